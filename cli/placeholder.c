@@ -1,0 +1,1 @@
+/* placeholder */ int pn_cli_placeholder;

@@ -1,0 +1,1 @@
+/* placeholder */ int pn_sim_placeholder;

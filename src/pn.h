@@ -1,0 +1,70 @@
+/*
+ * pn.h: the base layer every other file includes. Fixed-width types, the assertion and
+ * coverage macros, and the few helpers with no dependency of their own.
+ *
+ * PN_ASSERT is always on, in every build: a broken invariant stops the process with the
+ * expression, the file and line, and the context that pn_assert_context() registered
+ * (the simulator registers the seed and the event number, so a failure is a one-line
+ * reproduction). PN_TESTCASE(cond) counts how often a protocol boundary was seen true and
+ * false; `check --coverage` reports the markers never seen both ways.
+ */
+#ifndef PN_H
+#define PN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define PN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PN_ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
+
+typedef uint64_t pn_lsn; /* a WAL byte position; 0 is invalid */
+
+_Noreturn void pn_assert_fail(const char *expr, const char *file, int line);
+/* Registers a callback that prints context (seed, event) when an assertion fails. */
+void pn_assert_context(void (*print)(void *arg), void *arg);
+
+#define PN_ASSERT(expr)                                                          \
+	do {                                                                         \
+		if (__builtin_expect(!(expr), 0))                                        \
+			pn_assert_fail(#expr, __FILE__, __LINE__);                           \
+	} while (0)
+
+/* Coverage markers: a static table of sites, each counting true and false hits. */
+struct pn_testcase_site {
+	const char *name;
+	const char *file;
+	int line;
+	uint64_t hits_true;
+	uint64_t hits_false;
+	bool registered;
+	struct pn_testcase_site *next;
+};
+void pn_testcase_register(struct pn_testcase_site *site);
+struct pn_testcase_site *pn_testcase_sites(void);
+
+#define PN_TESTCASE(name_, cond)                                                 \
+	do {                                                                         \
+		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__,    \
+							   0, 0, false, NULL};           \
+		if (!pn__site.registered)                                                \
+			pn_testcase_register(&pn__site);                                     \
+		if (cond)                                                                \
+			pn__site.hits_true++;                                                \
+		else                                                                     \
+			pn__site.hits_false++;                                               \
+	} while (0)
+
+static inline void pn_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void pn_put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline void pn_put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline uint16_t pn_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t pn_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t pn_get64(const uint8_t *p) { return (uint64_t)pn_get32(p) | ((uint64_t)pn_get32(p + 4) << 32); }
+
+#endif
