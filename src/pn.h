@@ -18,6 +18,7 @@
 #define PN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define PN_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PN_ERROR_LEN 1024 /* room for a path and a sentence */
 #define PN_ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
 
 typedef uint64_t pn_lsn; /* a WAL byte position; 0 is invalid */

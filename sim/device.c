@@ -1,0 +1,218 @@
+/*
+ * device.c: the simulated device (sim layer). Format and crash model in device.h.
+ */
+#include "device.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "pn.h"
+
+void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size)
+{
+	memset(d, 0, sizeof(*d));
+	d->track = track;
+	d->sector_size = sector_size;
+}
+
+static void image_free(struct pn_file_image *im)
+{
+	for (uint64_t i = 0; i < im->nchunks; i++)
+		free(im->chunks[i]);
+	free(im->chunks);
+	im->chunks = NULL;
+	im->nchunks = 0;
+}
+
+void pn_device_free(struct pn_device *d)
+{
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		image_free(&d->cur[f]);
+		image_free(&d->dur[f]);
+	}
+	for (uint32_t i = 0; i < d->nunsynced; i++)
+		free(d->unsynced[i].data);
+	free(d->unsynced);
+	memset(d, 0, sizeof(*d));
+}
+
+static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx)
+{
+	if (idx >= im->nchunks) {
+		uint64_t n = PN_MAX(idx + 1, im->nchunks * 2);
+		uint8_t **c = realloc(im->chunks, n * sizeof(*c));
+		PN_ASSERT(c != NULL);
+		memset(c + im->nchunks, 0, (n - im->nchunks) * sizeof(*c));
+		im->chunks = c;
+		im->nchunks = n;
+	}
+	if (!im->chunks[idx]) {
+		im->chunks[idx] = calloc(1, PN_CHUNK_SIZE);
+		PN_ASSERT(im->chunks[idx] != NULL);
+	}
+	return im->chunks[idx];
+}
+
+static void image_write(struct pn_file_image *im, uint64_t off, const uint8_t *buf, uint32_t len)
+{
+	while (len) {
+		uint64_t idx = off / PN_CHUNK_SIZE;
+		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
+		memcpy(chunk_for(im, idx) + in, buf, n);
+		off += n;
+		buf += n;
+		len -= n;
+	}
+}
+
+static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t len, uint8_t *out)
+{
+	while (len) {
+		uint64_t idx = off / PN_CHUNK_SIZE;
+		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
+		if (idx < im->nchunks && im->chunks[idx])
+			memcpy(out, im->chunks[idx] + in, n);
+		else
+			memset(out, 0, n);
+		off += n;
+		out += n;
+		len -= n;
+	}
+}
+
+void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out)
+{
+	image_read(&d->cur[f], off, len, out);
+}
+
+void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
+			    uint32_t len)
+{
+	image_write(&d->cur[f], off, buf, len);
+	if (d->track)
+		image_write(&d->dur[f], off, buf, len);
+}
+
+void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event)
+{
+	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
+	d->bytes_written[io->file] += io->len;
+	if (!d->track)
+		return;
+	if (d->nunsynced == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->unsynced = realloc(d->unsynced, d->cap * sizeof(*d->unsynced));
+		PN_ASSERT(d->unsynced != NULL);
+	}
+	struct pn_unsynced *u = &d->unsynced[d->nunsynced++];
+	memset(u, 0, sizeof(*u));
+	u->file = io->file;
+	u->offset = io->offset;
+	u->len = io->len;
+	u->data = malloc(io->len);
+	PN_ASSERT(u->data != NULL);
+	memcpy(u->data, io->buf, io->len);
+	u->seq = ++d->seq;
+	u->event = event;
+	u->io_index = io->index;
+	u->why = io->why;
+	u->page = io->page;
+	u->slot = io->slot;
+}
+
+void pn_device_write_done(struct pn_device *d, uint32_t io_index)
+{
+	for (uint32_t i = d->nunsynced; i-- > 0;) {
+		struct pn_unsynced *u = &d->unsynced[i];
+		if (!u->completed && u->io_index == io_index) {
+			u->completed = true;
+			return;
+		}
+	}
+}
+
+void pn_device_fsync_start(struct pn_device *d, enum pn_file f, uint64_t fsync_id)
+{
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		struct pn_unsynced *u = &d->unsynced[i];
+		if (u->file == f && u->completed && u->fsync_id == 0)
+			u->fsync_id = fsync_id;
+	}
+}
+
+void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id)
+{
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		struct pn_unsynced *u = &d->unsynced[i];
+		if (u->fsync_id == fsync_id) {
+			image_write(&d->dur[u->file], u->offset, u->data, u->len);
+			free(u->data);
+			continue;
+		}
+		d->unsynced[keep++] = *u;
+	}
+	d->nunsynced = keep;
+}
+
+static void image_copy(const struct pn_file_image *src, struct pn_file_image *dst)
+{
+	for (uint64_t i = 0; i < src->nchunks; i++)
+		if (src->chunks[i])
+			image_write(dst, i * PN_CHUNK_SIZE, src->chunks[i], PN_CHUNK_SIZE);
+}
+
+void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
+			   struct pn_device *out)
+{
+	PN_ASSERT(d->track);
+	for (int f = 0; f < PN_FILE_COUNT; f++)
+		image_copy(&d->dur[f], &out->cur[f]);
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		if (fates[i].fate == PN_FATE_LOST)
+			continue;
+		if (fates[i].fate == PN_FATE_PERSISTED) {
+			image_write(&out->cur[u->file], u->offset, u->data, u->len);
+			continue;
+		}
+		for (uint32_t s = 0; s * d->sector_size < u->len && s < 64; s++)
+			if (fates[i].sectors & (1ull << s))
+				image_write(&out->cur[u->file], u->offset + (uint64_t)s * d->sector_size,
+					    u->data + (uint64_t)s * d->sector_size,
+					    PN_MIN(d->sector_size, u->len - s * d->sector_size));
+	}
+	if (out->track)
+		for (int f = 0; f < PN_FILE_COUNT; f++)
+			image_copy(&out->cur[f], &out->dur[f]);
+}
+
+void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
+{
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		image_copy(&src->cur[f], &dst->cur[f]);
+		if (dst->track)
+			image_copy(&src->cur[f], &dst->dur[f]);
+	}
+}
+
+uint64_t pn_device_fingerprint(const struct pn_device *d)
+{
+	XXH64_state_t *st = XXH64_createState();
+	XXH64_reset(st, 0);
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		const struct pn_file_image *im = &d->cur[f];
+		for (uint64_t i = 0; i < im->nchunks; i++) {
+			if (!im->chunks[i])
+				continue;
+			uint64_t tag[2] = {(uint64_t)f, i};
+			XXH64_update(st, tag, sizeof(tag));
+			XXH64_update(st, im->chunks[i], PN_CHUNK_SIZE);
+		}
+	}
+	uint64_t h = XXH64_digest(st);
+	XXH64_freeState(st);
+	return h;
+}

@@ -1,0 +1,80 @@
+/*
+ * device.h: the simulated device and its crash model (sim layer; docs/protocol.md sec. 3).
+ *
+ * Each file is a sparse array of 64 KiB chunks (unwritten bytes read as zero). With crash
+ * tracking on, the device keeps two images: `cur`, what reads see, and `dur`, what survives
+ * a crash for sure, plus the list of unsynced writes (with their bytes) between them:
+ *   - a write is applied to cur when dispatched and listed as unsynced;
+ *   - an fsync covers the writes to its file that had completed when it was dispatched;
+ *     when it completes, those are applied to dur and dropped from the list;
+ *   - at a crash each unsynced write is lost, persisted, or torn (some of its sectors new,
+ *     the rest as before); pn_device_crash_image() builds that state.
+ * Without tracking (cost runs) only cur exists.
+ */
+#ifndef PN_DEVICE_H
+#define PN_DEVICE_H
+
+#include "env.h"
+
+#define PN_CHUNK_SIZE 65536u
+
+struct pn_file_image {
+	uint8_t **chunks;
+	uint64_t nchunks;
+};
+
+struct pn_unsynced {
+	enum pn_file file;
+	uint64_t offset;
+	uint32_t len;
+	uint8_t *data;
+	uint64_t seq;        /* dispatch order */
+	uint64_t event;      /* world event number of its dispatch */
+	uint32_t io_index;   /* the engine I/O, while in flight */
+	bool completed;
+	uint64_t fsync_id;   /* the fsync covering it, 0 if none yet */
+	uint32_t why;        /* enum pn_io_why, for traces */
+	uint32_t page, slot;
+};
+
+struct pn_device {
+	bool track;
+	uint32_t sector_size;
+	struct pn_file_image cur[PN_FILE_COUNT];
+	struct pn_file_image dur[PN_FILE_COUNT];
+	struct pn_unsynced *unsynced;
+	uint32_t nunsynced, cap;
+	uint64_t seq;
+	uint64_t bytes_written[PN_FILE_COUNT];
+};
+
+void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size);
+void pn_device_free(struct pn_device *d);
+void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out);
+/* Applies a write at dispatch (cur; listed as unsynced when tracking). */
+void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event);
+void pn_device_write_done(struct pn_device *d, uint32_t io_index);
+/* An fsync of file f was dispatched / completed. */
+void pn_device_fsync_start(struct pn_device *d, enum pn_file f, uint64_t fsync_id);
+void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id);
+/* A direct durable write (formatting a fresh device). */
+void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
+			    uint32_t len);
+
+/* What happens to one unsynced write at a crash. */
+enum pn_fate { PN_FATE_LOST, PN_FATE_PERSISTED, PN_FATE_TORN };
+struct pn_write_fate {
+	enum pn_fate fate;
+	uint64_t sectors; /* PN_FATE_TORN: bit i set = sector i of the write is new (<= 64) */
+};
+/* Builds into `out` (a fresh, untracked-or-tracked device) the durable state plus the fates
+ * of the unsynced writes (fates[i] for d->unsynced[i]). */
+void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
+			   struct pn_device *out);
+/* Copies every byte of src's cur image into dst (which becomes fully durable). */
+void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
+/* xxhash64 of the whole cur image (identical crash states are checked once). */
+uint64_t pn_device_fingerprint(const struct pn_device *d);
+
+#endif

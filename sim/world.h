@@ -1,0 +1,91 @@
+/*
+ * world.h: the simulated world (sim layer): a discrete-event loop in virtual time that
+ * fills the engine's seam (struct pn_env) with a simulated device, an AIO queue (queue
+ * depth, dispatch and completion as separate events, completions out of order when
+ * `aio.reorder`), per-component PRNG streams and scheduling jitter.
+ *
+ * One scenario, one seed, one schedule index = one exact history: events are ordered by
+ * (virtual time, sequence number), never by address, and every random choice comes from a
+ * stream seeded from the scenario's seed.
+ */
+#ifndef PN_WORLD_H
+#define PN_WORLD_H
+
+#include <stdio.h>
+
+#include "device.h"
+#include "engine.h"
+#include "prng.h"
+
+enum pn_event_kind { PN_EV_STEP, PN_EV_DISPATCH, PN_EV_COMPLETE };
+
+struct pn_event {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t kind;
+	uint32_t arg;    /* process or I/O index */
+	uint64_t token;  /* step: the wake token */
+};
+
+/* The last events, for counterexample timelines. */
+#define PN_TRACE_LEN 48
+struct pn_trace_entry {
+	uint64_t event, time;
+	uint32_t kind, arg;
+	char text[120];
+};
+
+struct pn_world_options {
+	bool track;             /* keep the crash model's durable image and unsynced writes */
+	bool check_each_event;  /* pn_engine_check() after every event */
+	uint32_t schedule;      /* schedule variation index (schedules.runs) */
+	uint64_t stop_at_event; /* stop after this many events (a crash point); 0 = run out */
+};
+
+struct pn_world {
+	const struct pn_scenario *sc;
+	struct pn_world_options opt;
+	struct pn_engine e;
+	struct pn_device dev;
+	struct pn_prng rng_workload, rng_sched, rng_io;
+	uint64_t now;
+	uint64_t events;       /* events processed */
+	uint64_t seq;
+	struct pn_event *heap;
+	uint32_t heap_len, heap_cap;
+	uint32_t *aio_pending;  /* I/O indexes waiting for a queue slot (FIFO ring) */
+	uint32_t aio_head, aio_len, aio_cap;
+	uint32_t aio_inflight;
+	uint64_t last_completion; /* FIFO completion when reorder is off */
+	uint64_t fsync_ids;
+	uint64_t *fsync_of_io;  /* the device's name for each in-flight fsync */
+	uint64_t max_events;
+	struct pn_trace_entry trace[PN_TRACE_LEN];
+	char error[PN_ERROR_LEN];
+};
+
+/* Creates a world on a fresh formatted device, or on a copy of `from` (recovery after a
+ * crash: pass the crash image). Returns false with w->error set (bad input: exit 2). */
+bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
+		   const struct pn_world_options *opt, const struct pn_device *from);
+void pn_world_free(struct pn_world *w);
+/* Runs until the engine is finished, a violation, or opt.stop_at_event. Returns 0 when it
+ * finished or stopped, 1 on a violation (w->e.viol), 2 when it could make no progress. */
+int pn_world_run(struct pn_world *w);
+/* Starts recovery (on a world created from a crash image) and runs it to completion. */
+int pn_world_recover(struct pn_world *w);
+/* Prints the last events, oldest first. */
+void pn_world_print_trace(const struct pn_world *w, FILE *out);
+
+/* One whole simulated run of a scenario (run, compare). */
+struct pn_sim_result {
+	int status;            /* 0 ok, 1 violation, 2 bad input */
+	struct pn_metrics m;
+	struct pn_violation viol;
+	uint64_t events;
+	uint32_t pages, generations;
+	char error[PN_ERROR_LEN];
+};
+int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out);
+
+#endif

@@ -1,0 +1,427 @@
+/*
+ * bufpool.c: the buffer pool (engine layer): frames, clock-sweep eviction, reads, and
+ * write-outs that keep the WAL-before-data rule.
+ *
+ * A frame's life:
+ *   empty --pn_buf_pin() miss--> reading --read done--> valid (clean)
+ *   valid --a change (backend.c)--> dirty --pn_buf_write()--> writing --done--> clean
+ *   clean, unpinned, usage 0 --clock sweep--> reused for another page
+ * A frame written while being changed again stays dirty (redirtied). At most one
+ * write-out of a frame runs at a time (it may be two I/Os in Umbra, see below).
+ *
+ * Rules:
+ *   B1 (R1) before a data write is issued, the WAL is flushed up to the frame's last LSN.
+ *   B2 a write binds its slot and copies the page when issued (5.3); the checksum is
+ *      computed on the copy, as PostgreSQL's PageSetChecksumCopy() does.
+ *   B3 Umbra: a frame that a running checkpoint must write to a source slot other than the
+ *      current one (it shifted after the redo pointer) is written to both when evicted, so
+ *      the checkpoint's baseline gets the pre-redo changes (5.2's sharp case).
+ *   B4 Umbra: a frame dirtied only by unlogged hint bits whose current slot is a baseline
+ *      (page LSN <= RedoRecPtr) is not written: the hint is dropped, as PostgreSQL may.
+ *   B5 doublewrite: the page goes to the doublewrite file, which is fsynced, before the
+ *      in-place write is issued.
+ */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define POLL_NS 20000u
+
+bool pn_buf_init(struct pn_engine *e)
+{
+	e->nframes = e->sc->storage.buffers;
+	e->frames = calloc(e->nframes, sizeof(*e->frames));
+	e->frame_data = calloc(e->nframes, e->page_size);
+	e->page_frame = malloc(sizeof(uint32_t) * e->pages);
+	if (!e->frames || !e->frame_data || !e->page_frame)
+		return false;
+	for (uint32_t i = 0; i < e->nframes; i++)
+		e->frames[i].page = PN_NO_FRAME;
+	for (uint32_t p = 0; p < e->pages; p++)
+		e->page_frame[p] = PN_NO_FRAME;
+	return true;
+}
+
+void pn_buf_free(struct pn_engine *e)
+{
+	free(e->frames);
+	free(e->frame_data);
+	free(e->page_frame);
+}
+
+uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame)
+{
+	return e->frame_data + (size_t)frame * e->page_size;
+}
+
+bool pn_buf_idle(const struct pn_engine *e, uint32_t frame)
+{
+	const struct pn_frame *f = &e->frames[frame];
+	return f->pins == 0 && !f->locked && f->io_reads == 0 && f->io_writes == 0;
+}
+
+static bool page_checksummed(const struct pn_engine *e, uint32_t page)
+{
+	if (pn_store_is_slru(e, page))
+		return e->sc->protocol.slru_headers;
+	return e->sc->protocol.checksums;
+}
+
+static void read_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_frame *f = &e->frames[io->frame];
+	uint8_t *page = pn_frame_page(e, io->frame);
+	memcpy(page, io->buf, e->page_size);
+	f->io_reads = 0;
+	f->valid = true;
+	f->last_lsn = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers
+			      ? 0 : pn_page_lsn(page);
+	bool headerless = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers;
+	if (!headerless && !pn_page_verify(page, e->page_size, io->page,
+					   page_checksummed(e, io->page)))
+		pn_engine_violation(e, PN_VIOL_CHECKSUM, io->page,
+				    "page %u read from slot %u fails verification", io->page, io->slot);
+	e->m.data_reads++;
+	e->m.data_bytes_read += e->page_size;
+	if (e->recovering)
+		e->m.recovery_pages_read++;
+	if (io->proc != UINT32_MAX)
+		pn_wake(e, io->proc, 0);
+}
+
+static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc)
+{
+	struct pn_frame *f = &e->frames[frame];
+	if (f->page != PN_NO_FRAME)
+		e->page_frame[f->page] = PN_NO_FRAME;
+	memset(f, 0, sizeof(*f));
+	f->page = page;
+	f->io_reads = 1;
+	e->page_frame[page] = frame;
+	struct pn_io *io = pn_io_get(e);
+	io->op = PN_IO_READ;
+	io->file = PN_FILE_DATA;
+	io->why = PN_WHY_READ_PAGE;
+	io->frame = frame;
+	io->page = page;
+	io->slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
+	io->offset = pn_store_offset(e, page, io->slot);
+	io->len = e->page_size;
+	io->proc = proc;
+	io->done = read_done;
+	pn_io_issue(e, io);
+}
+
+/* Clock sweep: the next unpinned frame with usage 0, decrementing usage on the way. */
+static uint32_t find_victim(struct pn_engine *e)
+{
+	for (uint32_t n = 0; n < 6 * e->nframes; n++) {
+		uint32_t i = e->clock_hand;
+		e->clock_hand = (e->clock_hand + 1) % e->nframes;
+		struct pn_frame *f = &e->frames[i];
+		if (!pn_buf_idle(e, i) || f->ckpt_needed)
+			continue;
+		if (f->usage > 0) {
+			f->usage--;
+			continue;
+		}
+		return i;
+	}
+	return PN_NO_FRAME;
+}
+
+static void start_zero(struct pn_engine *e, uint32_t frame, uint32_t page)
+{
+	struct pn_frame *f = &e->frames[frame];
+	if (f->page != PN_NO_FRAME)
+		e->page_frame[f->page] = PN_NO_FRAME;
+	memset(f, 0, sizeof(*f));
+	f->page = page;
+	f->valid = true;
+	e->page_frame[page] = frame;
+	memset(pn_frame_page(e, frame), 0, e->page_size);
+}
+
+uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_read)
+{
+	uint32_t fi = e->page_frame[page];
+	if (fi != PN_NO_FRAME) {
+		struct pn_frame *f = &e->frames[fi];
+		if (!f->valid) {
+			pn_wake(e, proc, POLL_NS);
+			return PN_NO_FRAME;
+		}
+		f->pins++;
+		if (f->usage < 5)
+			f->usage++;
+		return fi;
+	}
+	uint32_t v = find_victim(e);
+	if (v == PN_NO_FRAME) {
+		pn_wake(e, proc, POLL_NS);
+		return PN_NO_FRAME;
+	}
+	struct pn_frame *f = &e->frames[v];
+	if (f->page != PN_NO_FRAME && f->dirty) {
+		enum pn_write_result w = pn_buf_write(e, v, PN_WHY_EVICT, proc, -1);
+		if (w == PN_WRITE_STARTED)
+			e->m.evictions++;
+		if (w != PN_WRITE_WAL)
+			pn_wake(e, proc, w == PN_WRITE_STARTED ? 0 : POLL_NS);
+		if (w != PN_WRITE_NONE)
+			return PN_NO_FRAME;
+		/* B4: an unlogged hint was dropped; the frame is clean now. */
+	}
+	if (no_read) {
+		start_zero(e, v, page);
+		f->pins = 1;
+		f->usage = 1;
+		return v;
+	}
+	start_read(e, v, page, proc);
+	return PN_NO_FRAME;
+}
+
+void pn_buf_unpin(struct pn_engine *e, uint32_t frame)
+{
+	PN_ASSERT(e->frames[frame].pins > 0);
+	e->frames[frame].pins--;
+}
+
+static bool is_umbra_heap(const struct pn_engine *e, uint32_t page)
+{
+	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(e, page);
+}
+
+static void write_done(struct pn_engine *e, struct pn_io *io);
+
+static uint64_t late_bind(struct pn_engine *e, struct pn_io *io)
+{
+	/* aio_late_bind: the slot is looked up when the I/O is dispatched, not when issued. */
+	PN_TESTCASE("late-bound write sees a different slot", io->slot != e->cur[io->page]);
+	io->slot = e->cur[io->page];
+	pn_store_check_write(e, io->page, io->slot);
+	return pn_store_offset(e, io->page, io->slot);
+}
+
+static void issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
+			     enum pn_io_why why, uint32_t proc, const uint8_t *image)
+{
+	struct pn_frame *f = &e->frames[frame];
+	struct pn_io *io = pn_io_get(e);
+	io->op = PN_IO_WRITE;
+	io->file = PN_FILE_DATA;
+	io->why = why;
+	io->frame = frame;
+	io->page = f->page;
+	io->slot = slot;
+	io->len = e->page_size;
+	io->proc = proc;
+	io->ckpt_seq = e->ckpt_seq_begun;
+	io->lsn = f->last_lsn;
+	if (io->buf != image)
+		memcpy(io->buf, image, e->page_size);
+	io->done = write_done;
+	bool late = (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) && is_umbra_heap(e, f->page);
+	if (late) {
+		io->bind = late_bind;
+	} else {
+		io->offset = pn_store_offset(e, f->page, slot);
+		pn_store_check_write(e, f->page, slot);
+	}
+	pn_store_note_written(e, f->page, slot);
+	f->io_writes++;
+	e->data_writes_inflight++;
+	e->m.data_writes++;
+	e->m.data_bytes_written += e->page_size;
+	pn_io_issue(e, io);
+}
+
+static void write_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_frame *f = &e->frames[io->frame];
+	PN_ASSERT(f->io_writes > 0 && f->page == io->page);
+	f->io_writes--;
+	e->data_writes_inflight--;
+	bool umbra = is_umbra_heap(e, io->page);
+	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		if (!(f->ckpt_needed & (1u << r)) || run->state == PN_C_IDLE)
+			continue;
+		/* Issued after the run began, or carrying the frame's current bytes. */
+		if (io->ckpt_seq < run->seq && f->redirtied)
+			continue;
+		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
+			f->ckpt_needed &= (uint8_t)~(1u << r);
+	}
+	uint32_t home = umbra ? e->cur[io->page] : 0;
+	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
+		f->dirty = false;
+		f->dirty_hint_only = false;
+	}
+	if (io->why == PN_WHY_CKPT)
+		pn_ckpt_io_done(e, io);
+	if (io->proc != UINT32_MAX)
+		pn_wake(e, io->proc, 0);
+}
+
+/* ---- doublewrite (B5): DW write -> DW fsync -> in-place write ---- */
+
+#define DW_MAGIC 0x57444E50u /* "PNDW" */
+
+static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_io *dw = &e->ios[io->aux];
+	uint32_t sec = e->sc->storage.sector_size;
+	struct pn_frame *f = &e->frames[dw->frame];
+	f->io_writes--; /* the in-place write below counts itself */
+	e->data_writes_inflight--;
+	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec);
+	dw->keep = false;
+	dw->state = PN_IO_FREE;
+	e->io_free[e->io_free_len++] = dw->index;
+}
+
+static void dw_write_done(struct pn_engine *e, struct pn_io *io)
+{
+	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
+		/* the bug: the in-place write does not wait for the doublewrite fsync */
+		struct pn_frame *f = &e->frames[io->frame];
+		f->io_writes--;
+		e->data_writes_inflight--;
+		issue_data_write(e, io->frame, 0, io->why, io->proc,
+				 io->buf + e->sc->storage.sector_size);
+		return;
+	}
+	io->keep = true; /* its buffer feeds the in-place write */
+	struct pn_io *s = pn_io_get(e);
+	s->op = PN_IO_FSYNC;
+	s->file = PN_FILE_DW;
+	s->why = PN_WHY_DW;
+	s->aux = io->index;
+	s->done = dw_fsync_done;
+	e->m.fsyncs++;
+	pn_io_issue(e, s);
+}
+
+static void dw_sync_done(struct pn_engine *e, struct pn_io *io)
+{
+	e->dw_sync_in_flight = false;
+	e->dw_used_since_sync = 0;
+}
+
+/* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
+static bool dw_reserve(struct pn_engine *e)
+{
+	if (e->dw_sync_in_flight)
+		return false;
+	if (e->dw_used_since_sync < e->dw_slots)
+		return true;
+	if (e->data_writes_inflight > 0)
+		return false;
+	struct pn_io *s = pn_io_get(e);
+	s->op = PN_IO_FSYNC;
+	s->file = PN_FILE_DATA;
+	s->why = PN_WHY_DW;
+	s->done = dw_sync_done;
+	e->dw_sync_in_flight = true;
+	e->m.fsyncs++;
+	pn_io_issue(e, s);
+	return false;
+}
+
+static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
+			   uint32_t proc, const uint8_t *image)
+{
+	struct pn_frame *f = &e->frames[frame];
+	uint32_t sec = e->sc->storage.sector_size;
+	struct pn_io *io = pn_io_get(e);
+	io->op = PN_IO_WRITE;
+	io->file = PN_FILE_DW;
+	io->why = why;
+	io->frame = frame;
+	io->page = f->page;
+	io->proc = proc;
+	io->len = sec + e->page_size;
+	io->offset = (uint64_t)e->dw_next * io->len;
+	memset(io->buf, 0, sec);
+	pn_put32(io->buf, DW_MAGIC);
+	pn_put32(io->buf + 4, f->page);
+	pn_put64(io->buf + 8, f->last_lsn);
+	memcpy(io->buf + sec, image, e->page_size);
+	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
+	io->done = dw_write_done;
+	e->dw_next = (e->dw_next + 1) % e->dw_slots;
+	e->dw_used_since_sync++;
+	f->io_writes++;
+	e->data_writes_inflight++;
+	e->m.dw_bytes_written += io->len;
+	pn_io_issue(e, io);
+}
+
+/* ---- write-out ---- */
+
+static void prepare_image(struct pn_engine *e, uint32_t frame, uint8_t *out)
+{
+	struct pn_frame *f = &e->frames[frame];
+	memcpy(out, pn_frame_page(e, frame), e->page_size);
+	if (page_checksummed(e, f->page))
+		pn_page_set_checksum(out, e->page_size, f->page);
+}
+
+enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
+				  uint32_t proc, int run)
+{
+	struct pn_frame *f = &e->frames[frame];
+	if (!f->valid || !f->dirty)
+		return PN_WRITE_NONE;
+	if (f->locked || f->io_writes || f->io_reads)
+		return PN_WRITE_BUSY;
+	bool umbra = is_umbra_heap(e, f->page);
+	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= e->wal.redo) {
+		f->dirty = f->dirty_hint_only = false; /* B4 */
+		return PN_WRITE_NONE;
+	}
+	if (f->last_lsn > e->wal.flushed) {
+		if (!(e->sc->protocol.mutations & PN_MUT_NO_WAL_BEFORE_DATA)) {
+			if (proc == UINT32_MAX || pn_wal_flush_request(e, f->last_lsn, proc))
+				return PN_WRITE_BUSY;
+			return PN_WRITE_WAL;
+		}
+		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
+				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
+				    f->page, (unsigned long long)f->last_lsn,
+				    (unsigned long long)e->wal.flushed);
+	}
+	uint8_t *img = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
+	prepare_image(e, frame, img);
+	f->redirtied = false;
+	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page)) {
+		if (!dw_reserve(e))
+			return PN_WRITE_BUSY;
+		issue_dw_write(e, frame, why, proc, img);
+		return PN_WRITE_STARTED;
+	}
+	if (!umbra) {
+		issue_data_write(e, frame, 0, why, proc, img);
+		return PN_WRITE_STARTED;
+	}
+	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
+	uint32_t cur = e->cur[f->page];
+	if (why == PN_WHY_CKPT) {
+		uint32_t slot = active_only ? cur : f->ckpt_slot[run];
+		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);
+		issue_data_write(e, frame, slot, why, proc, img);
+		return PN_WRITE_STARTED;
+	}
+	for (int r = 0; r < PN_MAX_CKPT_RUNS && !active_only; r++) {
+		bool both = (f->ckpt_needed & (1u << r)) && f->ckpt_slot[r] != cur;
+		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
+		if (both)
+			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img);
+	}
+	issue_data_write(e, frame, cur, why, proc, img);
+	return PN_WRITE_STARTED;
+}

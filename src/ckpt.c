@@ -1,0 +1,372 @@
+/*
+ * ckpt.c: the checkpointer (engine layer). See the run's state diagram in engine.h.
+ *
+ * Begin (pn_ckpt_begin, one step, like CreateCheckPoint under all insertion locks):
+ *   redo = the current insert position; RedoRecPtr = redo, so every later change of a page
+ *   with LSN <= redo takes an FPI (fpw) or shifts (umbra); every dirty buffer is flagged
+ *   (BufferSync's BM_CHECKPOINT_NEEDED) with, in Umbra, the slot it had at the redo point;
+ *   Umbra snapshots cur[] (each page's baseline for this checkpoint).
+ * Writes are paced like CheckpointWriteDelay(): after each write the run sleeps 100 ms
+ * while it is ahead of schedule (progress * completion_target against the elapsed fraction
+ * of the interval and of CheckPointSegments), unless immediate.
+ * Then (rule R5): wait for the flagged writes, fsync the data file, [Umbra: write the
+ * selector snapshot, fsync it], insert the checkpoint record and flush the WAL, write the
+ * control file and fsync it. Only then has the checkpoint happened: pn_ckpt_end() moves
+ * the baselines and lets the WAL before redo be recycled. Runs complete in order.
+ */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CKPT_POLL_NS 100000000ull /* 100 ms: the checkpointer's nap */
+#define CKPT_STEP_NS 5000ull
+#define CONTROL_MAGIC 0x54434E50u /* "PNCT" */
+
+static const uint64_t poll_busy_ns = 20000;
+
+static uint32_t run_index(const struct pn_engine *e, const struct pn_ckpt_run *r)
+{
+	return (uint32_t)(r - e->runs);
+}
+
+void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate)
+{
+	if (!e->ckpt_requested)
+		e->ckpt_request_cause = cause;
+	e->ckpt_requested = true;
+	e->ckpt_request_immediate |= immediate;
+	pn_wake(e, e->proc_ckpt, 0);
+}
+
+bool pn_ckpt_active(const struct pn_engine *e)
+{
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		if (e->runs[r].state != PN_C_IDLE)
+			return true;
+	return false;
+}
+
+void pn_ckpt_release_pause(struct pn_engine *e)
+{
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		e->runs[r].paused = false;
+	pn_wake(e, e->proc_ckpt, 0);
+}
+
+static void count_cause(struct pn_engine *e, enum pn_ckpt_cause c)
+{
+	e->m.checkpoints++;
+	switch (c) {
+	case PN_CKPT_TIME: e->m.ckpt_time++; break;
+	case PN_CKPT_XACT: e->m.ckpt_xact++; break;
+	case PN_CKPT_WAL: e->m.ckpt_wal++; break;
+	default: e->m.ckpt_request++; break;
+	}
+}
+
+static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint32_t r = run_index(e, run);
+	memset(run, 0, offsetof(struct pn_ckpt_run, snapshot));
+	run->seq = ++e->ckpt_seq_begun;
+	run->cause = e->ckpt_request_cause;
+	run->immediate = e->ckpt_request_immediate || e->recovering;
+	run->paused = e->ckpt_pause_next;
+	e->ckpt_pause_next = false;
+	run->redo = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
+	run->start_ns = e->env.now_ns(e->env.ctx);
+	run->state = PN_C_WRITING;
+	e->ckpt_requested = false;
+	e->ckpt_request_immediate = false;
+	e->wal.redo = run->redo;
+	e->last_ckpt_ns = run->start_ns;
+	e->commits_at_ckpt = e->m.commits;
+	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
+		memcpy(run->snapshot, e->cur, e->heap_pages);
+		if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
+			memcpy(e->base_done, e->cur, e->heap_pages); /* the bug: reclaim at begin */
+	}
+	for (uint32_t i = 0; i < e->nframes; i++) {
+		struct pn_frame *f = &e->frames[i];
+		if (!f->valid || !f->dirty)
+			continue;
+		f->ckpt_needed |= (uint8_t)(1u << r);
+		f->ckpt_slot[r] = pn_store_is_slru(e, f->page) ? 0 : e->cur[f->page];
+		run->to_write++;
+	}
+	count_cause(e, run->cause);
+}
+
+static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
+{
+	if (run->immediate || run->to_write == 0)
+		return false;
+	double progress = (double)run->written / run->to_write * e->sc->checkpoint.completion_target;
+	uint64_t now = e->env.now_ns(e->env.ctx);
+	if (e->sc->checkpoint.interval_ns &&
+	    progress < (double)(now - run->start_ns) / (double)e->sc->checkpoint.interval_ns)
+		return false;
+	if (e->sc->checkpoint.max_wal_size) {
+		double segs = (double)(pn_wal_insert_lsn(e) - run->redo) / e->wal.seg_size;
+		double cps = (double)(e->sc->checkpoint.max_wal_size / e->wal.seg_size) /
+			     (1.0 + e->sc->checkpoint.completion_target);
+		if (progress < segs / (cps < 1.0 ? 1.0 : cps))
+			return false;
+	}
+	return true;
+}
+
+/* WRITING: write the next flagged frame. Returns the delay before the next step, or
+ * UINT64_MAX when the run waits to be woken. */
+static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint32_t r = run_index(e, run);
+	if (run->paused)
+		return UINT64_MAX;
+	for (; run->scan < e->nframes; run->scan++) {
+		struct pn_frame *f = &e->frames[run->scan];
+		if (!(f->ckpt_needed & (1u << r)))
+			continue;
+		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r);
+		switch (w) {
+		case PN_WRITE_NONE:
+			f->ckpt_needed &= (uint8_t)~(1u << r);
+			continue;
+		case PN_WRITE_WAL: return UINT64_MAX;
+		case PN_WRITE_BUSY: return poll_busy_ns;
+		case PN_WRITE_STARTED:
+			run->written++;
+			e->m.ckpt_writes++;
+			run->scan++;
+			return on_schedule(e, run) ? CKPT_POLL_NS : CKPT_STEP_NS;
+		}
+	}
+	run->state = PN_C_WAIT_WRITES;
+	return CKPT_STEP_NS;
+}
+
+static bool frames_pending(const struct pn_engine *e, uint32_t r, bool *in_flight)
+{
+	bool pending = false;
+	*in_flight = false;
+	for (uint32_t i = 0; i < e->nframes; i++) {
+		if (e->frames[i].ckpt_needed & (1u << r)) {
+			pending = true;
+			if (e->frames[i].io_writes)
+				*in_flight = true;
+		}
+	}
+	return pending;
+}
+
+static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run);
+
+static void run_io_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_ckpt_run *run = &e->runs[io->aux];
+	run->io_pending = false;
+	switch (run->state) {
+	case PN_C_FSYNC_DATA:
+		run->state = e->sc->protocol.mode == PN_MODE_UMBRA ? PN_C_SELECTOR_WRITE : PN_C_RECORD;
+		break;
+	case PN_C_SELECTOR_WRITE:
+		run->state = (e->sc->protocol.mutations & PN_MUT_SELECTOR_UNSYNCED)
+				     ? PN_C_RECORD : PN_C_SELECTOR_FSYNC;
+		break;
+	case PN_C_SELECTOR_FSYNC: run->state = PN_C_RECORD; break;
+	case PN_C_CONTROL_WRITE: run->state = PN_C_CONTROL_FSYNC; break;
+	case PN_C_CONTROL_FSYNC: ckpt_end(e, run); break;
+	default: PN_ASSERT(!"unexpected checkpoint I/O");
+	}
+	pn_wake(e, e->proc_ckpt, 0);
+}
+
+static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
+		   enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
+{
+	struct pn_io *io = pn_io_get(e);
+	io->op = op;
+	io->file = file;
+	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : file == PN_FILE_CONTROL ? PN_WHY_CONTROL
+											: PN_WHY_SELECTOR;
+	io->offset = off;
+	io->len = len;
+	if (data)
+		io->buf = (uint8_t *)data;
+	io->aux = run_index(e, run);
+	io->done = run_io_done;
+	if (op == PN_IO_FSYNC)
+		e->m.fsyncs++;
+	run->io_pending = true;
+	pn_io_issue(e, io);
+}
+
+void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out)
+{
+	memset(out, 0, PN_CONTROL_SIZE);
+	pn_put32(out, CONTROL_MAGIC);
+	pn_put32(out + 4, 1);
+	pn_put64(out + 8, c->ckpt_seq);
+	pn_put64(out + 16, c->checkpoint);
+	pn_put64(out + 24, c->redo);
+	pn_put32(out + 32, c->selector_area);
+	pn_put32(out + 36, c->state);
+	pn_put64(out + 40, e->sysid);
+	pn_put32(out + 48, pn_crc32c(out, 48));
+}
+
+bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c)
+{
+	if (pn_get32(in) != CONTROL_MAGIC || pn_get32(in + 48) != pn_crc32c(in, 48))
+		return false;
+	c->ckpt_seq = pn_get64(in + 8);
+	c->checkpoint = pn_get64(in + 16);
+	c->redo = pn_get64(in + 24);
+	c->selector_area = pn_get32(in + 32);
+	c->state = pn_get32(in + 36);
+	return true;
+}
+
+static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	e->control.ckpt_seq = run->seq;
+	e->control.checkpoint = run->record;
+	e->control.redo = run->redo;
+	e->control.selector_area = (uint32_t)(run->seq % 2);
+	if (e->sc->protocol.mode == PN_MODE_UMBRA)
+		memcpy(e->base_done, run->snapshot, e->heap_pages);
+	e->inflight_valid = false;
+	e->redo_done = run->redo;
+	e->ckpt_seq_done = run->seq;
+	pn_wal_checkpoint_done(e, run->redo);
+	run->state = PN_C_IDLE;
+	for (uint32_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
+			pn_wake(e, i, 0);
+}
+
+static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint8_t main[88] = {0};
+	pn_put64(main, run->redo);
+	pn_put32(main + 8, 1);  /* ThisTimeLineID */
+	pn_put32(main + 12, 1); /* PrevTimeLineID */
+	main[16] = e->sc->protocol.mode == PN_MODE_FPW;
+	pn_put64(main + 24, e->next_xid);
+	pn_put64(main + 80, run->seq); /* the checkpoint's number, in CheckPoint's padding */
+	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
+	enum pn_rec kind = e->recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
+					 : PN_REC_XLOG_CHECKPOINT_ONLINE;
+	run->record_end = pn_wal_insert(e, &rec, kind, &run->record);
+}
+
+/* Advances a run by one step; returns the delay before its next, or UINT64_MAX to wait. */
+static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint32_t r = run_index(e, run);
+	bool in_flight;
+	if (run->io_pending)
+		return UINT64_MAX;
+	switch (run->state) {
+	case PN_C_WRITING: return ckpt_write_some(e, run);
+	case PN_C_WAIT_WRITES:
+		if (!frames_pending(e, r, &in_flight)) {
+			run->state = PN_C_FSYNC_DATA;
+			return CKPT_STEP_NS;
+		}
+		if (in_flight)
+			return poll_busy_ns;
+		run->state = PN_C_WRITING;
+		run->scan = 0;
+		return CKPT_STEP_NS;
+	case PN_C_FSYNC_DATA:
+		run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
+		return UINT64_MAX;
+	case PN_C_SELECTOR_WRITE:
+		pn_store_encode_selector(e, run->snapshot, run->seq, run->redo, run->selbuf);
+		run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR,
+		       (run->seq % 2) * pn_store_selector_bytes(e), run->selbuf,
+		       pn_store_selector_bytes(e));
+		return UINT64_MAX;
+	case PN_C_SELECTOR_FSYNC:
+		run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+		return UINT64_MAX;
+	case PN_C_RECORD:
+		insert_record(e, run);
+		run->state = PN_C_RECORD_FLUSH;
+		/* fall through */
+	case PN_C_RECORD_FLUSH:
+		if (!pn_wal_flush_request(e, run->record_end, e->proc_ckpt))
+			return UINT64_MAX;
+		run->state = PN_C_CONTROL_WRITE;
+		/* fall through */
+	case PN_C_CONTROL_WRITE:
+		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
+			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
+				return UINT64_MAX; /* complete in order (R5) */
+		if (e->sc->protocol.mode == PN_MODE_UMBRA) {
+			memcpy(e->base_inflight, run->snapshot, e->heap_pages);
+			e->inflight_valid = true;
+		}
+		struct pn_control c = e->control;
+		c.ckpt_seq = run->seq;
+		c.checkpoint = run->record;
+		c.redo = run->redo;
+		c.selector_area = (uint32_t)(run->seq % 2);
+		c.state = 1;
+		pn_engine_encode_control(e, &c, run->ctlbuf);
+		run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
+		return UINT64_MAX;
+	case PN_C_CONTROL_FSYNC:
+		run_io(e, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
+		return UINT64_MAX;
+	default: return UINT64_MAX;
+	}
+}
+
+void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io)
+{
+	pn_wake(e, e->proc_ckpt, 0);
+}
+
+static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
+{
+	int active = 0;
+	*slot = NULL;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		if (e->runs[r].state != PN_C_IDLE)
+			active++;
+		else if (!*slot)
+			*slot = (struct pn_ckpt_run *)&e->runs[r];
+	}
+	return *slot && (active == 0 || e->sc->checkpoint.overlap);
+}
+
+void pn_ckpt_step(struct pn_engine *e)
+{
+	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t interval = e->sc->checkpoint.interval_ns;
+	struct pn_ckpt_run *slot;
+	if (interval && !e->ckpt_requested && !e->stopping && now - e->last_ckpt_ns >= interval)
+		pn_ckpt_request(e, PN_CKPT_TIME, false);
+	if (e->ckpt_requested && can_begin(e, &slot))
+		ckpt_begin(e, slot);
+	uint64_t delay = UINT64_MAX;
+	for (uint64_t seq = 0;;) {
+		struct pn_ckpt_run *next = NULL;
+		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+			if (e->runs[r].state != PN_C_IDLE && e->runs[r].seq > seq &&
+			    (!next || e->runs[r].seq < next->seq))
+				next = &e->runs[r];
+		if (!next)
+			break;
+		seq = next->seq;
+		uint64_t d = advance(e, next);
+		delay = PN_MIN(delay, d);
+	}
+	if (!pn_ckpt_active(e) && interval && !e->stopping)
+		delay = PN_MIN(delay, e->last_ckpt_ns + interval - PN_MIN(now, e->last_ckpt_ns + interval) + 1);
+	if (delay != UINT64_MAX)
+		pn_wake(e, e->proc_ckpt, delay);
+}

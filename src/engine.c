@@ -1,0 +1,379 @@
+/*
+ * engine.c: the engine's assembly (engine layer): init and format, processes and their
+ * scheduling, the I/O table, the background writer and the WAL writer, violations, the
+ * full consistency check, and the final metrics.
+ *
+ * Processes: backends 0..clients-1, then the checkpointer, the background writer, the WAL
+ * writer and the startup process (recovery). A process runs only through pn_engine_fire():
+ * the world calls it at the time pn_wake() asked for; a later pn_wake() for an earlier time
+ * supersedes the pending one (tokens), so no process runs twice for one wake.
+ */
+#include "engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BGWRITER_DELAY_NS 200000000ull /* bgwriter_delay = 200ms */
+#define WALWRITER_DELAY_NS 200000000ull
+#define BGWRITER_MAXPAGES 100u
+
+static const char *why_names[PN_WHY_COUNT] = {
+	"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
+	"selector", "doublewrite", "recovery", "fsync",
+};
+const char *pn_io_why_name(enum pn_io_why w) { return why_names[w]; }
+
+static const char *viol_names[PN_VIOL_COUNT] = {
+	"none", "wal_before_data", "protected_slot", "mapping", "checksum", "recovery",
+	"durability", "exactness", "space",
+};
+const char *pn_violation_name(enum pn_violation_kind k) { return viol_names[k]; }
+
+static bool unsupported(struct pn_engine *e)
+{
+	const struct pn_scenario *sc = e->sc;
+	const char *what = NULL;
+	if (sc->protocol.mode == PN_MODE_PUSHDOWN)
+		what = "protocol.mode 'pushdown' is not implemented yet";
+	else if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy != PN_POLICY_PROTOTYPE)
+		what = "protocol.policy l3 and l4 are not implemented yet (prototype is)";
+	else if (sc->storage.buffers < sc->workload.clients + 2)
+		what = "storage.buffers must be at least workload.clients + 2";
+	if (what)
+		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+	return what != NULL;
+}
+
+static bool alloc_procs(struct pn_engine *e)
+{
+	e->nbackends = e->sc->workload.clients;
+	e->nprocs = e->nbackends + 4;
+	e->procs = calloc(e->nprocs, sizeof(*e->procs));
+	if (!e->procs)
+		return false;
+	e->proc_ckpt = e->nbackends;
+	e->proc_bgw = e->nbackends + 1;
+	e->proc_walw = e->nbackends + 2;
+	e->proc_startup = e->nbackends + 3;
+	for (uint32_t i = 0; i < e->nprocs; i++) {
+		e->procs[i].id = i;
+		e->procs[i].kind = i < e->nbackends ? PN_PROC_BACKEND
+				   : i == e->proc_ckpt ? PN_PROC_CHECKPOINTER
+				   : i == e->proc_bgw ? PN_PROC_BGWRITER
+				   : i == e->proc_walw ? PN_PROC_WALWRITER : PN_PROC_STARTUP;
+		e->procs[i].state = i < e->nbackends ? PN_B_NEXT : PN_B_DONE;
+	}
+	return true;
+}
+
+static bool alloc_ios(struct pn_engine *e)
+{
+	e->nios = 4 * e->nframes + 64;
+	e->ios = calloc(e->nios, sizeof(*e->ios));
+	e->io_bufs = malloc((size_t)(e->nios + 1) * 2u * e->page_size);
+	e->io_free = malloc(sizeof(uint32_t) * e->nios);
+	if (!e->ios || !e->io_bufs || !e->io_free)
+		return false;
+	for (uint32_t i = 0; i < e->nios; i++) {
+		e->ios[i].index = i;
+		e->io_free[e->io_free_len++] = e->nios - 1 - i;
+	}
+	return true;
+}
+
+static bool alloc_runs(struct pn_engine *e)
+{
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		e->runs[r].snapshot = calloc(1, e->heap_pages);
+		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(e));
+		if (!e->runs[r].snapshot || !e->runs[r].selbuf)
+			return false;
+	}
+	return true;
+}
+
+static bool alloc_logs(struct pn_engine *e)
+{
+	const struct pn_scenario *sc = e->sc;
+	uint64_t n = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
+						       : sc->workload.transactions;
+	e->acked_cap = n + 16;
+	e->lat_cap = e->acked_cap;
+	e->acked_xids = malloc(sizeof(uint32_t) * e->acked_cap);
+	e->acked_lsns = malloc(sizeof(pn_lsn) * e->acked_cap);
+	e->latencies = malloc(sizeof(uint64_t) * e->lat_cap);
+	return e->acked_xids && e->acked_lsns && e->latencies;
+}
+
+bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
+		    bool fresh)
+{
+	memset(e, 0, sizeof(*e));
+	e->sc = sc;
+	e->env = *env;
+	e->page_size = sc->storage.page_size;
+	e->heap_pages = sc->storage.pages;
+	e->slru_pages = 2;
+	e->pages = e->heap_pages + e->slru_pages;
+	e->generations = sc->protocol.mode == PN_MODE_UMBRA ? sc->protocol.generations : 1;
+	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
+	if (unsupported(e) || !pn_workload_init(e))
+		return false;
+	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
+	    !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e)) {
+		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		return false;
+	}
+	(void)fresh;
+	return true;
+}
+
+void pn_engine_free(struct pn_engine *e)
+{
+	pn_wal_free(e);
+	pn_buf_free(e);
+	pn_store_free(e);
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		free(e->runs[r].snapshot);
+		free(e->runs[r].selbuf);
+	}
+	free(e->procs);
+	free(e->ios);
+	free(e->io_bufs);
+	free(e->io_free);
+	free(e->acked_xids);
+	free(e->acked_lsns);
+	free(e->latencies);
+}
+
+/* Formats a fresh device: every page at slot 0, a shutdown checkpoint as the only WAL
+ * record, the control file naming it, and selector area 0 (every baseline = slot 0). */
+void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+{
+	uint8_t *page = e->io_bufs;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		bool slru = pn_store_is_slru(e, p);
+		pn_page_init(page, e->page_size, p, slru);
+		if (!slru && e->sc->protocol.checksums)
+			pn_page_set_checksum(page, e->page_size, p);
+		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
+	}
+	struct pn_ckpt_run *run = &e->runs[0];
+	uint8_t main[88] = {0};
+	pn_lsn start = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
+	pn_put64(main, start);
+	pn_put32(main + 8, 1);
+	pn_put32(main + 12, 1);
+	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
+	pn_lsn s, end = pn_wal_insert(e, &rec, PN_REC_XLOG_CHECKPOINT_SHUTDOWN, &s);
+	PN_ASSERT(s == start);
+	pn_lsn page_addr = start - start % PN_XLOG_BLCKSZ;
+	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % e->wal.npages);
+	write(ctx, PN_FILE_WAL, pn_wal_file_offset(e, page_addr),
+	      e->wal.pages + (size_t)slot * PN_XLOG_BLCKSZ, PN_XLOG_BLCKSZ);
+	e->wal.written = e->wal.flushed = end;
+	e->wal.redo = e->redo_done = e->wal.keep_from = start;
+	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
+	pn_engine_encode_control(e, &e->control, run->ctlbuf);
+	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
+	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
+		pn_store_encode_selector(e, e->base_done, 0, start, run->selbuf);
+		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(e));
+	}
+	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
+	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
+	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
+	e->m.wal_bytes = e->m.wal_records = 0;
+}
+
+void pn_engine_start(struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++)
+		pn_wake(e, i, 1000u * (i + 1));
+	pn_wake(e, e->proc_ckpt, 1);
+	pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
+	pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+}
+
+void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
+{
+	struct pn_proc *p = &e->procs[proc];
+	uint64_t at = e->env.now_ns(e->env.ctx) + delay_ns;
+	if (p->scheduled && p->wake_at <= at)
+		return;
+	p->scheduled = true;
+	p->wake_at = at;
+	p->wake_token++;
+	e->env.schedule(e->env.ctx, proc, delay_ns, p->wake_token);
+}
+
+static bool backends_done(const struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++)
+		if (e->procs[i].state != PN_B_DONE)
+			return false;
+	return true;
+}
+
+static void bgwriter_step(struct pn_engine *e)
+{
+	uint32_t written = 0;
+	for (uint32_t n = 0, i = e->clock_hand; n < e->nframes && written < BGWRITER_MAXPAGES;
+	     n++, i = (i + 1) % e->nframes) {
+		struct pn_frame *f = &e->frames[i];
+		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(e, i))
+			continue;
+		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1);
+		if (w == PN_WRITE_STARTED) {
+			written++;
+			e->m.bgwriter_writes++;
+		} else if (w == PN_WRITE_BUSY && f->last_lsn > e->wal.flushed) {
+			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+		}
+	}
+	if (!e->stopping)
+		pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
+}
+
+static void walwriter_step(struct pn_engine *e)
+{
+	if (pn_wal_insert_lsn(e) > e->wal.flushed)
+		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+	if (!e->stopping)
+		pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+}
+
+void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
+{
+	struct pn_proc *p = &e->procs[proc];
+	if (token != p->wake_token || e->failed)
+		return;
+	p->scheduled = false;
+	switch (p->kind) {
+	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
+	case PN_PROC_CHECKPOINTER: pn_ckpt_step(e); break;
+	case PN_PROC_BGWRITER: bgwriter_step(e); break;
+	case PN_PROC_WALWRITER: walwriter_step(e); break;
+	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
+	}
+	if (!e->stopping && !e->recovering && backends_done(e)) {
+		e->stopping = true;
+		pn_ckpt_release_pause(e);
+	}
+}
+
+bool pn_engine_finished(const struct pn_engine *e)
+{
+	if (e->failed)
+		return true;
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight)
+		return false;
+	return e->io_free_len == e->nios;
+}
+
+struct pn_io *pn_io_get(struct pn_engine *e)
+{
+	PN_ASSERT(e->io_free_len > 0); /* bounded: 4 per frame + 64 */
+	uint32_t i = e->io_free[--e->io_free_len];
+	struct pn_io *io = &e->ios[i];
+	PN_ASSERT(io->state == PN_IO_FREE);
+	memset(io, 0, sizeof(*io));
+	io->index = i;
+	io->buf = e->io_bufs + (size_t)i * 2u * e->page_size;
+	io->frame = io->page = io->proc = UINT32_MAX;
+	return io;
+}
+
+void pn_io_issue(struct pn_engine *e, struct pn_io *io)
+{
+	io->state = PN_IO_ISSUED;
+	e->env.submit(e->env.ctx, io);
+}
+
+void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
+{
+	PN_ASSERT(io->state == PN_IO_DISPATCHED);
+	io->keep = false;
+	io->done(e, io);
+	if (!io->keep) {
+		io->state = PN_IO_FREE;
+		e->io_free[e->io_free_len++] = io->index;
+	}
+}
+
+void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
+			 const char *fmt, ...)
+{
+	if (e->failed)
+		return;
+	e->failed = true;
+	e->viol.kind = k;
+	e->viol.page = page;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->viol.detail, sizeof(e->viol.detail), fmt, ap);
+	va_end(ap);
+}
+
+static void check_frame(struct pn_engine *e, uint32_t i)
+{
+	const struct pn_frame *f = &e->frames[i];
+	PN_ASSERT(f->usage <= 5);
+	PN_ASSERT(!f->locked || f->pins > 0);
+	PN_ASSERT(f->pins <= e->nprocs);
+	if (f->page == PN_NO_FRAME) {
+		PN_ASSERT(!f->valid && !f->dirty && f->pins == 0);
+		return;
+	}
+	PN_ASSERT(f->page < e->pages && e->page_frame[f->page] == i);
+	PN_ASSERT(!f->dirty || f->valid);
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		PN_ASSERT(!(f->ckpt_needed & (1u << r)) || e->runs[r].state != PN_C_IDLE);
+	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, f->page) || !f->valid)
+		return;
+	/* R4: changed after the completed checkpoint's redo => off its baseline slot. */
+	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
+	    e->cur[f->page] == e->base_done[f->page] && !e->recovering)
+		pn_engine_violation(e, PN_VIOL_MAPPING, f->page,
+				    "page %u changed after redo %llX but still mapped to its baseline "
+				    "slot %u (R4)", f->page, (unsigned long long)e->redo_done,
+				    e->cur[f->page]);
+}
+
+void pn_engine_check(struct pn_engine *e)
+{
+	PN_ASSERT(e->wal.flushed <= e->wal.written || e->recovering);
+	PN_ASSERT(e->recovering || e->wal.flushed <= pn_wal_insert_lsn(e));
+	PN_ASSERT(e->wal.keep_from <= e->wal.redo || e->recovering);
+	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
+	PN_ASSERT(e->io_free_len <= e->nios);
+	uint32_t active = 0;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		active += e->runs[r].state != PN_C_IDLE;
+	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
+	for (uint32_t i = 0; i < e->nframes; i++)
+		check_frame(e, i);
+	for (uint32_t p = 0; p < e->pages && e->sc->protocol.mode == PN_MODE_UMBRA; p++)
+		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void pn_engine_finish_metrics(struct pn_engine *e)
+{
+	e->m.elapsed_ns = e->env.now_ns(e->env.ctx);
+	e->m.slots_used = pn_store_slots_used(e);
+	e->m.read_runs = pn_store_read_runs(e);
+	if (e->nlat) {
+		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
+		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];
+		e->m.commit_latency_ns_p99 = e->latencies[(e->nlat * 99) / 100];
+		e->m.commit_latency_ns_max = e->latencies[e->nlat - 1];
+	}
+}

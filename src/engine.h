@@ -1,0 +1,416 @@
+/*
+ * engine.h: the protocol engine, the state that the simulator and the real-disk backend
+ * share. One struct pn_engine holds every part; each part's rules are in its own file:
+ *
+ *   page.c      page format (24 B PostgreSQL header + heap-like body), the changes records
+ *               make, and their redo
+ *   wal.c       WAL insert (LSN = byte position, MAXALIGNed records, 8 KiB pages), group
+ *               flush, segment ring and recycling
+ *   bufpool.c   buffer frames, clock-sweep eviction, write-out with WAL-before-data
+ *   store.c     logical page -> physical slot: in place (fpw, nofpw), Umbra generations with
+ *               shifts and baselines, the doublewrite area
+ *   ckpt.c      the checkpointer: begin (redo pointer), paced writes, fsync, record, control
+ *   backend.c   client backends: the steps of an update, a commit, script steps
+ *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
+ *   engine.c    init, processes, triggers, the background writer and WAL writer, checks
+ *   workload.c  what clients do (script, random)
+ *
+ * Numbered rules (each asserted where it is kept; protocol violations are reported through
+ * pn_engine_violation(), not assertions, so that the checker can catch them):
+ *   R1 WAL before data: a data page is written only after the WAL up to its LSN is flushed.
+ *   R2 Commit durability: a commit is acknowledged only after its record is flushed.
+ *   R3 Umbra baselines: no write goes to a slot that the last completed checkpoint (or the
+ *      one whose control-file update is in flight) names as a page's recovery baseline.
+ *   R4 Umbra mapping: a page changed after the redo pointer of the last completed
+ *      checkpoint is not mapped to that checkpoint's baseline slot.
+ *   R5 Checkpoint order: every buffer dirty at begin is written (to its baseline slot in
+ *      Umbra) and fsynced, the selector snapshot is durable, the checkpoint record is
+ *      flushed, and only then is the control file updated; checkpoints complete in order.
+ */
+#ifndef PN_ENGINE_H
+#define PN_ENGINE_H
+
+#include "env.h"
+#include "scenario.h"
+#include "walfmt.h"
+
+/* ---- page format (page.c) ---- */
+#define PN_PAGE_HEADER 24u
+#define PN_PD_ALL_VISIBLE 0x0004u
+#define PN_TUPLE_HEADER 24u
+#define PN_TUPLE_LEN 104u          /* tuple header + 80 B payload */
+#define PN_HINT_XMIN_COMMITTED 0x0100u
+#define PN_HINT_FROZEN 0x0300u
+
+/* Record kinds, for accounting shaped like pg_waldump --stats=record. */
+enum pn_rec {
+	PN_REC_HEAP_HOT_UPDATE, PN_REC_HEAP2_FREEZE_PAGE, PN_REC_BTREE_DEDUP, PN_REC_XACT_COMMIT,
+	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
+	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET, PN_REC_COUNT
+};
+const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
+/* rmid/info of each kind */
+void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info);
+bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out);
+
+void pn_page_init(uint8_t *page, uint32_t page_size, uint32_t blkno, bool slru);
+pn_lsn pn_page_lsn(const uint8_t *page);
+void pn_page_set_lsn(uint8_t *page, pn_lsn lsn);
+uint32_t pn_page_nitems(const uint8_t *page);
+/* The hole [pd_lower, pd_upper) if the header is sane, else {0,0}. */
+void pn_page_hole(const uint8_t *page, uint32_t page_size, uint16_t *off, uint16_t *len);
+void pn_page_set_checksum(uint8_t *page, uint32_t page_size, uint32_t blkno);
+/* True when the page verifies: all zero, or sane header (and checksum when asked). */
+bool pn_page_verify(const uint8_t *page, uint32_t page_size, uint32_t blkno, bool checksums);
+/*
+ * Applies the change a record describes to one page (block ref `b` of record `r`). Used by
+ * normal operation after building a record and by redo: the same function, so a record
+ * means one thing. Returns false if the record does not fit the page.
+ */
+bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		   const struct pn_wal_block *b);
+/* Sets a hint bit on item `item` (no record). */
+void pn_page_set_hint(uint8_t *page, uint32_t item);
+/* Commit-status bits of xid on an SLRU page (2 bits per xid). */
+void pn_slru_set(uint8_t *page, uint32_t page_size, bool header, uint32_t xid);
+uint32_t pn_slru_page_of(uint32_t xid, uint32_t page_size, bool header, uint32_t slru_pages);
+
+/* ---- metrics ---- */
+struct pn_metrics {
+	uint64_t transactions, commits, aborts;
+	uint64_t wal_bytes, wal_records, fpi_count, fpi_bytes;
+	uint64_t rec_count[PN_REC_COUNT], rec_bytes[PN_REC_COUNT], rec_fpi_bytes[PN_REC_COUNT];
+	uint64_t shifts;
+	uint64_t data_bytes_written, data_writes, data_bytes_read, data_reads;
+	uint64_t dw_bytes_written, wal_write_bytes;
+	uint64_t fsyncs, wal_flushes;
+	uint64_t logical_bytes_changed;
+	uint64_t checkpoints, ckpt_time, ckpt_xact, ckpt_wal, ckpt_request;
+	uint64_t slots_used;
+	uint64_t read_runs;
+	uint64_t recovery_records, recovery_pages_read;
+	uint64_t elapsed_ns;
+	uint64_t commit_latency_ns_p50, commit_latency_ns_p99, commit_latency_ns_max;
+	uint64_t evictions, bgwriter_writes, ckpt_writes, stalls_wal;
+};
+
+/* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
+enum pn_violation_kind {
+	PN_VIOL_NONE, PN_VIOL_WAL_BEFORE_DATA, PN_VIOL_PROTECTED_SLOT, PN_VIOL_MAPPING,
+	PN_VIOL_CHECKSUM, PN_VIOL_RECOVERY, PN_VIOL_DURABILITY, PN_VIOL_EXACTNESS, PN_VIOL_SPACE,
+	PN_VIOL_COUNT
+};
+const char *pn_violation_name(enum pn_violation_kind k);
+
+struct pn_violation {
+	enum pn_violation_kind kind;
+	uint32_t page;
+	char detail[256];
+};
+
+/* ---- buffer pool (bufpool.c) ---- */
+#define PN_NO_FRAME UINT32_MAX
+#define PN_MAX_CKPT_RUNS 2
+
+struct pn_frame {
+	uint32_t page;        /* PN_NO_FRAME if empty */
+	bool valid;           /* holds the page's bytes */
+	bool dirty;
+	bool dirty_hint_only; /* dirtied only by hint bits, no WAL */
+	bool redirtied;       /* changed while a write was in flight */
+	bool locked;          /* exclusive content lock (a backend between decide and insert) */
+	uint16_t pins;
+	uint8_t usage;        /* clock sweep, <= 5 */
+	uint8_t io_reads;     /* read in flight */
+	uint8_t io_writes;    /* writes in flight */
+	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
+	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
+	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
+};
+
+/* ---- processes ---- */
+enum pn_proc_kind { PN_PROC_BACKEND, PN_PROC_CHECKPOINTER, PN_PROC_BGWRITER, PN_PROC_WALWRITER,
+		    PN_PROC_STARTUP };
+
+/*
+ * A backend's steps for one operation (backend.c):
+ *
+ *   NEXT --next op--> PIN --frame ready--> DECIDE --yield--> INSERT --> NEXT
+ *                      |  (miss: victim write-out, WAL flush first; read)
+ *   NEXT --commit--> COMMIT_INSERT --> COMMIT_WAIT --flushed--> NEXT (acknowledged)
+ *   NEXT --checkpoint, evict--> WAIT_CKPT / EVICT_WAIT --> NEXT
+ */
+enum pn_bstate {
+	PN_B_NEXT, PN_B_PIN, PN_B_PIN_WAIT, PN_B_DECIDE, PN_B_INSERT, PN_B_COMMIT_WAIT,
+	PN_B_WAIT_CKPT, PN_B_EVICT_WAIT, PN_B_WAL_WAIT, PN_B_DONE
+};
+
+struct pn_proc {
+	enum pn_proc_kind kind;
+	uint32_t id;
+	bool scheduled;
+	uint64_t wake_at;     /* virtual time of the pending step */
+	uint64_t wake_token;  /* only the step scheduled last runs */
+	bool waiting_flush;   /* on the WAL flush wait list */
+	pn_lsn wait_lsn;
+	/* backend */
+	enum pn_bstate state;
+	struct pn_step op;    /* the operation in progress */
+	uint32_t frame;
+	uint32_t item;        /* tuple chosen for the change */
+	uint32_t xid;         /* current transaction, 0 if none */
+	pn_lsn decided_redo;  /* RedoRecPtr read at DECIDE */
+	bool decided_image, decided_shift;
+	uint64_t commit_start_ns;
+	uint32_t ops_in_txn;
+	uint64_t ckpt_wait_seq;
+	uint64_t txns_done;
+	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
+	uint32_t txn_pos, txn_len;
+};
+
+/* ---- checkpointer (ckpt.c) ---- */
+#define PN_CONTROL_SIZE_ 512u
+enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, PN_CKPT_END_OF_RECOVERY };
+
+/*
+ * One checkpoint run:
+ *   IDLE --pn_ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
+ *   [umbra: SELECTOR_WRITE --> SELECTOR_FSYNC] --> RECORD (insert, flush WAL) -->
+ *   CONTROL_WRITE --> CONTROL_FSYNC --pn_ckpt_end()--> IDLE
+ * A script's checkpoint_begin pauses a run in WRITING until checkpoint_end.
+ */
+enum pn_cstate {
+	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_SELECTOR_WRITE,
+	PN_C_SELECTOR_FSYNC, PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE,
+	PN_C_CONTROL_FSYNC, PN_C_WAIT_PREVIOUS
+};
+
+struct pn_ckpt_run {
+	enum pn_cstate state;
+	enum pn_ckpt_cause cause;
+	uint64_t seq;          /* checkpoint number, 1.. (0 = the initial state) */
+	pn_lsn redo;
+	pn_lsn record;         /* start LSN of its checkpoint record */
+	uint64_t start_ns;
+	uint32_t scan;         /* next frame to look at */
+	uint32_t to_write, written;
+	bool paused;           /* script checkpoint_begin */
+	bool immediate;
+	bool io_pending;
+	uint8_t *snapshot;     /* Umbra: each page's slot at the redo pointer (its baseline) */
+	uint8_t *selbuf;       /* the selector area it writes */
+	uint8_t ctlbuf[PN_CONTROL_SIZE_];
+	pn_lsn record_end;
+};
+
+/* ---- control file (engine.c) ---- */
+struct pn_control {
+	uint64_t ckpt_seq;
+	pn_lsn checkpoint;     /* start of the checkpoint record */
+	pn_lsn redo;
+	pn_lsn prev_hint;      /* end of the checkpoint record */
+	uint32_t selector_area;
+	uint32_t state;        /* 1 in production, 2 in recovery */
+};
+#define PN_CONTROL_SIZE PN_CONTROL_SIZE_
+
+/* ---- the engine ---- */
+struct pn_engine {
+	const struct pn_scenario *sc;
+	struct pn_env env;
+	uint32_t page_size;
+	uint32_t heap_pages, slru_pages, pages; /* pages = heap_pages + slru_pages */
+	uint32_t generations;  /* physical slots per logical heap page (1 unless umbra) */
+	uint64_t sysid;
+
+	/* WAL (wal.c) */
+	struct {
+		uint32_t seg_size;
+		uint32_t nsegs;          /* segment ring on the device */
+		uint64_t insert_bytepos;
+		pn_lsn prev_start;       /* start LSN of the last record */
+		pn_lsn redo;             /* RedoRecPtr */
+		pn_lsn written, flushed; /* end LSNs */
+		uint8_t *pages;          /* ring of WAL pages in memory */
+		uint32_t npages;
+		pn_lsn ring_base;        /* first page address still held (not yet written) */
+		bool flush_in_flight;
+		pn_lsn flush_target;
+		uint32_t flush_ios;      /* writes of the current flush still in flight */
+		pn_lsn keep_from;        /* oldest LSN recovery may need */
+		uint64_t segs_since_ckpt_trigger;
+		uint8_t *rec_buf;        /* encode scratch */
+		uint32_t rec_cap;
+	} wal;
+
+	/* buffer pool */
+	struct pn_frame *frames;
+	uint8_t *frame_data;
+	uint32_t nframes;
+	uint32_t clock_hand;
+	uint32_t *page_frame;     /* page -> frame or PN_NO_FRAME */
+
+	/* store: Umbra state (store.c) */
+	uint8_t *cur;             /* page -> active slot (generation) */
+	uint8_t *base_done;       /* baselines of the last completed checkpoint */
+	uint8_t *base_inflight;   /* baselines of the checkpoint whose control write is in flight */
+	bool inflight_valid;
+	pn_lsn redo_done;         /* redo pointer of the last completed checkpoint */
+	uint32_t dw_next, dw_slots, dw_used_since_sync;
+	bool dw_sync_in_flight;
+	uint32_t data_writes_inflight;
+
+	/* checkpointer */
+	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
+	uint64_t ckpt_seq_begun, ckpt_seq_done;
+	bool ckpt_requested;
+	bool ckpt_pause_next;     /* script checkpoint_begin: the next run pauses after begin */
+	enum pn_ckpt_cause ckpt_request_cause;
+	bool ckpt_request_immediate;
+	uint64_t last_ckpt_ns;
+	uint64_t commits_at_ckpt;
+	struct pn_control control;
+
+	/* processes: backends 0..clients-1, then checkpointer, bgwriter, walwriter, startup */
+	struct pn_proc *procs;
+	uint32_t nprocs, nbackends;
+	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup;
+	uint32_t script_pos;      /* next script step (script steps run in order) */
+	bool script_busy;
+	uint64_t txns_started;
+	uint32_t next_xid;
+	bool stopping;            /* workload done: let background work drain */
+
+	/* I/O table */
+	struct pn_io *ios;
+	uint8_t *io_bufs;         /* one page-size bounce buffer per I/O */
+	uint32_t nios, *io_free, io_free_len;
+
+	/* acknowledged commits, in order (C1) */
+	uint32_t *acked_xids;
+	pn_lsn *acked_lsns;
+	uint64_t nacked, acked_cap;
+	uint64_t *latencies;      /* commit latencies, ns */
+	uint64_t nlat, lat_cap;
+
+	/* workload state */
+	uint64_t wl_state[4];
+
+	/* recovery (recovery.c) */
+	struct pn_wal_reader reader;
+	struct pn_wal_record rec;     /* the record being replayed */
+	pn_lsn rec_start, rec_end, replay_end, replay_last_start;
+	bool rec_valid;
+	uint32_t rec_block;
+	uint64_t eor_seq;
+
+	struct pn_metrics m;
+	struct pn_violation viol;
+	bool recovering;
+	bool failed;
+	char error[PN_ERROR_LEN];
+};
+
+/* engine.c */
+bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
+		    bool fresh);
+void pn_engine_free(struct pn_engine *e);
+/* Formats the initial device (pages at slot 0, control file, selector): through read/write
+ * callbacks the world provides, synchronously and durably, before time starts. */
+typedef void (*pn_format_write_fn)(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf,
+				   uint32_t len);
+void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+void pn_engine_start(struct pn_engine *e);   /* schedule every process */
+void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
+void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
+bool pn_engine_finished(const struct pn_engine *e);
+void pn_engine_check(struct pn_engine *e);   /* every field relationship; asserts */
+void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
+			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void pn_engine_finish_metrics(struct pn_engine *e);
+void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
+uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
+void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out);
+bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c);
+uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
+
+/* io (engine.c) */
+struct pn_io *pn_io_get(struct pn_engine *e);
+void pn_io_issue(struct pn_engine *e, struct pn_io *io);
+
+/* wal.c */
+bool pn_wal_init(struct pn_engine *e);
+void pn_wal_free(struct pn_engine *e);
+/* Room for a record of `len` bytes without overrunning unwritten WAL or a needed segment. */
+bool pn_wal_has_room(struct pn_engine *e, uint32_t len);
+/* Encodes r, assigns its place, copies it into the WAL pages; returns the end LSN. */
+pn_lsn pn_wal_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start);
+pn_lsn pn_wal_insert_lsn(const struct pn_engine *e);
+/* Asks for a flush up to lsn; true if already flushed, else proc is woken when it is. */
+bool pn_wal_flush_request(struct pn_engine *e, pn_lsn lsn, uint32_t proc);
+void pn_wal_start_flush(struct pn_engine *e, pn_lsn upto);
+void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start); /* after recovery */
+uint64_t pn_wal_file_offset(const struct pn_engine *e, pn_lsn page_addr);
+void pn_wal_checkpoint_done(struct pn_engine *e, pn_lsn redo);
+
+/* bufpool.c */
+bool pn_buf_init(struct pn_engine *e);
+void pn_buf_free(struct pn_engine *e);
+/* Returns a frame for page, pinned; or PN_NO_FRAME and proc will be woken (I/O or wait). */
+/* no_read: the caller overwrites the whole page (redo of an image): zero it, read nothing. */
+uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_read);
+void pn_buf_unpin(struct pn_engine *e, uint32_t frame);
+enum pn_write_result {
+	PN_WRITE_STARTED, /* I/O issued; proc (if any) is woken as each completes */
+	PN_WRITE_NONE,    /* nothing to write (clean, or an unlogged hint dropped: B4) */
+	PN_WRITE_WAL,     /* waiting for a WAL flush (B1); proc is woken when it is done */
+	PN_WRITE_BUSY,    /* the frame or the doublewrite area is busy: try again later */
+};
+/* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT). */
+enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
+				  uint32_t proc, int run);
+bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
+
+/* store.c */
+bool pn_store_init(struct pn_engine *e);
+void pn_store_free(struct pn_engine *e);
+bool pn_store_is_slru(const struct pn_engine *e, uint32_t page);
+uint64_t pn_store_offset(const struct pn_engine *e, uint32_t page, uint32_t slot);
+/* Umbra: the slot a shift of `page` moves to (policy), from its current slot. */
+uint32_t pn_store_shift_target(struct pn_engine *e, uint32_t page);
+/* R3: called when a data write's slot is bound. */
+void pn_store_check_write(struct pn_engine *e, uint32_t page, uint32_t slot);
+/* A slot count of pages ever written in distinct slots (space amplification). */
+uint64_t pn_store_slots_used(const struct pn_engine *e);
+uint64_t pn_store_read_runs(const struct pn_engine *e);
+uint32_t pn_store_selector_bytes(const struct pn_engine *e);
+void pn_store_encode_selector(const struct pn_engine *e, const uint8_t *map, uint64_t seq,
+			      pn_lsn redo, uint8_t *out);
+bool pn_store_decode_selector(const struct pn_engine *e, const uint8_t *in, uint64_t seq,
+			      uint8_t *map_out);
+void pn_store_note_written(struct pn_engine *e, uint32_t page, uint32_t slot);
+
+/* ckpt.c */
+void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
+void pn_ckpt_step(struct pn_engine *e);
+void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);
+bool pn_ckpt_active(const struct pn_engine *e);
+void pn_ckpt_release_pause(struct pn_engine *e);
+
+/* backend.c */
+void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
+
+/* workload.c */
+bool pn_workload_init(struct pn_engine *e);
+enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
+/* The next operation of backend `client`: an op, nothing yet (it is woken), or done. */
+enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+/* A script step finished: let the next one start. */
+void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+
+/* recovery.c */
+bool pn_recovery_begin(struct pn_engine *e);
+void pn_recovery_step(struct pn_engine *e, struct pn_proc *p);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * env.h: the engine's one way out to the world (docs/ARCHITECTURE.md, "The seam").
+ *
+ * The engine in src/ never calls the OS, a clock or a PRNG itself. Everything goes through
+ * struct pn_env, which a backend fills: the simulator (sim/world.c: virtual time, a
+ * crash-model device, seeded PRNG streams) or a real device (io_uring, monotonic clock).
+ *
+ * An I/O is a struct pn_io the engine owns. Its life, one state change per arrow, each made
+ * by the function named:
+ *
+ *   PN_IO_FREE --pn_io_issue()--> PN_IO_ISSUED --env dispatch--> PN_IO_DISPATCHED
+ *        ^                                                              |
+ *        +------------- pn_engine_io_done() <-- env completion ---------+
+ *
+ * "Issued" means the engine has bound the request: buffer contents copied, physical offset
+ * chosen (5.3 of the Umbra seed: an asynchronous write captures its slot when issued). The
+ * environment may dispatch it later (queue depth) and complete it in any order (reorder).
+ * An fsync covers every write to its file that completed before the fsync was dispatched.
+ */
+#ifndef PN_ENV_H
+#define PN_ENV_H
+
+#include "pn.h"
+
+enum pn_file { PN_FILE_DATA, PN_FILE_WAL, PN_FILE_CONTROL, PN_FILE_SELECTOR, PN_FILE_DW, PN_FILE_COUNT };
+enum pn_io_op { PN_IO_READ, PN_IO_WRITE, PN_IO_FSYNC };
+enum pn_io_state { PN_IO_FREE, PN_IO_ISSUED, PN_IO_DISPATCHED };
+
+struct pn_engine;
+struct pn_io;
+
+/* Why the engine issued an I/O (traces, metrics, and the crash model's event names). */
+enum pn_io_why {
+	PN_WHY_READ_PAGE, PN_WHY_EVICT, PN_WHY_CKPT, PN_WHY_BGWRITER, PN_WHY_EVICT_SOURCE,
+	PN_WHY_WAL, PN_WHY_CONTROL, PN_WHY_SELECTOR, PN_WHY_DW, PN_WHY_RECOVERY, PN_WHY_FSYNC,
+	PN_WHY_COUNT
+};
+const char *pn_io_why_name(enum pn_io_why w);
+
+struct pn_io {
+	enum pn_io_op op;
+	enum pn_io_state state;
+	enum pn_file file;
+	enum pn_io_why why;
+	uint64_t offset;
+	uint32_t len;
+	uint8_t *buf;
+	/* Late binding (the aio_late_bind mutant only): when set, the environment calls it at
+	 * dispatch and uses the offset it returns. */
+	uint64_t (*bind)(struct pn_engine *e, struct pn_io *io);
+	void (*done)(struct pn_engine *e, struct pn_io *io);
+	uint32_t index;   /* position in the engine's I/O table */
+	uint32_t frame;   /* buffer frame, or UINT32_MAX */
+	uint32_t page;    /* logical page, or UINT32_MAX */
+	uint32_t slot;    /* physical slot of a data write */
+	uint32_t proc;    /* process to wake on completion, or UINT32_MAX */
+	uint64_t ckpt_seq; /* checkpoints begun when a data write was issued */
+	pn_lsn lsn;       /* WAL: the flush target this write serves; data: page LSN */
+	uint32_t aux;     /* per-why detail */
+	bool keep;        /* set by a done callback: the engine frees it later itself */
+};
+
+struct pn_env {
+	void *ctx;
+	/* Hands an issued I/O to the world; it calls pn_engine_io_done() later. */
+	void (*submit)(void *ctx, struct pn_io *io);
+	/* Synchronous read, for recovery's start-up reads (control file, WAL, selector). */
+	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len, uint8_t *out);
+	/* Now, in nanoseconds (virtual in the simulator). */
+	uint64_t (*now_ns)(void *ctx);
+	/* Call pn_engine_fire(e, proc, token) after about delay_ns (the world may add jitter). */
+	void (*schedule)(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token);
+	/* The engine's PRNG stream (workload choices). */
+	uint64_t (*random)(void *ctx);
+};
+
+#endif
