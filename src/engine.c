@@ -104,7 +104,8 @@ static bool alloc_logs(struct pn_engine *e)
 	e->acked_xids = malloc(sizeof(uint32_t) * e->acked_cap);
 	e->acked_lsns = malloc(sizeof(pn_lsn) * e->acked_cap);
 	e->latencies = malloc(sizeof(uint64_t) * e->lat_cap);
-	return e->acked_xids && e->acked_lsns && e->latencies;
+	e->dw_restore = malloc(sizeof(uint32_t) * 64);
+	return e->acked_xids && e->acked_lsns && e->latencies && e->dw_restore;
 }
 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
@@ -146,6 +147,7 @@ void pn_engine_free(struct pn_engine *e)
 	free(e->acked_xids);
 	free(e->acked_lsns);
 	free(e->latencies);
+	free(e->dw_restore);
 }
 
 /* Formats a fresh device: every page at slot 0, a shutdown checkpoint as the only WAL

@@ -304,6 +304,8 @@ struct pn_engine {
 	bool rec_valid;
 	uint32_t rec_block;
 	uint64_t eor_seq;
+	uint32_t *dw_restore;         /* doublewrite entries to restore before replay */
+	uint32_t dw_restore_len, dw_restore_pos;
 
 	struct pn_metrics m;
 	struct pn_violation viol;

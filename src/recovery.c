@@ -74,6 +74,69 @@ static bool read_selector(struct pn_engine *e, const struct pn_control *c)
 	return true;
 }
 
+/*
+ * Doublewrite: before replay, every page whose newest valid doublewrite entry is at least
+ * as new as its home copy, or whose home copy fails verification, is restored from that
+ * entry (InnoDB's buf_dblwr recovery). The entry was fsynced before the in-place write
+ * began (B5), so a torn home page always has an intact copy there.
+ */
+static uint32_t dw_entry_len(const struct pn_engine *e)
+{
+	return e->sc->storage.sector_size + e->page_size;
+}
+
+static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
+{
+	uint32_t sec = e->sc->storage.sector_size;
+	e->env.read_sync(e->env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
+	*page = pn_get32(buf + 4);
+	*lsn = pn_get64(buf + 8);
+	return pn_get32(buf) == 0x57444E50u && *page < e->heap_pages &&
+	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
+}
+
+static void plan_dw_restore(struct pn_engine *e)
+{
+	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint32_t sec = e->sc->storage.sector_size;
+	e->dw_restore_len = e->dw_restore_pos = 0;
+	for (uint32_t i = 0; i < e->dw_slots; i++) {
+		uint32_t page, other_page;
+		pn_lsn lsn, other_lsn;
+		if (!dw_entry(e, i, buf, &page, &lsn))
+			continue;
+		bool newest = true;
+		for (uint32_t j = 0; j < e->dw_slots && newest; j++)
+			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
+			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
+				newest = false;
+		dw_entry(e, i, buf, &page, &lsn);
+		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
+		e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, 0), e->page_size, home);
+		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
+		if (newest && (torn || pn_page_lsn(home) <= lsn))
+			e->dw_restore[e->dw_restore_len++] = i;
+	}
+}
+
+/* One restore per step: the page goes into the buffer pool, dirty, like an image. */
+static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
+{
+	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint32_t page;
+	pn_lsn lsn;
+	dw_entry(e, e->dw_restore[e->dw_restore_pos], buf, &page, &lsn);
+	uint32_t fi = pn_buf_pin(e, page, p->id, true);
+	if (fi == PN_NO_FRAME)
+		return false;
+	memcpy(pn_frame_page(e, fi), buf + e->sc->storage.sector_size, e->page_size);
+	e->frames[fi].dirty = true;
+	e->frames[fi].last_lsn = lsn;
+	pn_buf_unpin(e, fi);
+	e->dw_restore_pos++;
+	return true;
+}
+
 bool pn_recovery_begin(struct pn_engine *e)
 {
 	uint8_t buf[PN_CONTROL_SIZE];
@@ -99,6 +162,8 @@ bool pn_recovery_begin(struct pn_engine *e)
 		snprintf(e->error, sizeof(e->error), "out of memory");
 		return false;
 	}
+	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)
+		plan_dw_restore(e);
 	struct pn_proc *p = &e->procs[e->proc_startup];
 	p->state = PN_B_NEXT;
 	pn_wake(e, e->proc_startup, 0);
@@ -161,6 +226,11 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	if (p->state != PN_B_NEXT)
 		return;
+	if (e->dw_restore_pos < e->dw_restore_len) {
+		if (dw_restore_step(e, p))
+			pn_wake(e, p->id, STEP_NS);
+		return;
+	}
 	if (!e->rec_valid) {
 		if (!pn_wal_read_next(&e->reader, &e->rec, &e->rec_start, &e->rec_end)) {
 			end_of_wal(e, p);

@@ -126,6 +126,10 @@ struct pn_wal_reader {
 	uint32_t rec_cap;
 	uint8_t *images;      /* PN_WAL_MAX_BLOCKS * page_size (owned) */
 	char why[160];        /* why reading stopped, PostgreSQL's wording where it has one */
+	/* The validated WAL page held in `page` (read once for all the records it holds).
+	 * Dropped on every failure and by pn_wal_reader_seek(). */
+	pn_lsn page_addr;
+	bool page_loaded;
 };
 
 /* Prepares a reader at `start`; max_record bounds xl_tot_len. Returns false on no memory. */
@@ -133,6 +137,9 @@ bool pn_wal_reader_init(struct pn_wal_reader *r, pn_lsn start, pn_lsn prev, uint
 			uint32_t page_size, uint32_t max_record, uint64_t sysid,
 			pn_wal_read_fn read, void *arg);
 void pn_wal_reader_free(struct pn_wal_reader *r);
+/* Repositions the reader (next, prev as in init) and drops its cached page: use it after
+ * the WAL under the reader changed (e.g. more WAL appended to the page it last read). */
+void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev);
 /*
  * Reads the record at r->next. True: *rec is decoded (valid until the next call), *start
  * and *end are its start LSN and its end LSN (the EndRecPtr PostgreSQL stamps on pages:
@@ -144,6 +151,11 @@ bool pn_wal_read_next(struct pn_wal_reader *r, struct pn_wal_record *rec, pn_lsn
 
 /* CRC-32C (Castagnoli), as PostgreSQL's pg_crc32c: init ~0, final xor ~0. */
 uint32_t pn_crc32c_update(uint32_t crc, const void *data, size_t len);
+/* The two implementations behind pn_crc32c_update (chosen at load time), for tests and
+ * benchmarks: slicing-by-8 tables, and the SSE4.2 crc32 instruction (only when available). */
+uint32_t pn_crc32c_update_sw(uint32_t crc, const void *data, size_t len);
+uint32_t pn_crc32c_update_hw(uint32_t crc, const void *data, size_t len);
+bool pn_crc32c_hw_available(void);
 static inline uint32_t pn_crc32c_init(void) { return 0xFFFFFFFFu; }
 static inline uint32_t pn_crc32c_final(uint32_t crc) { return crc ^ 0xFFFFFFFFu; }
 static inline uint32_t pn_crc32c(const void *data, size_t len)
