@@ -87,18 +87,27 @@ void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uin
 	image_read(&d->cur[f], off, len, out);
 }
 
+void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+			uint8_t *out)
+{
+	image_read(&d->dur[f], off, len, out);
+}
+
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len)
 {
 	image_write(&d->cur[f], off, buf, len);
 	if (d->track)
 		image_write(&d->dur[f], off, buf, len);
+	d->version++;
+	d->dur_version++;
 }
 
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event)
 {
 	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
 	d->bytes_written[io->file] += io->len;
+	d->version++;
 	if (!d->track)
 		return;
 	if (d->nunsynced == d->cap) {
@@ -148,6 +157,8 @@ void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id)
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		struct pn_unsynced *u = &d->unsynced[i];
 		if (u->fsync_id == fsync_id) {
+			d->version++;
+			d->dur_version++;
 			image_write(&d->dur[u->file], u->offset, u->data, u->len);
 			free(u->data);
 			continue;
@@ -164,6 +175,15 @@ static void image_copy(const struct pn_file_image *src, struct pn_file_image *ds
 			image_write(dst, i * PN_CHUNK_SIZE, src->chunks[i], PN_CHUNK_SIZE);
 }
 
+uint32_t pn_device_unit(const struct pn_device *d, uint32_t len, uint32_t *nunits)
+{
+	uint32_t sectors = (len + d->sector_size - 1) / d->sector_size;
+	uint32_t per = (sectors + 63) / 64;
+	uint32_t unit = per * d->sector_size;
+	*nunits = (len + unit - 1) / unit;
+	return unit;
+}
+
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
 			   struct pn_device *out)
 {
@@ -178,11 +198,11 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 			image_write(&out->cur[u->file], u->offset, u->data, u->len);
 			continue;
 		}
-		for (uint32_t s = 0; s * d->sector_size < u->len && s < 64; s++)
+		uint32_t nunits, unit = pn_device_unit(d, u->len, &nunits);
+		for (uint32_t s = 0; s < nunits; s++)
 			if (fates[i].sectors & (1ull << s))
-				image_write(&out->cur[u->file], u->offset + (uint64_t)s * d->sector_size,
-					    u->data + (uint64_t)s * d->sector_size,
-					    PN_MIN(d->sector_size, u->len - s * d->sector_size));
+				image_write(&out->cur[u->file], u->offset + (uint64_t)s * unit,
+					    u->data + (uint64_t)s * unit, PN_MIN(unit, u->len - s * unit));
 	}
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)

@@ -45,6 +45,8 @@ struct pn_device {
 	struct pn_unsynced *unsynced;
 	uint32_t nunsynced, cap;
 	uint64_t seq;
+	uint64_t version;      /* changes whenever a crash could leave a different state */
+	uint64_t dur_version;  /* changes whenever the durable image changes */
 	uint64_t bytes_written[PN_FILE_COUNT];
 };
 
@@ -52,6 +54,9 @@ void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size);
 void pn_device_free(struct pn_device *d);
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out);
+/* Reads the durable image (crash tracking on). */
+void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+			uint8_t *out);
 /* Applies a write at dispatch (cur; listed as unsynced when tracking). */
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event);
 void pn_device_write_done(struct pn_device *d, uint32_t io_index);
@@ -62,11 +67,15 @@ void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id);
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len);
 
+/* Tearing granularity of a write of len bytes: the sector, or a multiple of it so that a
+ * write has at most 64 units. Returns the unit size and sets *nunits. */
+uint32_t pn_device_unit(const struct pn_device *d, uint32_t len, uint32_t *nunits);
+
 /* What happens to one unsynced write at a crash. */
 enum pn_fate { PN_FATE_LOST, PN_FATE_PERSISTED, PN_FATE_TORN };
 struct pn_write_fate {
 	enum pn_fate fate;
-	uint64_t sectors; /* PN_FATE_TORN: bit i set = sector i of the write is new (<= 64) */
+	uint64_t sectors; /* PN_FATE_TORN: bit i set = unit i of the write is new */
 };
 /* Builds into `out` (a fresh, untracked-or-tracked device) the durable state plus the fates
  * of the unsynced writes (fates[i] for d->unsynced[i]). */

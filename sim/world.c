@@ -64,6 +64,13 @@ static struct pn_event pop(struct pn_world *w)
 
 static uint64_t env_now(void *ctx) { return ((struct pn_world *)ctx)->now; }
 
+static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	struct pn_world *w = ctx;
+	if (w->on_wal)
+		w->on_wal(w->on_wal_arg, rec, len, start, end);
+}
+
 static uint64_t env_random(void *ctx)
 {
 	return pn_prng_next(&((struct pn_world *)ctx)->rng_workload);
@@ -235,7 +242,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_device_init(&w->dev, opt->track, sc->storage.sector_size);
 	struct pn_env env = {
 		.ctx = w, .submit = env_submit, .read_sync = env_read_sync, .now_ns = env_now,
-		.schedule = env_schedule, .random = env_random,
+		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
 	};
 	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
 		snprintf(w->error, sizeof(w->error), "%s", w->e.error);
@@ -245,7 +252,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	PN_ASSERT(w->fsync_of_io != NULL);
 	if (from)
 		pn_device_copy(from, &w->dev);
-	else
+	else if (!opt->blank)
 		pn_engine_format(&w->e, format_write, w);
 	uint64_t work = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
 							  : sc->workload.transactions *
@@ -265,17 +272,17 @@ void pn_world_free(struct pn_world *w)
 	free(w->fsync_of_io);
 }
 
-int pn_world_run(struct pn_world *w)
+int pn_world_step(struct pn_world *w)
 {
 	struct pn_engine *e = &w->e;
-	while (!pn_engine_finished(e)) {
-		if (w->opt.stop_at_event && w->events >= w->opt.stop_at_event)
-			return 0;
+	for (;;) {
+		if (pn_engine_finished(e))
+			return e->failed ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
 		if (w->heap_len == 0 || w->events >= w->max_events) {
 			snprintf(w->error, sizeof(w->error),
 				 "the simulation made no progress after %llu events (a stall)",
 				 (unsigned long long)w->events);
-			return 2;
+			return PN_STEP_STALL;
 		}
 		struct pn_event ev = pop(w);
 		if (ev.kind == PN_EV_STEP && ev.token != e->procs[ev.arg].wake_token)
@@ -290,8 +297,22 @@ int pn_world_run(struct pn_world *w)
 		}
 		if (w->opt.check_each_event && !e->failed)
 			pn_engine_check(e);
+		return e->failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
-	return e->failed ? 1 : 0;
+}
+
+int pn_world_run(struct pn_world *w)
+{
+	for (;;) {
+		if (w->opt.stop_at_event && w->events >= w->opt.stop_at_event)
+			return 0;
+		switch (pn_world_step(w)) {
+		case PN_STEP_EVENT: continue;
+		case PN_STEP_FINISHED: return 0;
+		case PN_STEP_VIOLATION: return 1;
+		default: return 2;
+		}
+	}
 }
 
 int pn_world_recover(struct pn_world *w)

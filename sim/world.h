@@ -40,6 +40,7 @@ struct pn_world_options {
 	bool check_each_event;  /* pn_engine_check() after every event */
 	uint32_t schedule;      /* schedule variation index (schedules.runs) */
 	uint64_t stop_at_event; /* stop after this many events (a crash point); 0 = run out */
+	bool blank;             /* leave the device empty: the caller fills it (a crash image) */
 };
 
 struct pn_world {
@@ -61,6 +62,9 @@ struct pn_world {
 	uint64_t *fsync_of_io;  /* the device's name for each in-flight fsync */
 	uint64_t max_events;
 	struct pn_trace_entry trace[PN_TRACE_LEN];
+	/* Observer of every WAL record inserted (the checker's oracle). */
+	void (*on_wal)(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
+	void *on_wal_arg;
 	char error[PN_ERROR_LEN];
 };
 
@@ -69,6 +73,9 @@ struct pn_world {
 bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		   const struct pn_world_options *opt, const struct pn_device *from);
 void pn_world_free(struct pn_world *w);
+enum { PN_STEP_EVENT, PN_STEP_FINISHED, PN_STEP_VIOLATION, PN_STEP_STALL };
+/* Processes one event; PN_STEP_EVENT while there is more to do. */
+int pn_world_step(struct pn_world *w);
 /* Runs until the engine is finished, a violation, or opt.stop_at_event. Returns 0 when it
  * finished or stopped, 1 on a violation (w->e.viol), 2 when it could make no progress. */
 int pn_world_run(struct pn_world *w);

@@ -169,6 +169,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (p->op.op != PN_OP_HINT && !pn_page_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
 	if (p->decided_image) {
+		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
+		b->data_len = 0;
 		b->has_image = b->image_apply = true;
 		b->image = page;
 		pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);

@@ -72,6 +72,8 @@ struct pn_env {
 	void (*schedule)(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token);
 	/* The engine's PRNG stream (workload choices). */
 	uint64_t (*random)(void *ctx);
+	/* Optional observer: every record as inserted (the checker's oracle reads these). */
+	void (*wal_inserted)(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
 };
 
 #endif

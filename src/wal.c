@@ -137,7 +137,10 @@ pn_lsn pn_wal_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec k
 	}
 	if (start)
 		*start = s;
-	return pn_wal_insert_lsn(e);
+	pn_lsn end = pn_wal_insert_lsn(e);
+	if (e->env.wal_inserted)
+		e->env.wal_inserted(e->env.ctx, e->wal.rec_buf, len, s, end);
+	return end;
 }
 
 static void wake_waiters(struct pn_engine *e)

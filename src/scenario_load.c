@@ -1,0 +1,1326 @@
+/*
+ * scenario_load.c: the YAML scenario loader (engine layer; the only user of libyaml).
+ * Reads a file or a string, walks libyaml's event stream against the schema tables below,
+ * fills a struct pn_scenario, then checks the relations between keys (a script's pages
+ * below storage.pages, sector_size <= page_size, ...). The format is docs/scenarios.md;
+ * defaults and the scalar parsers are in scenario.c.
+ *
+ * Rules it keeps:
+ *   1. The first problem found is the one reported, as one line "FILE:LINE:COL: what was
+ *      found; what was expected", LINE and COL 1-based from libyaml's mark of the offending
+ *      node (mark.line + 1, mark.column + 1). err never ends in a newline.
+ *   2. Unknown keys and duplicate keys are errors in every mapping; an unknown key or name
+ *      within Levenshtein distance 2 of a known one gets "(did you mean 'x'?)".
+ *   3. Two passes over libyaml's events, one event held at a time. The first only checks
+ *      that the whole input is YAML (syntax errors come before errors of meaning) and bounds
+ *      its nesting to MAX_DEPTH, which keeps libyaml's own stacks small. The second follows
+ *      the schema, not the input: mappings nest at most three deep (top, section, script
+ *      step or crash.points), and it stops at the first node whose shape the schema does not
+ *      expect. Aliases are refused, so nothing expands.
+ *   4. Everything allocated (script steps, crash points) belongs to the scenario; on failure
+ *      pn_scenario_free() has released it before the loader returns. Input echoed in a
+ *      message is cut to SHOW_MAX bytes with control characters replaced.
+ *   5. Inputs above MAX_FILE_BYTES are refused before parsing.
+ */
+#include "scenario.h"
+#include "walfmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#define MAX_FILE_BYTES (16u << 20)
+#define MAX_FIELDS 16      /* keys in one mapping of the schema */
+#define MAX_GIVEN 64       /* keys remembered for cross-checks (outside the script) */
+#define MAX_STEPS 1000000u /* workload.script */
+#define MAX_POINTS 1000000u /* crash.points as a list */
+#define SHOW_MAX 60        /* bytes of input echoed in one message */
+#define PATH_LEN 96        /* "workload.script[999999].client" */
+#define WANT_LEN 400       /* the "expected ..." part of a message */
+#define MAX_DEPTH 32       /* nesting of mappings and lists in any input */
+
+/* Enumerations are stored through an unsigned *; make sure that is their size. */
+_Static_assert(sizeof(enum pn_mode) == sizeof(unsigned), "enum size");
+_Static_assert(sizeof(enum pn_op) == sizeof(unsigned), "enum size");
+
+enum vtype {
+	V_U32, V_U64, V_SIZE32, V_SIZE64, V_DURATION, V_FRACTION, V_BOOL, V_ENUM, V_STRING,
+	V_SECTION, V_CUSTOM
+};
+
+struct loader;
+struct field;
+struct table;
+typedef bool (*read_fn)(struct loader *L, const struct field *f, void *base, const char *path);
+
+/* One key of a mapping: where its value goes (base + off) and what it may be. */
+struct field {
+	const char *key;
+	enum vtype type;
+	size_t off;
+	uint64_t min, max;           /* numbers: range; V_STRING: min length, buffer size */
+	bool pow2;                   /* sizes: must be a power of two */
+	const char *const *names;    /* V_ENUM: value i is names[i]; NULL-terminated */
+	const struct table *section; /* V_SECTION */
+	read_fn read;                /* V_CUSTOM */
+};
+
+struct table {
+	const struct field *fields;
+	size_t count;
+	bool has_present;
+	size_t present; /* offset of the bool the section sets when it appears */
+};
+
+/* Keys a mapping held, and where each key was. */
+struct seen {
+	uint32_t mask;
+	yaml_mark_t key[MAX_FIELDS];
+};
+
+struct loader {
+	yaml_parser_t parser;
+	yaml_event_t ev; /* the current event, when has_ev */
+	bool has_ev;
+	bool failed;
+	const char *name; /* file name for messages */
+	const char *text;
+	size_t len;
+	struct pn_scenario *s;
+	char *err;
+	size_t err_len;
+	yaml_mark_t top; /* the top-level mapping */
+	struct {
+		const void *ptr; /* field of *s */
+		yaml_mark_t mark; /* its value */
+	} given[MAX_GIVEN];
+	size_t given_len;
+	size_t script_cap, list_cap;
+	char show[3][SHOW_MAX + 8];
+	unsigned show_next;
+	char found[SHOW_MAX + 16];
+};
+
+static bool read_script(struct loader *L, const struct field *f, void *base, const char *path);
+static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path);
+static bool read_points(struct loader *L, const struct field *f, void *base, const char *path);
+static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path);
+
+/* ---- the schema ---- */
+
+#define OFF(m) offsetof(struct pn_scenario, m)
+#define TABLE(f) {f, PN_ARRAY_LEN(f), false, 0}
+#define NUM(k, t, m, lo, hi) {.key = k, .type = t, .off = OFF(m), .min = lo, .max = hi}
+#define POW2(k, m, lo, hi) {.key = k, .type = V_SIZE32, .off = OFF(m), .min = lo, .max = hi, .pow2 = true}
+#define FLAG(k, m) {.key = k, .type = V_BOOL, .off = OFF(m)}
+#define ENUM(k, m, n) {.key = k, .type = V_ENUM, .off = OFF(m), .names = n}
+#define STR(k, m, lo) {.key = k, .type = V_STRING, .off = OFF(m), .min = lo, .max = sizeof(((struct pn_scenario *)0)->m)}
+#define CUSTOM(k, m, fn) {.key = k, .type = V_CUSTOM, .off = OFF(m), .read = fn}
+#define SECTION(k, t) {.key = k, .type = V_SECTION, .section = &t}
+
+static const char *const mode_names[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown", NULL};
+static const char *const layout_names[] = {"interleaved", "striped", NULL};
+static const char *const policy_names[] = {"prototype", "l3", "l4", NULL};
+static const char *const kind_names[] = {
+	"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru", NULL
+};
+static const char *const op_names[] = {
+	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
+	"hint", "vacuum", "dedup", "slru_set", NULL
+};
+static const char *const tear_names[] = {"none", "halves", "sectors", NULL};
+static const char *const verdict_names[] = {"pass", "violation", NULL};
+
+static const struct field storage_fields[] = {
+	NUM("pages", V_U32, storage.pages, 1, 16777216),
+	POW2("page_size", storage.page_size, 1024, 32768),
+	POW2("sector_size", storage.sector_size, 512, 32768),
+	NUM("buffers", V_U32, storage.buffers, 2, 1048576),
+	POW2("wal_segment_size", storage.wal_segment_size, 64u << 10, 1u << 30),
+};
+static const struct field protocol_fields[] = {
+	ENUM("mode", protocol.mode, mode_names),
+	NUM("generations", V_U32, protocol.generations, 2, 8),
+	ENUM("layout", protocol.layout, layout_names),
+	ENUM("policy", protocol.policy, policy_names),
+	FLAG("checksums", protocol.checksums),
+	FLAG("wal_log_hints", protocol.wal_log_hints),
+	FLAG("slru_headers", protocol.slru_headers),
+	NUM("image_threshold", V_U32, protocol.image_threshold, 1, UINT32_MAX),
+	CUSTOM("mutations", protocol.mutations, read_mutations),
+};
+static const struct field checkpoint_fields[] = {
+	NUM("interval", V_DURATION, checkpoint.interval_ns, 0, UINT64_MAX),
+	NUM("every_transactions", V_U32, checkpoint.every_transactions, 0, UINT32_MAX),
+	{.key = "completion_target", .type = V_FRACTION, .off = OFF(checkpoint.completion_target)},
+	NUM("max_wal_size", V_SIZE64, checkpoint.max_wal_size, 0, UINT64_MAX),
+	FLAG("overlap", checkpoint.overlap),
+};
+static const struct field aio_fields[] = {
+	NUM("queue_depth", V_U32, aio.queue_depth, 1, 1024),
+	FLAG("reorder", aio.reorder),
+};
+static const struct field workload_fields[] = {
+	ENUM("kind", workload.kind, kind_names),
+	NUM("clients", V_U32, workload.clients, 1, 1024),
+	NUM("transactions", V_U64, workload.transactions, 0, 1000000000000ull),
+	NUM("pages_per_transaction", V_U32, workload.pages_per_transaction, 1, PN_WAL_MAX_BLOCKS),
+	NUM("scale", V_U32, workload.scale, 1, 100000),
+	NUM("warehouses", V_U32, workload.warehouses, 1, 100000),
+	NUM("rows", V_U64, workload.rows, 0, 1000000000000ull),
+	NUM("inserts", V_U64, workload.inserts, 0, 1000000000000ull),
+	NUM("distinct_keys", V_U32, workload.distinct_keys, 1, UINT32_MAX),
+	CUSTOM("script", workload.script, read_script),
+};
+static const struct field schedules_fields[] = {
+	NUM("runs", V_U32, schedules.runs, 1, 100000),
+	NUM("preemption_bound", V_U32, schedules.preemption_bound, 0, 1000),
+};
+static const struct field crash_fields[] = {
+	CUSTOM("points", crash.points, read_points),
+	NUM("max_unsynced", V_U32, crash.max_unsynced, 0, 64),
+	ENUM("tear", crash.tear, tear_names),
+	NUM("samples", V_U32, crash.samples, 0, 1000000000),
+};
+static const struct field every_fields[] = {
+	NUM("every", V_U64, crash.every, 1, UINT64_MAX),
+};
+static const struct field expect_fields[] = {
+	CUSTOM("verdict", expect.violation, read_verdict),
+};
+static const struct field replay_fields[] = {
+	NUM("schedule", V_U32, replay.schedule, 0, UINT32_MAX),
+	NUM("crash_point", V_U64, replay.crash_point, 0, UINT64_MAX),
+	STR("state", replay.state, 0),
+};
+
+static const struct table storage_table = TABLE(storage_fields);
+static const struct table protocol_table = TABLE(protocol_fields);
+static const struct table checkpoint_table = TABLE(checkpoint_fields);
+static const struct table aio_table = TABLE(aio_fields);
+static const struct table workload_table = TABLE(workload_fields);
+static const struct table schedules_table = TABLE(schedules_fields);
+static const struct table crash_table = {crash_fields, PN_ARRAY_LEN(crash_fields), true, OFF(crash.present)};
+static const struct table every_table = TABLE(every_fields);
+static const struct table expect_table = TABLE(expect_fields);
+static const struct table replay_table = {replay_fields, PN_ARRAY_LEN(replay_fields), true, OFF(replay.present)};
+
+static const struct field top_fields[] = {
+	STR("name", name, 1),
+	STR("description", description, 0),
+	NUM("seed", V_U64, seed, 0, UINT64_MAX),
+	SECTION("storage", storage_table),
+	SECTION("protocol", protocol_table),
+	SECTION("checkpoint", checkpoint_table),
+	SECTION("aio", aio_table),
+	SECTION("workload", workload_table),
+	SECTION("schedules", schedules_table),
+	SECTION("crash", crash_table),
+	SECTION("expect", expect_table),
+	SECTION("replay", replay_table),
+};
+static const struct table top_table = TABLE(top_fields);
+
+/* A script step's keys; their indices are the STEP_* bits of check_step(). */
+enum { STEP_OP, STEP_PAGE, STEP_XID, STEP_CLIENT };
+static const struct field step_fields[] = {
+	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = op_names},
+	{.key = "page", .type = V_U32, .off = offsetof(struct pn_step, page), .max = UINT32_MAX},
+	{.key = "xid", .type = V_U32, .off = offsetof(struct pn_step, xid), .max = UINT32_MAX},
+	{.key = "client", .type = V_U32, .off = offsetof(struct pn_step, client), .max = UINT32_MAX},
+};
+static const struct table step_table = TABLE(step_fields);
+
+/* ---- messages ---- */
+
+/* Writes "NAME:LINE:COL: what" into err, on one line. Returns false, for `return message()`. */
+static bool vmessage(char *err, size_t err_len, const char *name, size_t line, size_t col,
+		     const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!err || err_len == 0)
+		return false;
+	n = snprintf(err, err_len, "%s:%zu:%zu: ", name, line, col);
+	if (n >= 0 && (size_t)n < err_len)
+		vsnprintf(err + n, err_len - (size_t)n, fmt, ap);
+	for (char *p = err; *p; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	}
+	return false;
+}
+
+__attribute__((format(printf, 6, 7)))
+static bool message(char *err, size_t err_len, const char *name, size_t line, size_t col,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(err, err_len, name, line, col, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* Records the first failure only: later ones are consequences. */
+__attribute__((format(printf, 4, 5)))
+static bool fail_at(struct loader *L, size_t line, size_t col, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (L->failed)
+		return false;
+	L->failed = true;
+	va_start(ap, fmt);
+	vmessage(L->err, L->err_len, L->name, line, col, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+#define fail(L, mark, ...) fail_at(L, (mark).line + 1, (mark).column + 1, __VA_ARGS__)
+
+/* Input text made safe to echo: at most SHOW_MAX bytes, control characters as '?'. */
+static const char *show(struct loader *L, const char *s)
+{
+	char *out = L->show[L->show_next++ % PN_ARRAY_LEN(L->show)];
+	size_t n = 0;
+
+	for (; s[n] && n < SHOW_MAX; n++) {
+		unsigned char c = (unsigned char)s[n];
+		out[n] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (!s[n]) {
+		out[n] = '\0';
+		return out;
+	}
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--; /* do not cut a UTF-8 sequence */
+	memcpy(out + n, "...", 4);
+	return out;
+}
+
+static bool is_null(const struct loader *L)
+{
+	const char *v = (const char *)L->ev.data.scalar.value;
+
+	if (L->ev.type != YAML_SCALAR_EVENT || L->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
+	       strcmp(v, "NULL") == 0;
+}
+
+/* What the current event is, for "X is <found>; expected Y". */
+static const char *found(struct loader *L)
+{
+	switch (L->ev.type) {
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a list";
+	case YAML_SCALAR_EVENT:
+		if (is_null(L))
+			return "empty";
+		snprintf(L->found, sizeof L->found, "'%s'",
+			 show(L, (const char *)L->ev.data.scalar.value));
+		return L->found;
+	default:
+		return "not a value";
+	}
+}
+
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[33];
+
+	if (la >= PN_ARRAY_LEN(row) || lb >= PN_ARRAY_LEN(row))
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			best = PN_MIN(best, up + 1);
+			best = PN_MIN(best, row[j - 1] + 1);
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* " (did you mean 'x'?)" for the closest of names[0..n) within distance 2, else "". */
+static void suggest(char *buf, size_t len, const char *s, const char *const *names, size_t n)
+{
+	size_t best = SIZE_MAX, at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t d = distance(s, names[i]);
+		if (d < best && d < strlen(names[i])) {
+			best = d;
+			at = i;
+		}
+	}
+	if (best <= 2)
+		snprintf(buf, len, " (did you mean '%s'?)", names[at]);
+}
+
+static void join_names(char *buf, size_t len, const char *const *names, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+static size_t count_names(const char *const *names)
+{
+	size_t n = 0;
+
+	while (names[n])
+		n++;
+	return n;
+}
+
+/* ---- events ---- */
+
+/* The first tab in the indentation of line m.line, if any (libyaml says "cannot start any token"). */
+static bool tab_in_indent(const struct loader *L, yaml_mark_t m, size_t *col)
+{
+	size_t i = 0, line = 0;
+
+	while (i < L->len && line < m.line) {
+		if (L->text[i++] == '\n')
+			line++;
+	}
+	for (size_t c = 0; line == m.line && i + c < L->len; c++) {
+		if (L->text[i + c] == '\t') {
+			*col = c + 1;
+			return true;
+		}
+		if (L->text[i + c] != ' ')
+			break;
+	}
+	return false;
+}
+
+static bool syntax_error(struct loader *L)
+{
+	const yaml_parser_t *p = &L->parser;
+	const char *problem = p->problem ? p->problem : "unknown error";
+	const char *hint = "";
+	size_t line = 1, col = 1;
+
+	if (p->error == YAML_MEMORY_ERROR)
+		return fail_at(L, 1, 1, "out of memory while parsing");
+	if (p->error == YAML_READER_ERROR) {
+		for (size_t i = 0; i < p->problem_offset && i < L->len; i++) {
+			unsigned char c = (unsigned char)L->text[i];
+			if (c == '\n') {
+				line++;
+				col = 1;
+			} else if ((c & 0xC0) != 0x80) {
+				col++;
+			}
+		}
+		if (p->problem_offset < L->len)
+			return fail_at(L, line, col, "%s (byte 0x%02X); expected UTF-8 YAML text",
+				       problem, (unsigned char)L->text[p->problem_offset]);
+		return fail_at(L, line, col, "%s; expected UTF-8 YAML text", problem);
+	}
+	if (tab_in_indent(L, p->problem_mark, &col))
+		return fail_at(L, p->problem_mark.line + 1, col,
+			       "tab character in indentation; expected spaces (YAML forbids tabs there)");
+	if (strstr(problem, "expected key") || strstr(problem, "mapping values are not allowed"))
+		hint = "; check the indentation";
+	if (p->context)
+		return fail(L, p->problem_mark, "YAML syntax error: %s (%s at line %zu)%s", problem,
+			    p->context, p->context_mark.line + 1, hint);
+	return fail(L, p->problem_mark, "YAML syntax error: %s%s", problem, hint);
+}
+
+/* Moves to the next event. */
+static bool raw_next(struct loader *L)
+{
+	if (L->has_ev) {
+		yaml_event_delete(&L->ev);
+		L->has_ev = false;
+	}
+	if (!yaml_parser_parse(&L->parser, &L->ev))
+		return syntax_error(L);
+	L->has_ev = true;
+	return true;
+}
+
+/* Moves to the next event; refuses aliases. */
+static bool next(struct loader *L)
+{
+	if (!raw_next(L))
+		return false;
+	if (L->ev.type == YAML_ALIAS_EVENT)
+		return fail(L, L->ev.start_mark,
+			    "alias '*%s' is not supported; expected the value written out",
+			    show(L, (const char *)L->ev.data.alias.anchor));
+	return true;
+}
+
+/*
+ * The first pass: is the whole input well-formed YAML? Syntax errors are reported before
+ * any error of meaning. Nesting is bounded here, so libyaml's stacks stay small whatever
+ * the input (a scenario nests four levels at most).
+ */
+static bool check_syntax(struct loader *L)
+{
+	size_t depth = 0;
+
+	do {
+		if (!raw_next(L))
+			return false;
+		if (L->ev.type == YAML_MAPPING_START_EVENT || L->ev.type == YAML_SEQUENCE_START_EVENT)
+			depth++;
+		if (L->ev.type == YAML_MAPPING_END_EVENT || L->ev.type == YAML_SEQUENCE_END_EVENT)
+			depth--;
+		if (depth > MAX_DEPTH)
+			return fail(L, L->ev.start_mark,
+				    "nesting deeper than %d levels; expected a scenario (4 levels at most)",
+				    MAX_DEPTH);
+	} while (L->ev.type != YAML_STREAM_END_EVENT);
+	return true;
+}
+
+/* The current event's text: fails unless it is a scalar with a value and no NUL inside. */
+static bool scalar(struct loader *L, const char *path, const char *want, const char **text)
+{
+	const char *v = (const char *)L->ev.data.scalar.value;
+
+	if (L->ev.type != YAML_SCALAR_EVENT || is_null(L))
+		return fail(L, L->ev.start_mark, "%s is %s; expected %s", path, found(L), want);
+	if (strlen(v) != L->ev.data.scalar.length)
+		return fail(L, L->ev.start_mark, "%s contains a NUL character; expected %s", path, want);
+	*text = v;
+	return true;
+}
+
+static bool plain(const struct loader *L)
+{
+	return L->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static void remember(struct loader *L, const void *ptr, yaml_mark_t mark)
+{
+	if (L->given_len < MAX_GIVEN) {
+		L->given[L->given_len].ptr = ptr;
+		L->given[L->given_len].mark = mark;
+		L->given_len++;
+	}
+}
+
+static bool given(const struct loader *L, const void *ptr, yaml_mark_t *mark)
+{
+	for (size_t i = 0; i < L->given_len; i++) {
+		if (L->given[i].ptr == ptr) {
+			if (mark)
+				*mark = L->given[i].mark;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Where the value of field a was, else field b's, else the top-level mapping. */
+static yaml_mark_t mark_of(const struct loader *L, const void *a, const void *b)
+{
+	yaml_mark_t m = L->top;
+
+	if (!given(L, a, &m))
+		given(L, b, &m);
+	return m;
+}
+
+/* ---- scalars ---- */
+
+static void format_size(char *buf, size_t len, uint64_t v)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	size_t u = 0;
+
+	while (u + 1 < PN_ARRAY_LEN(units) && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)v, units[u]);
+}
+
+/* The "expected ..." text for a field. */
+static void expected(const struct field *f, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	format_size(lo, sizeof lo, f->min);
+	format_size(hi, sizeof hi, f->max);
+	switch (f->type) {
+	case V_U32:
+	case V_U64:
+		snprintf(buf, len, "an integer from %llu to %llu", (unsigned long long)f->min,
+			 (unsigned long long)f->max);
+		break;
+	case V_SIZE32:
+	case V_SIZE64:
+		if (f->pow2)
+			snprintf(buf, len, "a size that is a power of two from %s to %s", lo, hi);
+		else
+			snprintf(buf, len, "a size like 64MiB (units B, kB, KiB, MB, MiB, GB, GiB, TB, TiB)");
+		break;
+	case V_DURATION:
+		snprintf(buf, len, "a duration like 250ms or 4min (units us, ms, s, min, h, d)");
+		break;
+	case V_FRACTION:
+		snprintf(buf, len, "a number greater than 0 and at most 1");
+		break;
+	case V_BOOL:
+		snprintf(buf, len, "true or false");
+		break;
+	case V_ENUM:
+		snprintf(buf, len, "one of ");
+		join_names(buf + 7, len - 7, f->names, count_names(f->names));
+		break;
+	default:
+		snprintf(buf, len, "a string of at most %llu bytes", (unsigned long long)f->max - 1);
+		break;
+	}
+}
+
+static bool bad_number(struct loader *L, const struct field *f, const char *path,
+		       const char *text, enum pn_parse_status st, const char *want)
+{
+	const char *what = "is not a number";
+
+	switch (st) {
+	case PN_PARSE_NEGATIVE: what = "is negative"; break;
+	case PN_PARSE_SIGN: what = "has a sign"; break;
+	case PN_PARSE_FRACTION: what = "is not a whole number"; break;
+	case PN_PARSE_OVERFLOW: what = "is too large"; break;
+	case PN_PARSE_NO_UNIT: what = "has no unit"; break;
+	case PN_PARSE_BAD_UNIT: what = "has an unknown unit"; break;
+	default:
+		if (f->type == V_SIZE32 || f->type == V_SIZE64)
+			what = "is not a size";
+		else if (f->type == V_DURATION)
+			what = "is not a duration";
+		break;
+	}
+	return fail(L, L->ev.start_mark, "%s %s ('%s'); expected %s", path, what, show(L, text), want);
+}
+
+static bool read_number(struct loader *L, const struct field *f, void *dst, const char *path)
+{
+	char want[WANT_LEN];
+	const char *text;
+	uint64_t v = 0;
+	enum pn_parse_status st;
+
+	expected(f, want, sizeof want);
+	if (!scalar(L, path, want, &text))
+		return false;
+	if (f->type == V_SIZE32 || f->type == V_SIZE64)
+		st = pn_parse_size_status(text, &v);
+	else if (f->type == V_DURATION)
+		st = pn_parse_duration_status(text, &v);
+	else if (!plain(L))
+		return fail(L, L->ev.start_mark, "%s is the quoted string '%s'; expected %s", path,
+			    show(L, text), want);
+	else
+		st = pn_parse_uint(text, &v);
+	if (st != PN_PARSE_OK)
+		return bad_number(L, f, path, text, st, want);
+	if (v < f->min || v > f->max)
+		return fail(L, L->ev.start_mark, "%s is %s, out of range; expected %s", path,
+			    show(L, text), want);
+	if (f->pow2 && (v & (v - 1)) != 0)
+		return fail(L, L->ev.start_mark, "%s is %s, not a power of two; expected %s", path,
+			    show(L, text), want);
+	if (f->type == V_U32 || f->type == V_SIZE32)
+		*(uint32_t *)dst = (uint32_t)v;
+	else
+		*(uint64_t *)dst = v;
+	return true;
+}
+
+/* digits [. digits], as a double; no sign, no exponent. */
+static enum pn_parse_status parse_fraction(const char *s, double *out)
+{
+	double v = 0, scale = 1;
+	size_t n = 0;
+	const char *p = s;
+
+	if (*p == '-')
+		return PN_PARSE_NEGATIVE;
+	if (*p == '+')
+		return PN_PARSE_SIGN;
+	for (; *p >= '0' && *p <= '9'; p++, n++)
+		v = v * 10 + (*p - '0');
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
+			scale /= 10;
+			v += (*p - '0') * scale;
+		}
+	}
+	if (n == 0 || *p || n > 30)
+		return PN_PARSE_SYNTAX;
+	*out = v;
+	return PN_PARSE_OK;
+}
+
+static bool read_fraction(struct loader *L, const struct field *f, void *dst, const char *path)
+{
+	char want[WANT_LEN];
+	const char *text;
+	double v = 0;
+	enum pn_parse_status st;
+
+	expected(f, want, sizeof want);
+	if (!scalar(L, path, want, &text))
+		return false;
+	if (!plain(L))
+		return fail(L, L->ev.start_mark, "%s is the quoted string '%s'; expected %s", path,
+			    show(L, text), want);
+	st = parse_fraction(text, &v);
+	if (st != PN_PARSE_OK)
+		return bad_number(L, f, path, text, st, want);
+	if (!(v > 0 && v <= 1))
+		return fail(L, L->ev.start_mark, "%s is %s, out of range; expected %s", path,
+			    show(L, text), want);
+	*(double *)dst = v;
+	return true;
+}
+
+static bool read_bool(struct loader *L, const struct field *f, void *dst, const char *path)
+{
+	static const char *const words[] = {"true", "false", "yes", "no", "on", "off"};
+	const char *text;
+
+	if (!scalar(L, path, "true or false", &text))
+		return false;
+	for (size_t i = 0; plain(L) && i < PN_ARRAY_LEN(words); i++) {
+		if (strcasecmp(text, words[i]) == 0) {
+			*(bool *)dst = i % 2 == 0;
+			return true;
+		}
+	}
+	return fail(L, L->ev.start_mark, "%s is %s%s; expected true or false (or yes/no, on/off)",
+		    path, plain(L) ? "" : "the quoted string ", found(L));
+}
+
+/* Stores the index of the name matched into *(unsigned *)dst. */
+static bool read_enum(struct loader *L, const struct field *f, void *dst, const char *path)
+{
+	char want[WANT_LEN], hint[80];
+	size_t n = count_names(f->names);
+	const char *text;
+
+	expected(f, want, sizeof want);
+	if (!scalar(L, path, want, &text))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(text, f->names[i]) == 0) {
+			*(unsigned *)dst = (unsigned)i;
+			return true;
+		}
+	}
+	suggest(hint, sizeof hint, text, f->names, n);
+	return fail(L, L->ev.start_mark, "unknown %s '%s'%s; expected %s", path, show(L, text),
+		    hint, want);
+}
+
+static bool read_string(struct loader *L, const struct field *f, void *dst, const char *path)
+{
+	char want[WANT_LEN];
+	const char *text;
+	size_t n;
+
+	if (f->min == 0 && is_null(L)) {
+		*(char *)dst = '\0';
+		return true;
+	}
+	expected(f, want, sizeof want);
+	if (!scalar(L, path, want, &text))
+		return false;
+	n = L->ev.data.scalar.length;
+	while (n > 0 && text[n - 1] == '\n')
+		n--; /* a block scalar's final line break */
+	if (n < f->min)
+		return fail(L, L->ev.start_mark, "%s is empty; expected a non-empty string", path);
+	if (n >= f->max)
+		return fail(L, L->ev.start_mark, "%s is %zu bytes long; expected %s", path, n, want);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return fail(L, L->ev.start_mark,
+				    "%s contains a line break or control character; expected one line of text",
+				    path);
+	}
+	memcpy(dst, text, n);
+	((char *)dst)[n] = '\0';
+	return true;
+}
+
+/* ---- mappings ---- */
+
+static bool read_value(struct loader *L, const struct field *f, void *base, const char *path);
+
+/* " in storage" or " at the top level" */
+static const char *place(char *buf, size_t len, const char *where)
+{
+	if (*where)
+		snprintf(buf, len, " in %s", where);
+	else
+		snprintf(buf, len, " at the top level");
+	return buf;
+}
+
+/* Looks the current key up in t; fails with a suggestion when it is not there. */
+static int find_key(struct loader *L, const struct table *t, const char *where)
+{
+	const char *names[MAX_FIELDS];
+	const char *key = (const char *)L->ev.data.scalar.value;
+	char hint[80], in[PATH_LEN + 20], list[WANT_LEN];
+
+	for (size_t i = 0; i < t->count; i++) {
+		names[i] = t->fields[i].key;
+		if (strcmp(key, names[i]) == 0 && strlen(key) == L->ev.data.scalar.length)
+			return (int)i;
+	}
+	place(in, sizeof in, where);
+	suggest(hint, sizeof hint, key, names, t->count);
+	if (hint[0]) {
+		fail(L, L->ev.start_mark, "unknown key '%s'%s%s", show(L, key), in, hint);
+		return -1;
+	}
+	join_names(list, sizeof list, names, t->count);
+	fail(L, L->ev.start_mark, "unknown key '%s'%s; expected one of %s", show(L, key), in, list);
+	return -1;
+}
+
+/* Reads the mapping whose MAPPING-START is the current event, through the end. */
+static bool read_mapping(struct loader *L, const struct table *t, void *base, const char *where,
+			 struct seen *seen)
+{
+	char path[PATH_LEN], in[PATH_LEN + 20];
+	int i;
+
+	PN_ASSERT(t->count <= MAX_FIELDS);
+	memset(seen, 0, sizeof *seen);
+	for (;;) {
+		if (!next(L))
+			return false;
+		if (L->ev.type == YAML_MAPPING_END_EVENT)
+			return true;
+		if (L->ev.type != YAML_SCALAR_EVENT)
+			return fail(L, L->ev.start_mark, "a key%s is %s; expected a key name",
+				    place(in, sizeof in, where), found(L));
+		i = find_key(L, t, where);
+		if (i < 0)
+			return false;
+		if (seen->mask & (1u << i))
+			return fail(L, L->ev.start_mark, "duplicate key '%s'%s (first at %zu:%zu); expected each key once",
+				    t->fields[i].key, place(in, sizeof in, where), seen->key[i].line + 1,
+				    seen->key[i].column + 1);
+		seen->mask |= 1u << i;
+		seen->key[i] = L->ev.start_mark;
+		snprintf(path, sizeof path, "%s%s%s", where, *where ? "." : "", t->fields[i].key);
+		if (!next(L))
+			return false;
+		if (base == L->s && t->fields[i].type != V_SECTION)
+			remember(L, (char *)base + t->fields[i].off, L->ev.start_mark);
+		if (!read_value(L, &t->fields[i], base, path))
+			return false;
+	}
+}
+
+/* A section: a mapping, or nothing at all (all defaults). Nesting is bounded by the schema. */
+static bool read_section(struct loader *L, const struct table *t, void *base, const char *path)
+{
+	struct seen seen;
+
+	if (t->has_present)
+		*(bool *)((char *)base + t->present) = true;
+	if (is_null(L))
+		return true;
+	if (L->ev.type != YAML_MAPPING_START_EVENT)
+		return fail(L, L->ev.start_mark, "%s is %s; expected a mapping", path, found(L));
+	return read_mapping(L, t, base, path, &seen);
+}
+
+static bool read_value(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	void *dst = (char *)base + f->off;
+
+	switch (f->type) {
+	case V_U32:
+	case V_U64:
+	case V_SIZE32:
+	case V_SIZE64:
+	case V_DURATION:
+		return read_number(L, f, dst, path);
+	case V_FRACTION:
+		return read_fraction(L, f, dst, path);
+	case V_BOOL:
+		return read_bool(L, f, dst, path);
+	case V_ENUM:
+		return read_enum(L, f, dst, path);
+	case V_STRING:
+		return read_string(L, f, dst, path);
+	case V_SECTION:
+		return read_section(L, f->section, base, path);
+	case V_CUSTOM:
+		return f->read(L, f, base, path);
+	}
+	return fail(L, L->ev.start_mark, "%s: internal error: no reader", path);
+}
+
+/* ---- custom values ---- */
+
+/* Makes room for one more element of size `size` in *array (len used, *cap allocated). */
+static bool grow(struct loader *L, void **array, size_t *cap, size_t len, size_t size)
+{
+	size_t want;
+	void *p;
+
+	if (len < *cap)
+		return true;
+	want = *cap ? *cap * 2 : 16;
+	p = realloc(*array, want * size);
+	if (!p)
+		return fail(L, L->ev.start_mark, "out of memory");
+	*array = p;
+	*cap = want;
+	return true;
+}
+
+/* Which keys an op takes besides op and client: page, xid. */
+static bool op_has_page(enum pn_op op)
+{
+	return op == PN_OP_UPDATE || op == PN_OP_EVICT || op == PN_OP_HINT || op == PN_OP_VACUUM ||
+	       op == PN_OP_DEDUP;
+}
+
+static bool check_step(struct loader *L, const struct pn_step *st, const struct seen *seen,
+		       yaml_mark_t m, const char *where)
+{
+	uint32_t allowed = 1u << STEP_OP | 1u << STEP_CLIENT;
+	char list[WANT_LEN];
+	const char *op;
+
+	if (!(seen->mask & 1u << STEP_OP)) {
+		join_names(list, sizeof list, op_names, count_names(op_names));
+		return fail(L, m, "%s has no 'op'; expected op: one of %s", where, list);
+	}
+	op = op_names[st->op];
+	if (op_has_page(st->op))
+		allowed |= 1u << STEP_PAGE;
+	if (st->op == PN_OP_SLRU_SET)
+		allowed |= 1u << STEP_XID;
+	for (size_t i = 0; i < step_table.count; i++) {
+		if ((seen->mask & 1u << i) && !(allowed & 1u << i))
+			return fail(L, seen->key[i], "key '%s' is not used by op '%s' in %s; expected %s",
+				    step_fields[i].key, op, where,
+				    st->op == PN_OP_SLRU_SET ? "op, xid, client" :
+				    op_has_page(st->op) ? "op, page, client" : "op, client");
+	}
+	if ((allowed & 1u << STEP_PAGE) && !(seen->mask & 1u << STEP_PAGE))
+		return fail(L, m, "%s has op '%s' but no 'page'; expected page: N", where, op);
+	if ((allowed & 1u << STEP_XID) && !(seen->mask & 1u << STEP_XID))
+		return fail(L, m, "%s has op '%s' but no 'xid'; expected xid: N", where, op);
+	return true;
+}
+
+static bool read_step(struct loader *L, struct pn_step *st, const char *where)
+{
+	yaml_mark_t m = L->ev.start_mark;
+	struct seen seen;
+
+	memset(st, 0, sizeof *st);
+	st->line = (int)m.line + 1;
+	st->column = (int)m.column + 1;
+	if (L->ev.type != YAML_MAPPING_START_EVENT)
+		return fail(L, m, "%s is %s; expected a step like {op: update, page: 3}", where,
+			    found(L));
+	if (!read_mapping(L, &step_table, st, where, &seen))
+		return false;
+	return check_step(L, st, &seen, m, where);
+}
+
+static bool read_script(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	struct pn_scenario *s = L->s;
+	char where[PATH_LEN];
+
+	if (is_null(L))
+		return true;
+	if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+		return fail(L, L->ev.start_mark,
+			    "%s is %s; expected a list of steps like [{op: update, page: 3}, {op: commit}]",
+			    path, found(L));
+	for (;;) {
+		if (!next(L))
+			return false;
+		if (L->ev.type == YAML_SEQUENCE_END_EVENT)
+			return true;
+		if (s->workload.script_len >= MAX_STEPS)
+			return fail(L, L->ev.start_mark, "%s has more than %u steps; expected at most %u",
+				    path, MAX_STEPS, MAX_STEPS);
+		if (!grow(L, (void **)&s->workload.script, &L->script_cap, s->workload.script_len,
+			  sizeof *s->workload.script))
+			return false;
+		snprintf(where, sizeof where, "%s[%u]", path, s->workload.script_len);
+		if (!read_step(L, &s->workload.script[s->workload.script_len++], where))
+			return false;
+	}
+}
+
+static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	const char *names[PN_MUT_COUNT], *text;
+	char where[PATH_LEN], hint[80], list[WANT_LEN];
+	uint32_t *bits = &L->s->protocol.mutations;
+
+	for (int i = 0; i < PN_MUT_COUNT; i++)
+		names[i] = pn_mutation_name(i);
+	join_names(list, sizeof list, names, PN_MUT_COUNT);
+	if (is_null(L))
+		return true;
+	if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+		return fail(L, L->ev.start_mark, "%s is %s; expected a list of mutation names like [fpw_off]",
+			    path, found(L));
+	for (size_t i = 0;; i++) {
+		int k = 0;
+		if (!next(L))
+			return false;
+		if (L->ev.type == YAML_SEQUENCE_END_EVENT)
+			return true;
+		snprintf(where, sizeof where, "%s[%zu]", path, i);
+		if (!scalar(L, where, "a mutation name", &text))
+			return false;
+		while (k < PN_MUT_COUNT && strcmp(text, names[k]) != 0)
+			k++;
+		if (k == PN_MUT_COUNT) {
+			suggest(hint, sizeof hint, text, names, PN_MUT_COUNT);
+			return fail(L, L->ev.start_mark, "unknown mutation '%s' in %s%s; expected one of %s",
+				    show(L, text), path, hint, list);
+		}
+		if (*bits & 1u << k)
+			return fail(L, L->ev.start_mark, "mutation '%s' is listed twice in %s; expected each once",
+				    names[k], path);
+		*bits |= 1u << k;
+	}
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* crash.points as a list: event numbers, kept sorted and without repeats. */
+static bool read_point_list(struct loader *L, const char *path)
+{
+	static const struct field point = {.key = "point", .type = V_U64, .max = UINT64_MAX};
+	struct pn_scenario *s = L->s;
+	yaml_mark_t m = L->ev.start_mark;
+	char where[PATH_LEN];
+	uint32_t n = 0;
+
+	for (;;) {
+		uint64_t v = 0;
+		if (!next(L))
+			return false;
+		if (L->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (s->crash.list_len >= MAX_POINTS)
+			return fail(L, L->ev.start_mark, "%s lists more than %u event numbers; expected at most %u",
+				    path, MAX_POINTS, MAX_POINTS);
+		snprintf(where, sizeof where, "%s[%u]", path, s->crash.list_len);
+		if (!read_number(L, &point, &v, where))
+			return false;
+		if (!grow(L, (void **)&s->crash.list, &L->list_cap, s->crash.list_len, sizeof v))
+			return false;
+		s->crash.list[s->crash.list_len++] = v;
+	}
+	if (s->crash.list_len == 0)
+		return fail(L, m, "%s is an empty list; expected all, {every: N} or a list of event numbers",
+			    path);
+	qsort(s->crash.list, s->crash.list_len, sizeof *s->crash.list, compare_u64);
+	for (uint32_t i = 0; i < s->crash.list_len; i++) {
+		if (n == 0 || s->crash.list[i] != s->crash.list[n - 1])
+			s->crash.list[n++] = s->crash.list[i];
+	}
+	s->crash.list_len = n;
+	s->crash.points = PN_POINTS_LIST;
+	return true;
+}
+
+static bool read_points(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	struct seen seen;
+	yaml_mark_t m = L->ev.start_mark;
+
+	if (L->ev.type == YAML_SCALAR_EVENT && plain(L) &&
+	    strcmp((const char *)L->ev.data.scalar.value, "all") == 0) {
+		L->s->crash.points = PN_POINTS_ALL;
+		return true;
+	}
+	if (L->ev.type == YAML_SEQUENCE_START_EVENT)
+		return read_point_list(L, path);
+	if (L->ev.type != YAML_MAPPING_START_EVENT)
+		return fail(L, m, "%s is %s; expected all, {every: N} or a list of event numbers", path,
+			    found(L));
+	if (!read_mapping(L, &every_table, L->s, path, &seen))
+		return false;
+	if (!seen.mask)
+		return fail(L, m, "%s has no 'every'; expected {every: N}", path);
+	L->s->crash.points = PN_POINTS_EVERY;
+	return true;
+}
+
+static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	static const struct field verdict = {.key = "verdict", .type = V_ENUM, .names = verdict_names};
+	unsigned v = 0;
+
+	if (!read_enum(L, &verdict, &v, path))
+		return false;
+	L->s->expect.violation = v == 1;
+	return true;
+}
+
+/* ---- the document ---- */
+
+static bool load_document(struct loader *L)
+{
+	struct seen seen;
+
+	if (!next(L) || !next(L)) /* STREAM-START, then DOCUMENT-START or STREAM-END */
+		return false;
+	if (L->ev.type == YAML_STREAM_END_EVENT)
+		return fail_at(L, 1, 1, "the file is empty (or only comments); expected a mapping with at least 'name'");
+	if (!next(L))
+		return false;
+	L->top = L->ev.start_mark;
+	if (is_null(L))
+		return fail(L, L->top, "the document is empty; expected a mapping with at least 'name'");
+	if (L->ev.type != YAML_MAPPING_START_EVENT)
+		return fail(L, L->top, "the top level is %s; expected a mapping of scenario keys (name, storage, protocol, ...)",
+			    found(L));
+	if (!read_mapping(L, &top_table, L->s, "", &seen))
+		return false;
+	if (!next(L) || !next(L)) /* DOCUMENT-END, then STREAM-END */
+		return false;
+	if (L->ev.type != YAML_STREAM_END_EVENT)
+		return fail(L, L->ev.start_mark, "a second YAML document starts here; expected one scenario per file");
+	return true;
+}
+
+/* Steps against storage.pages and workload.clients, known only once the document is read. */
+static bool validate_script(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	yaml_mark_t m;
+	bool has_script = given(L, &s->workload.script, &m);
+
+	if (s->workload.kind == PN_WL_SCRIPT && s->workload.script_len == 0)
+		return fail(L, mark_of(L, &s->workload.script, &s->workload.kind),
+			    "workload.kind is script but workload.script %s; expected a non-empty list of steps",
+			    has_script ? "is empty" : "is missing");
+	if (s->workload.kind != PN_WL_SCRIPT && has_script)
+		return fail(L, m, "workload.script is given but workload.kind is %s; expected kind: script",
+			    kind_names[s->workload.kind]);
+	for (uint32_t i = 0; i < s->workload.script_len; i++) {
+		const struct pn_step *st = &s->workload.script[i];
+		if (op_has_page(st->op) && st->page >= s->storage.pages)
+			return fail_at(L, (size_t)st->line, (size_t)st->column,
+				       "workload.script[%u].page is %u, out of range; expected a page below storage.pages (%u)",
+				       i, st->page, s->storage.pages);
+		if (st->client >= s->workload.clients)
+			return fail_at(L, (size_t)st->line, (size_t)st->column,
+				       "workload.script[%u].client is %u, out of range; expected a client below workload.clients (%u)",
+				       i, st->client, s->workload.clients);
+	}
+	return true;
+}
+
+/* Relations between keys, checked once everything is read (any order of sections). */
+static bool validate(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	char a[32], b[32];
+
+	if (!given(L, s->name, NULL))
+		return fail(L, L->top, "missing required key 'name'; expected name: <scenario name> at the top level");
+	if (s->storage.sector_size > s->storage.page_size)
+		return fail(L, mark_of(L, &s->storage.sector_size, &s->storage.page_size),
+			    "storage.sector_size (%u) is larger than storage.page_size (%u); expected a power of two that divides page_size",
+			    s->storage.sector_size, s->storage.page_size);
+	if (s->workload.pages_per_transaction > s->storage.pages)
+		return fail(L, mark_of(L, &s->workload.pages_per_transaction, &s->storage.pages),
+			    "workload.pages_per_transaction (%u) is more than storage.pages (%u); expected at most storage.pages",
+			    s->workload.pages_per_transaction, s->storage.pages);
+	if (s->checkpoint.max_wal_size != 0 &&
+	    s->checkpoint.max_wal_size / 2 < s->storage.wal_segment_size) {
+		format_size(a, sizeof a, s->checkpoint.max_wal_size);
+		format_size(b, sizeof b, 2ull * s->storage.wal_segment_size);
+		return fail(L, mark_of(L, &s->checkpoint.max_wal_size, &s->storage.wal_segment_size),
+			    "checkpoint.max_wal_size (%s) is less than two WAL segments; expected 0 (off) or at least %s",
+			    a, b);
+	}
+	if (s->replay.present && s->replay.schedule >= s->schedules.runs)
+		return fail(L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
+			    "replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
+			    s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
+	return validate_script(L);
+}
+
+/* One walk over the input with a fresh parser. */
+static bool run_pass(struct loader *L, bool (*pass)(struct loader *L))
+{
+	bool ok;
+
+	if (!yaml_parser_initialize(&L->parser))
+		return fail_at(L, 1, 1, "out of memory");
+	yaml_parser_set_encoding(&L->parser, YAML_UTF8_ENCODING);
+	yaml_parser_set_input_string(&L->parser, (const unsigned char *)L->text, L->len);
+	ok = pass(L);
+	if (L->has_ev)
+		yaml_event_delete(&L->ev);
+	L->has_ev = false;
+	yaml_parser_delete(&L->parser);
+	return ok;
+}
+
+bool pn_scenario_load_string(const char *name, const char *text, size_t len,
+			     struct pn_scenario *out, char *err, size_t err_len)
+{
+	struct loader L;
+	bool ok;
+
+	pn_scenario_defaults(out);
+	if (err && err_len)
+		err[0] = '\0';
+	name = name ? name : "<string>";
+	text = text ? text : "";
+	snprintf(out->path, sizeof out->path, "%s", name);
+	if (len > MAX_FILE_BYTES)
+		return message(err, err_len, name, 1, 1,
+			       "the file is %zu bytes; expected a scenario of at most 16 MiB", len);
+	memset(&L, 0, sizeof L);
+	L.name = name;
+	L.text = text;
+	L.len = len;
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		L.text += 3; /* a UTF-8 byte-order mark: libyaml skips it only when it guesses */
+		L.len -= 3;
+	}
+	L.s = out;
+	L.err = err;
+	L.err_len = err_len;
+	ok = run_pass(&L, check_syntax) && run_pass(&L, load_document) && validate(&L);
+	if (!ok)
+		pn_scenario_free(out);
+	return ok;
+}
+
+/* Reads a whole file of at most MAX_FILE_BYTES. Returns 0, an errno, or -1 when too large. */
+static int read_file(const char *path, char **out, size_t *out_len)
+{
+	struct stat st;
+	size_t cap = 64u << 10, len = 0;
+	char *buf = NULL;
+	int e = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > (off_t)MAX_FILE_BYTES) {
+			e = -1;
+			goto out;
+		}
+		cap = (size_t)st.st_size + 1;
+	}
+	for (;;) {
+		ssize_t n;
+		if (len == cap || !buf) {
+			char *p;
+			if (len > MAX_FILE_BYTES) {
+				e = -1;
+				goto out;
+			}
+			cap = buf ? PN_MIN(cap * 2, (size_t)MAX_FILE_BYTES + 1) : cap;
+			p = realloc(buf, cap);
+			if (!p) {
+				e = ENOMEM;
+				goto out;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > MAX_FILE_BYTES)
+		e = -1;
+out:
+	close(fd);
+	if (e) {
+		free(buf);
+		return e;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size_t err_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int e;
+	bool ok;
+
+	pn_scenario_defaults(out);
+	if (err && err_len)
+		err[0] = '\0';
+	if (!path)
+		return message(err, err_len, "<none>", 1, 1, "cannot read: no file name given");
+	e = read_file(path, &text, &len);
+	if (e == -1)
+		return message(err, err_len, path, 1, 1,
+			       "the file is larger than 16 MiB; expected a scenario of at most 16 MiB");
+	if (e)
+		return message(err, err_len, path, 1, 1, "cannot read: %s", strerror(e));
+	ok = pn_scenario_load_string(path, text, len, out, err, err_len);
+	free(text);
+	return ok;
+}
