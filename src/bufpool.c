@@ -198,11 +198,12 @@ static void write_done(struct pn_engine *e, struct pn_io *io);
 
 static uint64_t late_bind(struct pn_engine *e, struct pn_io *io)
 {
-	/* aio_late_bind: the slot is looked up when the I/O is dispatched, not when issued. */
-	PN_TESTCASE("late-bound write sees a different slot", io->slot != e->cur[io->page]);
-	io->slot = e->cur[io->page];
-	pn_store_check_write(e, io->page, io->slot);
-	return pn_store_offset(e, io->page, io->slot);
+	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
+	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
+	uint32_t slot = e->cur[io->page];
+	PN_TESTCASE("late-bound write lands on another slot", slot != io->slot);
+	pn_store_check_write(e, io->page, slot);
+	return pn_store_offset(e, io->page, slot);
 }
 
 static void issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,

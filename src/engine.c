@@ -72,7 +72,7 @@ static bool alloc_ios(struct pn_engine *e)
 {
 	e->nios = 4 * e->nframes + 64;
 	e->ios = calloc(e->nios, sizeof(*e->ios));
-	e->io_bufs = malloc((size_t)(e->nios + 1) * 2u * e->page_size);
+	e->io_bufs = malloc((size_t)(e->nios + 2) * 2u * e->page_size); /* + spares */
 	e->io_free = malloc(sizeof(uint32_t) * e->nios);
 	if (!e->ios || !e->io_bufs || !e->io_free)
 		return false;

@@ -199,7 +199,15 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 					    e->generations);
 			return;
 		}
+		/* The page now lives in the target slot, which may hold nothing yet: even when
+		 * the change was already in the baseline (BLK_DONE), the page must be written
+		 * to its new slot, so it is dirty. */
+		PN_TESTCASE("redo shifts a page whose change was already applied", done);
 		e->cur[pg] = (uint8_t)target;
+		f->dirty = true;
+		f->redirtied |= f->io_writes > 0;
+		if (f->last_lsn < pn_page_lsn(page))
+			f->last_lsn = pn_page_lsn(page);
 	}
 }
 

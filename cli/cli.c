@@ -1,0 +1,761 @@
+/*
+ * cli.c: the dispatcher and the helpers every command shares (cli layer). In order:
+ *   1. the command table and pn_cli_main() (top-level --help, --version, help CMD)
+ *   2. option parsing: getopt_long errors, integers, sizes, durations, modes
+ *   3. scenarios and runs: loading, one simulated run, explaining a failed one
+ *   4. the metrics table (one column per result)
+ *   5. the per-record-type breakdown, in pg_waldump --stats=record's format
+ *   6. the JSON document {"results": [...]}
+ * The rules the commands keep (exit statuses, message form, JSON determinism) are C1..C4
+ * in cli.h.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- 1. commands ---- */
+
+const struct pn_command pn_commands[] = {
+	{"run", pn_cmd_run, "simulate one scenario once and print its metrics"},
+	{"check", pn_cmd_check, "enumerate crash points and states, recover, verify with the oracle"},
+	{"replay", pn_cmd_replay, "re-run a counterexample trace exactly, print its timeline"},
+	{"compare", pn_cmd_compare, "run one scenario under several protocols, metrics side by side"},
+	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
+	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
+};
+const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
+
+const struct pn_command *pn_cli_find(const char *name)
+{
+	for (size_t i = 0; name && i < pn_commands_len; i++) {
+		if (strcmp(pn_commands[i].name, name) == 0)
+			return &pn_commands[i];
+	}
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: penumbra <command> [options] [arguments]\n"
+	      "       penumbra --help | --version\n"
+	      "\n"
+	      "A deterministic simulator and crash-point model checker for PostgreSQL-like page\n"
+	      "crash-safety protocols: full-page writes, Umbra, doublewrite, pushdown.\n"
+	      "\n"
+	      "commands:\n", out);
+	for (size_t i = 0; i < pn_commands_len; i++)
+		fprintf(out, "  %-10s %s\n", pn_commands[i].name, pn_commands[i].summary);
+	fprintf(out, "  %-10s %s\n", "help", "this help, or a command's: penumbra help <command>");
+	fputs("\n"
+	      "'penumbra <command> --help' describes a command's options. Options may come\n"
+	      "before or after the arguments.\n"
+	      "\n"
+	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage\n", out);
+}
+
+/* `penumbra help [COMMAND]`: argv[0] is "help". */
+static int help(int argc, char **argv)
+{
+	static char help_flag[] = "--help";
+	const struct pn_command *cmd;
+	char *args[3];
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return pn_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
+	cmd = pn_cli_find(argv[1]);
+	if (!cmd)
+		return pn_cli_usage_error("help", "unknown command '%s'", argv[1]);
+	args[0] = argv[1];
+	args[1] = help_flag;
+	args[2] = NULL;
+	return cmd->fn(2, args);
+}
+
+int pn_cli_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct pn_command *cmd;
+	int c;
+
+	pn_cli_getopt_reset();
+	/* '+': stop at the command; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (c == 'V') {
+			printf("penumbra %s\n", PN_VERSION);
+			return 0;
+		}
+		return pn_cli_bad_option(NULL, c, argv);
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[optind], "help") == 0)
+		return help(argc - optind, argv + optind);
+	cmd = pn_cli_find(argv[optind]);
+	if (!cmd)
+		return pn_cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
+	return cmd->fn(argc - optind, argv + optind);
+}
+
+/* ---- 2. option parsing ---- */
+
+void pn_cli_getopt_reset(void)
+{
+	optind = 0; /* glibc: 0 also resets its internal state (a half-read "-abc") */
+	opterr = 0;
+}
+
+int pn_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cmd)
+		fprintf(stderr, "penumbra %s: ", cmd);
+	else
+		fputs("penumbra: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; try 'penumbra --help'\n", stderr);
+	return 2;
+}
+
+/*
+ * Long options use values >= 256 and the only short option is -h, so a printable optopt
+ * other than 'h' is an unknown short option; otherwise the element just read names it.
+ */
+int pn_cli_bad_option(const char *cmd, int c, char **argv)
+{
+	const char *elem = optind > 0 ? argv[optind - 1] : "?";
+	const char *eq = strchr(elem, '=');
+	int len = eq && elem[0] == '-' && elem[1] == '-' ? (int)(eq - elem) : (int)strlen(elem);
+
+	if (c == ':')
+		return pn_cli_usage_error(cmd, "option '%s' needs a value", elem);
+	if (optopt > 0 && optopt < 128 && optopt != 'h')
+		return pn_cli_usage_error(cmd, "unknown option '-%c'", optopt);
+	if (eq && optopt != 0)
+		return pn_cli_usage_error(cmd, "option '%.*s' takes no value", len, elem);
+	return pn_cli_usage_error(cmd, "unknown option '%.*s'", len, elem);
+}
+
+int pn_cli_not_implemented(const char *cmd)
+{
+	fprintf(stderr, "penumbra: '%s' is not implemented yet\n", cmd);
+	return 2;
+}
+
+static const char *parse_reason(enum pn_parse_status st)
+{
+	switch (st) {
+	case PN_PARSE_OK: return "ok";
+	case PN_PARSE_EMPTY: return "empty";
+	case PN_PARSE_NEGATIVE: return "negative";
+	case PN_PARSE_SIGN: return "a sign";
+	case PN_PARSE_FRACTION: return "a fraction";
+	case PN_PARSE_OVERFLOW: return "too large";
+	case PN_PARSE_NO_UNIT: return "no unit";
+	case PN_PARSE_BAD_UNIT: return "an unknown unit";
+	case PN_PARSE_SYNTAX: return "not a number";
+	}
+	return "?";
+}
+
+static bool parsed(const char *cmd, const char *opt, const char *s, enum pn_parse_status st,
+		   const char *expected)
+{
+	if (st == PN_PARSE_OK)
+		return true;
+	pn_cli_usage_error(cmd, "%s '%s': %s; expected %s", opt, s, parse_reason(st), expected);
+	return false;
+}
+
+bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+	return parsed(cmd, opt, s, pn_parse_uint(s, out), "an unsigned decimal integer");
+}
+
+bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+	return parsed(cmd, opt, s, pn_parse_size_status(s, out),
+		      "a size such as 8192, 64kB or 16MiB");
+}
+
+bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint64_t *out_ns)
+{
+	return parsed(cmd, opt, s, pn_parse_duration_status(s, out_ns),
+		      "a duration such as 250ms, 30s or 4min");
+}
+
+bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
+{
+	char names[96] = "";
+
+	if (pn_mode_parse(s, out))
+		return true;
+	for (int m = 0; m < PN_CLI_MAX_MODES; m++) {
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof names - len, "%s%s", m ? ", " : "",
+			 pn_mode_name((enum pn_mode)m));
+	}
+	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
+	return false;
+}
+
+int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES])
+{
+	char buf[128];
+	char *word = buf;
+	int n = 0;
+
+	if (strlen(list) >= sizeof buf) {
+		pn_cli_usage_error(cmd, "mode list '%.20s...' is too long", list);
+		return -1;
+	}
+	memcpy(buf, list, strlen(list) + 1);
+	for (;;) {
+		char *comma = strchr(word, ',');
+		if (comma)
+			*comma = '\0';
+		if (*word == '\0') {
+			pn_cli_usage_error(cmd, "empty mode name in '%s'", list);
+			return -1;
+		}
+		if (!pn_cli_parse_mode(cmd, word, &out[n]))
+			return -1;
+		for (int i = 0; i < n; i++) {
+			if (out[i] == out[n]) {
+				pn_cli_usage_error(cmd, "mode '%s' given twice in '%s'", word, list);
+				return -1;
+			}
+		}
+		n++;
+		if (!comma)
+			return n;
+		word = comma + 1;
+	}
+}
+
+/* ---- 3. scenarios and runs ---- */
+
+bool pn_cli_load(const char *path, struct pn_scenario *sc)
+{
+	char err[PN_ERROR_LEN];
+
+	if (pn_scenario_load(path, sc, err, sizeof err))
+		return true;
+	fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
+	pn_scenario_free(sc);
+	return false;
+}
+
+int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
+	out->mode = sc->protocol.mode;
+	out->seed = sc->seed;
+	pn_sim_run(sc, &out->sim);
+	return out->sim.status;
+}
+
+/* A stall: the run stopped (status 1) without a protocol violation. */
+static bool stalled(const struct pn_cli_result *r)
+{
+	return r->sim.status == 1 && r->sim.viol.kind == PN_VIOL_NONE;
+}
+
+void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)
+{
+	const char *mode = with_mode ? pn_mode_name(r->mode) : "";
+	const char *sep = with_mode ? ": " : "";
+
+	if (r->sim.status == 2)
+		fprintf(stderr, "%s%s%s\n", mode, sep, r->sim.error);
+	else if (stalled(r))
+		fprintf(stderr, "%s%sstall: %s\n", mode, sep, r->sim.error);
+	else if (r->sim.status == 1)
+		fprintf(stderr, "%s%sviolation: %s page %" PRIu32 ": %s\n", mode, sep,
+			pn_violation_name(r->sim.viol.kind), r->sim.viol.page, r->sim.viol.detail);
+}
+
+int pn_cli_worst(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static const char *status_name(const struct pn_cli_result *r)
+{
+	if (r->sim.status == 2)
+		return "refused";
+	if (stalled(r))
+		return "stall";
+	return r->sim.status == 1 ? "violation" : "ok";
+}
+
+/* Derived metrics: each is false when its denominator is zero. */
+static bool ratio(uint64_t num, uint64_t den, double *v)
+{
+	*v = den ? (double)num / (double)den : 0.0;
+	return den != 0;
+}
+
+static bool wal_per_txn(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	return ratio(r->sim.m.wal_bytes, r->sim.m.transactions, v);
+}
+
+static bool write_amp(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	const struct pn_metrics *m = &r->sim.m;
+	return ratio(m->data_bytes_written + m->dw_bytes_written, m->logical_bytes_changed, v);
+}
+
+static bool space_amp(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	return ratio(r->sim.m.slots_used, r->sim.pages, v);
+}
+
+static bool latency_p50(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.commit_latency_ns_p50 / 1e3;
+	return r->sim.m.commits != 0;
+}
+
+static bool latency_p99(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.commit_latency_ns_p99 / 1e3;
+	return r->sim.m.commits != 0;
+}
+
+static bool throughput(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	bool ok = ratio(r->sim.m.commits, r->sim.m.elapsed_ns, v);
+	*v *= 1e9;
+	return ok;
+}
+
+static bool latency_max(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.commit_latency_ns_max / 1e3;
+	return r->sim.m.commits != 0;
+}
+
+static bool elapsed_s(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.elapsed_ns / 1e9;
+	return true;
+}
+
+static bool events(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.events;
+	return true;
+}
+
+static bool wal_vs_ref(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	return ratio(r->sim.m.wal_bytes, ref->sim.m.wal_bytes, v);
+}
+
+/* ---- 4. the metrics table ---- */
+
+#define NO_FIELD SIZE_MAX
+#define CELL_LEN 48
+#define M(f) offsetof(struct pn_metrics, f)
+
+typedef bool (*derived_fn)(const struct pn_cli_result *r, const struct pn_cli_result *ref,
+			   double *v);
+
+struct metric_row {
+	const char *label;
+	size_t field;      /* offsetof(struct pn_metrics, a uint64_t), or NO_FIELD */
+	derived_fn derived; /* when field is NO_FIELD */
+	const char *fmt;   /* printf format of the derived value */
+	bool gap;          /* a blank line before the row */
+};
+
+static const struct metric_row metric_rows[] = {
+	{"transactions", M(transactions), NULL, NULL, true},
+	{"commits", M(commits), NULL, NULL, false},
+	{"aborts", M(aborts), NULL, NULL, false},
+	{"WAL bytes", M(wal_bytes), NULL, NULL, true},
+	{"WAL bytes/transaction", NO_FIELD, wal_per_txn, "%.1f", false},
+	{"WAL vs ", NO_FIELD, wal_vs_ref, "%.2fx", false}, /* + the reference mode */
+	{"WAL records", M(wal_records), NULL, NULL, false},
+	{"FPI count", M(fpi_count), NULL, NULL, false},
+	{"FPI bytes", M(fpi_bytes), NULL, NULL, false},
+	{"shifts", M(shifts), NULL, NULL, false},
+	{"data bytes written", M(data_bytes_written), NULL, NULL, true},
+	{"doublewrite bytes", M(dw_bytes_written), NULL, NULL, false},
+	{"fsyncs", M(fsyncs), NULL, NULL, false},
+	{"WAL flushes", M(wal_flushes), NULL, NULL, false},
+	{"checkpoints", M(checkpoints), NULL, NULL, false},
+	{"  by time", M(ckpt_time), NULL, NULL, false},
+	{"  by transactions", M(ckpt_xact), NULL, NULL, false},
+	{"  by WAL volume", M(ckpt_wal), NULL, NULL, false},
+	{"  requested", M(ckpt_request), NULL, NULL, false},
+	{"write amplification", NO_FIELD, write_amp, "%.2f", true},
+	{"space amplification", NO_FIELD, space_amp, "%.2f", false},
+	{"read runs (logical scan)", M(read_runs), NULL, NULL, false},
+	{"commit latency p50 (µs)", NO_FIELD, latency_p50, "%.1f", true},
+	{"commit latency p99 (µs)", NO_FIELD, latency_p99, "%.1f", false},
+	{"throughput (commits/s)", NO_FIELD, throughput, "%.1f", false},
+	{"elapsed (virtual s)", NO_FIELD, elapsed_s, "%.3f", false},
+	{"events simulated", NO_FIELD, events, "%.0f", false},
+};
+
+static bool is_ref_row(const struct metric_row *row)
+{
+	return row->derived == wal_vs_ref;
+}
+
+/* Display width of UTF-8 text: bytes that do not continue a character. */
+static int text_width(const char *s)
+{
+	int w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void pad(FILE *out, const char *s, int width, bool right)
+{
+	int fill = width - text_width(s);
+	if (!right)
+		fputs(s, out);
+	for (; fill > 0; fill--)
+		fputc(' ', out);
+	if (right)
+		fputs(s, out);
+}
+
+static void row_label(const struct metric_row *row, const struct pn_cli_result *ref, char *buf)
+{
+	snprintf(buf, CELL_LEN, "%s%s", row->label, is_ref_row(row) ? pn_mode_name(ref->mode) : "");
+}
+
+static void row_cell(const struct metric_row *row, const struct pn_cli_result *r,
+		     const struct pn_cli_result *ref, char *buf)
+{
+	double v;
+
+	if (r->sim.status == 2 || (is_ref_row(row) && ref->sim.status == 2))
+		snprintf(buf, CELL_LEN, "-");
+	else if (row->field != NO_FIELD)
+		snprintf(buf, CELL_LEN, "%" PRIu64,
+			 *(const uint64_t *)((const char *)&r->sim.m + row->field));
+	else if (row->derived(r, ref, &v))
+		snprintf(buf, CELL_LEN, row->fmt, v);
+	else
+		snprintf(buf, CELL_LEN, "-");
+}
+
+static bool row_shown(const struct metric_row *row, const struct pn_cli_result *ref)
+{
+	return ref != NULL || !is_ref_row(row);
+}
+
+/* Widths: the label column, then one per result. */
+static void widths(const struct pn_cli_result *res, size_t n, const struct pn_cli_result *ref,
+		   int *label_w, int *col_w)
+{
+	char buf[CELL_LEN];
+
+	*label_w = (int)strlen("scenario");
+	for (size_t i = 0; i < n; i++)
+		col_w[i] = PN_MAX(text_width(pn_mode_name(res[i].mode)),
+				  text_width(status_name(&res[i])));
+	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
+		const struct metric_row *row = &metric_rows[k];
+		if (!row_shown(row, ref))
+			continue;
+		row_label(row, ref, buf);
+		*label_w = PN_MAX(*label_w, text_width(buf));
+		for (size_t i = 0; i < n; i++) {
+			row_cell(row, &res[i], ref, buf);
+			col_w[i] = PN_MAX(col_w[i], text_width(buf));
+		}
+	}
+}
+
+static void text_row(FILE *out, const char *label, int label_w, const char *const *cells,
+		     const int *col_w, size_t n)
+{
+	pad(out, label, label_w, false);
+	for (size_t i = 0; i < n; i++) {
+		fputs("  ", out);
+		pad(out, cells[i], col_w[i], true);
+	}
+	fputc('\n', out);
+}
+
+void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
+			  const struct pn_cli_result *ref)
+{
+	int label_w, col_w[PN_CLI_MAX_MODES];
+	const char *cells[PN_CLI_MAX_MODES];
+	char label[CELL_LEN], buf[PN_CLI_MAX_MODES][CELL_LEN];
+
+	PN_ASSERT(n >= 1 && n <= PN_CLI_MAX_MODES);
+	widths(res, n, ref, &label_w, col_w);
+	pad(out, "scenario", label_w, false);
+	fprintf(out, "  %s (seed %" PRIu64 ")\n", res[0].scenario, res[0].seed);
+	for (size_t i = 0; i < n; i++)
+		cells[i] = pn_mode_name(res[i].mode);
+	text_row(out, "mode", label_w, cells, col_w, n);
+	for (size_t i = 0; i < n; i++)
+		cells[i] = status_name(&res[i]);
+	text_row(out, "status", label_w, cells, col_w, n);
+	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
+		const struct metric_row *row = &metric_rows[k];
+		if (!row_shown(row, ref))
+			continue;
+		if (row->gap)
+			fputc('\n', out);
+		row_label(row, ref, label);
+		for (size_t i = 0; i < n; i++) {
+			row_cell(row, &res[i], ref, buf[i]);
+			cells[i] = buf[i];
+		}
+		text_row(out, label, label_w, cells, col_w, n);
+	}
+}
+
+/* ---- 5. records by type, as pg_waldump --stats=record prints them ---- */
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void records_header(FILE *out)
+{
+	static const char fmt[] = "%-27s %20s %8s %20s %8s %20s %8s %20s %8s\n";
+
+	fprintf(out, fmt, "Type", "N", "(%)", "Record size", "(%)", "FPI size", "(%)",
+		"Combined size", "(%)");
+	fprintf(out, fmt, "----", "-", "---", "-----------", "---", "--------", "---",
+		"-------------", "---");
+}
+
+void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
+{
+	uint64_t n = 0, rec = 0, fpi = 0, all;
+	char rec_pct[16], fpi_pct[16];
+
+	for (int t = 0; t < PN_REC_COUNT; t++) {
+		n += m->rec_count[t];
+		rec += m->rec_bytes[t];
+		fpi += m->rec_fpi_bytes[t];
+	}
+	all = rec + fpi;
+	records_header(out);
+	for (int t = 0; t < PN_REC_COUNT; t++) {
+		uint64_t tn = m->rec_count[t], tr = m->rec_bytes[t], tf = m->rec_fpi_bytes[t];
+		if (tn == 0)
+			continue;
+		fprintf(out, "%-27s %20" PRIu64 " (%6.02f) %20" PRIu64 " (%6.02f) %20" PRIu64
+			" (%6.02f) %20" PRIu64 " (%6.02f)\n", pn_rec_name((enum pn_rec)t),
+			tn, pct(tn, n), tr, pct(tr, rec), tf, pct(tf, fpi), tr + tf, pct(tr + tf, all));
+	}
+	fprintf(out, "%-27s %20s %8s %20s %8s %20s %8s %20s\n", "", "--------", "", "--------",
+		"", "--------", "", "--------");
+	snprintf(rec_pct, sizeof rec_pct, "[%.02f%%]", pct(rec, all));
+	snprintf(fpi_pct, sizeof fpi_pct, "[%.02f%%]", pct(fpi, all));
+	fprintf(out, "%-27s %20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64
+		" %-6s\n", "Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
+}
+
+/* ---- 6. JSON ---- */
+
+static void set_u64(json_t *o, const char *key, uint64_t v)
+{
+	json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+static void set_str(json_t *o, const char *key, const char *s)
+{
+	json_object_set_new(o, key, json_string(s));
+}
+
+/* A derived value, or null when it is undefined (a zero denominator). */
+static void set_derived(json_t *o, const char *key, derived_fn fn, const struct pn_cli_result *r)
+{
+	double v;
+	json_object_set_new(o, key, fn(r, NULL, &v) ? json_real(v) : json_null());
+}
+
+static json_t *checkpoints_json(const struct pn_metrics *m)
+{
+	json_t *o = json_object();
+	set_u64(o, "time", m->ckpt_time);
+	set_u64(o, "xact", m->ckpt_xact);
+	set_u64(o, "wal", m->ckpt_wal);
+	set_u64(o, "request", m->ckpt_request);
+	return o;
+}
+
+/* Every record type, zero counts included, so scripts can index any of them. */
+static json_t *records_json(const struct pn_metrics *m)
+{
+	json_t *o = json_object();
+	for (int t = 0; t < PN_REC_COUNT; t++) {
+		json_t *rec = json_object();
+		set_u64(rec, "count", m->rec_count[t]);
+		set_u64(rec, "record_bytes", m->rec_bytes[t]);
+		set_u64(rec, "fpi_bytes", m->rec_fpi_bytes[t]);
+		json_object_set_new(o, pn_rec_name((enum pn_rec)t), rec);
+	}
+	return o;
+}
+
+static json_t *violation_json(const struct pn_cli_result *r)
+{
+	json_t *o;
+
+	if (r->sim.status != 1)
+		return json_null();
+	o = json_object();
+	if (stalled(r)) {
+		set_str(o, "kind", "stall");
+		json_object_set_new(o, "page", json_null());
+		set_str(o, "detail", r->sim.error);
+		return o;
+	}
+	set_str(o, "kind", pn_violation_name(r->sim.viol.kind));
+	set_u64(o, "page", r->sim.viol.page);
+	set_str(o, "detail", r->sim.viol.detail);
+	return o;
+}
+
+/* The keys product.md promises, in its order. */
+static void contract_keys(json_t *o, const struct pn_cli_result *r)
+{
+	const struct pn_metrics *m = &r->sim.m;
+	set_str(o, "scenario", r->scenario);
+	set_str(o, "mode", pn_mode_name(r->mode));
+	set_u64(o, "transactions", m->transactions);
+	set_u64(o, "commits", m->commits);
+	set_u64(o, "wal_bytes", m->wal_bytes);
+	set_u64(o, "wal_records", m->wal_records);
+	set_u64(o, "fpi_count", m->fpi_count);
+	set_u64(o, "fpi_bytes", m->fpi_bytes);
+	set_u64(o, "data_bytes_written", m->data_bytes_written);
+	set_u64(o, "fsyncs", m->fsyncs);
+	set_u64(o, "checkpoints", m->checkpoints);
+	set_derived(o, "space_amplification", space_amp, r);
+	set_derived(o, "elapsed_seconds", elapsed_s, r);
+}
+
+static void cost_keys(json_t *o, const struct pn_cli_result *r)
+{
+	const struct pn_metrics *m = &r->sim.m;
+	set_derived(o, "wal_bytes_per_transaction", wal_per_txn, r);
+	set_u64(o, "shifts", m->shifts);
+	set_u64(o, "dw_bytes_written", m->dw_bytes_written);
+	set_derived(o, "write_amplification", write_amp, r);
+	set_u64(o, "read_runs", m->read_runs);
+	set_derived(o, "commit_latency_us_p50", latency_p50, r);
+	set_derived(o, "commit_latency_us_p99", latency_p99, r);
+	json_object_set_new(o, "checkpoints_by_cause", checkpoints_json(m));
+	json_object_set_new(o, "records", records_json(m));
+}
+
+static void extra_keys(json_t *o, const struct pn_cli_result *r)
+{
+	const struct pn_metrics *m = &r->sim.m;
+	set_u64(o, "aborts", m->aborts);
+	set_derived(o, "throughput_commits_per_second", throughput, r);
+	set_derived(o, "commit_latency_us_max", latency_max, r);
+	set_u64(o, "wal_flushes", m->wal_flushes);
+	set_u64(o, "logical_bytes_changed", m->logical_bytes_changed);
+	set_u64(o, "slots_used", m->slots_used);
+	set_u64(o, "pages", r->sim.pages);
+	set_u64(o, "generations", r->sim.generations);
+	set_u64(o, "events", r->sim.events);
+}
+
+json_t *pn_cli_result_json(const struct pn_cli_result *r)
+{
+	json_t *o = json_object();
+
+	if (r->sim.status == 2) {
+		set_str(o, "scenario", r->scenario);
+		set_str(o, "mode", pn_mode_name(r->mode));
+	} else {
+		contract_keys(o, r);
+		cost_keys(o, r);
+	}
+	json_object_set_new(o, "violation", violation_json(r));
+	if (r->sim.status != 2)
+		extra_keys(o, r);
+	set_u64(o, "seed", r->seed);
+	set_str(o, "status", status_name(r));
+	if (r->sim.status == 2)
+		set_str(o, "error", r->sim.error);
+	return o;
+}
+
+FILE *pn_cli_open_output(const char *cmd, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+	return f;
+}
+
+static int write_text(const char *cmd, FILE *f, const char *path, const char *text)
+{
+	bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+
+	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (!ok) {
+		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct pn_cli_result *res,
+		      size_t n)
+{
+	json_t *root = json_object(), *results = json_array();
+	char *text;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(results, pn_cli_result_json(&res[i]));
+	json_object_set_new(root, "results", results);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	json_decref(root);
+	if (!text) {
+		fprintf(stderr, "penumbra %s: cannot encode the results as JSON\n", cmd);
+		if (f != stdout)
+			fclose(f);
+		return 2;
+	}
+	rc = write_text(cmd, f, path, text);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,108 @@
+/*
+ * cli.h: the command line (cli layer, the top of the stack: it may use model/, sim/ and
+ * src/, nothing uses it). One table names every command; each command is one function
+ * `int pn_cmd_<name>(int argc, char **argv)` in cli/cmd_<name>.c, called with argv[0] the
+ * command's name. The helpers here are what the commands share: option parsing, scenario
+ * loading, running a scenario in the simulator, and the two outputs of a run (the readable
+ * metrics table and the JSON document). docs/cli.md is the user's reference.
+ *
+ * Rules every command keeps:
+ *   C1 Exit status: 0 ok; 1 the thing checked went wrong (a violation, a lost commit);
+ *      2 bad input or usage (unknown command or option, bad value, a scenario the loader or
+ *      the engine refuses). Commands return it; only main() exits.
+ *   C2 Usage errors are one line on stderr naming what was wrong, ending with
+ *      "try 'penumbra --help'".
+ *   C3 Machine-readable output is byte-identical across runs of the same input: JSON keys
+ *      are inserted in a fixed order and dumped with JSON_PRESERVE_ORDER.
+ *   C4 When JSON goes to stdout (`--json -`), everything readable goes to stderr.
+ */
+#ifndef PN_CLI_H
+#define PN_CLI_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "world.h"
+
+#define PN_VERSION "0.1.0" /* keep equal to project(VERSION) in CMakeLists.txt */
+#define PN_CLI_MAX_MODES 5  /* distinct protocol modes (enum pn_mode) */
+
+/* ---- commands ---- */
+typedef int (*pn_cmd_fn)(int argc, char **argv);
+
+struct pn_command {
+	const char *name;
+	pn_cmd_fn fn;
+	const char *summary; /* one line, for `penumbra --help` */
+};
+
+extern const struct pn_command pn_commands[];
+extern const size_t pn_commands_len;
+
+/* The command called `name`, or NULL. */
+const struct pn_command *pn_cli_find(const char *name);
+/* The whole command line: argv[0] is the program, argv[1] the command. Returns the exit
+ * status (C1). */
+int pn_cli_main(int argc, char **argv);
+
+int pn_cmd_run(int argc, char **argv);
+int pn_cmd_check(int argc, char **argv);
+int pn_cmd_replay(int argc, char **argv);
+int pn_cmd_compare(int argc, char **argv);
+int pn_cmd_bench(int argc, char **argv);
+int pn_cmd_crashtest(int argc, char **argv);
+
+/* ---- option parsing (each prints its own message and returns false / 2) ---- */
+/* Rewinds getopt_long for a fresh argv and silences its messages (commands print C2). */
+void pn_cli_getopt_reset(void);
+/* Reports what getopt_long's '?' or ':' (returned as `c`) was about; returns 2. */
+int pn_cli_bad_option(const char *cmd, int c, char **argv);
+/* Prints "penumbra CMD: MESSAGE; try 'penumbra --help'"; returns 2. */
+int pn_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "penumbra: 'CMD' is not implemented yet"; returns 2. */
+int pn_cli_not_implemented(const char *cmd);
+/* Values of options: an unsigned decimal integer, a size ("64MiB"), a duration ("250ms"). */
+bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t *out);
+bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
+bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint64_t *out_ns);
+bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out);
+/* A comma-separated list of distinct modes; returns how many, or -1. */
+int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES]);
+
+/* ---- scenarios and runs ---- */
+/* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */
+bool pn_cli_load(const char *path, struct pn_scenario *sc);
+
+struct pn_cli_result {
+	char scenario[128];
+	enum pn_mode mode;
+	uint64_t seed;
+	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
+};
+
+/* One simulated run of sc as it stands (after overrides). Returns sim.status. */
+int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out);
+/* Explains a failed run on stderr: "violation: KIND page N: DETAIL", "stall: WHY", or the
+ * engine's refusal; prefixed with "MODE: " when with_mode. Nothing for a run that was ok. */
+void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode);
+/* The worse of two exit statuses (2 > 1 > 0). */
+int pn_cli_worst(int a, int b);
+
+/* ---- output ---- */
+/* The metrics table, one column per result; `ref` (may be NULL) adds "WAL vs <ref mode>". */
+void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
+			  const struct pn_cli_result *ref);
+/* The per-record-type breakdown, shaped like `pg_waldump --stats=record` (types with N > 0). */
+void pn_cli_print_records(FILE *out, const struct pn_metrics *m);
+/* One result as a JSON object (keys in a fixed order). */
+json_t *pn_cli_result_json(const struct pn_cli_result *r);
+/* Opens an output file before the work starts ("-" = stdout); NULL (message printed) when
+ * it cannot be created, so a long run does not end in an unwritable path. */
+FILE *pn_cli_open_output(const char *cmd, const char *path);
+/* Writes {"results": [...]} to f (from pn_cli_open_output(path)) and closes it unless it
+ * is stdout. Returns 0, or 2 when it cannot be written. */
+int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct pn_cli_result *res,
+		      size_t n);
+
+#endif

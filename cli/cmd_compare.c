@@ -1,0 +1,171 @@
+/*
+ * cmd_compare.c: `penumbra compare S.yaml --modes fpw,nofpw,...` (cli layer): the same
+ * scenario, same seed, simulated once per protocol mode; the metrics side by side, one
+ * column per mode in the order given, and a "WAL vs nofpw" row when nofpw is among them.
+ * Exit status (cli.h C1): 0 every run ok, 1 a run broke an invariant, 2 bad input (usage,
+ * the loader, or the engine refused the scenario in some mode); the worst one wins.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: penumbra compare S.yaml [--modes LIST] [--json FILE] [--seed N]\n"
+	"\n"
+	"Simulates the same scenario once per protocol mode and prints the metrics side by\n"
+	"side, one column per mode.\n"
+	"\n"
+	"options:\n"
+	"  --modes LIST  comma-separated, distinct modes, in column order\n"
+	"                (default fpw,nofpw,umbra,doublewrite)\n"
+	"  --json FILE   also write one result per mode as JSON to FILE; '-' writes them to\n"
+	"                stdout and the table to stderr\n"
+	"  --seed N      override the scenario's seed\n"
+	"  -h, --help    show this help\n"
+	"\n"
+	"exit status: 0 every run ok, 1 a run broke a runtime invariant, 2 bad input\n";
+
+#define DEFAULT_MODES "fpw,nofpw,umbra,doublewrite"
+
+enum { OPT_JSON = 256, OPT_SEED, OPT_MODES };
+
+struct compare_opts {
+	const char *path;
+	const char *json;
+	const char *modes_arg;
+	bool seed_set;
+	uint64_t seed;
+	enum pn_mode modes[PN_CLI_MAX_MODES];
+	int nmodes;
+};
+
+static int option(int c, struct compare_opts *o, char **argv)
+{
+	switch (c) {
+	case 'h':
+		fputs(usage, stdout);
+		return 0;
+	case OPT_JSON:
+		o->json = optarg;
+		return -1;
+	case OPT_SEED:
+		o->seed_set = true;
+		return pn_cli_parse_uint("compare", "--seed", optarg, &o->seed) ? -1 : 2;
+	case OPT_MODES:
+		o->modes_arg = optarg;
+		return -1;
+	default:
+		return pn_cli_bad_option("compare", c, argv);
+	}
+}
+
+/* Returns -1 to go on, or the exit status (0 after --help). */
+static int parse(int argc, char **argv, struct compare_opts *o)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"json", required_argument, NULL, OPT_JSON},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"modes", required_argument, NULL, OPT_MODES},
+		{NULL, 0, NULL, 0},
+	};
+	int c, rc;
+
+	pn_cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		rc = option(c, o, argv);
+		if (rc >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return pn_cli_usage_error("compare", "missing the scenario file");
+	if (optind + 1 < argc)
+		return pn_cli_usage_error("compare", "unexpected argument '%s'", argv[optind + 1]);
+	o->path = argv[optind];
+	o->nmodes = pn_cli_parse_modes("compare", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
+				       o->modes);
+	return o->nmodes < 0 ? 2 : -1;
+}
+
+/* A progress line on a terminal (cli.h: quiet when stderr is not a TTY). */
+static void progress(bool tty, int i, int n, enum pn_mode mode)
+{
+	if (!tty)
+		return;
+	if (i < n)
+		fprintf(stderr, "\rcompare: simulating %s (%d/%d)\033[K", pn_mode_name(mode), i + 1, n);
+	else
+		fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
+/* Runs every mode; returns the worst run status. */
+static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
+			struct pn_cli_result *res)
+{
+	bool tty = isatty(STDERR_FILENO);
+	int worst = 0;
+
+	for (int i = 0; i < o->nmodes; i++) {
+		progress(tty, i, o->nmodes, o->modes[i]);
+		sc->protocol.mode = o->modes[i];
+		worst = pn_cli_worst(worst, pn_cli_simulate(sc, &res[i]));
+	}
+	progress(tty, o->nmodes, o->nmodes, 0);
+	return worst;
+}
+
+/* The nofpw run, when there is one the engine accepted. */
+static const struct pn_cli_result *reference(const struct pn_cli_result *res, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (res[i].mode == PN_MODE_NOFPW && res[i].sim.status != 2)
+			return &res[i];
+	}
+	return NULL;
+}
+
+static int report(const struct compare_opts *o, FILE *json, const struct pn_cli_result *res,
+		  int worst)
+{
+	FILE *out = json == stdout ? stderr : stdout;
+	int rc = 0;
+
+	pn_cli_print_metrics(out, res, (size_t)o->nmodes, reference(res, o->nmodes));
+	if (json)
+		rc = pn_cli_write_json("compare", json, o->json, res, (size_t)o->nmodes);
+	for (int i = 0; i < o->nmodes; i++)
+		pn_cli_report_failure(&res[i], true);
+	return pn_cli_worst(worst, rc);
+}
+
+int pn_cmd_compare(int argc, char **argv)
+{
+	struct compare_opts o = {0};
+	struct pn_scenario sc;
+	struct pn_cli_result *res = NULL;
+	FILE *json = NULL;
+	int rc = parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	if (!pn_cli_load(o.path, &sc))
+		return 2;
+	if (o.json && !(json = pn_cli_open_output("compare", o.json))) {
+		rc = 2;
+		goto out;
+	}
+	if (o.seed_set)
+		sc.seed = o.seed;
+	res = calloc((size_t)o.nmodes, sizeof *res);
+	PN_ASSERT(res != NULL);
+	rc = simulate_all(&sc, &o, res);
+	rc = report(&o, json, res, rc);
+out:
+	free(res);
+	pn_scenario_free(&sc);
+	return rc;
+}

@@ -1,1 +1,0 @@
-/* placeholder */ int pn_cli_placeholder;

@@ -1,0 +1,487 @@
+/*
+ * check.c: the crash-point model checker's driver (model layer). See check.h.
+ */
+#include "checker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crashstate.h"
+#include "oracle.h"
+
+/* A recovered crash state's outcome, cached by its key. */
+struct verdict {
+	uint64_t key;
+	pn_lsn end;             /* end of the recovered valid WAL */
+	uint32_t kind;          /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
+	uint32_t page;
+	bool used;
+};
+
+struct checker {
+	const struct pn_scenario *sc;
+	const struct pn_check_options *opt;
+	struct pn_check_result *res;
+	struct pn_world *w;
+	struct pn_oracle *oracle;
+	struct pn_crash_enum ce;
+	struct verdict *cache;
+	uint64_t cache_cap, cache_len;
+	uint8_t *expected, *found;
+	char detail[2048];
+	double t0;
+	uint32_t schedule;
+	uint64_t new_states;
+};
+
+static double wall_seconds(void)
+{
+	/* Wall time for the report only; nothing simulated depends on it. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	struct checker *c = arg;
+	if (c->oracle && !pn_oracle_add(c->oracle, rec, len, start, end))
+		PN_ASSERT(!"the oracle cannot decode a record the engine wrote");
+}
+
+static struct verdict *cache_slot(struct checker *c, uint64_t key)
+{
+	if (c->cache_len * 2 >= c->cache_cap) {
+		uint64_t ncap = c->cache_cap ? c->cache_cap * 2 : 4096;
+		struct verdict *n = calloc(ncap, sizeof(*n));
+		PN_ASSERT(n != NULL);
+		for (uint64_t i = 0; i < c->cache_cap; i++) {
+			if (!c->cache[i].used)
+				continue;
+			uint64_t j = c->cache[i].key & (ncap - 1);
+			while (n[j].used)
+				j = (j + 1) & (ncap - 1);
+			n[j] = c->cache[i];
+		}
+		free(c->cache);
+		c->cache = n;
+		c->cache_cap = ncap;
+	}
+	uint64_t j = key & (c->cache_cap - 1);
+	while (c->cache[j].used && c->cache[j].key != key)
+		j = (j + 1) & (c->cache_cap - 1);
+	return &c->cache[j];
+}
+
+/* The recovered engine's bytes of a page: its buffer if resident, else its current slot. */
+static void recovered_page(struct pn_world *r, uint32_t page, uint8_t *out)
+{
+	struct pn_engine *e = &r->e;
+	uint32_t fi = e->page_frame[page];
+	if (fi != PN_NO_FRAME && e->frames[fi].valid) {
+		memcpy(out, pn_frame_page(e, fi), e->page_size);
+		return;
+	}
+	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
+	pn_device_read(&r->dev, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out);
+}
+
+static void hex(char *buf, size_t len, const uint8_t *p, uint32_t n)
+{
+	size_t at = 0;
+	for (uint32_t i = 0; i < n && at + 3 < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%02x", p[i]);
+}
+
+/* C2: every page against the oracle at the recovered end. */
+static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
+{
+	struct pn_engine *e = &r->e;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		pn_oracle_page(c->oracle, p, end, c->expected);
+		recovered_page(r, p, c->found);
+		bool headerless = pn_store_is_slru(e, p) && !c->sc->protocol.slru_headers;
+		bool sums = pn_store_is_slru(e, p) ? c->sc->protocol.slru_headers : c->sc->protocol.checksums;
+		uint32_t fi = e->page_frame[p];
+		bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
+		if (!resident && !headerless && !pn_page_verify(c->found, e->page_size, p, sums)) {
+			snprintf(c->detail, sizeof(c->detail),
+				 "after recovery page %u fails verification (%s): the next read of it "
+				 "is an error", p, sums ? "checksum or header" : "header");
+			*bad_page = p;
+			return false;
+		}
+		int off = pn_oracle_compare(c->oracle, p, c->expected, c->found);
+		if (off < 0)
+			continue;
+		char exp[40], got[40];
+		uint32_t n = PN_MIN(16u, e->page_size - (uint32_t)off);
+		hex(exp, sizeof(exp), c->expected + off, n);
+		hex(got, sizeof(got), c->found + off, n);
+		bool slru = pn_store_is_slru(e, p);
+		snprintf(c->detail, sizeof(c->detail),
+			 "page %u%s differs from the oracle at byte %d: expected %s, found %s; "
+			 "expected page LSN %llX, found %llX (recovered WAL ends at %llX)",
+			 p, slru ? " (SLRU)" : "", off, exp, got,
+			 (unsigned long long)pn_page_lsn(c->expected),
+			 (unsigned long long)pn_page_lsn(c->found), (unsigned long long)end);
+		*bad_page = p;
+		return false;
+	}
+	return true;
+}
+
+static struct pn_world *recover_image(struct checker *c, const struct pn_device *dev,
+				      const struct pn_write_fate *fates, bool track, int *rc)
+{
+	struct pn_world *r = calloc(1, sizeof(*r));
+	struct pn_world_options o = {.track = track, .check_each_event = true, .blank = true,
+				     .schedule = c->schedule};
+	PN_ASSERT(r != NULL);
+	if (!pn_world_init(r, c->sc, &o, NULL))
+		PN_ASSERT(!"a scenario that ran cannot be recovered from");
+	pn_device_crash_image(dev, fates, &r->dev);
+	*rc = pn_world_recover(r);
+	pn_assert_context(NULL, NULL);
+	return r;
+}
+
+static void free_world(struct pn_world *r)
+{
+	pn_world_free(r);
+	free(r);
+}
+
+/* C3 and C2 for a recovered world; upto bounds the oracle (nested crashes). */
+static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, struct verdict *v)
+{
+	v->end = r->e.replay_end;
+	v->kind = PN_VIOL_NONE;
+	if (rc == 1) {
+		v->kind = r->e.viol.kind;
+		v->page = r->e.viol.page;
+		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", r->e.viol.detail);
+	} else if (rc == 2) {
+		v->kind = PN_VIOL_RECOVERY;
+		v->page = UINT32_MAX;
+		snprintf(c->detail, sizeof(c->detail), "recovery did not finish: %s", r->error);
+	} else if (!compare_pages(c, r, PN_MIN(upto, v->end), &v->page)) {
+		v->kind = strstr(c->detail, "fails verification") ? PN_VIOL_CHECKSUM : PN_VIOL_EXACTNESS;
+	}
+}
+
+/* C1: every commit acknowledged by the crash point is in the recovered WAL. */
+static bool check_acks(struct checker *c, pn_lsn end)
+{
+	const struct pn_engine *e = &c->w->e;
+	for (uint64_t i = 0; i < e->nacked; i++) {
+		if (e->acked_lsns[i] <= end)
+			continue;
+		snprintf(c->detail, sizeof(c->detail),
+			 "commit of xid %u was acknowledged (its record ends at %llX) but the "
+			 "recovered WAL ends at %llX",
+			 e->acked_xids[i], (unsigned long long)e->acked_lsns[i], (unsigned long long)end);
+		return false;
+	}
+	return true;
+}
+
+static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page, uint64_t point,
+		   bool in_recovery)
+{
+	struct pn_check_result *res = c->res;
+	res->violation = true;
+	res->kind = kind;
+	res->page = page;
+	res->crash_point = point;
+	res->schedule = c->schedule;
+	res->in_recovery = in_recovery;
+	res->seconds_to_violation = wall_seconds() - c->t0;
+	snprintf(res->detail, sizeof(res->detail), "%s", c->detail);
+	FILE *f = fmemopen(res->timeline, sizeof(res->timeline) - 1, "w");
+	if (f) {
+		pn_world_print_trace(c->w, f);
+		fclose(f);
+	}
+}
+
+/*
+ * Crash inside recovery: recover the same image again one event at a time; wherever the
+ * recovering world's device changed, crash it (all its unsynced writes lost, all
+ * persisted, each torn in halves with the rest persisted), recover that, and judge it
+ * against the first recovery's expectations.
+ */
+static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
+		   uint64_t point)
+{
+	struct pn_world *r = calloc(1, sizeof(*r));
+	struct pn_world_options o = {.track = true, .check_each_event = true, .blank = true,
+				     .schedule = c->schedule};
+	PN_ASSERT(r != NULL && pn_world_init(r, c->sc, &o, NULL));
+	pn_device_crash_image(&c->w->dev, fates, &r->dev);
+	bool ok = pn_recovery_begin(&r->e);
+	uint64_t version = r->dev.version;
+	struct pn_write_fate *f = NULL;
+	while (ok) {
+		int step = pn_world_step(r);
+		if (step != PN_STEP_EVENT)
+			break;
+		if (r->dev.version == version)
+			continue;
+		version = r->dev.version;
+		uint32_t n = r->dev.nunsynced;
+		f = realloc(f, (n + 1) * sizeof(*f));
+		for (uint32_t variant = 0; variant < n + 2 && ok; variant++) {
+			for (uint32_t i = 0; i < n; i++)
+				f[i] = (struct pn_write_fate){variant == 0 ? PN_FATE_LOST : PN_FATE_PERSISTED, 0};
+			if (variant >= 2)
+				f[variant - 2] = (struct pn_write_fate){PN_FATE_TORN, 0x00000000ffffffffull};
+			int rc;
+			struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
+			struct verdict v;
+			judge(c, r2, rc, first_end, &v);
+			c->res->crash_states++;
+			c->res->recoveries++;
+			if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
+				v.kind = PN_VIOL_DURABILITY;
+			if (v.kind != PN_VIOL_NONE) {
+				size_t l = strlen(c->detail);
+				snprintf(c->detail + l, sizeof(c->detail) - l,
+					 " [after a crash at event %llu of recovery]",
+					 (unsigned long long)r->events);
+				report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
+				ok = false;
+			}
+			free_world(r2);
+		}
+	}
+	free(f);
+	free_world(r);
+	return ok;
+}
+
+/* All crash states of the current point. Returns false at the first violation. */
+static bool explore_point(struct checker *c, uint64_t point)
+{
+	struct pn_check_result *res = c->res;
+	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
+	res->crash_points++;
+	while (pn_crash_enum_next(&c->ce)) {
+		uint64_t key = pn_crash_enum_key(&c->ce);
+		struct verdict *slot = cache_slot(c, key);
+		res->crash_states++;
+		if (!slot->used) {
+			int rc;
+			struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
+			struct verdict v = {.key = key, .used = true};
+			judge(c, r, rc, UINT64_MAX, &v);
+			free_world(r);
+			res->recoveries++;
+			c->new_states++;
+			*slot = v;
+			c->cache_len++;
+			if (v.kind == PN_VIOL_NONE && c->opt->nested_every &&
+			    c->new_states % c->opt->nested_every == 0 &&
+			    !nested(c, c->ce.fates, v.end, point)) {
+				pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
+				pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
+				return false;
+			}
+		}
+		struct verdict v = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
+		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
+			v.kind = PN_VIOL_DURABILITY;
+		if (v.kind != PN_VIOL_NONE) {
+			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
+			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
+			report(c, (enum pn_violation_kind)v.kind, v.page, point, false);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool point_selected(const struct pn_scenario *sc, uint64_t point)
+{
+	switch (sc->crash.points) {
+	case PN_POINTS_EVERY: return point % sc->crash.every == 0;
+	case PN_POINTS_LIST:
+		for (uint32_t i = 0; i < sc->crash.list_len; i++)
+			if (sc->crash.list[i] == point)
+				return true;
+		return false;
+	default: return true;
+	}
+}
+
+static void progress(struct checker *c, bool force)
+{
+	static double last;
+	double now = wall_seconds();
+	if (!c->opt->progress || (!force && now - last < 0.5))
+		return;
+	last = now;
+	const struct pn_check_result *res = c->res;
+	double dt = now - c->t0;
+	fprintf(stderr, "\r%s: schedule %u, event %llu, crash points %llu, states %llu, recovered %llu (%.0f/s)   ",
+		c->sc->name, c->schedule, (unsigned long long)c->w->events,
+		(unsigned long long)res->crash_points, (unsigned long long)res->crash_states,
+		(unsigned long long)res->recoveries, dt > 0 ? res->recoveries / dt : 0.0);
+}
+
+static void oracle_start(struct checker *c)
+{
+	struct pn_engine *e = &c->w->e;
+	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
+	PN_ASSERT(initial != NULL);
+	for (uint32_t p = 0; p < e->pages; p++)
+		pn_device_read(&c->w->dev, PN_FILE_DATA, pn_store_offset(e, p, 0), e->page_size,
+			       initial + (size_t)p * e->page_size);
+	c->oracle = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
+				  c->sc->protocol.slru_headers, initial);
+	free(initial);
+	PN_ASSERT(c->oracle != NULL);
+	c->w->on_wal = on_wal;
+	c->w->on_wal_arg = c;
+}
+
+/* Replay: one point, one state, with the timeline printed. */
+static int replay_point(struct checker *c)
+{
+	struct pn_check_result *res = c->res;
+	const struct pn_check_options *opt = c->opt;
+	while (c->w->events < opt->replay_point) {
+		int step = pn_world_step(c->w);
+		if (step == PN_STEP_VIOLATION) {
+			snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.viol.detail);
+			report(c, c->w->e.viol.kind, c->w->e.viol.page, c->w->events, false);
+			return 1;
+		}
+		if (step != PN_STEP_EVENT)
+			break;
+	}
+	struct pn_write_fate *f = calloc(c->w->dev.nunsynced + 1, sizeof(*f));
+	PN_ASSERT(f != NULL);
+	if (!pn_crash_fates_decode(&c->w->dev, opt->replay_state, f)) {
+		snprintf(res->detail, sizeof(res->detail),
+			 "replay.state '%s' does not name unsynced writes of crash point %llu",
+			 opt->replay_state, (unsigned long long)opt->replay_point);
+		free(f);
+		res->error = true;
+		return 2;
+	}
+	if (opt->timeline)
+		pn_world_print_trace(c->w, opt->timeline);
+	int rc;
+	struct pn_world *r = recover_image(c, &c->w->dev, f, false, &rc);
+	struct verdict v;
+	judge(c, r, rc, UINT64_MAX, &v);
+	free_world(r);
+	free(f);
+	res->crash_points = res->crash_states = res->recoveries = 1;
+	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
+		v.kind = PN_VIOL_DURABILITY;
+	snprintf(res->state, sizeof(res->state), "%s", opt->replay_state);
+	if (v.kind != PN_VIOL_NONE)
+		report(c, (enum pn_violation_kind)v.kind, v.page, opt->replay_point, false);
+	return v.kind != PN_VIOL_NONE;
+}
+
+/* One schedule run: 0 passed, 1 violation found, 2 could not run. */
+static int run_schedule(struct checker *c)
+{
+	struct pn_check_result *res = c->res;
+	struct pn_world_options o = {.track = c->sc->crash.present, .check_each_event = true,
+				     .schedule = c->schedule};
+	c->w = calloc(1, sizeof(*c->w));
+	PN_ASSERT(c->w != NULL);
+	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
+		snprintf(res->detail, sizeof(res->detail), "%s", c->w->error);
+		free(c->w);
+		c->w = NULL;
+		return 2;
+	}
+	if (c->sc->crash.present)
+		oracle_start(c);
+	pn_engine_start(&c->w->e);
+	if (c->opt->replay)
+		return replay_point(c);
+	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
+	for (;;) {
+		int step = pn_world_step(c->w);
+		uint64_t point = c->w->events;
+		if (step == PN_STEP_VIOLATION) {
+			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", c->w->e.viol.detail);
+			report(c, c->w->e.viol.kind, c->w->e.viol.page, point, false);
+			return 1;
+		}
+		if (step == PN_STEP_STALL) {
+			snprintf(res->detail, sizeof(res->detail), "%s", c->w->error);
+			return 2;
+		}
+		bool changed = c->w->dev.version != version || c->w->e.nacked != acked;
+		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
+			version = c->w->dev.version;
+			acked = c->w->e.nacked;
+			if (!explore_point(c, point))
+				return 1;
+		}
+		progress(c, false);
+		if (step == PN_STEP_FINISHED)
+			return 0;
+	}
+}
+
+static void checker_free(struct checker *c)
+{
+	if (c->w) {
+		pn_world_free(c->w);
+		free(c->w);
+		c->w = NULL;
+	}
+	if (c->oracle)
+		pn_oracle_free(c->oracle);
+	c->oracle = NULL;
+}
+
+int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
+		      struct pn_check_result *res)
+{
+	struct checker c = {.sc = sc, .opt = opt, .res = res};
+	memset(res, 0, sizeof(*res));
+	snprintf(res->name, sizeof(res->name), "%s", sc->name);
+	res->expected_violation = sc->expect.violation;
+	c.t0 = wall_seconds();
+	c.expected = malloc(sc->storage.page_size);
+	c.found = malloc(sc->storage.page_size);
+	pn_crash_enum_init(&c.ce);
+	int rc = 0;
+	uint32_t first = opt->replay ? opt->replay_schedule : 0;
+	uint32_t last = opt->replay ? opt->replay_schedule + 1 : sc->schedules.runs;
+	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
+		/* keys name durable-image versions of one run: a new run starts a new cache */
+		memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
+		c.cache_len = 0;
+		rc = run_schedule(&c);
+		if (c.w)
+			res->events += c.w->events;
+		checker_free(&c);
+	}
+	progress(&c, true);
+	if (opt->progress)
+		fprintf(stderr, "\n");
+	pn_crash_enum_free(&c.ce);
+	free(c.cache);
+	free(c.expected);
+	free(c.found);
+	res->seconds = wall_seconds() - c.t0;
+	if (rc == 2) {
+		res->error = true;
+		return 2;
+	}
+	res->ok = res->violation == res->expected_violation;
+	return res->ok ? 0 : 1;
+}

@@ -1,0 +1,57 @@
+/*
+ * checker.h: the crash-point model checker (model layer; docs/checker.md).
+ *
+ * For one scenario and each schedule run: run the world one event at a time with the crash
+ * model on; at every selected crash point whose device state (or set of acknowledged
+ * commits) changed, enumerate the crash states (crashstate.h), recover each in a fresh
+ * world running the engine's own recovery, and judge it against the oracle (oracle.h):
+ *   C1 every commit acknowledged before the crash is in the recovered WAL;
+ *   C2 every page equals the oracle's page for the recovered WAL prefix (masked);
+ *   C3 recovery completes (no checksum failure, missing baseline, replay error);
+ *   C4/R1-R5 the runtime invariants held in the run and in recovery.
+ * Identical crash states (same durable image and same surviving writes) are recovered
+ * once. The first violation stops the scenario and is reported with a replayable trace.
+ */
+#ifndef PN_CHECKER_H
+#define PN_CHECKER_H
+
+#include "world.h"
+
+struct pn_check_options {
+	bool progress;            /* a progress line on stderr (a terminal) */
+	const char *trace_dir;    /* where counterexample traces go; NULL: none written */
+	bool shrink;              /* shrink a counterexample before writing it */
+	uint32_t nested_every;    /* crash inside recovery for every Nth new state (0: never) */
+	/* Replay: only this schedule, this crash point, this state. */
+	bool replay;
+	uint32_t replay_schedule;
+	uint64_t replay_point;
+	const char *replay_state;
+	FILE *timeline;           /* replay: print the events up to the crash here */
+};
+
+struct pn_check_result {
+	char name[128];
+	bool violation, expected_violation, ok;
+	bool error;               /* could not run (bad input, stall): message in detail */
+	uint64_t crash_points, crash_states, recoveries, events;
+	double seconds, seconds_to_violation;
+	/* the violation */
+	enum pn_violation_kind kind;
+	uint32_t page;
+	uint32_t schedule;
+	uint64_t crash_point;
+	bool in_recovery;         /* found by a crash inside recovery */
+	char state[256];          /* compact crash state (replay.state) */
+	char state_text[1024];    /* readable crash state */
+	char detail[2048];        /* what broke */
+	char timeline[4096];      /* the last events before the crash */
+	char trace_path[1024];
+};
+
+/* Checks one scenario. Returns 0 when the verdict is as expected, 1 when not, 2 when the
+ * scenario could not be run. */
+int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
+		      struct pn_check_result *res);
+
+#endif

@@ -1,0 +1,344 @@
+/*
+ * crashstate.c: enumeration of the crash states of one crash point (model layer).
+ * What is enumerated, and in which order, is described in crashstate.h.
+ */
+#include "crashstate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+enum { PH_SUBSETS, PH_SINGLES, PH_SAMPLES, PH_TEARS, PH_DONE };
+
+void pn_crash_enum_init(struct pn_crash_enum *ce) { memset(ce, 0, sizeof(*ce)); }
+
+void pn_crash_enum_free(struct pn_crash_enum *ce)
+{
+	free(ce->rel);
+	free(ce->diff);
+	free(ce->full);
+	free(ce->fates);
+	memset(ce, 0, sizeof(*ce));
+}
+
+static void reserve(struct pn_crash_enum *ce, uint32_t n)
+{
+	if (n <= ce->cap)
+		return;
+	ce->cap = n * 2;
+	ce->rel = realloc(ce->rel, ce->cap * sizeof(*ce->rel));
+	ce->diff = realloc(ce->diff, ce->cap * sizeof(*ce->diff));
+	ce->full = realloc(ce->full, ce->cap * sizeof(*ce->full));
+	ce->fates = realloc(ce->fates, ce->cap * sizeof(*ce->fates));
+	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates);
+}
+
+static bool overlaps(const struct pn_unsynced *a, const struct pn_unsynced *b)
+{
+	return a->file == b->file && a->offset < b->offset + b->len && b->offset < a->offset + a->len;
+}
+
+/* The units of write i whose bytes differ from the durable image (all, if another
+ * unsynced write overlaps it: then what lies under it depends on that write's fate). */
+static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t *full)
+{
+	const struct pn_unsynced *u = &d->unsynced[i];
+	uint32_t nunits, unit = pn_device_unit(d, u->len, &nunits);
+	*full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1;
+	for (uint32_t j = 0; j < d->nunsynced; j++)
+		if (j != i && overlaps(u, &d->unsynced[j]))
+			return *full;
+	uint8_t buf[4096];
+	uint64_t mask = 0;
+	for (uint32_t s = 0; s < nunits; s++) {
+		uint32_t off = s * unit, len = PN_MIN(unit, u->len - off);
+		for (uint32_t done = 0; done < len; done += sizeof(buf)) {
+			uint32_t n = PN_MIN((uint32_t)sizeof(buf), len - done);
+			pn_device_read_dur(d, u->file, u->offset + off + done, n, buf);
+			if (memcmp(buf, u->data + off + done, n)) {
+				mask |= 1ull << s;
+				break;
+			}
+		}
+	}
+	return mask;
+}
+
+void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
+			 const struct pn_scenario *sc, uint64_t seed)
+{
+	ce->dev = dev;
+	ce->sc = sc;
+	reserve(ce, dev->nunsynced + 1);
+	ce->nrel = 0;
+	for (uint32_t i = 0; i < dev->nunsynced; i++) {
+		uint64_t full, diff = differing_units(dev, i, &full);
+		if (!diff)
+			continue;
+		ce->rel[ce->nrel] = i;
+		ce->diff[ce->nrel] = diff;
+		ce->full[ce->nrel] = full;
+		ce->nrel++;
+	}
+	ce->phase = ce->nrel <= sc->crash.max_unsynced ? PH_SUBSETS : PH_SINGLES;
+	ce->i = ce->j = ce->k = 0;
+	ce->produced = 0;
+	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
+}
+
+static void set_all(struct pn_crash_enum *ce, enum pn_fate f)
+{
+	for (uint32_t i = 0; i < ce->dev->nunsynced; i++)
+		ce->fates[i] = (struct pn_write_fate){PN_FATE_LOST, 0};
+	for (uint32_t r = 0; r < ce->nrel; r++)
+		ce->fates[ce->rel[r]].fate = f;
+}
+
+static void set_subset(struct pn_crash_enum *ce, uint64_t mask)
+{
+	set_all(ce, PN_FATE_LOST);
+	for (uint32_t r = 0; r < ce->nrel && r < 64; r++)
+		if (mask & (1ull << r))
+			ce->fates[ce->rel[r]].fate = PN_FATE_PERSISTED;
+}
+
+/* Beyond the bound: singles persisted, singles lost, prefixes, then samples. */
+static bool next_singles(struct pn_crash_enum *ce)
+{
+	uint32_t n = ce->nrel;
+	if (ce->i < n) {
+		set_all(ce, PN_FATE_LOST);
+		ce->fates[ce->rel[ce->i++]].fate = PN_FATE_PERSISTED;
+		return true;
+	}
+	if (ce->i < 2ull * n) {
+		set_all(ce, PN_FATE_PERSISTED);
+		ce->fates[ce->rel[ce->i++ - n]].fate = PN_FATE_LOST;
+		return true;
+	}
+	if (ce->i < 3ull * n + 1) {
+		uint64_t k = ce->i++ - 2ull * n; /* prefix of k writes persisted, 0..n */
+		set_all(ce, PN_FATE_LOST);
+		for (uint64_t r = 0; r < k; r++)
+			ce->fates[ce->rel[r]].fate = PN_FATE_PERSISTED;
+		return true;
+	}
+	return false;
+}
+
+static bool next_sample(struct pn_crash_enum *ce)
+{
+	if (ce->i++ >= ce->sc->crash.samples)
+		return false;
+	set_all(ce, PN_FATE_LOST);
+	for (uint32_t r = 0; r < ce->nrel; r++) {
+		uint64_t x = pn_prng_next(&ce->rng);
+		struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+		f->fate = (enum pn_fate)(x % 3);
+		if (ce->sc->crash.tear == PN_TEAR_NONE && f->fate == PN_FATE_TORN)
+			f->fate = PN_FATE_PERSISTED;
+		f->sectors = pn_prng_next(&ce->rng) & ce->diff[r];
+	}
+	return true;
+}
+
+/* The number of tear patterns of relevant write r, and pattern p as a unit mask. */
+static uint64_t tear_patterns(const struct pn_crash_enum *ce, uint32_t r)
+{
+	uint32_t d = (uint32_t)__builtin_popcountll(ce->diff[r]);
+	if (d < 2)
+		return 0;
+	if (ce->sc->crash.tear == PN_TEAR_HALVES)
+		return 2;
+	return d <= 8 ? (1ull << d) - 2 : 2ull * (d - 1);
+}
+
+static uint64_t nth_unit(uint64_t mask, uint32_t n)
+{
+	for (uint32_t b = 0; b < 64; b++)
+		if ((mask & (1ull << b)) && n-- == 0)
+			return 1ull << b;
+	return 0;
+}
+
+static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_t p)
+{
+	uint64_t diff = ce->diff[r];
+	uint32_t d = (uint32_t)__builtin_popcountll(diff);
+	uint64_t out = 0;
+	if (ce->sc->crash.tear == PN_TEAR_HALVES) {
+		uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]), half = (n + 1) / 2;
+		uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
+		return (p == 0 ? lower : ce->full[r] & ~lower) & diff;
+	}
+	if (d <= 8) {
+		for (uint32_t b = 0; b < d; b++)
+			if ((p + 1) & (1ull << b))
+				out |= nth_unit(diff, b);
+		return out;
+	}
+	uint32_t k = (uint32_t)(p % (d - 1)) + 1; /* 1..d-1 units */
+	for (uint32_t b = 0; b < k; b++)
+		out |= nth_unit(diff, p < d - 1 ? b : d - 1 - b);
+	return out;
+}
+
+static bool next_tear(struct pn_crash_enum *ce)
+{
+	if (ce->sc->crash.tear == PN_TEAR_NONE)
+		return false;
+	while (ce->j < ce->nrel) {
+		uint64_t n = tear_patterns(ce, (uint32_t)ce->j);
+		if (ce->k >= 2 * n) {
+			ce->j++;
+			ce->k = 0;
+			continue;
+		}
+		uint64_t p = ce->k / 2, ctx = ce->k % 2;
+		ce->k++;
+		uint64_t mask = tear_pattern(ce, (uint32_t)ce->j, p);
+		if (!mask || mask == ce->diff[ce->j])
+			continue;
+		set_all(ce, ctx ? PN_FATE_PERSISTED : PN_FATE_LOST);
+		struct pn_write_fate *f = &ce->fates[ce->rel[ce->j]];
+		f->fate = PN_FATE_TORN;
+		f->sectors = mask;
+		return true;
+	}
+	return false;
+}
+
+bool pn_crash_enum_next(struct pn_crash_enum *ce)
+{
+	for (;;) {
+		bool got = false;
+		switch (ce->phase) {
+		case PH_SUBSETS:
+			if (ce->i < (1ull << ce->nrel)) {
+				set_subset(ce, ce->i++);
+				got = true;
+			}
+			break;
+		case PH_SINGLES: got = next_singles(ce); break;
+		case PH_SAMPLES: got = next_sample(ce); break;
+		case PH_TEARS: got = next_tear(ce); break;
+		default: return false;
+		}
+		if (got) {
+			ce->produced++;
+			return true;
+		}
+		ce->phase = ce->phase == PH_SUBSETS ? PH_TEARS : ce->phase + 1;
+		ce->i = ce->j = ce->k = 0;
+	}
+}
+
+static uint64_t effective(const struct pn_crash_enum *ce, uint32_t r)
+{
+	const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+	return f->fate == PN_FATE_PERSISTED ? ce->diff[r] : f->fate == PN_FATE_TORN ? f->sectors & ce->diff[r] : 0;
+}
+
+uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce)
+{
+	XXH64_state_t st;
+	XXH64_reset(&st, ce->dev->dur_version);
+	for (uint32_t r = 0; r < ce->nrel; r++) {
+		uint64_t eff = effective(ce, r);
+		if (!eff)
+			continue;
+		uint64_t item[2] = {ce->dev->unsynced[ce->rel[r]].seq, eff};
+		XXH64_update(&st, item, sizeof(item));
+	}
+	return XXH64_digest(&st);
+}
+
+static const char *file_name(enum pn_file f)
+{
+	static const char *names[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw"};
+	return names[f];
+}
+
+void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len)
+{
+	size_t at = 0;
+	uint32_t lost = 0;
+	buf[0] = 0;
+	for (uint32_t r = 0; r < ce->nrel && at < len; r++) {
+		const struct pn_unsynced *u = &ce->dev->unsynced[ce->rel[r]];
+		const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+		if (f->fate == PN_FATE_LOST) {
+			lost++;
+			continue;
+		}
+		int n = snprintf(buf + at, len - at, "%s%s write #%llu (%s %s", at ? "; " : "",
+				 f->fate == PN_FATE_TORN ? "torn" : "persisted", (unsigned long long)u->seq,
+				 file_name(u->file), pn_io_why_name((enum pn_io_why)u->why));
+		at += n > 0 ? (size_t)n : 0;
+		if (at < len && u->file == PN_FILE_DATA && u->page != UINT32_MAX)
+			at += (size_t)snprintf(buf + at, len - at, " page %u slot %u", u->page, u->slot);
+		if (at < len && f->fate == PN_FATE_TORN)
+			at += (size_t)snprintf(buf + at, len - at, ", new units 0x%llx of 0x%llx",
+					       (unsigned long long)f->sectors, (unsigned long long)ce->diff[r]);
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, ")");
+	}
+	if (at < len)
+		snprintf(buf + at, len - at, "%s%u unsynced write%s lost", at ? "; " : "", lost,
+			 lost == 1 ? "" : "s");
+}
+
+void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (uint32_t r = 0; r < ce->nrel && at < len; r++) {
+		const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+		uint64_t seq = ce->dev->unsynced[ce->rel[r]].seq;
+		int n = 0;
+		if (f->fate == PN_FATE_PERSISTED)
+			n = snprintf(buf + at, len - at, "%sp%llu", at ? "," : "", (unsigned long long)seq);
+		else if (f->fate == PN_FATE_TORN)
+			n = snprintf(buf + at, len - at, "%st%llu:%llx", at ? "," : "",
+				     (unsigned long long)seq, (unsigned long long)f->sectors);
+		at += n > 0 ? (size_t)n : 0;
+	}
+	if (!at)
+		snprintf(buf, len, "none");
+}
+
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates)
+{
+	for (uint32_t i = 0; i < dev->nunsynced; i++)
+		fates[i] = (struct pn_write_fate){PN_FATE_LOST, 0};
+	if (!strcmp(state, "none"))
+		return true;
+	const char *p = state;
+	while (*p) {
+		char kind = *p++;
+		char *end;
+		unsigned long long seq = strtoull(p, &end, 10), mask = 0;
+		if ((kind != 'p' && kind != 't') || end == p)
+			return false;
+		p = end;
+		if (kind == 't') {
+			if (*p++ != ':')
+				return false;
+			mask = strtoull(p, &end, 16);
+			p = end;
+		}
+		uint32_t i = 0;
+		while (i < dev->nunsynced && dev->unsynced[i].seq != seq)
+			i++;
+		if (i == dev->nunsynced)
+			return false;
+		fates[i] = (struct pn_write_fate){kind == 'p' ? PN_FATE_PERSISTED : PN_FATE_TORN, mask};
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,55 @@
+/*
+ * crashstate.h: the crash states of one crash point (model layer; docs/checker.md).
+ *
+ * At a crash point the device holds a durable image and a list of unsynced writes. A
+ * crash state gives each unsynced write a fate: lost, persisted, or torn (some of its
+ * sectors new). Writes whose bytes all equal what is durable under them, and that overlap
+ * no other unsynced write, cannot change anything and are left out; tear patterns range
+ * over the sectors that really differ. Enumerated, in order:
+ *   1. subsets persisted: all 2^n when n <= crash.max_unsynced; beyond that, every single
+ *      write persisted or lost alone, the dispatch-order prefixes, all, none, and then
+ *      crash.samples random subsets;
+ *   2. tears (crash.tear): each write torn in each pattern (halves: either half new;
+ *      sectors: every pattern when it has <= 8 differing sectors, else every prefix and
+ *      suffix), with the other writes all lost and all persisted;
+ * Each state has a canonical key (the durable image's version and the effective new
+ * sectors of every write), so states that leave identical bytes are recovered once.
+ */
+#ifndef PN_CRASHSTATE_H
+#define PN_CRASHSTATE_H
+
+#include "device.h"
+#include "prng.h"
+#include "scenario.h"
+
+struct pn_crash_enum {
+	const struct pn_device *dev;
+	const struct pn_scenario *sc;
+	uint32_t nrel;
+	uint32_t *rel;           /* indexes into dev->unsynced of the writes that matter */
+	uint64_t *diff;          /* per relevant write: its units that differ */
+	uint64_t *full;          /* per relevant write: all its units */
+	struct pn_write_fate *fates; /* per unsynced write */
+	uint32_t cap;
+	int phase;
+	uint64_t i, j, k;
+	struct pn_prng rng;
+	uint64_t produced;
+};
+
+void pn_crash_enum_init(struct pn_crash_enum *ce);
+void pn_crash_enum_free(struct pn_crash_enum *ce);
+/* Prepares the states of `dev` now; seed varies the samples by crash point. */
+void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
+			 const struct pn_scenario *sc, uint64_t seed);
+/* Fills ce->fates with the next state; false when there are no more. */
+bool pn_crash_enum_next(struct pn_crash_enum *ce);
+uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce);
+/* "persisted #12 (data evict page 3 slot 1); torn #13 (wal) units 0x3 of 0xf; lost 2 more" */
+void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len);
+/* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost). */
+void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len);
+/* Sets fates for `dev` from the compact form; false if it does not fit the device. */
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates);
+
+#endif

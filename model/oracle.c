@@ -1,0 +1,806 @@
+/*
+ * oracle.c: the reference applier behind C2 exactness (model layer; see oracle.h).
+ *
+ * It owns its own reading of the page format and of every record kind, written from the
+ * specification below, not from the engine's redo (src/page.c, src/recovery.c are never
+ * called): two independent readings of one contract, so a bug in either shows up as a
+ * difference. Only src/walfmt.h (record decoding) and src/pn.h (byte helpers) are shared.
+ *
+ * Page format (little-endian, page_size bytes):
+ *   heap pages (ids 0 .. heap_pages-1), a 24 B header:
+ *     0 pd_lsn {hi u32 = lsn >> 32, lo u32}   8 pd_checksum u16   10 pd_flags u16 (0x4
+ *     ALL_VISIBLE)   12 pd_lower u16   14 pd_upper u16   16 pd_special u16
+ *     18 pd_pagesize_version u16   20 pd_prune_xid u32
+ *   line pointers from 24: item i (0-based) at 24+4i = {lp_off u16, lp_len u16};
+ *   nitems = (pd_lower - 24) / 4 (0 when pd_lower is outside [24, page_size]);
+ *   a tuple (104 B) at lp_off: 0 t_xmin u32, 4 t_xmax u32, 8 t_cid u32, 12 t_ctid 6 B,
+ *     18 t_infomask2 u16, 20 t_infomask u16, 22 t_hoff u8, 23 pad, 24.. payload.
+ *   SLRU pages (ids heap_pages .. heap_pages+slru_pages-1): 2 bits per xid. Headerless:
+ *     bits from byte 0, no LSN, no checksum. With slru_headers: the header above (pd_lower
+ *     = pd_upper = pd_special = page_size, pd_pagesize_version = page_size | 4), bits from 24.
+ *
+ * Record meanings, per block of the record (rmid, info & 0xF0):
+ *   any block with an image and BKPIMAGE_APPLY: the page becomes the image (hole zeros);
+ *   Heap/HOT_UPDATE (10, 0x40): main 14 B, new_offnum u16 at 12; block data 9 B
+ *     {t_infomask2 u16, t_infomask u16, t_hoff u8, 4 new bytes}. Tuple new_offnum-1:
+ *     t_xmin = xid, t_xmax = 0, t_infomask2, t_infomask, payload[0..3]; pd_prune_xid = xid;
+ *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
+ *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
+ *     pd_flags |= ALL_VISIBLE;
+ *   Btree/DEDUP (11, 0xD0): main 2 B; block data 4 B, salt s = byte 0: for every item i,
+ *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
+ *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
+ *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
+ *     with header, a page whose pd_lower is 0 first gets its four header fields;
+ *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
+ *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
+ *   any other kind: accepted without blocks (or with images only), refused otherwise.
+ *   After a change (image or not) a page with a header gets pd_lsn = the record's end LSN;
+ *   a headerless SLRU page never does (its bytes 0..7 are status bits), image or not.
+ *   A change naming a tuple the page lacks (lp_len < 104 or beyond the page) skips that
+ *   tuple and is counted as a misfit (pn_oracle_stats); the LSN is still set.
+ *   Every record is applied exactly once, in LSN order: no page-LSN skipping.
+ *
+ * Masking (pn_oracle_compare): bytes 8..9 of pages with a header; in heap pages, for each
+ * tuple the EXPECTED page's line pointers locate, t_infomask compared as
+ * (x & ~0x0F00) | (frozen(x) ? 0x0300 : 0), frozen = both 0x0100 and 0x0200 set.
+ *
+ * Data structures. Each (record, block) change is an `op` (end LSN, xid, kind, and an
+ * offset into one payload arena: the hole-free image, or main data then block data). Each
+ * page keeps the indices of its ops in LSN order, its state after all of them (tip), its
+ * bases and a cursor (the state last computed). A base is a position from which the page
+ * can be rebuilt without what came before: a stored state (a checkpoint), or an image op
+ * (it overwrites the whole page, so it costs no memory). A checkpoint is stored once the
+ * ops since the last base weigh `ckpt_weight` (an op weighs about the bytes it rewrites /
+ * 64, at least 1: 64 small changes, or one deduplication of a full page). Invariants:
+ *   I1 record ends strictly increase; a page's ops are in nondecreasing end order.
+ *   I2 a page's bases have strictly increasing positions in [1, nops]; a stored base holds
+ *      the state after `pos` ops; an image base names the page's op at pos-1, an image.
+ *   I3 tip = state after all the page's ops; cursor = state after cursor_n ops.
+ *   I4 ckpt_bytes = checkpoints * page_size <= budget after every add: over it,
+ *      ckpt_weight doubles and every page drops every other checkpoint (image bases stay).
+ *      ckpt_weight is a power of two >= 64.
+ * pn_oracle_page() starts from the nearest base at or below the asked position, or from the
+ * cursor when it lies between the two, applies the few ops after it, and allocates nothing.
+ * Memory: 3 pages per page (initial, tip, cursor), 44 B per op plus its payload, 16 B per
+ * base, and at most the budget in checkpoints.
+ */
+#include "oracle.h"
+
+#include "walfmt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_HEADER 24u
+#define OFF_CHECKSUM 8u
+#define OFF_FLAGS 10u
+#define OFF_LOWER 12u
+#define OFF_UPPER 14u
+#define OFF_SPECIAL 16u
+#define OFF_VERSION 18u
+#define OFF_PRUNE_XID 20u
+#define FLAG_ALL_VISIBLE 0x0004u
+#define TUP_XMAX 4u
+#define TUP_INFOMASK2 18u
+#define TUP_INFOMASK 20u
+#define TUP_HEADER 24u
+#define TUP_LEN 104u
+#define HINT_BITS 0x0F00u
+#define HINT_FROZEN 0x0300u
+#define WEIGHT_MIN 64u  /* initial ckpt_weight */
+#define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
+#define INFO_MASK 0xF0u
+
+enum op_kind { OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN };
+
+static const struct {
+	uint8_t rmid, info;
+	uint8_t kind;
+} meanings[] = {
+	{PN_RM_HEAP, 0x40, OP_HOT_UPDATE},  {PN_RM_HEAP2, 0x30, OP_FREEZE},
+	{PN_RM_BTREE, 0xD0, OP_DEDUP},      {PN_RM_CLOG, 0x10, OP_CLOG_SET},
+	{PN_RM_XLOG, 0xA0, OP_NONE},        {PN_RM_XACT, 0x00, OP_NONE},
+	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
+	{PN_RM_XLOG, 0x10, OP_NONE},
+};
+
+struct op {
+	pn_lsn end;
+	uint64_t off;      /* arena: hole-free image, or main data followed by block data */
+	uint32_t xid;
+	uint32_t main_len;
+	uint16_t data_len;
+	uint16_t hole_off; /* images only */
+	uint16_t hole_len;
+	uint8_t kind;
+};
+
+/* A position from which a page can be rebuilt (I2). */
+struct base {
+	uint32_t pos;      /* the state after the page's first `pos` ops */
+	uint32_t op;       /* state == NULL: that op (an image) rebuilds it */
+	uint8_t *state;    /* a stored state (checkpoint) */
+};
+
+struct page_log {
+	uint32_t *ops;     /* indices into pn_oracle.ops, LSN order (I1) */
+	pn_lsn *ends;      /* their end LSNs, beside them for the binary search */
+	uint32_t nops, ops_cap, ends_cap;
+	struct base *bases;
+	uint32_t nbases, bases_cap;
+	uint32_t nstored;  /* bases with a state */
+	uint32_t weight;   /* of the ops since the last base */
+	uint32_t cursor_n; /* I3 */
+};
+
+struct pn_oracle {
+	uint32_t heap_pages, slru_pages, npages, page_size;
+	bool slru_headers;
+	uint8_t *initial;  /* npages * page_size each */
+	uint8_t *tips;
+	uint8_t *cursors;
+	struct page_log *pages;
+	struct op *ops;
+	uint64_t nops, ops_cap;
+	uint8_t *arena;
+	uint64_t arena_len, arena_cap;
+	pn_lsn *ends;      /* end LSN of every record (I1) */
+	uint64_t nrecords, ends_cap;
+	uint32_t ckpt_weight;
+	uint64_t nstored, nimages, ckpt_bytes, ckpt_budget;
+	uint64_t misfits;
+	uint8_t *images;   /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+};
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+/* Growth of an array; running out of memory stops the checker (nothing sensible remains). */
+static void *grow(void *p, uint64_t *cap, uint64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	uint64_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, (size_t)(n * elem));
+	PN_ASSERT(q != NULL);
+	*cap = n;
+	return q;
+}
+
+static void *grow32(void *p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint64_t c = *cap;
+	p = grow(p, &c, need, elem);
+	PN_ASSERT(c <= UINT32_MAX);
+	*cap = (uint32_t)c;
+	return p;
+}
+
+static bool fail(char *why, size_t why_len, const char *fmt, ...)
+{
+	if (why && why_len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, why_len, fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static bool has_header(const struct pn_oracle *o, uint32_t page)
+{
+	return page < o->heap_pages || o->slru_headers;
+}
+
+static uint8_t *page_in(uint8_t *base, const struct pn_oracle *o, uint32_t page)
+{
+	return base + (size_t)page * o->page_size;
+}
+
+static uint32_t nitems(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t lower = pn_get16(page + OFF_LOWER);
+	if (lower < PAGE_HEADER || lower > page_size)
+		return 0;
+	return (lower - PAGE_HEADER) / 4u;
+}
+
+/* Offset of item `item`'s tuple if the page has it with at least `need` bytes; else 0. */
+static uint32_t tuple_off(const uint8_t *page, uint32_t page_size, uint32_t item, uint32_t need)
+{
+	if (item >= nitems(page, page_size))
+		return 0;
+	uint32_t off = pn_get16(page + PAGE_HEADER + 4u * item);
+	uint32_t len = pn_get16(page + PAGE_HEADER + 4u * item + 2u);
+	if (off < PAGE_HEADER || len < need || off + need > page_size)
+		return 0;
+	return off;
+}
+
+static void set_lsn(uint8_t *page, pn_lsn lsn)
+{
+	pn_put32(page, (uint32_t)(lsn >> 32));
+	pn_put32(page + 4, (uint32_t)lsn);
+}
+
+/* ---- the meaning of each change -------------------------------------------------------- */
+
+static void apply_image(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *img = o->arena + op->off;
+	uint32_t before = op->hole_len ? op->hole_off : o->page_size;
+	uint32_t after = before + op->hole_len;
+	memcpy(page, img, before);
+	memset(page + before, 0, op->hole_len);
+	memcpy(page + after, img + before, o->page_size - after);
+}
+
+static bool apply_hot_update(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *data = main + op->main_len;
+	uint32_t item = (uint32_t)pn_get16(main + 12) - 1u;
+	uint32_t t = tuple_off(page, o->page_size, item, TUP_LEN);
+	if (t == 0)
+		return false;
+	pn_put32(page + t, op->xid);
+	pn_put32(page + t + TUP_XMAX, 0);
+	pn_put16(page + t + TUP_INFOMASK2, pn_get16(data));
+	pn_put16(page + t + TUP_INFOMASK, pn_get16(data + 2));
+	memcpy(page + t + TUP_HEADER, data + 5, 4);
+	pn_put32(page + OFF_PRUNE_XID, op->xid);
+	return true;
+}
+
+static bool apply_freeze(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off;
+	uint32_t n = pn_get16(main + 4);
+	bool fits = true;
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *f = main + 6 + 12u * k;
+		uint32_t t = tuple_off(page, o->page_size, (uint32_t)pn_get16(f) - 1u, TUP_LEN);
+		if (t == 0) {
+			fits = false;
+			continue;
+		}
+		pn_put16(page + t + TUP_INFOMASK, pn_get16(f + 8));
+	}
+	pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
+	return fits;
+}
+
+static bool apply_dedup(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint8_t salt = o->arena[op->off + op->main_len];
+	uint32_t n = nitems(page, o->page_size);
+	bool fits = true;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t t = tuple_off(page, o->page_size, i, TUP_LEN);
+		if (t == 0) {
+			fits = false;
+			continue;
+		}
+		uint8_t *b = page + t;
+		for (uint32_t j = TUP_HEADER; j < TUP_LEN; j++)
+			b[j] = (uint8_t)(b[j] * 5u + salt + i);
+	}
+	return fits;
+}
+
+static void apply_clog_set(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off;
+	uint32_t xid = pn_get32(main);
+	bool header = main[4] != 0;
+	uint32_t base = header ? PAGE_HEADER : 0;
+	uint32_t per_page = (o->page_size - base) * 4u;
+	uint32_t bit = (xid % per_page) * 2u;
+	if (header && pn_get16(page + OFF_LOWER) == 0) {
+		uint16_t size = (uint16_t)o->page_size;
+		pn_put16(page + OFF_LOWER, size);
+		pn_put16(page + OFF_UPPER, size);
+		pn_put16(page + OFF_SPECIAL, size);
+		pn_put16(page + OFF_VERSION, (uint16_t)(o->page_size | 4u));
+	}
+	page[base + bit / 8u] |= (uint8_t)(1u << (bit % 8u));
+}
+
+/* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
+static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
+{
+	bool fits = true;
+	switch (op->kind) {
+	case OP_IMAGE: apply_image(o, page, op); break;
+	case OP_HOT_UPDATE: fits = apply_hot_update(o, page, op); break;
+	case OP_FREEZE: fits = apply_freeze(o, page, op); break;
+	case OP_DEDUP: fits = apply_dedup(o, page, op); break;
+	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
+	default: PN_ASSERT(!"an op of no kind");
+	}
+	if (has_header(o, id))
+		set_lsn(page, op->end);
+	return fits;
+}
+
+/* ---- logging records ------------------------------------------------------------------- */
+
+static uint8_t kind_of(uint8_t rmid, uint8_t info)
+{
+	for (size_t i = 0; i < PN_ARRAY_LEN(meanings); i++)
+		if (meanings[i].rmid == rmid && meanings[i].info == (info & INFO_MASK))
+			return meanings[i].kind;
+	return OP_UNKNOWN;
+}
+
+static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct pn_wal_block *b)
+{
+	switch (kind) {
+	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len == 9;
+	case OP_FREEZE:
+		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
+	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4;
+	case OP_CLOG_SET: return r->main_len == 5;
+	default: return true;
+	}
+}
+
+/* What block `b` of record `r` does to its page: an op kind, or OP_NONE; false if refused. */
+static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
+		       const struct pn_wal_block *b, uint8_t *kind, char *why, size_t why_len)
+{
+	if (b->fork != 0)
+		return fail(why, why_len, "a block of fork %u (the oracle models main only)",
+			    b->fork);
+	if (b->blkno >= o->npages)
+		return fail(why, why_len, "a block names page %u of %u", b->blkno, o->npages);
+	if (b->has_image && b->image_apply) {
+		*kind = OP_IMAGE;
+		return true;
+	}
+	*kind = kind_of(r->rmid, r->info);
+	if (*kind == OP_UNKNOWN)
+		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
+			    r->rmid, r->info);
+	if (!sizes_fit(*kind, r, b))
+		return fail(why, why_len, "rmid %u info %02X: main data %u B, block data %u B",
+			    r->rmid, r->info, r->main_len, b->data_len);
+	return true;
+}
+
+static uint64_t op_bytes(const struct pn_oracle *o, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b, uint8_t kind)
+{
+	if (kind == OP_IMAGE)
+		return o->page_size - b->hole_length;
+	return (uint64_t)r->main_len + b->data_len;
+}
+
+/* Copies the bytes an op needs into the arena; returns their offset. */
+static uint64_t copy_payload(struct pn_oracle *o, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b, uint8_t kind)
+{
+	uint64_t off = o->arena_len, n = op_bytes(o, r, b, kind);
+	o->arena = grow(o->arena, &o->arena_cap, off + n, 1);
+	uint8_t *dst = o->arena + off;
+	if (kind == OP_IMAGE) {
+		uint32_t before = b->hole_length ? b->hole_offset : o->page_size;
+		memcpy(dst, b->image, before);
+		memcpy(dst + before, b->image + before + b->hole_length,
+		       o->page_size - before - b->hole_length);
+	} else {
+		if (r->main_len)
+			memcpy(dst, r->main_data, r->main_len);
+		if (b->data_len)
+			memcpy(dst + r->main_len, b->data, b->data_len);
+	}
+	o->arena_len += n;
+	return off;
+}
+
+/* I4: doubles ckpt_weight and drops every other checkpoint until within the budget. */
+static void thin(struct pn_oracle *o)
+{
+	while (o->ckpt_bytes > o->ckpt_budget && o->nstored > 0) {
+		PN_ASSERT(o->ckpt_weight < (1u << 30));
+		o->ckpt_weight *= 2;
+		for (uint32_t p = 0; p < o->npages; p++) {
+			struct page_log *pl = &o->pages[p];
+			uint32_t kept = 0, seen = 0;
+			for (uint32_t j = 0; j < pl->nbases; j++) {
+				struct base *b = &pl->bases[j];
+				if (b->state && seen++ % 2 == 0) {
+					free(b->state);
+					pl->nstored--;
+					o->nstored--;
+					o->ckpt_bytes -= o->page_size;
+					continue;
+				}
+				pl->bases[kept++] = *b;
+			}
+			pl->nbases = kept;
+		}
+	}
+}
+
+static void add_base(struct pn_oracle *o, uint32_t page, uint32_t op, bool store)
+{
+	struct page_log *pl = &o->pages[page];
+	pl->bases = grow32(pl->bases, &pl->bases_cap, pl->nbases + 1, sizeof(*pl->bases));
+	struct base b = {.pos = pl->nops, .op = op};
+	if (store) {
+		b.state = malloc(o->page_size);
+		PN_ASSERT(b.state != NULL);
+		memcpy(b.state, page_in(o->tips, o, page), o->page_size);
+		pl->nstored++;
+		o->nstored++;
+		o->ckpt_bytes += o->page_size;
+	} else {
+		o->nimages++;
+	}
+	pl->bases[pl->nbases++] = b;
+	pl->weight = 0;
+	if (store)
+		thin(o);
+}
+
+/* About the bytes an op rewrites / WEIGHT_BYTES, at least 1; `page` is the state before. */
+static uint32_t op_weight(const struct pn_oracle *o, const uint8_t *page, const struct op *op)
+{
+	if (op->kind == OP_DEDUP)
+		return 1 + nitems(page, o->page_size) * (TUP_LEN - TUP_HEADER) / WEIGHT_BYTES;
+	if (op->kind == OP_FREEZE)
+		return 1 + pn_get16(o->arena + op->off + 4) * 2u / WEIGHT_BYTES;
+	return 1;
+}
+
+/* Indexes one change of page `page`, applies it to the tip, adds a base if due (I2). */
+static void log_op(struct pn_oracle *o, uint32_t page, const struct op *op)
+{
+	PN_ASSERT(o->nops < UINT32_MAX);
+	o->ops = grow(o->ops, &o->ops_cap, o->nops + 1, sizeof(*o->ops));
+	o->ops[o->nops] = *op;
+	struct page_log *pl = &o->pages[page];
+	uint8_t *tip = page_in(o->tips, o, page);
+	uint32_t index = (uint32_t)o->nops++;
+	pl->ops = grow32(pl->ops, &pl->ops_cap, pl->nops + 1, sizeof(*pl->ops));
+	pl->ends = grow32(pl->ends, &pl->ends_cap, pl->nops + 1, sizeof(*pl->ends));
+	pl->ends[pl->nops] = op->end;
+	pl->ops[pl->nops++] = index;
+	uint32_t weight = op_weight(o, tip, op);
+	if (!apply(o, page, tip, op))
+		o->misfits++;
+	if (op->kind == OP_IMAGE) {
+		add_base(o, page, index, false);
+		return;
+	}
+	pl->weight += weight;
+	if (pl->weight >= o->ckpt_weight)
+		add_base(o, page, index, true);
+}
+
+static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const uint8_t *kinds,
+		       pn_lsn end)
+{
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		const struct pn_wal_block *b = &r->blocks[i];
+		if (kinds[i] == OP_NONE)
+			continue;
+		struct op op = {
+			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
+			.data_len = b->data_len,
+		};
+		if (kinds[i] == OP_IMAGE) {
+			op.main_len = op.data_len = 0;
+			op.hole_off = b->hole_offset;
+			op.hole_len = b->hole_length;
+		}
+		op.off = copy_payload(o, r, b, kinds[i]);
+		log_op(o, b->blkno, &op);
+	}
+	o->ends = grow(o->ends, &o->ends_cap, o->nrecords + 1, sizeof(*o->ends));
+	o->ends[o->nrecords++] = end;
+}
+
+bool pn_oracle_add_why(struct pn_oracle *o, const uint8_t *rec, uint32_t len, uint64_t start,
+		       uint64_t end, char *why, size_t why_len)
+{
+	struct pn_wal_record r;
+	uint8_t kinds[PN_WAL_MAX_BLOCKS];
+	char reason[160];
+	PN_ASSERT(start < end);
+	PN_ASSERT(o->nrecords == 0 || start >= o->ends[o->nrecords - 1]); /* I1 */
+	if (!pn_wal_record_decode(rec, len, o->page_size, o->images, &r, reason, sizeof(reason)))
+		return fail(why, why_len, "%s", reason);
+	for (uint32_t i = 0; i < r.nblocks; i++)
+		if (!plan_block(o, &r, &r.blocks[i], &kinds[i], why, why_len))
+			return false;
+	log_record(o, &r, kinds, end);
+	return true;
+}
+
+bool pn_oracle_add(struct pn_oracle *o, const uint8_t *rec, uint32_t len, uint64_t start,
+		   uint64_t end)
+{
+	return pn_oracle_add_why(o, rec, len, start, end, NULL, 0);
+}
+
+/* ---- computing pages ------------------------------------------------------------------- */
+
+/* How many of the page's ops end at or before upto (I1: a binary search). */
+static uint32_t ops_upto(const struct page_log *pl, pn_lsn upto)
+{
+	uint32_t lo = 0, hi = pl->nops;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pl->ends[mid] <= upto)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How many of the page's bases lie at or below position n (I2: a binary search). */
+static uint32_t bases_upto(const struct page_log *pl, uint32_t n)
+{
+	uint32_t lo = 0, hi = pl->nbases;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pl->bases[mid].pos <= n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Writes the state a base stands for (NULL: the initial page) into out. */
+static void materialize(const struct pn_oracle *o, uint32_t page, const struct base *b,
+			uint8_t *out)
+{
+	if (b == NULL)
+		memcpy(out, o->initial + (size_t)page * o->page_size, o->page_size);
+	else if (b->state)
+		memcpy(out, b->state, o->page_size);
+	else
+		apply(o, page, out, &o->ops[b->op]);
+}
+
+/* Moves the page's cursor to the state after n ops, from the nearest state below (I2, I3). */
+static void advance_cursor(struct pn_oracle *o, uint32_t page, uint32_t n)
+{
+	struct page_log *pl = &o->pages[page];
+	uint8_t *cursor = page_in(o->cursors, o, page);
+	uint32_t k = bases_upto(pl, n);
+	const struct base *b = k ? &pl->bases[k - 1] : NULL;
+	uint32_t base_n = b ? b->pos : 0;
+	if (pl->cursor_n < base_n || pl->cursor_n > n) {
+		materialize(o, page, b, cursor);
+		pl->cursor_n = base_n;
+	}
+	for (; pl->cursor_n < n; pl->cursor_n++)
+		apply(o, page, cursor, &o->ops[pl->ops[pl->cursor_n]]);
+}
+
+void pn_oracle_page(struct pn_oracle *o, uint32_t page, uint64_t upto, uint8_t *out)
+{
+	PN_ASSERT(page < o->npages);
+	struct page_log *pl = &o->pages[page];
+	uint32_t n = ops_upto(pl, upto);
+	if (n == pl->nops) {
+		memcpy(out, page_in(o->tips, o, page), o->page_size);
+		return;
+	}
+	advance_cursor(o, page, n);
+	memcpy(out, page_in(o->cursors, o, page), o->page_size);
+}
+
+/* ---- comparing ------------------------------------------------------------------------- */
+
+static uint16_t mask_infomask(uint16_t x)
+{
+	uint16_t frozen = (x & HINT_FROZEN) == HINT_FROZEN ? HINT_FROZEN : 0;
+	return (uint16_t)((x & ~HINT_BITS) | frozen);
+}
+
+static int first_diff(const uint8_t *a, const uint8_t *b, uint32_t from, uint32_t to)
+{
+	while (from < to) {
+		uint32_t n = PN_MIN(64u, to - from);
+		if (memcmp(a + from, b + from, n) != 0)
+			for (uint32_t i = from; i < from + n; i++)
+				if (a[i] != b[i])
+					return (int)i;
+		from += n;
+	}
+	return -1;
+}
+
+/* Whether the difference at byte d is one the masking ignores. */
+static bool masked(const struct pn_oracle *o, uint32_t page, const uint8_t *expected,
+		   const uint8_t *found, uint32_t d)
+{
+	if (has_header(o, page) && (d == OFF_CHECKSUM || d == OFF_CHECKSUM + 1))
+		return true;
+	if (page >= o->heap_pages)
+		return false;
+	uint32_t n = nitems(expected, o->page_size);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t t = tuple_off(expected, o->page_size, i, TUP_HEADER);
+		if (t == 0 || d < t + TUP_INFOMASK || d > t + TUP_INFOMASK + 1)
+			continue;
+		uint16_t e = pn_get16(expected + t + TUP_INFOMASK);
+		uint16_t f = pn_get16(found + t + TUP_INFOMASK);
+		return mask_infomask(e) == mask_infomask(f);
+	}
+	return false;
+}
+
+int pn_oracle_compare(const struct pn_oracle *o, uint32_t page, const uint8_t *expected,
+		      const uint8_t *found)
+{
+	PN_ASSERT(page < o->npages);
+	uint32_t at = 0;
+	for (;;) {
+		int d = first_diff(expected, found, at, o->page_size);
+		if (d < 0 || !masked(o, page, expected, found, (uint32_t)d))
+			return d;
+		at = (uint32_t)d + 1;
+	}
+}
+
+/* ---- life cycle and introspection ------------------------------------------------------ */
+
+struct pn_oracle *pn_oracle_new(uint32_t heap_pages, uint32_t slru_pages, uint32_t page_size,
+				bool slru_headers, const uint8_t *initial)
+{
+	uint64_t npages = (uint64_t)heap_pages + slru_pages;
+	if (npages == 0 || npages > UINT32_MAX || page_size < 2 * TUP_LEN ||
+	    page_size > 32768 || initial == NULL)
+		return NULL;
+	struct pn_oracle *o = calloc(1, sizeof(*o));
+	if (o == NULL)
+		return NULL;
+	size_t bytes = (size_t)npages * page_size;
+	*o = (struct pn_oracle){
+		.heap_pages = heap_pages, .slru_pages = slru_pages, .npages = (uint32_t)npages,
+		.page_size = page_size, .slru_headers = slru_headers, .ckpt_weight = WEIGHT_MIN,
+		.ckpt_budget = PN_ORACLE_CKPT_BUDGET_DEFAULT,
+		.initial = malloc(bytes), .tips = malloc(bytes), .cursors = malloc(bytes),
+		.pages = calloc(npages, sizeof(struct page_log)),
+		.images = malloc((size_t)PN_WAL_MAX_BLOCKS * page_size),
+	};
+	if (!o->initial || !o->tips || !o->cursors || !o->pages || !o->images) {
+		pn_oracle_free(o);
+		return NULL;
+	}
+	memcpy(o->initial, initial, bytes);
+	memcpy(o->tips, initial, bytes);
+	memcpy(o->cursors, initial, bytes);
+	return o;
+}
+
+void pn_oracle_free(struct pn_oracle *o)
+{
+	if (o == NULL)
+		return;
+	for (uint32_t p = 0; o->pages && p < o->npages; p++) {
+		struct page_log *pl = &o->pages[p];
+		for (uint32_t j = 0; j < pl->nbases; j++)
+			free(pl->bases[j].state);
+		free(pl->bases);
+		free(pl->ops);
+		free(pl->ends);
+	}
+	free(o->pages);
+	free(o->initial);
+	free(o->tips);
+	free(o->cursors);
+	free(o->ops);
+	free(o->arena);
+	free(o->ends);
+	free(o->images);
+	free(o);
+}
+
+void pn_oracle_set_ckpt_budget(struct pn_oracle *o, uint64_t bytes)
+{
+	o->ckpt_budget = bytes;
+	thin(o);
+}
+
+uint64_t pn_oracle_records(const struct pn_oracle *o) { return o->nrecords; }
+
+uint64_t pn_oracle_last_end(const struct pn_oracle *o, uint64_t upto)
+{
+	uint64_t lo = 0, hi = o->nrecords;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (o->ends[mid] <= upto)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? o->ends[lo - 1] : 0;
+}
+
+void pn_oracle_stats(const struct pn_oracle *o, struct pn_oracle_stats *out)
+{
+	*out = (struct pn_oracle_stats){
+		.records = o->nrecords, .ops = o->nops, .misfits = o->misfits,
+		.ckpts = o->nstored, .image_bases = o->nimages, .ckpt_bytes = o->ckpt_bytes,
+		.payload_bytes = o->arena_len, .ckpt_weight = o->ckpt_weight,
+	};
+}
+
+static bool check_bases(const struct pn_oracle *o, uint32_t p, uint32_t *stored, char *why,
+			size_t why_len)
+{
+	const struct page_log *pl = &o->pages[p];
+	*stored = 0;
+	for (uint32_t j = 0; j < pl->nbases; j++) {
+		const struct base *b = &pl->bases[j];
+		if (b->pos == 0 || b->pos > pl->nops || (j > 0 && b->pos <= pl->bases[j - 1].pos))
+			return fail(why, why_len, "page %u: base %u at %u of %u ops (I2)", p, j,
+				    b->pos, pl->nops);
+		if (b->state) {
+			(*stored)++;
+			continue;
+		}
+		if (b->op != pl->ops[b->pos - 1] || o->ops[b->op].kind != OP_IMAGE)
+			return fail(why, why_len, "page %u: base %u is no image (I2)", p, j);
+	}
+	if (*stored != pl->nstored)
+		return fail(why, why_len, "page %u: %u checkpoints counted %u", p, *stored,
+			    pl->nstored);
+	return true;
+}
+
+static bool check_page(const struct pn_oracle *o, uint32_t p, uint32_t *stored, char *why,
+		       size_t why_len)
+{
+	const struct page_log *pl = &o->pages[p];
+	if (pl->cursor_n > pl->nops)
+		return fail(why, why_len, "page %u: cursor at %u of %u ops (I3)", p, pl->cursor_n,
+			    pl->nops);
+	for (uint32_t i = 0; i < pl->nops; i++) {
+		if (pl->ops[i] >= o->nops)
+			return fail(why, why_len, "page %u: op index %u of %llu", p, pl->ops[i],
+				    (unsigned long long)o->nops);
+		if (pl->ends[i] != o->ops[pl->ops[i]].end || (i > 0 && pl->ends[i] < pl->ends[i - 1]))
+			return fail(why, why_len, "page %u: op %u ends before op %u (I1)", p, i,
+				    i - 1);
+	}
+	return check_bases(o, p, stored, why, why_len);
+}
+
+bool pn_oracle_check(const struct pn_oracle *o, char *why, size_t why_len)
+{
+	uint64_t ckpts = 0, refs = 0;
+	for (uint64_t i = 1; i < o->nrecords; i++)
+		if (o->ends[i] <= o->ends[i - 1])
+			return fail(why, why_len, "record %llu ends at or before its predecessor (I1)",
+				    (unsigned long long)i);
+	for (uint32_t p = 0; p < o->npages; p++) {
+		uint32_t stored = 0;
+		if (!check_page(o, p, &stored, why, why_len))
+			return false;
+		ckpts += stored;
+		refs += o->pages[p].nops;
+	}
+	if (refs != o->nops)
+		return fail(why, why_len, "%llu page references for %llu ops",
+			    (unsigned long long)refs, (unsigned long long)o->nops);
+	if (ckpts != o->nstored || o->ckpt_bytes != ckpts * o->page_size ||
+	    o->ckpt_bytes > o->ckpt_budget)
+		return fail(why, why_len, "%llu checkpoints counted %llu, %llu B, budget %llu (I4)",
+			    (unsigned long long)ckpts, (unsigned long long)o->nstored,
+			    (unsigned long long)o->ckpt_bytes, (unsigned long long)o->ckpt_budget);
+	if (o->ckpt_weight < WEIGHT_MIN || (o->ckpt_weight & (o->ckpt_weight - 1)) != 0)
+		return fail(why, why_len, "ckpt_weight %u (I4)", o->ckpt_weight);
+	return true;
+}
