@@ -80,6 +80,8 @@ int pn_cmd_replay(int argc, char **argv)
 		.replay = true, .replay_schedule = sc.replay.schedule,
 		.replay_point = sc.replay.crash_point, .replay_state = sc.replay.state,
 		.timeline = stdout,
+		.replay_recovery_point = sc.replay.recovery_crash_point,
+		.replay_recovery_state = sc.replay.recovery_state,
 	};
 	static struct pn_check_result r;
 	printf("replaying %s: seed %llu, schedule %u, crash at event %llu, state %s\n",

@@ -248,6 +248,9 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 			if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
 				v.kind = PN_VIOL_DURABILITY;
 			if (v.kind != PN_VIOL_NONE) {
+				c->res->recovery_point = r->events;
+				pn_crash_fates_encode(&r->dev, f, c->res->recovery_state,
+						      sizeof(c->res->recovery_state));
 				size_t l = strlen(c->detail);
 				snprintf(c->detail + l, sizeof(c->detail) - l,
 					 " [after a crash at event %llu of recovery]",
@@ -348,6 +351,46 @@ static void oracle_start(struct checker *c)
 	c->w->on_wal_arg = c;
 }
 
+/* Replay of a crash inside recovery: recover again up to the recorded event, crash there in
+ * the recorded state, recover that, judge it against the first recovery's end. */
+static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
+			  struct verdict *v)
+{
+	const struct pn_check_options *opt = c->opt;
+	struct pn_world *r = calloc(1, sizeof(*r));
+	struct pn_world_options o = {.track = true, .check_each_event = true, .blank = true,
+				     .schedule = c->schedule};
+	PN_ASSERT(r != NULL && pn_world_init(r, c->sc, &o, NULL));
+	pn_device_crash_image(&c->w->dev, fates, &r->dev);
+	bool ok = pn_recovery_begin(&r->e);
+	while (ok && r->events < opt->replay_recovery_point && pn_world_step(r) == PN_STEP_EVENT)
+		;
+	struct pn_write_fate *f = calloc(r->dev.nunsynced + 1, sizeof(*f));
+	PN_ASSERT(f != NULL);
+	if (!pn_crash_fates_decode(&r->dev, opt->replay_recovery_state, f)) {
+		snprintf(c->res->detail, sizeof(c->res->detail),
+			 "replay.recovery_state '%s' does not name unsynced writes of recovery event %llu",
+			 opt->replay_recovery_state, (unsigned long long)opt->replay_recovery_point);
+		free(f);
+		free_world(r);
+		return false;
+	}
+	if (opt->timeline) {
+		fprintf(opt->timeline, "recovery, up to its crash:\n");
+		pn_world_print_trace(r, opt->timeline);
+	}
+	int rc;
+	struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
+	judge(c, r2, rc, first_end, v);
+	c->res->in_recovery = true;
+	c->res->recovery_point = opt->replay_recovery_point;
+	snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s", opt->replay_recovery_state);
+	free_world(r2);
+	free_world(r);
+	free(f);
+	return true;
+}
+
 /* Replay: one point, one state, with the timeline printed. */
 static int replay_point(struct checker *c)
 {
@@ -380,6 +423,11 @@ static int replay_point(struct checker *c)
 	struct verdict v;
 	judge(c, r, rc, UINT64_MAX, &v);
 	free_world(r);
+	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point && !replay_nested(c, f, v.end, &v)) {
+		free(f);
+		res->error = true;
+		return 2;
+	}
 	free(f);
 	res->crash_points = res->crash_states = res->recoveries = 1;
 	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))

@@ -27,6 +27,8 @@ struct pn_check_options {
 	uint32_t replay_schedule;
 	uint64_t replay_point;
 	const char *replay_state;
+	uint64_t replay_recovery_point; /* 0: no crash inside recovery */
+	const char *replay_recovery_state;
 	FILE *timeline;           /* replay: print the events up to the crash here */
 };
 
@@ -42,6 +44,8 @@ struct pn_check_result {
 	uint32_t schedule;
 	uint64_t crash_point;
 	bool in_recovery;         /* found by a crash inside recovery */
+	uint64_t recovery_point;  /* that crash: event of the recovery, and its state */
+	char recovery_state[256];
 	char state[256];          /* compact crash state (replay.state) */
 	char state_text[1024];    /* readable crash state */
 	char detail[2048];        /* what broke */

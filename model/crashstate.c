@@ -342,3 +342,22 @@ bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struc
 	}
 	return true;
 }
+
+void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
+			   size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < dev->nunsynced && at < len; i++) {
+		unsigned long long seq = (unsigned long long)dev->unsynced[i].seq;
+		int n = 0;
+		if (fates[i].fate == PN_FATE_PERSISTED)
+			n = snprintf(buf + at, len - at, "%sp%llu", at ? "," : "", seq);
+		else if (fates[i].fate == PN_FATE_TORN)
+			n = snprintf(buf + at, len - at, "%st%llu:%llx", at ? "," : "", seq,
+				     (unsigned long long)fates[i].sectors);
+		at += n > 0 ? (size_t)n : 0;
+	}
+	if (!at)
+		snprintf(buf, len, "none");
+}

@@ -49,6 +49,9 @@ uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce);
 void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len);
 /* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost). */
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len);
+/* The compact form of any fates of dev's unsynced writes. */
+void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
+			   size_t len);
 /* Sets fates for `dev` from the compact form; false if it does not fit the device. */
 bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates);
 

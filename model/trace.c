@@ -78,6 +78,9 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 	fprintf(f, "%s\n", r->in_recovery ? ", found by a crash inside recovery" : "");
 	fprintf(f, "  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", r->schedule,
 		(unsigned long long)r->crash_point, r->state[0] ? r->state : "none");
+	if (r->in_recovery)
+		fprintf(f, "  recovery_crash_point: %llu\n  recovery_state: \"%s\"\n",
+			(unsigned long long)r->recovery_point, r->recovery_state);
 	free(text);
 	return fclose(f) == 0;
 }
@@ -91,6 +94,9 @@ void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_ch
 		(unsigned long long)sc->seed, r->schedule, (unsigned long long)r->crash_point);
 	if (r->state[0])
 		fprintf(out, "  crash state: %s\n               (%s)\n", r->state_text, r->state);
+	if (r->in_recovery)
+		fprintf(out, "  then a crash at event %llu of the recovery, state %s\n",
+			(unsigned long long)r->recovery_point, r->recovery_state);
 	if (r->page != UINT32_MAX)
 		fprintf(out, "  page:        %u\n", r->page);
 	fprintf(out, "  what:        %s\n", r->detail);

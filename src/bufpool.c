@@ -206,8 +206,8 @@ static uint64_t late_bind(struct pn_engine *e, struct pn_io *io)
 	return pn_store_offset(e, io->page, slot);
 }
 
-static void issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
-			     enum pn_io_why why, uint32_t proc, const uint8_t *image)
+static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
+				     enum pn_io_why why, uint32_t proc, const uint8_t *image)
 {
 	struct pn_frame *f = &e->frames[frame];
 	struct pn_io *io = pn_io_get(e);
@@ -237,6 +237,7 @@ static void issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
 	e->m.data_writes++;
 	e->m.data_bytes_written += e->page_size;
 	pn_io_issue(e, io);
+	return io;
 }
 
 static void write_done(struct pn_engine *e, struct pn_io *io)
@@ -279,7 +280,9 @@ static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
 	struct pn_frame *f = &e->frames[dw->frame];
 	f->io_writes--; /* the in-place write below counts itself */
 	e->data_writes_inflight--;
-	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec);
+	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
+	 * bookkeeping in write_done depends on it). */
+	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec)->ckpt_seq = dw->ckpt_seq;
 	dw->keep = false;
 	dw->state = PN_IO_FREE;
 	e->io_free[e->io_free_len++] = dw->index;
@@ -293,7 +296,7 @@ static void dw_write_done(struct pn_engine *e, struct pn_io *io)
 		f->io_writes--;
 		e->data_writes_inflight--;
 		issue_data_write(e, io->frame, 0, io->why, io->proc,
-				 io->buf + e->sc->storage.sector_size);
+				 io->buf + e->sc->storage.sector_size)->ckpt_seq = io->ckpt_seq;
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
@@ -354,6 +357,7 @@ static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why w
 	memcpy(io->buf + sec, image, e->page_size);
 	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
 	io->done = dw_write_done;
+	io->ckpt_seq = e->ckpt_seq_begun;
 	e->dw_next = (e->dw_next + 1) % e->dw_slots;
 	e->dw_used_since_sync++;
 	f->io_writes++;
@@ -399,7 +403,8 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	uint8_t *img = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
 	prepare_image(e, frame, img);
 	f->redirtied = false;
-	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page)) {
+	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page) &&
+	    why != PN_WHY_RECOVERY) {
 		if (!dw_reserve(e))
 			return PN_WRITE_BUSY;
 		issue_dw_write(e, frame, why, proc, img);

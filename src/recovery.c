@@ -119,12 +119,37 @@ static void plan_dw_restore(struct pn_engine *e)
 	}
 }
 
-/* One restore per step: the page goes into the buffer pool, dirty, like an image. */
+/*
+ * One restore at a time: the entry's page goes into the buffer pool and is written in
+ * place at once (not through the doublewrite area, whose entries other torn pages may
+ * still need); when every restored page is written, the data file is fsynced. Only then
+ * may the doublewrite area be reused, so a crash during this phase finds every entry it
+ * needs intact. Returns true when the phase is over.
+ */
+static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
+{
+	e->dw_restore_len = 0;
+	pn_wake(e, e->proc_startup, 0);
+}
+
 static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 {
 	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
 	uint32_t page;
 	pn_lsn lsn;
+	if (e->dw_restore_pos == e->dw_restore_len) {
+		if (e->data_writes_inflight)
+			return false; /* woken by the last write's completion */
+		struct pn_io *io = pn_io_get(e);
+		io->op = PN_IO_FSYNC;
+		io->file = PN_FILE_DATA;
+		io->why = PN_WHY_RECOVERY;
+		io->done = dw_fsync_done;
+		e->m.fsyncs++;
+		e->dw_restore_pos = UINT32_MAX; /* the fsync is in flight */
+		pn_io_issue(e, io);
+		return false;
+	}
 	dw_entry(e, e->dw_restore[e->dw_restore_pos], buf, &page, &lsn);
 	uint32_t fi = pn_buf_pin(e, page, p->id, true);
 	if (fi == PN_NO_FRAME)
@@ -133,8 +158,10 @@ static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 	e->frames[fi].dirty = true;
 	e->frames[fi].last_lsn = lsn;
 	pn_buf_unpin(e, fi);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1);
+	PN_ASSERT(w == PN_WRITE_STARTED);
 	e->dw_restore_pos++;
-	return true;
+	return false; /* woken when the write completes */
 }
 
 bool pn_recovery_begin(struct pn_engine *e)
@@ -234,8 +261,8 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	if (p->state != PN_B_NEXT)
 		return;
-	if (e->dw_restore_pos < e->dw_restore_len) {
-		if (dw_restore_step(e, p))
+	if (e->dw_restore_len) {
+		if (e->dw_restore_pos != UINT32_MAX && dw_restore_step(e, p))
 			pn_wake(e, p->id, STEP_NS);
 		return;
 	}

@@ -132,6 +132,9 @@ struct pn_scenario {
 		uint32_t schedule;   /* which schedule run (0-based) */
 		uint64_t crash_point; /* event number the world stopped after */
 		char state[256];     /* the crash state, as the checker printed it */
+		/* a second crash inside the recovery from that state (0 = none) */
+		uint64_t recovery_crash_point;
+		char recovery_state[256];
 	} replay;
 };
 

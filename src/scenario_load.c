@@ -199,6 +199,8 @@ static const struct field replay_fields[] = {
 	NUM("schedule", V_U32, replay.schedule, 0, UINT32_MAX),
 	NUM("crash_point", V_U64, replay.crash_point, 0, UINT64_MAX),
 	STR("state", replay.state, 0),
+	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 0, UINT64_MAX),
+	STR("recovery_state", replay.recovery_state, 0),
 };
 
 static const struct table storage_table = TABLE(storage_fields);
@@ -631,7 +633,7 @@ static bool bad_number(struct loader *L, const struct field *f, const char *path
 static bool read_number(struct loader *L, const struct field *f, void *dst, const char *path)
 {
 	char want[WANT_LEN];
-	const char *text;
+	const char *text = NULL;
 	uint64_t v = 0;
 	enum pn_parse_status st;
 
