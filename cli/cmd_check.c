@@ -36,7 +36,7 @@ static const char usage[] =
 	"  --seed N      override each scenario's seed\n"
 	"  --traces DIR  where counterexample traces go (default: penumbra-traces)\n"
 	"  --nested N    also crash inside recovery, for every Nth new crash state\n"
-	"                (default 16; 0 = never)\n"
+	"                (default 64; 0 = never)\n"
 	"  --coverage    report the coverage markers never seen both ways\n"
 	"  --quiet       no counterexample reports, only the summary\n"
 	"  -h, --help    show this help\n"
@@ -442,7 +442,7 @@ static void print_coverage(void)
 
 int pn_cmd_check(int argc, char **argv)
 {
-	struct check_args a = {.jobs = 1, .nested = 16, .traces = "penumbra-traces"};
+	struct check_args a = {.jobs = 1, .nested = 64, .traces = "penumbra-traces"};
 	int rc = parse(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

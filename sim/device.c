@@ -16,10 +16,16 @@ void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size)
 	d->sector_size = sector_size;
 }
 
+static void chunk_put(struct pn_chunk *c)
+{
+	if (c && --c->refs == 0)
+		free(c);
+}
+
 static void image_free(struct pn_file_image *im)
 {
 	for (uint64_t i = 0; i < im->nchunks; i++)
-		free(im->chunks[i]);
+		chunk_put(im->chunks[i]);
 	free(im->chunks);
 	im->chunks = NULL;
 	im->nchunks = 0;
@@ -37,21 +43,37 @@ void pn_device_free(struct pn_device *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static void grow(struct pn_file_image *im, uint64_t idx)
+{
+	if (idx < im->nchunks)
+		return;
+	uint64_t n = PN_MAX(idx + 1, im->nchunks * 2);
+	struct pn_chunk **c = realloc(im->chunks, n * sizeof(*c));
+	PN_ASSERT(c != NULL);
+	memset(c + im->nchunks, 0, (n - im->nchunks) * sizeof(*c));
+	im->chunks = c;
+	im->nchunks = n;
+}
+
+/* The chunk at idx, private to this image (copied first if shared). */
 static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx)
 {
-	if (idx >= im->nchunks) {
-		uint64_t n = PN_MAX(idx + 1, im->nchunks * 2);
-		uint8_t **c = realloc(im->chunks, n * sizeof(*c));
+	grow(im, idx);
+	struct pn_chunk *c = im->chunks[idx];
+	if (!c) {
+		c = calloc(1, sizeof(*c));
 		PN_ASSERT(c != NULL);
-		memset(c + im->nchunks, 0, (n - im->nchunks) * sizeof(*c));
-		im->chunks = c;
-		im->nchunks = n;
+		c->refs = 1;
+		im->chunks[idx] = c;
+	} else if (c->refs > 1) {
+		struct pn_chunk *copy = malloc(sizeof(*copy));
+		PN_ASSERT(copy != NULL);
+		memcpy(copy->data, c->data, PN_CHUNK_SIZE);
+		copy->refs = 1;
+		c->refs--;
+		im->chunks[idx] = c = copy;
 	}
-	if (!im->chunks[idx]) {
-		im->chunks[idx] = calloc(1, PN_CHUNK_SIZE);
-		PN_ASSERT(im->chunks[idx] != NULL);
-	}
-	return im->chunks[idx];
+	return c->data;
 }
 
 static void image_write(struct pn_file_image *im, uint64_t off, const uint8_t *buf, uint32_t len)
@@ -72,7 +94,7 @@ static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t le
 		uint64_t idx = off / PN_CHUNK_SIZE;
 		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
 		if (idx < im->nchunks && im->chunks[idx])
-			memcpy(out, im->chunks[idx] + in, n);
+			memcpy(out, im->chunks[idx]->data + in, n);
 		else
 			memset(out, 0, n);
 		off += n;
@@ -168,11 +190,20 @@ void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id)
 	d->nunsynced = keep;
 }
 
+/* dst becomes a copy of src, sharing its chunks. */
 static void image_copy(const struct pn_file_image *src, struct pn_file_image *dst)
 {
-	for (uint64_t i = 0; i < src->nchunks; i++)
-		if (src->chunks[i])
-			image_write(dst, i * PN_CHUNK_SIZE, src->chunks[i], PN_CHUNK_SIZE);
+	image_free(dst);
+	if (!src->nchunks)
+		return;
+	dst->chunks = malloc(src->nchunks * sizeof(*dst->chunks));
+	PN_ASSERT(dst->chunks != NULL);
+	dst->nchunks = src->nchunks;
+	for (uint64_t i = 0; i < src->nchunks; i++) {
+		dst->chunks[i] = src->chunks[i];
+		if (dst->chunks[i])
+			dst->chunks[i]->refs++;
+	}
 }
 
 uint32_t pn_device_unit(const struct pn_device *d, uint32_t len, uint32_t *nunits)
@@ -229,7 +260,7 @@ uint64_t pn_device_fingerprint(const struct pn_device *d)
 				continue;
 			uint64_t tag[2] = {(uint64_t)f, i};
 			XXH64_update(st, tag, sizeof(tag));
-			XXH64_update(st, im->chunks[i], PN_CHUNK_SIZE);
+			XXH64_update(st, im->chunks[i]->data, PN_CHUNK_SIZE);
 		}
 	}
 	uint64_t h = XXH64_digest(st);

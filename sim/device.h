@@ -16,10 +16,17 @@
 
 #include "env.h"
 
-#define PN_CHUNK_SIZE 65536u
+#define PN_CHUNK_SIZE 16384u
+
+/* A chunk may be shared by several images (copy-on-write): crash states and recovering
+ * worlds share every chunk they do not write, so a crash image costs a table copy. */
+struct pn_chunk {
+	uint32_t refs;
+	uint8_t data[PN_CHUNK_SIZE];
+};
 
 struct pn_file_image {
-	uint8_t **chunks;
+	struct pn_chunk **chunks;
 	uint64_t nchunks;
 };
 

@@ -169,39 +169,75 @@ static void on_complete(struct pn_world *w, uint32_t index)
 
 /* ---- trace of the last events ---- */
 
-static const char *proc_name(const struct pn_engine *e, uint32_t proc, char *buf, size_t len)
-{
-	const struct pn_proc *p = &e->procs[proc];
-	switch (p->kind) {
-	case PN_PROC_BACKEND: snprintf(buf, len, "backend %u", proc); break;
-	case PN_PROC_CHECKPOINTER: snprintf(buf, len, "checkpointer"); break;
-	case PN_PROC_BGWRITER: snprintf(buf, len, "bgwriter"); break;
-	case PN_PROC_WALWRITER: snprintf(buf, len, "walwriter"); break;
-	case PN_PROC_STARTUP: snprintf(buf, len, "startup"); break;
-	}
-	return buf;
-}
-
 static void record_trace(struct pn_world *w, const struct pn_event *ev)
 {
 	struct pn_trace_entry *t = &w->trace[w->events % PN_TRACE_LEN];
-	char who[32];
 	t->event = w->events;
 	t->time = ev->time;
 	t->kind = ev->kind;
 	t->arg = ev->arg;
 	if (ev->kind == PN_EV_STEP) {
-		snprintf(t->text, sizeof(t->text), "step %s", proc_name(&w->e, ev->arg, who, sizeof(who)));
+		const struct pn_proc *p = &w->e.procs[ev->arg];
+		t->state = (uint8_t)p->state;
+		t->op = (uint8_t)p->op.op;
+		t->page = p->op.page;
+		t->value = p->op.op == PN_OP_SLRU_SET ? p->op.xid : p->xid;
 		return;
 	}
 	const struct pn_io *io = &w->e.ios[ev->arg];
+	t->op = (uint8_t)io->op;
+	t->file = (uint8_t)io->file;
+	t->why = (uint8_t)io->why;
+	t->page = io->page;
+	t->slot = io->slot;
+	t->offset = io->offset;
+}
+
+static const char *op_names[] = {
+	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
+	"hint", "vacuum", "dedup", "slru_set",
+};
+static const char *bstate_names[] = {
+	"next", "pin", "pin-wait", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait",
+	"wal-wait", "done",
+};
+
+static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)
+{
+	const struct pn_proc *p = &w->e.procs[t->arg];
+	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup"};
+	if (p->kind != PN_PROC_BACKEND) {
+		snprintf(buf, len, "step %s", kinds[p->kind]);
+		return;
+	}
+	const char *state = t->state < PN_ARRAY_LEN(bstate_names) ? bstate_names[t->state] : "?";
+	if (t->state == PN_B_NEXT || t->state == PN_B_DONE) {
+		snprintf(buf, len, "step backend %u (%s)", t->arg, state);
+		return;
+	}
+	const char *op = t->op < PN_ARRAY_LEN(op_names) ? op_names[t->op] : "?";
+	bool paged = t->op == PN_OP_UPDATE || t->op == PN_OP_HINT || t->op == PN_OP_VACUUM ||
+		     t->op == PN_OP_DEDUP || t->op == PN_OP_EVICT;
+	if (paged)
+		snprintf(buf, len, "step backend %u: %s page %u (%s)", t->arg, op, t->page, state);
+	else
+		snprintf(buf, len, "step backend %u: %s xid %u (%s)", t->arg, op, t->value, state);
+}
+
+void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
+			 size_t len)
+{
 	static const char *files[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw"};
 	static const char *ops[] = {"read", "write", "fsync"};
-	int n = snprintf(t->text, sizeof(t->text), "%s %s %s %s", ev->kind == PN_EV_DISPATCH ? "dispatch"
-				   : "complete", ops[io->op], files[io->file], pn_io_why_name(io->why));
-	if (io->page != UINT32_MAX && n > 0 && (size_t)n < sizeof(t->text))
-		snprintf(t->text + n, sizeof(t->text) - (size_t)n, " page %u slot %u off %llu", io->page,
-			 io->slot, (unsigned long long)io->offset);
+	if (t->kind == PN_EV_STEP) {
+		step_text(w, t, buf, len);
+		return;
+	}
+	int n = snprintf(buf, len, "%s %s %s (%s)", t->kind == PN_EV_DISPATCH ? "dispatch" : "complete",
+			 ops[t->op], files[t->file], pn_io_why_name((enum pn_io_why)t->why));
+	if (t->page != UINT32_MAX && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " page %u slot %u offset %llu", t->page, t->slot,
+			 (unsigned long long)t->offset);
 }
 
 void pn_world_print_trace(const struct pn_world *w, FILE *out)
@@ -209,8 +245,10 @@ void pn_world_print_trace(const struct pn_world *w, FILE *out)
 	uint64_t first = w->events > PN_TRACE_LEN ? w->events - PN_TRACE_LEN : 0;
 	for (uint64_t i = first; i < w->events; i++) {
 		const struct pn_trace_entry *t = &w->trace[i % PN_TRACE_LEN];
+		char text[160];
+		pn_world_trace_text(w, t, text, sizeof(text));
 		fprintf(out, "  #%-8llu %12.6f ms  %s\n", (unsigned long long)t->event + 1,
-			(double)t->time / 1e6, t->text);
+			(double)t->time / 1e6, text);
 	}
 }
 

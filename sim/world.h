@@ -28,12 +28,19 @@ struct pn_event {
 };
 
 /* The last events, for counterexample timelines. */
+struct pn_world;
 #define PN_TRACE_LEN 48
 struct pn_trace_entry {
 	uint64_t event, time;
 	uint32_t kind, arg;
-	char text[120];
+	/* a step: the process's state and operation; an I/O: what it was */
+	uint8_t op, file, why, state;
+	uint32_t page, slot, value;
+	uint64_t offset;
 };
+/* One entry as text (the world formats lazily, when it prints). */
+void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
+			 size_t len);
 
 struct pn_world_options {
 	bool track;             /* keep the crash model's durable image and unsynced writes */

@@ -61,7 +61,8 @@ bool pn_wal_init(struct pn_engine *e)
 	e->wal.seg_size = e->sc->storage.wal_segment_size;
 	uint32_t cps = checkpoint_segments(e);
 	e->wal.nsegs = cps ? PN_MAX(8u, 3u * cps + 4u) : 64u;
-	e->wal.npages = WAL_RING_PAGES;
+	/* Sized by the buffer pool: a larger pool dirties more WAL between flushes. */
+	e->wal.npages = PN_MAX(64u, PN_MIN(WAL_RING_PAGES, 4u * e->sc->storage.buffers));
 	if ((uint64_t)e->wal.npages * PN_XLOG_BLCKSZ > e->wal.seg_size * (uint64_t)e->wal.nsegs / 2)
 		e->wal.npages = (uint32_t)(e->wal.seg_size * (uint64_t)e->wal.nsegs / 2 / PN_XLOG_BLCKSZ);
 	size_t bytes = (size_t)e->wal.npages * PN_XLOG_BLCKSZ + e->wal.npages * sizeof(uint64_t);
