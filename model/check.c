@@ -237,8 +237,14 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 		for (uint32_t variant = 0; variant < n + 2 && ok; variant++) {
 			for (uint32_t i = 0; i < n; i++)
 				f[i] = (struct pn_write_fate){variant == 0 ? PN_FATE_LOST : PN_FATE_PERSISTED, 0};
-			if (variant >= 2)
-				f[variant - 2] = (struct pn_write_fate){PN_FATE_TORN, 0x00000000ffffffffull};
+			if (variant >= 2) {
+				/* the first half of the write's units new, the rest old */
+				uint32_t units;
+				pn_device_unit(&r->dev, r->dev.unsynced[variant - 2].len, &units);
+				uint32_t half = (units + 1) / 2;
+				f[variant - 2] = (struct pn_write_fate){
+					PN_FATE_TORN, half >= 64 ? UINT64_MAX : (1ull << half) - 1};
+			}
 			int rc;
 			struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
 			struct verdict v;
@@ -442,8 +448,8 @@ static int replay_point(struct checker *c)
 static int run_schedule(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
-	struct pn_world_options o = {.track = c->sc->crash.present, .check_each_event = true,
-				     .schedule = c->schedule};
+	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
+				     .check_each_event = true, .schedule = c->schedule};
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {

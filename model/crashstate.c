@@ -82,7 +82,8 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 		ce->full[ce->nrel] = full;
 		ce->nrel++;
 	}
-	ce->phase = ce->nrel <= sc->crash.max_unsynced ? PH_SUBSETS : PH_SINGLES;
+	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
+	ce->phase = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u) ? PH_SUBSETS : PH_SINGLES;
 	ce->i = ce->j = ce->k = 0;
 	ce->produced = 0;
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
@@ -140,6 +141,11 @@ static bool next_sample(struct pn_crash_enum *ce)
 		if (ce->sc->crash.tear == PN_TEAR_NONE && f->fate == PN_FATE_TORN)
 			f->fate = PN_FATE_PERSISTED;
 		f->sectors = pn_prng_next(&ce->rng) & ce->diff[r];
+		if (ce->sc->crash.tear == PN_TEAR_HALVES) {
+			uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]), half = (n + 1) / 2;
+			uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
+			f->sectors = (x & 8 ? lower : ce->full[r] & ~lower) & ce->diff[r];
+		}
 	}
 	return true;
 }

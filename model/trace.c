@@ -42,8 +42,10 @@ static void copy_without_replay(FILE *out, const char *text, size_t len)
 		size_t n = eol ? (size_t)(eol - (text + at)) + 1 : len - at;
 		const char *line = text + at;
 		bool top = n > 0 && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '\n';
+		/* the seed is written again below: the one the check ran with (--seed) */
 		if (top)
-			skipping = n >= 7 && strncmp(line, "replay:", 7) == 0;
+			skipping = (n >= 7 && strncmp(line, "replay:", 7) == 0) ||
+				   (n >= 5 && strncmp(line, "seed:", 5) == 0);
 		if (!skipping)
 			fwrite(line, 1, n, out);
 		at += n;
@@ -74,6 +76,7 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 		return false;
 	}
 	copy_without_replay(f, text, len);
+	fprintf(f, "seed: %llu\n", (unsigned long long)sc->seed);
 	fprintf(f, "replay:                 # written by penumbra check: %s", pn_violation_name(r->kind));
 	fprintf(f, "%s\n", r->in_recovery ? ", found by a crash inside recovery" : "");
 	fprintf(f, "  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", r->schedule,

@@ -159,26 +159,23 @@ void pn_device_write_done(struct pn_device *d, uint32_t io_index)
 		struct pn_unsynced *u = &d->unsynced[i];
 		if (!u->completed && u->io_index == io_index) {
 			u->completed = true;
+			u->completed_seq = ++d->seq;
 			return;
 		}
 	}
 }
 
-void pn_device_fsync_start(struct pn_device *d, enum pn_file f, uint64_t fsync_id)
+uint64_t pn_device_fsync_start(struct pn_device *d)
 {
-	for (uint32_t i = 0; i < d->nunsynced; i++) {
-		struct pn_unsynced *u = &d->unsynced[i];
-		if (u->file == f && u->completed && u->fsync_id == 0)
-			u->fsync_id = fsync_id;
-	}
+	return ++d->seq;
 }
 
-void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id)
+void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 {
 	uint32_t keep = 0;
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		struct pn_unsynced *u = &d->unsynced[i];
-		if (u->fsync_id == fsync_id) {
+		if (u->file == f && u->completed && u->completed_seq < mark) {
 			d->version++;
 			d->dur_version++;
 			image_write(&d->dur[u->file], u->offset, u->data, u->len);

@@ -39,7 +39,7 @@ struct pn_unsynced {
 	uint64_t event;      /* world event number of its dispatch */
 	uint32_t io_index;   /* the engine I/O, while in flight */
 	bool completed;
-	uint64_t fsync_id;   /* the fsync covering it, 0 if none yet */
+	uint64_t completed_seq; /* device sequence number of its completion */
 	uint32_t why;        /* enum pn_io_why, for traces */
 	uint32_t page, slot;
 };
@@ -67,9 +67,10 @@ void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off,
 /* Applies a write at dispatch (cur; listed as unsynced when tracking). */
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event);
 void pn_device_write_done(struct pn_device *d, uint32_t io_index);
-/* An fsync of file f was dispatched / completed. */
-void pn_device_fsync_start(struct pn_device *d, enum pn_file f, uint64_t fsync_id);
-void pn_device_fsync_done(struct pn_device *d, uint64_t fsync_id);
+/* An fsync was dispatched: returns its mark. When it completes, every write to its file
+ * that completed before the mark becomes durable (whichever fsync completes first). */
+uint64_t pn_device_fsync_start(struct pn_device *d);
+void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark);
 /* A direct durable write (formatting a fresh device). */
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len);

@@ -138,8 +138,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 	case PN_IO_WRITE: pn_device_write(&w->dev, io, w->events); break;
 	case PN_IO_READ: pn_device_read(&w->dev, io->file, io->offset, io->len, io->buf); break;
 	case PN_IO_FSYNC:
-		w->fsync_of_io[index] = ++w->fsync_ids;
-		pn_device_fsync_start(&w->dev, io->file, w->fsync_of_io[index]);
+		w->fsync_of_io[index] = pn_device_fsync_start(&w->dev);
 		break;
 	}
 	uint64_t at = w->now + io_latency(w, io);
@@ -156,7 +155,7 @@ static void on_complete(struct pn_world *w, uint32_t index)
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC)
-		pn_device_fsync_done(&w->dev, w->fsync_of_io[index]);
+		pn_device_fsync_done(&w->dev, io->file, w->fsync_of_io[index]);
 	w->aio_inflight--;
 	if (w->aio_len) {
 		uint32_t next = w->aio_pending[w->aio_head];

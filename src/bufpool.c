@@ -221,6 +221,11 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 	io->proc = proc;
 	io->ckpt_seq = e->ckpt_seq_begun;
 	io->lsn = f->last_lsn;
+	/* R1, checked on every data write whatever path issued it. */
+	if (io->lsn > e->wal.flushed)
+		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
+				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
+				    f->page, (unsigned long long)io->lsn, (unsigned long long)e->wal.flushed);
 	if (io->buf != image)
 		memcpy(io->buf, image, e->page_size);
 	io->done = write_done;
@@ -395,10 +400,6 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 				return PN_WRITE_BUSY;
 			return PN_WRITE_WAL;
 		}
-		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
-				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
-				    f->page, (unsigned long long)f->last_lsn,
-				    (unsigned long long)e->wal.flushed);
 	}
 	uint8_t *img = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
 	prepare_image(e, frame, img);

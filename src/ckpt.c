@@ -1,7 +1,7 @@
 /*
  * ckpt.c: the checkpointer (engine layer). See the run's state diagram in engine.h.
  *
- * Begin (pn_ckpt_begin, one step, like CreateCheckPoint under all insertion locks):
+ * Begin (ckpt_begin, one step, like CreateCheckPoint under all insertion locks):
  *   redo = the current insert position; RedoRecPtr = redo, so every later change of a page
  *   with LSN <= redo takes an FPI (fpw) or shifts (umbra); every dirty buffer is flagged
  *   (BufferSync's BM_CHECKPOINT_NEEDED) with, in Umbra, the slot it had at the redo point;
@@ -11,8 +11,13 @@
  * of the interval and of CheckPointSegments), unless immediate.
  * Then (rule R5): wait for the flagged writes, fsync the data file, [Umbra: write the
  * selector snapshot, fsync it], insert the checkpoint record and flush the WAL, write the
- * control file and fsync it. Only then has the checkpoint happened: pn_ckpt_end() moves
+ * control file and fsync it. Only then has the checkpoint happened: ckpt_end() moves
  * the baselines and lets the WAL before redo be recycled. Runs complete in order.
+ *
+ * The control file (PN_FILE_CONTROL, one 512-byte sector, written atomically), little-endian:
+ *   0 magic u32 'PNCT' | 4 version u32 = 1 | 8 ckpt_seq u64 | 16 checkpoint u64 (start LSN
+ *   of the checkpoint record) | 24 redo u64 | 32 selector_area u32 | 36 state u32 |
+ *   40 sysid u64 | 48 crc32c u32 over bytes [0, 48) | zeros to 512.
  */
 #include "engine.h"
 
@@ -233,7 +238,7 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.ckpt_seq = run->seq;
 	e->control.checkpoint = run->record;
 	e->control.redo = run->redo;
-	e->control.selector_area = (uint32_t)(run->seq % 2);
+	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (e->sc->protocol.mode == PN_MODE_UMBRA)
 		memcpy(e->base_done, run->snapshot, e->heap_pages);
 	e->inflight_valid = false;
@@ -286,7 +291,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	case PN_C_SELECTOR_WRITE:
 		pn_store_encode_selector(e, run->snapshot, run->seq, run->redo, run->selbuf);
 		run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR,
-		       (run->seq % 2) * pn_store_selector_bytes(e), run->selbuf,
+		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(e), run->selbuf,
 		       pn_store_selector_bytes(e));
 		return UINT64_MAX;
 	case PN_C_SELECTOR_FSYNC:
@@ -313,7 +318,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;
 		c.redo = run->redo;
-		c.selector_area = (uint32_t)(run->seq % 2);
+		c.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 		c.state = 1;
 		pn_engine_encode_control(e, &c, run->ctlbuf);
 		run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);

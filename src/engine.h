@@ -171,19 +171,22 @@ struct pn_proc {
 
 /* ---- checkpointer (ckpt.c) ---- */
 #define PN_CONTROL_SIZE_ 512u
+/* Selector areas: checkpoint n writes area n % 3, never the one the completed checkpoint
+ * names, even with two checkpoints in progress (overlap). */
+#define PN_SELECTOR_AREAS 3u
 enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, PN_CKPT_END_OF_RECOVERY };
 
 /*
  * One checkpoint run:
- *   IDLE --pn_ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
+ *   IDLE --ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
  *   [umbra: SELECTOR_WRITE --> SELECTOR_FSYNC] --> RECORD (insert, flush WAL) -->
- *   CONTROL_WRITE --> CONTROL_FSYNC --pn_ckpt_end()--> IDLE
+ *   CONTROL_WRITE --> CONTROL_FSYNC --ckpt_end()--> IDLE
  * A script's checkpoint_begin pauses a run in WRITING until checkpoint_end.
  */
 enum pn_cstate {
 	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_SELECTOR_WRITE,
 	PN_C_SELECTOR_FSYNC, PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE,
-	PN_C_CONTROL_FSYNC, PN_C_WAIT_PREVIOUS
+	PN_C_CONTROL_FSYNC
 };
 
 struct pn_ckpt_run {
@@ -204,7 +207,7 @@ struct pn_ckpt_run {
 	pn_lsn record_end;
 };
 
-/* ---- control file (engine.c) ---- */
+/* ---- control file (written by ckpt.c; its bytes are documented there) ---- */
 struct pn_control {
 	uint64_t ckpt_seq;
 	pn_lsn checkpoint;     /* start of the checkpoint record */

@@ -16,13 +16,14 @@
  *   pointer (pn_store_shift_target). With no overlapping checkpoints three generations
  *   always leave one free; two do not (the checker shows what that costs).
  *
- * Selector file (PN_FILE_SELECTOR): two areas, used by checkpoint seq % 2, each
+ * Selector file (PN_FILE_SELECTOR): three areas (PN_SELECTOR_AREAS), checkpoint seq
+ *   writing area seq % 3, each
  *   0 magic u32 'PNSL' | 4 generations u32 | 8 seq u64 | 16 redo u64 | 24 npages u32 |
  *   28 crc32c u32 over bytes [32, 32 + npages) then over [0, 28) | 32 one byte per page:
  *   its baseline generation; padded to a sector multiple.
  *   Why this is crash-safe: a checkpoint writes its area and fsyncs it before it updates
  *   the control file (rule R5), and never writes the area the completed checkpoint names
- *   (the other parity); recovery reads the area the control file names and checks seq and
+ *   (with at most two checkpoints in progress, three areas keep it apart); recovery reads the area the control file names and checks seq and
  *   CRC, then learns later shifts from the WAL (each shift rides in its record's block
  *   header).
  *
@@ -88,10 +89,11 @@ uint32_t pn_store_shift_target(struct pn_engine *e, uint32_t page)
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		if (e->runs[r].state != PN_C_IDLE && e->runs[r].snapshot)
 			mask |= 1u << e->runs[r].snapshot[page];
+	uint32_t full = (1u << e->generations) - 1;
+	PN_TESTCASE("a shift finds no free generation (the prototype rotates)", (mask & full) == full);
 	for (uint32_t g = 0; g < e->generations; g++)
 		if (!(mask & (1u << g)))
 			return g;
-	PN_TESTCASE("no free generation: the prototype rotates", true);
 	return (e->cur[page] + 1u) % e->generations;
 }
 
