@@ -18,11 +18,13 @@
 #include <unistd.h>
 
 #include "checker.h"
+#include "shrink.h"
 #include "trace.h"
 
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
+	"                      [--no-shrink]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml under a\n"
 	"directory, in name order), recovers each with the engine's recovery, verifies it with\n"
@@ -39,16 +41,20 @@ static const char usage[] =
 	"                (default 64; 0 = never)\n"
 	"  --coverage    report the coverage markers never seen both ways\n"
 	"  --quiet       no counterexample reports, only the summary\n"
+	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 every verdict as expected, 1 any not, 2 bad input\n";
 
-enum { OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET };
+enum {
+	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
+	OPT_NO_SHRINK
+};
 
 struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested;
-	bool seed_set, coverage, quiet;
+	bool seed_set, coverage, quiet, no_shrink;
 	char **paths;
 	size_t npaths, cap;
 };
@@ -110,6 +116,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"seed", required_argument, NULL, OPT_SEED}, {"coverage", no_argument, NULL, OPT_COVERAGE},
 		{"traces", required_argument, NULL, OPT_TRACES},
 		{"nested", required_argument, NULL, OPT_NESTED}, {"quiet", no_argument, NULL, OPT_QUIET},
+		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -122,6 +129,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		case OPT_TRACES: a->traces = optarg; break;
 		case OPT_COVERAGE: a->coverage = true; break;
 		case OPT_QUIET: a->quiet = true; break;
+		case OPT_NO_SHRINK: a->no_shrink = true; break;
 		case OPT_JOBS:
 			if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
 				return 2;
@@ -156,6 +164,26 @@ static int parse(int argc, char **argv, struct check_args *a)
 	return -1;
 }
 
+/* A violation: shrink a copy of the scenario, write the shrunk trace. */
+static void write_trace(struct item *it, const struct check_args *a, const struct pn_check_options *o)
+{
+	struct pn_scenario small;
+	static struct pn_check_result r;
+	char err[PN_ERROR_LEN];
+	r = it->res;
+	if (!pn_scenario_copy(&it->sc, &small))
+		return;
+	if (!a->no_shrink) {
+		struct pn_shrink_result sr;
+		pn_shrink(&small, o, &r, &sr);
+		snprintf(it->res.shrunk, sizeof(it->res.shrunk), "%s", sr.summary);
+	}
+	if (!pn_trace_write(&small, &r, a->traces, it->res.trace_path, sizeof(it->res.trace_path), err,
+			    sizeof(err)))
+		fprintf(stderr, "penumbra check: %s\n", err);
+	pn_scenario_free(&small);
+}
+
 static void check_one(struct item *it, const struct check_args *a)
 {
 	struct pn_check_options o = {
@@ -164,10 +192,8 @@ static void check_one(struct item *it, const struct check_args *a)
 	};
 	it->rc = pn_check_scenario(&it->sc, &o, &it->res);
 	if (it->res.violation && !it->res.error) {
-		char err[PN_ERROR_LEN];
-		if (!pn_trace_write(&it->sc, &it->res, a->traces, it->res.trace_path,
-				    sizeof(it->res.trace_path), err, sizeof(err)))
-			fprintf(stderr, "penumbra check: %s\n", err);
+		o.progress = false;
+		write_trace(it, a, &o);
 	}
 }
 
@@ -357,6 +383,7 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(v, "in_recovery", json_boolean(r->in_recovery));
 	json_object_set_new(v, "detail", json_string(r->detail));
 	json_object_set_new(v, "trace", r->trace_path[0] ? json_string(r->trace_path) : json_null());
+	json_object_set_new(v, "shrunk", json_string(r->shrunk));
 	json_object_set_new(v, "seconds_to_violation", json_real(r->seconds_to_violation));
 	json_object_set_new(o, "violation", v);
 	return o;

@@ -517,7 +517,8 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	uint32_t last = opt->replay ? opt->replay_schedule + 1 : sc->schedules.runs;
 	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
 		/* keys name durable-image versions of one run: a new run starts a new cache */
-		memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
+		if (c.cache)
+			memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
 		c.cache_len = 0;
 		rc = run_schedule(&c);
 		if (c.w)

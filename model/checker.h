@@ -51,6 +51,7 @@ struct pn_check_result {
 	char detail[2048];        /* what broke */
 	char timeline[4096];      /* the last events before the crash */
 	char trace_path[1024];
+	char shrunk[256];         /* what shrinking the trace changed */
 };
 
 /* Checks one scenario. Returns 0 when the verdict is as expected, 1 when not, 2 when the

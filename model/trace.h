@@ -1,7 +1,8 @@
 /*
- * trace.h: counterexample traces (model layer). A trace is the scenario file as it was,
- * without any replay: section, followed by a replay: section naming the schedule, the
- * crash point and the crash state; `penumbra replay`, `run` and `check` all read it.
+ * trace.h: counterexample traces (model layer). A trace is the (shrunk) scenario written out
+ * in full, every key, followed by a replay: section naming the schedule, the crash point and
+ * the crash state (and a second crash inside recovery, if any); `penumbra replay`, `run` and
+ * `check` all read it.
  */
 #ifndef PN_TRACE_H
 #define PN_TRACE_H

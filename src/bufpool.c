@@ -206,8 +206,10 @@ static uint64_t late_bind(struct pn_engine *e, struct pn_io *io)
 	return pn_store_offset(e, io->page, slot);
 }
 
+/* lsn: the LSN of the bytes in image (the frame's may have moved on since they were copied). */
 static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
-				     enum pn_io_why why, uint32_t proc, const uint8_t *image)
+				     enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				     pn_lsn lsn)
 {
 	struct pn_frame *f = &e->frames[frame];
 	struct pn_io *io = pn_io_get(e);
@@ -220,7 +222,7 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 	io->len = e->page_size;
 	io->proc = proc;
 	io->ckpt_seq = e->ckpt_seq_begun;
-	io->lsn = f->last_lsn;
+	io->lsn = lsn;
 	/* R1, checked on every data write whatever path issued it. */
 	if (io->lsn > e->wal.flushed)
 		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
@@ -287,7 +289,8 @@ static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
 	e->data_writes_inflight--;
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
-	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec)->ckpt_seq = dw->ckpt_seq;
+	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn)->ckpt_seq =
+		dw->ckpt_seq;
 	dw->keep = false;
 	dw->state = PN_IO_FREE;
 	e->io_free[e->io_free_len++] = dw->index;
@@ -301,7 +304,7 @@ static void dw_write_done(struct pn_engine *e, struct pn_io *io)
 		f->io_writes--;
 		e->data_writes_inflight--;
 		issue_data_write(e, io->frame, 0, io->why, io->proc,
-				 io->buf + e->sc->storage.sector_size)->ckpt_seq = io->ckpt_seq;
+				 io->buf + e->sc->storage.sector_size, io->lsn)->ckpt_seq = io->ckpt_seq;
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
@@ -363,6 +366,7 @@ static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why w
 	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
 	io->done = dw_write_done;
 	io->ckpt_seq = e->ckpt_seq_begun;
+	io->lsn = f->last_lsn;
 	e->dw_next = (e->dw_next + 1) % e->dw_slots;
 	e->dw_used_since_sync++;
 	f->io_writes++;
@@ -412,7 +416,7 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_STARTED;
 	}
 	if (!umbra) {
-		issue_data_write(e, frame, 0, why, proc, img);
+		issue_data_write(e, frame, 0, why, proc, img, f->last_lsn);
 		return PN_WRITE_STARTED;
 	}
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
@@ -420,15 +424,15 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	if (why == PN_WHY_CKPT) {
 		uint32_t slot = active_only ? cur : f->ckpt_slot[run];
 		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);
-		issue_data_write(e, frame, slot, why, proc, img);
+		issue_data_write(e, frame, slot, why, proc, img, f->last_lsn);
 		return PN_WRITE_STARTED;
 	}
 	for (int r = 0; r < PN_MAX_CKPT_RUNS && !active_only; r++) {
 		bool both = (f->ckpt_needed & (1u << r)) && f->ckpt_slot[r] != cur;
 		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
 		if (both)
-			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img);
+			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn);
 	}
-	issue_data_write(e, frame, cur, why, proc, img);
+	issue_data_write(e, frame, cur, why, proc, img, f->last_lsn);
 	return PN_WRITE_STARTED;
 }

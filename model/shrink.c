@@ -1,0 +1,206 @@
+/*
+ * shrink.c: counterexample shrinking and scenario serialisation (model layer). See shrink.h.
+ */
+#include "shrink.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SHRINK_ATTEMPTS_MAX 48
+
+bool pn_scenario_copy(const struct pn_scenario *src, struct pn_scenario *dst)
+{
+	*dst = *src;
+	dst->workload.script = NULL;
+	dst->crash.list = NULL;
+	if (src->workload.script_len) {
+		dst->workload.script = malloc(src->workload.script_len * sizeof(struct pn_step));
+		if (!dst->workload.script)
+			return false;
+		memcpy(dst->workload.script, src->workload.script,
+		       src->workload.script_len * sizeof(struct pn_step));
+	}
+	if (src->crash.list_len) {
+		dst->crash.list = malloc(src->crash.list_len * sizeof(uint64_t));
+		if (!dst->crash.list)
+			return false;
+		memcpy(dst->crash.list, src->crash.list, src->crash.list_len * sizeof(uint64_t));
+	}
+	return true;
+}
+
+static void duration(FILE *out, const char *key, uint64_t ns)
+{
+	if (ns % 1000000 == 0)
+		fprintf(out, "%s: %llums", key, (unsigned long long)(ns / 1000000));
+	else
+		fprintf(out, "%s: %lluus", key, (unsigned long long)(ns / 1000));
+}
+
+static void write_protocol(FILE *out, const struct pn_scenario *sc)
+{
+	static const char *layouts[] = {"interleaved", "striped"};
+	static const char *policies[] = {"prototype", "l3", "l4"};
+	fprintf(out, "protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
+		     "wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
+		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
+		layouts[sc->protocol.layout], policies[sc->protocol.policy],
+		sc->protocol.checksums ? "true" : "false", sc->protocol.wal_log_hints ? "true" : "false",
+		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
+	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
+		if (sc->protocol.mutations & (1u << i))
+			fprintf(out, "%s%s", n++ ? ", " : "", pn_mutation_name(i));
+	fprintf(out, "]}\n");
+}
+
+static void write_workload(FILE *out, const struct pn_scenario *sc)
+{
+	static const char *kinds[] = {"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru"};
+	static const char *ops[] = {"update", "commit", "abort", "checkpoint", "checkpoint_begin",
+				    "checkpoint_end", "evict", "hint", "vacuum", "dedup", "slru_set"};
+	const typeof(sc->workload) *w = &sc->workload;
+	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", kinds[w->kind], w->clients);
+	if (w->kind != PN_WL_SCRIPT) {
+		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
+			(unsigned long long)w->transactions, w->pages_per_transaction);
+		return;
+	}
+	fprintf(out, "  script:\n");
+	for (uint32_t i = 0; i < w->script_len; i++) {
+		const struct pn_step *s = &w->script[i];
+		fprintf(out, "    - {op: %s", ops[s->op]);
+		if (s->op == PN_OP_SLRU_SET)
+			fprintf(out, ", xid: %u", s->xid);
+		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
+			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP)
+			fprintf(out, ", page: %u", s->page);
+		fprintf(out, ", client: %u}\n", s->client);
+	}
+}
+
+void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
+{
+	static const char *tears[] = {"none", "halves", "sectors"};
+	fprintf(out, "name: %s\n", sc->name);
+	if (sc->description[0]) {
+		fprintf(out, "description: \"");
+		for (const char *p = sc->description; *p; p++)
+			fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+		fprintf(out, "\"\n");
+	}
+	fprintf(out, "seed: %llu\n", (unsigned long long)sc->seed);
+	fprintf(out, "storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
+		     "wal_segment_size: %u}\n", sc->storage.pages, sc->storage.page_size,
+		sc->storage.sector_size, sc->storage.buffers, sc->storage.wal_segment_size);
+	write_protocol(out, sc);
+	fprintf(out, "checkpoint: {");
+	duration(out, "interval", sc->checkpoint.interval_ns);
+	fprintf(out, ", every_transactions: %u, completion_target: %g, max_wal_size: %llu, overlap: %s}\n",
+		sc->checkpoint.every_transactions, sc->checkpoint.completion_target,
+		(unsigned long long)sc->checkpoint.max_wal_size, sc->checkpoint.overlap ? "true" : "false");
+	fprintf(out, "aio: {queue_depth: %u, reorder: %s}\n", sc->aio.queue_depth,
+		sc->aio.reorder ? "true" : "false");
+	write_workload(out, sc);
+	fprintf(out, "schedules: {runs: %u}\n", sc->schedules.runs);
+	if (sc->crash.present) {
+		fprintf(out, "crash: {points: ");
+		if (sc->crash.points == PN_POINTS_ALL)
+			fprintf(out, "all");
+		else if (sc->crash.points == PN_POINTS_EVERY)
+			fprintf(out, "{every: %llu}", (unsigned long long)sc->crash.every);
+		else
+			for (uint32_t i = 0; i < sc->crash.list_len; i++)
+				fprintf(out, "%s%llu%s", i ? ", " : "[", (unsigned long long)sc->crash.list[i],
+					i + 1 == sc->crash.list_len ? "]" : "");
+		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u}\n", sc->crash.max_unsynced,
+			tears[sc->crash.tear], sc->crash.samples);
+	}
+	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");
+}
+
+/* Checks a candidate; true when it shows the same kind of violation (res then holds it). */
+static bool still_fails(const struct pn_scenario *cand, const struct pn_check_options *opt,
+			enum pn_violation_kind kind, struct pn_check_result *res)
+{
+	static struct pn_check_result r;
+	struct pn_check_options o = *opt;
+	o.progress = false;
+	o.timeline = NULL;
+	pn_check_scenario(cand, &o, &r);
+	if (!r.violation || r.error || r.kind != kind)
+		return false;
+	*res = r;
+	return true;
+}
+
+/* One candidate variant number v of sc into cand; false when v is past the last. */
+static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario *cand)
+{
+	const typeof(sc->workload) *w = &sc->workload;
+	if (!pn_scenario_copy(sc, cand))
+		return false;
+	if (w->kind == PN_WL_SCRIPT) {
+		if (v >= w->script_len || w->script_len <= 1)
+			return false;
+		uint32_t drop = w->script_len - 1 - v;
+		memmove(&cand->workload.script[drop], &cand->workload.script[drop + 1],
+			(w->script_len - drop - 1) * sizeof(struct pn_step));
+		cand->workload.script_len--;
+		return true;
+	}
+	switch (v) {
+	case 0: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions / 2; return true;
+	case 1: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions - 1; return true;
+	case 2: if (w->clients <= 1) return true; cand->workload.clients = w->clients - 1; return true;
+	case 3: if (w->pages_per_transaction <= 1) return true; cand->workload.pages_per_transaction--; return true;
+	case 4:
+		if (sc->storage.pages / 2 < PN_MAX(w->pages_per_transaction, 2u))
+			return true;
+		cand->storage.pages = sc->storage.pages / 2;
+		return true;
+	default: return false;
+	}
+}
+
+static bool same(const struct pn_scenario *a, const struct pn_scenario *b)
+{
+	return a->workload.transactions == b->workload.transactions &&
+	       a->workload.clients == b->workload.clients &&
+	       a->workload.pages_per_transaction == b->workload.pages_per_transaction &&
+	       a->storage.pages == b->storage.pages && a->workload.script_len == b->workload.script_len;
+}
+
+void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
+	       struct pn_check_result *res, struct pn_shrink_result *out)
+{
+	enum pn_violation_kind kind = res->kind;
+	struct pn_scenario orig = *sc;
+	memset(out, 0, sizeof(*out));
+	bool progress = true;
+	while (progress && out->attempts < SHRINK_ATTEMPTS_MAX) {
+		progress = false;
+		struct pn_scenario cand;
+		for (uint32_t v = 0; out->attempts < SHRINK_ATTEMPTS_MAX && variant(sc, v, &cand); v++) {
+			if (same(&cand, sc)) {
+				pn_scenario_free(&cand);
+				continue;
+			}
+			out->attempts++;
+			if (!still_fails(&cand, opt, kind, res)) {
+				pn_scenario_free(&cand);
+				continue;
+			}
+			out->accepted++;
+			pn_scenario_free(sc);
+			*sc = cand;
+			progress = true;
+			break;
+		}
+	}
+	snprintf(out->summary, sizeof(out->summary),
+		 "%u of %u variants kept: transactions %llu -> %llu, clients %u -> %u, pages %u -> %u, "
+		 "script steps %u -> %u", out->accepted, out->attempts,
+		 (unsigned long long)orig.workload.transactions, (unsigned long long)sc->workload.transactions,
+		 orig.workload.clients, sc->workload.clients, orig.storage.pages, sc->storage.pages,
+		 orig.workload.script_len, sc->workload.script_len);
+}
