@@ -42,18 +42,20 @@ static const char usage[] =
 	"  --coverage    report the coverage markers never seen both ways\n"
 	"  --quiet       no counterexample reports, only the summary\n"
 	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
+	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
+	"                weaker check; for slow builds)\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 every verdict as expected, 1 any not, 2 bad input\n";
 
 enum {
 	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
-	OPT_NO_SHRINK
+	OPT_NO_SHRINK, OPT_POINTS_EVERY
 };
 
 struct check_args {
 	const char *json, *junit, *traces;
-	uint64_t jobs, seed, nested;
+	uint64_t jobs, seed, nested, points_every;
 	bool seed_set, coverage, quiet, no_shrink;
 	char **paths;
 	size_t npaths, cap;
@@ -117,6 +119,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"traces", required_argument, NULL, OPT_TRACES},
 		{"nested", required_argument, NULL, OPT_NESTED}, {"quiet", no_argument, NULL, OPT_QUIET},
 		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
+		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -130,6 +133,12 @@ static int parse(int argc, char **argv, struct check_args *a)
 		case OPT_COVERAGE: a->coverage = true; break;
 		case OPT_QUIET: a->quiet = true; break;
 		case OPT_NO_SHRINK: a->no_shrink = true; break;
+		case OPT_POINTS_EVERY:
+			if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
+				return 2;
+			if (a->points_every < 1)
+				return pn_cli_usage_error("check", "--points-every takes 1 or more");
+			break;
 		case OPT_JOBS:
 			if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
 				return 2;
@@ -482,6 +491,10 @@ int pn_cmd_check(int argc, char **argv)
 			rc = 2;
 		else if (a.seed_set)
 			items[i].sc.seed = a.seed;
+		if (items[i].loaded && a.points_every > 1 && items[i].sc.crash.points == PN_POINTS_ALL) {
+			items[i].sc.crash.points = PN_POINTS_EVERY;
+			items[i].sc.crash.every = a.points_every;
+		}
 	}
 	if (rc == 0 && a.jobs > 1 && a.npaths > 1) {
 		run_parallel(items, a.npaths, &a);

@@ -18,6 +18,7 @@
 #define BGWRITER_DELAY_NS 200000000ull /* bgwriter_delay = 200ms */
 #define WALWRITER_DELAY_NS 200000000ull
 #define BGWRITER_MAXPAGES 100u
+#define CHECK_SLICE 4u
 
 static const char *why_names[PN_WHY_COUNT] = {
 	"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
@@ -355,10 +356,18 @@ void pn_engine_check(struct pn_engine *e)
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		active += e->runs[r].state != PN_C_IDLE;
 	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
-	for (uint32_t i = 0; i < e->nframes; i++)
-		check_frame(e, i);
-	for (uint32_t p = 0; p < e->pages && e->sc->protocol.mode == PN_MODE_UMBRA; p++)
+	/* Frames and pages in rotation, CHECK_SLICE a call: every event stays O(1), and every
+	 * frame is checked at least every nframes / CHECK_SLICE events (all of them, for the
+	 * small pools the checker runs). */
+	for (uint32_t n = 0; n < PN_MIN(e->nframes, CHECK_SLICE); n++) {
+		check_frame(e, e->check_frame_next);
+		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
+	}
+	for (uint32_t n = 0; n < PN_MIN(e->pages, CHECK_SLICE) && e->generations > 1; n++) {
+		uint32_t p = e->check_page_next;
 		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);
+		e->check_page_next = (e->check_page_next + 1) % e->pages;
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -314,6 +314,7 @@ struct pn_engine {
 	struct pn_violation viol;
 	bool recovering;
 	bool failed;
+	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
 	char error[PN_ERROR_LEN];
 };
 
@@ -330,7 +331,9 @@ void pn_engine_start(struct pn_engine *e);   /* schedule every process */
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);
-void pn_engine_check(struct pn_engine *e);   /* every field relationship; asserts */
+/* Field relationships, asserted; O(1) a call: global ones each time, frames and pages in
+ * rotation. */
+void pn_engine_check(struct pn_engine *e);
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void pn_engine_finish_metrics(struct pn_engine *e);
