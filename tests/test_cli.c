@@ -238,7 +238,7 @@ END_TEST
 
 START_TEST(test_not_implemented)
 {
-	static const char *const stubs[] = {"check", "replay", "bench", "crashtest"};
+	static const char *const stubs[] = {"bench", "crashtest"};
 
 	for (size_t i = 0; i < PN_ARRAY_LEN(stubs); i++) {
 		char want[80];
@@ -247,6 +247,44 @@ START_TEST(test_not_implemented)
 		ck_assert_int_eq(cli(stubs[i], scenario, NULL), 2);
 		ck_assert_str_eq(cap.err, want);
 	}
+}
+END_TEST
+
+/* check: a mutant found as expected, a trace written and replayed; a wrong expectation is
+ * exit 1; JSON and JUnit written. */
+START_TEST(test_check_and_replay)
+{
+	char src[512], traces[320], trace[400], json[320], junit[320], wrong[320];
+	const char *root = getenv("PN_SOURCE_DIR");
+
+	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
+	snprintf(src, sizeof src, "%s/scenarios/mutants/ckpt-active-only.yaml", root);
+	tmp_path(traces, sizeof traces, "traces");
+	tmp_path(json, sizeof json, "check.json");
+	tmp_path(junit, sizeof junit, "check.xml");
+	ck_assert_int_eq(cli("check", src, "--traces", traces, "--json", json, "--junit", junit, NULL), 0);
+	ck_assert_msg(strstr(cap.out, "VIOLATION in ckpt-active-only") != NULL, "no report: %s", cap.out);
+	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "no summary: %s", cap.out);
+	slurp(json, cap.err, sizeof cap.err);
+	ck_assert_msg(strstr(cap.err, "\"verdict\": \"violation\"") != NULL, "json: %s", cap.err);
+	slurp(junit, cap.err, sizeof cap.err);
+	ck_assert_msg(strstr(cap.err, "<testcase classname=\"penumbra.check\" name=\"ckpt-active-only\"") != NULL,
+		      "junit: %s", cap.err);
+	snprintf(trace, sizeof trace, "%s/ckpt-active-only.trace.yaml", traces);
+	ck_assert_int_eq(cli("replay", trace, NULL), 1);
+	ck_assert_msg(strstr(cap.out, "the violation reproduces") != NULL, "replay: %s", cap.out);
+	/* the same scenario expecting a pass does not pass */
+	tmp_path(wrong, sizeof wrong, "wrong.yaml");
+	FILE *f = fopen(wrong, "w");
+	ck_assert(f != NULL);
+	slurp(src, cap.err, sizeof cap.err);
+	char *e = strstr(cap.err, "expect: {verdict: violation}");
+	ck_assert(e != NULL);
+	*e = 0;
+	fprintf(f, "%sexpect: {verdict: pass}\n", cap.err);
+	fclose(f);
+	ck_assert_int_eq(cli("check", wrong, "--traces", traces, "--quiet", NULL), 1);
+	ck_assert_msg(strstr(cap.out, "check: 0 passed, 1 failed") != NULL, "summary: %s", cap.out);
 }
 END_TEST
 
@@ -497,6 +535,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(usage, test_bad_usage);
 	tcase_add_test(usage, test_not_implemented);
 	tcase_add_test(usage, test_loader_error);
+	tcase_add_test(usage, test_check_and_replay);
 	tcase_add_test(usage, test_value_parsers);
 	tcase_add_test(usage, test_records_format);
 	suite_add_tcase(s, usage);
