@@ -278,9 +278,18 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
+	bool between = false;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		between |= c->w->e.runs[r].state >= PN_C_SELECTOR_WRITE;
+	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);
 		struct verdict *slot = cache_slot(c, key);
+		bool torn_wal = false;
+		for (uint32_t r = 0; r < c->ce.nrel; r++)
+			torn_wal |= c->ce.fates[c->ce.rel[r]].fate == PN_FATE_TORN &&
+				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
+		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
 		if (!slot->used) {
 			int rc;
