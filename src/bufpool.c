@@ -406,12 +406,13 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		}
 	}
 	uint8_t *img = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
+	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page) &&
+		  why != PN_WHY_RECOVERY;
+	if (dw && !dw_reserve(e))
+		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	prepare_image(e, frame, img);
 	f->redirtied = false;
-	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page) &&
-	    why != PN_WHY_RECOVERY) {
-		if (!dw_reserve(e))
-			return PN_WRITE_BUSY;
+	if (dw) {
 		issue_dw_write(e, frame, why, proc, img);
 		return PN_WRITE_STARTED;
 	}
