@@ -20,7 +20,6 @@
 struct pn_check_options {
 	bool progress;            /* a progress line on stderr (a terminal) */
 	const char *trace_dir;    /* where counterexample traces go; NULL: none written */
-	bool shrink;              /* shrink a counterexample before writing it */
 	uint32_t nested_every;    /* crash inside recovery for every Nth new state (0: never) */
 	/* Replay: only this schedule, this crash point, this state. */
 	bool replay;
