@@ -137,11 +137,12 @@ static bool still_fails(const struct pn_scenario *cand, const struct pn_check_op
 static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario *cand)
 {
 	const typeof(sc->workload) *w = &sc->workload;
+	bool script = w->kind == PN_WL_SCRIPT;
+	if (script ? v >= w->script_len || w->script_len <= 1 : v > 4)
+		return false;
 	if (!pn_scenario_copy(sc, cand))
 		return false;
-	if (w->kind == PN_WL_SCRIPT) {
-		if (v >= w->script_len || w->script_len <= 1)
-			return false;
+	if (script) {
 		uint32_t drop = w->script_len - 1 - v;
 		memmove(&cand->workload.script[drop], &cand->workload.script[drop + 1],
 			(w->script_len - drop - 1) * sizeof(struct pn_step));
