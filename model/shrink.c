@@ -198,10 +198,19 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 			break;
 		}
 	}
-	snprintf(out->summary, sizeof(out->summary),
-		 "%u of %u variants kept: transactions %llu -> %llu, clients %u -> %u, pages %u -> %u, "
-		 "script steps %u -> %u", out->accepted, out->attempts,
-		 (unsigned long long)orig.workload.transactions, (unsigned long long)sc->workload.transactions,
-		 orig.workload.clients, sc->workload.clients, orig.storage.pages, sc->storage.pages,
-		 orig.workload.script_len, sc->workload.script_len);
+	size_t at = (size_t)snprintf(out->summary, sizeof(out->summary), "%u of %u smaller variants kept",
+				     out->accepted, out->attempts);
+	const struct { const char *what; uint64_t from, to; } change[] = {
+		{"transactions", orig.workload.transactions, sc->workload.transactions},
+		{"clients", orig.workload.clients, sc->workload.clients},
+		{"pages per transaction", orig.workload.pages_per_transaction,
+		 sc->workload.pages_per_transaction},
+		{"pages", orig.storage.pages, sc->storage.pages},
+		{"script steps", orig.workload.script_len, sc->workload.script_len},
+	};
+	for (size_t i = 0; i < PN_ARRAY_LEN(change) && at < sizeof(out->summary); i++)
+		if (change[i].from != change[i].to)
+			at += (size_t)snprintf(out->summary + at, sizeof(out->summary) - at, ", %s %llu -> %llu",
+					       change[i].what, (unsigned long long)change[i].from,
+					       (unsigned long long)change[i].to);
 }
