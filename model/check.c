@@ -134,8 +134,9 @@ static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uin
 	return true;
 }
 
-static struct pn_world *recover_image(struct checker *c, const struct pn_device *dev,
-				      const struct pn_write_fate *fates, bool track, int *rc)
+/* A new world whose device is the crash image of dev under fates (recovery not begun). */
+static struct pn_world *crashed_world(struct checker *c, const struct pn_device *dev,
+				      const struct pn_write_fate *fates, bool track)
 {
 	struct pn_world *r = calloc(1, sizeof(*r));
 	struct pn_world_options o = {.track = track, .check_each_event = true, .blank = true,
@@ -144,6 +145,13 @@ static struct pn_world *recover_image(struct checker *c, const struct pn_device 
 	if (!pn_world_init(r, c->sc, &o, NULL))
 		PN_ASSERT(!"a scenario that ran cannot be recovered from");
 	pn_device_crash_image(dev, fates, &r->dev);
+	return r;
+}
+
+static struct pn_world *recover_image(struct checker *c, const struct pn_device *dev,
+				      const struct pn_write_fate *fates, bool track, int *rc)
+{
+	struct pn_world *r = crashed_world(c, dev, fates, track);
 	*rc = pn_world_recover(r);
 	pn_assert_context(NULL, NULL);
 	return r;
@@ -217,11 +225,7 @@ static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page
 static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
 		   uint64_t point)
 {
-	struct pn_world *r = calloc(1, sizeof(*r));
-	struct pn_world_options o = {.track = true, .check_each_event = true, .blank = true,
-				     .schedule = c->schedule};
-	PN_ASSERT(r != NULL && pn_world_init(r, c->sc, &o, NULL));
-	pn_device_crash_image(&c->w->dev, fates, &r->dev);
+	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_recovery_begin(&r->e);
 	uint64_t version = r->dev.version;
 	struct pn_write_fate *f = NULL;
@@ -372,11 +376,7 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 			  struct verdict *v)
 {
 	const struct pn_check_options *opt = c->opt;
-	struct pn_world *r = calloc(1, sizeof(*r));
-	struct pn_world_options o = {.track = true, .check_each_event = true, .blank = true,
-				     .schedule = c->schedule};
-	PN_ASSERT(r != NULL && pn_world_init(r, c->sc, &o, NULL));
-	pn_device_crash_image(&c->w->dev, fates, &r->dev);
+	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_recovery_begin(&r->e);
 	while (ok && r->events < opt->replay_recovery_point && pn_world_step(r) == PN_STEP_EVENT)
 		;

@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "pn.h"
 
@@ -244,23 +243,4 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
 	}
-}
-
-uint64_t pn_device_fingerprint(const struct pn_device *d)
-{
-	XXH64_state_t *st = XXH64_createState();
-	XXH64_reset(st, 0);
-	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		const struct pn_file_image *im = &d->cur[f];
-		for (uint64_t i = 0; i < im->nchunks; i++) {
-			if (!im->chunks[i])
-				continue;
-			uint64_t tag[2] = {(uint64_t)f, i};
-			XXH64_update(st, tag, sizeof(tag));
-			XXH64_update(st, im->chunks[i]->data, PN_CHUNK_SIZE);
-		}
-	}
-	uint64_t h = XXH64_digest(st);
-	XXH64_freeState(st);
-	return h;
 }

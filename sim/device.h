@@ -91,7 +91,5 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 			   struct pn_device *out);
 /* Copies every byte of src's cur image into dst (which becomes fully durable). */
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
-/* xxhash64 of the whole cur image (identical crash states are checked once). */
-uint64_t pn_device_fingerprint(const struct pn_device *d);
 
 #endif

@@ -197,8 +197,7 @@ static const char *op_names[] = {
 	"hint", "vacuum", "dedup", "slru_set",
 };
 static const char *bstate_names[] = {
-	"next", "pin", "pin-wait", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait",
-	"wal-wait", "done",
+	"next", "pin", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait", "done",
 };
 
 static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)

@@ -65,7 +65,6 @@ struct pn_world {
 	uint32_t aio_head, aio_len, aio_cap;
 	uint32_t aio_inflight;
 	uint64_t last_completion; /* FIFO completion when reorder is off */
-	uint64_t fsync_ids;
 	uint64_t *fsync_of_io;  /* the device's name for each in-flight fsync */
 	uint64_t max_events;
 	struct pn_trace_entry trace[PN_TRACE_LEN];

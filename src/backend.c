@@ -206,7 +206,6 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 {
 	p->xid = 0;
 	p->ops_in_txn = 0;
-	p->txns_done++;
 	e->m.transactions++;
 }
 

@@ -141,8 +141,8 @@ enum pn_proc_kind { PN_PROC_BACKEND, PN_PROC_CHECKPOINTER, PN_PROC_BGWRITER, PN_
  *   NEXT --checkpoint, evict--> WAIT_CKPT / EVICT_WAIT --> NEXT
  */
 enum pn_bstate {
-	PN_B_NEXT, PN_B_PIN, PN_B_PIN_WAIT, PN_B_DECIDE, PN_B_INSERT, PN_B_COMMIT_WAIT,
-	PN_B_WAIT_CKPT, PN_B_EVICT_WAIT, PN_B_WAL_WAIT, PN_B_DONE
+	PN_B_NEXT, PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_COMMIT_WAIT, PN_B_WAIT_CKPT,
+	PN_B_EVICT_WAIT, PN_B_DONE
 };
 
 struct pn_proc {
@@ -164,7 +164,6 @@ struct pn_proc {
 	uint64_t commit_start_ns;
 	uint32_t ops_in_txn;
 	uint64_t ckpt_wait_seq;
-	uint64_t txns_done;
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
 	uint32_t txn_pos, txn_len;
 };
@@ -212,7 +211,6 @@ struct pn_control {
 	uint64_t ckpt_seq;
 	pn_lsn checkpoint;     /* start of the checkpoint record */
 	pn_lsn redo;
-	pn_lsn prev_hint;      /* end of the checkpoint record */
 	uint32_t selector_area;
 	uint32_t state;        /* 1 in production, 2 in recovery */
 };
@@ -236,13 +234,13 @@ struct pn_engine {
 		pn_lsn redo;             /* RedoRecPtr */
 		pn_lsn written, flushed; /* end LSNs */
 		uint8_t *pages;          /* ring of WAL pages in memory */
+		uint64_t *tags;          /* the page address each ring slot holds */
 		uint32_t npages;
 		pn_lsn ring_base;        /* first page address still held (not yet written) */
 		bool flush_in_flight;
 		pn_lsn flush_target;
 		uint32_t flush_ios;      /* writes of the current flush still in flight */
 		pn_lsn keep_from;        /* oldest LSN recovery may need */
-		uint64_t segs_since_ckpt_trigger;
 		uint8_t *rec_buf;        /* encode scratch */
 		uint32_t rec_cap;
 	} wal;
@@ -296,9 +294,6 @@ struct pn_engine {
 	uint64_t nacked, acked_cap;
 	uint64_t *latencies;      /* commit latencies, ns */
 	uint64_t nlat, lat_cap;
-
-	/* workload state */
-	uint64_t wl_state[4];
 
 	/* recovery (recovery.c) */
 	struct pn_wal_reader reader;

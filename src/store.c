@@ -56,7 +56,8 @@ uint64_t pn_store_offset(const struct pn_engine *e, uint32_t page, uint32_t slot
 	return idx * e->page_size;
 }
 
-static uint8_t *used_mask(struct pn_engine *e)
+/* Bit g of used_mask(e)[p]: slot g of page p was ever written (space amplification). */
+static uint8_t *used_mask(const struct pn_engine *e)
 {
 	return e->cur + 3u * e->pages;
 }
@@ -118,7 +119,7 @@ void pn_store_check_write(struct pn_engine *e, uint32_t page, uint32_t slot)
 uint64_t pn_store_slots_used(const struct pn_engine *e)
 {
 	uint64_t n = 0;
-	const uint8_t *mask = e->cur + 3u * e->pages;
+	const uint8_t *mask = used_mask(e);
 	for (uint32_t p = 0; p < e->heap_pages; p++)
 		n += (uint64_t)__builtin_popcount(mask[p]);
 	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)

@@ -34,7 +34,7 @@ static uint8_t *page_cb(void *arg, pn_lsn page_addr)
 static uint8_t *ring_page(struct pn_engine *e, pn_lsn page_addr, uint64_t **tagp)
 {
 	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % e->wal.npages);
-	uint64_t *tags = (uint64_t *)(e->wal.pages + (size_t)e->wal.npages * PN_XLOG_BLCKSZ);
+	uint64_t *tags = e->wal.tags;
 	uint8_t *p = e->wal.pages + (size_t)slot * PN_XLOG_BLCKSZ;
 	if (tags[slot] != page_addr) {
 		PN_ASSERT(tags[slot] < e->wal.ring_base || tags[slot] == UINT64_MAX); /* W5 */
@@ -71,9 +71,9 @@ bool pn_wal_init(struct pn_engine *e)
 	e->wal.rec_buf = malloc(e->wal.rec_cap);
 	if (!e->wal.pages || !e->wal.rec_buf)
 		return false;
-	uint64_t *tags = (uint64_t *)(e->wal.pages + (size_t)e->wal.npages * PN_XLOG_BLCKSZ);
+	e->wal.tags = (uint64_t *)(e->wal.pages + (size_t)e->wal.npages * PN_XLOG_BLCKSZ);
 	for (uint32_t i = 0; i < e->wal.npages; i++)
-		tags[i] = UINT64_MAX;
+		e->wal.tags[i] = UINT64_MAX;
 	/* WAL starts in segment 1, as a fresh cluster's does, so that LSN 0 stays invalid. */
 	pn_lsn start = (pn_lsn)e->wal.seg_size + PN_WAL_LONG_PHD;
 	e->wal.insert_bytepos = pn_wal_recptr_to_bytepos(start, e->wal.seg_size);
@@ -200,14 +200,13 @@ static void wal_write_done(struct pn_engine *e, struct pn_io *io)
 static void issue_wal_write(struct pn_engine *e, pn_lsn from, pn_lsn to)
 {
 	/* [from, to) is page aligned and within one segment, so contiguous in the file. */
-	uint64_t *tag;
 	struct pn_io *io = pn_io_get(e);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_WAL;
 	io->why = PN_WHY_WAL;
 	io->offset = pn_wal_file_offset(e, from);
 	io->len = (uint32_t)(to - from);
-	io->buf = ring_page(e, from, &tag);
+	io->buf = ring_page(e, from, NULL);
 	io->lsn = e->wal.flush_target;
 	io->done = wal_write_done;
 	e->wal.flush_ios++;
@@ -259,9 +258,8 @@ void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start)
 {
 	/* After recovery: continue at the end of valid WAL, keeping the valid part of its page
 	 * and zeroing the rest, as PostgreSQL does at the end of recovery. */
-	uint64_t *tags = (uint64_t *)(e->wal.pages + (size_t)e->wal.npages * PN_XLOG_BLCKSZ);
 	for (uint32_t i = 0; i < e->wal.npages; i++)
-		tags[i] = UINT64_MAX;
+		e->wal.tags[i] = UINT64_MAX;
 	pn_lsn page_addr = end - end % PN_XLOG_BLCKSZ;
 	e->wal.ring_base = page_addr;
 	uint8_t *p = ring_page(e, page_addr, NULL);
