@@ -57,7 +57,8 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
 	static const char *kinds[] = {"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru"};
 	static const char *ops[] = {"update", "commit", "abort", "checkpoint", "checkpoint_begin",
-				    "checkpoint_end", "evict", "hint", "vacuum", "dedup", "slru_set"};
+				    "checkpoint_end", "evict", "hint", "vacuum", "dedup", "slru_set",
+				    "checkpoint_epoch", "update_hold", "release", "checkpoint_resume"};
 	const typeof(sc->workload) *w = &sc->workload;
 	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", kinds[w->kind], w->clients);
 	if (w->kind != PN_WL_SCRIPT) {
@@ -72,7 +73,7 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 		if (s->op == PN_OP_SLRU_SET)
 			fprintf(out, ", xid: %u", s->xid);
 		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
-			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP)
+			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP || s->op == PN_OP_UPDATE_HOLD)
 			fprintf(out, ", page: %u", s->page);
 		fprintf(out, ", client: %u}\n", s->client);
 	}
@@ -144,6 +145,9 @@ static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario
 		return false;
 	if (script) {
 		uint32_t drop = w->script_len - 1 - v;
+		enum pn_op op = w->script[drop].op;
+		if (op == PN_OP_UPDATE_HOLD || op == PN_OP_RELEASE)
+			return true; /* a hold and its release go together (the loader pairs them) */
 		memmove(&cand->workload.script[drop], &cand->workload.script[drop + 1],
 			(w->script_len - drop - 1) * sizeof(struct pn_step));
 		cand->workload.script_len--;

@@ -53,7 +53,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 		bool fpi = hint_logged(e) && before_redo && !(mut & PN_MUT_HINT_NO_FPI) &&
 			   (mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
 		p->decided_image = fpi;
-		p->decided_shift = fpi && mode == PN_MODE_UMBRA;
+		p->decided_shift = fpi && mode == PN_MODE_UMBRA && pn_umbra_hint_shifts(e);
 		return;
 	}
 	if (p->op.op == PN_OP_DEDUP && (mut & PN_MUT_DEDUP_NO_IMAGE))
@@ -181,6 +181,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->has_shift = true;
 		b->shift_source = e->cur[pg];
 		b->shift_target = (uint8_t)target;
+		if (pn_umbra_policy(e))
+			pn_umbra_assemble(e, p, b, page);
 	}
 	f->dirty = true;
 	f->dirty_hint_only = false;
@@ -190,8 +192,13 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
-	if (p->decided_shift)
+	if (p->decided_shift && pn_umbra_policy(e)) {
+		p->delay_chkpt = true; /* published in its own step (PUBLISH) */
+		p->pub_target = target;
+		p->pub_lsn = end;
+	} else if (p->decided_shift) {
 		publish_shift(e, pg, target);
+	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
 
@@ -280,6 +287,9 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	}
 	if (n == PN_WL_WAIT)
 		return; /* woken when there is something */
+	p->hold = p->op.op == PN_OP_UPDATE_HOLD;
+	if (p->hold)
+		p->op.op = PN_OP_UPDATE;
 	if (needs_page(p->op.op)) {
 		if (p->op.op != PN_OP_HINT)
 			txn_begin_write(e, p);
@@ -301,7 +311,11 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		return;
 	case PN_OP_CHECKPOINT:
 	case PN_OP_CHECKPOINT_BEGIN:
+	case PN_OP_CHECKPOINT_EPOCH: /* l3/l4: a begin that pauses before selection */
 		e->ckpt_pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
+		e->ckpt_pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
+		if (p->op.op == PN_OP_CHECKPOINT_EPOCH)
+			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
 		p->ckpt_wait_seq = e->ckpt_seq_begun + 1;
 		pn_ckpt_request(e, PN_CKPT_REQUEST, true);
 		p->state = PN_B_WAIT_CKPT;
@@ -314,6 +328,14 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		break;
 	case PN_OP_EVICT:
 		p->state = PN_B_EVICT_WAIT;
+		break;
+	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
+		finish_op(e, p);
+		return;
+	case PN_OP_CHECKPOINT_RESUME:
+		pn_ckpt_release_pause(e);
+		p->ckpt_wait_seq = e->ckpt_seq_begun;
+		p->state = PN_B_WAIT_CKPT;
 		break;
 	default:
 		PN_ASSERT(!"unknown op");
@@ -357,6 +379,15 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	if (moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT))
 		decide(e, p, e->wal.redo); /* XLogInsertRecord's recheck */
 	do_change(e, p);
+	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
+		/* l3/l4: publication is the next step; an update_hold lets the script go on */
+		p->state = p->hold ? PN_B_HELD : PN_B_PUBLISH;
+		if (p->hold)
+			pn_workload_step_done(e, p->id);
+		else
+			pn_wake(e, p->id, STEP_NS);
+		return;
+	}
 	e->frames[p->frame].locked = false;
 	pn_buf_unpin(e, p->frame);
 	finish_op(e, p);
@@ -403,12 +434,27 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		break;
 	case PN_B_WAIT_CKPT: {
 		bool begun = e->ckpt_seq_begun >= p->ckpt_wait_seq;
-		bool done = e->ckpt_seq_done >= p->ckpt_wait_seq;
-		if (p->op.op == PN_OP_CHECKPOINT_BEGIN ? begun : done)
+		bool ok = p->op.op == PN_OP_CHECKPOINT
+				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
+				  : begun && pn_umbra_ckpt_reached(e, p->ckpt_wait_seq,
+								   p->op.op == PN_OP_CHECKPOINT_RESUME);
+		if (ok)
 			finish_op(e, p);
+		else if (begun && p->op.op != PN_OP_CHECKPOINT)
+			pn_wake(e, p->id, POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
+	case PN_B_HELD:
+		if (!pn_umbra_take_release(e, p))
+			break; /* woken when its release is the script's next step */
+		/* fall through */
+	case PN_B_PUBLISH:
+		pn_umbra_publish(e, p);
+		e->frames[p->frame].locked = false;
+		pn_buf_unpin(e, p->frame);
+		finish_op(e, p);
+		break;
 	default: break;
 	}
 }

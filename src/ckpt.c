@@ -13,6 +13,9 @@
  * selector snapshot, fsync it], insert the checkpoint record and flush the WAL, write the
  * control file and fsync it. Only then has the checkpoint happened: ckpt_end() moves
  * the baselines and lets the WAL before redo be recycled. Runs complete in order.
+ * Umbra l3/l4 (umbra_policy.c) select the buffers in a later step (SELECT, after the
+ * DELAY_CHKPT_START wait), write the selector pages (MAP_WRITE) before the data, and fsync
+ * them after the data instead of writing a snapshot.
  *
  * The control file (PN_FILE_CONTROL, one 512-byte sector, written atomically), little-endian:
  *   0 magic u32 'PNCT' | 4 version u32 = 1 | 8 ckpt_seq u64 | 16 checkpoint u64 (start LSN
@@ -55,7 +58,7 @@ bool pn_ckpt_active(const struct pn_engine *e)
 void pn_ckpt_release_pause(struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		e->runs[r].paused = false;
+		e->runs[r].paused = e->runs[r].pause_select = false;
 	pn_wake(e, e->proc_ckpt, 0);
 }
 
@@ -72,7 +75,6 @@ static void count_cause(struct pn_engine *e, enum pn_ckpt_cause c)
 
 static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	uint32_t r = run_index(e, run);
 	memset(run, 0, offsetof(struct pn_ckpt_run, snapshot));
 	run->seq = ++e->ckpt_seq_begun;
 	run->cause = e->ckpt_request_cause;
@@ -87,20 +89,33 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->wal.redo = run->redo;
 	e->last_ckpt_ns = run->start_ns;
 	e->commits_at_ckpt = e->m.commits;
+	count_cause(e, run->cause);
+	if (pn_umbra_policy(e)) {
+		/* l3/l4: the epoch is open; selection comes later (pn_umbra_ckpt_select). */
+		pn_umbra_ckpt_begin(e, run);
+		return;
+	}
 	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
 		memcpy(run->snapshot, e->cur, e->heap_pages);
 		if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
 			memcpy(e->base_done, e->cur, e->heap_pages); /* the bug: reclaim at begin */
 	}
+	pn_ckpt_select(e, run);
+}
+
+void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint32_t r = run_index(e, run);
+	bool policy = pn_umbra_policy(e);
 	for (uint32_t i = 0; i < e->nframes; i++) {
 		struct pn_frame *f = &e->frames[i];
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
-		f->ckpt_slot[r] = pn_store_is_slru(e, f->page) ? 0 : e->cur[f->page];
+		f->ckpt_slot[r] = pn_store_is_slru(e, f->page) ? 0
+				  : policy ? pn_umbra_ckpt_slot(e, f, run) : e->cur[f->page];
 		run->to_write++;
 	}
-	count_cause(e, run->cause);
 }
 
 static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
@@ -173,7 +188,8 @@ static void run_io_done(struct pn_engine *e, struct pn_io *io)
 	run->io_pending = false;
 	switch (run->state) {
 	case PN_C_FSYNC_DATA:
-		run->state = e->sc->protocol.mode == PN_MODE_UMBRA ? PN_C_SELECTOR_WRITE : PN_C_RECORD;
+		run->state = pn_umbra_policy(e) ? PN_C_SELECTOR_FSYNC /* the MAP pages */
+			     : e->sc->protocol.mode == PN_MODE_UMBRA ? PN_C_SELECTOR_WRITE : PN_C_RECORD;
 		break;
 	case PN_C_SELECTOR_WRITE:
 		run->state = (e->sc->protocol.mutations & PN_MUT_SELECTOR_UNSYNCED)
@@ -239,7 +255,7 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.checkpoint = run->record;
 	e->control.redo = run->redo;
 	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
-	if (e->sc->protocol.mode == PN_MODE_UMBRA)
+	if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e))
 		memcpy(e->base_done, run->snapshot, e->heap_pages);
 	e->inflight_valid = false;
 	e->redo_done = run->redo;
@@ -274,6 +290,8 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	if (run->io_pending)
 		return UINT64_MAX;
 	switch (run->state) {
+	case PN_C_SELECT: return pn_umbra_ckpt_select(e, run);
+	case PN_C_MAP_WRITE: return pn_umbra_ckpt_map_write(e, run);
 	case PN_C_WRITING: return ckpt_write_some(e, run);
 	case PN_C_WAIT_WRITES:
 		if (!frames_pending(e, r, &in_flight)) {
@@ -310,7 +328,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
-		if (e->sc->protocol.mode == PN_MODE_UMBRA) {
+		if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e)) {
 			memcpy(e->base_inflight, run->snapshot, e->heap_pages);
 			e->inflight_valid = true;
 		}

@@ -38,8 +38,8 @@ static bool unsupported(struct pn_engine *e)
 	const char *what = NULL;
 	if (sc->protocol.mode == PN_MODE_PUSHDOWN)
 		what = "protocol.mode 'pushdown' is not implemented yet";
-	else if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy != PN_POLICY_PROTOTYPE)
-		what = "protocol.policy l3 and l4 are not implemented yet (prototype is)";
+	else if (pn_umbra_unsupported(e))
+		return true;
 	else if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
 	if (what)
@@ -124,7 +124,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	if (unsupported(e) || !pn_workload_init(e))
 		return false;
 	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
-	    !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e)) {
+	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e)) {
 		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
 		return false;
 	}
@@ -138,6 +138,7 @@ void pn_engine_free(struct pn_engine *e)
 	pn_wal_free(e);
 	pn_buf_free(e);
 	pn_store_free(e);
+	pn_umbra_free(e);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		free(e->runs[r].snapshot);
 		free(e->runs[r].selbuf);
@@ -182,7 +183,9 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
 	pn_engine_encode_control(e, &e->control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
-	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
+	if (pn_umbra_policy(e)) {
+		pn_umbra_format(e, write, ctx);
+	} else if (e->sc->protocol.mode == PN_MODE_UMBRA) {
 		pn_store_encode_selector(e, e->base_done, 0, start, run->selbuf);
 		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(e));
 	}
@@ -237,6 +240,8 @@ static void bgwriter_step(struct pn_engine *e)
 			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
 		}
 	}
+	if (pn_umbra_policy(e))
+		pn_umbra_mapwriter(e);
 	if (!e->stopping)
 		pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
 }
@@ -335,7 +340,8 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 	PN_ASSERT(!f->dirty || f->valid);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		PN_ASSERT(!(f->ckpt_needed & (1u << r)) || e->runs[r].state != PN_C_IDLE);
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, f->page) || !f->valid)
+	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, f->page) || !f->valid ||
+	    pn_umbra_policy(e))
 		return;
 	/* R4: changed after the completed checkpoint's redo => off its baseline slot. */
 	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&

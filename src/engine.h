@@ -126,6 +126,7 @@ struct pn_frame {
 	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
 	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
+	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
 };
 
 /* ---- processes ---- */
@@ -142,7 +143,11 @@ enum pn_proc_kind { PN_PROC_BACKEND, PN_PROC_CHECKPOINTER, PN_PROC_BGWRITER, PN_
  */
 enum pn_bstate {
 	PN_B_NEXT, PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_COMMIT_WAIT, PN_B_WAIT_CKPT,
-	PN_B_EVICT_WAIT, PN_B_DONE
+	PN_B_EVICT_WAIT, PN_B_DONE,
+	/* Umbra l3/l4 (umbra_policy.c): INSERT --> PUBLISH (a separate step: the window
+	 * between the shift's WAL and its selector publication, under DELAY_CHKPT_START);
+	 * a script update_hold stays in HELD there until its release step. */
+	PN_B_PUBLISH, PN_B_HELD
 };
 
 struct pn_proc {
@@ -166,6 +171,11 @@ struct pn_proc {
 	uint64_t ckpt_wait_seq;
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
 	uint32_t txn_pos, txn_len;
+	/* Umbra l3/l4: a shift inserted and not yet published (DELAY_CHKPT_START) */
+	bool delay_chkpt;
+	uint32_t pub_target;
+	pn_lsn pub_lsn;
+	bool hold;            /* script update_hold: stay HELD before publishing */
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -185,7 +195,11 @@ enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, P
 enum pn_cstate {
 	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_SELECTOR_WRITE,
 	PN_C_SELECTOR_FSYNC, PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE,
-	PN_C_CONTROL_FSYNC
+	PN_C_CONTROL_FSYNC,
+	/* Umbra l3/l4 (umbra_policy.c): begin --> SELECT (wait for DELAY_CHKPT_START, flag
+	 * the dirty buffers) --> MAP_WRITE (selector pages, WAL first) --> WRITING ...
+	 * FSYNC_DATA --> SELECTOR_FSYNC --> RECORD ... */
+	PN_C_SELECT, PN_C_MAP_WRITE
 };
 
 struct pn_ckpt_run {
@@ -198,6 +212,9 @@ struct pn_ckpt_run {
 	uint32_t scan;         /* next frame to look at */
 	uint32_t to_write, written;
 	bool paused;           /* script checkpoint_begin */
+	bool pause_select;     /* script checkpoint_epoch (l3/l4): pause before selection */
+	uint64_t select_ns;    /* l3/l4: CheckPointGuts' work before selection ends then */
+	bool delay_wait;       /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
 	bool immediate;
 	bool io_pending;
 	uint8_t *snapshot;     /* Umbra: each page's slot at the redo pointer (its baseline) */
@@ -261,12 +278,19 @@ struct pn_engine {
 	uint32_t dw_next, dw_slots, dw_used_since_sync;
 	bool dw_sync_in_flight;
 	uint32_t data_writes_inflight;
+	/* Umbra l3/l4 selector (MAP) pages, 2 bits per heap page (umbra_policy.c) */
+	struct {
+		uint32_t npages;
+		uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
+		pn_lsn *lsn;                         /* wal_flush_lsn: WAL before the MAP page */
+	} map;
 
 	/* checkpointer */
 	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
 	uint64_t ckpt_seq_begun, ckpt_seq_done;
 	bool ckpt_requested;
 	bool ckpt_pause_next;     /* script checkpoint_begin: the next run pauses after begin */
+	bool ckpt_pause_select_next; /* script checkpoint_epoch: ... before it selects (l3/l4) */
 	enum pn_ckpt_cause ckpt_request_cause;
 	bool ckpt_request_immediate;
 	uint64_t last_ckpt_ns;
@@ -394,7 +418,46 @@ bool pn_store_decode_selector(const struct pn_engine *e, const uint8_t *in, uint
 			      uint8_t *map_out);
 void pn_store_note_written(struct pn_engine *e, uint32_t page, uint32_t slot);
 
+/* umbra_policy.c: Umbra's L3 and L4 lineages (docs/protocol.md section 4b) */
+bool pn_umbra_policy(const struct pn_engine *e); /* mode umbra, policy l3 or l4 */
+bool pn_umbra_init(struct pn_engine *e);
+void pn_umbra_free(struct pn_engine *e);
+/* Writes a FILE[:LINE:COL]: message into e->error and returns true when the scenario asks
+ * for something l3/l4 (or the other modes, for l3/l4-only script steps) cannot do. */
+bool pn_umbra_unsupported(struct pn_engine *e);
+/* Slot index of (heap page, slot) in the data file; slots the heap reserves in all. */
+uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
+uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
+void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+/* backend: assemble the shift of block b (image or captured source), then publish it */
+bool pn_umbra_hint_shifts(const struct pn_engine *e);
+void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
+		       uint8_t *page);
+void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p);
+/* A HELD backend: true when its release step is the script's next (it is taken). */
+bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p);
+/* checkpointer */
+uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
+			   const struct pn_ckpt_run *run);
+void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run);
+uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
+uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run);
+/* Script steps wait for checkpoint seq (l3/l4; true at once for other modes): a
+ * checkpoint_begin until it passed its selection and selector writes (after-map), a
+ * checkpoint_epoch until its pause before selection, a checkpoint_resume (`resumed`)
+ * until it blocks in the DELAY_CHKPT_START wait or passes selection. */
+bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed);
+void pn_umbra_mapwriter(struct pn_engine *e);
+void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn);
+/* recovery */
+bool pn_umbra_read_map(struct pn_engine *e);
+/* Before reading the block of an image-free shift: selector := source; false while the
+ * resident frame is being flushed (proc is woken). */
+bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc);
+
 /* ckpt.c */
+/* Flags every dirty frame for run (BufferSync's BM_CHECKPOINT_NEEDED) with its slot. */
+void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
 void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
 void pn_ckpt_step(struct pn_engine *e);
 void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);

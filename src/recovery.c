@@ -5,7 +5,9 @@
  *   1. read the control file (one atomic sector); its checkpoint and redo pointer;
  *   2. read the checkpoint record at the control file's location (PANIC-worthy if absent);
  *   3. Umbra: read the selector area the control file names; each page's baseline slot
- *      becomes its current slot (the generation recovery reads it from);
+ *      becomes its current slot (the generation recovery reads it from); l3/l4 read their
+ *      selector pages instead, and an image-free shift first sets the page's slot to the
+ *      shift's source (umbra_policy.c, pn_umbra_redo_source);
  *   4. replay from redo to the end of valid WAL (walfmt.c's reader: CRC, prev-link, page
  *      headers): for each block, an image is restored without reading the disk
  *      (RBM_ZERO_AND_LOCK); otherwise the page is read, verified (checksum: a torn page is
@@ -180,7 +182,8 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->control = c;
 	if (!read_checkpoint_record(e, &c))
 		return false;
-	if (e->sc->protocol.mode == PN_MODE_UMBRA && !read_selector(e, &c))
+	if (pn_umbra_policy(e) ? !pn_umbra_read_map(e)
+			       : e->sc->protocol.mode == PN_MODE_UMBRA && !read_selector(e, &c))
 		return false;
 	e->wal.redo = e->redo_done = e->wal.keep_from = c.redo;
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
@@ -231,6 +234,8 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
 		e->cur[pg] = (uint8_t)target;
+		if (pn_umbra_policy(e))
+			pn_umbra_map_dirty(e, pg, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
 		f->dirty = true;
 		f->redirtied |= f->io_writes > 0;
 		if (f->last_lsn < pn_page_lsn(page))
@@ -291,6 +296,9 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 		return;
 	}
 	bool full = b->has_image && b->image_apply;
+	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(e, b->blkno) &&
+	    !pn_umbra_redo_source(e, b, p->id))
+		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)
 		return; /* woken when the read (or a victim's write) completes */

@@ -41,7 +41,12 @@ enum pn_workload_kind {
 
 enum pn_op {
 	PN_OP_UPDATE, PN_OP_COMMIT, PN_OP_ABORT, PN_OP_CHECKPOINT, PN_OP_CHECKPOINT_BEGIN,
-	PN_OP_CHECKPOINT_END, PN_OP_EVICT, PN_OP_HINT, PN_OP_VACUUM, PN_OP_DEDUP, PN_OP_SLRU_SET
+	PN_OP_CHECKPOINT_END, PN_OP_EVICT, PN_OP_HINT, PN_OP_VACUUM, PN_OP_DEDUP, PN_OP_SLRU_SET,
+	/* Umbra l3/l4 only (docs/scenarios.md): pause a checkpoint before it selects buffers;
+	 * an update held between its shift's WAL and its publication; release of that hold. */
+	PN_OP_CHECKPOINT_EPOCH, PN_OP_UPDATE_HOLD, PN_OP_RELEASE,
+	/* any mode: let a paused checkpoint go on without waiting for it to complete */
+	PN_OP_CHECKPOINT_RESUME
 };
 
 struct pn_step {

@@ -133,7 +133,8 @@ static const char *const kind_names[] = {
 };
 static const char *const op_names[] = {
 	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
-	"hint", "vacuum", "dedup", "slru_set", NULL
+	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
+	"checkpoint_resume", NULL
 };
 static const char *const tear_names[] = {"none", "halves", "sectors", NULL};
 static const char *const verdict_names[] = {"pass", "violation", NULL};
@@ -919,7 +920,39 @@ static bool grow(struct loader *L, void **array, size_t *cap, size_t len, size_t
 static bool op_has_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_EVICT || op == PN_OP_HINT || op == PN_OP_VACUUM ||
-	       op == PN_OP_DEDUP;
+	       op == PN_OP_DEDUP || op == PN_OP_UPDATE_HOLD;
+}
+
+/* The step of `client` next after step i (dir +1) or before it (dir -1), or NULL. */
+static const struct pn_step *client_step(const struct pn_scenario *s, uint32_t i, int dir)
+{
+	for (int64_t j = (int64_t)i + dir; j >= 0 && j < (int64_t)s->workload.script_len; j += dir)
+		if (s->workload.script[j].client == s->workload.script[i].client)
+			return &s->workload.script[j];
+	return NULL;
+}
+
+/* Umbra l3/l4 steps: the policy they need, and each update_hold paired with a release. */
+static bool validate_hold(struct loader *L, uint32_t i)
+{
+	const struct pn_scenario *s = L->s;
+	const struct pn_step *st = &s->workload.script[i], *o;
+	bool policy = s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE;
+	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD && st->op != PN_OP_RELEASE)
+		return true;
+	if (!policy)
+		return fail_at(L, (size_t)st->line, (size_t)st->column,
+			       "workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
+			       i, op_names[st->op]);
+	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
+		return fail_at(L, (size_t)st->line, (size_t)st->column,
+			       "workload.script[%u] is an update_hold of client %u whose next step is %s; expected {op: release, client: %u} as that client's next step",
+			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+	if (st->op == PN_OP_RELEASE && (!(o = client_step(s, i, -1)) || o->op != PN_OP_UPDATE_HOLD))
+		return fail_at(L, (size_t)st->line, (size_t)st->column,
+			       "workload.script[%u] releases client %u, which holds nothing (its step before is %s); expected an update_hold of client %u before it",
+			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+	return true;
 }
 
 static bool check_step(struct loader *L, const struct pn_step *st, const struct seen *seen,
@@ -1163,6 +1196,8 @@ static bool validate_script(struct loader *L)
 			return fail_at(L, (size_t)st->line, (size_t)st->column,
 				       "workload.script[%u].client is %u, out of range; expected a client below workload.clients (%u)",
 				       i, st->client, s->workload.clients);
+		if (!validate_hold(L, i))
+			return false;
 	}
 	return true;
 }

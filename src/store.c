@@ -16,6 +16,9 @@
  *   pointer (pn_store_shift_target). With no overlapping checkpoints three generations
  *   always leave one free; two do not (the checker shows what that costs).
  *
+ * Policies l3 and l4 (umbra_policy.c) place slots and keep the selector their own way;
+ * the prototype's baselines and R3 do not apply to them.
+ *
  * Selector file (PN_FILE_SELECTOR): three areas (PN_SELECTOR_AREAS), checkpoint seq
  *   writing area seq % 3, each
  *   0 magic u32 'PNSL' | 4 generations u32 | 8 seq u64 | 16 redo u64 | 24 npages u32 |
@@ -48,7 +51,11 @@ uint64_t pn_store_offset(const struct pn_engine *e, uint32_t page, uint32_t slot
 {
 	uint64_t idx;
 	if (pn_store_is_slru(e, page))
-		idx = (uint64_t)e->heap_pages * e->generations + (page - e->heap_pages);
+		idx = (pn_umbra_policy(e) ? pn_umbra_heap_slots(e)
+					  : (uint64_t)e->heap_pages * e->generations) +
+		      (page - e->heap_pages);
+	else if (pn_umbra_policy(e))
+		idx = pn_umbra_slot_index(e, page, slot);
 	else if (e->sc->protocol.layout == PN_LAYOUT_STRIPED)
 		idx = (uint64_t)slot * e->heap_pages + page;
 	else
@@ -84,6 +91,8 @@ uint32_t pn_store_shift_target(struct pn_engine *e, uint32_t page)
 	 * one, not the completed checkpoint's baseline, not the baseline of a checkpoint in
 	 * progress or being recorded. If none is free, the policy trusts its generation count
 	 * and rotates (cur + 1) mod G; rule R3 reports what that overwrites. */
+	if (pn_umbra_policy(e)) /* l3, l4: strict rotation (MapPublishSlotShift asserts it) */
+		return (e->cur[page] + 1u) % e->generations;
 	uint32_t mask = 1u << e->cur[page] | 1u << e->base_done[page];
 	if (e->inflight_valid)
 		mask |= 1u << e->base_inflight[page];
@@ -105,8 +114,8 @@ void pn_store_note_written(struct pn_engine *e, uint32_t page, uint32_t slot)
 
 void pn_store_check_write(struct pn_engine *e, uint32_t page, uint32_t slot)
 {
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, page))
-		return;
+	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, page) || pn_umbra_policy(e))
+		return; /* l3/l4 keep no baseline snapshot: C1-C3 judge them */
 	PN_TESTCASE("write to the in-flight checkpoint's baseline",
 		    e->inflight_valid && slot == e->base_inflight[page]);
 	if (slot == e->base_done[page] || (e->inflight_valid && slot == e->base_inflight[page]))

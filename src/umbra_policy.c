@@ -1,0 +1,446 @@
+/*
+ * umbra_policy.c: Umbra's two slot-shift lineages of the public implementation, as policies
+ * of mode umbra (engine layer). docs/protocol.md section 4b says what each follows and
+ * which readings were chosen where the implementation summary leaves a choice open.
+ *
+ *   l3  32-page chunks (pblk = (L/32)*32G + s*32 + L%32), a root page at selector block 0;
+ *       a shift carries an image unless a running checkpoint has already selected the
+ *       buffer (then it is image-free and its header says captured_source, 0x80), and that
+ *       checkpoint writes the buffer's current bytes to the source slot;
+ *   l4  P = G*L + s, no root; every ordinary shift is image-free; a shift after a running
+ *       checkpoint's redo tags the buffer with that checkpoint's epoch, and a tagged buffer
+ *       the checkpoint selected is written to the previous slot (the source).
+ * Both: target = (source + 1) mod G; the shift is published (selector := target) in a step
+ * after its WAL insert, under DELAY_CHKPT_START, which the checkpoint waits out before it
+ * selects buffers; the selector lives in pages of 2-bit entries (4 per byte, no header, no
+ * checksum, no torn-write protection), written after the WAL up to the last shift they
+ * carry is flushed: by the checkpoint after selection and before the data writes, and by
+ * the background writer (mapwriter); recovery reads them, and an image-free shift in redo
+ * sets the selector to its source, reads the page there, then moves it to the target.
+ *
+ * Selector file (PN_FILE_SELECTOR), blocks of page_size bytes: MAP page k (heap pages
+ * [4*page_size*k, 4*page_size*(k+1))) is block (k/256)*258 + 2 + k%256, plus 1 in l3 (the
+ * FSM and VM selector pages of each 258-page group are left unused: the model has no FSM or
+ * VM fork). Entry i of a page: bits 2*(i%4) of byte i/4; values >= generations are invalid.
+ * l3 root (block 0): 0 magic 'PNRT' u32 | 8 crc32c u32 over [16, page_size) | 16 flags u32
+ * = 0x3 (MAIN_SLOT0 | 0x1) | 20 heap pages u32; written at format, never rewritten.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROOT_MAGIC 0x54524E50u /* "PNRT" */
+#define CHUNK 32u
+#define POLL_NS 20000u
+#define STEP_NS 5000u
+#define GUTS_NS 200000u /* 200 us from the redo pointer to the buffer selection */
+
+void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	run->pause_select = e->ckpt_pause_select_next;
+	e->ckpt_pause_select_next = false;
+	run->select_ns = run->start_ns + GUTS_NS;
+	run->state = PN_C_SELECT;
+}
+
+bool pn_umbra_policy(const struct pn_engine *e)
+{
+	return e->sc->protocol.mode == PN_MODE_UMBRA && e->sc->protocol.policy != PN_POLICY_PROTOTYPE;
+}
+
+static bool is_l3(const struct pn_engine *e)
+{
+	return e->sc->protocol.policy == PN_POLICY_L3;
+}
+
+static uint32_t entries_per_map_page(const struct pn_engine *e)
+{
+	return e->page_size * 4u;
+}
+
+static uint64_t map_block(const struct pn_engine *e, uint32_t k)
+{
+	return (is_l3(e) ? 1u : 0u) + (uint64_t)(k / 256u) * 258u + 2u + k % 256u;
+}
+
+bool pn_umbra_init(struct pn_engine *e)
+{
+	if (!pn_umbra_policy(e))
+		return true;
+	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
+	e->map.npages = n;
+	e->map.dirty = calloc(3, n);
+	e->map.lsn = calloc(n, sizeof(pn_lsn));
+	if (!e->map.dirty || !e->map.lsn)
+		return false;
+	e->map.busy = e->map.dirty + n;
+	e->map.ckpt_needed = e->map.dirty + 2u * n;
+	return true;
+}
+
+void pn_umbra_free(struct pn_engine *e)
+{
+	free(e->map.dirty);
+	free(e->map.lsn);
+}
+
+static bool step_error(struct pn_engine *e, const struct pn_step *st, const char *what)
+{
+	snprintf(e->error, sizeof(e->error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
+	return true;
+}
+
+bool pn_umbra_unsupported(struct pn_engine *e)
+{
+	const struct pn_scenario *sc = e->sc;
+	if (sc->workload.kind == PN_WL_SCRIPT && !pn_umbra_policy(e)) {
+		for (uint32_t i = 0; i < sc->workload.script_len; i++) {
+			const struct pn_step *st = &sc->workload.script[i];
+			if (st->op == PN_OP_CHECKPOINT_EPOCH || st->op == PN_OP_UPDATE_HOLD ||
+			    st->op == PN_OP_RELEASE)
+				return step_error(e, st, "this step needs protocol.mode umbra with "
+							 "policy l3 or l4 (only they select buffers "
+							 "after the checkpoint begins and publish a "
+							 "shift after its WAL)");
+		}
+	}
+	if (!pn_umbra_policy(e))
+		return false;
+	const char *what = NULL;
+	if (sc->protocol.generations > 4)
+		what = "protocol.policy l3 and l4 keep a page's slot in a 2-bit selector entry: "
+		       "protocol.generations must be 2 to 4 (the implementation has 3)";
+	else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED)
+		what = "protocol.policy l3 and l4 place the slots themselves (l3: 32-page chunks, "
+		       "l4: 3L+slot): protocol.layout must be interleaved";
+	if (what)
+		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+	return what != NULL;
+}
+
+uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot)
+{
+	if (!is_l3(e))
+		return (uint64_t)page * e->generations + slot;
+	return (uint64_t)(page / CHUNK) * CHUNK * e->generations + (uint64_t)slot * CHUNK + page % CHUNK;
+}
+
+uint64_t pn_umbra_heap_slots(const struct pn_engine *e)
+{
+	if (!is_l3(e))
+		return (uint64_t)e->heap_pages * e->generations;
+	return (uint64_t)((e->heap_pages + CHUNK - 1) / CHUNK) * CHUNK * e->generations;
+}
+
+/* ---- selector (MAP) pages ---- */
+
+static void encode_map(const struct pn_engine *e, uint32_t k, uint8_t *out)
+{
+	uint32_t per = entries_per_map_page(e), first = k * per;
+	memset(out, 0, e->page_size);
+	for (uint32_t i = 0; i < per && first + i < e->heap_pages; i++)
+		out[i / 4] |= (uint8_t)(e->cur[first + i] << (2 * (i % 4)));
+}
+
+static void encode_root(const struct pn_engine *e, uint8_t *out)
+{
+	memset(out, 0, e->page_size);
+	pn_put32(out, ROOT_MAGIC);
+	pn_put32(out + 16, 0x3);
+	pn_put32(out + 20, e->heap_pages);
+	pn_put32(out + 8, pn_crc32c(out + 16, e->page_size - 16));
+}
+
+void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+{
+	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
+	if (is_l3(e)) {
+		encode_root(e, buf);
+		write(ctx, PN_FILE_SELECTOR, 0, buf, e->page_size);
+	}
+	/* A new relation's _map holds its first selector page (t/053: 3 pages, FSM, VM, MAIN);
+	 * the others appear when first written (MapPublishSlotShift extends the file). */
+	for (uint32_t k = 0; k < PN_MIN(e->map.npages, 1u); k++) {
+		encode_map(e, k, buf);
+		write(ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size, buf, e->page_size);
+	}
+}
+
+void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn)
+{
+	uint32_t k = page / entries_per_map_page(e);
+	e->map.dirty[k] = 1;
+	if (lsn > e->map.lsn[k])
+		e->map.lsn[k] = lsn;
+}
+
+static void map_write_done(struct pn_engine *e, struct pn_io *io)
+{
+	e->map.busy[io->aux] = 0;
+	if (io->proc != UINT32_MAX)
+		pn_wake(e, io->proc, 0);
+}
+
+/* MapPageFlushBuffer: the caller has flushed the WAL to lsn[k]. The bytes are bound at
+ * issue; a publication during the write dirties the page again (JUST_DIRTIED). */
+static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
+{
+	PN_ASSERT(e->map.lsn[k] <= e->wal.flushed);
+	struct pn_io *io = pn_io_get(e);
+	io->op = PN_IO_WRITE;
+	io->file = PN_FILE_SELECTOR;
+	io->why = PN_WHY_SELECTOR;
+	io->offset = map_block(e, k) * e->page_size;
+	io->len = e->page_size;
+	io->aux = k;
+	io->proc = proc;
+	io->done = map_write_done;
+	encode_map(e, k, io->buf);
+	e->map.dirty[k] = 0;
+	e->map.busy[k] = 1;
+	pn_io_issue(e, io);
+}
+
+void pn_umbra_mapwriter(struct pn_engine *e)
+{
+	for (uint32_t k = 0; k < e->map.npages; k++) {
+		if (!e->map.dirty[k] || e->map.busy[k])
+			continue;
+		if (e->map.lsn[k] <= e->wal.flushed)
+			map_write(e, k, UINT32_MAX);
+		else
+			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+	}
+}
+
+/* ---- backends: assembly and publication ---- */
+
+bool pn_umbra_hint_shifts(const struct pn_engine *e)
+{
+	/* l3's eligibility excludes a MAIN FPI_FOR_HINT (it keeps its plain image). */
+	return !pn_umbra_policy(e) || !is_l3(e);
+}
+
+/* BufferCheckpointSourceSlotCaptureIsPossible: a running checkpoint has selected the
+ * buffer and not written it yet. */
+static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
+{
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		if (run->state != PN_C_IDLE && run->state != PN_C_SELECT && (f->ckpt_needed & (1u << r)))
+			return r;
+	}
+	return -1;
+}
+
+void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
+		       uint8_t *page)
+{
+	if (!is_l3(e) || b->has_image)
+		return; /* l4: image-free; a hint keeps its FPI_FOR_HINT image (P9 form) */
+	bool rdata = b->data_len != 0 || p->op.op != PN_OP_HINT;
+	bool captured = capture_run(e, &e->frames[p->frame]) >= 0 && rdata;
+	PN_TESTCASE("l3: image-free shift of a buffer the checkpoint selected (captured_source)",
+		    captured);
+	if (captured) {
+		b->shift_source |= 0x80u; /* XLR_SLOT_SHIFT_CAPTURED_SOURCE */
+		return;
+	}
+	/* FPI-backed shift: the image replaces the block data, as an FPI does. */
+	b->data = NULL;
+	b->data_len = 0;
+	b->has_image = b->image_apply = true;
+	b->image = page;
+	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+}
+
+void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
+{
+	if (!p->delay_chkpt)
+		return; /* a held update that did not shift */
+	struct pn_frame *f = &e->frames[p->frame];
+	uint32_t pg = f->page, target = p->pub_target;
+	uint32_t source = e->cur[pg];
+	if ((source + 1u) % e->generations != target) {
+		pn_engine_violation(e, PN_VIOL_MAPPING, pg, "MapPublishSlotShift: page %u is on slot "
+				    "%u, not the source of its shift to %u", pg, source, target);
+		return;
+	}
+	if (!is_l3(e)) {
+		/* BufferPublishUmbraSlotShift: tag with the newest epoch whose redo precedes it. */
+		const struct pn_ckpt_run *tag = NULL;
+		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+			const struct pn_ckpt_run *run = &e->runs[r];
+			if (run->state != PN_C_IDLE && p->pub_lsn > run->redo && (!tag || run->seq > tag->seq))
+				tag = run;
+		}
+		if (tag && f->shift_epoch == tag->seq) {
+			pn_engine_violation(e, PN_VIOL_MAPPING, pg, "page %u shifted twice in checkpoint "
+					    "epoch %llu", pg, (unsigned long long)tag->seq);
+			return;
+		}
+		PN_TESTCASE("l4: a shift tags its buffer with the running checkpoint's epoch", tag != NULL);
+		if (tag)
+			f->shift_epoch = tag->seq;
+	}
+	e->cur[pg] = (uint8_t)target;
+	e->m.shifts++;
+	pn_umbra_map_dirty(e, pg, p->pub_lsn);
+	p->delay_chkpt = false;
+}
+
+bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_step st;
+	if (pn_workload_next(e, p->id, &st) != PN_WL_OP)
+		return false;
+	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
+	p->op = st;
+	return true;
+}
+
+/* ---- checkpointer ---- */
+
+uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
+			   const struct pn_ckpt_run *run)
+{
+	uint8_t cur = e->cur[f->page];
+	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
+	if (!is_l3(e) && f->shift_epoch == run->seq)
+		return (uint8_t)((cur + e->generations - 1u) % e->generations);
+	return cur;
+}
+
+static bool delay_chkpt(const struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++)
+		if (e->procs[i].delay_chkpt)
+			return true;
+	return false;
+}
+
+uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint32_t r = (uint32_t)(run - e->runs);
+	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
+	 * the redo pointer and the selection that backends and evictions use. */
+	uint64_t now = e->env.now_ns(e->env.ctx);
+	if (now < run->select_ns)
+		return run->select_ns - now;
+	if (run->pause_select)
+		return UINT64_MAX; /* umbra-checkpoint-after-capture / -after-shift-epoch */
+	bool waiting = run->delay_wait = delay_chkpt(e);
+	PN_TESTCASE("checkpoint waits for a shift between its WAL and its publication", waiting);
+	if (waiting)
+		return POLL_NS; /* the fresh DELAY_CHKPT_START wait */
+	pn_ckpt_select(e, run);
+	for (uint32_t k = 0; k < e->map.npages; k++)
+		if (e->map.dirty[k])
+			e->map.ckpt_needed[k] |= (uint8_t)(1u << r);
+	run->state = PN_C_MAP_WRITE;
+	return STEP_NS;
+}
+
+bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)
+{
+	if (!pn_umbra_policy(e))
+		return true;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		if (run->state == PN_C_IDLE || run->seq != seq)
+			continue;
+		if (run->state != PN_C_SELECT)
+			return run->state != PN_C_MAP_WRITE;
+		if (resumed) /* blocked in its fresh DELAY_CHKPT_START wait */
+			return run->delay_wait;
+		return run->pause_select && e->env.now_ns(e->env.ctx) >= run->select_ns;
+	}
+	return true;
+}
+
+uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	uint8_t bit = (uint8_t)(1u << (run - e->runs));
+	bool busy = false;
+	for (uint32_t k = 0; k < e->map.npages; k++) {
+		if (!(e->map.ckpt_needed[k] & bit))
+			continue;
+		if (e->map.busy[k]) {
+			busy = true;
+			continue;
+		}
+		if (e->map.dirty[k]) {
+			if (!pn_wal_flush_request(e, e->map.lsn[k], e->proc_ckpt))
+				return UINT64_MAX;
+			map_write(e, k, e->proc_ckpt);
+			busy = true;
+		}
+		e->map.ckpt_needed[k] &= (uint8_t)~bit;
+	}
+	for (uint32_t k = 0; k < e->map.npages; k++)
+		busy |= e->map.busy[k] != 0;
+	if (busy)
+		return POLL_NS;
+	run->state = PN_C_WRITING; /* a checkpoint_begin pause holds it here: after-map */
+	return STEP_NS;
+}
+
+/* ---- recovery ---- */
+
+bool pn_umbra_read_map(struct pn_engine *e)
+{
+	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	if (is_l3(e)) {
+		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
+		    pn_get32(buf) != ROOT_MAGIC ||
+		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+					    "the Umbra map root page is unreadable (magic or CRC)");
+			return false;
+		}
+	}
+	uint32_t per = entries_per_map_page(e);
+	for (uint32_t k = 0; k < e->map.npages; k++) {
+		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
+				      e->page_size, buf))
+			memset(buf, 0, e->page_size); /* a missing selector page: every entry slot 0 */
+		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
+			uint8_t v = (uint8_t)((buf[i / 4] >> (2 * (i % 4))) & 3u);
+			if (v >= e->generations) {
+				pn_engine_violation(e, PN_VIOL_RECOVERY, k * per + i,
+						    "invalid Umbra active slot %u of page %u", v, k * per + i);
+				return false;
+			}
+			e->cur[k * per + i] = v;
+		}
+	}
+	memcpy(e->base_done, e->cur, e->heap_pages);
+	return true;
+}
+
+bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
+{
+	uint32_t pg = b->blkno;
+	uint8_t source = b->shift_source & 0x03u; /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
+	uint32_t fi = e->page_frame[pg];
+	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
+	 * there first (FlushOneBuffer). A page just read is clean: flushing it would write
+	 * the bytes it was read from, so no I/O is issued for it. */
+	e->cur[pg] = source;
+	pn_umbra_map_dirty(e, pg, 0);
+	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
+		       (e->frames[fi].dirty || e->frames[fi].io_writes);
+	PN_TESTCASE("l3/l4 redo of an image-free shift finds its page resident and changed", changed);
+	if (!changed)
+		return true;
+	if (e->frames[fi].io_writes) {
+		pn_wake(e, proc, POLL_NS);
+		return false;
+	}
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1);
+	if (w == PN_WRITE_BUSY)
+		pn_wake(e, proc, POLL_NS);
+	return w == PN_WRITE_NONE;
+}
