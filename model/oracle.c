@@ -32,6 +32,8 @@
  *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
  *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
  *     with header, a page whose pd_lower is 0 first gets its four header fields;
+ *   XLOG2/HINT_DELTA (22, 0x00; Umbra l4): block data u16 n, n x {offset u16, length u16},
+ *     then the fragments' bytes in order: each fragment's bytes are copied to its offset;
  *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
@@ -94,7 +96,9 @@
 #define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
 #define INFO_MASK 0xF0u
 
-enum op_kind { OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN };
+enum op_kind {
+	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_HINT_DELTA, OP_NONE, OP_UNKNOWN
+};
 
 static const struct {
 	uint8_t rmid, info;
@@ -104,7 +108,7 @@ static const struct {
 	{PN_RM_BTREE, 0xD0, OP_DEDUP},      {PN_RM_CLOG, 0x10, OP_CLOG_SET},
 	{PN_RM_XLOG, 0xA0, OP_NONE},        {PN_RM_XACT, 0x00, OP_NONE},
 	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
-	{PN_RM_XLOG, 0x10, OP_NONE},
+	{PN_RM_XLOG, 0x10, OP_NONE},        {PN_RM_XLOG2, 0x00, OP_HINT_DELTA},
 };
 
 struct op {
@@ -309,6 +313,17 @@ static void apply_clog_set(const struct pn_oracle *o, uint8_t *page, const struc
 	page[base + bit / 8u] |= (uint8_t)(1u << (bit % 8u));
 }
 
+static void apply_hint_delta(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *d = o->arena + op->off + op->main_len;
+	uint32_t n = pn_get16(d), at = 2 + 4u * n;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t off = pn_get16(d + 2 + 4u * k), len = pn_get16(d + 4 + 4u * k);
+		memcpy(page + off, d + at, len);
+		at += len;
+	}
+}
+
 /* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
 static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
 {
@@ -319,6 +334,7 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_FREEZE: fits = apply_freeze(o, page, op); break;
 	case OP_DEDUP: fits = apply_dedup(o, page, op); break;
 	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
+	case OP_HINT_DELTA: apply_hint_delta(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -336,7 +352,24 @@ static uint8_t kind_of(uint8_t rmid, uint8_t info)
 	return OP_UNKNOWN;
 }
 
-static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct pn_wal_block *b)
+/* XLOG2/HINT_DELTA block data: u16 n, n x {u16 offset, u16 length}, then the bytes. */
+static bool hint_delta_fits(const struct pn_wal_record *r, const struct pn_wal_block *b,
+			    uint32_t page_size)
+{
+	if (r->main_len != 0 || b->data_len < 2)
+		return false;
+	uint32_t n = pn_get16(b->data), total = 2 + 4u * n;
+	for (uint32_t k = 0; k < n && total <= b->data_len; k++) {
+		uint32_t off = pn_get16(b->data + 2 + 4u * k), len = pn_get16(b->data + 4 + 4u * k);
+		if (off + len > page_size)
+			return false;
+		total += len;
+	}
+	return total == b->data_len;
+}
+
+static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_wal_record *r,
+		      const struct pn_wal_block *b)
 {
 	switch (kind) {
 	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len == 9;
@@ -344,6 +377,7 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
 	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4;
 	case OP_CLOG_SET: return r->main_len == 5;
+	case OP_HINT_DELTA: return hint_delta_fits(r, b, o->page_size);
 	default: return true;
 	}
 }
@@ -365,7 +399,7 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
-	if (!sizes_fit(*kind, r, b))
+	if (!sizes_fit(o, *kind, r, b))
 		return fail(why, why_len, "rmid %u info %02X: main data %u B, block data %u B",
 			    r->rmid, r->info, r->main_len, b->data_len);
 	return true;

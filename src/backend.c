@@ -52,7 +52,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	if (p->op.op == PN_OP_HINT) {
 		bool fpi = hint_logged(e) && before_redo && !(mut & PN_MUT_HINT_NO_FPI) &&
 			   (mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
-		p->decided_image = fpi;
+		p->decided_image = fpi && !pn_umbra_hint_delta(e); /* l4: HINT_DELTA, no image */
 		p->decided_shift = fpi && mode == PN_MODE_UMBRA && pn_umbra_hint_shifts(e);
 		return;
 	}
@@ -153,7 +153,10 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	struct pn_wal_record rec = {.xid = p->xid};
 	PN_ASSERT(nitems <= 512);
 	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
-	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image;
+	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
+	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
+	if (p->op.op == PN_OP_HINT && !unlogged_hint && pn_umbra_hint_delta(e))
+		before = memcpy(e->io_bufs + ((size_t)e->nios * 2u + 2u) * e->page_size, page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
@@ -164,8 +167,13 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		return;
 	}
 	enum pn_rec kind = build_record(e, p, &rec, main, data, nitems);
-	pn_rec_ids(kind, &rec.rmid, &rec.info);
 	struct pn_wal_block *b = &rec.blocks[0];
+	if (before) {
+		kind = PN_REC_XLOG2_HINT_DELTA;
+		b->data = data;
+		b->data_len = pn_umbra_encode_hint_delta(before, page, e->page_size, data, sizeof(data));
+	}
+	pn_rec_ids(kind, &rec.rmid, &rec.info);
 	if (p->op.op != PN_OP_HINT && !pn_page_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
 	if (p->decided_image) {

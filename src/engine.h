@@ -46,7 +46,9 @@
 enum pn_rec {
 	PN_REC_HEAP_HOT_UPDATE, PN_REC_HEAP2_FREEZE_PAGE, PN_REC_BTREE_DEDUP, PN_REC_XACT_COMMIT,
 	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
-	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET, PN_REC_COUNT
+	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET,
+	PN_REC_XLOG2_HINT_DELTA, /* Umbra l4: hint bits as final-byte fragments (umbra_policy.c) */
+	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
 /* rmid/info of each kind */
@@ -431,6 +433,12 @@ uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
 void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* backend: assemble the shift of block b (image or captured source), then publish it */
 bool pn_umbra_hint_shifts(const struct pn_engine *e);
+/* l4: a logged hint becomes XLOG2/HINT_DELTA (no image). The block data: u16 n, n x {u16
+ * offset, u16 length}, then the final bytes of each fragment in order. */
+bool pn_umbra_hint_delta(const struct pn_engine *e);
+uint16_t pn_umbra_encode_hint_delta(const uint8_t *before, const uint8_t *after,
+				    uint32_t page_size, uint8_t *out, uint16_t cap);
+bool pn_umbra_apply_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b);
 void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
 		       uint8_t *page);
 void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p);

@@ -39,6 +39,7 @@ static const struct {
 	[PN_REC_XLOG_CHECKPOINT_SHUTDOWN] = {"XLOG/CHECKPOINT_SHUTDOWN", PN_RM_XLOG, 0x00},
 	[PN_REC_XLOG_FPI_FOR_HINT] = {"XLOG/FPI_FOR_HINT", PN_RM_XLOG, 0xA0},
 	[PN_REC_CLOG_SET] = {"CLOG/SET", PN_RM_CLOG, 0x10},
+	[PN_REC_XLOG2_HINT_DELTA] = {"XLOG2/HINT_DELTA", PN_RM_XLOG2, 0x00},
 };
 
 const char *pn_rec_name(enum pn_rec r) { return rec_ids[r].name; }
@@ -241,6 +242,7 @@ bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 	case PN_REC_HEAP_HOT_UPDATE: return apply_hot_update(page, page_size, r, b);
 	case PN_REC_HEAP2_FREEZE_PAGE: return apply_freeze(page, page_size, r);
 	case PN_REC_BTREE_DEDUP: return apply_dedup(page, page_size, r, b);
+	case PN_REC_XLOG2_HINT_DELTA: return pn_umbra_apply_hint_delta(page, page_size, b);
 	case PN_REC_CLOG_SET: {
 		if (r->main_len != 5)
 			return false;

@@ -444,3 +444,53 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 		pn_wake(e, proc, POLL_NS);
 	return w == PN_WRITE_NONE;
 }
+
+/* ---- l4 hint deltas (section 2.7) ---- */
+
+bool pn_umbra_hint_delta(const struct pn_engine *e)
+{
+	return pn_umbra_policy(e) && !is_l3(e);
+}
+
+uint16_t pn_umbra_encode_hint_delta(const uint8_t *before, const uint8_t *after,
+				    uint32_t page_size, uint8_t *out, uint16_t cap)
+{
+	/* One fragment per run of changed bytes, in page order. */
+	uint16_t n = 0, len = 2, nbytes = 0;
+	uint8_t bytes[64];
+	for (uint32_t i = 0; i < page_size; i++) {
+		if (before[i] == after[i])
+			continue;
+		uint32_t j = i;
+		while (j < page_size && before[j] != after[j])
+			j++;
+		PN_ASSERT(len + 4u + nbytes + (j - i) <= cap && nbytes + (j - i) <= sizeof(bytes));
+		pn_put16(out + 2 + 4u * n, (uint16_t)i);
+		pn_put16(out + 4 + 4u * n, (uint16_t)(j - i));
+		memcpy(bytes + nbytes, after + i, j - i);
+		nbytes = (uint16_t)(nbytes + (j - i));
+		n++;
+		len = (uint16_t)(len + 4u);
+		i = j;
+	}
+	pn_put16(out, n);
+	memmove(out + len, bytes, nbytes);
+	return (uint16_t)(len + nbytes);
+}
+
+bool pn_umbra_apply_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b)
+{
+	if (b->data_len < 2)
+		return false;
+	uint32_t n = pn_get16(b->data), at = 2 + 4u * n;
+	if (at > b->data_len)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t off = pn_get16(b->data + 2 + 4u * k), len = pn_get16(b->data + 4 + 4u * k);
+		if (off + len > page_size || at + len > b->data_len)
+			return false;
+		memcpy(page + off, b->data + at, len);
+		at += len;
+	}
+	return at == b->data_len;
+}

@@ -31,7 +31,10 @@
 /* Resource managers (PostgreSQL's ids) and the info values we use. */
 enum {
 	PN_RM_XLOG = 0, PN_RM_XACT = 1, PN_RM_CLOG = 3, PN_RM_HEAP2 = 9, PN_RM_HEAP = 10,
-	PN_RM_BTREE = 11, PN_RM_MAX = 21
+	PN_RM_BTREE = 11,
+	/* Umbra L4's RM_XLOG2_ID (XLOG2_HINT_DELTA); the fork appends it after PostgreSQL's
+	 * built-in managers, so 22 here (its value was not read: an assumption). */
+	PN_RM_XLOG2 = 22, PN_RM_MAX = 22
 };
 
 /* fork_flags bits of XLogRecordBlockHeader (with the slot-shift bit of Umbra's L3/L4). */
