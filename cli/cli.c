@@ -212,7 +212,7 @@ bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
 
 	if (pn_mode_parse(s, out))
 		return true;
-	for (int m = 0; m < PN_CLI_MAX_MODES; m++) {
+	for (int m = 0; m <= PN_MODE_PUSHDOWN; m++) {
 		size_t len = strlen(names);
 		snprintf(names + len, sizeof names - len, "%s%s", m ? ", " : "",
 			 pn_mode_name((enum pn_mode)m));
@@ -221,9 +221,31 @@ bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
 	return false;
 }
 
-int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES])
+static const char *const policy_suffix[] = {"prototype", "l3", "l4"};
+
+bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out)
 {
-	char buf[128];
+	out->policy = -1;
+	for (int p = 0; p < (int)PN_ARRAY_LEN(policy_suffix); p++) {
+		char name[32];
+		snprintf(name, sizeof name, "umbra-%s", policy_suffix[p]);
+		if (strcmp(s, name) == 0) {
+			out->mode = PN_MODE_UMBRA;
+			out->policy = p;
+			return true;
+		}
+	}
+	if (pn_mode_parse(s, &out->mode))
+		return true;
+	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of fpw, nofpw, umbra, doublewrite, "
+			   "pushdown, umbra-prototype, umbra-l3, umbra-l4)", s);
+	return false;
+}
+
+int pn_cli_parse_mode_specs(const char *cmd, const char *list,
+			    struct pn_cli_mode out[PN_CLI_MAX_MODES])
+{
+	char buf[160];
 	char *word = buf;
 	int n = 0;
 
@@ -240,10 +262,14 @@ int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CL
 			pn_cli_usage_error(cmd, "empty mode name in '%s'", list);
 			return -1;
 		}
-		if (!pn_cli_parse_mode(cmd, word, &out[n]))
+		if (n == PN_CLI_MAX_MODES) {
+			pn_cli_usage_error(cmd, "more than %d modes in '%s'", PN_CLI_MAX_MODES, list);
+			return -1;
+		}
+		if (!pn_cli_parse_mode_spec(cmd, word, &out[n]))
 			return -1;
 		for (int i = 0; i < n; i++) {
-			if (out[i] == out[n]) {
+			if (out[i].mode == out[n].mode && out[i].policy == out[n].policy) {
 				pn_cli_usage_error(cmd, "mode '%s' given twice in '%s'", word, list);
 				return -1;
 			}
@@ -253,6 +279,28 @@ int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CL
 			return n;
 		word = comma + 1;
 	}
+}
+
+void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m)
+{
+	sc->protocol.mode = m->mode;
+	if (m->policy >= 0)
+		sc->protocol.policy = (enum pn_policy)m->policy;
+}
+
+int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES])
+{
+	struct pn_cli_mode specs[PN_CLI_MAX_MODES];
+	int n = pn_cli_parse_mode_specs(cmd, list, specs);
+	for (int i = 0; i < n; i++) {
+		if (specs[i].policy >= 0) {
+			pn_cli_usage_error(cmd, "'umbra-%s' in '%s' names a policy; expected plain modes",
+					   policy_suffix[specs[i].policy], list);
+			return -1;
+		}
+		out[i] = specs[i].mode;
+	}
+	return n;
 }
 
 /* ---- 3. scenarios and runs ---- */
@@ -273,6 +321,10 @@ int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out)
 	memset(out, 0, sizeof *out);
 	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
 	out->mode = sc->protocol.mode;
+	if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy != PN_POLICY_PROTOTYPE)
+		snprintf(out->label, sizeof out->label, "umbra-%s", policy_suffix[sc->protocol.policy]);
+	else
+		snprintf(out->label, sizeof out->label, "%s", pn_mode_name(sc->protocol.mode));
 	out->seed = sc->seed;
 	pn_sim_run(sc, &out->sim);
 	return out->sim.status;
@@ -286,7 +338,7 @@ static bool stalled(const struct pn_cli_result *r)
 
 void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)
 {
-	const char *mode = with_mode ? pn_mode_name(r->mode) : "";
+	const char *mode = with_mode ? r->label : "";
 	const char *sep = with_mode ? ": " : "";
 
 	if (r->sim.status == 2)
@@ -451,7 +503,7 @@ static void pad(FILE *out, const char *s, int width, bool right)
 
 static void row_label(const struct metric_row *row, const struct pn_cli_result *ref, char *buf)
 {
-	snprintf(buf, CELL_LEN, "%s%s", row->label, is_ref_row(row) ? pn_mode_name(ref->mode) : "");
+	snprintf(buf, CELL_LEN, "%s%s", row->label, is_ref_row(row) ? ref->label : "");
 }
 
 static void row_cell(const struct metric_row *row, const struct pn_cli_result *r,
@@ -483,7 +535,7 @@ static void widths(const struct pn_cli_result *res, size_t n, const struct pn_cl
 
 	*label_w = (int)strlen("scenario");
 	for (size_t i = 0; i < n; i++)
-		col_w[i] = PN_MAX(text_width(pn_mode_name(res[i].mode)),
+		col_w[i] = PN_MAX(text_width(res[i].label),
 				  text_width(status_name(&res[i])));
 	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
 		const struct metric_row *row = &metric_rows[k];
@@ -521,7 +573,7 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 	pad(out, "scenario", label_w, false);
 	fprintf(out, "  %s (seed %" PRIu64 ")\n", res[0].scenario, res[0].seed);
 	for (size_t i = 0; i < n; i++)
-		cells[i] = pn_mode_name(res[i].mode);
+		cells[i] = res[i].label;
 	text_row(out, "mode", label_w, cells, col_w, n);
 	for (size_t i = 0; i < n; i++)
 		cells[i] = status_name(&res[i]);
@@ -653,7 +705,7 @@ static void contract_keys(json_t *o, const struct pn_cli_result *r)
 {
 	const struct pn_metrics *m = &r->sim.m;
 	set_str(o, "scenario", r->scenario);
-	set_str(o, "mode", pn_mode_name(r->mode));
+	set_str(o, "mode", r->label);
 	set_u64(o, "transactions", m->transactions);
 	set_u64(o, "commits", m->commits);
 	set_u64(o, "wal_bytes", m->wal_bytes);
@@ -701,7 +753,7 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 
 	if (r->sim.status == 2) {
 		set_str(o, "scenario", r->scenario);
-		set_str(o, "mode", pn_mode_name(r->mode));
+		set_str(o, "mode", r->label);
 	} else {
 		contract_keys(o, r);
 		cost_keys(o, r);

@@ -26,7 +26,7 @@
 #include "world.h"
 
 #define PN_VERSION "0.1.0" /* keep equal to project(VERSION) in CMakeLists.txt */
-#define PN_CLI_MAX_MODES 5  /* distinct protocol modes (enum pn_mode) */
+#define PN_CLI_MAX_MODES 8  /* columns of a compare: the 5 modes and umbra's policies */
 
 /* ---- commands ---- */
 typedef int (*pn_cmd_fn)(int argc, char **argv);
@@ -69,6 +69,17 @@ bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out);
 /* A comma-separated list of distinct modes; returns how many, or -1. */
 int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES]);
+/* A mode with, for umbra, a policy: "umbra-l3", "umbra-l4", "umbra-prototype" set both;
+ * a plain mode name keeps the scenario's policy (policy = -1). */
+struct pn_cli_mode {
+	enum pn_mode mode;
+	int policy; /* enum pn_policy, or -1: the scenario's own */
+};
+bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out);
+int pn_cli_parse_mode_specs(const char *cmd, const char *list,
+			    struct pn_cli_mode out[PN_CLI_MAX_MODES]);
+/* Applies a mode (and policy) override to a scenario. */
+void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m);
 
 /* ---- scenarios and runs ---- */
 /* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */
@@ -77,6 +88,7 @@ bool pn_cli_load(const char *path, struct pn_scenario *sc);
 struct pn_cli_result {
 	char scenario[128];
 	enum pn_mode mode;
+	char label[24];           /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
 	uint64_t seed;
 	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
 };

@@ -20,7 +20,9 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  --modes LIST  comma-separated, distinct modes, in column order\n"
-	"                (default fpw,nofpw,umbra,doublewrite)\n"
+	"                (default fpw,nofpw,umbra,doublewrite); umbra-prototype, umbra-l3\n"
+	"                and umbra-l4 are umbra with that protocol.policy (plain umbra keeps\n"
+	"                the scenario's policy)\n"
 	"  --json FILE   also write one result per mode as JSON to FILE; '-' writes them to\n"
 	"                stdout and the table to stderr\n"
 	"  --seed N      override the scenario's seed\n"
@@ -38,7 +40,7 @@ struct compare_opts {
 	const char *modes_arg;
 	bool seed_set;
 	uint64_t seed;
-	enum pn_mode modes[PN_CLI_MAX_MODES];
+	struct pn_cli_mode modes[PN_CLI_MAX_MODES];
 	int nmodes;
 };
 
@@ -85,18 +87,18 @@ static int parse(int argc, char **argv, struct compare_opts *o)
 	if (optind + 1 < argc)
 		return pn_cli_usage_error("compare", "unexpected argument '%s'", argv[optind + 1]);
 	o->path = argv[optind];
-	o->nmodes = pn_cli_parse_modes("compare", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
+	o->nmodes = pn_cli_parse_mode_specs("compare", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
 				       o->modes);
 	return o->nmodes < 0 ? 2 : -1;
 }
 
 /* A progress line on a terminal (cli.h: quiet when stderr is not a TTY). */
-static void progress(bool tty, int i, int n, enum pn_mode mode)
+static void progress(bool tty, int i, int n, const char *mode)
 {
 	if (!tty)
 		return;
 	if (i < n)
-		fprintf(stderr, "\rcompare: simulating %s (%d/%d)\033[K", pn_mode_name(mode), i + 1, n);
+		fprintf(stderr, "\rcompare: simulating %s (%d/%d)\033[K", mode, i + 1, n);
 	else
 		fputs("\r\033[K", stderr);
 	fflush(stderr);
@@ -110,11 +112,11 @@ static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 	int worst = 0;
 
 	for (int i = 0; i < o->nmodes; i++) {
-		progress(tty, i, o->nmodes, o->modes[i]);
-		sc->protocol.mode = o->modes[i];
+		progress(tty, i, o->nmodes, pn_mode_name(o->modes[i].mode));
+		pn_cli_apply_mode(sc, &o->modes[i]);
 		worst = pn_cli_worst(worst, pn_cli_simulate(sc, &res[i]));
 	}
-	progress(tty, o->nmodes, o->nmodes, 0);
+	progress(tty, o->nmodes, o->nmodes, NULL);
 	return worst;
 }
 

@@ -20,7 +20,8 @@ static const char usage[] =
 	"  --json FILE   also write the results as JSON to FILE; '-' writes them to stdout\n"
 	"                and the tables to stderr\n"
 	"  --seed N      override the scenario's seed\n"
-	"  --mode M      override protocol.mode: fpw, nofpw, umbra, doublewrite, pushdown\n"
+	"  --mode M      override protocol.mode: fpw, nofpw, umbra, doublewrite, pushdown;\n"
+	"                umbra-prototype, umbra-l3, umbra-l4 also set protocol.policy\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 a runtime invariant broke, 2 bad input\n";
@@ -32,7 +33,7 @@ struct run_opts {
 	const char *json;
 	bool seed_set, mode_set;
 	uint64_t seed;
-	enum pn_mode mode;
+	struct pn_cli_mode mode;
 };
 
 static int option(int c, struct run_opts *o, char **argv)
@@ -49,7 +50,7 @@ static int option(int c, struct run_opts *o, char **argv)
 		return pn_cli_parse_uint("run", "--seed", optarg, &o->seed) ? -1 : 2;
 	case OPT_MODE:
 		o->mode_set = true;
-		return pn_cli_parse_mode("run", optarg, &o->mode) ? -1 : 2;
+		return pn_cli_parse_mode_spec("run", optarg, &o->mode) ? -1 : 2;
 	default:
 		return pn_cli_bad_option("run", c, argv);
 	}
@@ -116,7 +117,7 @@ int pn_cmd_run(int argc, char **argv)
 	if (o.seed_set)
 		sc.seed = o.seed;
 	if (o.mode_set)
-		sc.protocol.mode = o.mode;
+		pn_cli_apply_mode(&sc, &o.mode);
 	pn_cli_simulate(&sc, &r);
 	rc = report(&o, json, &r);
 out:

@@ -1230,6 +1230,16 @@ static bool validate(struct loader *L)
 		return fail(L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
 			    "replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
 			    s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
+	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
+	    s->protocol.generations > 4)
+		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
+			    "protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
+			    s->protocol.generations, policy_names[s->protocol.policy]);
+	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
+	    s->protocol.layout != PN_LAYOUT_INTERLEAVED)
+		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
+			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
+			    policy_names[s->protocol.policy]);
 	return validate_script(L);
 }
 

@@ -1,0 +1,209 @@
+/*
+ * test_umbra.c: Check suite for Umbra's l3 and l4 policies (src/umbra_policy.c; label unit).
+ * Every test asserts numbers the engine or the checker produced:
+ *
+ *   WAL         l4 costs exactly nofpw plus the 2-byte shift header per shift; l3 pays an
+ *               image per shift but the captured ones, near fpw; hints: l4 logs
+ *               XLOG2/HINT_DELTA without an image, l3 FPI_FOR_HINT;
+ *   hint delta  the fragment encoding round-trips and malformed block data is refused;
+ *   verdicts    the hazard scenarios of scenarios/peer-umbra and their l3 controls;
+ *   CLI         umbra-l3 / umbra-l4 as mode names, and their refusals.
+ */
+#include "checker.h"
+#include "cli.h"
+#include "engine.h"
+#include "world.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void load_text(const char *yaml, struct pn_scenario *sc)
+{
+	char err[PN_ERROR_LEN];
+	ck_assert_msg(pn_scenario_load_string("umbra.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
+		      "%s", err);
+}
+
+/* A random workload in `mode` (and policy), run once; asserts it ran clean. */
+static void run_random(const char *protocol, struct pn_sim_result *out)
+{
+	char yaml[1024];
+	struct pn_scenario sc;
+	snprintf(yaml, sizeof(yaml),
+		 "name: umbra-wal\nseed: 7\n"
+		 "storage: {pages: 64, buffers: 16, wal_segment_size: 64KiB}\n"
+		 "protocol: %s\n"
+		 "checkpoint: {interval: 0s, every_transactions: 25, max_wal_size: 0}\n"
+		 "workload: {kind: random, clients: 3, transactions: 300, pages_per_transaction: 2}\n",
+		 protocol);
+	load_text(yaml, &sc);
+	pn_sim_run(&sc, out);
+	pn_scenario_free(&sc);
+	ck_assert_msg(out->status == 0, "%s: %s %s", protocol, out->viol.detail, out->error);
+	ck_assert_uint_eq(out->m.commits, 300);
+}
+
+START_TEST(test_wal_per_policy)
+{
+	static struct pn_sim_result fpw, nofpw, l3, l4;
+	run_random("{mode: fpw, checksums: true}", &fpw);
+	run_random("{mode: nofpw, checksums: true}", &nofpw);
+	run_random("{mode: umbra, policy: l3, checksums: true}", &l3);
+	run_random("{mode: umbra, policy: l4, checksums: true}", &l4);
+	/* l4: every shift image-free, 2 bytes of XLogRecordBlockUmbraHeader + target each */
+	ck_assert_uint_gt(l4.m.shifts, 0);
+	ck_assert_uint_eq(l4.m.fpi_count, 0);
+	ck_assert_uint_eq(l4.m.wal_bytes, nofpw.m.wal_bytes + 2 * l4.m.shifts);
+	/* l3: an image per shift unless captured; the images make it cost what fpw does */
+	ck_assert_uint_gt(l3.m.fpi_count, 0);
+	ck_assert_uint_le(l3.m.fpi_count, l3.m.shifts);
+	ck_assert_double_ge((double)l3.m.wal_bytes, 0.9 * (double)fpw.m.wal_bytes);
+	ck_assert_double_ge((double)l3.m.wal_bytes, 4.0 * (double)nofpw.m.wal_bytes);
+	/* three slots reserved per page, every one used once pages have rotated */
+	ck_assert_uint_le(l4.m.slots_used, 3u * 64u);
+	ck_assert_uint_gt(l4.m.slots_used, 64u);
+}
+END_TEST
+
+static const char hint_script[] =
+	"name: umbra-hint\nseed: 3\n"
+	"storage: {pages: 8, buffers: 4, wal_segment_size: 64KiB}\n"
+	"protocol: {mode: umbra, policy: %s, checksums: true}\n"
+	"checkpoint: {interval: 0s, max_wal_size: 0}\n"
+	"workload:\n  kind: script\n  script:\n"
+	"    - {op: update, page: 2}\n    - {op: commit}\n    - {op: checkpoint}\n"
+	"    - {op: hint, page: 2}\n    - {op: update, page: 2}\n    - {op: commit}\n";
+
+static void run_hint(const char *policy, struct pn_sim_result *out)
+{
+	char yaml[1024];
+	struct pn_scenario sc;
+	snprintf(yaml, sizeof(yaml), hint_script, policy);
+	load_text(yaml, &sc);
+	pn_sim_run(&sc, out);
+	pn_scenario_free(&sc);
+	ck_assert_int_eq(out->status, 0);
+}
+
+START_TEST(test_hints)
+{
+	static struct pn_sim_result l3, l4;
+	run_hint("l3", &l3);
+	run_hint("l4", &l4);
+	ck_assert_uint_eq(l4.m.rec_count[PN_REC_XLOG2_HINT_DELTA], 1);
+	ck_assert_uint_eq(l4.m.rec_count[PN_REC_XLOG_FPI_FOR_HINT], 0);
+	ck_assert_uint_eq(l4.m.fpi_count, 0);
+	ck_assert_uint_eq(l4.m.shifts, 2); /* the first update, then the hint */
+	ck_assert_uint_eq(l3.m.rec_count[PN_REC_XLOG2_HINT_DELTA], 0);
+	ck_assert_uint_eq(l3.m.rec_count[PN_REC_XLOG_FPI_FOR_HINT], 1);
+	ck_assert_uint_eq(l3.m.shifts, 1); /* the hint's image keeps the page on its slot */
+	ck_assert_uint_eq(l3.m.fpi_count, 2);
+}
+END_TEST
+
+START_TEST(test_hint_delta_codec)
+{
+	enum { SZ = 1024 };
+	static uint8_t before[SZ], after[SZ], page[SZ], data[64];
+	for (int i = 0; i < SZ; i++)
+		before[i] = after[i] = (uint8_t)(i * 7);
+	after[100] ^= 0x01;
+	after[101] ^= 0x80;
+	after[700] = 0;
+	uint16_t len = pn_umbra_encode_hint_delta(before, after, SZ, data, sizeof(data));
+	ck_assert_uint_eq(pn_get16(data), 2);                /* two fragments */
+	ck_assert_uint_eq(len, 2 + 2 * 4 + 2 + 1);
+	memcpy(page, before, SZ);
+	struct pn_wal_block b = {.data = data, .data_len = len};
+	ck_assert(pn_umbra_apply_hint_delta(page, SZ, &b));
+	ck_assert_mem_eq(page, after, SZ);
+	b.data_len = (uint16_t)(len - 1); /* a byte short */
+	ck_assert(!pn_umbra_apply_hint_delta(page, SZ, &b));
+	pn_put16(data + 2, SZ - 1); /* a fragment past the page */
+	b.data_len = len;
+	ck_assert(!pn_umbra_apply_hint_delta(page, SZ, &b));
+}
+END_TEST
+
+static void assert_verdict(const char *rel, bool violation, enum pn_violation_kind kind)
+{
+	static struct pn_check_result res;
+	const char *root = getenv("PN_SOURCE_DIR");
+	char path[1024], err[PN_ERROR_LEN];
+	struct pn_scenario sc;
+	struct pn_check_options opt = {0};
+	snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+	ck_assert_msg(pn_scenario_load(path, &sc, err, sizeof(err)), "%s", err);
+	memset(&res, 0, sizeof(res));
+	int rc = pn_check_scenario(&sc, &opt, &res);
+	pn_scenario_free(&sc);
+	ck_assert_msg(rc == 0 && res.ok && !res.error, "%s: rc %d: %s", rel, rc, res.detail);
+	ck_assert_int_eq(res.violation, violation);
+	ck_assert_uint_gt(res.recoveries, 0);
+	if (violation)
+		ck_assert_msg(res.kind == kind, "%s: %s, expected %s: %s", rel,
+			      pn_violation_name(res.kind), pn_violation_name(kind), res.detail);
+}
+
+START_TEST(test_hazard_verdicts)
+{
+	assert_verdict("scenarios/peer-umbra/hazard-evict-before-select-l4.yaml", true,
+		       PN_VIOL_RECOVERY);
+	assert_verdict("scenarios/peer-umbra/hazard-evict-before-select-l3.yaml", false,
+		       PN_VIOL_NONE);
+	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l4.yaml", true, PN_VIOL_CHECKSUM);
+	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l3.yaml", false, PN_VIOL_NONE);
+	assert_verdict("scenarios/peer-umbra/062-slot-checkpoint-publication.yaml", false,
+		       PN_VIOL_NONE);
+}
+END_TEST
+
+START_TEST(test_mode_specs)
+{
+	struct pn_cli_mode m[PN_CLI_MAX_MODES];
+	enum pn_mode plain[PN_CLI_MAX_MODES];
+	ck_assert_int_eq(pn_cli_parse_mode_specs("t", "nofpw,umbra,umbra-l3,umbra-l4", m), 4);
+	ck_assert(m[1].mode == PN_MODE_UMBRA && m[1].policy == -1);
+	ck_assert(m[2].mode == PN_MODE_UMBRA && m[2].policy == PN_POLICY_L3);
+	ck_assert(m[3].mode == PN_MODE_UMBRA && m[3].policy == PN_POLICY_L4);
+	struct pn_scenario sc;
+	pn_scenario_defaults(&sc);
+	pn_cli_apply_mode(&sc, &m[3]);
+	ck_assert(sc.protocol.mode == PN_MODE_UMBRA && sc.protocol.policy == PN_POLICY_L4);
+	pn_cli_apply_mode(&sc, &m[1]); /* plain umbra keeps the policy */
+	ck_assert(sc.protocol.policy == PN_POLICY_L4);
+	fflush(stderr);
+	FILE *saved = stderr;
+	stderr = fopen("/dev/null", "w");
+	ck_assert_int_eq(pn_cli_parse_mode_specs("t", "umbra-l4,umbra-l4", m), -1);
+	ck_assert_int_eq(pn_cli_parse_mode_specs("t", "umbra-l5", m), -1);
+	ck_assert_int_eq(pn_cli_parse_modes("t", "fpw,umbra-l3", plain), -1);
+	fclose(stderr);
+	stderr = saved;
+}
+END_TEST
+
+static Suite *umbra_suite(void)
+{
+	Suite *s = suite_create("umbra");
+	TCase *tc = tcase_create("policies");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_wal_per_policy);
+	tcase_add_test(tc, test_hints);
+	tcase_add_test(tc, test_hint_delta_codec);
+	tcase_add_test(tc, test_hazard_verdicts);
+	tcase_add_test(tc, test_mode_specs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(umbra_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
