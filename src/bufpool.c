@@ -423,13 +423,13 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
 	uint32_t cur = e->cur[f->page];
 	if (why == PN_WHY_CKPT) {
-		uint32_t slot = active_only ? cur : f->ckpt_slot[run];
+		uint32_t slot = active_only ? cur : pn_umbra_write_slot(e, f, run);
 		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);
 		issue_data_write(e, frame, slot, why, proc, img, f->last_lsn);
 		return PN_WRITE_STARTED;
 	}
 	for (int r = 0; r < PN_MAX_CKPT_RUNS && !active_only; r++) {
-		bool both = (f->ckpt_needed & (1u << r)) && f->ckpt_slot[r] != cur;
+		bool both = (f->ckpt_needed & (1u << r)) && pn_umbra_write_slot(e, f, r) != cur;
 		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
 		if (both)
 			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn);

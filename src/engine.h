@@ -448,6 +448,8 @@ bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p);
 uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
 			   const struct pn_ckpt_run *run);
 void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run);
+/* Where a write for run r puts frame f (its ckpt_slot[r], brought up to date for l4). */
+uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r);
 uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
 uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run);
 /* Script steps wait for checkpoint seq (l3/l4; true at once for other modes): a

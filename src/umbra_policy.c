@@ -331,7 +331,8 @@ uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 		return run->select_ns - now;
 	if (run->pause_select)
 		return UINT64_MAX; /* umbra-checkpoint-after-capture / -after-shift-epoch */
-	bool waiting = run->delay_wait = delay_chkpt(e);
+	bool waiting = run->delay_wait = delay_chkpt(e) &&
+					 !(e->sc->protocol.mutations & PN_MUT_NO_DELAY_CHKPT);
 	PN_TESTCASE("checkpoint waits for a shift between its WAL and its publication", waiting);
 	if (waiting)
 		return POLL_NS; /* the fresh DELAY_CHKPT_START wait */
@@ -341,6 +342,15 @@ uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 			e->map.ckpt_needed[k] |= (uint8_t)(1u << r);
 	run->state = PN_C_MAP_WRITE;
 	return STEP_NS;
+}
+
+uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
+{
+	/* l4's FlushBuffer decides at each write (tagged: previous(active), else active); l3
+	 * writes where selection and a captured shift put it (the prototype's rule). */
+	if (pn_umbra_policy(e) && !is_l3(e))
+		f->ckpt_slot[r] = pn_umbra_ckpt_slot(e, f, &e->runs[r]);
+	return f->ckpt_slot[r];
 }
 
 bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)

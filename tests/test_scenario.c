@@ -329,6 +329,7 @@ START_TEST(test_names)
 		"fpw_off", "no_wal_before_data", "ack_before_flush", "shift_split",
 		"ckpt_active_only", "aio_late_bind", "early_reclaim", "selector_unsynced",
 		"hint_no_fpi", "dedup_no_image", "slru_header_unprotected", "doublewrite_no_fsync",
+		"no_delay_chkpt",
 	};
 	char text[1024];
 	struct pn_scenario s;
