@@ -70,7 +70,7 @@ static const char full_example[] =
 	"  mode: umbra\n"
 	"  generations: 3\n"
 	"  layout: striped\n"
-	"  policy: l4\n"
+	"  policy: prototype\n"
 	"  checksums: false\n"
 	"  wal_log_hints: true\n"
 	"  slru_headers: yes\n"
@@ -201,7 +201,7 @@ START_TEST(test_full_example)
 	ck_assert_uint_eq(s.storage.wal_segment_size, 1u << 20);
 	ck_assert_int_eq(s.protocol.mode, PN_MODE_UMBRA);
 	ck_assert_int_eq(s.protocol.layout, PN_LAYOUT_STRIPED);
-	ck_assert_int_eq(s.protocol.policy, PN_POLICY_L4);
+	ck_assert_int_eq(s.protocol.policy, PN_POLICY_PROTOTYPE);
 	ck_assert(!s.protocol.checksums && s.protocol.wal_log_hints && s.protocol.slru_headers);
 	ck_assert_uint_eq(s.protocol.mutations, PN_MUT_SHIFT_SPLIT | PN_MUT_DOUBLEWRITE_NO_FSYNC);
 	ck_assert_uint_eq(s.checkpoint.interval_ns, 200ull * 1000000);
@@ -354,7 +354,7 @@ START_TEST(test_names)
 	ck_assert_ptr_null(pn_mutation_name(-1));
 	ck_assert(load(text, &s));
 	ck_assert_uint_eq(s.protocol.mutations, (1u << PN_MUT_COUNT) - 1);
-	ck_assert_uint_eq(PN_MUT_DOUBLEWRITE_NO_FSYNC, 1u << (PN_MUT_COUNT - 1));
+	ck_assert_uint_eq(PN_MUT_NO_DELAY_CHKPT, 1u << (PN_MUT_COUNT - 1));
 	pn_scenario_free(&s);
 }
 END_TEST

@@ -1096,13 +1096,13 @@ START_TEST(test_end_record_header_errors)
 	struct wal *w = wal_new(KIB64);
 	struct layout l = wal_build(w);
 	char why[160];
-	uint8_t rmid = PN_RM_MAX + 1;
+	uint8_t rmid = 200; /* beyond every resource manager */
 
 	ck_assert_uint_eq(read_damaged(w, 8240, SYSID, why), l.fpi);
 	ck_assert_str_eq(why, fmt("record length 8241 at %X/%08X too long", w->start[l.fpi], 0));
 	patch_record(w, l.after_page_end, 17, &rmid, 1);
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.after_page_end);
-	ck_assert_str_eq(why, fmt("invalid resource manager ID 22 at %X/%08X",
+	ck_assert_str_eq(why, fmt("invalid resource manager ID 200 at %X/%08X",
 				  w->start[l.after_page_end], 0));
 	/* A header split across pages: rmid and prev-link are checked once assembled. */
 	pn_lsn boundary = w->start[l.split_header] + 8;
@@ -1111,7 +1111,7 @@ START_TEST(test_end_record_header_errors)
 	uint8_t *rest = wal_at(w, boundary + pn_wal_page_header_size(boundary, KIB64));
 	rest[17 - 8] = rmid; /* xl_rmid is the 10th byte on the next page; CRC now fails */
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.split_header);
-	ck_assert_str_eq(why, fmt("invalid resource manager ID 22 at %X/%08X",
+	ck_assert_str_eq(why, fmt("invalid resource manager ID 200 at %X/%08X",
 				  w->start[l.split_header], 0));
 	wal_free(w);
 }
