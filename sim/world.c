@@ -194,10 +194,12 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev)
 
 static const char *op_names[] = {
 	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
-	"hint", "vacuum", "dedup", "slru_set",
+	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
+	"checkpoint_resume",
 };
 static const char *bstate_names[] = {
 	"next", "pin", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait", "done",
+	"publish", "held",
 };
 
 static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)

@@ -238,8 +238,14 @@ static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
 		       uint8_t *page)
 {
-	if (!is_l3(e) || b->has_image)
-		return; /* l4: image-free; a hint keeps its FPI_FOR_HINT image (P9 form) */
+	if (!is_l3(e)) {
+		/* XLogRecordBlockUmbraHeader{flags = XLOG_UMBRA_BLOCK_HAS_SLOT_SHIFT} + target:
+		 * the same two bytes; redo derives the source, previous(target). */
+		b->shift_source = 0x01u;
+		return;
+	}
+	if (b->has_image)
+		return;
 	bool rdata = b->data_len != 0 || p->op.op != PN_OP_HINT;
 	bool captured = capture_run(e, &e->frames[p->frame]) >= 0 && rdata;
 	PN_TESTCASE("l3: image-free shift of a buffer the checkpoint selected (captured_source)",
@@ -433,8 +439,14 @@ bool pn_umbra_read_map(struct pn_engine *e)
 bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
 {
 	uint32_t pg = b->blkno;
-	uint8_t source = b->shift_source & 0x03u; /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
+	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
+				  : (uint8_t)((b->shift_target + e->generations - 1u) % e->generations);
 	uint32_t fi = e->page_frame[pg];
+	if (source >= e->generations || b->shift_target >= e->generations) {
+		pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift of page %u from slot %u to %u of %u",
+				    pg, source, b->shift_target, e->generations);
+		return false;
+	}
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
 	 * there first (FlushOneBuffer). A page just read is clean: flushing it would write
 	 * the bytes it was read from, so no I/O is issued for it. */
