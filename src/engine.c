@@ -283,7 +283,8 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight)
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight ||
+	    !pn_ps_idle(e))
 		return false;
 	return e->io_free_len == e->nios;
 }

@@ -456,6 +456,10 @@ void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
 /* Page `page` as of `lsn` (image + deltas with end <= lsn) into out; returns the number
  * of deltas replayed. */
 uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
+/* Nothing to ingest, serve or write (always true outside pushdown). */
+bool pn_ps_idle(const struct pn_engine *e);
+/* End LSN of the last record the page server ingested. */
+pn_lsn pn_ps_ingested(const struct pn_engine *e);
 /* The oldest WAL LSN the page server still needs (UINT64_MAX when it needs none). */
 pn_lsn pn_ps_horizon(const struct pn_engine *e);
 void pn_ps_finish_metrics(struct pn_engine *e);

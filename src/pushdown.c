@@ -16,14 +16,23 @@
  *   images     a page with image_threshold deltas since its image gets a new image
  *              (a "round" materialises up to BATCH pages), written to its storage.
  *
- * Storage (PN_FILE_PAGESERVER), little-endian, A = metadata area size:
- *   [0, A)     metadata area 0   | [A, 2A) metadata area 1 | then image slots:
- *   2A + (page * 2 + slot) * page_size: image slot `slot` (0 or 1) of page `page`.
- *   A metadata area (A = 32 + 16 * pages rounded up to a sector):
+ * Storage (PN_FILE_PAGESERVER), little-endian. A = snapshot area size, L = log slot size,
+ * K = log slots = A / L within [4, 64] (a snapshot costs about what K log records do):
+ *   [0, A) snapshot area 0 | [A, 2A) snapshot area 1 | [2A, 2A + K L) the metadata log |
+ *   then image slots: 2A + K L + (page * 2 + slot) * page_size (slot 0 or 1).
+ *   A snapshot (A = 32 + 16 * pages rounded up to a sector): the whole table
  *     0 magic u32 'PNPS' | 4 version u32 = 1 | 8 seq u64 | 16 horizon u64 | 24 npages u32 |
  *     28 crc32c u32 over [32, 32 + 16 * npages) then over [0, 28) |
  *     32 + 16 * p: image LSN u64 | crc32c u32 of the image | slot u8 | 3 zero bytes.
- *   Round n writes area n % 2. Recovery takes the valid area with the highest seq.
+ *   A log record (L = 512 rounded up to a sector): one round's images
+ *     0 magic u32 'PNPL' | 4 count u32 (<= 24) | 8 seq u64 | 16 horizon u64 | 24 zero u32 |
+ *     28 crc32c u32 over [32, 32 + 20 * count) then over [0, 28) |
+ *     32 + 20 * i: page u32 | crc32c u32 of the image | image LSN u64 | slot u8 | 3 zeros.
+ *   Round (metadata version) s writes snapshot area (s / K) % 2 when s % K == 0, else log
+ *   slot s % K. Recovery takes the valid snapshot with the highest seq S, then applies the
+ *   log records S+1, S+2, ... while each is valid and carries the next seq. Round s + 1
+ *   starts only after round s's metadata is durable, so a torn or lost write only ever
+ *   ends the log (and the snapshot being written leaves the other one and its log intact).
  *
  * Rules (docs/protocol.md section 6):
  *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
@@ -56,7 +65,10 @@
 #define PS_TICK_NS 1000000ull     /* the page server looks for WAL and images every 1 ms */
 #define PS_GETPAGE_NS 100000ull   /* a GetPage@LSN round trip */
 #define PS_POLL_NS 20000u
-#define PS_BATCH 32u              /* images per round (bounds the I/Os a round holds) */
+#define PS_BATCH 24u              /* images per round: one log record (and a bound on I/Os) */
+#define PS_LOG_SLOTS_MAX 64u      /* log records between snapshots, at most */
+#define PS_LOG_MAGIC 0x4C504E50u  /* "PNPL" */
+#define PS_LOG_ENTRY 20u
 #define DELTA_HEADER 20u          /* u32 record length | u64 start LSN | u64 end LSN */
 #define HIST_LEN 1024u            /* deltas-per-read histogram; the last bucket is ">=" */
 
@@ -90,14 +102,15 @@ struct pn_pageserver {
 	pn_lsn horizon_next;     /* of the metadata the round writes */
 	uint64_t seq;            /* of the durable metadata */
 	enum ps_round round;
+	bool running;            /* started (a recovered engine's page server only recovers) */
 	bool io_pending;
 	uint32_t *queue, queue_len;    /* pages at the threshold, waiting for a round */
 	uint32_t batch[PS_BATCH], batch_len, writes;
 	struct ps_request *req;
 	uint32_t nreq;
 	pn_lsn *last_written;    /* per page: the compute's last-written LSN */
-	uint32_t meta_len;
-	uint8_t *meta;           /* the metadata area a round writes */
+	uint32_t meta_len, log_len;
+	uint8_t *meta;           /* the snapshot or log record a round writes */
 	uint8_t *enc;            /* a record, encoded (ingest) */
 	uint8_t *images;         /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 	uint64_t hist[HIST_LEN];
@@ -114,10 +127,27 @@ static uint32_t meta_len(const struct pn_engine *e)
 	return (PS_HEADER + PS_ENTRY * e->pages + sec - 1) / sec * sec;
 }
 
+static uint32_t log_len(const struct pn_engine *e)
+{
+	uint32_t sec = e->sc->storage.sector_size;
+	return (PS_HEADER + PS_LOG_ENTRY * PS_BATCH + sec - 1) / sec * sec;
+}
+
+static uint32_t log_slots(const struct pn_engine *e)
+{
+	return PN_MAX(4u, PN_MIN(PS_LOG_SLOTS_MAX, meta_len(e) / log_len(e)));
+}
+
+static uint64_t log_offset(const struct pn_engine *e, uint64_t seq)
+{
+	return 2ull * meta_len(e) + (seq % log_slots(e)) * log_len(e);
+}
+
 uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t slot)
 {
 	PN_ASSERT(slot < 2 && page < e->pages);
-	return 2ull * meta_len(e) + ((uint64_t)page * 2u + slot) * e->page_size;
+	return 2ull * meta_len(e) + (uint64_t)log_slots(e) * log_len(e) +
+	       ((uint64_t)page * 2u + slot) * e->page_size;
 }
 
 static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
@@ -136,11 +166,12 @@ bool pn_ps_init(struct pn_engine *e)
 		return false;
 	e->ps = ps;
 	ps->meta_len = meta_len(e);
+	ps->log_len = log_len(e);
 	ps->pages = calloc(e->pages, sizeof(*ps->pages));
 	ps->queue = malloc(sizeof(uint32_t) * e->pages);
 	ps->req = malloc(sizeof(*ps->req) * e->nframes);
 	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
-	ps->meta = malloc(ps->meta_len);
+	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
 	ps->enc = malloc(e->wal.rec_cap);
 	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * e->page_size);
 	pn_lsn start = (pn_lsn)e->wal.seg_size + PN_WAL_LONG_PHD; /* as pn_wal_init */
@@ -197,6 +228,46 @@ static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon,
 	}
 	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_ENTRY * e->pages);
 	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
+}
+
+/* The log record of round `seq`: its images (the batch), as if durable. */
+static void encode_log(const struct pn_engine *e, uint64_t seq, pn_lsn horizon)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint8_t *m = ps->meta;
+	memset(m, 0, ps->log_len);
+	pn_put32(m, PS_LOG_MAGIC);
+	pn_put32(m + 4, ps->batch_len);
+	pn_put64(m + 8, seq);
+	pn_put64(m + 16, horizon);
+	for (uint32_t i = 0; i < ps->batch_len; i++) {
+		const struct ps_page *pg = &ps->pages[ps->batch[i]];
+		uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+		pn_put32(ent, ps->batch[i]);
+		pn_put32(ent + 4, pg->new_crc);
+		pn_put64(ent + 8, pg->new_lsn);
+		ent[16] = (uint8_t)(1u - pg->dur_slot);
+	}
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
+					(size_t)PS_LOG_ENTRY * ps->batch_len);
+	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
+}
+
+/* A log record that continues the metadata at version `seq`. */
+static bool decode_log(const struct pn_engine *e, const uint8_t *m, uint64_t seq)
+{
+	uint32_t n = pn_get32(m + 4);
+	if (pn_get32(m) != PS_LOG_MAGIC || n > PS_BATCH || pn_get64(m + 8) != seq)
+		return false;
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_LOG_ENTRY * n);
+	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+		if (pn_get32(ent) >= e->pages || ent[16] > 1)
+			return false;
+	}
+	return true;
 }
 
 static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *seq)
@@ -592,11 +663,20 @@ static void round_advance(struct pn_engine *e)
 	case PS_IDLE: round_begin(e); break;
 	case PS_WRITING: break; /* image_done moves on */
 	case PS_FSYNC_IMAGES: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
-	case PS_META_WRITE:
+	case PS_META_WRITE: {
+		uint64_t seq = ps->seq + 1;
+		uint32_t k = log_slots(e);
 		ps->horizon_next = next_horizon(e);
-		encode_meta(e, ps->seq + 1, ps->horizon_next, true);
-		round_io(e, PN_IO_WRITE, ((ps->seq + 1) % 2) * ps->meta_len, ps->meta, ps->meta_len);
+		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
+		if (seq % k == 0) { /* a snapshot: the log starts again after it */
+			encode_meta(e, seq, ps->horizon_next, true);
+			round_io(e, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta, ps->meta_len);
+		} else {
+			encode_log(e, seq, ps->horizon_next);
+			round_io(e, PN_IO_WRITE, log_offset(e, seq), ps->meta, ps->log_len);
+		}
 		break;
+	}
 	case PS_META_FSYNC: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
 	}
 }
@@ -605,19 +685,34 @@ static void round_advance(struct pn_engine *e)
 
 void pn_ps_start(struct pn_engine *e)
 {
-	if (pushdown(e))
+	if (pushdown(e)) {
+		e->ps->running = true;
 		pn_wake(e, e->proc_ps, PS_TICK_NS);
+	}
 }
 
 void pn_ps_step(struct pn_engine *e)
 {
-	if (e->recovering)
-		return; /* recovery feeds it (pn_ps_ingest_record) */
+	PN_ASSERT(!e->recovering); /* recovery feeds it (pn_ps_ingest_record) */
 	ingest(e);
 	serve(e);
 	round_advance(e);
-	if (!e->stopping)
+	/* After the workload, it goes on until what it ingested has its images. */
+	if (!e->stopping || !pn_ps_idle(e))
 		pn_wake(e, e->proc_ps, PS_TICK_NS);
+}
+
+bool pn_ps_idle(const struct pn_engine *e)
+{
+	const struct pn_pageserver *ps = e->ps;
+	return !ps || !ps->running ||
+	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
+		ps->next >= e->wal.flushed);
+}
+
+pn_lsn pn_ps_ingested(const struct pn_engine *e)
+{
+	return pushdown(e) ? e->ps->ingested : 0;
 }
 
 /* ---- recovery ---- */
@@ -644,7 +739,37 @@ static bool load_meta(struct pn_engine *e)
 			 ps->meta_len, ps->meta);
 	ps->seq = best;
 	ps->horizon = pn_get64(ps->meta + 16);
+	for (uint32_t p = 0; p < e->pages; p++) {
+		struct ps_page *pg = &ps->pages[p];
+		const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_ENTRY * p;
+		pg->dur_lsn = pn_get64(ent);
+		pg->dur_crc = pn_get32(ent + 8);
+		pg->dur_slot = ent[12];
+	}
 	return true;
+}
+
+/* The log records after the snapshot, in seq order, while each is valid. */
+static void replay_log(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
+		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
+				 ps->meta);
+		bool valid = decode_log(e, ps->meta, seq);
+		PN_TESTCASE("page server recovery applies a log record", valid);
+		if (!valid)
+			return;
+		for (uint32_t i = 0; i < pn_get32(ps->meta + 4); i++) {
+			const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+			struct ps_page *pg = &ps->pages[pn_get32(ent)];
+			pg->dur_crc = pn_get32(ent + 4);
+			pg->dur_lsn = pn_get64(ent + 8);
+			pg->dur_slot = ent[16];
+		}
+		ps->seq = seq;
+		ps->horizon = pn_get64(ps->meta + 16);
+	}
 }
 
 bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
@@ -652,13 +777,13 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 	struct pn_pageserver *ps = e->ps;
 	if (!load_meta(e))
 		return false;
+	replay_log(e);
 	uint8_t *page = ps->images;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		struct ps_page *pg = &ps->pages[p];
-		const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_ENTRY * p;
-		pg->img_lsn = pg->dur_lsn = pn_get64(ent);
-		pg->img_crc = pg->dur_crc = pn_get32(ent + 8);
-		pg->img_slot = pg->dur_slot = ent[12];
+		pg->img_lsn = pg->dur_lsn;
+		pg->img_crc = pg->dur_crc;
+		pg->img_slot = pg->dur_slot;
 		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, pg->img_slot),
 				 e->page_size, page);
 		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
