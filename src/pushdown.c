@@ -40,7 +40,8 @@
  *      pushdown_image_unsynced mutant skips the first fsync).
  *   P2 The durable metadata's horizon is at or before the start of every delta that a page
  *      has after its durable image; the compute keeps WAL from min(redo, horizon) (W4), so
- *      recovery can re-ingest every delta an image lacks.
+ *      recovery can re-ingest every delta an image lacks (the pushdown_horizon_early mutant
+ *      puts the horizon at the ingest position).
  *   P3 Only durable WAL is ingested: an image never holds a change that a crash can lose.
  *   P4 One round at a time; the next image of a page goes to the other slot only after the
  *      metadata naming its last image is durable.
@@ -610,6 +611,8 @@ static pn_lsn next_horizon(const struct pn_engine *e)
 {
 	const struct pn_pageserver *ps = e->ps;
 	pn_lsn h = ps->next;
+	if (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
+		return h; /* the bug: WAL is released though pages without images still need it */
 	for (uint32_t p = 0; p < e->pages; p++) {
 		const struct ps_page *pg = &ps->pages[p];
 		pn_lsn hold = pg->in_round ? (pg->len ? pn_get64(pg->chain + 4) : 0) : pg->hold;

@@ -9,7 +9,7 @@
  *                 it replays none; below the threshold the read replays every delta;
  *   distribution  deltas replayed per read: count, sum, p50, p99, max of a known script;
  *   WAL           pushdown writes the WAL nofpw writes (no image), and no data page;
- *   checker       the mutant pair and the forced-horizon scenario get their verdicts.
+ *   checker       the two mutant pairs and the forced-horizon scenario get their verdicts.
  */
 #include "checker.h"
 #include "engine.h"
@@ -258,7 +258,8 @@ END_TEST
 
 /* ---- the checker ----------------------------------------------------------------------- */
 
-static void assert_verdict(const char *rel, bool violation, enum pn_violation_kind kind)
+static void assert_verdict(const char *rel, bool violation, enum pn_violation_kind kind,
+			   const char *what)
 {
 	const char *root = getenv("PN_SOURCE_DIR");
 	char path[1024], err[PN_ERROR_LEN];
@@ -273,15 +274,21 @@ static void assert_verdict(const char *rel, bool violation, enum pn_violation_ki
 	ck_assert_int_eq(res.violation, violation);
 	ck_assert_uint_gt(res.recoveries, 100);
 	if (violation)
-		ck_assert_msg(res.kind == kind && strstr(res.detail, "page server's image"),
+		ck_assert_msg(res.kind == kind && strstr(res.detail, what),
 			      "%s: %s: %s", rel, pn_violation_name(res.kind), res.detail);
 }
 
 START_TEST(test_checker_verdicts)
 {
-	assert_verdict("scenarios/mutants/pushdown-image-unsynced.yaml", true, PN_VIOL_RECOVERY);
-	assert_verdict("scenarios/mutants/pushdown-image-unsynced-control.yaml", false, PN_VIOL_NONE);
-	assert_verdict("scenarios/protocols/pushdown-horizon.yaml", false, PN_VIOL_NONE);
+	assert_verdict("scenarios/mutants/pushdown-image-unsynced.yaml", true, PN_VIOL_RECOVERY,
+		       "the page server's image of page");
+	assert_verdict("scenarios/mutants/pushdown-image-unsynced-control.yaml", false,
+		       PN_VIOL_NONE, NULL);
+	assert_verdict("scenarios/mutants/pushdown-horizon-early.yaml", true, PN_VIOL_EXACTNESS,
+		       "differs from the oracle");
+	assert_verdict("scenarios/mutants/pushdown-horizon-early-control.yaml", false,
+		       PN_VIOL_NONE, NULL);
+	assert_verdict("scenarios/protocols/pushdown-horizon.yaml", false, PN_VIOL_NONE, NULL);
 }
 END_TEST
 
