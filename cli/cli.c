@@ -415,7 +415,7 @@ static bool ps_max(const struct pn_cli_result *r, const struct pn_cli_result *re
 }
 
 /* What the page server writes (images, metadata); with the deltas, what Neon's page server
- * would also write as delta layers (ours keep them in the WAL: docs/protocol.md 6). */
+ * would also write as delta layers (ours keep them in the WAL: docs/protocol.md 7). */
 static bool ps_written(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
 {
 	*v = (double)(r->sim.m.ps_image_bytes + r->sim.m.ps_meta_bytes);

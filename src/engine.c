@@ -376,6 +376,7 @@ void pn_engine_check(struct pn_engine *e)
 		check_frame(e, e->check_frame_next);
 		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
 	}
+	pn_ps_check(e);
 	for (uint32_t n = 0; n < PN_MIN(e->pages, CHECK_SLICE) && e->generations > 1; n++) {
 		uint32_t p = e->check_page_next;
 		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);

@@ -430,7 +430,7 @@ void pn_workload_step_done(struct pn_engine *e, uint32_t client);
 bool pn_recovery_begin(struct pn_engine *e);
 void pn_recovery_step(struct pn_engine *e, struct pn_proc *p);
 
-/* pushdown.c: the page server (pushdown mode only; docs/protocol.md section 6) */
+/* pushdown.c: the page server (pushdown mode only; docs/protocol.md section 7) */
 bool pn_ps_init(struct pn_engine *e);
 void pn_ps_free(struct pn_engine *e);
 /* Offset in PN_FILE_PAGESERVER of image slot `slot` (0 or 1) of page `page`. */
@@ -458,6 +458,7 @@ void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
 uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
 /* Nothing to ingest, serve or write (always true outside pushdown). */
 bool pn_ps_idle(const struct pn_engine *e);
+void pn_ps_check(struct pn_engine *e);
 /* End LSN of the last record the page server ingested. */
 pn_lsn pn_ps_ingested(const struct pn_engine *e);
 /* The oldest WAL LSN the page server still needs (UINT64_MAX when it needs none). */

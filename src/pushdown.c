@@ -1,6 +1,6 @@
 /*
  * pushdown.c: the page server of the pushdown mode (engine layer; seed 002, Neon's
- * "image generation pushdown"; docs/protocol.md section 6 says what Neon does and what we
+ * "image generation pushdown"; docs/protocol.md section 7 says what Neon does and what we
  * model).
  *
  * The compute writes WAL without full-page images; the WAL file, flushed, is the durable log
@@ -34,7 +34,7 @@
  *   starts only after round s's metadata is durable, so a torn or lost write only ever
  *   ends the log (and the snapshot being written leaves the other one and its log intact).
  *
- * Rules (docs/protocol.md section 6):
+ * Rules (docs/protocol.md section 7):
  *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
  *      them, and only then writes the metadata naming them and fsyncs it (the
  *      pushdown_image_unsynced mutant skips the first fsync).
@@ -50,8 +50,9 @@
  *   IDLE --round_begin()--> WRITING --last image write done--> FSYNC_IMAGES --fsync done-->
  *   META_WRITE --write done--> META_FSYNC --fsync done: round_commit()--> IDLE
  *
- * Recovery (recovery.c calls in): pn_ps_recover() loads the newest valid metadata area and
- * verifies each image it names (a CRC mismatch is a recovery failure, C3); replay then
+ * Recovery (recovery.c calls in): pn_ps_recover() loads the newest valid snapshot and the
+ * log after it, and verifies each image they name (a CRC mismatch is a recovery failure,
+ * C3); replay then
  * re-ingests the WAL from min(redo, horizon) (pn_ps_ingest_record, skipping deltas an image
  * holds); the compute's buffer pool stays empty, and every later read reconstructs.
  */
@@ -115,6 +116,7 @@ struct pn_pageserver {
 	uint8_t *enc;            /* a record, encoded (ingest) */
 	uint8_t *images;         /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 	uint64_t hist[HIST_LEN];
+	uint32_t check_next;     /* pn_ps_check's rotation */
 };
 
 static bool pushdown(const struct pn_engine *e)
@@ -711,6 +713,31 @@ bool pn_ps_idle(const struct pn_engine *e)
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
 		ps->next >= e->wal.flushed);
+}
+
+/* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
+void pn_ps_check(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (!ps)
+		return;
+	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
+	PN_ASSERT(ps->ingested <= e->wal.flushed);
+	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
+	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
+	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
+	PN_ASSERT(e->recovering || e->wal.keep_from <= ps->horizon);
+	const struct ps_page *pg = &ps->pages[ps->check_next];
+	ps->check_next = (ps->check_next + 1) % e->pages;
+	uint32_t n = 0;
+	pn_lsn prev = pg->img_lsn;
+	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at), n++) {
+		PN_ASSERT(pn_get64(pg->chain + at + 12) > prev);
+		prev = pn_get64(pg->chain + at + 12);
+	}
+	PN_ASSERT(n == pg->ndeltas && pg->img_slot < 2 && pg->dur_slot < 2);
+	PN_ASSERT(pg->dur_lsn <= pg->img_lsn && (pg->in_round || pg->img_slot == pg->dur_slot));
+	PN_ASSERT(pg->ndeltas == 0 || pg->hold != 0 || pg->in_round);
 }
 
 pn_lsn pn_ps_ingested(const struct pn_engine *e)
