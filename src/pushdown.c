@@ -42,7 +42,9 @@
  *      has after its durable image; the compute keeps WAL from min(redo, horizon) (W4), so
  *      recovery can re-ingest every delta an image lacks (the pushdown_horizon_early mutant
  *      puts the horizon at the ingest position).
- *   P3 Only durable WAL is ingested: an image never holds a change that a crash can lose.
+ *   P3 Only durable WAL is ingested: an image never holds a change that a crash can lose
+ *      (the pushdown_ingest_unflushed mutant ingests WAL written but not fsynced; recovery
+ *      reports a page server ahead of the end of the WAL).
  *   P4 One round at a time; the next image of a page goes to the other slot only after the
  *      metadata naming its last image is durable.
  *
@@ -480,7 +482,9 @@ static void serve(struct pn_engine *e)
 static void ingest(struct pn_engine *e)
 {
 	struct pn_pageserver *ps = e->ps;
-	pn_lsn limit = e->wal.flushed; /* P3: durable WAL only */
+	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
+	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
+	pn_lsn limit = mutant ? e->wal.written : e->wal.flushed;
 	if (ps->next >= limit)
 		return;
 	/* the reader's cached WAL page may have grown since: read it again */
@@ -722,7 +726,7 @@ void pn_ps_check(struct pn_engine *e)
 	if (!ps)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
-	PN_ASSERT(ps->ingested <= e->wal.flushed);
+	PN_ASSERT(ps->ingested <= e->wal.written || e->recovering);
 	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
@@ -830,9 +834,34 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 	return true;
 }
 
+/* The page server's durable state must not be ahead of the durable WAL (P3): an image or a
+ * horizon past the end of the log holds changes that the crash took back. */
+static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		if (ps->pages[p].dur_lsn > end) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
+					    "the page server's image of page %u is at LSN %llX, past the end "
+					    "of the WAL at %llX (P3)",
+					    p, (unsigned long long)ps->pages[p].dur_lsn, (unsigned long long)end);
+			return true;
+		}
+	}
+	if (ps->horizon > end) {
+		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+				    "the page server's horizon %llX is past the end of the WAL at %llX (P3)",
+				    (unsigned long long)ps->horizon, (unsigned long long)end);
+		return true;
+	}
+	return false;
+}
+
 void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start)
 {
 	struct pn_pageserver *ps = e->ps;
+	if (ahead_of_wal(e, end))
+		return;
 	ps->next = end;
 	ps->prev = last_start;
 	ps->ingested = PN_MAX(ps->ingested, end);

@@ -9,7 +9,7 @@
  *                 it replays none; below the threshold the read replays every delta;
  *   distribution  deltas replayed per read: count, sum, p50, p99, max of a known script;
  *   WAL           pushdown writes the WAL nofpw writes (no image), and no data page;
- *   checker       the two mutant pairs and the forced-horizon scenario get their verdicts.
+ *   checker       the three mutant pairs and the forced-horizon scenario get their verdicts.
  */
 #include "checker.h"
 #include "engine.h"
@@ -287,6 +287,10 @@ START_TEST(test_checker_verdicts)
 	assert_verdict("scenarios/mutants/pushdown-horizon-early.yaml", true, PN_VIOL_EXACTNESS,
 		       "differs from the oracle");
 	assert_verdict("scenarios/mutants/pushdown-horizon-early-control.yaml", false,
+		       PN_VIOL_NONE, NULL);
+	assert_verdict("scenarios/mutants/pushdown-ingest-unflushed.yaml", true, PN_VIOL_RECOVERY,
+		       "past the end of the WAL");
+	assert_verdict("scenarios/mutants/pushdown-ingest-unflushed-control.yaml", false,
 		       PN_VIOL_NONE, NULL);
 	assert_verdict("scenarios/protocols/pushdown-horizon.yaml", false, PN_VIOL_NONE, NULL);
 }
