@@ -75,6 +75,7 @@
 #define PS_LOG_ENTRY 20u
 #define DELTA_HEADER 20u          /* u32 record length | u64 start LSN | u64 end LSN */
 #define HIST_LEN 1024u            /* deltas-per-read histogram; the last bucket is ">=" */
+#define PS_SCAN_PAGES 4096u       /* up to this many pages, every round recomputes the horizon */
 
 enum ps_round { PS_IDLE, PS_WRITING, PS_FSYNC_IMAGES, PS_META_WRITE, PS_META_FSYNC };
 
@@ -611,14 +612,21 @@ static void round_begin(struct pn_engine *e)
 	}
 }
 
-/* The horizon of the metadata a round writes: the oldest delta start any page still needs
- * once the round's images are durable (P2). */
-static pn_lsn next_horizon(const struct pn_engine *e)
+/* The horizon of the metadata round `seq` writes: the oldest delta start any page still
+ * needs once the round's images are durable (P2). The true value never decreases (holds are
+ * set at the ingest position and only move forward), so the durable one is always safe: a
+ * scan of every page is made for up to PS_SCAN_PAGES pages, else only at snapshots and when
+ * the WAL held back calls for forced images. */
+static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
 {
 	const struct pn_pageserver *ps = e->ps;
 	pn_lsn h = ps->next;
 	if (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
 		return h; /* the bug: WAL is released though pages without images still need it */
+	bool scan = e->pages <= PS_SCAN_PAGES || seq % log_slots(e) == 0 ||
+		    holds_too_much(e, ps->horizon);
+	if (!scan)
+		return ps->horizon;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		const struct ps_page *pg = &ps->pages[p];
 		pn_lsn hold = pg->in_round ? (pg->len ? pn_get64(pg->chain + 4) : 0) : pg->hold;
@@ -675,7 +683,7 @@ static void round_advance(struct pn_engine *e)
 	case PS_META_WRITE: {
 		uint64_t seq = ps->seq + 1;
 		uint32_t k = log_slots(e);
-		ps->horizon_next = next_horizon(e);
+		ps->horizon_next = next_horizon(e, seq);
 		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
 		if (seq % k == 0) { /* a snapshot: the log starts again after it */
 			encode_meta(e, seq, ps->horizon_next, true);
