@@ -429,6 +429,59 @@ static bool wal_vs_ref(const struct pn_cli_result *r, const struct pn_cli_result
 	return ratio(r->sim.m.wal_bytes, ref->sim.m.wal_bytes, v);
 }
 
+/* What the table being printed holds beyond `ref` (pn_cli_print_metrics sets it): its fpw
+ * result, and whether a result is pushdown (the pushdown rows are shown only then). */
+static struct {
+	const struct pn_cli_result *fpw;
+	bool pushdown;
+} table;
+
+static bool wal_vs_fpw(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	return table.fpw && table.fpw->sim.status != 2 &&
+	       ratio(r->sim.m.wal_bytes, table.fpw->sim.m.wal_bytes, v);
+}
+
+/* Pushdown rows (shown when a result is pushdown): the page server's side. */
+static bool ps_mean(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	return r->mode == PN_MODE_PUSHDOWN && ratio(r->sim.m.ps_deltas_replayed, r->sim.m.ps_reads, v);
+}
+
+static bool ps_p50(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.ps_replay_p50;
+	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
+}
+
+static bool ps_p99(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.ps_replay_p99;
+	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
+}
+
+static bool ps_max(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)r->sim.m.ps_replay_max;
+	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
+}
+
+/* What the page server writes (images, metadata); with the deltas, what Neon's page server
+ * would also write as delta layers (ours keep them in the WAL: docs/protocol.md 7). */
+static bool ps_written(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
+{
+	*v = (double)(r->sim.m.ps_image_bytes + r->sim.m.ps_meta_bytes);
+	return r->mode == PN_MODE_PUSHDOWN;
+}
+
+static bool ps_with_deltas(const struct pn_cli_result *r, const struct pn_cli_result *ref,
+			   double *v)
+{
+	ps_written(r, ref, v);
+	*v += (double)r->sim.m.ps_delta_bytes;
+	return r->mode == PN_MODE_PUSHDOWN;
+}
+
 /* ---- 4. the metrics table ---- */
 
 #define NO_FIELD SIZE_MAX
@@ -444,6 +497,7 @@ struct metric_row {
 	derived_fn derived; /* when field is NO_FIELD */
 	const char *fmt;   /* printf format of the derived value */
 	bool gap;          /* a blank line before the row */
+	bool pushdown;     /* shown only when a result is pushdown */
 };
 
 static const struct metric_row metric_rows[] = {
@@ -474,6 +528,20 @@ static const struct metric_row metric_rows[] = {
 	{"throughput (commits/s)", NO_FIELD, throughput, "%.1f", false},
 	{"elapsed (virtual s)", NO_FIELD, elapsed_s, "%.3f", false},
 	{"events simulated", NO_FIELD, events, "%.0f", false},
+	{"WAL vs fpw", NO_FIELD, wal_vs_fpw, "%.3fx", true, true},
+	{"page server reads", M(ps_reads), NULL, NULL, false, true},
+	{"deltas replayed/read mean", NO_FIELD, ps_mean, "%.2f", false, true},
+	{"deltas replayed/read p50", NO_FIELD, ps_p50, "%.0f", false, true},
+	{"deltas replayed/read p99", NO_FIELD, ps_p99, "%.0f", false, true},
+	{"deltas replayed/read max", NO_FIELD, ps_max, "%.0f", false, true},
+	{"page server deltas", M(ps_delta_records), NULL, NULL, false, true},
+	{"page server delta bytes", M(ps_delta_bytes), NULL, NULL, false, true},
+	{"page server images", M(ps_images), NULL, NULL, false, true},
+	{"page server image bytes", M(ps_image_bytes), NULL, NULL, false, true},
+	{"page server metadata bytes", M(ps_meta_bytes), NULL, NULL, false, true},
+	{"page server bytes written", NO_FIELD, ps_written, "%.0f", false, true},
+	{"  with the deltas", NO_FIELD, ps_with_deltas, "%.0f", false, true},
+	{"page server fsyncs", M(ps_fsyncs), NULL, NULL, false, true},
 };
 
 static bool is_ref_row(const struct metric_row *row)
@@ -511,7 +579,8 @@ static void row_cell(const struct metric_row *row, const struct pn_cli_result *r
 {
 	double v;
 
-	if (r->sim.status == 2 || (is_ref_row(row) && ref->sim.status == 2))
+	if (r->sim.status == 2 || (is_ref_row(row) && ref->sim.status == 2) ||
+	    (row->pushdown && row->field != NO_FIELD && r->mode != PN_MODE_PUSHDOWN))
 		snprintf(buf, CELL_LEN, "-");
 	else if (row->field != NO_FIELD)
 		snprintf(buf, CELL_LEN, "%" PRIu64,
@@ -524,7 +593,7 @@ static void row_cell(const struct metric_row *row, const struct pn_cli_result *r
 
 static bool row_shown(const struct metric_row *row, const struct pn_cli_result *ref)
 {
-	return ref != NULL || !is_ref_row(row);
+	return (ref != NULL || !is_ref_row(row)) && (table.pushdown || !row->pushdown);
 }
 
 /* Widths: the label column, then one per result. */
@@ -569,6 +638,13 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 	char label[CELL_LEN], buf[PN_CLI_MAX_MODES][CELL_LEN];
 
 	PN_ASSERT(n >= 1 && n <= PN_CLI_MAX_MODES);
+	table.fpw = NULL;
+	table.pushdown = false;
+	for (size_t i = 0; i < n; i++) {
+		table.pushdown |= res[i].mode == PN_MODE_PUSHDOWN;
+		if (res[i].mode == PN_MODE_FPW)
+			table.fpw = &res[i];
+	}
 	widths(res, n, ref, &label_w, col_w);
 	pad(out, "scenario", label_w, false);
 	fprintf(out, "  %s (seed %" PRIu64 ")\n", res[0].scenario, res[0].seed);
@@ -747,6 +823,30 @@ static void extra_keys(json_t *o, const struct pn_cli_result *r)
 	set_u64(o, "events", r->sim.events);
 }
 
+/* "pushdown": the page server's figures, in pushdown results only. */
+static json_t *pushdown_json(const struct pn_cli_result *r)
+{
+	const struct pn_metrics *m = &r->sim.m;
+	json_t *o = json_object();
+	set_u64(o, "reads", m->ps_reads);
+	set_u64(o, "deltas_replayed", m->ps_deltas_replayed);
+	set_derived(o, "deltas_per_read_mean", ps_mean, r);
+	set_derived(o, "deltas_per_read_p50", ps_p50, r);
+	set_derived(o, "deltas_per_read_p99", ps_p99, r);
+	set_derived(o, "deltas_per_read_max", ps_max, r);
+	set_u64(o, "delta_records", m->ps_delta_records);
+	set_u64(o, "delta_bytes", m->ps_delta_bytes);
+	set_u64(o, "images", m->ps_images);
+	set_u64(o, "image_bytes", m->ps_image_bytes);
+	set_u64(o, "metadata_bytes", m->ps_meta_bytes);
+	set_u64(o, "bytes_written", m->ps_image_bytes + m->ps_meta_bytes);
+	set_u64(o, "bytes_written_with_deltas",
+		m->ps_image_bytes + m->ps_meta_bytes + m->ps_delta_bytes);
+	set_u64(o, "fsyncs", m->ps_fsyncs);
+	set_u64(o, "rounds", m->ps_rounds);
+	return o;
+}
+
 json_t *pn_cli_result_json(const struct pn_cli_result *r)
 {
 	json_t *o = json_object();
@@ -761,6 +861,8 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 	json_object_set_new(o, "violation", violation_json(r));
 	if (r->sim.status != 2)
 		extra_keys(o, r);
+	if (r->sim.status != 2 && r->mode == PN_MODE_PUSHDOWN)
+		json_object_set_new(o, "pushdown", pushdown_json(r));
 	set_u64(o, "seed", r->seed);
 	set_str(o, "status", status_name(r));
 	if (r->sim.status == 2)

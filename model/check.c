@@ -76,10 +76,15 @@ static struct verdict *cache_slot(struct checker *c, uint64_t key)
 	return &c->cache[j];
 }
 
-/* The recovered engine's bytes of a page: its buffer if resident, else its current slot. */
-static void recovered_page(struct pn_world *r, uint32_t page, uint8_t *out)
+/* The recovered engine's bytes of a page: its buffer if resident, else its current slot;
+ * pushdown: what the page server reconstructs at the recovered end (C2 for pushdown). */
+static void recovered_page(struct pn_world *r, uint32_t page, pn_lsn end, uint8_t *out)
 {
 	struct pn_engine *e = &r->e;
+	if (e->ps) {
+		pn_ps_reconstruct(e, page, end, out);
+		return;
+	}
 	uint32_t fi = e->page_frame[page];
 	if (fi != PN_NO_FRAME && e->frames[fi].valid) {
 		memcpy(out, pn_frame_page(e, fi), e->page_size);
@@ -102,11 +107,13 @@ static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uin
 	struct pn_engine *e = &r->e;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		pn_oracle_page(c->oracle, p, end, c->expected);
-		recovered_page(r, p, c->found);
+		recovered_page(r, p, end, c->found);
 		bool headerless = pn_store_is_slru(e, p) && !c->sc->protocol.slru_headers;
 		bool sums = pn_store_is_slru(e, p) ? c->sc->protocol.slru_headers : c->sc->protocol.checksums;
 		uint32_t fi = e->page_frame[p];
-		bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
+		/* pushdown: the page server checked its images' CRCs; the page it rebuilds is
+		 * not checksummed until the compute writes it, which it never does */
+		bool resident = (fi != PN_NO_FRAME && e->frames[fi].valid) || e->ps;
 		if (!resident && !headerless && !pn_page_verify(c->found, e->page_size, p, sums)) {
 			snprintf(c->detail, sizeof(c->detail),
 				 "after recovery page %u fails verification (%s): the next read of it "
@@ -360,8 +367,7 @@ static void oracle_start(struct checker *c)
 	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
 	PN_ASSERT(initial != NULL);
 	for (uint32_t p = 0; p < e->pages; p++)
-		pn_device_read(&c->w->dev, PN_FILE_DATA, pn_store_offset(e, p, 0), e->page_size,
-			       initial + (size_t)p * e->page_size);
+		pn_engine_initial_page(e, p, initial + (size_t)p * e->page_size);
 	c->oracle = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
 				  c->sc->protocol.slru_headers, initial);
 	free(initial);

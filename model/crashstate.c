@@ -263,7 +263,8 @@ uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce)
 
 static const char *file_name(enum pn_file f)
 {
-	static const char *names[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw"};
+	static const char *names[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw",
+						    "pageserver"};
 	return names[f];
 }
 

@@ -205,7 +205,8 @@ static const char *bstate_names[] = {
 static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)
 {
 	const struct pn_proc *p = &w->e.procs[t->arg];
-	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup"};
+	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup",
+				      "pageserver"};
 	if (p->kind != PN_PROC_BACKEND) {
 		snprintf(buf, len, "step %s", kinds[p->kind]);
 		return;
@@ -227,7 +228,8 @@ static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, 
 void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
 			 size_t len)
 {
-	static const char *files[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw"};
+	static const char *files[PN_FILE_COUNT] = {"data",     "wal", "control",
+						   "selector", "dw",  "pageserver"};
 	static const char *ops[] = {"read", "write", "fsync"};
 	if (t->kind == PN_EV_STEP) {
 		step_text(w, t, buf, len);

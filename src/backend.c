@@ -46,7 +46,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	p->decided_image = p->decided_shift = false;
 	if (slru) {
 		p->decided_image = sc->protocol.slru_headers && before_redo && mode != PN_MODE_NOFPW &&
-				   !(mut & PN_MUT_SLRU_HEADER_UNPROTECTED);
+				   mode != PN_MODE_PUSHDOWN && !(mut & PN_MUT_SLRU_HEADER_UNPROTECTED);
 		return;
 	}
 	if (p->op.op == PN_OP_HINT) {

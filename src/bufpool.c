@@ -20,6 +20,8 @@
  *      (page LSN <= RedoRecPtr) is not written: the hint is dropped, as PostgreSQL may.
  *   B5 doublewrite: the page goes to the doublewrite file, which is fsynced, before the
  *      in-place write is issued.
+ *   B6 pushdown: a dirty frame is never written; writing it out drops it (pn_ps_drop keeps
+ *      its last-written LSN) and a miss is a GetPage@LSN request to the page server.
  */
 #include "engine.h"
 
@@ -99,6 +101,10 @@ static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint3
 	f->page = page;
 	f->io_reads = 1;
 	e->page_frame[page] = frame;
+	if (e->ps) { /* pushdown: GetPage@LSN from the page server */
+		pn_ps_request(e, frame, page, proc);
+		return;
+	}
 	struct pn_io *io = pn_io_get(e);
 	io->op = PN_IO_READ;
 	io->file = PN_FILE_DATA;
@@ -157,6 +163,8 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 			f->usage++;
 		return fi;
 	}
+	if (e->ps && !no_read && !pn_ps_page_ready(e, page, proc))
+		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = find_victim(e);
 	if (v == PN_NO_FRAME) {
 		pn_wake(e, proc, POLL_NS);
@@ -393,6 +401,10 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_NONE;
 	if (f->locked || f->io_writes || f->io_reads)
 		return PN_WRITE_BUSY;
+	if (e->ps) { /* B6 pushdown: no data write; the page server rebuilds the page */
+		pn_ps_drop(e, frame);
+		return PN_WRITE_NONE;
+	}
 	bool umbra = is_umbra_heap(e, f->page);
 	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= e->wal.redo) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */

@@ -22,7 +22,7 @@
 
 static const char *why_names[PN_WHY_COUNT] = {
 	"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
-	"selector", "doublewrite", "recovery", "fsync",
+	"selector", "doublewrite", "recovery", "fsync", "ps-image", "ps-metadata",
 };
 const char *pn_io_why_name(enum pn_io_why w) { return why_names[w]; }
 
@@ -36,11 +36,9 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (sc->protocol.mode == PN_MODE_PUSHDOWN)
-		what = "protocol.mode 'pushdown' is not implemented yet";
-	else if (pn_umbra_unsupported(e))
+	if (pn_umbra_unsupported(e))
 		return true;
-	else if (sc->storage.buffers < sc->workload.clients + 2)
+	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
 	if (what)
 		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
@@ -50,7 +48,7 @@ static bool unsupported(struct pn_engine *e)
 static bool alloc_procs(struct pn_engine *e)
 {
 	e->nbackends = e->sc->workload.clients;
-	e->nprocs = e->nbackends + 4;
+	e->nprocs = e->nbackends + 5;
 	e->procs = calloc(e->nprocs, sizeof(*e->procs));
 	if (!e->procs)
 		return false;
@@ -58,12 +56,14 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
+	e->proc_ps = e->nbackends + 4;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
 		e->procs[i].kind = i < e->nbackends ? PN_PROC_BACKEND
 				   : i == e->proc_ckpt ? PN_PROC_CHECKPOINTER
 				   : i == e->proc_bgw ? PN_PROC_BGWRITER
-				   : i == e->proc_walw ? PN_PROC_WALWRITER : PN_PROC_STARTUP;
+				   : i == e->proc_walw ? PN_PROC_WALWRITER
+				   : i == e->proc_startup ? PN_PROC_STARTUP : PN_PROC_PAGESERVER;
 		e->procs[i].state = i < e->nbackends ? PN_B_NEXT : PN_B_DONE;
 	}
 	return true;
@@ -124,7 +124,8 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	if (unsupported(e) || !pn_workload_init(e))
 		return false;
 	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
-	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e)) {
+	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e) ||
+	    !pn_ps_init(e)) {
 		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
 		return false;
 	}
@@ -139,6 +140,7 @@ void pn_engine_free(struct pn_engine *e)
 	pn_buf_free(e);
 	pn_store_free(e);
 	pn_umbra_free(e);
+	pn_ps_free(e);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		free(e->runs[r].snapshot);
 		free(e->runs[r].selbuf);
@@ -153,18 +155,26 @@ void pn_engine_free(struct pn_engine *e)
 	free(e->dw_restore);
 }
 
-/* Formats a fresh device: every page at slot 0, a shutdown checkpoint as the only WAL
- * record, the control file naming it, and selector area 0 (every baseline = slot 0). */
+void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	bool slru = pn_store_is_slru(e, p);
+	pn_page_init(page, e->page_size, p, slru);
+	if (!slru && e->sc->protocol.checksums)
+		pn_page_set_checksum(page, e->page_size, p);
+}
+
+/* Formats a fresh device: every page at slot 0 (pushdown: the page server's images), a
+ * shutdown checkpoint as the only WAL record, the control file naming it, and selector
+ * area 0 (every baseline = slot 0). */
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
 	uint8_t *page = e->io_bufs;
-	for (uint32_t p = 0; p < e->pages; p++) {
-		bool slru = pn_store_is_slru(e, p);
-		pn_page_init(page, e->page_size, p, slru);
-		if (!slru && e->sc->protocol.checksums)
-			pn_page_set_checksum(page, e->page_size, p);
+	for (uint32_t p = 0; p < e->pages && !e->ps; p++) {
+		pn_engine_initial_page(e, p, page);
 		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
 	}
+	if (e->ps)
+		pn_ps_format(e, write, ctx);
 	struct pn_ckpt_run *run = &e->runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
@@ -202,6 +212,7 @@ void pn_engine_start(struct pn_engine *e)
 	pn_wake(e, e->proc_ckpt, 1);
 	pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
 	pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+	pn_ps_start(e);
 }
 
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
@@ -266,6 +277,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
 	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
+	case PN_PROC_PAGESERVER: pn_ps_step(e); break;
 	}
 	if (!e->stopping && !e->recovering && backends_done(e)) {
 		e->stopping = true;
@@ -277,7 +289,8 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight)
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight ||
+	    !pn_ps_idle(e))
 		return false;
 	return e->io_free_len == e->nios;
 }
@@ -370,6 +383,7 @@ void pn_engine_check(struct pn_engine *e)
 		check_frame(e, e->check_frame_next);
 		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
 	}
+	pn_ps_check(e);
 	for (uint32_t n = 0; n < PN_MIN(e->pages, CHECK_SLICE) && e->generations > 1; n++) {
 		uint32_t p = e->check_page_next;
 		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);
@@ -388,6 +402,7 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.elapsed_ns = e->env.now_ns(e->env.ctx);
 	e->m.slots_used = pn_store_slots_used(e);
 	e->m.read_runs = pn_store_read_runs(e);
+	pn_ps_finish_metrics(e);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
 		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];

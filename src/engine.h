@@ -14,6 +14,8 @@
  *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
  *   engine.c    init, processes, triggers, the background writer and WAL writer, checks
  *   workload.c  what clients do (script, random)
+ *   pushdown.c  the pushdown mode's page server: WAL ingestion, per-page delta chains,
+ *               image materialisation, GetPage@LSN, its crash-safe storage and recovery
  *
  * Numbered rules (each asserted where it is kept; protocol violations are reported through
  * pn_engine_violation(), not assertions, so that the checker can catch them):
@@ -94,6 +96,12 @@ struct pn_metrics {
 	uint64_t elapsed_ns;
 	uint64_t commit_latency_ns_p50, commit_latency_ns_p99, commit_latency_ns_max;
 	uint64_t evictions, bgwriter_writes, ckpt_writes, stalls_wal;
+	/* pushdown (pushdown.c): the page server's work */
+	uint64_t ps_reads;                 /* GetPage@LSN requests served */
+	uint64_t ps_deltas_replayed;       /* deltas applied to serve them */
+	uint64_t ps_replay_p50, ps_replay_p99, ps_replay_max; /* deltas per read */
+	uint64_t ps_delta_records, ps_delta_bytes; /* (record, page) deltas ingested */
+	uint64_t ps_images, ps_image_bytes, ps_meta_bytes, ps_fsyncs, ps_rounds;
 };
 
 /* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
@@ -133,7 +141,7 @@ struct pn_frame {
 
 /* ---- processes ---- */
 enum pn_proc_kind { PN_PROC_BACKEND, PN_PROC_CHECKPOINTER, PN_PROC_BGWRITER, PN_PROC_WALWRITER,
-		    PN_PROC_STARTUP };
+		    PN_PROC_STARTUP, PN_PROC_PAGESERVER };
 
 /*
  * A backend's steps for one operation (backend.c):
@@ -299,10 +307,11 @@ struct pn_engine {
 	uint64_t commits_at_ckpt;
 	struct pn_control control;
 
-	/* processes: backends 0..clients-1, then checkpointer, bgwriter, walwriter, startup */
+	/* processes: backends 0..clients-1, then checkpointer, bgwriter, walwriter, startup,
+	 * page server (pushdown only runs it) */
 	struct pn_proc *procs;
 	uint32_t nprocs, nbackends;
-	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup;
+	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_ps;
 	uint32_t script_pos;      /* next script step (script steps run in order) */
 	bool script_busy;
 	uint64_t txns_started;
@@ -331,6 +340,9 @@ struct pn_engine {
 	uint32_t *dw_restore;         /* doublewrite entries to restore before replay */
 	uint32_t dw_restore_len, dw_restore_pos;
 
+	/* pushdown: the page server (pushdown.c), NULL in other modes */
+	struct pn_pageserver *ps;
+
 	struct pn_metrics m;
 	struct pn_violation viol;
 	bool recovering;
@@ -348,6 +360,8 @@ void pn_engine_free(struct pn_engine *e);
 typedef void (*pn_format_write_fn)(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf,
 				   uint32_t len);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+/* Page p as formatting writes it (checksummed when the scenario asks). */
+void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page);
 void pn_engine_start(struct pn_engine *e);   /* schedule every process */
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
@@ -488,5 +502,40 @@ void pn_workload_step_done(struct pn_engine *e, uint32_t client);
 /* recovery.c */
 bool pn_recovery_begin(struct pn_engine *e);
 void pn_recovery_step(struct pn_engine *e, struct pn_proc *p);
+
+/* pushdown.c: the page server (pushdown mode only; docs/protocol.md section 7) */
+bool pn_ps_init(struct pn_engine *e);
+void pn_ps_free(struct pn_engine *e);
+/* Offset in PN_FILE_PAGESERVER of image slot `slot` (0 or 1) of page `page`. */
+uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t slot);
+/* Formatting: every page's initial image in slot 0 and metadata area 0 naming them. */
+void pn_ps_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+void pn_ps_start(struct pn_engine *e);
+void pn_ps_step(struct pn_engine *e);
+/* The compute drops a dirty buffer instead of writing it (its last-written LSN is kept). */
+void pn_ps_drop(struct pn_engine *e, uint32_t frame);
+/* A buffer miss: true when the page server can serve `page` now; else `proc` is woken
+ * later (after a WAL flush, or when the page server has ingested it). */
+bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc);
+/* GetPage@LSN into `frame` (marked reading); `proc` is woken when it is there. */
+void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc);
+/* Recovery: load the durable metadata (verifying the images it names); the LSN replay
+ * must start from to re-ingest every delta the images lack (<= redo). */
+bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from);
+/* One WAL record, as ingested at run time or re-ingested by recovery. */
+void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_lsn start,
+			 pn_lsn end);
+void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
+/* Page `page` as of `lsn` (image + deltas with end <= lsn) into out; returns the number
+ * of deltas replayed. */
+uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
+/* Nothing to ingest, serve or write (always true outside pushdown). */
+bool pn_ps_idle(const struct pn_engine *e);
+void pn_ps_check(struct pn_engine *e);
+/* End LSN of the last record the page server ingested. */
+pn_lsn pn_ps_ingested(const struct pn_engine *e);
+/* The oldest WAL LSN the page server still needs (UINT64_MAX when it needs none). */
+pn_lsn pn_ps_horizon(const struct pn_engine *e);
+void pn_ps_finish_metrics(struct pn_engine *e);
 
 #endif

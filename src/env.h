@@ -22,7 +22,12 @@
 
 #include "pn.h"
 
-enum pn_file { PN_FILE_DATA, PN_FILE_WAL, PN_FILE_CONTROL, PN_FILE_SELECTOR, PN_FILE_DW, PN_FILE_COUNT };
+/* PN_FILE_PAGESERVER: the pushdown mode's page server storage (images and its metadata,
+ * src/pushdown.c); another machine's disk in Neon, another file on the simulated device. */
+enum pn_file {
+	PN_FILE_DATA, PN_FILE_WAL, PN_FILE_CONTROL, PN_FILE_SELECTOR, PN_FILE_DW,
+	PN_FILE_PAGESERVER, PN_FILE_COUNT
+};
 enum pn_io_op { PN_IO_READ, PN_IO_WRITE, PN_IO_FSYNC };
 enum pn_io_state { PN_IO_FREE, PN_IO_ISSUED, PN_IO_DISPATCHED };
 
@@ -33,6 +38,7 @@ struct pn_io;
 enum pn_io_why {
 	PN_WHY_READ_PAGE, PN_WHY_EVICT, PN_WHY_CKPT, PN_WHY_BGWRITER, PN_WHY_EVICT_SOURCE,
 	PN_WHY_WAL, PN_WHY_CONTROL, PN_WHY_SELECTOR, PN_WHY_DW, PN_WHY_RECOVERY, PN_WHY_FSYNC,
+	PN_WHY_PS_IMAGE, PN_WHY_PS_META,
 	PN_WHY_COUNT
 };
 const char *pn_io_why_name(enum pn_io_why w);

@@ -16,6 +16,9 @@
  *      page to the shift's target after the change, as at run time;
  *   5. continue the WAL after the last valid record and run an end-of-recovery checkpoint
  *      (immediate, recorded as CHECKPOINT_SHUTDOWN); recovery is over when it completes.
+ * Pushdown: step 3 is the page server's (pn_ps_recover: its metadata and images); step 4
+ * reads from min(redo, the page server's horizon) and hands every record to the page
+ * server (pn_ps_ingest_record) instead of the buffer pool: the compute replays nothing.
  * A crash at any point of this is recovered from again: until the end-of-recovery
  * checkpoint's control-file update, the old checkpoint, its baselines and its WAL are
  * untouched (Umbra writes recovered pages only to shift targets).
@@ -188,7 +191,10 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->wal.redo = e->redo_done = e->wal.keep_from = c.redo;
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
 	e->wal.flushed = e->wal.written = UINT64_MAX / 2; /* no WAL is written while replaying */
-	if (!reader_at(e, c.redo)) {
+	pn_lsn from = c.redo;
+	if (e->ps && !pn_ps_recover(e, c.redo, &from))
+		return false; /* pushdown: the page server's metadata, images, and its horizon */
+	if (!reader_at(e, from)) {
 		snprintf(e->error, sizeof(e->error), "out of memory");
 		return false;
 	}
@@ -249,6 +255,8 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
 	pn_wal_reader_free(&e->reader);
 	pn_wal_set_end(e, e->replay_end, e->replay_last_start);
+	if (e->ps)
+		pn_ps_recovery_end(e, e->replay_end, e->replay_last_start);
 	e->next_xid++;
 	e->eor_seq = e->ckpt_seq_begun + 1;
 	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
@@ -283,6 +291,12 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 		if (e->rec.xid > e->next_xid)
 			e->next_xid = e->rec.xid;
 		e->m.recovery_records++;
+		if (e->ps) { /* pushdown: the page server re-ingests; the compute replays nothing */
+			pn_ps_ingest_record(e, &e->rec, e->rec_start, e->rec_end);
+			e->rec_valid = false;
+			pn_wake(e, p->id, STEP_NS);
+			return;
+		}
 	}
 	if (e->rec_block >= e->rec.nblocks) {
 		e->rec_valid = false;

@@ -46,7 +46,8 @@ static const char *const mode_names[] = {"fpw", "nofpw", "umbra", "doublewrite",
 static const char *const mutation_names[PN_MUT_COUNT] = {
 	"fpw_off", "no_wal_before_data", "ack_before_flush", "shift_split", "ckpt_active_only",
 	"aio_late_bind", "early_reclaim", "selector_unsynced", "hint_no_fpi", "dedup_no_image",
-	"slru_header_unprotected", "doublewrite_no_fsync", "no_delay_chkpt",
+	"slru_header_unprotected", "doublewrite_no_fsync", "no_delay_chkpt", "pushdown_image_unsynced",
+	"pushdown_horizon_early", "pushdown_ingest_unflushed",
 };
 
 void pn_scenario_defaults(struct pn_scenario *s)

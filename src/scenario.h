@@ -28,8 +28,11 @@ enum pn_mutation {
 	PN_MUT_SLRU_HEADER_UNPROTECTED = 1u << 10,
 	PN_MUT_DOUBLEWRITE_NO_FSYNC = 1u << 11,
 	PN_MUT_NO_DELAY_CHKPT = 1u << 12, /* umbra l3/l4: selection does not wait for publication */
+	PN_MUT_PUSHDOWN_IMAGE_UNSYNCED = 1u << 13,
+	PN_MUT_PUSHDOWN_HORIZON_EARLY = 1u << 14,
+	PN_MUT_PUSHDOWN_INGEST_UNFLUSHED = 1u << 15,
 };
-#define PN_MUT_COUNT 13
+#define PN_MUT_COUNT 16
 /* Name of mutation bit i (0-based), e.g. "fpw_off"; NULL past the end. */
 const char *pn_mutation_name(int i);
 const char *pn_mode_name(enum pn_mode m);

@@ -251,7 +251,7 @@ bool pn_wal_flush_request(struct pn_engine *e, pn_lsn lsn, uint32_t proc)
 
 void pn_wal_checkpoint_done(struct pn_engine *e, pn_lsn redo)
 {
-	e->wal.keep_from = redo;
+	e->wal.keep_from = PN_MIN(redo, pn_ps_horizon(e)); /* pushdown: the page server's too */
 }
 
 void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start)

@@ -330,6 +330,7 @@ START_TEST(test_names)
 		"ckpt_active_only", "aio_late_bind", "early_reclaim", "selector_unsynced",
 		"hint_no_fpi", "dedup_no_image", "slru_header_unprotected", "doublewrite_no_fsync",
 		"no_delay_chkpt",
+		"pushdown_image_unsynced", "pushdown_horizon_early", "pushdown_ingest_unflushed",
 	};
 	char text[1024];
 	struct pn_scenario s;
@@ -354,7 +355,7 @@ START_TEST(test_names)
 	ck_assert_ptr_null(pn_mutation_name(-1));
 	ck_assert(load(text, &s));
 	ck_assert_uint_eq(s.protocol.mutations, (1u << PN_MUT_COUNT) - 1);
-	ck_assert_uint_eq(PN_MUT_NO_DELAY_CHKPT, 1u << (PN_MUT_COUNT - 1));
+	ck_assert_uint_eq(PN_MUT_PUSHDOWN_INGEST_UNFLUSHED, 1u << (PN_MUT_COUNT - 1));
 	pn_scenario_free(&s);
 }
 END_TEST

@@ -1,0 +1,896 @@
+/*
+ * pushdown.c: the page server of the pushdown mode (engine layer; seed 002, Neon's
+ * "image generation pushdown"; docs/protocol.md section 7 says what Neon does and what we
+ * model).
+ *
+ * The compute writes WAL without full-page images; the WAL file, flushed, is the durable log
+ * (Neon's safekeepers). The compute never writes a data page: a dirty buffer is dropped when
+ * evicted (pn_ps_drop), remembering its last-written LSN, and a buffer miss asks the page
+ * server for the page at that LSN (GetPage@LSN). The page server is its own process
+ * (proc_ps), stepped like the others through the seam:
+ *
+ *   ingest     read the durable WAL (up to wal.flushed) from the WAL file; every block
+ *              reference of a record becomes a delta on that page's chain;
+ *   serve      a GetPage@LSN request: the page's image plus its deltas up to the LSN,
+ *              replayed with pn_page_apply() (the same meaning of a record as redo);
+ *   images     a page with image_threshold deltas since its image gets a new image
+ *              (a "round" materialises up to BATCH pages), written to its storage.
+ *
+ * Storage (PN_FILE_PAGESERVER), little-endian. A = snapshot area size, L = log slot size,
+ * K = log slots = A / L within [4, 64] (a snapshot costs about what K log records do):
+ *   [0, A) snapshot area 0 | [A, 2A) snapshot area 1 | [2A, 2A + K L) the metadata log |
+ *   then image slots: 2A + K L + (page * 2 + slot) * page_size (slot 0 or 1).
+ *   A snapshot (A = 32 + 16 * pages rounded up to a sector): the whole table
+ *     0 magic u32 'PNPS' | 4 version u32 = 1 | 8 seq u64 | 16 horizon u64 | 24 npages u32 |
+ *     28 crc32c u32 over [32, 32 + 16 * npages) then over [0, 28) |
+ *     32 + 16 * p: image LSN u64 | crc32c u32 of the image | slot u8 | 3 zero bytes.
+ *   A log record (L = 512 rounded up to a sector): one round's images
+ *     0 magic u32 'PNPL' | 4 count u32 (<= 24) | 8 seq u64 | 16 horizon u64 | 24 zero u32 |
+ *     28 crc32c u32 over [32, 32 + 20 * count) then over [0, 28) |
+ *     32 + 20 * i: page u32 | crc32c u32 of the image | image LSN u64 | slot u8 | 3 zeros.
+ *   Round (metadata version) s writes snapshot area (s / K) % 2 when s % K == 0, else log
+ *   slot s % K. Recovery takes the valid snapshot with the highest seq S, then applies the
+ *   log records S+1, S+2, ... while each is valid and carries the next seq. Round s + 1
+ *   starts only after round s's metadata is durable, so a torn or lost write only ever
+ *   ends the log (and the snapshot being written leaves the other one and its log intact).
+ *
+ * Rules (docs/protocol.md section 7):
+ *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
+ *      them, and only then writes the metadata naming them and fsyncs it (the
+ *      pushdown_image_unsynced mutant skips the first fsync).
+ *   P2 The durable metadata's horizon is at or before the start of every delta that a page
+ *      has after its durable image; the compute keeps WAL from min(redo, horizon) (W4), so
+ *      recovery can re-ingest every delta an image lacks (the pushdown_horizon_early mutant
+ *      puts the horizon at the ingest position).
+ *   P3 Only durable WAL is ingested: an image never holds a change that a crash can lose
+ *      (the pushdown_ingest_unflushed mutant ingests WAL written but not fsynced; recovery
+ *      reports a page server ahead of the end of the WAL).
+ *   P4 One round at a time; the next image of a page goes to the other slot only after the
+ *      metadata naming its last image is durable.
+ *
+ * A round:
+ *   IDLE --round_begin()--> WRITING --last image write done--> FSYNC_IMAGES --fsync done-->
+ *   META_WRITE --write done--> META_FSYNC --fsync done: round_commit()--> IDLE
+ *
+ * Recovery (recovery.c calls in): pn_ps_recover() loads the newest valid snapshot and the
+ * log after it, and verifies each image they name (a CRC mismatch is a recovery failure,
+ * C3); replay then
+ * re-ingests the WAL from min(redo, horizon) (pn_ps_ingest_record, skipping deltas an image
+ * holds); the compute's buffer pool stays empty, and every later read reconstructs.
+ */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PS_MAGIC 0x53504E50u      /* "PNPS" */
+#define PS_HEADER 32u
+#define PS_ENTRY 16u
+#define PS_TICK_NS 1000000ull     /* the page server looks for WAL and images every 1 ms */
+#define PS_GETPAGE_NS 100000ull   /* a GetPage@LSN round trip */
+#define PS_POLL_NS 20000u
+#define PS_BATCH 24u              /* images per round: one log record (and a bound on I/Os) */
+#define PS_LOG_SLOTS_MAX 64u      /* log records between snapshots, at most */
+#define PS_LOG_MAGIC 0x4C504E50u  /* "PNPL" */
+#define PS_LOG_ENTRY 20u
+#define DELTA_HEADER 20u          /* u32 record length | u64 start LSN | u64 end LSN */
+#define HIST_LEN 1024u            /* deltas-per-read histogram; the last bucket is ">=" */
+#define PS_SCAN_PAGES 4096u       /* up to this many pages, every round recomputes the horizon */
+
+enum ps_round { PS_IDLE, PS_WRITING, PS_FSYNC_IMAGES, PS_META_WRITE, PS_META_FSYNC };
+
+struct ps_page {
+	pn_lsn img_lsn;     /* the image reads start from (its write completed) */
+	pn_lsn dur_lsn;     /* the image the durable metadata names */
+	pn_lsn new_lsn;     /* the image the current round writes */
+	pn_lsn hold;        /* start LSN of the oldest delta after dur_lsn; 0: none */
+	uint32_t img_crc, dur_crc, new_crc;
+	uint8_t img_slot, dur_slot;
+	bool queued, in_round;
+	pn_lsn last_end;    /* end LSN of the newest delta on the chain */
+	uint32_t ndeltas;   /* deltas on the chain (all after img_lsn) */
+	uint8_t *chain;     /* deltas: DELTA_HEADER + the record's bytes, in LSN order */
+	uint32_t len, cap;
+};
+
+struct ps_request {
+	uint32_t frame, page, proc;
+	pn_lsn lsn;
+};
+
+struct pn_pageserver {
+	struct ps_page *pages;
+	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
+	pn_lsn next, prev;       /* where ingestion continues */
+	pn_lsn ingested;         /* end LSN of the last record ingested */
+	pn_lsn horizon;          /* of the durable metadata (P2) */
+	pn_lsn horizon_next;     /* of the metadata the round writes */
+	uint64_t seq;            /* of the durable metadata */
+	enum ps_round round;
+	bool running;            /* started (a recovered engine's page server only recovers) */
+	bool io_pending;
+	uint32_t *queue, queue_len;    /* pages at the threshold, waiting for a round */
+	uint32_t batch[PS_BATCH], batch_len, writes;
+	struct ps_request *req;
+	uint32_t nreq;
+	pn_lsn *last_written;    /* per page: the compute's last-written LSN */
+	uint32_t meta_len, log_len;
+	uint8_t *meta;           /* the snapshot or log record a round writes */
+	uint8_t *enc;            /* a record, encoded (ingest) */
+	uint8_t *images;         /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	uint64_t hist[HIST_LEN];
+	uint32_t check_next;     /* pn_ps_check's rotation */
+};
+
+static bool pushdown(const struct pn_engine *e)
+{
+	return e->ps != NULL;
+}
+
+static uint32_t meta_len(const struct pn_engine *e)
+{
+	uint32_t sec = e->sc->storage.sector_size;
+	return (PS_HEADER + PS_ENTRY * e->pages + sec - 1) / sec * sec;
+}
+
+static uint32_t log_len(const struct pn_engine *e)
+{
+	uint32_t sec = e->sc->storage.sector_size;
+	return (PS_HEADER + PS_LOG_ENTRY * PS_BATCH + sec - 1) / sec * sec;
+}
+
+static uint32_t log_slots(const struct pn_engine *e)
+{
+	return PN_MAX(4u, PN_MIN(PS_LOG_SLOTS_MAX, meta_len(e) / log_len(e)));
+}
+
+static uint64_t log_offset(const struct pn_engine *e, uint64_t seq)
+{
+	return 2ull * meta_len(e) + (seq % log_slots(e)) * log_len(e);
+}
+
+uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t slot)
+{
+	PN_ASSERT(slot < 2 && page < e->pages);
+	return 2ull * meta_len(e) + (uint64_t)log_slots(e) * log_len(e) +
+	       ((uint64_t)page * 2u + slot) * e->page_size;
+}
+
+static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
+{
+	struct pn_engine *e = arg;
+	return e->env.read_sync(e->env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+				PN_XLOG_BLCKSZ, out);
+}
+
+bool pn_ps_init(struct pn_engine *e)
+{
+	if (e->sc->protocol.mode != PN_MODE_PUSHDOWN)
+		return true;
+	struct pn_pageserver *ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return false;
+	e->ps = ps;
+	ps->meta_len = meta_len(e);
+	ps->log_len = log_len(e);
+	ps->pages = calloc(e->pages, sizeof(*ps->pages));
+	ps->queue = malloc(sizeof(uint32_t) * e->pages);
+	ps->req = malloc(sizeof(*ps->req) * e->nframes);
+	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
+	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
+	ps->enc = malloc(e->wal.rec_cap);
+	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * e->page_size);
+	pn_lsn start = (pn_lsn)e->wal.seg_size + PN_WAL_LONG_PHD; /* as pn_wal_init */
+	ps->next = ps->horizon = start;
+	return ps->pages && ps->queue && ps->req && ps->last_written && ps->meta && ps->enc &&
+	       ps->images &&
+	       pn_wal_reader_init(&ps->reader, start, 0, e->wal.seg_size, e->page_size,
+				  e->wal.rec_cap, e->sysid, wal_read, e);
+}
+
+void pn_ps_free(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (!ps)
+		return;
+	for (uint32_t p = 0; ps->pages && p < e->pages; p++)
+		free(ps->pages[p].chain);
+	pn_wal_reader_free(&ps->reader);
+	free(ps->pages);
+	free(ps->queue);
+	free(ps->req);
+	free(ps->last_written);
+	free(ps->meta);
+	free(ps->enc);
+	free(ps->images);
+	free(ps);
+	e->ps = NULL;
+}
+
+pn_lsn pn_ps_horizon(const struct pn_engine *e)
+{
+	return pushdown(e) ? e->ps->horizon : UINT64_MAX;
+}
+
+/* ---- metadata ---- */
+
+static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon, bool with_new)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint8_t *m = ps->meta;
+	memset(m, 0, ps->meta_len);
+	pn_put32(m, PS_MAGIC);
+	pn_put32(m + 4, 1);
+	pn_put64(m + 8, seq);
+	pn_put64(m + 16, horizon);
+	pn_put32(m + 24, e->pages);
+	for (uint32_t p = 0; p < e->pages; p++) {
+		const struct ps_page *pg = &ps->pages[p];
+		uint8_t *ent = m + PS_HEADER + (size_t)PS_ENTRY * p;
+		bool fresh = with_new && pg->in_round;
+		pn_put64(ent, fresh ? pg->new_lsn : pg->dur_lsn);
+		pn_put32(ent + 8, fresh ? pg->new_crc : pg->dur_crc);
+		ent[12] = fresh ? (uint8_t)(1u - pg->dur_slot) : pg->dur_slot;
+	}
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_ENTRY * e->pages);
+	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
+}
+
+/* The log record of round `seq`: its images (the batch), as if durable. */
+static void encode_log(const struct pn_engine *e, uint64_t seq, pn_lsn horizon)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint8_t *m = ps->meta;
+	memset(m, 0, ps->log_len);
+	pn_put32(m, PS_LOG_MAGIC);
+	pn_put32(m + 4, ps->batch_len);
+	pn_put64(m + 8, seq);
+	pn_put64(m + 16, horizon);
+	for (uint32_t i = 0; i < ps->batch_len; i++) {
+		const struct ps_page *pg = &ps->pages[ps->batch[i]];
+		uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+		pn_put32(ent, ps->batch[i]);
+		pn_put32(ent + 4, pg->new_crc);
+		pn_put64(ent + 8, pg->new_lsn);
+		ent[16] = (uint8_t)(1u - pg->dur_slot);
+	}
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
+					(size_t)PS_LOG_ENTRY * ps->batch_len);
+	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
+}
+
+/* A log record that continues the metadata at version `seq`. */
+static bool decode_log(const struct pn_engine *e, const uint8_t *m, uint64_t seq)
+{
+	uint32_t n = pn_get32(m + 4);
+	if (pn_get32(m) != PS_LOG_MAGIC || n > PS_BATCH || pn_get64(m + 8) != seq)
+		return false;
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_LOG_ENTRY * n);
+	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+		if (pn_get32(ent) >= e->pages || ent[16] > 1)
+			return false;
+	}
+	return true;
+}
+
+static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *seq)
+{
+	if (pn_get32(m) != PS_MAGIC || pn_get32(m + 4) != 1 || pn_get32(m + 24) != e->pages)
+		return false;
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_ENTRY * e->pages);
+	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
+		return false;
+	for (uint32_t p = 0; p < e->pages; p++)
+		if (m[PS_HEADER + (size_t)PS_ENTRY * p + 12] > 1)
+			return false;
+	*seq = pn_get64(m + 8);
+	return true;
+}
+
+void pn_ps_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint8_t *page = ps->images;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		pn_engine_initial_page(e, p, page);
+		write(ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, 0), page, e->page_size);
+		ps->pages[p].img_crc = ps->pages[p].dur_crc = pn_crc32c(page, e->page_size);
+	}
+	encode_meta(e, 0, ps->horizon, false);
+	write(ctx, PN_FILE_PAGESERVER, 0, ps->meta, ps->meta_len);
+}
+
+/* ---- delta chains ---- */
+
+static void chain_append(struct ps_page *pg, const uint8_t *rec, uint32_t len, pn_lsn start,
+			 pn_lsn end)
+{
+	if (pg->len + DELTA_HEADER + len > pg->cap) {
+		/* chains grow with how far image rounds lag: amortised, not per event */
+		uint32_t ncap = PN_MAX(pg->cap * 2, pg->len + DELTA_HEADER + len + 256);
+		uint8_t *n = realloc(pg->chain, ncap);
+		PN_ASSERT(n != NULL);
+		pg->chain = n;
+		pg->cap = ncap;
+	}
+	uint8_t *d = pg->chain + pg->len;
+	pn_put32(d, len);
+	pn_put64(d + 4, start);
+	pn_put64(d + 12, end);
+	memcpy(d + DELTA_HEADER, rec, len);
+	pg->len += DELTA_HEADER + len;
+	pg->ndeltas++;
+	pg->last_end = end;
+}
+
+/* Drops the deltas an image at `lsn` holds (it is on the device now: reads start there). */
+static void chain_trim(struct ps_page *pg, pn_lsn lsn)
+{
+	uint32_t at = 0;
+	while (at < pg->len && pn_get64(pg->chain + at + 12) <= lsn) {
+		at += DELTA_HEADER + pn_get32(pg->chain + at);
+		pg->ndeltas--;
+	}
+	memmove(pg->chain, pg->chain + at, pg->len - at);
+	pg->len -= at;
+}
+
+static void maybe_queue(struct pn_engine *e, uint32_t page)
+{
+	struct ps_page *pg = &e->ps->pages[page];
+	if (pg->ndeltas >= e->sc->protocol.image_threshold && !pg->queued && !pg->in_round) {
+		pg->queued = true;
+		e->ps->queue[e->ps->queue_len++] = page;
+	}
+}
+
+void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_lsn start,
+			 pn_lsn end)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint32_t len = 0;
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		uint32_t page = r->blocks[i].blkno;
+		bool seen = false;
+		for (uint32_t j = 0; j < i; j++)
+			seen |= r->blocks[j].blkno == page;
+		if (page >= e->pages) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, page, "record at %llX names page %u of %u",
+					    (unsigned long long)start, page, e->pages);
+			return;
+		}
+		struct ps_page *pg = &ps->pages[page];
+		if (seen || end <= pg->img_lsn)
+			continue; /* the page's image already holds it (re-ingestion) */
+		if (len == 0)
+			len = pn_wal_record_encode(r, e->page_size, ps->enc);
+		chain_append(pg, ps->enc, len, start, end);
+		if (pg->hold == 0)
+			pg->hold = start;
+		e->m.ps_delta_records++;
+		e->m.ps_delta_bytes += len;
+		maybe_queue(e, page);
+	}
+	ps->ingested = end;
+}
+
+/* ---- reconstruct ---- */
+
+static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, uint8_t *out)
+{
+	struct pn_wal_record rec;
+	char why[128];
+	uint32_t len = pn_get32(d);
+	pn_lsn end = pn_get64(d + 12);
+	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, e->ps->images, &rec, why,
+				       sizeof(why));
+	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
+	bool headerless = pn_store_is_slru(e, page) && !e->sc->protocol.slru_headers;
+	for (uint32_t i = 0; i < rec.nblocks; i++) {
+		if (rec.blocks[i].blkno != page)
+			continue;
+		if (!pn_page_apply(out, e->page_size, &rec, &rec.blocks[i])) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
+					    "the delta at %llX does not apply to page %u",
+					    (unsigned long long)pn_get64(d + 4), page);
+			return false;
+		}
+	}
+	if (!headerless)
+		pn_page_set_lsn(out, end);
+	return true;
+}
+
+uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out)
+{
+	const struct ps_page *pg = &e->ps->pages[page];
+	/* The page server reads its own storage (another machine's disk in Neon). */
+	bool ok = e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER,
+				   pn_ps_image_offset(e, page, pg->img_slot), e->page_size, out);
+	PN_ASSERT(ok);
+	uint32_t n = 0;
+	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at)) {
+		if (pn_get64(pg->chain + at + 12) > lsn)
+			break;
+		if (!apply_delta(e, page, pg->chain + at, out))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* ---- the compute's side: drop on eviction, GetPage@LSN on a miss ---- */
+
+void pn_ps_drop(struct pn_engine *e, uint32_t frame)
+{
+	struct pn_frame *f = &e->frames[frame];
+	pn_lsn *lw = &e->ps->last_written[f->page];
+	*lw = PN_MAX(*lw, f->last_lsn);
+	f->dirty = f->dirty_hint_only = f->redirtied = false;
+}
+
+bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
+{
+	pn_lsn lsn = e->ps->last_written[page];
+	if (lsn <= e->ps->ingested)
+		return true;
+	/* Neon flushes the WAL up to the request LSN first: the page server sees only
+	 * durable WAL (P3). */
+	if (!pn_wal_flush_request(e, lsn, proc))
+		return false;
+	pn_wake(e, e->proc_ps, 0);
+	pn_wake(e, proc, PS_POLL_NS);
+	return false;
+}
+
+void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc)
+{
+	struct pn_pageserver *ps = e->ps;
+	PN_ASSERT(ps->nreq < e->nframes); /* one read in flight per frame at most */
+	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
+	pn_wake(e, e->proc_ps, PS_GETPAGE_NS);
+}
+
+static void serve(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint32_t i = 0; i < ps->nreq; i++) {
+		const struct ps_request *q = &ps->req[i];
+		struct pn_frame *f = &e->frames[q->frame];
+		PN_ASSERT(f->page == q->page && f->io_reads == 1 && q->lsn <= ps->ingested);
+		uint8_t *page = pn_frame_page(e, q->frame);
+		uint32_t n = pn_ps_reconstruct(e, q->page, q->lsn, page);
+		/* Every change of the page is at or before its last-written LSN. */
+		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->failed);
+		ps->hist[PN_MIN(n, HIST_LEN - 1)]++;
+		e->m.ps_reads++;
+		e->m.ps_deltas_replayed += n;
+		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
+		f->io_reads = 0;
+		f->valid = true;
+		bool headerless = pn_store_is_slru(e, q->page) && !e->sc->protocol.slru_headers;
+		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
+		pn_wake(e, q->proc, 0);
+	}
+	ps->nreq = 0;
+}
+
+/* ---- ingestion: the durable WAL, from the WAL file ---- */
+
+static void ingest(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
+	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
+	pn_lsn limit = mutant ? e->wal.written : e->wal.flushed;
+	if (ps->next >= limit)
+		return;
+	/* the reader's cached WAL page may have grown since: read it again */
+	pn_wal_reader_seek(&ps->reader, ps->next, ps->prev);
+	struct pn_wal_record rec;
+	pn_lsn start, end;
+	while (ps->reader.next < limit && !e->failed) {
+		bool ok = pn_wal_read_next(&ps->reader, &rec, &start, &end);
+		PN_ASSERT(ok); /* flushed WAL is whole */
+		pn_ps_ingest_record(e, &rec, start, end);
+		ps->next = ps->reader.next;
+		ps->prev = start;
+	}
+}
+
+/* ---- image rounds ---- */
+
+static void round_io_done(struct pn_engine *e, struct pn_io *io);
+
+static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const uint8_t *buf,
+		     uint32_t len)
+{
+	struct pn_io *io = pn_io_get(e);
+	io->op = op;
+	io->file = PN_FILE_PAGESERVER;
+	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : PN_WHY_PS_META;
+	io->offset = off;
+	io->len = len;
+	if (buf)
+		io->buf = (uint8_t *)buf;
+	io->done = round_io_done;
+	if (op == PN_IO_FSYNC)
+		e->m.ps_fsyncs++;
+	else
+		e->m.ps_meta_bytes += len;
+	e->ps->io_pending = true;
+	pn_io_issue(e, io);
+}
+
+/* WAL held back beyond a quarter of the ring: force images of the pages holding it. */
+static bool holds_too_much(const struct pn_engine *e, pn_lsn hold)
+{
+	uint64_t ring = (uint64_t)e->wal.nsegs * e->wal.seg_size;
+	return hold != 0 && pn_wal_insert_lsn(e) - hold > ring / 4;
+}
+
+static void pick(struct pn_engine *e, uint32_t page)
+{
+	struct pn_pageserver *ps = e->ps;
+	ps->pages[page].in_round = true;
+	ps->pages[page].queued = false;
+	ps->batch[ps->batch_len++] = page;
+}
+
+static void choose_batch(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint32_t keep = 0;
+	ps->batch_len = 0;
+	for (uint32_t i = 0; i < ps->queue_len; i++) {
+		if (ps->batch_len < PS_BATCH)
+			pick(e, ps->queue[i]);
+		else
+			ps->queue[keep++] = ps->queue[i];
+	}
+	ps->queue_len = keep;
+	bool force = holds_too_much(e, ps->horizon);
+	PN_TESTCASE("the page server forces images to release WAL", force);
+	for (uint32_t p = 0; force && p < e->pages && ps->batch_len < PS_BATCH; p++) {
+		const struct ps_page *pg = &ps->pages[p];
+		if (!pg->in_round && !pg->queued && pg->ndeltas && holds_too_much(e, pg->hold))
+			pick(e, p);
+	}
+}
+
+static void image_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_pageserver *ps = e->ps;
+	struct ps_page *pg = &ps->pages[io->page];
+	/* On the device now: reads start from it (the durable metadata still names the old) */
+	pg->img_slot = (uint8_t)(1u - pg->dur_slot);
+	pg->img_lsn = pg->new_lsn;
+	pg->img_crc = pg->new_crc;
+	chain_trim(pg, pg->img_lsn);
+	PN_ASSERT(ps->round == PS_WRITING && ps->writes > 0);
+	if (--ps->writes)
+		return;
+	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
+	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
+	pn_wake(e, e->proc_ps, 0);
+}
+
+/* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
+ * durable metadata does not name (P1, P4). */
+static void round_begin(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	choose_batch(e);
+	if (ps->batch_len == 0)
+		return;
+	e->m.ps_rounds++;
+	ps->round = PS_WRITING;
+	ps->writes = ps->batch_len;
+	for (uint32_t i = 0; i < ps->batch_len; i++) {
+		uint32_t page = ps->batch[i];
+		struct ps_page *pg = &ps->pages[page];
+		PN_ASSERT(pg->img_slot == pg->dur_slot && pg->ndeltas > 0);
+		struct pn_io *io = pn_io_get(e);
+		pn_ps_reconstruct(e, page, UINT64_MAX, io->buf);
+		pg->new_lsn = pg->last_end;
+		pg->new_crc = pn_crc32c(io->buf, e->page_size);
+		io->op = PN_IO_WRITE;
+		io->file = PN_FILE_PAGESERVER;
+		io->why = PN_WHY_PS_IMAGE;
+		io->offset = pn_ps_image_offset(e, page, 1u - pg->dur_slot);
+		io->len = e->page_size;
+		io->page = page;
+		io->slot = 1u - pg->dur_slot;
+		io->lsn = pg->new_lsn;
+		io->done = image_done;
+		e->m.ps_images++;
+		e->m.ps_image_bytes += e->page_size;
+		pn_io_issue(e, io);
+	}
+}
+
+/* The horizon of the metadata round `seq` writes: the oldest delta start any page still
+ * needs once the round's images are durable (P2). The true value never decreases (holds are
+ * set at the ingest position and only move forward), so the durable one is always safe: a
+ * scan of every page is made for up to PS_SCAN_PAGES pages, else only at snapshots and when
+ * the WAL held back calls for forced images. */
+static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
+{
+	const struct pn_pageserver *ps = e->ps;
+	pn_lsn h = ps->next;
+	if (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
+		return h; /* the bug: WAL is released though pages without images still need it */
+	bool scan = e->pages <= PS_SCAN_PAGES || seq % log_slots(e) == 0 ||
+		    holds_too_much(e, ps->horizon);
+	if (!scan)
+		return ps->horizon;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		const struct ps_page *pg = &ps->pages[p];
+		pn_lsn hold = pg->in_round ? (pg->len ? pn_get64(pg->chain + 4) : 0) : pg->hold;
+		if (hold && hold < h)
+			h = hold;
+	}
+	return h;
+}
+
+/* META_FSYNC done: the round's images are what recovery starts from. */
+static void round_commit(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint32_t i = 0; i < ps->batch_len; i++) {
+		uint32_t page = ps->batch[i];
+		struct ps_page *pg = &ps->pages[page];
+		pg->dur_slot = pg->img_slot;
+		pg->dur_lsn = pg->img_lsn;
+		pg->dur_crc = pg->img_crc;
+		pg->in_round = false;
+		pg->hold = pg->len ? pn_get64(pg->chain + 4) : 0;
+		maybe_queue(e, page);
+	}
+	ps->batch_len = 0;
+	ps->seq++;
+	PN_ASSERT(ps->horizon_next >= ps->horizon);
+	ps->horizon = ps->horizon_next;
+	e->wal.keep_from = PN_MIN(e->redo_done, ps->horizon);
+	ps->round = PS_IDLE;
+}
+
+static void round_io_done(struct pn_engine *e, struct pn_io *io)
+{
+	struct pn_pageserver *ps = e->ps;
+	ps->io_pending = false;
+	switch (ps->round) {
+	case PS_FSYNC_IMAGES: ps->round = PS_META_WRITE; break;
+	case PS_META_WRITE: ps->round = PS_META_FSYNC; break;
+	case PS_META_FSYNC: round_commit(e); break;
+	default: PN_ASSERT(!"unexpected page server I/O");
+	}
+	pn_wake(e, e->proc_ps, 0);
+}
+
+static void round_advance(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (ps->io_pending)
+		return;
+	switch (ps->round) {
+	case PS_IDLE: round_begin(e); break;
+	case PS_WRITING: break; /* image_done moves on */
+	case PS_FSYNC_IMAGES: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
+	case PS_META_WRITE: {
+		uint64_t seq = ps->seq + 1;
+		uint32_t k = log_slots(e);
+		ps->horizon_next = next_horizon(e, seq);
+		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
+		if (seq % k == 0) { /* a snapshot: the log starts again after it */
+			encode_meta(e, seq, ps->horizon_next, true);
+			round_io(e, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta, ps->meta_len);
+		} else {
+			encode_log(e, seq, ps->horizon_next);
+			round_io(e, PN_IO_WRITE, log_offset(e, seq), ps->meta, ps->log_len);
+		}
+		break;
+	}
+	case PS_META_FSYNC: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
+	}
+}
+
+/* ---- the process ---- */
+
+void pn_ps_start(struct pn_engine *e)
+{
+	if (pushdown(e)) {
+		e->ps->running = true;
+		pn_wake(e, e->proc_ps, PS_TICK_NS);
+	}
+}
+
+void pn_ps_step(struct pn_engine *e)
+{
+	PN_ASSERT(!e->recovering); /* recovery feeds it (pn_ps_ingest_record) */
+	ingest(e);
+	serve(e);
+	round_advance(e);
+	/* After the workload, it goes on until what it ingested has its images. */
+	if (!e->stopping || !pn_ps_idle(e))
+		pn_wake(e, e->proc_ps, PS_TICK_NS);
+}
+
+bool pn_ps_idle(const struct pn_engine *e)
+{
+	const struct pn_pageserver *ps = e->ps;
+	return !ps || !ps->running ||
+	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
+		ps->next >= e->wal.flushed);
+}
+
+/* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
+void pn_ps_check(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (!ps)
+		return;
+	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
+	PN_ASSERT(ps->ingested <= e->wal.written || e->recovering);
+	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
+	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
+	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
+	PN_ASSERT(e->recovering || e->wal.keep_from <= ps->horizon);
+	const struct ps_page *pg = &ps->pages[ps->check_next];
+	ps->check_next = (ps->check_next + 1) % e->pages;
+	uint32_t n = 0;
+	pn_lsn prev = pg->img_lsn;
+	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at), n++) {
+		PN_ASSERT(pn_get64(pg->chain + at + 12) > prev);
+		prev = pn_get64(pg->chain + at + 12);
+	}
+	PN_ASSERT(n == pg->ndeltas && pg->img_slot < 2 && pg->dur_slot < 2);
+	PN_ASSERT(pg->dur_lsn <= pg->img_lsn && (pg->in_round || pg->img_slot == pg->dur_slot));
+	PN_ASSERT(pg->ndeltas == 0 || pg->hold != 0 || pg->in_round);
+}
+
+pn_lsn pn_ps_ingested(const struct pn_engine *e)
+{
+	return pushdown(e) ? e->ps->ingested : 0;
+}
+
+/* ---- recovery ---- */
+
+static bool load_meta(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	uint64_t best = 0, seq;
+	int area = -1;
+	for (int a = 0; a < 2; a++) {
+		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, (uint64_t)a * ps->meta_len,
+				 ps->meta_len, ps->meta);
+		if (decode_meta(e, ps->meta, &seq) && (area < 0 || seq > best)) {
+			best = seq;
+			area = a;
+		}
+	}
+	if (area < 0) {
+		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+				    "the page server has no valid metadata area");
+		return false;
+	}
+	e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
+			 ps->meta_len, ps->meta);
+	ps->seq = best;
+	ps->horizon = pn_get64(ps->meta + 16);
+	for (uint32_t p = 0; p < e->pages; p++) {
+		struct ps_page *pg = &ps->pages[p];
+		const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_ENTRY * p;
+		pg->dur_lsn = pn_get64(ent);
+		pg->dur_crc = pn_get32(ent + 8);
+		pg->dur_slot = ent[12];
+	}
+	return true;
+}
+
+/* The log records after the snapshot, in seq order, while each is valid. */
+static void replay_log(struct pn_engine *e)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
+		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
+				 ps->meta);
+		bool valid = decode_log(e, ps->meta, seq);
+		PN_TESTCASE("page server recovery applies a log record", valid);
+		if (!valid)
+			return;
+		for (uint32_t i = 0; i < pn_get32(ps->meta + 4); i++) {
+			const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
+			struct ps_page *pg = &ps->pages[pn_get32(ent)];
+			pg->dur_crc = pn_get32(ent + 4);
+			pg->dur_lsn = pn_get64(ent + 8);
+			pg->dur_slot = ent[16];
+		}
+		ps->seq = seq;
+		ps->horizon = pn_get64(ps->meta + 16);
+	}
+}
+
+bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (!load_meta(e))
+		return false;
+	replay_log(e);
+	uint8_t *page = ps->images;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		struct ps_page *pg = &ps->pages[p];
+		pg->img_lsn = pg->dur_lsn;
+		pg->img_crc = pg->dur_crc;
+		pg->img_slot = pg->dur_slot;
+		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, pg->img_slot),
+				 e->page_size, page);
+		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
+					    "the page server's image of page %u (slot %u, LSN %llX) that "
+					    "its metadata %llu names is torn or missing",
+					    p, pg->img_slot, (unsigned long long)pg->img_lsn,
+					    (unsigned long long)ps->seq);
+			return false;
+		}
+	}
+	*replay_from = PN_MIN(redo, ps->horizon);
+	e->wal.keep_from = *replay_from;
+	return true;
+}
+
+/* The page server's durable state must not be ahead of the durable WAL (P3): an image or a
+ * horizon past the end of the log holds changes that the crash took back. */
+static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
+{
+	struct pn_pageserver *ps = e->ps;
+	for (uint32_t p = 0; p < e->pages; p++) {
+		if (ps->pages[p].dur_lsn > end) {
+			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
+					    "the page server's image of page %u is at LSN %llX, past the end "
+					    "of the WAL at %llX (P3)",
+					    p, (unsigned long long)ps->pages[p].dur_lsn, (unsigned long long)end);
+			return true;
+		}
+	}
+	if (ps->horizon > end) {
+		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+				    "the page server's horizon %llX is past the end of the WAL at %llX (P3)",
+				    (unsigned long long)ps->horizon, (unsigned long long)end);
+		return true;
+	}
+	return false;
+}
+
+void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start)
+{
+	struct pn_pageserver *ps = e->ps;
+	if (ahead_of_wal(e, end))
+		return;
+	ps->next = end;
+	ps->prev = last_start;
+	ps->ingested = PN_MAX(ps->ingested, end);
+}
+
+void pn_ps_finish_metrics(struct pn_engine *e)
+{
+	if (!pushdown(e) || e->m.ps_reads == 0)
+		return;
+	const uint64_t *h = e->ps->hist;
+	uint64_t n = e->m.ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
+	bool got50 = false;
+	for (uint32_t v = 0; v < HIST_LEN; v++) {
+		seen += h[v];
+		if (!got50 && seen > r50) {
+			e->m.ps_replay_p50 = v;
+			got50 = true;
+		}
+		if (seen > r99) {
+			e->m.ps_replay_p99 = v;
+			break;
+		}
+	}
+}
