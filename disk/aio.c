@@ -225,8 +225,8 @@ static bool worker_open(struct pn_aio *a, char *note, size_t note_len)
 		return false;
 	}
 	size_t l = strlen(note);
-	snprintf(note + l, note_len - l, "%sworker (%u threads doing pread/pwrite/fdatasync)",
-		 l ? "; falling back to " : "", a->nthreads);
+	snprintf(note + l, note_len - l, "worker (%u threads doing pread/pwrite/fdatasync)",
+		 a->nthreads);
 	return true;
 }
 
@@ -310,13 +310,16 @@ struct pn_aio *pn_aio_open(uint32_t depth, char *note, size_t note_len)
 		return NULL;
 	}
 	if (force && strcmp(force, "worker") == 0)
-		snprintf(note, note_len, "PN_IO_METHOD=worker");
+		snprintf(note, note_len, "PN_IO_METHOD=worker: ");
 	else if (uring_open(a, note, note_len)) {
 		a->m = &uring_method;
 		return a;
 	} else if (force) { /* io_uring was asked for by name: no fallback */
 		free(a);
 		return NULL;
+	} else {
+		size_t l = strlen(note);
+		snprintf(note + l, note_len - l, "; falling back to ");
 	}
 	if (!worker_open(a, note, note_len)) {
 		free(a);
