@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "disk.h"
+#include "realdisk.h"
 
 static const char usage[] =
 	"usage: penumbra bench S.yaml --path DIR [--modes LIST] [--duration D] [--json FILE]\n"
@@ -309,14 +310,7 @@ static int write_json(const struct bench_opts *o, FILE *f, const struct bench_re
 	for (int i = 0; i < n; i++)
 		json_array_append_new(arr, result_json(&res[i]));
 	json_object_set_new(root, "results", arr);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(root);
-	fputc('\n', f);
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || rc != 0) {
-		fprintf(stderr, "penumbra bench: cannot write '%s'\n", o->json);
-		return 2;
-	}
-	return 0;
+	return pn_realdisk_write_json("bench", root, f, o->json);
 }
 
 int pn_cmd_bench(int argc, char **argv)
@@ -324,26 +318,14 @@ int pn_cmd_bench(int argc, char **argv)
 	struct bench_opts o = {0};
 	struct bench_result res[PN_CLI_MAX_MODES] = {0};
 	struct pn_scenario sc;
-	char err[PN_ERROR_LEN];
 	FILE *json = NULL;
 	int rc = parse(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
-	if (!pn_cli_load(o.scenario, &sc))
-		return 2;
-	rc = 2;
-	if (sc.workload.kind == PN_WL_SCRIPT) {
-		fprintf(stderr, "penumbra bench: %s: a script workload ends by itself; bench runs a "
-			"generated workload (workload.kind random) for --duration\n", o.scenario);
-		goto out;
-	}
-	if (!pn_disk_dir_ok(o.path, o.force, err, sizeof(err))) {
-		fprintf(stderr, "penumbra bench: %s\n", err);
-		goto out;
-	}
-	if (o.json && !(json = pn_cli_open_output("bench", o.json)))
-		goto out;
+	rc = pn_realdisk_prepare("bench", o.scenario, o.path, o.force, o.json, &sc, &json);
+	if (rc >= 0)
+		return rc;
 	if (o.seed_set)
 		sc.seed = o.seed;
 	rc = 0;
@@ -355,7 +337,6 @@ int pn_cmd_bench(int argc, char **argv)
 	print_table(json == stdout ? stderr : stdout, &o, res, o.nmodes);
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
-out:
 	pn_scenario_free(&sc);
 	return rc;
 }

@@ -38,6 +38,7 @@
 
 #include "checker.h"
 #include "disk.h"
+#include "realdisk.h"
 #include "oracle.h"
 #include "prng.h"
 
@@ -446,14 +447,7 @@ static int write_json(const struct crash_opts *o, FILE *f, const struct mode_res
 		json_array_append_new(arr, j);
 	}
 	json_object_set_new(root, "results", arr);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	fputc('\n', f);
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || rc != 0) {
-		fprintf(stderr, "penumbra crashtest: cannot write '%s'\n", o->json);
-		return 2;
-	}
-	return 0;
+	return pn_realdisk_write_json("crashtest", root, f, o->json);
 }
 
 int pn_cmd_crashtest(int argc, char **argv)
@@ -461,26 +455,14 @@ int pn_cmd_crashtest(int argc, char **argv)
 	struct crash_opts o = {0};
 	struct mode_result res[PN_CLI_MAX_MODES] = {0};
 	struct pn_scenario sc;
-	char err[PN_ERROR_LEN];
 	FILE *json = NULL;
 	int rc = parse(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
-	if (!pn_cli_load(o.scenario, &sc))
-		return 2;
-	rc = 2;
-	if (sc.workload.kind == PN_WL_SCRIPT) {
-		fprintf(stderr, "penumbra crashtest: %s: a script workload ends by itself; crashtest "
-			"runs a generated workload (workload.kind random) until the kill\n", o.scenario);
-		goto out;
-	}
-	if (!pn_disk_dir_ok(o.path, o.force, err, sizeof(err))) {
-		fprintf(stderr, "penumbra crashtest: %s\n", err);
-		goto out;
-	}
-	if (o.json && !(json = pn_cli_open_output("crashtest", o.json)))
-		goto out;
+	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json);
+	if (rc >= 0)
+		return rc;
 	if (o.seed_set)
 		sc.seed = o.seed;
 	report = json == stdout ? stderr : stdout;
@@ -497,7 +479,6 @@ int pn_cmd_crashtest(int argc, char **argv)
 				pn_mode_name(res[i].mode), res[i].first_failure);
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
-out:
 	pn_scenario_free(&sc);
 	return rc;
 }
