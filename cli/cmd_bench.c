@@ -291,6 +291,8 @@ static json_t *result_json(const struct bench_result *r)
 	json_object_set_new(j, "checkpoints", json_integer((json_int_t)r->checkpoints));
 	json_object_set_new(j, "fsyncs", json_integer((json_int_t)r->c.fsyncs));
 	json_object_set_new(j, "fsyncs_per_s", json_real(v_fsync(r)));
+	json_object_set_new(j, "wal_fsyncs", json_integer((json_int_t)r->c.file_fsyncs[PN_FILE_WAL]));
+	json_object_set_new(j, "wal_write_bytes", json_integer((json_int_t)r->c.file_write_bytes[PN_FILE_WAL]));
 	json_object_set_new(j, "device_writes", json_integer((json_int_t)r->c.writes));
 	json_object_set_new(j, "device_write_iops", json_real(v_iops(r)));
 	json_object_set_new(j, "device_write_bytes", json_integer((json_int_t)r->c.write_bytes));

@@ -258,6 +258,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	d->inflight++;
 	if (io->op == PN_IO_FSYNC) { /* D3 */
 		d->c.fsyncs++;
+		d->c.file_fsyncs[io->file]++;
 		pn_aio_prep(d->aio, PN_AIO_FDATASYNC, d->fd[io->file], NULL, 0, 0, io->index);
 		return;
 	}

@@ -40,7 +40,7 @@
 /* Device-level counters (every file, every I/O the backend dispatched). */
 struct pn_disk_counters {
 	uint64_t writes, write_bytes, reads, read_bytes, fsyncs;
-	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT];
+	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT], file_fsyncs[PN_FILE_COUNT];
 };
 
 /* A process's pending wake (one a process: a later one supersedes it). */
