@@ -242,11 +242,27 @@ static const struct bench_result *find(const struct bench_result *res, int n, en
 	return NULL;
 }
 
+static void print_errors(const struct bench_result *res, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (res[i].error[0])
+			fprintf(stderr, "penumbra bench: %s: %s\n", pn_mode_name(res[i].mode), res[i].error);
+}
+
+/* The table of the modes that ran (none when every mode was refused). */
 static void print_table(FILE *out, const struct bench_opts *o, const struct bench_result *res, int n)
 {
+	const struct bench_result *first = NULL;
+	for (int i = n - 1; i >= 0; i--)
+		if (res[i].method[0])
+			first = &res[i];
+	if (!first) {
+		print_errors(res, n);
+		return;
+	}
 	fprintf(out, "bench: %s on %s, %.1f s per mode; I/O: %s, %s\n", o->scenario, o->path,
-		o->duration_ns / 1e9, res[0].method[0] ? res[0].method : "-",
-		res[0].direct ? "O_DIRECT" : "buffered (the filesystem refused O_DIRECT)");
+		o->duration_ns / 1e9, first->method,
+		first->direct ? "O_DIRECT" : "buffered (the filesystem refused O_DIRECT)");
 	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%14s", pn_mode_name(res[i].mode));
@@ -268,9 +284,7 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 		fprintf(out, "WAL bytes/tx umbra vs nofpw: %+.2f%%\n", 100.0 * (v_wal(umbra) / v_wal(nofpw) - 1));
 	if (umbra && fpw)
 		fprintf(out, "throughput umbra/fpw: %.2fx\n", v_tps(umbra) / v_tps(fpw));
-	for (int i = 0; i < n; i++)
-		if (res[i].error[0])
-			fprintf(stderr, "penumbra bench: %s: %s\n", pn_mode_name(res[i].mode), res[i].error);
+	print_errors(res, n);
 }
 
 static json_t *result_json(const struct bench_result *r)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,9 +93,27 @@ static bool make_dir(struct pn_disk *d)
 	return true;
 }
 
+/* One penumbra at a time in a directory: an exclusive lock on the marker, held while the
+ * files are open (a crash test's child shares its parent's). */
+static bool lock_dir(struct pn_disk *d)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/%s", d->dir, PN_DISK_MARKER);
+	d->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->lock_fd < 0)
+		return fail(d, "cannot open", PN_DISK_MARKER);
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return true;
+	snprintf(d->error, sizeof(d->error), "%s is in use by another penumbra (its %s is locked)",
+		 d->dir, PN_DISK_MARKER);
+	return false;
+}
+
 static bool open_files(struct pn_disk *d, bool fresh)
 {
 	int create = fresh ? O_CREAT | O_TRUNC : 0;
+	if (!lock_dir(d))
+		return false;
 	d->direct = true;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		char path[600];
@@ -293,6 +312,9 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 {
 	struct pn_io *io = &d->e.ios[c->tag];
 	int64_t want = io->op == PN_IO_FSYNC ? 0 : io->len;
+	d->inflight--;
+	if (d->error[0])
+		return false; /* an earlier I/O failed: only counted, so that close can wait */
 	if (c->res != want) {
 		static const char *ops[] = {"read", "write", "fdatasync"};
 		snprintf(d->error, sizeof(d->error), "%s of %u bytes at offset %llu of %s/%s: %s",
@@ -302,7 +324,6 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 	}
 	if (io->op == PN_IO_READ)
 		memcpy(io->buf, d->bounce[c->tag], io->len);
-	d->inflight--;
 	if (d->pending_len) {
 		uint32_t next = d->pending[d->pending_head];
 		d->pending_head = (d->pending_head + 1) % d->e.nios;
@@ -320,11 +341,11 @@ static int reap(struct pn_disk *d, uint64_t wait_ns, uint32_t *count)
 {
 	struct pn_aio_done done[64];
 	uint32_t n = pn_aio_reap(d->aio, done, 64, wait_ns);
-	for (uint32_t i = 0; i < n; i++)
-		if (!complete(d, &done[i]))
-			return 2;
+	bool ok = true;
+	for (uint32_t i = 0; i < n; i++) /* every one, even after a failure (inflight) */
+		ok &= complete(d, &done[i]);
 	*count = n;
-	return 0;
+	return ok ? 0 : 2;
 }
 
 /* Fires every process whose timer is due by `limit`, starting at a rotating one. */
@@ -482,6 +503,7 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const char *d
 	memset(d, 0, sizeof(*d));
 	for (int f = 0; f < PN_FILE_COUNT; f++)
 		d->fd[f] = d->bfd[f] = -1;
+	d->lock_fd = -1;
 	d->sc = *sc;
 	snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	if (fresh && (!pn_disk_dir_ok(dir, force, d->error, sizeof(d->error)) || !make_dir(d)))
@@ -514,6 +536,8 @@ void pn_disk_close(struct pn_disk *d)
 		quiesce(d);
 	pn_aio_close(d->aio);
 	d->aio = NULL;
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		if (d->fd[f] >= 0)
 			close(d->fd[f]);

@@ -28,6 +28,7 @@
  *   D3 An fsync is fdatasync of the file, dispatched after the writes it must cover have
  *      completed (the engine issues it so); it covers them.
  *   D4 A commit is handed to the observer (on_ack) only after the engine acknowledged it.
+ *   D5 One penumbra at a time uses a directory: the marker is flock'ed while files are open.
  */
 #ifndef PN_DISK_H
 #define PN_DISK_H
@@ -55,6 +56,7 @@ struct pn_disk {
 	char dir[512];
 	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
 	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
+	int lock_fd;                  /* the marker, flock'ed: one penumbra a directory */
 	bool direct;
 	uint32_t align;               /* O_DIRECT alignment of offsets, lengths and memory */
 	struct pn_aio *aio;           /* opened at the first run (after a fork) */
