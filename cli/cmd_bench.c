@@ -1,57 +1,100 @@
 /*
- * cmd_bench.c: `penumbra bench S.yaml --path P` (cli layer): the same engine and workload
- * on a real file or block device through io_uring, in real time, once per mode; metrics
- * side by side as compare prints them. Not implemented yet: this file parses and validates
- * the documented options, answers --help, and otherwise says so (exit 2).
+ * cmd_bench.c: `penumbra bench S.yaml --path DIR` (cli layer): the same engine and workload
+ * on real files through the disk backend (disk/disk.h: io_uring, or worker threads where
+ * io_uring is unavailable), in real time, for --duration per mode; the metrics side by side.
+ *
+ * The workload never runs out: `workload.transactions` is ignored and each mode runs for the
+ * duration, its clients drawing transactions as fast as the device lets them commit. The
+ * figures are taken when the duration is over; I/Os then in flight are waited for, not
+ * counted. Every mode starts on freshly formatted files in DIR, which penumbra creates and
+ * marks (refusing a directory that holds other files unless --force).
  */
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "disk.h"
+#include "realdisk.h"
 
 static const char usage[] =
-	"usage: penumbra bench S.yaml --path P [--modes LIST] [--duration D] [--json FILE]\n"
-	"                      [--seed N]\n"
+	"usage: penumbra bench S.yaml --path DIR [--modes LIST] [--duration D] [--json FILE]\n"
+	"                      [--seed N] [--force]\n"
 	"\n"
-	"Runs the scenario's workload on a real file or block device through io_uring, in\n"
-	"real time, once per mode, and prints the metrics side by side.\n"
+	"Runs the scenario's workload on real files through io_uring (or worker threads where\n"
+	"io_uring is unavailable; PN_IO_METHOD=worker forces them), in real time, for the\n"
+	"duration once per mode, and prints the metrics side by side.\n"
 	"\n"
 	"options:\n"
-	"  --path P      the file or block device to run on (its contents are destroyed)\n"
-	"  --modes LIST  comma-separated, distinct modes (default fpw,nofpw,umbra,doublewrite)\n"
-	"  --duration D  how long to run each mode, e.g. 30s or 4min\n"
-	"  --json FILE   write one result per mode as JSON to FILE ('-' = stdout)\n"
+	"  --path DIR    the directory of files to run on; created if absent, and refused if\n"
+	"                it holds files penumbra did not create\n"
+	"  --modes LIST  comma-separated, distinct modes (default fpw,nofpw,umbra)\n"
+	"  --duration D  how long to run each mode, e.g. 30s or 4min (default 30s)\n"
+	"  --json FILE   also write one result per mode as JSON to FILE ('-' = stdout)\n"
 	"  --seed N      override the scenario's seed\n"
+	"  --force       use DIR even if it holds other files (penumbra's are overwritten)\n"
 	"  -h, --help    show this help\n"
 	"\n"
-	"exit status: 0 ok, 1 a run failed, 2 bad input\n";
+	"exit status: 0 ok, 1 a run broke a runtime invariant or hit an I/O error, 2 bad input\n";
 
-enum { OPT_PATH = 256, OPT_MODES, OPT_DURATION, OPT_JSON, OPT_SEED };
+#define DEFAULT_MODES "fpw,nofpw,umbra"
 
-/* Returns -1 to go on, or the exit status. */
-static int option(int c, char **argv)
-{
+enum { OPT_PATH = 256, OPT_MODES, OPT_DURATION, OPT_JSON, OPT_SEED, OPT_FORCE };
+
+struct bench_opts {
+	const char *scenario, *path, *json, *modes_arg;
+	uint64_t duration_ns, seed;
+	bool seed_set, force;
 	enum pn_mode modes[PN_CLI_MAX_MODES];
-	uint64_t v;
+	int nmodes;
+};
 
+/* One mode's figures. */
+struct bench_result {
+	enum pn_mode mode;
+	int status;
+	double seconds;
+	uint64_t commits, wal_bytes, fpi_bytes, fpi_count, data_bytes_written, checkpoints;
+	uint64_t latency_ns_p50, latency_ns_p99;
+	struct pn_disk_counters c;
+	char method[256];
+	bool direct;
+	char error[PN_ERROR_LEN];
+};
+
+/* What the observers see during one run. */
+struct bench_run {
+	uint64_t *lat_ns;
+	uint64_t nlat, cap;
+	bool tty;
+	const char *mode;
+	uint64_t duration_ns;
+	struct pn_disk *d;
+};
+
+static int option(int c, struct bench_opts *o, char **argv)
+{
 	switch (c) {
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
-	case OPT_PATH:
-	case OPT_JSON:
-		return -1;
-	case OPT_MODES:
-		return pn_cli_parse_modes("bench", optarg, modes) > 0 ? -1 : 2;
+	case OPT_PATH: o->path = optarg; return -1;
+	case OPT_JSON: o->json = optarg; return -1;
+	case OPT_MODES: o->modes_arg = optarg; return -1;
+	case OPT_FORCE: o->force = true; return -1;
 	case OPT_DURATION:
-		return pn_cli_parse_duration("bench", "--duration", optarg, &v) ? -1 : 2;
+		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1 : 2;
 	case OPT_SEED:
-		return pn_cli_parse_uint("bench", "--seed", optarg, &v) ? -1 : 2;
+		o->seed_set = true;
+		return pn_cli_parse_uint("bench", "--seed", optarg, &o->seed) ? -1 : 2;
 	default:
 		return pn_cli_bad_option("bench", c, argv);
 	}
 }
 
-int pn_cmd_bench(int argc, char **argv)
+static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
@@ -60,15 +103,256 @@ int pn_cmd_bench(int argc, char **argv)
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"json", required_argument, NULL, OPT_JSON},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
 
+	o->duration_ns = 30000000000ull;
 	pn_cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, argv);
+		rc = option(c, o, argv);
 		if (rc >= 0)
 			return rc;
 	}
-	return pn_cli_not_implemented("bench");
+	if (optind >= argc)
+		return pn_cli_usage_error("bench", "missing the scenario file");
+	if (optind + 1 < argc)
+		return pn_cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+	o->scenario = argv[optind];
+	if (!o->path)
+		return pn_cli_usage_error("bench", "missing --path DIR (the directory to run on)");
+	if (o->duration_ns == 0)
+		return pn_cli_usage_error("bench", "--duration must be more than 0");
+	o->nmodes = pn_cli_parse_modes("bench", o->modes_arg ? o->modes_arg : DEFAULT_MODES, o->modes);
+	return o->nmodes < 0 ? 2 : -1;
+}
+
+static void on_ack(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	struct bench_run *r = arg;
+	if (r->nlat == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 65536;
+		r->lat_ns = realloc(r->lat_ns, r->cap * sizeof(uint64_t));
+		PN_ASSERT(r->lat_ns != NULL);
+	}
+	r->lat_ns[r->nlat++] = latency_ns;
+}
+
+static void on_tick(void *arg, uint64_t now_ns)
+{
+	struct bench_run *r = arg;
+	if (!r->tty)
+		return;
+	fprintf(stderr, "\rbench: %s %.1f / %.1f s, %llu commits\033[K", r->mode, now_ns / 1e9,
+		r->duration_ns / 1e9, (unsigned long long)r->nlat);
+	fflush(stderr);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void collect(struct bench_result *res, struct bench_run *run, struct pn_disk *d, uint64_t t0)
+{
+	const struct pn_metrics *m = &d->e.m;
+	res->seconds = (d->e.env.now_ns(d) - t0) / 1e9;
+	res->commits = m->commits;
+	res->wal_bytes = m->wal_bytes;
+	res->fpi_bytes = m->fpi_bytes;
+	res->fpi_count = m->fpi_count;
+	res->data_bytes_written = m->data_bytes_written;
+	res->checkpoints = m->checkpoints;
+	res->c = d->c;
+	if (run->nlat) {
+		qsort(run->lat_ns, run->nlat, sizeof(uint64_t), cmp_u64);
+		res->latency_ns_p50 = run->lat_ns[run->nlat / 2];
+		res->latency_ns_p99 = run->lat_ns[run->nlat * 99 / 100];
+	}
+}
+
+/* One mode on freshly formatted files. */
+static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o, struct bench_result *res)
+{
+	struct pn_disk *d = calloc(1, sizeof(*d));
+	struct bench_run run = {.tty = isatty(STDERR_FILENO), .mode = pn_mode_name(res->mode),
+				.duration_ns = o->duration_ns, .d = d};
+	PN_ASSERT(d != NULL);
+	if (!pn_disk_open(d, sc, o->path, true, o->force, true)) {
+		res->status = 2;
+		snprintf(res->error, sizeof(res->error), "%s", d->error);
+		goto out;
+	}
+	d->on_ack = on_ack;
+	d->on_tick = on_tick;
+	d->arg = &run;
+	uint64_t t0 = d->e.env.now_ns(d);
+	pn_engine_start(&d->e);
+	res->status = pn_disk_run(d, o->duration_ns);
+	collect(res, &run, d, t0);
+	res->direct = d->direct;
+	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
+	if (res->status == 1)
+		snprintf(res->error, sizeof(res->error), "violation: %s page %u: %s",
+			 pn_violation_name(d->e.viol.kind), d->e.viol.page, d->e.viol.detail);
+	else if (res->status == 2) {
+		snprintf(res->error, sizeof(res->error), "%s", d->error);
+		res->status = 1; /* the scenario was fine: the run failed */
+	}
+out:
+	if (run.tty)
+		fputs("\r\033[K", stderr);
+	pn_disk_close(d);
+	free(d);
+	free(run.lat_ns);
+}
+
+static double per_s(uint64_t n, double s) { return s > 0 ? n / s : 0; }
+
+static double per_tx(uint64_t n, uint64_t tx) { return tx ? (double)n / tx : 0; }
+
+static void row(FILE *out, const char *name, const struct bench_result *res, int n,
+		double (*value)(const struct bench_result *), const char *fmt)
+{
+	fprintf(out, "%-26s", name);
+	for (int i = 0; i < n; i++)
+		fprintf(out, fmt, value(&res[i]));
+	fputc('\n', out);
+}
+
+static double v_tps(const struct bench_result *r) { return per_s(r->commits, r->seconds); }
+static double v_p50(const struct bench_result *r) { return r->latency_ns_p50 / 1e3; }
+static double v_p99(const struct bench_result *r) { return r->latency_ns_p99 / 1e3; }
+static double v_wal(const struct bench_result *r) { return per_tx(r->wal_bytes, r->commits); }
+static double v_fpi(const struct bench_result *r) { return (double)r->fpi_bytes; }
+static double v_data(const struct bench_result *r) { return (double)r->data_bytes_written; }
+static double v_fsync(const struct bench_result *r) { return per_s(r->c.fsyncs, r->seconds); }
+static double v_iops(const struct bench_result *r) { return per_s(r->c.writes, r->seconds); }
+static double v_mbs(const struct bench_result *r) { return per_s(r->c.write_bytes, r->seconds) / 1e6; }
+static double v_tx(const struct bench_result *r) { return (double)r->commits; }
+static double v_ckpt(const struct bench_result *r) { return (double)r->checkpoints; }
+
+static const struct bench_result *find(const struct bench_result *res, int n, enum pn_mode m)
+{
+	for (int i = 0; i < n; i++)
+		if (res[i].mode == m && res[i].status == 0 && res[i].commits)
+			return &res[i];
+	return NULL;
+}
+
+static void print_errors(const struct bench_result *res, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (res[i].error[0])
+			fprintf(stderr, "penumbra bench: %s: %s\n", pn_mode_name(res[i].mode), res[i].error);
+}
+
+/* The table of the modes that ran (none when every mode was refused). */
+static void print_table(FILE *out, const struct bench_opts *o, const struct bench_result *res, int n)
+{
+	const struct bench_result *first = NULL;
+	for (int i = n - 1; i >= 0; i--)
+		if (res[i].method[0])
+			first = &res[i];
+	if (!first) {
+		print_errors(res, n);
+		return;
+	}
+	fprintf(out, "bench: %s on %s, %.1f s per mode; I/O: %s, %s\n", o->scenario, o->path,
+		o->duration_ns / 1e9, first->method,
+		first->direct ? "O_DIRECT" : "buffered (the filesystem refused O_DIRECT)");
+	fprintf(out, "%-26s", "");
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%14s", pn_mode_name(res[i].mode));
+	fputc('\n', out);
+	row(out, "transactions/s", res, n, v_tps, "%14.1f");
+	row(out, "commit latency p50 (us)", res, n, v_p50, "%14.1f");
+	row(out, "commit latency p99 (us)", res, n, v_p99, "%14.1f");
+	row(out, "WAL bytes/tx", res, n, v_wal, "%14.1f");
+	row(out, "FPI bytes", res, n, v_fpi, "%14.0f");
+	row(out, "data bytes written", res, n, v_data, "%14.0f");
+	row(out, "fsyncs/s", res, n, v_fsync, "%14.1f");
+	row(out, "device write IOPS", res, n, v_iops, "%14.1f");
+	row(out, "device write MB/s", res, n, v_mbs, "%14.2f");
+	row(out, "transactions", res, n, v_tx, "%14.0f");
+	row(out, "checkpoints", res, n, v_ckpt, "%14.0f");
+	const struct bench_result *fpw = find(res, n, PN_MODE_FPW), *nofpw = find(res, n, PN_MODE_NOFPW),
+				  *umbra = find(res, n, PN_MODE_UMBRA);
+	if (umbra && nofpw)
+		fprintf(out, "WAL bytes/tx umbra vs nofpw: %+.2f%%\n", 100.0 * (v_wal(umbra) / v_wal(nofpw) - 1));
+	if (umbra && fpw)
+		fprintf(out, "throughput umbra/fpw: %.2fx\n", v_tps(umbra) / v_tps(fpw));
+	print_errors(res, n);
+}
+
+static json_t *result_json(const struct bench_result *r)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "mode", json_string(pn_mode_name(r->mode)));
+	json_object_set_new(j, "status", json_string(r->status ? "failed" : "ok"));
+	json_object_set_new(j, "seconds", json_real(r->seconds));
+	json_object_set_new(j, "transactions", json_integer((json_int_t)r->commits));
+	json_object_set_new(j, "transactions_per_s", json_real(v_tps(r)));
+	json_object_set_new(j, "commit_latency_us_p50", json_real(v_p50(r)));
+	json_object_set_new(j, "commit_latency_us_p99", json_real(v_p99(r)));
+	json_object_set_new(j, "wal_bytes", json_integer((json_int_t)r->wal_bytes));
+	json_object_set_new(j, "wal_bytes_per_tx", json_real(v_wal(r)));
+	json_object_set_new(j, "fpi_count", json_integer((json_int_t)r->fpi_count));
+	json_object_set_new(j, "fpi_bytes", json_integer((json_int_t)r->fpi_bytes));
+	json_object_set_new(j, "data_bytes_written", json_integer((json_int_t)r->data_bytes_written));
+	json_object_set_new(j, "checkpoints", json_integer((json_int_t)r->checkpoints));
+	json_object_set_new(j, "fsyncs", json_integer((json_int_t)r->c.fsyncs));
+	json_object_set_new(j, "fsyncs_per_s", json_real(v_fsync(r)));
+	json_object_set_new(j, "wal_fsyncs", json_integer((json_int_t)r->c.file_fsyncs[PN_FILE_WAL]));
+	json_object_set_new(j, "wal_write_bytes", json_integer((json_int_t)r->c.file_write_bytes[PN_FILE_WAL]));
+	json_object_set_new(j, "device_writes", json_integer((json_int_t)r->c.writes));
+	json_object_set_new(j, "device_write_iops", json_real(v_iops(r)));
+	json_object_set_new(j, "device_write_bytes", json_integer((json_int_t)r->c.write_bytes));
+	json_object_set_new(j, "device_write_mb_per_s", json_real(v_mbs(r)));
+	json_object_set_new(j, "io_method", json_string(r->method));
+	json_object_set_new(j, "o_direct", json_boolean(r->direct));
+	if (r->error[0])
+		json_object_set_new(j, "error", json_string(r->error));
+	return j;
+}
+
+static int write_json(const struct bench_opts *o, FILE *f, const struct bench_result *res, int n)
+{
+	json_t *root = json_object(), *arr = json_array();
+	json_object_set_new(root, "scenario", json_string(o->scenario));
+	json_object_set_new(root, "duration_s", json_real(o->duration_ns / 1e9));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, result_json(&res[i]));
+	json_object_set_new(root, "results", arr);
+	return pn_realdisk_write_json("bench", root, f, o->json);
+}
+
+int pn_cmd_bench(int argc, char **argv)
+{
+	struct bench_opts o = {0};
+	struct bench_result res[PN_CLI_MAX_MODES] = {0};
+	struct pn_scenario sc;
+	FILE *json = NULL;
+	int rc = parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	rc = pn_realdisk_prepare("bench", o.scenario, o.path, o.force, o.json, &sc, &json);
+	if (rc >= 0)
+		return rc;
+	if (o.seed_set)
+		sc.seed = o.seed;
+	rc = 0;
+	for (int i = 0; i < o.nmodes; i++) {
+		sc.protocol.mode = res[i].mode = o.modes[i];
+		bench_mode(&sc, &o, &res[i]);
+		rc = pn_cli_worst(rc, res[i].status);
+	}
+	print_table(json == stdout ? stderr : stdout, &o, res, o.nmodes);
+	if (json)
+		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
+	pn_scenario_free(&sc);
+	return rc;
 }

@@ -1,54 +1,131 @@
 /*
- * cmd_crashtest.c: `penumbra crashtest S.yaml --path P --runs N` (cli layer): real
- * crashes. Each run starts the workload on a real file in a child process, SIGKILLs it at
- * a random moment, recovers from the file and verifies it against the acknowledged
- * commits. Not implemented yet: this file parses and validates the documented options,
- * answers --help, and otherwise says so (exit 2).
+ * cmd_crashtest.c: `penumbra crashtest S.yaml --path DIR --runs N` (cli layer): real
+ * crashes of the same engine on real files (disk/disk.h).
+ *
+ * One run, per mode:
+ *   1. the parent formats fresh files in DIR and reads the initial pages (the oracle's base);
+ *   2. a child process runs the workload on them without end; over a pipe it reports every
+ *      WAL record as inserted and every commit only after the engine acknowledged it (D4);
+ *   3. the parent SIGKILLs it at a moment drawn from a PRNG seeded by --seed (uniform in
+ *      [0, --max-time] after the child started), and reads what was reported before it died;
+ *   4. the parent recovers from the files through the same backend (the engine's recovery,
+ *      the end-of-recovery checkpoint included) and judges the result with the checker's own
+ *      functions (model/checker.h): C3 recovery completes, C1 every acknowledged commit is in
+ *      the recovered WAL, C2 every page equals the oracle's page for the recovered WAL.
+ * A child that stops on a runtime invariant (R1-R5) is a failure too; its files are still
+ * recovered and judged, which shows what the bug loses.
+ *
+ * What a SIGKILL can show: the process dies, the kernel does not. Every write the kernel
+ * accepted survives (in the page cache or on the device), an O_DIRECT write in flight
+ * completes, and no fsync is skipped by the crash, so torn pages and unsynced-but-written
+ * data are never lost: only what the process had not yet handed to the kernel is. A power
+ * loss is what `penumbra check` models.
  */
+#define _GNU_SOURCE /* pipe2, F_SETPIPE_SZ */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "disk.h"
+#include "realdisk.h"
+#include "oracle.h"
+#include "prng.h"
 
 static const char usage[] =
-	"usage: penumbra crashtest S.yaml --path P [--runs N] [--seed N] [--json FILE]\n"
+	"usage: penumbra crashtest S.yaml --path DIR [--runs N] [--modes LIST] [--max-time D]\n"
+	"                          [--seed N] [--json FILE] [--force]\n"
 	"\n"
-	"Runs the workload on a real file in a child process, kills it with SIGKILL at a\n"
-	"random moment, recovers from the file and verifies every acknowledged commit;\n"
-	"repeats.\n"
+	"Runs the workload on real files in a child process, kills it with SIGKILL at a\n"
+	"random moment, recovers from the files and verifies every acknowledged commit and\n"
+	"every page against the checker's oracle; repeats.\n"
 	"\n"
 	"options:\n"
-	"  --path P      the file to run on (its contents are destroyed)\n"
-	"  --runs N      how many crashes (default 50)\n"
-	"  --seed N      seed of the kill moments (default: the scenario's seed)\n"
-	"  --json FILE   write the outcome as JSON to FILE ('-' = stdout)\n"
-	"  -h, --help    show this help\n"
+	"  --path DIR      the directory of files to run on; created if absent, and refused\n"
+	"                  if it holds files penumbra did not create\n"
+	"  --runs N        crashes per mode (default 50)\n"
+	"  --modes LIST    comma-separated, distinct modes (default: the scenario's)\n"
+	"  --max-time D    the kill comes uniformly within D of the child's start (default 1s)\n"
+	"  --seed N        seed of the kill moments and the workload (default: the scenario's)\n"
+	"  --json FILE     write the outcome as JSON to FILE ('-' = stdout)\n"
+	"  --force         use DIR even if it holds other files (penumbra's are overwritten)\n"
+	"  -h, --help      show this help\n"
 	"\n"
-	"exit status: 0 nothing lost, 1 otherwise, 2 bad input\n";
+	"exit status: 0 nothing lost, 1 a commit lost, a page wrong, recovery or the run\n"
+	"failed, 2 bad input\n";
 
-enum { OPT_PATH = 256, OPT_RUNS, OPT_SEED, OPT_JSON };
+enum { OPT_PATH = 256, OPT_RUNS, OPT_SEED, OPT_JSON, OPT_MODES, OPT_MAX_TIME, OPT_FORCE };
 
-/* Returns -1 to go on, or the exit status. */
-static int option(int c, char **argv)
+struct crash_opts {
+	const char *scenario, *path, *json, *modes_arg;
+	uint64_t runs, seed, max_time_ns;
+	bool seed_set, force;
+	enum pn_mode modes[PN_CLI_MAX_MODES];
+	int nmodes;
+};
+
+/* Messages from the child: a header, then `len` bytes. */
+enum { MSG_WAL = 'W', MSG_ACK = 'A', MSG_ERROR = 'E' };
+struct msg {
+	uint32_t type, len;
+	uint64_t a, b; /* WAL: start, end LSN; ACK: xid, commit LSN */
+};
+
+/* What the parent learns of one child. */
+struct run_state {
+	struct pn_oracle *oracle;
+	uint32_t *xids;
+	pn_lsn *lsns;
+	uint64_t nacked, cap;
+	uint8_t *buf;
+	size_t len, cap_buf;
+	bool truncated;
+	char child_error[PN_ERROR_LEN];
+	char detail[2048];
+	char method[300];   /* the recovery's I/O method */
+};
+
+/* One mode's outcome. */
+struct mode_result {
+	enum pn_mode mode;
+	uint64_t runs, failed, acked, lost;
+	char method[300];
+	char first_failure[2300];
+};
+
+static int option(int c, struct crash_opts *o, char **argv)
 {
-	uint64_t v;
-
 	switch (c) {
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
-	case OPT_PATH:
-	case OPT_JSON:
-		return -1;
+	case OPT_PATH: o->path = optarg; return -1;
+	case OPT_JSON: o->json = optarg; return -1;
+	case OPT_MODES: o->modes_arg = optarg; return -1;
+	case OPT_FORCE: o->force = true; return -1;
 	case OPT_RUNS:
-		return pn_cli_parse_uint("crashtest", "--runs", optarg, &v) ? -1 : 2;
+		return pn_cli_parse_uint("crashtest", "--runs", optarg, &o->runs) ? -1 : 2;
+	case OPT_MAX_TIME:
+		return pn_cli_parse_duration("crashtest", "--max-time", optarg, &o->max_time_ns) ? -1 : 2;
 	case OPT_SEED:
-		return pn_cli_parse_uint("crashtest", "--seed", optarg, &v) ? -1 : 2;
+		o->seed_set = true;
+		return pn_cli_parse_uint("crashtest", "--seed", optarg, &o->seed) ? -1 : 2;
 	default:
 		return pn_cli_bad_option("crashtest", c, argv);
 	}
 }
 
-int pn_cmd_crashtest(int argc, char **argv)
+static int parse(int argc, char **argv, struct crash_opts *o)
 {
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
@@ -56,15 +133,352 @@ int pn_cmd_crashtest(int argc, char **argv)
 		{"runs", required_argument, NULL, OPT_RUNS},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"json", required_argument, NULL, OPT_JSON},
+		{"modes", required_argument, NULL, OPT_MODES},
+		{"max-time", required_argument, NULL, OPT_MAX_TIME},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
 
+	o->runs = 50;
+	o->max_time_ns = 1000000000ull;
 	pn_cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, argv);
+		rc = option(c, o, argv);
 		if (rc >= 0)
 			return rc;
 	}
-	return pn_cli_not_implemented("crashtest");
+	if (optind >= argc)
+		return pn_cli_usage_error("crashtest", "missing the scenario file");
+	if (optind + 1 < argc)
+		return pn_cli_usage_error("crashtest", "unexpected argument '%s'", argv[optind + 1]);
+	o->scenario = argv[optind];
+	if (!o->path)
+		return pn_cli_usage_error("crashtest", "missing --path DIR (the directory to run on)");
+	if (o->runs == 0)
+		return pn_cli_usage_error("crashtest", "--runs must be more than 0");
+	if (o->modes_arg) {
+		o->nmodes = pn_cli_parse_modes("crashtest", o->modes_arg, o->modes);
+		return o->nmodes < 0 ? 2 : -1;
+	}
+	return -1;
+}
+
+/* ---- the child ---- */
+
+static int child_fd = -1;
+static FILE *report; /* stdout, or stderr when JSON goes to stdout (cli.h C4) */
+
+static void send_msg(uint32_t type, uint64_t a, uint64_t b, const void *data, uint32_t len)
+{
+	struct msg m = {type, len, a, b};
+	struct iovec iov[2] = {{&m, sizeof(m)}, {(void *)data, len}};
+	size_t left = sizeof(m) + len;
+	while (left) {
+		ssize_t n = writev(child_fd, iov, 2);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			_exit(4); /* the parent is gone */
+		left -= (size_t)n;
+		for (int i = 0; i < 2 && n > 0; i++) {
+			size_t k = PN_MIN((size_t)n, iov[i].iov_len);
+			iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
+			iov[i].iov_len -= k;
+			n -= (ssize_t)k;
+		}
+	}
+}
+
+static void child_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	send_msg(MSG_WAL, start, end, rec, len);
+}
+
+static void child_ack(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	send_msg(MSG_ACK, xid, lsn, NULL, 0);
+}
+
+static void child_main(struct pn_disk *d, int fd)
+{
+	child_fd = fd;
+	d->on_wal = child_wal;
+	d->on_ack = child_ack;
+	pn_engine_start(&d->e);
+	int rc = pn_disk_run(d, 0); /* the workload has no end: only the kill stops it */
+	char text[PN_ERROR_LEN + 300];
+	if (rc == 1)
+		snprintf(text, sizeof(text), "runtime invariant broken: %s page %u: %s",
+			 pn_violation_name(d->e.viol.kind), d->e.viol.page, d->e.viol.detail);
+	else
+		snprintf(text, sizeof(text), "%s", rc == 2 ? d->error : "the workload ended");
+	send_msg(MSG_ERROR, 0, 0, text, (uint32_t)strlen(text));
+	_exit(1);
+}
+
+/* ---- the parent ---- */
+
+static bool take_msg(struct run_state *s, size_t *at)
+{
+	struct msg m;
+	if (s->len - *at < sizeof(m))
+		return false;
+	memcpy(&m, s->buf + *at, sizeof(m));
+	if (s->len - *at - sizeof(m) < m.len)
+		return false;
+	const uint8_t *data = s->buf + *at + sizeof(m);
+	*at += sizeof(m) + m.len;
+	if (m.type == MSG_WAL && !pn_oracle_add(s->oracle, data, m.len, m.a, m.b))
+		snprintf(s->detail, sizeof(s->detail), "the oracle cannot decode the record at %llX",
+			 (unsigned long long)m.a);
+	if (m.type == MSG_ERROR)
+		snprintf(s->child_error, sizeof(s->child_error), "%.*s", (int)m.len, (const char *)data);
+	if (m.type == MSG_ACK) {
+		if (s->nacked == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 1024;
+			s->xids = realloc(s->xids, s->cap * sizeof(uint32_t));
+			s->lsns = realloc(s->lsns, s->cap * sizeof(pn_lsn));
+			PN_ASSERT(s->xids && s->lsns);
+		}
+		s->xids[s->nacked] = (uint32_t)m.a;
+		s->lsns[s->nacked++] = m.b;
+	}
+	return true;
+}
+
+/* Reads what the pipe holds (waiting at most wait_ms); false at end of file. */
+static bool read_pipe(struct run_state *s, int fd, int wait_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, wait_ms) <= 0)
+		return true;
+	if (s->cap_buf - s->len < 65536) {
+		s->cap_buf = PN_MAX(2 * s->cap_buf, s->len + 65536);
+		s->buf = realloc(s->buf, s->cap_buf);
+		PN_ASSERT(s->buf != NULL);
+	}
+	ssize_t n = read(fd, s->buf + s->len, s->cap_buf - s->len);
+	if (n < 0 && errno == EINTR)
+		return true;
+	if (n <= 0)
+		return false;
+	s->len += (size_t)n;
+	size_t at = 0;
+	while (take_msg(s, &at))
+		;
+	memmove(s->buf, s->buf + at, s->len - at);
+	s->len -= at;
+	return true;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Forks the child, kills it after kill_ms, collects its messages. False: no child. */
+static bool crash_child(struct pn_disk *d, struct run_state *s, uint64_t kill_ms)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return false;
+	fcntl(fds[1], F_SETPIPE_SZ, 1 << 20); /* rarely a blocked child (best effort) */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(d, fds[1]);
+	}
+	close(fds[1]);
+	uint64_t start = mono_ms(), at = start + kill_ms;
+	bool open = true;
+	for (uint64_t now = start; open && now < at; now = mono_ms())
+		open = read_pipe(s, fds[0], (int)(at - now));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	while (open)
+		open = read_pipe(s, fds[0], -1);
+	s->truncated = s->len != 0;
+	close(fds[0]);
+	return true;
+}
+
+/* Recovers from the files and judges the result; false (s->detail) when it fails. */
+static bool recover_and_judge(const struct pn_scenario *sc, const struct crash_opts *o,
+			      struct run_state *s, pn_lsn *end_out)
+{
+	struct pn_disk *r = calloc(1, sizeof(*r));
+	PN_ASSERT(r != NULL);
+	bool ok = false;
+	if (!pn_disk_open(r, sc, o->path, false, false, false)) {
+		snprintf(s->detail, sizeof(s->detail), "cannot open the files: %s", r->error);
+		goto out;
+	}
+	int rc = pn_disk_recover(r);
+	*end_out = r->e.replay_end;
+	snprintf(s->method, sizeof(s->method), "%s, %s", r->method_note,
+		 r->direct ? "O_DIRECT" : "buffered");
+	if (rc != 0) {
+		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
+			 rc == 1 ? "failed" : "did not finish", rc == 1 ? r->e.viol.detail : r->error);
+		goto out;
+	}
+	uint8_t *expected = malloc(r->e.page_size), *found = malloc(r->e.page_size);
+	uint32_t page;
+	PN_ASSERT(expected && found);
+	ok = pn_check_acked(s->xids, s->lsns, s->nacked, *end_out, s->detail, sizeof(s->detail)) &&
+	     pn_check_recovered_pages(&r->e, s->oracle, *end_out, expected, found, s->detail,
+				      sizeof(s->detail), &page);
+	free(expected);
+	free(found);
+out:
+	pn_disk_close(r);
+	free(r);
+	return ok;
+}
+
+static struct pn_oracle *oracle_of(struct pn_disk *d)
+{
+	struct pn_engine *e = &d->e;
+	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
+	PN_ASSERT(initial != NULL);
+	for (uint32_t p = 0; p < e->pages; p++)
+		e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), e->page_size,
+				 initial + (size_t)p * e->page_size);
+	struct pn_oracle *o = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
+					    d->sc.protocol.slru_headers, initial);
+	free(initial);
+	PN_ASSERT(o != NULL);
+	return o;
+}
+
+static void free_state(struct run_state *s)
+{
+	pn_oracle_free(s->oracle);
+	free(s->xids);
+	free(s->lsns);
+	free(s->buf);
+}
+
+/* One crash and its verdict; 2 when the files could not be made. */
+static int one_run(const struct pn_scenario *sc, const struct crash_opts *o, uint64_t kill_ms,
+		   uint64_t run, struct mode_result *res)
+{
+	struct pn_disk *d = calloc(1, sizeof(*d));
+	struct run_state s = {0};
+	pn_lsn end = 0;
+	PN_ASSERT(d != NULL);
+	if (!pn_disk_open(d, sc, o->path, true, o->force, true)) {
+		fprintf(stderr, "penumbra crashtest: %s\n", d->error);
+		pn_disk_close(d);
+		free(d);
+		return 2;
+	}
+	s.oracle = oracle_of(d);
+	bool forked = crash_child(d, &s, kill_ms);
+	pn_disk_close(d);
+	free(d);
+	bool ok = forked && !s.detail[0] && recover_and_judge(sc, o, &s, &end);
+	if (!forked)
+		snprintf(s.detail, sizeof(s.detail), "cannot start the child: %s", strerror(errno));
+	if (ok && s.child_error[0]) {
+		snprintf(s.detail, sizeof(s.detail), "the child stopped before the kill: %s", s.child_error);
+		ok = false;
+	} else if (!ok && s.child_error[0]) {
+		size_t l = strlen(s.detail);
+		snprintf(s.detail + l, sizeof(s.detail) - l, " (the child had stopped: %s)", s.child_error);
+	}
+	res->runs++;
+	res->acked += s.nacked;
+	if (!res->method[0])
+		snprintf(res->method, sizeof(res->method), "%s", s.method);
+	fprintf(report, "  run %llu: killed at %llu ms, %llu commits acknowledged, recovered WAL ends at %llX%s: %s\n",
+	       (unsigned long long)run + 1, (unsigned long long)kill_ms, (unsigned long long)s.nacked,
+	       (unsigned long long)end, s.truncated ? " (last message cut by the kill)" : "",
+	       ok ? "ok" : s.detail);
+	if (!ok) {
+		res->failed++;
+		res->lost += strstr(s.detail, "was acknowledged") != NULL;
+		if (!res->first_failure[0])
+			snprintf(res->first_failure, sizeof(res->first_failure), "run %llu: %s",
+				 (unsigned long long)run + 1, s.detail);
+	}
+	free_state(&s);
+	return 0;
+}
+
+static int crash_mode(struct pn_scenario *sc, const struct crash_opts *o, struct mode_result *res)
+{
+	struct pn_prng rng;
+	pn_prng_seed(&rng, sc->seed, PN_STREAM_CRASH, res->mode);
+	fprintf(report, "crashtest: %s, mode %s, %llu runs on %s\n", o->scenario, pn_mode_name(res->mode),
+	       (unsigned long long)o->runs, o->path);
+	for (uint64_t i = 0; i < o->runs; i++) {
+		uint64_t kill_ms = pn_prng_range(&rng, 0, o->max_time_ns / 1000000u);
+		if (one_run(sc, o, kill_ms, i, res) == 2)
+			return 2;
+		fflush(report);
+	}
+	fprintf(report, "%s: %llu runs, %llu commits acknowledged, %llu runs lost an acknowledged "
+		"commit, %llu failed (I/O: %s)\n", pn_mode_name(res->mode), (unsigned long long)res->runs,
+		(unsigned long long)res->acked, (unsigned long long)res->lost,
+		(unsigned long long)res->failed, res->method[0] ? res->method : "-");
+	return res->failed ? 1 : 0;
+}
+
+static int write_json(const struct crash_opts *o, FILE *f, const struct mode_result *res, int n)
+{
+	json_t *root = json_object(), *arr = json_array();
+	json_object_set_new(root, "scenario", json_string(o->scenario));
+	for (int i = 0; i < n; i++) {
+		json_t *j = json_object();
+		json_object_set_new(j, "mode", json_string(pn_mode_name(res[i].mode)));
+		json_object_set_new(j, "runs", json_integer((json_int_t)res[i].runs));
+		json_object_set_new(j, "commits_acknowledged", json_integer((json_int_t)res[i].acked));
+		json_object_set_new(j, "runs_losing_a_commit", json_integer((json_int_t)res[i].lost));
+		json_object_set_new(j, "runs_failed", json_integer((json_int_t)res[i].failed));
+		json_object_set_new(j, "first_failure", json_string(res[i].first_failure));
+		json_object_set_new(j, "io", json_string(res[i].method));
+		json_array_append_new(arr, j);
+	}
+	json_object_set_new(root, "results", arr);
+	return pn_realdisk_write_json("crashtest", root, f, o->json);
+}
+
+int pn_cmd_crashtest(int argc, char **argv)
+{
+	struct crash_opts o = {0};
+	struct mode_result res[PN_CLI_MAX_MODES] = {0};
+	struct pn_scenario sc;
+	FILE *json = NULL;
+	int rc = parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json);
+	if (rc >= 0)
+		return rc;
+	if (o.seed_set)
+		sc.seed = o.seed;
+	report = json == stdout ? stderr : stdout;
+	if (o.nmodes == 0)
+		o.modes[o.nmodes++] = sc.protocol.mode;
+	rc = 0;
+	for (int i = 0; i < o.nmodes && rc != 2; i++) {
+		sc.protocol.mode = res[i].mode = o.modes[i];
+		rc = pn_cli_worst(rc, crash_mode(&sc, &o, &res[i]));
+	}
+	for (int i = 0; i < o.nmodes; i++)
+		if (res[i].first_failure[0])
+			fprintf(stderr, "penumbra crashtest: %s: LOST OR WRONG after a crash: %s\n",
+				pn_mode_name(res[i].mode), res[i].first_failure);
+	if (json)
+		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
+	pn_scenario_free(&sc);
+	return rc;
 }

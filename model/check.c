@@ -76,11 +76,11 @@ static struct verdict *cache_slot(struct checker *c, uint64_t key)
 	return &c->cache[j];
 }
 
-/* The recovered engine's bytes of a page: its buffer if resident, else its current slot;
- * pushdown: what the page server reconstructs at the recovered end (C2 for pushdown). */
-static void recovered_page(struct pn_world *r, uint32_t page, pn_lsn end, uint8_t *out)
+/* The recovered engine's bytes of a page: its buffer if resident, else its current slot,
+ * read through the engine's own seam (the simulated device, or a real file); pushdown:
+ * what the page server reconstructs at the recovered end (C2 for pushdown). */
+static void recovered_page(struct pn_engine *e, uint32_t page, pn_lsn end, uint8_t *out)
 {
-	struct pn_engine *e = &r->e;
 	if (e->ps) {
 		pn_ps_reconstruct(e, page, end, out);
 		return;
@@ -91,7 +91,8 @@ static void recovered_page(struct pn_world *r, uint32_t page, pn_lsn end, uint8_
 		return;
 	}
 	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	pn_device_read(&r->dev, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out);
+	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
+		memset(out, 0, e->page_size);
 }
 
 static void hex(char *buf, size_t len, const uint8_t *p, uint32_t n)
@@ -101,44 +102,52 @@ static void hex(char *buf, size_t len, const uint8_t *p, uint32_t n)
 		at += (size_t)snprintf(buf + at, len - at, "%02x", p[i]);
 }
 
-/* C2: every page against the oracle at the recovered end. */
-static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
+bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn end,
+			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
+			      uint32_t *bad_page)
 {
-	struct pn_engine *e = &r->e;
+	const struct pn_scenario *sc = e->sc;
 	for (uint32_t p = 0; p < e->pages; p++) {
-		pn_oracle_page(c->oracle, p, end, c->expected);
-		recovered_page(r, p, end, c->found);
-		bool headerless = pn_store_is_slru(e, p) && !c->sc->protocol.slru_headers;
-		bool sums = pn_store_is_slru(e, p) ? c->sc->protocol.slru_headers : c->sc->protocol.checksums;
+		pn_oracle_page(o, p, end, expected);
+		recovered_page(e, p, end, found);
+		bool headerless = pn_store_is_slru(e, p) && !sc->protocol.slru_headers;
+		bool sums = pn_store_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
 		uint32_t fi = e->page_frame[p];
 		/* pushdown: the page server checked its images' CRCs; the page it rebuilds is
 		 * not checksummed until the compute writes it, which it never does */
 		bool resident = (fi != PN_NO_FRAME && e->frames[fi].valid) || e->ps;
-		if (!resident && !headerless && !pn_page_verify(c->found, e->page_size, p, sums)) {
-			snprintf(c->detail, sizeof(c->detail),
+		if (!resident && !headerless && !pn_page_verify(found, e->page_size, p, sums)) {
+			snprintf(detail, detail_len,
 				 "after recovery page %u fails verification (%s): the next read of it "
 				 "is an error", p, sums ? "checksum or header" : "header");
 			*bad_page = p;
 			return false;
 		}
-		int off = pn_oracle_compare(c->oracle, p, c->expected, c->found);
+		int off = pn_oracle_compare(o, p, expected, found);
 		if (off < 0)
 			continue;
 		char exp[40], got[40];
 		uint32_t n = PN_MIN(16u, e->page_size - (uint32_t)off);
-		hex(exp, sizeof(exp), c->expected + off, n);
-		hex(got, sizeof(got), c->found + off, n);
+		hex(exp, sizeof(exp), expected + off, n);
+		hex(got, sizeof(got), found + off, n);
 		bool slru = pn_store_is_slru(e, p);
-		snprintf(c->detail, sizeof(c->detail),
+		snprintf(detail, detail_len,
 			 "page %u%s differs from the oracle at byte %d: expected %s, found %s; "
 			 "expected page LSN %llX, found %llX (recovered WAL ends at %llX)",
 			 p, slru ? " (SLRU)" : "", off, exp, got,
-			 (unsigned long long)pn_page_lsn(c->expected),
-			 (unsigned long long)pn_page_lsn(c->found), (unsigned long long)end);
+			 (unsigned long long)pn_page_lsn(expected),
+			 (unsigned long long)pn_page_lsn(found), (unsigned long long)end);
 		*bad_page = p;
 		return false;
 	}
 	return true;
+}
+
+/* C2: every page against the oracle at the recovered end. */
+static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
+{
+	return pn_check_recovered_pages(&r->e, c->oracle, end, c->expected, c->found, c->detail,
+					sizeof(c->detail), bad_page);
 }
 
 /* A new world whose device is the crash image of dev under fates (recovery not begun). */
@@ -188,20 +197,26 @@ static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, st
 	}
 }
 
+bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end,
+		    char *detail, size_t detail_len)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (lsns[i] <= end)
+			continue;
+		snprintf(detail, detail_len,
+			 "commit of xid %u was acknowledged (its record ends at %llX) but the "
+			 "recovered WAL ends at %llX",
+			 xids[i], (unsigned long long)lsns[i], (unsigned long long)end);
+		return false;
+	}
+	return true;
+}
+
 /* C1: every commit acknowledged by the crash point is in the recovered WAL. */
 static bool check_acks(struct checker *c, pn_lsn end)
 {
 	const struct pn_engine *e = &c->w->e;
-	for (uint64_t i = 0; i < e->nacked; i++) {
-		if (e->acked_lsns[i] <= end)
-			continue;
-		snprintf(c->detail, sizeof(c->detail),
-			 "commit of xid %u was acknowledged (its record ends at %llX) but the "
-			 "recovered WAL ends at %llX",
-			 e->acked_xids[i], (unsigned long long)e->acked_lsns[i], (unsigned long long)end);
-		return false;
-	}
-	return true;
+	return pn_check_acked(e->acked_xids, e->acked_lsns, e->nacked, end, c->detail, sizeof(c->detail));
 }
 
 static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page, uint64_t point,

@@ -53,6 +53,23 @@ struct pn_check_result {
 	char shrunk[256];         /* what shrinking the trace changed */
 };
 
+/*
+ * The judgement of one recovered engine, shared by the checker and the real-disk crash test
+ * (cli/cmd_crashtest.c):
+ *   C2 pn_check_recovered_pages: every page (its buffer if resident, else its current slot
+ *      read through the engine's seam) verifies and equals the oracle's page for the records
+ *      ending at or before `end`; expected and found are page-size scratch buffers;
+ *   C1 pn_check_acked: every acknowledged commit (xid, end LSN of its record) ends at or
+ *      before `end`, the end of the recovered WAL.
+ * Each returns false with what broke in detail.
+ */
+struct pn_oracle;
+bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn end,
+			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
+			      uint32_t *bad_page);
+bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end,
+		    char *detail, size_t detail_len);
+
 /* Checks one scenario. Returns 0 when the verdict is as expected, 1 when not, 2 when the
  * scenario could not be run. */
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,

@@ -2,8 +2,8 @@
  * test_cli.c: Check suite for the command line (cli/; label unit). Calls the dispatcher
  * and the command functions in-process (pn_cli_main), with stdout and stderr redirected to
  * files so that their output can be checked: the command table, --help and --version exit
- * codes, usage errors (exit 2, one line ending "try 'penumbra --help'"), the stubs of the
- * commands not written yet, run's table and the pg_waldump-shaped breakdown, JSON keys,
+ * codes, usage errors (exit 2, one line ending "try 'penumbra --help'"), what bench and
+ * crashtest refuse before touching a file, run's table and the pg_waldump-shaped breakdown, JSON keys,
  * order and byte-identical output across runs, the seed and mode overrides, and compare's
  * one result per mode. A tiny scenario is written to a temporary directory by main().
  */
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_ARGS 16
@@ -236,17 +237,36 @@ START_TEST(test_bad_usage)
 }
 END_TEST
 
-START_TEST(test_not_implemented)
+/* bench and crashtest (they run on real files: tests/test_disk.c) refuse bad input before
+ * touching any file: a missing --path, a zero duration or run count, a directory holding
+ * files penumbra did not create. */
+START_TEST(test_real_disk_usage)
 {
-	static const char *const stubs[] = {"bench", "crashtest"};
+	char dir[320], other[400];
 
-	for (size_t i = 0; i < PN_ARRAY_LEN(stubs); i++) {
-		char want[80];
-
-		snprintf(want, sizeof want, "penumbra: '%s' is not implemented yet\n", stubs[i]);
-		ck_assert_int_eq(cli(stubs[i], scenario, NULL), 2);
-		ck_assert_str_eq(cap.err, want);
-	}
+	cli("bench", scenario, NULL);
+	assert_usage_error("missing --path DIR");
+	cli("crashtest", scenario, NULL);
+	assert_usage_error("missing --path DIR");
+	cli("bench", scenario, "--path", tmp_dir, "--duration", "0s", NULL);
+	assert_usage_error("--duration must be more than 0");
+	cli("crashtest", scenario, "--path", tmp_dir, "--runs", "0", NULL);
+	assert_usage_error("--runs must be more than 0");
+	cli("crashtest", scenario, "--path", tmp_dir, "--max-time", "1", NULL);
+	assert_usage_error("--max-time '1'");
+	/* tmp_dir holds the test's own files, not penumbra's */
+	tmp_path(dir, sizeof dir, "not-ours");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(other, sizeof other, "%s/precious", dir);
+	FILE *f = fopen(other, "w");
+	ck_assert(f != NULL);
+	fclose(f);
+	ck_assert_int_eq(cli("bench", scenario, "--path", dir, "--duration", "1s", NULL), 2);
+	ck_assert_msg(strstr(cap.err, "holds files penumbra did not create") != NULL, "%s", cap.err);
+	ck_assert_int_eq(cli("crashtest", scenario, "--path", dir, "--runs", "1", NULL), 2);
+	ck_assert_msg(strstr(cap.err, "without --force") != NULL, "%s", cap.err);
+	unlink(other);
+	rmdir(dir);
 }
 END_TEST
 
@@ -533,7 +553,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(usage, test_top_level_help);
 	tcase_add_test(usage, test_command_help);
 	tcase_add_test(usage, test_bad_usage);
-	tcase_add_test(usage, test_not_implemented);
+	tcase_add_test(usage, test_real_disk_usage);
 	tcase_add_test(usage, test_loader_error);
 	tcase_add_test(usage, test_check_and_replay);
 	tcase_add_test(usage, test_value_parsers);

@@ -1,0 +1,45 @@
+/*
+ * realdisk.c: the checks and output shared by bench and crashtest (cli layer). See
+ * realdisk.h.
+ */
+#include "realdisk.h"
+
+#include "disk.h"
+
+int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *dir, bool force,
+			const char *json_path, struct pn_scenario *sc, FILE **json)
+{
+	char err[PN_ERROR_LEN];
+
+	*json = NULL;
+	if (!pn_cli_load(scenario, sc))
+		return 2;
+	if (sc->workload.kind == PN_WL_SCRIPT) {
+		fprintf(stderr, "penumbra %s: %s: a script workload ends by itself; %s runs a generated "
+			"workload (workload.kind random) until its duration or its kill\n", cmd,
+			scenario, cmd);
+		goto refused;
+	}
+	if (!pn_disk_dir_ok(dir, force, err, sizeof(err))) {
+		fprintf(stderr, "penumbra %s: %s\n", cmd, err);
+		goto refused;
+	}
+	if (json_path && !(*json = pn_cli_open_output(cmd, json_path)))
+		goto refused;
+	return -1;
+refused:
+	pn_scenario_free(sc);
+	return 2;
+}
+
+int pn_realdisk_write_json(const char *cmd, json_t *root, FILE *f, const char *path)
+{
+	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(root);
+	rc |= fputc('\n', f) == EOF;
+	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || rc != 0) {
+		fprintf(stderr, "penumbra %s: cannot write '%s'\n", cmd, path);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * disk.h: the real-disk backend of the engine's seam (disk layer, beside sim/: it depends on
+ * pn_engine only). The same engine code as the simulator runs on real files, in real time
+ * (FoundationDB's sim2 / Net2 split: the simulator is one backend, this is the other):
+ *
+ *   submit       an io_uring SQE (or a worker thread's pread / pwrite / fdatasync, aio.h)
+ *                on the file enum pn_file names, once fewer than aio.queue_depth are out;
+ *   read_sync    pread (recovery's start-up reads);
+ *   now_ns       CLOCK_MONOTONIC, from the backend's creation;
+ *   schedule     a timer per process, served by the same single-threaded loop that reaps
+ *                completions and calls pn_engine_fire / pn_engine_io_done;
+ *   random       splitmix64 seeded from the scenario's seed (the workload draws the same
+ *                pages in the same order, but real timing decides which client draws them,
+ *                so runs are not reproducible: real time is the point of this backend);
+ *   wal_inserted forwarded to an observer (the crash test's oracle).
+ *
+ * Files, in one directory (`pn_disk_open`): data, wal, control, selector, doublewrite, and
+ * the marker PENUMBRA that says penumbra created the directory. They are opened with
+ * O_DIRECT when the filesystem allows it (else buffered, and said so); the data, WAL and
+ * doublewrite files are written in full with zeros when formatted, as PostgreSQL zero-fills
+ * a WAL segment, so that no later write allocates blocks.
+ *
+ * Rules:
+ *   D1 A write's bytes are copied into the backend's own aligned buffer when it is
+ *      dispatched, as the simulated device applies a write at dispatch: later changes to the
+ *      engine's buffer (the WAL ring page being filled) are never on disk by accident.
+ *   D2 At most aio.queue_depth I/Os are dispatched; the rest wait in FIFO order.
+ *   D3 An fsync is fdatasync of the file, dispatched after the writes it must cover have
+ *      completed (the engine issues it so); it covers them.
+ *   D4 A commit is handed to the observer (on_ack) only after the engine acknowledged it.
+ *   D5 One penumbra at a time uses a directory: the marker is flock'ed while files are open.
+ */
+#ifndef PN_DISK_H
+#define PN_DISK_H
+
+#include "aio.h"
+#include "engine.h"
+
+#define PN_DISK_MARKER "PENUMBRA"
+
+/* Device-level counters (every file, every I/O the backend dispatched). */
+struct pn_disk_counters {
+	uint64_t writes, write_bytes, reads, read_bytes, fsyncs;
+	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT], file_fsyncs[PN_FILE_COUNT];
+};
+
+/* A process's pending wake (one a process: a later one supersedes it). */
+struct pn_disk_timer {
+	uint64_t at_ns, token;
+	bool armed;
+};
+
+struct pn_disk {
+	struct pn_scenario sc;        /* shallow copy the engine points at (see pn_disk_open) */
+	struct pn_engine e;
+	char dir[512];
+	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
+	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
+	int lock_fd;                  /* the marker, flock'ed: one penumbra a directory */
+	bool direct;
+	uint32_t align;               /* O_DIRECT alignment of offsets, lengths and memory */
+	struct pn_aio *aio;           /* opened at the first run (after a fork) */
+	char method_note[256];
+	struct pn_disk_timer *timers;  /* one per engine process */
+	bool engine_init;             /* pn_engine_init was called: pn_engine_free is due */
+	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
+	uint32_t pending_head, pending_len, inflight, depth;
+	uint8_t **bounce;             /* D1: one aligned buffer per engine I/O */
+	uint32_t *bounce_cap;
+	uint64_t t0_ns, rng;
+	struct pn_disk_counters c;
+	/* Observers (may be NULL); arg is theirs. */
+	void (*on_ack)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);
+	void (*on_wal)(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
+	void (*on_tick)(void *arg, uint64_t now_ns); /* about twice a second */
+	void *arg;
+	uint64_t next_tick_ns;
+	char error[PN_ERROR_LEN];
+};
+
+/*
+ * Opens the directory `dir` for scenario sc: fresh = create it (or reuse one holding the
+ * marker; with force, any), create and format the files; else open the files already there
+ * (recovery). unbounded: the workload never runs out of transactions (bench, crashtest):
+ * `workload.transactions` is ignored and the run is stopped by pn_disk_run's duration or
+ * by a signal. Returns false with d->error set; refused = bad input (exit 2).
+ */
+bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const char *dir, bool fresh,
+		  bool force, bool unbounded);
+void pn_disk_close(struct pn_disk *d);
+/* Runs the started engine until it finishes, or for duration_ns (0: no limit): then the
+ * workload stops drawing transactions, the counters are final, and the I/Os in flight are
+ * waited for. Returns 0 ok, 1 a violation (d->e.viol), 2 an I/O error or a stall
+ * (d->error). */
+int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
+/* Recovery on the files, to its end (the end-of-recovery checkpoint included). */
+int pn_disk_recover(struct pn_disk *d);
+/* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */
+const char *pn_disk_method(const struct pn_disk *d);
+/* Whether `dir` may be used: absent, empty, or holding the marker. Message in err. */
+bool pn_disk_dir_ok(const char *dir, bool force, char *err, size_t err_len);
+
+#endif
