@@ -79,6 +79,7 @@ struct pn_cli_result {
 	enum pn_mode mode;
 	uint64_t seed;
 	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
+	const char *txn_names[PN_TXN_TYPES]; /* the workload's transaction types, or NULL */
 };
 
 /* One simulated run of sc as it stands (after overrides). Returns sim.status. */

@@ -195,6 +195,262 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
 
+/* ---- PN_OP_CHANGE: the records of the realistic workloads, over one or two blocks ---- */
+
+static bool change_block_init(const struct pn_change *c, uint32_t i, const uint8_t *page)
+{
+	if (c->kind == PN_REC_BTREE_SPLIT_R)
+		return i == 1;
+	return i == 0 && (c->kind == PN_REC_HEAP_INSERT || c->kind == PN_REC_HEAP_UPDATE) &&
+	       pn_page_is_new(page);
+}
+
+/* Per block: image (fpw) or shift (umbra) from page LSN <= redo; a block the record
+ * initializes (REGBUF_WILL_INIT) takes no image, but in umbra it still leaves its baseline. */
+static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
+{
+	const struct pn_scenario *sc = e->sc;
+	struct pn_change *c = &p->chg;
+	p->decided_redo = redo;
+	p->chg_image = p->chg_shift = p->chg_init = 0;
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		const uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		bool before_redo = pn_page_lsn(page) <= redo;
+		bool init = change_block_init(c, i, page);
+		p->chg_init |= (uint8_t)(init << i);
+		if (sc->protocol.mode == PN_MODE_FPW)
+			p->chg_image |= (uint8_t)((before_redo && !init &&
+						   !(sc->protocol.mutations & PN_MUT_FPW_OFF)) << i);
+		else if (sc->protocol.mode == PN_MODE_UMBRA)
+			p->chg_shift |= (uint8_t)(before_redo << i);
+	}
+}
+
+/* Tuple bytes of a new heap version: deterministic from the xid and where it goes. */
+static void tuple_bytes(uint8_t *out, uint32_t n, uint32_t xid, uint32_t salt)
+{
+	uint64_t x = ((uint64_t)xid << 32) ^ salt;
+	for (uint32_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		out[i] = (uint8_t)(x >> 56);
+	}
+}
+
+/* xl_heap_header {t_infomask2, t_infomask, t_hoff} + the tuple's bytes from offset 23. */
+static uint16_t heap_tuple_data(uint8_t *data, const struct pn_change *c, uint32_t xid)
+{
+	pn_put16(data, 4);                 /* t_infomask2: natts */
+	pn_put16(data + 2, 0x0800);        /* t_infomask: HEAP_XMAX_INVALID */
+	data[4] = PN_TUPLE_HEADER;         /* t_hoff */
+	data[5] = 0;                       /* byte 23: padding before the data */
+	tuple_bytes(data + 6, c->t_len - PN_TUPLE_HEADER, xid, c->offnum);
+	return (uint16_t)(5 + c->t_len - 23);
+}
+
+static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8_t flags,
+			    uint16_t new_off)
+{
+	pn_put32(main, xid);          /* old_xmax */
+	pn_put16(main + 4, old_off);
+	main[6] = 0;                  /* old_infobits_set */
+	main[7] = flags;
+	pn_put32(main + 8, 0);        /* new_xmax */
+	pn_put16(main + 12, new_off);
+}
+
+/* Btree split: the right page's items (with the new one when it goes right), the left's
+ * data (the new item when it stays left, then the high key). */
+static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
+			       uint8_t *main, uint8_t *data0, uint8_t *data1)
+{
+	struct pn_change *c = &p->chg;
+	const uint8_t *left = pn_frame_page(e, p->chg_frames[0]);
+	uint8_t itup[64];
+	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
+	uint16_t below = pn_btree_count_below(left, c->split_key);
+	bool goes_left = c->key < c->split_key;
+	uint16_t newoff = pn_btree_insert_offnum(left, c->key);
+	uint32_t len1 = pn_btree_items_copy(left, below, data1, e->page_size);
+	uint32_t len0 = 0;
+	if (goes_left) {
+		memcpy(data0, itup, c->itup_len);
+		len0 = c->itup_len;
+	} else {
+		/* the new item among the right page's items, after every key <= it */
+		uint32_t pos = 0;
+		while (pos < len1 && pn_get64(data1 + pos + 8) <= c->key)
+			pos += pn_get16(data1 + pos + 6) & 0x1FFFu;
+		memmove(data1 + pos + c->itup_len, data1 + pos, len1 - pos);
+		memcpy(data1 + pos, itup, c->itup_len);
+		len1 += c->itup_len;
+		newoff = (uint16_t)(newoff - below);
+	}
+	pn_itup_make(data0 + len0, c->itup_len, c->split_key, 0, 0); /* the left's high key */
+	len0 += c->itup_len;
+	pn_put32(main, 0);                         /* level */
+	pn_put16(main + 4, (uint16_t)(below + 1)); /* firstrightoff */
+	pn_put16(main + 6, newoff);
+	pn_put16(main + 8, 0);                     /* postingoff */
+	rec->main_len = 10;
+	rec->blocks[0].data = data0;
+	rec->blocks[0].data_len = (uint16_t)len0;
+	rec->blocks[1].data = data1;
+	rec->blocks[1].data_len = (uint16_t)len1;
+	return goes_left ? PN_REC_BTREE_SPLIT_L : PN_REC_BTREE_SPLIT_R;
+}
+
+static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
+				uint8_t *main, uint8_t *data0, uint8_t *data1)
+{
+	struct pn_change *c = &p->chg;
+	bool init = p->chg_init & 1;
+	struct pn_wal_block *b = &rec->blocks[0];
+	rec->main_data = main;
+	switch (c->kind) {
+	case PN_REC_HEAP_INSERT:
+		pn_put16(main, c->offnum);
+		main[2] = 0;
+		rec->main_len = 3;
+		b->data_len = heap_tuple_data(data0, c, p->xid);
+		return init ? PN_REC_HEAP_INSERT_INIT : PN_REC_HEAP_INSERT;
+	case PN_REC_HEAP_UPDATE:
+		put_update_main(main, p->xid, c->old_offnum, 0, c->offnum);
+		rec->main_len = 14;
+		b->data_len = heap_tuple_data(data0, c, p->xid);
+		return init ? PN_REC_HEAP_UPDATE_INIT : PN_REC_HEAP_UPDATE;
+	case PN_REC_HEAP_HOT_UPDATE: {
+		uint8_t flags = (uint8_t)((c->prefix ? 0x20 : 0) | (c->suffix ? 0x40 : 0));
+		put_update_main(main, p->xid, c->offnum, flags, c->offnum);
+		rec->main_len = 14;
+		uint16_t n = 0;
+		if (c->prefix) {
+			pn_put16(data0, c->prefix);
+			n += 2;
+		}
+		if (c->suffix) {
+			pn_put16(data0 + n, c->suffix);
+			n += 2;
+		}
+		pn_put16(data0 + n, 4);
+		pn_put16(data0 + n + 2, 0x0800);
+		data0[n + 4] = PN_TUPLE_HEADER;
+		n += 5;
+		if (flags)
+			data0[n++] = 0; /* bytes 23 .. t_hoff */
+		tuple_bytes(data0 + n, c->change_len, p->xid, c->offnum);
+		b->data_len = (uint16_t)(n + c->change_len);
+		return PN_REC_HEAP_HOT_UPDATE;
+	}
+	case PN_REC_HEAP_LOCK:
+	case PN_REC_HEAP_DELETE:
+		pn_put32(main, p->xid);
+		pn_put16(main + 4, c->offnum);
+		main[6] = 0;
+		main[7] = c->kind == PN_REC_HEAP_LOCK ? 0x01 : 0x00; /* XLH_LOCK_ALL_FROZEN_CLEARED */
+		rec->main_len = 8;
+		return c->kind;
+	case PN_REC_HEAP2_PRUNE: {
+		uint32_t n = 2u * c->nredirected + c->ndead + c->nunused;
+		PN_ASSERT(n <= 4000);
+		pn_put32(main, p->xid);                  /* latestRemovedXid */
+		pn_put16(main + 4, c->nredirected);
+		pn_put16(main + 6, c->ndead);
+		rec->main_len = 8;
+		for (uint32_t i = 0; i < n; i++)
+			pn_put16(data0 + 2 * i, (uint16_t)(i + 1));
+		b->data_len = (uint16_t)(2 * n);
+		return PN_REC_HEAP2_PRUNE;
+	}
+	case PN_REC_BTREE_INSERT_LEAF: {
+		const uint8_t *page = pn_frame_page(e, p->chg_frames[0]);
+		pn_put16(main, pn_btree_insert_offnum(page, c->key));
+		rec->main_len = 2;
+		pn_itup_make(data0, c->itup_len, c->key, c->heap_blk, c->heap_off);
+		b->data_len = c->itup_len;
+		return PN_REC_BTREE_INSERT_LEAF;
+	}
+	case PN_REC_BTREE_SPLIT_R: return build_split(e, p, rec, main, data0, data1);
+	default: PN_ASSERT(!"a change of no kind"); return PN_REC_COUNT;
+	}
+}
+
+/* INSERT for PN_OP_CHANGE: every block changed, one record, shifts published (5.1). */
+static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_change *c = &p->chg;
+	uint8_t main[16], data0[64 + 8192], data1[32768 + 64];
+	PN_ASSERT(e->page_size <= 32768 && c->t_len <= 8192 && c->change_len <= 8192);
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = c->nblocks};
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		rec.blocks[i].blkno = c->pages[i];
+		rec.blocks[i].will_init = (p->chg_init >> i) & 1;
+	}
+	rec.blocks[0].data = data0;
+	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
+	pn_rec_ids(kind, &rec.rmid, &rec.info);
+	uint32_t targets[PN_CHANGE_MAX_BLOCKS] = {0};
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		struct pn_wal_block *b = &rec.blocks[i];
+		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		if (!pn_page_apply(page, e->page_size, &rec, b))
+			PN_ASSERT(!"a record that does not fit its page");
+		if ((p->chg_image >> i) & 1) {
+			b->data = NULL; /* needs_data = !needs_backup */
+			b->data_len = 0;
+			b->has_image = b->image_apply = true;
+			b->image = page;
+			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+		}
+		if ((p->chg_shift >> i) & 1) {
+			targets[i] = pn_store_shift_target(e, c->pages[i]);
+			b->has_shift = true;
+			b->shift_source = e->cur[c->pages[i]];
+			b->shift_target = (uint8_t)targets[i];
+		}
+	}
+	uint64_t size = pn_wal_record_size(&rec, e->page_size);
+	pn_lsn end = pn_wal_insert(e, &rec, kind, NULL);
+	p->txn_wal += size;
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		struct pn_frame *f = &e->frames[p->chg_frames[i]];
+		pn_page_set_lsn(pn_frame_page(e, p->chg_frames[i]), end);
+		f->dirty = true;
+		f->dirty_hint_only = false;
+		f->redirtied |= f->io_writes > 0;
+		f->last_lsn = end;
+		if ((p->chg_shift >> i) & 1)
+			publish_shift(e, c->pages[i], targets[i]);
+	}
+	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
+				      : c->t_len ? c->t_len : c->itup_len;
+	if (c->kind == PN_REC_BTREE_SPLIT_R)
+		pn_workload_split_done(e, c);
+}
+
+static bool pin_change(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_change *c = &p->chg;
+	while (p->chg_pinned < c->nblocks) {
+		uint32_t i = p->chg_pinned;
+		bool fresh = c->kind == PN_REC_BTREE_SPLIT_R && i == 1; /* the new right page */
+		uint32_t fi = pn_buf_pin(e, c->pages[i], p->id, fresh);
+		if (fi == PN_NO_FRAME)
+			return false;
+		p->chg_frames[i] = fi;
+		p->chg_pinned++;
+	}
+	return true;
+}
+
+static void release_change(struct pn_engine *e, struct pn_proc *p)
+{
+	for (uint32_t i = 0; i < p->chg_pinned; i++) {
+		e->frames[p->chg_frames[i]].locked = false;
+		pn_buf_unpin(e, p->chg_frames[i]);
+	}
+	p->chg_pinned = 0;
+}
+
 static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
 {
 	if (p->xid == 0)
@@ -204,6 +460,12 @@ static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
 
 static void txn_end(struct pn_engine *e, struct pn_proc *p)
 {
+	if (pn_workload_txn_name(e->sc, p->txn_type) != NULL) {
+		e->m.txn_type_count[p->txn_type]++;
+		e->m.txn_type_wal[p->txn_type] += p->txn_wal;
+	}
+	p->txn_type = -1;
+	p->txn_wal = 0;
 	p->xid = 0;
 	p->ops_in_txn = 0;
 	e->m.transactions++;
@@ -241,6 +503,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 	uint8_t main[8];
 	pn_put64(main, p->commit_start_ns); /* xact_time */
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
+	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
 	p->wait_lsn = pn_wal_insert(e, &rec, PN_REC_XACT_COMMIT, NULL);
 	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
 		acknowledge(e, p, p->wait_lsn);
@@ -265,7 +528,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET;
+	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE;
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -329,14 +592,23 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p)
 	pn_wake(e, p->id, STEP_NS);
 }
 
+static bool frames_locked(const struct pn_engine *e, const struct pn_proc *p)
+{
+	if (p->op.op != PN_OP_CHANGE)
+		return e->frames[p->frame].locked;
+	for (uint32_t i = 0; i < p->chg.nblocks; i++)
+		if (e->frames[p->chg_frames[i]].locked)
+			return true;
+	return false;
+}
+
 static void step_decide(struct pn_engine *e, struct pn_proc *p)
 {
-	struct pn_frame *f = &e->frames[p->frame];
-	if (f->locked) {
+	if (frames_locked(e, p)) {
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(e, 2 * e->page_size + 8192)) {
+	if (!pn_wal_has_room(e, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
 		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
 		if (!pn_ckpt_active(e))
@@ -344,8 +616,14 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS * 5);
 		return;
 	}
-	f->locked = true;
-	decide(e, p, e->wal.redo);
+	if (p->op.op == PN_OP_CHANGE) {
+		for (uint32_t i = 0; i < p->chg.nblocks; i++)
+			e->frames[p->chg_frames[i]].locked = true;
+		decide_change(e, p, e->wal.redo);
+	} else {
+		e->frames[p->frame].locked = true;
+		decide(e, p, e->wal.redo);
+	}
 	p->state = PN_B_INSERT;
 	pn_wake(e, p->id, STEP_NS);
 }
@@ -354,7 +632,16 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
 	bool moved = e->wal.redo != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	if (moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT))
+	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
+	if (p->op.op == PN_OP_CHANGE) {
+		if (recheck)
+			decide_change(e, p, e->wal.redo);
+		do_change_blocks(e, p);
+		release_change(e, p);
+		finish_op(e, p);
+		return;
+	}
+	if (recheck)
 		decide(e, p, e->wal.redo); /* XLogInsertRecord's recheck */
 	do_change(e, p);
 	e->frames[p->frame].locked = false;
@@ -385,6 +672,13 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	switch (p->state) {
 	case PN_B_NEXT: start_op(e, p); break;
 	case PN_B_PIN: {
+		if (p->op.op == PN_OP_CHANGE) {
+			if (!pin_change(e, p))
+				return; /* woken when the read (or a victim's write) completes */
+			p->state = PN_B_DECIDE;
+			step_decide(e, p);
+			break;
+		}
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */

@@ -121,8 +121,12 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pages = e->heap_pages + e->slru_pages;
 	e->generations = sc->protocol.mode == PN_MODE_UMBRA ? sc->protocol.generations : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
-	if (unsupported(e) || !pn_workload_init(e))
+	if (unsupported(e))
 		return false;
+	if (!pn_workload_init(e)) {
+		pn_workload_free(e);
+		return false;
+	}
 	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
 	    !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e)) {
 		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
@@ -134,6 +138,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 
 void pn_engine_free(struct pn_engine *e)
 {
+	pn_workload_free(e);
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
 	pn_wal_free(e);
 	pn_buf_free(e);
@@ -159,8 +164,11 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	uint8_t *page = e->io_bufs;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		bool slru = pn_store_is_slru(e, p);
-		pn_page_init(page, e->page_size, p, slru);
-		if (!slru && e->sc->protocol.checksums)
+		if (slru)
+			pn_page_init(page, e->page_size, p, true);
+		else
+			pn_workload_page_init(e, page, p);
+		if (!slru && e->sc->protocol.checksums && !pn_page_is_new(page))
 			pn_page_set_checksum(page, e->page_size, p);
 		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
 	}

@@ -46,7 +46,12 @@
 enum pn_rec {
 	PN_REC_HEAP_HOT_UPDATE, PN_REC_HEAP2_FREEZE_PAGE, PN_REC_BTREE_DEDUP, PN_REC_XACT_COMMIT,
 	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
-	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET, PN_REC_COUNT
+	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET,
+	/* the records pgbench and tpcc produce (page.c; PostgreSQL 15's layouts) */
+	PN_REC_HEAP_INSERT, PN_REC_HEAP_INSERT_INIT, PN_REC_HEAP_UPDATE, PN_REC_HEAP_UPDATE_INIT,
+	PN_REC_HEAP_LOCK, PN_REC_HEAP_DELETE, PN_REC_BTREE_INSERT_LEAF, PN_REC_BTREE_SPLIT_L,
+	PN_REC_BTREE_SPLIT_R, PN_REC_HEAP2_PRUNE,
+	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
 /* rmid/info of each kind */
@@ -69,6 +74,34 @@ bool pn_page_verify(const uint8_t *page, uint32_t page_size, uint32_t blkno, boo
  */
 bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		   const struct pn_wal_block *b);
+/*
+ * Heap and btree pages of the realistic workloads (page.c header): variable-length tuples
+ * and index tuples. pn_heap_page_fill() formats a heap page holding `rows` tuples of t_len
+ * bytes (payload derived from blkno); pn_btree_leaf_fill() a btree leaf holding index
+ * tuples of `itup_len` bytes with the given keys, each pointing at heap TID (key, 1).
+ */
+#define PN_ITUP_HEADER 8u        /* IndexTupleData: t_tid 6 B + t_info 2 B */
+#define PN_BTREE_SPECIAL 16u     /* BTPageOpaqueData */
+void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32_t rows,
+		       uint32_t t_len);
+void pn_btree_leaf_fill(uint8_t *page, uint32_t page_size, const uint64_t *keys, uint32_t n,
+			uint32_t itup_len);
+uint32_t pn_heap_rows_per_page(uint32_t page_size, uint32_t t_len, uint32_t fillfactor);
+uint32_t pn_btree_items_per_page(uint32_t page_size, uint32_t itup_len);
+/* Writes an index tuple (key, heap TID) of itup_len bytes into out. */
+void pn_itup_make(uint8_t *out, uint32_t itup_len, uint64_t key, uint32_t heap_blk,
+		  uint16_t heap_off);
+/* The offset number (1-based) a new index tuple with `key` takes on a leaf: after every
+ * item whose key is <= key (so it also works on leaves holding out-of-range keys). */
+uint16_t pn_btree_insert_offnum(const uint8_t *page, uint64_t key);
+/* How many of the leaf's items have a key < `key`, i.e. firstrightoff - 1 of a split there. */
+uint16_t pn_btree_count_below(const uint8_t *page, uint64_t key);
+/* Concatenated index tuples of items [from, nitems) of a leaf into out; returns bytes. */
+uint32_t pn_btree_items_copy(const uint8_t *page, uint16_t from, uint8_t *out, uint32_t cap);
+/* True when the page is new (all-zero header: never initialized). */
+bool pn_page_is_new(const uint8_t *page);
+/* Free bytes between pd_lower and pd_upper. */
+uint32_t pn_page_free(const uint8_t *page);
 /* Sets a hint bit on item `item` (no record). */
 void pn_page_set_hint(uint8_t *page, uint32_t item);
 /* Commit-status bits of xid on an SLRU page (2 bits per xid). */
@@ -76,6 +109,7 @@ void pn_slru_set(uint8_t *page, uint32_t page_size, bool header, uint32_t xid);
 uint32_t pn_slru_page_of(uint32_t xid, uint32_t page_size, bool header, uint32_t slru_pages);
 
 /* ---- metrics ---- */
+#define PN_TXN_TYPES 5
 struct pn_metrics {
 	uint64_t transactions, commits, aborts;
 	uint64_t wal_bytes, wal_records, fpi_count, fpi_bytes;
@@ -92,6 +126,9 @@ struct pn_metrics {
 	uint64_t elapsed_ns;
 	uint64_t commit_latency_ns_p50, commit_latency_ns_p99, commit_latency_ns_max;
 	uint64_t evictions, bgwriter_writes, ckpt_writes, stalls_wal;
+	/* per transaction type of the workload (tpcc: NewOrder, Payment, OrderStatus,
+	 * Delivery, StockLevel; pgbench: TPC-B): commits, and WAL bytes of their records */
+	uint64_t txn_type_count[PN_TXN_TYPES], txn_type_wal[PN_TXN_TYPES];
 };
 
 /* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
@@ -126,6 +163,30 @@ struct pn_frame {
 	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
 	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
+};
+
+/* ---- a change of the realistic workloads (backend.c builds its record, page.c applies it) */
+#define PN_CHANGE_MAX_BLOCKS 2
+struct pn_change {
+	enum pn_rec kind;          /* HEAP_INSERT, HEAP_UPDATE, HEAP_HOT_UPDATE, HEAP_LOCK,
+				    * HEAP_DELETE, HEAP2_PRUNE, BTREE_INSERT_LEAF, BTREE_SPLIT_R (L or R
+				    * is chosen when it runs); +INIT variants are chosen when the
+				    * page turns out new */
+	uint8_t nblocks;
+	uint32_t pages[PN_CHANGE_MAX_BLOCKS]; /* block 0, block 1 (UPDATE: old; split: right) */
+	uint16_t offnum;           /* heap: the tuple on block 0 (insert: where it goes) */
+	uint16_t old_offnum;       /* UPDATE: the old tuple on block 1 */
+	uint16_t t_len;            /* heap insert / update: the new tuple's length */
+	uint16_t prefix, suffix;   /* HOT_UPDATE: unchanged bytes before / after the change */
+	uint16_t change_len;       /* HOT_UPDATE: changed bytes (written at prefix) */
+	uint64_t key;              /* btree: the new index tuple's key */
+	uint64_t split_key;        /* split: items with key >= split_key go right */
+	uint16_t itup_len;         /* btree: index tuple bytes */
+	uint32_t heap_blk;         /* btree: the heap TID the index tuple points at */
+	uint16_t heap_off;
+	uint16_t nredirected, ndead, nunused; /* PRUNE: line pointers it names */
+	uint8_t index;             /* workload's index id (split completion callback) */
+	uint32_t leaf;             /* workload's leaf id (split completion callback) */
 };
 
 /* ---- processes ---- */
@@ -166,6 +227,13 @@ struct pn_proc {
 	uint64_t ckpt_wait_seq;
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
 	uint32_t txn_pos, txn_len;
+	/* PN_OP_CHANGE (pgbench, tpcc): the change, its pinned frames, per-block decisions */
+	struct pn_change chg;
+	uint32_t chg_frames[PN_CHANGE_MAX_BLOCKS];
+	uint32_t chg_pinned;
+	uint8_t chg_image, chg_shift, chg_init; /* bit i: block i */
+	int txn_type;         /* workload transaction type, -1 if none */
+	uint64_t txn_wal;     /* WAL bytes of the current transaction's records */
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -310,6 +378,7 @@ struct pn_engine {
 	bool recovering;
 	bool failed;
 	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
+	void *wl;                 /* the workload generator's state (wl_pgbench.c, wl_tpcc.c) */
 	char error[PN_ERROR_LEN];
 };
 
@@ -407,8 +476,16 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
 /* workload.c */
 bool pn_workload_init(struct pn_engine *e);
 enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
-/* The next operation of backend `client`: an op, nothing yet (it is woken), or done. */
+/* The next operation of backend `client`: an op, nothing yet (it is woken), or done.
+ * For PN_OP_CHANGE the change is in e->procs[client].chg. */
 enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_workload_free(struct pn_engine *e);
+/* The initial bytes of heap page `blkno` (format): the workload's tables and indexes. */
+void pn_workload_page_init(struct pn_engine *e, uint8_t *page, uint32_t blkno);
+/* A split decided by the workload has run (its new right leaf may now take inserts). */
+void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
+/* Name of transaction type t of the workload, NULL if it has none. */
+const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
 

@@ -41,7 +41,8 @@ enum pn_workload_kind {
 
 enum pn_op {
 	PN_OP_UPDATE, PN_OP_COMMIT, PN_OP_ABORT, PN_OP_CHECKPOINT, PN_OP_CHECKPOINT_BEGIN,
-	PN_OP_CHECKPOINT_END, PN_OP_EVICT, PN_OP_HINT, PN_OP_VACUUM, PN_OP_DEDUP, PN_OP_SLRU_SET
+	PN_OP_CHECKPOINT_END, PN_OP_EVICT, PN_OP_HINT, PN_OP_VACUUM, PN_OP_DEDUP, PN_OP_SLRU_SET,
+	PN_OP_CHANGE /* generated only (pgbench, tpcc): the change in the backend's pn_proc.chg */
 };
 
 struct pn_step {

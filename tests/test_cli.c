@@ -326,7 +326,7 @@ static const char *const result_keys[] = {
 	"fpi_bytes", "data_bytes_written", "fsyncs", "checkpoints", "space_amplification",
 	"elapsed_seconds", "wal_bytes_per_transaction", "shifts", "dw_bytes_written",
 	"write_amplification", "read_runs", "commit_latency_us_p50", "commit_latency_us_p99",
-	"checkpoints_by_cause", "records", "violation",
+	"checkpoints_by_cause", "records", "transaction_types", "violation",
 };
 
 static void assert_key_order(json_t *result)

@@ -548,7 +548,7 @@ START_TEST(test_refused)
 	t.r.blocks[0].fork = 1;
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_hot(&t, 3, 0, 1, 1, 0, 5);
-	t.r.blocks[0].data_len = 8;                   /* 8 B of block data */
+	t.r.blocks[0].data_len = 4;                   /* shorter than xl_heap_header */
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_dedup(&t, 3, 0, 1);
 	t.r.main_len = 3;
