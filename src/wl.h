@@ -21,7 +21,16 @@
  * generator's view (which page, which line pointer, where to split) is decided when the
  * change is handed out, one change at a time. An index leaf splits when its routed item
  * count reaches capacity - (clients + 2): at most one change per client is handed out and
- * not yet run, so the page never overflows even when runs reorder.
+ * not yet run, so the page never overflows even when runs reorder. A client whose insert
+ * routes to a leaf whose split has not run yet (or to a leaf that must split again while
+ * its last split is still running) waits (PN_WL_WAIT); the split's completion wakes it.
+ *
+ * Updates (wl_update_row). Each loaded page has `room` (free bytes for new versions) and
+ * `versions` (old versions a prune would remove). A HOT update takes room for a version (the
+ * tuple itself is rewritten in place); when room is short and versions exist, a Heap2/PRUNE
+ * comes first and gives their room back; with neither, the update is non-HOT (LOCK, UPDATE
+ * to the append pages, index inserts) and the moved-off version becomes prunable once the
+ * transaction ends (wl_txn_end).
  */
 #ifndef PN_WL_H
 #define PN_WL_H
