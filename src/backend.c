@@ -131,7 +131,7 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	}
 }
 
-static void publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
 {
 	e->cur[page] = (uint8_t)target;
 	e->m.shifts++;
@@ -151,6 +151,13 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
+	if (p->op.op == PN_OP_VACUUM_PAGE || p->op.op == PN_OP_BT_INSERT) {
+		if (p->op.op == PN_OP_VACUUM_PAGE)
+			pn_wl_vacuum_change(e, p); /* its own records: src/wl_vacuum.c */
+		else
+			pn_wl_btree_change(e, p);  /* src/wl_btree.c */
+		return;
+	}
 	PN_ASSERT(nitems <= 512);
 	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image;
@@ -191,7 +198,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
 	if (p->decided_shift)
-		publish_shift(e, pg, target);
+		pn_backend_publish_shift(e, pg, target);
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
 
@@ -265,7 +272,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET;
+	       op == PN_OP_SLRU_SET || op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT;
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -281,7 +288,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	if (n == PN_WL_WAIT)
 		return; /* woken when there is something */
 	if (needs_page(p->op.op)) {
-		if (p->op.op != PN_OP_HINT)
+		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
 		p->state = PN_B_PIN;
 		pn_wake(e, p->id, STEP_NS);
@@ -385,6 +392,15 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	switch (p->state) {
 	case PN_B_NEXT: start_op(e, p); break;
 	case PN_B_PIN: {
+		uint32_t vm;
+		if (p->op.op == PN_OP_VACUUM_PAGE && !p->frame2_pinned &&
+		    pn_wl_vacuum_vm_page(e, p->op.page, &vm)) {
+			uint32_t f2 = pn_buf_pin(e, vm, p->id, false); /* the VM page first */
+			if (f2 == PN_NO_FRAME)
+				return;
+			p->frame2 = f2;
+			p->frame2_pinned = true;
+		}
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */

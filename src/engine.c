@@ -159,7 +159,10 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	uint8_t *page = e->io_bufs;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		bool slru = pn_store_is_slru(e, p);
-		pn_page_init(page, e->page_size, p, slru);
+		if (slru)
+			pn_page_init(page, e->page_size, p, slru);
+		else
+			pn_workload_page_init(e, p, page); /* the workload's table, if it has one */
 		if (!slru && e->sc->protocol.checksums)
 			pn_page_set_checksum(page, e->page_size, p);
 		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);

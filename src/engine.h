@@ -46,7 +46,10 @@
 enum pn_rec {
 	PN_REC_HEAP_HOT_UPDATE, PN_REC_HEAP2_FREEZE_PAGE, PN_REC_BTREE_DEDUP, PN_REC_XACT_COMMIT,
 	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
-	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET, PN_REC_COUNT
+	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET,
+	/* vacuum and btree_dedup workloads (wl_vacuum.c, wl_btree.c) */
+	PN_REC_HEAP2_VISIBLE, PN_REC_BTREE_INSERT_LEAF,
+	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
 /* rmid/info of each kind */
@@ -166,6 +169,9 @@ struct pn_proc {
 	uint64_t ckpt_wait_seq;
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
 	uint32_t txn_pos, txn_len;
+	/* a second page an op changes (vacuum: the visibility-map page), pinned before `frame` */
+	uint32_t frame2;
+	bool frame2_pinned;
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -403,6 +409,8 @@ void pn_ckpt_release_pause(struct pn_engine *e);
 
 /* backend.c */
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
+/* Umbra: `page` now lives in slot `target` (after its record is inserted; R4 checked). */
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target);
 
 /* workload.c */
 bool pn_workload_init(struct pn_engine *e);
@@ -411,6 +419,42 @@ enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
 enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+/* The formatted (initial) bytes of heap page `p`: the workload's table, or pn_page_init's. */
+void pn_workload_page_init(struct pn_engine *e, uint32_t p, uint8_t *page);
+
+/* Workload generators with their own pages and records (wl_vacuum.c, wl_btree.c, wl_slru.c).
+ * Each: init (sizes the relation: may set heap_pages/pages), the initial bytes of a page,
+ * the next op of a client; the vacuum and btree ops are changed by their own function,
+ * called from backend.c's INSERT step (the change, its records, images, shifts). */
+/* wl_record.c: register a block (image or shift, decided now), insert and stamp. */
+void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		   bool standard, bool hint);
+pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
+		    const uint32_t *frames);
+/* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
+void pn_wl_hint_dirty(struct pn_engine *e, uint32_t frame);
+bool pn_wl_vacuum_init(struct pn_engine *e);
+void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+/* The visibility-map page of heap page `p` (pinned with it), or false if none. */
+bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm);
+void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_btree_init(struct pn_engine *e);
+void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_slru_init(struct pn_engine *e);
+enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+/* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
+bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b);
+bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			      const struct pn_wal_block *b);
+bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size);
+bool pn_wl_apply_insert_leaf(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b);
+bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b);
 
 /* recovery.c */
 bool pn_recovery_begin(struct pn_engine *e);

@@ -39,6 +39,8 @@ static const struct {
 	[PN_REC_XLOG_CHECKPOINT_SHUTDOWN] = {"XLOG/CHECKPOINT_SHUTDOWN", PN_RM_XLOG, 0x00},
 	[PN_REC_XLOG_FPI_FOR_HINT] = {"XLOG/FPI_FOR_HINT", PN_RM_XLOG, 0xA0},
 	[PN_REC_CLOG_SET] = {"CLOG/SET", PN_RM_CLOG, 0x10},
+	[PN_REC_HEAP2_VISIBLE] = {"Heap2/VISIBLE", PN_RM_HEAP2, 0x40},
+	[PN_REC_BTREE_INSERT_LEAF] = {"Btree/INSERT_LEAF", PN_RM_BTREE, 0x00},
 };
 
 const char *pn_rec_name(enum pn_rec r) { return rec_ids[r].name; }
@@ -239,8 +241,15 @@ bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 		return false;
 	switch (kind) {
 	case PN_REC_HEAP_HOT_UPDATE: return apply_hot_update(page, page_size, r, b);
-	case PN_REC_HEAP2_FREEZE_PAGE: return apply_freeze(page, page_size, r);
-	case PN_REC_BTREE_DEDUP: return apply_dedup(page, page_size, r, b);
+	case PN_REC_HEAP2_FREEZE_PAGE: /* PG16's freeze plans (7 B main) or the script op's */
+		return r->main_len == 7 ? pn_wl_apply_freeze_plans(page, page_size, r, b)
+					: apply_freeze(page, page_size, r);
+	case PN_REC_BTREE_DEDUP: /* a btree leaf (wl_btree.c) or the script op's page */
+		return pn_wl_btree_is_leaf(page, page_size)
+			       ? pn_wl_apply_btree_dedup(page, page_size, r, b)
+			       : apply_dedup(page, page_size, r, b);
+	case PN_REC_HEAP2_VISIBLE: return pn_wl_apply_visible(page, page_size, r, b);
+	case PN_REC_BTREE_INSERT_LEAF: return pn_wl_apply_insert_leaf(page, page_size, r, b);
 	case PN_REC_CLOG_SET: {
 		if (r->main_len != 5)
 			return false;

@@ -5,7 +5,8 @@
  *   script  the scenario's steps, in order, one at a time: a step runs on its client's
  *           backend once the step before it has finished (a commit waits for its flush);
  *   random  `transactions` transactions spread over the clients, each changing
- *           pages_per_transaction distinct pages chosen uniformly, then committing.
+ *           pages_per_transaction distinct pages chosen uniformly, then committing;
+ *   vacuum, btree_dedup, slru: their own files (wl_vacuum.c, wl_btree.c, wl_slru.c).
  */
 #include "engine.h"
 
@@ -16,6 +17,10 @@ bool pn_workload_init(struct pn_engine *e)
 	switch (e->sc->workload.kind) {
 	case PN_WL_SCRIPT:
 	case PN_WL_RANDOM: return true;
+	/* workloads with their own generator file */
+	case PN_WL_VACUUM: return pn_wl_vacuum_init(e);
+	case PN_WL_BTREE_DEDUP: return pn_wl_btree_init(e);
+	case PN_WL_SLRU: return pn_wl_slru_init(e);
 	default:
 		snprintf(e->error, sizeof(e->error),
 			 "%s: workload.kind '%s' is not implemented yet (script and random are)",
@@ -88,7 +93,20 @@ static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct 
 
 enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
 {
-	if (e->sc->workload.kind == PN_WL_SCRIPT)
-		return script_next(e, client, out);
-	return random_next(e, client, out);
+	switch (e->sc->workload.kind) {
+	case PN_WL_SCRIPT: return script_next(e, client, out);
+	case PN_WL_VACUUM: return pn_wl_vacuum_next(e, client, out);
+	case PN_WL_BTREE_DEDUP: return pn_wl_btree_next(e, client, out);
+	case PN_WL_SLRU: return pn_wl_slru_next(e, client, out);
+	default: return random_next(e, client, out);
+	}
+}
+
+void pn_workload_page_init(struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	switch (e->sc->workload.kind) {
+	case PN_WL_VACUUM: pn_wl_vacuum_page_init(e, p, page); break;
+	case PN_WL_BTREE_DEDUP: pn_wl_btree_page_init(e, p, page); break;
+	default: pn_page_init(page, e->page_size, p, false); break;
+	}
 }

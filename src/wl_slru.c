@@ -1,0 +1,67 @@
+/*
+ * wl_slru.c: the `slru` workload, commit-status pages (seed 003's proposal: SLRU pages with
+ * the standard page header, so that they get checksums and LSNs) (engine layer).
+ *
+ * `transactions` transactions over the clients; each changes pages_per_transaction heap
+ * pages chosen uniformly (as the random workload does), sets its own commit-status bits in
+ * the CLOG page that holds its xid (CLOG/SET: 2 bits per xid, 32,768 xids per headerless
+ * 8 KiB page, 32,672 with a header), then commits. With protocol.slru_headers the CLOG
+ * page has an LSN and a checksum, so its first change after a checkpoint carries a
+ * full-page image under full_page_writes, as any page does; without, it never does (a
+ * torn commit-status page is safe: its bytes are independent bits). The cost of headers
+ * is those images (penumbra compare --stats shows them on CLOG/SET), plus the 24 bytes
+ * per page the header takes from the bits.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+
+bool pn_wl_slru_init(struct pn_engine *e)
+{
+	if (e->sc->workload.pages_per_transaction > e->heap_pages) {
+		snprintf(e->error, sizeof(e->error),
+			 "%s: workload.pages_per_transaction (%u) exceeds storage.pages (%u)",
+			 e->sc->path, e->sc->workload.pages_per_transaction, e->heap_pages);
+		return false;
+	}
+	return true;
+}
+
+enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+{
+	struct pn_proc *p = &e->procs[client];
+	const struct pn_scenario *sc = e->sc;
+	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
+	if (p->txn_pos < p->txn_len) {
+		out->page = p->txn_pages[p->txn_pos++];
+		return PN_WL_OP;
+	}
+	if (p->txn_len && p->txn_pos == p->txn_len) { /* the heap changes are done */
+		p->txn_pos++;
+		out->op = PN_OP_SLRU_SET;
+		out->xid = p->xid;
+		return PN_WL_OP;
+	}
+	if (p->txn_len) {
+		p->txn_len = 0;
+		out->op = PN_OP_COMMIT;
+		return PN_WL_OP;
+	}
+	if (e->txns_started >= sc->workload.transactions)
+		return PN_WL_DONE;
+	e->txns_started++;
+	uint32_t k = sc->workload.pages_per_transaction;
+	for (uint32_t i = 0; i < k; i++) {
+		bool dup;
+		do {
+			p->txn_pages[i] = (uint32_t)(e->env.random(e->env.ctx) % e->heap_pages);
+			dup = false;
+			for (uint32_t j = 0; j < i; j++)
+				dup |= p->txn_pages[j] == p->txn_pages[i];
+		} while (dup);
+	}
+	p->txn_len = k;
+	p->txn_pos = 1;
+	out->page = p->txn_pages[0];
+	return PN_WL_OP;
+}
