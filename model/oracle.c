@@ -62,7 +62,7 @@
  *      ckpt_weight is a power of two >= 64.
  * pn_oracle_page() starts from the nearest base at or below the asked position, or from the
  * cursor when it lies between the two, applies the few ops after it, and allocates nothing.
- * Memory: 3 pages per page (initial, tip, cursor), 44 B per op plus its payload, 16 B per
+ * Memory: 3 pages per page (initial, tip, cursor), 48 B per op plus its payload, 16 B per
  * base, and at most the budget in checkpoints.
  */
 #include "oracle.h"
@@ -93,8 +93,19 @@
 #define WEIGHT_MIN 64u  /* initial ckpt_weight */
 #define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
 #define INFO_MASK 0xF0u
+#define FREEZE_PLAN_BYTES 12u /* PG16 xl_heap_freeze_plan */
+#define VM_FORK 2u
+#define BT_SPECIAL 16u
+#define BT_PLAIN 16u
+#define BT_POSTING_HDR 16u
+#define BT_POSTING_MAX 2704u
+#define BT_ALT_TID 0x2000u
 
-enum op_kind { OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN };
+enum op_kind {
+	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN,
+	/* the vacuum and btree_dedup workloads' records */
+	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE, OP_INSERT_LEAF
+};
 
 static const struct {
 	uint8_t rmid, info;
@@ -105,6 +116,7 @@ static const struct {
 	{PN_RM_XLOG, 0xA0, OP_NONE},        {PN_RM_XACT, 0x00, OP_NONE},
 	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
 	{PN_RM_XLOG, 0x10, OP_NONE},
+	{PN_RM_HEAP2, 0x40, OP_VM_SET},     {PN_RM_BTREE, 0x00, OP_INSERT_LEAF},
 };
 
 struct op {
@@ -116,6 +128,7 @@ struct op {
 	uint16_t hole_off; /* images only */
 	uint16_t hole_len;
 	uint8_t kind;
+	uint32_t heap_blk; /* OP_VM_SET: the heap block whose bits it sets */
 };
 
 /* A position from which a page can be rebuilt (I2). */
@@ -309,6 +322,150 @@ static void apply_clog_set(const struct pn_oracle *o, uint8_t *page, const struc
 	page[base + bit / 8u] |= (uint8_t)(1u << (bit % 8u));
 }
 
+/* ---- the vacuum workload: PG16 freeze plans, Heap2/VISIBLE ---------------------------- */
+
+static bool apply_freeze_plans(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *plans = main + op->main_len;
+	uint32_t nplans = pn_get16(main + 4);
+	const uint8_t *off = plans + FREEZE_PLAN_BYTES * nplans;
+	bool fits = true;
+	for (uint32_t k = 0; k < nplans; k++) {
+		const uint8_t *plan = plans + FREEZE_PLAN_BYTES * k;
+		for (uint32_t left = pn_get16(plan + 10); left > 0; left--, off += 2) {
+			uint32_t t = tuple_off(page, o->page_size, pn_get16(off) - 1u, TUP_HEADER);
+			if (t == 0) {
+				fits = false;
+				continue;
+			}
+			memcpy(page + t + TUP_XMAX, plan, 4);
+			memcpy(page + t + TUP_INFOMASK2, plan + 4, 4); /* t_infomask2, t_infomask */
+		}
+	}
+	return fits;
+}
+
+static void apply_vm_set(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint32_t per_page = (o->page_size - PAGE_HEADER) * 4u; /* two bits per heap block */
+	uint32_t slot = op->heap_blk % per_page;
+	uint8_t bits = o->arena[op->off + 4] & 0x03u;
+	page[PAGE_HEADER + slot / 4u] |= (uint8_t)(bits << ((slot % 4u) * 2u));
+}
+
+/* ---- the btree_dedup workload: leaf pages --------------------------------------------- */
+
+static bool bt_leaf(const struct pn_oracle *o, const uint8_t *page)
+{
+	uint32_t special = o->page_size - BT_SPECIAL;
+	uint32_t lower = pn_get16(page + OFF_LOWER), upper = pn_get16(page + OFF_UPPER);
+	return pn_get16(page + OFF_SPECIAL) == special && (page[special + 12] & 1u) &&
+	       lower >= PAGE_HEADER && lower <= upper && upper <= special;
+}
+
+/* Offset and length of leaf item i if sane, else false. */
+static bool bt_item(const struct pn_oracle *o, const uint8_t *page, uint32_t i, uint32_t *off,
+		    uint32_t *len)
+{
+	if (i >= nitems(page, o->page_size))
+		return false;
+	*off = pn_get16(page + PAGE_HEADER + 4u * i);
+	*len = pn_get16(page + PAGE_HEADER + 4u * i + 2u);
+	return *off >= PAGE_HEADER && *len >= BT_PLAIN && *off + *len <= o->page_size - BT_SPECIAL;
+}
+
+static bool apply_insert_leaf(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off;
+	uint32_t at = pn_get16(main), n = nitems(page, o->page_size);
+	uint32_t lower = pn_get16(page + OFF_LOWER), upper = pn_get16(page + OFF_UPPER);
+	if (!bt_leaf(o, page) || at == 0 || at > n + 1 || upper < lower + BT_PLAIN + 4u)
+		return false;
+	upper -= BT_PLAIN;
+	memcpy(page + upper, main + op->main_len, BT_PLAIN);
+	for (uint32_t i = n; i >= at; i--) /* line pointers at..n move up one */
+		memcpy(page + PAGE_HEADER + 4u * i, page + PAGE_HEADER + 4u * (i - 1u), 4);
+	pn_put16(page + PAGE_HEADER + 4u * (at - 1u), (uint16_t)upper);
+	pn_put16(page + PAGE_HEADER + 4u * (at - 1u) + 2u, BT_PLAIN);
+	pn_put16(page + OFF_LOWER, (uint16_t)(lower + 4u));
+	pn_put16(page + OFF_UPPER, (uint16_t)upper);
+	return true;
+}
+
+/* The heap TIDs a leaf item holds: 1 for a plain tuple, n for a posting one. */
+static uint32_t bt_tids(const uint8_t *t, uint32_t len, const uint8_t **first)
+{
+	bool posting = (pn_get16(t + 6) & BT_ALT_TID) != 0;
+	uint32_t n = posting ? pn_get16(t + 4) & ~BT_ALT_TID : 1u;
+	*first = posting ? t + BT_POSTING_HDR : t;
+	return !posting || BT_POSTING_HDR + 6u * n <= len ? n : 0;
+}
+
+/* The leaf as a list of tuples (merged where an interval says), re-laid from the special
+ * space down into `out`; false if the intervals do not fit the page. */
+static bool bt_rebuild(const struct pn_oracle *o, const uint8_t *page, const uint8_t *iv,
+		       uint32_t niv, uint8_t *out)
+{
+	uint32_t n = nitems(page, o->page_size), ps = o->page_size, top = ps - BT_SPECIAL, kept = 0;
+	uint8_t tup[BT_POSTING_MAX];
+	memset(out, 0, ps);
+	memcpy(out, page, PAGE_HEADER);
+	memcpy(out + top, page + top, BT_SPECIAL);
+	uint32_t i = 1, next = 0; /* 1-based item, next interval */
+	while (i <= n) {
+		uint32_t take = 1, off, len, tlen;
+		bool run = next < niv && pn_get16(iv + 4u * next) == i;
+		if (run)
+			take = pn_get16(iv + 4u * next + 2u);
+		if (run && (take < 2 || i + take - 1u > n))
+			return false;
+		if (!bt_item(o, page, i - 1u, &off, &len))
+			return false;
+		if (run) {
+			uint32_t tids = 0;
+			memset(tup, 0, sizeof(tup));
+			memcpy(tup + 8, page + off + 8, 4); /* the key */
+			for (uint32_t j = i; j < i + take; j++) {
+				const uint8_t *from;
+				if (!bt_item(o, page, j - 1u, &off, &len))
+					return false;
+				uint32_t c = bt_tids(page + off, len, &from);
+				if (c == 0 || BT_POSTING_HDR + 6u * (tids + c) > BT_POSTING_MAX)
+					return false;
+				memcpy(tup + BT_POSTING_HDR + 6u * tids, from, 6u * c);
+				tids += c;
+			}
+			tlen = (BT_POSTING_HDR + 6u * tids + 7u) & ~7u;
+			pn_put16(tup + 2, BT_POSTING_HDR);
+			pn_put16(tup + 4, (uint16_t)(tids | BT_ALT_TID));
+			pn_put16(tup + 6, (uint16_t)(tlen | BT_ALT_TID));
+			next++;
+		} else {
+			tlen = len;
+			memcpy(tup, page + off, len);
+		}
+		top -= tlen;
+		memcpy(out + top, tup, tlen);
+		pn_put16(out + PAGE_HEADER + 4u * kept, (uint16_t)top);
+		pn_put16(out + PAGE_HEADER + 4u * kept + 2u, (uint16_t)tlen);
+		kept++;
+		i += take;
+	}
+	pn_put16(out + OFF_LOWER, (uint16_t)(PAGE_HEADER + 4u * kept));
+	pn_put16(out + OFF_UPPER, (uint16_t)top);
+	return next == niv;
+}
+
+static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint8_t out[32768];
+	const uint8_t *main = o->arena + op->off;
+	if (!bt_rebuild(o, page, main + op->main_len, pn_get16(main), out))
+		return false;
+	memcpy(page, out, o->page_size);
+	return true;
+}
+
 /* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
 static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
 {
@@ -317,8 +474,16 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_IMAGE: apply_image(o, page, op); break;
 	case OP_HOT_UPDATE: fits = apply_hot_update(o, page, op); break;
 	case OP_FREEZE: fits = apply_freeze(o, page, op); break;
-	case OP_DEDUP: fits = apply_dedup(o, page, op); break;
+	case OP_DEDUP: /* a btree leaf's (wl_btree) or the script op's payload rewrite */
+		fits = bt_leaf(o, page) ? apply_bt_dedup(o, page, op) : apply_dedup(o, page, op);
+		break;
 	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
+	case OP_FREEZE_PLANS: fits = apply_freeze_plans(o, page, op); break;
+	case OP_VM_SET: apply_vm_set(o, page, op); break;
+	case OP_ALL_VISIBLE:
+		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
+		break;
+	case OP_INSERT_LEAF: fits = apply_insert_leaf(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -342,7 +507,10 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len == 9;
 	case OP_FREEZE:
 		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
-	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4;
+	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4u * pn_get16(r->main_data);
+	case OP_FREEZE_PLANS: return b->data_len >= FREEZE_PLAN_BYTES * pn_get16(r->main_data + 4);
+	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
+	case OP_INSERT_LEAF: return r->main_len == 2 && b->data_len == BT_PLAIN;
 	case OP_CLOG_SET: return r->main_len == 5;
 	default: return true;
 	}
@@ -352,8 +520,8 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		       const struct pn_wal_block *b, uint8_t *kind, char *why, size_t why_len)
 {
-	if (b->fork != 0)
-		return fail(why, why_len, "a block of fork %u (the oracle models main only)",
+	if (b->fork != 0 && b->fork != VM_FORK)
+		return fail(why, why_len, "a block of fork %u (the oracle models main and vm)",
 			    b->fork);
 	if (b->blkno >= o->npages)
 		return fail(why, why_len, "a block names page %u of %u", b->blkno, o->npages);
@@ -362,6 +530,10 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		return true;
 	}
 	*kind = kind_of(r->rmid, r->info);
+	if (*kind == OP_FREEZE && r->main_len == 7)
+		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
+	if (*kind == OP_VM_SET && b != &r->blocks[0])
+		*kind = OP_ALL_VISIBLE;  /* VISIBLE's block 1 is the heap page */
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
@@ -493,6 +665,8 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
 			.data_len = b->data_len,
 		};
+		if (kinds[i] == OP_VM_SET)
+			op.heap_blk = r->blocks[1].blkno;
 		if (kinds[i] == OP_IMAGE) {
 			op.main_len = op.data_len = 0;
 			op.hole_off = b->hole_offset;
@@ -626,8 +800,8 @@ static bool masked(const struct pn_oracle *o, uint32_t page, const uint8_t *expe
 {
 	if (has_header(o, page) && (d == OFF_CHECKSUM || d == OFF_CHECKSUM + 1))
 		return true;
-	if (page >= o->heap_pages)
-		return false;
+	if (page >= o->heap_pages || pn_get16(expected + OFF_SPECIAL) != o->page_size)
+		return false; /* tuple masking is for heap pages (no special space) only */
 	uint32_t n = nitems(expected, o->page_size);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t t = tuple_off(expected, o->page_size, i, TUP_HEADER);

@@ -5,9 +5,9 @@
  * transactions that each end with a commit.
  *
  * The index is its leaf level only, sized at format time: L leaf pages, leaf
- * key * L / distinct_keys holds a key. L is the smallest count whose leaves stay under
- * about 60% full once every insert is in and deduplicated (FILL_PCT below), so no leaf
- * ever splits. Left out: page splits (Btree/SPLIT_L, SPLIT_R), inner pages, the growth of
+ * key * L / distinct_keys holds a key. L is the smallest count whose leaves hold every
+ * insert once deduplicated, with a margin for the random spread (leaves()), so no leaf
+ * ever splits and leaves end nearly full. Left out: page splits (Btree/SPLIT_L, SPLIT_R), inner pages, the growth of
  * the index over the run, the table's own heap inserts (only the index's WAL is counted,
  * as seed 004's nbtree_wal_volume).
  *
@@ -47,16 +47,34 @@
 #define TID 6u
 #define ALT_TID 0x2000u
 #define POSTING_MAX 2704u
-#define FILL_PCT 60u
 #define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
 
+static uint64_t isqrt(uint64_t x)
+{
+	uint64_t r = 0;
+	while ((r + 1) * (r + 1) <= x)
+		r++;
+	return r;
+}
+
+/* The fewest leaves that hold every insert once deduplicated, with room to spare for a
+ * leaf that draws 4 standard deviations more inserts than the mean (the draws per leaf are
+ * about Poisson), so that no leaf ever needs a split: leaves end the run nearly full, the
+ * steady state of a btree that splits. */
 static uint32_t leaves(const struct pn_engine *e)
 {
 	uint64_t d = e->sc->workload.distinct_keys, n = e->sc->workload.inserts;
-	/* after dedup: a posting tuple + line pointer per key (~28 B), 6 B per heap TID */
-	uint64_t need = 28u * d + TID * n;
-	uint64_t usable = (uint64_t)(e->page_size - PN_PAGE_HEADER - SPECIAL) * FILL_PCT / 100u;
-	return (uint32_t)PN_MAX(1u, (need + usable - 1) / usable);
+	uint64_t usable = e->page_size - PN_PAGE_HEADER - SPECIAL - PLAIN - 4u;
+	uint64_t l = PN_MAX(1u, (28u * d + TID * n) / usable);
+	for (;; l++) {
+		uint64_t keys = (d + l - 1) / l, m = n / l + 1, tids = m + 4u * isqrt(m) + 4u;
+		/* per key: a posting tuple (header, MAXALIGN slack) and its line pointer, one more
+		 * per POSTING_MAX of TIDs; 6 B per TID */
+		uint64_t need = keys * (POSTING_HDR + 8u + 4u) * (1u + tids * TID / POSTING_MAX / keys) +
+				TID * tids;
+		if (need <= usable || l >= d)
+			return (uint32_t)l;
+	}
 }
 
 bool pn_wl_btree_init(struct pn_engine *e)
