@@ -419,6 +419,13 @@ enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
 enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+/* The transaction frame of the generated workloads: after a transaction's ops (txn_len
+ * set) its commit into *out; else, while transactions remain, a new one is counted and true
+ * returned; otherwise false with *next = PN_WL_DONE. */
+bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
+			  enum pn_wl_next *next);
+/* k distinct heap pages chosen uniformly into p->txn_pages; txn_len = k, txn_pos = 1. */
+void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k);
 /* The formatted (initial) bytes of heap page `p`: the workload's table, or pn_page_init's. */
 void pn_workload_page_init(struct pn_engine *e, uint32_t p, uint8_t *page);
 

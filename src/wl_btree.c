@@ -130,14 +130,10 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 		out->page = (uint32_t)((uint64_t)out->key * e->heap_pages / d);
 		return PN_WL_OP;
 	}
-	if (p->txn_len) {
-		p->txn_len = 0;
-		out->op = PN_OP_COMMIT;
-		return PN_WL_OP;
-	}
-	if (e->txns_started >= sc->workload.transactions)
-		return PN_WL_DONE;
-	uint64_t k = e->txns_started++, n = sc->workload.inserts, t = sc->workload.transactions;
+	enum pn_wl_next next;
+	if (!pn_workload_txn_next(e, p, out, &next))
+		return next;
+	uint64_t k = e->txns_started - 1, n = sc->workload.inserts, t = sc->workload.transactions;
 	p->txn_len = (uint32_t)(n * (k + 1) / t - n * k / t);
 	p->txn_pos = 0;
 	if (p->txn_len == 0) { /* more transactions than inserts: an empty one */

@@ -42,26 +42,10 @@ enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_
 		out->xid = p->xid;
 		return PN_WL_OP;
 	}
-	if (p->txn_len) {
-		p->txn_len = 0;
-		out->op = PN_OP_COMMIT;
-		return PN_WL_OP;
-	}
-	if (e->txns_started >= sc->workload.transactions)
-		return PN_WL_DONE;
-	e->txns_started++;
-	uint32_t k = sc->workload.pages_per_transaction;
-	for (uint32_t i = 0; i < k; i++) {
-		bool dup;
-		do {
-			p->txn_pages[i] = (uint32_t)(e->env.random(e->env.ctx) % e->heap_pages);
-			dup = false;
-			for (uint32_t j = 0; j < i; j++)
-				dup |= p->txn_pages[j] == p->txn_pages[i];
-		} while (dup);
-	}
-	p->txn_len = k;
-	p->txn_pos = 1;
+	enum pn_wl_next next;
+	if (!pn_workload_txn_next(e, p, out, &next))
+		return next;
+	pn_workload_pick_pages(e, p, sc->workload.pages_per_transaction);
 	out->page = p->txn_pages[0];
 	return PN_WL_OP;
 }

@@ -56,24 +56,26 @@ void pn_workload_step_done(struct pn_engine *e, uint32_t client)
 		pn_wake(e, c, 0);
 }
 
-static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
+			  enum pn_wl_next *next)
 {
-	struct pn_proc *p = &e->procs[client];
-	const struct pn_scenario *sc = e->sc;
-	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
-	if (p->txn_pos < p->txn_len) {
-		out->page = p->txn_pages[p->txn_pos++];
-		return PN_WL_OP;
-	}
+	*next = PN_WL_OP;
 	if (p->txn_len) {
 		p->txn_len = 0;
 		out->op = PN_OP_COMMIT;
-		return PN_WL_OP;
+		return false;
 	}
-	if (e->txns_started >= sc->workload.transactions)
-		return PN_WL_DONE;
+	if (e->txns_started >= e->sc->workload.transactions) {
+		*next = PN_WL_DONE;
+		return false;
+	}
 	e->txns_started++;
-	uint32_t k = PN_MIN(sc->workload.pages_per_transaction, e->heap_pages);
+	return true;
+}
+
+void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k)
+{
+	PN_ASSERT(k <= e->heap_pages && k <= PN_WAL_MAX_BLOCKS);
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t pg;
 		bool dup;
@@ -87,6 +89,20 @@ static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct 
 	}
 	p->txn_len = k;
 	p->txn_pos = 1;
+}
+
+static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+{
+	struct pn_proc *p = &e->procs[client];
+	enum pn_wl_next next;
+	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
+	if (p->txn_pos < p->txn_len) {
+		out->page = p->txn_pages[p->txn_pos++];
+		return PN_WL_OP;
+	}
+	if (!pn_workload_txn_next(e, p, out, &next))
+		return next;
+	pn_workload_pick_pages(e, p, PN_MIN(e->sc->workload.pages_per_transaction, e->heap_pages));
 	out->page = p->txn_pages[0];
 	return PN_WL_OP;
 }

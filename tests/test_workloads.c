@@ -1,0 +1,205 @@
+/*
+ * test_workloads.c: Check suite for the vacuum, btree_dedup and slru workloads and their
+ * records (src/wl_*.c; label unit). Every test asserts relations the engine produced on a
+ * small run, the per-page facts seed 001's 10M-row table scales up from:
+ *
+ *   vacuum       with checksums, per heap page one FPI_FOR_HINT (49 B + the page less its
+ *                hole: 8160 B for 226 rows), one FREEZE_PAGE (517 B for 226 rows, PG16
+ *                layout), one VISIBLE (59 B; 64 + 8192 for the VM page's one image);
+ *                without checksums no hint image and no freeze, only VISIBLE;
+ *                umbra keeps the hint images and shifts the VM page instead of imaging it;
+ *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes happen, fpw costs more WAL and more
+ *                WAL-triggered checkpoints than nofpw (the feedback of seed 004);
+ *   slru         with SLRU headers CLOG/SET carries images, without it never does;
+ *   bad input    the workloads refuse sizes they cannot model, with a message.
+ */
+#include "checker.h"
+#include "engine.h"
+#include "world.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void run_yaml(const char *yaml, struct pn_sim_result *r)
+{
+	struct pn_scenario sc;
+	char err[PN_ERROR_LEN];
+	ck_assert_msg(pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)),
+		      "%s", err);
+	pn_sim_run(&sc, r);
+	pn_scenario_free(&sc);
+	ck_assert_msg(r->status == 0, "status %d: %s %s", r->status, r->viol.detail, r->error);
+}
+
+static void vacuum(const char *mode, bool checksums, uint64_t rows, struct pn_sim_result *r)
+{
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml),
+		 "name: wl-vacuum\nstorage: {buffers: 16}\n"
+		 "protocol: {mode: %s, checksums: %s}\n"
+		 "checkpoint: {interval: 0s, max_wal_size: 1GiB}\n"
+		 "workload: {kind: vacuum, rows: %llu}\n",
+		 mode, checksums ? "true" : "false", (unsigned long long)rows);
+	run_yaml(yaml, r);
+}
+
+#define ROWS_PER_PAGE 226u
+#define FULL_PAGES 442u /* 100,000 rows: 442 full pages and one of 108 rows */
+
+START_TEST(test_vacuum_checksums)
+{
+	struct pn_sim_result r;
+	vacuum("fpw", true, 100000, &r);
+	const struct pn_metrics *m = &r.m;
+	uint64_t pages = FULL_PAGES + 1, last = 100000 - FULL_PAGES * ROWS_PER_PAGE;
+	ck_assert_uint_eq(m->rec_count[PN_REC_XLOG_FPI_FOR_HINT], pages);
+	ck_assert_uint_eq(m->rec_count[PN_REC_HEAP2_FREEZE_PAGE], pages);
+	ck_assert_uint_eq(m->rec_count[PN_REC_HEAP2_VISIBLE], pages);
+	ck_assert_uint_eq(m->wal_records, 3 * pages);
+	ck_assert_uint_eq(m->fpi_count, pages + 1); /* + the one VM page, imaged once */
+	ck_assert_uint_eq(m->rec_bytes[PN_REC_XLOG_FPI_FOR_HINT], 49 * pages);
+	/* 226 tuples of 32 B under 24 + 4 * 226 B of header: a 32-byte hole */
+	uint64_t last_image = 8192 - (8192 - last * 32 - (24 + 4 * last));
+	ck_assert_uint_eq(m->rec_fpi_bytes[PN_REC_XLOG_FPI_FOR_HINT], 8160 * FULL_PAGES + last_image);
+	ck_assert_uint_eq(m->rec_bytes[PN_REC_HEAP2_FREEZE_PAGE],
+			  517 * FULL_PAGES + (24 + 20 + 2 + 7 + 12 + 2 * last));
+	ck_assert_uint_eq(m->rec_bytes[PN_REC_HEAP2_VISIBLE], 59 * pages + 5);
+	ck_assert_uint_eq(m->rec_fpi_bytes[PN_REC_HEAP2_VISIBLE], 8192);
+	ck_assert_uint_eq(m->rec_fpi_bytes[PN_REC_HEAP2_FREEZE_PAGE], 0);
+}
+END_TEST
+
+START_TEST(test_vacuum_no_checksums)
+{
+	struct pn_sim_result r;
+	vacuum("fpw", false, 100000, &r);
+	const struct pn_metrics *m = &r.m;
+	ck_assert_uint_eq(m->rec_count[PN_REC_XLOG_FPI_FOR_HINT], 0);
+	ck_assert_uint_eq(m->rec_count[PN_REC_HEAP2_FREEZE_PAGE], 0);
+	ck_assert_uint_eq(m->rec_count[PN_REC_HEAP2_VISIBLE], FULL_PAGES + 1);
+	ck_assert_uint_eq(m->fpi_count, 1);
+	ck_assert_uint_eq(m->wal_bytes, 59 * (FULL_PAGES + 1) + 5 + 8192);
+}
+END_TEST
+
+START_TEST(test_vacuum_umbra)
+{
+	struct pn_sim_result f, u;
+	vacuum("fpw", true, 100000, &f);
+	vacuum("umbra", true, 100000, &u);
+	/* hint images are kept; the VM page is shifted (2 B) instead of imaged */
+	ck_assert_uint_eq(u.m.rec_count[PN_REC_XLOG_FPI_FOR_HINT], FULL_PAGES + 1);
+	ck_assert_uint_eq(u.m.fpi_count, FULL_PAGES + 1);
+	ck_assert_uint_eq(u.m.rec_fpi_bytes[PN_REC_HEAP2_VISIBLE], 0);
+	ck_assert_uint_lt(u.m.wal_bytes, f.m.wal_bytes + 4 * (FULL_PAGES + 1));
+	ck_assert_uint_gt(u.m.shifts, FULL_PAGES);
+}
+END_TEST
+
+static void btree(const char *mode, const char *mutations, struct pn_sim_result *r)
+{
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml),
+		 "name: wl-btree\nstorage: {buffers: 256, wal_segment_size: 64KiB}\n"
+		 "protocol: {mode: %s, checksums: true, mutations: [%s]}\n"
+		 "checkpoint: {interval: 0s, max_wal_size: 1MiB}\n"
+		 "workload: {kind: btree_dedup, inserts: 30000, distinct_keys: 1000, "
+		 "transactions: 60}\n",
+		 mode, mutations);
+	run_yaml(yaml, r);
+}
+
+START_TEST(test_btree_dedup)
+{
+	struct pn_sim_result f, n, x;
+	btree("fpw", "", &f);
+	btree("nofpw", "", &n);
+	btree("fpw", "dedup_no_image", &x);
+	ck_assert_uint_eq(n.m.rec_count[PN_REC_BTREE_INSERT_LEAF], 30000);
+	ck_assert_uint_eq(n.m.rec_bytes[PN_REC_BTREE_INSERT_LEAF], 64u * 30000);
+	ck_assert_uint_gt(n.m.rec_count[PN_REC_BTREE_DEDUP], 0);
+	ck_assert_uint_eq(n.m.fpi_count, 0);
+	/* same inserts, more WAL, hence more WAL-volume checkpoints */
+	ck_assert_uint_eq(f.m.rec_count[PN_REC_BTREE_INSERT_LEAF], 30000);
+	ck_assert_uint_gt(f.m.wal_bytes, n.m.wal_bytes + n.m.wal_bytes / 4);
+	ck_assert_uint_gt(f.m.ckpt_wal, n.m.ckpt_wal);
+	ck_assert_uint_eq(f.m.checkpoints, f.m.ckpt_wal);
+	/* REGBUF_NO_IMAGE on the dedup pass: its records never carry an image */
+	ck_assert_uint_gt(f.m.rec_fpi_bytes[PN_REC_BTREE_DEDUP], 0);
+	ck_assert_uint_eq(x.m.rec_fpi_bytes[PN_REC_BTREE_DEDUP], 0);
+}
+END_TEST
+
+static void slru(bool headers, struct pn_sim_result *r)
+{
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml),
+		 "name: wl-slru\nstorage: {pages: 64, buffers: 16, wal_segment_size: 64KiB}\n"
+		 "protocol: {mode: fpw, checksums: true, slru_headers: %s}\n"
+		 "checkpoint: {interval: 0s, every_transactions: 100, max_wal_size: 0}\n"
+		 "workload: {kind: slru, transactions: 1000, pages_per_transaction: 1}\n",
+		 headers ? "true" : "false");
+	run_yaml(yaml, r);
+}
+
+START_TEST(test_slru_headers)
+{
+	struct pn_sim_result h, n;
+	slru(true, &h);
+	slru(false, &n);
+	ck_assert_uint_eq(h.m.rec_count[PN_REC_CLOG_SET], 1000);
+	ck_assert_uint_eq(n.m.rec_count[PN_REC_CLOG_SET], 1000);
+	ck_assert_uint_eq(n.m.rec_fpi_bytes[PN_REC_CLOG_SET], 0);
+	/* one image of the CLOG page per checkpoint cycle that changes it */
+	ck_assert_uint_gt(h.m.rec_fpi_bytes[PN_REC_CLOG_SET], 0);
+	ck_assert_uint_le(h.m.rec_fpi_bytes[PN_REC_CLOG_SET], 8192 * (h.m.checkpoints + 1));
+	ck_assert_uint_eq(h.m.commits, 1000);
+}
+END_TEST
+
+static void refused(const char *workload, const char *what)
+{
+	char yaml[512];
+	struct pn_scenario sc;
+	struct pn_sim_result r;
+	char err[PN_ERROR_LEN];
+	snprintf(yaml, sizeof(yaml), "name: wl-bad\nworkload: {%s}\n", workload);
+	ck_assert(pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)));
+	pn_sim_run(&sc, &r);
+	pn_scenario_free(&sc);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.error, what) != NULL, "'%s' lacks '%s'", r.error, what);
+}
+
+START_TEST(test_refusals)
+{
+	refused("kind: vacuum, rows: 0", "workload.rows is 0");
+	refused("kind: btree_dedup, inserts: 100000, distinct_keys: 3", "no page splits");
+}
+END_TEST
+
+static Suite *workloads_suite(void)
+{
+	Suite *s = suite_create("workloads");
+	TCase *tc = tcase_create("workloads");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_vacuum_checksums);
+	tcase_add_test(tc, test_vacuum_no_checksums);
+	tcase_add_test(tc, test_vacuum_umbra);
+	tcase_add_test(tc, test_btree_dedup);
+	tcase_add_test(tc, test_slru_headers);
+	tcase_add_test(tc, test_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(workloads_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
