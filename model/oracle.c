@@ -27,11 +27,30 @@
  *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
  *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
  *     pd_flags |= ALL_VISIBLE;
- *   Btree/DEDUP (11, 0xD0): main 2 B; block data 4 B, salt s = byte 0: for every item i,
+ *   Btree/DEDUP (11, 0xD0) on a heap page (the script op): main 2 B; block data 4 B, salt
+ *     s = byte 0: for every item i,
  *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
  *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
  *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
  *     with header, a page whose pd_lower is 0 first gets its four header fields;
+ *   Heap2/FREEZE_PAGE with a 7 B main {horizon u32, nplans u16, catalog u8} (PG16, the
+ *     vacuum workload): block data = nplans x 12 B plans {xmax u32, t_infomask2 u16,
+ *     t_infomask u16, frzflags u8, pad, ntuples u16} then the offsets u16 of each plan in
+ *     turn: every tuple named gets the plan's t_xmax, t_infomask2, t_infomask;
+ *   Heap2/VISIBLE (9, 0x40): 2 blocks, main 5 B {cutoff u32, flags u8}. Block 0 (fork 2,
+ *     vm; its block number is the page id): heap block h = block 1's number, slot =
+ *     h % ((page_size-24)*4), byte 24+slot/4 |= (flags & 3) << 2*(slot%4). Block 1:
+ *     pd_flags |= ALL_VISIBLE;
+ *   btree leaf pages (pd_special = page_size-16, special byte 12 bit 0 BTP_LEAF; items in
+ *     line-pointer order; a plain tuple 16 B {TID 6, t_info u16, key u32, 0}, a posting
+ *     tuple MAXALIGN(16+6n) B {0 u16, 16 u16, n|0x2000 u16, size|0x2000 u16, key u32, 0 u32,
+ *     n TIDs of 6 B}):
+ *   Btree/INSERT_LEAF (11, 0x00): main {offnum u16}, block data the 16 B tuple: it goes to
+ *     pd_upper-16, line pointers from offnum on move up one;
+ *   Btree/DEDUP on a leaf: main {nintervals u16}, block data {baseoff u16, nitems u16} each:
+ *     the leaf is rebuilt in item order from the special space down, each interval's items
+ *     merged into one posting tuple (their TIDs in order), the others copied as they are;
+ *     masking of tuple hint bits does not apply to these pages;
  *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.

@@ -16,6 +16,10 @@
  *            t_ctid 6, t_infomask2 u16, t_infomask u16 (hint bits 0x0100.., frozen 0x0300),
  *            t_hoff u8, pad u8} then the payload, whose first 4 bytes updates change.
  *
+ * The vacuum and btree_dedup workloads format their own pages (int-row heap pages, the
+ * visibility map, btree leaves): their layouts and record meanings are in wl_vacuum.c and
+ * wl_btree.c, and pn_page_apply() dispatches to them.
+ *
  * An SLRU (commit status) page is 2 bits per xid; with slru_headers it also starts with
  * the 24 B header above (LSN, checksum) and has no hole.
  *
