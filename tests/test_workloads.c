@@ -11,10 +11,13 @@
  *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes happen, fpw costs more WAL and more
  *                WAL-triggered checkpoints than nofpw (the feedback of seed 004);
  *   slru         with SLRU headers CLOG/SET carries images, without it never does;
- *   bad input    the workloads refuse sizes they cannot model, with a message.
+ *   bad input    the workloads refuse sizes they cannot model, with a message;
+ *   records      INSERT_LEAF, a leaf DEDUP and VISIBLE built by hand: the engine's redo
+ *                gives the bytes the layout says, and the oracle the same page.
  */
 #include "checker.h"
 #include "engine.h"
+#include "oracle.h"
 #include "world.h"
 
 #include <check.h>
@@ -180,6 +183,102 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* ---- the records, by hand: the engine's redo and the oracle agree with the layout -------- */
+
+#define PS 8192u
+
+/* An empty btree leaf (wl_btree.c's layout) as page 0, a VM page as page 1. */
+static void leaf_and_vm(uint8_t *pages)
+{
+	memset(pages, 0, 2 * PS);
+	pn_put16(pages + 12, 24);
+	pn_put16(pages + 14, PS - 16);
+	pn_put16(pages + 16, PS - 16);
+	pn_put16(pages + 18, PS | 4);
+	pn_put16(pages + PS - 16 + 12, 1); /* BTP_LEAF */
+	uint8_t *vm = pages + PS;
+	pn_put16(vm + 12, 24);
+	pn_put16(vm + 14, PS);
+	pn_put16(vm + 16, PS);
+	pn_put16(vm + 18, PS | 4);
+}
+
+/* Applies r to the engine's copy and to the oracle (at LSN *pos); both must accept it. */
+static void both(struct pn_oracle *o, uint8_t *pages, struct pn_wal_record *r, uint64_t *pos)
+{
+	static uint8_t buf[2 * PS];
+	uint32_t len = pn_wal_record_encode(r, PS, buf);
+	ck_assert(pn_oracle_add(o, buf, len, *pos, *pos + PN_ALIGN8(len)));
+	*pos += PN_ALIGN8(len);
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		uint8_t *page = pages + (size_t)r->blocks[i].blkno * PS;
+		ck_assert(pn_page_apply(page, PS, r, &r->blocks[i]));
+		pn_page_set_lsn(page, *pos);
+	}
+}
+
+static void insert(struct pn_oracle *o, uint8_t *pages, uint64_t *pos, uint16_t at,
+		   uint32_t key, uint16_t tid)
+{
+	uint8_t main[2], tup[16] = {0};
+	pn_put16(main, at);
+	pn_put16(tup + 4, tid);   /* ip_posid */
+	pn_put16(tup + 6, 16);    /* t_info: size */
+	pn_put32(tup + 8, key);
+	struct pn_wal_record r = {.rmid = PN_RM_BTREE, .info = 0x00, .nblocks = 1,
+				  .main_data = main, .main_len = 2};
+	r.blocks[0] = (struct pn_wal_block){.blkno = 0, .data = tup, .data_len = 16};
+	both(o, pages, &r, pos);
+}
+
+START_TEST(test_records_by_hand)
+{
+	static uint8_t pages[2 * PS], expect[PS];
+	leaf_and_vm(pages);
+	struct pn_oracle *o = pn_oracle_new(2, 0, PS, false, pages);
+	ck_assert_ptr_nonnull(o);
+	uint64_t pos = 0x1000028;
+	insert(o, pages, &pos, 1, 7, 101); /* [7:101] */
+	insert(o, pages, &pos, 1, 3, 102); /* [3:102, 7:101] */
+	insert(o, pages, &pos, 3, 7, 103); /* [3:102, 7:101, 7:103] */
+	uint8_t main[5], iv[4];
+	pn_put16(main, 1);
+	pn_put16(iv, 2);                   /* items 2..3 (key 7) into one posting tuple */
+	pn_put16(iv + 2, 2);
+	struct pn_wal_record r = {.rmid = PN_RM_BTREE, .info = 0xD0, .nblocks = 1,
+				  .main_data = main, .main_len = 2};
+	r.blocks[0] = (struct pn_wal_block){.blkno = 0, .data = iv, .data_len = 4};
+	both(o, pages, &r, &pos);
+	/* two items: the plain 3 (16 B, re-laid at the top), then the posting 7 (16 + 2 TIDs
+	 * = 28 -> 32 B) below it */
+	ck_assert_uint_eq(pn_page_nitems(pages), 2);
+	ck_assert_uint_eq(pn_get16(pages + 24), PS - 16 - 16);
+	ck_assert_uint_eq(pn_get16(pages + 28), PS - 16 - 16 - 32);
+	const uint8_t *post = pages + PS - 16 - 16 - 32;
+	ck_assert_uint_eq(pn_get16(post + 4), 2 | 0x2000);
+	ck_assert_uint_eq(pn_get16(post + 6), 32 | 0x2000);
+	ck_assert_uint_eq(pn_get32(post + 8), 7);
+	ck_assert_uint_eq(pn_get16(post + 16 + 4), 101); /* TIDs in item order */
+	ck_assert_uint_eq(pn_get16(post + 22 + 4), 103);
+	/* VISIBLE: VM page 1 gets the bits of heap block 0, whose page (the leaf stands in for
+	 * a heap page) gets PD_ALL_VISIBLE */
+	pn_put32(main, 0);
+	main[4] = 0x03;
+	struct pn_wal_record v = {.rmid = PN_RM_HEAP2, .info = 0x40, .nblocks = 2,
+				  .main_data = main, .main_len = 5};
+	v.blocks[0] = (struct pn_wal_block){.blkno = 1, .fork = 2};
+	v.blocks[1] = (struct pn_wal_block){.blkno = 0};
+	both(o, pages, &v, &pos);
+	ck_assert_uint_eq(pages[PS + 24], 0x03);            /* heap block 0: bits 0-1 */
+	ck_assert_uint_eq(pn_get16(pages + 10) & 0x4, 0x4);
+	for (uint32_t p = 0; p < 2; p++) {
+		pn_oracle_page(o, p, UINT64_MAX, expect);
+		ck_assert_int_eq(pn_oracle_compare(o, p, expect, pages + (size_t)p * PS), -1);
+	}
+	pn_oracle_free(o);
+}
+END_TEST
+
 static Suite *workloads_suite(void)
 {
 	Suite *s = suite_create("workloads");
@@ -191,6 +290,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_btree_dedup);
 	tcase_add_test(tc, test_slru_headers);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_records_by_hand);
 	suite_add_tcase(s, tc);
 	return s;
 }
