@@ -123,7 +123,8 @@
 enum op_kind {
 	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN,
 	/* the vacuum and btree_dedup workloads' records */
-	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE, OP_INSERT_LEAF
+	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE, OP_INSERT_LEAF,
+	OP_SPLIT_LEFT, OP_SPLIT_RIGHT, OP_SPLIT_SIBLING
 };
 
 static const struct {
@@ -136,6 +137,7 @@ static const struct {
 	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
 	{PN_RM_XLOG, 0x10, OP_NONE},
 	{PN_RM_HEAP2, 0x40, OP_VM_SET},     {PN_RM_BTREE, 0x00, OP_INSERT_LEAF},
+	{PN_RM_BTREE, 0x30, OP_SPLIT_LEFT}, {PN_RM_BTREE, 0x40, OP_SPLIT_LEFT},
 };
 
 struct op {
@@ -147,7 +149,9 @@ struct op {
 	uint16_t hole_off; /* images only */
 	uint16_t hole_len;
 	uint8_t kind;
-	uint32_t heap_blk; /* OP_VM_SET: the heap block whose bits it sets */
+	uint32_t other[2]; /* block numbers of the record's other blocks the op names:
+			    * OP_VM_SET {heap block}; a split's left {right}, right {left,
+			    * sibling or 0}, sibling {right} */
 };
 
 /* A position from which a page can be rebuilt (I2). */
@@ -367,7 +371,7 @@ static bool apply_freeze_plans(const struct pn_oracle *o, uint8_t *page, const s
 static void apply_vm_set(const struct pn_oracle *o, uint8_t *page, const struct op *op)
 {
 	uint32_t per_page = (o->page_size - PAGE_HEADER) * 4u; /* two bits per heap block */
-	uint32_t slot = op->heap_blk % per_page;
+	uint32_t slot = op->other[0] % per_page;
 	uint8_t bits = o->arena[op->off + 4] & 0x03u;
 	page[PAGE_HEADER + slot / 4u] |= (uint8_t)(bits << ((slot % 4u) * 2u));
 }
@@ -475,6 +479,47 @@ static bool bt_rebuild(const struct pn_oracle *o, const uint8_t *page, const uin
 	return next == niv;
 }
 
+/* A split's left page keeps its items before firstrightoff (re-laid), points right. */
+static bool apply_split_left(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint8_t out[32768];
+	uint32_t first = pn_get16(o->arena + op->off + 4), n = nitems(page, o->page_size);
+	if (!bt_leaf(o, page) || first < 2 || first > n)
+		return false;
+	pn_put16(page + OFF_LOWER, (uint16_t)(PAGE_HEADER + 4u * (first - 1u))); /* cut */
+	if (!bt_rebuild(o, page, NULL, 0, out))
+		return false;
+	memcpy(page, out, o->page_size);
+	pn_put32(page + o->page_size - BT_SPECIAL + 4u, op->other[0]); /* btpo_next */
+	return true;
+}
+
+/* A split's new right page: an empty leaf (WILL_INIT) with the record's tuples in order. */
+static bool apply_split_right(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *data = o->arena + op->off + op->main_len;
+	uint32_t ps = o->page_size, top = ps - BT_SPECIAL, n = 0;
+	memset(page, 0, ps);
+	pn_put16(page + OFF_SPECIAL, (uint16_t)top);
+	pn_put16(page + OFF_VERSION, (uint16_t)(ps | 4u));
+	pn_put32(page + top, op->other[0]);      /* btpo_prev: the left page */
+	pn_put32(page + top + 4u, op->other[1]); /* btpo_next: the old sibling, or P_NONE */
+	page[top + 12] = 1;                       /* BTP_LEAF */
+	for (uint32_t at = 0; at < op->data_len; n++) {
+		uint32_t size = pn_get16(data + at + 6) & 0x1FFFu;
+		if (size < BT_PLAIN || at + size > op->data_len || top < PAGE_HEADER + 4u * n + 4u + size)
+			return false;
+		top -= size;
+		memcpy(page + top, data + at, size);
+		pn_put16(page + PAGE_HEADER + 4u * n, (uint16_t)top);
+		pn_put16(page + PAGE_HEADER + 4u * n + 2u, (uint16_t)size);
+		at += size;
+	}
+	pn_put16(page + OFF_LOWER, (uint16_t)(PAGE_HEADER + 4u * n));
+	pn_put16(page + OFF_UPPER, (uint16_t)top);
+	return true;
+}
+
 static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struct op *op)
 {
 	uint8_t out[32768];
@@ -503,6 +548,13 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
 		break;
 	case OP_INSERT_LEAF: fits = apply_insert_leaf(o, page, op); break;
+	case OP_SPLIT_LEFT: fits = apply_split_left(o, page, op); break;
+	case OP_SPLIT_RIGHT: fits = apply_split_right(o, page, op); break;
+	case OP_SPLIT_SIBLING:
+		fits = bt_leaf(o, page);
+		if (fits)
+			pn_put32(page + o->page_size - BT_SPECIAL, op->other[0]); /* btpo_prev */
+		break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -530,6 +582,9 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 	case OP_FREEZE_PLANS: return b->data_len >= FREEZE_PLAN_BYTES * pn_get16(r->main_data + 4);
 	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
 	case OP_INSERT_LEAF: return r->main_len == 2 && b->data_len == BT_PLAIN;
+	case OP_SPLIT_LEFT:
+	case OP_SPLIT_RIGHT:
+	case OP_SPLIT_SIBLING: return r->main_len == 10 && r->nblocks >= 2 && r->nblocks <= 3;
 	case OP_CLOG_SET: return r->main_len == 5;
 	default: return true;
 	}
@@ -553,6 +608,8 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
 	if (*kind == OP_VM_SET && b != &r->blocks[0])
 		*kind = OP_ALL_VISIBLE;  /* VISIBLE's block 1 is the heap page */
+	if (*kind == OP_SPLIT_LEFT && b != &r->blocks[0])
+		*kind = b == &r->blocks[1] ? OP_SPLIT_RIGHT : OP_SPLIT_SIBLING;
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
@@ -684,8 +741,12 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
 			.data_len = b->data_len,
 		};
-		if (kinds[i] == OP_VM_SET)
-			op.heap_blk = r->blocks[1].blkno;
+		if (kinds[i] == OP_VM_SET || kinds[i] == OP_SPLIT_LEFT || kinds[i] == OP_SPLIT_SIBLING)
+			op.other[0] = r->blocks[1].blkno; /* the heap page; the new right page */
+		if (kinds[i] == OP_SPLIT_RIGHT) {
+			op.other[0] = r->blocks[0].blkno;
+			op.other[1] = r->nblocks == 3 ? r->blocks[2].blkno : 0;
+		}
 		if (kinds[i] == OP_IMAGE) {
 			op.main_len = op.data_len = 0;
 			op.hole_off = b->hole_offset;

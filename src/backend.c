@@ -151,11 +151,14 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
-	if (p->op.op == PN_OP_VACUUM_PAGE || p->op.op == PN_OP_BT_INSERT) {
+	if (p->op.op >= PN_OP_VACUUM_PAGE) { /* workload ops: their own records (src/wl_*.c) */
 		if (p->op.op == PN_OP_VACUUM_PAGE)
-			pn_wl_vacuum_change(e, p); /* its own records: src/wl_vacuum.c */
+			pn_wl_vacuum_change(e, p);
+		else if (p->op.op == PN_OP_BT_INSERT)
+			pn_wl_btree_change(e, p);
 		else
-			pn_wl_btree_change(e, p);  /* src/wl_btree.c */
+			pn_wl_btree_split(e, p);
+		pn_wl_unpin_extra(e, p);
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
@@ -272,7 +275,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET || op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT;
+	       op == PN_OP_SLRU_SET || op >= PN_OP_VACUUM_PAGE;
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -392,15 +395,8 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	switch (p->state) {
 	case PN_B_NEXT: start_op(e, p); break;
 	case PN_B_PIN: {
-		uint32_t vm;
-		if (p->op.op == PN_OP_VACUUM_PAGE && !p->frame2_pinned &&
-		    pn_wl_vacuum_vm_page(e, p->op.page, &vm)) {
-			uint32_t f2 = pn_buf_pin(e, vm, p->id, false); /* the VM page first */
-			if (f2 == PN_NO_FRAME)
-				return;
-			p->frame2 = f2;
-			p->frame2_pinned = true;
-		}
+		if (!pn_wl_pin_extra(e, p)) /* a workload op's other pages first */
+			return;
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */

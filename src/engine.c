@@ -135,6 +135,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 void pn_engine_free(struct pn_engine *e)
 {
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
+	pn_workload_free(e);
 	pn_wal_free(e);
 	pn_buf_free(e);
 	pn_store_free(e);

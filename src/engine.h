@@ -48,7 +48,7 @@ enum pn_rec {
 	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
 	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET,
 	/* vacuum and btree_dedup workloads (wl_vacuum.c, wl_btree.c) */
-	PN_REC_HEAP2_VISIBLE, PN_REC_BTREE_INSERT_LEAF,
+	PN_REC_HEAP2_VISIBLE, PN_REC_BTREE_INSERT_LEAF, PN_REC_BTREE_SPLIT_L, PN_REC_BTREE_SPLIT_R,
 	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
@@ -169,9 +169,10 @@ struct pn_proc {
 	uint64_t ckpt_wait_seq;
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
 	uint32_t txn_pos, txn_len;
-	/* a second page an op changes (vacuum: the visibility-map page), pinned before `frame` */
-	uint32_t frame2;
-	bool frame2_pinned;
+	/* other pages a workload op changes (vacuum: the visibility-map page; a btree split:
+	 * the new page, the right sibling), pinned in order before `frame` (wl_record.c) */
+	uint32_t extra_frames[2];
+	uint32_t nextra;
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -288,6 +289,7 @@ struct pn_engine {
 	uint64_t txns_started;
 	uint32_t next_xid;
 	bool stopping;            /* workload done: let background work drain */
+	void *wl;                 /* a workload generator's own state (wl_btree.c), or NULL */
 
 	/* I/O table */
 	struct pn_io *ios;
@@ -434,8 +436,21 @@ void pn_workload_page_init(struct pn_engine *e, uint32_t p, uint8_t *page);
  * the next op of a client; the vacuum and btree ops are changed by their own function,
  * called from backend.c's INSERT step (the change, its records, images, shifts). */
 /* wl_record.c: register a block (image or shift, decided now), insert and stamp. */
+enum pn_wl_reg {
+	PN_REG_STANDARD,  /* REGBUF_STANDARD: an image leaves out the hole */
+	PN_REG_PLAIN,     /* not standard (the VM page): an image is the whole page */
+	PN_REG_HINT,      /* XLogSaveBufferForHint's image */
+	PN_REG_WILL_INIT, /* a page the record rebuilds: no image (Umbra: a birth shift) */
+};
 void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
-		   bool standard, bool hint);
+		   enum pn_wl_reg reg);
+/* The pages op p->op changes besides its own (pinned first); returns how many (<= 2). */
+uint32_t pn_wl_extra_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* Pins them into p->extra_frames; false if the process must wait (it is woken). */
+bool pn_wl_pin_extra(struct pn_engine *e, struct pn_proc *p);
+void pn_wl_unpin_extra(struct pn_engine *e, struct pn_proc *p);
+/* Frees a workload's own state (e->wl). */
+void pn_workload_free(struct pn_engine *e);
 pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
 		    const uint32_t *frames);
 /* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
@@ -452,6 +467,10 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
 bool pn_wl_slru_init(struct pn_engine *e);
 enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
+uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+bool pn_wl_apply_split(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		       const struct pn_wal_block *b);
 /* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
 bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			 const struct pn_wal_block *b);

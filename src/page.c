@@ -45,6 +45,8 @@ static const struct {
 	[PN_REC_CLOG_SET] = {"CLOG/SET", PN_RM_CLOG, 0x10},
 	[PN_REC_HEAP2_VISIBLE] = {"Heap2/VISIBLE", PN_RM_HEAP2, 0x40},
 	[PN_REC_BTREE_INSERT_LEAF] = {"Btree/INSERT_LEAF", PN_RM_BTREE, 0x00},
+	[PN_REC_BTREE_SPLIT_L] = {"Btree/SPLIT_L", PN_RM_BTREE, 0x30},
+	[PN_REC_BTREE_SPLIT_R] = {"Btree/SPLIT_R", PN_RM_BTREE, 0x40},
 };
 
 const char *pn_rec_name(enum pn_rec r) { return rec_ids[r].name; }
@@ -254,6 +256,8 @@ bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 			       : apply_dedup(page, page_size, r, b);
 	case PN_REC_HEAP2_VISIBLE: return pn_wl_apply_visible(page, page_size, r, b);
 	case PN_REC_BTREE_INSERT_LEAF: return pn_wl_apply_insert_leaf(page, page_size, r, b);
+	case PN_REC_BTREE_SPLIT_L:
+	case PN_REC_BTREE_SPLIT_R: return pn_wl_apply_split(page, page_size, r, b);
 	case PN_REC_CLOG_SET: {
 		if (r->main_len != 5)
 			return false;

@@ -4,16 +4,26 @@
  * btree (PostgreSQL 13+ nbtree), `inserts` in all, spread evenly over `transactions`
  * transactions that each end with a commit.
  *
- * The index is its leaf level only, sized at format time: L leaf pages, leaf
- * key * L / distinct_keys holds a key. L is the smallest count whose leaves hold every
- * insert once deduplicated, with a margin for the random spread (leaves()), so no leaf
- * ever splits and leaves end nearly full. Left out: page splits (Btree/SPLIT_L, SPLIT_R), inner pages, the growth of
- * the index over the run, the table's own heap inserts (only the index's WAL is counted,
- * as seed 004's nbtree_wal_volume).
+ * The index is its leaf level: it starts as one empty leaf (page 0) and grows by splits
+ * into the free pages after it (every page is formatted as an empty leaf, so any page
+ * reads back valid). The inner levels are the generator's directory in memory (which
+ * leaf holds which keys, each leaf's right sibling): what the inner pages would say, with
+ * none of their WAL (no INSERT_UPPER, no NEWROOT, no metapage). One insert:
+ *   1. INSERT_LEAF when the tuple fits;
+ *   2. else a deduplication pass (DEDUP) if the leaf has equal keys, then INSERT_LEAF if it
+ *      fits now;
+ *   3. else a split (SPLIT_L / SPLIT_R, its own op so that the new page and the right
+ *      sibling are pinned first), at the key boundary nearest to half the leaf's bytes, and
+ *      the insert again into the leaf that holds its key now.
+ * Splitting only between keys keeps a key on one leaf; init refuses more than
+ * KEYS_PER_LEAF_MIN inserts per key on average, which one leaf always holds.
+ * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
+ * nbtree_wal_volume), PostgreSQL's split-point heuristics (fillfactor, the single-value
+ * strategy), the split's new item (ours is logged after it), high keys.
  *
  * Leaf page bytes (PostgreSQL's nbtree leaf layout, simplified where noted):
  *   24 B page header; pd_special = page_size - 16; line pointers {lp_off u16, lp_len u16}
- *   in key order (no high key: each leaf is its own key range); tuples from pd_special
+ *   in key order (no high key); tuples from pd_special
  *   down; special space 16 B: btpo_prev u32, btpo_next u32, btpo_level u32 (0),
  *   btpo_flags u16 (BTP_LEAF 0x0001), btpo_cycleid u16.
  *   plain tuple, 16 B: 0 heap TID {bi_hi u16, bi_lo u16, ip_posid u16}, 6 t_info u16
@@ -38,6 +48,7 @@
 #include "engine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SPECIAL 16u
@@ -49,63 +60,91 @@
 #define POSTING_MAX 2704u
 #define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
 
-static uint64_t isqrt(uint64_t x)
-{
-	uint64_t r = 0;
-	while ((r + 1) * (r + 1) <= x)
-		r++;
-	return r;
-}
+/* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
+ * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up), each page's
+ * right sibling, and per client an insert waiting for its leaf's split. */
+enum { BT_IDLE, BT_SPLIT_DUE, BT_RETRY_DUE };
+struct bt_client {
+	uint32_t state, key, leaf, new_page;
+};
+struct bt_state {
+	uint32_t nleaves, max_leaves, next_free;
+	uint32_t *low, *page, *next;
+	struct bt_client *client;
+};
+#define NO_PAGE 0u /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
+#define KEYS_PER_LEAF_MIN 800u
 
-/* The fewest leaves that hold every insert once deduplicated, with room to spare for a
- * leaf that draws 4 standard deviations more inserts than the mean (the draws per leaf are
- * about Poisson), so that no leaf ever needs a split: leaves end the run nearly full, the
- * steady state of a btree that splits. */
-static uint32_t leaves(const struct pn_engine *e)
+/* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
+static uint64_t max_leaves(const struct pn_engine *e)
 {
-	uint64_t d = e->sc->workload.distinct_keys, n = e->sc->workload.inserts;
-	uint64_t usable = e->page_size - PN_PAGE_HEADER - SPECIAL - PLAIN - 4u;
-	uint64_t l = PN_MAX(1u, (28u * d + TID * n) / usable);
-	for (;; l++) {
-		uint64_t keys = (d + l - 1) / l, m = n / l + 1, tids = m + 4u * isqrt(m) + 4u;
-		/* per key: a posting tuple (header, MAXALIGN slack) and its line pointer, one more
-		 * per POSTING_MAX of TIDs; 6 B per TID */
-		uint64_t need = keys * (POSTING_HDR + 8u + 4u) * (1u + tids * TID / POSTING_MAX / keys) +
-				TID * tids;
-		if (need <= usable || l >= d)
-			return (uint32_t)l;
-	}
+	uint64_t bytes = 20u * e->sc->workload.inserts;
+	return 3u * bytes / (e->page_size - PN_PAGE_HEADER - SPECIAL) + 4u;
 }
 
 bool pn_wl_btree_init(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
-	uint64_t l = leaves(e);
-	if (l > sc->workload.distinct_keys || l > UINT32_MAX / 2 || sc->workload.transactions == 0) {
+	uint64_t l = max_leaves(e), d = sc->workload.distinct_keys, n = sc->workload.inserts;
+	if (n > KEYS_PER_LEAF_MIN * d || l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
 		snprintf(e->error, sizeof(e->error),
-			 "%s: btree_dedup with %llu inserts over %u distinct keys needs %llu leaf "
-			 "pages, more than it has keys (the model has no page splits) or "
-			 "transactions is 0; raise distinct_keys, or lower inserts",
-			 sc->path, (unsigned long long)sc->workload.inserts,
-			 sc->workload.distinct_keys, (unsigned long long)l);
+			 "%s: btree_dedup with %llu inserts over %llu distinct keys: the model splits "
+			 "leaves between keys only, so a key may have at most %u inserts on average "
+			 "(and transactions must be at least 1); raise distinct_keys, or lower inserts",
+			 sc->path, (unsigned long long)n, (unsigned long long)d, KEYS_PER_LEAF_MIN);
 		return false;
 	}
+	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
+		       sc->workload.clients * sizeof(struct bt_client);
+	struct bt_state *st = calloc(1, bytes);
+	if (!st) {
+		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		return false;
+	}
+	st->client = (struct bt_client *)(st + 1);
+	st->low = (uint32_t *)(st->client + sc->workload.clients);
+	st->page = st->low + l;
+	st->next = st->page + l;
+	st->max_leaves = (uint32_t)l;
+	st->nleaves = 1;       /* page 0: the root leaf, every key */
+	st->next_free = 1;
+	e->wl = st;
 	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
 	e->heap_pages = (uint32_t)l;
 	e->pages = e->heap_pages + e->slru_pages;
 	return true;
 }
 
-void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+/* The leaf a key belongs to now: the last one whose low key is <= key. */
+static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
 {
-	uint32_t ps = e->page_size;
-	(void)p;
+	uint32_t lo = 0, hi = st->nleaves;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (st->low[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return st->page[lo];
+}
+
+static void leaf_init(uint8_t *page, uint32_t ps)
+{
 	memset(page, 0, ps);
 	pn_put16(page + 12, PN_PAGE_HEADER);
 	pn_put16(page + 14, (uint16_t)(ps - SPECIAL));
 	pn_put16(page + 16, (uint16_t)(ps - SPECIAL));
 	pn_put16(page + 18, (uint16_t)(ps | 4u));
 	pn_put16(page + ps - SPECIAL + 12, BTP_LEAF);
+}
+
+/* Every page starts as an empty leaf: page 0 is the root leaf, the others are the free
+ * pages splits take (in page order), so that any page reads back as a valid page. */
+void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	leaf_init(page, e->page_size);
+	(void)p;
 }
 
 bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size)
@@ -121,13 +160,28 @@ bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size)
 enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
 {
 	const struct pn_scenario *sc = e->sc;
+	struct bt_state *st = e->wl;
+	struct bt_client *c = &st->client[client];
 	struct pn_proc *p = &e->procs[client];
 	*out = (struct pn_step){.op = PN_OP_BT_INSERT, .client = client};
+	if (c->state == BT_SPLIT_DUE) { /* the insert found its leaf full: split it first */
+		PN_ASSERT(st->next_free < st->max_leaves);
+		c->new_page = st->next_free++;
+		c->state = BT_RETRY_DUE;
+		*out = (struct pn_step){.op = PN_OP_BT_SPLIT, .client = client, .page = c->leaf,
+					.key = c->key};
+		return PN_WL_OP;
+	}
+	if (c->state == BT_RETRY_DUE) { /* then the insert again, into its leaf now */
+		c->state = BT_IDLE;
+		out->key = c->key;
+		out->page = leaf_of(st, c->key);
+		return PN_WL_OP;
+	}
 	if (p->txn_pos < p->txn_len) {
 		p->txn_pos++;
-		uint32_t d = sc->workload.distinct_keys;
-		out->key = (uint32_t)(e->env.random(e->env.ctx) % d);
-		out->page = (uint32_t)((uint64_t)out->key * e->heap_pages / d);
+		out->key = (uint32_t)(e->env.random(e->env.ctx) % sc->workload.distinct_keys);
+		out->page = leaf_of(st, out->key);
 		return PN_WL_OP;
 	}
 	enum pn_wl_next next;
@@ -264,20 +318,19 @@ static bool intervals_ok(const uint8_t *page, uint32_t page_size, const struct p
 	return true;
 }
 
-bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			     const struct pn_wal_block *b)
+/* Re-lays the page's first `keep` items from the special space down, merging each of the
+ * k intervals at iv (baseoff u16, nitems u16; sane: intervals_ok) into a posting tuple. */
+static void relay(uint8_t *page, uint32_t page_size, const uint8_t *iv, uint32_t k, uint32_t keep)
 {
-	if (!intervals_ok(page, page_size, r, b))
-		return false;
 	uint8_t out[32768], posting[POSTING_MAX];
-	PN_ASSERT(page_size <= sizeof(out));
+	PN_ASSERT(page_size <= sizeof(out) && keep <= nitems(page));
 	memcpy(out, page, PN_PAGE_HEADER);
 	memcpy(out + page_size - SPECIAL, page + page_size - SPECIAL, SPECIAL);
-	uint32_t upper = page_size - SPECIAL, n = 0, k = pn_get16(r->main_data), j = 0, len = 0;
-	for (uint32_t i = 0; i < nitems(page);) {
-		uint32_t base = j < k ? pn_get16(b->data + 4 * j) - 1u : UINT32_MAX;
+	uint32_t upper = page_size - SPECIAL, n = 0, j = 0, len = 0;
+	for (uint32_t i = 0; i < keep;) {
+		uint32_t base = j < k ? pn_get16(iv + 4 * j) - 1u : UINT32_MAX;
 		if (i == base) {
-			uint32_t cnt = pn_get16(b->data + 4 * j + 2);
+			uint32_t cnt = pn_get16(iv + 4 * j + 2);
 			put_tuple(out, &upper, &n, posting, merge(page, page_size, i, cnt, posting));
 			i += cnt;
 			j++;
@@ -291,6 +344,73 @@ bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_
 	pn_put16(out + 12, (uint16_t)(PN_PAGE_HEADER + 4u * n));
 	pn_put16(out + 14, (uint16_t)upper);
 	memcpy(page, out, page_size);
+}
+
+bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b)
+{
+	if (!intervals_ok(page, page_size, r, b))
+		return false;
+	relay(page, page_size, b->data, pn_get16(r->main_data), nitems(page));
+	return true;
+}
+
+/*
+ * Btree/SPLIT_L, SPLIT_R (11, 0x30 / 0x40), a leaf split at a key boundary: main
+ * xl_btree_split {level u32 0, firstrightoff u16, newitemoff u16, postingoff u16} (10 B);
+ * block 0 the left (split) page, no data: it keeps items [1, firstrightoff), re-laid, and
+ * btpo_next = block 1; block 1 the new right page (WILL_INIT), data = its tuples in item
+ * order: an empty leaf with those, btpo_prev = block 0, btpo_next = block 2 or P_NONE;
+ * block 2 (when there is one) the old right sibling: btpo_prev = block 1.
+ * Our split carries no new item (newitemoff 0): the insert that found the leaf full is
+ * logged after it as INSERT_LEAF; _L / _R says on which side it goes.
+ */
+#define SPLIT_MAIN 10u
+#define BTPO_PREV 0u
+#define BTPO_NEXT 4u
+
+static bool apply_split_right(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			      const struct pn_wal_block *b)
+{
+	leaf_init(page, page_size);
+	uint8_t *sp = page + page_size - SPECIAL;
+	pn_put32(sp + BTPO_PREV, r->blocks[0].blkno);
+	pn_put32(sp + BTPO_NEXT, r->nblocks == 3 ? r->blocks[2].blkno : NO_PAGE);
+	uint32_t upper = page_size - SPECIAL, n = 0;
+	for (uint32_t at = 0; at < b->data_len;) {
+		uint32_t len = pn_get16(b->data + at + 6) & ~ALT_TID;
+		if (len < PLAIN || at + len > b->data_len || upper < PN_PAGE_HEADER + 4u * (n + 1) + len)
+			return false;
+		put_tuple(page, &upper, &n, b->data + at, len);
+		at += len;
+	}
+	pn_put16(page + 12, (uint16_t)(PN_PAGE_HEADER + 4u * n));
+	pn_put16(page + 14, (uint16_t)upper);
+	return true;
+}
+
+bool pn_wl_apply_split(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		       const struct pn_wal_block *b)
+{
+	if (r->main_len != SPLIT_MAIN || r->nblocks < 2 || r->nblocks > 3)
+		return false;
+	if (b == &r->blocks[1])
+		return apply_split_right(page, page_size, r, b);
+	if (!pn_wl_btree_is_leaf(page, page_size))
+		return false;
+	uint8_t *sp = page + page_size - SPECIAL;
+	if (b == &r->blocks[2]) {
+		pn_put32(sp + BTPO_PREV, r->blocks[1].blkno);
+		return true;
+	}
+	uint32_t first_right = pn_get16(r->main_data + 4), len = 0;
+	if (first_right < 2 || first_right > nitems(page))
+		return false;
+	for (uint32_t i = 0; i < first_right - 1u; i++)
+		if (!item(page, page_size, i, &len))
+			return false;
+	relay(page, page_size, NULL, 0, first_right - 1u);
+	pn_put32(sp + BTPO_NEXT, r->blocks[1].blkno);
 	return true;
 }
 
@@ -338,7 +458,7 @@ static void dedup(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	if (!pn_wl_apply_btree_dedup(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a deduplication that does not fit its page");
 	if (!(e->sc->protocol.mutations & PN_MUT_DEDUP_NO_IMAGE)) /* else REGBUF_NO_IMAGE */
-		pn_wl_protect(e, b, p->op.page, page, true, false);
+		pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
 	pn_wl_insert(e, &rec, PN_REC_BTREE_DEDUP, &p->frame);
 	e->m.logical_bytes_changed += 4u * k;
 }
@@ -350,8 +470,11 @@ void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
 	PN_ASSERT(pn_wl_btree_is_leaf(page, e->page_size));
 	if (!fits(page, PLAIN))
 		dedup(e, p, page);
-	if (!fits(page, PLAIN)) /* leaves() sizes the index so that this never happens */
-		PN_ASSERT(!"a btree leaf full after deduplication (the model has no splits)");
+	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
+		struct bt_client *c = &((struct bt_state *)e->wl)->client[p->id];
+		*c = (struct bt_client){.state = BT_SPLIT_DUE, .key = p->op.key, .leaf = p->op.page};
+		return;
+	}
 	pn_put16(tup, (uint16_t)(p->xid >> 16)); /* heap TID: (xid, n-th insert) */
 	pn_put16(tup + 2, (uint16_t)p->xid);
 	pn_put16(tup + 4, (uint16_t)p->ops_in_txn);
@@ -365,7 +488,98 @@ void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
 	b->data_len = PLAIN;
 	if (!pn_wl_apply_insert_leaf(page, e->page_size, &rec, b))
 		PN_ASSERT(!"an insert that does not fit its leaf");
-	pn_wl_protect(e, b, p->op.page, page, true, false);
+	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
 	pn_wl_insert(e, &rec, PN_REC_BTREE_INSERT_LEAF, &p->frame);
 	e->m.logical_bytes_changed += PLAIN;
+}
+
+/* ---- one split (pn_wl_btree_split) ------------------------------------------------------ */
+
+uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages)
+{
+	const struct bt_state *st = e->wl;
+	pages[0] = st->client[p->id].new_page;
+	pages[1] = st->next[p->op.page];
+	return pages[1] == NO_PAGE ? 1 : 2;
+}
+
+/* The key boundary nearest to half the leaf's bytes, as the 1-based offset of the first
+ * item that goes right; 0 when the leaf holds one key only. */
+static uint32_t split_point(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t n = nitems(page), total = 0, acc = 0, best = 0, best_d = UINT32_MAX, len = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		item(page, page_size, i, &len);
+		total += len + 4u;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *t = item(page, page_size, i, &len);
+		if (i > 0 && pn_get32(t + 8) != pn_get32(item(page, page_size, i - 1, &len) + 8)) {
+			uint32_t d = 2u * acc > total ? 2u * acc - total : total - 2u * acc;
+			if (d < best_d) {
+				best = i + 1;
+				best_d = d;
+			}
+		}
+		item(page, page_size, i, &len);
+		acc += len + 4u;
+	}
+	return best;
+}
+
+/* The directory after a split: leaf `right` holds keys from `low` up, right of `left`. */
+static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, uint32_t low)
+{
+	uint32_t i = 0;
+	while (st->page[i] != left)
+		i++;
+	PN_ASSERT(i < st->nleaves && st->nleaves < st->max_leaves);
+	memmove(st->low + i + 2, st->low + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+	memmove(st->page + i + 2, st->page + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+	st->low[i + 1] = low;
+	st->page[i + 1] = right;
+	st->nleaves++;
+	st->next[right] = st->next[left];
+	st->next[left] = right;
+}
+
+void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
+{
+	struct bt_state *st = e->wl;
+	struct bt_client *c = &st->client[p->id];
+	uint8_t *page = pn_frame_page(e, p->frame);
+	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left], len = 0;
+	if (fits(page, PLAIN))
+		return; /* another client split it meanwhile: just the insert again */
+	if (sib != (p->nextra == 2 ? e->frames[p->extra_frames[1]].page : NO_PAGE)) {
+		c->state = BT_SPLIT_DUE; /* its right sibling changed since the pin: again */
+		return;
+	}
+	uint32_t first = split_point(page, ps), n = nitems(page), at = 0;
+	PN_ASSERT(first > 1); /* pn_wl_btree_init bounds the inserts a key gets */
+	uint8_t main[SPLIT_MAIN] = {0}, data[32768];
+	PN_ASSERT(ps <= sizeof(data));
+	pn_put16(main + 4, (uint16_t)first); /* level 0, firstrightoff; no new item */
+	for (uint32_t i = first - 1; i < n; i++) {
+		const uint8_t *t = item(page, ps, i, &len);
+		memcpy(data + at, t, len);
+		at += len;
+	}
+	uint32_t low = pn_get32(item(page, ps, first - 1, &len) + 8);
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = sib == NO_PAGE ? 2 : 3,
+				    .main_data = main, .main_len = SPLIT_MAIN};
+	uint32_t frames[3] = {p->frame, p->extra_frames[0], p->extra_frames[1]};
+	rec.blocks[0].blkno = left;
+	rec.blocks[1] = (struct pn_wal_block){.blkno = c->new_page, .data = data,
+					      .data_len = (uint16_t)at};
+	rec.blocks[2].blkno = sib;
+	for (uint32_t i = rec.nblocks; i-- > 0;) /* the right page first: it copies the left's */
+		if (!pn_wl_apply_split(pn_frame_page(e, frames[i]), ps, &rec, &rec.blocks[i]))
+			PN_ASSERT(!"a split that does not fit its pages");
+	for (uint32_t i = 0; i < rec.nblocks; i++)
+		pn_wl_protect(e, &rec.blocks[i], rec.blocks[i].blkno, pn_frame_page(e, frames[i]),
+			      i == 1 ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+	pn_wl_insert(e, &rec, c->key < low ? PN_REC_BTREE_SPLIT_L : PN_REC_BTREE_SPLIT_R, frames);
+	directory_split(st, left, c->new_page, low);
+	e->m.logical_bytes_changed += at;
 }

@@ -9,25 +9,33 @@
  *                  pointer between the decision and the record: 5.1 holds by construction):
  *                    ordinary block (XLogRecordAssemble): fpw -> image iff page LSN <=
  *                    RedoRecPtr (not under fpw_off); umbra -> a shift instead; nofpw and
- *                    doublewrite -> neither;
+ *                    doublewrite -> neither; PN_REG_PLAIN images keep the whole page;
  *                    hint block (XLogSaveBufferForHint, only when checksums or
  *                    wal_log_hints): the same test, an image kept under umbra as well
  *                    (Umbra keeps FPI_FOR_HINT images) plus its shift; never under
- *                    hint_no_fpi.
+ *                    hint_no_fpi;
+ *                    will-init block (REGBUF_WILL_INIT, a new btree page): never an image;
+ *                    under umbra a shift when the page is on its baseline (Umbra remaps a
+ *                    page's birth too), so the new page is not written over a baseline.
+ *   pn_wl_pin_extra / pn_wl_unpin_extra  the op's other pages, pinned before its own page in
+ *                  the PIN step (pn_wl_extra_pages names them), unpinned after the change.
  *   pn_wl_insert   inserts the record, then for each block: page LSN = end of the record,
  *                  frame dirty (WAL-logged), its last LSN, and the shift published (R4).
  */
 #include "engine.h"
 
 void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
-		   bool standard, bool hint)
+		   enum pn_wl_reg reg)
 {
 	const struct pn_scenario *sc = e->sc;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
 	bool before = pn_page_lsn(page) <= e->wal.redo;
 	bool image = false, shift = false;
-	if (hint) {
+	if (reg == PN_REG_WILL_INIT) {
+		b->will_init = true;
+		shift = before && mode == PN_MODE_UMBRA;
+	} else if (reg == PN_REG_HINT) {
 		image = before && !(mut & PN_MUT_HINT_NO_FPI) &&
 			(mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
 		shift = image && mode == PN_MODE_UMBRA;
@@ -42,7 +50,7 @@ void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uin
 		b->has_image = b->image_apply = true;
 		b->image = page;
 		b->hole_offset = b->hole_length = 0;
-		if (standard)
+		if (reg != PN_REG_PLAIN)
 			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 	}
 	if (shift) {
@@ -68,6 +76,33 @@ pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec ki
 			pn_backend_publish_shift(e, f->page, r->blocks[i].shift_target);
 	}
 	return end;
+}
+
+bool pn_wl_pin_extra(struct pn_engine *e, struct pn_proc *p)
+{
+	uint32_t pages[2], n = pn_wl_extra_pages(e, p, pages);
+	while (p->nextra < n) {
+		uint32_t f = pn_buf_pin(e, pages[p->nextra], p->id, false);
+		if (f == PN_NO_FRAME)
+			return false; /* woken when the read or a victim's write completes */
+		p->extra_frames[p->nextra++] = f;
+	}
+	return true;
+}
+
+void pn_wl_unpin_extra(struct pn_engine *e, struct pn_proc *p)
+{
+	while (p->nextra > 0)
+		pn_buf_unpin(e, p->extra_frames[--p->nextra]);
+}
+
+uint32_t pn_wl_extra_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages)
+{
+	if (p->op.op == PN_OP_VACUUM_PAGE)
+		return pn_wl_vacuum_vm_page(e, p->op.page, &pages[0]) ? 1 : 0;
+	if (p->op.op == PN_OP_BT_SPLIT)
+		return pn_wl_btree_split_pages(e, p, pages);
+	return 0;
 }
 
 void pn_wl_hint_dirty(struct pn_engine *e, uint32_t frame)

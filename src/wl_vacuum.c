@@ -173,7 +173,7 @@ static bool prune(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	struct pn_wal_record rec = {.nblocks = 1};
 	rec.blocks[0].blkno = p->op.page;
 	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints)
-		pn_wl_protect(e, &rec.blocks[0], p->op.page, page, true, true);
+		pn_wl_protect(e, &rec.blocks[0], p->op.page, page, PN_REG_HINT);
 	if (!rec.blocks[0].has_image) {
 		pn_wl_hint_dirty(e, p->frame);
 		return false;
@@ -206,7 +206,7 @@ static void freeze(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	b->data_len = (uint16_t)(FREEZE_PLAN + 2 * n);
 	if (!pn_wl_apply_freeze_plans(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a freeze plan that does not fit its page");
-	pn_wl_protect(e, b, p->op.page, page, true, false);
+	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
 	pn_wl_insert(e, &rec, PN_REC_HEAP2_FREEZE_PAGE, &p->frame);
 	e->m.logical_bytes_changed += 2u * n;
 }
@@ -218,17 +218,17 @@ static void set_visible(struct pn_engine *e, struct pn_proc *p, uint8_t *page, b
 	pn_put32(main, CTAS_XID);   /* cutoff xid */
 	main[4] = (uint8_t)(VM_ALL_VISIBLE | (frozen ? VM_ALL_FROZEN : 0));
 	struct pn_wal_record rec = {.nblocks = 2, .main_data = main, .main_len = 5};
-	rec.blocks[0].blkno = e->frames[p->frame2].page;
+	rec.blocks[0].blkno = e->frames[p->extra_frames[0]].page;
 	rec.blocks[0].fork = VM_FORKNUM;
 	rec.blocks[1].blkno = p->op.page;
-	uint8_t *vm = pn_frame_page(e, p->frame2);
+	uint8_t *vm = pn_frame_page(e, p->extra_frames[0]);
 	for (uint32_t i = 0; i < 2; i++)
 		if (!pn_wl_apply_visible(i ? page : vm, e->page_size, &rec, &rec.blocks[i]))
 			PN_ASSERT(!"a VISIBLE record that does not fit its page");
-	pn_wl_protect(e, &rec.blocks[0], rec.blocks[0].blkno, vm, false, false);
+	pn_wl_protect(e, &rec.blocks[0], rec.blocks[0].blkno, vm, PN_REG_PLAIN);
 	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints) /* else REGBUF_NO_IMAGE */
-		pn_wl_protect(e, &rec.blocks[1], p->op.page, page, true, false);
-	uint32_t frames[2] = {p->frame2, p->frame};
+		pn_wl_protect(e, &rec.blocks[1], p->op.page, page, PN_REG_STANDARD);
+	uint32_t frames[2] = {p->extra_frames[0], p->frame};
 	pn_wl_insert(e, &rec, PN_REC_HEAP2_VISIBLE, frames);
 	e->m.logical_bytes_changed += 3;
 }
@@ -236,7 +236,7 @@ static void set_visible(struct pn_engine *e, struct pn_proc *p, uint8_t *page, b
 void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
 {
 	uint8_t *page = pn_frame_page(e, p->frame);
-	PN_ASSERT(p->frame2_pinned);
+	PN_ASSERT(p->nextra == 1);
 	bool all_visible = !(pn_get16(page + 10) & PN_PD_ALL_VISIBLE);
 	if (all_visible) {
 		bool fpi = prune(e, p, page);
@@ -244,8 +244,6 @@ void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
 			freeze(e, p, page);
 		set_visible(e, p, page, fpi);
 	}
-	pn_buf_unpin(e, p->frame2);
-	p->frame2_pinned = false;
 }
 
 /* ---- redo (pn_page_apply) --------------------------------------------------------------- */

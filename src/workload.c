@@ -11,6 +11,7 @@
 #include "engine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 bool pn_workload_init(struct pn_engine *e)
 {
@@ -116,6 +117,12 @@ enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn
 	case PN_WL_SLRU: return pn_wl_slru_next(e, client, out);
 	default: return random_next(e, client, out);
 	}
+}
+
+void pn_workload_free(struct pn_engine *e)
+{
+	free(e->wl); /* one allocation (wl_btree.c) */
+	e->wl = NULL;
 }
 
 void pn_workload_page_init(struct pn_engine *e, uint32_t p, uint8_t *page)

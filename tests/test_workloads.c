@@ -8,8 +8,9 @@
  *                layout), one VISIBLE (59 B; 64 + 8192 for the VM page's one image);
  *                without checksums no hint image and no freeze, only VISIBLE;
  *                umbra keeps the hint images and shifts the VM page instead of imaging it;
- *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes happen, fpw costs more WAL and more
- *                WAL-triggered checkpoints than nofpw (the feedback of seed 004);
+ *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes and leaf splits happen (a split's new
+ *                page carries no image), fpw costs more WAL and more WAL-triggered
+ *                checkpoints than nofpw (the feedback of seed 004);
  *   slru         with SLRU headers CLOG/SET carries images, without it never does;
  *   bad input    the workloads refuse sizes they cannot model, with a message;
  *   records      INSERT_LEAF, a leaf DEDUP and VISIBLE built by hand: the engine's redo
@@ -123,7 +124,13 @@ START_TEST(test_btree_dedup)
 	ck_assert_uint_eq(n.m.rec_count[PN_REC_BTREE_INSERT_LEAF], 30000);
 	ck_assert_uint_eq(n.m.rec_bytes[PN_REC_BTREE_INSERT_LEAF], 64u * 30000);
 	ck_assert_uint_gt(n.m.rec_count[PN_REC_BTREE_DEDUP], 0);
+	ck_assert_uint_gt(n.m.rec_count[PN_REC_BTREE_SPLIT_L] + n.m.rec_count[PN_REC_BTREE_SPLIT_R], 0);
 	ck_assert_uint_eq(n.m.fpi_count, 0);
+	/* one image at most per block of a split: the left page and the sibling, never the
+	 * new page (WILL_INIT) */
+	uint64_t splits = f.m.rec_count[PN_REC_BTREE_SPLIT_L] + f.m.rec_count[PN_REC_BTREE_SPLIT_R];
+	ck_assert_uint_le(f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_L] + f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_R],
+			  2u * 8192u * splits);
 	/* same inserts, more WAL, hence more WAL-volume checkpoints */
 	ck_assert_uint_eq(f.m.rec_count[PN_REC_BTREE_INSERT_LEAF], 30000);
 	ck_assert_uint_gt(f.m.wal_bytes, n.m.wal_bytes + n.m.wal_bytes / 4);
@@ -179,7 +186,7 @@ static void refused(const char *workload, const char *what)
 START_TEST(test_refusals)
 {
 	refused("kind: vacuum, rows: 0", "workload.rows is 0");
-	refused("kind: btree_dedup, inserts: 100000, distinct_keys: 3", "no page splits");
+	refused("kind: btree_dedup, inserts: 100000, distinct_keys: 3", "between keys only");
 }
 END_TEST
 
