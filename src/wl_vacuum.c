@@ -237,8 +237,7 @@ void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
 {
 	uint8_t *page = pn_frame_page(e, p->frame);
 	PN_ASSERT(p->nextra == 1);
-	bool all_visible = !(pn_get16(page + 10) & PN_PD_ALL_VISIBLE);
-	if (all_visible) {
+	if (!(pn_get16(page + 10) & PN_PD_ALL_VISIBLE)) { /* else nothing left to do here */
 		bool fpi = prune(e, p, page);
 		if (fpi)
 			freeze(e, p, page);
