@@ -19,6 +19,12 @@
 #define STEP_NS 2000u
 #define POLL_NS 20000u
 
+/* The seed workloads' ops, changed by their own functions (src/wl_vacuum.c, wl_btree.c). */
+static bool wl_op(enum pn_op op)
+{
+	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
+}
+
 static bool hint_logged(const struct pn_engine *e)
 {
 	return e->sc->protocol.checksums || e->sc->protocol.wal_log_hints;
@@ -151,7 +157,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
-	if (p->op.op >= PN_OP_VACUUM_PAGE) { /* workload ops: their own records (src/wl_*.c) */
+	if (wl_op(p->op.op)) { /* workload ops: their own records (src/wl_*.c) */
 		if (p->op.op == PN_OP_VACUUM_PAGE)
 			pn_wl_vacuum_change(e, p);
 		else if (p->op.op == PN_OP_BT_INSERT)
@@ -275,7 +281,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET || op >= PN_OP_VACUUM_PAGE;
+	       op == PN_OP_SLRU_SET || wl_op(op);
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
