@@ -30,7 +30,8 @@
  *   (size), 8 key u32, 12 zero;
  *   posting tuple, MAXALIGN(16 + 6 n) B: 0 {0, 16 (offset of the TIDs), n | 0x2000}
  *   (BT_IS_POSTING), 6 t_info u16 (size | 0x2000 INDEX_ALT_TID_MASK), 8 key u32, 12 zero,
- *   16 n heap TIDs of 6 B in order; at most POSTING_MAX bytes (BTMaxItemSize, 8 KiB pages).
+ *   16 n heap TIDs of 6 B in order; at most posting_max() bytes (BTMaxItemSize: 2704 for
+ *   8 KiB pages, a third of smaller pages, at most 2704 for larger ones).
  *   Heap TIDs: (xid, n-th insert of the transaction), increasing as a growing heap's are.
  *
  * Records:
@@ -57,7 +58,7 @@
 #define POSTING_HDR 16u
 #define TID 6u
 #define ALT_TID 0x2000u
-#define POSTING_MAX 2704u
+#define POSTING_MAX 2704u /* BTMaxItemSize of an 8 KiB page; buffers are this big */
 #define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
 
 /* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
@@ -73,7 +74,7 @@ struct bt_state {
 	struct bt_client *client;
 };
 #define NO_PAGE 0u /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
-#define KEYS_PER_LEAF_MIN 800u
+#define KEYS_PER_LEAF_MIN 800u /* inserts per key, on average, for 8 KiB pages */
 
 /* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
 static uint64_t max_leaves(const struct pn_engine *e)
@@ -86,12 +87,14 @@ bool pn_wl_btree_init(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint64_t l = max_leaves(e), d = sc->workload.distinct_keys, n = sc->workload.inserts;
-	if (n > KEYS_PER_LEAF_MIN * d || l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
+	uint64_t per_key = (uint64_t)KEYS_PER_LEAF_MIN * e->page_size / 8192u;
+	if (n > per_key * d || l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
 		snprintf(e->error, sizeof(e->error),
 			 "%s: btree_dedup with %llu inserts over %llu distinct keys: the model splits "
-			 "leaves between keys only, so a key may have at most %u inserts on average "
+			 "leaves between keys only, so a key may have at most %llu inserts on average "
 			 "(and transactions must be at least 1); raise distinct_keys, or lower inserts",
-			 sc->path, (unsigned long long)n, (unsigned long long)d, KEYS_PER_LEAF_MIN);
+			 sc->path, (unsigned long long)n, (unsigned long long)d,
+			 (unsigned long long)per_key);
 		return false;
 	}
 	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
@@ -198,6 +201,13 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 }
 
 /* ---- page access ------------------------------------------------------------------------ */
+
+/* BTMaxItemSize: a third of the page, less headers, less a TID (2704 B for 8 KiB pages). */
+static uint32_t posting_max(uint32_t page_size)
+{
+	uint32_t third = (page_size - 40u - SPECIAL) / 3u;
+	return PN_MIN(POSTING_MAX, (third & ~7u) - 8u);
+}
 
 static uint32_t nitems(const uint8_t *page) { return pn_page_nitems(page); }
 
@@ -308,7 +318,7 @@ static bool intervals_ok(const uint8_t *page, uint32_t page_size, const struct p
 				return false;
 			tot += ntids(t, len);
 		}
-		if (PN_ALIGN8(POSTING_HDR + tot * TID) > POSTING_MAX)
+		if (PN_ALIGN8(POSTING_HDR + tot * TID) > posting_max(page_size))
 			return false;
 		prev_end = base + cnt;
 	}
@@ -416,7 +426,7 @@ bool pn_wl_apply_split(uint8_t *page, uint32_t page_size, const struct pn_wal_re
 
 /* ---- one insert (pn_wl_btree_change) ---------------------------------------------------- */
 
-/* _bt_dedup_pass: the intervals of equal keys, each at most POSTING_MAX once merged. */
+/* _bt_dedup_pass: the intervals of equal keys, each at most posting_max() once merged. */
 static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *data)
 {
 	uint32_t n = nitems(page), k = 0, len = 0;
@@ -426,7 +436,7 @@ static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *dat
 		while (i + cnt < n) {
 			const uint8_t *u = item(page, page_size, i + cnt, &len);
 			if (pn_get32(u + 8) != key ||
-			    PN_ALIGN8(POSTING_HDR + (tot + ntids(u, len)) * TID) > POSTING_MAX)
+			    PN_ALIGN8(POSTING_HDR + (tot + ntids(u, len)) * TID) > posting_max(page_size))
 				break;
 			tot += ntids(u, len);
 			cnt++;
