@@ -27,7 +27,8 @@
  *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
  *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
  *     pd_flags |= ALL_VISIBLE;
- *   Btree/DEDUP (11, 0xD0): main 2 B; block data 4 B, salt s = byte 0: for every item i,
+ *   Btree/DEDUP (11, 0xD0) on a heap page (the script op): main 2 B; block data 4 B, salt
+ *     s = byte 0: for every item i,
  *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
  *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
  *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
@@ -56,16 +57,33 @@
  *     offsets, at least 2 * nredirected + ndead of them: pd_prune_xid = 0, nothing else
  *     (the workloads update tuples in place, so no version is left to remove);
  *   Btree pages: pd_special = page_size - 16, 16 bytes {prev u32, next u32, level u32,
- *     flags u16 (1 = leaf), cycle u16}; index tuples with length = u16 at 6 & 0x1FFF.
+ *     flags u16 (1 = leaf), cycle u16}; index tuples with length = u16 at 6 & 0x1FFF: a
+ *     plain one {TID 6, t_info u16, key u64 (an int4 key: u32 then 4 zero bytes), zeros},
+ *     a posting one (btree_dedup) MAXALIGN(16+6n) B {0 u16, 16 u16, n|0x2000 u16,
+ *     size|0x2000 u16, key u32, 0 u32, n TIDs of 6 B}.
  *     "An empty leaf" is the empty heap page above with pd_upper = pd_special =
  *     page_size - 16 and that trailer {prev, next, 0, 1, 0};
  *   Btree/INSERT_LEAF (11, 0x00): main {k u16}: the pointers k.. move up one, the tuple
  *     (block data) goes to pd_upper - its length rounded to 8, pointer k names it;
- *   Btree/SPLIT_L / SPLIT_R (11, 0x30 / 0x40): main {level u32, firstright u16, newk u16,
- *     u16}: block 1 becomes an empty leaf {prev = block 0's blk, next 0} receiving the
- *     block data's tuples in order, each appended; block 0's first firstright-1 tuples are
- *     copied out, it becomes an empty leaf {its old prev, next = block 1's blk} receiving
- *     them in order, then for SPLIT_L the first tuple of its block data at newk;
+ *   Btree/SPLIT_L / SPLIT_R (11, 0x30 / 0x40), 2 or 3 blocks: main {level u32, firstright
+ *     u16, newk u16, u16}: block 1 becomes an empty leaf {prev = block 0's blk, next =
+ *     block 2's blk or 0} receiving the block data's tuples in order, each appended; block
+ *     0's first firstright-1 tuples are copied out, it becomes an empty leaf {its old prev,
+ *     next = block 1's blk} receiving them in order, then for SPLIT_L the first tuple of
+ *     its block data at newk; block 2 (the old right sibling) gets prev = block 1's blk;
+ *   Heap2/FREEZE_PAGE with a 7 B main {horizon u32, nplans u16, catalog u8} (PG16, the
+ *     vacuum workload): block data = nplans x 12 B plans {xmax u32, t_infomask2 u16,
+ *     t_infomask u16, frzflags u8, pad, ntuples u16} then the offsets u16 of each plan in
+ *     turn: every tuple named gets the plan's t_xmax, t_infomask2, t_infomask;
+ *   Heap2/VISIBLE (9, 0x40): 2 blocks, main 5 B {cutoff u32, flags u8}. Block 0 (fork 2,
+ *     vm; its block number is the page id): heap block h = block 1's number, slot =
+ *     h % ((page_size-24)*4), byte 24+slot/4 |= (flags & 3) << 2*(slot%4). Block 1:
+ *     pd_flags |= ALL_VISIBLE;
+ *   Btree/DEDUP on a leaf: main {nintervals u16}, block data {baseoff u16, nitems u16} each:
+ *     the leaf is rebuilt in item order from the special space down, each interval's items
+ *     merged into one posting tuple (their TIDs in order), the others copied as they are;
+ *     masking of tuple hint bits does not apply to these pages;
+ *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
  *   After a change (image or not) a page with a header gets pd_lsn = the record's end LSN;
@@ -95,7 +113,7 @@
  *      ckpt_weight is a power of two >= 64.
  * pn_oracle_page() starts from the nearest base at or below the asked position, or from the
  * cursor when it lies between the two, applies the few ops after it, and allocates nothing.
- * Memory: 3 pages per page (initial, tip, cursor), 44 B per op plus its payload, 16 B per
+ * Memory: 3 pages per page (initial, tip, cursor), 48 B per op plus its payload, 16 B per
  * base, and at most the budget in checkpoints.
  */
 #include "oracle.h"
@@ -126,13 +144,22 @@
 #define WEIGHT_MIN 64u  /* initial ckpt_weight */
 #define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
 #define INFO_MASK 0xF0u
+#define FREEZE_PLAN_BYTES 12u /* PG16 xl_heap_freeze_plan */
+#define VM_FORK 2u
+#define BT_SPECIAL 16u
+#define BT_PLAIN 16u
+#define BT_POSTING_HDR 16u
+#define BT_POSTING_MAX 2704u
+#define BT_ALT_TID 0x2000u
 
 enum op_kind {
 	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_NONE, OP_UNKNOWN,
 	OP_INSERT, OP_INSERT_INIT, OP_UPDATE, OP_UPDATE_INIT, OP_LOCK, OP_DELETE, OP_BT_INSERT,
 	OP_SPLIT_L, OP_SPLIT_R, OP_PRUNE,
 	/* per block of a two-block record: */
-	OP_UPDATE_OLD, OP_SPLIT_RIGHT_PAGE,
+	OP_UPDATE_OLD, OP_SPLIT_RIGHT_PAGE, OP_SPLIT_SIBLING,
+	/* the vacuum workload's */
+	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE,
 };
 
 static const struct {
@@ -149,6 +176,7 @@ static const struct {
 	{PN_RM_HEAP, 0x60, OP_LOCK},        {PN_RM_HEAP, 0x10, OP_DELETE},
 	{PN_RM_BTREE, 0x00, OP_BT_INSERT},  {PN_RM_BTREE, 0x30, OP_SPLIT_L},
 	{PN_RM_BTREE, 0x40, OP_SPLIT_R},   {PN_RM_HEAP2, 0x10, OP_PRUNE},
+	{PN_RM_HEAP2, 0x40, OP_VM_SET},
 };
 
 struct op {
@@ -161,7 +189,9 @@ struct op {
 	uint16_t hole_len;
 	uint8_t kind;
 	uint32_t blkno;    /* the block's own number (t_ctid) */
-	uint32_t other;    /* two-block records: the other block's number */
+	uint32_t other;    /* the other block's number (a split's sibling: the right page's;
+			    * VISIBLE's vm page: the heap page's) */
+	uint32_t next;     /* a split's right page: the sibling's number, or 0 */
 };
 
 /* A position from which a page can be rebuilt (I2). */
@@ -376,7 +406,6 @@ static void apply_clog_set(const struct pn_oracle *o, uint8_t *page, const struc
 #define TUP_HOFF 22u
 #define INFOMASK_XMAX_INVALID 0x0800u
 #define INFOMASK2_KEYS_UPDATED 0x2000u
-#define BT_TRAILER 16u
 
 static void empty_page(const struct pn_oracle *o, uint8_t *page, uint32_t special)
 {
@@ -389,7 +418,7 @@ static void empty_page(const struct pn_oracle *o, uint8_t *page, uint32_t specia
 
 static void empty_leaf(const struct pn_oracle *o, uint8_t *page, uint32_t prev, uint32_t next)
 {
-	uint32_t special = o->page_size - BT_TRAILER;
+	uint32_t special = o->page_size - BT_SPECIAL;
 	empty_page(o, page, special);
 	pn_put32(page + special, prev);
 	pn_put32(page + special + 4, next);
@@ -515,15 +544,19 @@ static bool leaf_append_all(const struct pn_oracle *o, uint8_t *page, const uint
 static bool apply_btree(const struct pn_oracle *o, uint8_t *page, const struct op *op)
 {
 	const uint8_t *main = o->arena + op->off, *data = main + op->main_len;
-	uint32_t special = o->page_size - BT_TRAILER;
+	uint32_t special = o->page_size - BT_SPECIAL;
 	if (op->kind == OP_SPLIT_RIGHT_PAGE) {
-		empty_leaf(o, page, op->other, 0);
+		empty_leaf(o, page, op->other, op->next);
 		return leaf_append_all(o, page, data, op->data_len);
 	}
 	if (pn_get16(page + OFF_SPECIAL) != special)
 		return false;
 	if (op->kind == OP_BT_INSERT)
 		return leaf_add(o, page, data, op->data_len, pn_get16(main));
+	if (op->kind == OP_SPLIT_SIBLING) {
+		pn_put32(page + special, op->other); /* btpo_prev: the new right page */
+		return true;
+	}
 	uint32_t firstright = pn_get16(main + 4), count = nitems(page, o->page_size);
 	if (firstright == 0 || firstright > count + 1)
 		return false;
@@ -550,6 +583,132 @@ static bool apply_btree(const struct pn_oracle *o, uint8_t *page, const struct o
 	return ok;
 }
 
+/* ---- the vacuum workload: PG16 freeze plans, Heap2/VISIBLE ---------------------------- */
+
+static bool apply_freeze_plans(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *plans = main + op->main_len;
+	uint32_t nplans = pn_get16(main + 4);
+	const uint8_t *off = plans + FREEZE_PLAN_BYTES * nplans;
+	bool fits = true;
+	for (uint32_t k = 0; k < nplans; k++) {
+		const uint8_t *plan = plans + FREEZE_PLAN_BYTES * k;
+		for (uint32_t left = pn_get16(plan + 10); left > 0; left--, off += 2) {
+			uint32_t t = tuple_off(page, o->page_size, pn_get16(off) - 1u, TUP_HEADER);
+			if (t == 0) {
+				fits = false;
+				continue;
+			}
+			memcpy(page + t + TUP_XMAX, plan, 4);
+			memcpy(page + t + TUP_INFOMASK2, plan + 4, 4); /* t_infomask2, t_infomask */
+		}
+	}
+	return fits;
+}
+
+static void apply_vm_set(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint32_t per_page = (o->page_size - PAGE_HEADER) * 4u; /* two bits per heap block */
+	uint32_t slot = op->other % per_page;
+	uint8_t bits = o->arena[op->off + 4] & 0x03u;
+	page[PAGE_HEADER + slot / 4u] |= (uint8_t)(bits << ((slot % 4u) * 2u));
+}
+
+/* ---- the btree_dedup workload: leaf pages --------------------------------------------- */
+
+static bool bt_leaf(const struct pn_oracle *o, const uint8_t *page)
+{
+	uint32_t special = o->page_size - BT_SPECIAL;
+	uint32_t lower = pn_get16(page + OFF_LOWER), upper = pn_get16(page + OFF_UPPER);
+	return pn_get16(page + OFF_SPECIAL) == special && (page[special + 12] & 1u) &&
+	       lower >= PAGE_HEADER && lower <= upper && upper <= special;
+}
+
+/* Offset and length of leaf item i if sane, else false. */
+static bool bt_item(const struct pn_oracle *o, const uint8_t *page, uint32_t i, uint32_t *off,
+		    uint32_t *len)
+{
+	if (i >= nitems(page, o->page_size))
+		return false;
+	*off = pn_get16(page + PAGE_HEADER + 4u * i);
+	*len = pn_get16(page + PAGE_HEADER + 4u * i + 2u);
+	return *off >= PAGE_HEADER && *len >= BT_PLAIN && *off + *len <= o->page_size - BT_SPECIAL;
+}
+
+/* The heap TIDs a leaf item holds: 1 for a plain tuple, n for a posting one. */
+static uint32_t bt_tids(const uint8_t *t, uint32_t len, const uint8_t **first)
+{
+	bool posting = (pn_get16(t + 6) & BT_ALT_TID) != 0;
+	uint32_t n = posting ? pn_get16(t + 4) & ~BT_ALT_TID : 1u;
+	*first = posting ? t + BT_POSTING_HDR : t;
+	return !posting || BT_POSTING_HDR + 6u * n <= len ? n : 0;
+}
+
+/* The leaf as a list of tuples (merged where an interval says), re-laid from the special
+ * space down into `out`; false if the intervals do not fit the page. */
+static bool bt_rebuild(const struct pn_oracle *o, const uint8_t *page, const uint8_t *iv,
+		       uint32_t niv, uint8_t *out)
+{
+	uint32_t n = nitems(page, o->page_size), ps = o->page_size, top = ps - BT_SPECIAL, kept = 0;
+	uint8_t tup[BT_POSTING_MAX];
+	memset(out, 0, ps);
+	memcpy(out, page, PAGE_HEADER);
+	memcpy(out + top, page + top, BT_SPECIAL);
+	uint32_t i = 1, next = 0; /* 1-based item, next interval */
+	while (i <= n) {
+		uint32_t take = 1, off, len, tlen;
+		bool run = next < niv && pn_get16(iv + 4u * next) == i;
+		if (run)
+			take = pn_get16(iv + 4u * next + 2u);
+		if (run && (take < 2 || i + take - 1u > n))
+			return false;
+		if (!bt_item(o, page, i - 1u, &off, &len))
+			return false;
+		if (run) {
+			uint32_t tids = 0;
+			memset(tup, 0, sizeof(tup));
+			memcpy(tup + 8, page + off + 8, 4); /* the key */
+			for (uint32_t j = i; j < i + take; j++) {
+				const uint8_t *from;
+				if (!bt_item(o, page, j - 1u, &off, &len))
+					return false;
+				uint32_t c = bt_tids(page + off, len, &from);
+				if (c == 0 || BT_POSTING_HDR + 6u * (tids + c) > BT_POSTING_MAX)
+					return false;
+				memcpy(tup + BT_POSTING_HDR + 6u * tids, from, 6u * c);
+				tids += c;
+			}
+			tlen = (BT_POSTING_HDR + 6u * tids + 7u) & ~7u;
+			pn_put16(tup + 2, BT_POSTING_HDR);
+			pn_put16(tup + 4, (uint16_t)(tids | BT_ALT_TID));
+			pn_put16(tup + 6, (uint16_t)(tlen | BT_ALT_TID));
+			next++;
+		} else {
+			tlen = len;
+			memcpy(tup, page + off, len);
+		}
+		top -= tlen;
+		memcpy(out + top, tup, tlen);
+		pn_put16(out + PAGE_HEADER + 4u * kept, (uint16_t)top);
+		pn_put16(out + PAGE_HEADER + 4u * kept + 2u, (uint16_t)tlen);
+		kept++;
+		i += take;
+	}
+	pn_put16(out + OFF_LOWER, (uint16_t)(PAGE_HEADER + 4u * kept));
+	pn_put16(out + OFF_UPPER, (uint16_t)top);
+	return next == niv;
+}
+
+static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint8_t out[32768];
+	const uint8_t *main = o->arena + op->off;
+	if (!bt_rebuild(o, page, main + op->main_len, pn_get16(main), out))
+		return false;
+	memcpy(page, out, o->page_size);
+	return true;
+}
+
 /* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
 static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
 {
@@ -558,16 +717,24 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_IMAGE: apply_image(o, page, op); break;
 	case OP_HOT_UPDATE: fits = apply_hot_update(o, page, op); break;
 	case OP_FREEZE: fits = apply_freeze(o, page, op); break;
-	case OP_DEDUP: fits = apply_dedup(o, page, op); break;
+	case OP_DEDUP: /* a btree leaf's (wl_btree) or the script op's payload rewrite */
+		fits = bt_leaf(o, page) ? apply_bt_dedup(o, page, op) : apply_dedup(o, page, op);
+		break;
 	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
 	case OP_INSERT: case OP_INSERT_INIT: case OP_UPDATE: case OP_UPDATE_INIT:
 	case OP_UPDATE_OLD: case OP_LOCK: case OP_DELETE:
 		fits = apply_heap(o, page, op);
 		break;
 	case OP_BT_INSERT: case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE:
+	case OP_SPLIT_SIBLING:
 		fits = apply_btree(o, page, op);
 		break;
 	case OP_PRUNE: pn_put32(page + OFF_PRUNE_XID, 0); break;
+	case OP_FREEZE_PLANS: fits = apply_freeze_plans(o, page, op); break;
+	case OP_VM_SET: apply_vm_set(o, page, op); break;
+	case OP_ALL_VISIBLE:
+		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
+		break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -586,8 +753,8 @@ static uint8_t kind_of(uint8_t rmid, uint8_t info, uint32_t i)
 		uint8_t kind = meanings[k].kind;
 		if (i == 1 && (kind == OP_UPDATE || kind == OP_UPDATE_INIT))
 			return OP_UPDATE_OLD;
-		if (i == 1 && (kind == OP_SPLIT_L || kind == OP_SPLIT_R))
-			return OP_SPLIT_RIGHT_PAGE;
+		if (i >= 1 && (kind == OP_SPLIT_L || kind == OP_SPLIT_R))
+			return i == 1 ? OP_SPLIT_RIGHT_PAGE : OP_SPLIT_SIBLING;
 		return kind;
 	}
 	return OP_UNKNOWN;
@@ -599,7 +766,9 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len >= 5;
 	case OP_FREEZE:
 		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
-	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4;
+	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4u * pn_get16(r->main_data);
+	case OP_FREEZE_PLANS: return b->data_len >= FREEZE_PLAN_BYTES * pn_get16(r->main_data + 4);
+	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
 	case OP_CLOG_SET: return r->main_len == 5;
 	case OP_INSERT: case OP_INSERT_INIT: return r->main_len == 3;
 	case OP_UPDATE: case OP_UPDATE_INIT: case OP_UPDATE_OLD:
@@ -610,8 +779,8 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 		return r->main_len == 8 && b->data_len % 2 == 0 &&
 		       b->data_len / 2u >= 2u * pn_get16(r->main_data + 4) +
 						   pn_get16(r->main_data + 6);
-	case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE:
-		return r->main_len == 10 && r->nblocks == 2;
+	case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE: case OP_SPLIT_SIBLING:
+		return r->main_len == 10 && r->nblocks >= 2 && r->nblocks <= 3;
 	default: return true;
 	}
 }
@@ -620,8 +789,8 @@ static bool sizes_fit(uint8_t kind, const struct pn_wal_record *r, const struct 
 static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		       const struct pn_wal_block *b, uint8_t *kind, char *why, size_t why_len)
 {
-	if (b->fork != 0)
-		return fail(why, why_len, "a block of fork %u (the oracle models main only)",
+	if (b->fork != 0 && b->fork != VM_FORK)
+		return fail(why, why_len, "a block of fork %u (the oracle models main and vm)",
 			    b->fork);
 	if (b->blkno >= o->npages)
 		return fail(why, why_len, "a block names page %u of %u", b->blkno, o->npages);
@@ -630,6 +799,10 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		return true;
 	}
 	*kind = kind_of(r->rmid, r->info, (uint32_t)(b - r->blocks));
+	if (*kind == OP_FREEZE && r->main_len == 7)
+		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
+	if (*kind == OP_VM_SET && b != &r->blocks[0])
+		*kind = OP_ALL_VISIBLE;  /* VISIBLE's block 1 is the heap page */
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
@@ -760,7 +933,8 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 		struct op op = {
 			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
 			.data_len = b->data_len, .blkno = b->blkno,
-			.other = r->nblocks == 2 ? r->blocks[1 - i].blkno : 0,
+			.other = r->nblocks < 2 ? 0 : r->blocks[i == 0 ? 1 : i - 1].blkno,
+			.next = r->nblocks == 3 && i == 1 ? r->blocks[2].blkno : 0,
 		};
 		if (kinds[i] == OP_IMAGE) {
 			op.main_len = op.data_len = 0;
@@ -895,8 +1069,8 @@ static bool masked(const struct pn_oracle *o, uint32_t page, const uint8_t *expe
 {
 	if (has_header(o, page) && (d == OFF_CHECKSUM || d == OFF_CHECKSUM + 1))
 		return true;
-	if (page >= o->heap_pages)
-		return false;
+	if (page >= o->heap_pages || pn_get16(expected + OFF_SPECIAL) != o->page_size)
+		return false; /* tuple masking is for heap pages (no special space) only */
 	uint32_t n = nitems(expected, o->page_size);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t t = tuple_off(expected, o->page_size, i, TUP_HEADER);

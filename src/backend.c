@@ -19,6 +19,12 @@
 #define STEP_NS 2000u
 #define POLL_NS 20000u
 
+/* The seed workloads' ops, changed by their own functions (src/wl_vacuum.c, wl_btree.c). */
+static bool wl_op(enum pn_op op)
+{
+	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
+}
+
 static bool hint_logged(const struct pn_engine *e)
 {
 	return e->sc->protocol.checksums || e->sc->protocol.wal_log_hints;
@@ -131,7 +137,7 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	}
 }
 
-static void publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
 {
 	e->cur[page] = (uint8_t)target;
 	e->m.shifts++;
@@ -151,6 +157,16 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
+	if (wl_op(p->op.op)) { /* workload ops: their own records (src/wl_*.c) */
+		if (p->op.op == PN_OP_VACUUM_PAGE)
+			pn_wl_vacuum_change(e, p);
+		else if (p->op.op == PN_OP_BT_INSERT)
+			pn_wl_btree_change(e, p);
+		else
+			pn_wl_btree_split(e, p);
+		pn_wl_unpin_extra(e, p);
+		return;
+	}
 	PN_ASSERT(nitems <= 512);
 	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image;
@@ -191,7 +207,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
 	if (p->decided_shift)
-		publish_shift(e, pg, target);
+		pn_backend_publish_shift(e, pg, target);
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
 
@@ -258,45 +274,15 @@ static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8
 	pn_put16(main + 12, new_off);
 }
 
-/* Btree split: the right page's items (with the new one when it goes right), the left's
- * data (the new item when it stays left, then the high key). */
+/* Btree split: the record of page.c's pn_btree_split_record, over the change's blocks. */
 static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
 			       uint8_t *main, uint8_t *data0, uint8_t *data1)
 {
 	struct pn_change *c = &p->chg;
-	const uint8_t *left = pn_frame_page(e, p->chg_frames[0]);
 	uint8_t itup[64];
 	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
-	uint16_t below = pn_btree_count_below(left, c->split_key);
-	bool goes_left = c->key < c->split_key;
-	uint16_t newoff = pn_btree_insert_offnum(left, c->key);
-	uint32_t len1 = pn_btree_items_copy(left, below, data1, e->page_size);
-	uint32_t len0 = 0;
-	if (goes_left) {
-		memcpy(data0, itup, c->itup_len);
-		len0 = c->itup_len;
-	} else {
-		/* the new item among the right page's items, after every key <= it */
-		uint32_t pos = 0;
-		while (pos < len1 && pn_get64(data1 + pos + 8) <= c->key)
-			pos += pn_get16(data1 + pos + 6) & 0x1FFFu;
-		memmove(data1 + pos + c->itup_len, data1 + pos, len1 - pos);
-		memcpy(data1 + pos, itup, c->itup_len);
-		len1 += c->itup_len;
-		newoff = (uint16_t)(newoff - below);
-	}
-	pn_itup_make(data0 + len0, c->itup_len, c->split_key, 0, 0); /* the left's high key */
-	len0 += c->itup_len;
-	pn_put32(main, 0);                         /* level */
-	pn_put16(main + 4, (uint16_t)(below + 1)); /* firstrightoff */
-	pn_put16(main + 6, newoff);
-	pn_put16(main + 8, 0);                     /* postingoff */
-	rec->main_len = 10;
-	rec->blocks[0].data = data0;
-	rec->blocks[0].data_len = (uint16_t)len0;
-	rec->blocks[1].data = data1;
-	rec->blocks[1].data_len = (uint16_t)len1;
-	return goes_left ? PN_REC_BTREE_SPLIT_L : PN_REC_BTREE_SPLIT_R;
+	return pn_btree_split_record(pn_frame_page(e, p->chg_frames[0]), e->page_size, itup,
+				     c->itup_len, c->split_key, rec, main, data0, data1);
 }
 
 static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
@@ -419,7 +405,7 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 		f->redirtied |= f->io_writes > 0;
 		f->last_lsn = end;
 		if ((p->chg_shift >> i) & 1)
-			publish_shift(e, c->pages[i], targets[i]);
+			pn_backend_publish_shift(e, c->pages[i], targets[i]);
 	}
 	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
 				      : c->t_len ? c->t_len : c->itup_len;
@@ -528,7 +514,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE;
+	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE || wl_op(op);
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -544,7 +530,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	if (n == PN_WL_WAIT)
 		return; /* woken when there is something */
 	if (needs_page(p->op.op)) {
-		if (p->op.op != PN_OP_HINT)
+		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
 		p->state = PN_B_PIN;
 		pn_wake(e, p->id, STEP_NS);
@@ -679,6 +665,8 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 			step_decide(e, p);
 			break;
 		}
+		if (!pn_wl_pin_extra(e, p)) /* a workload op's other pages first */
+			return;
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */

@@ -51,6 +51,8 @@ enum pn_rec {
 	PN_REC_HEAP_INSERT, PN_REC_HEAP_INSERT_INIT, PN_REC_HEAP_UPDATE, PN_REC_HEAP_UPDATE_INIT,
 	PN_REC_HEAP_LOCK, PN_REC_HEAP_DELETE, PN_REC_BTREE_INSERT_LEAF, PN_REC_BTREE_SPLIT_L,
 	PN_REC_BTREE_SPLIT_R, PN_REC_HEAP2_PRUNE,
+	/* the vacuum workload's (wl_vacuum.c) */
+	PN_REC_HEAP2_VISIBLE,
 	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
@@ -98,6 +100,15 @@ uint16_t pn_btree_insert_offnum(const uint8_t *page, uint64_t key);
 uint16_t pn_btree_count_below(const uint8_t *page, uint64_t key);
 /* Concatenated index tuples of items [from, nitems) of a leaf into out; returns bytes. */
 uint32_t pn_btree_items_copy(const uint8_t *page, uint16_t from, uint8_t *out, uint32_t cap);
+/* The split record of leaf `left` (its items before the change) taking index tuple itup
+ * (itup_len B, its key u64 at 8) at split_key, the first key that goes right: main (10 B),
+ * block 0's data (the new item if it stays left, then the high key: data0 holds 2 tuples)
+ * and block 1's (the right page's items, the new one among them if it goes right: data1
+ * holds a page) into rec; returns SPLIT_L or SPLIT_R. rec's blocks' numbers are the
+ * caller's (a third block, the old right sibling, too). */
+enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
+				  uint32_t itup_len, uint64_t split_key, struct pn_wal_record *rec,
+				  uint8_t *main, uint8_t *data0, uint8_t *data1);
 /* True when the page is new (all-zero header: never initialized). */
 bool pn_page_is_new(const uint8_t *page);
 /* Free bytes between pd_lower and pd_upper. */
@@ -234,6 +245,10 @@ struct pn_proc {
 	uint8_t chg_image, chg_shift, chg_init; /* bit i: block i */
 	int txn_type;         /* workload transaction type, -1 if none */
 	uint64_t txn_wal;     /* WAL bytes of the current transaction's records */
+	/* other pages a workload op changes (vacuum: the visibility-map page; a btree split:
+	 * the new page, the right sibling), pinned in order before `frame` (wl_record.c) */
+	uint32_t extra_frames[2];
+	uint32_t nextra;
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -378,7 +393,7 @@ struct pn_engine {
 	bool recovering;
 	bool failed;
 	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
-	void *wl;                 /* the workload generator's state (wl_pgbench.c, wl_tpcc.c) */
+	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
 	char error[PN_ERROR_LEN];
 };
 
@@ -472,6 +487,8 @@ void pn_ckpt_release_pause(struct pn_engine *e);
 
 /* backend.c */
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
+/* Umbra: `page` now lives in slot `target` (after its record is inserted; R4 checked). */
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target);
 
 /* workload.c */
 bool pn_workload_init(struct pn_engine *e);
@@ -488,6 +505,61 @@ void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+/* Counts one more transaction if workload.transactions are not all started; false if not
+ * (every generator's rule for the end of a run). */
+bool pn_workload_txn_start(struct pn_engine *e);
+/* The transaction frame of the generated workloads: after a transaction's ops (txn_len
+ * set) its commit into *out; else, while transactions remain, a new one is counted and true
+ * returned; otherwise false with *next = PN_WL_DONE. */
+bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
+			  enum pn_wl_next *next);
+/* k distinct heap pages chosen uniformly into p->txn_pages; txn_len = k, txn_pos = 1. */
+void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k);
+
+/* Workload generators with their own pages and records (wl_vacuum.c, wl_btree.c, wl_slru.c).
+ * Each: init (sizes the relation: may set heap_pages/pages), the initial bytes of a page,
+ * the next op of a client; the vacuum and btree ops are changed by their own function,
+ * called from backend.c's INSERT step (the change, its records, images, shifts). */
+/* wl_record.c: register a block (image or shift, decided now), insert and stamp. */
+enum pn_wl_reg {
+	PN_REG_STANDARD,  /* REGBUF_STANDARD: an image leaves out the hole */
+	PN_REG_PLAIN,     /* not standard (the VM page): an image is the whole page */
+	PN_REG_HINT,      /* XLogSaveBufferForHint's image */
+	PN_REG_WILL_INIT, /* a page the record rebuilds: no image (Umbra: a birth shift) */
+};
+void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		   enum pn_wl_reg reg);
+/* The pages op p->op changes besides its own (pinned first); returns how many (<= 2). */
+uint32_t pn_wl_extra_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* Pins them into p->extra_frames; false if the process must wait (it is woken). */
+bool pn_wl_pin_extra(struct pn_engine *e, struct pn_proc *p);
+void pn_wl_unpin_extra(struct pn_engine *e, struct pn_proc *p);
+pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
+		    const uint32_t *frames);
+/* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
+void pn_wl_hint_dirty(struct pn_engine *e, uint32_t frame);
+bool pn_wl_vacuum_init(struct pn_engine *e);
+void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+/* The visibility-map page of heap page `p` (pinned with it), or false if none. */
+bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm);
+void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_btree_init(struct pn_engine *e);
+void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_slru_init(struct pn_engine *e);
+enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
+uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
+bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b);
+bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			      const struct pn_wal_block *b);
+bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size);
+bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b);
 
 /* recovery.c */
 bool pn_recovery_begin(struct pn_engine *e);

@@ -22,7 +22,10 @@
  * pd_special = page_size - 16 with BTPageOpaqueData there {btpo_prev u32, btpo_next u32,
  * btpo_level u32, btpo_flags u16 (BTP_LEAF 0x1), btpo_cycleid u16}, items in key order,
  * each an index tuple {t_tid 6 B = bi_hi u16, bi_lo u16, posid u16; t_info u16 = length;
- * key u64 at 8; zeros to the length (16 or 24)}. Our leaves carry no high-key item.
+ * key u64 at 8; zeros to the length (16 or 24)}. Our leaves carry no high-key item. An int4
+ * key (btree_dedup) is the same 16 B tuple: its u32 at 8 and the zeros at 12 read as the
+ * u64. btree_dedup's leaves also hold posting tuples (t_info has INDEX_ALT_TID_MASK 0x2000;
+ * the length is t_info & 0x1FFF either way; layout and Btree/DEDUP in wl_btree.c).
  *
  * Records of the realistic workloads, PostgreSQL 15's layouts (main data / block data):
  *   Heap/INSERT (10, 0x00; +INIT 0x80 first initializes block 0 as an empty heap page):
@@ -56,10 +59,12 @@
  *   Btree/SPLIT_L, SPLIT_R (11, 0x30, 0x40): main {level u32, firstrightoff u16, newitemoff
  *     u16, postingoff u16}; block 0 (left) data: [the new item, SPLIT_L] + the left page's
  *     new high key (logged, not stored: our leaves have no high-key item); block 1 (right,
- *     WILL_INIT) data: the right page's items, concatenated. Left keeps items 1 ..
- *     firstrightoff-1, repacked from pd_special down in line-pointer order, then (SPLIT_L)
- *     the new item at newitemoff, btpo_next = right; right is a fresh leaf with btpo_prev =
- *     left holding the logged items in order.
+ *     WILL_INIT) data: the right page's items, concatenated (the new item among them for
+ *     SPLIT_R); block 2, when the left page had a right sibling, no data. Left keeps items
+ *     1 .. firstrightoff-1, repacked from pd_special down in line-pointer order, then
+ *     (SPLIT_L) the new item at newitemoff, btpo_next = right; right is a fresh leaf with
+ *     btpo_prev = left, btpo_next = block 2 (else P_NONE, 0) holding the logged items in
+ *     order; block 2 gets btpo_prev = right.
  *
  * An SLRU (commit status) page is 2 bits per xid; with slru_headers it also starts with
  * the 24 B header above (LSN, checksum) and has no hole.
@@ -94,6 +99,7 @@ static const struct {
 	[PN_REC_BTREE_SPLIT_L] = {"Btree/SPLIT_L", PN_RM_BTREE, 0x30},
 	[PN_REC_BTREE_SPLIT_R] = {"Btree/SPLIT_R", PN_RM_BTREE, 0x40},
 	[PN_REC_HEAP2_PRUNE] = {"Heap2/PRUNE", PN_RM_HEAP2, 0x10},
+	[PN_REC_HEAP2_VISIBLE] = {"Heap2/VISIBLE", PN_RM_HEAP2, 0x40},
 };
 
 const char *pn_rec_name(enum pn_rec r) { return rec_ids[r].name; }
@@ -471,15 +477,22 @@ static bool btree_add_all(uint8_t *page, uint32_t page_size, const uint8_t *data
 static bool apply_btree_split(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			      const struct pn_wal_block *b, bool left_gets_new)
 {
-	if (r->main_len != 10 || r->nblocks != 2)
+	if (r->main_len != 10 || r->nblocks < 2 || r->nblocks > 3)
 		return false;
 	uint32_t firstright = pn_get16(r->main_data + 4), newoff = pn_get16(r->main_data + 6);
 	if (b == &r->blocks[1]) {
-		btree_page_init(page, page_size, r->blocks[0].blkno, 0);
+		btree_page_init(page, page_size, r->blocks[0].blkno,
+				r->nblocks == 3 ? r->blocks[2].blkno : 0);
 		return btree_add_all(page, page_size, b->data, b->data_len);
 	}
+	if (!btree_sane(page, page_size))
+		return false;
+	if (b == &r->blocks[2]) { /* the old right sibling */
+		pn_put32(page + page_size - PN_BTREE_SPECIAL, r->blocks[1].blkno);
+		return true;
+	}
 	uint32_t n = pn_page_nitems(page);
-	if (!btree_sane(page, page_size) || firstright == 0 || firstright > n + 1)
+	if (firstright == 0 || firstright > n + 1)
 		return false;
 	uint8_t keep[32768];
 	uint32_t len = 0;
@@ -591,6 +604,44 @@ uint32_t pn_btree_items_copy(const uint8_t *page, uint16_t from, uint8_t *out, u
 	return len;
 }
 
+enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
+				  uint32_t itup_len, uint64_t split_key, struct pn_wal_record *rec,
+				  uint8_t *main, uint8_t *data0, uint8_t *data1)
+{
+	uint64_t key = pn_get64(itup + 8);
+	uint16_t below = pn_btree_count_below(left, split_key);
+	bool goes_left = key < split_key;
+	uint16_t newoff = pn_btree_insert_offnum(left, key);
+	uint32_t len1 = pn_btree_items_copy(left, below, data1, page_size);
+	uint32_t len0 = 0;
+	if (goes_left) {
+		memcpy(data0, itup, itup_len);
+		len0 = itup_len;
+	} else {
+		/* the new item among the right page's items, after every key <= it */
+		uint32_t pos = 0;
+		while (pos < len1 && pn_get64(data1 + pos + 8) <= key)
+			pos += itup_len_of(data1 + pos);
+		memmove(data1 + pos + itup_len, data1 + pos, len1 - pos);
+		memcpy(data1 + pos, itup, itup_len);
+		len1 += itup_len;
+		newoff = (uint16_t)(newoff - below);
+	}
+	pn_itup_make(data0 + len0, itup_len, split_key, 0, 0); /* the left's high key */
+	len0 += itup_len;
+	pn_put32(main, 0);                         /* level */
+	pn_put16(main + 4, (uint16_t)(below + 1)); /* firstrightoff */
+	pn_put16(main + 6, newoff);
+	pn_put16(main + 8, 0);                     /* postingoff */
+	rec->main_data = main;
+	rec->main_len = 10;
+	rec->blocks[0].data = data0;
+	rec->blocks[0].data_len = (uint16_t)len0;
+	rec->blocks[1].data = data1;
+	rec->blocks[1].data_len = (uint16_t)len1;
+	return goes_left ? PN_REC_BTREE_SPLIT_L : PN_REC_BTREE_SPLIT_R;
+}
+
 static bool apply_freeze(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r)
 {
 	if (r->main_len < 6)
@@ -639,8 +690,14 @@ bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 		return false;
 	switch (kind) {
 	case PN_REC_HEAP_HOT_UPDATE: return apply_hot_update(page, page_size, r, b);
-	case PN_REC_HEAP2_FREEZE_PAGE: return apply_freeze(page, page_size, r);
-	case PN_REC_BTREE_DEDUP: return apply_dedup(page, page_size, r, b);
+	case PN_REC_HEAP2_FREEZE_PAGE: /* PG16's freeze plans (7 B main) or the script op's */
+		return r->main_len == 7 ? pn_wl_apply_freeze_plans(page, page_size, r, b)
+					: apply_freeze(page, page_size, r);
+	case PN_REC_BTREE_DEDUP: /* a btree leaf (wl_btree.c) or the script op's page */
+		return pn_wl_btree_is_leaf(page, page_size)
+			       ? pn_wl_apply_btree_dedup(page, page_size, r, b)
+			       : apply_dedup(page, page_size, r, b);
+	case PN_REC_HEAP2_VISIBLE: return pn_wl_apply_visible(page, page_size, r, b);
 	case PN_REC_HEAP_INSERT: return apply_heap_insert(page, page_size, r, b, false);
 	case PN_REC_HEAP_INSERT_INIT: return apply_heap_insert(page, page_size, r, b, true);
 	case PN_REC_HEAP_UPDATE: return apply_heap_update(page, page_size, r, b, false);

@@ -290,7 +290,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 				    b->blkno, e->pages);
 		return;
 	}
-	/* an image, or a block the record initializes (WILL_INIT): nothing to read */
+	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)

@@ -8,6 +8,7 @@
  *           pages_per_transaction distinct pages chosen uniformly, then committing;
  *   pgbench, tpcc  in wl_pgbench.c and wl_tpcc.c, over the tables and indexes this file
  *           lays out (wl.h: relations on page ranges, appends, btree routing and splits).
+ *   vacuum, btree_dedup, slru: their own files (wl_vacuum.c, wl_btree.c, wl_slru.c).
  */
 #include "wl.h"
 
@@ -15,18 +16,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The generators beyond script and random: one row per workload.kind. */
+static void layout_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+static void free_state(struct pn_engine *e) { free(e->wl); }
+
+/* The generators beyond script and random: one row per workload.kind. page_init (NULL:
+ * pn_page_init's heap page) gives a page's formatted bytes; txn_name (NULL: none) names
+ * the workload's transaction types. */
 static const struct {
 	enum pn_workload_kind kind;
-	const char *name;
 	bool (*init)(struct pn_engine *e);
 	enum pn_wl_next (*next)(struct pn_engine *e, uint32_t client, struct pn_step *out);
 	void (*free)(struct pn_engine *e);
+	void (*page_init)(const struct pn_engine *e, uint32_t p, uint8_t *page);
 	const char *(*txn_name)(int t);
 } generators[] = {
-	{PN_WL_PGBENCH, "pgbench", wl_pgbench_init, wl_pgbench_next, wl_pgbench_free,
+	{PN_WL_PGBENCH, wl_pgbench_init, wl_pgbench_next, wl_pgbench_free, layout_page_init,
 	 wl_pgbench_txn_name},
-	{PN_WL_TPCC, "tpcc", wl_tpcc_init, wl_tpcc_next, wl_tpcc_free, wl_tpcc_txn_name},
+	{PN_WL_TPCC, wl_tpcc_init, wl_tpcc_next, wl_tpcc_free, layout_page_init,
+	 wl_tpcc_txn_name},
+	{PN_WL_VACUUM, pn_wl_vacuum_init, pn_wl_vacuum_next, free_state, pn_wl_vacuum_page_init,
+	 NULL},
+	{PN_WL_BTREE_DEDUP, pn_wl_btree_init, pn_wl_btree_next, free_state,
+	 pn_wl_btree_page_init, NULL},
+	{PN_WL_SLRU, pn_wl_slru_init, pn_wl_slru_next, free_state, NULL, NULL},
 };
 
 static int generator_of(enum pn_workload_kind kind)
@@ -43,13 +55,8 @@ bool pn_workload_init(struct pn_engine *e)
 	if (kind == PN_WL_SCRIPT || kind == PN_WL_RANDOM)
 		return true;
 	int g = generator_of(kind);
-	if (g >= 0)
-		return generators[g].init(e);
-	snprintf(e->error, sizeof(e->error),
-		 "%s: workload.kind '%s' is not implemented yet (script, random, pgbench and tpcc "
-		 "are)", e->sc->path, kind == PN_WL_VACUUM ? "vacuum"
-				      : kind == PN_WL_BTREE_DEDUP ? "btree_dedup" : "slru");
-	return false;
+	PN_ASSERT(g >= 0); /* every kind the loader accepts has a generator */
+	return generators[g].init(e);
 }
 
 void pn_workload_free(struct pn_engine *e)
@@ -63,14 +70,23 @@ void pn_workload_free(struct pn_engine *e)
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t)
 {
 	int g = generator_of(sc->workload.kind);
-	return g >= 0 ? generators[g].txn_name(t) : NULL;
+	return g >= 0 && generators[g].txn_name ? generators[g].txn_name(t) : NULL;
 }
 
 struct wl_layout *wl_layout_of(struct pn_engine *e) { return e->wl; }
 
+static void layout_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	if (e->wl == NULL || !wl_page_init(e->wl, page, p))
+		pn_page_init(page, e->page_size, p, false);
+}
+
 void pn_workload_page_init(struct pn_engine *e, uint8_t *page, uint32_t blkno)
 {
-	if (e->wl == NULL || !wl_page_init(e->wl, page, blkno))
+	int g = generator_of(e->sc->workload.kind);
+	if (g >= 0 && generators[g].page_init)
+		generators[g].page_init(e, blkno, page);
+	else
 		pn_page_init(page, e->page_size, blkno, false);
 }
 
@@ -481,9 +497,8 @@ enum pn_wl_next wl_next(struct pn_engine *e, uint32_t client, struct wl_txn *t,
 		if (wait)
 			return PN_WL_WAIT;
 		if (!t->in_txn) {
-			if (e->txns_started >= e->sc->workload.transactions)
+			if (!pn_workload_txn_start(e))
 				return PN_WL_DONE;
-			e->txns_started++;
 			t->in_txn = true;
 			p->txn_type = begin(e, client);
 		}
@@ -530,24 +545,33 @@ void pn_workload_step_done(struct pn_engine *e, uint32_t client)
 		pn_wake(e, c, 0);
 }
 
-static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+bool pn_workload_txn_start(struct pn_engine *e)
 {
-	struct pn_proc *p = &e->procs[client];
-	const struct pn_scenario *sc = e->sc;
-	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
-	if (p->txn_pos < p->txn_len) {
-		out->page = p->txn_pages[p->txn_pos++];
-		return PN_WL_OP;
-	}
+	if (e->txns_started >= e->sc->workload.transactions)
+		return false;
+	e->txns_started++;
+	return true;
+}
+
+bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
+			  enum pn_wl_next *next)
+{
+	*next = PN_WL_OP;
 	if (p->txn_len) {
 		p->txn_len = 0;
 		out->op = PN_OP_COMMIT;
-		return PN_WL_OP;
+		return false;
 	}
-	if (e->txns_started >= sc->workload.transactions)
-		return PN_WL_DONE;
-	e->txns_started++;
-	uint32_t k = PN_MIN(sc->workload.pages_per_transaction, e->heap_pages);
+	if (!pn_workload_txn_start(e)) {
+		*next = PN_WL_DONE;
+		return false;
+	}
+	return true;
+}
+
+void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k)
+{
+	PN_ASSERT(k <= e->heap_pages && k <= PN_WAL_MAX_BLOCKS);
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t pg;
 		bool dup;
@@ -561,6 +585,20 @@ static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct 
 	}
 	p->txn_len = k;
 	p->txn_pos = 1;
+}
+
+static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+{
+	struct pn_proc *p = &e->procs[client];
+	enum pn_wl_next next;
+	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
+	if (p->txn_pos < p->txn_len) {
+		out->page = p->txn_pages[p->txn_pos++];
+		return PN_WL_OP;
+	}
+	if (!pn_workload_txn_next(e, p, out, &next))
+		return next;
+	pn_workload_pick_pages(e, p, PN_MIN(e->sc->workload.pages_per_transaction, e->heap_pages));
 	out->page = p->txn_pages[0];
 	return PN_WL_OP;
 }
