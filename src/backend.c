@@ -184,20 +184,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	struct pn_wal_block *b = &rec.blocks[0];
 	if (p->op.op != PN_OP_HINT && !pn_page_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
-	if (p->decided_image) {
-		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
-		b->data_len = 0;
-		b->has_image = b->image_apply = true;
-		b->image = page;
-		pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
-	}
-	uint32_t target = 0;
-	if (p->decided_shift) {
-		target = pn_store_shift_target(e, pg);
-		b->has_shift = true;
-		b->shift_source = e->cur[pg];
-		b->shift_target = (uint8_t)target;
-	}
+	pn_wl_mark(e, b, pg, page, p->decided_image, false, p->decided_shift);
 	f->dirty = true;
 	f->dirty_hint_only = false;
 	f->redirtied |= f->io_writes > 0;
@@ -207,7 +194,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
 	if (p->decided_shift)
-		pn_backend_publish_shift(e, pg, target);
+		pn_backend_publish_shift(e, pg, b->shift_target);
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
 
@@ -374,39 +361,16 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	rec.blocks[0].data = data0;
 	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
-	uint32_t targets[PN_CHANGE_MAX_BLOCKS] = {0};
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
 		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
 		if (!pn_page_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
-		if ((p->chg_image >> i) & 1) {
-			b->data = NULL; /* needs_data = !needs_backup */
-			b->data_len = 0;
-			b->has_image = b->image_apply = true;
-			b->image = page;
-			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
-		}
-		if ((p->chg_shift >> i) & 1) {
-			targets[i] = pn_store_shift_target(e, c->pages[i]);
-			b->has_shift = true;
-			b->shift_source = e->cur[c->pages[i]];
-			b->shift_target = (uint8_t)targets[i];
-		}
+		pn_wl_mark(e, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
+			   (p->chg_shift >> i) & 1);
 	}
-	uint64_t size = pn_wal_record_size(&rec, e->page_size);
-	pn_lsn end = pn_wal_insert(e, &rec, kind, NULL);
-	p->txn_wal += size;
-	for (uint32_t i = 0; i < c->nblocks; i++) {
-		struct pn_frame *f = &e->frames[p->chg_frames[i]];
-		pn_page_set_lsn(pn_frame_page(e, p->chg_frames[i]), end);
-		f->dirty = true;
-		f->dirty_hint_only = false;
-		f->redirtied |= f->io_writes > 0;
-		f->last_lsn = end;
-		if ((p->chg_shift >> i) & 1)
-			pn_backend_publish_shift(e, c->pages[i], targets[i]);
-	}
+	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
+	pn_wl_insert(e, &rec, kind, p->chg_frames);
 	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
 				      : c->t_len ? c->t_len : c->itup_len;
 	if (c->kind == PN_REC_BTREE_SPLIT_R)

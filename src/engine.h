@@ -527,6 +527,10 @@ enum pn_wl_reg {
 	PN_REG_HINT,      /* XLogSaveBufferForHint's image */
 	PN_REG_WILL_INIT, /* a page the record rebuilds: no image (Umbra: a birth shift) */
 };
+/* Marks block b of page pg (bytes `page`) with its image (the hole left out unless whole)
+ * and/or its slot shift (the next target), as decided; the decision is the caller's. */
+void pn_wl_mark(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		bool image, bool whole, bool shift);
 void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
 		   enum pn_wl_reg reg);
 /* The pages op p->op changes besides its own (pinned first); returns how many (<= 2). */

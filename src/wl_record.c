@@ -17,12 +17,34 @@
  *                    will-init block (REGBUF_WILL_INIT, a new btree page): never an image;
  *                    under umbra a shift when the page is on its baseline (Umbra remaps a
  *                    page's birth too), so the new page is not written over a baseline.
+ *   pn_wl_mark     a block's image (without the page's hole unless `whole`) and shift, once
+ *                  decided (also backend.c's, for its own ops and PN_OP_CHANGE's blocks).
  *   pn_wl_pin_extra / pn_wl_unpin_extra  the op's other pages, pinned before its own page in
  *                  the PIN step (pn_wl_extra_pages names them), unpinned after the change.
  *   pn_wl_insert   inserts the record, then for each block: page LSN = end of the record,
- *                  frame dirty (WAL-logged), its last LSN, and the shift published (R4).
+ *                  frame dirty (WAL-logged), its last LSN, and the shift published (R4)
+ *                  (also backend.c's for PN_OP_CHANGE's records).
  */
 #include "engine.h"
+
+void pn_wl_mark(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		bool image, bool whole, bool shift)
+{
+	if (image) {
+		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
+		b->data_len = 0;
+		b->has_image = b->image_apply = true;
+		b->image = page;
+		b->hole_offset = b->hole_length = 0;
+		if (!whole)
+			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+	}
+	if (shift) {
+		b->has_shift = true;
+		b->shift_source = e->cur[pg];
+		b->shift_target = (uint8_t)pn_store_shift_target(e, pg);
+	}
+}
 
 void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
 		   enum pn_wl_reg reg)
@@ -44,20 +66,7 @@ void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uin
 	} else if (mode == PN_MODE_UMBRA) {
 		shift = before;
 	}
-	if (image) {
-		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
-		b->data_len = 0;
-		b->has_image = b->image_apply = true;
-		b->image = page;
-		b->hole_offset = b->hole_length = 0;
-		if (reg != PN_REG_PLAIN)
-			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
-	}
-	if (shift) {
-		b->has_shift = true;
-		b->shift_source = e->cur[pg];
-		b->shift_target = (uint8_t)pn_store_shift_target(e, pg);
-	}
+	pn_wl_mark(e, b, pg, page, image, reg == PN_REG_PLAIN, shift);
 }
 
 pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
