@@ -134,21 +134,11 @@ static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
 	return st->page[lo];
 }
 
-static void leaf_init(uint8_t *page, uint32_t ps)
-{
-	memset(page, 0, ps);
-	pn_put16(page + 12, PN_PAGE_HEADER);
-	pn_put16(page + 14, (uint16_t)(ps - SPECIAL));
-	pn_put16(page + 16, (uint16_t)(ps - SPECIAL));
-	pn_put16(page + 18, (uint16_t)(ps | 4u));
-	pn_put16(page + ps - SPECIAL + 12, BTP_LEAF);
-}
-
 /* Every page starts as an empty leaf: page 0 is the root leaf, the others are the free
  * pages splits take (in page order), so that any page reads back as a valid page. */
 void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
-	leaf_init(page, e->page_size);
+	pn_btree_leaf_fill(page, e->page_size, NULL, 0, PLAIN); /* page.c's empty leaf */
 	(void)p;
 }
 
