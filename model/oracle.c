@@ -63,8 +63,9 @@
  *     size|0x2000 u16, key u32, 0 u32, n TIDs of 6 B}.
  *     "An empty leaf" is the empty heap page above with pd_upper = pd_special =
  *     page_size - 16 and that trailer {prev, next, 0, 1, 0};
- *   Btree/INSERT_LEAF (11, 0x00): main {k u16}: the pointers k.. move up one, the tuple
- *     (block data) goes to pd_upper - its length rounded to 8, pointer k names it;
+ *   Btree/INSERT_LEAF (11, 0x00; pgbench, tpcc, btree_dedup alike): main {k u16}: the
+ *     pointers k.. move up one, the tuple (block data) goes to pd_upper - its length
+ *     rounded to 8, pointer k names it;
  *   Btree/SPLIT_L / SPLIT_R (11, 0x30 / 0x40), 2 or 3 blocks: main {level u32, firstright
  *     u16, newk u16, u16}: block 1 becomes an empty leaf {prev = block 0's blk, next =
  *     block 2's blk or 0} receiving the block data's tuples in order, each appended; block
