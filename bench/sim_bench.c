@@ -7,6 +7,9 @@
  *              mode (fpw, nofpw, umbra, doublewrite), side by side: simulated
  *              transactions and events per wall-clock second, WAL bytes per transaction,
  *              FPI count, checkpoints, wall seconds;
+ *   workloads  scenarios/results/pgbench-scale10.yaml and seed000-tpcc.yaml once per mode:
+ *              transactions simulated per wall-clock second, and the simulated
+ *              throughput (transactions per virtual second), WAL bytes per transaction;
  *   checker    pn_check_scenario() on scenarios/protocols/umbra-random.yaml: crash states
  *              and recoveries per second; then the time to the first counterexample of
  *              every scenario in scenarios/mutants that expects a violation.
@@ -38,7 +41,7 @@ static const char *const mode_names[NMODES] = {"fpw", "nofpw", "umbra", "doublew
 struct options {
 	uint64_t transactions;
 	const char *source;
-	bool sim, check;
+	bool sim, check, workloads;
 };
 
 struct sim_row {
@@ -47,15 +50,18 @@ struct sim_row {
 };
 
 static const char usage[] =
-	"usage: pn_sim_bench [--transactions N] [--source DIR] [--sim-only | --check-only]\n"
+	"usage: pn_sim_bench [--transactions N] [--source DIR]\n"
+	"                    [--sim-only | --workloads-only | --check-only]\n"
 	"\n"
 	"Measures the simulator (a random workload of N transactions, default 1000000, once\n"
-	"per mode) and the checker (umbra-random.yaml; time to each mutant's counterexample).\n"
+	"per mode), the pgbench and tpcc scenarios of scenarios/results once per mode, and the\n"
+	"checker (umbra-random.yaml; time to each mutant's counterexample).\n"
 	"\n"
 	"  --transactions N  transactions of the simulated workload (default 1000000)\n"
 	"  --source DIR      the source tree holding scenarios/ (default $PN_SOURCE_DIR, else\n"
 	"                    the tree the binary was built from)\n"
-	"  --sim-only        only the simulator part\n"
+	"  --sim-only        only the simulator part (random workload)\n"
+	"  --workloads-only  only the pgbench and tpcc part\n"
 	"  --check-only      only the checker part\n"
 	"  -h, --help        this help\n";
 
@@ -92,6 +98,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"source", required_argument, NULL, 's'},
 		{"sim-only", no_argument, NULL, 'S'},
 		{"check-only", no_argument, NULL, 'C'},
+		{"workloads-only", no_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -106,8 +113,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 's': o->source = optarg; break;
-		case 'S': o->check = false; break;
-		case 'C': o->sim = false; break;
+		case 'S': o->check = o->workloads = false; break;
+		case 'C': o->sim = o->workloads = false; break;
+		case 'W': o->sim = o->check = false; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -138,20 +146,27 @@ static bool sim_scenario(const char *mode, uint64_t transactions, struct pn_scen
 	return true;
 }
 
+/* Simulates sc once, timing it; frees sc. */
+static bool timed_run(struct pn_scenario *sc, const char *label, struct sim_row *row)
+{
+	double t0 = now_seconds(), c0 = cpu_seconds();
+	pn_sim_run(sc, &row->r);
+	row->seconds = now_seconds() - t0;
+	row->cpu = cpu_seconds() - c0;
+	if (row->r.status != 0)
+		fprintf(stderr, "pn_sim_bench: %s %s: status %d: %s %s\n", label,
+			pn_mode_name(sc->protocol.mode), row->r.status, row->r.viol.detail,
+			row->r.error);
+	pn_scenario_free(sc);
+	return row->r.status == 0;
+}
+
 static bool sim_one(const char *mode, uint64_t transactions, struct sim_row *row)
 {
 	struct pn_scenario sc;
 	if (!sim_scenario(mode, transactions, &sc))
 		return false;
-	double t0 = now_seconds(), c0 = cpu_seconds();
-	pn_sim_run(&sc, &row->r);
-	row->seconds = now_seconds() - t0;
-	row->cpu = cpu_seconds() - c0;
-	pn_scenario_free(&sc);
-	if (row->r.status != 0)
-		fprintf(stderr, "pn_sim_bench: %s: status %d: %s %s\n", mode, row->r.status,
-			row->r.viol.detail, row->r.error);
-	return row->r.status == 0;
+	return timed_run(&sc, mode, row);
 }
 
 static void print_u64_row(const char *label, const struct sim_row *rows,
@@ -235,6 +250,61 @@ static int bench_sim(uint64_t transactions)
 			rc = 1;
 	}
 	print_sim(rows, transactions);
+	return rc;
+}
+
+/* ---- workloads: pgbench and tpcc per mode --------------------------------------------- */
+
+static const char *const workload_files[] = {
+	"scenarios/results/pgbench-scale10.yaml", "scenarios/results/seed000-tpcc.yaml",
+};
+
+static bool workload_one(const char *path, int mode, struct sim_row *row)
+{
+	struct pn_scenario sc;
+	char err[PN_ERROR_LEN];
+	if (!pn_scenario_load(path, &sc, err, sizeof(err))) {
+		fprintf(stderr, "pn_sim_bench: %s\n", err);
+		return false;
+	}
+	bool ok = pn_mode_parse(mode_names[mode], &sc.protocol.mode);
+	PN_ASSERT(ok);
+	return timed_run(&sc, sc.name, row);
+}
+
+static double get_virtual_tps(const struct sim_row *r)
+{
+	return per_second((double)r->r.m.transactions, (double)r->r.m.elapsed_ns / 1e9);
+}
+
+static int bench_workloads(const char *source)
+{
+	static struct sim_row rows[NMODES];
+	int rc = 0;
+	for (size_t w = 0; w < PN_ARRAY_LEN(workload_files); w++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%s", source, workload_files[w]);
+		for (int i = 0; i < NMODES; i++) {
+			fprintf(stderr, "pn_sim_bench: %s, %s...\n", workload_files[w], mode_names[i]);
+			if (!workload_one(path, i, &rows[i]))
+				rc = 1;
+		}
+		printf("workload: %s\n\n%-26s", workload_files[w], "mode");
+		for (int i = 0; i < NMODES; i++)
+			printf(" %14s", mode_names[i]);
+		printf("\n");
+		print_u64_row("transactions", rows, get_txns);
+		print_f_row("wall seconds", "%.2f", rows, get_seconds);
+		print_f_row("CPU seconds", "%.2f", rows, get_cpu);
+		print_f_row("transactions / wall s", "%.0f", rows, get_tps);
+		print_f_row("simulated tx / virtual s", "%.0f", rows, get_virtual_tps);
+		print_f_row("events / wall s", "%.0f", rows, get_eps);
+		print_f_row("WAL bytes / transaction", "%.1f", rows, get_wal_txn);
+		print_u64_row("FPI count", rows, get_fpi);
+		print_u64_row("checkpoints", rows, get_ckpts);
+		printf("\n");
+		fflush(stdout);
+	}
 	return rc;
 }
 
@@ -337,13 +407,17 @@ int main(int argc, char **argv)
 {
 	const char *env = getenv("PN_SOURCE_DIR");
 	struct options o = {.transactions = 1000000, .source = env ? env : PN_BENCH_SOURCE_DIR,
-			    .sim = true, .check = true};
+			    .sim = true, .check = true, .workloads = true};
 	int rc = parse_options(argc, argv, &o), r;
 	if (rc >= 0)
 		return rc;
 	rc = 0;
 	if (o.sim)
 		rc = bench_sim(o.transactions);
+	if (o.workloads) {
+		r = bench_workloads(o.source);
+		rc = r > rc ? r : rc;
+	}
 	if (o.check) {
 		r = bench_checker(o.source);
 		rc = r > rc ? r : rc;

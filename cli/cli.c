@@ -326,6 +326,8 @@ int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out)
 	else
 		snprintf(out->label, sizeof out->label, "%s", pn_mode_name(sc->protocol.mode));
 	out->seed = sc->seed;
+	for (int t = 0; t < PN_TXN_TYPES; t++)
+		out->txn_names[t] = pn_workload_txn_name(sc, t);
 	pn_sim_run(sc, &out->sim);
 	return out->sim.status;
 }
@@ -602,7 +604,7 @@ static void widths(const struct pn_cli_result *res, size_t n, const struct pn_cl
 {
 	char buf[CELL_LEN];
 
-	*label_w = (int)strlen("scenario");
+	*label_w = (int)strlen(res[0].txn_names[0] ? "  its WAL bytes/OrderStatus" : "scenario");
 	for (size_t i = 0; i < n; i++)
 		col_w[i] = PN_MAX(text_width(res[i].label),
 				  text_width(status_name(&res[i])));
@@ -628,6 +630,53 @@ static void text_row(FILE *out, const char *label, int label_w, const char *cons
 		pad(out, cells[i], col_w[i], true);
 	}
 	fputc('\n', out);
+}
+
+/* Per transaction type of the workload (pgbench, tpcc): count, the WAL of its own records
+ * per transaction, and all WAL per transaction of the first type (seed 000's "WAL per
+ * NewOrder"). */
+static void print_txn_types(FILE *out, const struct pn_cli_result *res, size_t n, int label_w,
+			    const int *col_w)
+{
+	char label[CELL_LEN], buf[PN_CLI_MAX_MODES][CELL_LEN];
+	const char *cells[PN_CLI_MAX_MODES];
+	const char *const *names = res[0].txn_names;
+	if (names[0] == NULL)
+		return;
+	fputc('\n', out);
+	for (int t = 0; t < PN_TXN_TYPES && names[t]; t++) {
+		for (int k = 0; k < 2; k++) {
+			if (k == 0)
+				snprintf(label, sizeof label, "%s transactions", names[t]);
+			else
+				snprintf(label, sizeof label, "  its WAL bytes/%s", names[t]);
+			for (size_t i = 0; i < n; i++) {
+				const struct pn_metrics *m = &res[i].sim.m;
+				double v;
+				if (res[i].sim.status == 2)
+					snprintf(buf[i], CELL_LEN, "-");
+				else if (k == 0)
+					snprintf(buf[i], CELL_LEN, "%" PRIu64, m->txn_type_count[t]);
+				else if (ratio(m->txn_type_wal[t], m->txn_type_count[t], &v))
+					snprintf(buf[i], CELL_LEN, "%.1f", v);
+				else
+					snprintf(buf[i], CELL_LEN, "-");
+				cells[i] = buf[i];
+			}
+			text_row(out, label, label_w, cells, col_w, n);
+		}
+	}
+	snprintf(label, sizeof label, "WAL bytes per %s", names[0]);
+	for (size_t i = 0; i < n; i++) {
+		double v;
+		const struct pn_metrics *m = &res[i].sim.m;
+		if (res[i].sim.status != 2 && ratio(m->wal_bytes, m->txn_type_count[0], &v))
+			snprintf(buf[i], CELL_LEN, "%.2f", v);
+		else
+			snprintf(buf[i], CELL_LEN, "-");
+		cells[i] = buf[i];
+	}
+	text_row(out, label, label_w, cells, col_w, n);
 }
 
 void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
@@ -667,6 +716,7 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 		}
 		text_row(out, label, label_w, cells, col_w, n);
 	}
+	print_txn_types(out, res, n, label_w, col_w);
 }
 
 /* ---- 5. records by type, as pg_waldump --stats=record prints them ---- */
@@ -757,6 +807,29 @@ static json_t *records_json(const struct pn_metrics *m)
 	return o;
 }
 
+/* {"NewOrder": {"count", "wal_bytes", "wal_bytes_per_transaction",
+ * "all_wal_bytes_per_transaction"}, ...}: the last is all WAL / this type's count (seed
+ * 000's "WAL per NewOrder"). Empty for workloads without types. */
+static json_t *txn_types_json(const struct pn_cli_result *r)
+{
+	json_t *o = json_object();
+	const struct pn_metrics *m = &r->sim.m;
+	for (int t = 0; t < PN_TXN_TYPES && r->txn_names[t]; t++) {
+		json_t *x = json_object();
+		double v;
+		set_u64(x, "count", m->txn_type_count[t]);
+		set_u64(x, "wal_bytes", m->txn_type_wal[t]);
+		json_object_set_new(x, "wal_bytes_per_transaction",
+				    ratio(m->txn_type_wal[t], m->txn_type_count[t], &v) ?
+				    json_real(v) : json_null());
+		json_object_set_new(x, "all_wal_bytes_per_transaction",
+				    ratio(m->wal_bytes, m->txn_type_count[t], &v) ?
+				    json_real(v) : json_null());
+		json_object_set_new(o, r->txn_names[t], x);
+	}
+	return o;
+}
+
 static json_t *violation_json(const struct pn_cli_result *r)
 {
 	json_t *o;
@@ -807,6 +880,7 @@ static void cost_keys(json_t *o, const struct pn_cli_result *r)
 	set_derived(o, "commit_latency_us_p99", latency_p99, r);
 	json_object_set_new(o, "checkpoints_by_cause", checkpoints_json(m));
 	json_object_set_new(o, "records", records_json(m));
+	json_object_set_new(o, "transaction_types", txn_types_json(r));
 }
 
 static void extra_keys(json_t *o, const struct pn_cli_result *r)

@@ -91,6 +91,7 @@ struct pn_cli_result {
 	char label[24];           /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
 	uint64_t seed;
 	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
+	const char *txn_names[PN_TXN_TYPES]; /* the workload's transaction types, or NULL */
 };
 
 /* One simulated run of sc as it stands (after overrides). Returns sim.status. */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: penumbra compare S.yaml [--modes LIST] [--json FILE] [--seed N]\n"
+	"usage: penumbra compare S.yaml [--modes LIST] [--json FILE] [--seed N] [--stats]\n"
 	"\n"
 	"Simulates the same scenario once per protocol mode and prints the metrics side by\n"
 	"side, one column per mode.\n"
@@ -26,19 +26,21 @@ static const char usage[] =
 	"  --json FILE   also write one result per mode as JSON to FILE; '-' writes them to\n"
 	"                stdout and the table to stderr\n"
 	"  --seed N      override the scenario's seed\n"
+	"  --stats       also print each mode's WAL records by type, in the format of\n"
+	"                pg_waldump --stats=record\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 every run ok, 1 a run broke a runtime invariant, 2 bad input\n";
 
 #define DEFAULT_MODES "fpw,nofpw,umbra,doublewrite"
 
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODES };
+enum { OPT_JSON = 256, OPT_SEED, OPT_MODES, OPT_STATS };
 
 struct compare_opts {
 	const char *path;
 	const char *json;
 	const char *modes_arg;
-	bool seed_set;
+	bool seed_set, stats;
 	uint64_t seed;
 	struct pn_cli_mode modes[PN_CLI_MAX_MODES];
 	int nmodes;
@@ -59,6 +61,9 @@ static int option(int c, struct compare_opts *o, char **argv)
 	case OPT_MODES:
 		o->modes_arg = optarg;
 		return -1;
+	case OPT_STATS:
+		o->stats = true;
+		return -1;
 	default:
 		return pn_cli_bad_option("compare", c, argv);
 	}
@@ -72,6 +77,7 @@ static int parse(int argc, char **argv, struct compare_opts *o)
 		{"json", required_argument, NULL, OPT_JSON},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"modes", required_argument, NULL, OPT_MODES},
+		{"stats", no_argument, NULL, OPT_STATS},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -137,6 +143,12 @@ static int report(const struct compare_opts *o, FILE *json, const struct pn_cli_
 	int rc = 0;
 
 	pn_cli_print_metrics(out, res, (size_t)o->nmodes, reference(res, o->nmodes));
+	for (int i = 0; o->stats && i < o->nmodes; i++) {
+		if (res[i].sim.status == 2)
+			continue;
+		fprintf(out, "\nWAL records of mode %s:\n", pn_mode_name(res[i].mode));
+		pn_cli_print_records(out, &res[i].sim.m);
+	}
 	if (json)
 		rc = pn_cli_write_json("compare", json, o->json, res, (size_t)o->nmodes);
 	for (int i = 0; i < o->nmodes; i++)

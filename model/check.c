@@ -48,8 +48,11 @@ static double wall_seconds(void)
 static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
 {
 	struct checker *c = arg;
-	if (c->oracle && !pn_oracle_add(c->oracle, rec, len, start, end))
+	char why[256];
+	if (c->oracle && !pn_oracle_add_why(c->oracle, rec, len, start, end, why, sizeof(why))) {
+		fprintf(stderr, "oracle: %s\n", why);
 		PN_ASSERT(!"the oracle cannot decode a record the engine wrote");
+	}
 }
 
 static struct verdict *cache_slot(struct checker *c, uint64_t key)

@@ -27,13 +27,65 @@
  *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
  *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
  *     pd_flags |= ALL_VISIBLE;
- *   Btree/DEDUP (11, 0xD0): main 2 B; block data 4 B, salt s = byte 0: for every item i,
+ *   Btree/DEDUP (11, 0xD0) on a heap page (the script op): main 2 B; block data 4 B, salt
+ *     s = byte 0: for every item i,
  *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
  *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
  *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
  *     with header, a page whose pd_lower is 0 first gets its four header fields;
  *   XLOG2/HINT_DELTA (22, 0x00; Umbra l4): block data u16 n, n x {offset u16, length u16},
  *     then the fragments' bytes in order: each fragment's bytes are copied to its offset;
+ *   the records of the pgbench and tpcc workloads (variable-length tuples: a tuple is
+ *   found through its line pointer and must hold the bytes a change touches; "place a
+ *   tuple of n bytes at offset k" means: pd_upper -= n rounded up to 8, those bytes zeroed,
+ *   line pointers pd_lower/4 .. k-1 added as {0,0} if k is past them (k may also name a
+ *   {0,0} one), pointer k = {pd_upper, n}, pd_lower = 24 + 4 * max(count, k)):
+ *   Heap/INSERT (10, 0x00; 0x80 = +INIT: the page first becomes an empty heap page, its
+ *     LSN kept, every other byte zero, pd_lower 24, pd_upper = pd_special = page_size,
+ *     version page_size | 4): main {k u16, flags u8}; block data {infomask2 u16,
+ *     infomask u16, hoff u8, bytes}: a tuple of 23 + |bytes| bytes at k with t_xmin =
+ *     xid, t_ctid = {blk >> 16, blk & 0xFFFF, k}, the two infomasks, t_hoff, bytes from 23;
+ *   Heap/UPDATE (10, 0x20; 0xA0 +INIT of block 0): main {old_xmax u32, old_k u16, u8, u8,
+ *     new_xmax u32, new_k u16}: block 0 as INSERT at new_k; block 1: tuple old_k gets
+ *     t_xmax = old_xmax, t_ctid = {block 0's blk, new_k}, infomask2 |= 0x2000, infomask
+ *     &= ~0x0800, and the page pd_prune_xid = xid;
+ *   Heap/HOT_UPDATE with main flags (byte 7) 0x20 / 0x40: the block data starts with a
+ *     u16 prefix / u16 suffix, then the 5 header bytes, then one byte for tuple byte 23,
+ *     then the changed bytes, written at tuple offset 24 + prefix;
+ *   Heap/LOCK (10, 0x60), Heap/DELETE (10, 0x10): main {xid u32, k u16, u8, u8}: tuple k
+ *     gets t_xmax = xid and infomask &= ~0x0800; LOCK also sets infomask 0x0040 | 0x0080;
+ *     DELETE sets infomask2 0x2000 and pd_prune_xid = xid;
+ *   Heap2/PRUNE (9, 0x10): main {xid u32, nredirected u16, ndead u16}, block data u16
+ *     offsets, at least 2 * nredirected + ndead of them: pd_prune_xid = 0, nothing else
+ *     (the workloads update tuples in place, so no version is left to remove);
+ *   Btree pages: pd_special = page_size - 16, 16 bytes {prev u32, next u32, level u32,
+ *     flags u16 (1 = leaf), cycle u16}; index tuples with length = u16 at 6 & 0x1FFF: a
+ *     plain one {TID 6, t_info u16, key u64 (an int4 key: u32 then 4 zero bytes), zeros},
+ *     a posting one (btree_dedup) MAXALIGN(16+6n) B {0 u16, 16 u16, n|0x2000 u16,
+ *     size|0x2000 u16, key u32, 0 u32, n TIDs of 6 B}.
+ *     "An empty leaf" is the empty heap page above with pd_upper = pd_special =
+ *     page_size - 16 and that trailer {prev, next, 0, 1, 0};
+ *   Btree/INSERT_LEAF (11, 0x00; pgbench, tpcc, btree_dedup alike): main {k u16}: the
+ *     pointers k.. move up one, the tuple (block data) goes to pd_upper - its length
+ *     rounded to 8, pointer k names it;
+ *   Btree/SPLIT_L / SPLIT_R (11, 0x30 / 0x40), 2 or 3 blocks: main {level u32, firstright
+ *     u16, newk u16, u16}: block 1 becomes an empty leaf {prev = block 0's blk, next =
+ *     block 2's blk or 0} receiving the block data's tuples in order, each appended; block
+ *     0's first firstright-1 tuples are copied out, it becomes an empty leaf {its old prev,
+ *     next = block 1's blk} receiving them in order, then for SPLIT_L the first tuple of
+ *     its block data at newk; block 2 (the old right sibling) gets prev = block 1's blk;
+ *   Heap2/FREEZE_PAGE with a 7 B main {horizon u32, nplans u16, catalog u8} (PG16, the
+ *     vacuum workload): block data = nplans x 12 B plans {xmax u32, t_infomask2 u16,
+ *     t_infomask u16, frzflags u8, pad, ntuples u16} then the offsets u16 of each plan in
+ *     turn: every tuple named gets the plan's t_xmax, t_infomask2, t_infomask;
+ *   Heap2/VISIBLE (9, 0x40): 2 blocks, main 5 B {cutoff u32, flags u8}. Block 0 (fork 2,
+ *     vm; its block number is the page id): heap block h = block 1's number, slot =
+ *     h % ((page_size-24)*4), byte 24+slot/4 |= (flags & 3) << 2*(slot%4). Block 1:
+ *     pd_flags |= ALL_VISIBLE;
+ *   Btree/DEDUP on a leaf: main {nintervals u16}, block data {baseoff u16, nitems u16} each:
+ *     the leaf is rebuilt in item order from the special space down, each interval's items
+ *     merged into one posting tuple (their TIDs in order), the others copied as they are;
+ *     masking of tuple hint bits does not apply to these pages;
  *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
@@ -64,7 +116,7 @@
  *      ckpt_weight is a power of two >= 64.
  * pn_oracle_page() starts from the nearest base at or below the asked position, or from the
  * cursor when it lies between the two, applies the few ops after it, and allocates nothing.
- * Memory: 3 pages per page (initial, tip, cursor), 44 B per op plus its payload, 16 B per
+ * Memory: 3 pages per page (initial, tip, cursor), 48 B per op plus its payload, 16 B per
  * base, and at most the budget in checkpoints.
  */
 #include "oracle.h"
@@ -95,9 +147,22 @@
 #define WEIGHT_MIN 64u  /* initial ckpt_weight */
 #define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
 #define INFO_MASK 0xF0u
+#define FREEZE_PLAN_BYTES 12u /* PG16 xl_heap_freeze_plan */
+#define VM_FORK 2u
+#define BT_SPECIAL 16u
+#define BT_PLAIN 16u
+#define BT_POSTING_HDR 16u
+#define BT_POSTING_MAX 2704u
+#define BT_ALT_TID 0x2000u
 
 enum op_kind {
-	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_HINT_DELTA, OP_NONE, OP_UNKNOWN
+	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_HINT_DELTA, OP_NONE, OP_UNKNOWN,
+	OP_INSERT, OP_INSERT_INIT, OP_UPDATE, OP_UPDATE_INIT, OP_LOCK, OP_DELETE, OP_BT_INSERT,
+	OP_SPLIT_L, OP_SPLIT_R, OP_PRUNE,
+	/* per block of a two-block record: */
+	OP_UPDATE_OLD, OP_SPLIT_RIGHT_PAGE, OP_SPLIT_SIBLING,
+	/* the vacuum workload's */
+	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE,
 };
 
 static const struct {
@@ -109,6 +174,12 @@ static const struct {
 	{PN_RM_XLOG, 0xA0, OP_NONE},        {PN_RM_XACT, 0x00, OP_NONE},
 	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
 	{PN_RM_XLOG, 0x10, OP_NONE},        {PN_RM_XLOG2, 0x00, OP_HINT_DELTA},
+	{PN_RM_HEAP, 0x00, OP_INSERT},      {PN_RM_HEAP, 0x80, OP_INSERT_INIT},
+	{PN_RM_HEAP, 0x20, OP_UPDATE},      {PN_RM_HEAP, 0xA0, OP_UPDATE_INIT},
+	{PN_RM_HEAP, 0x60, OP_LOCK},        {PN_RM_HEAP, 0x10, OP_DELETE},
+	{PN_RM_BTREE, 0x00, OP_BT_INSERT},  {PN_RM_BTREE, 0x30, OP_SPLIT_L},
+	{PN_RM_BTREE, 0x40, OP_SPLIT_R},   {PN_RM_HEAP2, 0x10, OP_PRUNE},
+	{PN_RM_HEAP2, 0x40, OP_VM_SET},
 };
 
 struct op {
@@ -120,6 +191,10 @@ struct op {
 	uint16_t hole_off; /* images only */
 	uint16_t hole_len;
 	uint8_t kind;
+	uint32_t blkno;    /* the block's own number (t_ctid) */
+	uint32_t other;    /* the other block's number (a split's sibling: the right page's;
+			    * VISIBLE's vm page: the heap page's) */
+	uint32_t next;     /* a split's right page: the sibling's number, or 0 */
 };
 
 /* A position from which a page can be rebuilt (I2). */
@@ -247,14 +322,30 @@ static bool apply_hot_update(const struct pn_oracle *o, uint8_t *page, const str
 {
 	const uint8_t *main = o->arena + op->off, *data = main + op->main_len;
 	uint32_t item = (uint32_t)pn_get16(main + 12) - 1u;
-	uint32_t t = tuple_off(page, o->page_size, item, TUP_LEN);
+	uint8_t flags = main[7];
+	uint32_t skip = 0, prefix = 0, extra = 0;
+	if (flags & 0x20u) {
+		prefix = op->data_len >= 2 ? pn_get16(data) : 0;
+		skip += 2;
+	}
+	if (flags & 0x40u)
+		skip += 2;
+	if (flags & 0x60u)
+		extra = 1;
+	if (op->data_len < skip + 5 + extra)
+		return false;
+	const uint8_t *h = data + skip;
+	uint32_t n = op->data_len - skip - 5 - extra;
+	uint32_t t = tuple_off(page, o->page_size, item, TUP_HEADER + prefix + n);
 	if (t == 0)
 		return false;
 	pn_put32(page + t, op->xid);
 	pn_put32(page + t + TUP_XMAX, 0);
-	pn_put16(page + t + TUP_INFOMASK2, pn_get16(data));
-	pn_put16(page + t + TUP_INFOMASK, pn_get16(data + 2));
-	memcpy(page + t + TUP_HEADER, data + 5, 4);
+	pn_put16(page + t + TUP_INFOMASK2, pn_get16(h));
+	pn_put16(page + t + TUP_INFOMASK, pn_get16(h + 2));
+	if (extra)
+		page[t + 23] = h[5];
+	memcpy(page + t + TUP_HEADER + prefix, h + 5 + extra, n);
 	pn_put32(page + OFF_PRUNE_XID, op->xid);
 	return true;
 }
@@ -324,6 +415,314 @@ static void apply_hint_delta(const struct pn_oracle *o, uint8_t *page, const str
 	}
 }
 
+#define TUP_XMIN 0u
+#define TUP_CTID 12u
+#define TUP_HOFF 22u
+#define INFOMASK_XMAX_INVALID 0x0800u
+#define INFOMASK2_KEYS_UPDATED 0x2000u
+
+static void empty_page(const struct pn_oracle *o, uint8_t *page, uint32_t special)
+{
+	memset(page + 8, 0, o->page_size - 8);
+	pn_put16(page + OFF_LOWER, PAGE_HEADER);
+	pn_put16(page + OFF_UPPER, (uint16_t)special);
+	pn_put16(page + OFF_SPECIAL, (uint16_t)special);
+	pn_put16(page + OFF_VERSION, (uint16_t)(o->page_size | 4u));
+}
+
+static void empty_leaf(const struct pn_oracle *o, uint8_t *page, uint32_t prev, uint32_t next)
+{
+	uint32_t special = o->page_size - BT_SPECIAL;
+	empty_page(o, page, special);
+	pn_put32(page + special, prev);
+	pn_put32(page + special + 4, next);
+	pn_put16(page + special + 12, 1);
+}
+
+/* Room of n bytes for pointer k (1-based): the tuple's offset, or 0 if it does not fit. */
+static uint32_t place(const struct pn_oracle *o, uint8_t *page, uint32_t k, uint32_t n)
+{
+	uint32_t count = nitems(page, o->page_size);
+	uint32_t upper = pn_get16(page + OFF_UPPER), need = (n + 7u) & ~7u;
+	uint32_t lower = PAGE_HEADER + 4u * (k > count ? k : count);
+	if (k == 0 || upper > o->page_size || upper < need || upper - need < lower)
+		return 0;
+	if (k <= count && pn_get16(page + PAGE_HEADER + 4u * (k - 1) + 2) != 0)
+		return 0;
+	for (uint32_t i = count; i < k; i++)
+		memset(page + PAGE_HEADER + 4u * i, 0, 4);
+	upper -= need;
+	memset(page + upper, 0, need);
+	pn_put16(page + PAGE_HEADER + 4u * (k - 1), (uint16_t)upper);
+	pn_put16(page + PAGE_HEADER + 4u * (k - 1) + 2, (uint16_t)n);
+	pn_put16(page + OFF_LOWER, (uint16_t)lower);
+	pn_put16(page + OFF_UPPER, (uint16_t)upper);
+	return upper;
+}
+
+static bool heap_tuple_in(const struct pn_oracle *o, uint8_t *page, const struct op *op,
+			  const uint8_t *data, uint32_t k, bool init)
+{
+	if (init)
+		empty_page(o, page, o->page_size);
+	if (op->data_len < 6)
+		return false;
+	uint32_t t = place(o, page, k, 23u + op->data_len - 5u);
+	if (t == 0)
+		return false;
+	pn_put32(page + t + TUP_XMIN, op->xid);
+	pn_put16(page + t + TUP_CTID, (uint16_t)(op->blkno >> 16));
+	pn_put16(page + t + TUP_CTID + 2, (uint16_t)(op->blkno & 0xFFFFu));
+	pn_put16(page + t + TUP_CTID + 4, (uint16_t)k);
+	pn_put16(page + t + TUP_INFOMASK2, pn_get16(data));
+	pn_put16(page + t + TUP_INFOMASK, pn_get16(data + 2));
+	page[t + TUP_HOFF] = data[4];
+	memcpy(page + t + 23, data + 5, op->data_len - 5u);
+	return true;
+}
+
+static bool apply_heap(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *data = main + op->main_len;
+	switch (op->kind) {
+	case OP_INSERT:
+	case OP_INSERT_INIT:
+		return heap_tuple_in(o, page, op, data, pn_get16(main), op->kind == OP_INSERT_INIT);
+	case OP_UPDATE:
+	case OP_UPDATE_INIT:
+		return heap_tuple_in(o, page, op, data, pn_get16(main + 12),
+				     op->kind == OP_UPDATE_INIT);
+	default: break;
+	}
+	uint32_t t = tuple_off(page, o->page_size, (uint32_t)pn_get16(main + 4) - 1u, TUP_HEADER);
+	if (t == 0)
+		return false;
+	uint16_t mask = (uint16_t)(pn_get16(page + t + TUP_INFOMASK) & ~INFOMASK_XMAX_INVALID);
+	pn_put32(page + t + TUP_XMAX, pn_get32(main));
+	if (op->kind == OP_LOCK) {
+		pn_put16(page + t + TUP_INFOMASK, (uint16_t)(mask | 0x0040u | 0x0080u));
+		return true;
+	}
+	pn_put16(page + t + TUP_INFOMASK, mask);
+	pn_put16(page + t + TUP_INFOMASK2,
+		 (uint16_t)(pn_get16(page + t + TUP_INFOMASK2) | INFOMASK2_KEYS_UPDATED));
+	if (op->kind == OP_UPDATE_OLD) {
+		uint16_t new_k = pn_get16(main + 12);
+		pn_put16(page + t + TUP_CTID, (uint16_t)(op->other >> 16));
+		pn_put16(page + t + TUP_CTID + 2, (uint16_t)(op->other & 0xFFFFu));
+		pn_put16(page + t + TUP_CTID + 4, new_k);
+		pn_put32(page + OFF_PRUNE_XID, op->xid);
+	} else {
+		pn_put32(page + OFF_PRUNE_XID, pn_get32(main));
+	}
+	return true;
+}
+
+static uint32_t itup_len(const uint8_t *p) { return pn_get16(p + 6) & 0x1FFFu; }
+
+/* Index tuple `t` (len bytes) at pointer k; the pointers from k on move up one. */
+static bool leaf_add(const struct pn_oracle *o, uint8_t *page, const uint8_t *t, uint32_t len,
+		     uint32_t k)
+{
+	uint32_t count = nitems(page, o->page_size);
+	uint32_t upper = pn_get16(page + OFF_UPPER), need = (len + 7u) & ~7u;
+	uint32_t lower = pn_get16(page + OFF_LOWER);
+	if (len < 16 || itup_len(t) != len || k == 0 || k > count + 1 || upper > o->page_size ||
+	    upper < need || upper - need < lower + 4u)
+		return false;
+	for (uint32_t i = count; i >= k; i--)
+		memcpy(page + PAGE_HEADER + 4u * i, page + PAGE_HEADER + 4u * (i - 1), 4);
+	upper -= need;
+	memset(page + upper, 0, need);
+	memcpy(page + upper, t, len);
+	pn_put16(page + PAGE_HEADER + 4u * (k - 1), (uint16_t)upper);
+	pn_put16(page + PAGE_HEADER + 4u * (k - 1) + 2, (uint16_t)len);
+	pn_put16(page + OFF_LOWER, (uint16_t)(lower + 4u));
+	pn_put16(page + OFF_UPPER, (uint16_t)upper);
+	return true;
+}
+
+static bool leaf_append_all(const struct pn_oracle *o, uint8_t *page, const uint8_t *p,
+			    uint32_t len)
+{
+	for (uint32_t at = 0; at < len;) {
+		uint32_t n = len - at >= 8 ? itup_len(p + at) : 0;
+		if (n == 0 || n > len - at ||
+		    !leaf_add(o, page, p + at, n, nitems(page, o->page_size) + 1))
+			return false;
+		at += n;
+	}
+	return true;
+}
+
+static bool apply_btree(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *data = main + op->main_len;
+	uint32_t special = o->page_size - BT_SPECIAL;
+	if (op->kind == OP_SPLIT_RIGHT_PAGE) {
+		empty_leaf(o, page, op->other, op->next);
+		return leaf_append_all(o, page, data, op->data_len);
+	}
+	if (pn_get16(page + OFF_SPECIAL) != special)
+		return false;
+	if (op->kind == OP_BT_INSERT)
+		return leaf_add(o, page, data, op->data_len, pn_get16(main));
+	if (op->kind == OP_SPLIT_SIBLING) {
+		pn_put32(page + special, op->other); /* btpo_prev: the new right page */
+		return true;
+	}
+	uint32_t firstright = pn_get16(main + 4), count = nitems(page, o->page_size);
+	if (firstright == 0 || firstright > count + 1)
+		return false;
+	uint8_t *kept = malloc(o->page_size);
+	PN_ASSERT(kept != NULL);
+	uint32_t len = 0;
+	bool ok = true;
+	for (uint32_t i = 1; i < firstright && ok; i++) {
+		uint32_t t = tuple_off(page, o->page_size, i - 1, 8);
+		uint32_t n = t ? pn_get16(page + PAGE_HEADER + 4u * (i - 1) + 2) : 0;
+		ok = t != 0 && len + n <= o->page_size;
+		if (ok) {
+			memcpy(kept + len, page + t, n);
+			len += n;
+		}
+	}
+	uint32_t prev = pn_get32(page + special);
+	empty_leaf(o, page, prev, op->other);
+	ok = ok && leaf_append_all(o, page, kept, len);
+	free(kept);
+	if (ok && op->kind == OP_SPLIT_L)
+		ok = op->data_len >= 8 && itup_len(data) <= op->data_len &&
+		     leaf_add(o, page, data, itup_len(data), pn_get16(main + 6));
+	return ok;
+}
+
+/* ---- the vacuum workload: PG16 freeze plans, Heap2/VISIBLE ---------------------------- */
+
+static bool apply_freeze_plans(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *main = o->arena + op->off, *plans = main + op->main_len;
+	uint32_t nplans = pn_get16(main + 4);
+	const uint8_t *off = plans + FREEZE_PLAN_BYTES * nplans;
+	bool fits = true;
+	for (uint32_t k = 0; k < nplans; k++) {
+		const uint8_t *plan = plans + FREEZE_PLAN_BYTES * k;
+		for (uint32_t left = pn_get16(plan + 10); left > 0; left--, off += 2) {
+			uint32_t t = tuple_off(page, o->page_size, pn_get16(off) - 1u, TUP_HEADER);
+			if (t == 0) {
+				fits = false;
+				continue;
+			}
+			memcpy(page + t + TUP_XMAX, plan, 4);
+			memcpy(page + t + TUP_INFOMASK2, plan + 4, 4); /* t_infomask2, t_infomask */
+		}
+	}
+	return fits;
+}
+
+static void apply_vm_set(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint32_t per_page = (o->page_size - PAGE_HEADER) * 4u; /* two bits per heap block */
+	uint32_t slot = op->other % per_page;
+	uint8_t bits = o->arena[op->off + 4] & 0x03u;
+	page[PAGE_HEADER + slot / 4u] |= (uint8_t)(bits << ((slot % 4u) * 2u));
+}
+
+/* ---- the btree_dedup workload: leaf pages --------------------------------------------- */
+
+static bool bt_leaf(const struct pn_oracle *o, const uint8_t *page)
+{
+	uint32_t special = o->page_size - BT_SPECIAL;
+	uint32_t lower = pn_get16(page + OFF_LOWER), upper = pn_get16(page + OFF_UPPER);
+	return pn_get16(page + OFF_SPECIAL) == special && (page[special + 12] & 1u) &&
+	       lower >= PAGE_HEADER && lower <= upper && upper <= special;
+}
+
+/* Offset and length of leaf item i if sane, else false. */
+static bool bt_item(const struct pn_oracle *o, const uint8_t *page, uint32_t i, uint32_t *off,
+		    uint32_t *len)
+{
+	if (i >= nitems(page, o->page_size))
+		return false;
+	*off = pn_get16(page + PAGE_HEADER + 4u * i);
+	*len = pn_get16(page + PAGE_HEADER + 4u * i + 2u);
+	return *off >= PAGE_HEADER && *len >= BT_PLAIN && *off + *len <= o->page_size - BT_SPECIAL;
+}
+
+/* The heap TIDs a leaf item holds: 1 for a plain tuple, n for a posting one. */
+static uint32_t bt_tids(const uint8_t *t, uint32_t len, const uint8_t **first)
+{
+	bool posting = (pn_get16(t + 6) & BT_ALT_TID) != 0;
+	uint32_t n = posting ? pn_get16(t + 4) & ~BT_ALT_TID : 1u;
+	*first = posting ? t + BT_POSTING_HDR : t;
+	return !posting || BT_POSTING_HDR + 6u * n <= len ? n : 0;
+}
+
+/* The leaf as a list of tuples (merged where an interval says), re-laid from the special
+ * space down into `out`; false if the intervals do not fit the page. */
+static bool bt_rebuild(const struct pn_oracle *o, const uint8_t *page, const uint8_t *iv,
+		       uint32_t niv, uint8_t *out)
+{
+	uint32_t n = nitems(page, o->page_size), ps = o->page_size, top = ps - BT_SPECIAL, kept = 0;
+	uint8_t tup[BT_POSTING_MAX];
+	memset(out, 0, ps);
+	memcpy(out, page, PAGE_HEADER);
+	memcpy(out + top, page + top, BT_SPECIAL);
+	uint32_t i = 1, next = 0; /* 1-based item, next interval */
+	while (i <= n) {
+		uint32_t take = 1, off, len, tlen;
+		bool run = next < niv && pn_get16(iv + 4u * next) == i;
+		if (run)
+			take = pn_get16(iv + 4u * next + 2u);
+		if (run && (take < 2 || i + take - 1u > n))
+			return false;
+		if (!bt_item(o, page, i - 1u, &off, &len))
+			return false;
+		if (run) {
+			uint32_t tids = 0;
+			memset(tup, 0, sizeof(tup));
+			memcpy(tup + 8, page + off + 8, 4); /* the key */
+			for (uint32_t j = i; j < i + take; j++) {
+				const uint8_t *from;
+				if (!bt_item(o, page, j - 1u, &off, &len))
+					return false;
+				uint32_t c = bt_tids(page + off, len, &from);
+				if (c == 0 || BT_POSTING_HDR + 6u * (tids + c) > BT_POSTING_MAX)
+					return false;
+				memcpy(tup + BT_POSTING_HDR + 6u * tids, from, 6u * c);
+				tids += c;
+			}
+			tlen = (BT_POSTING_HDR + 6u * tids + 7u) & ~7u;
+			pn_put16(tup + 2, BT_POSTING_HDR);
+			pn_put16(tup + 4, (uint16_t)(tids | BT_ALT_TID));
+			pn_put16(tup + 6, (uint16_t)(tlen | BT_ALT_TID));
+			next++;
+		} else {
+			tlen = len;
+			memcpy(tup, page + off, len);
+		}
+		top -= tlen;
+		memcpy(out + top, tup, tlen);
+		pn_put16(out + PAGE_HEADER + 4u * kept, (uint16_t)top);
+		pn_put16(out + PAGE_HEADER + 4u * kept + 2u, (uint16_t)tlen);
+		kept++;
+		i += take;
+	}
+	pn_put16(out + OFF_LOWER, (uint16_t)(PAGE_HEADER + 4u * kept));
+	pn_put16(out + OFF_UPPER, (uint16_t)top);
+	return next == niv;
+}
+
+static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	uint8_t out[32768];
+	const uint8_t *main = o->arena + op->off;
+	if (!bt_rebuild(o, page, main + op->main_len, pn_get16(main), out))
+		return false;
+	memcpy(page, out, o->page_size);
+	return true;
+}
+
 /* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
 static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
 {
@@ -332,9 +731,25 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_IMAGE: apply_image(o, page, op); break;
 	case OP_HOT_UPDATE: fits = apply_hot_update(o, page, op); break;
 	case OP_FREEZE: fits = apply_freeze(o, page, op); break;
-	case OP_DEDUP: fits = apply_dedup(o, page, op); break;
+	case OP_DEDUP: /* a btree leaf's (wl_btree) or the script op's payload rewrite */
+		fits = bt_leaf(o, page) ? apply_bt_dedup(o, page, op) : apply_dedup(o, page, op);
+		break;
 	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
 	case OP_HINT_DELTA: apply_hint_delta(o, page, op); break;
+	case OP_INSERT: case OP_INSERT_INIT: case OP_UPDATE: case OP_UPDATE_INIT:
+	case OP_UPDATE_OLD: case OP_LOCK: case OP_DELETE:
+		fits = apply_heap(o, page, op);
+		break;
+	case OP_BT_INSERT: case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE:
+	case OP_SPLIT_SIBLING:
+		fits = apply_btree(o, page, op);
+		break;
+	case OP_PRUNE: pn_put32(page + OFF_PRUNE_XID, 0); break;
+	case OP_FREEZE_PLANS: fits = apply_freeze_plans(o, page, op); break;
+	case OP_VM_SET: apply_vm_set(o, page, op); break;
+	case OP_ALL_VISIBLE:
+		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
+		break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -344,11 +759,19 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 
 /* ---- logging records ------------------------------------------------------------------- */
 
-static uint8_t kind_of(uint8_t rmid, uint8_t info)
+/* The meaning of block `i` of a record: two-block records mean one thing per block. */
+static uint8_t kind_of(uint8_t rmid, uint8_t info, uint32_t i)
 {
-	for (size_t i = 0; i < PN_ARRAY_LEN(meanings); i++)
-		if (meanings[i].rmid == rmid && meanings[i].info == (info & INFO_MASK))
-			return meanings[i].kind;
+	for (size_t k = 0; k < PN_ARRAY_LEN(meanings); k++) {
+		if (meanings[k].rmid != rmid || meanings[k].info != (info & INFO_MASK))
+			continue;
+		uint8_t kind = meanings[k].kind;
+		if (i == 1 && (kind == OP_UPDATE || kind == OP_UPDATE_INIT))
+			return OP_UPDATE_OLD;
+		if (i >= 1 && (kind == OP_SPLIT_L || kind == OP_SPLIT_R))
+			return i == 1 ? OP_SPLIT_RIGHT_PAGE : OP_SPLIT_SIBLING;
+		return kind;
+	}
 	return OP_UNKNOWN;
 }
 
@@ -372,12 +795,25 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 		      const struct pn_wal_block *b)
 {
 	switch (kind) {
-	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len == 9;
+	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len >= 5;
 	case OP_FREEZE:
 		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
-	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4;
+	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4u * pn_get16(r->main_data);
+	case OP_FREEZE_PLANS: return b->data_len >= FREEZE_PLAN_BYTES * pn_get16(r->main_data + 4);
+	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
 	case OP_CLOG_SET: return r->main_len == 5;
 	case OP_HINT_DELTA: return hint_delta_fits(r, b, o->page_size);
+	case OP_INSERT: case OP_INSERT_INIT: return r->main_len == 3;
+	case OP_UPDATE: case OP_UPDATE_INIT: case OP_UPDATE_OLD:
+		return r->main_len == 14 && r->nblocks == 2;
+	case OP_LOCK: case OP_DELETE: return r->main_len == 8;
+	case OP_BT_INSERT: return r->main_len == 2;
+	case OP_PRUNE:
+		return r->main_len == 8 && b->data_len % 2 == 0 &&
+		       b->data_len / 2u >= 2u * pn_get16(r->main_data + 4) +
+						   pn_get16(r->main_data + 6);
+	case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE: case OP_SPLIT_SIBLING:
+		return r->main_len == 10 && r->nblocks >= 2 && r->nblocks <= 3;
 	default: return true;
 	}
 }
@@ -386,8 +822,8 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		       const struct pn_wal_block *b, uint8_t *kind, char *why, size_t why_len)
 {
-	if (b->fork != 0)
-		return fail(why, why_len, "a block of fork %u (the oracle models main only)",
+	if (b->fork != 0 && b->fork != VM_FORK)
+		return fail(why, why_len, "a block of fork %u (the oracle models main and vm)",
 			    b->fork);
 	if (b->blkno >= o->npages)
 		return fail(why, why_len, "a block names page %u of %u", b->blkno, o->npages);
@@ -395,7 +831,11 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		*kind = OP_IMAGE;
 		return true;
 	}
-	*kind = kind_of(r->rmid, r->info);
+	*kind = kind_of(r->rmid, r->info, (uint32_t)(b - r->blocks));
+	if (*kind == OP_FREEZE && r->main_len == 7)
+		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
+	if (*kind == OP_VM_SET && b != &r->blocks[0])
+		*kind = OP_ALL_VISIBLE;  /* VISIBLE's block 1 is the heap page */
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
@@ -525,7 +965,9 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 			continue;
 		struct op op = {
 			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
-			.data_len = b->data_len,
+			.data_len = b->data_len, .blkno = b->blkno,
+			.other = r->nblocks < 2 ? 0 : r->blocks[i == 0 ? 1 : i - 1].blkno,
+			.next = r->nblocks == 3 && i == 1 ? r->blocks[2].blkno : 0,
 		};
 		if (kinds[i] == OP_IMAGE) {
 			op.main_len = op.data_len = 0;
@@ -660,8 +1102,8 @@ static bool masked(const struct pn_oracle *o, uint32_t page, const uint8_t *expe
 {
 	if (has_header(o, page) && (d == OFF_CHECKSUM || d == OFF_CHECKSUM + 1))
 		return true;
-	if (page >= o->heap_pages)
-		return false;
+	if (page >= o->heap_pages || pn_get16(expected + OFF_SPECIAL) != o->page_size)
+		return false; /* tuple masking is for heap pages (no special space) only */
 	uint32_t n = nitems(expected, o->page_size);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t t = tuple_off(expected, o->page_size, i, TUP_HEADER);

@@ -64,6 +64,10 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	if (w->kind != PN_WL_SCRIPT) {
 		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
 			(unsigned long long)w->transactions, w->pages_per_transaction);
+		fprintf(out, "  scale: %u\n  warehouses: %u\n  rows: %llu\n  inserts: %llu\n"
+			"  distinct_keys: %u\n", w->scale, w->warehouses,
+			(unsigned long long)w->rows, (unsigned long long)w->inserts,
+			w->distinct_keys);
 		return;
 	}
 	fprintf(out, "  script:\n");
@@ -139,6 +143,9 @@ static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario
 {
 	const typeof(sc->workload) *w = &sc->workload;
 	bool script = w->kind == PN_WL_SCRIPT;
+	/* vacuum and btree_dedup size their relation from rows / inserts: storage.pages and
+	 * pages_per_transaction change nothing there */
+	bool sized = w->kind == PN_WL_VACUUM || w->kind == PN_WL_BTREE_DEDUP;
 	if (script ? v >= w->script_len || w->script_len <= 1 : v > 4)
 		return false;
 	if (!pn_scenario_copy(sc, cand))
@@ -157,9 +164,9 @@ static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario
 	case 0: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions / 2; return true;
 	case 1: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions - 1; return true;
 	case 2: if (w->clients <= 1) return true; cand->workload.clients = w->clients - 1; return true;
-	case 3: if (w->pages_per_transaction <= 1) return true; cand->workload.pages_per_transaction--; return true;
+	case 3: if (w->pages_per_transaction <= 1 || sized) return true; cand->workload.pages_per_transaction--; return true;
 	case 4:
-		if (sc->storage.pages / 2 < PN_MAX(w->pages_per_transaction, 2u))
+		if (sized || sc->storage.pages / 2 < PN_MAX(w->pages_per_transaction, 2u))
 			return true;
 		cand->storage.pages = sc->storage.pages / 2;
 		return true;

@@ -195,7 +195,7 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev)
 static const char *op_names[] = {
 	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
 	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
-	"checkpoint_resume",
+	"checkpoint_resume", "change", "vacuum_page", "bt_insert", "bt_split",
 };
 static const char *bstate_names[] = {
 	"next", "pin", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait", "done",

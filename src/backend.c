@@ -19,6 +19,12 @@
 #define STEP_NS 2000u
 #define POLL_NS 20000u
 
+/* The seed workloads' ops, changed by their own functions (src/wl_vacuum.c, wl_btree.c). */
+static bool wl_op(enum pn_op op)
+{
+	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
+}
+
 static bool hint_logged(const struct pn_engine *e)
 {
 	return e->sc->protocol.checksums || e->sc->protocol.wal_log_hints;
@@ -131,7 +137,7 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	}
 }
 
-static void publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
 {
 	e->cur[page] = (uint8_t)target;
 	e->m.shifts++;
@@ -151,6 +157,16 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
+	if (wl_op(p->op.op)) { /* workload ops: their own records (src/wl_*.c) */
+		if (p->op.op == PN_OP_VACUUM_PAGE)
+			pn_wl_vacuum_change(e, p);
+		else if (p->op.op == PN_OP_BT_INSERT)
+			pn_wl_btree_change(e, p);
+		else
+			pn_wl_btree_split(e, p);
+		pn_wl_unpin_extra(e, p);
+		return;
+	}
 	PN_ASSERT(nitems <= 512);
 	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
@@ -205,9 +221,212 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		p->pub_target = target;
 		p->pub_lsn = end;
 	} else if (p->decided_shift) {
-		publish_shift(e, pg, target);
+		pn_backend_publish_shift(e, pg, target);
 	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
+}
+
+/* ---- PN_OP_CHANGE: the records of the realistic workloads, over one or two blocks ---- */
+
+static bool change_block_init(const struct pn_change *c, uint32_t i, const uint8_t *page)
+{
+	if (c->kind == PN_REC_BTREE_SPLIT_R)
+		return i == 1;
+	return i == 0 && (c->kind == PN_REC_HEAP_INSERT || c->kind == PN_REC_HEAP_UPDATE) &&
+	       pn_page_is_new(page);
+}
+
+/* Per block: image (fpw) or shift (umbra) from page LSN <= redo; a block the record
+ * initializes (REGBUF_WILL_INIT) takes no image, but in umbra it still leaves its baseline. */
+static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
+{
+	const struct pn_scenario *sc = e->sc;
+	struct pn_change *c = &p->chg;
+	p->decided_redo = redo;
+	p->chg_image = p->chg_shift = p->chg_init = 0;
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		const uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		bool before_redo = pn_page_lsn(page) <= redo;
+		bool init = change_block_init(c, i, page);
+		p->chg_init |= (uint8_t)(init << i);
+		if (sc->protocol.mode == PN_MODE_FPW)
+			p->chg_image |= (uint8_t)((before_redo && !init &&
+						   !(sc->protocol.mutations & PN_MUT_FPW_OFF)) << i);
+		else if (sc->protocol.mode == PN_MODE_UMBRA)
+			p->chg_shift |= (uint8_t)(before_redo << i);
+	}
+}
+
+/* Tuple bytes of a new heap version: deterministic from the xid and where it goes. */
+static void tuple_bytes(uint8_t *out, uint32_t n, uint32_t xid, uint32_t salt)
+{
+	uint64_t x = ((uint64_t)xid << 32) ^ salt;
+	for (uint32_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		out[i] = (uint8_t)(x >> 56);
+	}
+}
+
+/* xl_heap_header {t_infomask2, t_infomask, t_hoff} + the tuple's bytes from offset 23. */
+static uint16_t heap_tuple_data(uint8_t *data, const struct pn_change *c, uint32_t xid)
+{
+	pn_put16(data, 4);                 /* t_infomask2: natts */
+	pn_put16(data + 2, 0x0800);        /* t_infomask: HEAP_XMAX_INVALID */
+	data[4] = PN_TUPLE_HEADER;         /* t_hoff */
+	data[5] = 0;                       /* byte 23: padding before the data */
+	tuple_bytes(data + 6, c->t_len - PN_TUPLE_HEADER, xid, c->offnum);
+	return (uint16_t)(5 + c->t_len - 23);
+}
+
+static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8_t flags,
+			    uint16_t new_off)
+{
+	pn_put32(main, xid);          /* old_xmax */
+	pn_put16(main + 4, old_off);
+	main[6] = 0;                  /* old_infobits_set */
+	main[7] = flags;
+	pn_put32(main + 8, 0);        /* new_xmax */
+	pn_put16(main + 12, new_off);
+}
+
+/* Btree split: the record of page.c's pn_btree_split_record, over the change's blocks. */
+static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
+			       uint8_t *main, uint8_t *data0, uint8_t *data1)
+{
+	struct pn_change *c = &p->chg;
+	uint8_t itup[64];
+	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
+	return pn_btree_split_record(pn_frame_page(e, p->chg_frames[0]), e->page_size, itup,
+				     c->itup_len, c->split_key, rec, main, data0, data1);
+}
+
+static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
+				uint8_t *main, uint8_t *data0, uint8_t *data1)
+{
+	struct pn_change *c = &p->chg;
+	bool init = p->chg_init & 1;
+	struct pn_wal_block *b = &rec->blocks[0];
+	rec->main_data = main;
+	switch (c->kind) {
+	case PN_REC_HEAP_INSERT:
+		pn_put16(main, c->offnum);
+		main[2] = 0;
+		rec->main_len = 3;
+		b->data_len = heap_tuple_data(data0, c, p->xid);
+		return init ? PN_REC_HEAP_INSERT_INIT : PN_REC_HEAP_INSERT;
+	case PN_REC_HEAP_UPDATE:
+		put_update_main(main, p->xid, c->old_offnum, 0, c->offnum);
+		rec->main_len = 14;
+		b->data_len = heap_tuple_data(data0, c, p->xid);
+		return init ? PN_REC_HEAP_UPDATE_INIT : PN_REC_HEAP_UPDATE;
+	case PN_REC_HEAP_HOT_UPDATE: {
+		uint8_t flags = (uint8_t)((c->prefix ? 0x20 : 0) | (c->suffix ? 0x40 : 0));
+		put_update_main(main, p->xid, c->offnum, flags, c->offnum);
+		rec->main_len = 14;
+		uint16_t n = 0;
+		if (c->prefix) {
+			pn_put16(data0, c->prefix);
+			n += 2;
+		}
+		if (c->suffix) {
+			pn_put16(data0 + n, c->suffix);
+			n += 2;
+		}
+		pn_put16(data0 + n, 4);
+		pn_put16(data0 + n + 2, 0x0800);
+		data0[n + 4] = PN_TUPLE_HEADER;
+		n += 5;
+		if (flags)
+			data0[n++] = 0; /* bytes 23 .. t_hoff */
+		tuple_bytes(data0 + n, c->change_len, p->xid, c->offnum);
+		b->data_len = (uint16_t)(n + c->change_len);
+		return PN_REC_HEAP_HOT_UPDATE;
+	}
+	case PN_REC_HEAP_LOCK:
+	case PN_REC_HEAP_DELETE:
+		pn_put32(main, p->xid);
+		pn_put16(main + 4, c->offnum);
+		main[6] = 0;
+		main[7] = c->kind == PN_REC_HEAP_LOCK ? 0x01 : 0x00; /* XLH_LOCK_ALL_FROZEN_CLEARED */
+		rec->main_len = 8;
+		return c->kind;
+	case PN_REC_HEAP2_PRUNE: {
+		uint32_t n = 2u * c->nredirected + c->ndead + c->nunused;
+		PN_ASSERT(n <= 4000);
+		pn_put32(main, p->xid);                  /* latestRemovedXid */
+		pn_put16(main + 4, c->nredirected);
+		pn_put16(main + 6, c->ndead);
+		rec->main_len = 8;
+		for (uint32_t i = 0; i < n; i++)
+			pn_put16(data0 + 2 * i, (uint16_t)(i + 1));
+		b->data_len = (uint16_t)(2 * n);
+		return PN_REC_HEAP2_PRUNE;
+	}
+	case PN_REC_BTREE_INSERT_LEAF: {
+		const uint8_t *page = pn_frame_page(e, p->chg_frames[0]);
+		pn_put16(main, pn_btree_insert_offnum(page, c->key));
+		rec->main_len = 2;
+		pn_itup_make(data0, c->itup_len, c->key, c->heap_blk, c->heap_off);
+		b->data_len = c->itup_len;
+		return PN_REC_BTREE_INSERT_LEAF;
+	}
+	case PN_REC_BTREE_SPLIT_R: return build_split(e, p, rec, main, data0, data1);
+	default: PN_ASSERT(!"a change of no kind"); return PN_REC_COUNT;
+	}
+}
+
+/* INSERT for PN_OP_CHANGE: every block changed, one record, shifts published (5.1). */
+static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_change *c = &p->chg;
+	uint8_t main[16], data0[64 + 8192], data1[32768 + 64];
+	PN_ASSERT(e->page_size <= 32768 && c->t_len <= 8192 && c->change_len <= 8192);
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = c->nblocks};
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		rec.blocks[i].blkno = c->pages[i];
+		rec.blocks[i].will_init = (p->chg_init >> i) & 1;
+	}
+	rec.blocks[0].data = data0;
+	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
+	pn_rec_ids(kind, &rec.rmid, &rec.info);
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		struct pn_wal_block *b = &rec.blocks[i];
+		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		if (!pn_page_apply(page, e->page_size, &rec, b))
+			PN_ASSERT(!"a record that does not fit its page");
+		pn_wl_mark(e, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
+			   (p->chg_shift >> i) & 1);
+	}
+	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
+	pn_wl_insert(e, &rec, kind, p->chg_frames);
+	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
+				      : c->t_len ? c->t_len : c->itup_len;
+	if (c->kind == PN_REC_BTREE_SPLIT_R)
+		pn_workload_split_done(e, c);
+}
+
+static bool pin_change(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_change *c = &p->chg;
+	while (p->chg_pinned < c->nblocks) {
+		uint32_t i = p->chg_pinned;
+		bool fresh = c->kind == PN_REC_BTREE_SPLIT_R && i == 1; /* the new right page */
+		uint32_t fi = pn_buf_pin(e, c->pages[i], p->id, fresh);
+		if (fi == PN_NO_FRAME)
+			return false;
+		p->chg_frames[i] = fi;
+		p->chg_pinned++;
+	}
+	return true;
+}
+
+static void release_change(struct pn_engine *e, struct pn_proc *p)
+{
+	for (uint32_t i = 0; i < p->chg_pinned; i++) {
+		e->frames[p->chg_frames[i]].locked = false;
+		pn_buf_unpin(e, p->chg_frames[i]);
+	}
+	p->chg_pinned = 0;
 }
 
 static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
@@ -219,6 +438,12 @@ static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
 
 static void txn_end(struct pn_engine *e, struct pn_proc *p)
 {
+	if (pn_workload_txn_name(e->sc, p->txn_type) != NULL) {
+		e->m.txn_type_count[p->txn_type]++;
+		e->m.txn_type_wal[p->txn_type] += p->txn_wal;
+	}
+	p->txn_type = -1;
+	p->txn_wal = 0;
 	p->xid = 0;
 	p->ops_in_txn = 0;
 	e->m.transactions++;
@@ -256,6 +481,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 	uint8_t main[8];
 	pn_put64(main, p->commit_start_ns); /* xact_time */
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
+	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
 	p->wait_lsn = pn_wal_insert(e, &rec, PN_REC_XACT_COMMIT, NULL);
 	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
 		acknowledge(e, p, p->wait_lsn);
@@ -280,7 +506,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET;
+	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE || wl_op(op);
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -299,7 +525,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	if (p->hold)
 		p->op.op = PN_OP_UPDATE;
 	if (needs_page(p->op.op)) {
-		if (p->op.op != PN_OP_HINT)
+		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
 		p->state = PN_B_PIN;
 		pn_wake(e, p->id, STEP_NS);
@@ -359,14 +585,23 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p)
 	pn_wake(e, p->id, STEP_NS);
 }
 
+static bool frames_locked(const struct pn_engine *e, const struct pn_proc *p)
+{
+	if (p->op.op != PN_OP_CHANGE)
+		return e->frames[p->frame].locked;
+	for (uint32_t i = 0; i < p->chg.nblocks; i++)
+		if (e->frames[p->chg_frames[i]].locked)
+			return true;
+	return false;
+}
+
 static void step_decide(struct pn_engine *e, struct pn_proc *p)
 {
-	struct pn_frame *f = &e->frames[p->frame];
-	if (f->locked) {
+	if (frames_locked(e, p)) {
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(e, 2 * e->page_size + 8192)) {
+	if (!pn_wal_has_room(e, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
 		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
 		if (!pn_ckpt_active(e))
@@ -374,8 +609,14 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS * 5);
 		return;
 	}
-	f->locked = true;
-	decide(e, p, e->wal.redo);
+	if (p->op.op == PN_OP_CHANGE) {
+		for (uint32_t i = 0; i < p->chg.nblocks; i++)
+			e->frames[p->chg_frames[i]].locked = true;
+		decide_change(e, p, e->wal.redo);
+	} else {
+		e->frames[p->frame].locked = true;
+		decide(e, p, e->wal.redo);
+	}
 	p->state = PN_B_INSERT;
 	pn_wake(e, p->id, STEP_NS);
 }
@@ -384,7 +625,16 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
 	bool moved = e->wal.redo != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	if (moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT))
+	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
+	if (p->op.op == PN_OP_CHANGE) {
+		if (recheck)
+			decide_change(e, p, e->wal.redo);
+		do_change_blocks(e, p);
+		release_change(e, p);
+		finish_op(e, p);
+		return;
+	}
+	if (recheck)
 		decide(e, p, e->wal.redo); /* XLogInsertRecord's recheck */
 	do_change(e, p);
 	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
@@ -424,6 +674,15 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	switch (p->state) {
 	case PN_B_NEXT: start_op(e, p); break;
 	case PN_B_PIN: {
+		if (p->op.op == PN_OP_CHANGE) {
+			if (!pin_change(e, p))
+				return; /* woken when the read (or a victim's write) completes */
+			p->state = PN_B_DECIDE;
+			step_decide(e, p);
+			break;
+		}
+		if (!pn_wl_pin_extra(e, p)) /* a workload op's other pages first */
+			return;
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */

@@ -121,8 +121,12 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pages = e->heap_pages + e->slru_pages;
 	e->generations = sc->protocol.mode == PN_MODE_UMBRA ? sc->protocol.generations : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
-	if (unsupported(e) || !pn_workload_init(e))
+	if (unsupported(e))
 		return false;
+	if (!pn_workload_init(e)) {
+		pn_workload_free(e);
+		return false;
+	}
 	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
 	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e) ||
 	    !pn_ps_init(e)) {
@@ -135,6 +139,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 
 void pn_engine_free(struct pn_engine *e)
 {
+	pn_workload_free(e);
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
 	pn_wal_free(e);
 	pn_buf_free(e);
@@ -158,8 +163,11 @@ void pn_engine_free(struct pn_engine *e)
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
 	bool slru = pn_store_is_slru(e, p);
-	pn_page_init(page, e->page_size, p, slru);
-	if (!slru && e->sc->protocol.checksums)
+	if (slru)
+		pn_page_init(page, e->page_size, p, true);
+	else
+		pn_workload_page_init(e, page, p);
+	if (!slru && e->sc->protocol.checksums && !pn_page_is_new(page))
 		pn_page_set_checksum(page, e->page_size, p);
 }
 

@@ -50,6 +50,12 @@ enum pn_rec {
 	PN_REC_XACT_ABORT, PN_REC_XLOG_CHECKPOINT_ONLINE, PN_REC_XLOG_CHECKPOINT_SHUTDOWN,
 	PN_REC_XLOG_FPI_FOR_HINT, PN_REC_CLOG_SET,
 	PN_REC_XLOG2_HINT_DELTA, /* Umbra l4: hint bits as final-byte fragments (umbra_policy.c) */
+	/* the records pgbench and tpcc produce (page.c; PostgreSQL 15's layouts) */
+	PN_REC_HEAP_INSERT, PN_REC_HEAP_INSERT_INIT, PN_REC_HEAP_UPDATE, PN_REC_HEAP_UPDATE_INIT,
+	PN_REC_HEAP_LOCK, PN_REC_HEAP_DELETE, PN_REC_BTREE_INSERT_LEAF, PN_REC_BTREE_SPLIT_L,
+	PN_REC_BTREE_SPLIT_R, PN_REC_HEAP2_PRUNE,
+	/* the vacuum workload's (wl_vacuum.c) */
+	PN_REC_HEAP2_VISIBLE,
 	PN_REC_COUNT
 };
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
@@ -73,6 +79,43 @@ bool pn_page_verify(const uint8_t *page, uint32_t page_size, uint32_t blkno, boo
  */
 bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		   const struct pn_wal_block *b);
+/*
+ * Heap and btree pages of the realistic workloads (page.c header): variable-length tuples
+ * and index tuples. pn_heap_page_fill() formats a heap page holding `rows` tuples of t_len
+ * bytes (payload derived from blkno); pn_btree_leaf_fill() a btree leaf holding index
+ * tuples of `itup_len` bytes with the given keys, each pointing at heap TID (key, 1).
+ */
+#define PN_ITUP_HEADER 8u        /* IndexTupleData: t_tid 6 B + t_info 2 B */
+#define PN_BTREE_SPECIAL 16u     /* BTPageOpaqueData */
+void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32_t rows,
+		       uint32_t t_len);
+void pn_btree_leaf_fill(uint8_t *page, uint32_t page_size, const uint64_t *keys, uint32_t n,
+			uint32_t itup_len);
+uint32_t pn_heap_rows_per_page(uint32_t page_size, uint32_t t_len, uint32_t fillfactor);
+uint32_t pn_btree_items_per_page(uint32_t page_size, uint32_t itup_len);
+/* Writes an index tuple (key, heap TID) of itup_len bytes into out. */
+void pn_itup_make(uint8_t *out, uint32_t itup_len, uint64_t key, uint32_t heap_blk,
+		  uint16_t heap_off);
+/* The offset number (1-based) a new index tuple with `key` takes on a leaf: after every
+ * item whose key is <= key (so it also works on leaves holding out-of-range keys). */
+uint16_t pn_btree_insert_offnum(const uint8_t *page, uint64_t key);
+/* How many of the leaf's items have a key < `key`, i.e. firstrightoff - 1 of a split there. */
+uint16_t pn_btree_count_below(const uint8_t *page, uint64_t key);
+/* Concatenated index tuples of items [from, nitems) of a leaf into out; returns bytes. */
+uint32_t pn_btree_items_copy(const uint8_t *page, uint16_t from, uint8_t *out, uint32_t cap);
+/* The split record of leaf `left` (its items before the change) taking index tuple itup
+ * (itup_len B, its key u64 at 8) at split_key, the first key that goes right: main (10 B),
+ * block 0's data (the new item if it stays left, then the high key: data0 holds 2 tuples)
+ * and block 1's (the right page's items, the new one among them if it goes right: data1
+ * holds a page) into rec; returns SPLIT_L or SPLIT_R. rec's blocks' numbers are the
+ * caller's (a third block, the old right sibling, too). */
+enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
+				  uint32_t itup_len, uint64_t split_key, struct pn_wal_record *rec,
+				  uint8_t *main, uint8_t *data0, uint8_t *data1);
+/* True when the page is new (all-zero header: never initialized). */
+bool pn_page_is_new(const uint8_t *page);
+/* Free bytes between pd_lower and pd_upper. */
+uint32_t pn_page_free(const uint8_t *page);
 /* Sets a hint bit on item `item` (no record). */
 void pn_page_set_hint(uint8_t *page, uint32_t item);
 /* Commit-status bits of xid on an SLRU page (2 bits per xid). */
@@ -80,6 +123,7 @@ void pn_slru_set(uint8_t *page, uint32_t page_size, bool header, uint32_t xid);
 uint32_t pn_slru_page_of(uint32_t xid, uint32_t page_size, bool header, uint32_t slru_pages);
 
 /* ---- metrics ---- */
+#define PN_TXN_TYPES 5
 struct pn_metrics {
 	uint64_t transactions, commits, aborts;
 	uint64_t wal_bytes, wal_records, fpi_count, fpi_bytes;
@@ -102,6 +146,9 @@ struct pn_metrics {
 	uint64_t ps_replay_p50, ps_replay_p99, ps_replay_max; /* deltas per read */
 	uint64_t ps_delta_records, ps_delta_bytes; /* (record, page) deltas ingested */
 	uint64_t ps_images, ps_image_bytes, ps_meta_bytes, ps_fsyncs, ps_rounds;
+	/* per transaction type of the workload (tpcc: NewOrder, Payment, OrderStatus,
+	 * Delivery, StockLevel; pgbench: TPC-B): commits, and WAL bytes of their records */
+	uint64_t txn_type_count[PN_TXN_TYPES], txn_type_wal[PN_TXN_TYPES];
 };
 
 /* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
@@ -137,6 +184,30 @@ struct pn_frame {
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
 	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
 	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
+};
+
+/* ---- a change of the realistic workloads (backend.c builds its record, page.c applies it) */
+#define PN_CHANGE_MAX_BLOCKS 2
+struct pn_change {
+	enum pn_rec kind;          /* HEAP_INSERT, HEAP_UPDATE, HEAP_HOT_UPDATE, HEAP_LOCK,
+				    * HEAP_DELETE, HEAP2_PRUNE, BTREE_INSERT_LEAF, BTREE_SPLIT_R (L or R
+				    * is chosen when it runs); +INIT variants are chosen when the
+				    * page turns out new */
+	uint8_t nblocks;
+	uint32_t pages[PN_CHANGE_MAX_BLOCKS]; /* block 0, block 1 (UPDATE: old; split: right) */
+	uint16_t offnum;           /* heap: the tuple on block 0 (insert: where it goes) */
+	uint16_t old_offnum;       /* UPDATE: the old tuple on block 1 */
+	uint16_t t_len;            /* heap insert / update: the new tuple's length */
+	uint16_t prefix, suffix;   /* HOT_UPDATE: unchanged bytes before / after the change */
+	uint16_t change_len;       /* HOT_UPDATE: changed bytes (written at prefix) */
+	uint64_t key;              /* btree: the new index tuple's key */
+	uint64_t split_key;        /* split: items with key >= split_key go right */
+	uint16_t itup_len;         /* btree: index tuple bytes */
+	uint32_t heap_blk;         /* btree: the heap TID the index tuple points at */
+	uint16_t heap_off;
+	uint16_t nredirected, ndead, nunused; /* PRUNE: line pointers it names */
+	uint8_t index;             /* workload's index id (split completion callback) */
+	uint32_t leaf;             /* workload's leaf id (split completion callback) */
 };
 
 /* ---- processes ---- */
@@ -186,6 +257,17 @@ struct pn_proc {
 	uint32_t pub_target;
 	pn_lsn pub_lsn;
 	bool hold;            /* script update_hold: stay HELD before publishing */
+	/* PN_OP_CHANGE (pgbench, tpcc): the change, its pinned frames, per-block decisions */
+	struct pn_change chg;
+	uint32_t chg_frames[PN_CHANGE_MAX_BLOCKS];
+	uint32_t chg_pinned;
+	uint8_t chg_image, chg_shift, chg_init; /* bit i: block i */
+	int txn_type;         /* workload transaction type, -1 if none */
+	uint64_t txn_wal;     /* WAL bytes of the current transaction's records */
+	/* other pages a workload op changes (vacuum: the visibility-map page; a btree split:
+	 * the new page, the right sibling), pinned in order before `frame` (wl_record.c) */
+	uint32_t extra_frames[2];
+	uint32_t nextra;
 };
 
 /* ---- checkpointer (ckpt.c) ---- */
@@ -348,6 +430,7 @@ struct pn_engine {
 	bool recovering;
 	bool failed;
 	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
+	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
 	char error[PN_ERROR_LEN];
 };
 
@@ -490,14 +573,83 @@ void pn_ckpt_release_pause(struct pn_engine *e);
 
 /* backend.c */
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
+/* Umbra: `page` now lives in slot `target` (after its record is inserted; R4 checked). */
+void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target);
 
 /* workload.c */
 bool pn_workload_init(struct pn_engine *e);
 enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
-/* The next operation of backend `client`: an op, nothing yet (it is woken), or done. */
+/* The next operation of backend `client`: an op, nothing yet (it is woken), or done.
+ * For PN_OP_CHANGE the change is in e->procs[client].chg. */
 enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_workload_free(struct pn_engine *e);
+/* The initial bytes of heap page `blkno` (format): the workload's tables and indexes. */
+void pn_workload_page_init(const struct pn_engine *e, uint8_t *page, uint32_t blkno);
+/* A split decided by the workload has run (its new right leaf may now take inserts). */
+void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
+/* Name of transaction type t of the workload, NULL if it has none. */
+const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+/* Counts one more transaction if workload.transactions are not all started; false if not
+ * (every generator's rule for the end of a run). */
+bool pn_workload_txn_start(struct pn_engine *e);
+/* The transaction frame of the generated workloads: after a transaction's ops (txn_len
+ * set) its commit into *out; else, while transactions remain, a new one is counted and true
+ * returned; otherwise false with *next = PN_WL_DONE. */
+bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
+			  enum pn_wl_next *next);
+/* k distinct heap pages chosen uniformly into p->txn_pages; txn_len = k, txn_pos = 1. */
+void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k);
+
+/* Workload generators with their own pages and records (wl_vacuum.c, wl_btree.c, wl_slru.c).
+ * Each: init (sizes the relation: may set heap_pages/pages), the initial bytes of a page,
+ * the next op of a client; the vacuum and btree ops are changed by their own function,
+ * called from backend.c's INSERT step (the change, its records, images, shifts). */
+/* wl_record.c: register a block (image or shift, decided now), insert and stamp. */
+enum pn_wl_reg {
+	PN_REG_STANDARD,  /* REGBUF_STANDARD: an image leaves out the hole */
+	PN_REG_PLAIN,     /* not standard (the VM page): an image is the whole page */
+	PN_REG_HINT,      /* XLogSaveBufferForHint's image */
+	PN_REG_WILL_INIT, /* a page the record rebuilds: no image (Umbra: a birth shift) */
+};
+/* Marks block b of page pg (bytes `page`) with its image (the hole left out unless whole)
+ * and/or its slot shift (the next target), as decided; the decision is the caller's. */
+void pn_wl_mark(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		bool image, bool whole, bool shift);
+void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		   enum pn_wl_reg reg);
+/* The pages op p->op changes besides its own (pinned first); returns how many (<= 2). */
+uint32_t pn_wl_extra_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* Pins them into p->extra_frames; false if the process must wait (it is woken). */
+bool pn_wl_pin_extra(struct pn_engine *e, struct pn_proc *p);
+void pn_wl_unpin_extra(struct pn_engine *e, struct pn_proc *p);
+pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
+		    const uint32_t *frames);
+/* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
+void pn_wl_hint_dirty(struct pn_engine *e, uint32_t frame);
+bool pn_wl_vacuum_init(struct pn_engine *e);
+void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+/* The visibility-map page of heap page `p` (pinned with it), or false if none. */
+bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm);
+void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_btree_init(struct pn_engine *e);
+void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
+enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_slru_init(struct pn_engine *e);
+enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
+uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
+bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b);
+bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			      const struct pn_wal_block *b);
+bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size);
+bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b);
 
 /* recovery.c */
 bool pn_recovery_begin(struct pn_engine *e);

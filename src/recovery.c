@@ -309,7 +309,8 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 				    b->blkno, e->pages);
 		return;
 	}
-	bool full = b->has_image && b->image_apply;
+	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
+	bool full = (b->has_image && b->image_apply) || b->will_init;
 	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(e, b->blkno) &&
 	    !pn_umbra_redo_source(e, b, p->id))
 		return; /* woken when the resident page is flushed to the source */

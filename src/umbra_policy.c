@@ -115,6 +115,10 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 	else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED)
 		what = "protocol.policy l3 and l4 place the slots themselves (l3: 32-page chunks, "
 		       "l4: 3L+slot): protocol.layout must be interleaved";
+	else if (sc->workload.kind != PN_WL_SCRIPT && sc->workload.kind != PN_WL_RANDOM)
+		what = "protocol.policy l3 and l4 run the script and random workloads only: the "
+		       "generated workloads' multi-block changes (src/wl_record.c) do not take the "
+		       "policies' shift header and publication step yet";
 	if (what)
 		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
 	return what != NULL;

@@ -346,7 +346,7 @@ static const char *const result_keys[] = {
 	"fpi_bytes", "data_bytes_written", "fsyncs", "checkpoints", "space_amplification",
 	"elapsed_seconds", "wal_bytes_per_transaction", "shifts", "dw_bytes_written",
 	"write_amplification", "read_runs", "commit_latency_us_p50", "commit_latency_us_p99",
-	"checkpoints_by_cause", "records", "violation",
+	"checkpoints_by_cause", "records", "transaction_types", "violation",
 };
 
 static void assert_key_order(json_t *result)
@@ -474,11 +474,23 @@ START_TEST(test_compare_some_modes)
 	ck_assert_int_eq(cli("compare", "--modes", "umbra,fpw", "--seed", "5", scenario,
 			     "--json", path, NULL), 0);
 	ck_assert(!strstr(cap.out, "WAL vs"));
+	ck_assert(!strstr(cap.out, "WAL records of mode"));
 	root = load_json_file(path);
 	assert_modes(results_of(root, 2), modes, 2);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
 		json_object_get(root, "results"), 1), "seed")), 5);
 	json_decref(root);
+}
+END_TEST
+
+START_TEST(test_compare_stats)
+{
+	ck_assert_int_eq(cli("compare", "--modes", "fpw,nofpw", "--stats", scenario, NULL), 0);
+	const char *fpw = strstr(cap.out, "WAL records of mode fpw:\nType ");
+	const char *nofpw = strstr(cap.out, "WAL records of mode nofpw:\nType ");
+	ck_assert(fpw != NULL && nofpw != NULL && fpw < nofpw);
+	ck_assert(strstr(fpw, "Heap/HOT_UPDATE") != NULL);
+	ck_assert(strstr(nofpw, "[100.00%]") != NULL); /* nofpw: no image bytes */
 }
 END_TEST
 
@@ -566,6 +578,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_run_violation);
 	tcase_add_test(runs, test_compare_default_modes);
 	tcase_add_test(runs, test_compare_some_modes);
+	tcase_add_test(runs, test_compare_stats);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
 	return s;

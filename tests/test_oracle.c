@@ -548,7 +548,7 @@ START_TEST(test_refused)
 	t.r.blocks[0].fork = 1;
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_hot(&t, 3, 0, 1, 1, 0, 5);
-	t.r.blocks[0].data_len = 8;                   /* 8 B of block data */
+	t.r.blocks[0].data_len = 4;                   /* shorter than xl_heap_header */
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_dedup(&t, 3, 0, 1);
 	t.r.main_len = 3;
@@ -560,10 +560,14 @@ START_TEST(test_refused)
 	rec_clog(&t, 3, 2, false);
 	t.r.main_len = 4;
 	ck_assert(!add_why(&f, &t, false, why));
-	rec_init(&t, PN_RM_HEAP2, 0x40, 3);           /* VISIBLE: not modelled */
+	rec_init(&t, PN_RM_HEAP2, 0x40, 3);           /* VISIBLE needs 2 blocks, 5 B main */
 	add_block(&t, 0, 0);
 	ck_assert(!add_why(&f, &t, false, why));
-	ck_assert_str_eq(why, "rmid 9 info 40: a block change of unknown meaning");
+	ck_assert_str_eq(why, "rmid 9 info 40: main data 0 B, block data 0 B");
+	rec_init(&t, PN_RM_HEAP2, 0x50, 3);           /* MULTI_INSERT: not modelled */
+	add_block(&t, 0, 0);
+	ck_assert(!add_why(&f, &t, false, why));
+	ck_assert_str_eq(why, "rmid 9 info 50: a block change of unknown meaning");
 	ck_assert_uint_eq(pn_oracle_records(o), 0);
 	ck_assert(pn_oracle_check(o, why, sizeof(why)));
 	expect_page(o, 0, UINT64_MAX, init);

@@ -1,0 +1,500 @@
+/*
+ * wl_btree.c: the `btree_dedup` workload, seed 004's experiment (engine layer): random
+ * inserts of int4 keys drawn uniformly from `distinct_keys` values into a deduplicating
+ * btree (PostgreSQL 13+ nbtree), `inserts` in all, spread evenly over `transactions`
+ * transactions that each end with a commit.
+ *
+ * The index is its leaf level: it starts as one empty leaf (page 0) and grows by splits
+ * into the free pages after it (every page is formatted as an empty leaf, so any page
+ * reads back valid). The inner levels are the generator's directory in memory (which
+ * leaf holds which keys, each leaf's right sibling): what the inner pages would say, with
+ * none of their WAL (no INSERT_UPPER, no NEWROOT, no metapage). One insert:
+ *   1. INSERT_LEAF when the tuple fits;
+ *   2. else a deduplication pass (DEDUP) if the leaf has equal keys, then INSERT_LEAF if it
+ *      fits now;
+ *   3. else a split (SPLIT_L / SPLIT_R, its own op so that the new page and the right
+ *      sibling are pinned first), at the key boundary nearest to half the leaf's bytes,
+ *      the new tuple going in with it (as _bt_split's newitem); if another client split
+ *      the leaf meanwhile, the insert again into the leaf that holds its key now.
+ * Splitting only between keys keeps a key on one leaf; init refuses more than
+ * KEYS_PER_LEAF_MIN inserts per key on average, which one leaf always holds.
+ * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
+ * nbtree_wal_volume), PostgreSQL's split-point heuristics (fillfactor, the single-value
+ * strategy), high-key items on the pages (the split logs the left's high key).
+ *
+ * Leaf page bytes (PostgreSQL's nbtree leaf layout, simplified where noted):
+ *   24 B page header; pd_special = page_size - 16; line pointers {lp_off u16, lp_len u16}
+ *   in key order (no high key); tuples from pd_special
+ *   down; special space 16 B: btpo_prev u32, btpo_next u32, btpo_level u32 (0),
+ *   btpo_flags u16 (BTP_LEAF 0x0001), btpo_cycleid u16.
+ *   plain tuple, 16 B: 0 heap TID {bi_hi u16, bi_lo u16, ip_posid u16}, 6 t_info u16
+ *   (size), 8 key u32, 12 zero (page.c's index tuple: its u64 key at 8 reads the same);
+ *   posting tuple, MAXALIGN(16 + 6 n) B: 0 {0, 16 (offset of the TIDs), n | 0x2000}
+ *   (BT_IS_POSTING), 6 t_info u16 (size | 0x2000 INDEX_ALT_TID_MASK), 8 key u32, 12 zero,
+ *   16 n heap TIDs of 6 B in order; at most posting_max() bytes (BTMaxItemSize: 2704 for
+ *   8 KiB pages, a third of smaller pages, at most 2704 for larger ones).
+ *   Heap TIDs: (xid, n-th insert of the transaction), increasing as a growing heap's are.
+ *
+ * Records:
+ *   Btree/INSERT_LEAF (11, 0x00) and SPLIT_L / SPLIT_R (11, 0x30 / 0x40): page.c's records
+ *     and redo, the same as pgbench's and tpcc's (pn_btree_split_record builds a split: the
+ *     old right sibling is its third block). INSERT_LEAF with the 16 B tuple is 64 B (53 +
+ *     image with an FPI).
+ *   Btree/DEDUP (11, 0xD0): when a tuple does not fit (_bt_dedup_pass): main
+ *     xl_btree_dedup {nintervals u16}; block 0 data = intervals {baseoff u16, nitems u16},
+ *     runs of equal keys with at least two items: 24 + 20 + 2 + 2 + 4 k B. Redo: the page's
+ *     tuples are rebuilt in order, each interval merged into one posting tuple (TIDs of its
+ *     items in order), every tuple re-placed from pd_special down (as the new page
+ *     _bt_dedup_pass builds). Often the first change of a leaf after a checkpoint, so it
+ *     carries the FPI under full_page_writes (the seed's point).
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPECIAL 16u
+#define BTP_LEAF 0x0001u
+#define PLAIN 16u
+#define POSTING_HDR 16u
+#define TID 6u
+#define ALT_TID 0x2000u
+#define POSTING_MAX 2704u /* BTMaxItemSize of an 8 KiB page; buffers are this big */
+#define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
+
+/* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
+ * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up), each page's
+ * right sibling, and per client an insert waiting for its leaf's split. */
+enum { BT_IDLE, BT_SPLIT_DUE, BT_RETRY_DUE };
+struct bt_client {
+	uint32_t state, key, leaf, new_page;
+};
+struct bt_state {
+	uint32_t nleaves, max_leaves, next_free;
+	uint32_t *low, *page, *next;
+	struct bt_client *client;
+};
+#define NO_PAGE 0u /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
+#define KEYS_PER_LEAF_MIN 800u /* inserts per key, on average, for 8 KiB pages */
+
+/* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
+static uint64_t max_leaves(const struct pn_engine *e)
+{
+	uint64_t bytes = 20u * e->sc->workload.inserts;
+	return 3u * bytes / (e->page_size - PN_PAGE_HEADER - SPECIAL) + 4u;
+}
+
+bool pn_wl_btree_init(struct pn_engine *e)
+{
+	const struct pn_scenario *sc = e->sc;
+	uint64_t l = max_leaves(e), d = sc->workload.distinct_keys, n = sc->workload.inserts;
+	uint64_t per_key = (uint64_t)KEYS_PER_LEAF_MIN * e->page_size / 8192u;
+	if (n > per_key * d || l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
+		snprintf(e->error, sizeof(e->error),
+			 "%s: btree_dedup with %llu inserts over %llu distinct keys: the model splits "
+			 "leaves between keys only, so a key may have at most %llu inserts on average "
+			 "(and transactions must be at least 1); raise distinct_keys, or lower inserts",
+			 sc->path, (unsigned long long)n, (unsigned long long)d,
+			 (unsigned long long)per_key);
+		return false;
+	}
+	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
+		       sc->workload.clients * sizeof(struct bt_client);
+	struct bt_state *st = calloc(1, bytes);
+	if (!st) {
+		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		return false;
+	}
+	st->client = (struct bt_client *)(st + 1);
+	st->low = (uint32_t *)(st->client + sc->workload.clients);
+	st->page = st->low + l;
+	st->next = st->page + l;
+	st->max_leaves = (uint32_t)l;
+	st->nleaves = 1;       /* page 0: the root leaf, every key */
+	st->next_free = 1;
+	e->wl = st;
+	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
+	e->heap_pages = (uint32_t)l;
+	e->pages = e->heap_pages + e->slru_pages;
+	return true;
+}
+
+/* The leaf a key belongs to now: the last one whose low key is <= key. */
+static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
+{
+	uint32_t lo = 0, hi = st->nleaves;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (st->low[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return st->page[lo];
+}
+
+/* Every page starts as an empty leaf: page 0 is the root leaf, the others are the free
+ * pages splits take (in page order), so that any page reads back as a valid page. */
+void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	pn_btree_leaf_fill(page, e->page_size, NULL, 0, PLAIN); /* page.c's empty leaf */
+	(void)p;
+}
+
+bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t lower = pn_get16(page + 12), upper = pn_get16(page + 14);
+	return pn_get16(page + 16) == page_size - SPECIAL && lower >= PN_PAGE_HEADER &&
+	       lower <= upper && upper <= page_size - SPECIAL &&
+	       (pn_get16(page + page_size - SPECIAL + 12) & BTP_LEAF);
+}
+
+/* ---- the generator ---------------------------------------------------------------------- */
+
+enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+{
+	const struct pn_scenario *sc = e->sc;
+	struct bt_state *st = e->wl;
+	struct bt_client *c = &st->client[client];
+	struct pn_proc *p = &e->procs[client];
+	*out = (struct pn_step){.op = PN_OP_BT_INSERT, .client = client};
+	if (c->state == BT_SPLIT_DUE) { /* the insert found its leaf full: split it first */
+		PN_ASSERT(st->next_free < st->max_leaves);
+		c->new_page = st->next_free++;
+		c->state = BT_RETRY_DUE;
+		*out = (struct pn_step){.op = PN_OP_BT_SPLIT, .client = client, .page = c->leaf,
+					.key = c->key};
+		return PN_WL_OP;
+	}
+	if (c->state == BT_RETRY_DUE) { /* then the insert again, into its leaf now */
+		c->state = BT_IDLE;
+		out->key = c->key;
+		out->page = leaf_of(st, c->key);
+		return PN_WL_OP;
+	}
+	if (p->txn_pos < p->txn_len) {
+		p->txn_pos++;
+		out->key = (uint32_t)(e->env.random(e->env.ctx) % sc->workload.distinct_keys);
+		out->page = leaf_of(st, out->key);
+		return PN_WL_OP;
+	}
+	enum pn_wl_next next;
+	if (!pn_workload_txn_next(e, p, out, &next))
+		return next;
+	uint64_t k = e->txns_started - 1, n = sc->workload.inserts, t = sc->workload.transactions;
+	p->txn_len = (uint32_t)(n * (k + 1) / t - n * k / t);
+	p->txn_pos = 0;
+	if (p->txn_len == 0) { /* more transactions than inserts: an empty one */
+		out->op = PN_OP_COMMIT;
+		return PN_WL_OP;
+	}
+	return pn_wl_btree_next(e, client, out);
+}
+
+/* ---- page access ------------------------------------------------------------------------ */
+
+/* BTMaxItemSize: a third of the page, less headers, less a TID (2704 B for 8 KiB pages). */
+static uint32_t posting_max(uint32_t page_size)
+{
+	uint32_t third = (page_size - 40u - SPECIAL) / 3u;
+	return PN_MIN(POSTING_MAX, (third & ~7u) - 8u);
+}
+
+static uint32_t nitems(const uint8_t *page) { return pn_page_nitems(page); }
+
+/* Item i's tuple if its line pointer is sane (i 0-based), else NULL. */
+static const uint8_t *item(const uint8_t *page, uint32_t page_size, uint32_t i, uint32_t *len)
+{
+	if (i >= nitems(page))
+		return NULL;
+	uint32_t off = pn_get16(LP(page, i)), l = pn_get16(LP(page, i) + 2);
+	if (off < PN_PAGE_HEADER || l < PLAIN || off + l > page_size - SPECIAL)
+		return NULL;
+	*len = l;
+	return page + off;
+}
+
+static bool is_posting(const uint8_t *t) { return (pn_get16(t + 6) & ALT_TID) != 0; }
+
+static uint32_t ntids(const uint8_t *t, uint32_t len)
+{
+	if (!is_posting(t))
+		return 1;
+	uint32_t n = pn_get16(t + 4) & ~ALT_TID;
+	return POSTING_HDR + n * TID <= len ? n : 0;
+}
+
+static const uint8_t *tids(const uint8_t *t) { return is_posting(t) ? t + POSTING_HDR : t; }
+
+static bool fits(const uint8_t *page, uint32_t need)
+{
+	return (uint32_t)pn_get16(page + 14) >= pn_get16(page + 12) + need + 4u;
+}
+
+/* ---- redo (pn_page_apply) --------------------------------------------------------------- */
+
+/* Appends tuple bytes at the scratch page's next place (from the top down). */
+static void put_tuple(uint8_t *out, uint32_t *upper, uint32_t *n, const uint8_t *t, uint32_t len)
+{
+	*upper -= len;
+	memcpy(out + *upper, t, len);
+	pn_put16(LP(out, *n), (uint16_t)*upper);
+	pn_put16(LP(out, *n) + 2, (uint16_t)len);
+	(*n)++;
+}
+
+/* Merges items [base, base + count) of page into one posting tuple in `buf`. */
+static uint32_t merge(const uint8_t *page, uint32_t page_size, uint32_t base, uint32_t count,
+		      uint8_t *buf)
+{
+	uint32_t len = 0, n = 0;
+	const uint8_t *first = item(page, page_size, base, &len);
+	memset(buf, 0, POSTING_MAX);
+	pn_put32(buf + 8, pn_get32(first + 8));
+	for (uint32_t i = base; i < base + count; i++) {
+		const uint8_t *t = item(page, page_size, i, &len);
+		uint32_t k = ntids(t, len);
+		memcpy(buf + POSTING_HDR + n * TID, tids(t), k * TID);
+		n += k;
+	}
+	uint32_t size = PN_ALIGN8(POSTING_HDR + n * TID);
+	pn_put16(buf + 2, POSTING_HDR);
+	pn_put16(buf + 4, (uint16_t)(n | ALT_TID));
+	pn_put16(buf + 6, (uint16_t)(size | ALT_TID));
+	return size;
+}
+
+static bool intervals_ok(const uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b)
+{
+	uint32_t k = pn_get16(r->main_data), n = nitems(page), prev_end = 1, len = 0;
+	if (r->main_len != 2 || b->data_len != 4u * k || k == 0)
+		return false;
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t base = pn_get16(b->data + 4 * j), cnt = pn_get16(b->data + 4 * j + 2);
+		if (base < prev_end || cnt < 2 || base + cnt - 1 > n)
+			return false;
+		uint32_t tot = 0;
+		for (uint32_t i = base - 1; i < base - 1 + cnt; i++) {
+			const uint8_t *t = item(page, page_size, i, &len);
+			if (!t || ntids(t, len) == 0)
+				return false;
+			tot += ntids(t, len);
+		}
+		if (PN_ALIGN8(POSTING_HDR + tot * TID) > posting_max(page_size))
+			return false;
+		prev_end = base + cnt;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!item(page, page_size, i, &len))
+			return false;
+	return true;
+}
+
+/* Re-lays the page's first `keep` items from the special space down, merging each of the
+ * k intervals at iv (baseoff u16, nitems u16; sane: intervals_ok) into a posting tuple. */
+static void relay(uint8_t *page, uint32_t page_size, const uint8_t *iv, uint32_t k, uint32_t keep)
+{
+	uint8_t out[32768], posting[POSTING_MAX];
+	PN_ASSERT(page_size <= sizeof(out) && keep <= nitems(page));
+	memcpy(out, page, PN_PAGE_HEADER);
+	memcpy(out + page_size - SPECIAL, page + page_size - SPECIAL, SPECIAL);
+	uint32_t upper = page_size - SPECIAL, n = 0, j = 0, len = 0;
+	for (uint32_t i = 0; i < keep;) {
+		uint32_t base = j < k ? pn_get16(iv + 4 * j) - 1u : UINT32_MAX;
+		if (i == base) {
+			uint32_t cnt = pn_get16(iv + 4 * j + 2);
+			put_tuple(out, &upper, &n, posting, merge(page, page_size, i, cnt, posting));
+			i += cnt;
+			j++;
+			continue;
+		}
+		const uint8_t *t = item(page, page_size, i, &len);
+		put_tuple(out, &upper, &n, t, len);
+		i++;
+	}
+	memset(out + PN_PAGE_HEADER + 4u * n, 0, upper - (PN_PAGE_HEADER + 4u * n));
+	pn_put16(out + 12, (uint16_t)(PN_PAGE_HEADER + 4u * n));
+	pn_put16(out + 14, (uint16_t)upper);
+	memcpy(page, out, page_size);
+}
+
+bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			     const struct pn_wal_block *b)
+{
+	if (!intervals_ok(page, page_size, r, b))
+		return false;
+	relay(page, page_size, b->data, pn_get16(r->main_data), nitems(page));
+	return true;
+}
+
+/* ---- one insert (pn_wl_btree_change) ---------------------------------------------------- */
+
+/* _bt_dedup_pass: the intervals of equal keys, each at most posting_max() once merged. */
+static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *data)
+{
+	uint32_t n = nitems(page), k = 0, len = 0;
+	for (uint32_t i = 0; i < n;) {
+		const uint8_t *t = item(page, page_size, i, &len);
+		uint32_t key = pn_get32(t + 8), tot = ntids(t, len), cnt = 1;
+		while (i + cnt < n) {
+			const uint8_t *u = item(page, page_size, i + cnt, &len);
+			if (pn_get32(u + 8) != key ||
+			    PN_ALIGN8(POSTING_HDR + (tot + ntids(u, len)) * TID) > posting_max(page_size))
+				break;
+			tot += ntids(u, len);
+			cnt++;
+		}
+		if (cnt >= 2) {
+			pn_put16(data + 4 * k, (uint16_t)(i + 1));
+			pn_put16(data + 4 * k + 2, (uint16_t)cnt);
+			k++;
+		}
+		i += cnt;
+	}
+	return k;
+}
+
+static void dedup(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+{
+	uint8_t data[4 * 2048]; /* intervals: at most one per two items */
+	uint8_t main[2];
+	PN_ASSERT(nitems(page) <= 4096);
+	uint32_t k = plan_dedup(page, e->page_size, data);
+	if (k == 0)
+		return;
+	pn_put16(main, (uint16_t)k);
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = 1, .main_data = main, .main_len = 2};
+	struct pn_wal_block *b = &rec.blocks[0];
+	b->blkno = p->op.page;
+	b->data = data;
+	b->data_len = (uint16_t)(4 * k);
+	if (!pn_wl_apply_btree_dedup(page, e->page_size, &rec, b))
+		PN_ASSERT(!"a deduplication that does not fit its page");
+	if (!(e->sc->protocol.mutations & PN_MUT_DEDUP_NO_IMAGE)) /* else REGBUF_NO_IMAGE */
+		pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
+	pn_wl_insert(e, &rec, PN_REC_BTREE_DEDUP, &p->frame);
+	e->m.logical_bytes_changed += 4u * k;
+}
+
+/* The index tuple of op p->op's key; heap TID (xid, n-th op of the transaction), increasing
+ * as a growing heap's are. */
+static void new_tuple(const struct pn_proc *p, uint8_t *tup)
+{
+	pn_itup_make(tup, PLAIN, p->op.key, p->xid, (uint16_t)p->ops_in_txn);
+}
+
+void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
+{
+	uint8_t *page = pn_frame_page(e, p->frame);
+	uint8_t tup[PLAIN], main[2];
+	PN_ASSERT(pn_wl_btree_is_leaf(page, e->page_size));
+	if (!fits(page, PLAIN))
+		dedup(e, p, page);
+	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
+		struct bt_client *c = &((struct bt_state *)e->wl)->client[p->id];
+		*c = (struct bt_client){.state = BT_SPLIT_DUE, .key = p->op.key, .leaf = p->op.page};
+		return;
+	}
+	new_tuple(p, tup);
+	pn_put16(main, pn_btree_insert_offnum(page, p->op.key));
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = 1, .main_data = main, .main_len = 2};
+	struct pn_wal_block *b = &rec.blocks[0];
+	b->blkno = p->op.page;
+	b->data = tup;
+	b->data_len = PLAIN;
+	pn_rec_ids(PN_REC_BTREE_INSERT_LEAF, &rec.rmid, &rec.info);
+	if (!pn_page_apply(page, e->page_size, &rec, b))
+		PN_ASSERT(!"an insert that does not fit its leaf");
+	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
+	pn_wl_insert(e, &rec, PN_REC_BTREE_INSERT_LEAF, &p->frame);
+	e->m.logical_bytes_changed += PLAIN;
+}
+
+/* ---- one split (pn_wl_btree_split) ------------------------------------------------------ */
+
+uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages)
+{
+	const struct bt_state *st = e->wl;
+	pages[0] = st->client[p->id].new_page;
+	pages[1] = st->next[p->op.page];
+	return pages[1] == NO_PAGE ? 1 : 2;
+}
+
+/* The key boundary nearest to half the leaf's bytes, as the 1-based offset of the first
+ * item that goes right; 0 when the leaf holds one key only. */
+static uint32_t split_point(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t n = nitems(page), total = 0, acc = 0, best = 0, best_d = UINT32_MAX, len = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		item(page, page_size, i, &len);
+		total += len + 4u;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *t = item(page, page_size, i, &len);
+		if (i > 0 && pn_get32(t + 8) != pn_get32(item(page, page_size, i - 1, &len) + 8)) {
+			uint32_t d = 2u * acc > total ? 2u * acc - total : total - 2u * acc;
+			if (d < best_d) {
+				best = i + 1;
+				best_d = d;
+			}
+		}
+		item(page, page_size, i, &len);
+		acc += len + 4u;
+	}
+	return best;
+}
+
+/* The directory after a split: leaf `right` holds keys from `low` up, right of `left`. */
+static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, uint32_t low)
+{
+	uint32_t i = 0;
+	while (st->page[i] != left)
+		i++;
+	PN_ASSERT(i < st->nleaves && st->nleaves < st->max_leaves);
+	memmove(st->low + i + 2, st->low + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+	memmove(st->page + i + 2, st->page + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+	st->low[i + 1] = low;
+	st->page[i + 1] = right;
+	st->nleaves++;
+	st->next[right] = st->next[left];
+	st->next[left] = right;
+}
+
+void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
+{
+	struct bt_state *st = e->wl;
+	struct bt_client *c = &st->client[p->id];
+	uint8_t *page = pn_frame_page(e, p->frame);
+	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left], len = 0;
+	if (fits(page, PLAIN) || leaf_of(st, c->key) != left)
+		return; /* another client split it meanwhile: just the insert again */
+	if (sib != (p->nextra == 2 ? e->frames[p->extra_frames[1]].page : NO_PAGE)) {
+		c->state = BT_SPLIT_DUE; /* its right sibling changed since the pin: again */
+		return;
+	}
+	uint32_t first = split_point(page, ps);
+	PN_ASSERT(first > 1); /* pn_wl_btree_init bounds the inserts a key gets */
+	uint32_t low = pn_get32(item(page, ps, first - 1, &len) + 8);
+	uint8_t main[10], tup[PLAIN], data0[2 * PLAIN], data1[32768];
+	PN_ASSERT(ps <= sizeof(data1));
+	new_tuple(p, tup);
+	struct pn_wal_record rec = {.xid = p->xid, .nblocks = sib == NO_PAGE ? 2 : 3};
+	enum pn_rec kind = pn_btree_split_record(page, ps, tup, PLAIN, low, &rec, main, data0, data1);
+	uint32_t frames[3] = {p->frame, p->extra_frames[0], p->extra_frames[1]};
+	rec.blocks[0].blkno = left;
+	rec.blocks[1].blkno = c->new_page;
+	rec.blocks[2].blkno = sib;
+	pn_rec_ids(kind, &rec.rmid, &rec.info);
+	for (uint32_t i = rec.nblocks; i-- > 0;)
+		if (!pn_page_apply(pn_frame_page(e, frames[i]), ps, &rec, &rec.blocks[i]))
+			PN_ASSERT(!"a split that does not fit its pages");
+	for (uint32_t i = 0; i < rec.nblocks; i++)
+		pn_wl_protect(e, &rec.blocks[i], rec.blocks[i].blkno, pn_frame_page(e, frames[i]),
+			      i == 1 ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+	pn_wl_insert(e, &rec, kind, frames);
+	directory_split(st, left, c->new_page, low);
+	c->state = BT_IDLE; /* the new item went in with the split */
+	e->m.logical_bytes_changed += rec.blocks[0].data_len + rec.blocks[1].data_len;
+}

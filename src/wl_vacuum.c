@@ -1,0 +1,288 @@
+/*
+ * wl_vacuum.c: the `vacuum` workload, seed 001's experiment (engine layer):
+ *
+ *   CREATE TABLE foo AS SELECT generate_series(1, rows); CHECKPOINT; VACUUM foo;
+ *
+ * The table is populated at format time (pn_workload_page_init): the device starts with
+ * the table written and a shutdown checkpoint after it, which is the state CHECKPOINT
+ * leaves (every page LSN <= the redo pointer). Then one VACUUM pass, one op per heap page
+ * (PN_OP_VACUUM_PAGE, no xid, like lazy vacuum), in block order over the clients.
+ *
+ * Page bytes (PostgreSQL's heap layout for one int4 column, page_size 8192):
+ *   a tuple is t_len 28 = 24 B header (23 + pad, t_hoff 24) + the int4; it takes
+ *   MAXALIGN(28) = 32 B, plus a 4 B line pointer, so a page holds
+ *   (page_size - 24) / 36 = 226 rows; tuple i (0-based) at page_size - 32 (i + 1);
+ *   header: t_xmin = CTAS_XID, t_xmax 0, t_cid 0, t_ctid (blk, i+1), t_infomask2 1,
+ *   t_infomask HEAP_XMAX_INVALID 0x0800, t_hoff 24; data = the row's value.
+ *   10,000,000 rows -> 44,248 heap pages (the last one with 178 rows).
+ *   Visibility map: pages after the heap pages (VM_FORKNUM in the WAL, with the engine's
+ *   page number as block number), PageInit'ed (pd_lower 24, pd_upper = pd_special =
+ *   page_size), 2 bits per heap block from byte 24: bit 0 ALL_VISIBLE, bit 1 ALL_FROZEN;
+ *   one VM page covers (page_size - 24) * 4 = 32,672 heap blocks.
+ *
+ * One page's VACUUM (pn_wl_vacuum_change), as PostgreSQL 16's lazy_scan_prune and
+ * lazy_scan_heap do it for an insert-only page:
+ *   1. pruning's HeapTupleSatisfiesVacuum sets HEAP_XMIN_COMMITTED on every tuple; with
+ *      checksums or wal_log_hints that is MarkBufferDirtyHint: the first change after the
+ *      checkpoint logs XLOG/FPI_FOR_HINT (49 B + the page without its hole); otherwise the
+ *      hints dirty the page without WAL;
+ *   2. opportunistic freezing (PG16 commit 1de58df4: freeze the page when pruning emitted
+ *      an FPI, since it costs no extra image): Heap2/FREEZE_PAGE in PG16's layout, one
+ *      freeze plan for all tuples: main {snapshotConflictHorizon u32, nplans u16,
+ *      isCatalogRel u8} (7 B), block 0 data = the plan {xmax u32, t_infomask2 u16,
+ *      t_infomask u16, frzflags u8, pad, ntuples u16} (12 B) + ntuples offsets u16:
+ *      24 + 20 + 2 + 7 + 12 + 2 n = 517 B for n = 226. PostgreSQL 15 neither freezes here
+ *      (no FPI trigger) nor has this layout (52 + 12 n); the seed's figures are PG16+;
+ *   3. visibilitymap_set: Heap2/VISIBLE, block 0 = the VM page (not REGBUF_STANDARD: an
+ *      image has no hole), block 1 = the heap page (SAME_REL), REGBUF_NO_IMAGE unless
+ *      checksums or wal_log_hints; main {cutoff xid u32, flags u8}: 59 B without images.
+ *      The VM bits are set, the heap page gets PD_ALL_VISIBLE.
+ * Simplification: the heap page's LSN is stamped by VISIBLE also without checksums
+ * (PostgreSQL leaves it, as the record carries no image for it); no later change reads it.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TUPLE_T_LEN 28u       /* 23 B header + pad + int4 */
+#define TUPLE_SPACE 32u       /* MAXALIGN(28) */
+#define CTAS_XID 740u
+#define INFOMASK_XMAX_INVALID 0x0800u
+#define INFOMASK_XMIN_COMMITTED 0x0100u
+#define INFOMASK_XMIN_FROZEN 0x0300u
+#define VM_FORKNUM 2u
+#define VM_ALL_VISIBLE 0x01u
+#define VM_ALL_FROZEN 0x02u
+#define FREEZE_MAIN 7u
+#define FREEZE_PLAN 12u
+
+static uint32_t rows_per_page(uint32_t page_size)
+{
+	return (page_size - PN_PAGE_HEADER) / (4u + TUPLE_SPACE);
+}
+
+static uint32_t heap_blocks_per_vm_page(uint32_t page_size)
+{
+	return (page_size - PN_PAGE_HEADER) * 4u;
+}
+
+static uint32_t table_pages(const struct pn_engine *e)
+{
+	uint64_t per = rows_per_page(e->page_size);
+	return (uint32_t)((e->sc->workload.rows + per - 1) / per);
+}
+
+bool pn_wl_vacuum_init(struct pn_engine *e)
+{
+	uint64_t per = rows_per_page(e->page_size);
+	uint64_t heap = (e->sc->workload.rows + per - 1) / per;
+	if (e->sc->workload.rows == 0 || heap > UINT32_MAX / 2) {
+		snprintf(e->error, sizeof(e->error),
+			 "%s: workload.rows is %llu; the vacuum workload needs 1 to %llu rows",
+			 e->sc->path, (unsigned long long)e->sc->workload.rows,
+			 (unsigned long long)(UINT32_MAX / 2) * per);
+		return false;
+	}
+	uint32_t per_vm = heap_blocks_per_vm_page(e->page_size);
+	uint32_t vm = (uint32_t)((heap + per_vm - 1) / per_vm);
+	/* The relation is sized by the rows: storage.pages is replaced (docs/scenarios.md). */
+	e->heap_pages = (uint32_t)heap + vm;
+	e->pages = e->heap_pages + e->slru_pages;
+	return true;
+}
+
+bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm)
+{
+	if (e->sc->workload.kind != PN_WL_VACUUM || p >= table_pages(e))
+		return false;
+	*vm = table_pages(e) + p / heap_blocks_per_vm_page(e->page_size);
+	return true;
+}
+
+static void header(uint8_t *page, uint32_t page_size, uint16_t lower, uint16_t upper)
+{
+	pn_put16(page + 12, lower);
+	pn_put16(page + 14, upper);
+	pn_put16(page + 16, (uint16_t)page_size);
+	pn_put16(page + 18, (uint16_t)(page_size | 4u));
+}
+
+void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+{
+	uint32_t ps = e->page_size, per = rows_per_page(ps), heap = table_pages(e);
+	memset(page, 0, ps);
+	if (p >= heap) { /* a visibility-map page: PageInit, all bits clear */
+		header(page, ps, PN_PAGE_HEADER, (uint16_t)ps);
+		return;
+	}
+	uint64_t first = (uint64_t)p * per;
+	uint32_t n = (uint32_t)PN_MIN((uint64_t)per, e->sc->workload.rows - first);
+	header(page, ps, (uint16_t)(PN_PAGE_HEADER + 4u * n), (uint16_t)(ps - n * TUPLE_SPACE));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t off = ps - (i + 1) * TUPLE_SPACE;
+		uint8_t *t = page + off;
+		pn_put16(page + PN_PAGE_HEADER + 4 * i, (uint16_t)off);
+		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, TUPLE_T_LEN);
+		pn_put32(t, CTAS_XID);                   /* t_xmin */
+		pn_put16(t + 12, (uint16_t)(p >> 16));    /* t_ctid: block hi, lo, offset */
+		pn_put16(t + 14, (uint16_t)p);
+		pn_put16(t + 16, (uint16_t)(i + 1));
+		pn_put16(t + 18, 1);                      /* t_infomask2: one attribute */
+		pn_put16(t + 20, INFOMASK_XMAX_INVALID);
+		t[22] = PN_PAGE_HEADER;                   /* t_hoff */
+		pn_put32(t + 24, (uint32_t)(first + i + 1)); /* generate_series value */
+	}
+}
+
+enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+{
+	if (e->txns_started >= table_pages(e))
+		return PN_WL_DONE;
+	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE, .client = client,
+				.page = (uint32_t)e->txns_started++};
+	return PN_WL_OP;
+}
+
+/* Tuple i's header if the line pointer is sane, else NULL. */
+static uint8_t *tuple(uint8_t *page, uint32_t page_size, uint32_t i)
+{
+	if (i >= pn_page_nitems(page))
+		return NULL;
+	uint32_t off = pn_get16(page + PN_PAGE_HEADER + 4 * i);
+	uint32_t len = pn_get16(page + PN_PAGE_HEADER + 4 * i + 2);
+	if (off < PN_PAGE_HEADER || len < PN_TUPLE_HEADER || off + len > page_size)
+		return NULL;
+	return page + off;
+}
+
+/* 1: hint bits on every tuple; FPI_FOR_HINT when they are logged. True if it took an FPI. */
+static bool prune(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+{
+	uint32_t n = pn_page_nitems(page), set = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *t = tuple(page, e->page_size, i);
+		if (t && !(pn_get16(t + 20) & INFOMASK_XMIN_COMMITTED)) {
+			pn_put16(t + 20, pn_get16(t + 20) | INFOMASK_XMIN_COMMITTED);
+			set++;
+		}
+	}
+	if (set == 0)
+		return false;
+	e->m.logical_bytes_changed += 2u * set;
+	struct pn_wal_record rec = {.nblocks = 1};
+	rec.blocks[0].blkno = p->op.page;
+	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints)
+		pn_wl_protect(e, &rec.blocks[0], p->op.page, page, PN_REG_HINT);
+	if (!rec.blocks[0].has_image) {
+		pn_wl_hint_dirty(e, p->frame);
+		return false;
+	}
+	pn_wl_insert(e, &rec, PN_REC_XLOG_FPI_FOR_HINT, &p->frame);
+	return true;
+}
+
+/* 2: Heap2/FREEZE_PAGE, PG16 layout, one plan freezing every tuple. */
+static void freeze(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+{
+	uint32_t n = pn_page_nitems(page);
+	uint8_t main[FREEZE_MAIN], data[FREEZE_PLAN + 2 * 512];
+	PN_ASSERT(n > 0 && n <= 512);
+	uint8_t *t0 = tuple(page, e->page_size, 0);
+	PN_ASSERT(t0 != NULL);
+	pn_put32(main, CTAS_XID);   /* snapshotConflictHorizon */
+	pn_put16(main + 4, 1);      /* nplans */
+	main[6] = 0;                /* isCatalogRel */
+	memset(data, 0, FREEZE_PLAN);
+	pn_put16(data + 4, pn_get16(t0 + 18));                              /* t_infomask2 */
+	pn_put16(data + 6, pn_get16(t0 + 20) | INFOMASK_XMIN_FROZEN);     /* t_infomask */
+	pn_put16(data + 10, (uint16_t)n);                                  /* ntuples */
+	for (uint32_t i = 0; i < n; i++)
+		pn_put16(data + FREEZE_PLAN + 2 * i, (uint16_t)(i + 1));
+	struct pn_wal_record rec = {.nblocks = 1, .main_data = main, .main_len = FREEZE_MAIN};
+	struct pn_wal_block *b = &rec.blocks[0];
+	b->blkno = p->op.page;
+	b->data = data;
+	b->data_len = (uint16_t)(FREEZE_PLAN + 2 * n);
+	if (!pn_wl_apply_freeze_plans(page, e->page_size, &rec, b))
+		PN_ASSERT(!"a freeze plan that does not fit its page");
+	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
+	pn_wl_insert(e, &rec, PN_REC_HEAP2_FREEZE_PAGE, &p->frame);
+	e->m.logical_bytes_changed += 2u * n;
+}
+
+/* 3: Heap2/VISIBLE: block 0 the VM page, block 1 the heap page. */
+static void set_visible(struct pn_engine *e, struct pn_proc *p, uint8_t *page, bool frozen)
+{
+	uint8_t main[5];
+	pn_put32(main, CTAS_XID);   /* cutoff xid */
+	main[4] = (uint8_t)(VM_ALL_VISIBLE | (frozen ? VM_ALL_FROZEN : 0));
+	struct pn_wal_record rec = {.nblocks = 2, .main_data = main, .main_len = 5};
+	rec.blocks[0].blkno = e->frames[p->extra_frames[0]].page;
+	rec.blocks[0].fork = VM_FORKNUM;
+	rec.blocks[1].blkno = p->op.page;
+	uint8_t *vm = pn_frame_page(e, p->extra_frames[0]);
+	for (uint32_t i = 0; i < 2; i++)
+		if (!pn_wl_apply_visible(i ? page : vm, e->page_size, &rec, &rec.blocks[i]))
+			PN_ASSERT(!"a VISIBLE record that does not fit its page");
+	pn_wl_protect(e, &rec.blocks[0], rec.blocks[0].blkno, vm, PN_REG_PLAIN);
+	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints) /* else REGBUF_NO_IMAGE */
+		pn_wl_protect(e, &rec.blocks[1], p->op.page, page, PN_REG_STANDARD);
+	uint32_t frames[2] = {p->extra_frames[0], p->frame};
+	pn_wl_insert(e, &rec, PN_REC_HEAP2_VISIBLE, frames);
+	e->m.logical_bytes_changed += 3;
+}
+
+void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
+{
+	uint8_t *page = pn_frame_page(e, p->frame);
+	PN_ASSERT(p->nextra == 1);
+	if (!(pn_get16(page + 10) & PN_PD_ALL_VISIBLE)) { /* else nothing left to do here */
+		bool fpi = prune(e, p, page);
+		if (fpi)
+			freeze(e, p, page);
+		set_visible(e, p, page, fpi);
+	}
+}
+
+/* ---- redo (pn_page_apply) --------------------------------------------------------------- */
+
+bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			      const struct pn_wal_block *b)
+{
+	if (r->main_len != FREEZE_MAIN || b->data_len < FREEZE_PLAN)
+		return false;
+	uint32_t nplans = pn_get16(r->main_data + 4), used = nplans * FREEZE_PLAN;
+	const uint8_t *offs = b->data + used;
+	for (uint32_t k = 0; k < nplans; k++) {
+		const uint8_t *plan = b->data + k * FREEZE_PLAN;
+		uint32_t nt = pn_get16(plan + 10);
+		if (used + 2 * nt > b->data_len)
+			return false;
+		for (uint32_t j = 0; j < nt; j++, offs += 2) {
+			uint8_t *t = tuple(page, page_size, (uint32_t)pn_get16(offs) - 1u);
+			if (!t)
+				return false;
+			pn_put32(t + 4, pn_get32(plan));         /* t_xmax */
+			pn_put16(t + 18, pn_get16(plan + 4));    /* t_infomask2 */
+			pn_put16(t + 20, pn_get16(plan + 6));    /* t_infomask */
+		}
+		used += 2 * nt;
+	}
+	return used == b->data_len;
+}
+
+bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			 const struct pn_wal_block *b)
+{
+	if (r->nblocks != 2 || r->main_len != 5)
+		return false;
+	if (b == &r->blocks[1]) {
+		pn_put16(page + 10, pn_get16(page + 10) | PN_PD_ALL_VISIBLE);
+		return true;
+	}
+	uint32_t heap_blk = r->blocks[1].blkno % heap_blocks_per_vm_page(page_size);
+	uint8_t flags = r->main_data[4] & (VM_ALL_VISIBLE | VM_ALL_FROZEN);
+	page[PN_PAGE_HEADER + heap_blk / 4u] |= (uint8_t)(flags << (2u * (heap_blk % 4u)));
+	return true;
+}
