@@ -538,6 +538,11 @@ uint16_t pn_umbra_encode_hint_delta(const uint8_t *before, const uint8_t *after,
 bool pn_umbra_apply_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b);
 void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
 		       uint8_t *page);
+/* The same for one block of a multi-block change (frame pinned; rdata: the record has data
+ * for it), and the publication of one page's shift (generated workloads: in the INSERT step). */
+void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
+			     uint8_t *page, bool rdata);
+void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
 void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p);
 /* A HELD backend: true when its release step is the script's next (it is taken). */
 bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p);

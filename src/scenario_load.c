@@ -1240,11 +1240,6 @@ static bool validate(struct loader *L)
 		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
 			    policy_names[s->protocol.policy]);
-	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
-	    s->workload.kind != PN_WL_SCRIPT && s->workload.kind != PN_WL_RANDOM)
-		return fail(L, mark_of(L, &s->workload.kind, &s->protocol.policy),
-			    "workload.kind is %s with policy %s; expected script or random (protocol.policy l3 and l4 run the script and random workloads only: the generated workloads' multi-block changes do not take the policies' shift header and publication step yet)",
-			    kind_names[s->workload.kind], policy_names[s->protocol.policy]);
 	return validate_script(L);
 }
 

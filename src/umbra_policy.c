@@ -115,10 +115,6 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 	else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED)
 		what = "protocol.policy l3 and l4 place the slots themselves (l3: 32-page chunks, "
 		       "l4: 3L+slot): protocol.layout must be interleaved";
-	else if (sc->workload.kind != PN_WL_SCRIPT && sc->workload.kind != PN_WL_RANDOM)
-		what = "protocol.policy l3 and l4 run the script and random workloads only: the "
-		       "generated workloads' multi-block changes (src/wl_record.c) do not take the "
-		       "policies' shift header and publication step yet";
 	if (what)
 		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
 	return what != NULL;
@@ -239,8 +235,8 @@ static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 	return -1;
 }
 
-void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
-		       uint8_t *page)
+void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
+			     uint8_t *page, bool rdata)
 {
 	if (!is_l3(e)) {
 		/* XLogRecordBlockUmbraHeader{flags = XLOG_UMBRA_BLOCK_HAS_SLOT_SHIFT} + target:
@@ -248,10 +244,9 @@ void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_blo
 		b->shift_source = 0x01u;
 		return;
 	}
-	if (b->has_image)
+	if (b->has_image || b->will_init)
 		return;
-	bool rdata = b->data_len != 0 || p->op.op != PN_OP_HINT;
-	bool captured = capture_run(e, &e->frames[p->frame]) >= 0 && rdata;
+	bool captured = capture_run(e, &e->frames[frame]) >= 0 && rdata;
 	PN_TESTCASE("l3: image-free shift of a buffer the checkpoint selected (captured_source)",
 		    captured);
 	if (captured) {
@@ -266,12 +261,24 @@ void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_blo
 	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 }
 
+void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
+		       uint8_t *page)
+{
+	pn_umbra_assemble_block(e, p->frame, b, page, b->data_len != 0 || p->op.op != PN_OP_HINT);
+}
+
 void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
 {
 	if (!p->delay_chkpt)
 		return; /* a held update that did not shift */
-	struct pn_frame *f = &e->frames[p->frame];
-	uint32_t pg = f->page, target = p->pub_target;
+	pn_umbra_publish_page(e, p->frame, p->pub_target, p->pub_lsn);
+	p->delay_chkpt = false;
+}
+
+void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
+{
+	struct pn_frame *f = &e->frames[frame];
+	uint32_t pg = f->page;
 	uint32_t source = e->cur[pg];
 	if ((source + 1u) % e->generations != target) {
 		pn_engine_violation(e, PN_VIOL_MAPPING, pg, "MapPublishSlotShift: page %u is on slot "
@@ -283,7 +290,7 @@ void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
 		const struct pn_ckpt_run *tag = NULL;
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 			const struct pn_ckpt_run *run = &e->runs[r];
-			if (run->state != PN_C_IDLE && p->pub_lsn > run->redo && (!tag || run->seq > tag->seq))
+			if (run->state != PN_C_IDLE && lsn > run->redo && (!tag || run->seq > tag->seq))
 				tag = run;
 		}
 		if (tag && f->shift_epoch == tag->seq) {
@@ -297,8 +304,7 @@ void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
 	}
 	e->cur[pg] = (uint8_t)target;
 	e->m.shifts++;
-	pn_umbra_map_dirty(e, pg, p->pub_lsn);
-	p->delay_chkpt = false;
+	pn_umbra_map_dirty(e, pg, lsn);
 }
 
 bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)

@@ -72,6 +72,11 @@ void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uin
 pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec kind,
 		    const uint32_t *frames)
 {
+	bool policy = pn_umbra_policy(e);
+	for (uint32_t i = 0; i < r->nblocks && policy; i++)
+		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
+			pn_umbra_assemble_block(e, frames[i], &r->blocks[i],
+						pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(e, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = &e->frames[frames[i]];
@@ -81,7 +86,11 @@ pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec ki
 		f->dirty_hint_only = false;
 		f->redirtied |= f->io_writes > 0;
 		f->last_lsn = end;
-		if (r->blocks[i].has_shift)
+		/* l3/l4 publish in this same step: no DELAY_CHKPT_START window (the script
+		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
+		if (r->blocks[i].has_shift && policy)
+			pn_umbra_publish_page(e, frames[i], r->blocks[i].shift_target, end);
+		else if (r->blocks[i].has_shift)
 			pn_backend_publish_shift(e, f->page, r->blocks[i].shift_target);
 	}
 	return end;
