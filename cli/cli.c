@@ -163,12 +163,6 @@ int pn_cli_bad_option(const char *cmd, int c, char **argv)
 	return pn_cli_usage_error(cmd, "unknown option '%.*s'", len, elem);
 }
 
-int pn_cli_not_implemented(const char *cmd)
-{
-	fprintf(stderr, "penumbra: '%s' is not implemented yet\n", cmd);
-	return 2;
-}
-
 static const char *parse_reason(enum pn_parse_status st)
 {
 	switch (st) {

@@ -63,8 +63,6 @@ void pn_cli_getopt_reset(void);
 int pn_cli_bad_option(const char *cmd, int c, char **argv);
 /* Prints "penumbra CMD: MESSAGE; try 'penumbra --help'"; returns 2. */
 int pn_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "penumbra: 'CMD' is not implemented yet"; returns 2. */
-int pn_cli_not_implemented(const char *cmd);
 /* Values of options: an unsigned decimal integer, a size ("64MiB"), a duration ("250ms"). */
 bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
