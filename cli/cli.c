@@ -72,6 +72,11 @@ static int help(int argc, char **argv)
 	}
 	if (argc > 2)
 		return pn_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) { /* help's own help is the top-level one */
+		usage(stdout);
+		return 0;
+	}
 	cmd = pn_cli_find(argv[1]);
 	if (!cmd)
 		return pn_cli_usage_error("help", "unknown command '%s'", argv[1]);
@@ -156,12 +161,6 @@ int pn_cli_bad_option(const char *cmd, int c, char **argv)
 	if (eq && optopt != 0)
 		return pn_cli_usage_error(cmd, "option '%.*s' takes no value", len, elem);
 	return pn_cli_usage_error(cmd, "unknown option '%.*s'", len, elem);
-}
-
-int pn_cli_not_implemented(const char *cmd)
-{
-	fprintf(stderr, "penumbra: '%s' is not implemented yet\n", cmd);
-	return 2;
 }
 
 static const char *parse_reason(enum pn_parse_status st)
@@ -316,15 +315,24 @@ bool pn_cli_load(const char *path, struct pn_scenario *sc)
 	return false;
 }
 
-int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out)
+void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out,
+		  size_t len)
+{
+	bool named = m && m->mode == PN_MODE_UMBRA && m->policy >= 0;
+
+	if (sc->protocol.mode == PN_MODE_UMBRA && (named || sc->protocol.policy != PN_POLICY_PROTOTYPE))
+		snprintf(out, len, "umbra-%s", policy_suffix[sc->protocol.policy]);
+	else
+		snprintf(out, len, "%s", pn_mode_name(sc->protocol.mode));
+}
+
+int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+		    struct pn_cli_result *out)
 {
 	memset(out, 0, sizeof *out);
 	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
 	out->mode = sc->protocol.mode;
-	if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy != PN_POLICY_PROTOTYPE)
-		snprintf(out->label, sizeof out->label, "umbra-%s", policy_suffix[sc->protocol.policy]);
-	else
-		snprintf(out->label, sizeof out->label, "%s", pn_mode_name(sc->protocol.mode));
+	pn_cli_label(sc, m, out->label, sizeof out->label);
 	out->seed = sc->seed;
 	for (int t = 0; t < PN_TXN_TYPES; t++)
 		out->txn_names[t] = pn_workload_txn_name(sc, t);
@@ -335,21 +343,38 @@ int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out)
 /* A stall: the run stopped (status 1) without a protocol violation. */
 static bool stalled(const struct pn_cli_result *r)
 {
-	return r->sim.status == 1 && r->sim.viol.kind == PN_VIOL_NONE;
+	return r->sim.status == 1 && r->sim.viol.kind == PN_VIOL_NONE && !r->failed;
+}
+
+json_t *pn_cli_page_json(uint32_t page)
+{
+	return page == PN_CLI_NO_PAGE ? json_null() : json_integer((json_int_t)page);
+}
+
+const char *pn_cli_page_text(uint32_t page, char *buf, size_t len)
+{
+	PN_ASSERT(len >= 12);
+	if (page == PN_CLI_NO_PAGE)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%" PRIu32, page);
+	return buf;
 }
 
 void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)
 {
 	const char *mode = with_mode ? r->label : "";
 	const char *sep = with_mode ? ": " : "";
+	char page[16];
 
-	if (r->sim.status == 2)
+	if (r->sim.status == 2 || r->failed)
 		fprintf(stderr, "%s%s%s\n", mode, sep, r->sim.error);
 	else if (stalled(r))
 		fprintf(stderr, "%s%sstall: %s\n", mode, sep, r->sim.error);
 	else if (r->sim.status == 1)
-		fprintf(stderr, "%s%sviolation: %s page %" PRIu32 ": %s\n", mode, sep,
-			pn_violation_name(r->sim.viol.kind), r->sim.viol.page, r->sim.viol.detail);
+		fprintf(stderr, "%s%sviolation: %s page %s: %s\n", mode, sep,
+			pn_violation_name(r->sim.viol.kind),
+			pn_cli_page_text(r->sim.viol.page, page, sizeof page), r->sim.viol.detail);
 }
 
 int pn_cli_worst(int a, int b)
@@ -361,6 +386,8 @@ static const char *status_name(const struct pn_cli_result *r)
 {
 	if (r->sim.status == 2)
 		return "refused";
+	if (r->failed)
+		return "failed";
 	if (stalled(r))
 		return "stall";
 	return r->sim.status == 1 ? "violation" : "ok";
@@ -834,7 +861,7 @@ static json_t *violation_json(const struct pn_cli_result *r)
 {
 	json_t *o;
 
-	if (r->sim.status != 1)
+	if (r->sim.status != 1 || r->failed)
 		return json_null();
 	o = json_object();
 	if (stalled(r)) {
@@ -844,17 +871,27 @@ static json_t *violation_json(const struct pn_cli_result *r)
 		return o;
 	}
 	set_str(o, "kind", pn_violation_name(r->sim.viol.kind));
-	set_u64(o, "page", r->sim.viol.page);
+	json_object_set_new(o, "page", pn_cli_page_json(r->sim.viol.page));
 	set_str(o, "detail", r->sim.viol.detail);
 	return o;
 }
 
-/* The keys product.md promises, in its order. */
+/* C6: the keys product.md promises, in its order; a run the engine refused has no figures. */
+static const char *const contract_figures[] = {
+	"transactions", "commits", "wal_bytes", "wal_records", "fpi_count", "fpi_bytes",
+	"data_bytes_written", "fsyncs", "checkpoints", "space_amplification", "elapsed_seconds",
+};
+
 static void contract_keys(json_t *o, const struct pn_cli_result *r)
 {
 	const struct pn_metrics *m = &r->sim.m;
 	set_str(o, "scenario", r->scenario);
 	set_str(o, "mode", r->label);
+	if (r->sim.status == 2) {
+		for (size_t i = 0; i < PN_ARRAY_LEN(contract_figures); i++)
+			json_object_set_new(o, contract_figures[i], json_null());
+		return;
+	}
 	set_u64(o, "transactions", m->transactions);
 	set_u64(o, "commits", m->commits);
 	set_u64(o, "wal_bytes", m->wal_bytes);
@@ -925,13 +962,9 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 {
 	json_t *o = json_object();
 
-	if (r->sim.status == 2) {
-		set_str(o, "scenario", r->scenario);
-		set_str(o, "mode", r->label);
-	} else {
-		contract_keys(o, r);
+	contract_keys(o, r);
+	if (r->sim.status != 2)
 		cost_keys(o, r);
-	}
 	json_object_set_new(o, "violation", violation_json(r));
 	if (r->sim.status != 2)
 		extra_keys(o, r);
@@ -939,7 +972,7 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 		json_object_set_new(o, "pushdown", pushdown_json(r));
 	set_u64(o, "seed", r->seed);
 	set_str(o, "status", status_name(r));
-	if (r->sim.status == 2)
+	if (r->sim.status == 2 || r->failed)
 		set_str(o, "error", r->sim.error);
 	return o;
 }

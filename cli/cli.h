@@ -15,6 +15,9 @@
  *   C3 Machine-readable output is byte-identical across runs of the same input: JSON keys
  *      are inserted in a fixed order and dumped with JSON_PRESERVE_ORDER.
  *   C4 When JSON goes to stdout (`--json -`), everything readable goes to stderr.
+ *   C5 "No page" is JSON null and "-" in text (pn_cli_page_json, pn_cli_page_text).
+ *   C6 Every result of run, compare and bench has product.md's keys, in its order, refused
+ *      and failed runs included (null where there is no figure).
  */
 #ifndef PN_CLI_H
 #define PN_CLI_H
@@ -60,8 +63,6 @@ void pn_cli_getopt_reset(void);
 int pn_cli_bad_option(const char *cmd, int c, char **argv);
 /* Prints "penumbra CMD: MESSAGE; try 'penumbra --help'"; returns 2. */
 int pn_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "penumbra: 'CMD' is not implemented yet"; returns 2. */
-int pn_cli_not_implemented(const char *cmd);
 /* Values of options: an unsigned decimal integer, a size ("64MiB"), a duration ("250ms"). */
 bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
@@ -91,11 +92,25 @@ struct pn_cli_result {
 	char label[24];           /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
 	uint64_t seed;
 	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
+	bool failed;              /* bench: status 1 from an I/O error or a stall (sim.error) */
 	const char *txn_names[PN_TXN_TYPES]; /* the workload's transaction types, or NULL */
 };
 
-/* One simulated run of sc as it stands (after overrides). Returns sim.status. */
-int pn_cli_simulate(const struct pn_scenario *sc, struct pn_cli_result *out);
+/* One simulated run of sc as it stands (after overrides; m, may be NULL, is the mode spec
+ * that was applied: it names the result, pn_cli_label). Returns sim.status. */
+int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+		    struct pn_cli_result *out);
+/* The label of a run of sc under m (NULL m: sc as it stands): the name given in --mode(s)
+ * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
+ * under those policies however set, else the mode's name. */
+void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out,
+		  size_t len);
+/* C5 "No page" (a violation of the run as a whole: pn_engine_violation's UINT32_MAX) is
+ * JSON null and "-" in text, in every command. */
+#define PN_CLI_NO_PAGE UINT32_MAX
+json_t *pn_cli_page_json(uint32_t page);
+/* "N", or "-" for PN_CLI_NO_PAGE; buf holds at least 12 bytes. Returns buf. */
+const char *pn_cli_page_text(uint32_t page, char *buf, size_t len);
 /* Explains a failed run on stderr: "violation: KIND page N: DETAIL", "stall: WHY", or the
  * engine's refusal; prefixed with "MODE: " when with_mode. Nothing for a run that was ok. */
 void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode);

@@ -51,17 +51,13 @@ struct bench_opts {
 	int nmodes;
 };
 
-/* One mode's figures. */
+/* One mode's figures: the engine's, as every command reports them (cli.h: the table's
+ * `status`, JSON's contract keys), and the device's. */
 struct bench_result {
-	enum pn_mode mode;
-	int status;
-	double seconds;
-	uint64_t commits, wal_bytes, fpi_bytes, fpi_count, data_bytes_written, checkpoints;
-	uint64_t latency_ns_p50, latency_ns_p99;
+	struct pn_cli_result r; /* sim.m.elapsed_ns: real time; sim.status as pn_disk_run's */
 	struct pn_disk_counters c;
 	char method[256];
 	bool direct;
-	char error[PN_ERROR_LEN];
 };
 
 /* What the observers see during one run. */
@@ -157,32 +153,46 @@ static int cmp_u64(const void *a, const void *b)
 
 static void collect(struct bench_result *res, struct bench_run *run, struct pn_disk *d, uint64_t t0)
 {
-	const struct pn_metrics *m = &d->e.m;
-	res->seconds = (d->e.env.now_ns(d) - t0) / 1e9;
-	res->commits = m->commits;
-	res->wal_bytes = m->wal_bytes;
-	res->fpi_bytes = m->fpi_bytes;
-	res->fpi_count = m->fpi_count;
-	res->data_bytes_written = m->data_bytes_written;
-	res->checkpoints = m->checkpoints;
+	struct pn_metrics *m = &res->r.sim.m;
+	pn_engine_finish_metrics(&d->e);
+	*m = d->e.m;
+	m->elapsed_ns = d->e.env.now_ns(d) - t0;
+	res->r.sim.pages = d->e.heap_pages;
+	res->r.sim.generations = d->e.generations;
 	res->c = d->c;
-	if (run->nlat) {
+	if (run->nlat) { /* the engine's own log is drained at every step (disk.h D4) */
 		qsort(run->lat_ns, run->nlat, sizeof(uint64_t), cmp_u64);
-		res->latency_ns_p50 = run->lat_ns[run->nlat / 2];
-		res->latency_ns_p99 = run->lat_ns[run->nlat * 99 / 100];
+		m->commit_latency_ns_p50 = run->lat_ns[run->nlat / 2];
+		m->commit_latency_ns_p99 = run->lat_ns[run->nlat * 99 / 100];
+		m->commit_latency_ns_max = run->lat_ns[run->nlat - 1];
 	}
 }
 
-/* One mode on freshly formatted files. */
-static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o, struct bench_result *res)
+/* The result's identity, before it runs. */
+static void result_init(struct bench_result *res, const struct pn_scenario *sc)
+{
+	struct pn_cli_result *r = &res->r;
+	snprintf(r->scenario, sizeof(r->scenario), "%s", sc->name);
+	r->mode = sc->protocol.mode;
+	snprintf(r->label, sizeof(r->label), "%s", pn_mode_name(sc->protocol.mode));
+	r->seed = sc->seed;
+	for (int t = 0; t < PN_TXN_TYPES; t++)
+		r->txn_names[t] = pn_workload_txn_name(sc, t);
+}
+
+/* One mode on freshly formatted files of the locked directory. */
+static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
+		       const struct pn_disk_dir *dir, struct bench_result *res)
 {
 	struct pn_disk *d = calloc(1, sizeof(*d));
-	struct bench_run run = {.tty = isatty(STDERR_FILENO), .mode = pn_mode_name(res->mode),
+	struct pn_sim_result *sim = &res->r.sim;
+	struct bench_run run = {.tty = isatty(STDERR_FILENO), .mode = pn_mode_name(sc->protocol.mode),
 				.duration_ns = o->duration_ns, .d = d};
 	PN_ASSERT(d != NULL);
-	if (!pn_disk_open(d, sc, o->path, true, o->force, true)) {
-		res->status = 2;
-		snprintf(res->error, sizeof(res->error), "%s", d->error);
+	result_init(res, sc);
+	if (!pn_disk_open(d, sc, dir, true, true)) {
+		sim->status = 2;
+		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
 		goto out;
 	}
 	d->on_ack = on_ack;
@@ -190,16 +200,15 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	d->arg = &run;
 	uint64_t t0 = d->e.env.now_ns(d);
 	pn_engine_start(&d->e);
-	res->status = pn_disk_run(d, o->duration_ns);
+	sim->status = pn_disk_run(d, o->duration_ns);
 	collect(res, &run, d, t0);
 	res->direct = d->direct;
 	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
-	if (res->status == 1)
-		snprintf(res->error, sizeof(res->error), "violation: %s page %u: %s",
-			 pn_violation_name(d->e.viol.kind), d->e.viol.page, d->e.viol.detail);
-	else if (res->status == 2) {
-		snprintf(res->error, sizeof(res->error), "%s", d->error);
-		res->status = 1; /* the scenario was fine: the run failed */
+	sim->viol = d->e.viol;
+	if (sim->status == 2) { /* the scenario was fine: the run failed */
+		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
+		sim->status = 1;
+		res->r.failed = true;
 	}
 out:
 	if (run.tty)
@@ -213,40 +222,57 @@ static double per_s(uint64_t n, double s) { return s > 0 ? n / s : 0; }
 
 static double per_tx(uint64_t n, uint64_t tx) { return tx ? (double)n / tx : 0; }
 
+static const struct pn_metrics *met(const struct bench_result *r) { return &r->r.sim.m; }
+static double secs(const struct bench_result *r) { return met(r)->elapsed_ns / 1e9; }
+static double v_tps(const struct bench_result *r) { return per_s(met(r)->commits, secs(r)); }
+static double v_p50(const struct bench_result *r) { return met(r)->commit_latency_ns_p50 / 1e3; }
+static double v_p99(const struct bench_result *r) { return met(r)->commit_latency_ns_p99 / 1e3; }
+static double v_wal(const struct bench_result *r) { return per_tx(met(r)->wal_bytes, met(r)->commits); }
+static double v_fpi(const struct bench_result *r) { return (double)met(r)->fpi_bytes; }
+static double v_data(const struct bench_result *r) { return (double)met(r)->data_bytes_written; }
+static double v_fsync(const struct bench_result *r) { return per_s(r->c.fsyncs, secs(r)); }
+static double v_iops(const struct bench_result *r) { return per_s(r->c.writes, secs(r)); }
+static double v_mbs(const struct bench_result *r) { return per_s(r->c.write_bytes, secs(r)) / 1e6; }
+static double v_tx(const struct bench_result *r) { return (double)met(r)->commits; }
+static double v_ckpt(const struct bench_result *r) { return (double)met(r)->checkpoints; }
+
+/* A mode that did not run to its end has no figures: its cells say so. */
+static const char *no_figures(const struct bench_result *r)
+{
+	if (r->r.sim.status == 2)
+		return "refused";
+	return r->r.sim.status != 0 ? "failed" : NULL;
+}
+
 static void row(FILE *out, const char *name, const struct bench_result *res, int n,
 		double (*value)(const struct bench_result *), const char *fmt)
 {
 	fprintf(out, "%-26s", name);
-	for (int i = 0; i < n; i++)
-		fprintf(out, fmt, value(&res[i]));
+	for (int i = 0; i < n; i++) {
+		if (no_figures(&res[i]))
+			fprintf(out, "%14s", no_figures(&res[i]));
+		else
+			fprintf(out, fmt, value(&res[i]));
+	}
 	fputc('\n', out);
 }
-
-static double v_tps(const struct bench_result *r) { return per_s(r->commits, r->seconds); }
-static double v_p50(const struct bench_result *r) { return r->latency_ns_p50 / 1e3; }
-static double v_p99(const struct bench_result *r) { return r->latency_ns_p99 / 1e3; }
-static double v_wal(const struct bench_result *r) { return per_tx(r->wal_bytes, r->commits); }
-static double v_fpi(const struct bench_result *r) { return (double)r->fpi_bytes; }
-static double v_data(const struct bench_result *r) { return (double)r->data_bytes_written; }
-static double v_fsync(const struct bench_result *r) { return per_s(r->c.fsyncs, r->seconds); }
-static double v_iops(const struct bench_result *r) { return per_s(r->c.writes, r->seconds); }
-static double v_mbs(const struct bench_result *r) { return per_s(r->c.write_bytes, r->seconds) / 1e6; }
-static double v_tx(const struct bench_result *r) { return (double)r->commits; }
-static double v_ckpt(const struct bench_result *r) { return (double)r->checkpoints; }
 
 static const struct bench_result *find(const struct bench_result *res, int n, enum pn_mode m)
 {
 	for (int i = 0; i < n; i++)
-		if (res[i].mode == m && res[i].status == 0 && res[i].commits)
+		if (res[i].r.mode == m && res[i].r.sim.status == 0 && res[i].r.sim.m.commits)
 			return &res[i];
 	return NULL;
 }
 
 static void print_errors(const struct bench_result *res, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (res[i].error[0])
-			fprintf(stderr, "penumbra bench: %s: %s\n", pn_mode_name(res[i].mode), res[i].error);
+	for (int i = 0; i < n; i++) {
+		if (res[i].r.sim.status == 0)
+			continue;
+		fputs("penumbra bench: ", stderr);
+		pn_cli_report_failure(&res[i].r, true);
+	}
 }
 
 /* The table of the modes that ran (none when every mode was refused). */
@@ -265,7 +291,7 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 		first->direct ? "O_DIRECT" : "buffered (the filesystem refused O_DIRECT)");
 	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
-		fprintf(out, "%14s", pn_mode_name(res[i].mode));
+		fprintf(out, "%14s", res[i].r.label);
 	fputc('\n', out);
 	row(out, "transactions/s", res, n, v_tps, "%14.1f");
 	row(out, "commit latency p50 (us)", res, n, v_p50, "%14.1f");
@@ -287,23 +313,16 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 	print_errors(res, n);
 }
 
+/* run's result (cli.h: the contract keys first), then the real run's own figures. */
 static json_t *result_json(const struct bench_result *r)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, "mode", json_string(pn_mode_name(r->mode)));
-	json_object_set_new(j, "status", json_string(r->status ? "failed" : "ok"));
-	json_object_set_new(j, "seconds", json_real(r->seconds));
-	json_object_set_new(j, "transactions", json_integer((json_int_t)r->commits));
+	json_t *j = pn_cli_result_json(&r->r);
+	if (r->r.sim.status == 2)
+		return j;
+	json_object_set_new(j, "seconds", json_real(secs(r))); /* = elapsed_seconds (docs/cli.md) */
 	json_object_set_new(j, "transactions_per_s", json_real(v_tps(r)));
-	json_object_set_new(j, "commit_latency_us_p50", json_real(v_p50(r)));
-	json_object_set_new(j, "commit_latency_us_p99", json_real(v_p99(r)));
-	json_object_set_new(j, "wal_bytes", json_integer((json_int_t)r->wal_bytes));
 	json_object_set_new(j, "wal_bytes_per_tx", json_real(v_wal(r)));
-	json_object_set_new(j, "fpi_count", json_integer((json_int_t)r->fpi_count));
-	json_object_set_new(j, "fpi_bytes", json_integer((json_int_t)r->fpi_bytes));
-	json_object_set_new(j, "data_bytes_written", json_integer((json_int_t)r->data_bytes_written));
-	json_object_set_new(j, "checkpoints", json_integer((json_int_t)r->checkpoints));
-	json_object_set_new(j, "fsyncs", json_integer((json_int_t)r->c.fsyncs));
+	json_object_set_new(j, "device_fsyncs", json_integer((json_int_t)r->c.fsyncs));
 	json_object_set_new(j, "fsyncs_per_s", json_real(v_fsync(r)));
 	json_object_set_new(j, "wal_fsyncs", json_integer((json_int_t)r->c.file_fsyncs[PN_FILE_WAL]));
 	json_object_set_new(j, "wal_write_bytes", json_integer((json_int_t)r->c.file_write_bytes[PN_FILE_WAL]));
@@ -313,8 +332,6 @@ static json_t *result_json(const struct bench_result *r)
 	json_object_set_new(j, "device_write_mb_per_s", json_real(v_mbs(r)));
 	json_object_set_new(j, "io_method", json_string(r->method));
 	json_object_set_new(j, "o_direct", json_boolean(r->direct));
-	if (r->error[0])
-		json_object_set_new(j, "error", json_string(r->error));
 	return j;
 }
 
@@ -334,25 +351,27 @@ int pn_cmd_bench(int argc, char **argv)
 	struct bench_opts o = {0};
 	struct bench_result res[PN_CLI_MAX_MODES] = {0};
 	struct pn_scenario sc;
+	struct pn_disk_dir dir;
 	FILE *json = NULL;
 	int rc = parse(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
-	rc = pn_realdisk_prepare("bench", o.scenario, o.path, o.force, o.json, &sc, &json);
+	rc = pn_realdisk_prepare("bench", o.scenario, o.path, o.force, o.json, &sc, &json, &dir);
 	if (rc >= 0)
 		return rc;
 	if (o.seed_set)
 		sc.seed = o.seed;
 	rc = 0;
-	for (int i = 0; i < o.nmodes; i++) {
-		sc.protocol.mode = res[i].mode = o.modes[i];
-		bench_mode(&sc, &o, &res[i]);
-		rc = pn_cli_worst(rc, res[i].status);
+	for (int i = 0; i < o.nmodes; i++) { /* the directory stays locked between modes (D5) */
+		sc.protocol.mode = o.modes[i];
+		bench_mode(&sc, &o, &dir, &res[i]);
+		rc = pn_cli_worst(rc, res[i].r.sim.status);
 	}
 	print_table(json == stdout ? stderr : stdout, &o, res, o.nmodes);
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
 	pn_scenario_free(&sc);
+	pn_disk_dir_unlock(&dir); /* last: the command is over */
 	return rc;
 }

@@ -110,17 +110,40 @@ static void progress(bool tty, int i, int n, const char *mode)
 	fflush(stderr);
 }
 
+/* Two columns must not carry one label (cli.h pn_cli_label): 'umbra' next to 'umbra-l3' on
+ * a scenario whose policy is l3 would be two columns of the same run under one name. */
+static int distinct_labels(const struct pn_scenario *scenario, const struct compare_opts *o)
+{
+	char labels[PN_CLI_MAX_MODES][24];
+
+	for (int i = 0; i < o->nmodes; i++) {
+		struct pn_scenario sc = *scenario; /* shallow: only its protocol is changed */
+		pn_cli_apply_mode(&sc, &o->modes[i]);
+		pn_cli_label(&sc, &o->modes[i], labels[i], sizeof labels[i]);
+		for (int j = 0; j < i; j++) {
+			if (strcmp(labels[i], labels[j]) == 0)
+				return pn_cli_usage_error("compare", "modes %d and %d of '%s' are the "
+							  "same run (%s) for %s", j + 1, i + 1,
+							  o->modes_arg ? o->modes_arg : DEFAULT_MODES,
+							  labels[i], o->path);
+		}
+	}
+	return -1;
+}
+
 /* Runs every mode; returns the worst run status. */
 static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 			struct pn_cli_result *res)
 {
 	bool tty = isatty(STDERR_FILENO);
+	enum pn_policy policy = sc->protocol.policy; /* what a plain 'umbra' runs */
 	int worst = 0;
 
 	for (int i = 0; i < o->nmodes; i++) {
-		progress(tty, i, o->nmodes, pn_mode_name(o->modes[i].mode));
+		sc->protocol.policy = policy;
 		pn_cli_apply_mode(sc, &o->modes[i]);
-		worst = pn_cli_worst(worst, pn_cli_simulate(sc, &res[i]));
+		progress(tty, i, o->nmodes, pn_mode_name(sc->protocol.mode));
+		worst = pn_cli_worst(worst, pn_cli_simulate(sc, &o->modes[i], &res[i]));
 	}
 	progress(tty, o->nmodes, o->nmodes, NULL);
 	return worst;
@@ -146,7 +169,7 @@ static int report(const struct compare_opts *o, FILE *json, const struct pn_cli_
 	for (int i = 0; o->stats && i < o->nmodes; i++) {
 		if (res[i].sim.status == 2)
 			continue;
-		fprintf(out, "\nWAL records of mode %s:\n", pn_mode_name(res[i].mode));
+		fprintf(out, "\nWAL records of mode %s:\n", res[i].label);
 		pn_cli_print_records(out, &res[i].sim.m);
 	}
 	if (json)
@@ -168,7 +191,8 @@ int pn_cmd_compare(int argc, char **argv)
 		return rc;
 	if (!pn_cli_load(o.path, &sc))
 		return 2;
-	if (o.json && !(json = pn_cli_open_output("compare", o.json))) {
+	if (distinct_labels(&sc, &o) == 2 ||
+	    (o.json && !(json = pn_cli_open_output("compare", o.json)))) {
 		rc = 2;
 		goto out;
 	}

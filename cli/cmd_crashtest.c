@@ -207,10 +207,11 @@ static void child_main(struct pn_disk *d, int fd)
 	d->on_ack = child_ack;
 	pn_engine_start(&d->e);
 	int rc = pn_disk_run(d, 0); /* the workload has no end: only the kill stops it */
-	char text[PN_ERROR_LEN + 300];
+	char text[PN_ERROR_LEN + 300], page[16];
 	if (rc == 1)
-		snprintf(text, sizeof(text), "runtime invariant broken: %s page %u: %s",
-			 pn_violation_name(d->e.viol.kind), d->e.viol.page, d->e.viol.detail);
+		snprintf(text, sizeof(text), "runtime invariant broken: %s page %s: %s",
+			 pn_violation_name(d->e.viol.kind),
+			 pn_cli_page_text(d->e.viol.page, page, sizeof(page)), d->e.viol.detail);
 	else
 		snprintf(text, sizeof(text), "%s", rc == 2 ? d->error : "the workload ended");
 	send_msg(MSG_ERROR, 0, 0, text, (uint32_t)strlen(text));
@@ -309,13 +310,13 @@ static bool crash_child(struct pn_disk *d, struct run_state *s, uint64_t kill_ms
 }
 
 /* Recovers from the files and judges the result; false (s->detail) when it fails. */
-static bool recover_and_judge(const struct pn_scenario *sc, const struct crash_opts *o,
+static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk_dir *dir,
 			      struct run_state *s, pn_lsn *end_out)
 {
 	struct pn_disk *r = calloc(1, sizeof(*r));
 	PN_ASSERT(r != NULL);
 	bool ok = false;
-	if (!pn_disk_open(r, sc, o->path, false, false, false)) {
+	if (!pn_disk_open(r, sc, dir, false, false)) {
 		snprintf(s->detail, sizeof(s->detail), "cannot open the files: %s", r->error);
 		goto out;
 	}
@@ -366,14 +367,14 @@ static void free_state(struct run_state *s)
 }
 
 /* One crash and its verdict; 2 when the files could not be made. */
-static int one_run(const struct pn_scenario *sc, const struct crash_opts *o, uint64_t kill_ms,
+static int one_run(const struct pn_scenario *sc, const struct pn_disk_dir *dir, uint64_t kill_ms,
 		   uint64_t run, struct mode_result *res)
 {
 	struct pn_disk *d = calloc(1, sizeof(*d));
 	struct run_state s = {0};
 	pn_lsn end = 0;
 	PN_ASSERT(d != NULL);
-	if (!pn_disk_open(d, sc, o->path, true, o->force, true)) {
+	if (!pn_disk_open(d, sc, dir, true, true)) {
 		fprintf(stderr, "penumbra crashtest: %s\n", d->error);
 		pn_disk_close(d);
 		free(d);
@@ -383,7 +384,7 @@ static int one_run(const struct pn_scenario *sc, const struct crash_opts *o, uin
 	bool forked = crash_child(d, &s, kill_ms);
 	pn_disk_close(d);
 	free(d);
-	bool ok = forked && !s.detail[0] && recover_and_judge(sc, o, &s, &end);
+	bool ok = forked && !s.detail[0] && recover_and_judge(sc, dir, &s, &end);
 	if (!forked)
 		snprintf(s.detail, sizeof(s.detail), "cannot start the child: %s", strerror(errno));
 	if (ok && s.child_error[0]) {
@@ -412,7 +413,8 @@ static int one_run(const struct pn_scenario *sc, const struct crash_opts *o, uin
 	return 0;
 }
 
-static int crash_mode(struct pn_scenario *sc, const struct crash_opts *o, struct mode_result *res)
+static int crash_mode(struct pn_scenario *sc, const struct crash_opts *o,
+		      const struct pn_disk_dir *dir, struct mode_result *res)
 {
 	struct pn_prng rng;
 	pn_prng_seed(&rng, sc->seed, PN_STREAM_CRASH, res->mode);
@@ -420,7 +422,7 @@ static int crash_mode(struct pn_scenario *sc, const struct crash_opts *o, struct
 	       (unsigned long long)o->runs, o->path);
 	for (uint64_t i = 0; i < o->runs; i++) {
 		uint64_t kill_ms = pn_prng_range(&rng, 0, o->max_time_ns / 1000000u);
-		if (one_run(sc, o, kill_ms, i, res) == 2)
+		if (one_run(sc, dir, kill_ms, i, res) == 2)
 			return 2;
 		fflush(report);
 	}
@@ -455,12 +457,13 @@ int pn_cmd_crashtest(int argc, char **argv)
 	struct crash_opts o = {0};
 	struct mode_result res[PN_CLI_MAX_MODES] = {0};
 	struct pn_scenario sc;
+	struct pn_disk_dir dir;
 	FILE *json = NULL;
 	int rc = parse(argc, argv, &o);
 
 	if (rc >= 0)
 		return rc;
-	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json);
+	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json, &dir);
 	if (rc >= 0)
 		return rc;
 	if (o.seed_set)
@@ -469,9 +472,9 @@ int pn_cmd_crashtest(int argc, char **argv)
 	if (o.nmodes == 0)
 		o.modes[o.nmodes++] = sc.protocol.mode;
 	rc = 0;
-	for (int i = 0; i < o.nmodes && rc != 2; i++) {
+	for (int i = 0; i < o.nmodes && rc != 2; i++) { /* locked throughout (disk.h D5) */
 		sc.protocol.mode = res[i].mode = o.modes[i];
-		rc = pn_cli_worst(rc, crash_mode(&sc, &o, &res[i]));
+		rc = pn_cli_worst(rc, crash_mode(&sc, &o, &dir, &res[i]));
 	}
 	for (int i = 0; i < o.nmodes; i++)
 		if (res[i].first_failure[0])
@@ -480,5 +483,6 @@ int pn_cmd_crashtest(int argc, char **argv)
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&o, json, res, o.nmodes));
 	pn_scenario_free(&sc);
+	pn_disk_dir_unlock(&dir); /* last: the command is over */
 	return rc;
 }

@@ -118,7 +118,7 @@ int pn_cmd_run(int argc, char **argv)
 		sc.seed = o.seed;
 	if (o.mode_set)
 		pn_cli_apply_mode(&sc, &o.mode);
-	pn_cli_simulate(&sc, &r);
+	pn_cli_simulate(&sc, o.mode_set ? &o.mode : NULL, &r);
 	rc = report(&o, json, &r);
 out:
 	pn_scenario_free(&sc);

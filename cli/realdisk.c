@@ -6,12 +6,14 @@
 
 #include "disk.h"
 
-int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *dir, bool force,
-			const char *json_path, struct pn_scenario *sc, FILE **json)
+int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path, bool force,
+			const char *json_path, struct pn_scenario *sc, FILE **json,
+			struct pn_disk_dir *dir)
 {
 	char err[PN_ERROR_LEN];
 
 	*json = NULL;
+	dir->fd = dir->lock_fd = -1;
 	if (!pn_cli_load(scenario, sc))
 		return 2;
 	if (sc->workload.kind == PN_WL_SCRIPT) {
@@ -20,14 +22,17 @@ int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *dir, 
 			scenario, cmd);
 		goto refused;
 	}
-	if (!pn_disk_dir_ok(dir, force, err, sizeof(err))) {
+	if (json_path && !(*json = pn_cli_open_output(cmd, json_path)))
+		goto refused;
+	if (!pn_disk_dir_lock(dir, path, force, err, sizeof(err))) {
 		fprintf(stderr, "penumbra %s: %s\n", cmd, err);
 		goto refused;
 	}
-	if (json_path && !(*json = pn_cli_open_output(cmd, json_path)))
-		goto refused;
 	return -1;
 refused:
+	if (*json && *json != stdout)
+		fclose(*json);
+	*json = NULL;
 	pn_scenario_free(sc);
 	return 2;
 }

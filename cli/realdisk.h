@@ -6,13 +6,16 @@
 #define PN_REALDISK_H
 
 #include "cli.h"
+#include "disk.h"
 
 /* Loads the scenario (sc), refuses a script workload (it ends by itself: these commands run
- * a generated one until a duration or a kill) and a directory holding files penumbra did not
- * create (unless force), opens the JSON output when asked (*json). Returns -1 to go on (sc
- * loaded: the caller frees it), or 2 with the message printed. */
-int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *dir, bool force,
-			const char *json_path, struct pn_scenario *sc, FILE **json);
+ * a generated one until a duration or a kill), opens the JSON output when asked (*json), and
+ * locks the directory for the whole command (disk.h D5: pn_disk_dir_lock's refusals).
+ * Returns -1 to go on (sc loaded and dir locked: the caller frees sc and unlocks dir once
+ * the command is over), or 2 with the message printed. */
+int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path, bool force,
+			const char *json_path, struct pn_scenario *sc, FILE **json,
+			struct pn_disk_dir *dir);
 /* Writes root (taken) to f, closes f unless it is stdout. Returns 0, or 2 (message). */
 int pn_realdisk_write_json(const char *cmd, json_t *root, FILE *f, const char *path);
 

@@ -1,6 +1,6 @@
 /*
  * disk.c: the real-disk backend (disk layer). See disk.h for the seam it fills and rules
- * D1-D4. In order: the directory and its files, the seam's functions, dispatch and
+ * D1-D5. In order: the directory (its marker and lock) and its files, the seam's functions, dispatch and
  * completion, the loop.
  *
  * The loop, single-threaded (the worker method's threads only run system calls):
@@ -45,89 +45,205 @@ static uint64_t mono_ns(void)
 
 /* ---- the directory and its files ---- */
 
-bool pn_disk_dir_ok(const char *dir, bool force, char *err, size_t err_len)
+static bool write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 {
-	struct stat st;
-	if (stat(dir, &st) != 0)
-		return true; /* created when opened */
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, err_len, "%s is not a directory (penumbra runs on a directory of files "
-			 "it creates; block devices are not supported)", dir);
-		return false;
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n, len -= (size_t)n, off += (uint64_t)n;
 	}
-	char marker[600];
-	snprintf(marker, sizeof(marker), "%s/%s", dir, PN_DISK_MARKER);
-	if (force || access(marker, F_OK) == 0)
-		return true;
-	DIR *dp = opendir(dir);
+	return true;
+}
+
+static bool dir_fail(char *err, size_t err_len, const char *dir, const char *what)
+{
+	snprintf(err, err_len, "%s %s: %s", what, dir, strerror(errno));
+	return false;
+}
+
+/* Whether the directory (open as dfd) holds nothing but "." and "..". */
+static bool dir_empty(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	bool empty = true;
-	while (dp && (de = readdir(dp)) != NULL)
+	if (!dp) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL)
 		empty &= strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
-	if (dp)
-		closedir(dp);
-	if (!empty)
-		snprintf(err, err_len, "%s holds files penumbra did not create (no %s marker); "
-			 "refusing to overwrite them without --force", dir, PN_DISK_MARKER);
+	closedir(dp);
 	return empty;
+}
+
+/* The marker's format (disk.h): its header line, then a sentence for a reader. */
+static bool marker_write(int fd)
+{
+	char text[256];
+	int n = snprintf(text, sizeof(text), "%s %d\n%s", PN_DISK_MARKER_MAGIC,
+			 PN_DISK_MARKER_VERSION,
+			 "This directory holds files written by penumbra bench / crashtest;\n"
+			 "the next run may overwrite them.\n");
+	return ftruncate(fd, 0) == 0 && write_all(fd, (const uint8_t *)text, (size_t)n, 0) &&
+	       fdatasync(fd) == 0;
+}
+
+/* Whether fd holds our marker header at our version; else why not, in err. */
+static bool marker_ours(int fd, const char *dir, char *err, size_t err_len)
+{
+	char head[64] = "";
+	size_t magic_len = strlen(PN_DISK_MARKER_MAGIC);
+	ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
+	char *end;
+	long version;
+	if (n < 0)
+		return dir_fail(err, err_len, dir, "cannot read the marker of");
+	head[n] = '\0';
+	if (strncmp(head, PN_DISK_MARKER_MAGIC " ", magic_len + 1) != 0) {
+		snprintf(err, err_len, "%s/%s is not penumbra's marker (it does not begin '%s %d'); "
+			 "refusing to overwrite the directory without --force", dir, PN_DISK_MARKER,
+			 PN_DISK_MARKER_MAGIC, PN_DISK_MARKER_VERSION);
+		return false;
+	}
+	version = strtol(head + magic_len + 1, &end, 10);
+	if (version != PN_DISK_MARKER_VERSION || *end != '\n') {
+		snprintf(err, err_len, "%s/%s is of directory format '%.*s'; this penumbra writes "
+			 "format %d (use --force to overwrite it)", dir, PN_DISK_MARKER,
+			 (int)strcspn(head + magic_len + 1, "\n"), head + magic_len + 1,
+			 PN_DISK_MARKER_VERSION);
+		return false;
+	}
+	return true;
+}
+
+/* Opens (or creates, in a directory penumbra may use) the marker; -1 with err. */
+static int marker_open(int dfd, const char *dir, bool force, bool *created, char *err,
+		       size_t err_len)
+{
+	int fd = openat(dfd, PN_DISK_MARKER, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	*created = false;
+	if (fd < 0 && errno == ENOENT) {
+		if (!force && !dir_empty(dfd)) {
+			snprintf(err, err_len, "%s holds files penumbra did not create (no %s marker); "
+				 "refusing to overwrite them without --force", dir, PN_DISK_MARKER);
+			return -1;
+		}
+		fd = openat(dfd, PN_DISK_MARKER, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_CREAT | O_EXCL,
+			    0644);
+		*created = fd >= 0;
+		if (fd < 0 && errno == EEXIST) /* another penumbra made it: its lock decides */
+			fd = openat(dfd, PN_DISK_MARKER, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (fd < 0 && errno == ELOOP)
+		snprintf(err, err_len, "%s/%s is a symbolic link; refusing to follow it", dir,
+			 PN_DISK_MARKER);
+	else if (fd < 0)
+		dir_fail(err, err_len, dir, "cannot open the marker of");
+	return fd;
+}
+
+bool pn_disk_dir_lock(struct pn_disk_dir *dd, const char *dir, bool force, char *err,
+		      size_t err_len)
+{
+	struct stat st;
+	bool created;
+
+	dd->fd = dd->lock_fd = -1;
+	snprintf(dd->path, sizeof(dd->path), "%s", dir);
+	if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return dir_fail(err, err_len, dir, "cannot create");
+	dd->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dd->fd < 0 && errno == ENOTDIR)
+		snprintf(err, err_len, "%s is not a directory (penumbra runs on a directory of "
+			 "files it creates; block devices are not supported)", dir);
+	else if (dd->fd < 0)
+		dir_fail(err, err_len, dir, "cannot open");
+	if (dd->fd < 0)
+		return false;
+	dd->lock_fd = marker_open(dd->fd, dir, force, &created, err, err_len);
+	if (dd->lock_fd < 0)
+		goto refused;
+	if (flock(dd->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		snprintf(err, err_len, "%s is in use by another penumbra (its %s is locked)", dir,
+			 PN_DISK_MARKER);
+		goto refused;
+	}
+	if (!created && !marker_ours(dd->lock_fd, dir, err, err_len) && !force)
+		goto refused;
+	if ((created || force) && !marker_write(dd->lock_fd)) {
+		dir_fail(err, err_len, dir, "cannot write the marker of");
+		goto refused;
+	}
+	PN_ASSERT(dd->fd >= 0 && dd->lock_fd >= 0);
+	return true;
+refused:
+	pn_disk_dir_unlock(dd);
+	return false;
+}
+
+void pn_disk_dir_unlock(struct pn_disk_dir *dd)
+{
+	if (dd->lock_fd >= 0)
+		close(dd->lock_fd); /* the last descriptor of the lock: flock is released */
+	if (dd->fd >= 0)
+		close(dd->fd);
+	dd->fd = dd->lock_fd = -1;
 }
 
 static bool fail(struct pn_disk *d, const char *what, const char *name)
 {
-	snprintf(d->error, sizeof(d->error), "%s %s/%s: %s", what, d->dir, name, strerror(errno));
+	snprintf(d->error, sizeof(d->error), "%s %s/%s: %s", what, d->dir->path, name,
+		 strerror(errno));
 	return false;
 }
 
-static bool make_dir(struct pn_disk *d)
+/* Opens one of the files in the locked directory, never through a symbolic link and never
+ * anything but a regular file (a FIFO or a device named `wal` is refused). */
+static int open_file(struct pn_disk *d, const char *name, int flags)
 {
-	if (mkdir(d->dir, 0755) != 0 && errno != EEXIST)
-		return fail(d, "cannot create", "");
-	char path[600];
-	snprintf(path, sizeof(path), "%s/%s", d->dir, PN_DISK_MARKER);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return fail(d, "cannot create", PN_DISK_MARKER);
-	fputs("penumbra: this directory holds files written by penumbra bench / crashtest;\n"
-	      "they may be overwritten by the next run.\n", f);
-	fclose(f);
-	return true;
-}
-
-/* One penumbra at a time in a directory: an exclusive lock on the marker, held while the
- * files are open (a crash test's child shares its parent's). */
-static bool lock_dir(struct pn_disk *d)
-{
-	char path[600];
-	snprintf(path, sizeof(path), "%s/%s", d->dir, PN_DISK_MARKER);
-	d->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (d->lock_fd < 0)
-		return fail(d, "cannot open", PN_DISK_MARKER);
-	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) == 0)
-		return true;
-	snprintf(d->error, sizeof(d->error), "%s is in use by another penumbra (its %s is locked)",
-		 d->dir, PN_DISK_MARKER);
-	return false;
+	struct stat st;
+	int fd = openat(d->dir->fd, name, flags | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(d->error, sizeof(d->error), "%s/%s is a symbolic link; refusing to follow it",
+			 d->dir->path, name);
+		return -1;
+	}
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		snprintf(d->error, sizeof(d->error), "%s/%s is not a regular file; refusing to use it",
+			 d->dir->path, name);
+		return -1;
+	}
+	return fd;
 }
 
 static bool open_files(struct pn_disk *d, bool fresh)
 {
-	int create = fresh ? O_CREAT | O_TRUNC : 0;
-	if (!lock_dir(d))
-		return false;
 	d->direct = true;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		char path[600];
-		snprintf(path, sizeof(path), "%s/%s", d->dir, file_names[f]);
-		d->bfd[f] = open(path, O_RDWR | O_CLOEXEC | create, 0644);
+		char name[64];
+		snprintf(name, sizeof(name), "%s", file_names[f]);
+		/* the first open does the checks (O_NOFOLLOW, a regular file) before any O_TRUNC;
+		 * O_NONBLOCK: the open of a FIFO never waits */
+		d->bfd[f] = open_file(d, name, O_NONBLOCK | (fresh ? O_CREAT : 0));
 		if (d->bfd[f] < 0)
-			return fail(d, "cannot open", file_names[f]);
-		d->fd[f] = open(path, O_RDWR | O_CLOEXEC | O_DIRECT);
-		if (d->fd[f] < 0 && errno == EINVAL) { /* the filesystem has no O_DIRECT */
+			return d->error[0] ? false : fail(d, "cannot open", name);
+		if (fcntl(d->bfd[f], F_SETFL, 0) != 0 || (fresh && ftruncate(d->bfd[f], 0) != 0))
+			return fail(d, "cannot open", name);
+		d->fd[f] = open_file(d, name, O_DIRECT);
+		if (d->fd[f] < 0 && errno == EINVAL && !d->error[0]) { /* no O_DIRECT here */
 			d->direct = false;
-			d->fd[f] = open(path, O_RDWR | O_CLOEXEC);
+			d->fd[f] = open_file(d, name, 0);
 		}
 		if (d->fd[f] < 0)
-			return fail(d, "cannot open", file_names[f]);
+			return d->error[0] ? false : fail(d, "cannot open", name);
 	}
 	struct statx sx;
 	d->align = MEM_ALIGN;
@@ -158,19 +274,6 @@ static uint64_t file_size(const struct pn_engine *e, enum pn_file f)
 	}
 }
 
-static bool write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		buf += n, len -= (size_t)n, off += (uint64_t)n;
-	}
-	return true;
-}
-
 static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf, uint32_t len)
 {
 	struct pn_disk *d = ctx;
@@ -197,11 +300,7 @@ static bool format(struct pn_disk *d)
 	for (int f = 0; f < PN_FILE_COUNT && !d->error[0]; f++)
 		if (fdatasync(d->bfd[f]) != 0)
 			fail(d, "cannot fdatasync", file_names[f]);
-	int dfd = open(d->dir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
+	fsync(d->dir->fd); /* the files' names are durable too */
 	return !d->error[0];
 }
 
@@ -318,7 +417,7 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 	if (c->res != want) {
 		static const char *ops[] = {"read", "write", "fdatasync"};
 		snprintf(d->error, sizeof(d->error), "%s of %u bytes at offset %llu of %s/%s: %s",
-			 ops[io->op], io->len, (unsigned long long)io->offset, d->dir,
+			 ops[io->op], io->len, (unsigned long long)io->offset, d->dir->path,
 			 file_names[io->file], c->res < 0 ? strerror((int)-c->res) : "short transfer");
 		return false;
 	}
@@ -497,17 +596,15 @@ static bool alloc_state(struct pn_disk *d)
 	return false;
 }
 
-bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const char *dir, bool fresh,
-		  bool force, bool unbounded)
+bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct pn_disk_dir *dir,
+		  bool fresh, bool unbounded)
 {
+	PN_ASSERT(dir->fd >= 0 && dir->lock_fd >= 0); /* D5: the caller holds the lock */
 	memset(d, 0, sizeof(*d));
 	for (int f = 0; f < PN_FILE_COUNT; f++)
 		d->fd[f] = d->bfd[f] = -1;
-	d->lock_fd = -1;
 	d->sc = *sc;
-	snprintf(d->dir, sizeof(d->dir), "%s", dir);
-	if (fresh && (!pn_disk_dir_ok(dir, force, d->error, sizeof(d->error)) || !make_dir(d)))
-		return false;
+	d->dir = dir;
 	if (unbounded) /* the log is drained at every event (D4): a small one is enough */
 		d->sc.workload.transactions = LOG_CAP;
 	struct pn_env env = {
@@ -536,8 +633,6 @@ void pn_disk_close(struct pn_disk *d)
 		quiesce(d);
 	pn_aio_close(d->aio);
 	d->aio = NULL;
-	if (d->lock_fd >= 0)
-		close(d->lock_fd);
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		if (d->fd[f] >= 0)
 			close(d->fd[f]);

@@ -14,8 +14,13 @@
  *                so runs are not reproducible: real time is the point of this backend);
  *   wal_inserted forwarded to an observer (the crash test's oracle).
  *
- * Files, in one directory (`pn_disk_open`): data, wal, control, selector, doublewrite, and
- * the marker PENUMBRA that says penumbra created the directory. They are opened with
+ * Files, in one directory (`pn_disk_dir_lock`, then `pn_disk_open`): data, wal, control,
+ * selector, doublewrite, pageserver, and the marker PENUMBRA that says penumbra created the
+ * directory. The marker's format, byte by byte: the line "penumbra-dir 1\n" (the magic, a
+ * space, the directory format's version in decimal, a newline), then free text for a human
+ * reader; any other file named PENUMBRA is not ours. Every file is opened relative to the
+ * directory's descriptor with O_NOFOLLOW and must be a regular file (a symbolic link named
+ * `wal` is refused, never followed). They are opened with
  * O_DIRECT when the filesystem allows it (else buffered, and said so); the data, WAL and
  * doublewrite files are written in full with zeros when formatted, as PostgreSQL zero-fills
  * a WAL segment, so that no later write allocates blocks.
@@ -28,7 +33,9 @@
  *   D3 An fsync is fdatasync of the file, dispatched after the writes it must cover have
  *      completed (the engine issues it so); it covers them.
  *   D4 A commit is handed to the observer (on_ack) only after the engine acknowledged it.
- *   D5 One penumbra at a time uses a directory: the marker is flock'ed while files are open.
+ *   D5 One penumbra at a time uses a directory: the marker is flock'ed by pn_disk_dir_lock
+ *      for the whole command (every bench mode, every crash test run and recovery; a crash
+ *      test's child shares its parent's lock), and pn_disk_open requires it held.
  */
 #ifndef PN_DISK_H
 #define PN_DISK_H
@@ -37,6 +44,15 @@
 #include "engine.h"
 
 #define PN_DISK_MARKER "PENUMBRA"
+#define PN_DISK_MARKER_MAGIC "penumbra-dir"
+#define PN_DISK_MARKER_VERSION 1
+
+/* D5: a directory locked for a whole command. */
+struct pn_disk_dir {
+	char path[512];
+	int fd;      /* O_DIRECTORY: the files are opened relative to it (openat, O_NOFOLLOW) */
+	int lock_fd; /* the marker, flock'ed */
+};
 
 /* Device-level counters (every file, every I/O the backend dispatched). */
 struct pn_disk_counters {
@@ -53,10 +69,9 @@ struct pn_disk_timer {
 struct pn_disk {
 	struct pn_scenario sc;        /* shallow copy the engine points at (see pn_disk_open) */
 	struct pn_engine e;
-	char dir[512];
+	const struct pn_disk_dir *dir; /* locked by the caller, for longer than d is open */
 	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
 	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
-	int lock_fd;                  /* the marker, flock'ed: one penumbra a directory */
 	bool direct;
 	uint32_t align;               /* O_DIRECT alignment of offsets, lengths and memory */
 	struct pn_aio *aio;           /* opened at the first run (after a fork) */
@@ -79,14 +94,24 @@ struct pn_disk {
 };
 
 /*
- * Opens the directory `dir` for scenario sc: fresh = create it (or reuse one holding the
- * marker; with force, any), create and format the files; else open the files already there
- * (recovery). unbounded: the workload never runs out of transactions (bench, crashtest):
- * `workload.transactions` is ignored and the run is stopped by pn_disk_run's duration or
- * by a signal. Returns false with d->error set; refused = bad input (exit 2).
+ * D5: locks `path` for a command: creates the directory when absent, and the marker in it
+ * when the directory is empty (or with force); refuses a path that is not a directory, a
+ * directory holding files but no marker, a marker that is not ours or of another format
+ * (unless force: then it is rewritten), a marker that is a symbolic link, and a directory
+ * another penumbra holds. Returns false with the reason in err (bad input: exit 2).
  */
-bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const char *dir, bool fresh,
-		  bool force, bool unbounded);
+bool pn_disk_dir_lock(struct pn_disk_dir *dir, const char *path, bool force, char *err,
+		      size_t err_len);
+void pn_disk_dir_unlock(struct pn_disk_dir *dir);
+/*
+ * Opens the files of the locked directory `dir` for scenario sc: fresh = create (or
+ * truncate) and format them; else open the files already there (recovery). unbounded: the
+ * workload never runs out of transactions (bench, crashtest): `workload.transactions` is
+ * ignored and the run is stopped by pn_disk_run's duration or by a signal. Returns false
+ * with d->error set.
+ */
+bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct pn_disk_dir *dir,
+		  bool fresh, bool unbounded);
 void pn_disk_close(struct pn_disk *d);
 /* Runs the started engine until it finishes, or for duration_ns (0: no limit): then the
  * workload stops drawing transactions, the counters are final, and the I/Os in flight are
@@ -97,7 +122,5 @@ int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
 int pn_disk_recover(struct pn_disk *d);
 /* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */
 const char *pn_disk_method(const struct pn_disk *d);
-/* Whether `dir` may be used: absent, empty, or holding the marker. Message in err. */
-bool pn_disk_dir_ok(const char *dir, bool force, char *err, size_t err_len);
 
 #endif

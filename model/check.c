@@ -1,5 +1,5 @@
 /*
- * check.c: the crash-point model checker's driver (model layer). See check.h.
+ * check.c: the crash-point model checker's driver (model layer). See checker.h.
  */
 #include "checker.h"
 

@@ -1,9 +1,10 @@
 /*
  * device.h: the simulated device and its crash model (sim layer; docs/protocol.md sec. 3).
  *
- * Each file is a sparse array of 64 KiB chunks (unwritten bytes read as zero). With crash
- * tracking on, the device keeps two images: `cur`, what reads see, and `dur`, what survives
- * a crash for sure, plus the list of unsynced writes (with their bytes) between them:
+ * Each file is a sparse array of PN_CHUNK_SIZE-byte chunks (16 KiB; unwritten bytes read
+ * as zero). With crash tracking on, the device keeps two images: `cur`, what reads see, and
+ * `dur`, what survives a crash for sure, plus the list of unsynced writes (with their bytes)
+ * between them:
  *   - a write is applied to cur when dispatched and listed as unsynced;
  *   - an fsync covers the writes to its file that had completed when it was dispatched;
  *     when it completes, those are applied to dur and dropped from the list;

@@ -6,8 +6,8 @@
  *   W1 LSN = byte position; a record starts MAXALIGNed in usable-byte space and its end LSN
  *      (the EndRecPtr stamped on pages) is pn_wal_bytepos_to_endrecptr(aligned end).
  *   W2 Inserting is one step: reserve, encode, copy (the world cannot interleave), as under
- *      PostgreSQL's insertion locks. RedoRecPtr (wal.redo) changes only in pn_ckpt_begin(),
- *      another step, so an insert sees one value of it.
+ *      PostgreSQL's insertion locks. RedoRecPtr (wal.redo) changes only in ckpt.c's
+ *      ckpt_begin(), another step, so an insert sees one value of it.
  *   W3 One flush at a time: write every page from the one holding `written` through the one
  *      holding the target, fsync the WAL file, then `flushed = target` and wake waiters
  *      (group commit: a flush takes everything inserted when it starts).

@@ -8,6 +8,7 @@
  * one result per mode. A tiny scenario is written to a temporary directory by main().
  */
 #include "cli.h"
+#include "cli_contract.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -26,6 +27,17 @@ static const char tiny_scenario[] =
 	"name: t\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
 	"workload: {kind: random, transactions: 200, clients: 2}\n";
 
+/* Commits acknowledged before their WAL is durable: a violation of no page (R2). */
+static const char no_page_scenario[] =
+	"name: np\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
+	"protocol: {mutations: [ack_before_flush]}\n"
+	"workload: {kind: random, transactions: 200, clients: 2}\n";
+
+/* One the engine refuses (too few buffers for the clients). */
+static const char refused_scenario[] =
+	"name: rf\nseed: 3\nstorage: {pages: 64, buffers: 3}\n"
+	"workload: {kind: random, transactions: 20, clients: 2}\n";
+
 /* The same with a deliberate bug (protocol.md section 5): pages written before their WAL. */
 static const char mutated_scenario[] =
 	"name: m\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
@@ -33,7 +45,7 @@ static const char mutated_scenario[] =
 	"workload: {kind: random, transactions: 200, clients: 2}\n";
 
 static char tmp_dir[256];
-static char scenario[320], mutated[320];
+static char scenario[320], mutated[320], no_page[320], refused[320];
 
 struct capture {
 	int status;
@@ -163,6 +175,13 @@ START_TEST(test_top_level_help)
 	ck_assert_int_eq(cli("-h", NULL), 0);
 	ck_assert_int_eq(cli("help", NULL), 0);
 	ck_assert(strncmp(cap.out, "usage: penumbra", 15) == 0);
+	/* help's own help (it used to be "unknown command '--help'", exit 2) */
+	static const char *const help_of_help[] = {"--help", "-h", "help"};
+	for (size_t i = 0; i < PN_ARRAY_LEN(help_of_help); i++) {
+		ck_assert_int_eq(cli("help", help_of_help[i], NULL), 0);
+		ck_assert(strncmp(cap.out, "usage: penumbra", 15) == 0);
+		ck_assert_str_eq(cap.err, "");
+	}
 	ck_assert_int_eq(cli("--version", NULL), 0);
 	ck_assert_str_eq(cap.out, "penumbra " PN_VERSION "\n");
 	ck_assert_int_eq(cli(NULL), 2); /* no command: usage on stderr */
@@ -555,6 +574,86 @@ START_TEST(test_records_format)
 }
 END_TEST
 
+/* `--json -` of the last command: its stdout must be pure JSON. */
+static json_t *stdout_json(void)
+{
+	return pure_json(cap.out);
+}
+
+START_TEST(test_contract_keys)
+{
+	json_t *root;
+
+	ck_assert_int_eq(cli("run", scenario, "--json", "-", NULL), 0);
+	root = stdout_json();
+	assert_contract(results_of(root, 1));
+	json_decref(root);
+	ck_assert_int_eq(cli("compare", scenario, "--modes", "fpw,umbra,pushdown", "--stats",
+			     "--json", "-", NULL), 0);
+	ck_assert(strstr(cap.err, "WAL records of mode umbra:") != NULL);
+	root = stdout_json();
+	assert_contract(results_of(root, 3));
+	json_decref(root);
+	/* a run the engine refused keeps every key, null where there is no figure */
+	ck_assert_int_eq(cli("run", refused, "--json", "-", NULL), 2);
+	root = stdout_json();
+	assert_contract(results_of(root, 1));
+	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(root, "results"), 0),
+					       "wal_bytes")));
+	json_decref(root);
+	ck_assert_int_eq(cli("compare", refused, "--modes", "fpw,nofpw", "--json", "-", NULL), 2);
+	root = stdout_json();
+	assert_contract(results_of(root, 2));
+	json_decref(root);
+}
+END_TEST
+
+/* C5: a violation of no page (R2: a commit acknowledged too early) used to say
+ * "page 4294967295" in text and in JSON. */
+START_TEST(test_no_page)
+{
+	json_t *root, *v;
+
+	ck_assert_int_eq(cli("run", no_page, "--json", "-", NULL), 1);
+	ck_assert_msg(strstr(cap.err, "violation: durability page -: commit of xid") != NULL, "%s",
+		      cap.err);
+	ck_assert(strstr(cap.err, "4294967295") == NULL && strstr(cap.out, "4294967295") == NULL);
+	root = stdout_json();
+	v = json_object_get(json_array_get(results_of(root, 1), 0), "violation");
+	ck_assert(json_is_object(v));
+	ck_assert(json_is_null(json_object_get(v, "page")));
+	json_decref(root);
+	ck_assert_int_eq(cli("compare", no_page, "--modes", "fpw,umbra", NULL), 1);
+	ck_assert_msg(strstr(cap.err, "umbra: violation: durability page -: ") != NULL, "%s",
+		      cap.err);
+}
+END_TEST
+
+/* Each column is named as asked: umbra-prototype used to be labelled plain umbra, and a
+ * plain umbra after umbra-l3 ran (and was labelled) l3. */
+START_TEST(test_compare_labels)
+{
+	static const char *const both[] = {"umbra", "umbra-prototype"};
+	static const char *const after[] = {"umbra-l4", "umbra"};
+	json_t *root;
+
+	ck_assert_int_eq(cli("compare", scenario, "--modes", "umbra,umbra-prototype", "--json",
+			     "-", NULL), 0);
+	root = stdout_json();
+	assert_modes(results_of(root, 2), both, 2);
+	json_decref(root);
+	ck_assert(strstr(cap.err, "  umbra  umbra-prototype\n") != NULL);
+	cli("compare", scenario, "--modes", "umbra-l4,umbra", "--json", "-", NULL);
+	root = stdout_json();
+	assert_modes(results_of(root, 2), after, 2);
+	json_decref(root);
+	ck_assert_int_eq(cli("run", scenario, "--mode", "umbra-prototype", "--json", "-", NULL), 0);
+	root = stdout_json();
+	assert_modes(results_of(root, 1), both + 1, 1);
+	json_decref(root);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -579,6 +678,9 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_compare_default_modes);
 	tcase_add_test(runs, test_compare_some_modes);
 	tcase_add_test(runs, test_compare_stats);
+	tcase_add_test(runs, test_contract_keys);
+	tcase_add_test(runs, test_no_page);
+	tcase_add_test(runs, test_compare_labels);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
 	return s;
@@ -606,6 +708,10 @@ static void make_fixture(void)
 	write_file(scenario, tiny_scenario);
 	snprintf(mutated, sizeof mutated, "%s/m.yaml", tmp_dir);
 	write_file(mutated, mutated_scenario);
+	snprintf(no_page, sizeof no_page, "%s/np.yaml", tmp_dir);
+	write_file(no_page, no_page_scenario);
+	snprintf(refused, sizeof refused, "%s/rf.yaml", tmp_dir);
+	write_file(refused, refused_scenario);
 }
 
 static void remove_fixture(void)

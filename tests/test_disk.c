@@ -7,10 +7,13 @@
  *     io_uring_setup fail;
  *   - disk.c: a whole workload on real files to its end (every commit acknowledged, fsyncs
  *     and writes counted), then the engine's recovery on the same files recovers every
- *     acknowledged commit; the directory rule (marker, --force);
+ *     acknowledged commit; the directory rules (the marker's magic and version, --force,
+ *     the lock held across opens, no symbolic links or FIFOs);
  *   - crashtest: SIGKILLed runs pass with a sound engine, and fail with ack_before_flush,
  *     whose acknowledged commits are not in the WAL a crash leaves (the test can fail);
- *   - bench: each mode's figures, as JSON.
+ *   - bench: each mode's figures, as JSON with the contract's keys; a failed mode's cells;
+ *     crashtest's and bench's `--json -` is pure JSON; both refuse a foreign marker and a
+ *     symbolic link in the directory.
  * Files go to a temporary directory made by main().
  */
 #define _GNU_SOURCE /* O_DIRECT */
@@ -32,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_contract.h"
 #include "disk.h"
 
 #define OUT_LEN (256 * 1024)
@@ -225,9 +229,15 @@ START_TEST(test_disk_run_and_recover)
 	pn_lsn last = 0;
 	setenv("PN_IO_METHOD", methods[_i], 1);
 	load(good, &sc);
+	/* checkpoints by count too: 300 commits can take less than checkpoint.interval (50 ms
+	 * of real time) on a fast device */
+	sc.checkpoint.every_transactions = 100;
 	snprintf(dir, sizeof dir, "%s/run-%s", tmp_dir, methods[_i]);
 	struct pn_disk *d = calloc(1, sizeof(*d));
-	ck_assert_msg(pn_disk_open(d, &sc, dir, true, false, false), "%s", d->error);
+	struct pn_disk_dir dd;
+	char msg[512];
+	ck_assert_msg(pn_disk_dir_lock(&dd, dir, false, msg, sizeof msg), "%s", msg);
+	ck_assert_msg(pn_disk_open(d, &sc, &dd, true, false), "%s", d->error);
 	d->on_ack = on_ack;
 	d->arg = &last;
 	pn_engine_start(&d->e);
@@ -238,33 +248,128 @@ START_TEST(test_disk_run_and_recover)
 	ck_assert(d->e.m.checkpoints > 0);
 	pn_disk_close(d);
 	/* the files alone: recovery replays up to at least the last acknowledged commit */
-	ck_assert_msg(pn_disk_open(d, &sc, dir, false, false, false), "%s", d->error);
+	ck_assert_msg(pn_disk_open(d, &sc, &dd, false, false), "%s", d->error);
 	ck_assert_int_eq(pn_disk_recover(d), 0);
 	ck_assert_msg(d->e.replay_end >= last, "recovered to %llX, last commit at %llX",
 		      (unsigned long long)d->e.replay_end, (unsigned long long)last);
 	pn_disk_close(d);
+	pn_disk_dir_unlock(&dd);
 	free(d);
 	pn_scenario_free(&sc);
 	unsetenv("PN_IO_METHOD");
 }
 END_TEST
 
+/* Whether `dir` can be locked now (a second penumbra would be let in); leaves it unlocked. */
+static bool lockable(const char *dir, bool force, char *msg, size_t len)
+{
+	struct pn_disk_dir dd;
+	if (!pn_disk_dir_lock(&dd, dir, force, msg, len))
+		return false;
+	pn_disk_dir_unlock(&dd);
+	return true;
+}
+
 START_TEST(test_disk_directory_rule)
 {
 	char dir[320], file[400], msg[512];
 	snprintf(dir, sizeof dir, "%s/rule", tmp_dir);
-	ck_assert(pn_disk_dir_ok(dir, false, msg, sizeof msg)); /* absent */
-	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	ck_assert(pn_disk_dir_ok(dir, false, msg, sizeof msg)); /* empty */
-	snprintf(file, sizeof file, "%s/someone-else", dir);
-	write_file(file, "x");
-	ck_assert(!pn_disk_dir_ok(dir, false, msg, sizeof msg));
-	ck_assert(strstr(msg, "did not create") != NULL);
-	ck_assert(pn_disk_dir_ok(dir, true, msg, sizeof msg)); /* --force */
+	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg); /* absent: created */
 	snprintf(file, sizeof file, "%s/%s", dir, PN_DISK_MARKER);
-	write_file(file, "penumbra");
-	ck_assert(pn_disk_dir_ok(dir, false, msg, sizeof msg)); /* ours */
-	ck_assert(!pn_disk_dir_ok(good, false, msg, sizeof msg)); /* not a directory */
+	slurp(file, out, sizeof out);
+	ck_assert_msg(strncmp(out, "penumbra-dir 1\n", 15) == 0, "%s", out); /* magic, version */
+	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg); /* ours */
+	snprintf(file, sizeof file, "%s/rule-other", tmp_dir);
+	ck_assert_int_eq(mkdir(file, 0755), 0);
+	snprintf(file, sizeof file, "%s/rule-other/someone-else", tmp_dir);
+	write_file(file, "x");
+	snprintf(dir, sizeof dir, "%s/rule-other", tmp_dir);
+	ck_assert(!lockable(dir, false, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "did not create") != NULL, "%s", msg);
+	ck_assert_msg(lockable(dir, true, msg, sizeof msg), "%s", msg); /* --force */
+	ck_assert(!lockable(good, false, msg, sizeof msg)); /* not a directory */
+	ck_assert_msg(strstr(msg, "is not a directory") != NULL, "%s", msg);
+}
+END_TEST
+
+/* Any file named PENUMBRA used to count as the marker: only ours, at our version, does. */
+START_TEST(test_disk_foreign_marker)
+{
+	char dir[320], file[400], msg[512];
+	snprintf(dir, sizeof dir, "%s/foreign", tmp_dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof file, "%s/%s", dir, PN_DISK_MARKER);
+	write_file(file, "my own notes, nothing to do with penumbra\n");
+	ck_assert(!lockable(dir, false, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "is not penumbra's marker") != NULL, "%s", msg);
+	slurp(file, out, sizeof out);
+	ck_assert_str_eq(out, "my own notes, nothing to do with penumbra\n"); /* untouched */
+	write_file(file, "penumbra-dir 2\n");
+	ck_assert(!lockable(dir, false, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "directory format '2'") != NULL, "%s", msg);
+	ck_assert_msg(lockable(dir, true, msg, sizeof msg), "%s", msg); /* --force rewrites it */
+	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg);
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(symlink(good, file), 0); /* a marker that is a symbolic link */
+	ck_assert(!lockable(dir, true, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "symbolic link") != NULL, "%s", msg);
+}
+END_TEST
+
+/* D5: the lock is the command's, not one open's: between two opens (bench modes, crash test
+ * runs and their recoveries) no other penumbra gets in. */
+START_TEST(test_disk_lock_held)
+{
+	struct pn_scenario sc;
+	struct pn_disk_dir dd;
+	char dir[320], msg[512];
+	struct pn_disk *d = calloc(1, sizeof(*d));
+	load(good, &sc);
+	snprintf(dir, sizeof dir, "%s/held", tmp_dir);
+	ck_assert_msg(pn_disk_dir_lock(&dd, dir, false, msg, sizeof msg), "%s", msg);
+	ck_assert(!lockable(dir, false, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "in use by another penumbra") != NULL, "%s", msg);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(pn_disk_open(d, &sc, &dd, i == 0, true), "%s", d->error);
+		pn_disk_close(d);
+		ck_assert(!lockable(dir, false, msg, sizeof msg));
+		ck_assert(!lockable(dir, true, msg, sizeof msg));
+	}
+	pn_disk_dir_unlock(&dd);
+	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg);
+	free(d);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* A symbolic link or a FIFO in the directory is refused, never followed or opened: a `wal`
+ * link once overwrote the file it pointed at. */
+START_TEST(test_disk_no_symlinks)
+{
+	struct pn_scenario sc;
+	struct pn_disk_dir dd;
+	char dir[320], file[400], victim[400], msg[512];
+	struct pn_disk *d = calloc(1, sizeof(*d));
+	load(good, &sc);
+	snprintf(dir, sizeof dir, "%s/links", tmp_dir);
+	snprintf(victim, sizeof victim, "%s/victim", tmp_dir);
+	write_file(victim, "precious\n");
+	ck_assert_msg(pn_disk_dir_lock(&dd, dir, false, msg, sizeof msg), "%s", msg);
+	snprintf(file, sizeof file, "%s/wal", dir);
+	ck_assert_int_eq(symlink(victim, file), 0);
+	ck_assert(!pn_disk_open(d, &sc, &dd, true, true));
+	ck_assert_msg(strstr(d->error, "/wal is a symbolic link") != NULL, "%s", d->error);
+	pn_disk_close(d);
+	slurp(victim, out, sizeof out);
+	ck_assert_str_eq(out, "precious\n");
+	ck_assert_int_eq(unlink(file), 0);
+	ck_assert_int_eq(mkfifo(file, 0644), 0);
+	ck_assert(!pn_disk_open(d, &sc, &dd, true, true));
+	ck_assert_msg(strstr(d->error, "/wal is not a regular file") != NULL, "%s", d->error);
+	pn_disk_close(d);
+	pn_disk_dir_unlock(&dd);
+	free(d);
+	pn_scenario_free(&sc);
 }
 END_TEST
 
@@ -318,6 +423,92 @@ START_TEST(test_bench_json)
 }
 END_TEST
 
+static json_t *stdout_json(void)
+{
+	return pure_json(out);
+}
+
+START_TEST(test_bench_contract)
+{
+	char dir[320];
+	size_t i;
+	json_t *r;
+	snprintf(dir, sizeof dir, "%s/bench-contract", tmp_dir);
+	ck_assert_msg(cli("bench", good, "--path", dir, "--duration", "200ms", "--modes",
+			  "fpw,pushdown", "--json", "-", NULL) == 0, "%s%s", out, err);
+	ck_assert_msg(strstr(err, "transactions/s") != NULL, "%s", err); /* the table: stderr */
+	json_t *root = stdout_json(), *res = json_object_get(root, "results");
+	ck_assert_uint_eq(json_array_size(res), 2);
+	assert_contract(res);
+	json_array_foreach(res, i, r) {
+		ck_assert_str_eq(json_string_value(json_object_get(r, "scenario")), "d");
+		ck_assert(json_integer_value(json_object_get(r, "commits")) > 0);
+		ck_assert(json_integer_value(json_object_get(r, "wal_records")) > 0);
+		double elapsed = json_real_value(json_object_get(r, "elapsed_seconds"));
+		ck_assert(elapsed >= 0.2 && elapsed < 5);
+		/* the documented alias */
+		ck_assert(json_real_value(json_object_get(r, "seconds")) == elapsed);
+		ck_assert(json_real_value(json_object_get(r, "space_amplification")) >= 1.0);
+	}
+	json_decref(root);
+}
+END_TEST
+
+/* A mode whose run breaks an invariant has no figures: "failed" in its cells, not 0.0. */
+START_TEST(test_bench_failed_mode)
+{
+	char dir[320];
+	snprintf(dir, sizeof dir, "%s/bench-failed", tmp_dir);
+	ck_assert_int_eq(cli("bench", broken, "--path", dir, "--duration", "300ms", "--modes", "fpw",
+			     NULL), 1);
+	ck_assert_msg(strstr(out, "\ntransactions/s                    failed\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "0.0") == NULL, "%s", out);
+	ck_assert_msg(strstr(err, "penumbra bench: fpw: violation: durability page -: ") != NULL,
+		      "%s", err);
+}
+END_TEST
+
+START_TEST(test_crashtest_json_stdout)
+{
+	char dir[320];
+	snprintf(dir, sizeof dir, "%s/crash-json", tmp_dir);
+	ck_assert_msg(cli("crashtest", good, "--path", dir, "--runs", "2", "--max-time", "100ms",
+			  "--json", "-", NULL) == 0, "%s%s", out, err);
+	ck_assert_msg(strstr(err, "  run 2: killed at ") != NULL, "%s", err);
+	json_t *root = stdout_json();
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
+		json_object_get(root, "results"), 0), "runs")), 2);
+	json_decref(root);
+}
+END_TEST
+
+/* The commands refuse what the directory rule refuses (exit 2), and touch nothing. */
+START_TEST(test_realdisk_dir_refusals)
+{
+	char dir[320], file[400], victim[400];
+	snprintf(dir, sizeof dir, "%s/refusals", tmp_dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof file, "%s/%s", dir, PN_DISK_MARKER);
+	write_file(file, "not ours\n");
+	ck_assert_int_eq(cli("bench", good, "--path", dir, "--duration", "100ms", NULL), 2);
+	ck_assert_msg(strstr(err, "is not penumbra's marker") != NULL, "%s", err);
+	ck_assert_int_eq(cli("crashtest", good, "--path", dir, "--runs", "1", NULL), 2);
+	ck_assert_msg(strstr(err, "is not penumbra's marker") != NULL, "%s", err);
+	write_file(file, "penumbra-dir 1\n");
+	snprintf(victim, sizeof victim, "%s/victim", tmp_dir);
+	write_file(victim, "precious\n");
+	snprintf(file, sizeof file, "%s/wal", dir);
+	ck_assert_int_eq(symlink(victim, file), 0);
+	ck_assert_int_eq(cli("bench", good, "--path", dir, "--duration", "100ms", "--modes", "fpw",
+			     NULL), 2);
+	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s", err);
+	ck_assert_int_eq(cli("crashtest", good, "--path", dir, "--runs", "1", NULL), 2);
+	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s", err);
+	slurp(victim, out, sizeof out);
+	ck_assert_str_eq(out, "precious\n");
+}
+END_TEST
+
 static Suite *disk_suite(void)
 {
 	Suite *s = suite_create("disk");
@@ -326,10 +517,17 @@ static Suite *disk_suite(void)
 	tcase_add_test(io, test_aio_bad_method);
 	tcase_add_test(io, test_aio_fallback);
 	tcase_add_test(io, test_disk_directory_rule);
+	tcase_add_test(io, test_disk_foreign_marker);
+	tcase_add_test(io, test_disk_lock_held);
+	tcase_add_test(io, test_disk_no_symlinks);
 	suite_add_tcase(s, io);
 	tcase_add_loop_test(runs, test_disk_run_and_recover, 0, 2);
 	tcase_add_loop_test(runs, test_crashtest, 0, 2);
 	tcase_add_test(runs, test_bench_json);
+	tcase_add_test(runs, test_bench_contract);
+	tcase_add_test(runs, test_bench_failed_mode);
+	tcase_add_test(runs, test_crashtest_json_stdout);
+	tcase_add_test(runs, test_realdisk_dir_refusals);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
 	return s;

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# doc-names.sh: every function and source file that a comment or a doc names exists (CTest
+# doc_names). Comments once named pn_ckpt_begin() and check.h, which never existed or no
+# longer do; a reader following them found nothing.
+#
+# Usage: scripts/doc-names.sh [ROOT]   (default: the repository this script is in)
+#
+# What is checked, in every *.c / *.h (comments) and *.md (text) of ROOT outside build*/:
+#   - an identifier `pn_x` or `PN_X` is one the code uses (the code being the sources with
+#     their comments removed by the C preprocessor), a CMake target, or an environment
+#     variable that the code reads;
+#   - `x()` (a function, by its call-like spelling) is one the code uses;
+#   - a file name `x.c` / `x.h` (or `dir/x.c`) is a file of ROOT.
+# Names of other projects (PostgreSQL, Neon) that are cited are listed in `external` below.
+# Prints each name that is not found as FILE:LINE: NAME and exits 1; 0 when all are found.
+set -u
+
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+# Functions and files of other projects that the docs cite (PostgreSQL, Neon).
+external=' pg_checksum_page() bufmgr.c pagestore_smgr.c xlog_internal.h xlogrecord.h
+	xlogreader.c '
+
+mapfile -t sources < <(find . -path './build*' -prune -o \( -name '*.c' -o -name '*.h' \) \
+	-type f -print | sort)
+mapfile -t docs < <(find . -path './build*' -prune -o -name '*.md' -type f -print | sort)
+work=$(mktemp -d "${TMPDIR:-/tmp}/pn_doc_names.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# The code's identifiers (comments removed), CMake's targets, every file's name.
+for f in "${sources[@]}"; do
+	gcc -fpreprocessed -dD -E -P "$f" 2>/dev/null
+done | grep -oE '\b[A-Za-z_][A-Za-z0-9_]*\b' | sort -u >"$work/defined"
+find . -path './build*' -prune -o -name CMakeLists.txt -print0 | xargs -0 cat |
+	grep -oE '\b(pn|PN)_[A-Za-z0-9_]+\b' | sort -u >>"$work/defined"
+find . -path './build*' -prune -o -path ./.git -prune -o -type f -print |
+	sed 's|.*/||' | sort -u >"$work/files"
+
+# One awk pass: the lists first, then each source's comments and each doc's text.
+awk -v external="$external" '
+function known(name, kind) {
+	if (index(external, " " name " ") || index(external, "\t" name " ") ||
+	    index(external, " " name "\n"))
+		return 1
+	if (kind == "file") {
+		sub(/.*\//, "", name)
+		return name in files
+	}
+	sub(/\(\)$/, "", name)
+	return name in defined
+}
+function scan(text, line,    rest, tok, kind, next_ch) {
+	rest = text
+	while (match(rest, /[A-Za-z_][A-Za-z0-9_]*(\(\)|\.[ch])?/)) {
+		tok = substr(rest, RSTART, RLENGTH)
+		next_ch = substr(rest, RSTART + RLENGTH, 1)
+		rest = substr(rest, RSTART + RLENGTH)
+		kind = ""
+		if (tok ~ /\.[ch]$/ && next_ch !~ /[A-Za-z0-9_]/)
+			kind = "file"
+		else if (tok ~ /\(\)$/ && tok ~ /^[a-z_][a-z0-9_]*\(\)$/)
+			kind = "function"
+		else if (tok ~ /^(pn|PN)_/ && tok !~ /_$/ && next_ch != "*" && tok !~ /\.[ch]$/)
+			kind = "name"
+		if (kind != "" && !known(tok, kind)) {
+			printf "%s:%d: %s does not exist\n", FILENAME, line, tok
+			bad = 1
+		}
+	}
+}
+FILENAME == ARGV[1] { defined[$0] = 1; next }
+FILENAME == ARGV[2] { files[$0] = 1; next }
+FNR == 1 { in_comment = 0; is_doc = FILENAME ~ /\.md$/ }
+is_doc { scan($0, FNR); next }
+{
+	line = $0
+	text = ""
+	while (line != "") {
+		if (in_comment) {
+			end = index(line, "*/")
+			if (!end) { text = text " " line; line = ""; break }
+			text = text " " substr(line, 1, end - 1)
+			line = substr(line, end + 2)
+			in_comment = 0
+			continue
+		}
+		open_ = index(line, "/*")
+		slash = index(line, "//")
+		if (slash && (!open_ || slash < open_)) { text = text " " substr(line, slash + 2); break }
+		if (!open_) break
+		line = substr(line, open_ + 2)
+		in_comment = 1
+	}
+	if (text != "")
+		scan(text, FNR)
+}
+END { exit bad }
+' "$work/defined" "$work/files" "${sources[@]}" "${docs[@]}"
