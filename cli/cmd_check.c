@@ -141,6 +141,7 @@ struct run {
 };
 
 static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
+static bool sigint_ignored; /* SIGINT was ignored when we started (a background job): keep it */
 
 static void on_stop_signal(int sig)
 {
@@ -572,8 +573,8 @@ static void child_progress(void *arg, const struct pn_check_result *res)
 
 static _Noreturn void child(struct run *r, struct item *it, int fd, pid_t parent)
 {
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	sigaction(SIGINT, &dfl, NULL);
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
+	sigaction(SIGINT, sigint_ignored ? &ign : &dfl, NULL);
 	sigaction(SIGTERM, &dfl, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -1000,7 +1001,10 @@ int pn_cmd_check(int argc, char **argv)
 		struct sigaction on = {.sa_handler = on_stop_signal}, old_int, old_term;
 		sigemptyset(&on.sa_mask);
 		stop_signal = 0;
-		sigaction(SIGINT, &on, &old_int);
+		sigaction(SIGINT, NULL, &old_int);
+		sigint_ignored = old_int.sa_handler == SIG_IGN;
+		if (!sigint_ignored)
+			sigaction(SIGINT, &on, NULL);
 		sigaction(SIGTERM, &on, &old_term);
 		struct run r = {.a = &a, .n = a.npaths};
 		r.human = a.json && strcmp(a.json, "-") == 0 ? stderr : stdout;

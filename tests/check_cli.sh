@@ -188,10 +188,15 @@ case_outputs() {
 interrupt_one() {
 	local jobs=$1 tag=$work/int$1
 	mkdir -p "$tag"
+	# job control: the background check gets its own process group and SIGINT is not
+	# ignored in it (a non-interactive shell ignores SIGINT for its background jobs, and
+	# penumbra keeps an ignored SIGINT ignored, as a background job should)
+	set -m
 	"$bin" check "$mut/fpw-off.yaml" "$mut/aio-late-bind-random.yaml" "$src/scenarios/protocols/umbra-random.yaml" \
 		--jobs "$jobs" --traces "$tag/tr" --json "$tag/j.json" --junit "$tag/j.xml" \
 		>"$tag/o.txt" 2>"$tag/e.txt" &
 	local pid=$! i
+	set +m
 	for ((i = 0; i < 300; i++)); do
 		grep -q "fpw-off " "$tag/o.txt" 2>/dev/null && break
 		sleep 0.1
