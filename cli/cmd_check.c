@@ -126,6 +126,8 @@ struct item {
 	uint8_t *buf;
 	size_t len, cap;
 	bool got_outcome;
+	bool exited;                /* already waited for (status below); its pid may be reused */
+	int status;
 	uint64_t live_states;       /* crash states so far, from its last MSG_PROGRESS */
 };
 
@@ -446,6 +448,8 @@ static void print_coverage(const struct run *r)
 	}
 	fprintf(r->human, "%zu markers: %zu seen both ways, %zu one way only, %zu never reached\n", n,
 		both, one, never);
+	for (size_t i = 0; i < n; i++)
+		order[i]->hits_true = order[i]->hits_false = 0;
 	free(order);
 }
 
@@ -660,9 +664,10 @@ static bool drain(struct run *r, struct item *it)
 /* The child closed its pipe: reap it; its outcome, or why it has none. */
 static void reap(struct run *r, struct item *it)
 {
-	int status = 0;
-	while (waitpid(it->pid, &status, 0) < 0 && errno == EINTR)
+	int status = it->status;
+	while (!it->exited && waitpid(it->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	it->exited = false;
 	close(it->fd);
 	it->pid = 0;
 	it->fd = -1;
@@ -697,7 +702,9 @@ static void stop_children(struct run *r)
 		bool alive = false;
 		for (size_t i = 0; i < r->n; i++) {
 			struct item *it = &r->items[i];
-			alive |= it->pid > 0 && waitpid(it->pid, NULL, WNOHANG) == 0;
+			if (it->pid > 0 && !it->exited && waitpid(it->pid, &it->status, WNOHANG) == it->pid)
+				it->exited = true;
+			alive |= it->pid > 0 && !it->exited;
 		}
 		if (!alive)
 			break;
@@ -707,7 +714,8 @@ static void stop_children(struct run *r)
 		struct item *it = &r->items[i];
 		if (it->pid <= 0)
 			continue;
-		kill(it->pid, SIGKILL); /* harmless if it already exited; it is not reaped yet */
+		if (!it->exited)
+			kill(it->pid, SIGKILL); /* not reaped yet: the pid is still its own */
 		while (drain(r, it))
 			;
 		reap(r, it);

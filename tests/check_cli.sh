@@ -86,7 +86,7 @@ case_tty() {
 case_jobs() {
 	local list=("$mut/fpw-off.yaml" "$mut/ack-before-flush.yaml" "$mut/hint-no-fpi.yaml"
 		    "$mut/no-wal-before-data.yaml" "$mut/slru-header-unprotected.yaml")
-	timeout 600 "$bin" check "${list[@]}" --jobs 2 --nested 0 --traces "$work/tr2" \
+	timeout 120 "$bin" check "${list[@]}" --jobs 2 --nested 0 --traces "$work/tr2" \
 		--json "$work/j2.json" --coverage >"$work/o2.txt" 2>&1
 	expect_rc 0 $? "check --jobs 2 (a hang here is the parent not draining its children)"
 	timeout 600 "$bin" check "${list[@]}" --nested 0 --traces "$work/tr1" \
