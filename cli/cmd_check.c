@@ -178,7 +178,8 @@ static bool scenario_file_name(const char *name)
 	return has_suffix(name, ".yaml") || has_suffix(name, ".yml");
 }
 
-/* Every *.yaml and *.yml below dir (recursively), sorted. Returns false if dir cannot be read. */
+/* Every *.yaml and *.yml below dir (recursively, not through symbolic links to directories,
+ * which could loop), sorted. Returns false if dir cannot be read. */
 static bool add_dir(struct check_args *a, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -190,11 +191,11 @@ static bool add_dir(struct check_args *a, const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		char path[4096];
-		struct stat st;
+		struct stat st, lst;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) != 0)
+		if (lstat(path, &lst) != 0 || stat(path, &st) != 0)
 			continue;
-		if (S_ISDIR(st.st_mode))
+		if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
 			add_dir(a, path);
 		else if (scenario_file_name(de->d_name))
 			add_path(a, path);

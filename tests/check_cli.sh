@@ -13,8 +13,8 @@
 #              state; seconds include the shrinking (item 10)
 #   json       --json - is pure JSON on stdout; an error verdict has violation null and an
 #              error key (items 12, 13)
-#   badfile    a malformed file among good ones (.yaml and .yml): the rest are checked, JSON
-#              and JUnit report it as an error case, exit 2 (item 14)
+#   badfile    a malformed file among good ones (.yaml and .yml, and a symlink loop): the
+#              rest are checked, JSON and JUnit report it as an error case, exit 2 (item 14)
 #   outputs    unusable --traces / --json / --junit refused before checking; a trace that
 #              cannot be written is an error (item 15)
 #   interrupt  SIGINT during a check (--jobs 1 and --jobs 2): exit 130, the finished ones
@@ -149,6 +149,7 @@ case_badfile() {
 	cp "$mut/fpw-off-control.yaml" "$d/a.yaml"
 	printf '# a malformed file\nname: broken\nstorage: {pages: [1\n' >"$d/b.yaml"
 	cp "$mut/fpw-off.yaml" "$d/sub/c.yml"
+	ln -s .. "$d/sub/up" # a directory loop: not followed
 	"$bin" check "$d" --nested 0 --traces "$work/tr" --json "$work/j.json" --junit "$work/j.xml" \
 		>"$work/o.txt" 2>"$work/e.txt"
 	expect_rc 2 $? "a directory with one malformed file"
