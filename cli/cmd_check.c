@@ -4,54 +4,96 @@
  * a counterexample report and replayable trace for each violation, a summary table, and
  * --json / --junit for CI. --jobs N runs N scenarios at once in child processes (the unit
  * of work is one scenario; results are printed in the order the scenarios were named).
- * Exit: 0 every verdict as expected, 1 any not, 2 bad input.
+ * Exit: 0 every verdict as expected, 1 any not, 2 bad input (or an output that could not be
+ * written), 130 interrupted by SIGINT / SIGTERM.
+ *
+ * Rules this file keeps:
+ *   K1 Outputs are validated before any checking: --json and --junit are opened (created)
+ *      and --traces must be a writable directory or creatable; otherwise exit 2 at once. A
+ *      trace that cannot be written later makes that scenario an error (exit 2).
+ *   K2 A file that cannot be loaded is one error case among the others (JSON verdict
+ *      "error" with an `error` message, JUnit <error>); the rest are still checked; exit 2.
+ *   K3 With --json -, stdout holds only the JSON; everything readable goes to stderr.
+ *   K4 --jobs N: the parent never blocks on a child without draining every child's pipe
+ *      (one poll() over all of them); pipes are shrunk to one page (PIPE_BYTES) so that a
+ *      parent that stopped draining would deadlock in every test run, not only on big
+ *      outputs. A child dies with its parent (PR_SET_PDEATHSIG).
+ *   K5 SIGINT / SIGTERM: the check stops (children are terminated and reaped), what finished
+ *      is printed and written (JSON `"interrupted": true`, JUnit property interrupted=true
+ *      and a <skipped> case per scenario not finished), exit 130.
+ *   K6 A violation's report, JSON and trace describe the same run: the shrunk scenario's
+ *      crash point and state when shrinking kept a variant (the first finding is kept as
+ *      `found`); `seconds` includes the shrinking.
+ *
+ * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
+ *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
+ *   MSG_OUTCOME   struct outcome, once, when the scenario is done
+ *   MSG_COVERAGE  uint64_t[2] (true, false hits) per pn_testcase_all() site, once, last
  */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "checker.h"
+#include "progress.h"
 #include "shrink.h"
 #include "trace.h"
 
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
-	"                      [--no-shrink]\n"
+	"                      [--no-shrink] [--points-every N]\n"
 	"\n"
-	"Enumerates the crash points and crash states of each scenario (every *.yaml under a\n"
-	"directory, in name order), recovers each with the engine's recovery, verifies it with\n"
-	"the independent oracle, and compares the verdict with the scenario's expect.verdict.\n"
-	"A scenario without a crash: section is run once with the runtime invariants on.\n"
+	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
+	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
+	"it with the independent oracle, and compares the verdict with the scenario's\n"
+	"expect.verdict. A scenario without a crash: section is run once with the runtime\n"
+	"invariants on. A file that cannot be loaded is reported as an error; the others are\n"
+	"still checked.\n"
 	"\n"
 	"options:\n"
-	"  --json FILE   write the verdicts as JSON to FILE ('-' = stdout)\n"
+	"  --json FILE   write the verdicts as JSON to FILE ('-' = stdout; the report then\n"
+	"                goes to stderr)\n"
 	"  --junit FILE  write the verdicts as JUnit XML to FILE, for CI systems\n"
 	"  --jobs N      check N scenarios at once, in child processes (default 1)\n"
 	"  --seed N      override each scenario's seed\n"
 	"  --traces DIR  where counterexample traces go (default: penumbra-traces)\n"
 	"  --nested N    also crash inside recovery, for every Nth new crash state\n"
 	"                (default 64; 0 = never)\n"
-	"  --coverage    report the coverage markers never seen both ways\n"
+	"  --coverage    list every coverage marker: seen both ways, one way only, or never\n"
 	"  --quiet       no counterexample reports, only the summary\n"
 	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
 	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
 	"                weaker check; for slow builds)\n"
 	"  -h, --help    show this help\n"
 	"\n"
-	"exit status: 0 every verdict as expected, 1 any not, 2 bad input\n";
+	"On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: what\n"
+	"finished is reported and written (marked interrupted), exit 130.\n"
+	"\n"
+	"exit status: 0 every verdict as expected, 1 any not, 2 bad input or an output that\n"
+	"could not be written, 130 interrupted\n";
 
 enum {
 	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
 	OPT_NO_SHRINK, OPT_POINTS_EVERY
 };
+
+#define EXIT_INTERRUPTED 130
+#define PIPE_BYTES 4096       /* K4: one page */
+#define KILL_GRACE_MS 2000    /* K5: SIGTERM, then SIGKILL after this */
 
 struct check_args {
 	const char *json, *junit, *traces;
@@ -61,13 +103,54 @@ struct check_args {
 	size_t npaths, cap;
 };
 
-struct item {
-	struct pn_scenario sc;
-	struct pn_check_result res;
-	bool loaded;
-	int rc;
+/* What checking one scenario produced; a child sends it whole (MSG_OUTCOME). */
+struct outcome {
+	int rc;                     /* 0 as expected, 1 not, 2 error, 3 interrupted */
+	struct pn_check_result res; /* a violation: the shrunk scenario's, when shrunk (K6) */
+	bool shrunk;                /* shrinking kept a variant: found_* is the first finding */
+	uint64_t found_point;
+	char found_state[256];
+	double shrink_seconds;
+	char error[2200];           /* could not be loaded or checked, or its trace not written */
 };
 
+struct item {
+	char *path;
+	char name[128];             /* the scenario's name, or the file's when it did not load */
+	struct pn_scenario sc;
+	bool loaded, done, printed;
+	struct outcome out;
+	/* --jobs: the child checking it */
+	pid_t pid;
+	int fd;
+	uint8_t *buf;
+	size_t len, cap;
+	bool got_outcome;
+	bool exited;                /* already waited for (status below); its pid may be reused */
+	int status;
+	uint64_t live_states;       /* crash states so far, from its last MSG_PROGRESS */
+};
+
+struct run {
+	const struct check_args *a;
+	struct item *items;
+	size_t n, done, printed;
+	FILE *human;                /* stdout, or stderr when the JSON goes to stdout (K3) */
+	struct pn_progress prog;
+	uint64_t states_done;       /* crash states of the finished items */
+	uint64_t (*cov)[2];         /* per pn_testcase_all() site: true, false hits */
+	size_t ncov;
+};
+
+static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
+static bool sigint_ignored; /* SIGINT was ignored when we started (a background job): keep it */
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* ---- arguments ---- */
 static void add_path(struct check_args *a, const char *p)
 {
 	if (a->npaths == a->cap) {
@@ -76,6 +159,7 @@ static void add_path(struct check_args *a, const char *p)
 		PN_ASSERT(a->paths != NULL);
 	}
 	a->paths[a->npaths++] = strdup(p);
+	PN_ASSERT(a->paths[a->npaths - 1] != NULL);
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -83,7 +167,19 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Every *.yaml below dir (recursively), sorted. Returns false if dir cannot be read. */
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+static bool scenario_file_name(const char *name)
+{
+	return has_suffix(name, ".yaml") || has_suffix(name, ".yml");
+}
+
+/* Every *.yaml and *.yml below dir (recursively, not through symbolic links to directories,
+ * which could loop), sorted. Returns false if dir cannot be read. */
 static bool add_dir(struct check_args *a, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -95,19 +191,50 @@ static bool add_dir(struct check_args *a, const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		char path[4096];
-		struct stat st;
+		struct stat st, lst;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) != 0)
+		if (lstat(path, &lst) != 0 || stat(path, &st) != 0)
 			continue;
-		size_t n = strlen(de->d_name);
-		if (S_ISDIR(st.st_mode))
+		if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
 			add_dir(a, path);
-		else if (n > 5 && strcmp(de->d_name + n - 5, ".yaml") == 0)
+		else if (scenario_file_name(de->d_name))
 			add_path(a, path);
 	}
 	closedir(d);
 	qsort(a->paths + first, a->npaths - first, sizeof(char *), cmp_str);
 	return true;
+}
+
+static int parse_option(int c, struct check_args *a, char **argv)
+{
+	switch (c) {
+	case OPT_JSON: a->json = optarg; return -1;
+	case OPT_JUNIT: a->junit = optarg; return -1;
+	case OPT_TRACES: a->traces = optarg; return -1;
+	case OPT_COVERAGE: a->coverage = true; return -1;
+	case OPT_QUIET: a->quiet = true; return -1;
+	case OPT_NO_SHRINK: a->no_shrink = true; return -1;
+	case OPT_POINTS_EVERY:
+		if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
+			return 2;
+		if (a->points_every < 1)
+			return pn_cli_usage_error("check", "--points-every takes 1 or more");
+		return -1;
+	case OPT_JOBS:
+		if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
+			return 2;
+		if (a->jobs < 1 || a->jobs > 256)
+			return pn_cli_usage_error("check", "--jobs takes 1 to 256, not %s", optarg);
+		return -1;
+	case OPT_NESTED:
+		return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
+	case OPT_SEED:
+		if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
+			return 2;
+		a->seed_set = true;
+		return -1;
+	default: return pn_cli_bad_option("check", c, argv);
+	}
 }
 
 static int parse(int argc, char **argv, struct check_args *a)
@@ -122,40 +249,15 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
 		{NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, rc;
 	pn_cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h': fputs(usage, stdout); return 0;
-		case OPT_JSON: a->json = optarg; break;
-		case OPT_JUNIT: a->junit = optarg; break;
-		case OPT_TRACES: a->traces = optarg; break;
-		case OPT_COVERAGE: a->coverage = true; break;
-		case OPT_QUIET: a->quiet = true; break;
-		case OPT_NO_SHRINK: a->no_shrink = true; break;
-		case OPT_POINTS_EVERY:
-			if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
-				return 2;
-			if (a->points_every < 1)
-				return pn_cli_usage_error("check", "--points-every takes 1 or more");
-			break;
-		case OPT_JOBS:
-			if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
-				return 2;
-			if (a->jobs < 1 || a->jobs > 256)
-				return pn_cli_usage_error("check", "--jobs takes 1 to 256, not %s", optarg);
-			break;
-		case OPT_NESTED:
-			if (!pn_cli_parse_uint("check", "--nested", optarg, &a->nested))
-				return 2;
-			break;
-		case OPT_SEED:
-			if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
-				return 2;
-			a->seed_set = true;
-			break;
-		default: return pn_cli_bad_option("check", c, argv);
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
 		}
+		if ((rc = parse_option(c, a, argv)) >= 0)
+			return rc;
 	}
 	if (optind >= argc)
 		return pn_cli_usage_error("check", "no scenario named");
@@ -165,224 +267,548 @@ static int parse(int argc, char **argv, struct check_args *a)
 			if (!add_dir(a, argv[i]))
 				return pn_cli_usage_error("check", "%s: cannot read: %s", argv[i], strerror(errno));
 		} else {
-			add_path(a, argv[i]);
+			add_path(a, argv[i]); /* a missing file is an error case (K2) */
 		}
 	}
 	if (a->npaths == 0)
-		return pn_cli_usage_error("check", "no *.yaml scenario found");
+		return pn_cli_usage_error("check", "no *.yaml or *.yml scenario found");
 	return -1;
 }
 
-/* A violation: shrink a copy of the scenario, write the shrunk trace. */
-static void write_trace(struct item *it, const struct check_args *a, const struct pn_check_options *o)
+/* ---- K1: outputs ---- */
+static bool writable_dir(const char *dir, char *why, size_t why_len)
 {
-	struct pn_scenario small;
-	static struct pn_check_result r;
-	char err[PN_ERROR_LEN];
-	r = it->res;
-	if (!pn_scenario_copy(&it->sc, &small))
-		return;
-	if (!a->no_shrink) {
-		struct pn_shrink_result sr;
-		pn_shrink(&small, o, &r, &sr);
-		snprintf(it->res.shrunk, sizeof(it->res.shrunk), "%s", sr.summary);
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			snprintf(why, why_len, "not a directory");
+		else if (access(dir, W_OK | X_OK) != 0)
+			snprintf(why, why_len, "%s", strerror(errno));
+		else
+			return true;
+		return false;
 	}
-	if (!pn_trace_write(&small, &r, a->traces, it->res.trace_path, sizeof(it->res.trace_path), err,
-			    sizeof(err)))
-		fprintf(stderr, "penumbra check: %s\n", err);
-	pn_scenario_free(&small);
+	if (errno != ENOENT) {
+		snprintf(why, why_len, "%s", strerror(errno));
+		return false;
+	}
+	char *copy = strdup(dir);
+	PN_ASSERT(copy != NULL);
+	const char *parent = dirname(copy);
+	bool ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode) && access(parent, W_OK | X_OK) == 0;
+	if (!ok)
+		snprintf(why, why_len, "cannot be created in %s: %s", parent,
+			 errno ? strerror(errno) : "not a directory");
+	free(copy);
+	return ok;
 }
 
-static void check_one(struct item *it, const struct check_args *a)
+/* Opens --json / --junit and checks --traces; false (message printed) when one is unusable. */
+static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
 {
-	struct pn_check_options o = {
-		.progress = isatty(2) && a->jobs == 1,
-		.nested_every = (uint32_t)a->nested,
-	};
-	it->rc = pn_check_scenario(&it->sc, &o, &it->res);
-	if (it->res.violation && !it->res.error) {
-		o.progress = false;
-		write_trace(it, a, &o);
+	char why[512];
+	*json = *junit = NULL;
+	errno = 0;
+	if (!writable_dir(a->traces, why, sizeof(why))) {
+		fprintf(stderr, "penumbra check: --traces %s: %s\n", a->traces, why);
+		return false;
 	}
-}
-
-/* ---- coverage markers, merged across child processes ---- */
-struct cov {
-	char name[120], where[160];
-	uint64_t t, f;
-};
-static struct cov *covs;
-static size_t ncovs;
-
-static void cov_add(const char *name, const char *where, uint64_t t, uint64_t f)
-{
-	for (size_t i = 0; i < ncovs; i++) {
-		if (!strcmp(covs[i].where, where)) {
-			covs[i].t += t;
-			covs[i].f += f;
-			return;
-		}
-	}
-	covs = realloc(covs, (ncovs + 1) * sizeof(*covs));
-	PN_ASSERT(covs != NULL);
-	snprintf(covs[ncovs].name, sizeof(covs[ncovs].name), "%s", name);
-	snprintf(covs[ncovs].where, sizeof(covs[ncovs].where), "%s", where);
-	covs[ncovs].t = t;
-	covs[ncovs].f = f;
-	ncovs++;
-}
-
-static void cov_local(void)
-{
-	for (struct pn_testcase_site *s = pn_testcase_sites(); s; s = s->next) {
-		char where[160];
-		snprintf(where, sizeof(where), "%s:%d", s->file, s->line);
-		cov_add(s->name, where, s->hits_true, s->hits_false);
-		s->hits_true = s->hits_false = 0;
-	}
-}
-
-/* ---- children ---- */
-static bool write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
+	if (a->json && !(*json = pn_cli_open_output("check", a->json)))
+		return false;
+	if (a->junit && !(*junit = pn_cli_open_output("check", a->junit))) {
+		if (*json && *json != stdout)
+			fclose(*json);
+		return false;
 	}
 	return true;
 }
 
-static void child(struct item *it, const struct check_args *a, int fd)
+/* ---- checking one scenario ---- */
+/* K6: the violation of the shrunk scenario becomes the one reported. */
+static void adopt_shrunk(struct outcome *out, const struct pn_check_result *r)
 {
-	check_one(it, a);
-	write_all(fd, &it->rc, sizeof(it->rc));
-	write_all(fd, &it->res, sizeof(it->res));
-	for (struct pn_testcase_site *s = pn_testcase_sites(); s; s = s->next) {
-		char line[512];
-		int n = snprintf(line, sizeof(line), "%s\t%s:%d\t%llu\t%llu\n", s->name, s->file, s->line,
-				 (unsigned long long)s->hits_true, (unsigned long long)s->hits_false);
-		write_all(fd, line, (size_t)n);
+	struct pn_check_result *res = &out->res;
+	out->shrunk = true;
+	out->found_point = res->crash_point;
+	snprintf(out->found_state, sizeof(out->found_state), "%s", res->state[0] ? res->state : "none");
+	res->kind = r->kind;
+	res->page = r->page;
+	res->schedule = r->schedule;
+	res->crash_point = r->crash_point;
+	res->in_recovery = r->in_recovery;
+	res->recovery_point = r->recovery_point;
+	memcpy(res->recovery_state, r->recovery_state, sizeof(res->recovery_state));
+	memcpy(res->state, r->state, sizeof(res->state));
+	memcpy(res->state_text, r->state_text, sizeof(res->state_text));
+	memcpy(res->detail, r->detail, sizeof(res->detail));
+	memcpy(res->timeline, r->timeline, sizeof(res->timeline));
+}
+
+/* A violation: shrink a copy of the scenario, write the (shrunk) trace. */
+static void write_trace(struct item *it, const struct check_args *a, const struct pn_check_options *o)
+{
+	struct outcome *out = &it->out;
+	struct pn_scenario small;
+	static struct pn_check_result r;
+	char err[PN_ERROR_LEN] = "";
+	r = out->res;
+	if (!pn_scenario_copy(&it->sc, &small)) {
+		snprintf(out->error, sizeof(out->error), "trace not written: out of memory");
+		out->rc = pn_cli_worst(out->rc, 2);
+		return;
 	}
-	close(fd);
+	if (!a->no_shrink) {
+		struct pn_shrink_result sr;
+		double t0 = pn_progress_clock_s();
+		pn_shrink(&small, o, &r, &sr);
+		out->shrink_seconds = pn_progress_clock_s() - t0;
+		snprintf(out->res.shrunk, sizeof(out->res.shrunk), "%s", sr.summary);
+		if (sr.accepted)
+			adopt_shrunk(out, &r);
+	}
+	if (!pn_trace_write(&small, &r, a->traces, out->res.trace_path, sizeof(out->res.trace_path),
+			    err, sizeof(err))) {
+		snprintf(out->error, sizeof(out->error), "trace not written: %s",
+			 err[0] ? err : out->res.trace_path);
+		out->res.trace_path[0] = '\0';
+		out->rc = pn_cli_worst(out->rc, 2);
+	}
+	pn_scenario_free(&small);
+}
+
+static void check_one(struct item *it, const struct check_args *a, pn_check_progress_fn fn, void *arg)
+{
+	struct pn_check_options o = {
+		.progress = fn, .progress_arg = arg, .stop = &stop_signal,
+		.nested_every = (uint32_t)a->nested,
+	};
+	struct outcome *out = &it->out;
+	double t0 = pn_progress_clock_s();
+	out->rc = pn_check_scenario(&it->sc, &o, &out->res);
+	if (out->res.error)
+		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
+	else if (out->res.violation && out->rc != 3) {
+		o.progress = NULL;
+		write_trace(it, a, &o);
+	}
+	out->res.seconds = pn_progress_clock_s() - t0; /* K6: shrinking included */
+}
+
+/* ---- coverage markers, merged across child processes ---- */
+static void cov_init(struct run *r)
+{
+	struct pn_testcase_site *const *sites;
+	r->ncov = pn_testcase_all(&sites);
+	r->cov = calloc(r->ncov + 1, sizeof(*r->cov));
+	PN_ASSERT(r->cov != NULL);
+}
+
+/* Adds this process's hits to the totals and zeroes them (the next scenario starts at 0). */
+static void cov_take_local(struct run *r)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites);
+	PN_ASSERT(n == r->ncov);
+	for (size_t i = 0; i < n; i++) {
+		r->cov[i][0] += sites[i]->hits_true;
+		r->cov[i][1] += sites[i]->hits_false;
+		sites[i]->hits_true = sites[i]->hits_false = 0;
+	}
+}
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct pn_testcase_site *s = *(struct pn_testcase_site *const *)x;
+	const struct pn_testcase_site *t = *(struct pn_testcase_site *const *)y;
+	int c = strcmp(s->file, t->file);
+	return c ? c : (s->line > t->line) - (s->line < t->line);
+}
+
+static void print_coverage(const struct run *r)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites), both = 0, one = 0, never = 0;
+	struct pn_testcase_site **order = calloc(n + 1, sizeof(*order));
+	PN_ASSERT(order != NULL);
+	for (size_t i = 0; i < n; i++) {
+		order[i] = sites[i];
+		/* park the merged counts in the site, to sort them together */
+		order[i]->hits_true = r->cov[i][0];
+		order[i]->hits_false = r->cov[i][1];
+	}
+	qsort(order, n, sizeof(*order), cmp_site);
+	fprintf(r->human, "\ncoverage markers, all %zu (seen true / seen false):\n", n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = order[i]->hits_true, f = order[i]->hits_false;
+		const char *what = t && f ? "both" : t ? "ONLY TRUE" : f ? "ONLY FALSE" : "NEVER";
+		both += t && f;
+		one += (t != 0) != (f != 0);
+		never += !t && !f;
+		fprintf(r->human, "  %-10s %-62s %8llu / %-8llu %s:%d\n", what, order[i]->name,
+			(unsigned long long)t, (unsigned long long)f, order[i]->file, order[i]->line);
+	}
+	fprintf(r->human, "%zu markers: %zu seen both ways, %zu one way only, %zu never reached\n", n,
+		both, one, never);
+	for (size_t i = 0; i < n; i++)
+		order[i]->hits_true = order[i]->hits_false = 0;
+	free(order);
+}
+
+/* ---- progress and finished items ---- */
+static const char *verdict(const struct item *it)
+{
+	return !it->loaded || it->out.res.error ? "error" : it->out.res.violation ? "violation" : "pass";
+}
+
+static const char *expected(const struct item *it)
+{
+	return !it->loaded ? NULL : it->out.res.expected_violation ? "violation" : "pass";
+}
+
+static void print_item(struct run *r, struct item *it)
+{
+	const struct pn_check_result *res = &it->out.res;
+	FILE *h = r->human;
+	pn_progress_clear(&r->prog);
+	fprintf(h, "%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
+		res->ok && !it->out.error[0] ? "ok" : "FAIL", it->name, verdict(it),
+		expected(it) ? expected(it) : "-", (unsigned long long)res->crash_points,
+		(unsigned long long)res->crash_states, (unsigned long long)res->recoveries, res->seconds);
+	if (res->violation && !res->error && !r->a->quiet) {
+		pn_trace_report(h, &it->sc, res);
+		if (it->out.shrunk && (it->out.found_point != res->crash_point ||
+				       strcmp(it->out.found_state, res->state[0] ? res->state : "none")))
+			fprintf(h, "  found first: crash point event %llu, state %s (before shrinking; "
+				   "the report and the trace are the shrunk scenario's)\n",
+				(unsigned long long)it->out.found_point, it->out.found_state);
+	}
+	if (it->out.error[0])
+		fprintf(h, "     %s\n", it->out.error);
+	fflush(h);
+	it->printed = true;
+}
+
+static void mark_done(struct run *r, struct item *it)
+{
+	PN_ASSERT(!it->done);
+	it->done = true;
+	r->done++;
+	r->states_done += it->out.res.crash_states;
+}
+
+/* Prints the finished items at the head of the list, in the order named. */
+static void print_ready(struct run *r)
+{
+	while (r->printed < r->n && r->items[r->printed].done) {
+		if (!r->items[r->printed].printed)
+			print_item(r, &r->items[r->printed]);
+		r->printed++;
+	}
+}
+
+static void serial_progress(void *arg, const struct pn_check_result *res)
+{
+	struct run *r = arg;
+	pn_progress_update(&r->prog, r->done, r->states_done + res->crash_states, false);
+}
+
+static void run_serial(struct run *r)
+{
+	for (size_t i = 0; i < r->n && !stop_signal; i++) {
+		struct item *it = &r->items[i];
+		if (it->done)
+			continue;
+		check_one(it, r->a, serial_progress, r);
+		cov_take_local(r);
+		if (it->out.rc == 3)
+			break;
+		mark_done(r, it);
+		print_ready(r);
+		pn_progress_update(&r->prog, r->done, r->states_done, true);
+	}
+}
+
+/* ---- --jobs N: children (K4) ---- */
+enum { MSG_PROGRESS = 1, MSG_OUTCOME, MSG_COVERAGE };
+
+struct msg_hdr {
+	uint32_t type, len;
+};
+
+struct progress_msg {
+	uint64_t crash_points, crash_states, recoveries, events;
+};
+
+struct child_ctx {
+	int fd;
+	double last_s;
+};
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(2); /* the parent is gone */
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void send_msg(int fd, uint32_t type, const void *payload, size_t len)
+{
+	struct msg_hdr h = {type, (uint32_t)len};
+	write_all(fd, &h, sizeof(h));
+	write_all(fd, payload, len);
+}
+
+static void child_progress(void *arg, const struct pn_check_result *res)
+{
+	struct child_ctx *cc = arg;
+	double now = pn_progress_clock_s();
+	if ((now - cc->last_s) * 1000 < PN_PROGRESS_INTERVAL_MS)
+		return;
+	cc->last_s = now;
+	struct progress_msg m = {res->crash_points, res->crash_states, res->recoveries, res->events};
+	send_msg(cc->fd, MSG_PROGRESS, &m, sizeof(m));
+}
+
+static _Noreturn void child(struct run *r, struct item *it, int fd, pid_t parent)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
+	sigaction(SIGINT, sigint_ignored ? &ign : &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(2);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->items[i].pid > 0)
+			close(r->items[i].fd);
+	struct child_ctx cc = {.fd = fd, .last_s = pn_progress_clock_s()};
+	check_one(it, r->a, child_progress, &cc);
+	send_msg(fd, MSG_OUTCOME, &it->out, sizeof(it->out));
+	memset(r->cov, 0, r->ncov * sizeof(*r->cov));
+	cov_take_local(r);
+	send_msg(fd, MSG_COVERAGE, r->cov, r->ncov * sizeof(*r->cov));
 	_exit(0);
 }
 
-static void collect(struct item *it, int fd)
+static void spawn(struct run *r, struct item *it)
 {
-	FILE *f = fdopen(fd, "r");
-	char line[512];
-	if (!f || fread(&it->rc, sizeof(it->rc), 1, f) != 1 || fread(&it->res, sizeof(it->res), 1, f) != 1) {
-		it->rc = 2;
-		it->res.error = true;
-		snprintf(it->res.detail, sizeof(it->res.detail), "the checking process died");
-	}
-	while (f && fgets(line, sizeof(line), f)) {
-		char *name = strtok(line, "\t"), *where = strtok(NULL, "\t"), *t = strtok(NULL, "\t"),
-		     *fl = strtok(NULL, "\n");
-		if (name && where && t && fl)
-			cov_add(name, where, strtoull(t, NULL, 10), strtoull(fl, NULL, 10));
-	}
-	if (f)
-		fclose(f);
-}
-
-static void run_parallel(struct item *items, size_t n, const struct check_args *a)
-{
-	pid_t *pids = calloc(n, sizeof(pid_t));
-	int *fds = calloc(n, sizeof(int));
-	size_t next = 0, running = 0, done = 0;
-	PN_ASSERT(pids && fds);
+	int p[2];
+	PN_ASSERT(pipe(p) == 0);
+	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES); /* K4; the kernel may round it up */
 	fflush(NULL);
-	while (done < n) {
-		while (running < a->jobs && next < n) {
-			int p[2];
-			PN_ASSERT(pipe(p) == 0);
-			pid_t pid = fork();
-			PN_ASSERT(pid >= 0);
-			if (pid == 0) {
-				close(p[0]);
-				child(&items[next], a, p[1]);
-			}
-			close(p[1]);
-			pids[next] = pid;
-			fds[next++] = p[0];
-			running++;
-		}
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		for (size_t i = 0; i < next; i++) {
-			if (pids[i] == pid) {
-				collect(&items[i], fds[i]);
-				pids[i] = 0;
-				running--;
-				done++;
-			}
+	pid_t parent = getpid(), pid = fork();
+	PN_ASSERT(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		child(r, it, p[1], parent);
+	}
+	close(p[1]);
+	it->pid = pid;
+	it->fd = p[0];
+}
+
+static void handle_msg(struct run *r, struct item *it, const struct msg_hdr *h, const uint8_t *body)
+{
+	if (h->type == MSG_PROGRESS && h->len == sizeof(struct progress_msg)) {
+		struct progress_msg m;
+		memcpy(&m, body, sizeof(m));
+		it->live_states = m.crash_states;
+	} else if (h->type == MSG_OUTCOME && h->len == sizeof(struct outcome)) {
+		memcpy(&it->out, body, sizeof(it->out));
+		it->got_outcome = true;
+	} else if (h->type == MSG_COVERAGE && h->len == r->ncov * sizeof(*r->cov)) {
+		for (size_t i = 0; i < r->ncov; i++) {
+			uint64_t tf[2];
+			memcpy(tf, body + i * sizeof(tf), sizeof(tf));
+			r->cov[i][0] += tf[0];
+			r->cov[i][1] += tf[1];
 		}
 	}
-	free(pids);
-	free(fds);
 }
 
-/* ---- output ---- */
-static const char *verdict(const struct item *it)
+/* Reads what the child's pipe holds now; false at end of file. */
+static bool drain(struct run *r, struct item *it)
 {
-	return it->res.error ? "error" : it->res.violation ? "violation" : "pass";
+	uint8_t chunk[65536];
+	ssize_t got = read(it->fd, chunk, sizeof(chunk));
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (got == 0)
+		return false;
+	if (it->len + (size_t)got > it->cap) {
+		it->cap = PN_MAX(it->cap * 2, it->len + (size_t)got);
+		it->buf = realloc(it->buf, it->cap);
+		PN_ASSERT(it->buf != NULL);
+	}
+	memcpy(it->buf + it->len, chunk, (size_t)got);
+	it->len += (size_t)got;
+	size_t at = 0;
+	struct msg_hdr h;
+	while (it->len - at >= sizeof(h)) {
+		memcpy(&h, it->buf + at, sizeof(h));
+		if (it->len - at - sizeof(h) < h.len)
+			break;
+		handle_msg(r, it, &h, it->buf + at + sizeof(h));
+		at += sizeof(h) + h.len;
+	}
+	memmove(it->buf, it->buf + at, it->len - at);
+	it->len -= at;
+	return true;
 }
 
-static void print_item(const struct item *it, const struct check_args *a)
+/* The child closed its pipe: reap it; its outcome, or why it has none. */
+static void reap(struct run *r, struct item *it)
 {
-	const struct pn_check_result *r = &it->res;
-	printf("%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
-	       r->ok ? "ok" : "FAIL", it->sc.name, verdict(it), r->expected_violation ? "violation" : "pass",
-	       (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
-	       (unsigned long long)r->recoveries, r->seconds);
-	if (r->error)
-		printf("     %s\n", r->detail);
-	else if (r->violation && !a->quiet)
-		pn_trace_report(stdout, &it->sc, r);
+	int status = it->status;
+	while (!it->exited && waitpid(it->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	it->exited = false;
+	close(it->fd);
+	it->pid = 0;
+	it->fd = -1;
+	free(it->buf);
+	it->buf = NULL;
+	it->len = it->cap = 0;
+	if (!it->got_outcome && stop_signal)
+		return; /* stopped before it finished: not done (K5) */
+	if (!it->got_outcome) {
+		it->out.rc = 2;
+		it->out.res.error = true;
+		if (WIFSIGNALED(status))
+			snprintf(it->out.error, sizeof(it->out.error),
+				 "the checking process died of signal %d", WTERMSIG(status));
+		else
+			snprintf(it->out.error, sizeof(it->out.error),
+				 "the checking process exited with status %d before its result",
+				 WEXITSTATUS(status));
+	}
+	if (it->out.rc == 3)
+		return;
+	mark_done(r, it);
 }
 
-static void print_summary(const struct item *items, size_t n)
+/* K5: terminate the running children, reap them, keep any outcome they had sent. */
+static void stop_children(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->items[i].pid > 0)
+			kill(r->items[i].pid, SIGTERM);
+	for (int ms = 0; ms < KILL_GRACE_MS; ms += 10) {
+		bool alive = false;
+		for (size_t i = 0; i < r->n; i++) {
+			struct item *it = &r->items[i];
+			if (it->pid > 0 && !it->exited && waitpid(it->pid, &it->status, WNOHANG) == it->pid)
+				it->exited = true;
+			alive |= it->pid > 0 && !it->exited;
+		}
+		if (!alive)
+			break;
+		usleep(10000);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i];
+		if (it->pid <= 0)
+			continue;
+		if (!it->exited)
+			kill(it->pid, SIGKILL); /* not reaped yet: the pid is still its own */
+		while (drain(r, it))
+			;
+		reap(r, it);
+	}
+}
+
+static uint64_t live_states(const struct run *r)
+{
+	uint64_t n = r->states_done;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->items[i].pid > 0)
+			n += r->items[i].live_states;
+	return n;
+}
+
+static void run_parallel(struct run *r)
+{
+	size_t next = 0, running = 0;
+	struct pollfd *pfd = calloc(r->a->jobs, sizeof(*pfd));
+	struct item **who = calloc(r->a->jobs, sizeof(*who));
+	PN_ASSERT(pfd && who);
+	for (;;) {
+		for (; !stop_signal && running < r->a->jobs && next < r->n; next++) {
+			if (!r->items[next].done) {
+				spawn(r, &r->items[next]);
+				running++;
+			}
+		}
+		if (running == 0 || stop_signal)
+			break;
+		nfds_t m = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			if (r->items[i].pid > 0) {
+				pfd[m] = (struct pollfd){.fd = r->items[i].fd, .events = POLLIN};
+				who[m++] = &r->items[i];
+			}
+		}
+		PN_ASSERT(m == running);
+		if (poll(pfd, m, PN_PROGRESS_INTERVAL_MS) < 0) {
+			PN_ASSERT(errno == EINTR);
+			continue;
+		}
+		for (nfds_t i = 0; i < m; i++) {
+			if (pfd[i].revents && !drain(r, who[i])) {
+				reap(r, who[i]);
+				running--;
+			}
+		}
+		print_ready(r);
+		pn_progress_update(&r->prog, r->done, live_states(r), false);
+	}
+	if (stop_signal)
+		stop_children(r);
+	free(pfd);
+	free(who);
+}
+
+/* ---- summary, JSON, JUnit ---- */
+static void print_summary(struct run *r)
 {
 	size_t ok = 0, viol = 0;
 	uint64_t states = 0, rec = 0;
 	double secs = 0;
-	for (size_t i = 0; i < n; i++) {
-		ok += items[i].res.ok;
-		viol += items[i].res.violation;
-		states += items[i].res.crash_states;
-		rec += items[i].res.recoveries;
-		secs += items[i].res.seconds;
+	pn_progress_clear(&r->prog);
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i];
+		if (!it->done)
+			continue;
+		if (!it->printed)
+			print_item(r, it); /* finished after one that did not (K5) */
+		ok += it->out.res.ok && !it->out.error[0];
+		viol += it->out.res.violation;
+		states += it->out.res.crash_states;
+		rec += it->out.res.recoveries;
+		secs += it->out.res.seconds;
 	}
-	printf("\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash states, "
-	       "%llu recovered (%.0f per second of checking)\n",
-	       n, ok, n - ok, viol, (unsigned long long)states, (unsigned long long)rec,
-	       secs > 0 ? rec / secs : 0.0);
-	printf("check: %zu passed, %zu failed\n", ok, n - ok);
+	fprintf(r->human, "\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
+			  "states, %llu recovered (%.0f per second of checking)\n",
+		r->done, ok, r->done - ok, viol, (unsigned long long)states, (unsigned long long)rec,
+		secs > 0 ? rec / secs : 0.0);
+	if (stop_signal)
+		fprintf(r->human, "interrupted by %s: %zu of %zu scenarios finished, the others were not "
+				  "checked\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->done, r->n);
+	fprintf(r->human, "check: %zu passed, %zu failed", ok, r->done - ok);
+	if (stop_signal)
+		fprintf(r->human, ", %zu not finished (interrupted)", r->n - r->done);
+	fprintf(r->human, "\n");
 }
 
-static json_t *item_json(const struct item *it)
+static json_t *violation_json(const struct outcome *out)
 {
-	const struct pn_check_result *r = &it->res;
-	json_t *o = json_object();
-	json_object_set_new(o, "name", json_string(it->sc.name));
-	json_object_set_new(o, "file", json_string(it->sc.path));
-	json_object_set_new(o, "verdict", json_string(verdict(it)));
-	json_object_set_new(o, "expected", json_string(r->expected_violation ? "violation" : "pass"));
-	json_object_set_new(o, "ok", json_boolean(r->ok));
-	json_object_set_new(o, "crash_points", json_integer((json_int_t)r->crash_points));
-	json_object_set_new(o, "crash_states", json_integer((json_int_t)r->crash_states));
-	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
-	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
-	json_object_set_new(o, "seconds", json_real(r->seconds));
-	if (!r->violation) {
-		json_object_set_new(o, "violation", r->error ? json_string(r->detail) : json_null());
-		return o;
-	}
+	const struct pn_check_result *r = &out->res;
 	json_t *v = json_object();
 	json_object_set_new(v, "kind", json_string(pn_violation_name(r->kind)));
 	json_object_set_new(v, "page", r->page == UINT32_MAX ? json_null() : json_integer(r->page));
@@ -393,23 +819,65 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(v, "detail", json_string(r->detail));
 	json_object_set_new(v, "trace", r->trace_path[0] ? json_string(r->trace_path) : json_null());
 	json_object_set_new(v, "shrunk", json_string(r->shrunk));
+	if (out->shrunk) {
+		json_t *f = json_object();
+		json_object_set_new(f, "crash_point", json_integer((json_int_t)out->found_point));
+		json_object_set_new(f, "state", json_string(out->found_state));
+		json_object_set_new(v, "found", f);
+	} else {
+		json_object_set_new(v, "found", json_null());
+	}
 	json_object_set_new(v, "seconds_to_violation", json_real(r->seconds_to_violation));
-	json_object_set_new(o, "violation", v);
+	json_object_set_new(v, "shrink_seconds", json_real(out->shrink_seconds));
+	return v;
+}
+
+static json_t *item_json(const struct item *it)
+{
+	const struct pn_check_result *r = &it->out.res;
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(it->name));
+	json_object_set_new(o, "file", json_string(it->path));
+	json_object_set_new(o, "verdict", json_string(verdict(it)));
+	json_object_set_new(o, "expected", expected(it) ? json_string(expected(it)) : json_null());
+	json_object_set_new(o, "ok", json_boolean(r->ok && !it->out.error[0]));
+	json_object_set_new(o, "crash_points", json_integer((json_int_t)r->crash_points));
+	json_object_set_new(o, "crash_states", json_integer((json_int_t)r->crash_states));
+	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
+	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
+	json_object_set_new(o, "seconds", json_real(r->seconds));
+	json_object_set_new(o, "violation",
+			    r->violation && !r->error ? violation_json(&it->out) : json_null());
+	if (it->out.error[0])
+		json_object_set_new(o, "error", json_string(it->out.error));
 	return o;
 }
 
-static int write_json(const char *path, const struct item *items, size_t n)
+/* Writes and closes (unless stdout) an output opened by open_outputs; 0, or 2. */
+static int finish_output(FILE *f, const char *path, bool ok)
 {
-	json_t *arr = json_array(), *root = json_object();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, item_json(&items[i]));
+	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (ok)
+		return 0;
+	fprintf(stderr, "penumbra check: %s: cannot write: %s\n", path, strerror(errno));
+	return 2;
+}
+
+static int write_json(const struct run *r, FILE *f, const char *path)
+{
+	json_t *arr = json_array(), *root = json_object(), *left = json_array();
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->items[i].done)
+			json_array_append_new(arr, item_json(&r->items[i]));
+		else
+			json_array_append_new(left, json_string(r->items[i].path));
+	}
 	json_object_set_new(root, "scenarios", arr);
-	int rc = strcmp(path, "-") == 0 ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-					  : json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_object_set_new(root, "interrupted", json_boolean(stop_signal != 0));
+	json_object_set_new(root, "not_finished", left);
+	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
 	json_decref(root);
-	if (rc != 0)
-		fprintf(stderr, "penumbra check: %s: cannot write JSON\n", path);
-	return rc != 0 ? 2 : 0;
+	return finish_output(f, path, ok);
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -427,107 +895,142 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static int write_junit(const char *path, const struct item *items, size_t n)
+static void junit_case(FILE *f, const struct item *it)
 {
-	FILE *f = fopen(path, "w");
-	size_t failures = 0, errors = 0;
-	double secs = 0;
-	if (!f) {
-		fprintf(stderr, "penumbra check: %s: cannot write: %s\n", path, strerror(errno));
-		return 2;
+	const struct outcome *out = &it->out;
+	bool error = !it->loaded || out->res.error || out->error[0];
+	fprintf(f, "    <testcase classname=\"penumbra.check\" name=\"");
+	xml_text(f, it->name);
+	fprintf(f, "\" file=\"");
+	xml_text(f, it->path);
+	fprintf(f, "\" time=\"%.3f\">", it->done ? out->res.seconds : 0.0);
+	if (!it->done) {
+		fprintf(f, "<skipped message=\"interrupted before this scenario finished\"/>");
+	} else if (error || !out->res.ok) {
+		const char *tag = error ? "error" : "failure";
+		fprintf(f, "\n      <%s message=\"verdict %s, expected %s\">", tag, verdict(it),
+			expected(it) ? expected(it) : "-");
+		xml_text(f, out->error[0] ? out->error : out->res.detail);
+		fprintf(f, "</%s>\n    ", tag);
 	}
-	for (size_t i = 0; i < n; i++) {
-		failures += !items[i].res.ok && !items[i].res.error;
-		errors += items[i].res.error;
-		secs += items[i].res.seconds;
-	}
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
-	fprintf(f, "  <testsuite name=\"penumbra check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n",
-		n, failures, errors, secs);
-	for (size_t i = 0; i < n; i++) {
-		const struct item *it = &items[i];
-		fprintf(f, "    <testcase classname=\"penumbra.check\" name=\"");
-		xml_text(f, it->sc.name);
-		fprintf(f, "\" file=\"");
-		xml_text(f, it->sc.path);
-		fprintf(f, "\" time=\"%.3f\">", it->res.seconds);
-		if (!it->res.ok) {
-			fprintf(f, "\n      <%s message=\"verdict %s, expected %s\">", it->res.error ? "error" : "failure",
-				verdict(it), it->res.expected_violation ? "violation" : "pass");
-			xml_text(f, it->res.detail);
-			fprintf(f, "</%s>\n    ", it->res.error ? "error" : "failure");
-		}
-		fprintf(f, "</testcase>\n");
-	}
-	fprintf(f, "  </testsuite>\n</testsuites>\n");
-	return fclose(f) == 0 ? 0 : 2;
+	fprintf(f, "</testcase>\n");
 }
 
-static void print_coverage(void)
+static int write_junit(const struct run *r, FILE *f, const char *path)
 {
-	size_t never = 0;
-	printf("\ncoverage markers (seen true / seen false):\n");
-	for (size_t i = 0; i < ncovs; i++) {
-		bool both = covs[i].t && covs[i].f;
-		never += !both;
-		printf("  %-4s %-62s %8llu / %-8llu %s\n", both ? "ok" : "ONCE", covs[i].name,
-		       (unsigned long long)covs[i].t, (unsigned long long)covs[i].f, covs[i].where);
+	size_t failures = 0, errors = 0;
+	double secs = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct item *it = &r->items[i];
+		bool error = !it->loaded || it->out.res.error || it->out.error[0];
+		failures += it->done && !error && !it->out.res.ok;
+		errors += it->done && error;
+		secs += it->done ? it->out.res.seconds : 0;
 	}
-	printf("%zu of %zu markers not seen both ways\n", never, ncovs);
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+	fprintf(f, "  <testsuite name=\"penumbra check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		   "skipped=\"%zu\" time=\"%.3f\">\n", r->n, failures, errors, r->n - r->done, secs);
+	fprintf(f, "    <properties><property name=\"interrupted\" value=\"%s\"/></properties>\n",
+		stop_signal ? "true" : "false");
+	for (size_t i = 0; i < r->n; i++)
+		junit_case(f, &r->items[i]);
+	bool ok = fprintf(f, "  </testsuite>\n</testsuites>\n") > 0;
+	return finish_output(f, path, ok);
+}
+
+/* ---- the command ---- */
+/* "dir/x.yaml" -> "x": the name of a file that did not load. */
+static void file_stem(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	snprintf(out, len, "%s", base);
+	char *dot = strrchr(out, '.');
+	if (dot && dot != out && scenario_file_name(out))
+		*dot = '\0';
+}
+
+static bool load_item(struct item *it, const struct check_args *a)
+{
+	char err[PN_ERROR_LEN] = "";
+	it->fd = -1;
+	if (!pn_scenario_load(it->path, &it->sc, err, sizeof(err))) {
+		pn_scenario_free(&it->sc);
+		fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
+		file_stem(it->path, it->name, sizeof(it->name));
+		snprintf(it->out.error, sizeof(it->out.error), "%s", err[0] ? err : "cannot be loaded");
+		it->out.rc = 2;
+		return false;
+	}
+	snprintf(it->name, sizeof(it->name), "%s", it->sc.name);
+	if (a->seed_set)
+		it->sc.seed = a->seed;
+	if (a->points_every > 1 && it->sc.crash.points == PN_POINTS_ALL) {
+		it->sc.crash.points = PN_POINTS_EVERY;
+		it->sc.crash.every = a->points_every;
+	}
+	return true;
+}
+
+static int check_all(struct run *r, FILE *json, FILE *junit)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i];
+		it->path = r->a->paths[i];
+		it->loaded = load_item(it, r->a);
+		if (!it->loaded)
+			mark_done(r, it);
+	}
+	pn_progress_init(&r->prog, "check", "scenarios", "states", r->n);
+	print_ready(r);
+	if (r->a->jobs > 1 && r->n > 1)
+		run_parallel(r);
+	else
+		run_serial(r);
+	print_summary(r);
+	if (r->a->coverage)
+		print_coverage(r);
+	for (size_t i = 0; i < r->n; i++)
+		rc = pn_cli_worst(rc, r->items[i].done ? r->items[i].out.rc : 0);
+	if (json)
+		rc = pn_cli_worst(rc, write_json(r, json, r->a->json));
+	if (junit)
+		rc = pn_cli_worst(rc, write_junit(r, junit, r->a->junit));
+	return stop_signal ? EXIT_INTERRUPTED : rc;
 }
 
 int pn_cmd_check(int argc, char **argv)
 {
 	struct check_args a = {.jobs = 1, .nested = 64, .traces = "penumbra-traces"};
 	int rc = parse(argc, argv, &a);
-	if (rc >= 0)
-		return rc;
-	struct item *items = calloc(a.npaths, sizeof(*items));
-	PN_ASSERT(items != NULL);
-	rc = 0;
-	for (size_t i = 0; i < a.npaths; i++) {
-		items[i].loaded = pn_cli_load(a.paths[i], &items[i].sc);
-		if (!items[i].loaded)
-			rc = 2;
-		else if (a.seed_set)
-			items[i].sc.seed = a.seed;
-		if (items[i].loaded && a.points_every > 1 && items[i].sc.crash.points == PN_POINTS_ALL) {
-			items[i].sc.crash.points = PN_POINTS_EVERY;
-			items[i].sc.crash.every = a.points_every;
-		}
+	FILE *json = NULL, *junit = NULL;
+	if (rc < 0 && !open_outputs(&a, &json, &junit))
+		rc = 2;
+	if (rc < 0) {
+		struct sigaction on = {.sa_handler = on_stop_signal}, old_int, old_term;
+		sigemptyset(&on.sa_mask);
+		stop_signal = 0;
+		sigaction(SIGINT, NULL, &old_int);
+		sigint_ignored = old_int.sa_handler == SIG_IGN;
+		if (!sigint_ignored)
+			sigaction(SIGINT, &on, NULL);
+		sigaction(SIGTERM, &on, &old_term);
+		struct run r = {.a = &a, .n = a.npaths};
+		r.human = a.json && strcmp(a.json, "-") == 0 ? stderr : stdout;
+		r.items = calloc(a.npaths, sizeof(*r.items));
+		PN_ASSERT(r.items != NULL);
+		cov_init(&r);
+		rc = check_all(&r, json, junit);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		for (size_t i = 0; i < r.n; i++)
+			if (r.items[i].loaded)
+				pn_scenario_free(&r.items[i].sc);
+		free(r.items);
+		free(r.cov);
 	}
-	if (rc == 0 && a.jobs > 1 && a.npaths > 1) {
-		run_parallel(items, a.npaths, &a);
-		for (size_t i = 0; i < a.npaths; i++)
-			print_item(&items[i], &a);
-	} else if (rc == 0) {
-		for (size_t i = 0; i < a.npaths; i++) {
-			check_one(&items[i], &a);
-			print_item(&items[i], &a);
-			fflush(stdout);
-		}
-		cov_local();
-	}
-	if (rc == 0) {
-		print_summary(items, a.npaths);
-		if (a.coverage)
-			print_coverage();
-		for (size_t i = 0; i < a.npaths; i++)
-			rc = pn_cli_worst(rc, items[i].rc);
-		if (a.json)
-			rc = pn_cli_worst(rc, write_json(a.json, items, a.npaths));
-		if (a.junit)
-			rc = pn_cli_worst(rc, write_junit(a.junit, items, a.npaths));
-	}
-	for (size_t i = 0; i < a.npaths; i++) {
-		if (items[i].loaded)
-			pn_scenario_free(&items[i].sc);
+	for (size_t i = 0; i < a.npaths; i++)
 		free(a.paths[i]);
-	}
-	free(items);
 	free(a.paths);
-	free(covs);
-	covs = NULL;
-	ncovs = 0;
 	return rc;
 }

@@ -35,6 +35,8 @@ struct checker {
 	double t0;
 	uint32_t schedule;
 	uint64_t new_states;
+	uint64_t events_done;   /* events of the schedules already run */
+	bool interrupted;       /* opt->stop was seen set */
 };
 
 static double wall_seconds(void)
@@ -222,6 +224,14 @@ static bool check_acks(struct checker *c, pn_lsn end)
 	return pn_check_acked(e->acked_xids, e->acked_lsns, e->nacked, end, c->detail, sizeof(c->detail));
 }
 
+/* Whether the caller asked the check to stop (a signal); remembered once seen. */
+static bool stopping(struct checker *c)
+{
+	if (c->opt->stop && *c->opt->stop)
+		c->interrupted = true;
+	return c->interrupted;
+}
+
 static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page, uint64_t point,
 		   bool in_recovery)
 {
@@ -311,7 +321,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		between |= c->w->e.runs[r].state >= PN_C_SELECTOR_WRITE;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
-	while (pn_crash_enum_next(&c->ce)) {
+	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);
 		struct verdict *slot = cache_slot(c, key);
 		bool torn_wal = false;
@@ -348,7 +358,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 			return false;
 		}
 	}
-	return true;
+	return !c->interrupted;
 }
 
 static bool point_selected(const struct pn_scenario *sc, uint64_t point)
@@ -364,19 +374,12 @@ static bool point_selected(const struct pn_scenario *sc, uint64_t point)
 	}
 }
 
-static void progress(struct checker *c, bool force)
+/* The caller's progress hook sees only the result's counts, never the world (which may
+ * already be freed when the last report is due). */
+static void progress(struct checker *c)
 {
-	static double last;
-	double now = wall_seconds();
-	if (!c->opt->progress || (!force && now - last < 0.5))
-		return;
-	last = now;
-	const struct pn_check_result *res = c->res;
-	double dt = now - c->t0;
-	fprintf(stderr, "\r%s: schedule %u, event %llu, crash points %llu, states %llu, recovered %llu (%.0f/s)   ",
-		c->sc->name, c->schedule, (unsigned long long)c->w->events,
-		(unsigned long long)res->crash_points, (unsigned long long)res->crash_states,
-		(unsigned long long)res->recoveries, dt > 0 ? res->recoveries / dt : 0.0);
+	if (c->opt->progress)
+		c->opt->progress(c->opt->progress_arg, c->res);
 }
 
 static void oracle_start(struct checker *c)
@@ -510,13 +513,18 @@ static int run_schedule(struct checker *c)
 			return 2;
 		}
 		bool changed = c->w->dev.version != version || c->w->e.nacked != acked;
+		res->events = c->events_done + point;
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
 			version = c->w->dev.version;
 			acked = c->w->e.nacked;
 			if (!explore_point(c, point))
-				return 1;
+				return c->interrupted ? 3 : 1;
+			progress(c);
+		} else if (point % PN_CHECK_PROGRESS_EVENTS == 0) {
+			progress(c);
 		}
-		progress(c, false);
+		if (stopping(c))
+			return 3;
 		if (step == PN_STEP_FINISHED)
 			return 0;
 	}
@@ -555,17 +563,20 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		c.cache_len = 0;
 		rc = run_schedule(&c);
 		if (c.w)
-			res->events += c.w->events;
+			res->events = c.events_done + c.w->events;
+		c.events_done = res->events;
 		checker_free(&c);
+		progress(&c);
 	}
-	progress(&c, true);
-	if (opt->progress)
-		fprintf(stderr, "\n");
 	pn_crash_enum_free(&c.ce);
 	free(c.cache);
 	free(c.expected);
 	free(c.found);
 	res->seconds = wall_seconds() - c.t0;
+	if (rc == 3) {
+		res->interrupted = true;
+		return 3;
+	}
 	if (rc == 2) {
 		res->error = true;
 		return 2;

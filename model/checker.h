@@ -15,10 +15,22 @@
 #ifndef PN_CHECKER_H
 #define PN_CHECKER_H
 
+#include <signal.h>
+
 #include "world.h"
 
+struct pn_check_result;
+/* Called while a scenario is checked (every PN_CHECK_PROGRESS_EVENTS events and after each
+ * crash point's states) with the counts so far. It must not keep res; it reads no world. */
+typedef void (*pn_check_progress_fn)(void *arg, const struct pn_check_result *res);
+#define PN_CHECK_PROGRESS_EVENTS 256
+
 struct pn_check_options {
-	bool progress;            /* a progress line on stderr (a terminal) */
+	pn_check_progress_fn progress; /* NULL: none */
+	void *progress_arg;
+	/* When *stop becomes non-zero (a signal handler sets it) the check stops at the next
+	 * event or crash state: res->interrupted, return 3. NULL: never. */
+	const volatile sig_atomic_t *stop;
 	const char *trace_dir;    /* where counterexample traces go; NULL: none written */
 	uint32_t nested_every;    /* crash inside recovery for every Nth new state (0: never) */
 	/* Replay: only this schedule, this crash point, this state. */
@@ -35,6 +47,7 @@ struct pn_check_result {
 	char name[128];
 	bool violation, expected_violation, ok;
 	bool error;               /* could not run (bad input, stall): message in detail */
+	bool interrupted;         /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
 	double seconds, seconds_to_violation;
 	/* the violation */
@@ -71,7 +84,8 @@ bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn
 		    char *detail, size_t detail_len);
 
 /* Checks one scenario. Returns 0 when the verdict is as expected, 1 when not, 2 when the
- * scenario could not be run. */
+ * scenario could not be run, 3 when opt->stop stopped it (res->interrupted; the counts are
+ * those reached, the verdict is not one). */
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res);
 

@@ -129,10 +129,10 @@ static bool still_fails(const struct pn_scenario *cand, const struct pn_check_op
 {
 	static struct pn_check_result r;
 	struct pn_check_options o = *opt;
-	o.progress = false;
+	o.progress = NULL;
 	o.timeline = NULL;
 	pn_check_scenario(cand, &o, &r);
-	if (!r.violation || r.error || r.kind != kind)
+	if (!r.violation || r.error || r.interrupted || r.kind != kind)
 		return false;
 	*res = r;
 	return true;
@@ -182,6 +182,11 @@ static bool same(const struct pn_scenario *a, const struct pn_scenario *b)
 	       a->storage.pages == b->storage.pages && a->workload.script_len == b->workload.script_len;
 }
 
+static bool stop_requested(const struct pn_check_options *opt)
+{
+	return opt->stop && *opt->stop;
+}
+
 void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 	       struct pn_check_result *res, struct pn_shrink_result *out)
 {
@@ -189,10 +194,12 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 	struct pn_scenario orig = *sc;
 	memset(out, 0, sizeof(*out));
 	bool progress = true;
-	while (progress && out->attempts < SHRINK_ATTEMPTS_MAX) {
+	/* a stop request (a signal) ends shrinking: sc and res stay the last variant kept */
+	while (progress && out->attempts < SHRINK_ATTEMPTS_MAX && !stop_requested(opt)) {
 		progress = false;
 		struct pn_scenario cand;
-		for (uint32_t v = 0; out->attempts < SHRINK_ATTEMPTS_MAX && variant(sc, v, &cand); v++) {
+		for (uint32_t v = 0; out->attempts < SHRINK_ATTEMPTS_MAX && !stop_requested(opt) &&
+				     variant(sc, v, &cand); v++) {
 			if (same(&cand, sc)) {
 				pn_scenario_free(&cand);
 				continue;

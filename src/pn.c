@@ -31,3 +31,16 @@ void pn_testcase_register(struct pn_testcase_site *site)
 }
 
 struct pn_testcase_site *pn_testcase_sites(void) { return sites_head; }
+
+/* The linker defines these for the section PN_TESTCASE fills; weak: a program without any
+ * marker has no such section and sees NULL. */
+extern struct pn_testcase_site *const __start_pn_testcase_sites[] __attribute__((weak));
+extern struct pn_testcase_site *const __stop_pn_testcase_sites[] __attribute__((weak));
+
+size_t pn_testcase_all(struct pn_testcase_site *const **out)
+{
+	*out = __start_pn_testcase_sites;
+	if (!__start_pn_testcase_sites || !__stop_pn_testcase_sites)
+		return 0;
+	return (size_t)(__stop_pn_testcase_sites - __start_pn_testcase_sites);
+}

@@ -45,11 +45,17 @@ struct pn_testcase_site {
 };
 void pn_testcase_register(struct pn_testcase_site *site);
 struct pn_testcase_site *pn_testcase_sites(void);
+/* Every site linked into the program, reached or not (each PN_TESTCASE also leaves a pointer
+ * to its site in the section pn_testcase_sites); returns how many, in link order. */
+size_t pn_testcase_all(struct pn_testcase_site *const **out);
 
 #define PN_TESTCASE(name_, cond)                                                 \
 	do {                                                                         \
 		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__,    \
 							   0, 0, false, NULL};           \
+		static struct pn_testcase_site *pn__site_ref                             \
+			__attribute__((used, section("pn_testcase_sites"))) = &pn__site;     \
+		(void)pn__site_ref;                                                      \
 		if (!pn__site.registered)                                                \
 			pn_testcase_register(&pn__site);                                     \
 		if (cond)                                                                \

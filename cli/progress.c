@@ -1,0 +1,72 @@
+/*
+ * progress.c: the terminal progress line (cli layer). See progress.h.
+ */
+#include "progress.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+double pn_progress_clock_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "m:ss", or "h:mm:ss" from an hour. */
+static void clock_text(char *buf, size_t len, double s)
+{
+	unsigned long t = s > 0 ? (unsigned long)(s + 0.5) : 0;
+	if (t >= 3600)
+		snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+}
+
+void pn_progress_init(struct pn_progress *p, const char *cmd, const char *units,
+		      const char *counted, size_t total)
+{
+	*p = (struct pn_progress){.cmd = cmd, .units = units, .counted = counted, .total = total,
+				  .tty = isatty(2) == 1};
+	p->t0_s = pn_progress_clock_s();
+	p->last_s = p->t0_s - 1.0;
+}
+
+double pn_progress_elapsed(const struct pn_progress *p)
+{
+	return pn_progress_clock_s() - p->t0_s;
+}
+
+void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force)
+{
+	if (!p->tty)
+		return;
+	double now = pn_progress_clock_s(), dt = now - p->t0_s;
+	if (!force && (now - p->last_s) * 1000 < PN_PROGRESS_INTERVAL_MS)
+		return;
+	p->last_s = now;
+	char elapsed[32], eta[40] = "ETA ?";
+	clock_text(elapsed, sizeof(elapsed), dt);
+	if (done >= p->total) {
+		snprintf(eta, sizeof(eta), "done");
+	} else if (done > 0) {
+		char left[32];
+		clock_text(left, sizeof(left), dt / (double)done * (double)(p->total - done));
+		snprintf(eta, sizeof(eta), "ETA %s", left);
+	}
+	fprintf(stderr, "\r\033[K%s: %zu/%zu %s, %llu %s, %.0f %s/s, %s elapsed, %s", p->cmd, done,
+		p->total, p->units, (unsigned long long)count, p->counted,
+		dt > 0 ? (double)count / dt : 0.0, p->counted, elapsed, eta);
+	fflush(stderr);
+	p->drawn = true;
+}
+
+void pn_progress_clear(struct pn_progress *p)
+{
+	if (!p->drawn)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	p->drawn = false;
+}

@@ -1,0 +1,44 @@
+/*
+ * progress.h: one progress line on a terminal for a long command (cli layer).
+ *
+ * The line is drawn on stderr with a carriage return, only when stderr is a terminal (quiet
+ * otherwise, so logs and pipes never see it), at most every PN_PROGRESS_INTERVAL_MS of wall
+ * time; wall time is fine here: nothing simulated reads it. A command that prints anything
+ * else to the terminal clears the line first (pn_progress_clear), and the next update draws it
+ * again. Shape:
+ *   check: 3/47 scenarios, 93780 states, 5353 states/s, 0:16 elapsed, ETA 2:05
+ * ETA: the elapsed time per finished unit times the units left ("ETA ?" before the first).
+ */
+#ifndef PN_PROGRESS_H
+#define PN_PROGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PN_PROGRESS_INTERVAL_MS 250
+
+struct pn_progress {
+	const char *cmd;        /* "check" */
+	const char *units;      /* "scenarios" */
+	const char *counted;    /* "states" */
+	bool tty;               /* stderr is a terminal: draw; else every call is a no-op */
+	bool drawn;             /* a line is on the terminal now */
+	double t0_s, last_s;    /* wall clock at init and at the last draw */
+	size_t total;
+};
+
+/* Starts the clock; tty from isatty(2). */
+void pn_progress_init(struct pn_progress *p, const char *cmd, const char *units,
+		      const char *counted, size_t total);
+/* Draws "done/total units, count counted, rate, elapsed, ETA" unless one was drawn less than
+ * the interval ago (force: draw anyway). */
+void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force);
+/* Erases the line, if one is drawn, so that other output starts at column 0. */
+void pn_progress_clear(struct pn_progress *p);
+/* Seconds of wall time since init. */
+double pn_progress_elapsed(const struct pn_progress *p);
+/* The monotonic wall clock in seconds (for throttling and timing reports, never simulation). */
+double pn_progress_clock_s(void);
+
+#endif

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# check_cli.sh: end-to-end tests of `penumbra check` (and of every long command on a
+# terminal), CTest label "cli".
+#
+# Usage: check_cli.sh PENUMBRA_BINARY SOURCE_DIR CASE
+#
+# CASE is one of:
+#   tty        check, compare and bench under a pseudo-terminal (script(1)): exit codes,
+#              the summary, and the one progress line (issue 10 items 1, 20)
+#   jobs       --jobs 2 over violating scenarios (results bigger than a pipe page) ends, and
+#              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21)
+#   shrunk     a shrunk violation: JSON, report and trace name the same crash point and
+#              state; seconds include the shrinking (item 10)
+#   json       --json - is pure JSON on stdout; an error verdict has violation null and an
+#              error key (items 12, 13)
+#   badfile    a malformed file among good ones (.yaml and .yml, and a symlink loop): the
+#              rest are checked, JSON and JUnit report it as an error case, exit 2 (item 14)
+#   outputs    unusable --traces / --json / --junit refused before checking; a trace that
+#              cannot be written is an error (item 15)
+#   interrupt  SIGINT during a check (--jobs 1 and --jobs 2): exit 130, the finished ones
+#              reported and written, marked interrupted, no child left (item 16)
+# Needs jq, script (bsdutils), pgrep (procps), timeout (coreutils).
+set -u
+
+if [[ $# -ne 3 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY SOURCE_DIR CASE" >&2
+	exit 2
+fi
+bin=$1
+src=$2
+case_name=$3
+mut=$src/scenarios/mutants
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+# expect_rc WANT GOT WHAT
+expect_rc() {
+	[[ $2 -eq $1 ]] || fail "$3: exit $2, expected $1"
+}
+
+# expect_grep PATTERN FILE WHAT
+expect_grep() {
+	grep -q -- "$1" "$2" || fail "$3: '$1' not in $2: $(head -c 2000 "$2")"
+}
+
+# json_is FILE JQ_EXPR WHAT: the expression is true
+json_is() {
+	[[ $(jq -r "$2" "$1" 2>/dev/null) == true ]] || fail "$3: $2 is not true in $(head -c 3000 "$1")"
+}
+
+# A pseudo-terminal for stdin/stdout/stderr; its exit status is the command's.
+on_tty() {
+	timeout 300 script -qec "$1" /dev/null
+}
+
+case_tty() {
+	local out=$work/tty.txt
+	on_tty "'$bin' check '$mut/fpw-off.yaml' '$mut/fpw-off-control.yaml' --nested 0 --traces '$work/tr'" >"$out" 2>&1
+	expect_rc 0 $? "check on a terminal"
+	expect_grep "check: 2 passed, 0 failed" "$out" "check on a terminal"
+	expect_grep "check: 2/2 scenarios, .* states, .* states/s, .* elapsed" "$out" "the progress line"
+	on_tty "'$bin' check '$mut/fpw-off.yaml' '$mut/fpw-off-control.yaml' '$mut/ack-before-flush.yaml' --jobs 2 --nested 0 --traces '$work/tr'" >"$out" 2>&1
+	expect_rc 0 $? "check --jobs 2 on a terminal"
+	expect_grep "check: 3 passed, 0 failed" "$out" "check --jobs 2 on a terminal"
+	expect_grep "check: [0-9]/3 scenarios, " "$out" "the progress line with --jobs 2"
+	on_tty "'$bin' compare '$src/scenarios/protocols/fpw-random.yaml' --modes fpw,nofpw" >"$out" 2>&1
+	expect_rc 0 $? "compare on a terminal"
+	expect_grep "WAL bytes" "$out" "compare on a terminal"
+	on_tty "'$bin' bench '$src/scenarios/bench/ci-small.yaml' --path '$work/bench' --duration 200ms --modes fpw" >"$out" 2>&1
+	expect_rc 0 $? "bench on a terminal"
+	expect_grep "transactions" "$out" "bench on a terminal"
+	# not a terminal: no progress line at all
+	"$bin" check "$mut/fpw-off-control.yaml" --nested 0 --traces "$work/tr" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 0 $? "check, not a terminal"
+	if grep -q "elapsed" "$work/e.txt" || grep -q $'\r' "$work/e.txt"; then
+		fail "a progress line on a stderr that is not a terminal: $(cat -v "$work/e.txt")"
+	fi
+}
+
+case_jobs() {
+	local list=("$mut/fpw-off.yaml" "$mut/ack-before-flush.yaml" "$mut/hint-no-fpi.yaml"
+		    "$mut/no-wal-before-data.yaml" "$mut/slru-header-unprotected.yaml")
+	timeout 120 "$bin" check "${list[@]}" --jobs 2 --nested 0 --traces "$work/tr2" \
+		--json "$work/j2.json" --coverage >"$work/o2.txt" 2>&1
+	expect_rc 0 $? "check --jobs 2 (a hang here is the parent not draining its children)"
+	timeout 600 "$bin" check "${list[@]}" --nested 0 --traces "$work/tr1" \
+		--json "$work/j1.json" --coverage >"$work/o1.txt" 2>&1
+	expect_rc 0 $? "check --jobs 1"
+	local v1 v2
+	v1=$(jq -c '[.scenarios[] | [.name, .verdict, .crash_states, .violation.crash_point]]' "$work/j1.json")
+	v2=$(jq -c '[.scenarios[] | [.name, .verdict, .crash_states, .violation.crash_point]]' "$work/j2.json")
+	[[ -n $v1 && $v1 == "$v2" ]] || fail "--jobs 2 gave $v2, --jobs 1 gave $v1"
+	json_is "$work/j2.json" '[.scenarios[] | .verdict == "violation"] | all and length == 5' "--jobs 2"
+	# every marker in the sources is listed, reached or not, with the same counts either way
+	local sites listed
+	sites=$(grep -rhoE 'PN_TESTCASE\("' "$src/src" "$src/sim" "$src/model" | wc -l)
+	listed=$(sed -n 's/^\([0-9]*\) markers: .*never reached$/\1/p' "$work/o2.txt")
+	[[ $listed == "$sites" ]] || fail "--coverage lists $listed markers, the sources have $sites"
+	expect_grep "NEVER\|ONLY" "$work/o2.txt" "--coverage names markers not seen both ways"
+	diff <(grep -E '^  (both|ONLY|NEVER)' "$work/o1.txt") <(grep -E '^  (both|ONLY|NEVER)' "$work/o2.txt") \
+		>/dev/null || fail "--coverage differs between --jobs 1 and --jobs 2"
+}
+
+case_shrunk() {
+	local s=$mut/aio-late-bind-random.yaml tr=$work/tr
+	"$bin" check "$s" --nested 0 --traces "$tr" --json "$work/j.json" >"$work/o.txt" 2>&1
+	expect_rc 0 $? "check aio-late-bind-random"
+	local file=$tr/aio-late-bind-random.trace.yaml
+	local point state
+	point=$(sed -n 's/^  crash_point: //p' "$file")
+	state=$(sed -n 's/^  state: "\(.*\)"$/\1/p' "$file")
+	json_is "$work/j.json" ".scenarios[0].violation.crash_point == $point" "JSON crash point = the trace's ($point)"
+	json_is "$work/j.json" ".scenarios[0].violation.state == \"$state\"" "JSON state = the trace's ($state)"
+	json_is "$work/j.json" ".scenarios[0].violation.found.crash_point != $point" "the first finding is kept apart"
+	json_is "$work/j.json" '.scenarios[0] | .seconds >= .violation.shrink_seconds and .violation.shrink_seconds > 0' \
+		"seconds include the shrinking"
+	expect_grep "crash point: event $point\$" "$work/o.txt" "the report names the trace's crash point"
+	expect_grep "($state)" "$work/o.txt" "the report names the trace's state"
+	"$bin" replay "$file" >"$work/r.txt" 2>&1
+	expect_rc 1 $? "the shrunk trace reproduces"
+}
+
+case_json() {
+	"$bin" check "$mut/fpw-off.yaml" --nested 0 --traces "$work/tr" --json - >"$work/j.json" 2>"$work/e.txt"
+	expect_rc 0 $? "check --json -"
+	jq -e . "$work/j.json" >/dev/null || fail "stdout is not pure JSON: $(head -c 500 "$work/j.json")"
+	expect_grep "VIOLATION in fpw-off" "$work/e.txt" "the report goes to stderr"
+	json_is "$work/j.json" '.scenarios[0].violation | type == "object" and has("kind") and has("page") and has("crash_point") and has("trace")' \
+		"violation is an object"
+	printf 'name: stalls\nworkload: {kind: nosuch}\n' >"$work/bad.yaml"
+	"$bin" check "$work/bad.yaml" "$mut/fpw-off-control.yaml" --nested 0 --json - >"$work/j.json" 2>"$work/e.txt"
+	expect_rc 2 $? "check --json - with a bad file"
+	jq -e . "$work/j.json" >/dev/null || fail "stdout is not pure JSON: $(head -c 500 "$work/j.json")"
+	json_is "$work/j.json" '.scenarios[0] | .verdict == "error" and .violation == null and (.error | type == "string")' \
+		"an error verdict: violation null, message in error"
+	json_is "$work/j.json" '.scenarios[1] | .verdict == "pass" and .violation == null and (has("error") | not)' \
+		"a pass: violation null, no error key"
+}
+
+case_badfile() {
+	local d=$work/dir
+	mkdir -p "$d/sub"
+	cp "$mut/fpw-off-control.yaml" "$d/a.yaml"
+	printf '# a malformed file\nname: broken\nstorage: {pages: [1\n' >"$d/b.yaml"
+	cp "$mut/fpw-off.yaml" "$d/sub/c.yml"
+	ln -s .. "$d/sub/up" # a directory loop: not followed
+	"$bin" check "$d" --nested 0 --traces "$work/tr" --json "$work/j.json" --junit "$work/j.xml" \
+		>"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 2 $? "a directory with one malformed file"
+	expect_grep "b.yaml:[0-9]*:[0-9]*: " "$work/e.txt" "the loader's FILE:LINE:COL on stderr"
+	json_is "$work/j.json" '[.scenarios[].verdict] == ["pass", "error", "violation"]' "every file checked, in name order"
+	json_is "$work/j.json" '.scenarios[1] | .name == "b" and (.error | test("b.yaml:[0-9]+:[0-9]+: ")) and .violation == null' \
+		"the malformed file is an error case"
+	expect_grep '<error message=' "$work/j.xml" "JUnit <error>"
+	expect_grep 'tests="3" failures="0" errors="1"' "$work/j.xml" "JUnit counts"
+	expect_grep "check: 2 passed, 1 failed" "$work/o.txt" "the summary"
+}
+
+case_outputs() {
+	touch "$work/file"
+	local t0=$SECONDS
+	"$bin" check "$mut/aio-late-bind-random.yaml" --traces "$work/file" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 2 $? "--traces is a regular file"
+	expect_grep "traces" "$work/e.txt" "the message names --traces"
+	"$bin" check "$mut/aio-late-bind-random.yaml" --traces "$work/file/sub" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 2 $? "--traces cannot be created"
+	"$bin" check "$mut/aio-late-bind-random.yaml" --traces "$work/tr" --json "$work/file/j.json" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 2 $? "--json cannot be written"
+	expect_grep "j.json" "$work/e.txt" "the message names the JSON file"
+	"$bin" check "$mut/aio-late-bind-random.yaml" --traces "$work/tr" --junit "$work/file/j.xml" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 2 $? "--junit cannot be written"
+	[[ ! -s $work/o.txt ]] || fail "checking started before the outputs were validated: $(cat "$work/o.txt")"
+	((SECONDS - t0 < 20)) || fail "refusing the outputs took $((SECONDS - t0)) s: the check ran first"
+	# a trace that cannot be written when the violation is found: an error, not exit 0
+	mkdir -p "$work/tr/fpw-off.trace.yaml"
+	"$bin" check "$mut/fpw-off.yaml" --nested 0 --traces "$work/tr" --json "$work/j.json" >"$work/o.txt" 2>&1
+	expect_rc 2 $? "the trace cannot be written"
+	json_is "$work/j.json" '.scenarios[0] | (.error | test("trace not written")) and .violation.trace == null' \
+		"the lost trace is reported"
+}
+
+# interrupt_one JOBS: SIGINT once the first scenario's line is out.
+interrupt_one() {
+	local jobs=$1 tag=$work/int$1
+	mkdir -p "$tag"
+	# job control: the background check gets its own process group and SIGINT is not
+	# ignored in it (a non-interactive shell ignores SIGINT for its background jobs, and
+	# penumbra keeps an ignored SIGINT ignored, as a background job should)
+	set -m
+	"$bin" check "$mut/fpw-off.yaml" "$mut/aio-late-bind-random.yaml" "$src/scenarios/protocols/umbra-random.yaml" \
+		--jobs "$jobs" --traces "$tag/tr" --json "$tag/j.json" --junit "$tag/j.xml" \
+		>"$tag/o.txt" 2>"$tag/e.txt" &
+	local pid=$! i
+	set +m
+	for ((i = 0; i < 300; i++)); do
+		grep -q "fpw-off " "$tag/o.txt" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -INT "$pid"
+	local t0=$SECONDS rc
+	wait "$pid"
+	rc=$?
+	expect_rc 130 "$rc" "--jobs $jobs interrupted"
+	((SECONDS - t0 < 10)) || fail "--jobs $jobs: $((SECONDS - t0)) s from SIGINT to exit"
+	sleep 0.2
+	if pgrep -f -- "$tag/tr" >/dev/null; then
+		fail "--jobs $jobs: a child outlived the interrupted check: $(pgrep -af -- "$tag/tr")"
+		pkill -KILL -f -- "$tag/tr"
+	fi
+	expect_grep "interrupted by SIGINT: 1 of 3 scenarios finished" "$tag/o.txt" "--jobs $jobs summary"
+	json_is "$tag/j.json" '.interrupted == true and ([.scenarios[].name] == ["fpw-off"]) and (.not_finished | length == 2)' \
+		"--jobs $jobs JSON"
+	expect_grep '<property name="interrupted" value="true"/>' "$tag/j.xml" "--jobs $jobs JUnit property"
+	[[ $(grep -c '<skipped message=' "$tag/j.xml") -eq 2 ]] || fail "--jobs $jobs JUnit: not 2 skipped cases"
+}
+
+case_interrupt() {
+	interrupt_one 1
+	interrupt_one 2
+}
+
+case "$case_name" in
+tty | jobs | shrunk | json | badfile | outputs | interrupt) "case_$case_name" ;;
+*)
+	echo "$0: unknown case $case_name" >&2
+	exit 2
+	;;
+esac
+if ((failed)); then
+	exit 1
+fi
+echo "ok: check_cli $case_name"
