@@ -688,6 +688,8 @@ void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
 uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
 /* Nothing to ingest, serve or write (always true outside pushdown). */
 bool pn_ps_idle(const struct pn_engine *e);
+/* After every event: wakes the page server if it sleeps while not idle. */
+void pn_ps_rearm(struct pn_engine *e);
 void pn_ps_check(struct pn_engine *e);
 /* End LSN of the last record the page server ingested. */
 pn_lsn pn_ps_ingested(const struct pn_engine *e);
