@@ -1,19 +1,34 @@
 /*
- * test_liveness.c: Check suite (label unit): every mode runs every scenario to its end.
- * A run that stops with work left and nothing scheduled is a stall (sim/world.c); under
- * pushdown, 9 of the 12 scenarios/protocols/ files stalled once every commit was done, because
- * the page server slept while WAL flushed after it (the checkpointer's record) was still to
- * be ingested (src/pushdown.c, pn_ps_rearm). The class: a process that sleeps on a condition
- * another process changes. These tests run each mode (and each Umbra policy) over
+ * test_liveness.c: Check suite (label unit): every run goes on to its end.
  *
- *   protocols   every .yaml file of scenarios/protocols/ (PN_SOURCE_DIR, set by CTest);
- *   seeds       a small random workload with checkpoints every few transactions, over many
- *               seeds (a checkpoint then often ends the run after the last commit);
+ *   protocols   every mode (and each Umbra policy) over every .yaml file of
+ *               scenarios/protocols/ (PN_SOURCE_DIR, set by CTest);
+ *   seeds       the same over a small random workload with checkpoints every few
+ *               transactions, many seeds (a checkpoint then often ends the run);
+ *   growth      each generated workload (pgbench, tpcc, vacuum, btree_dedup, slru) under fpw,
+ *               umbra and pushdown past the room its layout was sized for (src/wl.h,
+ *               Growth).
  *
- * and assert that each run finishes (status 0) with every transaction committed: no stall,
- * no violation unless the scenario expects a counterexample, and no refusal except l3/l4's
- * of what they do not model (pn_umbra_unsupported).
+ * protocols and seeds: under pushdown, 9 of the 12 scenarios/protocols/ files stalled once
+ * every commit was done, because the page server slept while WAL flushed after it (the
+ * checkpointer's record) was still to be ingested (src/pushdown.c, pn_ps_rearm); the class is
+ * a process that sleeps on a condition another one changes. Each run must finish (status 0)
+ * with every transaction committed: no stall, no violation unless the scenario expects a
+ * counterexample, no refusal except l3/l4's of what they do not model (pn_umbra_unsupported).
+ *
+ * growth: bench and crashtest size a workload for the acknowledged-commit log and then run
+ * without end; pgbench aborted within 2 s on `t->append_at < t->append_pages` once
+ * pgbench_history's append area was full. Each test sizes the workload for a few
+ * transactions, raises workload.transactions after init (as disk/disk.c does), runs it with
+ * every field relationship checked after every event, and asserts that every transaction
+ * ran, that the run went past its old limit (an append area reused, an index leaf recycled:
+ * pgbench, tpcc, btree_dedup; vacuum and slru have no such limit), and that recovery from
+ * the final device acknowledges every commit and gives every page the checker's oracle
+ * computes (model/checker.h C1, C2).
  */
+#include "checker.h"
+#include "oracle.h"
+#include "wl.h"
 #include "world.h"
 
 #include <check.h>
@@ -128,6 +143,154 @@ START_TEST(test_every_mode_random_seeds)
 }
 END_TEST
 
+struct kind {
+	const char *name;
+	const char *workload; /* the workload: line, sized for `sized` transactions */
+	const char *storage;
+	uint64_t sized, run;
+};
+
+static const struct kind kinds[] = {
+	{"pgbench", "{kind: pgbench, scale: 1, clients: 4, transactions: %llu}",
+	 "{pages: 2044, buffers: 64, wal_segment_size: 1MiB}", 30, 1500},
+	{"tpcc", "{kind: tpcc, warehouses: 1, clients: 4, transactions: %llu}",
+	 "{pages: 36000, buffers: 256, wal_segment_size: 1MiB}", 20, 1200},
+	{"vacuum", "{kind: vacuum, rows: %llu}", "{buffers: 8, wal_segment_size: 64KiB}", 1500, 0},
+	{"btree_dedup", "{kind: btree_dedup, inserts: 400, distinct_keys: 100, transactions: %llu}",
+	 "{page_size: 2KiB, buffers: 8, wal_segment_size: 64KiB}", 10, 100},
+	{"slru", "{kind: slru, transactions: %llu, pages_per_transaction: 1}",
+	 "{pages: 8, buffers: 4, wal_segment_size: 64KiB}", 12, 600},
+};
+
+static const enum pn_mode growth_modes[] = {PN_MODE_FPW, PN_MODE_UMBRA, PN_MODE_PUSHDOWN};
+
+static void load(const struct kind *k, enum pn_mode mode, struct pn_scenario *sc)
+{
+	char yaml[1024], wl[256], err[PN_ERROR_LEN];
+	snprintf(wl, sizeof(wl), k->workload, (unsigned long long)k->sized);
+	snprintf(yaml, sizeof(yaml),
+		 "name: growth-%s\nseed: 5\nstorage: %s\nprotocol: {mode: %s, checksums: true}\n"
+		 "checkpoint: {interval: 0s, every_transactions: 25, max_wal_size: 0}\n"
+		 "workload: %s\n", k->name, k->storage, pn_mode_name(mode), wl);
+	ck_assert_msg(pn_scenario_load_string("growth.yaml", yaml, strlen(yaml), sc, err,
+					      sizeof(err)), "%s\n%s", err, yaml);
+}
+
+static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	ck_assert(pn_oracle_add(arg, rec, len, start, end));
+}
+
+/* The layout relations' growth past their room: append areas reused, leaves recycled. */
+static void growth_of(struct pn_engine *e, uint64_t *cycles, uint64_t *recycled)
+{
+	const struct wl_layout *L = wl_layout_of(e);
+	*cycles = *recycled = 0;
+	for (uint32_t r = 0; r < L->nrels; r++) {
+		*cycles += L->rels[r].append_cycles;
+		*recycled += L->rels[r].recycled;
+	}
+}
+
+/* The acknowledged commits, taken out of the engine's log after every event as the
+ * real-disk loop does (disk.h D4): its log is sized for the transactions at init. */
+struct acks {
+	uint32_t *xids;
+	pn_lsn *lsns;
+	uint64_t n, cap;
+};
+
+static int run_draining(struct pn_world *w, struct acks *a)
+{
+	struct pn_engine *e = &w->e;
+	for (;;) {
+		int rc = pn_world_step(w);
+		for (uint64_t i = 0; i < e->nacked; i++) {
+			if (a->n == a->cap) {
+				a->cap = a->cap ? 2 * a->cap : 256;
+				a->xids = realloc(a->xids, a->cap * sizeof(uint32_t));
+				a->lsns = realloc(a->lsns, a->cap * sizeof(pn_lsn));
+				ck_assert(a->xids && a->lsns);
+			}
+			a->xids[a->n] = e->acked_xids[i];
+			a->lsns[a->n++] = e->acked_lsns[i];
+		}
+		e->nacked = e->nlat = 0;
+		if (rc != PN_STEP_EVENT)
+			return rc;
+	}
+}
+
+/* Recovery from the device as the run left it, judged as the checker judges (C1, C2). */
+static void judge_recovery(struct pn_scenario *sc, struct pn_world *w, struct pn_oracle *o,
+			   const struct acks *a)
+{
+	struct pn_world *r = calloc(1, sizeof(*r));
+	struct pn_world_options opt = {.check_each_event = true};
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(pn_world_init(r, sc, &opt, &w->dev), "%s", r->error);
+	ck_assert_int_eq(pn_world_recover(r), 0);
+	uint8_t *expected = malloc(r->e.page_size), *found = malloc(r->e.page_size);
+	char detail[2048];
+	uint32_t page;
+	ck_assert(expected && found);
+	ck_assert_msg(pn_check_acked(a->xids, a->lsns, a->n, r->e.replay_end, detail,
+				     sizeof(detail)), "%s", detail);
+	ck_assert_msg(pn_check_recovered_pages(&r->e, o, r->e.replay_end, expected, found, detail,
+					       sizeof(detail), &page), "%s", detail);
+	free(expected);
+	free(found);
+	pn_world_free(r);
+	free(r);
+}
+
+static void run_past_room(const struct kind *k, enum pn_mode mode)
+{
+	struct pn_scenario sc;
+	load(k, mode, &sc);
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options opt = {.check_each_event = true};
+	ck_assert_ptr_nonnull(w);
+	ck_assert_msg(pn_world_init(w, &sc, &opt, NULL), "%s", w->error);
+	struct pn_oracle *o = pn_check_oracle_new(&w->e);
+	w->on_wal = on_wal;
+	w->on_wal_arg = o;
+	if (k->run)
+		sc.workload.transactions = k->run; /* as disk.c does for a run without end */
+	pn_engine_start(&w->e);
+	struct acks a = {0};
+	int rc = run_draining(w, &a);
+	ck_assert_msg(rc == PN_STEP_FINISHED, "%s under %s: step %d: %s %s", k->name,
+		      pn_mode_name(mode), rc, w->e.viol.detail, w->error);
+	if (k->run) /* every transaction ran (read-only ones acknowledge no commit record) */
+		ck_assert_uint_eq(w->e.m.transactions, k->run);
+	ck_assert_uint_eq(a.n, w->e.m.commits);
+	if (sc.workload.kind == PN_WL_PGBENCH || sc.workload.kind == PN_WL_TPCC) {
+		uint64_t cycles, recycled;
+		growth_of(&w->e, &cycles, &recycled);
+		ck_assert_msg(cycles > 0, "%s never reused an append area", k->name);
+		/* tpcc's new_order_pkey runs out of split pages in this run */
+		ck_assert(recycled > 0 || sc.workload.kind == PN_WL_PGBENCH);
+	}
+	if (sc.workload.kind == PN_WL_BTREE_DEDUP) /* 4000 inserts in an index sized for 400 */
+		ck_assert_uint_gt(pn_wl_btree_recycled(&w->e), 0);
+	sc.workload.transactions = k->sized; /* the recovering engine's layout, the same pages */
+	judge_recovery(&sc, w, o, &a);
+	free(a.xids);
+	free(a.lsns);
+	pn_oracle_free(o);
+	pn_world_free(w);
+	free(w);
+	pn_scenario_free(&sc);
+}
+
+START_TEST(test_growth_each_kind)
+{
+	const struct kind *k = &kinds[_i / PN_ARRAY_LEN(growth_modes)];
+	run_past_room(k, growth_modes[_i % PN_ARRAY_LEN(growth_modes)]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("liveness");
@@ -136,6 +299,11 @@ int main(void)
 	tcase_add_test(tc, test_every_mode_every_protocol_scenario);
 	tcase_add_test(tc, test_every_mode_random_seeds);
 	suite_add_tcase(s, tc);
+	TCase *tg = tcase_create("growth");
+	tcase_set_timeout(tg, 600);
+	tcase_add_loop_test(tg, test_growth_each_kind, 0,
+			    (int)(PN_ARRAY_LEN(kinds) * PN_ARRAY_LEN(growth_modes)));
+	suite_add_tcase(s, tg);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
