@@ -3,7 +3,8 @@
  * crashes of the same engine on real files (disk/disk.h).
  *
  * One run, per mode:
- *   1. the parent formats fresh files in DIR and reads the initial pages (the oracle's base);
+ *   1. the parent formats fresh files in DIR; the oracle's base is the formatted pages
+ *      (the checker's pn_check_oracle_new), and the files must hold them (C2 as formatted);
  *   2. a child process runs the workload on them without end; over a pipe it reports every
  *      WAL record as inserted and every commit only after the engine acknowledged it (D4);
  *   3. the parent SIGKILLs it at a moment drawn from a PRNG seeded by --seed (uniform in
@@ -343,19 +344,25 @@ out:
 	return ok;
 }
 
-static struct pn_oracle *oracle_of(struct pn_disk *d)
+/* The oracle, the checker's own (pn_check_oracle_new), and C2 on the freshly formatted
+ * files: each mode's storage must hold the pages the oracle starts from, read as the
+ * judgement reads them (pushdown keeps them in the page server's file, not in `data`). */
+static bool oracle_of(struct pn_disk *d, struct run_state *s)
 {
 	struct pn_engine *e = &d->e;
-	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
-	PN_ASSERT(initial != NULL);
-	for (uint32_t p = 0; p < e->pages; p++)
-		e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), e->page_size,
-				 initial + (size_t)p * e->page_size);
-	struct pn_oracle *o = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
-					    d->sc.protocol.slru_headers, initial);
-	free(initial);
-	PN_ASSERT(o != NULL);
-	return o;
+	uint8_t *expected = malloc(e->page_size), *found = malloc(e->page_size);
+	uint32_t page;
+	PN_ASSERT(expected && found);
+	s->oracle = pn_check_oracle_new(e);
+	bool ok = pn_check_recovered_pages(e, s->oracle, e->wal.flushed, expected, found,
+					   s->detail, sizeof(s->detail), &page);
+	if (!ok) {
+		size_t l = strlen(s->detail);
+		snprintf(s->detail + l, sizeof(s->detail) - l, " (in the files as formatted)");
+	}
+	free(expected);
+	free(found);
+	return ok;
 }
 
 static void free_state(struct run_state *s)
@@ -380,12 +387,12 @@ static int one_run(const struct pn_scenario *sc, const struct pn_disk_dir *dir, 
 		free(d);
 		return 2;
 	}
-	s.oracle = oracle_of(d);
-	bool forked = crash_child(d, &s, kill_ms);
+	bool formatted = oracle_of(d, &s);
+	bool forked = formatted && crash_child(d, &s, kill_ms);
 	pn_disk_close(d);
 	free(d);
 	bool ok = forked && !s.detail[0] && recover_and_judge(sc, dir, &s, &end);
-	if (!forked)
+	if (formatted && !forked)
 		snprintf(s.detail, sizeof(s.detail), "cannot start the child: %s", strerror(errno));
 	if (ok && s.child_error[0]) {
 		snprintf(s.detail, sizeof(s.detail), "the child stopped before the kill: %s", s.child_error);

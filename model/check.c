@@ -382,17 +382,22 @@ static void progress(struct checker *c)
 		c->opt->progress(c->opt->progress_arg, c->res);
 }
 
-static void oracle_start(struct checker *c)
+struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e)
 {
-	struct pn_engine *e = &c->w->e;
 	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
 	PN_ASSERT(initial != NULL);
 	for (uint32_t p = 0; p < e->pages; p++)
 		pn_engine_initial_page(e, p, initial + (size_t)p * e->page_size);
-	c->oracle = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
-				  c->sc->protocol.slru_headers, initial);
+	struct pn_oracle *o = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
+					    e->sc->protocol.slru_headers, initial);
 	free(initial);
-	PN_ASSERT(c->oracle != NULL);
+	PN_ASSERT(o != NULL);
+	return o;
+}
+
+static void oracle_start(struct checker *c)
+{
+	c->oracle = pn_check_oracle_new(&c->w->e);
 	c->w->on_wal = on_wal;
 	c->w->on_wal_arg = c;
 }

@@ -68,15 +68,21 @@ struct pn_check_result {
 
 /*
  * The judgement of one recovered engine, shared by the checker and the real-disk crash test
- * (cli/cmd_crashtest.c):
+ * (cli/cmd_crashtest.c), for every mode alike:
+ *   pn_check_oracle_new: the oracle of a freshly formatted engine, its base the pages as
+ *      formatting writes them (pn_engine_initial_page), whichever file the mode keeps them
+ *      in (pushdown: the page server's, never the data file);
  *   C2 pn_check_recovered_pages: every page (its buffer if resident, else its current slot
- *      read through the engine's seam) verifies and equals the oracle's page for the records
- *      ending at or before `end`; expected and found are page-size scratch buffers;
+ *      read through the engine's seam; pushdown: what the page server rebuilds from its own
+ *      storage) verifies and equals the oracle's page for the records ending at or before
+ *      `end`; expected and found are page-size scratch buffers (the crash test also runs it
+ *      on its freshly formatted files, before the child starts);
  *   C1 pn_check_acked: every acknowledged commit (xid, end LSN of its record) ends at or
  *      before `end`, the end of the recovered WAL.
  * Each returns false with what broke in detail.
  */
 struct pn_oracle;
+struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e);
 bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn end,
 			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
 			      uint32_t *bad_page);

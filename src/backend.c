@@ -228,12 +228,16 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 
 /* ---- PN_OP_CHANGE: the records of the realistic workloads, over one or two blocks ---- */
 
-static bool change_block_init(const struct pn_change *c, uint32_t i, const uint8_t *page)
+/* A block the record initializes: a split's new right page; the page a heap insert or
+ * update puts its tuple on when that page is new, or reused by the workload's growth and
+ * not yet re-initialized (wl.h Growth). */
+static bool change_block_init(const struct pn_engine *e, const struct pn_change *c, uint32_t i,
+			      const uint8_t *page)
 {
 	if (c->kind == PN_REC_BTREE_SPLIT_R)
 		return i == 1;
 	return i == 0 && (c->kind == PN_REC_HEAP_INSERT || c->kind == PN_REC_HEAP_UPDATE) &&
-	       pn_page_is_new(page);
+	       (pn_page_is_new(page) || pn_workload_page_stale(e, c->pages[0]));
 }
 
 /* Per block: image (fpw) or shift (umbra) from page LSN <= redo; a block the record
@@ -247,7 +251,7 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		const uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
 		bool before_redo = pn_page_lsn(page) <= redo;
-		bool init = change_block_init(c, i, page);
+		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
 		if (sc->protocol.mode == PN_MODE_FPW)
 			p->chg_image |= (uint8_t)((before_redo && !init &&
@@ -394,6 +398,8 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
 		if (!pn_page_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
+		if (b->will_init)
+			pn_workload_page_inited(e, c->pages[i]);
 		pn_wl_mark(e, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
 			   (p->chg_shift >> i) & 1);
 	}

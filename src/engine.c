@@ -291,6 +291,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 		e->stopping = true;
 		pn_ckpt_release_pause(e);
 	}
+	pn_ps_rearm(e);
 }
 
 bool pn_engine_finished(const struct pn_engine *e)
@@ -331,6 +332,7 @@ void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 		io->state = PN_IO_FREE;
 		e->io_free[e->io_free_len++] = io->index;
 	}
+	pn_ps_rearm(e);
 }
 
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,

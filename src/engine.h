@@ -590,12 +590,20 @@ enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn
 void pn_workload_free(struct pn_engine *e);
 /* The initial bytes of heap page `blkno` (format): the workload's tables and indexes. */
 void pn_workload_page_init(const struct pn_engine *e, uint8_t *page, uint32_t blkno);
+/* Growth (wl.h): page blkno was reused by a generated workload and has not been
+ * re-initialized since (its next heap insert is +INIT); the record that did it has run. */
+bool pn_workload_page_stale(const struct pn_engine *e, uint32_t blkno);
+void pn_workload_page_inited(struct pn_engine *e, uint32_t blkno);
 /* A split decided by the workload has run (its new right leaf may now take inserts). */
 void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
 /* Name of transaction type t of the workload, NULL if it has none. */
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
+/* A run without end: bench and crashtest size the workload at init, then set
+ * workload.transactions to UINT64_MAX (disk/disk.c); a workload with a fixed amount of
+ * work (vacuum's pass) idles after it instead of ending the run. */
+bool pn_workload_endless(const struct pn_engine *e);
 /* Counts one more transaction if workload.transactions are not all started; false if not
  * (every generator's rule for the end of a run). */
 bool pn_workload_txn_start(struct pn_engine *e);
@@ -646,6 +654,8 @@ void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
 bool pn_wl_slru_init(struct pn_engine *e);
 enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
 void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
+/* Splits that recycled a leaf (wl_btree.c, Growth). */
+uint64_t pn_wl_btree_recycled(const struct pn_engine *e);
 uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
 /* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
 bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
@@ -688,6 +698,8 @@ void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
 uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
 /* Nothing to ingest, serve or write (always true outside pushdown). */
 bool pn_ps_idle(const struct pn_engine *e);
+/* After every event: wakes the page server if it sleeps while not idle. */
+void pn_ps_rearm(struct pn_engine *e);
 void pn_ps_check(struct pn_engine *e);
 /* End LSN of the last record the page server ingested. */
 pn_lsn pn_ps_ingested(const struct pn_engine *e);

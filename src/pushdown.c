@@ -719,6 +719,23 @@ void pn_ps_step(struct pn_engine *e)
 		pn_wake(e, e->proc_ps, PS_TICK_NS);
 }
 
+/*
+ * After every event (pn_engine_fire, pn_engine_io_done). While the workload runs the page
+ * server ticks without pause; once it is stopping it sleeps as soon as it is idle, and its
+ * idleness depends on other processes: a WAL flush after that (the checkpointer's record,
+ * the WAL writer's flush of the last commits) leaves it WAL to ingest that nobody told it
+ * about, and the run stalls with every commit done. Whoever makes it not idle need not know:
+ * a sleeping page server that is not idle is woken here for its next tick.
+ */
+void pn_ps_rearm(struct pn_engine *e)
+{
+	if (!pushdown(e) || pn_ps_idle(e) || e->recovering || e->failed)
+		return;
+	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
+		    !e->procs[e->proc_ps].scheduled);
+	pn_wake(e, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
+}
+
 bool pn_ps_idle(const struct pn_engine *e)
 {
 	const struct pn_pageserver *ps = e->ps;

@@ -25,6 +25,26 @@
  * routes to a leaf whose split has not run yet (or to a leaf that must split again while
  * its last split is still running) waits (PN_WL_WAIT); the split's completion wakes it.
  *
+ * Growth. The layout is sized for workload.transactions (bench and crashtest size it for
+ * the acknowledged-commit log and then run without end), and a run that goes on past it
+ * keeps going, as a PostgreSQL database whose append-only tables are trimmed:
+ *   table  an append area that fills up is reused from its first page, as the space that
+ *          deleting the oldest appended rows and VACUUM would hand back (PostgreSQL's free
+ *          space map gives it to new inserts); nothing the generators do reads an appended
+ *          row again. The first record on a reused page re-initializes it (Heap/INSERT+INIT,
+ *          Heap/UPDATE+INIT, as PostgreSQL logs the first tuple on an empty page):
+ *          `stale` marks the page from its reuse until that record is applied
+ *          (pn_workload_page_stale, pn_workload_page_inited);
+ *   index  a split that finds every page of its index's range in use takes the leaf with
+ *          the fewest routed keys (not pending, no pending neighbour, not the one splitting)
+ *          as its new right page: the leaf's keys leave the generator's routing (as index
+ *          vacuum would remove the entries of the rows trimmed away) and its key range
+ *          joins its left neighbour's; the split rebuilds the page (its right block is
+ *          REGBUF_WILL_INIT), so the old bytes never matter. An insert handed out to it
+ *          before lands on the rebuilt page or is overwritten; at most one per client,
+ *          which the split margin (clients + 2) holds.
+ * A run that never fills its room takes exactly the pages and records it took before.
+ *
  * Updates (wl_update_row). Each loaded page has `room` (free bytes for new versions) and
  * `versions` (old versions a prune would remove). A HOT update takes room for a version (the
  * tuple itself is rewritten in place); when room is short and versions exist, a Heap2/PRUNE
@@ -58,12 +78,15 @@ struct wl_rel {
 	uint32_t append_first, append_pages, append_at; /* append page in use (index in area) */
 	uint32_t append_bytes;    /* bytes taken on it */
 	uint16_t append_off;      /* line pointers handed out on it */
+	uint32_t append_cycles;   /* times the append area filled up and was reused (Growth) */
+	uint8_t *stale;           /* per append page: reused, not yet re-initialized by a record */
 	uint16_t *room;           /* per home page: free bytes for new versions */
 	uint16_t *versions;       /* per home page: versions a prune would remove */
 	/* index */
 	uint16_t itup_len;
 	uint32_t leaf_cap, leaf_limit;
 	uint32_t nleaves, leaves_cap, used;
+	uint64_t recycled;        /* splits that took a recycled leaf (Growth) */
 	struct wl_leaf *leaves;   /* by id (stable) */
 	uint32_t *order;          /* leaf ids by low key */
 	uint32_t table;           /* the table it indexes (rel id) */

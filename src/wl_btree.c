@@ -16,6 +16,10 @@
  *      sibling are pinned first), at the key boundary nearest to half the leaf's bytes,
  *      the new tuple going in with it (as _bt_split's newitem); if another client split
  *      the leaf meanwhile, the insert again into the leaf that holds its key now.
+ * Growth: inserts are spread over the transactions the run was sized for, and a run
+ * without end (bench, crashtest) repeats that pattern; once every page is a leaf, a split
+ * recycles one (recycle(): it leaves the directory, its key range joining its left
+ * neighbour's, and the split rebuilds it), so the index never needs more pages.
  * Splitting only between keys keeps a key on one leaf; init refuses more than
  * KEYS_PER_LEAF_MIN inserts per key on average, which one leaf always holds.
  * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
@@ -67,11 +71,17 @@
  * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up), each page's
  * right sibling, and per client an insert waiting for its leaf's split. */
 enum { BT_IDLE, BT_SPLIT_DUE, BT_RETRY_DUE };
+#define BT_SPARE 64u
+#define BT_RECYCLE_POLL_NS 100000u
 struct bt_client {
 	uint32_t state, key, leaf, new_page;
 };
 struct bt_state {
 	uint32_t nleaves, max_leaves, next_free;
+	uint64_t txns_sized;   /* workload.transactions at init: inserts per transaction */
+	uint64_t recycled;     /* splits that took a recycled leaf (past the sized inserts) */
+	uint32_t nclients;
+	uint32_t spare[BT_SPARE], nspare; /* new pages a split took and did not use */
 	uint32_t *low, *page, *next;
 	struct bt_client *client;
 };
@@ -113,6 +123,8 @@ bool pn_wl_btree_init(struct pn_engine *e)
 	st->max_leaves = (uint32_t)l;
 	st->nleaves = 1;       /* page 0: the root leaf, every key */
 	st->next_free = 1;
+	st->txns_sized = sc->workload.transactions;
+	st->nclients = sc->workload.clients;
 	e->wl = st;
 	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
 	e->heap_pages = (uint32_t)l;
@@ -152,6 +164,48 @@ bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size)
 
 /* ---- the generator ---------------------------------------------------------------------- */
 
+/* A page some client's split is about to use (its left leaf, that leaf's right sibling or
+ * its new page): not one to recycle. */
+static bool page_busy(const struct bt_state *st, uint32_t nclients, uint32_t pg)
+{
+	for (uint32_t i = 0; i < nclients; i++) {
+		const struct bt_client *c = &st->client[i];
+		if (c->state == BT_IDLE)
+			continue;
+		if (c->leaf == pg || st->next[c->leaf] == pg ||
+		    (c->state == BT_RETRY_DUE && c->new_page == pg))
+			return true;
+	}
+	return false;
+}
+
+/* Past the inserts the index was sized for (a run without end) every page is a leaf: the
+ * leaf with the lowest directory position past the leftmost that no split uses leaves the
+ * directory (its key range joins its left neighbour's, as index vacuum would empty it of
+ * the entries of rows deleted meanwhile) and becomes client's new page: the split rebuilds
+ * it (REGBUF_WILL_INIT). Rotating through positions spreads the reuse over the index. */
+static bool recycle(struct bt_state *st, uint32_t client)
+{
+	if (st->nspare > 0) {
+		st->client[client].new_page = st->spare[--st->nspare];
+		return true;
+	}
+	for (uint32_t n = 0; n + 1 < st->nleaves; n++) {
+		uint32_t i = 1 + (uint32_t)((st->recycled + n) % (st->nleaves - 1));
+		uint32_t pg = st->page[i];
+		if (page_busy(st, st->nclients, pg))
+			continue;
+		st->next[st->page[i - 1]] = st->next[pg];
+		memmove(st->low + i, st->low + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+		memmove(st->page + i, st->page + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
+		st->nleaves--;
+		st->client[client].new_page = pg;
+		st->recycled++;
+		return true;
+	}
+	return false;
+}
+
 enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
 {
 	const struct pn_scenario *sc = e->sc;
@@ -160,8 +214,12 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 	struct pn_proc *p = &e->procs[client];
 	*out = (struct pn_step){.op = PN_OP_BT_INSERT, .client = client};
 	if (c->state == BT_SPLIT_DUE) { /* the insert found its leaf full: split it first */
-		PN_ASSERT(st->next_free < st->max_leaves);
-		c->new_page = st->next_free++;
+		if (st->next_free < st->max_leaves) {
+			c->new_page = st->next_free++;
+		} else if (!recycle(st, client)) {
+			pn_wake(e, client, BT_RECYCLE_POLL_NS); /* every leaf is busy with a split */
+			return PN_WL_WAIT;
+		}
 		c->state = BT_RETRY_DUE;
 		*out = (struct pn_step){.op = PN_OP_BT_SPLIT, .client = client, .page = c->leaf,
 					.key = c->key};
@@ -182,7 +240,10 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 	enum pn_wl_next next;
 	if (!pn_workload_txn_next(e, p, out, &next))
 		return next;
-	uint64_t k = e->txns_started - 1, n = sc->workload.inserts, t = sc->workload.transactions;
+	/* inserts spread over the transactions the run was sized for; a run without end
+	 * (bench, crashtest) repeats that pattern */
+	uint64_t k = (e->txns_started - 1) % st->txns_sized, n = sc->workload.inserts;
+	uint64_t t = st->txns_sized;
 	p->txn_len = (uint32_t)(n * (k + 1) / t - n * k / t);
 	p->txn_pos = 0;
 	if (p->txn_len == 0) { /* more transactions than inserts: an empty one */
@@ -462,15 +523,32 @@ static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, 
 	st->next[left] = right;
 }
 
+uint64_t pn_wl_btree_recycled(const struct pn_engine *e)
+{
+	const struct bt_state *st = e->wl;
+	return st ? st->recycled : 0;
+}
+
+/* A new page a split did not use: kept for the splits past the sized room (recycle);
+ * before that, as ever, splits take the next free page and this one stays unused. */
+static void spare(struct bt_state *st, uint32_t pg)
+{
+	if (st->nspare < BT_SPARE)
+		st->spare[st->nspare++] = pg;
+}
+
 void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
 {
 	struct bt_state *st = e->wl;
 	struct bt_client *c = &st->client[p->id];
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left], len = 0;
-	if (fits(page, PLAIN) || leaf_of(st, c->key) != left)
+	if (fits(page, PLAIN) || leaf_of(st, c->key) != left) {
+		spare(st, c->new_page);
 		return; /* another client split it meanwhile: just the insert again */
+	}
 	if (sib != (p->nextra == 2 ? e->frames[p->extra_frames[1]].page : NO_PAGE)) {
+		spare(st, c->new_page);
 		c->state = BT_SPLIT_DUE; /* its right sibling changed since the pin: again */
 		return;
 	}

@@ -37,6 +37,9 @@
  *      image has no hole), block 1 = the heap page (SAME_REL), REGBUF_NO_IMAGE unless
  *      checksums or wal_log_hints; main {cutoff xid u32, flags u8}: 59 B without images.
  *      The VM bits are set, the heap page gets PD_ALL_VISIBLE.
+ * After the pass the workload is done; a run without end (bench, crashtest) idles instead,
+ * as a second VACUUM of the all-visible, all-frozen table would write nothing, while
+ * checkpoints go on.
  * Simplification: the heap page's LSN is stamped by VISIBLE also without checksums
  * (PostgreSQL leaves it, as the record carries no image for it); no later change reads it.
  */
@@ -137,8 +140,8 @@ void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page
 
 enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
 {
-	if (e->txns_started >= table_pages(e))
-		return PN_WL_DONE;
+	if (e->txns_started >= table_pages(e)) /* the pass is over; run without end: idle */
+		return pn_workload_endless(e) ? PN_WL_WAIT : PN_WL_DONE;
 	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE, .client = client,
 				.page = (uint32_t)e->txns_started++};
 	return PN_WL_OP;

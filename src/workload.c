@@ -90,6 +90,34 @@ void pn_workload_page_init(const struct pn_engine *e, uint8_t *page, uint32_t bl
 		pn_page_init(page, e->page_size, blkno, false);
 }
 
+/* The append page of a layout relation that holds blkno, or NULL. */
+static uint8_t *stale_of(const struct pn_engine *e, uint32_t blkno)
+{
+	int g = generator_of(e->sc->workload.kind);
+	if (g < 0 || generators[g].page_init != layout_page_init || e->wl == NULL)
+		return NULL;
+	const struct wl_layout *L = e->wl;
+	for (uint32_t r = 0; r < L->nrels; r++) {
+		const struct wl_rel *x = &L->rels[r];
+		if (!x->index && blkno >= x->append_first && blkno < x->append_first + x->append_pages)
+			return &x->stale[blkno - x->append_first];
+	}
+	return NULL;
+}
+
+bool pn_workload_page_stale(const struct pn_engine *e, uint32_t blkno)
+{
+	const uint8_t *s = stale_of(e, blkno);
+	return s != NULL && *s;
+}
+
+void pn_workload_page_inited(struct pn_engine *e, uint32_t blkno)
+{
+	uint8_t *s = stale_of(e, blkno);
+	if (s)
+		*s = 0;
+}
+
 void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c)
 {
 	wl_split_done(e->wl, c);
@@ -127,7 +155,8 @@ uint32_t wl_table(struct wl_layout *L, const char *name, uint32_t rows, uint32_t
 	t->npages = t->home_pages + t->append_pages;
 	t->room = calloc(t->home_pages + 1, sizeof(uint16_t));
 	t->versions = calloc(t->home_pages + 1, sizeof(uint16_t));
-	PN_ASSERT(t->room != NULL && t->versions != NULL);
+	t->stale = calloc(t->append_pages, 1);
+	PN_ASSERT(t->room != NULL && t->versions != NULL && t->stale != NULL);
 	for (uint32_t p = 0; p < t->home_pages; p++) {
 		uint32_t n = PN_MIN(t->rows_per_page, rows - p * t->rows_per_page);
 		t->room[p] = (uint16_t)(L->page_size - PN_PAGE_HEADER - n * room);
@@ -184,6 +213,7 @@ void wl_layout_free(struct wl_layout *L)
 		struct wl_rel *x = &L->rels[r];
 		free(x->room);
 		free(x->versions);
+		free(x->stale);
 		for (uint32_t i = 0; i < x->nleaves; i++)
 			free(x->leaves[i].keys);
 		free(x->leaves);
@@ -247,8 +277,16 @@ void wl_append(struct wl_layout *L, uint32_t rel, uint32_t *page, uint16_t *offn
 		t->append_at++;
 		t->append_bytes = 0;
 		t->append_off = 0;
+		bool full = t->append_at == t->append_pages;
+		PN_TESTCASE("an append area fills up and is reused (wl.h Growth)", full);
+		if (full) {
+			t->append_at = 0;
+			t->append_cycles++;
+		}
+		if (t->append_cycles > 0)
+			t->stale[t->append_at] = 1; /* its first record re-initializes it */
 	}
-	PN_ASSERT(t->append_at < t->append_pages);
+	PN_ASSERT(t->append_at < t->append_pages && t->append_off < UINT16_MAX);
 	t->append_bytes += room;
 	*page = t->append_first + t->append_at;
 	*offnum = ++t->append_off;
@@ -305,6 +343,52 @@ static uint32_t split_point(const struct wl_leaf *l, uint64_t key)
 	return at;
 }
 
+static bool pending_at(const struct wl_rel *ix, uint32_t q)
+{
+	return q < ix->used && ix->leaves[ix->order[q]].pending;
+}
+
+/* Growth (wl.h): the position in ix->order of the leaf a split may recycle, the one with
+ * the fewest keys (the lowest position of those), or false when none may go. */
+static bool recycle_victim(const struct wl_rel *ix, uint32_t splitting, uint32_t *victim)
+{
+	uint32_t best = UINT32_MAX, best_n = UINT32_MAX;
+	for (uint32_t q = 0; q < ix->used; q++) {
+		const struct wl_leaf *v = &ix->leaves[ix->order[q]];
+		if (q == splitting || v->pending || (q > 0 && pending_at(ix, q - 1)) ||
+		    pending_at(ix, q + 1) || v->n >= best_n)
+			continue;
+		best = q;
+		best_n = v->n;
+	}
+	*victim = best;
+	return best != UINT32_MAX;
+}
+
+/* The leaf id a split of the leaf at *pos puts its right half in: a page of the index's
+ * range not used yet, else a recycled leaf, taken out of ix->order (*pos follows it). */
+static bool new_right_leaf(struct wl_rel *ix, uint32_t *pos, uint32_t *rid)
+{
+	bool full = ix->used == ix->leaves_cap;
+	PN_TESTCASE("an index split recycles a leaf (wl.h Growth)", full);
+	if (!full) {
+		leaf_new(ix, ix->first + ix->used);
+		*rid = ix->nleaves - 1;
+		return true;
+	}
+	uint32_t q;
+	if (!recycle_victim(ix, *pos, &q))
+		return false;
+	*rid = ix->order[q];
+	memmove(ix->order + q, ix->order + q + 1, sizeof(uint32_t) * (ix->used - q - 1));
+	ix->used--;
+	if (q < *pos)
+		(*pos)--;
+	ix->recycled++;
+	PN_ASSERT(*pos < ix->used && !ix->leaves[*rid].pending);
+	return true;
+}
+
 bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t heap_blk,
 		    uint16_t heap_off, struct pn_change *out)
 {
@@ -325,12 +409,13 @@ bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t he
 	}
 	uint32_t at = split_point(l, key);
 	PN_ASSERT(at < l->n || key > l->keys[l->n - 1]);
-	PN_ASSERT(ix->used < ix->leaves_cap); /* the layout's room for splits */
 	if (pos + 1 < ix->used && ix->leaves[ix->order[pos + 1]].pending)
 		return false; /* the previous split of this leaf is still running */
+	uint32_t rid;
+	if (!new_right_leaf(ix, &pos, &rid))
+		return false; /* every leaf is pending or next to one: a split's end frees one */
 	uint64_t split_key = at < l->n ? l->keys[at] : key;
-	struct wl_leaf *r = leaf_new(ix, ix->first + ix->used);
-	l = &ix->leaves[id];
+	struct wl_leaf *r = &ix->leaves[rid];
 	r->low = split_key;
 	r->pending = true;
 	memcpy(r->keys, l->keys + at, sizeof(uint64_t) * (l->n - at));
@@ -338,13 +423,13 @@ bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t he
 	l->n = at;
 	leaf_add(key >= split_key ? r : l, key);
 	memmove(ix->order + pos + 2, ix->order + pos + 1, sizeof(uint32_t) * (ix->used - pos - 1));
-	ix->order[pos + 1] = ix->nleaves - 1;
+	ix->order[pos + 1] = rid;
 	ix->used++;
 	out->kind = PN_REC_BTREE_SPLIT_R; /* SPLIT_L or _R is chosen when it runs */
 	out->nblocks = 2;
 	out->pages[1] = r->page;
 	out->split_key = split_key;
-	out->leaf = ix->nleaves - 1;
+	out->leaf = rid;
 	return true;
 }
 
@@ -543,6 +628,11 @@ void pn_workload_step_done(struct pn_engine *e, uint32_t client)
 	}
 	for (uint32_t c = 0; c < e->nbackends; c++)
 		pn_wake(e, c, 0);
+}
+
+bool pn_workload_endless(const struct pn_engine *e)
+{
+	return e->sc->workload.transactions == UINT64_MAX;
 }
 
 bool pn_workload_txn_start(struct pn_engine *e)
