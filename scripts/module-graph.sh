@@ -22,7 +22,7 @@
 # --max-header-lines (default 300) lines; and with --layers, every use against the layer
 # order. Layers are folders, lowest first, named by their path (src/base) or last component
 # (base); a module in an earlier layer must not name one in a later layer. Modules in folders
-# not listed are not checked.
+# not listed are not checked (the text and JSON list them as unlayered).
 #   --json     one JSON object on stdout instead of the text.
 #   --check    exit 1 when the largest circle has more than MAXCIRCLE modules, more than
 #              MAXPAIRS pairs use each other both ways, a header is over the limit, or (with
@@ -228,11 +228,13 @@ def analyse(opt):
                 lb = layer_of(b, opt["layers"])
                 if la is not None and lb is not None and la < lb:
                     against.append((a, b, sorted(uses[a][b])))
+    unlayered = [m for m in modules if opt["layers"] and layer_of(m, opt["layers"]) is None]
     folders = {}
     for m in modules:
         folders.setdefault(os.path.dirname(m), []).append(os.path.basename(m))
     return {"modules": modules, "files": files_of, "folders": folders, "uses": uses,
-            "circles": circles, "pairs": pairs, "headers": headers, "against": against}
+            "circles": circles, "pairs": pairs, "headers": headers, "against": against,
+            "unlayered": unlayered}
 
 def failures(opt, r):
     if not opt["check"]:
@@ -281,6 +283,8 @@ def print_text(opt, r, fails):
         print("  %s: %d lines" % (f, n))
     if opt["layers"]:
         print("layers (lowest first): %s" % " < ".join(opt["layers"]))
+        if r["unlayered"]:
+            print("modules in no layer (not checked): %d" % len(r["unlayered"]))
         print("uses against the layer order: %d" % len(r["against"]))
         for a, b, names in r["against"]:
             print("  %s -> %s (%d): %s" % (a, b, len(names), shown(names, lim)))
@@ -305,6 +309,7 @@ def print_json(opt, r, fails):
         "headers_over": [{"file": f, "lines": n} for f, n in r["headers"]],
         "layers": opt["layers"],
         "against_layers": [{"from": a, "to": b, "names": n} for a, b, n in r["against"]],
+        "unlayered": r["unlayered"],
         "check": None if not opt["check"] else {"max_circle": opt["check"][0],
                                                  "max_pairs": opt["check"][1],
                                                  "failures": fails},

@@ -18,6 +18,7 @@ want = {
     "pairs": [{"a": m("low/a"), "b": m("low/b"), "a_uses_b": ["b_put"], "b_uses_a": ["A_MAX"]}],
     "headers_over": [{"file": m("high/big.h"), "lines": 6}],
     "against_layers": [{"from": m("low/d"), "to": m("high/h"), "names": ["high_hook"]}],
+    "unlayered": [],
 }
 bad = [k for k in want if doc[k] != want[k]]
 uses = {k: v["uses"] for k, v in doc["modules"].items()}
