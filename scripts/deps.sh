@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages penumbra builds with, if any is missing (run as root).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
-      libxxhash-dev libjansson-dev jq bsdutils procps)
+      libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,8 @@
 #   - `x()` (a function, by its call-like spelling) is one the code uses;
 #   - a file name `x.c` / `x.h` (or `dir/x.c`) is a file of ROOT.
 # Names of other projects (PostgreSQL, Neon) that are cited are listed in `external` below.
+# A doc's lines between `<!-- doc-names: off -->` and `<!-- doc-names: on -->` are not checked:
+# a plan (docs/redesign.md) names functions and files that do not exist yet.
 # Prints each name that is not found as FILE:LINE: NAME and exits 1; 0 when all are found.
 set -u
 
@@ -70,8 +72,10 @@ function scan(text, line,    rest, tok, kind, next_ch) {
 }
 FILENAME == ARGV[1] { defined[$0] = 1; next }
 FILENAME == ARGV[2] { files[$0] = 1; next }
-FNR == 1 { in_comment = 0; is_doc = FILENAME ~ /\.md$/ }
-is_doc { scan($0, FNR); next }
+FNR == 1 { in_comment = 0; is_doc = FILENAME ~ /\.md$/; off = 0 }
+is_doc && /<!-- doc-names: off -->/ { off = 1 }
+is_doc && /<!-- doc-names: on -->/ { off = 0 }
+is_doc { if (!off) scan($0, FNR); next }
 {
 	line = $0
 	text = ""

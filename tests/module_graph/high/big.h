@@ -1,0 +1,6 @@
+/* six
+ lines */
+#define BIG 1
+
+
+

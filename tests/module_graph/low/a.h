@@ -1,0 +1,2 @@
+#define A_MAX 4
+int a_get(void);

@@ -1,0 +1,1 @@
+void b_put(int v);

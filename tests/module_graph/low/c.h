@@ -1,0 +1,2 @@
+struct c_item { int v; };
+int c_first(void);

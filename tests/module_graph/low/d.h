@@ -1,0 +1,1 @@
+void high_hook(void);
