@@ -24,7 +24,7 @@
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
-	"                      [--no-shrink]\n"
+	"                      [--no-shrink] [--twice]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml under a\n"
 	"directory, in name order), recovers each with the engine's recovery, verifies it with\n"
@@ -42,6 +42,8 @@ static const char usage[] =
 	"  --coverage    report the coverage markers never seen both ways\n"
 	"  --quiet       no counterexample reports, only the summary\n"
 	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
+	"  --twice       run each schedule twice and compare every event (a determinism\n"
+	"                self-check; exit 1 at the first event where the runs differ)\n"
 	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
 	"                weaker check; for slow builds)\n"
 	"  -h, --help    show this help\n"
@@ -50,13 +52,13 @@ static const char usage[] =
 
 enum {
 	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
-	OPT_NO_SHRINK, OPT_POINTS_EVERY
+	OPT_NO_SHRINK, OPT_POINTS_EVERY, OPT_TWICE
 };
 
 struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested, points_every;
-	bool seed_set, coverage, quiet, no_shrink;
+	bool seed_set, coverage, quiet, no_shrink, twice;
 	char **paths;
 	size_t npaths, cap;
 };
@@ -120,6 +122,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"nested", required_argument, NULL, OPT_NESTED}, {"quiet", no_argument, NULL, OPT_QUIET},
 		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
+		{"twice", no_argument, NULL, OPT_TWICE},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -133,6 +136,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		case OPT_COVERAGE: a->coverage = true; break;
 		case OPT_QUIET: a->quiet = true; break;
 		case OPT_NO_SHRINK: a->no_shrink = true; break;
+		case OPT_TWICE: a->twice = true; break;
 		case OPT_POINTS_EVERY:
 			if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
 				return 2;
@@ -198,10 +202,12 @@ static void check_one(struct item *it, const struct check_args *a)
 	struct pn_check_options o = {
 		.progress = isatty(2) && a->jobs == 1,
 		.nested_every = (uint32_t)a->nested,
+		.twice = a->twice,
 	};
 	it->rc = pn_check_scenario(&it->sc, &o, &it->res);
 	if (it->res.violation && !it->res.error) {
 		o.progress = false;
+		o.twice = false; /* shrinking re-checks variants: once each */
 		write_trace(it, a, &o);
 	}
 }
@@ -340,6 +346,8 @@ static void print_item(const struct item *it, const struct check_args *a)
 	       r->ok ? "ok" : "FAIL", it->sc.name, verdict(it), r->expected_violation ? "violation" : "pass",
 	       (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
 	       (unsigned long long)r->recoveries, r->seconds);
+	if (r->diverged)
+		printf("     %s\n", r->divergence);
 	if (r->error)
 		printf("     %s\n", r->detail);
 	else if (r->violation && !a->quiet)
@@ -379,6 +387,8 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
 	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(o, "seconds", json_real(r->seconds));
+	if (r->diverged)
+		json_object_set_new(o, "divergence", json_string(r->divergence));
 	if (!r->violation) {
 		json_object_set_new(o, "violation", r->error ? json_string(r->detail) : json_null());
 		return o;

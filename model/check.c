@@ -35,6 +35,7 @@ struct checker {
 	double t0;
 	uint32_t schedule;
 	uint64_t new_states;
+	struct pn_world_twin *twin; /* --twice: the determinism self-check */
 };
 
 static double wall_seconds(void)
@@ -333,6 +334,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 		struct verdict v = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
 			v.kind = PN_VIOL_DURABILITY;
+		pn_world_hash_mix(c->w, key, v.end * 64 + v.kind); /* --twice compares verdicts too */
 		if (v.kind != PN_VIOL_NONE) {
 			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
 			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
@@ -545,7 +547,7 @@ static int run_schedule(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
-				     .check_each_event = true, .schedule = c->schedule};
+				     .check_each_event = true, .schedule = c->schedule, .twin = c->twin};
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
@@ -597,10 +599,75 @@ static void checker_free(struct checker *c)
 	c->oracle = NULL;
 }
 
+/* One schedule run's outcome, as --twice compares it. */
+static void outcome_text(const struct pn_check_result *r, int rc, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", rc == 2 ? "could not run" : r->violation ? "violation" : "pass");
+	if (r->violation && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " %s at crash point %llu, state %s%s%s",
+			      pn_violation_name(r->kind), (unsigned long long)r->crash_point,
+			      r->state[0] ? r->state : "none", r->in_recovery ? ", recovery state " : "",
+			      r->in_recovery ? r->recovery_state : "");
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %llu crash points, %llu states, %llu recovered",
+			 (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
+			 (unsigned long long)r->recoveries);
+}
+
+/*
+ * --twice: the schedule run twice from the same start (an empty verdict cache, the same
+ * count of new states), each event's hash and the verdicts compared (sim/world.h); the first
+ * difference goes to res->divergence. res keeps the first run's outcome, c->w the second
+ * run's world. Returns 1 on a divergence, else run_schedule()'s status.
+ */
+static int run_twice(struct checker *c)
+{
+	struct pn_check_result *res = c->res, *before = malloc(2 * sizeof(*res)), *first = before + 1;
+	uint64_t new_states = c->new_states;
+	char msg[900] = "", a[300], b[300];
+	PN_ASSERT(before != NULL);
+	pn_world_twin_reset(c->twin);
+	*before = *res;
+	int rc = run_schedule(c);
+	if (!c->w) { /* the world could not be made: nothing ran */
+		free(before);
+		return rc;
+	}
+	bool same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	*first = *res;
+	*res = *before;
+	checker_free(c);
+	if (c->cache)
+		memset(c->cache, 0, c->cache_cap * sizeof(*c->cache));
+	c->cache_len = 0;
+	c->new_states = new_states;
+	int rc2 = run_schedule(c);
+	if (same && c->w)
+		same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	outcome_text(first, rc, a, sizeof(a));
+	outcome_text(res, rc2, b, sizeof(b));
+	if (same && (rc != rc2 || strcmp(a, b) || first->page != res->page))
+		snprintf(msg, sizeof(msg), "the two runs agree on every event but not on the outcome: "
+			 "the first run: %s; the second: %s", a, b);
+	*res = *first;
+	if (msg[0]) {
+		res->diverged = true;
+		snprintf(res->divergence, sizeof(res->divergence), "nondeterminism: schedule %u: %s",
+			 c->schedule, msg);
+		if (!res->violation)
+			snprintf(res->detail, sizeof(res->detail), "%s", res->divergence);
+		rc = 1;
+	}
+	free(before);
+	return rc;
+}
+
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res)
 {
 	struct checker c = {.sc = sc, .opt = opt, .res = res};
+	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
+	c.twin = opt->twice && !opt->replay ? &twin : NULL;
 	memset(res, 0, sizeof(*res));
 	snprintf(res->name, sizeof(res->name), "%s", sc->name);
 	res->expected_violation = sc->expect.violation;
@@ -616,7 +683,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		if (c.cache)
 			memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
 		c.cache_len = 0;
-		rc = run_schedule(&c);
+		rc = c.twin ? run_twice(&c) : run_schedule(&c);
 		if (c.w)
 			res->events += c.w->events;
 		checker_free(&c);
@@ -625,6 +692,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	if (opt->progress)
 		fprintf(stderr, "\n");
 	pn_crash_enum_free(&c.ce);
+	pn_world_twin_free(&twin);
 	free(c.cache);
 	free(c.expected);
 	free(c.found);
@@ -633,6 +701,6 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		res->error = true;
 		return 2;
 	}
-	res->ok = res->violation == res->expected_violation;
+	res->ok = res->violation == res->expected_violation && !res->diverged;
 	return res->ok ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # replay_cli.sh: `penumbra replay` on traces that do not fit their run, edited traces, --json -,
-# crashes inside recovery under crash.tear: none, from the command line (CTest
+# crashes inside recovery under crash.tear: none, and --twice, from the command line (CTest
 # label cli). Usage: replay_cli.sh PENUMBRA_BINARY SOURCE_DIR. Writes its traces to a
 # temporary directory; prints one line per case and "N passed, M failed"; exits 1 if any failed.
 set -u
@@ -77,6 +77,11 @@ else
 	echo "ok   --nested under tear: none tears nothing"
 	pass=$((pass + 1))
 fi
+
+case_ "check --twice agrees" 0 "check: 1 passed, 0 failed" out \
+	"$bin" check "$src/scenarios/mutants/ckpt-active-only.yaml" --twice --quiet --traces "$tmp/t"
+case_ "run --twice agrees" 0 "determinism \(--twice\): the two runs agree on all" out \
+	"$bin" run "$src/scenarios/protocols/umbra-random.yaml" --twice
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

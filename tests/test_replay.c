@@ -1,6 +1,6 @@
 /*
- * test_replay.c: Check suite for replay, crashes inside recovery and traces
- * (model/check.c, model/crashstate.c, model/trace.c; label unit).
+ * test_replay.c: Check suite for replay, crashes inside recovery, traces and the determinism
+ * self-check (model/check.c, model/crashstate.c, model/trace.c, sim/world.c; label unit).
  *   - replay of any trace runs or refuses (error, exit 2) with a reason, never crashes: a
  *     scenario without crash:, a crash point past the end of the run (UINT64_MAX too), a
  *     recovery crash point past the end of the recovery, a crash state the crash model
@@ -11,7 +11,9 @@
  *   - a trace records a hash that every scenario of scenarios/ round-trips, and an edit of
  *     any value shows;
  *   - `replay --json -` writes JSON alone to stdout (the report and the first line, which
- *     names an edited trace, go to stderr).
+ *     names an edited trace, go to stderr);
+ *   - --twice agrees on a deterministic run and finds a deliberate divergence (the twin's
+ *     test hook) at the first event that differs.
  */
 #include <check.h>
 #include <dirent.h>
@@ -368,6 +370,59 @@ START_TEST(test_replay_json_stdout)
 }
 END_TEST
 
+START_TEST(test_twice_agrees)
+{
+	struct pn_scenario sc;
+	struct pn_check_options o = {.twice = true, .nested_every = 500};
+	load_text(crash_text, &sc);
+	sc.schedules.runs = 2;
+	sc.crash.points = PN_POINTS_EVERY; /* a quarter of the points: quick under ASan too */
+	sc.crash.every = 4;
+	ck_assert_int_eq(pn_check_scenario(&sc, &o, &res), 0);
+	ck_assert_msg(!res.diverged, "%s", res.divergence);
+	ck_assert_uint_gt(res.crash_states, 0);
+	/* --twice reports what one run found */
+	uint64_t states = res.crash_states;
+	o.twice = false;
+	ck_assert_int_eq(pn_check_scenario(&sc, &o, &res), 0);
+	ck_assert_uint_eq(res.crash_states, states);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_twice_finds_a_divergence)
+{
+	struct pn_scenario sc;
+	struct pn_check_options o = {.twice = true, .twice_perturb_at = 20};
+	load_text(crash_text, &sc);
+	sc.crash.points = PN_POINTS_EVERY;
+	sc.crash.every = 4;
+	ck_assert_int_eq(pn_check_scenario(&sc, &o, &res), 1);
+	ck_assert(res.diverged && !res.ok);
+	ck_assert_msg(strstr(res.divergence, "nondeterminism: schedule 0: the two runs diverge") != NULL,
+		      "%s", res.divergence);
+	const char *at = strstr(res.divergence, "at event ");
+	ck_assert_msg(at != NULL, "%s", res.divergence);
+	/* the first event that differs comes after the perturbation, not before */
+	ck_assert_uint_gt(strtoull(at + 9, NULL, 10), 20);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_sim_twice)
+{
+	struct pn_scenario sc;
+	char msg[512];
+	load_text("name: r\nseed: 3\nstorage: {pages: 16, buffers: 6}\n"
+		  "workload: {kind: random, clients: 3, transactions: 30}\n", &sc);
+	ck_assert_msg(pn_sim_twice(&sc, 0, msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_msg(strstr(msg, "agree on all") != NULL, "%s", msg);
+	ck_assert_int_eq(pn_sim_twice(&sc, 50, msg, sizeof(msg)), 1);
+	ck_assert_msg(strstr(msg, "diverge") != NULL, "%s", msg);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 static Suite *replay_suite(void)
 {
 	Suite *s = suite_create("replay");
@@ -380,6 +435,9 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, test_nested_obeys_tear_none);
 	tcase_add_test(tc, test_trace_hash_round_trips);
 	tcase_add_test(tc, test_replay_json_stdout);
+	tcase_add_test(tc, test_twice_agrees);
+	tcase_add_test(tc, test_twice_finds_a_divergence);
+	tcase_add_test(tc, test_sim_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }
