@@ -114,6 +114,10 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 			fprintf(out, "  note: a runtime invariant broke at event %llu, before the trace's "
 				"crash point %llu: the run does not match the trace exactly\n",
 				(unsigned long long)r.crash_point, (unsigned long long)sc->replay.crash_point);
+		if (sc->replay.recovery_crash_point && !r.in_recovery)
+			fprintf(out, "  note: the first recovery already fails, so the crash inside it "
+				"(replay.recovery_crash_point %llu) is not replayed\n",
+				(unsigned long long)sc->replay.recovery_crash_point);
 		rc = 1;
 	} else {
 		fprintf(out, "no violation: the trace does not reproduce one%s%s\n", r.detail[0] ? ": " : "",

@@ -347,6 +347,16 @@ void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t le
 			 lost == 1 ? "" : "s");
 }
 
+/* The compact form of a state that did not fit marks itself so that no decoder takes the
+ * writes it lost for lost writes: "p1,p2,...". An empty one is "none". */
+static void truncated(char *buf, size_t len, size_t at)
+{
+	if (!at)
+		snprintf(buf, len, "none");
+	else if (at >= len && len > 4)
+		memcpy(buf + len - 5, ",...", 5);
+}
+
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -362,8 +372,7 @@ void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 				     (unsigned long long)seq, (unsigned long long)f->sectors);
 		at += n > 0 ? (size_t)n : 0;
 	}
-	if (!at)
-		snprintf(buf, len, "none");
+	truncated(buf, len, at);
 }
 
 bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates)
@@ -415,8 +424,7 @@ void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fa
 				     (unsigned long long)fates[i].sectors);
 		at += n > 0 ? (size_t)n : 0;
 	}
-	if (!at)
-		snprintf(buf, len, "none");
+	truncated(buf, len, at);
 }
 
 bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenario *sc,

@@ -53,7 +53,8 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce);
 uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce);
 /* "persisted #12 (data evict page 3 slot 1); torn #13 (wal) units 0x3 of 0xf; lost 2 more" */
 void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len);
-/* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost). */
+/* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost).
+ * One that does not fit in len ends in ",...", which pn_crash_fates_decode() refuses. */
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len);
 /* The compact form of any fates of dev's unsynced writes. */
 void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,

@@ -8,6 +8,7 @@
  *   - every crash state the checker enumerates, at a crash point and inside recovery, is
  *     one the scenario's crash model allows (tear none: no tears; halves: one half);
  *   - fpw-off with tear: none has no torn write found by --nested;
+ *   - a crash state too long for a trace is refused by the decoder, not replayed shorter;
  *   - a trace records a hash that every scenario of scenarios/ round-trips, and an edit of
  *     any value shows;
  *   - `replay --json -` writes JSON alone to stdout (the report and the first line, which
@@ -208,6 +209,32 @@ START_TEST(test_states_obey_the_crash_model)
 	check_states_allowed(PN_TEAR_NONE);
 	check_states_allowed(PN_TEAR_HALVES);
 	check_states_allowed(PN_TEAR_SECTORS);
+}
+END_TEST
+
+START_TEST(test_long_state_is_not_replayed_short)
+{
+	/* 100 persisted writes do not fit a trace's state: the encoding must not decode to
+	 * fewer persisted writes (a different crash state) */
+	struct pn_unsynced u[100];
+	struct pn_write_fate fates[100], back[100];
+	struct pn_device dev = {.track = true, .sector_size = 512, .unsynced = u, .nunsynced = 100};
+	char state[256];
+	memset(u, 0, sizeof(u));
+	for (uint32_t i = 0; i < 100; i++) {
+		u[i].seq = 1000 + i;
+		u[i].len = 8192;
+		fates[i] = (struct pn_write_fate){PN_FATE_PERSISTED, 0};
+	}
+	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
+	ck_assert_uint_lt(strlen(state), sizeof(state));
+	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back), "'%s' decoded", state);
+	/* one that fits round-trips */
+	dev.nunsynced = 3;
+	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
+	ck_assert_str_eq(state, "p1000,p1001,p1002");
+	ck_assert(pn_crash_fates_decode(&dev, state, back));
+	ck_assert_int_eq(back[2].fate, PN_FATE_PERSISTED);
 }
 END_TEST
 
@@ -433,6 +460,7 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, test_replay_state_outside_the_crash_model);
 	tcase_add_test(tc, test_states_obey_the_crash_model);
 	tcase_add_test(tc, test_nested_obeys_tear_none);
+	tcase_add_test(tc, test_long_state_is_not_replayed_short);
 	tcase_add_test(tc, test_trace_hash_round_trips);
 	tcase_add_test(tc, test_replay_json_stdout);
 	tcase_add_test(tc, test_twice_agrees);
