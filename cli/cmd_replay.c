@@ -35,6 +35,12 @@ static const char usage[] =
 
 enum { OPT_JSON = 256 };
 
+/* An event number as JSON: null past what JSON integers hold (the error then says why). */
+static json_t *event_json(uint64_t n)
+{
+	return n > (uint64_t)INT64_MAX ? json_null() : json_integer((json_int_t)n);
+}
+
 static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 		      const struct pn_check_result *r, int rc, int edited)
 {
@@ -43,14 +49,14 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_object_set_new(o, "reproduced", json_boolean(rc == 1));
 	json_object_set_new(o, "edited", edited < 0 ? json_null() : json_boolean(edited));
 	json_object_set_new(o, "kind", rc == 1 ? json_string(pn_violation_name(r->kind)) : json_null());
-	json_object_set_new(o, "page", rc != 1 || r->page == UINT32_MAX ? json_null() : json_integer(r->page));
+	json_object_set_new(o, "page",
+			    rc != 1 || r->page == UINT32_MAX ? json_null() : json_integer(r->page));
 	json_object_set_new(o, "schedule", json_integer(sc->replay.schedule));
-	json_object_set_new(o, "crash_point", json_integer((json_int_t)sc->replay.crash_point));
+	json_object_set_new(o, "crash_point", event_json(sc->replay.crash_point));
 	json_object_set_new(o, "state", json_string(sc->replay.state));
-	json_object_set_new(o, "recovery_crash_point",
-			    sc->replay.recovery_crash_point
-				    ? json_integer((json_int_t)sc->replay.recovery_crash_point)
-				    : json_null());
+	json_object_set_new(o, "recovery_crash_point", sc->replay.recovery_crash_point
+								? event_json(sc->replay.recovery_crash_point)
+								: json_null());
 	json_object_set_new(o, "detail", rc == 1 || rc == 0 ? json_string(r->detail) : json_null());
 	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
 	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;

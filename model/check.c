@@ -423,8 +423,8 @@ static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
 		if (step == PN_STEP_EVENT)
 			continue;
 		if (step == PN_STEP_STALL)
-			snprintf(res->detail, sizeof(res->detail), "%s %llu is never reached: %s %s",
-				 what, (unsigned long long)point, whose, w->error);
+			snprintf(res->detail, sizeof(res->detail), "%s %llu is never reached, %s "
+				 "stalls first: %s", what, (unsigned long long)point, whose, w->error);
 		else
 			snprintf(res->detail, sizeof(res->detail),
 				 "%s %llu is past the end of %s, which ends after event %llu", what,
