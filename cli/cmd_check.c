@@ -55,7 +55,7 @@
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
-	"                      [--no-shrink] [--points-every N]\n"
+	"                      [--no-shrink] [--points-every N] [--twice]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -76,6 +76,8 @@ static const char usage[] =
 	"  --coverage    list every coverage marker: seen both ways, one way only, or never\n"
 	"  --quiet       no counterexample reports, only the summary\n"
 	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
+	"  --twice       run each schedule twice and compare every event (a determinism\n"
+	"                self-check; exit 1 at the first event where the runs differ)\n"
 	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
 	"                weaker check; for slow builds)\n"
 	"  -h, --help    show this help\n"
@@ -88,7 +90,7 @@ static const char usage[] =
 
 enum {
 	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
-	OPT_NO_SHRINK, OPT_POINTS_EVERY
+	OPT_NO_SHRINK, OPT_POINTS_EVERY, OPT_TWICE
 };
 
 #define EXIT_INTERRUPTED 130
@@ -98,7 +100,7 @@ enum {
 struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested, points_every;
-	bool seed_set, coverage, quiet, no_shrink;
+	bool seed_set, coverage, quiet, no_shrink, twice;
 	char **paths;
 	size_t npaths, cap;
 };
@@ -214,6 +216,7 @@ static int parse_option(int c, struct check_args *a, char **argv)
 	case OPT_COVERAGE: a->coverage = true; return -1;
 	case OPT_QUIET: a->quiet = true; return -1;
 	case OPT_NO_SHRINK: a->no_shrink = true; return -1;
+	case OPT_TWICE: a->twice = true; return -1;
 	case OPT_POINTS_EVERY:
 		if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
 			return 2;
@@ -247,6 +250,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"nested", required_argument, NULL, OPT_NESTED}, {"quiet", no_argument, NULL, OPT_QUIET},
 		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
+		{"twice", no_argument, NULL, OPT_TWICE},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -381,6 +385,7 @@ static void check_one(struct item *it, const struct check_args *a, pn_check_prog
 	struct pn_check_options o = {
 		.progress = fn, .progress_arg = arg, .stop = &stop_signal,
 		.nested_every = (uint32_t)a->nested,
+		.twice = a->twice,
 	};
 	struct outcome *out = &it->out;
 	double t0 = pn_progress_clock_s();
@@ -389,6 +394,7 @@ static void check_one(struct item *it, const struct check_args *a, pn_check_prog
 		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
 	else if (out->res.violation && out->rc != 3) {
 		o.progress = NULL;
+		o.twice = false; /* shrinking re-checks variants: once each */
 		write_trace(it, a, &o);
 	}
 	out->res.seconds = pn_progress_clock_s() - t0; /* K6: shrinking included */
@@ -474,6 +480,8 @@ static void print_item(struct run *r, struct item *it)
 		res->ok && !it->out.error[0] ? "ok" : "FAIL", it->name, verdict(it),
 		expected(it) ? expected(it) : "-", (unsigned long long)res->crash_points,
 		(unsigned long long)res->crash_states, (unsigned long long)res->recoveries, res->seconds);
+	if (res->diverged)
+		fprintf(h, "     %s\n", res->divergence);
 	if (res->violation && !res->error && !r->a->quiet) {
 		pn_trace_report(h, &it->sc, res);
 		if (it->out.shrunk && (it->out.found_point != res->crash_point ||
@@ -846,6 +854,8 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
 	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(o, "seconds", json_real(r->seconds));
+	if (r->diverged)
+		json_object_set_new(o, "divergence", json_string(r->divergence));
 	json_object_set_new(o, "violation",
 			    r->violation && !r->error ? violation_json(&it->out) : json_null());
 	if (it->out.error[0])

@@ -3,8 +3,11 @@
  * scenario with a replay: section, as `check` writes them) exactly: the same seed and
  * schedule up to the same crash point, the same crash state, the engine's recovery, the
  * oracle; print the timeline and the violation. A trace whose violation is a runtime
- * invariant replays as the run up to it. Exit: 1 the violation reproduces, 0 it does not,
- * 2 bad input.
+ * invariant replays as the run up to it (the only kind a scenario without crash: has). The
+ * first line says when the trace was edited after check wrote it (replay.scenario_hash,
+ * model/trace.h). With --json -, the JSON alone goes to stdout, the rest to stderr.
+ * Exit: 1 the violation reproduces, 0 it does not, 2 bad input (also a trace that does not
+ * fit its run: a crash point past its end, a state its device or crash model does not have).
  */
 #include "cli.h"
 
@@ -18,31 +21,119 @@ static const char usage[] =
 	"usage: penumbra replay T.yaml [--json FILE]\n"
 	"\n"
 	"Re-runs a counterexample trace exactly (the same seed, schedule, crash point and\n"
-	"crash state), then prints its timeline and the violation.\n"
+	"crash state), then prints its timeline and the violation. The first line says so\n"
+	"when the trace's scenario was edited after penumbra check wrote it.\n"
 	"\n"
 	"options:\n"
-	"  --json FILE   write the outcome as JSON to FILE ('-' = stdout)\n"
+	"  --json FILE   write the outcome as JSON to FILE ('-' = stdout, and the\n"
+	"                human-readable output to stderr)\n"
 	"  -h, --help    show this help\n"
 	"\n"
-	"exit status: 1 the violation reproduces, 0 it does not, 2 bad input\n";
+	"exit status: 1 the violation reproduces, 0 it does not, 2 bad input (a trace that\n"
+	"does not fit its scenario: a crash point past the end of the run, a crash state\n"
+	"the device does not have or the crash model does not allow)\n";
 
 enum { OPT_JSON = 256 };
 
-static int write_json(const char *path, const struct pn_scenario *sc, const struct pn_check_result *r)
+/* An event number as JSON: null past what JSON integers hold (the error then says why). */
+static json_t *event_json(uint64_t n)
+{
+	return n > (uint64_t)INT64_MAX ? json_null() : json_integer((json_int_t)n);
+}
+
+static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
+		      const struct pn_check_result *r, int rc, int edited)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "name", json_string(sc->name));
-	json_object_set_new(o, "reproduced", json_boolean(r->violation));
-	json_object_set_new(o, "kind", json_string(pn_violation_name(r->kind)));
-	json_object_set_new(o, "page", r->page == UINT32_MAX ? json_null() : json_integer(r->page));
-	json_object_set_new(o, "schedule", json_integer(r->schedule));
-	json_object_set_new(o, "crash_point", json_integer((json_int_t)r->crash_point));
+	json_object_set_new(o, "reproduced", json_boolean(rc == 1));
+	json_object_set_new(o, "edited", edited < 0 ? json_null() : json_boolean(edited));
+	json_object_set_new(o, "kind", rc == 1 ? json_string(pn_violation_name(r->kind)) : json_null());
+	json_object_set_new(o, "page",
+			    rc != 1 || r->page == UINT32_MAX ? json_null() : json_integer(r->page));
+	json_object_set_new(o, "schedule", json_integer(sc->replay.schedule));
+	json_object_set_new(o, "crash_point", event_json(sc->replay.crash_point));
 	json_object_set_new(o, "state", json_string(sc->replay.state));
-	json_object_set_new(o, "detail", json_string(r->detail));
-	int rc = strcmp(path, "-") == 0 ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-					  : json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_object_set_new(o, "recovery_crash_point", sc->replay.recovery_crash_point
+								? event_json(sc->replay.recovery_crash_point)
+								: json_null());
+	json_object_set_new(o, "detail", rc == 1 || rc == 0 ? json_string(r->detail) : json_null());
+	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
+	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
 	json_decref(o);
-	return rc ? 2 : 0;
+	if (!ok)
+		fprintf(stderr, "penumbra replay: %s: cannot write JSON\n", path);
+	return ok ? 0 : 2;
+}
+
+/* The first line: the scenario edited or not, what is replayed. */
+static int print_head(FILE *out, const char *path, const struct pn_scenario *sc)
+{
+	char now[24];
+	int edited = pn_trace_edited(sc, now, sizeof(now));
+	if (edited == 1)
+		fprintf(out, "EDITED TRACE: %s was changed after penumbra check wrote it (it now "
+			"hashes to %s, the trace recorded %s): what replays is the edited trace\n",
+			path, now, sc->replay.scenario_hash);
+	fprintf(out, "replaying %s: seed %llu, schedule %u, ", sc->name, (unsigned long long)sc->seed,
+		sc->replay.schedule);
+	if (sc->crash.present)
+		fprintf(out, "crash after event %llu in state %s", (unsigned long long)sc->replay.crash_point,
+			sc->replay.state);
+	else
+		fprintf(out, "the run up to event %llu (no crash: section: a runtime invariant)",
+			(unsigned long long)sc->replay.crash_point);
+	if (sc->replay.recovery_crash_point)
+		fprintf(out, ", then after event %llu of its recovery in state %s",
+			(unsigned long long)sc->replay.recovery_crash_point, sc->replay.recovery_state);
+	fprintf(out, "%s\n", edited < 0 ? " (the trace records no scenario_hash: an edit would not show)" : "");
+	return edited;
+}
+
+static int replay(const char *path, const struct pn_scenario *sc, const char *json)
+{
+	FILE *jf = NULL;
+	if (json && !(jf = pn_cli_open_output("replay", json)))
+		return 2;
+	FILE *out = jf == stdout ? stderr : stdout;
+	int edited = print_head(out, path, sc);
+	struct pn_check_options o = {
+		.replay = true, .replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point, .replay_state = sc->replay.state,
+		.timeline = out,
+		.replay_recovery_point = sc->replay.recovery_crash_point,
+		.replay_recovery_state = sc->replay.recovery_state,
+	};
+	static struct pn_check_result r;
+	int rc = pn_check_scenario(sc, &o, &r);
+	if (r.error) {
+		fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
+		rc = 2;
+	} else if (r.violation) {
+		char page[16] = "-";
+		if (r.page != UINT32_MAX)
+			snprintf(page, sizeof(page), "%u", r.page);
+		fprintf(out, "the violation reproduces:\n  kind: %s\n  page: %s\n  what: %s\n",
+			pn_violation_name(r.kind), page, r.detail);
+		if (r.crash_point != sc->replay.crash_point)
+			fprintf(out, "  note: a runtime invariant broke at event %llu, before the trace's "
+				"crash point %llu: the run does not match the trace exactly\n",
+				(unsigned long long)r.crash_point, (unsigned long long)sc->replay.crash_point);
+		if (sc->replay.recovery_crash_point && !r.in_recovery)
+			fprintf(out, "  note: the first recovery already fails, so the crash inside it "
+				"(replay.recovery_crash_point %llu) is not replayed\n",
+				(unsigned long long)sc->replay.recovery_crash_point);
+		rc = 1;
+	} else {
+		fprintf(out, "no violation: the trace does not reproduce one%s%s\n", r.detail[0] ? ": " : "",
+			r.detail);
+		rc = 0;
+	}
+	fflush(out);
+	if (jf)
+		rc = pn_cli_worst(rc, write_json(jf, json, sc, &r, rc, edited));
+	return rc;
 }
 
 int pn_cmd_replay(int argc, char **argv)
@@ -70,37 +161,12 @@ int pn_cmd_replay(int argc, char **argv)
 	struct pn_scenario sc;
 	if (!pn_cli_load(argv[optind], &sc))
 		return 2;
-	if (!sc.replay.present) {
+	int rc = 2;
+	if (!sc.replay.present)
 		fprintf(stderr, "%s:1:1: not a trace: it has no replay: section (penumbra check writes "
 			"traces)\n", argv[optind]);
-		pn_scenario_free(&sc);
-		return 2;
-	}
-	struct pn_check_options o = {
-		.replay = true, .replay_schedule = sc.replay.schedule,
-		.replay_point = sc.replay.crash_point, .replay_state = sc.replay.state,
-		.timeline = stdout,
-		.replay_recovery_point = sc.replay.recovery_crash_point,
-		.replay_recovery_state = sc.replay.recovery_state,
-	};
-	static struct pn_check_result r;
-	printf("replaying %s: seed %llu, schedule %u, crash at event %llu, state %s\n",
-	       sc.name, (unsigned long long)sc.seed, sc.replay.schedule,
-	       (unsigned long long)sc.replay.crash_point, sc.replay.state);
-	int rc = pn_check_scenario(&sc, &o, &r);
-	if (r.error) {
-		fprintf(stderr, "penumbra replay: %s\n", r.detail);
-		rc = 2;
-	} else if (r.violation) {
-		printf("the violation reproduces:\n  kind: %s\n  page: %d\n  what: %s\n",
-		       pn_violation_name(r.kind), r.page == UINT32_MAX ? -1 : (int)r.page, r.detail);
-		rc = 1;
-	} else {
-		printf("no violation: the trace does not reproduce one\n");
-		rc = 0;
-	}
-	if (json && rc != 2)
-		rc = pn_cli_worst(rc, write_json(json, &sc, &r));
+	else
+		rc = replay(argv[optind], &sc, json);
 	pn_scenario_free(&sc);
 	return rc;
 }

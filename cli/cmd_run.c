@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: penumbra run S.yaml [--json FILE] [--seed N] [--mode M]\n"
+	"usage: penumbra run S.yaml [--json FILE] [--seed N] [--mode M] [--twice]\n"
 	"\n"
 	"Simulates one scenario once, in virtual time, and prints its metrics and its WAL\n"
 	"records by type (in the format of pg_waldump --stats=record).\n"
@@ -22,16 +22,19 @@ static const char usage[] =
 	"  --seed N      override the scenario's seed\n"
 	"  --mode M      override protocol.mode: fpw, nofpw, umbra, doublewrite, pushdown;\n"
 	"                umbra-prototype, umbra-l3, umbra-l4 also set protocol.policy\n"
+	"  --twice       then run it twice more and compare every event (a determinism\n"
+	"                self-check; exit 1 at the first event where the runs differ)\n"
 	"  -h, --help    show this help\n"
 	"\n"
-	"exit status: 0 ok, 1 a runtime invariant broke, 2 bad input\n";
+	"exit status: 0 ok, 1 a runtime invariant broke (or --twice: the runs differ),\n"
+	"2 bad input\n";
 
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODE };
+enum { OPT_JSON = 256, OPT_SEED, OPT_MODE, OPT_TWICE };
 
 struct run_opts {
 	const char *path;
 	const char *json;
-	bool seed_set, mode_set;
+	bool seed_set, mode_set, twice;
 	uint64_t seed;
 	struct pn_cli_mode mode;
 };
@@ -51,6 +54,9 @@ static int option(int c, struct run_opts *o, char **argv)
 	case OPT_MODE:
 		o->mode_set = true;
 		return pn_cli_parse_mode_spec("run", optarg, &o->mode) ? -1 : 2;
+	case OPT_TWICE:
+		o->twice = true;
+		return -1;
 	default:
 		return pn_cli_bad_option("run", c, argv);
 	}
@@ -64,6 +70,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"json", required_argument, NULL, OPT_JSON},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"mode", required_argument, NULL, OPT_MODE},
+		{"twice", no_argument, NULL, OPT_TWICE},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -98,6 +105,18 @@ static int report(const struct run_opts *o, FILE *json, const struct pn_cli_resu
 	return pn_cli_worst(r->sim.status, rc);
 }
 
+/* --twice: the determinism self-check (sim/world.h); 1 when the two runs differ. */
+static int twice(const struct pn_scenario *sc, FILE *out)
+{
+	char msg[512];
+	int rc = pn_sim_twice(sc, 0, msg, sizeof(msg));
+	if (rc == 0)
+		fprintf(out, "\ndeterminism (--twice): %s\n", msg);
+	else
+		fprintf(stderr, "penumbra run: %s: %s\n", rc == 1 ? "nondeterminism" : "--twice", msg);
+	return rc;
+}
+
 int pn_cmd_run(int argc, char **argv)
 {
 	struct run_opts o = {0};
@@ -120,6 +139,8 @@ int pn_cmd_run(int argc, char **argv)
 		pn_cli_apply_mode(&sc, &o.mode);
 	pn_cli_simulate(&sc, o.mode_set ? &o.mode : NULL, &r);
 	rc = report(&o, json, &r);
+	if (o.twice && rc != 2)
+		rc = pn_cli_worst(rc, twice(&sc, json == stdout ? stderr : stdout));
 out:
 	pn_scenario_free(&sc);
 	return rc;

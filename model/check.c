@@ -37,6 +37,7 @@ struct checker {
 	uint64_t new_states;
 	uint64_t events_done;   /* events of the schedules already run */
 	bool interrupted;       /* opt->stop was seen set */
+	struct pn_world_twin *twin; /* --twice: the determinism self-check */
 };
 
 static double wall_seconds(void)
@@ -251,62 +252,54 @@ static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page
 	}
 }
 
+/* One crash state inside recovery (r: the recovering world, stopped after an event): recover
+ * it, judge it against the first recovery's end. Returns false at a violation (reported). */
+static bool nested_state(struct checker *c, const struct pn_world *r, const struct pn_crash_enum *ce,
+			 pn_lsn first_end, uint64_t point)
+{
+	int rc;
+	struct verdict v;
+	struct pn_world *r2 = recover_image(c, &r->dev, ce->fates, false, &rc);
+	judge(c, r2, rc, first_end, &v);
+	free_world(r2);
+	c->res->crash_states++;
+	c->res->recoveries++;
+	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
+		v.kind = PN_VIOL_DURABILITY;
+	if (v.kind == PN_VIOL_NONE)
+		return true;
+	c->res->recovery_point = r->events;
+	pn_crash_enum_encode(ce, c->res->recovery_state, sizeof(c->res->recovery_state));
+	size_t l = strlen(c->detail);
+	snprintf(c->detail + l, sizeof(c->detail) - l, " [after a crash at event %llu of recovery]",
+		 (unsigned long long)r->events);
+	report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
+	return false;
+}
+
 /*
  * Crash inside recovery: recover the same image again one event at a time; wherever the
- * recovering world's device changed, crash it (all its unsynced writes lost, all
- * persisted, each torn in halves with the rest persisted), recover that, and judge it
- * against the first recovery's expectations.
+ * recovering world's device changed, crash it in the states of the scenario's crash model
+ * that pn_crash_enum_begin_nested() lists (all lost, all persisted, each write torn as
+ * crash.tear allows), recover each, and judge it against the first recovery's expectations.
  */
 static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
 		   uint64_t point)
 {
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
-	bool ok = pn_recovery_begin(&r->e);
+	struct pn_crash_enum ce;
+	bool ok = true, begun = pn_recovery_begin(&r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
-	struct pn_write_fate *f = NULL;
-	while (ok) {
-		int step = pn_world_step(r);
-		if (step != PN_STEP_EVENT)
-			break;
+	pn_crash_enum_init(&ce);
+	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
 		if (r->dev.version == version)
 			continue;
 		version = r->dev.version;
-		uint32_t n = r->dev.nunsynced;
-		f = realloc(f, (n + 1) * sizeof(*f));
-		for (uint32_t variant = 0; variant < n + 2 && ok; variant++) {
-			for (uint32_t i = 0; i < n; i++)
-				f[i] = (struct pn_write_fate){variant == 0 ? PN_FATE_LOST : PN_FATE_PERSISTED, 0};
-			if (variant >= 2) {
-				/* the first half of the write's units new, the rest old */
-				uint32_t units;
-				pn_device_unit(&r->dev, r->dev.unsynced[variant - 2].len, &units);
-				uint32_t half = (units + 1) / 2;
-				f[variant - 2] = (struct pn_write_fate){
-					PN_FATE_TORN, half >= 64 ? UINT64_MAX : (1ull << half) - 1};
-			}
-			int rc;
-			struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
-			struct verdict v;
-			judge(c, r2, rc, first_end, &v);
-			c->res->crash_states++;
-			c->res->recoveries++;
-			if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-				v.kind = PN_VIOL_DURABILITY;
-			if (v.kind != PN_VIOL_NONE) {
-				c->res->recovery_point = r->events;
-				pn_crash_fates_encode(&r->dev, f, c->res->recovery_state,
-						      sizeof(c->res->recovery_state));
-				size_t l = strlen(c->detail);
-				snprintf(c->detail + l, sizeof(c->detail) - l,
-					 " [after a crash at event %llu of recovery]",
-					 (unsigned long long)r->events);
-				report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
-				ok = false;
-			}
-			free_world(r2);
-		}
+		pn_crash_enum_begin_nested(&ce, &r->dev, c->sc);
+		while (ok && pn_crash_enum_next(&ce))
+			ok = nested_state(c, r, &ce, first_end, point);
 	}
-	free(f);
+	pn_crash_enum_free(&ce);
 	free_world(r);
 	return ok;
 }
@@ -351,6 +344,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 		struct verdict v = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
 			v.kind = PN_VIOL_DURABILITY;
+		pn_world_hash_mix(c->w, key, v.end * 64 + v.kind); /* --twice compares verdicts too */
 		if (v.kind != PN_VIOL_NONE) {
 			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
 			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
@@ -402,40 +396,110 @@ static void oracle_start(struct checker *c)
 	c->w->on_wal_arg = c;
 }
 
+/* Replay: the crash state `state` of dev, decoded and held to the scenario's crash model;
+ * false with the reason in res->detail (what names the key, where names the point). */
+static bool replay_fates(struct checker *c, const struct pn_device *dev, const char *state,
+			 const char *what, const char *where, uint64_t point, struct pn_write_fate *f)
+{
+	char why[256];
+	struct pn_check_result *res = c->res;
+	if (!pn_crash_fates_decode(dev, state, f)) {
+		snprintf(res->detail, sizeof(res->detail),
+			 "%s '%s' does not name unsynced writes of %s %llu", what, state, where,
+			 (unsigned long long)point);
+		return false;
+	}
+	if (!pn_crash_fates_allowed(dev, c->sc, f, why, sizeof(why))) {
+		snprintf(res->detail, sizeof(res->detail), "%s '%s' is not a state of the scenario's "
+			 "crash model: %s", what, state, why);
+		return false;
+	}
+	return true;
+}
+
+/* Replay: steps w until it has run `point` events. False with the reason in res->detail when
+ * it finishes or stalls first (what names the key, whose the run). A runtime invariant that
+ * breaks on the way stops it early (true; the caller looks at w->e.failed). */
+static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point, const char *what,
+			  const char *whose)
+{
+	struct pn_check_result *res = c->res;
+	while (w->events < point) {
+		int step = pn_world_step(w);
+		if (step == PN_STEP_VIOLATION)
+			return true;
+		if (step == PN_STEP_EVENT)
+			continue;
+		if (step == PN_STEP_STALL)
+			snprintf(res->detail, sizeof(res->detail), "%s %llu is never reached, %s "
+				 "stalls first: %s", what, (unsigned long long)point, whose, w->error);
+		else
+			snprintf(res->detail, sizeof(res->detail),
+				 "%s %llu is past the end of %s, which ends after event %llu", what,
+				 (unsigned long long)point, whose, (unsigned long long)w->events);
+		return false;
+	}
+	return true;
+}
+
 /* Replay of a crash inside recovery: recover again up to the recorded event, crash there in
- * the recorded state, recover that, judge it against the first recovery's end. */
+ * the recorded state, recover that, judge it against the first recovery's end. False (the
+ * reason in res->detail) when the trace does not fit the recovery. */
 static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
 			  struct verdict *v)
 {
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
-	bool ok = pn_recovery_begin(&r->e);
-	while (ok && r->events < opt->replay_recovery_point && pn_world_step(r) == PN_STEP_EVENT)
-		;
+	bool ok = pn_recovery_begin(&r->e) &&
+		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
+				"the recovery") && !r->e.failed;
+	if (!ok && !c->res->detail[0])
+		snprintf(c->res->detail, sizeof(c->res->detail),
+			 "the recovery fails before replay.recovery_crash_point %llu",
+			 (unsigned long long)opt->replay_recovery_point);
 	struct pn_write_fate *f = calloc(r->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	if (!pn_crash_fates_decode(&r->dev, opt->replay_recovery_state, f)) {
-		snprintf(c->res->detail, sizeof(c->res->detail),
-			 "replay.recovery_state '%s' does not name unsynced writes of recovery event %llu",
-			 opt->replay_recovery_state, (unsigned long long)opt->replay_recovery_point);
-		free(f);
-		free_world(r);
-		return false;
-	}
-	if (opt->timeline) {
+	ok = ok && replay_fates(c, &r->dev, opt->replay_recovery_state, "replay.recovery_state",
+				"recovery event", opt->replay_recovery_point, f);
+	if (ok && opt->timeline) {
 		fprintf(opt->timeline, "recovery, up to its crash:\n");
 		pn_world_print_trace(r, opt->timeline);
 	}
-	int rc;
-	struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
-	judge(c, r2, rc, first_end, v);
-	c->res->in_recovery = true;
-	c->res->recovery_point = opt->replay_recovery_point;
-	snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s", opt->replay_recovery_state);
-	free_world(r2);
+	if (ok) {
+		int rc;
+		struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
+		judge(c, r2, rc, first_end, v);
+		c->res->in_recovery = true;
+		c->res->recovery_point = opt->replay_recovery_point;
+		snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s",
+			 opt->replay_recovery_state);
+		free_world(r2);
+	}
 	free_world(r);
 	free(f);
-	return true;
+	return ok;
+}
+
+/* Replay of a scenario without crash: (no crash model): the run up to the point, which is
+ * where a runtime invariant broke when the trace was written. */
+static int replay_uncrashed(struct checker *c)
+{
+	const struct pn_check_options *opt = c->opt;
+	struct pn_check_result *res = c->res;
+	if (strcmp(opt->replay_state, "none") != 0 || opt->replay_recovery_point) {
+		snprintf(res->detail, sizeof(res->detail),
+			 "replay.%s names a crash state, but the scenario has no crash: section, so no "
+			 "crash is simulated (a trace of it can only replay a runtime invariant)",
+			 opt->replay_recovery_point ? "recovery_crash_point" : "state");
+		res->error = true;
+		return 2;
+	}
+	if (opt->timeline)
+		pn_world_print_trace(c->w, opt->timeline);
+	snprintf(res->detail, sizeof(res->detail),
+		 "the run reached event %llu and no runtime invariant broke (the scenario has no "
+		 "crash: section: nothing is crashed)", (unsigned long long)c->w->events);
+	return 0;
 }
 
 /* Replay: one point, one state, with the timeline printed. */
@@ -443,22 +507,23 @@ static int replay_point(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	const struct pn_check_options *opt = c->opt;
-	while (c->w->events < opt->replay_point) {
-		int step = pn_world_step(c->w);
-		if (step == PN_STEP_VIOLATION) {
-			snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.viol.detail);
-			report(c, c->w->e.viol.kind, c->w->e.viol.page, c->w->events, false);
-			return 1;
-		}
-		if (step != PN_STEP_EVENT)
-			break;
+	if (!replay_run_to(c, c->w, opt->replay_point, "replay.crash_point", "the run")) {
+		res->error = true;
+		return 2;
 	}
+	if (c->w->e.failed) {
+		if (opt->timeline)
+			pn_world_print_trace(c->w, opt->timeline);
+		snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.viol.detail);
+		report(c, c->w->e.viol.kind, c->w->e.viol.page, c->w->events, false);
+		return 1;
+	}
+	if (!c->sc->crash.present)
+		return replay_uncrashed(c);
 	struct pn_write_fate *f = calloc(c->w->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	if (!pn_crash_fates_decode(&c->w->dev, opt->replay_state, f)) {
-		snprintf(res->detail, sizeof(res->detail),
-			 "replay.state '%s' does not name unsynced writes of crash point %llu",
-			 opt->replay_state, (unsigned long long)opt->replay_point);
+	if (!replay_fates(c, &c->w->dev, opt->replay_state, "replay.state", "crash point",
+			  opt->replay_point, f)) {
 		free(f);
 		res->error = true;
 		return 2;
@@ -490,7 +555,7 @@ static int run_schedule(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
-				     .check_each_event = true, .schedule = c->schedule};
+				     .check_each_event = true, .schedule = c->schedule, .twin = c->twin};
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
@@ -547,10 +612,75 @@ static void checker_free(struct checker *c)
 	c->oracle = NULL;
 }
 
+/* One schedule run's outcome, as --twice compares it. */
+static void outcome_text(const struct pn_check_result *r, int rc, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", rc == 2 ? "could not run" : r->violation ? "violation" : "pass");
+	if (r->violation && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " %s at crash point %llu, state %s%s%s",
+			      pn_violation_name(r->kind), (unsigned long long)r->crash_point,
+			      r->state[0] ? r->state : "none", r->in_recovery ? ", recovery state " : "",
+			      r->in_recovery ? r->recovery_state : "");
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %llu crash points, %llu states, %llu recovered",
+			 (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
+			 (unsigned long long)r->recoveries);
+}
+
+/*
+ * --twice: the schedule run twice from the same start (an empty verdict cache, the same
+ * count of new states), each event's hash and the verdicts compared (sim/world.h); the first
+ * difference goes to res->divergence. res keeps the first run's outcome, c->w the second
+ * run's world. Returns 1 on a divergence, else run_schedule()'s status.
+ */
+static int run_twice(struct checker *c)
+{
+	struct pn_check_result *res = c->res, *before = malloc(2 * sizeof(*res)), *first = before + 1;
+	uint64_t new_states = c->new_states;
+	char msg[900] = "", a[300], b[300];
+	PN_ASSERT(before != NULL);
+	pn_world_twin_reset(c->twin);
+	*before = *res;
+	int rc = run_schedule(c);
+	if (!c->w) { /* the world could not be made: nothing ran */
+		free(before);
+		return rc;
+	}
+	bool same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	*first = *res;
+	*res = *before;
+	checker_free(c);
+	if (c->cache)
+		memset(c->cache, 0, c->cache_cap * sizeof(*c->cache));
+	c->cache_len = 0;
+	c->new_states = new_states;
+	int rc2 = run_schedule(c);
+	if (same && c->w)
+		same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	outcome_text(first, rc, a, sizeof(a));
+	outcome_text(res, rc2, b, sizeof(b));
+	if (same && (rc != rc2 || strcmp(a, b) || first->page != res->page))
+		snprintf(msg, sizeof(msg), "the two runs agree on every event but not on the outcome: "
+			 "the first run: %s; the second: %s", a, b);
+	*res = *first;
+	if (msg[0]) {
+		res->diverged = true;
+		snprintf(res->divergence, sizeof(res->divergence), "nondeterminism: schedule %u: %s",
+			 c->schedule, msg);
+		if (!res->violation)
+			snprintf(res->detail, sizeof(res->detail), "%s", res->divergence);
+		rc = 1;
+	}
+	free(before);
+	return rc;
+}
+
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res)
 {
 	struct checker c = {.sc = sc, .opt = opt, .res = res};
+	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
+	c.twin = opt->twice && !opt->replay ? &twin : NULL;
 	memset(res, 0, sizeof(*res));
 	snprintf(res->name, sizeof(res->name), "%s", sc->name);
 	res->expected_violation = sc->expect.violation;
@@ -566,7 +696,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		if (c.cache)
 			memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
 		c.cache_len = 0;
-		rc = run_schedule(&c);
+		rc = c.twin ? run_twice(&c) : run_schedule(&c);
 		if (c.w)
 			res->events = c.events_done + c.w->events;
 		c.events_done = res->events;
@@ -574,6 +704,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		progress(&c);
 	}
 	pn_crash_enum_free(&c.ce);
+	pn_world_twin_free(&twin);
 	free(c.cache);
 	free(c.expected);
 	free(c.found);
@@ -586,6 +717,6 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		res->error = true;
 		return 2;
 	}
-	res->ok = res->violation == res->expected_violation;
+	res->ok = res->violation == res->expected_violation && !res->diverged;
 	return res->ok ? 0 : 1;
 }

@@ -41,6 +41,10 @@ struct pn_check_options {
 	uint64_t replay_recovery_point; /* 0: no crash inside recovery */
 	const char *replay_recovery_state;
 	FILE *timeline;           /* replay: print the events up to the crash here */
+	/* The determinism self-check (--twice): each schedule is run twice, its history and its
+	 * verdicts compared event by event (sim/world.h, struct pn_world_twin). */
+	bool twice;
+	uint64_t twice_perturb_at; /* test hook: the second run diverges after this event */
 };
 
 struct pn_check_result {
@@ -64,6 +68,8 @@ struct pn_check_result {
 	char timeline[4096];      /* the last events before the crash */
 	char trace_path[1024];
 	char shrunk[256];         /* what shrinking the trace changed */
+	bool diverged;            /* --twice: the two runs of a schedule differ (not ok) */
+	char divergence[1024];     /* where: "nondeterminism: schedule S: ..." */
 };
 
 /*

@@ -10,7 +10,8 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-enum { PH_SUBSETS, PH_SINGLES, PH_SAMPLES, PH_TEARS, PH_DONE };
+/* The phases of a crash point's enumeration, then those of a crash inside recovery. */
+enum { PH_SUBSETS, PH_SINGLES, PH_SAMPLES, PH_TEARS, PH_DONE, PH_N_EDGES, PH_N_TEARS, PH_N_DONE };
 
 void pn_crash_enum_init(struct pn_crash_enum *ce) { memset(ce, 0, sizeof(*ce)); }
 
@@ -66,8 +67,9 @@ static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t 
 	return mask;
 }
 
-void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
-			 const struct pn_scenario *sc, uint64_t seed)
+/* The unsynced writes that can change something, and their differing units. */
+static void relevant(struct pn_crash_enum *ce, const struct pn_device *dev,
+		     const struct pn_scenario *sc)
 {
 	ce->dev = dev;
 	ce->sc = sc;
@@ -82,11 +84,24 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 		ce->full[ce->nrel] = full;
 		ce->nrel++;
 	}
-	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
-	ce->phase = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u) ? PH_SUBSETS : PH_SINGLES;
 	ce->i = ce->j = ce->k = 0;
 	ce->produced = 0;
+}
+
+void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
+			 const struct pn_scenario *sc, uint64_t seed)
+{
+	relevant(ce, dev, sc);
+	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
+	ce->phase = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u) ? PH_SUBSETS : PH_SINGLES;
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
+}
+
+void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
+				const struct pn_scenario *sc)
+{
+	relevant(ce, dev, sc);
+	ce->phase = PH_N_EDGES;
 }
 
 static void set_all(struct pn_crash_enum *ce, enum pn_fate f)
@@ -216,6 +231,39 @@ static bool next_tear(struct pn_crash_enum *ce)
 	return false;
 }
 
+/* A crash inside recovery: all lost, then all persisted (one state if nothing matters). */
+static bool next_nested_edge(struct pn_crash_enum *ce)
+{
+	if (ce->i >= (ce->nrel ? 2u : 1u))
+		return false;
+	set_all(ce, ce->i++ ? PN_FATE_PERSISTED : PN_FATE_LOST);
+	return true;
+}
+
+/* Then each write torn, the others persisted, in one pattern the crash model allows: halves,
+ * its first half new; sectors, the first half of its differing units new; none, no tear. */
+static bool next_nested_tear(struct pn_crash_enum *ce)
+{
+	while (ce->sc->crash.tear != PN_TEAR_NONE && ce->j < ce->nrel) {
+		uint32_t r = (uint32_t)ce->j++;
+		uint32_t d = (uint32_t)__builtin_popcountll(ce->diff[r]);
+		if (d < 2)
+			continue;
+		uint64_t mask = 0;
+		if (ce->sc->crash.tear == PN_TEAR_HALVES)
+			mask = tear_pattern(ce, r, 0);
+		else
+			for (uint32_t b = 0; b < (d + 1) / 2; b++)
+				mask |= nth_unit(ce->diff[r], b);
+		if (!mask || mask == ce->diff[r])
+			continue;
+		set_all(ce, PN_FATE_PERSISTED);
+		ce->fates[ce->rel[r]] = (struct pn_write_fate){PN_FATE_TORN, mask};
+		return true;
+	}
+	return false;
+}
+
 bool pn_crash_enum_next(struct pn_crash_enum *ce)
 {
 	for (;;) {
@@ -230,6 +278,8 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 		case PH_SINGLES: got = next_singles(ce); break;
 		case PH_SAMPLES: got = next_sample(ce); break;
 		case PH_TEARS: got = next_tear(ce); break;
+		case PH_N_EDGES: got = next_nested_edge(ce); break;
+		case PH_N_TEARS: got = next_nested_tear(ce); break;
 		default: return false;
 		}
 		if (got) {
@@ -297,6 +347,16 @@ void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t le
 			 lost == 1 ? "" : "s");
 }
 
+/* The compact form of a state that did not fit marks itself so that no decoder takes the
+ * writes it lost for lost writes: "p1,p2,...". An empty one is "none". */
+static void truncated(char *buf, size_t len, size_t at)
+{
+	if (!at)
+		snprintf(buf, len, "none");
+	else if (at >= len && len > 4)
+		memcpy(buf + len - 5, ",...", 5);
+}
+
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -312,8 +372,7 @@ void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 				     (unsigned long long)seq, (unsigned long long)f->sectors);
 		at += n > 0 ? (size_t)n : 0;
 	}
-	if (!at)
-		snprintf(buf, len, "none");
+	truncated(buf, len, at);
 }
 
 bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates)
@@ -365,6 +424,31 @@ void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fa
 				     (unsigned long long)fates[i].sectors);
 		at += n > 0 ? (size_t)n : 0;
 	}
-	if (!at)
-		snprintf(buf, len, "none");
+	truncated(buf, len, at);
+}
+
+bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenario *sc,
+			    const struct pn_write_fate *fates, char *why, size_t len)
+{
+	for (uint32_t i = 0; i < dev->nunsynced; i++) {
+		if (fates[i].fate != PN_FATE_TORN)
+			continue;
+		uint32_t nunits;
+		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
+		uint64_t full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1, m = fates[i].sectors;
+		uint64_t lower = ((nunits + 1) / 2 >= 64) ? UINT64_MAX : (1ull << (nunits + 1) / 2) - 1;
+		const char *bad = NULL;
+		if (sc->crash.tear == PN_TEAR_NONE || nunits < 2)
+			bad = nunits < 2 ? "it is one unit, which cannot tear" : "crash.tear is none";
+		else if (m & ~full)
+			bad = "it names units past the write's last";
+		else if (sc->crash.tear == PN_TEAR_HALVES && (m & lower) && (m & ~lower))
+			bad = "it mixes units of both halves and crash.tear is halves";
+		if (!bad)
+			continue;
+		snprintf(why, len, "write #%llu is torn (units 0x%llx of %u) but %s",
+			 (unsigned long long)dev->unsynced[i].seq, (unsigned long long)m, nunits, bad);
+		return false;
+	}
+	return true;
 }

@@ -12,6 +12,9 @@
  *   2. tears (crash.tear): each write torn in each pattern (halves: either half new;
  *      sectors: every pattern when it has <= 8 differing sectors, else every prefix and
  *      suffix), with the other writes all lost and all persisted;
+ * A crash inside recovery (pn_crash_enum_begin_nested, docs/checker.md section 7) takes fewer
+ * states, within the same crash model: all lost, all persisted, and each relevant write torn
+ * in one pattern that crash.tear allows (none: no tears) with the others persisted.
  * Each state has a canonical key (the durable image's version and the effective new
  * sectors of every write), so states that leave identical bytes are recovered once.
  */
@@ -42,17 +45,25 @@ void pn_crash_enum_free(struct pn_crash_enum *ce);
 /* Prepares the states of `dev` now; seed varies the samples by crash point. */
 void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 			 const struct pn_scenario *sc, uint64_t seed);
+/* Prepares the states of a crash inside recovery (dev: the recovering world's device). */
+void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
+				const struct pn_scenario *sc);
 /* Fills ce->fates with the next state; false when there are no more. */
 bool pn_crash_enum_next(struct pn_crash_enum *ce);
 uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce);
 /* "persisted #12 (data evict page 3 slot 1); torn #13 (wal) units 0x3 of 0xf; lost 2 more" */
 void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len);
-/* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost). */
+/* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost).
+ * One that does not fit in len ends in ",...", which pn_crash_fates_decode() refuses. */
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len);
 /* The compact form of any fates of dev's unsynced writes. */
 void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
 			   size_t len);
 /* Sets fates for `dev` from the compact form; false if it does not fit the device. */
 bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates);
+/* Whether fates are a state of sc's crash model (a tear only where crash.tear allows it, and
+ * only of the write's units); false with the reason in why. */
+bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenario *sc,
+			    const struct pn_write_fate *fates, char *why, size_t len);
 
 #endif

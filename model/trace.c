@@ -9,6 +9,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
+
+/* The replay: section, without its scenario_hash (schedule, point, state, and when rpoint is
+ * not 0 the crash inside recovery). */
+static void write_replay(FILE *f, uint32_t schedule, uint64_t point, const char *state,
+			 uint64_t rpoint, const char *rstate)
+{
+	fprintf(f, "replay:\n  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", schedule,
+		(unsigned long long)point, state);
+	if (rpoint)
+		fprintf(f, "  recovery_crash_point: %llu\n  recovery_state: \"%s\"\n",
+			(unsigned long long)rpoint, rstate);
+}
+
+/* The hash a trace records: of the scenario as pn_scenario_write() prints it and of the
+ * replay keys, so any edit to a value shows. */
+static uint64_t trace_hash(const struct pn_scenario *sc, uint32_t schedule, uint64_t point,
+			   const char *state, uint64_t rpoint, const char *rstate)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	PN_ASSERT(f != NULL);
+	pn_scenario_write(f, sc);
+	write_replay(f, schedule, point, state, rpoint, rstate);
+	PN_ASSERT(fclose(f) == 0);
+	uint64_t h = XXH3_64bits(text, len);
+	free(text);
+	return h;
+}
+
+int pn_trace_edited(const struct pn_scenario *sc, char *now, size_t len)
+{
+	const typeof(sc->replay) *r = &sc->replay;
+	snprintf(now, len, "%016llx", (unsigned long long)trace_hash(sc, r->schedule, r->crash_point,
+		 r->state, r->recovery_crash_point, r->recovery_state));
+	if (!r->scenario_hash[0])
+		return -1;
+	return strcmp(now, r->scenario_hash) != 0;
+}
 
 bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *r, const char *dir,
 		    char *path_out, size_t path_len, char *err, size_t err_len)
@@ -27,12 +67,17 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 		pn_violation_name(r->kind), r->in_recovery ? ", found by a crash inside recovery" : "");
 	fprintf(f, "# Re-run it with: penumbra replay %s\n", path_out);
 	pn_scenario_write(f, sc);
-	fprintf(f, "replay:\n  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", r->schedule,
-		(unsigned long long)r->crash_point, r->state[0] ? r->state : "none");
-	if (r->in_recovery)
-		fprintf(f, "  recovery_crash_point: %llu\n  recovery_state: \"%s\"\n",
-			(unsigned long long)r->recovery_point, r->recovery_state);
-	return fclose(f) == 0;
+	const char *state = r->state[0] ? r->state : "none";
+	uint64_t rpoint = r->in_recovery ? r->recovery_point : 0;
+	write_replay(f, r->schedule, r->crash_point, state, rpoint, r->recovery_state);
+	fprintf(f, "  scenario_hash: \"%016llx\"\n",
+		(unsigned long long)trace_hash(sc, r->schedule, r->crash_point, state, rpoint,
+					       r->recovery_state));
+	if (fclose(f) != 0) {
+		snprintf(err, err_len, "%s: cannot write: %s", path_out, strerror(errno));
+		return false;
+	}
+	return true;
 }
 
 void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_check_result *r)

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 /* ---- event heap, ordered by (time, seq) ---- */
 
@@ -60,6 +61,142 @@ static struct pn_event pop(struct pn_world *w)
 	return top;
 }
 
+/* ---- the running hash of the history (the determinism self-check) ---- */
+
+static void hash_bytes(struct pn_world *w, const void *p, size_t len)
+{
+	if (w->opt.twin)
+		w->hash = XXH3_64bits_withSeed(p, len, w->hash);
+}
+
+void pn_world_hash_mix(struct pn_world *w, uint64_t a, uint64_t b)
+{
+	uint64_t v[2] = {a, b};
+	hash_bytes(w, v, sizeof(v));
+}
+
+/* What one event did, after it ran (every field an integer: no padding is hashed). */
+static void hash_event(struct pn_world *w, const struct pn_event *ev)
+{
+	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
+			  pn_wal_insert_lsn(&w->e), w->e.nacked, w->dev.version};
+	if (ev->kind == PN_EV_STEP) {
+		const struct pn_proc *p = &w->e.procs[ev->arg];
+		v[8] = p->state;
+		v[9] = p->op.op;
+		v[10] = (uint64_t)p->op.page << 32 | p->xid;
+		v[11] = p->wake_token;
+	} else {
+		const struct pn_io *io = &w->e.ios[ev->arg];
+		v[8] = (uint64_t)io->op << 32 | io->file;
+		v[9] = io->offset;
+		v[10] = (uint64_t)io->len << 32 | io->state;
+		v[11] = (uint64_t)io->page << 32 | io->slot;
+	}
+	hash_bytes(w, v, sizeof(v));
+}
+
+static void twin_text(const struct pn_world *w, struct pn_world_twin *t)
+{
+	const struct pn_trace_entry *e = &w->trace[(w->events - 1) % PN_TRACE_LEN];
+	char text[160];
+	pn_world_trace_text(w, e, text, sizeof(text));
+	snprintf(t->what, sizeof(t->what), "%s, at %.6f ms", text, (double)e->time / 1e6);
+}
+
+/* The twin takes the hash as of the last event (before the next one runs, or at the end, so
+ * that what the caller mixed in after an event counts for it). */
+static void twin_take(struct pn_world *w)
+{
+	struct pn_world_twin *t = w->opt.twin;
+	if (!t || w->hash_logged == w->events)
+		return;
+	uint64_t i = w->events - 1;
+	w->hash_logged = w->events;
+	if (!t->second) {
+		if (t->len == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 4096;
+			t->log = realloc(t->log, t->cap * sizeof(*t->log));
+			PN_ASSERT(t->log != NULL);
+		}
+		PN_ASSERT(t->len == i);
+		t->log[t->len++] = w->hash;
+		return;
+	}
+	if (!t->diverged_at && (i >= t->len || t->log[i] != w->hash)) {
+		t->diverged_at = w->events;
+		twin_text(w, t);
+	}
+	if (w->events == t->perturb_at)
+		pn_prng_next(&w->rng_sched);
+}
+
+uint64_t pn_world_device_hash(const struct pn_device *d)
+{
+	uint64_t h = XXH3_64bits_withSeed(&d->nunsynced, sizeof(d->nunsynced), d->track);
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		for (int which = 0; which < (d->track ? 2 : 1); which++) {
+			const struct pn_file_image *im = which ? &d->dur[f] : &d->cur[f];
+			for (uint64_t c = 0; c < im->nchunks; c++) {
+				if (!im->chunks[c])
+					continue;
+				uint64_t where[2] = {(uint64_t)f << 1 | (uint64_t)which, c};
+				h = XXH3_64bits_withSeed(where, sizeof(where), h);
+				h = XXH3_64bits_withSeed(im->chunks[c]->data, PN_CHUNK_SIZE, h);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint64_t v[4] = {u->file, u->offset, u->len, u->seq};
+		h = XXH3_64bits_withSeed(v, sizeof(v), h);
+		h = XXH3_64bits_withSeed(u->data, u->len, h);
+	}
+	return h;
+}
+
+void pn_world_twin_reset(struct pn_world_twin *t)
+{
+	t->second = false;
+	t->len = 0;
+	t->diverged_at = 0;
+	t->what[0] = 0;
+	t->events[0] = t->events[1] = t->device[0] = t->device[1] = 0;
+}
+
+void pn_world_twin_free(struct pn_world_twin *t)
+{
+	free(t->log);
+	t->log = NULL;
+	t->len = t->cap = 0;
+}
+
+bool pn_world_twin_end(struct pn_world_twin *t, struct pn_world *w, char *msg, size_t len)
+{
+	PN_ASSERT(w->opt.twin == t);
+	twin_take(w);
+	int run = t->second ? 1 : 0;
+	t->events[run] = w->events;
+	t->device[run] = pn_world_device_hash(&w->dev) ^ w->hash;
+	msg[0] = 0;
+	if (!run) {
+		t->second = true;
+		return true;
+	}
+	if (t->diverged_at && t->diverged_at <= t->events[0])
+		snprintf(msg, len, "the two runs diverge at event %llu (in the second run: %s)",
+			 (unsigned long long)t->diverged_at, t->what);
+	else if (t->events[0] != t->events[1])
+		snprintf(msg, len, "the two runs diverge after event %llu: the first run ends there, "
+			 "the second goes on to event %llu",
+			 (unsigned long long)PN_MIN(t->events[0], t->events[1]),
+			 (unsigned long long)PN_MAX(t->events[0], t->events[1]));
+	else if (t->device[0] != t->device[1])
+		snprintf(msg, len, "the two runs agree on all %llu events but leave different devices",
+			 (unsigned long long)t->events[1]);
+	return msg[0] == 0;
+}
+
 /* ---- the seam ---- */
 
 static uint64_t env_now(void *ctx) { return ((struct pn_world *)ctx)->now; }
@@ -67,6 +204,9 @@ static uint64_t env_now(void *ctx) { return ((struct pn_world *)ctx)->now; }
 static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
 {
 	struct pn_world *w = ctx;
+	pn_lsn at[2] = {start, end};
+	hash_bytes(w, at, sizeof(at));
+	hash_bytes(w, rec, len);
 	if (w->on_wal)
 		w->on_wal(w->on_wal_arg, rec, len, start, end);
 }
@@ -135,7 +275,10 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 	if (io->bind)
 		io->offset = io->bind(&w->e, io);
 	switch (io->op) {
-	case PN_IO_WRITE: pn_device_write(&w->dev, io, w->events); break;
+	case PN_IO_WRITE:
+		pn_device_write(&w->dev, io, w->events);
+		hash_bytes(w, io->buf, io->len);
+		break;
 	case PN_IO_READ: pn_device_read(&w->dev, io->file, io->offset, io->len, io->buf); break;
 	case PN_IO_FSYNC:
 		w->fsync_of_io[index] = pn_device_fsync_start(&w->dev);
@@ -327,6 +470,7 @@ int pn_world_step(struct pn_world *w)
 		struct pn_event ev = pop(w);
 		if (ev.kind == PN_EV_STEP && ev.token != e->procs[ev.arg].wake_token)
 			continue; /* superseded by a later wake: not an event */
+		twin_take(w);
 		w->now = ev.time;
 		record_trace(w, &ev);
 		w->events++;
@@ -337,6 +481,8 @@ int pn_world_step(struct pn_world *w)
 		}
 		if (w->opt.check_each_event && !e->failed)
 			pn_engine_check(e);
+		if (w->opt.twin)
+			hash_event(w, &ev);
 		return e->failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
 }
@@ -362,10 +508,12 @@ int pn_world_recover(struct pn_world *w)
 	return pn_world_run(w);
 }
 
-int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out)
+/* One whole run; with a twin, ends that twin's run (its verdict in twin_msg). */
+static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
+		   struct pn_world_twin *twin, char *twin_msg, size_t twin_len, bool *same)
 {
 	struct pn_world *w = calloc(1, sizeof(*w));
-	struct pn_world_options opt = {.track = false, .check_each_event = true};
+	struct pn_world_options opt = {.track = false, .check_each_event = true, .twin = twin};
 	memset(out, 0, sizeof(*out));
 	PN_ASSERT(w != NULL);
 	if (!pn_world_init(w, sc, &opt, NULL)) {
@@ -385,7 +533,37 @@ int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out)
 	if (rc == 2)
 		snprintf(out->error, sizeof(out->error), "%s", w->error);
 	out->status = rc == 0 ? 0 : 1;
+	if (twin)
+		*same = pn_world_twin_end(twin, w, twin_msg, twin_len);
 	pn_world_free(w);
 	free(w);
 	return out->status;
+}
+
+int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out)
+{
+	return sim_run(sc, out, NULL, NULL, 0, NULL);
+}
+
+int pn_sim_twice(const struct pn_scenario *sc, uint64_t perturb_at, char *msg, size_t len)
+{
+	struct pn_world_twin twin = {.perturb_at = perturb_at};
+	struct pn_sim_result *r = malloc(sizeof(*r));
+	bool same = true;
+	int rc = 0;
+	PN_ASSERT(r != NULL);
+	for (int run = 0; run < 2 && rc == 0; run++) {
+		if (sim_run(sc, r, &twin, msg, len, &same) == 2) {
+			snprintf(msg, len, "%s", r->error);
+			rc = 2;
+		}
+	}
+	if (rc == 0 && same)
+		snprintf(msg, len, "the two runs agree on all %llu events and on the device",
+			 (unsigned long long)twin.events[1]);
+	else if (rc == 0)
+		rc = 1;
+	pn_world_twin_free(&twin);
+	free(r);
+	return rc;
 }

@@ -42,7 +42,31 @@ struct pn_trace_entry {
 void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
 			 size_t len);
 
+/*
+ * The determinism self-check (`check --twice`, `run --twice`; docs/checker.md). With
+ * opt.twin set the world keeps a running hash of its history: after every event, the event's
+ * number, virtual time, kind and argument and what it did (the process's next state,
+ * operation, page, xid and wake token; the I/O's operation, file, offset, length and state;
+ * the WAL insert position and the acknowledged commits), the bytes of every write it
+ * dispatches and of every WAL record inserted, and whatever the caller mixes in
+ * (pn_world_hash_mix: the checker's verdicts at a crash point). The first run logs the hash
+ * as of each event; the second compares and keeps the first event where they differ.
+ */
+struct pn_world_twin {
+	bool second;           /* false: this run logs; true: it compares with the log */
+	uint64_t *log;         /* the first run's hash as of each event (log[i]: event i + 1) */
+	uint64_t len, cap;
+	uint64_t events[2];    /* each run's event count at its end */
+	uint64_t device[2];    /* each run's device hash at its end */
+	uint64_t diverged_at;  /* the second run's first event that differs (0: none) */
+	char what[192];        /* that event in the second run, as text */
+	/* Test hook (0: off): after this event the second run draws one extra number from its
+	 * scheduling stream, a deliberate divergence for the tests of this detector. */
+	uint64_t perturb_at;
+};
+
 struct pn_world_options {
+	struct pn_world_twin *twin; /* the determinism self-check; NULL: off */
 	bool track;             /* keep the crash model's durable image and unsynced writes */
 	bool check_each_event;  /* pn_engine_check() after every event */
 	uint32_t schedule;      /* schedule variation index (schedules.runs) */
@@ -71,6 +95,8 @@ struct pn_world {
 	/* Observer of every WAL record inserted (the checker's oracle). */
 	void (*on_wal)(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
 	void *on_wal_arg;
+	uint64_t hash;         /* the running hash of the history (opt.twin set) */
+	uint64_t hash_logged;  /* events whose hash the twin has taken */
 	char error[PN_ERROR_LEN];
 };
 
@@ -90,6 +116,19 @@ int pn_world_recover(struct pn_world *w);
 /* Prints the last events, oldest first. */
 void pn_world_print_trace(const struct pn_world *w, FILE *out);
 
+/* Mixes two values into the running hash of the current event (opt.twin set; else nothing). */
+void pn_world_hash_mix(struct pn_world *w, uint64_t a, uint64_t b);
+/* A hash of every byte a device holds (its read image; with tracking also the durable image
+ * and the unsynced writes). */
+uint64_t pn_world_device_hash(const struct pn_device *d);
+/* Ends one run of a twin (w: that run's world, as it stopped). After the first run it
+ * returns true; after the second, false with the first difference in msg ("the two runs
+ * diverge at event N: ..."). */
+bool pn_world_twin_end(struct pn_world_twin *t, struct pn_world *w, char *msg, size_t len);
+/* Readies a twin for another pair of runs (keeps its log's memory). */
+void pn_world_twin_reset(struct pn_world_twin *t);
+void pn_world_twin_free(struct pn_world_twin *t);
+
 /* One whole simulated run of a scenario (run, compare). */
 struct pn_sim_result {
 	int status;            /* 0 ok, 1 violation, 2 bad input */
@@ -100,5 +139,9 @@ struct pn_sim_result {
 	char error[PN_ERROR_LEN];
 };
 int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out);
+/* `run --twice`: the whole run of pn_sim_run twice, compared event by event (perturb_at: the
+ * twin's test hook). Returns 0 when both runs agree (msg says how many events), 1 when they
+ * diverge (msg says where), 2 when the scenario cannot run (msg says why). */
+int pn_sim_twice(const struct pn_scenario *sc, uint64_t perturb_at, char *msg, size_t len);
 
 #endif

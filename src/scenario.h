@@ -148,6 +148,8 @@ struct pn_scenario {
 		/* a second crash inside the recovery from that state (0 = none) */
 		uint64_t recovery_crash_point;
 		char recovery_state[256];
+		/* the hash of the scenario as check wrote it (model/trace.h); "" = not recorded */
+		char scenario_hash[24];
 	} replay;
 };
 

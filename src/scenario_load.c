@@ -202,6 +202,7 @@ static const struct field replay_fields[] = {
 	STR("state", replay.state, 0),
 	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 0, UINT64_MAX),
 	STR("recovery_state", replay.recovery_state, 0),
+	STR("scenario_hash", replay.scenario_hash, 0),
 };
 
 static const struct table storage_table = TABLE(storage_fields);

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # bad_input.sh: the malformed-scenario corpus test (CTest label "input").
 #
-# Usage: bad_input.sh PENUMBRA_BINARY DIR
+# Usage: bad_input.sh PENUMBRA_BINARY DIR [COMMAND]
 #
 # Runs `PENUMBRA run FILE` for every DIR/*.yaml. Each file's first line is
 # "# expect: <substring>". A file passes when penumbra exits with status 2, the first line of
 # its stderr starts with "FILE:LINE:COLUMN: " (FILE exactly as passed, LINE and COLUMN
 # decimal), and that line contains the expected substring. Prints one line per file (ok, or
 # FAIL with the reason and stderr's first line), then "N passed, M failed". Exits 1 when
-# any failed (or none ran), 2 on bad usage.
+# any failed (or none ran), 2 on bad usage. COMMAND (default run) is the command to run;
+# `replay` (the malformed-trace corpus) also accepts "penumbra replay: FILE: " for a trace
+# that loads but does not fit its run.
 set -u
 
-if [[ $# -ne 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY DIR" >&2
+if [[ $# -ne 2 && $# -ne 3 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY DIR [COMMAND]" >&2
 	exit 2
 fi
 bin=$1
 dir=$2
+cmd=${3:-run}
 if [[ ! -x $bin ]]; then
 	echo "$0: $bin is not an executable" >&2
 	exit 2
@@ -48,7 +51,7 @@ for file in "$dir"/*.yaml; do
 	fi
 	expect=${expect#"# expect: "}
 
-	"${runner[@]}" "$bin" run "$file" >/dev/null 2>"$stderr_file" </dev/null
+	"${runner[@]}" "$bin" "$cmd" "$file" >/dev/null 2>"$stderr_file" </dev/null
 	status=$?
 	first=$(head -n 1 -- "$stderr_file")
 	rest=${first#"$file:"}
@@ -56,6 +59,8 @@ for file in "$dir"/*.yaml; do
 	reason=""
 	if [[ $status -ne 2 ]]; then
 		reason="exit status $status, expected 2"
+	elif [[ $cmd == replay && $first == "penumbra replay: $file: "* ]]; then
+		[[ $first == *"$expect"* ]] || reason="message does not contain '$expect'"
 	elif [[ $first != "$file:"* ]] || ! [[ $rest =~ $location ]]; then
 		reason="stderr does not start with '$file:LINE:COLUMN: '"
 	elif [[ $first != *"$expect"* ]]; then
