@@ -39,12 +39,10 @@ static void duration(FILE *out, const char *key, uint64_t ns)
 
 static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *layouts[] = {"interleaved", "striped"};
-	static const char *policies[] = {"prototype", "l3", "l4"};
 	fprintf(out, "protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
 		     "wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
 		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
-		layouts[sc->protocol.layout], policies[sc->protocol.policy],
+		pn_layout_name(sc->protocol.layout), pn_policy_name(sc->protocol.policy),
 		sc->protocol.checksums ? "true" : "false", sc->protocol.wal_log_hints ? "true" : "false",
 		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
 	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
@@ -55,12 +53,8 @@ static void write_protocol(FILE *out, const struct pn_scenario *sc)
 
 static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *kinds[] = {"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru"};
-	static const char *ops[] = {"update", "commit", "abort", "checkpoint", "checkpoint_begin",
-				    "checkpoint_end", "evict", "hint", "vacuum", "dedup", "slru_set",
-				    "checkpoint_epoch", "update_hold", "release", "checkpoint_resume"};
 	const typeof(sc->workload) *w = &sc->workload;
-	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", kinds[w->kind], w->clients);
+	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", pn_workload_kind_name(w->kind), w->clients);
 	if (w->kind != PN_WL_SCRIPT) {
 		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
 			(unsigned long long)w->transactions, w->pages_per_transaction);
@@ -73,7 +67,7 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	fprintf(out, "  script:\n");
 	for (uint32_t i = 0; i < w->script_len; i++) {
 		const struct pn_step *s = &w->script[i];
-		fprintf(out, "    - {op: %s", ops[s->op]);
+		fprintf(out, "    - {op: %s", pn_op_name(s->op));
 		if (s->op == PN_OP_SLRU_SET)
 			fprintf(out, ", xid: %u", s->xid);
 		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
@@ -85,7 +79,6 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 
 void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *tears[] = {"none", "halves", "sectors"};
 	fprintf(out, "name: %s\n", sc->name);
 	if (sc->description[0]) {
 		fprintf(out, "description: \"");
@@ -118,7 +111,7 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 				fprintf(out, "%s%llu%s", i ? ", " : "[", (unsigned long long)sc->crash.list[i],
 					i + 1 == sc->crash.list_len ? "]" : "");
 		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u}\n", sc->crash.max_unsynced,
-			tears[sc->crash.tear], sc->crash.samples);
+			pn_tear_name(sc->crash.tear), sc->crash.samples);
 	}
 	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");
 }

@@ -125,18 +125,6 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 #define CUSTOM(k, m, fn) {.key = k, .type = V_CUSTOM, .off = OFF(m), .read = fn}
 #define SECTION(k, t) {.key = k, .type = V_SECTION, .section = &t}
 
-static const char *const mode_names[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown", NULL};
-static const char *const layout_names[] = {"interleaved", "striped", NULL};
-static const char *const policy_names[] = {"prototype", "l3", "l4", NULL};
-static const char *const kind_names[] = {
-	"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru", NULL
-};
-static const char *const op_names[] = {
-	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
-	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
-	"checkpoint_resume", NULL
-};
-static const char *const tear_names[] = {"none", "halves", "sectors", NULL};
 static const char *const verdict_names[] = {"pass", "violation", NULL};
 
 static const struct field storage_fields[] = {
@@ -147,10 +135,10 @@ static const struct field storage_fields[] = {
 	POW2("wal_segment_size", storage.wal_segment_size, 64u << 10, 1u << 30),
 };
 static const struct field protocol_fields[] = {
-	ENUM("mode", protocol.mode, mode_names),
+	ENUM("mode", protocol.mode, pn_mode_names),
 	NUM("generations", V_U32, protocol.generations, 2, 8),
-	ENUM("layout", protocol.layout, layout_names),
-	ENUM("policy", protocol.policy, policy_names),
+	ENUM("layout", protocol.layout, pn_layout_names),
+	ENUM("policy", protocol.policy, pn_policy_names),
 	FLAG("checksums", protocol.checksums),
 	FLAG("wal_log_hints", protocol.wal_log_hints),
 	FLAG("slru_headers", protocol.slru_headers),
@@ -169,7 +157,7 @@ static const struct field aio_fields[] = {
 	FLAG("reorder", aio.reorder),
 };
 static const struct field workload_fields[] = {
-	ENUM("kind", workload.kind, kind_names),
+	ENUM("kind", workload.kind, pn_workload_kind_names),
 	NUM("clients", V_U32, workload.clients, 1, 1024),
 	NUM("transactions", V_U64, workload.transactions, 0, 1000000000000ull),
 	NUM("pages_per_transaction", V_U32, workload.pages_per_transaction, 1, PN_WAL_MAX_BLOCKS),
@@ -187,7 +175,7 @@ static const struct field schedules_fields[] = {
 static const struct field crash_fields[] = {
 	CUSTOM("points", crash.points, read_points),
 	NUM("max_unsynced", V_U32, crash.max_unsynced, 0, 64),
-	ENUM("tear", crash.tear, tear_names),
+	ENUM("tear", crash.tear, pn_tear_names),
 	NUM("samples", V_U32, crash.samples, 0, 1000000000),
 };
 static const struct field every_fields[] = {
@@ -234,7 +222,7 @@ static const struct table top_table = TABLE(top_fields);
 /* A script step's keys; their indices are the STEP_* bits of check_step(). */
 enum { STEP_OP, STEP_PAGE, STEP_XID, STEP_CLIENT };
 static const struct field step_fields[] = {
-	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = op_names},
+	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = pn_script_op_names},
 	{.key = "page", .type = V_U32, .off = offsetof(struct pn_step, page), .max = UINT32_MAX},
 	{.key = "xid", .type = V_U32, .off = offsetof(struct pn_step, xid), .max = UINT32_MAX},
 	{.key = "client", .type = V_U32, .off = offsetof(struct pn_step, client), .max = UINT32_MAX},
@@ -943,15 +931,15 @@ static bool validate_hold(struct loader *L, uint32_t i)
 	if (!policy)
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
-			       i, op_names[st->op]);
+			       i, pn_op_names[st->op]);
 	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] is an update_hold of client %u whose next step is %s; expected {op: release, client: %u} as that client's next step",
-			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	if (st->op == PN_OP_RELEASE && (!(o = client_step(s, i, -1)) || o->op != PN_OP_UPDATE_HOLD))
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] releases client %u, which holds nothing (its step before is %s); expected an update_hold of client %u before it",
-			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	return true;
 }
 
@@ -963,10 +951,10 @@ static bool check_step(struct loader *L, const struct pn_step *st, const struct 
 	const char *op;
 
 	if (!(seen->mask & 1u << STEP_OP)) {
-		join_names(list, sizeof list, op_names, count_names(op_names));
+		join_names(list, sizeof list, pn_script_op_names, PN_OP_SCRIPT_COUNT);
 		return fail(L, m, "%s has no 'op'; expected op: one of %s", where, list);
 	}
-	op = op_names[st->op];
+	op = pn_op_names[st->op];
 	if (op_has_page(st->op))
 		allowed |= 1u << STEP_PAGE;
 	if (st->op == PN_OP_SLRU_SET)
@@ -1031,12 +1019,10 @@ static bool read_script(struct loader *L, const struct field *f, void *base, con
 
 static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path)
 {
-	const char *names[PN_MUT_COUNT], *text;
+	const char *const *names = pn_mutation_names, *text;
 	char where[PATH_LEN], hint[80], list[WANT_LEN];
 	uint32_t *bits = &L->s->protocol.mutations;
 
-	for (int i = 0; i < PN_MUT_COUNT; i++)
-		names[i] = pn_mutation_name(i);
 	join_names(list, sizeof list, names, PN_MUT_COUNT);
 	if (is_null(L))
 		return true;
@@ -1185,7 +1171,7 @@ static bool validate_script(struct loader *L)
 			    has_script ? "is empty" : "is missing");
 	if (s->workload.kind != PN_WL_SCRIPT && has_script)
 		return fail(L, m, "workload.script is given but workload.kind is %s; expected kind: script",
-			    kind_names[s->workload.kind]);
+			    pn_workload_kind_name(s->workload.kind));
 	for (uint32_t i = 0; i < s->workload.script_len; i++) {
 		const struct pn_step *st = &s->workload.script[i];
 		if (op_has_page(st->op) && st->page >= s->storage.pages)
@@ -1234,12 +1220,12 @@ static bool validate(struct loader *L)
 	    s->protocol.generations > 4)
 		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
 			    "protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
-			    s->protocol.generations, policy_names[s->protocol.policy]);
+			    s->protocol.generations, pn_policy_name(s->protocol.policy));
 	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
 	    s->protocol.layout != PN_LAYOUT_INTERLEAVED)
 		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
-			    policy_names[s->protocol.policy]);
+			    pn_policy_name(s->protocol.policy));
 	return validate_script(L);
 }
 

@@ -8,6 +8,7 @@
  * under ASan+UBSan, so a leak or overflow fails it too).
  */
 #include "scenario.h"
+#include "env.h"
 #include "walfmt.h"
 
 #include <check.h>
@@ -360,6 +361,61 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Every name table comes from its enum's one list: one distinct name per value, NULL
+ * after the last, the loader taking each name back to its value. */
+static void check_table(const char *const *names, unsigned count, const char *fmt)
+{
+	char text[256];
+	struct pn_scenario s;
+
+	for (unsigned i = 0; i < count; i++) {
+		ck_assert_ptr_nonnull(names[i]);
+		ck_assert(names[i][0] != '\0' && strcmp(names[i], "(null)") != 0);
+		for (unsigned j = 0; j < i; j++)
+			ck_assert_str_ne(names[i], names[j]);
+		if (!fmt)
+			continue;
+		snprintf(text, sizeof text, fmt, names[i]);
+		ck_assert_msg(load(text, &s), "%s", err);
+		pn_scenario_free(&s);
+	}
+	ck_assert_ptr_null(names[count]);
+}
+
+START_TEST(test_name_tables)
+{
+	struct pn_scenario s;
+
+	check_table(pn_mode_names, PN_MODE_COUNT, "name: m\nprotocol: {mode: %s}\n");
+	check_table(pn_layout_names, PN_LAYOUT_COUNT, "name: m\nprotocol: {layout: %s}\n");
+	check_table(pn_policy_names, PN_POLICY_COUNT, NULL);
+	check_table(pn_tear_names, PN_TEAR_COUNT, "name: m\ncrash: {tear: %s}\n");
+	check_table(pn_workload_kind_names, PN_WL_COUNT, NULL);
+	check_table(pn_op_names, PN_OP_COUNT, NULL);
+	check_table(pn_script_op_names, PN_OP_SCRIPT_COUNT, NULL);
+	check_table(pn_mutation_names, PN_MUT_COUNT, "name: m\nprotocol: {mutations: [%s]}\n");
+	for (unsigned i = 0; i < PN_OP_SCRIPT_COUNT; i++)
+		ck_assert_str_eq(pn_op_name((enum pn_op)i), pn_script_op_names[i]);
+	ck_assert_str_eq(pn_op_name(PN_OP_BT_SPLIT), "bt_split");
+	ck_assert_str_eq(pn_op_name(PN_OP_COUNT), "?");
+	ck_assert_str_eq(pn_mode_name(PN_MODE_COUNT), "?");
+	ck_assert_str_eq(pn_policy_name(PN_POLICY_L4), "l4");
+	ck_assert_str_eq(pn_tear_name(PN_TEAR_HALVES), "halves");
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		ck_assert_str_ne(pn_file_name((enum pn_file)f), "?");
+		ck_assert_str_ne(pn_file_disk_name((enum pn_file)f), "?");
+	}
+	ck_assert_str_eq(pn_file_disk_name(PN_FILE_PAGESERVER), "pageserver");
+	ck_assert_str_eq(pn_file_disk_name(PN_FILE_COUNT), "?");
+	/* a generated op is not a script step */
+	load_bad("name: m\nworkload: {kind: script, script: [{op: change}]}\n");
+	ck_assert(strstr(err, "unknown workload.script[0].op 'change'") != NULL);
+	ck_assert(load("name: m\nprotocol: {mode: umbra, policy: l4}\n", &s));
+	ck_assert_int_eq(s.protocol.policy, PN_POLICY_L4);
+	pn_scenario_free(&s);
+}
+END_TEST
+
 START_TEST(test_values)
 {
 	struct pn_scenario s;
@@ -637,6 +693,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_parse_duration);
 	tcase_add_test(tc, test_parse_uint);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_name_tables);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_points);
 	tcase_add_test(tc, test_script_checked_after_document);
