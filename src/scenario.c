@@ -104,6 +104,40 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->crash.samples = 1000;
 }
 
+/* Copies of each page on the simulated device: Umbra's slots; pushdown keeps the page
+ * server's images beside the data file. */
+static uint64_t page_copies(const struct pn_scenario *s)
+{
+	if (s->protocol.mode == PN_MODE_UMBRA)
+		return s->protocol.generations;
+	return s->protocol.mode == PN_MODE_PUSHDOWN ? 2 : 1;
+}
+
+uint64_t pn_scenario_page_bytes(const struct pn_scenario *s)
+{
+	return (uint64_t)s->storage.page_size * (page_copies(s) + (s->crash.present ? 3 : 0));
+}
+
+void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m)
+{
+	/* the vacuum workload sizes its table by its rows (src/wl_vacuum.c): 4 bytes of line
+	 * pointer and 32 of tuple per row after the 24-byte page header */
+	uint64_t per_page = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
+	uint64_t work = s->workload.kind == PN_WL_SCRIPT ? s->workload.script_len
+							 : s->workload.transactions;
+	uint64_t pages = s->storage.pages;
+
+	if (s->workload.kind == PN_WL_VACUUM)
+		pages = s->workload.rows / PN_MAX(per_page, 1) + 2;
+	memset(m, 0, sizeof *m);
+	m->pages = pages;
+	m->device = (pages + 2) * s->storage.page_size * page_copies(s);
+	m->oracle = s->crash.present ? 3 * (pages + 2) * s->storage.page_size : 0;
+	m->buffers = (uint64_t)s->storage.buffers * s->storage.page_size;
+	m->logs = 20 * (work + 16);
+	m->total = m->device + m->oracle + m->buffers + m->logs;
+}
+
 void pn_scenario_free(struct pn_scenario *s)
 {
 	free(s->workload.script);

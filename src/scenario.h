@@ -197,6 +197,22 @@ struct pn_scenario {
 	} replay;
 };
 
+/*
+ * What a simulated run of s needs in memory at least, by part (docs/scenarios.md,
+ * "Limits"): the loader refuses a scenario whose total is above the memory limit.
+ */
+struct pn_scenario_memory {
+	uint64_t pages;   /* heap pages the run has: storage.pages, or what workload.rows fill */
+	uint64_t device;  /* page images on the simulated device (every slot of every page) */
+	uint64_t oracle;  /* the oracle's three images of every page (a crash: section) */
+	uint64_t buffers; /* the buffer pool */
+	uint64_t logs;    /* per transaction or step: acknowledged xid, LSN and latency */
+	uint64_t total;
+};
+void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
+/* Bytes of the device and oracle per heap page, for "at most N pages". */
+uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
+
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);
 
