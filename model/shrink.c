@@ -77,15 +77,34 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	}
 }
 
+/* key: "text", quoted, so that any name or description the loader took loads back. */
+static void quoted(FILE *out, const char *key, const char *text)
+{
+	fprintf(out, "%s: \"", key);
+	for (const char *p = text; *p; p++)
+		fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	fprintf(out, "\"\n");
+}
+
+/* The shortest fixed-point text (no exponent: the loader takes none) that reads back as v;
+ * the loader reads it with strtod, so the text is stable however often it is written. */
+static void fraction(char *buf, size_t len, double v)
+{
+	for (int digits = 1; digits <= 29; digits++) {
+		snprintf(buf, len, "%.*f", digits, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	for (size_t n = strlen(buf); n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.'; n--)
+		buf[n - 1] = '\0';
+}
+
 void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 {
-	fprintf(out, "name: %s\n", sc->name);
-	if (sc->description[0]) {
-		fprintf(out, "description: \"");
-		for (const char *p = sc->description; *p; p++)
-			fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-		fprintf(out, "\"\n");
-	}
+	char target[48];
+	quoted(out, "name", sc->name);
+	if (sc->description[0])
+		quoted(out, "description", sc->description);
 	fprintf(out, "seed: %llu\n", (unsigned long long)sc->seed);
 	fprintf(out, "storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
 		     "wal_segment_size: %u}\n", sc->storage.pages, sc->storage.page_size,
@@ -93,8 +112,9 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	write_protocol(out, sc);
 	fprintf(out, "checkpoint: {");
 	duration(out, "interval", sc->checkpoint.interval_ns);
-	fprintf(out, ", every_transactions: %u, completion_target: %g, max_wal_size: %llu, overlap: %s}\n",
-		sc->checkpoint.every_transactions, sc->checkpoint.completion_target,
+	fraction(target, sizeof target, sc->checkpoint.completion_target);
+	fprintf(out, ", every_transactions: %u, completion_target: %s, max_wal_size: %llu, overlap: %s}\n",
+		sc->checkpoint.every_transactions, target,
 		(unsigned long long)sc->checkpoint.max_wal_size, sc->checkpoint.overlap ? "true" : "false");
 	fprintf(out, "aio: {queue_depth: %u, reorder: %s}\n", sc->aio.queue_depth,
 		sc->aio.reorder ? "true" : "false");

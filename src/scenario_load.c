@@ -782,10 +782,10 @@ static bool read_number(struct loader *L, const struct field *f, void *dst, cons
 	return true;
 }
 
-/* digits [. digits], as a double; no sign, no exponent. */
+/* digits [. digits], as a double (strtod: correctly rounded, so that the trace writer's
+ * text reads back as the same value); no sign, no exponent. */
 static enum pn_parse_status parse_fraction(const char *s, double *out)
 {
-	double v = 0, scale = 1;
 	size_t n = 0;
 	const char *p = s;
 
@@ -794,16 +794,14 @@ static enum pn_parse_status parse_fraction(const char *s, double *out)
 	if (*p == '+')
 		return PN_PARSE_SIGN;
 	for (; *p >= '0' && *p <= '9'; p++, n++)
-		v = v * 10 + (*p - '0');
+		;
 	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
-			scale /= 10;
-			v += (*p - '0') * scale;
-		}
+		for (p++; *p >= '0' && *p <= '9'; p++, n++)
+			;
 	}
 	if (n == 0 || *p || n > 30)
 		return PN_PARSE_SYNTAX;
-	*out = v;
+	*out = strtod(s, NULL);
 	return PN_PARSE_OK;
 }
 
