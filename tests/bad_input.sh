@@ -39,12 +39,12 @@ if [[ ! -d $dir ]]; then
 fi
 
 export PENUMBRA_MEMORY_LIMIT=8GiB
-seconds=20
+seconds=60
 vmem_kib=$((4 * 1024 * 1024))
 limit_vmem=true
 if grep -q __asan_init "$bin" 2>/dev/null; then
 	limit_vmem=false
-	seconds=90 # the sanitizers make the million-element cases several times slower
+	seconds=180 # the sanitizers make the million-element cases several times slower
 fi
 
 work=$(mktemp -d)
