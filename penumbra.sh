@@ -4,6 +4,8 @@
 #                        in scenarios/ and prints the summary
 #   ./penumbra.sh test   installs what is missing, builds (Debug), runs the whole test suite
 #   ./penumbra.sh asan   the whole test suite again under AddressSanitizer + UBSan
+#   ./penumbra.sh fuzz   builds the libFuzzer harnesses (clang, fuzz/) and runs their CTest:
+#                        each replays its corpus, then fuzzes for 30 s (`test` runs it too)
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
@@ -19,6 +21,12 @@ test)
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j"$jobs"
 	ctest --preset debug -j"$jobs"
+	./penumbra.sh fuzz
+	;;
+fuzz)
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j"$jobs"
+	ctest --preset fuzz -j"$jobs"
 	;;
 asan)
 	cmake --preset asan >/dev/null
@@ -26,7 +34,7 @@ asan)
 	ctest --preset asan -j"$jobs"
 	;;
 *)
-	echo "usage: ./penumbra.sh [check|test|asan]" >&2
+	echo "usage: ./penumbra.sh [check|test|asan|fuzz]" >&2
 	exit 2
 	;;
 esac

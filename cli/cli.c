@@ -205,39 +205,49 @@ bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint
 		      "a duration such as 250ms, 30s or 4min");
 }
 
+/* "fpw, nofpw, ..." from the mode names, then "umbra-prototype, ..." when with_policies. */
+static void mode_list(char *names, size_t len, bool with_policies)
+{
+	size_t at = 0;
+
+	names[0] = '\0';
+	for (int m = 0; m < PN_MODE_COUNT && at < len; m++)
+		at += (size_t)snprintf(names + at, len - at, "%s%s", m ? ", " : "",
+				       pn_mode_name((enum pn_mode)m));
+	for (int p = 0; with_policies && p < PN_POLICY_COUNT && at < len; p++)
+		at += (size_t)snprintf(names + at, len - at, ", umbra-%s",
+				       pn_policy_name((enum pn_policy)p));
+}
+
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
 {
-	char names[96] = "";
+	char names[160];
 
 	if (pn_mode_parse(s, out))
 		return true;
-	for (int m = 0; m <= PN_MODE_PUSHDOWN; m++) {
-		size_t len = strlen(names);
-		snprintf(names + len, sizeof names - len, "%s%s", m ? ", " : "",
-			 pn_mode_name((enum pn_mode)m));
-	}
+	mode_list(names, sizeof names, false);
 	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
 	return false;
 }
 
-static const char *const policy_suffix[] = {"prototype", "l3", "l4"};
-
 bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out)
 {
 	out->policy = -1;
-	for (int p = 0; p < (int)PN_ARRAY_LEN(policy_suffix); p++) {
+	for (int p = 0; p < PN_POLICY_COUNT; p++) {
 		char name[32];
-		snprintf(name, sizeof name, "umbra-%s", policy_suffix[p]);
+		snprintf(name, sizeof name, "umbra-%s", pn_policy_name((enum pn_policy)p));
 		if (strcmp(s, name) == 0) {
 			out->mode = PN_MODE_UMBRA;
 			out->policy = p;
 			return true;
 		}
 	}
+	char names[160];
+
 	if (pn_mode_parse(s, &out->mode))
 		return true;
-	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of fpw, nofpw, umbra, doublewrite, "
-			   "pushdown, umbra-prototype, umbra-l3, umbra-l4)", s);
+	mode_list(names, sizeof names, true);
+	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
 	return false;
 }
 
@@ -294,7 +304,7 @@ int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CL
 	for (int i = 0; i < n; i++) {
 		if (specs[i].policy >= 0) {
 			pn_cli_usage_error(cmd, "'umbra-%s' in '%s' names a policy; expected plain modes",
-					   policy_suffix[specs[i].policy], list);
+					   pn_policy_name((enum pn_policy)specs[i].policy), list);
 			return -1;
 		}
 		out[i] = specs[i].mode;
@@ -321,7 +331,7 @@ void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, cha
 	bool named = m && m->mode == PN_MODE_UMBRA && m->policy >= 0;
 
 	if (sc->protocol.mode == PN_MODE_UMBRA && (named || sc->protocol.policy != PN_POLICY_PROTOTYPE))
-		snprintf(out, len, "umbra-%s", policy_suffix[sc->protocol.policy]);
+		snprintf(out, len, "umbra-%s", pn_policy_name(sc->protocol.policy));
 	else
 		snprintf(out, len, "%s", pn_mode_name(sc->protocol.mode));
 }

@@ -34,8 +34,6 @@
 #define LOG_CAP 4096u              /* acknowledged-commit log between two drains (D4) */
 #define MEM_ALIGN 4096u
 
-static const char *file_names[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "doublewrite"};
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -229,7 +227,7 @@ static bool open_files(struct pn_disk *d, bool fresh)
 	d->direct = true;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		char name[64];
-		snprintf(name, sizeof(name), "%s", file_names[f]);
+		snprintf(name, sizeof(name), "%s", pn_file_disk_name(f));
 		/* the first open does the checks (O_NOFOLLOW, a regular file) before any O_TRUNC;
 		 * O_NONBLOCK: the open of a FIFO never waits */
 		d->bfd[f] = open_file(d, name, O_NONBLOCK | (fresh ? O_CREAT : 0));
@@ -278,7 +276,7 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 {
 	struct pn_disk *d = ctx;
 	if (!d->error[0] && !write_all(d->bfd[f], buf, len, off))
-		fail(d, "cannot write", file_names[f]);
+		fail(d, "cannot write", pn_file_disk_name(f));
 }
 
 /* Zero-fills every file to its size, formats, and makes it all durable. */
@@ -291,7 +289,7 @@ static bool format(struct pn_disk *d)
 		uint64_t size = file_size(&d->e, (enum pn_file)f);
 		for (uint64_t at = 0; at < size && !d->error[0]; at += ZERO_CHUNK)
 			if (!write_all(d->bfd[f], zero, (size_t)PN_MIN((uint64_t)ZERO_CHUNK, size - at), at))
-				fail(d, "cannot write", file_names[f]);
+				fail(d, "cannot write", pn_file_disk_name(f));
 	}
 	free(zero);
 	if (d->error[0])
@@ -299,7 +297,7 @@ static bool format(struct pn_disk *d)
 	pn_engine_format(&d->e, format_write, d);
 	for (int f = 0; f < PN_FILE_COUNT && !d->error[0]; f++)
 		if (fdatasync(d->bfd[f]) != 0)
-			fail(d, "cannot fdatasync", file_names[f]);
+			fail(d, "cannot fdatasync", pn_file_disk_name(f));
 	fsync(d->dir->fd); /* the files' names are durable too */
 	return !d->error[0];
 }
@@ -418,7 +416,7 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 		static const char *ops[] = {"read", "write", "fdatasync"};
 		snprintf(d->error, sizeof(d->error), "%s of %u bytes at offset %llu of %s/%s: %s",
 			 ops[io->op], io->len, (unsigned long long)io->offset, d->dir->path,
-			 file_names[io->file], c->res < 0 ? strerror((int)-c->res) : "short transfer");
+			 pn_file_disk_name(io->file), c->res < 0 ? strerror((int)-c->res) : "short transfer");
 		return false;
 	}
 	if (io->op == PN_IO_READ)

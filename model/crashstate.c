@@ -311,13 +311,6 @@ uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce)
 	return XXH64_digest(&st);
 }
 
-static const char *file_name(enum pn_file f)
-{
-	static const char *names[PN_FILE_COUNT] = {"data", "wal", "control", "selector", "dw",
-						    "pageserver"};
-	return names[f];
-}
-
 void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -332,7 +325,7 @@ void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t le
 		}
 		int n = snprintf(buf + at, len - at, "%s%s write #%llu (%s %s", at ? "; " : "",
 				 f->fate == PN_FATE_TORN ? "torn" : "persisted", (unsigned long long)u->seq,
-				 file_name(u->file), pn_io_why_name((enum pn_io_why)u->why));
+				 pn_file_name(u->file), pn_io_why_name((enum pn_io_why)u->why));
 		at += n > 0 ? (size_t)n : 0;
 		if (at < len && u->file == PN_FILE_DATA && u->page != UINT32_MAX)
 			at += (size_t)snprintf(buf + at, len - at, " page %u slot %u", u->page, u->slot);

@@ -39,12 +39,10 @@ static void duration(FILE *out, const char *key, uint64_t ns)
 
 static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *layouts[] = {"interleaved", "striped"};
-	static const char *policies[] = {"prototype", "l3", "l4"};
 	fprintf(out, "protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
 		     "wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
 		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
-		layouts[sc->protocol.layout], policies[sc->protocol.policy],
+		pn_layout_name(sc->protocol.layout), pn_policy_name(sc->protocol.policy),
 		sc->protocol.checksums ? "true" : "false", sc->protocol.wal_log_hints ? "true" : "false",
 		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
 	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
@@ -55,12 +53,8 @@ static void write_protocol(FILE *out, const struct pn_scenario *sc)
 
 static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *kinds[] = {"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru"};
-	static const char *ops[] = {"update", "commit", "abort", "checkpoint", "checkpoint_begin",
-				    "checkpoint_end", "evict", "hint", "vacuum", "dedup", "slru_set",
-				    "checkpoint_epoch", "update_hold", "release", "checkpoint_resume"};
 	const typeof(sc->workload) *w = &sc->workload;
-	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", kinds[w->kind], w->clients);
+	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", pn_workload_kind_name(w->kind), w->clients);
 	if (w->kind != PN_WL_SCRIPT) {
 		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
 			(unsigned long long)w->transactions, w->pages_per_transaction);
@@ -73,7 +67,7 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	fprintf(out, "  script:\n");
 	for (uint32_t i = 0; i < w->script_len; i++) {
 		const struct pn_step *s = &w->script[i];
-		fprintf(out, "    - {op: %s", ops[s->op]);
+		fprintf(out, "    - {op: %s", pn_op_name(s->op));
 		if (s->op == PN_OP_SLRU_SET)
 			fprintf(out, ", xid: %u", s->xid);
 		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
@@ -83,16 +77,34 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	}
 }
 
+/* key: "text", quoted, so that any name or description the loader took loads back. */
+static void quoted(FILE *out, const char *key, const char *text)
+{
+	fprintf(out, "%s: \"", key);
+	for (const char *p = text; *p; p++)
+		fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	fprintf(out, "\"\n");
+}
+
+/* The shortest fixed-point text (no exponent: the loader takes none) that reads back as v;
+ * the loader reads it with strtod, so the text is stable however often it is written. */
+static void fraction(char *buf, size_t len, double v)
+{
+	for (int digits = 1; digits <= 29; digits++) {
+		snprintf(buf, len, "%.*f", digits, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	for (size_t n = strlen(buf); n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.'; n--)
+		buf[n - 1] = '\0';
+}
+
 void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 {
-	static const char *tears[] = {"none", "halves", "sectors"};
-	fprintf(out, "name: %s\n", sc->name);
-	if (sc->description[0]) {
-		fprintf(out, "description: \"");
-		for (const char *p = sc->description; *p; p++)
-			fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-		fprintf(out, "\"\n");
-	}
+	char target[48];
+	quoted(out, "name", sc->name);
+	if (sc->description[0])
+		quoted(out, "description", sc->description);
 	fprintf(out, "seed: %llu\n", (unsigned long long)sc->seed);
 	fprintf(out, "storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
 		     "wal_segment_size: %u}\n", sc->storage.pages, sc->storage.page_size,
@@ -100,8 +112,9 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	write_protocol(out, sc);
 	fprintf(out, "checkpoint: {");
 	duration(out, "interval", sc->checkpoint.interval_ns);
-	fprintf(out, ", every_transactions: %u, completion_target: %g, max_wal_size: %llu, overlap: %s}\n",
-		sc->checkpoint.every_transactions, sc->checkpoint.completion_target,
+	fraction(target, sizeof target, sc->checkpoint.completion_target);
+	fprintf(out, ", every_transactions: %u, completion_target: %s, max_wal_size: %llu, overlap: %s}\n",
+		sc->checkpoint.every_transactions, target,
 		(unsigned long long)sc->checkpoint.max_wal_size, sc->checkpoint.overlap ? "true" : "false");
 	fprintf(out, "aio: {queue_depth: %u, reorder: %s}\n", sc->aio.queue_depth,
 		sc->aio.reorder ? "true" : "false");
@@ -118,7 +131,7 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 				fprintf(out, "%s%llu%s", i ? ", " : "[", (unsigned long long)sc->crash.list[i],
 					i + 1 == sc->crash.list_len ? "]" : "");
 		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u}\n", sc->crash.max_unsynced,
-			tears[sc->crash.tear], sc->crash.samples);
+			pn_tear_name(sc->crash.tear), sc->crash.samples);
 	}
 	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");
 }

@@ -335,11 +335,6 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev)
 	t->offset = io->offset;
 }
 
-static const char *op_names[] = {
-	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
-	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
-	"checkpoint_resume", "change", "vacuum_page", "bt_insert", "bt_split",
-};
 static const char *bstate_names[] = {
 	"next", "pin", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait", "done",
 	"publish", "held",
@@ -359,7 +354,7 @@ static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, 
 		snprintf(buf, len, "step backend %u (%s)", t->arg, state);
 		return;
 	}
-	const char *op = t->op < PN_ARRAY_LEN(op_names) ? op_names[t->op] : "?";
+	const char *op = pn_op_name((enum pn_op)t->op);
 	bool paged = t->op == PN_OP_UPDATE || t->op == PN_OP_HINT || t->op == PN_OP_VACUUM ||
 		     t->op == PN_OP_DEDUP || t->op == PN_OP_EVICT;
 	if (paged)
@@ -371,15 +366,13 @@ static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, 
 void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
 			 size_t len)
 {
-	static const char *files[PN_FILE_COUNT] = {"data",     "wal", "control",
-						   "selector", "dw",  "pageserver"};
 	static const char *ops[] = {"read", "write", "fsync"};
 	if (t->kind == PN_EV_STEP) {
 		step_text(w, t, buf, len);
 		return;
 	}
 	int n = snprintf(buf, len, "%s %s %s (%s)", t->kind == PN_EV_DISPATCH ? "dispatch" : "complete",
-			 ops[t->op], files[t->file], pn_io_why_name((enum pn_io_why)t->why));
+			 ops[t->op], pn_file_name((enum pn_file)t->file), pn_io_why_name((enum pn_io_why)t->why));
 	if (t->page != UINT32_MAX && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " page %u slot %u offset %llu", t->page, t->slot,
 			 (unsigned long long)t->offset);

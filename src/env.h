@@ -24,10 +24,30 @@
 
 /* PN_FILE_PAGESERVER: the pushdown mode's page server storage (images and its metadata,
  * src/pushdown.c); another machine's disk in Neon, another file on the simulated device. */
-enum pn_file {
-	PN_FILE_DATA, PN_FILE_WAL, PN_FILE_CONTROL, PN_FILE_SELECTOR, PN_FILE_DW,
-	PN_FILE_PAGESERVER, PN_FILE_COUNT
-};
+/* The one list of files: X(ENUMERATOR, name in timelines and crash states, name of the
+ * file in a bench/crashtest directory). */
+#define PN_FILE_LIST(X)                                                                    \
+	X(PN_FILE_DATA, "data", "data") X(PN_FILE_WAL, "wal", "wal")                           \
+	X(PN_FILE_CONTROL, "control", "control") X(PN_FILE_SELECTOR, "selector", "selector")   \
+	X(PN_FILE_DW, "dw", "doublewrite") X(PN_FILE_PAGESERVER, "pageserver", "pageserver")
+#define PN_FILE_VALUE_(e, shown, file) e,
+#define PN_FILE_SHOWN_(e, shown, file) [e] = shown,
+#define PN_FILE_DISK_(e, shown, file) [e] = file,
+enum pn_file { PN_FILE_LIST(PN_FILE_VALUE_) PN_FILE_COUNT };
+
+/* A file's short name ("dw"); "?" out of range. */
+static inline const char *pn_file_name(enum pn_file f)
+{
+	static const char *const names[PN_FILE_COUNT] = {PN_FILE_LIST(PN_FILE_SHOWN_)};
+	return (unsigned)f < PN_FILE_COUNT ? names[f] : "?";
+}
+
+/* A file's name on a real disk ("doublewrite"); "?" out of range. */
+static inline const char *pn_file_disk_name(enum pn_file f)
+{
+	static const char *const names[PN_FILE_COUNT] = {PN_FILE_LIST(PN_FILE_DISK_)};
+	return (unsigned)f < PN_FILE_COUNT ? names[f] : "?";
+}
 enum pn_io_op { PN_IO_READ, PN_IO_WRITE, PN_IO_FSYNC };
 enum pn_io_state { PN_IO_FREE, PN_IO_ISSUED, PN_IO_DISPATCHED };
 

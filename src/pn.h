@@ -21,6 +21,12 @@
 #define PN_ERROR_LEN 1024 /* room for a path and a sentence */
 #define PN_ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
 
+/* Expansions of an X-macro list X(ENUMERATOR, "name"): the enumerator, its designated
+ * initializer in a name table, a count (scenario.h, env.h). */
+#define PN_ENUM_VALUE(e, name) e,
+#define PN_ENUM_NAME(e, name) [e] = name,
+#define PN_ENUM_ONE(e, name) +1
+
 typedef uint64_t pn_lsn; /* a WAL byte position; 0 is invalid */
 
 _Noreturn void pn_assert_fail(const char *expr, const char *file, int line);

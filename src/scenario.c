@@ -41,14 +41,32 @@ static const struct unit duration_units[] = {
 	{"d", 86400ull * 1000 * 1000 * 1000},
 };
 
-static const char *const mode_names[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown"};
-
-static const char *const mutation_names[PN_MUT_COUNT] = {
-	"fpw_off", "no_wal_before_data", "ack_before_flush", "shift_split", "ckpt_active_only",
-	"aio_late_bind", "early_reclaim", "selector_unsynced", "hint_no_fpi", "dedup_no_image",
-	"slru_header_unprotected", "doublewrite_no_fsync", "no_delay_chkpt", "pushdown_image_unsynced",
-	"pushdown_horizon_early", "pushdown_ingest_unflushed",
+/* The name tables, each from its enum's one list (scenario.h), NULL-terminated. */
+const char *const pn_mode_names[PN_MODE_COUNT + 1] = {PN_MODE_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_layout_names[PN_LAYOUT_COUNT + 1] = {PN_LAYOUT_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_policy_names[PN_POLICY_COUNT + 1] = {PN_POLICY_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_workload_kind_names[PN_WL_COUNT + 1] = {
+	PN_WORKLOAD_KIND_LIST(PN_ENUM_NAME) NULL
 };
+const char *const pn_op_names[PN_OP_COUNT + 1] = {
+	PN_SCRIPT_OP_LIST(PN_ENUM_NAME) PN_GENERATED_OP_LIST(PN_ENUM_NAME) NULL
+};
+const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_tear_names[PN_TEAR_COUNT + 1] = {PN_TEAR_LIST(PN_ENUM_NAME) NULL};
+#define MUTATION_NAME_(e, name) [PN_MUT_BIT_##e] = name,
+const char *const pn_mutation_names[PN_MUT_COUNT + 1] = {PN_MUTATION_LIST(MUTATION_NAME_) NULL};
+
+/* Each table has one name per value and its NULL (a designated initializer past the
+ * count would not compile; these catch a table declared too long). */
+_Static_assert(PN_ARRAY_LEN(pn_mode_names) == PN_MODE_COUNT + 1, "pn_mode_names");
+_Static_assert(PN_ARRAY_LEN(pn_op_names) == PN_OP_COUNT + 1, "pn_op_names");
+_Static_assert(PN_OP_SCRIPT_COUNT == PN_OP_CHANGE, "script ops come first");
+_Static_assert(PN_ARRAY_LEN(pn_mutation_names) == PN_MUT_COUNT + 1, "pn_mutation_names");
+
+static const char *name_of(const char *const *names, size_t count, unsigned v)
+{
+	return v < count && names[v] ? names[v] : "?";
+}
 
 void pn_scenario_defaults(struct pn_scenario *s)
 {
@@ -86,6 +104,40 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->crash.samples = 1000;
 }
 
+/* Copies of each page on the simulated device: Umbra's slots; pushdown keeps the page
+ * server's images beside the data file. */
+static uint64_t page_copies(const struct pn_scenario *s)
+{
+	if (s->protocol.mode == PN_MODE_UMBRA)
+		return s->protocol.generations;
+	return s->protocol.mode == PN_MODE_PUSHDOWN ? 2 : 1;
+}
+
+uint64_t pn_scenario_page_bytes(const struct pn_scenario *s)
+{
+	return (uint64_t)s->storage.page_size * (page_copies(s) + (s->crash.present ? 3 : 0));
+}
+
+void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m)
+{
+	/* the vacuum workload sizes its table by its rows (src/wl_vacuum.c): 4 bytes of line
+	 * pointer and 32 of tuple per row after the 24-byte page header */
+	uint64_t per_page = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
+	uint64_t work = s->workload.kind == PN_WL_SCRIPT ? s->workload.script_len
+							 : s->workload.transactions;
+	uint64_t pages = s->storage.pages;
+
+	if (s->workload.kind == PN_WL_VACUUM)
+		pages = s->workload.rows / PN_MAX(per_page, 1) + 2;
+	memset(m, 0, sizeof *m);
+	m->pages = pages;
+	m->device = (pages + 2) * s->storage.page_size * page_copies(s);
+	m->oracle = s->crash.present ? 3 * (pages + 2) * s->storage.page_size : 0;
+	m->buffers = (uint64_t)s->storage.buffers * s->storage.page_size;
+	m->logs = 20 * (work + 16);
+	m->total = m->device + m->oracle + m->buffers + m->logs;
+}
+
 void pn_scenario_free(struct pn_scenario *s)
 {
 	free(s->workload.script);
@@ -100,20 +152,23 @@ const char *pn_mutation_name(int i)
 {
 	if (i < 0 || i >= PN_MUT_COUNT)
 		return NULL;
-	return mutation_names[i];
+	return pn_mutation_names[i];
 }
 
-const char *pn_mode_name(enum pn_mode m)
+const char *pn_mode_name(enum pn_mode m) { return name_of(pn_mode_names, PN_MODE_COUNT, m); }
+const char *pn_layout_name(enum pn_layout l) { return name_of(pn_layout_names, PN_LAYOUT_COUNT, l); }
+const char *pn_policy_name(enum pn_policy p) { return name_of(pn_policy_names, PN_POLICY_COUNT, p); }
+const char *pn_tear_name(enum pn_tear t) { return name_of(pn_tear_names, PN_TEAR_COUNT, t); }
+const char *pn_op_name(enum pn_op op) { return name_of(pn_op_names, PN_OP_COUNT, op); }
+const char *pn_workload_kind_name(enum pn_workload_kind k)
 {
-	if ((size_t)m >= PN_ARRAY_LEN(mode_names))
-		return "?";
-	return mode_names[m];
+	return name_of(pn_workload_kind_names, PN_WL_COUNT, k);
 }
 
 bool pn_mode_parse(const char *s, enum pn_mode *out)
 {
-	for (size_t i = 0; s && i < PN_ARRAY_LEN(mode_names); i++) {
-		if (strcmp(s, mode_names[i]) == 0) {
+	for (unsigned i = 0; s && i < PN_MODE_COUNT; i++) {
+		if (strcmp(s, pn_mode_names[i]) == 0) {
 			*out = (enum pn_mode)i;
 			return true;
 		}

@@ -9,52 +9,95 @@
 
 #include "pn.h"
 
-enum pn_mode { PN_MODE_FPW, PN_MODE_NOFPW, PN_MODE_UMBRA, PN_MODE_DOUBLEWRITE, PN_MODE_PUSHDOWN };
-enum pn_layout { PN_LAYOUT_INTERLEAVED, PN_LAYOUT_STRIPED };
-enum pn_policy { PN_POLICY_PROTOTYPE, PN_POLICY_L3, PN_POLICY_L4 };
+/*
+ * Every enumeration that has names in the scenario format (or in output) is written once,
+ * as an X-macro list X(ENUMERATOR, "name"): the enum, its NULL-terminated name table
+ * (pn_<x>_names in scenario.c, filled by designated initializers) and its count come from
+ * that one list, so a value without a name, or a name table one short, cannot be built.
+ */
+#define PN_MODE_LIST(X)                                                                    \
+	X(PN_MODE_FPW, "fpw") X(PN_MODE_NOFPW, "nofpw") X(PN_MODE_UMBRA, "umbra")              \
+	X(PN_MODE_DOUBLEWRITE, "doublewrite") X(PN_MODE_PUSHDOWN, "pushdown")
+#define PN_LAYOUT_LIST(X) X(PN_LAYOUT_INTERLEAVED, "interleaved") X(PN_LAYOUT_STRIPED, "striped")
+#define PN_POLICY_LIST(X) X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")
 
-/* protocol.mutations: deliberate bugs (docs/protocol.md section 5), one bit each. */
-enum pn_mutation {
-	PN_MUT_FPW_OFF = 1u << 0,
-	PN_MUT_NO_WAL_BEFORE_DATA = 1u << 1,
-	PN_MUT_ACK_BEFORE_FLUSH = 1u << 2,
-	PN_MUT_SHIFT_SPLIT = 1u << 3,
-	PN_MUT_CKPT_ACTIVE_ONLY = 1u << 4,
-	PN_MUT_AIO_LATE_BIND = 1u << 5,
-	PN_MUT_EARLY_RECLAIM = 1u << 6,
-	PN_MUT_SELECTOR_UNSYNCED = 1u << 7,
-	PN_MUT_HINT_NO_FPI = 1u << 8,
-	PN_MUT_DEDUP_NO_IMAGE = 1u << 9,
-	PN_MUT_SLRU_HEADER_UNPROTECTED = 1u << 10,
-	PN_MUT_DOUBLEWRITE_NO_FSYNC = 1u << 11,
-	PN_MUT_NO_DELAY_CHKPT = 1u << 12, /* umbra l3/l4: selection does not wait for publication */
-	PN_MUT_PUSHDOWN_IMAGE_UNSYNCED = 1u << 13,
-	PN_MUT_PUSHDOWN_HORIZON_EARLY = 1u << 14,
-	PN_MUT_PUSHDOWN_INGEST_UNFLUSHED = 1u << 15,
-};
-#define PN_MUT_COUNT 16
+enum pn_mode { PN_MODE_LIST(PN_ENUM_VALUE) PN_MODE_COUNT };
+enum pn_layout { PN_LAYOUT_LIST(PN_ENUM_VALUE) PN_LAYOUT_COUNT };
+enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
+
+/* protocol.mutations: deliberate bugs (docs/protocol.md section 5), one bit each, in
+ * the order of their bits. */
+#define PN_MUTATION_LIST(X)                                                                \
+	X(FPW_OFF, "fpw_off")                                                                  \
+	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                                            \
+	X(ACK_BEFORE_FLUSH, "ack_before_flush")                                                \
+	X(SHIFT_SPLIT, "shift_split")                                                          \
+	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                                                \
+	X(AIO_LATE_BIND, "aio_late_bind")                                                      \
+	X(EARLY_RECLAIM, "early_reclaim")                                                      \
+	X(SELECTOR_UNSYNCED, "selector_unsynced")                                              \
+	X(HINT_NO_FPI, "hint_no_fpi")                                                          \
+	X(DEDUP_NO_IMAGE, "dedup_no_image")                                                    \
+	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")                                  \
+	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")                                        \
+	/* umbra l3/l4: selection does not wait for publication */                             \
+	X(NO_DELAY_CHKPT, "no_delay_chkpt")                                                    \
+	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")                                  \
+	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")                                    \
+	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")
+#define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
+#define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
+enum { PN_MUTATION_LIST(PN_MUT_BIT_) PN_MUT_COUNT };
+enum pn_mutation { PN_MUTATION_LIST(PN_MUT_MASK_) };
+_Static_assert(PN_MUT_COUNT <= 32, "protocol.mutations is a 32-bit mask");
+
+extern const char *const pn_mode_names[PN_MODE_COUNT + 1];
+extern const char *const pn_layout_names[PN_LAYOUT_COUNT + 1];
+extern const char *const pn_policy_names[PN_POLICY_COUNT + 1];
+extern const char *const pn_mutation_names[PN_MUT_COUNT + 1];
 /* Name of mutation bit i (0-based), e.g. "fpw_off"; NULL past the end. */
 const char *pn_mutation_name(int i);
+/* The name of a value; "?" for a value out of range (never NULL). */
 const char *pn_mode_name(enum pn_mode m);
+const char *pn_layout_name(enum pn_layout l);
+const char *pn_policy_name(enum pn_policy p);
 /* Parses a mode name; returns false when it is not one. */
 bool pn_mode_parse(const char *s, enum pn_mode *out);
 
-enum pn_workload_kind {
-	PN_WL_SCRIPT, PN_WL_RANDOM, PN_WL_PGBENCH, PN_WL_TPCC, PN_WL_VACUUM, PN_WL_BTREE_DEDUP, PN_WL_SLRU
-};
+#define PN_WORKLOAD_KIND_LIST(X)                                                           \
+	X(PN_WL_SCRIPT, "script") X(PN_WL_RANDOM, "random") X(PN_WL_PGBENCH, "pgbench")        \
+	X(PN_WL_TPCC, "tpcc") X(PN_WL_VACUUM, "vacuum") X(PN_WL_BTREE_DEDUP, "btree_dedup")    \
+	X(PN_WL_SLRU, "slru")
+enum pn_workload_kind { PN_WORKLOAD_KIND_LIST(PN_ENUM_VALUE) PN_WL_COUNT };
+extern const char *const pn_workload_kind_names[PN_WL_COUNT + 1];
+const char *pn_workload_kind_name(enum pn_workload_kind k);
 
-enum pn_op {
-	PN_OP_UPDATE, PN_OP_COMMIT, PN_OP_ABORT, PN_OP_CHECKPOINT, PN_OP_CHECKPOINT_BEGIN,
-	PN_OP_CHECKPOINT_END, PN_OP_EVICT, PN_OP_HINT, PN_OP_VACUUM, PN_OP_DEDUP, PN_OP_SLRU_SET,
-	/* Umbra l3/l4 only (docs/scenarios.md): pause a checkpoint before it selects buffers;
-	 * an update held between its shift's WAL and its publication; release of that hold. */
-	PN_OP_CHECKPOINT_EPOCH, PN_OP_UPDATE_HOLD, PN_OP_RELEASE,
-	/* any mode: let a paused checkpoint go on without waiting for it to complete */
-	PN_OP_CHECKPOINT_RESUME,
-	/* generated by workloads only, never by a script: PN_OP_CHANGE (pgbench, tpcc: the
-	 * change in the backend's pn_proc.chg), the others src/wl_vacuum.c, src/wl_btree.c */
-	PN_OP_CHANGE, PN_OP_VACUUM_PAGE, PN_OP_BT_INSERT, PN_OP_BT_SPLIT
-};
+/* Script steps (workload.script's op names, in this order), then the ops that workloads
+ * generate, never a script. */
+#define PN_SCRIPT_OP_LIST(X)                                                               \
+	X(PN_OP_UPDATE, "update") X(PN_OP_COMMIT, "commit") X(PN_OP_ABORT, "abort")            \
+	X(PN_OP_CHECKPOINT, "checkpoint") X(PN_OP_CHECKPOINT_BEGIN, "checkpoint_begin")        \
+	X(PN_OP_CHECKPOINT_END, "checkpoint_end") X(PN_OP_EVICT, "evict")                      \
+	X(PN_OP_HINT, "hint") X(PN_OP_VACUUM, "vacuum") X(PN_OP_DEDUP, "dedup")                \
+	X(PN_OP_SLRU_SET, "slru_set")                                                          \
+	/* Umbra l3/l4 only (docs/scenarios.md): pause a checkpoint before it selects         \
+	 * buffers; an update held between its shift's WAL and its publication; release of  \
+	 * that hold. */                                                                       \
+	X(PN_OP_CHECKPOINT_EPOCH, "checkpoint_epoch") X(PN_OP_UPDATE_HOLD, "update_hold")      \
+	X(PN_OP_RELEASE, "release")                                                            \
+	/* any mode: let a paused checkpoint go on without waiting for it to complete */       \
+	X(PN_OP_CHECKPOINT_RESUME, "checkpoint_resume")
+/* PN_OP_CHANGE (pgbench, tpcc: the change in the backend's pn_proc.chg), the others
+ * src/wl_vacuum.c, src/wl_btree.c */
+#define PN_GENERATED_OP_LIST(X)                                                            \
+	X(PN_OP_CHANGE, "change") X(PN_OP_VACUUM_PAGE, "vacuum_page")                          \
+	X(PN_OP_BT_INSERT, "bt_insert") X(PN_OP_BT_SPLIT, "bt_split")
+enum pn_op { PN_SCRIPT_OP_LIST(PN_ENUM_VALUE) PN_GENERATED_OP_LIST(PN_ENUM_VALUE) PN_OP_COUNT };
+#define PN_OP_SCRIPT_COUNT (0 PN_SCRIPT_OP_LIST(PN_ENUM_ONE))
+/* Every op's name; pn_script_op_names: the script ops only (a prefix of it). */
+extern const char *const pn_op_names[PN_OP_COUNT + 1];
+extern const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1];
+const char *pn_op_name(enum pn_op op);
 
 struct pn_step {
 	enum pn_op op;
@@ -66,7 +109,10 @@ struct pn_step {
 	int column;      /* source column (1-based) of the step, for messages */
 };
 
-enum pn_tear { PN_TEAR_NONE, PN_TEAR_HALVES, PN_TEAR_SECTORS };
+#define PN_TEAR_LIST(X) X(PN_TEAR_NONE, "none") X(PN_TEAR_HALVES, "halves") X(PN_TEAR_SECTORS, "sectors")
+enum pn_tear { PN_TEAR_LIST(PN_ENUM_VALUE) PN_TEAR_COUNT };
+extern const char *const pn_tear_names[PN_TEAR_COUNT + 1];
+const char *pn_tear_name(enum pn_tear t);
 enum pn_points_kind { PN_POINTS_ALL, PN_POINTS_EVERY, PN_POINTS_LIST };
 
 struct pn_scenario {
@@ -152,6 +198,22 @@ struct pn_scenario {
 		char scenario_hash[24];
 	} replay;
 };
+
+/*
+ * What a simulated run of s needs in memory at least, by part (docs/scenarios.md,
+ * "Limits"): the loader refuses a scenario whose total is above the memory limit.
+ */
+struct pn_scenario_memory {
+	uint64_t pages;   /* heap pages the run has: storage.pages, or what workload.rows fill */
+	uint64_t device;  /* page images on the simulated device (every slot of every page) */
+	uint64_t oracle;  /* the oracle's three images of every page (a crash: section) */
+	uint64_t buffers; /* the buffer pool */
+	uint64_t logs;    /* per transaction or step: acknowledged xid, LSN and latency */
+	uint64_t total;
+};
+void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
+/* Bytes of the device and oracle per heap page, for "at most N pages". */
+uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);

@@ -7,8 +7,9 @@
  *
  * Rules it keeps:
  *   1. The first problem found is the one reported, as one line "FILE:LINE:COL: what was
- *      found; what was expected", LINE and COL 1-based from libyaml's mark of the offending
- *      node (mark.line + 1, mark.column + 1). err never ends in a newline.
+ *      found; what was expected", LINE and COL 1-based at the offending node, counted as an
+ *      editor does from the node's character index (position()), not from libyaml's line,
+ *      which also breaks at U+0085, U+2028 and U+2029. err never ends in a newline.
  *   2. Unknown keys and duplicate keys are errors in every mapping; an unknown key or name
  *      within Levenshtein distance 2 of a known one gets "(did you mean 'x'?)".
  *   3. Two passes over libyaml's events, one event held at a time. The first only checks
@@ -20,7 +21,11 @@
  *   4. Everything allocated (script steps, crash points) belongs to the scenario; on failure
  *      pn_scenario_free() has released it before the loader returns. Input echoed in a
  *      message is cut to SHOW_MAX bytes with control characters replaced.
- *   5. Inputs above MAX_FILE_BYTES are refused before parsing.
+ *   5. Only a regular file is read (opened O_NONBLOCK, so a FIFO cannot block); inputs above
+ *      MAX_FILE_BYTES, UTF-16/32 and a byte-order mark past the start are refused before
+ *      parsing.
+ *   6. What the engine cannot run is refused at its key, with what it would need
+ *      (validate_engine(), validate_memory(); docs/scenarios.md, "Limits").
  */
 #include "scenario.h"
 #include "walfmt.h"
@@ -106,6 +111,14 @@ struct loader {
 	char show[3][SHOW_MAX + 8];
 	unsigned show_next;
 	char found[SHOW_MAX + 16];
+	struct { /* where position() last stopped: marks come mostly in order */
+		size_t index, off, line, col;
+	} at;
+};
+
+/* A 1-based position in the text as an editor shows it. */
+struct pos {
+	size_t line, col;
 };
 
 static bool read_script(struct loader *L, const struct field *f, void *base, const char *path);
@@ -125,18 +138,6 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 #define CUSTOM(k, m, fn) {.key = k, .type = V_CUSTOM, .off = OFF(m), .read = fn}
 #define SECTION(k, t) {.key = k, .type = V_SECTION, .section = &t}
 
-static const char *const mode_names[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown", NULL};
-static const char *const layout_names[] = {"interleaved", "striped", NULL};
-static const char *const policy_names[] = {"prototype", "l3", "l4", NULL};
-static const char *const kind_names[] = {
-	"script", "random", "pgbench", "tpcc", "vacuum", "btree_dedup", "slru", NULL
-};
-static const char *const op_names[] = {
-	"update", "commit", "abort", "checkpoint", "checkpoint_begin", "checkpoint_end", "evict",
-	"hint", "vacuum", "dedup", "slru_set", "checkpoint_epoch", "update_hold", "release",
-	"checkpoint_resume", NULL
-};
-static const char *const tear_names[] = {"none", "halves", "sectors", NULL};
 static const char *const verdict_names[] = {"pass", "violation", NULL};
 
 static const struct field storage_fields[] = {
@@ -147,10 +148,10 @@ static const struct field storage_fields[] = {
 	POW2("wal_segment_size", storage.wal_segment_size, 64u << 10, 1u << 30),
 };
 static const struct field protocol_fields[] = {
-	ENUM("mode", protocol.mode, mode_names),
+	ENUM("mode", protocol.mode, pn_mode_names),
 	NUM("generations", V_U32, protocol.generations, 2, 8),
-	ENUM("layout", protocol.layout, layout_names),
-	ENUM("policy", protocol.policy, policy_names),
+	ENUM("layout", protocol.layout, pn_layout_names),
+	ENUM("policy", protocol.policy, pn_policy_names),
 	FLAG("checksums", protocol.checksums),
 	FLAG("wal_log_hints", protocol.wal_log_hints),
 	FLAG("slru_headers", protocol.slru_headers),
@@ -169,12 +170,12 @@ static const struct field aio_fields[] = {
 	FLAG("reorder", aio.reorder),
 };
 static const struct field workload_fields[] = {
-	ENUM("kind", workload.kind, kind_names),
+	ENUM("kind", workload.kind, pn_workload_kind_names),
 	NUM("clients", V_U32, workload.clients, 1, 1024),
 	NUM("transactions", V_U64, workload.transactions, 0, 1000000000000ull),
 	NUM("pages_per_transaction", V_U32, workload.pages_per_transaction, 1, PN_WAL_MAX_BLOCKS),
 	NUM("scale", V_U32, workload.scale, 1, 100000),
-	NUM("warehouses", V_U32, workload.warehouses, 1, 100000),
+	NUM("warehouses", V_U32, workload.warehouses, 1, 1000),
 	NUM("rows", V_U64, workload.rows, 0, 1000000000000ull),
 	NUM("inserts", V_U64, workload.inserts, 0, 1000000000000ull),
 	NUM("distinct_keys", V_U32, workload.distinct_keys, 1, UINT32_MAX),
@@ -187,7 +188,7 @@ static const struct field schedules_fields[] = {
 static const struct field crash_fields[] = {
 	CUSTOM("points", crash.points, read_points),
 	NUM("max_unsynced", V_U32, crash.max_unsynced, 0, 64),
-	ENUM("tear", crash.tear, tear_names),
+	ENUM("tear", crash.tear, pn_tear_names),
 	NUM("samples", V_U32, crash.samples, 0, 1000000000),
 };
 static const struct field every_fields[] = {
@@ -235,7 +236,7 @@ static const struct table top_table = TABLE(top_fields);
 /* A script step's keys; their indices are the STEP_* bits of check_step(). */
 enum { STEP_OP, STEP_PAGE, STEP_XID, STEP_CLIENT };
 static const struct field step_fields[] = {
-	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = op_names},
+	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = pn_script_op_names},
 	{.key = "page", .type = V_U32, .off = offsetof(struct pn_step, page), .max = UINT32_MAX},
 	{.key = "xid", .type = V_U32, .off = offsetof(struct pn_step, xid), .max = UINT32_MAX},
 	{.key = "client", .type = V_U32, .off = offsetof(struct pn_step, client), .max = UINT32_MAX},
@@ -289,7 +290,48 @@ static bool fail_at(struct loader *L, size_t line, size_t col, const char *fmt, 
 	return false;
 }
 
-#define fail(L, mark, ...) fail_at(L, (mark).line + 1, (mark).column + 1, __VA_ARGS__)
+/*
+ * The position of a libyaml mark, recomputed from its character index: libyaml (YAML 1.1)
+ * also ends lines at U+0085, U+2028 and U+2029, which editors do not, so its own line and
+ * column would be wrong after one. Lines end at \n, \r\n or a lone \r; columns count
+ * UTF-8 characters (libyaml's index counts characters, \r\n as two).
+ */
+static struct pos position(struct loader *L, yaml_mark_t m)
+{
+	if (m.index < L->at.index || L->at.line == 0)
+		L->at.index = 0, L->at.off = 0, L->at.line = 1, L->at.col = 1;
+	while (L->at.index < m.index && L->at.off < L->len) {
+		unsigned char c = (unsigned char)L->text[L->at.off];
+		size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+		bool crlf = c == '\r' && L->at.off + 1 < L->len && L->text[L->at.off + 1] == '\n';
+		if (c == '\n' || (c == '\r' && !crlf)) {
+			L->at.line++;
+			L->at.col = 1;
+		} else if (!crlf) {
+			L->at.col++;
+		}
+		L->at.off += PN_MIN(n, L->len - L->at.off);
+		L->at.index++;
+	}
+	return (struct pos){L->at.line, L->at.col};
+}
+
+static bool fail_pos(struct loader *L, struct pos p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define fail(L, mark, ...) fail_pos(L, position(L, mark), __VA_ARGS__)
+
+static bool fail_pos(struct loader *L, struct pos p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (L->failed)
+		return false;
+	L->failed = true;
+	va_start(ap, fmt);
+	vmessage(L->err, L->err_len, L->name, p.line, p.col, fmt, ap);
+	va_end(ap);
+	return false;
+}
 
 /* Input text made safe to echo: at most SHOW_MAX bytes, control characters as '?'. */
 static const char *show(struct loader *L, const char *s)
@@ -404,16 +446,63 @@ static size_t count_names(const char *const *names)
 
 /* ---- events ---- */
 
-/* The first tab in the indentation of line m.line, if any (libyaml says "cannot start any token"). */
-static bool tab_in_indent(const struct loader *L, yaml_mark_t m, size_t *col)
+/*
+ * LINE:COL of byte offset off, as an editor shows it: lines end at \n, \r\n or a lone \r
+ * (as libyaml counts them too), columns count UTF-8 characters, both 1-based.
+ */
+static void byte_position(const struct loader *L, size_t off, size_t *line, size_t *col)
 {
-	size_t i = 0, line = 0;
-
-	while (i < L->len && line < m.line) {
-		if (L->text[i++] == '\n')
-			line++;
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off && i < L->len; i++) {
+		unsigned char c = (unsigned char)L->text[i];
+		if (c == '\n' || (c == '\r' && (i + 1 >= L->len || L->text[i + 1] != '\n'))) {
+			(*line)++;
+			*col = 1;
+		} else if (c != '\r' && (c & 0xC0) != 0x80) {
+			(*col)++;
+		}
 	}
-	for (size_t c = 0; line == m.line && i + c < L->len; c++) {
+}
+
+/*
+ * A byte-order mark past the start (two files joined, or an editor's stray U+FEFF):
+ * refused before parsing with what it is (libyaml would say "did not find expected key").
+ */
+static bool check_encoding(struct loader *L)
+{
+	const unsigned char *t = (const unsigned char *)L->text;
+	size_t line, col;
+
+	/* UTF-16 or UTF-32, by its byte-order mark or by a NUL beside the first character */
+	if (L->len >= 2 && ((t[0] == 0xFF && t[1] == 0xFE) || (t[0] == 0xFE && t[1] == 0xFF) ||
+			    (t[0] == 0 && t[1] != 0) || (t[0] != 0 && t[1] == 0) ||
+			    (t[0] == 0 && t[1] == 0)))
+		return fail_at(L, 1, 1,
+			       "the file looks like UTF-16 or UTF-32 (bytes 0x%02X 0x%02X); expected UTF-8 YAML text",
+			       t[0], t[1]);
+
+	for (size_t i = 0; i + 3 <= L->len; i++) {
+		if (memcmp(L->text + i, "\xEF\xBB\xBF", 3) != 0)
+			continue;
+		byte_position(L, i, &line, &col);
+		return fail_at(L, line, col,
+			       "a byte-order mark (U+FEFF) in mid-file (two files joined?); expected one only at the very start of the file, or none");
+	}
+	return true;
+}
+
+/* The first tab in the indentation of the line of m, if any (libyaml says "cannot start any
+ * token"); *col is its column. */
+static bool tab_in_indent(struct loader *L, yaml_mark_t m, size_t *col)
+{
+	size_t i;
+
+	position(L, m);
+	i = L->at.off;
+	while (i > 0 && L->text[i - 1] != '\n' && L->text[i - 1] != '\r')
+		i--;
+	for (size_t c = 0; i + c < L->len; c++) {
 		if (L->text[i + c] == '\t') {
 			*col = c + 1;
 			return true;
@@ -424,38 +513,66 @@ static bool tab_in_indent(const struct loader *L, yaml_mark_t m, size_t *col)
 	return false;
 }
 
+/*
+ * A syntax error after U+0085, U+2028 or U+2029 is most likely that character's doing:
+ * libyaml (YAML 1.1) breaks the line there, an editor does not. Says where the first one
+ * on the error's line or its context's is.
+ */
+static bool odd_break(struct loader *L, yaml_mark_t m, yaml_mark_t context, char *buf, size_t len)
+{
+	size_t lines[2] = {position(L, context).line, position(L, m).line};
+	static const char *const breaks[][2] = {
+		{"\xC2\x85", "U+0085 (NEL)"},
+		{"\xE2\x80\xA8", "U+2028 (line separator)"},
+		{"\xE2\x80\xA9", "U+2029 (paragraph separator)"},
+	};
+	size_t end, line, col;
+
+	position(L, m);
+	end = PN_MIN(L->at.off + 1, L->len);
+	for (size_t i = 0; i < end; i++) {
+		for (size_t b = 0; b < PN_ARRAY_LEN(breaks); b++) {
+			size_t n = strlen(breaks[b][0]);
+			if (i + n > L->len || memcmp(L->text + i, breaks[b][0], n) != 0)
+				continue;
+			byte_position(L, i, &line, &col);
+			if (line != lines[0] && line != lines[1])
+				continue;
+			snprintf(buf, len, "; %s at %zu:%zu ends a line for YAML 1.1 though not in an editor: expected \\n line breaks only",
+				 breaks[b][1], line, col);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool syntax_error(struct loader *L)
 {
 	const yaml_parser_t *p = &L->parser;
 	const char *problem = p->problem ? p->problem : "unknown error";
 	const char *hint = "";
+	char hint_buf[160];
 	size_t line = 1, col = 1;
 
 	if (p->error == YAML_MEMORY_ERROR)
 		return fail_at(L, 1, 1, "out of memory while parsing");
 	if (p->error == YAML_READER_ERROR) {
-		for (size_t i = 0; i < p->problem_offset && i < L->len; i++) {
-			unsigned char c = (unsigned char)L->text[i];
-			if (c == '\n') {
-				line++;
-				col = 1;
-			} else if ((c & 0xC0) != 0x80) {
-				col++;
-			}
-		}
+		byte_position(L, p->problem_offset, &line, &col);
 		if (p->problem_offset < L->len)
 			return fail_at(L, line, col, "%s (byte 0x%02X); expected UTF-8 YAML text",
 				       problem, (unsigned char)L->text[p->problem_offset]);
 		return fail_at(L, line, col, "%s; expected UTF-8 YAML text", problem);
 	}
 	if (tab_in_indent(L, p->problem_mark, &col))
-		return fail_at(L, p->problem_mark.line + 1, col,
+		return fail_at(L, position(L, p->problem_mark).line, col,
 			       "tab character in indentation; expected spaces (YAML forbids tabs there)");
 	if (strstr(problem, "expected key") || strstr(problem, "mapping values are not allowed"))
 		hint = "; check the indentation";
+	if (odd_break(L, p->problem_mark, p->context ? p->context_mark : p->problem_mark, hint_buf, sizeof hint_buf))
+		hint = hint_buf;
 	if (p->context)
 		return fail(L, p->problem_mark, "YAML syntax error: %s (%s at line %zu)%s", problem,
-			    p->context, p->context_mark.line + 1, hint);
+			    p->context, position(L, p->context_mark).line, hint);
 	return fail(L, p->problem_mark, "YAML syntax error: %s%s", problem, hint);
 }
 
@@ -666,10 +783,10 @@ static bool read_number(struct loader *L, const struct field *f, void *dst, cons
 	return true;
 }
 
-/* digits [. digits], as a double; no sign, no exponent. */
+/* digits [. digits], as a double (strtod: correctly rounded, so that the trace writer's
+ * text reads back as the same value); no sign, no exponent. */
 static enum pn_parse_status parse_fraction(const char *s, double *out)
 {
-	double v = 0, scale = 1;
 	size_t n = 0;
 	const char *p = s;
 
@@ -678,16 +795,14 @@ static enum pn_parse_status parse_fraction(const char *s, double *out)
 	if (*p == '+')
 		return PN_PARSE_SIGN;
 	for (; *p >= '0' && *p <= '9'; p++, n++)
-		v = v * 10 + (*p - '0');
+		;
 	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
-			scale /= 10;
-			v += (*p - '0') * scale;
-		}
+		for (p++; *p >= '0' && *p <= '9'; p++, n++)
+			;
 	}
 	if (n == 0 || *p || n > 30)
 		return PN_PARSE_SYNTAX;
-	*out = v;
+	*out = strtod(s, NULL);
 	return PN_PARSE_OK;
 }
 
@@ -843,8 +958,8 @@ static bool read_mapping(struct loader *L, const struct table *t, void *base, co
 			return false;
 		if (seen->mask & (1u << i))
 			return fail(L, L->ev.start_mark, "duplicate key '%s'%s (first at %zu:%zu); expected each key once",
-				    t->fields[i].key, place(in, sizeof in, where), seen->key[i].line + 1,
-				    seen->key[i].column + 1);
+				    t->fields[i].key, place(in, sizeof in, where),
+				    position(L, seen->key[i]).line, position(L, seen->key[i]).col);
 		seen->mask |= 1u << i;
 		seen->key[i] = L->ev.start_mark;
 		snprintf(path, sizeof path, "%s%s%s", where, *where ? "." : "", t->fields[i].key);
@@ -944,15 +1059,15 @@ static bool validate_hold(struct loader *L, uint32_t i)
 	if (!policy)
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
-			       i, op_names[st->op]);
+			       i, pn_op_names[st->op]);
 	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] is an update_hold of client %u whose next step is %s; expected {op: release, client: %u} as that client's next step",
-			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	if (st->op == PN_OP_RELEASE && (!(o = client_step(s, i, -1)) || o->op != PN_OP_UPDATE_HOLD))
 		return fail_at(L, (size_t)st->line, (size_t)st->column,
 			       "workload.script[%u] releases client %u, which holds nothing (its step before is %s); expected an update_hold of client %u before it",
-			       i, st->client, o ? op_names[o->op] : "missing", st->client);
+			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	return true;
 }
 
@@ -964,10 +1079,10 @@ static bool check_step(struct loader *L, const struct pn_step *st, const struct 
 	const char *op;
 
 	if (!(seen->mask & 1u << STEP_OP)) {
-		join_names(list, sizeof list, op_names, count_names(op_names));
+		join_names(list, sizeof list, pn_script_op_names, PN_OP_SCRIPT_COUNT);
 		return fail(L, m, "%s has no 'op'; expected op: one of %s", where, list);
 	}
-	op = op_names[st->op];
+	op = pn_op_names[st->op];
 	if (op_has_page(st->op))
 		allowed |= 1u << STEP_PAGE;
 	if (st->op == PN_OP_SLRU_SET)
@@ -992,8 +1107,8 @@ static bool read_step(struct loader *L, struct pn_step *st, const char *where)
 	struct seen seen;
 
 	memset(st, 0, sizeof *st);
-	st->line = (int)m.line + 1;
-	st->column = (int)m.column + 1;
+	st->line = (int)position(L, m).line;
+	st->column = (int)position(L, m).col;
 	if (L->ev.type != YAML_MAPPING_START_EVENT)
 		return fail(L, m, "%s is %s; expected a step like {op: update, page: 3}", where,
 			    found(L));
@@ -1032,12 +1147,10 @@ static bool read_script(struct loader *L, const struct field *f, void *base, con
 
 static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path)
 {
-	const char *names[PN_MUT_COUNT], *text;
+	const char *const *names = pn_mutation_names, *text;
 	char where[PATH_LEN], hint[80], list[WANT_LEN];
 	uint32_t *bits = &L->s->protocol.mutations;
 
-	for (int i = 0; i < PN_MUT_COUNT; i++)
-		names[i] = pn_mutation_name(i);
 	join_names(list, sizeof list, names, PN_MUT_COUNT);
 	if (is_null(L))
 		return true;
@@ -1186,7 +1299,7 @@ static bool validate_script(struct loader *L)
 			    has_script ? "is empty" : "is missing");
 	if (s->workload.kind != PN_WL_SCRIPT && has_script)
 		return fail(L, m, "workload.script is given but workload.kind is %s; expected kind: script",
-			    kind_names[s->workload.kind]);
+			    pn_workload_kind_name(s->workload.kind));
 	for (uint32_t i = 0; i < s->workload.script_len; i++) {
 		const struct pn_step *st = &s->workload.script[i];
 		if (op_has_page(st->op) && st->page >= s->storage.pages)
@@ -1201,6 +1314,158 @@ static bool validate_script(struct loader *L)
 			return false;
 	}
 	return true;
+}
+
+/* 1.5GiB, 12.0MiB, 800B: a memory size for messages, one decimal. */
+static void format_memory(char *buf, size_t len, uint64_t v)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double x = (double)v;
+	size_t u = 0;
+
+	while (u + 1 < PN_ARRAY_LEN(units) && x >= 1024) {
+		x /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lluB", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%.1f%s", x, units[u]);
+}
+
+/* "128.0GiB of page images on the device, 64.0KiB of buffers": the parts that are not 0. */
+static void memory_parts(char *buf, size_t len, const struct pn_scenario_memory *m)
+{
+	const struct {
+		uint64_t bytes;
+		const char *what;
+	} parts[] = {
+		{m->device, "of page images on the device"},
+		{m->oracle, "for the oracle's three images of each page"},
+		{m->buffers, "of buffers"},
+		{m->logs, "of per-transaction logs"},
+	};
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < PN_ARRAY_LEN(parts) && at < len; i++) {
+		char v[32];
+		if (!parts[i].bytes)
+			continue;
+		format_memory(v, sizeof v, parts[i].bytes);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "", v, parts[i].what);
+	}
+}
+
+/* The memory a scenario may need: PENUMBRA_MEMORY_LIMIT if set, else physical memory. */
+static bool memory_limit(struct loader *L, uint64_t *limit, const char **source)
+{
+	const char *env = getenv("PENUMBRA_MEMORY_LIMIT");
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (env) {
+		*source = "PENUMBRA_MEMORY_LIMIT";
+		if (pn_parse_size(env, limit) && *limit > 0)
+			return true;
+		return fail_at(L, 1, 1, "the environment variable PENUMBRA_MEMORY_LIMIT is '%s'; expected a size like 16GiB",
+			       show(L, env));
+	}
+	*source = "this machine's physical memory; PENUMBRA_MEMORY_LIMIT sets another";
+	*limit = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
+	return true;
+}
+
+/*
+ * The memory a simulated run needs (pn_scenario_memory) against the limit, blamed on the
+ * key whose part is the largest, with the most that key may be.
+ */
+static bool validate_memory(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	struct pn_scenario_memory m;
+	const char *source, *key, *unit;
+	const void *field;
+	char need[32], lim[32], parts[256];
+	uint64_t limit, per, rest, given_v, most;
+
+	pn_scenario_memory(s, &m);
+	if (!memory_limit(L, &limit, &source))
+		return false;
+	if (m.total <= limit)
+		return true;
+	if (m.device + m.oracle >= PN_MAX(m.buffers, m.logs)) {
+		bool rows = s->workload.kind == PN_WL_VACUUM;
+		per = pn_scenario_page_bytes(s);
+		rest = m.buffers + m.logs + 2 * per;
+		field = rows ? (const void *)&s->workload.rows : &s->storage.pages;
+		key = rows ? "workload.rows" : "storage.pages";
+		given_v = rows ? s->workload.rows : s->storage.pages;
+		most = limit > rest ? (limit - rest) / per : 0;
+		if (rows)
+			most *= s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
+		unit = rows ? "rows" : "pages";
+	} else if (m.buffers >= m.logs) {
+		field = &s->storage.buffers;
+		key = "storage.buffers";
+		given_v = s->storage.buffers;
+		rest = m.total - m.buffers;
+		most = limit > rest ? (limit - rest) / s->storage.page_size : 0;
+		unit = "buffers";
+	} else {
+		bool script = s->workload.kind == PN_WL_SCRIPT;
+		field = script ? (const void *)&s->workload.script : &s->workload.transactions;
+		key = script ? "workload.script" : "workload.transactions";
+		given_v = script ? s->workload.script_len : s->workload.transactions;
+		rest = m.total - m.logs;
+		most = limit > rest ? (limit - rest) / 20 : 0;
+		unit = script ? "steps" : "transactions";
+	}
+	format_memory(need, sizeof need, m.total);
+	format_memory(lim, sizeof lim, limit);
+	memory_parts(parts, sizeof parts, &m);
+	return fail(L, mark_of(L, field, NULL),
+		    "%s is %llu: a simulated run needs at least %s of memory (%s), more than the limit of %s (%s); expected at most %llu %s",
+		    key, (unsigned long long)given_v, need, parts, lim, source, (unsigned long long)most,
+		    unit);
+}
+
+/* What the engine refuses at its start (src/engine.c, src/wl_*.c), refused here at its key. */
+static bool validate_engine(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	enum pn_workload_kind k = s->workload.kind;
+	uint32_t buffers = (k == PN_WL_PGBENCH || k == PN_WL_TPCC) ? 2 * s->workload.clients + 2
+								    : s->workload.clients + 2;
+	uint64_t per = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
+
+	if (s->schedules.preemption_bound != 0)
+		return fail(L, mark_of(L, &s->schedules.preemption_bound, NULL),
+			    "schedules.preemption_bound is %u, but bounded preemption is not implemented yet (schedules differ by their seed); expected 0, or no preemption_bound",
+			    s->schedules.preemption_bound);
+	if (s->storage.buffers < buffers)
+		return fail(L, mark_of(L, &s->storage.buffers, &s->workload.clients),
+			    "storage.buffers (%u) is too few for %u clients%s; expected at least %u (%sworkload.clients + 2)",
+			    s->storage.buffers, s->workload.clients,
+			    buffers > s->workload.clients + 2 ? " of a pgbench or tpcc workload" : "", buffers,
+			    buffers > s->workload.clients + 2 ? "2 x " : "");
+	if (k == PN_WL_TPCC && s->workload.transactions > 50000000)
+		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			    "workload.transactions is %llu; the tpcc model runs at most 50000000 transactions",
+			    (unsigned long long)s->workload.transactions);
+	if (k == PN_WL_PGBENCH && s->workload.scale > UINT32_MAX / 100000)
+		return fail(L, mark_of(L, &s->workload.scale, &s->workload.kind),
+			    "workload.scale is %u; the pgbench model has at most %u (100000 accounts each, counted in 32 bits)",
+			    s->workload.scale, UINT32_MAX / 100000);
+	if (k == PN_WL_PGBENCH && s->workload.transactions > UINT32_MAX)
+		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			    "workload.transactions is %llu; the pgbench model runs at most %u transactions",
+			    (unsigned long long)s->workload.transactions, UINT32_MAX);
+	if (k == PN_WL_VACUUM && (s->workload.rows == 0 || s->workload.rows / per >= UINT32_MAX / 2))
+		return fail(L, mark_of(L, &s->workload.rows, &s->workload.kind),
+			    "workload.rows is %llu; the vacuum workload needs 1 to %llu rows at this page_size",
+			    (unsigned long long)s->workload.rows,
+			    (unsigned long long)((UINT32_MAX / 2 - 1) * per));
+	return validate_memory(L);
 }
 
 /* Relations between keys, checked once everything is read (any order of sections). */
@@ -1235,13 +1500,13 @@ static bool validate(struct loader *L)
 	    s->protocol.generations > 4)
 		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
 			    "protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
-			    s->protocol.generations, policy_names[s->protocol.policy]);
+			    s->protocol.generations, pn_policy_name(s->protocol.policy));
 	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
 	    s->protocol.layout != PN_LAYOUT_INTERLEAVED)
 		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
-			    policy_names[s->protocol.policy]);
-	return validate_script(L);
+			    pn_policy_name(s->protocol.policy));
+	return validate_script(L) && validate_engine(L);
 }
 
 /* One walk over the input with a fresh parser. */
@@ -1287,32 +1552,61 @@ bool pn_scenario_load_string(const char *name, const char *text, size_t len,
 	L.s = out;
 	L.err = err;
 	L.err_len = err_len;
-	ok = run_pass(&L, check_syntax) && run_pass(&L, load_document) && validate(&L);
+	ok = check_encoding(&L) && run_pass(&L, check_syntax) && run_pass(&L, load_document) && validate(&L);
 	if (!ok)
 		pn_scenario_free(out);
 	return ok;
 }
 
-/* Reads a whole file of at most MAX_FILE_BYTES. Returns 0, an errno, or -1 when too large. */
-static int read_file(const char *path, char **out, size_t *out_len)
+/* What a non-regular file is, for "is a FIFO; expected a regular file". */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO (named pipe)";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+/*
+ * Reads a whole regular file of at most MAX_FILE_BYTES. Opened with O_NONBLOCK, so that a
+ * FIFO without a writer cannot block the open; anything but a regular file is refused
+ * before a byte is read (a FIFO, a terminal or a device could block or never end). Returns
+ * 0, an errno, or -1 when too large; *kind says what a refused file is.
+ */
+static int read_file(const char *path, char **out, size_t *out_len, const char **kind)
 {
 	struct stat st;
-	size_t cap = 64u << 10, len = 0;
+	size_t cap, len = 0;
 	char *buf = NULL;
-	int e = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int e = 0, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return errno;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (st.st_size > (off_t)MAX_FILE_BYTES) {
-			e = -1;
-			goto out;
-		}
-		cap = (size_t)st.st_size + 1;
+	if (fstat(fd, &st) != 0) {
+		e = errno;
+		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		*kind = file_kind(st.st_mode);
+		e = EINVAL;
+		goto out;
+	}
+	if (st.st_size > (off_t)MAX_FILE_BYTES) {
+		e = -1;
+		goto out;
+	}
+	/* one byte more than the size: a file that grows past MAX_FILE_BYTES is seen to */
+	cap = PN_MIN((size_t)st.st_size + 1, (size_t)MAX_FILE_BYTES + 1);
 	for (;;) {
 		ssize_t n;
-		if (len == cap || !buf) {
+		if (!buf || len == cap) {
 			char *p;
 			if (len > MAX_FILE_BYTES) {
 				e = -1;
@@ -1353,6 +1647,7 @@ out:
 bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size_t err_len)
 {
 	char *text = NULL;
+	const char *kind = NULL;
 	size_t len = 0;
 	int e;
 	bool ok;
@@ -1362,7 +1657,10 @@ bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size
 		err[0] = '\0';
 	if (!path)
 		return message(err, err_len, "<none>", 1, 1, "cannot read: no file name given");
-	e = read_file(path, &text, &len);
+	e = read_file(path, &text, &len, &kind);
+	if (kind)
+		return message(err, err_len, path, 1, 1, "cannot read: it is %s; expected a regular scenario file",
+			       kind);
 	if (e == -1)
 		return message(err, err_len, path, 1, 1,
 			       "the file is larger than 16 MiB; expected a scenario of at most 16 MiB");

@@ -270,6 +270,36 @@ static bool lockable(const char *dir, bool force, char *msg, size_t len)
 	return true;
 }
 
+/* Every file of a disk directory is named from the one file list (src/env.h): none is
+ * missing, none is "(null)" (the page server's file once was). */
+START_TEST(test_disk_file_names)
+{
+	struct pn_scenario sc;
+	struct pn_disk_dir dd;
+	char dir[320], path[400], msg[512];
+	struct stat st;
+	load(good, &sc);
+	snprintf(dir, sizeof dir, "%s/names", tmp_dir);
+	struct pn_disk *d = calloc(1, sizeof(*d));
+	ck_assert_msg(pn_disk_dir_lock(&dd, dir, false, msg, sizeof msg), "%s", msg);
+	ck_assert_msg(pn_disk_open(d, &sc, &dd, true, false), "%s", d->error);
+	pn_disk_close(d);
+	pn_disk_dir_unlock(&dd);
+	free(d);
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		const char *name = pn_file_disk_name((enum pn_file)f);
+		ck_assert_str_ne(name, "?");
+		for (int g = 0; g < f; g++)
+			ck_assert_str_ne(name, pn_file_disk_name((enum pn_file)g));
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		ck_assert_msg(stat(path, &st) == 0, "%s is missing", path);
+	}
+	snprintf(path, sizeof path, "%s/(null)", dir);
+	ck_assert_msg(stat(path, &st) != 0, "%s exists", path);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_disk_directory_rule)
 {
 	char dir[320], file[400], msg[512];
@@ -522,6 +552,7 @@ static Suite *disk_suite(void)
 	tcase_add_test(io, test_disk_no_symlinks);
 	suite_add_tcase(s, io);
 	tcase_add_loop_test(runs, test_disk_run_and_recover, 0, 2);
+	tcase_add_test(runs, test_disk_file_names);
 	tcase_add_loop_test(runs, test_crashtest, 0, 2);
 	tcase_add_test(runs, test_bench_json);
 	tcase_add_test(runs, test_bench_contract);

@@ -180,7 +180,12 @@ static void refused(const char *workload, const char *what)
 	struct pn_sim_result r;
 	char err[PN_ERROR_LEN];
 	snprintf(yaml, sizeof(yaml), "name: wl-bad\nworkload: {%s}\n", workload);
-	ck_assert(pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)));
+	if (!pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), &sc, err, sizeof(err))) {
+		/* refused by the loader already, at its key (FILE:LINE:COL) */
+		ck_assert_msg(strncmp(err, "wl.yaml:2:", 10) == 0 && strstr(err, what) != NULL,
+			      "'%s' lacks '%s'", err, what);
+		return;
+	}
 	pn_sim_run(&sc, &r);
 	pn_scenario_free(&sc);
 	ck_assert_int_eq(r.status, 2);

@@ -1,0 +1,20 @@
+/*
+ * fuzz.h: what the libFuzzer harnesses share (fuzz/, built with -DPN_FUZZ=ON and clang).
+ */
+#ifndef PN_FUZZ_H
+#define PN_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Pins what the loader may depend on besides the input: its memory limit. */
+void pn_fuzz_init(void);
+/* Aborts unless msg is one line "NAME:LINE:COL: ..." with LINE and COL at least 1. */
+void pn_fuzz_check_message(const char *msg, const char *name);
+
+#endif
