@@ -71,6 +71,15 @@ static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn
 		w->on_wal(w->on_wal_arg, rec, len, start, end);
 }
 
+static void env_wal_segment(void *ctx, uint64_t off, uint64_t len, bool remove)
+{
+	struct pn_world *w = ctx;
+	if (remove)
+		pn_device_remove(&w->dev, PN_FILE_WAL, off, len);
+	else
+		pn_device_create(&w->dev, PN_FILE_WAL, off, len);
+}
+
 static uint64_t env_random(void *ctx)
 {
 	return pn_prng_next(&((struct pn_world *)ctx)->rng_workload);
@@ -283,6 +292,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	struct pn_env env = {
 		.ctx = w, .submit = env_submit, .read_sync = env_read_sync, .now_ns = env_now,
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
+		.wal_segment = env_wal_segment,
 	};
 	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
 		snprintf(w->error, sizeof(w->error), "%s", w->e.error);
