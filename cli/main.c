@@ -7,8 +7,12 @@
 
 /* jemalloc's options (read when it starts; ignored when the build has no jemalloc): keep
  * freed pages instead of returning them to the kernel, since the checker frees and
- * allocates a recovering world for every crash state. */
-const char *malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+ * allocates a recovering world for every crash state; and reuse them whatever the size of
+ * the free run they lie in: by default a 16 KiB device chunk is not cut from a free run
+ * over 64 times its size (lg_extent_max_active_fit 6), so the WAL segments the device frees
+ * (16 MiB each) were never reused and the resident set grew with all the WAL ever written
+ * (docs/performance.md, memory). */
+const char *malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1,lg_extent_max_active_fit:30";
 
 int main(int argc, char **argv)
 {

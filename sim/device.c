@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pn.h"
+#include <xxhash.h>
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size)
 {
@@ -15,19 +16,92 @@ void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size)
 	d->sector_size = sector_size;
 }
 
+/* The REMOVED marks (D1): a chunk entry, and a whole leaf of them. Compared by identity
+ * only, never ordered. */
+static struct pn_chunk removed_chunk;
+static struct pn_leaf removed_leaf;
+#define REMOVED (&removed_chunk)
+
+static bool is_real(const struct pn_chunk *c) { return c && c != REMOVED; }
+
+/*
+ * Chunk bytes come from slabs of SLAB_CHUNKS and go back to a free list (linked through the
+ * free chunks' first bytes), not to malloc: jemalloc pads every large allocation by a page
+ * (cache-oblivious placement), 25 % on a 16 KiB chunk. The pool only grows, to the most
+ * chunks alive at once; a run that follows another reuses its chunks. One pool per
+ * process: the simulator is single-threaded (check --jobs forks).
+ */
+#define SLAB_CHUNKS 64u
+static struct {
+	uint8_t *free;       /* a free chunk; its first bytes point at the next */
+	uint8_t *slab;       /* the newest slab and how many of its chunks are handed out */
+	uint32_t slab_used;
+	uint8_t **slabs;     /* every slab, so that all stay reachable */
+	size_t nslabs, cap;
+} pool;
+
+static uint8_t *bytes_get(void)
+{
+	uint8_t *b = pool.free;
+	if (b) {
+		memcpy(&pool.free, b, sizeof(pool.free));
+		return b;
+	}
+	if (!pool.slab || pool.slab_used == SLAB_CHUNKS) {
+		if (pool.nslabs == pool.cap) {
+			pool.cap = pool.cap ? pool.cap * 2 : 64;
+			pool.slabs = realloc(pool.slabs, pool.cap * sizeof(*pool.slabs));
+			PN_ASSERT(pool.slabs != NULL);
+		}
+		pool.slab = malloc((size_t)SLAB_CHUNKS * PN_CHUNK_SIZE);
+		PN_ASSERT(pool.slab != NULL);
+		pool.slabs[pool.nslabs++] = pool.slab;
+		pool.slab_used = 0;
+	}
+	return pool.slab + (size_t)pool.slab_used++ * PN_CHUNK_SIZE;
+}
+
+static void bytes_put(uint8_t *b)
+{
+	memcpy(b, &pool.free, sizeof(pool.free));
+	pool.free = b;
+}
+
 static void chunk_put(struct pn_chunk *c)
 {
-	if (c && --c->refs == 0)
+	if (is_real(c) && --c->refs == 0) {
+		bytes_put(c->data);
 		free(c);
+	}
 }
+
+static struct pn_chunk *chunk_new(const uint8_t *from)
+{
+	struct pn_chunk *c = malloc(sizeof(*c));
+	PN_ASSERT(c != NULL);
+	c->data = bytes_get();
+	if (from)
+		memcpy(c->data, from, PN_CHUNK_SIZE);
+	else
+		memset(c->data, 0, PN_CHUNK_SIZE);
+	c->refs = 1;
+	return c;
+}
+
+static bool leaf_is_real(const struct pn_leaf *l) { return l && l != &removed_leaf; }
 
 static void image_free(struct pn_file_image *im)
 {
-	for (uint64_t i = 0; i < im->nchunks; i++)
-		chunk_put(im->chunks[i]);
-	free(im->chunks);
-	im->chunks = NULL;
-	im->nchunks = 0;
+	for (uint64_t i = 0; i < im->nleaves; i++) {
+		struct pn_leaf *l = im->leaves[i];
+		if (!leaf_is_real(l))
+			continue;
+		for (uint32_t k = 0; k < PN_LEAF_CHUNKS; k++)
+			chunk_put(l->chunk[k]);
+		free(l);
+	}
+	free(im->leaves);
+	memset(im, 0, sizeof(*im));
 }
 
 void pn_device_free(struct pn_device *d)
@@ -42,37 +116,71 @@ void pn_device_free(struct pn_device *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void grow(struct pn_file_image *im, uint64_t idx)
+/* The chunk at idx: NULL (unwritten), REMOVED, or a chunk. */
+static const struct pn_chunk *chunk_at(const struct pn_file_image *im, uint64_t idx)
 {
-	if (idx < im->nchunks)
+	uint64_t li = idx / PN_LEAF_CHUNKS;
+	if (li >= im->nleaves || !im->leaves[li])
+		return NULL;
+	if (im->leaves[li] == &removed_leaf)
+		return REMOVED;
+	return im->leaves[li]->chunk[idx % PN_LEAF_CHUNKS];
+}
+
+/* The leaf holding idx, allocated (a removed leaf becomes a leaf of REMOVED entries). */
+static struct pn_leaf *leaf_for(struct pn_file_image *im, uint64_t idx)
+{
+	uint64_t li = idx / PN_LEAF_CHUNKS;
+	if (li >= im->nleaves) {
+		uint64_t n = PN_MAX(li + 1, im->nleaves * 2);
+		struct pn_leaf **t = realloc(im->leaves, n * sizeof(*t));
+		PN_ASSERT(t != NULL);
+		memset(t + im->nleaves, 0, (n - im->nleaves) * sizeof(*t));
+		im->leaves = t;
+		im->nleaves = n;
+	}
+	struct pn_leaf *l = im->leaves[li];
+	if (leaf_is_real(l))
+		return l;
+	struct pn_leaf *fresh = calloc(1, sizeof(*fresh));
+	PN_ASSERT(fresh != NULL);
+	if (l == &removed_leaf) {
+		for (uint32_t k = 0; k < PN_LEAF_CHUNKS; k++)
+			fresh->chunk[k] = REMOVED;
+		fresh->removed = PN_LEAF_CHUNKS;
+	}
+	im->leaves[li] = fresh;
+	return fresh;
+}
+
+/* A leaf that holds nothing, or only REMOVED entries, is freed. */
+static void leaf_settle(struct pn_file_image *im, uint64_t idx)
+{
+	uint64_t li = idx / PN_LEAF_CHUNKS;
+	struct pn_leaf *l = im->leaves[li];
+	if (l->real || (l->removed && l->removed < PN_LEAF_CHUNKS))
 		return;
-	uint64_t n = PN_MAX(idx + 1, im->nchunks * 2);
-	struct pn_chunk **c = realloc(im->chunks, n * sizeof(*c));
-	PN_ASSERT(c != NULL);
-	memset(c + im->nchunks, 0, (n - im->nchunks) * sizeof(*c));
-	im->chunks = c;
-	im->nchunks = n;
+	im->leaves[li] = l->removed ? &removed_leaf : NULL;
+	free(l);
 }
 
 /* The chunk at idx, private to this image (copied first if shared). */
 static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx)
 {
-	grow(im, idx);
-	struct pn_chunk *c = im->chunks[idx];
-	if (!c) {
-		c = calloc(1, sizeof(*c));
-		PN_ASSERT(c != NULL);
-		c->refs = 1;
-		im->chunks[idx] = c;
-	} else if (c->refs > 1) {
-		struct pn_chunk *copy = malloc(sizeof(*copy));
-		PN_ASSERT(copy != NULL);
-		memcpy(copy->data, c->data, PN_CHUNK_SIZE);
-		copy->refs = 1;
-		c->refs--;
-		im->chunks[idx] = c = copy;
+	struct pn_leaf *l = leaf_for(im, idx);
+	struct pn_chunk **slot = &l->chunk[idx % PN_LEAF_CHUNKS];
+	PN_ASSERT(*slot != REMOVED && "a write to a removed (recycled) region (D1)");
+	if (!*slot) {
+		*slot = chunk_new(NULL);
+		l->real++;
+		im->chunks++;
+		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
+	} else if ((*slot)->refs > 1) {
+		struct pn_chunk *copy = chunk_new((*slot)->data);
+		(*slot)->refs--;
+		*slot = copy;
 	}
-	return c->data;
+	return (*slot)->data;
 }
 
 static void image_write(struct pn_file_image *im, uint64_t off, const uint8_t *buf, uint32_t len)
@@ -92,14 +200,70 @@ static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t le
 	while (len) {
 		uint64_t idx = off / PN_CHUNK_SIZE;
 		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
-		if (idx < im->nchunks && im->chunks[idx])
-			memcpy(out, im->chunks[idx]->data + in, n);
+		const struct pn_chunk *c = chunk_at(im, idx);
+		PN_ASSERT(c != REMOVED && "a read of a removed (recycled) region (D1)");
+		if (c)
+			memcpy(out, c->data + in, n);
 		else
 			memset(out, 0, n);
 		off += n;
 		out += n;
 		len -= n;
 	}
+}
+
+/* D1 (remove) and D2 (create) on one image, chunk by chunk. */
+static void image_mark(struct pn_file_image *im, uint64_t idx, bool remove)
+{
+	const struct pn_chunk *c = chunk_at(im, idx);
+	if (remove ? c == REMOVED : c != REMOVED)
+		return;
+	struct pn_leaf *l = leaf_for(im, idx);
+	struct pn_chunk **slot = &l->chunk[idx % PN_LEAF_CHUNKS];
+	if (!remove) {
+		*slot = NULL;
+		l->removed--;
+	} else {
+		if (*slot) {
+			chunk_put(*slot);
+			l->real--;
+			im->chunks--;
+		}
+		*slot = REMOVED;
+		l->removed++;
+	}
+	leaf_settle(im, idx);
+}
+
+static void mark_range(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len,
+		       bool remove)
+{
+	PN_ASSERT(off % PN_CHUNK_SIZE == 0 && len % PN_CHUNK_SIZE == 0);
+	for (uint64_t idx = off / PN_CHUNK_SIZE; idx < (off + len) / PN_CHUNK_SIZE; idx++) {
+		image_mark(&d->cur[f], idx, remove);
+		if (d->track)
+			image_mark(&d->dur[f], idx, remove);
+	}
+}
+
+void pn_device_remove(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len)
+{
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		PN_ASSERT(u->file != f || u->offset + u->len <= off || u->offset >= off + len);
+	}
+	mark_range(d, f, off, len, true);
+}
+
+void pn_device_create(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len)
+{
+	mark_range(d, f, off, len, false);
+}
+
+uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak)
+{
+	const struct pn_file_image *im = &d->cur[f];
+	return (peak ? im->chunks_peak : im->chunks) * PN_CHUNK_SIZE;
 }
 
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
@@ -186,19 +350,28 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 	d->nunsynced = keep;
 }
 
-/* dst becomes a copy of src, sharing its chunks. */
+/* dst becomes a copy of src, sharing its chunks (each leaf is copied: a table copy). */
 static void image_copy(const struct pn_file_image *src, struct pn_file_image *dst)
 {
 	image_free(dst);
-	if (!src->nchunks)
+	if (!src->nleaves)
 		return;
-	dst->chunks = malloc(src->nchunks * sizeof(*dst->chunks));
-	PN_ASSERT(dst->chunks != NULL);
-	dst->nchunks = src->nchunks;
-	for (uint64_t i = 0; i < src->nchunks; i++) {
-		dst->chunks[i] = src->chunks[i];
-		if (dst->chunks[i])
-			dst->chunks[i]->refs++;
+	dst->leaves = malloc(src->nleaves * sizeof(*dst->leaves));
+	PN_ASSERT(dst->leaves != NULL);
+	dst->nleaves = src->nleaves;
+	dst->chunks = dst->chunks_peak = src->chunks;
+	for (uint64_t i = 0; i < src->nleaves; i++) {
+		const struct pn_leaf *l = src->leaves[i];
+		dst->leaves[i] = src->leaves[i];
+		if (!leaf_is_real(l))
+			continue;
+		struct pn_leaf *copy = malloc(sizeof(*copy));
+		PN_ASSERT(copy != NULL);
+		memcpy(copy, l, sizeof(*copy));
+		for (uint32_t k = 0; k < PN_LEAF_CHUNKS; k++)
+			if (is_real(copy->chunk[k]))
+				copy->chunk[k]->refs++;
+		dst->leaves[i] = copy;
 	}
 }
 
@@ -243,4 +416,33 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
 	}
+}
+
+/* The whole device as one hash (the determinism self-check's end of run): every written chunk
+ * of cur (and dur when tracked) with its place, a removed chunk as its place alone, then every
+ * unsynced write with its bytes. The leaf layout does not show: only offsets and bytes do. */
+uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
+{
+	uint64_t h = seed;
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		for (int which = 0; which < (d->track ? 2 : 1); which++) {
+			const struct pn_file_image *im = which ? &d->dur[f] : &d->cur[f];
+			for (uint64_t c = 0; c < im->nleaves * PN_LEAF_CHUNKS; c++) {
+				const struct pn_chunk *ch = chunk_at(im, c);
+				if (!ch)
+					continue;
+				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c, ch == REMOVED};
+				h = XXH3_64bits_withSeed(where, sizeof(where), h);
+				if (ch != REMOVED)
+					h = XXH3_64bits_withSeed(ch->data, PN_CHUNK_SIZE, h);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint64_t v[4] = {u->file, u->offset, u->len, u->seq};
+		h = XXH3_64bits_withSeed(v, sizeof(v), h);
+		h = XXH3_64bits_withSeed(u->data, u->len, h);
+	}
+	return h;
 }

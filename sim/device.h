@@ -1,16 +1,27 @@
 /*
  * device.h: the simulated device and its crash model (sim layer; docs/protocol.md sec. 3).
  *
- * Each file is a sparse array of PN_CHUNK_SIZE-byte chunks (16 KiB; unwritten bytes read
- * as zero). With crash tracking on, the device keeps two images: `cur`, what reads see, and
- * `dur`, what survives a crash for sure, plus the list of unsynced writes (with their bytes)
- * between them:
+ * Each file is sparse: a directory of leaves, each leaf PN_LEAF_CHUNKS pointers to 16 KiB
+ * chunks (PN_CHUNK_SIZE); unwritten bytes read as zero and cost nothing. With crash
+ * tracking on, the device keeps two images: `cur`, what reads see, and `dur`, what survives
+ * a crash for sure, plus the list of unsynced writes (with their bytes) between them:
  *   - a write is applied to cur when dispatched and listed as unsynced;
  *   - an fsync covers the writes to its file that had completed when it was dispatched;
  *     when it completes, those are applied to dur and dropped from the list;
  *   - at a crash each unsynced write is lost, persisted, or torn (some of its sectors new,
  *     the rest as before); pn_device_crash_image() builds that state.
  * Without tracking (cost runs) only cur exists.
+ *
+ * Removed regions (WAL segments the engine recycled, env.h `wal_segment`):
+ *   D1 pn_device_remove() frees the chunks of a range in both images; from then on they
+ *      are REMOVED, and a read or write that touches a removed chunk is a broken invariant
+ *      (PN_ASSERT): the engine removes only WAL that no recovery can need.
+ *   D2 pn_device_create() turns the removed chunks of a range back into unwritten ones
+ *      (zeros), in both images at once (a new segment file is created durably); chunks that
+ *      still hold bytes keep them, as a recycled PostgreSQL segment keeps its stale bytes.
+ *   D3 Neither changes `version` or `dur_version`: no reader can see the difference.
+ * So the memory a file holds is what was written and not removed, whatever the file's
+ * nominal size (pn_device_held()).
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -18,17 +29,26 @@
 #include "env.h"
 
 #define PN_CHUNK_SIZE 16384u
+#define PN_LEAF_CHUNKS 128u /* 2 MiB of file per leaf */
 
 /* A chunk may be shared by several images (copy-on-write): crash states and recovering
- * worlds share every chunk they do not write, so a crash image costs a table copy. */
+ * worlds share every chunk they do not write, so a crash image costs a table copy. The
+ * bytes are their own allocation of exactly PN_CHUNK_SIZE (no allocator size-class slack). */
 struct pn_chunk {
 	uint32_t refs;
-	uint8_t data[PN_CHUNK_SIZE];
+	uint8_t *data;
+};
+
+struct pn_leaf {
+	uint32_t real;    /* entries that point at a chunk */
+	uint32_t removed; /* entries that are REMOVED */
+	struct pn_chunk *chunk[PN_LEAF_CHUNKS];
 };
 
 struct pn_file_image {
-	struct pn_chunk **chunks;
-	uint64_t nchunks;
+	struct pn_leaf **leaves; /* NULL = unwritten, or the REMOVED leaf */
+	uint64_t nleaves;
+	uint64_t chunks, chunks_peak; /* chunks this image points at, now and at most */
 };
 
 struct pn_unsynced {
@@ -60,6 +80,8 @@ struct pn_device {
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size);
 void pn_device_free(struct pn_device *d);
+/* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
+uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out);
 /* Reads the durable image (crash tracking on). */
@@ -92,5 +114,12 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 			   struct pn_device *out);
 /* Copies every byte of src's cur image into dst (which becomes fully durable). */
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
+
+/* D1, D2: off and len are multiples of PN_CHUNK_SIZE. No unsynced write may lie inside a
+ * removed range. */
+void pn_device_remove(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len);
+void pn_device_create(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len);
+/* Bytes of chunks the cur image of f holds: now, or the most it held (peak). */
+uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak);
 
 #endif

@@ -133,26 +133,7 @@ static void twin_take(struct pn_world *w)
 
 uint64_t pn_world_device_hash(const struct pn_device *d)
 {
-	uint64_t h = XXH3_64bits_withSeed(&d->nunsynced, sizeof(d->nunsynced), d->track);
-	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		for (int which = 0; which < (d->track ? 2 : 1); which++) {
-			const struct pn_file_image *im = which ? &d->dur[f] : &d->cur[f];
-			for (uint64_t c = 0; c < im->nchunks; c++) {
-				if (!im->chunks[c])
-					continue;
-				uint64_t where[2] = {(uint64_t)f << 1 | (uint64_t)which, c};
-				h = XXH3_64bits_withSeed(where, sizeof(where), h);
-				h = XXH3_64bits_withSeed(im->chunks[c]->data, PN_CHUNK_SIZE, h);
-			}
-		}
-	}
-	for (uint32_t i = 0; i < d->nunsynced; i++) {
-		const struct pn_unsynced *u = &d->unsynced[i];
-		uint64_t v[4] = {u->file, u->offset, u->len, u->seq};
-		h = XXH3_64bits_withSeed(v, sizeof(v), h);
-		h = XXH3_64bits_withSeed(u->data, u->len, h);
-	}
-	return h;
+	return pn_device_hash(d, XXH3_64bits_withSeed(&d->nunsynced, sizeof(d->nunsynced), d->track));
 }
 
 void pn_world_twin_reset(struct pn_world_twin *t)
@@ -209,6 +190,15 @@ static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn
 	hash_bytes(w, rec, len);
 	if (w->on_wal)
 		w->on_wal(w->on_wal_arg, rec, len, start, end);
+}
+
+static void env_wal_segment(void *ctx, uint64_t off, uint64_t len, bool remove)
+{
+	struct pn_world *w = ctx;
+	if (remove)
+		pn_device_remove(&w->dev, PN_FILE_WAL, off, len);
+	else
+		pn_device_create(&w->dev, PN_FILE_WAL, off, len);
 }
 
 static uint64_t env_random(void *ctx)
@@ -419,6 +409,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	struct pn_env env = {
 		.ctx = w, .submit = env_submit, .read_sync = env_read_sync, .now_ns = env_now,
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
+		.wal_segment = env_wal_segment,
 	};
 	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
 		snprintf(w->error, sizeof(w->error), "%s", w->e.error);

@@ -350,6 +350,8 @@ struct pn_engine {
 		pn_lsn flush_target;
 		uint32_t flush_ios;      /* writes of the current flush still in flight */
 		pn_lsn keep_from;        /* oldest LSN recovery may need */
+		uint64_t seg_removed;    /* W6: segments below this are removed (or predate us) */
+		uint64_t seg_entered;    /* W6: the newest segment the insert position entered */
 		uint8_t *rec_buf;        /* encode scratch */
 		uint32_t rec_cap;
 	} wal;

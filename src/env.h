@@ -100,6 +100,12 @@ struct pn_env {
 	uint64_t (*random)(void *ctx);
 	/* Optional observer: every record as inserted (the checker's oracle reads these). */
 	void (*wal_inserted)(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
+	/* Optional: the life of the WAL file's bytes [offset, offset + len), one segment's slot,
+	 * as PostgreSQL's RemoveOldXlogFiles and XLogFileInit see it (wal.c, W6). remove: no
+	 * reader will need them again (the simulator frees them, and a read of them is a broken
+	 * invariant); !remove: a removed slot becomes a new segment that reads as zeros. NULL
+	 * (the real-disk backend): the bytes stay in the file, as recycled segments' do. */
+	void (*wal_segment)(void *ctx, uint64_t offset, uint64_t len, bool remove);
 };
 
 #endif

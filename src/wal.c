@@ -16,6 +16,13 @@
  *      completed checkpoint) on: it waits for a checkpoint instead. Recycled slots keep
  *      their stale bytes, which recovery recognises by their page address.
  *   W5 The in-memory ring of WAL pages never drops a page before its write completed.
+ *   W6 Segment life, as PostgreSQL's RemoveOldXlogFiles and XLogFileInit: when keep_from
+ *      passes a segment (a checkpoint completed, or the page server's horizon moved), its
+ *      slot is removed through env.wal_segment (the simulated device frees it; reading it
+ *      again is a broken invariant); when the insert position enters segment n, the slot of
+ *      n + 1 is created, so that recovery may look past the end of the WAL into it. So the
+ *      device holds the WAL from keep_from's segment to the insert position's, plus one
+ *      segment, whatever the ring's size (max_wal_size).
  */
 #include "engine.h"
 
@@ -46,6 +53,8 @@ static uint8_t *ring_page(struct pn_engine *e, pn_lsn page_addr, uint64_t **tagp
 	return p;
 }
 
+/* PostgreSQL's CheckPointSegments; bounded so that the ring's segment count fits 32 bits
+ * (a max_wal_size of 2^30 segments and more never triggers a checkpoint anyway). */
 static uint32_t checkpoint_segments(const struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
@@ -53,7 +62,35 @@ static uint32_t checkpoint_segments(const struct pn_engine *e)
 		return 0;
 	double segs = (double)(sc->checkpoint.max_wal_size / e->wal.seg_size) /
 		      (1.0 + sc->checkpoint.completion_target);
-	return segs < 1.0 ? 1u : (uint32_t)segs;
+	return segs < 1.0 ? 1u : segs > (double)(1u << 30) ? 1u << 30 : (uint32_t)segs;
+}
+
+static void segment_life(struct pn_engine *e, uint64_t segno, bool remove)
+{
+	if (e->env.wal_segment)
+		e->env.wal_segment(e->env.ctx, pn_wal_file_offset(e, segno * e->wal.seg_size),
+				   e->wal.seg_size, remove);
+}
+
+/* W6: removes the slots of the segments keep_from has passed, while they are still theirs
+ * (segment s's slot is taken over by s + nsegs once that one is created). */
+static void remove_old_segments(struct pn_engine *e)
+{
+	uint64_t keep = e->wal.keep_from / e->wal.seg_size;
+	for (; e->wal.seg_removed < keep; e->wal.seg_removed++)
+		if (e->wal.seg_removed + e->wal.nsegs > e->wal.seg_entered + 1)
+			segment_life(e, e->wal.seg_removed, true);
+}
+
+/* W6: the insert position ends in segment `seg`: create the slots up to its successor. */
+static void enter_segment(struct pn_engine *e, uint64_t seg)
+{
+	if (seg <= e->wal.seg_entered)
+		return;
+	remove_old_segments(e);
+	for (uint64_t n = e->wal.seg_entered + 2; n <= seg + 1; n++)
+		segment_life(e, n, false);
+	e->wal.seg_entered = seg;
 }
 
 bool pn_wal_init(struct pn_engine *e)
@@ -80,6 +117,7 @@ bool pn_wal_init(struct pn_engine *e)
 	e->wal.written = e->wal.flushed = start;
 	e->wal.ring_base = start - PN_WAL_LONG_PHD;
 	e->wal.keep_from = start;
+	e->wal.seg_removed = e->wal.seg_entered = 1;
 	return true;
 }
 
@@ -139,6 +177,7 @@ pn_lsn pn_wal_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec k
 	if (start)
 		*start = s;
 	pn_lsn end = pn_wal_insert_lsn(e);
+	enter_segment(e, end / e->wal.seg_size);
 	if (e->env.wal_inserted)
 		e->env.wal_inserted(e->env.ctx, e->wal.rec_buf, len, s, end);
 	return end;
@@ -252,6 +291,7 @@ bool pn_wal_flush_request(struct pn_engine *e, pn_lsn lsn, uint32_t proc)
 void pn_wal_checkpoint_done(struct pn_engine *e, pn_lsn redo)
 {
 	e->wal.keep_from = PN_MIN(redo, pn_ps_horizon(e)); /* pushdown: the page server's too */
+	remove_old_segments(e);
 }
 
 void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start)
@@ -273,4 +313,8 @@ void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start)
 	/* An end exactly at a page boundary: the next record starts past the next header. */
 	e->wal.written = e->wal.flushed = end;
 	e->wal.prev_start = prev_start;
+	/* W6 from here: what lies before keep_from is the crashed run's business. */
+	e->wal.seg_removed = e->wal.keep_from / e->wal.seg_size;
+	e->wal.seg_entered = end / e->wal.seg_size - 1;
+	enter_segment(e, end / e->wal.seg_size);
 }
