@@ -33,8 +33,9 @@ trap 'rm -rf "$work"' EXIT
 for f in "${sources[@]}"; do
 	gcc -fpreprocessed -dD -E -P "$f" 2>/dev/null
 done | grep -oE '\b[A-Za-z_][A-Za-z0-9_]*\b' | sort -u >"$work/defined"
-find . -path './build*' -prune -o -name CMakeLists.txt -print0 | xargs -0 cat |
-	grep -oE '\b(pn|PN)_[A-Za-z0-9_]+\b' | sort -u >>"$work/defined"
+# CMake options and the environment variables the scripts read (PN_FUZZ_SEED, ...) count too
+find . -path './build*' -prune -o \( -name CMakeLists.txt -o -name '*.sh' -o -name '*.json' \) \
+	-type f -print0 | xargs -0 cat | grep -oE '\b(pn|PN)_[A-Za-z0-9_]+\b' | sort -u >>"$work/defined"
 find . -path './build*' -prune -o -path ./.git -prune -o -type f -print |
 	sed 's|.*/||' | sort -u >"$work/files"
 

@@ -33,10 +33,10 @@ static const char no_page_scenario[] =
 	"protocol: {mutations: [ack_before_flush]}\n"
 	"workload: {kind: random, transactions: 200, clients: 2}\n";
 
-/* One the engine refuses (too few buffers for the clients). */
+/* One the loader accepts and the engine refuses (too few pages for tpcc's tables). */
 static const char refused_scenario[] =
-	"name: rf\nseed: 3\nstorage: {pages: 64, buffers: 3}\n"
-	"workload: {kind: random, transactions: 20, clients: 2}\n";
+	"name: rf\nseed: 3\nstorage: {pages: 100, buffers: 64}\n"
+	"workload: {kind: tpcc, transactions: 20}\n";
 
 /* The same with a deliberate bug (protocol.md section 5): pages written before their WAL. */
 static const char mutated_scenario[] =
