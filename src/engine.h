@@ -112,6 +112,13 @@ uint32_t pn_btree_items_copy(const uint8_t *page, uint16_t from, uint8_t *out, u
 enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
 				  uint32_t itup_len, uint64_t split_key, struct pn_wal_record *rec,
 				  uint8_t *main, uint8_t *data0, uint8_t *data1);
+/* The same with the split's place given: the first `below` items stay left, the others
+ * (keys >= split_key, which may equal the last left key: a split among one key's
+ * duplicates) go right; the new item goes left iff its key < split_key. */
+enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size,
+				     const uint8_t *itup, uint32_t itup_len, uint16_t below,
+				     uint64_t split_key, struct pn_wal_record *rec, uint8_t *main,
+				     uint8_t *data0, uint8_t *data1);
 /* True when the page is new (all-zero header: never initialized). */
 bool pn_page_is_new(const uint8_t *page);
 /* Free bytes between pd_lower and pd_upper. */
@@ -658,6 +665,8 @@ enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_
 void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
 /* Splits that recycled a leaf (wl_btree.c, Growth). */
 uint64_t pn_wl_btree_recycled(const struct pn_engine *e);
+/* Splits of a leaf that held one key among that key's items (wl_btree.c, single value). */
+uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e);
 uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
 /* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
 bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,

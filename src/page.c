@@ -609,9 +609,19 @@ enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const
 				  uint32_t itup_len, uint64_t split_key, struct pn_wal_record *rec,
 				  uint8_t *main, uint8_t *data0, uint8_t *data1)
 {
+	return pn_btree_split_record_at(left, page_size, itup, itup_len,
+					pn_btree_count_below(left, split_key), split_key, rec, main,
+					data0, data1);
+}
+
+enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size,
+				     const uint8_t *itup, uint32_t itup_len, uint16_t below,
+				     uint64_t split_key, struct pn_wal_record *rec, uint8_t *main,
+				     uint8_t *data0, uint8_t *data1)
+{
 	uint64_t key = pn_get64(itup + 8);
-	uint16_t below = pn_btree_count_below(left, split_key);
 	bool goes_left = key < split_key;
+	PN_ASSERT(below <= pn_page_nitems(left) && below >= pn_btree_count_below(left, split_key));
 	uint16_t newoff = pn_btree_insert_offnum(left, key);
 	uint32_t len1 = pn_btree_items_copy(left, below, data1, page_size);
 	uint32_t len0 = 0;

@@ -13,18 +13,26 @@
  *   2. else a deduplication pass (DEDUP) if the leaf has equal keys, then INSERT_LEAF if it
  *      fits now;
  *   3. else a split (SPLIT_L / SPLIT_R, its own op so that the new page and the right
- *      sibling are pinned first), at the key boundary nearest to half the leaf's bytes,
- *      the new tuple going in with it (as _bt_split's newitem); if another client split
- *      the leaf meanwhile, the insert again into the leaf that holds its key now.
+ *      sibling are pinned first), at the key boundary nearest to half the leaf's bytes
+ *      (split_point: a leaf of one key splits among its items, as _bt_findsplitloc's
+ *      single-value strategy does), the new tuple going in with it (as _bt_split's
+ *      newitem); if another client split the leaf meanwhile, the insert again into the
+ *      leaf that holds its key now.
  * Growth: inserts are spread over the transactions the run was sized for, and a run
  * without end (bench, crashtest) repeats that pattern; once every page is a leaf, a split
  * recycles one (recycle(): it leaves the directory, its key range joining its left
  * neighbour's, and the split rebuilds it), so the index never needs more pages.
- * Splitting only between keys keeps a key on one leaf; init refuses more than
- * KEYS_PER_LEAF_MIN inserts per key on average, which one leaf always holds.
+ * Duplicates: a key's items may fill a leaf (posting tuples are capped at BTMaxItemSize, so
+ * a leaf of one key holds several); that leaf splits among them and the key is then on
+ * more than one leaf. The directory's low keys are non-decreasing, equal ones allowed, and a
+ * key goes to the last leaf whose low key is <= it: the rightmost leaf of a key, where
+ * PostgreSQL's heap-TID tiebreaker sends a growing heap's new duplicates. So the inserts a
+ * key gets are not bounded, within the sized room or past it.
  * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
- * nbtree_wal_volume), PostgreSQL's split-point heuristics (fillfactor, the single-value
- * strategy), high-key items on the pages (the split logs the left's high key).
+ * nbtree_wal_volume), the rest of PostgreSQL's split-point heuristics (fillfactor, the
+ * default strategy's split interval and suffix-truncation penalty: here the key boundary
+ * nearest the middle), heap TIDs in the pivot (the left's high key is the right's first
+ * key, with a zero TID), high-key items on the pages (the split logs the left's high key).
  *
  * Leaf page bytes (PostgreSQL's nbtree leaf layout, simplified where noted):
  *   24 B page header; pd_special = page_size - 16; line pointers {lp_off u16, lp_len u16}
@@ -68,7 +76,8 @@
 #define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
 
 /* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
- * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up), each page's
+ * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up, low[]
+ * non-decreasing: equal low keys after a single-value split), each page's
  * right sibling, and per client an insert waiting for its leaf's split. */
 enum { BT_IDLE, BT_SPLIT_DUE, BT_RETRY_DUE };
 #define BT_SPARE 64u
@@ -80,13 +89,14 @@ struct bt_state {
 	uint32_t nleaves, max_leaves, next_free;
 	uint64_t txns_sized;   /* workload.transactions at init: inserts per transaction */
 	uint64_t recycled;     /* splits that took a recycled leaf (past the sized inserts) */
+	uint64_t single_value_splits; /* splits of a leaf of one key among that key's items */
 	uint32_t nclients;
 	uint32_t spare[BT_SPARE], nspare; /* new pages a split took and did not use */
 	uint32_t *low, *page, *next;
 	struct bt_client *client;
 };
 #define NO_PAGE 0u /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
-#define KEYS_PER_LEAF_MIN 800u /* inserts per key, on average, for 8 KiB pages */
+#define SINGLE_VALUE_FILL 96u /* BTREE_SINGLEVAL_FILLFACTOR: % of a leaf of one key kept left */
 
 /* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
 static uint64_t max_leaves(const struct pn_engine *e)
@@ -98,15 +108,13 @@ static uint64_t max_leaves(const struct pn_engine *e)
 bool pn_wl_btree_init(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
-	uint64_t l = max_leaves(e), d = sc->workload.distinct_keys, n = sc->workload.inserts;
-	uint64_t per_key = (uint64_t)KEYS_PER_LEAF_MIN * e->page_size / 8192u;
-	if (n > per_key * d || l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
+	uint64_t l = max_leaves(e);
+	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
 		snprintf(e->error, sizeof(e->error),
-			 "%s: btree_dedup with %llu inserts over %llu distinct keys: the model splits "
-			 "leaves between keys only, so a key may have at most %llu inserts on average "
-			 "(and transactions must be at least 1); raise distinct_keys, or lower inserts",
-			 sc->path, (unsigned long long)n, (unsigned long long)d,
-			 (unsigned long long)per_key);
+			 "%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
+			 "be at least 1, and the index at most %u pages; lower inserts",
+			 sc->path, (unsigned long long)sc->workload.inserts,
+			 (unsigned long long)sc->workload.transactions, UINT32_MAX / 4);
 		return false;
 	}
 	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
@@ -485,7 +493,7 @@ uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_
 
 /* The key boundary nearest to half the leaf's bytes, as the 1-based offset of the first
  * item that goes right; 0 when the leaf holds one key only. */
-static uint32_t split_point(const uint8_t *page, uint32_t page_size)
+static uint32_t key_boundary(const uint8_t *page, uint32_t page_size)
 {
 	uint32_t n = nitems(page), total = 0, acc = 0, best = 0, best_d = UINT32_MAX, len = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -507,6 +515,59 @@ static uint32_t split_point(const uint8_t *page, uint32_t page_size)
 	return best;
 }
 
+/* The item boundary nearest to SINGLE_VALUE_FILL % of the leaf's bytes on the left, with at
+ * least one item on each side, as the count of the items that stay left. */
+static uint32_t single_value_point(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t n = nitems(page), total = 0, acc = 0, best = 1, best_d = UINT32_MAX, len = 0;
+	PN_ASSERT(n >= 2);
+	for (uint32_t i = 0; i < n; i++) {
+		item(page, page_size, i, &len);
+		total += len + 4u;
+	}
+	uint64_t target = (uint64_t)total * SINGLE_VALUE_FILL / 100u;
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		item(page, page_size, i, &len);
+		acc += len + 4u;
+		uint64_t d = acc > target ? acc - target : target - acc;
+		if (d < best_d) {
+			best = i + 1;
+			best_d = (uint32_t)d;
+		}
+	}
+	return best;
+}
+
+/* Where full leaf `page` splits for the new item's key, _bt_findsplitloc's strategies over
+ * this model's items: *below items stay left, *low is the right page's first key.
+ *   - keys differ on the leaf (default / many duplicates): the key boundary nearest to half
+ *     the bytes (key_boundary), however uneven;
+ *   - one key K on the leaf, the new key another: the boundary the new item makes (it goes
+ *     alone to the left, or to the right);
+ *   - the new key is K too (single value; inserts of K go to the rightmost leaf of K, so
+ *     the new item is the last of K): the left keeps about SINGLE_VALUE_FILL % of the
+ *     bytes, the rest and the new item go right, and K is on two leaves.
+ * Returns true in the last case. */
+static bool split_point(const uint8_t *page, uint32_t page_size, uint32_t key, uint32_t *below,
+			uint32_t *low)
+{
+	uint32_t first = key_boundary(page, page_size), len = 0, n = nitems(page);
+	uint32_t only = pn_get32(item(page, page_size, 0, &len) + 8);
+	if (first > 1) {
+		*below = first - 1;
+		*low = pn_get32(item(page, page_size, first - 1, &len) + 8);
+		return false;
+	}
+	if (key != only) {
+		*below = key < only ? 0 : n;
+		*low = key < only ? only : key;
+		return false;
+	}
+	*below = single_value_point(page, page_size);
+	*low = only;
+	return true;
+}
+
 /* The directory after a split: leaf `right` holds keys from `low` up, right of `left`. */
 static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, uint32_t low)
 {
@@ -514,6 +575,7 @@ static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, 
 	while (st->page[i] != left)
 		i++;
 	PN_ASSERT(i < st->nleaves && st->nleaves < st->max_leaves);
+	PN_ASSERT(st->low[i] <= low && (i + 1 == st->nleaves || low <= st->low[i + 1]));
 	memmove(st->low + i + 2, st->low + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
 	memmove(st->page + i + 2, st->page + i + 1, (st->nleaves - i - 1) * sizeof(uint32_t));
 	st->low[i + 1] = low;
@@ -529,6 +591,12 @@ uint64_t pn_wl_btree_recycled(const struct pn_engine *e)
 	return st ? st->recycled : 0;
 }
 
+uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e)
+{
+	const struct bt_state *st = e->wl;
+	return st ? st->single_value_splits : 0;
+}
+
 /* A new page a split did not use: kept for the splits past the sized room (recycle);
  * before that, as ever, splits take the next free page and this one stays unused. */
 static void spare(struct bt_state *st, uint32_t pg)
@@ -542,7 +610,7 @@ void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
 	struct bt_state *st = e->wl;
 	struct bt_client *c = &st->client[p->id];
 	uint8_t *page = pn_frame_page(e, p->frame);
-	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left], len = 0;
+	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left];
 	if (fits(page, PLAIN) || leaf_of(st, c->key) != left) {
 		spare(st, c->new_page);
 		return; /* another client split it meanwhile: just the insert again */
@@ -552,14 +620,15 @@ void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
 		c->state = BT_SPLIT_DUE; /* its right sibling changed since the pin: again */
 		return;
 	}
-	uint32_t first = split_point(page, ps);
-	PN_ASSERT(first > 1); /* pn_wl_btree_init bounds the inserts a key gets */
-	uint32_t low = pn_get32(item(page, ps, first - 1, &len) + 8);
+	uint32_t below = 0, low = 0;
+	if (split_point(page, ps, c->key, &below, &low))
+		st->single_value_splits++;
 	uint8_t main[10], tup[PLAIN], data0[2 * PLAIN], data1[32768];
 	PN_ASSERT(ps <= sizeof(data1));
 	new_tuple(p, tup);
 	struct pn_wal_record rec = {.xid = p->xid, .nblocks = sib == NO_PAGE ? 2 : 3};
-	enum pn_rec kind = pn_btree_split_record(page, ps, tup, PLAIN, low, &rec, main, data0, data1);
+	enum pn_rec kind = pn_btree_split_record_at(page, ps, tup, PLAIN, (uint16_t)below, low,
+						    &rec, main, data0, data1);
 	uint32_t frames[3] = {p->frame, p->extra_frames[0], p->extra_frames[1]};
 	rec.blocks[0].blkno = left;
 	rec.blocks[1].blkno = c->new_page;

@@ -10,7 +10,8 @@
  *                umbra keeps the hint images and shifts the VM page instead of imaging it;
  *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes and leaf splits happen (a split carries
  *                its insert's new item; its new page carries no image), fpw costs more WAL and more WAL-triggered
- *                checkpoints than nofpw (the feedback of seed 004);
+ *                checkpoints than nofpw (the feedback of seed 004); one key's inserts
+ *                fill several leaves (a leaf of one key splits among its items);
  *   slru         with SLRU headers CLOG/SET carries images, without it never does;
  *   bad input    the workloads refuse sizes they cannot model, with a message;
  *   records      INSERT_LEAF, a leaf DEDUP, VISIBLE and a three-block split over a posting
@@ -146,6 +147,34 @@ START_TEST(test_btree_dedup)
 }
 END_TEST
 
+/* One key's inserts fill leaf after leaf (refused once: splits fell between keys only):
+ * a leaf of one key splits among its items, 96 % left (_bt_findsplitloc's single value),
+ * under every mode, each run to its end. */
+START_TEST(test_btree_one_key)
+{
+	static const char *const modes[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown"};
+	for (size_t i = 0; i < PN_ARRAY_LEN(modes); i++) {
+		char yaml[512];
+		struct pn_sim_result r;
+		snprintf(yaml, sizeof(yaml),
+			 "name: wl-btree-one-key\n"
+			 "storage: {page_size: 2KiB, buffers: 16, wal_segment_size: 64KiB}\n"
+			 "protocol: {mode: %s, checksums: true}\n"
+			 "checkpoint: {interval: 0s, every_transactions: 10, max_wal_size: 0}\n"
+			 "workload: {kind: btree_dedup, clients: 2, inserts: 3000, distinct_keys: 1, "
+			 "transactions: 30}\n", modes[i]);
+		run_yaml(yaml, &r);
+		uint64_t splits = r.m.rec_count[PN_REC_BTREE_SPLIT_L] +
+				  r.m.rec_count[PN_REC_BTREE_SPLIT_R];
+		ck_assert_uint_eq(r.m.commits, 30);
+		ck_assert_uint_eq(r.m.rec_count[PN_REC_BTREE_INSERT_LEAF] + splits, 3000);
+		/* about 300 TIDs a 2 KiB leaf: several leaves of the one key */
+		ck_assert_uint_ge(splits, 5);
+		ck_assert_uint_gt(r.m.rec_count[PN_REC_BTREE_DEDUP], splits);
+	}
+}
+END_TEST
+
 static void slru(bool headers, struct pn_sim_result *r)
 {
 	char yaml[512];
@@ -195,7 +224,8 @@ static void refused(const char *workload, const char *what)
 START_TEST(test_refusals)
 {
 	refused("kind: vacuum, rows: 0", "workload.rows is 0");
-	refused("kind: btree_dedup, inserts: 100000, distinct_keys: 3", "between keys only");
+	refused("kind: btree_dedup, inserts: 100, distinct_keys: 3, transactions: 0",
+		"transactions must be at least 1");
 }
 END_TEST
 
@@ -363,6 +393,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_vacuum_no_checksums);
 	tcase_add_test(tc, test_vacuum_umbra);
 	tcase_add_test(tc, test_btree_dedup);
+	tcase_add_test(tc, test_btree_one_key);
 	tcase_add_test(tc, test_slru_headers);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_records_by_hand);
