@@ -197,6 +197,16 @@ void pn_engine_finish_metrics(struct pn_engine *e);
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
+/* Accessors for the world and the checker (sim/, disk/, model/, cli/), instead of fields. */
+/* The size file f has on a freshly formatted device (disk/ creates the files at it). */
+uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
+/* Page `page` as the engine would read it now: its buffer if resident, else its current
+ * slot read through env.read_sync (zeros if that fails); pushdown: what the page server
+ * reconstructs as of `lsn`. *in_memory (may be NULL): the bytes did not come from a slot
+ * (a buffer or the page server), so they need not verify as a read would. */
+void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out,
+			 bool *in_memory);
+
 /* io (engine.c) */
 struct pn_io *pn_io_get(struct pn_engine *e);
 void pn_io_issue(struct pn_engine *e, struct pn_io *io);
