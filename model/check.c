@@ -299,9 +299,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
-	bool between = false;
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		between |= c->w->e.runs[r].state >= PN_C_SELECTOR_WRITE;
+	bool between = pn_engine_ckpt_phase(&c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);

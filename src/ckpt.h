@@ -34,6 +34,15 @@ enum pn_cstate {
 	PN_C_SELECT, PN_C_MAP_WRITE
 };
 
+/*
+ * Where a run is relative to its data fsync: not running; before the fsync completed
+ * (WRITING .. FSYNC_DATA, and l3/l4's SELECT and MAP_WRITE, which come before WRITING); after
+ * it (SELECTOR_WRITE .. CONTROL_FSYNC: the data is durable, the control file not yet
+ * updated). A state's phase is named case by case in pn_ckpt_run_phase(), never by its order
+ * in enum pn_cstate.
+ */
+enum pn_ckpt_phase { PN_CKPT_PHASE_IDLE, PN_CKPT_PHASE_BEFORE_FSYNC, PN_CKPT_PHASE_AFTER_FSYNC };
+
 struct pn_ckpt_run {
 	enum pn_cstate state;
 	enum pn_ckpt_cause cause;
@@ -72,6 +81,7 @@ void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immedia
 void pn_ckpt_step(struct pn_engine *e);
 void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_ckpt_active(const struct pn_engine *e);
+enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);
 void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out);
 bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c);

@@ -463,3 +463,11 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
 		memset(out, 0, e->page_size);
 }
+
+enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
+{
+	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->runs[r]));
+	return phase;
+}

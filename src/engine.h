@@ -206,6 +206,8 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
  * (a buffer or the page server), so they need not verify as a read would. */
 void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out,
 			 bool *in_memory);
+/* The furthest phase of the checkpoint runs in progress (ckpt.h). */
+enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e);
 
 /* io (engine.c) */
 struct pn_io *pn_io_get(struct pn_engine *e);
