@@ -253,25 +253,6 @@ static bool open_files(struct pn_disk *d, bool fresh)
 
 /* The bytes each file needs: every slot of every page, the WAL segment ring, the
  * doublewrite area, three selector areas. */
-static uint64_t file_size(const struct pn_engine *e, enum pn_file f)
-{
-	uint64_t end = 0;
-	switch (f) {
-	case PN_FILE_DATA:
-		for (uint32_t p = 0; p < e->pages; p++)
-			for (uint32_t s = 0; s < (pn_store_is_slru(e, p) ? 1 : e->generations); s++)
-				end = PN_MAX(end, pn_store_offset(e, p, s) + e->page_size);
-		return end;
-	case PN_FILE_WAL: return (uint64_t)e->wal.nsegs * e->wal.seg_size;
-	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
-	case PN_FILE_SELECTOR:
-		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(e) : 0;
-	default:
-		return e->sc->protocol.mode == PN_MODE_DOUBLEWRITE
-			       ? (uint64_t)e->dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
-	}
-}
-
 static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf, uint32_t len)
 {
 	struct pn_disk *d = ctx;
@@ -286,7 +267,7 @@ static bool format(struct pn_disk *d)
 	if (!zero)
 		return fail(d, "out of memory for", "");
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		uint64_t size = file_size(&d->e, (enum pn_file)f);
+		uint64_t size = pn_engine_file_size(&d->e, (enum pn_file)f);
 		for (uint64_t at = 0; at < size && !d->error[0]; at += ZERO_CHUNK)
 			if (!write_all(d->bfd[f], zero, (size_t)PN_MIN((uint64_t)ZERO_CHUNK, size - at), at))
 				fail(d, "cannot write", pn_file_disk_name(f));

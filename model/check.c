@@ -82,25 +82,6 @@ static struct verdict *cache_slot(struct checker *c, uint64_t key)
 	return &c->cache[j];
 }
 
-/* The recovered engine's bytes of a page: its buffer if resident, else its current slot,
- * read through the engine's own seam (the simulated device, or a real file); pushdown:
- * what the page server reconstructs at the recovered end (C2 for pushdown). */
-static void recovered_page(struct pn_engine *e, uint32_t page, pn_lsn end, uint8_t *out)
-{
-	if (e->ps) {
-		pn_ps_reconstruct(e, page, end, out);
-		return;
-	}
-	uint32_t fi = e->page_frame[page];
-	if (fi != PN_NO_FRAME && e->frames[fi].valid) {
-		memcpy(out, pn_frame_page(e, fi), e->page_size);
-		return;
-	}
-	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
-		memset(out, 0, e->page_size);
-}
-
 static void hex(char *buf, size_t len, const uint8_t *p, uint32_t n)
 {
 	size_t at = 0;
@@ -115,13 +96,14 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 	const struct pn_scenario *sc = e->sc;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		pn_oracle_page(o, p, end, expected);
-		recovered_page(e, p, end, found);
+		/* the recovered engine's bytes, read through its own seam (the simulated device,
+		 * or a real file); pushdown: what the page server reconstructs at the recovered
+		 * end (C2 for pushdown). Its page server checked its images' CRCs; the page it
+		 * rebuilds is not checksummed until the compute writes it, which it never does */
+		bool resident;
+		pn_engine_read_page(e, p, end, found, &resident);
 		bool headerless = pn_store_is_slru(e, p) && !sc->protocol.slru_headers;
 		bool sums = pn_store_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
-		uint32_t fi = e->page_frame[p];
-		/* pushdown: the page server checked its images' CRCs; the page it rebuilds is
-		 * not checksummed until the compute writes it, which it never does */
-		bool resident = (fi != PN_NO_FRAME && e->frames[fi].valid) || e->ps;
 		if (!resident && !headerless && !pn_page_verify(found, e->page_size, p, sums)) {
 			snprintf(detail, detail_len,
 				 "after recovery page %u fails verification (%s): the next read of it "
@@ -310,9 +292,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
-	bool between = false;
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		between |= c->w->e.runs[r].state >= PN_C_SELECTOR_WRITE;
+	bool between = pn_engine_ckpt_phase(&c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);

@@ -40,7 +40,8 @@ build() { # build REV DIR: the binary of REV (or of the working tree when REV is
 normalise() {
 	python3 -c '
 import json, sys
-DROP = {"seconds", "wall_seconds", "states_per_second", "elapsed_wall_seconds", "trace"}
+DROP = {"seconds", "wall_seconds", "states_per_second", "elapsed_wall_seconds", "trace",
+        "seconds_to_violation", "shrink_seconds"}
 def walk(v):
     if isinstance(v, dict):
         return {k: walk(x) for k, x in v.items() if k not in DROP}

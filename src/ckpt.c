@@ -55,6 +55,29 @@ bool pn_ckpt_active(const struct pn_engine *e)
 	return false;
 }
 
+enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run)
+{
+	switch (run->state) {
+	case PN_C_IDLE:
+		return PN_CKPT_PHASE_IDLE;
+	case PN_C_SELECT:
+	case PN_C_MAP_WRITE:
+	case PN_C_WRITING:
+	case PN_C_WAIT_WRITES:
+	case PN_C_FSYNC_DATA:
+		return PN_CKPT_PHASE_BEFORE_FSYNC;
+	case PN_C_SELECTOR_WRITE:
+	case PN_C_SELECTOR_FSYNC:
+	case PN_C_RECORD:
+	case PN_C_RECORD_FLUSH:
+	case PN_C_CONTROL_WRITE:
+	case PN_C_CONTROL_FSYNC:
+		return PN_CKPT_PHASE_AFTER_FSYNC;
+	}
+	PN_ASSERT(!"a checkpoint run state without a phase");
+	return PN_CKPT_PHASE_IDLE;
+}
+
 void pn_ckpt_release_pause(struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)

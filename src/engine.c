@@ -420,3 +420,54 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 		e->m.commit_latency_ns_max = e->latencies[e->nlat - 1];
 	}
 }
+
+/* ---- accessors for the world and the checker ---- */
+
+uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
+{
+	uint64_t end = 0;
+	switch (f) {
+	case PN_FILE_DATA:
+		for (uint32_t p = 0; p < e->pages; p++)
+			for (uint32_t s = 0; s < (pn_store_is_slru(e, p) ? 1 : e->generations); s++)
+				end = PN_MAX(end, pn_store_offset(e, p, s) + e->page_size);
+		return end;
+	case PN_FILE_WAL: return (uint64_t)e->wal.nsegs * e->wal.seg_size;
+	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
+	case PN_FILE_SELECTOR:
+		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(e) : 0;
+	default:
+		return e->sc->protocol.mode == PN_MODE_DOUBLEWRITE
+			       ? (uint64_t)e->dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
+	}
+}
+
+void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out,
+			 bool *in_memory)
+{
+	PN_ASSERT(page < e->pages);
+	PN_ASSERT(out);
+	uint32_t fi = e->page_frame[page];
+	bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
+	if (in_memory)
+		*in_memory = resident || e->ps;
+	if (e->ps) {
+		pn_ps_reconstruct(e, page, lsn, out);
+		return;
+	}
+	if (resident) {
+		memcpy(out, pn_frame_page(e, fi), e->page_size);
+		return;
+	}
+	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
+	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
+		memset(out, 0, e->page_size);
+}
+
+enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
+{
+	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->runs[r]));
+	return phase;
+}

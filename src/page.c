@@ -72,7 +72,9 @@
  * pn_page_apply() is the one meaning of every record kind: normal operation applies it to
  * the buffer before inserting the record, redo applies it to the page it reads.
  */
-#include "engine.h"
+#include "page.h"
+#include "umbra_policy.h"
+#include "workload.h"
 
 #include <string.h>
 

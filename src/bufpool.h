@@ -1,0 +1,53 @@
+/*
+ * bufpool.h: the buffer pool (engine layer, owned by bufpool.c; its rules B1-B6 and the frame
+ * state machine are in bufpool.c's header): buffer frames, clock-sweep eviction, write-out
+ * with WAL before data. The frames live in struct pn_engine (e->frames, e->frame_data,
+ * e->page_frame); PN_MAX_CKPT_RUNS is here because a frame has a slot per checkpoint run.
+ */
+#ifndef PN_BUFPOOL_H
+#define PN_BUFPOOL_H
+
+#include "env.h"
+#include "walfmt.h"
+
+struct pn_engine;
+
+#define PN_NO_FRAME UINT32_MAX
+#define PN_MAX_CKPT_RUNS 2
+
+struct pn_frame {
+	uint32_t page;        /* PN_NO_FRAME if empty */
+	bool valid;           /* holds the page's bytes */
+	bool dirty;
+	bool dirty_hint_only; /* dirtied only by hint bits, no WAL */
+	bool redirtied;       /* changed while a write was in flight */
+	bool locked;          /* exclusive content lock (a backend between decide and insert) */
+	uint16_t pins;
+	uint8_t usage;        /* clock sweep, <= 5 */
+	uint8_t io_reads;     /* read in flight */
+	uint8_t io_writes;    /* writes in flight */
+	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
+	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
+	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
+	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
+};
+
+bool pn_buf_init(struct pn_engine *e);
+void pn_buf_free(struct pn_engine *e);
+/* Returns a frame for page, pinned; or PN_NO_FRAME and proc will be woken (I/O or wait). */
+/* no_read: the caller overwrites the whole page (redo of an image): zero it, read nothing. */
+uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_read);
+void pn_buf_unpin(struct pn_engine *e, uint32_t frame);
+enum pn_write_result {
+	PN_WRITE_STARTED, /* I/O issued; proc (if any) is woken as each completes */
+	PN_WRITE_NONE,    /* nothing to write (clean, or an unlogged hint dropped: B4) */
+	PN_WRITE_WAL,     /* waiting for a WAL flush (B1); proc is woken when it is done */
+	PN_WRITE_BUSY,    /* the frame or the doublewrite area is busy: try again later */
+};
+/* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT). */
+enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
+				  uint32_t proc, int run);
+bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
+uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * ckpt.h: the checkpointer (engine layer, owned by ckpt.c, which keeps R5 and documents the
+ * control file byte by byte): the causes of a checkpoint, one checkpoint run's state
+ * machine and state (e->runs[]), the control file's contents and its codec.
+ */
+#ifndef PN_CKPT_H
+#define PN_CKPT_H
+
+#include "env.h"
+#include "walfmt.h"
+
+struct pn_engine;
+
+#define PN_CONTROL_SIZE_ 512u
+/* Selector areas: checkpoint n writes area n % 3, never the one the completed checkpoint
+ * names, even with two checkpoints in progress (overlap). */
+#define PN_SELECTOR_AREAS 3u
+enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, PN_CKPT_END_OF_RECOVERY };
+
+/*
+ * One checkpoint run:
+ *   IDLE --ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
+ *   [umbra: SELECTOR_WRITE --> SELECTOR_FSYNC] --> RECORD (insert, flush WAL) -->
+ *   CONTROL_WRITE --> CONTROL_FSYNC --ckpt_end()--> IDLE
+ * A script's checkpoint_begin pauses a run in WRITING until checkpoint_end.
+ */
+enum pn_cstate {
+	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_SELECTOR_WRITE,
+	PN_C_SELECTOR_FSYNC, PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE,
+	PN_C_CONTROL_FSYNC,
+	/* Umbra l3/l4 (umbra_policy.c): begin --> SELECT (wait for DELAY_CHKPT_START, flag
+	 * the dirty buffers) --> MAP_WRITE (selector pages, WAL first) --> WRITING ...
+	 * FSYNC_DATA --> SELECTOR_FSYNC --> RECORD ... */
+	PN_C_SELECT, PN_C_MAP_WRITE
+};
+
+/*
+ * Where a run is relative to its data fsync: not running; before the fsync completed
+ * (WRITING .. FSYNC_DATA, and l3/l4's SELECT and MAP_WRITE, which come before WRITING); after
+ * it (SELECTOR_WRITE .. CONTROL_FSYNC: the data is durable, the control file not yet
+ * updated). A state's phase is named case by case in pn_ckpt_run_phase(), never by its order
+ * in enum pn_cstate.
+ */
+enum pn_ckpt_phase { PN_CKPT_PHASE_IDLE, PN_CKPT_PHASE_BEFORE_FSYNC, PN_CKPT_PHASE_AFTER_FSYNC };
+
+struct pn_ckpt_run {
+	enum pn_cstate state;
+	enum pn_ckpt_cause cause;
+	uint64_t seq;          /* checkpoint number, 1.. (0 = the initial state) */
+	pn_lsn redo;
+	pn_lsn record;         /* start LSN of its checkpoint record */
+	uint64_t start_ns;
+	uint32_t scan;         /* next frame to look at */
+	uint32_t to_write, written;
+	bool paused;           /* script checkpoint_begin */
+	bool pause_select;     /* script checkpoint_epoch (l3/l4): pause before selection */
+	uint64_t select_ns;    /* l3/l4: CheckPointGuts' work before selection ends then */
+	bool delay_wait;       /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
+	bool immediate;
+	bool io_pending;
+	uint8_t *snapshot;     /* Umbra: each page's slot at the redo pointer (its baseline) */
+	uint8_t *selbuf;       /* the selector area it writes */
+	uint8_t ctlbuf[PN_CONTROL_SIZE_];
+	pn_lsn record_end;
+};
+
+/* ---- control file (written by ckpt.c; its bytes are documented there) ---- */
+struct pn_control {
+	uint64_t ckpt_seq;
+	pn_lsn checkpoint;     /* start of the checkpoint record */
+	pn_lsn redo;
+	uint32_t selector_area;
+	uint32_t state;        /* 1 in production, 2 in recovery */
+};
+#define PN_CONTROL_SIZE PN_CONTROL_SIZE_
+
+/* ckpt.c */
+/* Flags every dirty frame for run (BufferSync's BM_CHECKPOINT_NEEDED) with its slot. */
+void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
+void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
+void pn_ckpt_step(struct pn_engine *e);
+void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);
+bool pn_ckpt_active(const struct pn_engine *e);
+enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
+void pn_ckpt_release_pause(struct pn_engine *e);
+void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out);
+bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c);
+
+#endif
