@@ -38,10 +38,12 @@ static struct {
 	uint32_t slab_used;
 	uint8_t **slabs;     /* every slab, so that all stay reachable */
 	size_t nslabs, cap;
+	uint64_t live;       /* chunks handed out and not yet back */
 } pool;
 
 static uint8_t *bytes_get(void)
 {
+	pool.live++;
 	uint8_t *b = pool.free;
 	if (b) {
 		memcpy(&pool.free, b, sizeof(pool.free));
@@ -63,6 +65,7 @@ static uint8_t *bytes_get(void)
 
 static void bytes_put(uint8_t *b)
 {
+	pool.live--;
 	memcpy(b, &pool.free, sizeof(pool.free));
 	pool.free = b;
 }
@@ -212,6 +215,29 @@ static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t le
 	}
 }
 
+/* D4: the chunks of [off, off + len) in dur that hold the same bytes as cur's become cur's
+ * (one copy, shared copy-on-write): what was synced is usually what reads see. */
+static void share_synced(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len)
+{
+	struct pn_file_image *cur = &d->cur[f], *dur = &d->dur[f];
+	for (uint64_t idx = off / PN_CHUNK_SIZE; idx * PN_CHUNK_SIZE < off + len; idx++) {
+		const struct pn_chunk *c = chunk_at(cur, idx), *u = chunk_at(dur, idx);
+		if (!is_real(c) || !is_real(u) || c == u ||
+		    memcmp(c->data, u->data, PN_CHUNK_SIZE) != 0)
+			continue;
+		struct pn_chunk *shared = cur->leaves[idx / PN_LEAF_CHUNKS]->chunk[idx % PN_LEAF_CHUNKS];
+		struct pn_chunk **slot = &dur->leaves[idx / PN_LEAF_CHUNKS]->chunk[idx % PN_LEAF_CHUNKS];
+		chunk_put(*slot);
+		shared->refs++;
+		*slot = shared;
+	}
+}
+
+uint64_t pn_device_pool_bytes(void)
+{
+	return pool.live * PN_CHUNK_SIZE;
+}
+
 /* D1 (remove) and D2 (create) on one image, chunk by chunk. */
 static void image_mark(struct pn_file_image *im, uint64_t idx, bool remove)
 {
@@ -282,8 +308,10 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 			    uint32_t len)
 {
 	image_write(&d->cur[f], off, buf, len);
-	if (d->track)
+	if (d->track) {
 		image_write(&d->dur[f], off, buf, len);
+		share_synced(d, f, off, len);
+	}
 	d->version++;
 	d->dur_version++;
 }
@@ -342,6 +370,7 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 			d->version++;
 			d->dur_version++;
 			image_write(&d->dur[u->file], u->offset, u->data, u->len);
+			share_synced(d, u->file, u->offset, u->len);
 			free(u->data);
 			continue;
 		}

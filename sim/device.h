@@ -22,6 +22,11 @@
  *   D3 Neither changes `version` or `dur_version`: no reader can see the difference.
  * So the memory a file holds is what was written and not removed, whatever the file's
  * nominal size (pn_device_held()).
+ *
+ * D4 With tracking, a chunk of dur that holds the same bytes as cur's chunk at the same place
+ *    is that chunk (shared copy-on-write, refs 2), checked by content after each format
+ *    write and each write made durable: synced bytes are held once, not once per image.
+ *    Sharing changes no byte any image reads.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -121,5 +126,8 @@ void pn_device_remove(struct pn_device *d, enum pn_file f, uint64_t off, uint64_
 void pn_device_create(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len);
 /* Bytes of chunks the cur image of f holds: now, or the most it held (peak). */
 uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak);
+/* Bytes of distinct chunks alive in this process (every device and image; D4 shares count
+ * once). */
+uint64_t pn_device_pool_bytes(void);
 
 #endif
