@@ -214,6 +214,9 @@ struct pn_scenario_memory {
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
+/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
+ * as the engine lays them out: src/workload.c); 0 for the other kinds. */
+uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);

@@ -33,10 +33,13 @@ static const char no_page_scenario[] =
 	"protocol: {mutations: [ack_before_flush]}\n"
 	"workload: {kind: random, transactions: 200, clients: 2}\n";
 
-/* One the loader accepts and the engine refuses (too few pages for tpcc's tables). */
+/* The loader accepts it (umbra l4 runs its epoch step); the engine refuses it in fpw or
+ * nofpw (the step needs l3 or l4), at the step's position. */
 static const char refused_scenario[] =
-	"name: rf\nseed: 3\nstorage: {pages: 100, buffers: 64}\n"
-	"workload: {kind: tpcc, transactions: 20}\n";
+	"name: rf\nseed: 3\nstorage: {pages: 8, buffers: 4}\nprotocol: {mode: umbra, policy: l4}\n"
+	"workload:\n  kind: script\n  script:\n    - {op: checkpoint}\n"
+	"    - {op: checkpoint_epoch}\n    - {op: update, page: 4}\n    - {op: commit}\n"
+	"    - {op: checkpoint_end}\n";
 
 /* The same with a deliberate bug (protocol.md section 5): pages written before their WAL. */
 static const char mutated_scenario[] =
@@ -595,9 +598,12 @@ START_TEST(test_contract_keys)
 	assert_contract(results_of(root, 3));
 	json_decref(root);
 	/* a run the engine refused keeps every key, null where there is no figure */
-	ck_assert_int_eq(cli("run", refused, "--json", "-", NULL), 2);
+	ck_assert_int_eq(cli("run", refused, "--mode", "fpw", "--json", "-", NULL), 2);
 	root = stdout_json();
 	assert_contract(results_of(root, 1));
+	ck_assert(strstr(json_string_value(json_object_get(
+			     json_array_get(json_object_get(root, "results"), 0), "error")),
+			 "rf.yaml:9:7: ") != NULL); /* the step's FILE:LINE:COL */
 	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(root, "results"), 0),
 					       "wal_bytes")));
 	json_decref(root);
