@@ -92,8 +92,8 @@ void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_ch
 	if (r->in_recovery)
 		fprintf(out, "  then a crash at event %llu of the recovery, state %s\n",
 			(unsigned long long)r->recovery_point, r->recovery_state);
-	if (r->page != UINT32_MAX)
-		fprintf(out, "  page:        %u\n", r->page);
+	char page[16];
+	fprintf(out, "  page:        %s\n", pn_page_text(r->page, page, sizeof page));
 	fprintf(out, "  what:        %s\n", r->detail);
 	fprintf(out, "  the last events before the crash:\n%s", r->timeline);
 	if (r->trace_path[0])

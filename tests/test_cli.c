@@ -632,6 +632,20 @@ START_TEST(test_no_page)
 	ck_assert_int_eq(cli("compare", no_page, "--modes", "fpw,umbra", NULL), 1);
 	ck_assert_msg(strstr(cap.err, "umbra: violation: durability page -: ") != NULL, "%s",
 		      cap.err);
+	/* check's report left the page line out; replay's trace says '-' as well */
+	char traces[300], trace[340];
+	snprintf(traces, sizeof traces, "%s/np-traces", tmp_dir);
+	snprintf(trace, sizeof trace, "%s/np.trace.yaml", traces);
+	ck_assert_int_eq(cli("check", no_page, "--traces", traces, "--json", "-", NULL), 1);
+	ck_assert_msg(strstr(cap.err, "\n  page:        -\n") != NULL, "%s", cap.err);
+	root = stdout_json();
+	v = json_object_get(json_array_get(json_object_get(root, "scenarios"), 0), "violation");
+	ck_assert(json_is_object(v) && json_is_null(json_object_get(v, "page")));
+	json_decref(root);
+	ck_assert_int_eq(cli("replay", trace, NULL), 1);
+	ck_assert_msg(strstr(cap.out, "\n  page: -\n") != NULL, "%s", cap.out);
+	unlink(trace);
+	rmdir(traces);
 }
 END_TEST
 
