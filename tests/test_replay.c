@@ -219,7 +219,7 @@ START_TEST(test_long_state_is_not_replayed_short)
 	struct pn_unsynced u[100];
 	struct pn_write_fate fates[100], back[100];
 	struct pn_device dev = {.track = true, .sector_size = 512, .unsynced = u, .nunsynced = 100};
-	char state[256];
+	char state[256], why[256];
 	memset(u, 0, sizeof(u));
 	for (uint32_t i = 0; i < 100; i++) {
 		u[i].seq = 1000 + i;
@@ -228,12 +228,12 @@ START_TEST(test_long_state_is_not_replayed_short)
 	}
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
 	ck_assert_uint_lt(strlen(state), sizeof(state));
-	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back), "'%s' decoded", state);
+	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back, why, sizeof(why)), "'%s' decoded", state);
 	/* one that fits round-trips */
 	dev.nunsynced = 3;
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
 	ck_assert_str_eq(state, "p1000,p1001,p1002");
-	ck_assert(pn_crash_fates_decode(&dev, state, back));
+	ck_assert(pn_crash_fates_decode(&dev, state, back, why, sizeof(why)));
 	ck_assert_int_eq(back[2].fate, PN_FATE_PERSISTED);
 }
 END_TEST
