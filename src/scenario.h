@@ -139,6 +139,10 @@ struct pn_scenario {
 		bool slru_headers;   /* protocol.slru_headers: SLRU pages carry LSN + checksum */
 		uint32_t image_threshold;
 		uint32_t mutations;  /* enum pn_mutation bits */
+		/* LINE and COLUMN of protocol.generations and protocol.layout in the file (0: not
+		 * given): the engine refuses them for l3 and l4 at that position when --mode picks
+		 * a policy the loader did not check them against */
+		uint32_t generations_at[2], layout_at[2];
 	} protocol;
 
 	struct {

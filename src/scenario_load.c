@@ -1513,6 +1513,28 @@ static bool validate_engine(struct loader *L)
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
+/* The positions the engine's own refusals name (pn_umbra_unsupported). */
+static bool key_positions(struct loader *L)
+{
+	struct pn_scenario *s = L->s;
+	const struct {
+		const void *field;
+		uint32_t *at;
+	} keys[] = {
+		{&s->protocol.generations, s->protocol.generations_at},
+		{&s->protocol.layout, s->protocol.layout_at},
+	};
+	for (size_t i = 0; i < PN_ARRAY_LEN(keys); i++) {
+		yaml_mark_t m;
+		if (!given(L, keys[i].field, &m))
+			continue;
+		struct pos p = position(L, m);
+		keys[i].at[0] = (uint32_t)p.line;
+		keys[i].at[1] = (uint32_t)p.col;
+	}
+	return true;
+}
+
 /* Relations between keys, checked once everything is read (any order of sections). */
 static bool validate(struct loader *L)
 {
@@ -1551,7 +1573,7 @@ static bool validate(struct loader *L)
 		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
 			    pn_policy_name(s->protocol.policy));
-	return validate_script(L) && validate_engine(L);
+	return validate_script(L) && validate_engine(L) && key_positions(L);
 }
 
 /* One walk over the input with a fresh parser. */

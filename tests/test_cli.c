@@ -614,6 +614,33 @@ START_TEST(test_contract_keys)
 }
 END_TEST
 
+static void write_file(const char *path, const char *text);
+
+/* What the loader checked against the scenario's own policy but --mode changes (umbra l4
+ * with generations 5, or a striped layout) was refused without a position. */
+START_TEST(test_mode_refusal_position)
+{
+	static const struct {
+		const char *protocol, *cmd, *opt, *modes, *at;
+	} cases[] = {
+		{"{mode: umbra, generations: 5}", "run", "--mode", "umbra-l4", "gen.yaml:3:38: "},
+		{"{mode: umbra, layout: striped}", "compare", "--modes", "fpw,umbra-l3",
+		 "gen.yaml:3:33: "},
+	};
+	char path[340], text[256], want[64];
+	snprintf(path, sizeof path, "%s/gen.yaml", tmp_dir);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(text, sizeof text, "name: gen\nstorage: {pages: 8, buffers: 4}\nprotocol: %s\n"
+			 "workload: {kind: random, transactions: 5}\n", cases[i].protocol);
+		write_file(path, text);
+		ck_assert_int_eq(cli(cases[i].cmd, path, cases[i].opt, cases[i].modes, NULL), 2);
+		snprintf(want, sizeof want, "%sprotocol.policy l3 and l4", cases[i].at);
+		ck_assert_msg(strstr(cap.err, want) != NULL, "%s", cap.err);
+	}
+	unlink(path);
+}
+END_TEST
+
 /* C5: a violation of no page (R2: a commit acknowledged too early) used to say
  * "page 4294967295" in text and in JSON. */
 START_TEST(test_no_page)
@@ -700,6 +727,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_compare_stats);
 	tcase_add_test(runs, test_contract_keys);
 	tcase_add_test(runs, test_no_page);
+	tcase_add_test(runs, test_mode_refusal_position);
 	tcase_add_test(runs, test_compare_labels);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
