@@ -363,12 +363,7 @@ json_t *pn_cli_page_json(uint32_t page)
 
 const char *pn_cli_page_text(uint32_t page, char *buf, size_t len)
 {
-	PN_ASSERT(len >= 12);
-	if (page == PN_CLI_NO_PAGE)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%" PRIu32, page);
-	return buf;
+	return pn_page_text(page, buf, len);
 }
 
 void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)

@@ -107,7 +107,7 @@ void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, cha
 		  size_t len);
 /* C5 "No page" (a violation of the run as a whole: pn_engine_violation's UINT32_MAX) is
  * JSON null and "-" in text, in every command. */
-#define PN_CLI_NO_PAGE UINT32_MAX
+#define PN_CLI_NO_PAGE PN_NO_PAGE
 json_t *pn_cli_page_json(uint32_t page);
 /* "N", or "-" for PN_CLI_NO_PAGE; buf holds at least 12 bytes. Returns buf. */
 const char *pn_cli_page_text(uint32_t page, char *buf, size_t len);

@@ -819,7 +819,7 @@ static json_t *violation_json(const struct outcome *out)
 	const struct pn_check_result *r = &out->res;
 	json_t *v = json_object();
 	json_object_set_new(v, "kind", json_string(pn_violation_name(r->kind)));
-	json_object_set_new(v, "page", r->page == UINT32_MAX ? json_null() : json_integer(r->page));
+	json_object_set_new(v, "page", pn_cli_page_json(r->page));
 	json_object_set_new(v, "crash_point", json_integer((json_int_t)r->crash_point));
 	json_object_set_new(v, "schedule", json_integer(r->schedule));
 	json_object_set_new(v, "state", json_string(r->state[0] ? r->state : "none"));

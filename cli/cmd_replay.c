@@ -50,7 +50,7 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_object_set_new(o, "edited", edited < 0 ? json_null() : json_boolean(edited));
 	json_object_set_new(o, "kind", rc == 1 ? json_string(pn_violation_name(r->kind)) : json_null());
 	json_object_set_new(o, "page",
-			    rc != 1 || r->page == UINT32_MAX ? json_null() : json_integer(r->page));
+			    rc != 1 ? json_null() : pn_cli_page_json(r->page));
 	json_object_set_new(o, "schedule", json_integer(sc->replay.schedule));
 	json_object_set_new(o, "crash_point", event_json(sc->replay.crash_point));
 	json_object_set_new(o, "state", json_string(sc->replay.state));
@@ -111,11 +111,10 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 		fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
 		rc = 2;
 	} else if (r.violation) {
-		char page[16] = "-";
-		if (r.page != UINT32_MAX)
-			snprintf(page, sizeof(page), "%u", r.page);
+		char page[16];
 		fprintf(out, "the violation reproduces:\n  kind: %s\n  page: %s\n  what: %s\n",
-			pn_violation_name(r.kind), page, r.detail);
+			pn_violation_name(r.kind), pn_cli_page_text(r.page, page, sizeof(page)),
+			r.detail);
 		if (r.crash_point != sc->replay.crash_point)
 			fprintf(out, "  note: a runtime invariant broke at event %llu, before the trace's "
 				"crash point %llu: the run does not match the trace exactly\n",

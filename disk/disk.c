@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,6 +259,44 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 	struct pn_disk *d = ctx;
 	if (!d->error[0] && !write_all(d->bfd[f], buf, len, off))
 		fail(d, "cannot write", pn_file_disk_name(f));
+}
+
+/*
+ * Before a fresh directory's files are created: the bytes they need (file_size, written out
+ * in full by format) against the space free in the directory's file system (fstatvfs, the
+ * blocks an unprivileged writer may use), plus what the files there now hold (truncated
+ * first), less a margin of DISK_MARGIN: a scenario that would fill the disk is refused before
+ * anything is written.
+ */
+#define DISK_MARGIN (64ull << 20)
+
+static bool room_for_files(struct pn_disk *d)
+{
+	struct statvfs vfs;
+	struct stat st;
+	uint64_t need = 0, reclaim = 0;
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		uint64_t size = file_size(&d->e, (enum pn_file)f);
+		need = size > UINT64_MAX - need ? UINT64_MAX : need + size;
+		if (fstatat(d->dir->fd, pn_file_disk_name(f), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			reclaim += (uint64_t)st.st_blocks * 512u;
+	}
+	if (fstatvfs(d->dir->fd, &vfs) != 0)
+		return true; /* no figure: the writes themselves will say */
+	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize + reclaim;
+	if (need <= avail && avail - need >= DISK_MARGIN)
+		return true;
+	snprintf(d->error, sizeof(d->error),
+		 "%s: the files of this scenario need %llu bytes (%.1f GiB: %.1f GiB of WAL ring, "
+		 "checkpoint.max_wal_size; %.1f GiB of pages), but its file system has %llu bytes "
+		 "(%.1f GiB) free, and %llu MiB is kept free; lower checkpoint.max_wal_size or "
+		 "storage.pages, or use a --path with more room",
+		 d->dir->path, (unsigned long long)need, (double)need / (1u << 30),
+		 (double)file_size(&d->e, PN_FILE_WAL) / (1u << 30),
+		 (double)file_size(&d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
+		 (double)avail / (1u << 30), DISK_MARGIN >> 20);
+	return false;
 }
 
 /* Zero-fills every file to its size, formats, and makes it all durable. */
@@ -600,7 +639,8 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 		d->sc.workload.transactions = UINT64_MAX;
 	d->depth = PN_MAX(1u, d->sc.aio.queue_depth);
 	d->rng = sc->seed;
-	if (!alloc_state(d) || !open_files(d, fresh) || (fresh && !format(d)))
+	if (!alloc_state(d) || (fresh && !room_for_files(d)) || !open_files(d, fresh) ||
+	    (fresh && !format(d)))
 		return false;
 	d->t0_ns = mono_ns();
 	return true;

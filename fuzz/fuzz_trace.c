@@ -31,12 +31,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_state(const struct pn_device *dev, const char *state)
 {
 	static struct pn_write_fate fates[UNSYNCED_MAX], back[UNSYNCED_MAX];
-	static char text[UNSYNCED_MAX * 32];
+	static char text[UNSYNCED_MAX * 32], why[256];
 
-	if (!pn_crash_fates_decode(dev, state, fates))
+	if (!pn_crash_fates_decode(dev, state, fates, why, sizeof why))
 		return;
 	pn_crash_fates_encode(dev, fates, text, sizeof text);
-	if (!pn_crash_fates_decode(dev, text[0] ? text : "none", back) ||
+	if (!pn_crash_fates_decode(dev, text[0] ? text : "none", back, why, sizeof why) ||
 	    memcmp(fates, back, sizeof(fates[0]) * dev->nunsynced) != 0) {
 		fprintf(stderr, "T2: state '%s' encodes as '%s', which decodes otherwise\n", state, text);
 		abort();

@@ -383,10 +383,10 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 {
 	char why[256];
 	struct pn_check_result *res = c->res;
-	if (!pn_crash_fates_decode(dev, state, f)) {
+	if (!pn_crash_fates_decode(dev, state, f, why, sizeof(why))) {
 		snprintf(res->detail, sizeof(res->detail),
-			 "%s '%s' does not name unsynced writes of %s %llu", what, state, where,
-			 (unsigned long long)point);
+			 "%s '%s' does not name unsynced writes of %s %llu: %s", what, state, where,
+			 (unsigned long long)point, why);
 		return false;
 	}
 	if (!pn_crash_fates_allowed(dev, c->sc, f, why, sizeof(why))) {

@@ -4,6 +4,8 @@
  */
 #include "crashstate.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,37 +370,72 @@ void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 	truncated(buf, len, at);
 }
 
-bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates)
+/* An unsigned number of base 10 or 16 at *p, digits only (no space, sign or 0x) and no
+ * overflow; moves *p past it. */
+static bool state_number(const char **p, int base, unsigned long long *v)
+{
+	char *end;
+	if (!(base == 10 ? isdigit((unsigned char)**p) : isxdigit((unsigned char)**p)))
+		return false;
+	errno = 0;
+	*v = strtoull(*p, &end, base);
+	*p = end;
+	return errno == 0;
+}
+
+/* "p12,t13:3": each element 'p' or 't', a write's sequence number, for 't' ':' and a hex mask
+ * of the write's units; elements separated by single commas, each write at most once. */
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates,
+			   char *why, size_t len)
 {
 	for (uint32_t i = 0; i < dev->nunsynced; i++)
 		fates[i] = (struct pn_write_fate){PN_FATE_LOST, 0};
-	if (!strcmp(state, "none"))
+	if (!state[0] || !strcmp(state, "none")) /* empty: replay.state left out */
 		return true;
 	const char *p = state;
-	while (*p) {
+	do {
 		char kind = *p++;
-		char *end;
-		unsigned long long seq = strtoull(p, &end, 10), mask = 0;
-		if ((kind != 'p' && kind != 't') || end == p)
+		unsigned long long seq, mask = 0;
+		if (kind != 'p' && kind != 't') {
+			snprintf(why, len, "expected 'p' or 't' at character %zu",
+				 (size_t)(p - state));
 			return false;
-		p = end;
-		if (kind == 't') {
-			if (*p++ != ':')
-				return false;
-			mask = strtoull(p, &end, 16);
-			p = end;
+		}
+		if (!state_number(&p, 10, &seq)) {
+			snprintf(why, len, "expected a write's sequence number (decimal digits) at "
+				 "character %zu", (size_t)(p - state) + 1);
+			return false;
+		}
+		if (kind == 't' && (*p++ != ':' || !state_number(&p, 16, &mask))) {
+			snprintf(why, len, "torn write #%llu needs ':' and a hex mask of its units",
+				 seq);
+			return false;
 		}
 		uint32_t i = 0;
 		while (i < dev->nunsynced && dev->unsynced[i].seq != seq)
 			i++;
-		if (i == dev->nunsynced)
+		if (i == dev->nunsynced) {
+			snprintf(why, len, "write #%llu is not unsynced at this point", seq);
 			return false;
+		}
+		if (fates[i].fate != PN_FATE_LOST) {
+			snprintf(why, len, "write #%llu is named twice", seq);
+			return false;
+		}
+		uint32_t nunits;
+		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
+		if (kind == 't' && nunits < 64 && (mask >> nunits) != 0) {
+			snprintf(why, len, "torn write #%llu has %u units, but its mask 0x%llx names "
+				 "units past the write's last", seq, nunits, mask);
+			return false;
+		}
 		fates[i] = (struct pn_write_fate){kind == 'p' ? PN_FATE_PERSISTED : PN_FATE_TORN, mask};
-		if (*p == ',')
-			p++;
-		else if (*p)
+		if (*p && *p != ',') {
+			snprintf(why, len, "expected ',' or the end at character %zu",
+				 (size_t)(p - state) + 1);
 			return false;
-	}
+		}
+	} while (*p++ == ',');
 	return true;
 }
 

@@ -59,8 +59,11 @@ void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 /* The compact form of any fates of dev's unsynced writes. */
 void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
 			   size_t len);
-/* Sets fates for `dev` from the compact form; false if it does not fit the device. */
-bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates);
+/* Sets fates for `dev` from the compact form; false with the reason in why if it is not
+ * that form exactly (no spaces, no empty element), names a write twice, a write that is not
+ * unsynced, or a torn write's units past its last. */
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates,
+			   char *why, size_t len);
 /* Whether fates are a state of sc's crash model (a tear only where crash.tear allows it, and
  * only of the write's units); false with the reason in why. */
 bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenario *sc,

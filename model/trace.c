@@ -5,6 +5,7 @@
 
 #include "shrink.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,38 @@ int pn_trace_edited(const struct pn_scenario *sc, char *now, size_t len)
 	return strcmp(now, r->scenario_hash) != 0;
 }
 
+void pn_trace_file_name(const char *name, char *buf, size_t len)
+{
+	size_t n = 0, max = PN_MIN(len - 1, (size_t)PN_TRACE_NAME_MAX);
+	bool changed = false;
+	PN_ASSERT(len > 18);
+	for (const char *c = name; *c; c++) {
+		bool safe = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ||
+			    (*c == '.' && c != name);
+		if (n + 17 >= max) { /* room for "-" and 16 hex digits */
+			changed = true;
+			break;
+		}
+		buf[n++] = safe && (unsigned char)*c < 0x80 ? *c : '_';
+		changed |= buf[n - 1] != *c;
+	}
+	if (n == 0) {
+		buf[n++] = '_';
+		changed = true;
+	}
+	if (changed)
+		n += (size_t)snprintf(buf + n, len - n, "-%016llx",
+				      (unsigned long long)XXH3_64bits(name, strlen(name)));
+	buf[n] = '\0';
+}
+
+/* A path in a comment line: a control character (a newline would end the comment) as '?'. */
+static void put_comment_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *r, const char *dir,
 		    char *path_out, size_t path_len, char *err, size_t err_len)
 {
@@ -57,15 +90,21 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 		snprintf(err, err_len, "%s: cannot create: %s", dir, strerror(errno));
 		return false;
 	}
-	snprintf(path_out, path_len, "%s/%s.trace.yaml", dir, sc->name);
+	char file[PN_TRACE_NAME_MAX + 1];
+	pn_trace_file_name(sc->name, file, sizeof file);
+	snprintf(path_out, path_len, "%s/%s.trace.yaml", dir, file);
 	FILE *f = fopen(path_out, "w");
 	if (!f) {
 		snprintf(err, err_len, "%s: cannot write: %s", path_out, strerror(errno));
 		return false;
 	}
-	fprintf(f, "# A counterexample written by penumbra check from %s: %s%s.\n", sc->path,
-		pn_violation_name(r->kind), r->in_recovery ? ", found by a crash inside recovery" : "");
-	fprintf(f, "# Re-run it with: penumbra replay %s\n", path_out);
+	fputs("# A counterexample written by penumbra check from ", f);
+	put_comment_text(f, sc->path);
+	fprintf(f, ": %s%s.\n", pn_violation_name(r->kind),
+		r->in_recovery ? ", found by a crash inside recovery" : "");
+	fputs("# Re-run it with: penumbra replay ", f);
+	put_comment_text(f, path_out);
+	fputc('\n', f);
 	pn_scenario_write(f, sc);
 	const char *state = r->state[0] ? r->state : "none";
 	uint64_t rpoint = r->in_recovery ? r->recovery_point : 0;
@@ -92,8 +131,8 @@ void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_ch
 	if (r->in_recovery)
 		fprintf(out, "  then a crash at event %llu of the recovery, state %s\n",
 			(unsigned long long)r->recovery_point, r->recovery_state);
-	if (r->page != UINT32_MAX)
-		fprintf(out, "  page:        %u\n", r->page);
+	char page[16];
+	fprintf(out, "  page:        %s\n", pn_page_text(r->page, page, sizeof page));
 	fprintf(out, "  what:        %s\n", r->detail);
 	fprintf(out, "  the last events before the crash:\n%s", r->timeline);
 	if (r->trace_path[0])

@@ -12,7 +12,13 @@
 
 #include "checker.h"
 
-/* Writes DIR/<name>.trace.yaml; returns false with a message in err. */
+/* Writes DIR/<pn_trace_file_name>.trace.yaml; returns false with a message in err. */
+/* The file name (before ".trace.yaml") of a scenario's trace: the name with every byte but
+ * ASCII letters, digits, '-', '_' and a '.' not first replaced by '_', cut to fit; when that
+ * changed anything (or the name is empty), "-" and the name's 16-hex-digit XXH3 follow, so
+ * that two names never share a file. At most PN_TRACE_NAME_MAX bytes; buf holds one more. */
+#define PN_TRACE_NAME_MAX 100
+void pn_trace_file_name(const char *name, char *buf, size_t len);
 bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *r, const char *dir,
 		    char *path_out, size_t path_len, char *err, size_t err_len);
 /* Whether a loaded trace's scenario differs from the one check wrote: 1 edited, 0 not, -1 the

@@ -1,6 +1,7 @@
 /* pn.c: the base layer's assertion failure path and the coverage-marker registry. */
 #include "pn.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,4 +44,14 @@ size_t pn_testcase_all(struct pn_testcase_site *const **out)
 	if (!__start_pn_testcase_sites || !__stop_pn_testcase_sites)
 		return 0;
 	return (size_t)(__stop_pn_testcase_sites - __start_pn_testcase_sites);
+}
+
+const char *pn_page_text(uint32_t page, char *buf, size_t len)
+{
+	PN_ASSERT(len >= 12);
+	if (page == PN_NO_PAGE)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%" PRIu32, page);
+	return buf;
 }

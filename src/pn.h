@@ -55,6 +55,11 @@ struct pn_testcase_site *pn_testcase_sites(void);
  * to its site in the section pn_testcase_sites); returns how many, in link order. */
 size_t pn_testcase_all(struct pn_testcase_site *const **out);
 
+/* "No page" (PN_NO_PAGE, UINT32_MAX) is "-" in human text everywhere, and JSON null (cli/cli.h
+ * C5): pn_page_text gives "N" or "-" in buf (at least 12 bytes) and returns buf. */
+#define PN_NO_PAGE UINT32_MAX
+const char *pn_page_text(uint32_t page, char *buf, size_t len);
+
 #define PN_TESTCASE(name_, cond)                                                 \
 	do {                                                                         \
 		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__,    \

@@ -139,6 +139,10 @@ struct pn_scenario {
 		bool slru_headers;   /* protocol.slru_headers: SLRU pages carry LSN + checksum */
 		uint32_t image_threshold;
 		uint32_t mutations;  /* enum pn_mutation bits */
+		/* LINE and COLUMN of protocol.generations and protocol.layout in the file (0: not
+		 * given): the engine refuses them for l3 and l4 at that position when --mode picks
+		 * a policy the loader did not check them against */
+		uint32_t generations_at[2], layout_at[2];
 	} protocol;
 
 	struct {
@@ -214,6 +218,9 @@ struct pn_scenario_memory {
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
+/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
+ * as the engine lays them out: src/workload.c); 0 for the other kinds. */
+uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);

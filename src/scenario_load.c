@@ -1429,6 +1429,51 @@ static bool validate_memory(struct loader *L)
 		    unit);
 }
 
+/* btree_dedup's bounds (src/wl_btree.c, pn_wl_btree_init): a key has at most 800 inserts
+ * per 8 KiB of page on average, the leaves (each a third full of 20-byte tuples) number at
+ * most a quarter of 2^32, and a transaction exists to carry them. */
+static bool validate_btree(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	uint64_t n = s->workload.inserts, per_key = 800ull * s->storage.page_size / 8192u;
+	uint64_t leaves = 3u * 20u * n / (s->storage.page_size - 40u) + 4u;
+
+	if (s->workload.kind != PN_WL_BTREE_DEDUP)
+		return true;
+	if (n > per_key * s->workload.distinct_keys)
+		return fail(L, mark_of(L, &s->workload.inserts, &s->workload.kind),
+			    "workload.inserts is %llu over %u distinct keys: the btree_dedup model splits leaves between keys only, so a key has at most %llu inserts on average at this page_size; expected at most %llu inserts, or more distinct_keys",
+			    (unsigned long long)n, s->workload.distinct_keys, (unsigned long long)per_key,
+			    (unsigned long long)(per_key * s->workload.distinct_keys));
+	if (leaves > UINT32_MAX / 4)
+		return fail(L, mark_of(L, &s->workload.inserts, &s->workload.kind),
+			    "workload.inserts is %llu: the btree_dedup model's index would need %llu leaf pages; expected at most %u",
+			    (unsigned long long)n, (unsigned long long)leaves, UINT32_MAX / 4);
+	if (s->workload.transactions == 0)
+		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			    "workload.transactions is 0: btree_dedup's inserts are made by transactions; expected at least 1");
+	return true;
+}
+
+/* pgbench and tpcc lay their tables out on storage.pages: the engine's own sizing
+ * (pn_scenario_layout_pages), refused at storage.pages, or the workload's kind if absent. */
+static bool validate_pages(struct loader *L)
+{
+	const struct pn_scenario *s = L->s;
+	uint32_t need = pn_scenario_layout_pages(s);
+	char what[64];
+
+	if (s->storage.pages >= need)
+		return true;
+	if (s->workload.kind == PN_WL_TPCC)
+		snprintf(what, sizeof what, "tpcc with %u warehouses", s->workload.warehouses);
+	else
+		snprintf(what, sizeof what, "pgbench at scale %u", s->workload.scale);
+	return fail(L, mark_of(L, &s->storage.pages, &s->workload.kind),
+		    "storage.pages is %u; %s and %llu transactions needs %u pages (its tables, indexes and room to grow); expected storage.pages: %u or more",
+		    s->storage.pages, what, (unsigned long long)s->workload.transactions, need, need);
+}
+
 /* What the engine refuses at its start (src/engine.c, src/wl_*.c), refused here at its key. */
 static bool validate_engine(struct loader *L)
 {
@@ -1465,7 +1510,29 @@ static bool validate_engine(struct loader *L)
 			    "workload.rows is %llu; the vacuum workload needs 1 to %llu rows at this page_size",
 			    (unsigned long long)s->workload.rows,
 			    (unsigned long long)((UINT32_MAX / 2 - 1) * per));
-	return validate_memory(L);
+	return validate_btree(L) && validate_pages(L) && validate_memory(L);
+}
+
+/* The positions the engine's own refusals name (pn_umbra_unsupported). */
+static bool key_positions(struct loader *L)
+{
+	struct pn_scenario *s = L->s;
+	const struct {
+		const void *field;
+		uint32_t *at;
+	} keys[] = {
+		{&s->protocol.generations, s->protocol.generations_at},
+		{&s->protocol.layout, s->protocol.layout_at},
+	};
+	for (size_t i = 0; i < PN_ARRAY_LEN(keys); i++) {
+		yaml_mark_t m;
+		if (!given(L, keys[i].field, &m))
+			continue;
+		struct pos p = position(L, m);
+		keys[i].at[0] = (uint32_t)p.line;
+		keys[i].at[1] = (uint32_t)p.col;
+	}
+	return true;
 }
 
 /* Relations between keys, checked once everything is read (any order of sections). */
@@ -1506,7 +1573,7 @@ static bool validate(struct loader *L)
 		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
 			    pn_policy_name(s->protocol.policy));
-	return validate_script(L) && validate_engine(L);
+	return validate_script(L) && validate_engine(L) && key_positions(L);
 }
 
 /* One walk over the input with a fresh parser. */

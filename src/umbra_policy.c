@@ -109,13 +109,19 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 	if (!pn_umbra_policy(e))
 		return false;
 	const char *what = NULL;
-	if (sc->protocol.generations > 4)
+	const uint32_t *at = NULL;
+	if (sc->protocol.generations > 4) {
 		what = "protocol.policy l3 and l4 keep a page's slot in a 2-bit selector entry: "
 		       "protocol.generations must be 2 to 4 (the implementation has 3)";
-	else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED)
+		at = sc->protocol.generations_at;
+	} else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED) {
 		what = "protocol.policy l3 and l4 place the slots themselves (l3: 32-page chunks, "
 		       "l4: 3L+slot): protocol.layout must be interleaved";
-	if (what)
+		at = sc->protocol.layout_at;
+	}
+	if (what && at[0]) /* the key's position (the loader's; --mode chose the policy) */
+		snprintf(e->error, sizeof(e->error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
+	else if (what)
 		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
 	return what != NULL;
 }

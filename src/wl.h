@@ -107,6 +107,7 @@ struct wl_layout {
 	uint32_t nrels, pages;
 	uint32_t clients;
 	uint32_t page_size;
+	bool size_only; /* count the pages only: no rows, leaves or keys (pn_scenario_layout_pages) */
 };
 
 typedef uint64_t (*wl_key_fn)(const void *ctx, uint64_t i);
@@ -184,10 +185,12 @@ uint64_t wl_nurand(struct pn_engine *e, uint64_t a, uint64_t c, uint64_t lo, uin
 
 /* Generators (wl_pgbench.c, wl_tpcc.c). */
 bool wl_pgbench_init(struct pn_engine *e);
+uint32_t wl_pgbench_pages(const struct pn_scenario *sc);
 enum pn_wl_next wl_pgbench_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
 void wl_pgbench_free(struct pn_engine *e);
 const char *wl_pgbench_txn_name(int t);
 bool wl_tpcc_init(struct pn_engine *e);
+uint32_t wl_tpcc_pages(const struct pn_scenario *sc);
 enum pn_wl_next wl_tpcc_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
 void wl_tpcc_free(struct pn_engine *e);
 const char *wl_tpcc_txn_name(int t);

@@ -54,6 +54,32 @@ static uint64_t key_identity(const void *ctx, uint64_t i)
 
 const char *wl_pgbench_txn_name(int t) { return t == 0 ? "TPC-B" : NULL; }
 
+/* The tables and indexes of scale and n transactions, on g->L (page_size set). */
+static void lay_out(struct pgbench *g, uint64_t scale, uint64_t n)
+{
+	uint32_t accounts = (uint32_t)(scale * ACCOUNTS_PER_SCALE);
+	g->branches = wl_table(&g->L, "pgbench_branches", (uint32_t)scale, 32, 100, 0);
+	g->tellers = wl_table(&g->L, "pgbench_tellers", (uint32_t)scale * TELLERS_PER_SCALE, 36,
+			      100, 0);
+	/* room for one moved version per accounts page */
+	uint32_t per_page = pn_heap_rows_per_page(g->L.page_size, 121, 100);
+	uint32_t moved = (accounts + per_page - 1) / per_page;
+	g->accounts = wl_table(&g->L, "pgbench_accounts", accounts, 121, 100, moved);
+	g->history = wl_table(&g->L, "pgbench_history", 0, 48, 100, (uint32_t)n);
+	wl_index(&g->L, "pgbench_branches_pkey", g->branches, 16, scale, key_identity, NULL, 0);
+	wl_index(&g->L, "pgbench_tellers_pkey", g->tellers, 16, scale * TELLERS_PER_SCALE,
+		 key_identity, NULL, 0);
+	g->accounts_pkey = wl_index(&g->L, "pgbench_accounts_pkey", g->accounts, 16, accounts,
+				    key_identity, NULL, moved);
+}
+
+uint32_t wl_pgbench_pages(const struct pn_scenario *sc)
+{
+	struct pgbench g = {.L = {.page_size = sc->storage.page_size, .size_only = true}};
+	lay_out(&g, sc->workload.scale, sc->workload.transactions);
+	return g.L.pages;
+}
+
 bool wl_pgbench_init(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
@@ -70,20 +96,7 @@ bool wl_pgbench_init(struct pn_engine *e)
 			 (unsigned long long)n);
 		return false;
 	}
-	uint32_t accounts = (uint32_t)(scale * ACCOUNTS_PER_SCALE);
-	g->branches = wl_table(&g->L, "pgbench_branches", (uint32_t)scale, 32, 100, 0);
-	g->tellers = wl_table(&g->L, "pgbench_tellers", (uint32_t)scale * TELLERS_PER_SCALE, 36,
-			      100, 0);
-	/* room for one moved version per accounts page */
-	uint32_t per_page = pn_heap_rows_per_page(e->page_size, 121, 100);
-	uint32_t moved = (accounts + per_page - 1) / per_page;
-	g->accounts = wl_table(&g->L, "pgbench_accounts", accounts, 121, 100, moved);
-	g->history = wl_table(&g->L, "pgbench_history", 0, 48, 100, (uint32_t)n);
-	wl_index(&g->L, "pgbench_branches_pkey", g->branches, 16, scale, key_identity, NULL, 0);
-	wl_index(&g->L, "pgbench_tellers_pkey", g->tellers, 16, scale * TELLERS_PER_SCALE,
-		 key_identity, NULL, 0);
-	g->accounts_pkey = wl_index(&g->L, "pgbench_accounts_pkey", g->accounts, 16, accounts,
-				    key_identity, NULL, moved);
+	lay_out(g, scale, n);
 	g->clients = calloc(sc->workload.clients, sizeof(*g->clients));
 	if (!g->clients)
 		return false;

@@ -228,14 +228,14 @@ static uint64_t *customer_names(uint32_t W)
 	return keys;
 }
 
-static bool layout(struct pn_engine *e, struct tpcc *g)
+static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 {
 	struct wl_layout *L = &g->L;
 	uint32_t W = g->W;
-	uint64_t n = e->sc->workload.transactions;
+	uint64_t n = sc->workload.transactions;
 	uint32_t dists = W * DISTRICTS;
-	g->name_keys = customer_names(W);
-	if (!g->name_keys)
+	g->name_keys = L->size_only ? NULL : customer_names(W);
+	if (!g->name_keys && !L->size_only)
 		return false;
 	struct keyctx names = {.W = W, .sorted = g->name_keys};
 	uint32_t cust_rows = dists * CUSTOMERS, orders = dists * ORDERS;
@@ -267,14 +267,15 @@ static bool layout(struct pn_engine *e, struct tpcc *g)
 	g->orders_pkey = wl_index(L, "orders_pkey", g->orders, 24, orders, key_orders, NULL,
 				  n + moved_o);
 	/* (w, d, c, o) of the loaded orders, sorted */
-	uint64_t *co = malloc(sizeof(uint64_t) * orders);
-	if (!co)
+	uint64_t *co = L->size_only ? NULL : malloc(sizeof(uint64_t) * orders);
+	if (!co && !L->size_only)
 		return false;
-	for (uint32_t i = 0; i < orders; i++) {
+	for (uint32_t i = 0; co && i < orders; i++) {
 		uint32_t di = i / ORDERS, o = i % ORDERS + 1;
 		co[i] = carrier_key(di / DISTRICTS + 1, di % DISTRICTS + 1, loaded_carrier(o), o);
 	}
-	qsort(co, orders, sizeof(uint64_t), cmp_u64);
+	if (co)
+		qsort(co, orders, sizeof(uint64_t), cmp_u64);
 	struct keyctx cust_orders = {.W = W, .sorted = co};
 	g->orders_carrier = wl_index(L, "orders_idx1", g->orders, 24, orders, key_sorted,
 				  &cust_orders, n + moved_o);
@@ -285,6 +286,14 @@ static bool layout(struct pn_engine *e, struct tpcc *g)
 	g->stock_pkey = wl_index(L, "stock_pkey", g->stock, 16, stock_rows, key_stock, NULL,
 				 moved_s);
 	return true;
+}
+
+uint32_t wl_tpcc_pages(const struct pn_scenario *sc)
+{
+	struct tpcc g = {.W = sc->workload.warehouses,
+			 .L = {.page_size = sc->storage.page_size, .size_only = true}};
+	layout(sc, &g);
+	return g.L.pages;
 }
 
 bool wl_tpcc_init(struct pn_engine *e)
@@ -306,7 +315,7 @@ bool wl_tpcc_init(struct pn_engine *e)
 	g->next_o_id = malloc(sizeof(uint32_t) * dists);
 	g->next_delivery = malloc(sizeof(uint32_t) * dists);
 	g->clients = calloc(sc->workload.clients, sizeof(*g->clients));
-	if (!g->next_o_id || !g->next_delivery || !g->clients || !layout(e, g))
+	if (!g->next_o_id || !g->next_delivery || !g->clients || !layout(sc, g))
 		return false;
 	for (uint32_t i = 0; i < dists; i++) {
 		g->next_o_id[i] = ORDERS + 1;

@@ -75,6 +75,18 @@ const char *pn_workload_txn_name(const struct pn_scenario *sc, int t)
 
 struct wl_layout *wl_layout_of(struct pn_engine *e) { return e->wl; }
 
+uint32_t pn_scenario_layout_pages(const struct pn_scenario *s)
+{
+	switch (s->workload.kind) {
+	case PN_WL_PGBENCH:
+		return wl_pgbench_pages(s);
+	case PN_WL_TPCC:
+		return wl_tpcc_pages(s);
+	default:
+		return 0;
+	}
+}
+
 static void layout_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
 	if (e->wl == NULL || !wl_page_init(e->wl, page, p))
@@ -153,6 +165,9 @@ uint32_t wl_table(struct wl_layout *L, const char *name, uint32_t rows, uint32_t
 	t->append_first = t->first + t->home_pages;
 	t->append_pages = ceil_div(append_rows, pn_heap_rows_per_page(L->page_size, t_len, 100)) + 1;
 	t->npages = t->home_pages + t->append_pages;
+	L->pages += t->npages;
+	if (L->size_only)
+		return L->nrels - 1;
 	t->room = calloc(t->home_pages + 1, sizeof(uint16_t));
 	t->versions = calloc(t->home_pages + 1, sizeof(uint16_t));
 	t->stale = calloc(t->append_pages, 1);
@@ -161,7 +176,6 @@ uint32_t wl_table(struct wl_layout *L, const char *name, uint32_t rows, uint32_t
 		uint32_t n = PN_MIN(t->rows_per_page, rows - p * t->rows_per_page);
 		t->room[p] = (uint16_t)(L->page_size - PN_PAGE_HEADER - n * room);
 	}
-	L->pages += t->npages;
 	return L->nrels - 1;
 }
 
@@ -191,6 +205,9 @@ uint32_t wl_index(struct wl_layout *L, const char *name, uint32_t table, uint32_
 	uint32_t spare = ceil_div(inserts, PN_MAX(1u, ix->leaf_limit / 10u)) * 2 + 4;
 	ix->leaves_cap = initial + spare;
 	ix->npages = ix->leaves_cap;
+	L->pages += ix->npages;
+	if (L->size_only)
+		return L->nrels - 1;
 	ix->leaves = calloc(ix->leaves_cap, sizeof(*ix->leaves));
 	ix->order = calloc(ix->leaves_cap, sizeof(uint32_t));
 	PN_ASSERT(ix->leaves && ix->order);
@@ -203,7 +220,6 @@ uint32_t wl_index(struct wl_layout *L, const char *name, uint32_t table, uint32_
 		ix->order[i] = i;
 	}
 	ix->used = initial;
-	L->pages += ix->npages;
 	return L->nrels - 1;
 }
 

@@ -33,10 +33,13 @@ static const char no_page_scenario[] =
 	"protocol: {mutations: [ack_before_flush]}\n"
 	"workload: {kind: random, transactions: 200, clients: 2}\n";
 
-/* One the loader accepts and the engine refuses (too few pages for tpcc's tables). */
+/* The loader accepts it (umbra l4 runs its epoch step); the engine refuses it in fpw or
+ * nofpw (the step needs l3 or l4), at the step's position. */
 static const char refused_scenario[] =
-	"name: rf\nseed: 3\nstorage: {pages: 100, buffers: 64}\n"
-	"workload: {kind: tpcc, transactions: 20}\n";
+	"name: rf\nseed: 3\nstorage: {pages: 8, buffers: 4}\nprotocol: {mode: umbra, policy: l4}\n"
+	"workload:\n  kind: script\n  script:\n    - {op: checkpoint}\n"
+	"    - {op: checkpoint_epoch}\n    - {op: update, page: 4}\n    - {op: commit}\n"
+	"    - {op: checkpoint_end}\n";
 
 /* The same with a deliberate bug (protocol.md section 5): pages written before their WAL. */
 static const char mutated_scenario[] =
@@ -595,9 +598,12 @@ START_TEST(test_contract_keys)
 	assert_contract(results_of(root, 3));
 	json_decref(root);
 	/* a run the engine refused keeps every key, null where there is no figure */
-	ck_assert_int_eq(cli("run", refused, "--json", "-", NULL), 2);
+	ck_assert_int_eq(cli("run", refused, "--mode", "fpw", "--json", "-", NULL), 2);
 	root = stdout_json();
 	assert_contract(results_of(root, 1));
+	ck_assert(strstr(json_string_value(json_object_get(
+			     json_array_get(json_object_get(root, "results"), 0), "error")),
+			 "rf.yaml:9:7: ") != NULL); /* the step's FILE:LINE:COL */
 	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(root, "results"), 0),
 					       "wal_bytes")));
 	json_decref(root);
@@ -605,6 +611,33 @@ START_TEST(test_contract_keys)
 	root = stdout_json();
 	assert_contract(results_of(root, 2));
 	json_decref(root);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text);
+
+/* What the loader checked against the scenario's own policy but --mode changes (umbra l4
+ * with generations 5, or a striped layout) was refused without a position. */
+START_TEST(test_mode_refusal_position)
+{
+	static const struct {
+		const char *protocol, *cmd, *opt, *modes, *at;
+	} cases[] = {
+		{"{mode: umbra, generations: 5}", "run", "--mode", "umbra-l4", "gen.yaml:3:38: "},
+		{"{mode: umbra, layout: striped}", "compare", "--modes", "fpw,umbra-l3",
+		 "gen.yaml:3:33: "},
+	};
+	char path[340], text[256], want[64];
+	snprintf(path, sizeof path, "%s/gen.yaml", tmp_dir);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(text, sizeof text, "name: gen\nstorage: {pages: 8, buffers: 4}\nprotocol: %s\n"
+			 "workload: {kind: random, transactions: 5}\n", cases[i].protocol);
+		write_file(path, text);
+		ck_assert_int_eq(cli(cases[i].cmd, path, cases[i].opt, cases[i].modes, NULL), 2);
+		snprintf(want, sizeof want, "%sprotocol.policy l3 and l4", cases[i].at);
+		ck_assert_msg(strstr(cap.err, want) != NULL, "%s", cap.err);
+	}
+	unlink(path);
 }
 END_TEST
 
@@ -626,6 +659,20 @@ START_TEST(test_no_page)
 	ck_assert_int_eq(cli("compare", no_page, "--modes", "fpw,umbra", NULL), 1);
 	ck_assert_msg(strstr(cap.err, "umbra: violation: durability page -: ") != NULL, "%s",
 		      cap.err);
+	/* check's report left the page line out; replay's trace says '-' as well */
+	char traces[300], trace[340];
+	snprintf(traces, sizeof traces, "%s/np-traces", tmp_dir);
+	snprintf(trace, sizeof trace, "%s/np.trace.yaml", traces);
+	ck_assert_int_eq(cli("check", no_page, "--traces", traces, "--json", "-", NULL), 1);
+	ck_assert_msg(strstr(cap.err, "\n  page:        -\n") != NULL, "%s", cap.err);
+	root = stdout_json();
+	v = json_object_get(json_array_get(json_object_get(root, "scenarios"), 0), "violation");
+	ck_assert(json_is_object(v) && json_is_null(json_object_get(v, "page")));
+	json_decref(root);
+	ck_assert_int_eq(cli("replay", trace, NULL), 1);
+	ck_assert_msg(strstr(cap.out, "\n  page: -\n") != NULL, "%s", cap.out);
+	unlink(trace);
+	rmdir(traces);
 }
 END_TEST
 
@@ -680,6 +727,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_compare_stats);
 	tcase_add_test(runs, test_contract_keys);
 	tcase_add_test(runs, test_no_page);
+	tcase_add_test(runs, test_mode_refusal_position);
 	tcase_add_test(runs, test_compare_labels);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);

@@ -142,6 +142,34 @@ static uint64_t point_with_tearable_write(const struct pn_scenario *sc, uint64_t
 	return point;
 }
 
+/* A trace's file name is the scenario's name made safe: it was used as it is, so "../x"
+ * wrote outside --traces and "a/b" into a directory that need not exist. */
+START_TEST(test_trace_file_name)
+{
+	char buf[PN_TRACE_NAME_MAX + 1], a[PN_TRACE_NAME_MAX + 1], longname[400];
+	pn_trace_file_name("fpw-off_2.v1", buf, sizeof buf);
+	ck_assert_str_eq(buf, "fpw-off_2.v1"); /* a safe name stays as it is */
+	const char *hostile[] = {"../x", "..", "a/b", "a\tb", ".hidden", "", "caf\xc3\xa9", "a b"};
+	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+		pn_trace_file_name(hostile[i], buf, sizeof buf);
+		ck_assert_msg(buf[0] != '.' && strchr(buf, '/') == NULL && strlen(buf) > 17, "%s", buf);
+		for (const char *c = buf; *c; c++)
+			ck_assert_msg(*c > 0x20 && *c < 0x7f, "'%s' -> '%s'", hostile[i], buf);
+	}
+	pn_trace_file_name("a/b", a, sizeof a);
+	pn_trace_file_name("a_b", buf, sizeof buf);
+	ck_assert_str_ne(a, buf); /* two names, two files */
+	ck_assert_str_eq(buf, "a_b");
+	memset(longname, 'n', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	pn_trace_file_name(longname, a, sizeof a);
+	ck_assert_uint_le(strlen(a), PN_TRACE_NAME_MAX);
+	longname[300] = 'm'; /* differs past the cut: another file all the same */
+	pn_trace_file_name(longname, buf, sizeof buf);
+	ck_assert_str_ne(a, buf);
+}
+END_TEST
+
 START_TEST(test_replay_state_outside_the_crash_model)
 {
 	struct pn_scenario sc;
@@ -219,7 +247,7 @@ START_TEST(test_long_state_is_not_replayed_short)
 	struct pn_unsynced u[100];
 	struct pn_write_fate fates[100], back[100];
 	struct pn_device dev = {.track = true, .sector_size = 512, .unsynced = u, .nunsynced = 100};
-	char state[256];
+	char state[256], why[256];
 	memset(u, 0, sizeof(u));
 	for (uint32_t i = 0; i < 100; i++) {
 		u[i].seq = 1000 + i;
@@ -228,12 +256,12 @@ START_TEST(test_long_state_is_not_replayed_short)
 	}
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
 	ck_assert_uint_lt(strlen(state), sizeof(state));
-	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back), "'%s' decoded", state);
+	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back, why, sizeof(why)), "'%s' decoded", state);
 	/* one that fits round-trips */
 	dev.nunsynced = 3;
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
 	ck_assert_str_eq(state, "p1000,p1001,p1002");
-	ck_assert(pn_crash_fates_decode(&dev, state, back));
+	ck_assert(pn_crash_fates_decode(&dev, state, back, why, sizeof(why)));
 	ck_assert_int_eq(back[2].fate, PN_FATE_PERSISTED);
 }
 END_TEST
@@ -458,6 +486,7 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, test_replay_without_crash_section);
 	tcase_add_test(tc, test_replay_past_the_end);
 	tcase_add_test(tc, test_replay_state_outside_the_crash_model);
+	tcase_add_test(tc, test_trace_file_name);
 	tcase_add_test(tc, test_states_obey_the_crash_model);
 	tcase_add_test(tc, test_nested_obeys_tear_none);
 	tcase_add_test(tc, test_long_state_is_not_replayed_short);
