@@ -262,9 +262,9 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 }
 
 /*
- * Before a fresh directory's files are created: the bytes they need (file_size, written out
- * in full by format) against the space free in the directory's file system (fstatvfs, the
- * blocks an unprivileged writer may use), plus what the files there now hold (truncated
+ * Before a fresh directory's files are created: the bytes they need (pn_engine_file_size,
+ * written out in full by format) against the space free in the directory's file system
+ * (fstatvfs, the blocks an unprivileged writer may use), plus what the files there now hold (truncated
  * first), less a margin of DISK_MARGIN: a scenario that would fill the disk is refused before
  * anything is written.
  */
@@ -276,7 +276,7 @@ static bool room_for_files(struct pn_disk *d)
 	struct stat st;
 	uint64_t need = 0, reclaim = 0;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		uint64_t size = file_size(&d->e, (enum pn_file)f);
+		uint64_t size = pn_engine_file_size(&d->e, (enum pn_file)f);
 		need = size > UINT64_MAX - need ? UINT64_MAX : need + size;
 		if (fstatat(d->dir->fd, pn_file_disk_name(f), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode))
@@ -293,8 +293,8 @@ static bool room_for_files(struct pn_disk *d)
 		 "(%.1f GiB) free, and %llu MiB is kept free; lower checkpoint.max_wal_size or "
 		 "storage.pages, or use a --path with more room",
 		 d->dir->path, (unsigned long long)need, (double)need / (1u << 30),
-		 (double)file_size(&d->e, PN_FILE_WAL) / (1u << 30),
-		 (double)file_size(&d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
+		 (double)pn_engine_file_size(&d->e, PN_FILE_WAL) / (1u << 30),
+		 (double)pn_engine_file_size(&d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
 		 (double)avail / (1u << 30), DISK_MARGIN >> 20);
 	return false;
 }
