@@ -225,7 +225,7 @@ START_TEST(test_refusals)
 {
 	refused("kind: vacuum, rows: 0", "workload.rows is 0");
 	refused("kind: btree_dedup, inserts: 100, distinct_keys: 3, transactions: 0",
-		"transactions must be at least 1");
+		"workload.transactions is 0");
 }
 END_TEST
 
