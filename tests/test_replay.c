@@ -335,7 +335,8 @@ static unsigned hash_dir(const char *dir)
 		char path[1024];
 		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		int w = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ck_assert_msg(w > 0 && (size_t)w < sizeof(path), "path too long: %s/%s", dir, de->d_name);
 		hash_round_trip(path);
 		n++;
 	}
