@@ -1429,15 +1429,16 @@ static bool validate_memory(struct loader *L)
 		    unit);
 }
 
-/* btree_dedup's bounds (src/wl_btree.c, pn_wl_btree_init): the leaves (each a third full of
- * 20-byte tuples) number at most a quarter of 2^32, and a transaction exists to carry them.
+/* btree_dedup's bounds (src/wl_btree.c, pn_wl_btree_init): the leaves
+ * (pn_scenario_btree_leaves) number at most a quarter of 2^32, and a transaction exists to
+ * carry them.
  * A key may have any number of inserts: a leaf of one key's duplicates splits as nbtree's
  * single-value strategy does. */
 static bool validate_btree(struct loader *L)
 {
 	const struct pn_scenario *s = L->s;
 	uint64_t n = s->workload.inserts;
-	uint64_t leaves = 3u * 20u * n / (s->storage.page_size - 40u) + 4u;
+	uint64_t leaves = pn_scenario_btree_leaves(s);
 
 	if (s->workload.kind != PN_WL_BTREE_DEDUP)
 		return true;

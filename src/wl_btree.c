@@ -99,16 +99,16 @@ struct bt_state {
 #define SINGLE_VALUE_FILL 96u /* BTREE_SINGLEVAL_FILLFACTOR: % of a leaf of one key kept left */
 
 /* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
-static uint64_t max_leaves(const struct pn_engine *e)
+uint64_t pn_scenario_btree_leaves(const struct pn_scenario *sc)
 {
-	uint64_t bytes = 20u * e->sc->workload.inserts;
-	return 3u * bytes / (e->page_size - PN_PAGE_HEADER - SPECIAL) + 4u;
+	uint64_t bytes = 20u * sc->workload.inserts;
+	return 3u * bytes / (sc->storage.page_size - PN_PAGE_HEADER - SPECIAL) + 4u;
 }
 
 bool pn_wl_btree_init(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
-	uint64_t l = max_leaves(e);
+	uint64_t l = pn_scenario_btree_leaves(sc);
 	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
 		snprintf(e->error, sizeof(e->error),
 			 "%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
