@@ -1,5 +1,5 @@
 /*
- * fuzz_scenario.c: libFuzzer harness of the scenario loader (src/scenario_load.c).
+ * fuzz_scenario.c: libFuzzer harness of the scenario loader (src/scenario/scenario_load.c).
  *
  * Any bytes go to pn_scenario_load_string(). It must return, never crash, leak or read out
  * of bounds (the harness is built with ASan and UBSan), and:

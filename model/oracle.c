@@ -2,9 +2,9 @@
  * oracle.c: the reference applier behind C2 exactness (model layer; see oracle.h).
  *
  * It owns its own reading of the page format and of every record kind, written from the
- * specification below, not from the engine's redo (src/page.c, src/recovery.c are never
+ * specification below, not from the engine's redo (src/format/page.c, src/engine/recovery.c are never
  * called): two independent readings of one contract, so a bug in either shows up as a
- * difference. Only src/walfmt.h (record decoding) and src/pn.h (byte helpers) are shared.
+ * difference. Only src/format/walfmt.h (record decoding) and src/base/pn.h (byte helpers) are shared.
  *
  * Page format (little-endian, page_size bytes):
  *   heap pages (ids 0 .. heap_pages-1), a 24 B header:

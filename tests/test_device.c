@@ -1,6 +1,6 @@
 /*
  * test_device.c: Check suite for the simulated device's memory and the WAL segments the
- * engine recycles (sim/device.h D1-D3, src/wal.c W6; label unit):
+ * engine recycles (sim/device.h D1-D3, src/engine/wal.c W6; label unit):
  *
  *   remove/create  removed chunks are freed in both images and in copies, a read or a
  *                  write of them aborts, a created range reads as zeros;

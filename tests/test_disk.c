@@ -270,7 +270,7 @@ static bool lockable(const char *dir, bool force, char *msg, size_t len)
 	return true;
 }
 
-/* Every file of a disk directory is named from the one file list (src/env.h): none is
+/* Every file of a disk directory is named from the one file list (src/base/env.h): none is
  * missing, none is "(null)" (the page server's file once was). */
 START_TEST(test_disk_file_names)
 {

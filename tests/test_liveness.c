@@ -6,12 +6,12 @@
  *   seeds       the same over a small random workload with checkpoints every few
  *               transactions, many seeds (a checkpoint then often ends the run);
  *   growth      each generated workload (pgbench, tpcc, vacuum, btree_dedup, slru) under fpw,
- *               umbra and pushdown past the room its layout was sized for (src/wl.h,
+ *               umbra and pushdown past the room its layout was sized for (src/workload/wl.h,
  *               Growth).
  *
  * protocols and seeds: under pushdown, 9 of the 12 scenarios/protocols/ files stalled once
  * every commit was done, because the page server slept while WAL flushed after it (the
- * checkpointer's record) was still to be ingested (src/pushdown.c, pn_ps_rearm); the class is
+ * checkpointer's record) was still to be ingested (src/protocol/pushdown.c, pn_ps_rearm); the class is
  * a process that sleeps on a condition another one changes. Each run must finish (status 0)
  * with every transaction committed: no stall, no violation unless the scenario expects a
  * counterexample, no refusal except l3/l4's of what they do not model (pn_umbra_unsupported).
@@ -27,7 +27,7 @@
  * computes (model/checker.h C1, C2). btree_dedup runs 100 times its room: its leftmost leaf,
  * never recycled, fills with one key's duplicates; that aborted on `first > 1` in
  * pn_wl_btree_split (no key boundary to split at) until such a leaf split among its items
- * (src/wl_btree.c, single value), and the test asserts it did.
+ * (src/workload/wl_btree.c, single value), and the test asserts it did.
  */
 #include "checker.h"
 #include "oracle.h"

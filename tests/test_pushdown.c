@@ -1,5 +1,5 @@
 /*
- * test_pushdown.c: Check suite for the pushdown mode's page server (src/pushdown.c; label
+ * test_pushdown.c: Check suite for the pushdown mode's page server (src/protocol/pushdown.c; label
  * unit). Every test asserts what the engine produced on small scenarios written here or read
  * from scenarios/ (PN_SOURCE_DIR, set by CTest):
  *

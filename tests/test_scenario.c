@@ -1,5 +1,5 @@
 /*
- * test_scenario.c: Check suite for the scenario loader (src/scenario.c, src/scenario_load.c;
+ * test_scenario.c: Check suite for the scenario loader (src/base/scenario.c, src/scenario/scenario_load.c;
  * label unit). Covers the defaults, every key of docs/scenarios.md, the size, duration and
  * integer parsers, the names of modes and mutations, the error messages' form
  * "FILE:LINE:COL: what", the malformed corpus in tests/bad/ (each file's first line is

@@ -1,6 +1,6 @@
 /*
- * test_walfmt.c: unit tests for the WAL format (src/walfmt.c), CRC-32C (src/crc32c.c) and
- * the page checksum (src/checksum.c). Label: unit.
+ * test_walfmt.c: unit tests for the WAL format (src/format/walfmt.c), CRC-32C (src/base/crc32c.c) and
+ * the page checksum (src/base/checksum.c). Label: unit.
  *
  * Reference values come from outside this code: record sizes from postgres-facts.md
  * section 3 (measured on PostgreSQL 15), LSN arithmetic from real pg_waldump output

@@ -88,7 +88,7 @@ const char *pn_workload_kind_name(enum pn_workload_kind k);
 	/* any mode: let a paused checkpoint go on without waiting for it to complete */       \
 	X(PN_OP_CHECKPOINT_RESUME, "checkpoint_resume")
 /* PN_OP_CHANGE (pgbench, tpcc: the change in the backend's pn_proc.chg), the others
- * src/wl_vacuum.c, src/wl_btree.c */
+ * src/workload/wl_vacuum.c, src/workload/wl_btree.c */
 #define PN_GENERATED_OP_LIST(X)                                                            \
 	X(PN_OP_CHANGE, "change") X(PN_OP_VACUUM_PAGE, "vacuum_page")                          \
 	X(PN_OP_BT_INSERT, "bt_insert") X(PN_OP_BT_SPLIT, "bt_split")
@@ -219,10 +219,10 @@ void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
 /* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
- * as the engine lays them out: src/workload.c); 0 for the other kinds. */
+ * as the engine lays them out: src/workload/workload.c); 0 for the other kinds. */
 uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
 /* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
- * src/wl_btree.c); the engine refuses more than a quarter of 2^32. */
+ * src/workload/wl_btree.c); the engine refuses more than a quarter of 2^32. */
 uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);

@@ -23,7 +23,7 @@
 #include "pn.h"
 
 /* PN_FILE_PAGESERVER: the pushdown mode's page server storage (images and its metadata,
- * src/pushdown.c); another machine's disk in Neon, another file on the simulated device. */
+ * src/protocol/pushdown.c); another machine's disk in Neon, another file on the simulated device. */
 /* The one list of files: X(ENUMERATOR, name in timelines and crash states, name of the
  * file in a bench/crashtest directory). */
 #define PN_FILE_LIST(X)                                                                    \

@@ -19,7 +19,7 @@
 #define STEP_NS 2000u
 #define POLL_NS 20000u
 
-/* The seed workloads' ops, changed by their own functions (src/wl_vacuum.c, wl_btree.c). */
+/* The seed workloads' ops, changed by their own functions (src/workload/wl_vacuum.c, wl_btree.c). */
 static bool wl_op(enum pn_op op)
 {
 	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;

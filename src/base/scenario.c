@@ -120,7 +120,7 @@ uint64_t pn_scenario_page_bytes(const struct pn_scenario *s)
 
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m)
 {
-	/* the vacuum workload sizes its table by its rows (src/wl_vacuum.c): 4 bytes of line
+	/* the vacuum workload sizes its table by its rows (src/workload/wl_vacuum.c): 4 bytes of line
 	 * pointer and 32 of tuple per row after the 24-byte page header */
 	uint64_t per_page = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
 	uint64_t work = s->workload.kind == PN_WL_SCRIPT ? s->workload.script_len
