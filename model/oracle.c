@@ -2,7 +2,7 @@
  * oracle.c: the reference applier behind C2 exactness (model layer; see oracle.h).
  *
  * It owns its own reading of the page format and of every record kind, written from the
- * specification below, not from the engine's redo (src/format/page.c, src/engine/recovery.c are never
+ * specification below, not from the engine's redo (src/format/redo.c, src/engine/recovery.c are never
  * called): two independent readings of one contract, so a bug in either shows up as a
  * difference. Only src/format/walfmt.h (record decoding) and src/base/pn.h (byte helpers) are shared.
  *

@@ -5,7 +5,7 @@
  * The oracle answers one question: what must page P hold after exactly the records whose
  * end LSN is <= U, applied once each, in LSN order, to the initial pages? It writes the page
  * semantics of every record kind itself, from the specification in oracle.c's header, and
- * shares no redo code with the engine (src/format/page.c, src/engine/recovery.c): only the WAL format
+ * shares no redo code with the engine (src/format/redo.c, src/engine/recovery.c): only the WAL format
  * layer (src/format/walfmt.h) to parse records. It never skips a record by page LSN.
  *
  * pn_oracle_compare() masks what PostgreSQL does not WAL-log (wal_consistency_checking

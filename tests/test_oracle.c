@@ -3,7 +3,7 @@
  *
  * Records are built with the WAL encoder (src/format/walfmt.h) and fed with increasing LSNs.
  * Expected pages are written here by hand from the record specification (oracle.c's
- * header), byte offsets spelled out, never through the engine's src/format/page.c. The property
+ * header), byte offsets spelled out, never through the engine's src/format/redo.c. The property
  * test keeps a third, naive reading: the record list replayed in full for every question.
  */
 #include "oracle.h"

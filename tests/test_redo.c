@@ -11,10 +11,17 @@
  *   meaning   a few fields per kind read back directly (t_xmax, pd_prune_xid, the SLRU bit,
  *             line pointers), so that a captured value is also a right one;
  *   ids       rmid/info of every kind round-trip through the lookup, unknown pairs miss,
- *             names are unique.
+ *             names are unique;
+ *   codec     the hint-delta fragment encoding round-trips, malformed block data is refused;
+ *   describe  a record's line of text, and its truncation.
  * A case whose result differs prints its line of the table (name, applied, CRC) to stderr.
  */
+#include "btree.h"
+#include "crc32c.h"
 #include "page.h"
+#include "redo.h"
+#include "redo_btree.h"
+#include "redo_xlog.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -450,7 +457,7 @@ static uint32_t apply_case(struct fix *f, bool *ok)
 	for (uint32_t i = 0; i < f->npages; i++) {
 		static const struct pn_wal_block none;
 		const struct pn_wal_block *b = i < f->r.nblocks ? &f->r.blocks[i] : &none;
-		ok[i] = pn_page_apply(f->page[i], PS, &f->r, b);
+		ok[i] = pn_redo_apply(f->page[i], PS, &f->r, b);
 		crc = pn_crc32c_update(crc, f->page[i], PS);
 	}
 	return pn_crc32c_final(crc);
@@ -563,6 +570,54 @@ START_TEST(test_ids_round_trip)
 }
 END_TEST
 
+START_TEST(test_hint_delta_codec)
+{
+	enum { SZ = 1024 };
+	static uint8_t before[SZ], after[SZ], page[SZ], data[64];
+	for (int i = 0; i < SZ; i++)
+		before[i] = after[i] = (uint8_t)(i * 7);
+	after[100] ^= 0x01;
+	after[101] ^= 0x80;
+	after[700] = 0;
+	uint16_t len = pn_hint_delta_encode(before, after, SZ, data, sizeof(data));
+	ck_assert_uint_eq(pn_get16(data), 2);                /* two fragments */
+	ck_assert_uint_eq(len, 2 + 2 * 4 + 2 + 1);
+	memcpy(page, before, SZ);
+	struct pn_wal_block b = {.data = data, .data_len = len};
+	ck_assert(pn_hint_delta_apply(page, SZ, &b));
+	ck_assert_mem_eq(page, after, SZ);
+	b.data_len = (uint16_t)(len - 1); /* a byte short */
+	ck_assert(!pn_hint_delta_apply(page, SZ, &b));
+	pn_put16(data + 2, SZ - 1); /* a fragment past the page */
+	b.data_len = len;
+	ck_assert(!pn_hint_delta_apply(page, SZ, &b));
+}
+END_TEST
+
+START_TEST(test_describe)
+{
+	const char *name;
+	char line[160];
+	ck_assert(build(20, &fx, &name)); /* HEAP_UPDATE 9 -> 41 */
+	int n = pn_redo_describe(&fx.r, line, sizeof(line));
+	ck_assert_str_eq(line, "Heap/UPDATE old_xmax 901 old_off 9 new_off 41; blk 7, blk 8");
+	ck_assert_int_eq(n, (int)strlen(line));
+	ck_assert(build(26, &fx, &name));
+	pn_redo_describe(&fx.r, line, sizeof(line));
+	ck_assert_str_eq(line, "Btree/SPLIT_L level 0 firstright 200 newitemoff 101; blk 7, blk 8, blk 9");
+	ck_assert(build(15, &fx, &name));
+	pn_redo_describe(&fx.r, line, sizeof(line));
+	ck_assert_str_eq(line, "CLOG/SET xid 70001; blk 7");
+	ck_assert(build(32, &fx, &name));
+	pn_redo_describe(&fx.r, line, sizeof(line));
+	ck_assert_str_eq(line, "rmid 10 info 0x70 (unknown)");
+	ck_assert(build(12, &fx, &name)); /* truncated: snprintf's count, the text cut */
+	n = pn_redo_describe(&fx.r, line, 8);
+	ck_assert_str_eq(line, "XLOG/FP");
+	ck_assert_int_eq(n, (int)strlen("XLOG/FPI_FOR_HINT; blk 7 FPW"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("redo");
@@ -571,6 +626,8 @@ int main(void)
 	tcase_add_test(t, test_every_kind_has_a_case);
 	tcase_add_test(t, test_fields_read_back);
 	tcase_add_test(t, test_ids_round_trip);
+	tcase_add_test(t, test_hint_delta_codec);
+	tcase_add_test(t, test_describe);
 	suite_add_tcase(s, t);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

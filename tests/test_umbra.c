@@ -5,7 +5,6 @@
  *   WAL         l4 costs exactly nofpw plus the 2-byte shift header per shift; l3 pays an
  *               image per shift but the captured ones, near fpw; hints: l4 logs
  *               XLOG2/HINT_DELTA without an image, l3 FPI_FOR_HINT;
- *   hint delta  the fragment encoding round-trips and malformed block data is refused;
  *   verdicts    the hazard scenarios of scenarios/peer-umbra and their l3 controls;
  *   CLI         umbra-l3 / umbra-l4 as mode names, and their refusals.
  */
@@ -103,30 +102,6 @@ START_TEST(test_hints)
 }
 END_TEST
 
-START_TEST(test_hint_delta_codec)
-{
-	enum { SZ = 1024 };
-	static uint8_t before[SZ], after[SZ], page[SZ], data[64];
-	for (int i = 0; i < SZ; i++)
-		before[i] = after[i] = (uint8_t)(i * 7);
-	after[100] ^= 0x01;
-	after[101] ^= 0x80;
-	after[700] = 0;
-	uint16_t len = pn_umbra_encode_hint_delta(before, after, SZ, data, sizeof(data));
-	ck_assert_uint_eq(pn_get16(data), 2);                /* two fragments */
-	ck_assert_uint_eq(len, 2 + 2 * 4 + 2 + 1);
-	memcpy(page, before, SZ);
-	struct pn_wal_block b = {.data = data, .data_len = len};
-	ck_assert(pn_umbra_apply_hint_delta(page, SZ, &b));
-	ck_assert_mem_eq(page, after, SZ);
-	b.data_len = (uint16_t)(len - 1); /* a byte short */
-	ck_assert(!pn_umbra_apply_hint_delta(page, SZ, &b));
-	pn_put16(data + 2, SZ - 1); /* a fragment past the page */
-	b.data_len = len;
-	ck_assert(!pn_umbra_apply_hint_delta(page, SZ, &b));
-}
-END_TEST
-
 static void assert_verdict(const char *rel, bool violation, enum pn_violation_kind kind)
 {
 	static struct pn_check_result res;
@@ -192,7 +167,6 @@ static Suite *umbra_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_wal_per_policy);
 	tcase_add_test(tc, test_hints);
-	tcase_add_test(tc, test_hint_delta_codec);
 	tcase_add_test(tc, test_hazard_verdicts);
 	tcase_add_test(tc, test_mode_specs);
 	suite_add_tcase(s, tc);

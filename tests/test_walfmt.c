@@ -7,6 +7,8 @@
  * (research/pg15-waldump/dump1.txt), CRC-32C from RFC 3720's test vectors, page checksums
  * from PostgreSQL 15.18's pg_checksums run on the pages vector_page() builds.
  */
+#include "checksum.h"
+#include "crc32c.h"
 #include "walfmt.h"
 
 #include <check.h>

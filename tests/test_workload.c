@@ -2,7 +2,7 @@
  * test_workload.c: the realistic workloads (pgbench, tpcc) and the records they make.
  *
  *   pages     the heap and btree page effects of every new record kind, and that redo of
- *             the encoded record (decode, then pn_page_apply on the page before) gives the
+ *             the encoded record (decode, then pn_redo_apply on the page before) gives the
  *             same bytes as the change made at run time;
  *   sizes     pgbench's record sizes are PostgreSQL 15's (postgres-facts.md section 3,
  *             pgbench_stats.txt): INSERT 79, UPDATE 171, HOT_UPDATE 72-74, LOCK 54 (59 with
@@ -52,7 +52,7 @@ static void assert_redo(const struct pn_wal_record *r, uint32_t b, const uint8_t
 	uint32_t len = pn_wal_record_encode(r, PAGE, buf);
 	ck_assert_msg(pn_wal_record_decode(buf, len, PAGE, images, &d, why, sizeof why), "%s", why);
 	memcpy(page, before, PAGE);
-	ck_assert(pn_page_apply(page, PAGE, &d, &d.blocks[b]));
+	ck_assert(pn_redo_apply(page, PAGE, &d, &d.blocks[b]));
 	ck_assert(memcmp(page, after, PAGE) == 0);
 }
 
@@ -87,7 +87,7 @@ START_TEST(test_heap_insert_fills_the_hole)
 	ck_assert(pn_page_is_new(page));
 	heap_insert(&r, main, data, 1, 48, true);
 	memcpy(before, page, PAGE);
-	ck_assert(pn_page_apply(page, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(page, PAGE, &r, &r.blocks[0]));
 	assert_redo(&r, 0, before, page);
 	uint16_t off, len;
 	pn_page_hole(page, PAGE, &off, &len);
@@ -97,7 +97,7 @@ START_TEST(test_heap_insert_fills_the_hole)
 	/* the next one, at offset 3: pointer 2 is added unused, pd_lower covers 3 */
 	heap_insert(&r, main, data, 3, 121, false);
 	memcpy(before, page, PAGE);
-	ck_assert(pn_page_apply(page, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(page, PAGE, &r, &r.blocks[0]));
 	assert_redo(&r, 0, before, page);
 	pn_page_hole(page, PAGE, &off, &len);
 	ck_assert_uint_eq(off, 24 + 12);
@@ -107,13 +107,13 @@ START_TEST(test_heap_insert_fills_the_hole)
 	ck_assert_uint_eq(pn_get16(page + 24 + 8 + 2), 121);    /* pointer 3's length */
 	/* pointer 2 can still be taken; pointer 3 cannot be taken twice */
 	heap_insert(&r, main, data, 3, 48, false);
-	ck_assert(!pn_page_apply(page, PAGE, &r, &r.blocks[0]));
+	ck_assert(!pn_redo_apply(page, PAGE, &r, &r.blocks[0]));
 	heap_insert(&r, main, data, 2, 48, false);
-	ck_assert(pn_page_apply(page, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(page, PAGE, &r, &r.blocks[0]));
 	/* a page without room refuses */
 	for (uint16_t k = 4; k < 200; k++) {
 		heap_insert(&r, main, data, k, 121, false);
-		if (!pn_page_apply(page, PAGE, &r, &r.blocks[0])) {
+		if (!pn_redo_apply(page, PAGE, &r, &r.blocks[0])) {
 			ck_assert_uint_lt(pn_page_free(page), 128 + 4);
 			return;
 		}
@@ -139,7 +139,7 @@ START_TEST(test_heap_update_lock_delete)
 	r.main_data = main;
 	r.main_len = 8;
 	memcpy(before, oldp, PAGE);
-	ck_assert(pn_page_apply(oldp, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(oldp, PAGE, &r, &r.blocks[0]));
 	assert_redo(&r, 0, before, oldp);
 	uint8_t *t = oldp + pn_get16(oldp + 24 + 12);
 	ck_assert_uint_eq(pn_get32(t + 4), 300);
@@ -159,10 +159,10 @@ START_TEST(test_heap_update_lock_delete)
 	r.main_len = 14;
 	ck_assert_uint_eq(pn_wal_record_size(&r, PAGE), 171);
 	memcpy(before, newp, PAGE);
-	ck_assert(pn_page_apply(newp, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(newp, PAGE, &r, &r.blocks[0]));
 	assert_redo(&r, 0, before, newp);
 	memcpy(before, oldp, PAGE);
-	ck_assert(pn_page_apply(oldp, PAGE, &r, &r.blocks[1]));
+	ck_assert(pn_redo_apply(oldp, PAGE, &r, &r.blocks[1]));
 	assert_redo(&r, 1, before, oldp);
 	ck_assert_uint_eq(pn_get16(t + 16), 1);   /* t_ctid -> (20, 1) */
 	ck_assert_uint_eq(pn_get16(t + 14), 20);
@@ -174,11 +174,11 @@ START_TEST(test_heap_update_lock_delete)
 	pn_put32(main, 301);
 	pn_put16(main + 4, 5);
 	memcpy(before, oldp, PAGE);
-	ck_assert(pn_page_apply(oldp, PAGE, &d, &d.blocks[0]));
+	ck_assert(pn_redo_apply(oldp, PAGE, &d, &d.blocks[0]));
 	assert_redo(&d, 0, before, oldp);
 	ck_assert_uint_eq(pn_get32(oldp + 20), 301); /* pd_prune_xid */
 	pn_put16(main + 4, 62);                     /* no tuple 62 */
-	ck_assert(!pn_page_apply(oldp, PAGE, &d, &d.blocks[0]));
+	ck_assert(!pn_redo_apply(oldp, PAGE, &d, &d.blocks[0]));
 }
 END_TEST
 
@@ -207,7 +207,7 @@ START_TEST(test_btree_insert_and_split)
 	pn_put16(main, off);
 	ck_assert_uint_eq(pn_wal_record_size(&r, PAGE), 64);
 	memcpy(before, left, PAGE);
-	ck_assert(pn_page_apply(left, PAGE, &r, &r.blocks[0]));
+	ck_assert(pn_redo_apply(left, PAGE, &r, &r.blocks[0]));
 	assert_redo(&r, 0, before, left);
 	for (uint32_t i = 1; i < 301; i++)
 		ck_assert(key_at(left, i - 1) <= key_at(left, i));
@@ -234,10 +234,10 @@ START_TEST(test_btree_insert_and_split)
 	pn_put16(main + 8, 0);
 	memset(right, 0, PAGE);
 	memcpy(before, right, PAGE);
-	ck_assert(pn_page_apply(right, PAGE, &s, &s.blocks[1]));
+	ck_assert(pn_redo_apply(right, PAGE, &s, &s.blocks[1]));
 	assert_redo(&s, 1, before, right);
 	memcpy(before, left, PAGE);
-	ck_assert(pn_page_apply(left, PAGE, &s, &s.blocks[0]));
+	ck_assert(pn_redo_apply(left, PAGE, &s, &s.blocks[0]));
 	assert_redo(&s, 0, before, left);
 	ck_assert_uint_eq(pn_page_nitems(left), 200);
 	ck_assert_uint_eq(pn_page_nitems(right), 102);

@@ -258,7 +258,7 @@ static void both(struct pn_oracle *o, uint8_t *pages, struct pn_wal_record *r, u
 	*pos += PN_ALIGN8(len);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		uint8_t *page = pages + (size_t)r->blocks[i].blkno * PS;
-		ck_assert(pn_page_apply(page, PS, r, &r->blocks[i]));
+		ck_assert(pn_redo_apply(page, PS, r, &r->blocks[i]));
 		pn_page_set_lsn(page, *pos);
 	}
 }
@@ -326,7 +326,7 @@ START_TEST(test_records_by_hand)
 END_TEST
 
 /* A leaf with a posting tuple splits with its right sibling (three blocks, the record the
- * btree_dedup generator logs through page.c's pn_btree_split_record): the posting tuple
+ * btree_dedup generator logs through redo_btree.c's pn_btree_split_record): the posting tuple
  * goes right whole, the new item among the right page's items, the links as _bt_split
  * sets them; the oracle reads the record to the same pages. */
 START_TEST(test_split_three_blocks)

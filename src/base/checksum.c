@@ -1,6 +1,7 @@
 /*
  * checksum.c: the data-page checksum, bit-compatible with PostgreSQL's pg_checksum_page()
- * (docs/postgres-facts.md section 9). Engine layer; pure, no state. Owns the algorithm:
+ * (docs/postgres-facts.md section 9). Base layer (checksum.h); pure, no state. Owns the
+ * algorithm:
  *
  *   - the page is read as rows of 32 little-endian uint32 words (128 bytes a row);
  *   - 32 lanes start from fixed base offsets; lane j folds in word j of every row with
@@ -14,7 +15,7 @@
  *
  * Invariant: the result depends on every byte of the page except bytes 8..9, and on blkno.
  */
-#include "walfmt.h"
+#include "checksum.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * crc32c.c: CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of every WAL
- * record (walfmt.c). Engine layer; no dependency beyond pn.h. Owns:
+ * record (walfmt.c). Base layer (crc32c.h); no dependency beyond pn.h. Owns:
  *   - the running-state update pn_crc32c_update(): the caller starts from pn_crc32c_init()
  *     (~0) and finishes with pn_crc32c_final() (xor ~0), exactly as PostgreSQL's
  *     INIT_CRC32C / COMP_CRC32C / FIN_CRC32C, so a record's CRC can be built in two pieces
@@ -13,7 +13,7 @@
  * Invariant 1: for every (crc, data, len), update_sw == update_hw (tests/test_walfmt.c).
  * Invariant 2: update(update(c, a, n), a + n, m) == update(c, a, n + m) (a pure fold).
  */
-#include "walfmt.h"
+#include "crc32c.h"
 
 #include <string.h>
 

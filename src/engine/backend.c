@@ -187,10 +187,10 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (before) {
 		kind = PN_REC_XLOG2_HINT_DELTA;
 		b->data = data;
-		b->data_len = pn_umbra_encode_hint_delta(before, page, e->page_size, data, sizeof(data));
+		b->data_len = pn_hint_delta_encode(before, page, e->page_size, data, sizeof(data));
 	}
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
-	if (p->op.op != PN_OP_HINT && !pn_page_apply(page, e->page_size, &rec, b))
+	if (p->op.op != PN_OP_HINT && !pn_redo_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
 	if (p->decided_image) {
 		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
@@ -293,7 +293,7 @@ static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8
 	pn_put16(main + 12, new_off);
 }
 
-/* Btree split: the record of page.c's pn_btree_split_record, over the change's blocks. */
+/* Btree split: the record of redo_btree.c's pn_btree_split_record, over the change's blocks. */
 static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
 			       uint8_t *main, uint8_t *data0, uint8_t *data1)
 {
@@ -396,7 +396,7 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
 		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
-		if (!pn_page_apply(page, e->page_size, &rec, b))
+		if (!pn_redo_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
 		if (b->will_init)
 			pn_workload_page_inited(e, c->pages[i]);

@@ -5,8 +5,9 @@
  * and includes every part's own header (named after its .c; metrics.h for struct pn_metrics),
  * so a file that includes engine.h sees the whole engine. Each part's rules are in its file:
  *
- *   page.c      page format (24 B PostgreSQL header + heap-like body), the changes records
- *               make, and their redo
+ *   page.c      page format (24 B PostgreSQL header + heap-like body); btree.c, slru.c the
+ *               other pages; redo.c the record kinds (rmgrlist.h) and what each does to a
+ *               page (redo_heap.c, redo_btree.c, redo_xlog.c), at run time and in redo
  *   wal.c       WAL insert (LSN = byte position, MAXALIGNed records, 8 KiB pages), group
  *               flush, segment ring and recycling
  *   bufpool.c   buffer frames, clock-sweep eviction, write-out with WAL-before-data
@@ -41,7 +42,14 @@
 #include "env.h"
 #include "scenario.h"
 #include "walfmt.h"
+#include "crc32c.h"
+#include "checksum.h"
 #include "page.h"
+#include "btree.h"
+#include "slru.h"
+#include "redo.h"
+#include "redo_btree.h"
+#include "redo_xlog.h"
 #include "metrics.h"
 #include "wal.h"
 #include "bufpool.h"

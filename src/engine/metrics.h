@@ -6,7 +6,7 @@
 #ifndef PN_METRICS_H
 #define PN_METRICS_H
 
-#include "page.h"
+#include "redo.h"
 
 #define PN_TXN_TYPES 5
 struct pn_metrics {

@@ -216,7 +216,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	bool done = !image && !headerless && pn_page_lsn(page) >= e->rec_end;
 	PN_TESTCASE("redo finds the page already current (BLK_DONE)", done);
 	if (!done) {
-		if (!pn_page_apply(page, e->page_size, &e->rec, b)) {
+		if (!pn_redo_apply(page, e->page_size, &e->rec, b)) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
 					    "record at %X/%08X does not apply to page %u",
 					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start, pg);

@@ -6,7 +6,7 @@
 #ifndef PN_WAL_H
 #define PN_WAL_H
 
-#include "page.h"
+#include "redo.h"
 #include "walfmt.h"
 
 struct pn_engine;

@@ -1,20 +1,20 @@
 /*
  * wl_record.h: what a workload's change uses of the engine (engine layer, owned by
  * wl_record.c; docs/redesign.md makes it the client interface): struct pn_change, a change
- * of the realistic workloads (backend.c builds its record, page.c applies it), and the
+ * of the realistic workloads (backend.c builds its record, redo.c applies it), and the
  * services the workload generators call to register a block (image or shift, decided now),
  * pin their extra pages, insert a record and stamp its pages.
  */
 #ifndef PN_WL_RECORD_H
 #define PN_WL_RECORD_H
 
-#include "page.h"
+#include "redo.h"
 #include "walfmt.h"
 
 struct pn_engine;
 struct pn_proc;
 
-/* ---- a change of the realistic workloads (backend.c builds its record, page.c applies it) */
+/* ---- a change of the realistic workloads (backend.c builds its record, redo.c applies it) */
 #define PN_CHANGE_MAX_BLOCKS 2
 struct pn_change {
 	enum pn_rec kind;          /* HEAP_INSERT, HEAP_UPDATE, HEAP_HOT_UPDATE, HEAP_LOCK,

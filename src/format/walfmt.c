@@ -1,6 +1,6 @@
 /*
  * walfmt.c: the WAL's bytes, as PostgreSQL 15 lays them out (xlogrecord.h, xlog_internal.h,
- * xlogreader.c; docs/postgres-facts.md sections 2, 3 and 8). Engine layer, pure: the only
+ * xlogreader.c; docs/postgres-facts.md sections 2, 3 and 8). Format layer, pure: the only
  * memory it allocates is a reader's buffers, in pn_wal_reader_init(). All integers are
  * little-endian. Nothing inside a record is aligned; only a record's start is (MAXALIGN 8).
  *
@@ -74,6 +74,8 @@
  * end (a switch record reads as an ordinary 24-byte record).
  */
 #include "walfmt.h"
+
+#include "crc32c.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -152,22 +152,4 @@ void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev);
 bool pn_wal_read_next(struct pn_wal_reader *r, struct pn_wal_record *rec, pn_lsn *start,
 		      pn_lsn *end);
 
-/* CRC-32C (Castagnoli), as PostgreSQL's pg_crc32c: init ~0, final xor ~0. */
-uint32_t pn_crc32c_update(uint32_t crc, const void *data, size_t len);
-/* The two implementations behind pn_crc32c_update (chosen at load time), for tests and
- * benchmarks: slicing-by-8 tables, and the SSE4.2 crc32 instruction (only when available). */
-uint32_t pn_crc32c_update_sw(uint32_t crc, const void *data, size_t len);
-uint32_t pn_crc32c_update_hw(uint32_t crc, const void *data, size_t len);
-bool pn_crc32c_hw_available(void);
-static inline uint32_t pn_crc32c_init(void) { return 0xFFFFFFFFu; }
-static inline uint32_t pn_crc32c_final(uint32_t crc) { return crc ^ 0xFFFFFFFFu; }
-static inline uint32_t pn_crc32c(const void *data, size_t len)
-{
-	return pn_crc32c_final(pn_crc32c_update(pn_crc32c_init(), data, len));
-}
-
-/* PostgreSQL's pg_checksum_page(): over page_size bytes (pd_checksum taken as 0), xor blkno,
- * (sum % 65535) + 1. page_size must be a multiple of 128. */
-uint16_t pn_page_checksum(const uint8_t *page, uint32_t page_size, uint32_t blkno);
-
 #endif

@@ -12,7 +12,7 @@
  *   ingest     read the durable WAL (up to wal.flushed) from the WAL file; every block
  *              reference of a record becomes a delta on that page's chain;
  *   serve      a GetPage@LSN request: the page's image plus its deltas up to the LSN,
- *              replayed with pn_page_apply() (the same meaning of a record as redo);
+ *              replayed with pn_redo_apply() (the same meaning of a record as redo);
  *   images     a page with image_threshold deltas since its image gets a new image
  *              (a "round" materialises up to BATCH pages), written to its storage.
  *
@@ -392,7 +392,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
 		if (rec.blocks[i].blkno != page)
 			continue;
-		if (!pn_page_apply(out, e->page_size, &rec, &rec.blocks[i])) {
+		if (!pn_redo_apply(out, e->page_size, &rec, &rec.blocks[i])) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
 					    "the delta at %llX does not apply to page %u",
 					    (unsigned long long)pn_get64(d + 4), page);

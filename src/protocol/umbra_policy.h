@@ -27,12 +27,9 @@ uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
 void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* backend: assemble the shift of block b (image or captured source), then publish it */
 bool pn_umbra_hint_shifts(const struct pn_engine *e);
-/* l4: a logged hint becomes XLOG2/HINT_DELTA (no image). The block data: u16 n, n x {u16
- * offset, u16 length}, then the final bytes of each fragment in order. */
+/* l4: a logged hint becomes XLOG2/HINT_DELTA (no image; its codec is redo_xlog.h's
+ * pn_hint_delta_encode). */
 bool pn_umbra_hint_delta(const struct pn_engine *e);
-uint16_t pn_umbra_encode_hint_delta(const uint8_t *before, const uint8_t *after,
-				    uint32_t page_size, uint8_t *out, uint16_t cap);
-bool pn_umbra_apply_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b);
 void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
 		       uint8_t *page);
 /* The same for one block of a multi-block change (frame pinned; rdata: the record has data

@@ -40,7 +40,7 @@
  *   down; special space 16 B: btpo_prev u32, btpo_next u32, btpo_level u32 (0),
  *   btpo_flags u16 (BTP_LEAF 0x0001), btpo_cycleid u16.
  *   plain tuple, 16 B: 0 heap TID {bi_hi u16, bi_lo u16, ip_posid u16}, 6 t_info u16
- *   (size), 8 key u32, 12 zero (page.c's index tuple: its u64 key at 8 reads the same);
+ *   (size), 8 key u32, 12 zero (btree.c's index tuple: its u64 key at 8 reads the same);
  *   posting tuple, MAXALIGN(16 + 6 n) B: 0 {0, 16 (offset of the TIDs), n | 0x2000}
  *   (BT_IS_POSTING), 6 t_info u16 (size | 0x2000 INDEX_ALT_TID_MASK), 8 key u32, 12 zero,
  *   16 n heap TIDs of 6 B in order; at most posting_max() bytes (BTMaxItemSize: 2704 for
@@ -48,32 +48,29 @@
  *   Heap TIDs: (xid, n-th insert of the transaction), increasing as a growing heap's are.
  *
  * Records:
- *   Btree/INSERT_LEAF (11, 0x00) and SPLIT_L / SPLIT_R (11, 0x30 / 0x40): page.c's records
- *     and redo, the same as pgbench's and tpcc's (pn_btree_split_record builds a split: the
+ *   Btree/INSERT_LEAF (11, 0x00) and SPLIT_L / SPLIT_R (11, 0x30 / 0x40): redo_btree.c's
+ *     records and redo, the same as pgbench's and tpcc's (pn_btree_split_record builds a split: the
  *     old right sibling is its third block). INSERT_LEAF with the 16 B tuple is 64 B (53 +
  *     image with an FPI).
  *   Btree/DEDUP (11, 0xD0): when a tuple does not fit (_bt_dedup_pass): main
  *     xl_btree_dedup {nintervals u16}; block 0 data = intervals {baseoff u16, nitems u16},
- *     runs of equal keys with at least two items: 24 + 20 + 2 + 2 + 4 k B. Redo: the page's
- *     tuples are rebuilt in order, each interval merged into one posting tuple (TIDs of its
- *     items in order), every tuple re-placed from pd_special down (as the new page
- *     _bt_dedup_pass builds). Often the first change of a leaf after a checkpoint, so it
+ *     runs of equal keys with at least two items: 24 + 20 + 2 + 2 + 4 k B. Redo
+ *     (redo_btree.c): the page's tuples are rebuilt in order, each interval merged into one
+ *     posting tuple (TIDs of its items in order), every tuple re-placed from pd_special
+ *     down (as the new page _bt_dedup_pass builds). Often the first change of a leaf after a checkpoint, so it
  *     carries the FPI under full_page_writes (the seed's point).
  */
 #include "engine.h"
+#include "redo_btree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SPECIAL 16u
-#define BTP_LEAF 0x0001u
-#define PLAIN 16u
-#define POSTING_HDR 16u
-#define TID 6u
-#define ALT_TID 0x2000u
-#define POSTING_MAX 2704u /* BTMaxItemSize of an 8 KiB page; buffers are this big */
-#define LP(page, i) ((page) + PN_PAGE_HEADER + 4u * (i))
+#define SPECIAL PN_BTREE_SPECIAL /* btree.h: the leaf and posting-tuple layout */
+#define PLAIN PN_BTREE_PLAIN
+#define POSTING_HDR PN_BTREE_POSTING_HDR
+#define TID PN_BTREE_TID
 
 /* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
  * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up, low[]
@@ -158,16 +155,8 @@ static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
  * pages splits take (in page order), so that any page reads back as a valid page. */
 void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
-	pn_btree_leaf_fill(page, e->page_size, NULL, 0, PLAIN); /* page.c's empty leaf */
+	pn_btree_leaf_fill(page, e->page_size, NULL, 0, PLAIN); /* btree.c's empty leaf */
 	(void)p;
-}
-
-bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size)
-{
-	uint32_t lower = pn_get16(page + 12), upper = pn_get16(page + 14);
-	return pn_get16(page + 16) == page_size - SPECIAL && lower >= PN_PAGE_HEADER &&
-	       lower <= upper && upper <= page_size - SPECIAL &&
-	       (pn_get16(page + page_size - SPECIAL + 12) & BTP_LEAF);
 }
 
 /* ---- the generator ---------------------------------------------------------------------- */
@@ -264,138 +253,21 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 /* ---- page access ------------------------------------------------------------------------ */
 
 /* BTMaxItemSize: a third of the page, less headers, less a TID (2704 B for 8 KiB pages). */
-static uint32_t posting_max(uint32_t page_size)
-{
-	uint32_t third = (page_size - 40u - SPECIAL) / 3u;
-	return PN_MIN(POSTING_MAX, (third & ~7u) - 8u);
-}
+static uint32_t posting_max(uint32_t page_size) { return pn_btree_posting_max(page_size); }
 
 static uint32_t nitems(const uint8_t *page) { return pn_page_nitems(page); }
 
-/* Item i's tuple if its line pointer is sane (i 0-based), else NULL. */
+/* Item i's tuple if its line pointer is sane (i 0-based), else NULL (btree.c's). */
 static const uint8_t *item(const uint8_t *page, uint32_t page_size, uint32_t i, uint32_t *len)
 {
-	if (i >= nitems(page))
-		return NULL;
-	uint32_t off = pn_get16(LP(page, i)), l = pn_get16(LP(page, i) + 2);
-	if (off < PN_PAGE_HEADER || l < PLAIN || off + l > page_size - SPECIAL)
-		return NULL;
-	*len = l;
-	return page + off;
+	return pn_btree_leaf_item(page, page_size, i, len);
 }
 
-static bool is_posting(const uint8_t *t) { return (pn_get16(t + 6) & ALT_TID) != 0; }
-
-static uint32_t ntids(const uint8_t *t, uint32_t len)
-{
-	if (!is_posting(t))
-		return 1;
-	uint32_t n = pn_get16(t + 4) & ~ALT_TID;
-	return POSTING_HDR + n * TID <= len ? n : 0;
-}
-
-static const uint8_t *tids(const uint8_t *t) { return is_posting(t) ? t + POSTING_HDR : t; }
+static uint32_t ntids(const uint8_t *t, uint32_t len) { return pn_btree_ntids(t, len); }
 
 static bool fits(const uint8_t *page, uint32_t need)
 {
 	return (uint32_t)pn_get16(page + 14) >= pn_get16(page + 12) + need + 4u;
-}
-
-/* ---- redo (pn_page_apply) --------------------------------------------------------------- */
-
-/* Appends tuple bytes at the scratch page's next place (from the top down). */
-static void put_tuple(uint8_t *out, uint32_t *upper, uint32_t *n, const uint8_t *t, uint32_t len)
-{
-	*upper -= len;
-	memcpy(out + *upper, t, len);
-	pn_put16(LP(out, *n), (uint16_t)*upper);
-	pn_put16(LP(out, *n) + 2, (uint16_t)len);
-	(*n)++;
-}
-
-/* Merges items [base, base + count) of page into one posting tuple in `buf`. */
-static uint32_t merge(const uint8_t *page, uint32_t page_size, uint32_t base, uint32_t count,
-		      uint8_t *buf)
-{
-	uint32_t len = 0, n = 0;
-	const uint8_t *first = item(page, page_size, base, &len);
-	memset(buf, 0, POSTING_MAX);
-	pn_put32(buf + 8, pn_get32(first + 8));
-	for (uint32_t i = base; i < base + count; i++) {
-		const uint8_t *t = item(page, page_size, i, &len);
-		uint32_t k = ntids(t, len);
-		memcpy(buf + POSTING_HDR + n * TID, tids(t), k * TID);
-		n += k;
-	}
-	uint32_t size = PN_ALIGN8(POSTING_HDR + n * TID);
-	pn_put16(buf + 2, POSTING_HDR);
-	pn_put16(buf + 4, (uint16_t)(n | ALT_TID));
-	pn_put16(buf + 6, (uint16_t)(size | ALT_TID));
-	return size;
-}
-
-static bool intervals_ok(const uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			 const struct pn_wal_block *b)
-{
-	uint32_t k = pn_get16(r->main_data), n = nitems(page), prev_end = 1, len = 0;
-	if (r->main_len != 2 || b->data_len != 4u * k || k == 0)
-		return false;
-	for (uint32_t j = 0; j < k; j++) {
-		uint32_t base = pn_get16(b->data + 4 * j), cnt = pn_get16(b->data + 4 * j + 2);
-		if (base < prev_end || cnt < 2 || base + cnt - 1 > n)
-			return false;
-		uint32_t tot = 0;
-		for (uint32_t i = base - 1; i < base - 1 + cnt; i++) {
-			const uint8_t *t = item(page, page_size, i, &len);
-			if (!t || ntids(t, len) == 0)
-				return false;
-			tot += ntids(t, len);
-		}
-		if (PN_ALIGN8(POSTING_HDR + tot * TID) > posting_max(page_size))
-			return false;
-		prev_end = base + cnt;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!item(page, page_size, i, &len))
-			return false;
-	return true;
-}
-
-/* Re-lays the page's first `keep` items from the special space down, merging each of the
- * k intervals at iv (baseoff u16, nitems u16; sane: intervals_ok) into a posting tuple. */
-static void relay(uint8_t *page, uint32_t page_size, const uint8_t *iv, uint32_t k, uint32_t keep)
-{
-	uint8_t out[32768], posting[POSTING_MAX];
-	PN_ASSERT(page_size <= sizeof(out) && keep <= nitems(page));
-	memcpy(out, page, PN_PAGE_HEADER);
-	memcpy(out + page_size - SPECIAL, page + page_size - SPECIAL, SPECIAL);
-	uint32_t upper = page_size - SPECIAL, n = 0, j = 0, len = 0;
-	for (uint32_t i = 0; i < keep;) {
-		uint32_t base = j < k ? pn_get16(iv + 4 * j) - 1u : UINT32_MAX;
-		if (i == base) {
-			uint32_t cnt = pn_get16(iv + 4 * j + 2);
-			put_tuple(out, &upper, &n, posting, merge(page, page_size, i, cnt, posting));
-			i += cnt;
-			j++;
-			continue;
-		}
-		const uint8_t *t = item(page, page_size, i, &len);
-		put_tuple(out, &upper, &n, t, len);
-		i++;
-	}
-	memset(out + PN_PAGE_HEADER + 4u * n, 0, upper - (PN_PAGE_HEADER + 4u * n));
-	pn_put16(out + 12, (uint16_t)(PN_PAGE_HEADER + 4u * n));
-	pn_put16(out + 14, (uint16_t)upper);
-	memcpy(page, out, page_size);
-}
-
-bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			     const struct pn_wal_block *b)
-{
-	if (!intervals_ok(page, page_size, r, b))
-		return false;
-	relay(page, page_size, b->data, pn_get16(r->main_data), nitems(page));
-	return true;
 }
 
 /* ---- one insert (pn_wl_btree_change) ---------------------------------------------------- */
@@ -439,7 +311,7 @@ static void dedup(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	b->blkno = p->op.page;
 	b->data = data;
 	b->data_len = (uint16_t)(4 * k);
-	if (!pn_wl_apply_btree_dedup(page, e->page_size, &rec, b))
+	if (!pn_redo_btree_dedup(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a deduplication that does not fit its page");
 	if (!(e->sc->protocol.mutations & PN_MUT_DEDUP_NO_IMAGE)) /* else REGBUF_NO_IMAGE */
 		pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
@@ -458,7 +330,7 @@ void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
 {
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint8_t tup[PLAIN], main[2];
-	PN_ASSERT(pn_wl_btree_is_leaf(page, e->page_size));
+	PN_ASSERT(pn_btree_is_leaf(page, e->page_size));
 	if (!fits(page, PLAIN))
 		dedup(e, p, page);
 	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
@@ -474,7 +346,7 @@ void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
 	b->data = tup;
 	b->data_len = PLAIN;
 	pn_rec_ids(PN_REC_BTREE_INSERT_LEAF, &rec.rmid, &rec.info);
-	if (!pn_page_apply(page, e->page_size, &rec, b))
+	if (!pn_redo_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"an insert that does not fit its leaf");
 	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
 	pn_wl_insert(e, &rec, PN_REC_BTREE_INSERT_LEAF, &p->frame);
@@ -635,7 +507,7 @@ void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
 	rec.blocks[2].blkno = sib;
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
 	for (uint32_t i = rec.nblocks; i-- > 0;)
-		if (!pn_page_apply(pn_frame_page(e, frames[i]), ps, &rec, &rec.blocks[i]))
+		if (!pn_redo_apply(pn_frame_page(e, frames[i]), ps, &rec, &rec.blocks[i]))
 			PN_ASSERT(!"a split that does not fit its pages");
 	for (uint32_t i = 0; i < rec.nblocks; i++)
 		pn_wl_protect(e, &rec.blocks[i], rec.blocks[i].blkno, pn_frame_page(e, frames[i]),

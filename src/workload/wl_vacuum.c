@@ -44,6 +44,7 @@
  * (PostgreSQL leaves it, as the record carries no image for it); no later change reads it.
  */
 #include "engine.h"
+#include "redo_heap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -55,20 +56,17 @@
 #define INFOMASK_XMIN_COMMITTED 0x0100u
 #define INFOMASK_XMIN_FROZEN 0x0300u
 #define VM_FORKNUM 2u
-#define VM_ALL_VISIBLE 0x01u
-#define VM_ALL_FROZEN 0x02u
-#define FREEZE_MAIN 7u
-#define FREEZE_PLAN 12u
+#define VM_ALL_VISIBLE PN_VM_ALL_VISIBLE /* page.h */
+#define VM_ALL_FROZEN PN_VM_ALL_FROZEN
+#define FREEZE_MAIN PN_FREEZE_MAIN /* redo_heap.h: PG16's layout */
+#define FREEZE_PLAN PN_FREEZE_PLAN
 
 static uint32_t rows_per_page(uint32_t page_size)
 {
 	return (page_size - PN_PAGE_HEADER) / (4u + TUPLE_SPACE);
 }
 
-static uint32_t heap_blocks_per_vm_page(uint32_t page_size)
-{
-	return (page_size - PN_PAGE_HEADER) * 4u;
-}
+static uint32_t heap_blocks_per_vm_page(uint32_t page_size) { return pn_vm_heap_blocks(page_size); }
 
 static uint32_t table_pages(const struct pn_engine *e)
 {
@@ -207,7 +205,7 @@ static void freeze(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	b->blkno = p->op.page;
 	b->data = data;
 	b->data_len = (uint16_t)(FREEZE_PLAN + 2 * n);
-	if (!pn_wl_apply_freeze_plans(page, e->page_size, &rec, b))
+	if (!pn_redo_heap2_freeze(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a freeze plan that does not fit its page");
 	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
 	pn_wl_insert(e, &rec, PN_REC_HEAP2_FREEZE_PAGE, &p->frame);
@@ -226,7 +224,7 @@ static void set_visible(struct pn_engine *e, struct pn_proc *p, uint8_t *page, b
 	rec.blocks[1].blkno = p->op.page;
 	uint8_t *vm = pn_frame_page(e, p->extra_frames[0]);
 	for (uint32_t i = 0; i < 2; i++)
-		if (!pn_wl_apply_visible(i ? page : vm, e->page_size, &rec, &rec.blocks[i]))
+		if (!pn_redo_heap2_visible(i ? page : vm, e->page_size, &rec, &rec.blocks[i]))
 			PN_ASSERT(!"a VISIBLE record that does not fit its page");
 	pn_wl_protect(e, &rec.blocks[0], rec.blocks[0].blkno, vm, PN_REG_PLAIN);
 	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints) /* else REGBUF_NO_IMAGE */
@@ -246,46 +244,4 @@ void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
 			freeze(e, p, page);
 		set_visible(e, p, page, fpi);
 	}
-}
-
-/* ---- redo (pn_page_apply) --------------------------------------------------------------- */
-
-bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			      const struct pn_wal_block *b)
-{
-	if (r->main_len != FREEZE_MAIN || b->data_len < FREEZE_PLAN)
-		return false;
-	uint32_t nplans = pn_get16(r->main_data + 4), used = nplans * FREEZE_PLAN;
-	const uint8_t *offs = b->data + used;
-	for (uint32_t k = 0; k < nplans; k++) {
-		const uint8_t *plan = b->data + k * FREEZE_PLAN;
-		uint32_t nt = pn_get16(plan + 10);
-		if (used + 2 * nt > b->data_len)
-			return false;
-		for (uint32_t j = 0; j < nt; j++, offs += 2) {
-			uint8_t *t = tuple(page, page_size, (uint32_t)pn_get16(offs) - 1u);
-			if (!t)
-				return false;
-			pn_put32(t + 4, pn_get32(plan));         /* t_xmax */
-			pn_put16(t + 18, pn_get16(plan + 4));    /* t_infomask2 */
-			pn_put16(t + 20, pn_get16(plan + 6));    /* t_infomask */
-		}
-		used += 2 * nt;
-	}
-	return used == b->data_len;
-}
-
-bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			 const struct pn_wal_block *b)
-{
-	if (r->nblocks != 2 || r->main_len != 5)
-		return false;
-	if (b == &r->blocks[1]) {
-		pn_put16(page + 10, pn_get16(page + 10) | PN_PD_ALL_VISIBLE);
-		return true;
-	}
-	uint32_t heap_blk = r->blocks[1].blkno % heap_blocks_per_vm_page(page_size);
-	uint8_t flags = r->main_data[4] & (VM_ALL_VISIBLE | VM_ALL_FROZEN);
-	page[PN_PAGE_HEADER + heap_blk / 4u] |= (uint8_t)(flags << (2u * (heap_blk % 4u)));
-	return true;
 }

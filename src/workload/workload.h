@@ -71,13 +71,4 @@ uint64_t pn_wl_btree_recycled(const struct pn_engine *e);
 /* Splits of a leaf that held one key among that key's items (wl_btree.c, single value). */
 uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e);
 uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
-/* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
-bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			 const struct pn_wal_block *b);
-bool pn_wl_apply_freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			      const struct pn_wal_block *b);
-bool pn_wl_btree_is_leaf(const uint8_t *page, uint32_t page_size);
-bool pn_wl_apply_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			     const struct pn_wal_block *b);
-
 #endif

@@ -1,0 +1,39 @@
+/*
+ * redo.h: the record kinds and what each does to a page (format layer, owned by redo.c, the
+ * table of rmgrlist.h's rows): pn_redo_apply() is the one meaning of every record kind,
+ * used by normal operation after building a record and by redo, so a record means one
+ * thing. The kinds' accounting is shaped like pg_waldump --stats=record.
+ */
+#ifndef PN_REDO_H
+#define PN_REDO_H
+
+#include "walfmt.h"
+
+enum pn_rec {
+#define PN_RECORD(symbol, name, rmid, info, apply, describe) PN_REC_##symbol,
+#include "rmgrlist.h"
+#undef PN_RECORD
+	PN_REC_COUNT
+};
+
+/* A row's functions: apply changes the page of block b of record r (false: the record
+ * does not fit the page); describe writes a line of text (snprintf's result). */
+typedef bool (*pn_redo_apply_fn)(uint8_t *page, uint32_t page_size,
+				 const struct pn_wal_record *r, const struct pn_wal_block *b);
+typedef int (*pn_redo_describe_fn)(const struct pn_wal_record *r, char *out, size_t len);
+
+const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
+/* rmid/info of each kind, and back (a [rmid][info >> 4] index: no scan) */
+void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info);
+bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out);
+/*
+ * Applies the change record r makes to one page (block ref b of r): a full-page image to
+ * restore (BKPIMAGE_APPLY) is copied, else the row of r's kind is applied. Returns false
+ * if the record does not fit the page, its kind is unknown or it changes no page.
+ */
+bool pn_redo_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		   const struct pn_wal_block *b);
+/* "Heap/INSERT off 3; blk 7" (pg_waldump's shape): the name, the row's description. */
+int pn_redo_describe(const struct pn_wal_record *r, char *out, size_t len);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * redo_xlog.c: the rows of the redo table for the small managers (format layer, redo_xlog.h;
+ * rmgrlist.h): XLOG, Transaction and CLOG records, and XLOG2/HINT_DELTA, Umbra l4's hint
+ * record with its codec.
+ *
+ *   CLOG/SET (3, 0x10): main {xid u32, slru_headers u8}: xid's commit bits on its SLRU page
+ *     (slru.c).
+ *   XLOG2/HINT_DELTA (22, 0x00): no image; block 0 data: u16 n, n x {u16 offset, u16
+ *     length}, then the final bytes of each fragment in order (one fragment per run of
+ *     changed bytes, in page order: pn_hint_delta_encode()); redo copies each fragment to
+ *     its offset, and refuses data that does not add up or leaves the page.
+ *   Transaction/COMMIT, ABORT, XLOG/CHECKPOINT_*: no block (recovery, the checkpointer and
+ *     the oracle read them); XLOG/FPI_FOR_HINT: an image only (redo.c restores it).
+ */
+#include "redo_xlog.h"
+
+#include "slru.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		      const struct pn_wal_block *b)
+{
+	if (r->main_len != 5)
+		return false;
+	pn_slru_set(page, page_size, r->main_data[4] != 0, pn_get32(r->main_data));
+	return true;
+}
+
+uint16_t pn_hint_delta_encode(const uint8_t *before, const uint8_t *after, uint32_t page_size,
+			      uint8_t *out, uint16_t cap)
+{
+	/* One fragment per run of changed bytes, in page order. */
+	uint16_t n = 0, len = 2, nbytes = 0;
+	uint8_t bytes[64];
+	for (uint32_t i = 0; i < page_size; i++) {
+		if (before[i] == after[i])
+			continue;
+		uint32_t j = i;
+		while (j < page_size && before[j] != after[j])
+			j++;
+		PN_ASSERT(len + 4u + nbytes + (j - i) <= cap && nbytes + (j - i) <= sizeof(bytes));
+		pn_put16(out + 2 + 4u * n, (uint16_t)i);
+		pn_put16(out + 4 + 4u * n, (uint16_t)(j - i));
+		memcpy(bytes + nbytes, after + i, j - i);
+		nbytes = (uint16_t)(nbytes + (j - i));
+		n++;
+		len = (uint16_t)(len + 4u);
+		i = j;
+	}
+	pn_put16(out, n);
+	memmove(out + len, bytes, nbytes);
+	return (uint16_t)(len + nbytes);
+}
+
+bool pn_hint_delta_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b)
+{
+	if (b->data_len < 2)
+		return false;
+	uint32_t n = pn_get16(b->data), at = 2 + 4u * n;
+	if (at > b->data_len)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t off = pn_get16(b->data + 2 + 4u * k), len = pn_get16(b->data + 4 + 4u * k);
+		if (off + len > page_size || at + len > b->data_len)
+			return false;
+		memcpy(page + off, b->data + at, len);
+		at += len;
+	}
+	return at == b->data_len;
+}
+
+bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			const struct pn_wal_block *b)
+{
+	return pn_hint_delta_apply(page, page_size, b);
+}
+
+int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len)
+{
+	if (r->rmid == PN_RM_CLOG && r->main_len == 5)
+		return snprintf(out, len, " xid %u", pn_get32(r->main_data));
+	if (r->rmid == PN_RM_XLOG2 && r->nblocks == 1 && r->blocks[0].data_len >= 2)
+		return snprintf(out, len, " fragments %u", pn_get16(r->blocks[0].data));
+	if (r->nblocks == 0 && r->xid != 0)
+		return snprintf(out, len, " xid %u", r->xid);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * redo_xlog.h: the rows of the redo table for XLOG, Transaction, CLOG and XLOG2 records
+ * (format layer, owned by redo_xlog.c; rmgrlist.h, redo.h), and the hint-delta codec of
+ * XLOG2/HINT_DELTA (Umbra l4).
+ */
+#ifndef PN_REDO_XLOG_H
+#define PN_REDO_XLOG_H
+
+#include "walfmt.h"
+
+bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		      const struct pn_wal_block *b);
+bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			const struct pn_wal_block *b);
+int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len);
+/* XLOG2/HINT_DELTA's block data for the bytes that differ between before and after
+ * (page_size each) into out (cap bytes); returns its length. The block data: u16 n, n x
+ * {u16 offset, u16 length}, then the final bytes of each fragment in order. */
+uint16_t pn_hint_delta_encode(const uint8_t *before, const uint8_t *after, uint32_t page_size,
+			      uint8_t *out, uint16_t cap);
+/* Copies the fragments of b's data onto page; false when they do not add up. */
+bool pn_hint_delta_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_block *b);
+
+#endif
