@@ -115,12 +115,14 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 void pn_disk_close(struct pn_disk *d);
 /* Runs the started engine until it finishes, or for duration_ns (0: no limit): then the
  * workload stops drawing transactions, the counters are final, and the I/Os in flight are
- * waited for. Returns 0 ok, 1 a violation (d->e.viol), 2 an I/O error or a stall
+ * waited for. Returns 0 ok, 1 a violation (pn_engine_violation_of), 2 an I/O error or a stall
  * (d->error). */
 int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
 /* Recovery on the files, to its end (the end-of-recovery checkpoint included). */
 int pn_disk_recover(struct pn_disk *d);
 /* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */
 const char *pn_disk_method(const struct pn_disk *d);
+/* The backend's clock (the engine's env.now_ns): ns since pn_disk_open. */
+uint64_t pn_disk_now_ns(const struct pn_disk *d);
 
 #endif

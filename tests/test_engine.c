@@ -13,6 +13,8 @@
  *   WAL sizes    fpw pays full-page images (hole removed), umbra costs what nofpw does,
  *                within its space bound;
  *   checker      verdicts of scenarios/mutants files, and the checker's determinism.
+ *   accessors    what sim/, disk/, model/ and cli/ read through engine.h's accessors is the
+ *                field it names, at every event; an ack drain hands over the log in order.
  */
 #include "checker.h"
 #include "engine.h"
@@ -534,6 +536,88 @@ START_TEST(test_checker_deterministic)
 }
 END_TEST
 
+/* ---- f. the accessors for the layers above ------------------------------------------- */
+
+/* What an ack drain saw, in order. */
+struct drained {
+	uint32_t xids[256];
+	pn_lsn lsns[256];
+	uint32_t n;
+};
+
+static void drain_one(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	struct drained *d = arg;
+	(void)latency_ns;
+	ck_assert_uint_lt(d->n, PN_ARRAY_LEN(d->xids));
+	d->xids[d->n] = xid;
+	d->lsns[d->n++] = lsn;
+}
+
+/* Each accessor reads the field it names, at every event of a run (the world and the
+ * checker see the engine only through them), and a drain empties the ack log in order. */
+START_TEST(test_accessors)
+{
+	struct pn_scenario sc;
+	struct pn_world *w = fresh_world(all_modes[_i], &sc);
+	struct pn_engine *e = &w->e;
+	struct pn_geometry geo = pn_engine_geometry(e);
+	ck_assert_uint_eq(geo.page_size, e->page_size);
+	ck_assert_uint_eq(geo.pages, e->heap_pages + e->slru_pages);
+	ck_assert_uint_eq(geo.heap_pages, e->heap_pages);
+	ck_assert_uint_eq(geo.generations, e->generations);
+	ck_assert_uint_eq(geo.sysid, e->sysid);
+	ck_assert_ptr_eq(pn_engine_scenario(e), &sc);
+	ck_assert_uint_eq(pn_engine_io_count(e), e->nios);
+	for (uint32_t i = 0; i < pn_engine_io_count(e); i++)
+		ck_assert_uint_eq(pn_engine_io(e, i)->index, i);
+	ck_assert_uint_eq(pn_engine_proc_count(e), e->nprocs);
+	pn_engine_start(e);
+	struct drained d = {0};
+	uint64_t acked = 0;
+	int step;
+	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
+		for (uint32_t p = 0; p < pn_engine_proc_count(e); p++) {
+			struct pn_proc_info info;
+			pn_engine_proc_info(e, p, &info);
+			ck_assert_int_eq(info.kind, e->procs[p].kind);
+			ck_assert_int_eq(info.state, e->procs[p].state);
+			ck_assert_int_eq(info.op.op, e->procs[p].op.op);
+			ck_assert_uint_eq(info.xid, e->procs[p].xid);
+			ck_assert_uint_eq(info.wake_token, e->procs[p].wake_token);
+		}
+		struct pn_acks_view v;
+		pn_engine_acks(e, &v);
+		ck_assert_uint_eq(v.n, e->nacked);
+		if (v.n > 2) { /* drain now and then: what it hands over is the log, in order */
+			uint32_t first = d.n;
+			uint32_t xid0 = v.xids[0];
+			pn_lsn lsn_last = v.lsns[v.n - 1];
+			acked += v.n;
+			pn_engine_drain_acks(e, drain_one, &d);
+			ck_assert_uint_eq(d.n - first, v.n);
+			ck_assert_uint_eq(d.xids[first], xid0);
+			ck_assert_uint_eq(d.lsns[d.n - 1], lsn_last);
+			ck_assert_uint_eq(e->nacked, 0);
+			ck_assert_uint_eq(e->nlat, 0);
+			d.n = 0;
+		}
+		ck_assert(pn_engine_wal_flushed(e) == e->wal.flushed);
+		ck_assert(pn_engine_wal_keep_from(e) == e->wal.keep_from);
+	}
+	ck_assert_int_eq(step, PN_STEP_FINISHED);
+	acked += e->nacked;
+	ck_assert_uint_eq(acked, pn_engine_metrics(e)->commits);
+	ck_assert_uint_gt(acked, 0);
+	ck_assert_ptr_eq(pn_engine_metrics(e), &e->m);
+	ck_assert(!pn_engine_failed(e));
+	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_NONE);
+	ck_assert_ptr_eq(pn_engine_error(e), e->error);
+	world_drop(w);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------- */
 
 static TCase *tcase(Suite *s, const char *name)
@@ -563,6 +647,8 @@ static Suite *engine_suite(void)
 	tc = tcase(s, "checker");
 	tcase_add_test(tc, test_checker_verdicts);
 	tcase_add_test(tc, test_checker_deterministic);
+	tc = tcase(s, "accessors");
+	tcase_add_loop_test(tc, test_accessors, 0, (int)PN_ARRAY_LEN(all_modes));
 	return s;
 }
 
