@@ -15,6 +15,7 @@
  */
 #include "checker.h"
 #include "device.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>

@@ -37,6 +37,7 @@
 
 #include "cli_contract.h"
 #include "disk.h"
+#include "load.h"
 
 #define OUT_LEN (256 * 1024)
 

@@ -18,6 +18,7 @@
  */
 #include "checker.h"
 #include "engine.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>

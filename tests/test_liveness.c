@@ -30,6 +30,7 @@
  * (src/workload/wl_btree.c, single value), and the test asserts it did.
  */
 #include "checker.h"
+#include "load.h"
 #include "oracle.h"
 #include "wl.h"
 #include "world.h"

@@ -28,6 +28,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "crashstate.h"
+#include "load.h"
 #include "trace.h"
 #include "world.h"
 
