@@ -154,9 +154,9 @@ static int cmp_u64(const void *a, const void *b)
 static void collect(struct bench_result *res, struct bench_run *run, struct pn_disk *d, uint64_t t0)
 {
 	struct pn_metrics *m = &res->r.sim.m;
-	pn_engine_finish_metrics(&d->e);
-	struct pn_geometry geo = pn_engine_geometry(&d->e);
-	*m = *pn_engine_metrics(&d->e);
+	pn_engine_finish_metrics(d->e);
+	struct pn_geometry geo = pn_engine_geometry(d->e);
+	*m = *pn_engine_metrics(d->e);
 	m->elapsed_ns = pn_disk_now_ns(d) - t0;
 	res->r.sim.pages = geo.heap_pages;
 	res->r.sim.generations = geo.generations;
@@ -200,12 +200,12 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	d->on_tick = on_tick;
 	d->arg = &run;
 	uint64_t t0 = pn_disk_now_ns(d);
-	pn_engine_start(&d->e);
+	pn_engine_start(d->e);
 	sim->status = pn_disk_run(d, o->duration_ns);
 	collect(res, &run, d, t0);
 	res->direct = d->direct;
 	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
-	sim->viol = *pn_engine_violation_of(&d->e);
+	sim->viol = *pn_engine_violation_of(d->e);
 	if (sim->status == 2) { /* the scenario was fine: the run failed */
 		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
 		sim->status = 1;

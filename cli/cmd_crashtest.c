@@ -206,10 +206,10 @@ static void child_main(struct pn_disk *d, int fd)
 	child_fd = fd;
 	d->on_wal = child_wal;
 	d->on_ack = child_ack;
-	pn_engine_start(&d->e);
+	pn_engine_start(d->e);
 	int rc = pn_disk_run(d, 0); /* the workload has no end: only the kill stops it */
 	char text[PN_ERROR_LEN + 300], page[16];
-	const struct pn_violation *viol = pn_engine_violation_of(&d->e);
+	const struct pn_violation *viol = pn_engine_violation_of(d->e);
 	if (rc == 1)
 		snprintf(text, sizeof(text), "runtime invariant broken: %s page %s: %s",
 			 pn_violation_name(viol->kind), pn_cli_page_text(viol->page, page, sizeof(page)),
@@ -323,20 +323,20 @@ static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk
 		goto out;
 	}
 	int rc = pn_disk_recover(r);
-	*end_out = pn_engine_recovery_end(&r->e);
+	*end_out = pn_engine_recovery_end(r->e);
 	snprintf(s->method, sizeof(s->method), "%s, %s", r->method_note,
 		 r->direct ? "O_DIRECT" : "buffered");
 	if (rc != 0) {
 		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
-			 rc == 1 ? "failed" : "did not finish", rc == 1 ? pn_engine_violation_of(&r->e)->detail : r->error);
+			 rc == 1 ? "failed" : "did not finish", rc == 1 ? pn_engine_violation_of(r->e)->detail : r->error);
 		goto out;
 	}
-	uint32_t page_size = pn_engine_geometry(&r->e).page_size;
+	uint32_t page_size = pn_engine_geometry(r->e).page_size;
 	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	uint32_t page;
 	PN_ASSERT(expected && found);
 	ok = pn_check_acked(s->xids, s->lsns, s->nacked, *end_out, s->detail, sizeof(s->detail)) &&
-	     pn_check_recovered_pages(&r->e, s->oracle, *end_out, expected, found, s->detail,
+	     pn_check_recovered_pages(r->e, s->oracle, *end_out, expected, found, s->detail,
 				      sizeof(s->detail), &page);
 	free(expected);
 	free(found);
@@ -351,7 +351,7 @@ out:
  * judgement reads them (pushdown keeps them in the page server's file, not in `data`). */
 static bool oracle_of(struct pn_disk *d, struct run_state *s)
 {
-	struct pn_engine *e = &d->e;
+	struct pn_engine *e = d->e;
 	uint32_t page_size = pn_engine_geometry(e).page_size;
 	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	uint32_t page;

@@ -68,7 +68,7 @@ struct pn_disk_timer {
 
 struct pn_disk {
 	struct pn_scenario sc;        /* shallow copy the engine points at (see pn_disk_open) */
-	struct pn_engine e;
+	struct pn_engine *e;          /* opaque here: the engine's accessors (engine.h) */
 	const struct pn_disk_dir *dir; /* locked by the caller, for longer than d is open */
 	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
 	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
@@ -77,7 +77,6 @@ struct pn_disk {
 	struct pn_aio *aio;           /* opened at the first run (after a fork) */
 	char method_note[256];
 	struct pn_disk_timer *timers;  /* one per engine process */
-	bool engine_init;             /* pn_engine_init was called: pn_engine_free is due */
 	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
 	uint32_t pending_head, pending_len, inflight, depth;
 	uint8_t **bounce;             /* D1: one aligned buffer per engine I/O */

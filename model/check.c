@@ -135,7 +135,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 /* C2: every page against the oracle at the recovered end. */
 static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
 {
-	return pn_check_recovered_pages(&r->e, c->oracle, end, c->expected, c->found, c->detail,
+	return pn_check_recovered_pages(r->e, c->oracle, end, c->expected, c->found, c->detail,
 					sizeof(c->detail), bad_page);
 }
 
@@ -171,10 +171,10 @@ static void free_world(struct pn_world *r)
 /* C3 and C2 for a recovered world; upto bounds the oracle (nested crashes). */
 static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, struct verdict *v)
 {
-	v->end = pn_engine_recovery_end(&r->e);
+	v->end = pn_engine_recovery_end(r->e);
 	v->kind = PN_VIOL_NONE;
 	if (rc == 1) {
-		const struct pn_violation *viol = pn_engine_violation_of(&r->e);
+		const struct pn_violation *viol = pn_engine_violation_of(r->e);
 		v->kind = viol->kind;
 		v->page = viol->page;
 		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", viol->detail);
@@ -206,7 +206,7 @@ bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn
 static bool check_acks(struct checker *c, pn_lsn end)
 {
 	struct pn_acks_view acks;
-	pn_engine_acks(&c->w->e, &acks);
+	pn_engine_acks(c->w->e, &acks);
 	return pn_check_acked(acks.xids, acks.lsns, acks.n, end, c->detail, sizeof(c->detail));
 }
 
@@ -273,7 +273,7 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 {
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	struct pn_crash_enum ce;
-	bool ok = true, begun = pn_recovery_begin(&r->e); /* it began once: it does again */
+	bool ok = true, begun = pn_recovery_begin(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
 	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
@@ -295,7 +295,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
-	bool between = pn_engine_ckpt_phase(&c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
+	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);
@@ -375,7 +375,7 @@ struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e)
 
 static void oracle_start(struct checker *c)
 {
-	c->oracle = pn_check_oracle_new(&c->w->e);
+	c->oracle = pn_check_oracle_new(c->w->e);
 	c->w->on_wal = on_wal;
 	c->w->on_wal_arg = c;
 }
@@ -434,9 +434,9 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 {
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
-	bool ok = pn_recovery_begin(&r->e) &&
+	bool ok = pn_recovery_begin(r->e) &&
 		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
-				"the recovery") && !pn_engine_failed(&r->e);
+				"the recovery") && !pn_engine_failed(r->e);
 	if (!ok && !c->res->detail[0])
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
@@ -495,8 +495,8 @@ static int replay_point(struct checker *c)
 		res->error = true;
 		return 2;
 	}
-	if (pn_engine_failed(&c->w->e)) {
-		const struct pn_violation *viol = pn_engine_violation_of(&c->w->e);
+	if (pn_engine_failed(c->w->e)) {
+		const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 		if (opt->timeline)
 			pn_world_print_trace(c->w, opt->timeline);
 		snprintf(c->detail, sizeof(c->detail), "%s", viol->detail);
@@ -551,7 +551,7 @@ static int run_schedule(struct checker *c)
 	}
 	if (c->sc->crash.present)
 		oracle_start(c);
-	pn_engine_start(&c->w->e);
+	pn_engine_start(c->w->e);
 	if (c->opt->replay)
 		return replay_point(c);
 	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
@@ -559,7 +559,7 @@ static int run_schedule(struct checker *c)
 		int step = pn_world_step(c->w);
 		uint64_t point = c->w->events;
 		if (step == PN_STEP_VIOLATION) {
-			const struct pn_violation *viol = pn_engine_violation_of(&c->w->e);
+			const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", viol->detail);
 			report(c, viol->kind, viol->page, point, false);
 			return 1;
@@ -569,7 +569,7 @@ static int run_schedule(struct checker *c)
 			return 2;
 		}
 		struct pn_acks_view acks;
-		pn_engine_acks(&c->w->e, &acks);
+		pn_engine_acks(c->w->e, &acks);
 		bool changed = c->w->dev.version != version || acks.n != acked;
 		res->events = c->events_done + point;
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {

@@ -79,18 +79,18 @@ void pn_world_hash_mix(struct pn_world *w, uint64_t a, uint64_t b)
 static void hash_event(struct pn_world *w, const struct pn_event *ev)
 {
 	struct pn_acks_view acks;
-	pn_engine_acks(&w->e, &acks);
+	pn_engine_acks(w->e, &acks);
 	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
-			  pn_wal_insert_lsn(&w->e), acks.n, w->dev.version};
+			  pn_wal_insert_lsn(w->e), acks.n, w->dev.version};
 	if (ev->kind == PN_EV_STEP) {
 		struct pn_proc_info p;
-		pn_engine_proc_info(&w->e, ev->arg, &p);
+		pn_engine_proc_info(w->e, ev->arg, &p);
 		v[8] = p.state;
 		v[9] = p.op.op;
 		v[10] = (uint64_t)p.op.page << 32 | p.xid;
 		v[11] = p.wake_token;
 	} else {
-		const struct pn_io *io = pn_engine_io(&w->e, ev->arg);
+		const struct pn_io *io = pn_engine_io(w->e, ev->arg);
 		v[8] = (uint64_t)io->op << 32 | io->file;
 		v[9] = io->offset;
 		v[10] = (uint64_t)io->len << 32 | io->state;
@@ -262,11 +262,11 @@ static uint64_t io_latency(struct pn_world *w, const struct pn_io *io)
 
 static void on_dispatch(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = pn_engine_io(&w->e, index);
+	struct pn_io *io = pn_engine_io(w->e, index);
 	PN_ASSERT(io->state == PN_IO_ISSUED);
 	io->state = PN_IO_DISPATCHED;
 	if (io->bind)
-		io->offset = io->bind(&w->e, io);
+		io->offset = io->bind(w->e, io);
 	switch (io->op) {
 	case PN_IO_WRITE:
 		pn_device_write(&w->dev, io, w->events);
@@ -287,7 +287,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 
 static void on_complete(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = pn_engine_io(&w->e, index);
+	struct pn_io *io = pn_engine_io(w->e, index);
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC)
@@ -299,7 +299,7 @@ static void on_complete(struct pn_world *w, uint32_t index)
 		w->aio_len--;
 		dispatch_later(w, next);
 	}
-	pn_engine_io_done(&w->e, io);
+	pn_engine_io_done(w->e, io);
 }
 
 /* ---- trace of the last events ---- */
@@ -318,7 +318,7 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev, const st
 		t->value = p->op.op == PN_OP_SLRU_SET ? p->op.xid : p->xid;
 		return;
 	}
-	const struct pn_io *io = pn_engine_io(&w->e, ev->arg);
+	const struct pn_io *io = pn_engine_io(w->e, ev->arg);
 	t->op = (uint8_t)io->op;
 	t->file = (uint8_t)io->file;
 	t->why = (uint8_t)io->why;
@@ -335,7 +335,7 @@ static const char *bstate_names[] = {
 static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)
 {
 	struct pn_proc_info p;
-	pn_engine_proc_info(&w->e, t->arg, &p);
+	pn_engine_proc_info(w->e, t->arg, &p);
 	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup",
 				      "pageserver"};
 	if (p.kind != PN_PROC_BACKEND) {
@@ -414,16 +414,19 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
 		.wal_segment = env_wal_segment,
 	};
-	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
-		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(&w->e));
+	w->e = pn_engine_new();
+	if (!pn_engine_init(w->e, sc, &env, from == NULL)) {
+		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
+		pn_engine_delete(w->e); /* the caller frees w alone */
+		w->e = NULL;
 		return false;
 	}
-	w->fsync_of_io = calloc(pn_engine_io_count(&w->e), sizeof(uint64_t));
+	w->fsync_of_io = calloc(pn_engine_io_count(w->e), sizeof(uint64_t));
 	PN_ASSERT(w->fsync_of_io != NULL);
 	if (from)
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
-		pn_engine_format(&w->e, format_write, w);
+		pn_engine_format(w->e, format_write, w);
 	uint64_t work = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
 							  : sc->workload.transactions *
 								    (sc->workload.pages_per_transaction + 1);
@@ -435,7 +438,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
-	pn_engine_free(&w->e);
+	pn_engine_delete(w->e);
 	pn_device_free(&w->dev);
 	free(w->heap);
 	free(w->aio_pending);
@@ -444,7 +447,7 @@ void pn_world_free(struct pn_world *w)
 
 int pn_world_step(struct pn_world *w)
 {
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	for (;;) {
 		if (pn_engine_finished(e))
 			return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
@@ -494,7 +497,7 @@ int pn_world_run(struct pn_world *w)
 
 int pn_world_recover(struct pn_world *w)
 {
-	if (!pn_recovery_begin(&w->e))
+	if (!pn_recovery_begin(w->e))
 		return 1;
 	return pn_world_run(w);
 }
@@ -513,12 +516,12 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		out->status = 2;
 		return 2;
 	}
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
-	pn_engine_finish_metrics(&w->e);
-	struct pn_geometry geo = pn_engine_geometry(&w->e);
-	out->m = *pn_engine_metrics(&w->e);
-	out->viol = *pn_engine_violation_of(&w->e);
+	pn_engine_finish_metrics(w->e);
+	struct pn_geometry geo = pn_engine_geometry(w->e);
+	out->m = *pn_engine_metrics(w->e);
+	out->viol = *pn_engine_violation_of(w->e);
 	out->events = w->events;
 	out->pages = geo.heap_pages;
 	out->generations = geo.generations;

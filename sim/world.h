@@ -77,7 +77,7 @@ struct pn_world_options {
 struct pn_world {
 	const struct pn_scenario *sc;
 	struct pn_world_options opt;
-	struct pn_engine e;
+	struct pn_engine *e;    /* opaque here: the engine's accessors (engine.h) */
 	struct pn_device dev;
 	struct pn_prng rng_workload, rng_sched, rng_io;
 	uint64_t now;

@@ -208,7 +208,7 @@ START_TEST(test_r3_protected_slot)
 {
 	struct pn_scenario sc;
 	struct pn_world *w = fresh_world("umbra", &sc);
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	ck_assert_uint_eq(e->base_done[5], 0);
 	pn_store_check_write(e, 5, 1);
 	pn_store_check_write(e, 5, 2);
@@ -222,9 +222,9 @@ START_TEST(test_r3_protected_slot)
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
-	pn_store_check_write(&w->e, 5, 0);
-	ck_assert(!w->e.failed);
-	ck_assert_int_eq(w->e.viol.kind, PN_VIOL_NONE);
+	pn_store_check_write(w->e, 5, 0);
+	ck_assert(!w->e->failed);
+	ck_assert_int_eq(w->e->viol.kind, PN_VIOL_NONE);
 	world_drop(w);
 	pn_scenario_free(&sc);
 }
@@ -237,9 +237,9 @@ static int run_schedule(const struct pn_scenario *sc, uint32_t schedule, struct 
 	struct pn_world_options o = {.check_each_event = true, .schedule = schedule};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
-	*v = w->e.viol;
+	*v = w->e->viol;
 	world_drop(w);
 	return rc;
 }
@@ -287,7 +287,7 @@ static struct pn_world *world_at(const struct pn_scenario *sc, uint64_t k)
 	struct pn_world_options o = {.track = true, .check_each_event = true, .stop_at_event = k};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	ck_assert_int_eq(pn_world_run(w), 0);
 	ck_assert_uint_eq(w->events, k);
 	return w;
@@ -323,15 +323,15 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	struct pn_world *r;
 	int rc = recover(w, f, &r);
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
-		      (unsigned long long)k, fate, rc, r->e.viol.detail, r->error);
-	ck_assert_int_eq(r->e.viol.kind, PN_VIOL_NONE);
-	ck_assert_uint_ge(r->e.replay_end, w->e.wal.flushed);
-	for (uint64_t i = 0; i < w->e.nacked; i++)
-		ck_assert_msg(w->e.acked_lsns[i] <= r->e.replay_end,
+		      (unsigned long long)k, fate, rc, r->e->viol.detail, r->error);
+	ck_assert_int_eq(r->e->viol.kind, PN_VIOL_NONE);
+	ck_assert_uint_ge(r->e->replay_end, w->e->wal.flushed);
+	for (uint64_t i = 0; i < w->e->nacked; i++)
+		ck_assert_msg(w->e->acked_lsns[i] <= r->e->replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
 			      w->sc->name, (unsigned long long)k, (unsigned long long)i,
-			      (unsigned long long)w->e.acked_lsns[i],
-			      (unsigned long long)r->e.replay_end);
+			      (unsigned long long)w->e->acked_lsns[i],
+			      (unsigned long long)r->e->replay_end);
 	world_drop(r);
 	free(f);
 }
@@ -368,7 +368,7 @@ START_TEST(test_recovery_round_trip)
 	crash_events(&sc, k);
 	for (uint32_t i = 0; i < CRASH_POINTS; i++) {
 		struct pn_world *w = world_at(&sc, k[i]);
-		acked += w->e.nacked;
+		acked += w->e->nacked;
 		unsynced += w->dev.nunsynced;
 		assert_round_trip(w, PN_FATE_LOST, k[i]);
 		assert_round_trip(w, PN_FATE_PERSISTED, k[i]);
@@ -389,7 +389,7 @@ static int recover_torn(const struct pn_world *w, enum pn_violation_kind *kind)
 		if (w->dev.unsynced[i].file == PN_FILE_DATA)
 			f[i] = (struct pn_write_fate){PN_FATE_TORN, 0x1};
 	int rc = recover(w, f, &r);
-	*kind = r->e.viol.kind;
+	*kind = r->e->viol.kind;
 	world_drop(r);
 	free(f);
 	return rc;
@@ -561,7 +561,7 @@ START_TEST(test_accessors)
 {
 	struct pn_scenario sc;
 	struct pn_world *w = fresh_world(all_modes[_i], &sc);
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	struct pn_geometry geo = pn_engine_geometry(e);
 	ck_assert_uint_eq(geo.page_size, e->page_size);
 	ck_assert_uint_eq(geo.pages, e->heap_pages + e->slru_pages);

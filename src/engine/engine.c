@@ -425,6 +425,21 @@ void pn_engine_finish_metrics(struct pn_engine *e)
  * engine.h's accessor section: thin reads for sim/, disk/, model/, cli/, fuzz/ and the tests,
  * so that nothing above the engine reads a field of struct pn_engine or struct pn_proc. */
 
+struct pn_engine *pn_engine_new(void)
+{
+	struct pn_engine *e = calloc(1, sizeof(*e));
+	PN_ASSERT(e != NULL);
+	return e;
+}
+
+void pn_engine_delete(struct pn_engine *e)
+{
+	if (!e)
+		return;
+	pn_engine_free(e);
+	free(e);
+}
+
 struct pn_geometry pn_engine_geometry(const struct pn_engine *e)
 {
 	return (struct pn_geometry){.page_size = e->page_size, .heap_pages = e->heap_pages,

@@ -68,7 +68,12 @@ struct pn_violation {
 	char detail[256];
 };
 
-/* ---- the engine ---- */
+/* ---- the engine ----
+ * Complete only inside the engine's library (pn_engine defines PN_ENGINE_INTERNAL) and for
+ * the engine's own unit tests; above it the struct is opaque: pn_engine_new, then the
+ * accessors of the section "Accessors for the layers above". */
+struct pn_engine;
+#ifdef PN_ENGINE_INTERNAL
 struct pn_engine {
 	const struct pn_scenario *sc;
 	struct pn_env env;
@@ -178,6 +183,7 @@ struct pn_engine {
 	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
 	char error[PN_ERROR_LEN];
 };
+#endif
 
 /* engine.c */
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
@@ -202,6 +208,11 @@ uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 /* ---- Accessors for the layers above (sim/, disk/, model/, cli/, fuzz/, tests) ----
  * What the world, the checker and the commands read of the engine, instead of its fields
  * (engine.c's last section; each a thin read, no state of its own). */
+
+/* A zeroed engine for pn_engine_init; pn_engine_delete runs pn_engine_free (also after a
+ * failed init) and frees it (NULL: nothing). */
+struct pn_engine *pn_engine_new(void);
+void pn_engine_delete(struct pn_engine *e);
 
 /* The sizes and counts fixed at init. */
 struct pn_geometry {
