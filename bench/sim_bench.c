@@ -20,6 +20,7 @@
  * the source tree the binary was built from.
  */
 #include "checker.h"
+#include "load.h"
 #include "world.h"
 
 #include <getopt.h>

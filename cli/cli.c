@@ -10,6 +10,8 @@
  * in cli.h.
  */
 #include "cli.h"
+#include "load.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <getopt.h>

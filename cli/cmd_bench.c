@@ -154,11 +154,12 @@ static int cmp_u64(const void *a, const void *b)
 static void collect(struct bench_result *res, struct bench_run *run, struct pn_disk *d, uint64_t t0)
 {
 	struct pn_metrics *m = &res->r.sim.m;
-	pn_engine_finish_metrics(&d->e);
-	*m = d->e.m;
-	m->elapsed_ns = d->e.env.now_ns(d) - t0;
-	res->r.sim.pages = d->e.heap_pages;
-	res->r.sim.generations = d->e.generations;
+	pn_engine_finish_metrics(d->e);
+	struct pn_geometry geo = pn_engine_geometry(d->e);
+	*m = *pn_engine_metrics(d->e);
+	m->elapsed_ns = pn_disk_now_ns(d) - t0;
+	res->r.sim.pages = geo.heap_pages;
+	res->r.sim.generations = geo.generations;
 	res->c = d->c;
 	if (run->nlat) { /* the engine's own log is drained at every step (disk.h D4) */
 		qsort(run->lat_ns, run->nlat, sizeof(uint64_t), cmp_u64);
@@ -198,13 +199,13 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	d->on_ack = on_ack;
 	d->on_tick = on_tick;
 	d->arg = &run;
-	uint64_t t0 = d->e.env.now_ns(d);
-	pn_engine_start(&d->e);
+	uint64_t t0 = pn_disk_now_ns(d);
+	pn_engine_start(d->e);
 	sim->status = pn_disk_run(d, o->duration_ns);
 	collect(res, &run, d, t0);
 	res->direct = d->direct;
 	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
-	sim->viol = d->e.viol;
+	sim->viol = *pn_engine_violation_of(d->e);
 	if (sim->status == 2) { /* the scenario was fine: the run failed */
 		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
 		sim->status = 1;

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "checker.h"
+#include "load.h"
 #include "progress.h"
 #include "shrink.h"
 #include "trace.h"

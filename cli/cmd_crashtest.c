@@ -206,13 +206,14 @@ static void child_main(struct pn_disk *d, int fd)
 	child_fd = fd;
 	d->on_wal = child_wal;
 	d->on_ack = child_ack;
-	pn_engine_start(&d->e);
+	pn_engine_start(d->e);
 	int rc = pn_disk_run(d, 0); /* the workload has no end: only the kill stops it */
 	char text[PN_ERROR_LEN + 300], page[16];
+	const struct pn_violation *viol = pn_engine_violation_of(d->e);
 	if (rc == 1)
 		snprintf(text, sizeof(text), "runtime invariant broken: %s page %s: %s",
-			 pn_violation_name(d->e.viol.kind),
-			 pn_cli_page_text(d->e.viol.page, page, sizeof(page)), d->e.viol.detail);
+			 pn_violation_name(viol->kind), pn_cli_page_text(viol->page, page, sizeof(page)),
+			 viol->detail);
 	else
 		snprintf(text, sizeof(text), "%s", rc == 2 ? d->error : "the workload ended");
 	send_msg(MSG_ERROR, 0, 0, text, (uint32_t)strlen(text));
@@ -322,19 +323,20 @@ static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk
 		goto out;
 	}
 	int rc = pn_disk_recover(r);
-	*end_out = r->e.replay_end;
+	*end_out = pn_engine_recovery_end(r->e);
 	snprintf(s->method, sizeof(s->method), "%s, %s", r->method_note,
 		 r->direct ? "O_DIRECT" : "buffered");
 	if (rc != 0) {
 		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
-			 rc == 1 ? "failed" : "did not finish", rc == 1 ? r->e.viol.detail : r->error);
+			 rc == 1 ? "failed" : "did not finish", rc == 1 ? pn_engine_violation_of(r->e)->detail : r->error);
 		goto out;
 	}
-	uint8_t *expected = malloc(r->e.page_size), *found = malloc(r->e.page_size);
+	uint32_t page_size = pn_engine_geometry(r->e).page_size;
+	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	uint32_t page;
 	PN_ASSERT(expected && found);
 	ok = pn_check_acked(s->xids, s->lsns, s->nacked, *end_out, s->detail, sizeof(s->detail)) &&
-	     pn_check_recovered_pages(&r->e, s->oracle, *end_out, expected, found, s->detail,
+	     pn_check_recovered_pages(r->e, s->oracle, *end_out, expected, found, s->detail,
 				      sizeof(s->detail), &page);
 	free(expected);
 	free(found);
@@ -349,12 +351,13 @@ out:
  * judgement reads them (pushdown keeps them in the page server's file, not in `data`). */
 static bool oracle_of(struct pn_disk *d, struct run_state *s)
 {
-	struct pn_engine *e = &d->e;
-	uint8_t *expected = malloc(e->page_size), *found = malloc(e->page_size);
+	struct pn_engine *e = d->e;
+	uint32_t page_size = pn_engine_geometry(e).page_size;
+	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	uint32_t page;
 	PN_ASSERT(expected && found);
 	s->oracle = pn_check_oracle_new(e);
-	bool ok = pn_check_recovered_pages(e, s->oracle, e->wal.flushed, expected, found,
+	bool ok = pn_check_recovered_pages(e, s->oracle, pn_engine_wal_flushed(e), expected, found,
 					   s->detail, sizeof(s->detail), &page);
 	if (!ok) {
 		size_t l = strlen(s->detail);

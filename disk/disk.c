@@ -276,7 +276,7 @@ static bool room_for_files(struct pn_disk *d)
 	struct stat st;
 	uint64_t need = 0, reclaim = 0;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		uint64_t size = pn_engine_file_size(&d->e, (enum pn_file)f);
+		uint64_t size = pn_engine_file_size(d->e, (enum pn_file)f);
 		need = size > UINT64_MAX - need ? UINT64_MAX : need + size;
 		if (fstatat(d->dir->fd, pn_file_disk_name(f), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode))
@@ -293,8 +293,8 @@ static bool room_for_files(struct pn_disk *d)
 		 "(%.1f GiB) free, and %llu MiB is kept free; lower checkpoint.max_wal_size or "
 		 "storage.pages, or use a --path with more room",
 		 d->dir->path, (unsigned long long)need, (double)need / (1u << 30),
-		 (double)pn_engine_file_size(&d->e, PN_FILE_WAL) / (1u << 30),
-		 (double)pn_engine_file_size(&d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
+		 (double)pn_engine_file_size(d->e, PN_FILE_WAL) / (1u << 30),
+		 (double)pn_engine_file_size(d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
 		 (double)avail / (1u << 30), DISK_MARGIN >> 20);
 	return false;
 }
@@ -306,7 +306,7 @@ static bool format(struct pn_disk *d)
 	if (!zero)
 		return fail(d, "out of memory for", "");
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		uint64_t size = pn_engine_file_size(&d->e, (enum pn_file)f);
+		uint64_t size = pn_engine_file_size(d->e, (enum pn_file)f);
 		for (uint64_t at = 0; at < size && !d->error[0]; at += ZERO_CHUNK)
 			if (!write_all(d->bfd[f], zero, (size_t)PN_MIN((uint64_t)ZERO_CHUNK, size - at), at))
 				fail(d, "cannot write", pn_file_disk_name(f));
@@ -314,7 +314,7 @@ static bool format(struct pn_disk *d)
 	free(zero);
 	if (d->error[0])
 		return false;
-	pn_engine_format(&d->e, format_write, d);
+	pn_engine_format(d->e, format_write, d);
 	for (int f = 0; f < PN_FILE_COUNT && !d->error[0]; f++)
 		if (fdatasync(d->bfd[f]) != 0)
 			fail(d, "cannot fdatasync", pn_file_disk_name(f));
@@ -324,7 +324,9 @@ static bool format(struct pn_disk *d)
 
 /* ---- the seam ---- */
 
-static uint64_t env_now(void *ctx) { return mono_ns() - ((struct pn_disk *)ctx)->t0_ns; }
+uint64_t pn_disk_now_ns(const struct pn_disk *d) { return mono_ns() - d->t0_ns; }
+
+static uint64_t env_now(void *ctx) { return pn_disk_now_ns(ctx); }
 
 static uint64_t env_random(void *ctx)
 {
@@ -367,8 +369,8 @@ static void env_submit(void *ctx, struct pn_io *io)
 		dispatch(d, io);
 		return;
 	}
-	PN_ASSERT(d->pending_len < d->e.nios);
-	d->pending[(d->pending_head + d->pending_len++) % d->e.nios] = io->index;
+	PN_ASSERT(d->pending_len < pn_engine_io_count(d->e));
+	d->pending[(d->pending_head + d->pending_len++) % pn_engine_io_count(d->e)] = io->index;
 }
 
 /* ---- dispatch and completion ---- */
@@ -377,7 +379,7 @@ static uint8_t *bounce(struct pn_disk *d, uint32_t index, uint32_t len)
 {
 	if (d->bounce_cap[index] < len) {
 		free(d->bounce[index]);
-		uint32_t cap = PN_MAX(len, 2 * d->e.page_size);
+		uint32_t cap = PN_MAX(len, 2 * pn_engine_geometry(d->e).page_size);
 		if (posix_memalign((void **)&d->bounce[index], MEM_ALIGN, cap) != 0)
 			PN_ASSERT(!"out of memory for an I/O buffer");
 		d->bounce_cap[index] = cap;
@@ -390,7 +392,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	PN_ASSERT(io->state == PN_IO_ISSUED && d->inflight < d->depth);
 	io->state = PN_IO_DISPATCHED;
 	if (io->bind)
-		io->offset = io->bind(&d->e, io);
+		io->offset = io->bind(d->e, io);
 	d->inflight++;
 	if (io->op == PN_IO_FSYNC) { /* D3 */
 		d->c.fsyncs++;
@@ -418,16 +420,12 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 /* D4: hands the commits the engine acknowledged to the observer, and empties its log. */
 static void drain_acks(struct pn_disk *d)
 {
-	struct pn_engine *e = &d->e;
-	for (uint64_t i = 0; i < e->nacked && d->on_ack; i++)
-		d->on_ack(d->arg, e->acked_xids[i], e->acked_lsns[i], i < e->nlat ? e->latencies[i] : 0);
-	e->nacked = 0;
-	e->nlat = 0;
+	pn_engine_drain_acks(d->e, d->on_ack, d->arg);
 }
 
 static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 {
-	struct pn_io *io = &d->e.ios[c->tag];
+	struct pn_io *io = pn_engine_io(d->e, c->tag);
 	int64_t want = io->op == PN_IO_FSYNC ? 0 : io->len;
 	d->inflight--;
 	if (d->error[0])
@@ -443,11 +441,11 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 		memcpy(io->buf, d->bounce[c->tag], io->len);
 	if (d->pending_len) {
 		uint32_t next = d->pending[d->pending_head];
-		d->pending_head = (d->pending_head + 1) % d->e.nios;
+		d->pending_head = (d->pending_head + 1) % pn_engine_io_count(d->e);
 		d->pending_len--;
-		dispatch(d, &d->e.ios[next]);
+		dispatch(d, pn_engine_io(d->e, next));
 	}
-	pn_engine_io_done(&d->e, io);
+	pn_engine_io_done(d->e, io);
 	drain_acks(d);
 	return true;
 }
@@ -469,13 +467,14 @@ static int reap(struct pn_disk *d, uint64_t wait_ns, uint32_t *count)
 static uint32_t fire_due(struct pn_disk *d, uint64_t limit, uint32_t start)
 {
 	uint32_t fired = 0;
-	for (uint32_t k = 0; k < d->e.nprocs && !d->e.failed; k++) {
-		uint32_t proc = (start + k) % d->e.nprocs;
+	uint32_t nprocs = pn_engine_proc_count(d->e);
+	for (uint32_t k = 0; k < nprocs && !pn_engine_failed(d->e); k++) {
+		uint32_t proc = (start + k) % nprocs;
 		struct pn_disk_timer *t = &d->timers[proc];
 		if (!t->armed || t->at_ns > limit)
 			continue;
 		t->armed = false;
-		pn_engine_fire(&d->e, proc, t->token);
+		pn_engine_fire(d->e, proc, t->token);
 		drain_acks(d);
 		fired++;
 	}
@@ -485,7 +484,7 @@ static uint32_t fire_due(struct pn_disk *d, uint64_t limit, uint32_t start)
 static uint64_t next_timer(const struct pn_disk *d)
 {
 	uint64_t next = UINT64_MAX;
-	for (uint32_t i = 0; i < d->e.nprocs; i++)
+	for (uint32_t i = 0; i < pn_engine_proc_count(d->e); i++)
 		if (d->timers[i].armed)
 			next = PN_MIN(next, d->timers[i].at_ns);
 	return next;
@@ -540,14 +539,14 @@ static void quiesce(struct pn_disk *d)
 static int loop(struct pn_disk *d, uint64_t deadline)
 {
 	for (uint32_t turn = 0;; turn++) {
-		if (d->e.failed)
+		if (pn_engine_failed(d->e))
 			return 1;
 		uint64_t now = env_now(d);
 		if (deadline && now >= deadline) {
 			quiesce(d);
 			return 0;
 		}
-		if (pn_engine_finished(&d->e))
+		if (pn_engine_finished(d->e))
 			return 0;
 		if (d->on_tick && now >= d->next_tick_ns) {
 			d->next_tick_ns = now + TICK_NS;
@@ -556,10 +555,10 @@ static int loop(struct pn_disk *d, uint64_t deadline)
 		uint32_t reaped;
 		if (reap(d, 0, &reaped) != 0)
 			return 2;
-		uint32_t fired = fire_due(d, now + SLACK_NS, turn % d->e.nprocs);
+		uint32_t fired = fire_due(d, now + SLACK_NS, turn % pn_engine_proc_count(d->e));
 		if (submit(d) != 0)
 			return 2;
-		if (!reaped && !fired && !d->e.failed && idle(d, now, deadline) != 0)
+		if (!reaped && !fired && !pn_engine_failed(d->e) && idle(d, now, deadline) != 0)
 			return 2;
 	}
 }
@@ -589,7 +588,7 @@ int pn_disk_recover(struct pn_disk *d)
 {
 	if (!open_aio(d))
 		return 2;
-	if (!pn_recovery_begin(&d->e))
+	if (!pn_recovery_begin(d->e))
 		return 1;
 	return loop(d, 0);
 }
@@ -603,8 +602,8 @@ const char *pn_disk_method(const struct pn_disk *d)
 
 static bool alloc_state(struct pn_disk *d)
 {
-	uint32_t n = d->e.nios;
-	d->timers = calloc(d->e.nprocs, sizeof(*d->timers));
+	uint32_t n = pn_engine_io_count(d->e);
+	d->timers = calloc(pn_engine_proc_count(d->e), sizeof(*d->timers));
 	d->pending = calloc(n, sizeof(uint32_t));
 	d->bounce = calloc(n, sizeof(uint8_t *));
 	d->bounce_cap = calloc(n, sizeof(uint32_t));
@@ -630,9 +629,9 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
 	};
 	d->t0_ns = mono_ns();
-	d->engine_init = true;
-	if (!pn_engine_init(&d->e, &d->sc, &env, fresh)) {
-		snprintf(d->error, sizeof(d->error), "%s", d->e.error);
+	d->e = pn_engine_new(); /* pn_disk_close deletes it, whatever happens below */
+	if (!pn_engine_init(d->e, &d->sc, &env, fresh)) {
+		snprintf(d->error, sizeof(d->error), "%s", pn_engine_error(d->e));
 		return false;
 	}
 	if (unbounded)
@@ -658,10 +657,9 @@ void pn_disk_close(struct pn_disk *d)
 		if (d->bfd[f] >= 0)
 			close(d->bfd[f]);
 	}
-	for (uint32_t i = 0; d->bounce && i < d->e.nios; i++)
+	for (uint32_t i = 0; d->bounce && i < pn_engine_io_count(d->e); i++)
 		free(d->bounce[i]);
-	if (d->engine_init)
-		pn_engine_free(&d->e);
+	pn_engine_delete(d->e);
 	free(d->bounce);
 	free(d->bounce_cap);
 	free(d->timers);

@@ -68,7 +68,7 @@ struct pn_disk_timer {
 
 struct pn_disk {
 	struct pn_scenario sc;        /* shallow copy the engine points at (see pn_disk_open) */
-	struct pn_engine e;
+	struct pn_engine *e;          /* opaque here: the engine's accessors (engine.h) */
 	const struct pn_disk_dir *dir; /* locked by the caller, for longer than d is open */
 	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
 	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
@@ -77,7 +77,6 @@ struct pn_disk {
 	struct pn_aio *aio;           /* opened at the first run (after a fork) */
 	char method_note[256];
 	struct pn_disk_timer *timers;  /* one per engine process */
-	bool engine_init;             /* pn_engine_init was called: pn_engine_free is due */
 	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
 	uint32_t pending_head, pending_len, inflight, depth;
 	uint8_t **bounce;             /* D1: one aligned buffer per engine I/O */
@@ -115,12 +114,14 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 void pn_disk_close(struct pn_disk *d);
 /* Runs the started engine until it finishes, or for duration_ns (0: no limit): then the
  * workload stops drawing transactions, the counters are final, and the I/Os in flight are
- * waited for. Returns 0 ok, 1 a violation (d->e.viol), 2 an I/O error or a stall
+ * waited for. Returns 0 ok, 1 a violation (pn_engine_violation_of), 2 an I/O error or a stall
  * (d->error). */
 int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
 /* Recovery on the files, to its end (the end-of-recovery checkpoint included). */
 int pn_disk_recover(struct pn_disk *d);
 /* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */
 const char *pn_disk_method(const struct pn_disk *d);
+/* The backend's clock (the engine's env.now_ns): ns since pn_disk_open. */
+uint64_t pn_disk_now_ns(const struct pn_disk *d);
 
 #endif

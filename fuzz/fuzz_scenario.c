@@ -1,5 +1,5 @@
 /*
- * fuzz_scenario.c: libFuzzer harness of the scenario loader (src/scenario/scenario_load.c).
+ * fuzz_scenario.c: libFuzzer harness of the scenario loader (src/scenario/load.c).
  *
  * Any bytes go to pn_scenario_load_string(). It must return, never crash, leak or read out
  * of bounds (the harness is built with ASan and UBSan), and:
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load.h"
 #include "shrink.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,6 +1,6 @@
 /*
  * fuzz_trace.c: libFuzzer harness of the trace reader: what `penumbra replay` reads before
- * it runs anything. A trace is a scenario with a replay: section (src/scenario/scenario_load.c) whose
+ * it runs anything. A trace is a scenario with a replay: section (src/scenario/load.c) whose
  * crash states are strings like "p3,t7:5" (model/crashstate.c, pn_crash_fates_decode).
  *
  * Any bytes are loaded as a trace. It must return, never crash, leak or read out of bounds,
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "crashstate.h"
+#include "load.h"
 
 #define UNSYNCED_MAX 64
 

@@ -93,8 +93,9 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
 			      uint32_t *bad_page)
 {
-	const struct pn_scenario *sc = e->sc;
-	for (uint32_t p = 0; p < e->pages; p++) {
+	const struct pn_scenario *sc = pn_engine_scenario(e);
+	struct pn_geometry geo = pn_engine_geometry(e);
+	for (uint32_t p = 0; p < geo.pages; p++) {
 		pn_oracle_page(o, p, end, expected);
 		/* the recovered engine's bytes, read through its own seam (the simulated device,
 		 * or a real file); pushdown: what the page server reconstructs at the recovered
@@ -104,7 +105,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 		pn_engine_read_page(e, p, end, found, &resident);
 		bool headerless = pn_store_is_slru(e, p) && !sc->protocol.slru_headers;
 		bool sums = pn_store_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
-		if (!resident && !headerless && !pn_page_verify(found, e->page_size, p, sums)) {
+		if (!resident && !headerless && !pn_page_verify(found, geo.page_size, p, sums)) {
 			snprintf(detail, detail_len,
 				 "after recovery page %u fails verification (%s): the next read of it "
 				 "is an error", p, sums ? "checksum or header" : "header");
@@ -115,7 +116,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 		if (off < 0)
 			continue;
 		char exp[40], got[40];
-		uint32_t n = PN_MIN(16u, e->page_size - (uint32_t)off);
+		uint32_t n = PN_MIN(16u, geo.page_size - (uint32_t)off);
 		hex(exp, sizeof(exp), expected + off, n);
 		hex(got, sizeof(got), found + off, n);
 		bool slru = pn_store_is_slru(e, p);
@@ -134,7 +135,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 /* C2: every page against the oracle at the recovered end. */
 static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
 {
-	return pn_check_recovered_pages(&r->e, c->oracle, end, c->expected, c->found, c->detail,
+	return pn_check_recovered_pages(r->e, c->oracle, end, c->expected, c->found, c->detail,
 					sizeof(c->detail), bad_page);
 }
 
@@ -170,12 +171,13 @@ static void free_world(struct pn_world *r)
 /* C3 and C2 for a recovered world; upto bounds the oracle (nested crashes). */
 static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, struct verdict *v)
 {
-	v->end = r->e.replay_end;
+	v->end = pn_engine_recovery_end(r->e);
 	v->kind = PN_VIOL_NONE;
 	if (rc == 1) {
-		v->kind = r->e.viol.kind;
-		v->page = r->e.viol.page;
-		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", r->e.viol.detail);
+		const struct pn_violation *viol = pn_engine_violation_of(r->e);
+		v->kind = viol->kind;
+		v->page = viol->page;
+		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", viol->detail);
 	} else if (rc == 2) {
 		v->kind = PN_VIOL_RECOVERY;
 		v->page = UINT32_MAX;
@@ -203,8 +205,9 @@ bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn
 /* C1: every commit acknowledged by the crash point is in the recovered WAL. */
 static bool check_acks(struct checker *c, pn_lsn end)
 {
-	const struct pn_engine *e = &c->w->e;
-	return pn_check_acked(e->acked_xids, e->acked_lsns, e->nacked, end, c->detail, sizeof(c->detail));
+	struct pn_acks_view acks;
+	pn_engine_acks(c->w->e, &acks);
+	return pn_check_acked(acks.xids, acks.lsns, acks.n, end, c->detail, sizeof(c->detail));
 }
 
 /* Whether the caller asked the check to stop (a signal); remembered once seen. */
@@ -270,7 +273,7 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 {
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	struct pn_crash_enum ce;
-	bool ok = true, begun = pn_recovery_begin(&r->e); /* it began once: it does again */
+	bool ok = true, begun = pn_recovery_begin(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
 	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
@@ -292,7 +295,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
-	bool between = pn_engine_ckpt_phase(&c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
+	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);
@@ -358,12 +361,13 @@ static void progress(struct checker *c)
 
 struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e)
 {
-	uint8_t *initial = malloc((size_t)e->pages * e->page_size);
+	struct pn_geometry geo = pn_engine_geometry(e);
+	uint8_t *initial = malloc((size_t)geo.pages * geo.page_size);
 	PN_ASSERT(initial != NULL);
-	for (uint32_t p = 0; p < e->pages; p++)
-		pn_engine_initial_page(e, p, initial + (size_t)p * e->page_size);
-	struct pn_oracle *o = pn_oracle_new(e->heap_pages, e->slru_pages, e->page_size,
-					    e->sc->protocol.slru_headers, initial);
+	for (uint32_t p = 0; p < geo.pages; p++)
+		pn_engine_initial_page(e, p, initial + (size_t)p * geo.page_size);
+	struct pn_oracle *o = pn_oracle_new(geo.heap_pages, geo.slru_pages, geo.page_size,
+					    pn_engine_scenario(e)->protocol.slru_headers, initial);
 	free(initial);
 	PN_ASSERT(o != NULL);
 	return o;
@@ -371,7 +375,7 @@ struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e)
 
 static void oracle_start(struct checker *c)
 {
-	c->oracle = pn_check_oracle_new(&c->w->e);
+	c->oracle = pn_check_oracle_new(c->w->e);
 	c->w->on_wal = on_wal;
 	c->w->on_wal_arg = c;
 }
@@ -399,7 +403,7 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 
 /* Replay: steps w until it has run `point` events. False with the reason in res->detail when
  * it finishes or stalls first (what names the key, whose the run). A runtime invariant that
- * breaks on the way stops it early (true; the caller looks at w->e.failed). */
+ * breaks on the way stops it early (true; the caller looks at pn_engine_failed). */
 static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point, const char *what,
 			  const char *whose)
 {
@@ -430,9 +434,9 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 {
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
-	bool ok = pn_recovery_begin(&r->e) &&
+	bool ok = pn_recovery_begin(r->e) &&
 		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
-				"the recovery") && !r->e.failed;
+				"the recovery") && !pn_engine_failed(r->e);
 	if (!ok && !c->res->detail[0])
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
@@ -491,11 +495,12 @@ static int replay_point(struct checker *c)
 		res->error = true;
 		return 2;
 	}
-	if (c->w->e.failed) {
+	if (pn_engine_failed(c->w->e)) {
+		const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 		if (opt->timeline)
 			pn_world_print_trace(c->w, opt->timeline);
-		snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.viol.detail);
-		report(c, c->w->e.viol.kind, c->w->e.viol.page, c->w->events, false);
+		snprintf(c->detail, sizeof(c->detail), "%s", viol->detail);
+		report(c, viol->kind, viol->page, c->w->events, false);
 		return 1;
 	}
 	if (!c->sc->crash.present)
@@ -546,7 +551,7 @@ static int run_schedule(struct checker *c)
 	}
 	if (c->sc->crash.present)
 		oracle_start(c);
-	pn_engine_start(&c->w->e);
+	pn_engine_start(c->w->e);
 	if (c->opt->replay)
 		return replay_point(c);
 	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
@@ -554,19 +559,22 @@ static int run_schedule(struct checker *c)
 		int step = pn_world_step(c->w);
 		uint64_t point = c->w->events;
 		if (step == PN_STEP_VIOLATION) {
-			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", c->w->e.viol.detail);
-			report(c, c->w->e.viol.kind, c->w->e.viol.page, point, false);
+			const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
+			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", viol->detail);
+			report(c, viol->kind, viol->page, point, false);
 			return 1;
 		}
 		if (step == PN_STEP_STALL) {
 			snprintf(res->detail, sizeof(res->detail), "%s", c->w->error);
 			return 2;
 		}
-		bool changed = c->w->dev.version != version || c->w->e.nacked != acked;
+		struct pn_acks_view acks;
+		pn_engine_acks(c->w->e, &acks);
+		bool changed = c->w->dev.version != version || acks.n != acked;
 		res->events = c->events_done + point;
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
 			version = c->w->dev.version;
-			acked = c->w->e.nacked;
+			acked = acks.n;
 			if (!explore_point(c, point))
 				return c->interrupted ? 3 : 1;
 			progress(c);

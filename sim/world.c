@@ -78,16 +78,19 @@ void pn_world_hash_mix(struct pn_world *w, uint64_t a, uint64_t b)
 /* What one event did, after it ran (every field an integer: no padding is hashed). */
 static void hash_event(struct pn_world *w, const struct pn_event *ev)
 {
+	struct pn_acks_view acks;
+	pn_engine_acks(w->e, &acks);
 	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
-			  pn_wal_insert_lsn(&w->e), w->e.nacked, w->dev.version};
+			  pn_wal_insert_lsn(w->e), acks.n, w->dev.version};
 	if (ev->kind == PN_EV_STEP) {
-		const struct pn_proc *p = &w->e.procs[ev->arg];
-		v[8] = p->state;
-		v[9] = p->op.op;
-		v[10] = (uint64_t)p->op.page << 32 | p->xid;
-		v[11] = p->wake_token;
+		struct pn_proc_info p;
+		pn_engine_proc_info(w->e, ev->arg, &p);
+		v[8] = p.state;
+		v[9] = p.op.op;
+		v[10] = (uint64_t)p.op.page << 32 | p.xid;
+		v[11] = p.wake_token;
 	} else {
-		const struct pn_io *io = &w->e.ios[ev->arg];
+		const struct pn_io *io = pn_engine_io(w->e, ev->arg);
 		v[8] = (uint64_t)io->op << 32 | io->file;
 		v[9] = io->offset;
 		v[10] = (uint64_t)io->len << 32 | io->state;
@@ -259,11 +262,11 @@ static uint64_t io_latency(struct pn_world *w, const struct pn_io *io)
 
 static void on_dispatch(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = &w->e.ios[index];
+	struct pn_io *io = pn_engine_io(w->e, index);
 	PN_ASSERT(io->state == PN_IO_ISSUED);
 	io->state = PN_IO_DISPATCHED;
 	if (io->bind)
-		io->offset = io->bind(&w->e, io);
+		io->offset = io->bind(w->e, io);
 	switch (io->op) {
 	case PN_IO_WRITE:
 		pn_device_write(&w->dev, io, w->events);
@@ -284,7 +287,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 
 static void on_complete(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = &w->e.ios[index];
+	struct pn_io *io = pn_engine_io(w->e, index);
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC)
@@ -296,12 +299,12 @@ static void on_complete(struct pn_world *w, uint32_t index)
 		w->aio_len--;
 		dispatch_later(w, next);
 	}
-	pn_engine_io_done(&w->e, io);
+	pn_engine_io_done(w->e, io);
 }
 
 /* ---- trace of the last events ---- */
 
-static void record_trace(struct pn_world *w, const struct pn_event *ev)
+static void record_trace(struct pn_world *w, const struct pn_event *ev, const struct pn_proc_info *p)
 {
 	struct pn_trace_entry *t = &w->trace[w->events % PN_TRACE_LEN];
 	t->event = w->events;
@@ -309,14 +312,13 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev)
 	t->kind = ev->kind;
 	t->arg = ev->arg;
 	if (ev->kind == PN_EV_STEP) {
-		const struct pn_proc *p = &w->e.procs[ev->arg];
 		t->state = (uint8_t)p->state;
 		t->op = (uint8_t)p->op.op;
 		t->page = p->op.page;
 		t->value = p->op.op == PN_OP_SLRU_SET ? p->op.xid : p->xid;
 		return;
 	}
-	const struct pn_io *io = &w->e.ios[ev->arg];
+	const struct pn_io *io = pn_engine_io(w->e, ev->arg);
 	t->op = (uint8_t)io->op;
 	t->file = (uint8_t)io->file;
 	t->why = (uint8_t)io->why;
@@ -332,11 +334,12 @@ static const char *bstate_names[] = {
 
 static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)
 {
-	const struct pn_proc *p = &w->e.procs[t->arg];
+	struct pn_proc_info p;
+	pn_engine_proc_info(w->e, t->arg, &p);
 	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup",
 				      "pageserver"};
-	if (p->kind != PN_PROC_BACKEND) {
-		snprintf(buf, len, "step %s", kinds[p->kind]);
+	if (p.kind != PN_PROC_BACKEND) {
+		snprintf(buf, len, "step %s", kinds[p.kind]);
 		return;
 	}
 	const char *state = t->state < PN_ARRAY_LEN(bstate_names) ? bstate_names[t->state] : "?";
@@ -411,16 +414,19 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
 		.wal_segment = env_wal_segment,
 	};
-	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
-		snprintf(w->error, sizeof(w->error), "%s", w->e.error);
+	w->e = pn_engine_new();
+	if (!pn_engine_init(w->e, sc, &env, from == NULL)) {
+		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
+		pn_engine_delete(w->e); /* the caller frees w alone */
+		w->e = NULL;
 		return false;
 	}
-	w->fsync_of_io = calloc(w->e.nios, sizeof(uint64_t));
+	w->fsync_of_io = calloc(pn_engine_io_count(w->e), sizeof(uint64_t));
 	PN_ASSERT(w->fsync_of_io != NULL);
 	if (from)
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
-		pn_engine_format(&w->e, format_write, w);
+		pn_engine_format(w->e, format_write, w);
 	uint64_t work = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
 							  : sc->workload.transactions *
 								    (sc->workload.pages_per_transaction + 1);
@@ -432,7 +438,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
-	pn_engine_free(&w->e);
+	pn_engine_delete(w->e);
 	pn_device_free(&w->dev);
 	free(w->heap);
 	free(w->aio_pending);
@@ -441,10 +447,10 @@ void pn_world_free(struct pn_world *w)
 
 int pn_world_step(struct pn_world *w)
 {
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	for (;;) {
 		if (pn_engine_finished(e))
-			return e->failed ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
+			return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
 		if (w->heap_len == 0 || w->events >= w->max_events) {
 			snprintf(w->error, sizeof(w->error),
 				 "the simulation made no progress after %llu events (a stall)",
@@ -452,22 +458,26 @@ int pn_world_step(struct pn_world *w)
 			return PN_STEP_STALL;
 		}
 		struct pn_event ev = pop(w);
-		if (ev.kind == PN_EV_STEP && ev.token != e->procs[ev.arg].wake_token)
-			continue; /* superseded by a later wake: not an event */
+		struct pn_proc_info proc = {0};
+		if (ev.kind == PN_EV_STEP) {
+			pn_engine_proc_info(e, ev.arg, &proc);
+			if (ev.token != proc.wake_token)
+				continue; /* superseded by a later wake: not an event */
+		}
 		twin_take(w);
 		w->now = ev.time;
-		record_trace(w, &ev);
+		record_trace(w, &ev, &proc);
 		w->events++;
 		switch (ev.kind) {
 		case PN_EV_STEP: pn_engine_fire(e, ev.arg, ev.token); break;
 		case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
 		case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
 		}
-		if (w->opt.check_each_event && !e->failed)
+		if (w->opt.check_each_event && !pn_engine_failed(e))
 			pn_engine_check(e);
 		if (w->opt.twin)
 			hash_event(w, &ev);
-		return e->failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
+		return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
 }
 
@@ -487,7 +497,7 @@ int pn_world_run(struct pn_world *w)
 
 int pn_world_recover(struct pn_world *w)
 {
-	if (!pn_recovery_begin(&w->e))
+	if (!pn_recovery_begin(w->e))
 		return 1;
 	return pn_world_run(w);
 }
@@ -506,14 +516,15 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		out->status = 2;
 		return 2;
 	}
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
-	pn_engine_finish_metrics(&w->e);
-	out->m = w->e.m;
-	out->viol = w->e.viol;
+	pn_engine_finish_metrics(w->e);
+	struct pn_geometry geo = pn_engine_geometry(w->e);
+	out->m = *pn_engine_metrics(w->e);
+	out->viol = *pn_engine_violation_of(w->e);
 	out->events = w->events;
-	out->pages = w->e.heap_pages;
-	out->generations = w->e.generations;
+	out->pages = geo.heap_pages;
+	out->generations = geo.generations;
 	if (rc == 2)
 		snprintf(out->error, sizeof(out->error), "%s", w->error);
 	out->status = rc == 0 ? 0 : 1;

@@ -37,6 +37,7 @@
 
 #include "cli_contract.h"
 #include "disk.h"
+#include "load.h"
 
 #define OUT_LEN (256 * 1024)
 
@@ -240,18 +241,19 @@ START_TEST(test_disk_run_and_recover)
 	ck_assert_msg(pn_disk_open(d, &sc, &dd, true, false), "%s", d->error);
 	d->on_ack = on_ack;
 	d->arg = &last;
-	pn_engine_start(&d->e);
+	pn_engine_start(d->e);
 	ck_assert_int_eq(pn_disk_run(d, 0), 0);
 	ck_assert_str_eq(pn_disk_method(d), methods[_i]);
-	ck_assert_uint_eq(d->e.m.commits, 300);
+	ck_assert_uint_eq(pn_engine_metrics(d->e)->commits, 300);
 	ck_assert(d->c.fsyncs > 0 && d->c.writes > 0 && d->c.file_writes[PN_FILE_WAL] > 0);
-	ck_assert(d->e.m.checkpoints > 0);
+	ck_assert(pn_engine_metrics(d->e)->checkpoints > 0);
 	pn_disk_close(d);
 	/* the files alone: recovery replays up to at least the last acknowledged commit */
 	ck_assert_msg(pn_disk_open(d, &sc, &dd, false, false), "%s", d->error);
 	ck_assert_int_eq(pn_disk_recover(d), 0);
-	ck_assert_msg(d->e.replay_end >= last, "recovered to %llX, last commit at %llX",
-		      (unsigned long long)d->e.replay_end, (unsigned long long)last);
+	pn_lsn end = pn_engine_recovery_end(d->e);
+	ck_assert_msg(end >= last, "recovered to %llX, last commit at %llX", (unsigned long long)end,
+		      (unsigned long long)last);
 	pn_disk_close(d);
 	pn_disk_dir_unlock(&dd);
 	free(d);

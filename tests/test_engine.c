@@ -13,9 +13,12 @@
  *   WAL sizes    fpw pays full-page images (hole removed), umbra costs what nofpw does,
  *                within its space bound;
  *   checker      verdicts of scenarios/mutants files, and the checker's determinism.
+ *   accessors    what sim/, disk/, model/ and cli/ read through engine.h's accessors is the
+ *                field it names, at every event; an ack drain hands over the log in order.
  */
 #include "checker.h"
 #include "engine.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>
@@ -205,7 +208,7 @@ START_TEST(test_r3_protected_slot)
 {
 	struct pn_scenario sc;
 	struct pn_world *w = fresh_world("umbra", &sc);
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	ck_assert_uint_eq(e->base_done[5], 0);
 	pn_store_check_write(e, 5, 1);
 	pn_store_check_write(e, 5, 2);
@@ -219,9 +222,9 @@ START_TEST(test_r3_protected_slot)
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
-	pn_store_check_write(&w->e, 5, 0);
-	ck_assert(!w->e.failed);
-	ck_assert_int_eq(w->e.viol.kind, PN_VIOL_NONE);
+	pn_store_check_write(w->e, 5, 0);
+	ck_assert(!w->e->failed);
+	ck_assert_int_eq(w->e->viol.kind, PN_VIOL_NONE);
 	world_drop(w);
 	pn_scenario_free(&sc);
 }
@@ -234,9 +237,9 @@ static int run_schedule(const struct pn_scenario *sc, uint32_t schedule, struct 
 	struct pn_world_options o = {.check_each_event = true, .schedule = schedule};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
-	*v = w->e.viol;
+	*v = w->e->viol;
 	world_drop(w);
 	return rc;
 }
@@ -284,7 +287,7 @@ static struct pn_world *world_at(const struct pn_scenario *sc, uint64_t k)
 	struct pn_world_options o = {.track = true, .check_each_event = true, .stop_at_event = k};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	ck_assert_int_eq(pn_world_run(w), 0);
 	ck_assert_uint_eq(w->events, k);
 	return w;
@@ -320,15 +323,15 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	struct pn_world *r;
 	int rc = recover(w, f, &r);
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
-		      (unsigned long long)k, fate, rc, r->e.viol.detail, r->error);
-	ck_assert_int_eq(r->e.viol.kind, PN_VIOL_NONE);
-	ck_assert_uint_ge(r->e.replay_end, w->e.wal.flushed);
-	for (uint64_t i = 0; i < w->e.nacked; i++)
-		ck_assert_msg(w->e.acked_lsns[i] <= r->e.replay_end,
+		      (unsigned long long)k, fate, rc, r->e->viol.detail, r->error);
+	ck_assert_int_eq(r->e->viol.kind, PN_VIOL_NONE);
+	ck_assert_uint_ge(r->e->replay_end, w->e->wal.flushed);
+	for (uint64_t i = 0; i < w->e->nacked; i++)
+		ck_assert_msg(w->e->acked_lsns[i] <= r->e->replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
 			      w->sc->name, (unsigned long long)k, (unsigned long long)i,
-			      (unsigned long long)w->e.acked_lsns[i],
-			      (unsigned long long)r->e.replay_end);
+			      (unsigned long long)w->e->acked_lsns[i],
+			      (unsigned long long)r->e->replay_end);
 	world_drop(r);
 	free(f);
 }
@@ -365,7 +368,7 @@ START_TEST(test_recovery_round_trip)
 	crash_events(&sc, k);
 	for (uint32_t i = 0; i < CRASH_POINTS; i++) {
 		struct pn_world *w = world_at(&sc, k[i]);
-		acked += w->e.nacked;
+		acked += w->e->nacked;
 		unsynced += w->dev.nunsynced;
 		assert_round_trip(w, PN_FATE_LOST, k[i]);
 		assert_round_trip(w, PN_FATE_PERSISTED, k[i]);
@@ -386,7 +389,7 @@ static int recover_torn(const struct pn_world *w, enum pn_violation_kind *kind)
 		if (w->dev.unsynced[i].file == PN_FILE_DATA)
 			f[i] = (struct pn_write_fate){PN_FATE_TORN, 0x1};
 	int rc = recover(w, f, &r);
-	*kind = r->e.viol.kind;
+	*kind = r->e->viol.kind;
 	world_drop(r);
 	free(f);
 	return rc;
@@ -534,6 +537,88 @@ START_TEST(test_checker_deterministic)
 }
 END_TEST
 
+/* ---- f. the accessors for the layers above ------------------------------------------- */
+
+/* What an ack drain saw, in order. */
+struct drained {
+	uint32_t xids[256];
+	pn_lsn lsns[256];
+	uint32_t n;
+};
+
+static void drain_one(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	struct drained *d = arg;
+	(void)latency_ns;
+	ck_assert_uint_lt(d->n, PN_ARRAY_LEN(d->xids));
+	d->xids[d->n] = xid;
+	d->lsns[d->n++] = lsn;
+}
+
+/* Each accessor reads the field it names, at every event of a run (the world and the
+ * checker see the engine only through them), and a drain empties the ack log in order. */
+START_TEST(test_accessors)
+{
+	struct pn_scenario sc;
+	struct pn_world *w = fresh_world(all_modes[_i], &sc);
+	struct pn_engine *e = w->e;
+	struct pn_geometry geo = pn_engine_geometry(e);
+	ck_assert_uint_eq(geo.page_size, e->page_size);
+	ck_assert_uint_eq(geo.pages, e->heap_pages + e->slru_pages);
+	ck_assert_uint_eq(geo.heap_pages, e->heap_pages);
+	ck_assert_uint_eq(geo.generations, e->generations);
+	ck_assert_uint_eq(geo.sysid, e->sysid);
+	ck_assert_ptr_eq(pn_engine_scenario(e), &sc);
+	ck_assert_uint_eq(pn_engine_io_count(e), e->nios);
+	for (uint32_t i = 0; i < pn_engine_io_count(e); i++)
+		ck_assert_uint_eq(pn_engine_io(e, i)->index, i);
+	ck_assert_uint_eq(pn_engine_proc_count(e), e->nprocs);
+	pn_engine_start(e);
+	struct drained d = {0};
+	uint64_t acked = 0;
+	int step;
+	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
+		for (uint32_t p = 0; p < pn_engine_proc_count(e); p++) {
+			struct pn_proc_info info;
+			pn_engine_proc_info(e, p, &info);
+			ck_assert_int_eq(info.kind, e->procs[p].kind);
+			ck_assert_int_eq(info.state, e->procs[p].state);
+			ck_assert_int_eq(info.op.op, e->procs[p].op.op);
+			ck_assert_uint_eq(info.xid, e->procs[p].xid);
+			ck_assert_uint_eq(info.wake_token, e->procs[p].wake_token);
+		}
+		struct pn_acks_view v;
+		pn_engine_acks(e, &v);
+		ck_assert_uint_eq(v.n, e->nacked);
+		if (v.n > 2) { /* drain now and then: what it hands over is the log, in order */
+			uint32_t first = d.n;
+			uint32_t xid0 = v.xids[0];
+			pn_lsn lsn_last = v.lsns[v.n - 1];
+			acked += v.n;
+			pn_engine_drain_acks(e, drain_one, &d);
+			ck_assert_uint_eq(d.n - first, v.n);
+			ck_assert_uint_eq(d.xids[first], xid0);
+			ck_assert_uint_eq(d.lsns[d.n - 1], lsn_last);
+			ck_assert_uint_eq(e->nacked, 0);
+			ck_assert_uint_eq(e->nlat, 0);
+			d.n = 0;
+		}
+		ck_assert(pn_engine_wal_flushed(e) == e->wal.flushed);
+		ck_assert(pn_engine_wal_keep_from(e) == e->wal.keep_from);
+	}
+	ck_assert_int_eq(step, PN_STEP_FINISHED);
+	acked += e->nacked;
+	ck_assert_uint_eq(acked, pn_engine_metrics(e)->commits);
+	ck_assert_uint_gt(acked, 0);
+	ck_assert_ptr_eq(pn_engine_metrics(e), &e->m);
+	ck_assert(!pn_engine_failed(e));
+	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_NONE);
+	ck_assert_ptr_eq(pn_engine_error(e), e->error);
+	world_drop(w);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------- */
 
 static TCase *tcase(Suite *s, const char *name)
@@ -563,6 +648,8 @@ static Suite *engine_suite(void)
 	tc = tcase(s, "checker");
 	tcase_add_test(tc, test_checker_verdicts);
 	tcase_add_test(tc, test_checker_deterministic);
+	tc = tcase(s, "accessors");
+	tcase_add_loop_test(tc, test_accessors, 0, (int)PN_ARRAY_LEN(all_modes));
 	return s;
 }
 

@@ -30,6 +30,7 @@
  * (src/workload/wl_btree.c, single value), and the test asserts it did.
  */
 #include "checker.h"
+#include "load.h"
 #include "oracle.h"
 #include "wl.h"
 #include "world.h"
@@ -203,22 +204,25 @@ struct acks {
 	uint64_t n, cap;
 };
 
+static void take_ack(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	struct acks *a = arg;
+	(void)latency_ns;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 256;
+		a->xids = realloc(a->xids, a->cap * sizeof(uint32_t));
+		a->lsns = realloc(a->lsns, a->cap * sizeof(pn_lsn));
+		ck_assert(a->xids && a->lsns);
+	}
+	a->xids[a->n] = xid;
+	a->lsns[a->n++] = lsn;
+}
+
 static int run_draining(struct pn_world *w, struct acks *a)
 {
-	struct pn_engine *e = &w->e;
 	for (;;) {
 		int rc = pn_world_step(w);
-		for (uint64_t i = 0; i < e->nacked; i++) {
-			if (a->n == a->cap) {
-				a->cap = a->cap ? 2 * a->cap : 256;
-				a->xids = realloc(a->xids, a->cap * sizeof(uint32_t));
-				a->lsns = realloc(a->lsns, a->cap * sizeof(pn_lsn));
-				ck_assert(a->xids && a->lsns);
-			}
-			a->xids[a->n] = e->acked_xids[i];
-			a->lsns[a->n++] = e->acked_lsns[i];
-		}
-		e->nacked = e->nlat = 0;
+		pn_engine_drain_acks(w->e, take_ack, a);
 		if (rc != PN_STEP_EVENT)
 			return rc;
 	}
@@ -233,13 +237,15 @@ static void judge_recovery(struct pn_scenario *sc, struct pn_world *w, struct pn
 	ck_assert_ptr_nonnull(r);
 	ck_assert_msg(pn_world_init(r, sc, &opt, &w->dev), "%s", r->error);
 	ck_assert_int_eq(pn_world_recover(r), 0);
-	uint8_t *expected = malloc(r->e.page_size), *found = malloc(r->e.page_size);
+	uint32_t page_size = pn_engine_geometry(r->e).page_size;
+	pn_lsn end = pn_engine_recovery_end(r->e);
+	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	char detail[2048];
 	uint32_t page;
 	ck_assert(expected && found);
-	ck_assert_msg(pn_check_acked(a->xids, a->lsns, a->n, r->e.replay_end, detail,
+	ck_assert_msg(pn_check_acked(a->xids, a->lsns, a->n, end, detail,
 				     sizeof(detail)), "%s", detail);
-	ck_assert_msg(pn_check_recovered_pages(&r->e, o, r->e.replay_end, expected, found, detail,
+	ck_assert_msg(pn_check_recovered_pages(r->e, o, end, expected, found, detail,
 					       sizeof(detail), &page), "%s", detail);
 	free(expected);
 	free(found);
@@ -255,30 +261,31 @@ static void run_past_room(const struct kind *k, enum pn_mode mode)
 	struct pn_world_options opt = {.check_each_event = true};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, &sc, &opt, NULL), "%s", w->error);
-	struct pn_oracle *o = pn_check_oracle_new(&w->e);
+	struct pn_oracle *o = pn_check_oracle_new(w->e);
 	w->on_wal = on_wal;
 	w->on_wal_arg = o;
 	if (k->run)
 		sc.workload.transactions = k->run; /* as disk.c does for a run without end */
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	struct acks a = {0};
 	int rc = run_draining(w, &a);
 	ck_assert_msg(rc == PN_STEP_FINISHED, "%s under %s: step %d: %s %s", k->name,
-		      pn_mode_name(mode), rc, w->e.viol.detail, w->error);
+		      pn_mode_name(mode), rc, pn_engine_violation_of(w->e)->detail, w->error);
+	const struct pn_metrics *m = pn_engine_metrics(w->e);
 	if (k->run) /* every transaction ran (read-only ones acknowledge no commit record) */
-		ck_assert_uint_eq(w->e.m.transactions, k->run);
-	ck_assert_uint_eq(a.n, w->e.m.commits);
+		ck_assert_uint_eq(m->transactions, k->run);
+	ck_assert_uint_eq(a.n, m->commits);
 	if (sc.workload.kind == PN_WL_PGBENCH || sc.workload.kind == PN_WL_TPCC) {
 		uint64_t cycles, recycled;
-		growth_of(&w->e, &cycles, &recycled);
+		growth_of(w->e, &cycles, &recycled);
 		ck_assert_msg(cycles > 0, "%s never reused an append area", k->name);
 		/* tpcc's new_order_pkey runs out of split pages in this run */
 		ck_assert(recycled > 0 || sc.workload.kind == PN_WL_PGBENCH);
 	}
 	if (sc.workload.kind == PN_WL_BTREE_DEDUP) { /* 40000 inserts, an index sized for 400 */
-		ck_assert_uint_gt(pn_wl_btree_recycled(&w->e), 0);
+		ck_assert_uint_gt(pn_wl_btree_recycled(w->e), 0);
 		/* the leftmost leaf is never recycled: one key's duplicates fill it */
-		ck_assert_uint_gt(pn_wl_btree_single_value_splits(&w->e), 0);
+		ck_assert_uint_gt(pn_wl_btree_single_value_splits(w->e), 0);
 	}
 	sc.workload.transactions = k->sized; /* the recovering engine's layout, the same pages */
 	judge_recovery(&sc, w, o, &a);

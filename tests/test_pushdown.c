@@ -13,6 +13,7 @@
  */
 #include "checker.h"
 #include "engine.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>
@@ -51,7 +52,7 @@ static struct pn_world *start_world(const struct pn_scenario *sc)
 	struct pn_world_options o = {.check_each_event = true};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	return w;
 }
 
@@ -78,7 +79,7 @@ START_TEST(test_reconstruct_equals_buffer)
 	random_yaml("pushdown", 4, yaml, sizeof(yaml));
 	load_text(yaml, &sc);
 	struct pn_world *w = start_world(&sc);
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	uint8_t *page = malloc(e->page_size);
 	uint64_t compared = 0, with_deltas = 0;
 	int step;
@@ -120,7 +121,7 @@ START_TEST(test_reconstruct_at_old_lsn)
 	random_yaml("pushdown", 100000, yaml, sizeof(yaml));
 	load_text(yaml, &sc);
 	struct pn_world *w = start_world(&sc);
-	struct pn_engine *e = &w->e;
+	struct pn_engine *e = w->e;
 	uint32_t nsnaps = 0;
 	while (pn_world_step(w) == PN_STEP_EVENT) {
 		if (w->events % 41 != 0 || nsnaps == MAX_SNAPSHOTS)

@@ -28,6 +28,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "crashstate.h"
+#include "load.h"
 #include "trace.h"
 #include "world.h"
 
@@ -124,7 +125,7 @@ static uint64_t point_with_tearable_write(const struct pn_scenario *sc, uint64_t
 	struct pn_crash_enum ce;
 	uint64_t point = 0;
 	ck_assert(w != NULL && pn_world_init(w, sc, &o, NULL));
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	pn_crash_enum_init(&ce);
 	while (!point && pn_world_step(w) == PN_STEP_EVENT) {
 		pn_crash_enum_begin(&ce, &w->dev, sc, 0);
@@ -205,7 +206,7 @@ static void check_states_allowed(enum pn_tear tear)
 	struct pn_world_options o = {.track = true, .check_each_event = true};
 	struct pn_crash_enum ce;
 	ck_assert(w != NULL && pn_world_init(w, &sc, &o, NULL));
-	pn_engine_start(&w->e);
+	pn_engine_start(w->e);
 	pn_crash_enum_init(&ce);
 	while (pn_world_step(w) == PN_STEP_EVENT) {
 		for (int nested = 0; nested < 2; nested++) {

@@ -1,12 +1,14 @@
 /*
- * test_scenario.c: Check suite for the scenario loader (src/base/scenario.c, src/scenario/scenario_load.c;
- * label unit). Covers the defaults, every key of docs/scenarios.md, the size, duration and
+ * test_scenario.c: Check suite for the scenario loader (src/base/scenario.c,
+ * src/scenario/load.c, src/scenario/parse.c; label unit). Covers the defaults, every key of docs/scenarios.md, the size, duration and
  * integer parsers, the names of modes and mutations, the error messages' form
  * "FILE:LINE:COL: what", the malformed corpus in tests/bad/ (each file's first line is
  * "# expect: <substring>"; found through $PN_SOURCE_DIR, which CTest sets), and a
  * deterministic sweep of truncated and corrupted inputs that must fail cleanly (CI runs it
  * under ASan+UBSan, so a leak or overflow fails it too).
  */
+#include "load.h"
+#include "parse.h"
 #include "scenario.h"
 #include "env.h"
 #include "shrink.h"

@@ -11,6 +11,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "engine.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>

@@ -16,6 +16,7 @@
  */
 #include "checker.h"
 #include "engine.h"
+#include "load.h"
 #include "world.h"
 
 #include <check.h>

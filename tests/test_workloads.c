@@ -20,6 +20,7 @@
  */
 #include "checker.h"
 #include "engine.h"
+#include "load.h"
 #include "oracle.h"
 #include "world.h"
 

@@ -1,8 +1,10 @@
 /*
  * scenario.h: a scenario as the engine, the simulator and the checker see it, after the
- * YAML loader (scenario_load.c) has parsed and validated a file. Every key of the scenario
- * format (docs/scenarios.md) has a field here and a documented default; pn_scenario_defaults()
- * sets them. Sizes are bytes, durations nanoseconds (virtual time in the simulator).
+ * YAML loader (src/scenario/load.h) has parsed and validated a file (base layer: the value
+ * only; the loader and its libyaml are the scenario layer's). Every key of the scenario
+ * format (docs/scenarios.md) has a field here and a documented default;
+ * pn_scenario_defaults() sets them. Sizes are bytes, durations nanoseconds (virtual time in
+ * the simulator).
  */
 #ifndef PN_SCENARIO_H
 #define PN_SCENARIO_H
@@ -218,48 +220,8 @@ struct pn_scenario_memory {
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
-/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
- * as the engine lays them out: src/workload/workload.c); 0 for the other kinds. */
-uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
-/* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
- * src/workload/wl_btree.c); the engine refuses more than a quarter of 2^32. */
-uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);
-
-/*
- * Loads and validates a scenario file. On error returns false and writes one message of
- * the form "FILE:LINE:COLUMN: what was found; what was expected" into err (never crashes,
- * whatever the input). The caller exits 2 on false.
- */
-bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size_t err_len);
-/* The same, from a string in memory; `name` stands for the file name in messages. */
-bool pn_scenario_load_string(const char *name, const char *text, size_t len,
-			     struct pn_scenario *out, char *err, size_t err_len);
-
-/* Parses "64MiB", "8kB", "8192" into bytes; "4min", "250ms", "30s", "1h" into ns. */
-bool pn_parse_size(const char *s, uint64_t *out);
-bool pn_parse_duration(const char *s, uint64_t *out_ns);
-
-/*
- * The same parsers, saying why a string was refused (for messages naming what was found
- * and what was expected). pn_parse_uint takes an unsigned decimal integer: no sign, no
- * fraction, no exponent, no other base, no surrounding space.
- */
-enum pn_parse_status {
-	PN_PARSE_OK,
-	PN_PARSE_EMPTY,    /* "" */
-	PN_PARSE_NEGATIVE, /* "-3" */
-	PN_PARSE_SIGN,     /* "+3" */
-	PN_PARSE_FRACTION, /* "1.5", "1.5GiB" */
-	PN_PARSE_OVERFLOW, /* more than UINT64_MAX (after the unit) */
-	PN_PARSE_NO_UNIT,  /* a duration without its unit: "10" */
-	PN_PARSE_BAD_UNIT, /* "64MB3", "10m" */
-	PN_PARSE_SYNTAX,   /* not a number at all */
-};
-enum pn_parse_status pn_parse_uint(const char *s, uint64_t *out);
-enum pn_parse_status pn_parse_size_status(const char *s, uint64_t *out);
-enum pn_parse_status pn_parse_duration_status(const char *s, uint64_t *out_ns);
 
 #endif

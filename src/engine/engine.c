@@ -421,7 +421,79 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	}
 }
 
-/* ---- accessors for the world and the checker ---- */
+/* ---- Accessors for the layers above ----
+ * engine.h's accessor section: thin reads for sim/, disk/, model/, cli/, fuzz/ and the tests,
+ * so that nothing above the engine reads a field of struct pn_engine or struct pn_proc. */
+
+struct pn_engine *pn_engine_new(void)
+{
+	struct pn_engine *e = calloc(1, sizeof(*e));
+	PN_ASSERT(e != NULL);
+	return e;
+}
+
+void pn_engine_delete(struct pn_engine *e)
+{
+	if (!e)
+		return;
+	pn_engine_free(e);
+	free(e);
+}
+
+struct pn_geometry pn_engine_geometry(const struct pn_engine *e)
+{
+	return (struct pn_geometry){.page_size = e->page_size, .heap_pages = e->heap_pages,
+				    .slru_pages = e->slru_pages, .pages = e->pages,
+				    .generations = e->generations, .sysid = e->sysid};
+}
+
+const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e) { return e->sc; }
+
+uint32_t pn_engine_io_count(const struct pn_engine *e) { return e->nios; }
+
+struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index)
+{
+	PN_ASSERT(index < e->nios);
+	return &e->ios[index];
+}
+
+uint32_t pn_engine_proc_count(const struct pn_engine *e) { return e->nprocs; }
+
+void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out)
+{
+	PN_ASSERT(proc < e->nprocs);
+	const struct pn_proc *p = &e->procs[proc];
+	*out = (struct pn_proc_info){.kind = p->kind, .state = p->state, .op = p->op, .xid = p->xid,
+				     .wake_token = p->wake_token};
+}
+
+void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out)
+{
+	*out = (struct pn_acks_view){.xids = e->acked_xids, .lsns = e->acked_lsns, .n = e->nacked,
+				     .latencies = e->latencies, .nlat = e->nlat};
+}
+
+void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg)
+{
+	for (uint64_t i = 0; i < e->nacked && fn; i++)
+		fn(arg, e->acked_xids[i], e->acked_lsns[i], i < e->nlat ? e->latencies[i] : 0);
+	e->nacked = e->nlat = 0;
+}
+
+bool pn_engine_failed(const struct pn_engine *e) { return e->failed; }
+
+const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e) { return &e->viol; }
+
+const char *pn_engine_error(const struct pn_engine *e) { return e->error; }
+
+const struct pn_metrics *pn_engine_metrics(const struct pn_engine *e) { return &e->m; }
+
+pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->replay_end; }
+
+pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return e->wal.flushed; }
+
+pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return e->wal.keep_from; }
+
 
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 {

@@ -76,7 +76,12 @@ struct pn_violation {
 	char detail[256];
 };
 
-/* ---- the engine ---- */
+/* ---- the engine ----
+ * Complete only inside the engine's library (pn_engine defines PN_ENGINE_INTERNAL) and for
+ * the engine's own unit tests; above it the struct is opaque: pn_engine_new, then the
+ * accessors of the section "Accessors for the layers above". */
+struct pn_engine;
+#ifdef PN_ENGINE_INTERNAL
 struct pn_engine {
 	const struct pn_scenario *sc;
 	struct pn_env env;
@@ -186,6 +191,7 @@ struct pn_engine {
 	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
 	char error[PN_ERROR_LEN];
 };
+#endif
 
 /* engine.c */
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
@@ -207,7 +213,65 @@ void pn_engine_finish_metrics(struct pn_engine *e);
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
-/* Accessors for the world and the checker (sim/, disk/, model/, cli/), instead of fields. */
+/* ---- Accessors for the layers above (sim/, disk/, model/, cli/, fuzz/, tests) ----
+ * What the world, the checker and the commands read of the engine, instead of its fields
+ * (engine.c's last section; each a thin read, no state of its own). */
+
+/* A zeroed engine for pn_engine_init; pn_engine_delete runs pn_engine_free (also after a
+ * failed init) and frees it (NULL: nothing). */
+struct pn_engine *pn_engine_new(void);
+void pn_engine_delete(struct pn_engine *e);
+
+/* The sizes and counts fixed at init. */
+struct pn_geometry {
+	uint32_t page_size;
+	uint32_t heap_pages, slru_pages, pages; /* pages = heap_pages + slru_pages */
+	uint32_t generations;                   /* physical slots per logical heap page */
+	uint64_t sysid;
+};
+struct pn_geometry pn_engine_geometry(const struct pn_engine *e);
+const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e);
+
+/* The I/O table: index 0 .. count-1 (an I/O's index is its place; the world dispatches and
+ * completes I/Os by it). */
+uint32_t pn_engine_io_count(const struct pn_engine *e);
+struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index);
+
+/* Processes 0 .. count-1 (backends first), as a trace or a timer needs them. */
+struct pn_proc_info {
+	enum pn_proc_kind kind;
+	enum pn_bstate state;     /* a backend's step */
+	struct pn_step op;        /* a backend's operation in progress */
+	uint32_t xid;             /* a backend's transaction, 0 if none */
+	uint64_t wake_token;      /* only the step scheduled last runs (pn_engine_fire) */
+};
+uint32_t pn_engine_proc_count(const struct pn_engine *e);
+void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);
+
+/* The commits acknowledged since the last drain, in order (C1); latencies[i] is commit i's
+ * latency while i < nlat. drain hands each to fn (latency 0 past nlat) and empties the log. */
+struct pn_acks_view {
+	const uint32_t *xids;
+	const pn_lsn *lsns;
+	uint64_t n;
+	const uint64_t *latencies;
+	uint64_t nlat;
+};
+void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out);
+typedef void (*pn_ack_fn)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);
+void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg);
+
+/* A protocol violation stopped the run (pn_engine_violation); which one. */
+bool pn_engine_failed(const struct pn_engine *e);
+const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e);
+/* Why pn_engine_init refused the scenario. */
+const char *pn_engine_error(const struct pn_engine *e);
+const struct pn_metrics *pn_engine_metrics(const struct pn_engine *e);
+/* The end of the WAL recovery replayed (valid once it finished). */
+pn_lsn pn_engine_recovery_end(const struct pn_engine *e);
+/* The WAL flushed so far (end LSN), and the oldest LSN recovery may need (W6). */
+pn_lsn pn_engine_wal_flushed(const struct pn_engine *e);
+pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e);
 /* The size file f has on a freshly formatted device (disk/ creates the files at it). */
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
 /* Page `page` as the engine would read it now: its buffer if resident, else its current

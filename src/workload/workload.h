@@ -32,6 +32,12 @@ void pn_workload_page_inited(struct pn_engine *e, uint32_t blkno);
 void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
 /* Name of transaction type t of the workload, NULL if it has none. */
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
+/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
+ * as the engine lays them out: workload.c); 0 for the other kinds. The loader refuses less. */
+uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
+/* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
+ * wl_btree.c); the engine and the loader refuse more than a quarter of 2^32. */
+uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
 /* A script step finished: let the next one start. */
 void pn_workload_step_done(struct pn_engine *e, uint32_t client);
 /* A run without end: bench and crashtest size the workload at init, then set

@@ -1,9 +1,9 @@
 /*
- * scenario_load.c: the YAML scenario loader (engine layer; the only user of libyaml).
+ * load.c: the YAML scenario loader (scenario layer; the only user of libyaml).
  * Reads a file or a string, walks libyaml's event stream against the schema tables below,
  * fills a struct pn_scenario, then checks the relations between keys (a script's pages
  * below storage.pages, sector_size <= page_size, ...). The format is docs/scenarios.md;
- * defaults and the scalar parsers are in scenario.c.
+ * defaults are in src/base/scenario.c, the scalar parsers in parse.c.
  *
  * Rules it keeps:
  *   1. The first problem found is the one reported, as one line "FILE:LINE:COL: what was
@@ -27,8 +27,10 @@
  *   6. What the engine cannot run is refused at its key, with what it would need
  *      (validate_engine(), validate_memory(); docs/scenarios.md, "Limits").
  */
-#include "scenario.h"
+#include "load.h"
+#include "parse.h"
 #include "walfmt.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
