@@ -10,6 +10,7 @@
  * in cli.h.
  */
 #include "cli.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <getopt.h>

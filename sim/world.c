@@ -10,6 +10,7 @@
  * 10-40 us; fsync 200-1500 us. With aio.reorder off, completions keep dispatch order.
  */
 #include "world.h"
+#include "workload.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -411,7 +412,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
 		.wal_segment = env_wal_segment,
 	};
-	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
+	if (!pn_engine_init(&w->e, sc, &env, from == NULL, pn_workload_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", w->e.error);
 		return false;
 	}

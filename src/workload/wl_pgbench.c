@@ -1,5 +1,5 @@
 /*
- * wl_pgbench.c: pgbench's built-in TPC-B-like transaction (engine layer), over the tables
+ * wl_pgbench.c: pgbench's built-in TPC-B-like transaction (workload layer), over the tables
  * pgbench -i creates at `workload.scale` (fillfactor 100, as pgbench's default):
  *
  *   table              rows            t_len  why
@@ -41,7 +41,8 @@ struct client {
 };
 
 struct pgbench {
-	struct wl_layout L; /* first: wl_layout_of() */
+	struct wl_base b;   /* first: the row's state (b.layout = &L) */
+	struct wl_layout L;
 	uint32_t branches, tellers, accounts, history, accounts_pkey;
 	struct client *clients;
 };
@@ -52,7 +53,7 @@ static uint64_t key_identity(const void *ctx, uint64_t i)
 	return i + 1;
 }
 
-const char *wl_pgbench_txn_name(int t) { return t == 0 ? "TPC-B" : NULL; }
+static const char *txn_name(int t) { return t == 0 ? "TPC-B" : NULL; }
 
 /* The tables and indexes of scale and n transactions, on g->L (page_size set). */
 static void lay_out(struct pgbench *g, uint64_t scale, uint64_t n)
@@ -80,14 +81,16 @@ uint32_t wl_pgbench_pages(const struct pn_scenario *sc)
 	return g.L.pages;
 }
 
-bool wl_pgbench_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint64_t scale = sc->workload.scale, n = sc->workload.transactions;
-	struct pgbench *g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!wl_state_new(e, state, sizeof(struct pgbench)))
 		return false;
-	e->wl = g;
+	struct pgbench *g = *state;
+	if (!wl_base_init(&g->b, e, false))
+		return false;
+	g->b.layout = &g->L;
 	g->L.page_size = e->page_size;
 	g->L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
@@ -105,11 +108,12 @@ bool wl_pgbench_init(struct pn_engine *e)
 	return wl_check_storage(e, &g->L, what);
 }
 
-void wl_pgbench_free(struct pn_engine *e)
+static void free_state(void *state)
 {
-	struct pgbench *g = e->wl;
+	struct pgbench *g = state;
 	wl_layout_free(&g->L);
 	free(g->clients);
+	wl_base_free(&g->b);
 	free(g);
 }
 
@@ -142,26 +146,35 @@ static bool expand(struct pgbench *g, struct client *c)
 	}
 }
 
-static int begin(struct pn_engine *e, uint32_t client)
+static int begin(void *state, const struct pn_client *cl)
 {
-	struct pgbench *g = e->wl;
-	struct client *c = &g->clients[client];
-	uint64_t scale = e->sc->workload.scale;
+	struct pgbench *g = state;
+	struct client *c = &g->clients[cl->id];
+	uint64_t scale = g->b.sc->workload.scale;
 	c->step = 0;
-	c->aid = wl_random(e, 1, scale * ACCOUNTS_PER_SCALE);
-	c->tid = wl_random(e, 1, scale * TELLERS_PER_SCALE);
-	c->bid = wl_random(e, 1, scale);
+	c->aid = wl_random(cl, 1, scale * ACCOUNTS_PER_SCALE);
+	c->tid = wl_random(cl, 1, scale * TELLERS_PER_SCALE);
+	c->bid = wl_random(cl, 1, scale);
 	return 0;
 }
 
-static bool expand_client(struct pn_engine *e, uint32_t client)
+static bool expand_client(void *state, uint32_t client)
 {
-	struct pgbench *g = e->wl;
+	struct pgbench *g = state;
 	return expand(g, &g->clients[client]);
 }
 
-enum pn_wl_next wl_pgbench_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	struct pgbench *g = e->wl;
-	return wl_next(e, client, &g->clients[client].t, begin, expand_client, out);
+	struct pgbench *g = state;
+	return wl_next(&g->b, g, c, &g->clients[c->id].t, begin, expand_client, out);
 }
+
+const struct pn_client_ops pn_workload_pgbench = {
+	.name = "pgbench",
+	.init = init,
+	.free = free_state,
+	.next = next,
+	.txn_name = txn_name,
+	WL_LAYOUT_HOOKS,
+};

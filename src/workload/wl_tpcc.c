@@ -1,5 +1,5 @@
 /*
- * wl_tpcc.c: the TPC-C mix (engine layer) over `workload.warehouses` warehouses, as its
+ * wl_tpcc.c: the TPC-C mix (workload layer) over `workload.warehouses` warehouses, as its
  * tables and indexes lie on pages (wl.h), every table at PostgreSQL's default fillfactor
  * (100). Row lengths (t_len, the 24 B tuple header included) are those of the usual
  * PostgreSQL schemas (BenchmarkSQL, HammerDB) with typical varchar fills:
@@ -55,7 +55,7 @@ enum { C_LAST = 223, C_ID = 259, C_ITEM = 7911 };
 static const char *const txn_names[PN_TXN_TYPES] = {"NewOrder", "Payment", "OrderStatus",
 						     "Delivery", "StockLevel"};
 
-const char *wl_tpcc_txn_name(int t) { return t >= 0 && t < PN_TXN_TYPES ? txn_names[t] : NULL; }
+static const char *txn_name(int t) { return t >= 0 && t < PN_TXN_TYPES ? txn_names[t] : NULL; }
 
 /* Byte offsets in the payload (after the 24 B header) of the columns updates change. */
 enum {
@@ -77,7 +77,8 @@ struct client {
 };
 
 struct tpcc {
-	struct wl_layout L; /* first: wl_layout_of() */
+	struct wl_base b;   /* first: the row's state (b.layout = &L) */
+	struct wl_layout L;
 	uint32_t W;
 	uint32_t warehouse, district, customer, history, new_order, orders, order_line, item,
 		 stock;
@@ -296,13 +297,15 @@ uint32_t wl_tpcc_pages(const struct pn_scenario *sc)
 	return g.L.pages;
 }
 
-bool wl_tpcc_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	const struct pn_scenario *sc = e->sc;
-	struct tpcc *g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!wl_state_new(e, state, sizeof(struct tpcc)))
 		return false;
-	e->wl = g;
+	struct tpcc *g = *state;
+	if (!wl_base_init(&g->b, e, false))
+		return false;
+	g->b.layout = &g->L;
 	g->W = sc->workload.warehouses;
 	g->L.page_size = e->page_size;
 	g->L.clients = sc->workload.clients;
@@ -326,14 +329,15 @@ bool wl_tpcc_init(struct pn_engine *e)
 	return wl_check_storage(e, &g->L, what);
 }
 
-void wl_tpcc_free(struct pn_engine *e)
+static void free_state(void *state)
 {
-	struct tpcc *g = e->wl;
+	struct tpcc *g = state;
 	wl_layout_free(&g->L);
 	free(g->name_keys);
 	free(g->next_o_id);
 	free(g->next_delivery);
 	free(g->clients);
+	wl_base_free(&g->b);
 	free(g);
 }
 
@@ -495,51 +499,60 @@ static bool expand(struct tpcc *g, struct client *c)
 	}
 }
 
-static void begin(struct pn_engine *e, struct tpcc *g, struct client *c)
+static void begin(const struct pn_client *cl, struct tpcc *g, struct client *c)
 {
-	uint32_t r = (uint32_t)wl_random(e, 1, 100);
+	uint32_t r = (uint32_t)wl_random(cl, 1, 100);
 	c->type = r <= 45 ? T_NEW_ORDER : r <= 88 ? T_PAYMENT : r <= 92 ? T_ORDER_STATUS
 		: r <= 96 ? T_DELIVERY : T_STOCK_LEVEL;
 	c->step = c->line = 0;
-	c->w = (uint32_t)wl_random(e, 1, g->W);
-	c->d = (uint32_t)wl_random(e, 1, DISTRICTS);
+	c->w = (uint32_t)wl_random(cl, 1, g->W);
+	c->d = (uint32_t)wl_random(cl, 1, DISTRICTS);
 	if (c->type == T_NEW_ORDER) {
-		c->c = (uint32_t)wl_nurand(e, 1023, C_ID, 1, CUSTOMERS);
-		c->ol_cnt = (uint32_t)wl_random(e, 5, MAX_LINES);
+		c->c = (uint32_t)wl_nurand(cl, 1023, C_ID, 1, CUSTOMERS);
+		c->ol_cnt = (uint32_t)wl_random(cl, 5, MAX_LINES);
 		for (uint32_t i = 0; i < c->ol_cnt; i++) {
-			c->items[i] = (uint32_t)wl_nurand(e, 8191, C_ITEM, 1, ITEMS);
+			c->items[i] = (uint32_t)wl_nurand(cl, 8191, C_ITEM, 1, ITEMS);
 			c->supply[i] = c->w;
-			if (g->W > 1 && wl_random(e, 1, 100) == 1)
-				c->supply[i] = (uint32_t)wl_random(e, 1, g->W);
+			if (g->W > 1 && wl_random(cl, 1, 100) == 1)
+				c->supply[i] = (uint32_t)wl_random(cl, 1, g->W);
 		}
 	} else if (c->type == T_DELIVERY) {
-		c->carrier = (uint32_t)wl_random(e, 1, 10);
+		c->carrier = (uint32_t)wl_random(cl, 1, 10);
 	} else if (c->type == T_PAYMENT) {
 		c->c = 0;
-		if (wl_random(e, 1, 100) <= 60)
+		if (wl_random(cl, 1, 100) <= 60)
 			c->c = customer_by_name(g, c->w, c->d,
-						(uint32_t)wl_nurand(e, 255, C_LAST, 0, 999));
+						(uint32_t)wl_nurand(cl, 255, C_LAST, 0, 999));
 		if (c->c == 0)
-			c->c = (uint32_t)wl_nurand(e, 1023, C_ID, 1, CUSTOMERS);
+			c->c = (uint32_t)wl_nurand(cl, 1023, C_ID, 1, CUSTOMERS);
 		c->bad_credit = bad_credit(c->w, c->d, c->c);
 	}
 }
 
-static int begin_client(struct pn_engine *e, uint32_t client)
+static int begin_client(void *state, const struct pn_client *cl)
 {
-	struct tpcc *g = e->wl;
-	begin(e, g, &g->clients[client]);
-	return g->clients[client].type;
+	struct tpcc *g = state;
+	begin(cl, g, &g->clients[cl->id]);
+	return g->clients[cl->id].type;
 }
 
-static bool expand_client(struct pn_engine *e, uint32_t client)
+static bool expand_client(void *state, uint32_t client)
 {
-	struct tpcc *g = e->wl;
+	struct tpcc *g = state;
 	return expand(g, &g->clients[client]);
 }
 
-enum pn_wl_next wl_tpcc_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	struct tpcc *g = e->wl;
-	return wl_next(e, client, &g->clients[client].t, begin_client, expand_client, out);
+	struct tpcc *g = state;
+	return wl_next(&g->b, g, c, &g->clients[c->id].t, begin_client, expand_client, out);
 }
+
+const struct pn_client_ops pn_workload_tpcc = {
+	.name = "tpcc",
+	.init = init,
+	.free = free_state,
+	.next = next,
+	.txn_name = txn_name,
+	WL_LAYOUT_HOOKS,
+};

@@ -1,6 +1,6 @@
 /*
- * workload.c: what client backends do (engine layer: the simulator and the real-disk bench
- * both drive it, through the seam's PRNG only).
+ * workload.c: what client backends do (workload layer: the simulator and the real-disk
+ * bench both drive it, through the engine's client interface, client.h, and its PRNG only).
  *
  *   script  the scenario's steps, in order, one at a time: a step runs on its client's
  *           backend once the step before it has finished (a commit waits for its flush);
@@ -9,6 +9,7 @@
  *   pgbench, tpcc  in wl_pgbench.c and wl_tpcc.c, over the tables and indexes this file
  *           lays out (wl.h: relations on page ranges, appends, btree routing and splits).
  *   vacuum, btree_dedup, slru: their own files (wl_vacuum.c, wl_btree.c, wl_slru.c).
+ * Each is one struct pn_client_ops row; pn_workload_of() picks a scenario's.
  */
 #include "wl.h"
 
@@ -16,64 +17,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void layout_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
-static void free_state(struct pn_engine *e) { free(e->wl); }
-
-/* The generators beyond script and random: one row per workload.kind. page_init (NULL:
- * pn_page_init's heap page) gives a page's formatted bytes; txn_name (NULL: none) names
- * the workload's transaction types. */
-static const struct {
-	enum pn_workload_kind kind;
-	bool (*init)(struct pn_engine *e);
-	enum pn_wl_next (*next)(struct pn_engine *e, uint32_t client, struct pn_step *out);
-	void (*free)(struct pn_engine *e);
-	void (*page_init)(const struct pn_engine *e, uint32_t p, uint8_t *page);
-	const char *(*txn_name)(int t);
-} generators[] = {
-	{PN_WL_PGBENCH, wl_pgbench_init, wl_pgbench_next, wl_pgbench_free, layout_page_init,
-	 wl_pgbench_txn_name},
-	{PN_WL_TPCC, wl_tpcc_init, wl_tpcc_next, wl_tpcc_free, layout_page_init,
-	 wl_tpcc_txn_name},
-	{PN_WL_VACUUM, pn_wl_vacuum_init, pn_wl_vacuum_next, free_state, pn_wl_vacuum_page_init,
-	 NULL},
-	{PN_WL_BTREE_DEDUP, pn_wl_btree_init, pn_wl_btree_next, free_state,
-	 pn_wl_btree_page_init, NULL},
-	{PN_WL_SLRU, pn_wl_slru_init, pn_wl_slru_next, free_state, NULL, NULL},
+static const struct pn_client_ops *const workloads[PN_WL_COUNT] = {
+	[PN_WL_SCRIPT] = &pn_workload_script,
+	[PN_WL_RANDOM] = &pn_workload_random,
+	[PN_WL_PGBENCH] = &pn_workload_pgbench,
+	[PN_WL_TPCC] = &pn_workload_tpcc,
+	[PN_WL_VACUUM] = &pn_workload_vacuum,
+	[PN_WL_BTREE_DEDUP] = &pn_workload_btree_dedup,
+	[PN_WL_SLRU] = &pn_workload_slru,
 };
 
-static int generator_of(enum pn_workload_kind kind)
+const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc)
 {
-	for (size_t i = 0; i < PN_ARRAY_LEN(generators); i++)
-		if (generators[i].kind == kind)
-			return (int)i;
-	return -1;
-}
-
-bool pn_workload_init(struct pn_engine *e)
-{
-	enum pn_workload_kind kind = e->sc->workload.kind;
-	if (kind == PN_WL_SCRIPT || kind == PN_WL_RANDOM)
-		return true;
-	int g = generator_of(kind);
-	PN_ASSERT(g >= 0); /* every kind the loader accepts has a generator */
-	return generators[g].init(e);
-}
-
-void pn_workload_free(struct pn_engine *e)
-{
-	int g = generator_of(e->sc->workload.kind);
-	if (g >= 0 && e->wl)
-		generators[g].free(e);
-	e->wl = NULL;
+	PN_ASSERT(sc->workload.kind < PN_WL_COUNT);
+	PN_ASSERT(workloads[sc->workload.kind] != NULL); /* every kind the loader accepts has a row */
+	return workloads[sc->workload.kind];
 }
 
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t)
 {
-	int g = generator_of(sc->workload.kind);
-	return g >= 0 && generators[g].txn_name ? generators[g].txn_name(t) : NULL;
+	const struct pn_client_ops *ops = pn_workload_of(sc);
+	return ops->txn_name ? ops->txn_name(t) : NULL;
 }
-
-struct wl_layout *wl_layout_of(struct pn_engine *e) { return e->wl; }
 
 uint32_t pn_scenario_layout_pages(const struct pn_scenario *s)
 {
@@ -87,29 +52,54 @@ uint32_t pn_scenario_layout_pages(const struct pn_scenario *s)
 	}
 }
 
-static void layout_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client)
 {
-	if (e->wl == NULL || !wl_page_init(e->wl, page, p))
-		pn_page_init(page, e->page_size, p, false);
+	const struct pn_scenario *sc = e->sc;
+	b->sc = sc;
+	b->page_size = e->page_size;
+	b->heap_pages = e->heap_pages;
+	if (!per_client)
+		return true;
+	b->clients = calloc(sc->workload.clients, sizeof(*b->clients));
+	if (b->clients == NULL)
+		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+	return b->clients != NULL;
 }
 
-void pn_workload_page_init(const struct pn_engine *e, uint8_t *page, uint32_t blkno)
+void wl_base_free(struct wl_base *b) { free(b->clients); }
+
+bool wl_state_new(struct pn_engine *e, void **state, size_t size)
 {
-	int g = generator_of(e->sc->workload.kind);
-	if (g >= 0 && generators[g].page_init)
-		generators[g].page_init(e, blkno, page);
-	else
-		pn_page_init(page, e->page_size, blkno, false);
+	*state = calloc(1, size);
+	if (*state == NULL)
+		snprintf(e->error, sizeof(e->error), "%s: out of memory", e->sc->path);
+	return *state != NULL;
+}
+
+void wl_plain_page_init(const void *state, uint32_t p, uint8_t *page)
+{
+	pn_page_init(page, ((const struct wl_base *)state)->page_size, p, false);
+}
+
+/* ---- the layout workloads' hooks (pgbench, tpcc: wl.h) ---- */
+
+struct wl_layout *wl_layout_of(const struct pn_engine *e)
+{
+	const struct wl_base *b = e->client_state;
+	return b ? b->layout : NULL;
+}
+
+void wl_layout_page_init(const void *state, uint32_t p, uint8_t *page)
+{
+	const struct wl_base *b = state;
+	if (b->layout == NULL || !wl_page_init(b->layout, page, p))
+		pn_page_init(page, b->page_size, p, false);
 }
 
 /* The append page of a layout relation that holds blkno, or NULL. */
-static uint8_t *stale_of(const struct pn_engine *e, uint32_t blkno)
+static uint8_t *stale_of(const struct wl_layout *L, uint32_t blkno)
 {
-	int g = generator_of(e->sc->workload.kind);
-	if (g < 0 || generators[g].page_init != layout_page_init || e->wl == NULL)
-		return NULL;
-	const struct wl_layout *L = e->wl;
-	for (uint32_t r = 0; r < L->nrels; r++) {
+	for (uint32_t r = 0; L && r < L->nrels; r++) {
 		const struct wl_rel *x = &L->rels[r];
 		if (!x->index && blkno >= x->append_first && blkno < x->append_first + x->append_pages)
 			return &x->stale[blkno - x->append_first];
@@ -117,24 +107,27 @@ static uint8_t *stale_of(const struct pn_engine *e, uint32_t blkno)
 	return NULL;
 }
 
-bool pn_workload_page_stale(const struct pn_engine *e, uint32_t blkno)
+bool wl_page_stale(const void *state, uint32_t blkno)
 {
-	const uint8_t *s = stale_of(e, blkno);
+	const uint8_t *s = stale_of(((const struct wl_base *)state)->layout, blkno);
 	return s != NULL && *s;
 }
 
-void pn_workload_page_inited(struct pn_engine *e, uint32_t blkno)
+void wl_page_inited(void *state, uint32_t blkno)
 {
-	uint8_t *s = stale_of(e, blkno);
+	uint8_t *s = stale_of(((struct wl_base *)state)->layout, blkno);
 	if (s)
 		*s = 0;
 }
 
-void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c)
+void wl_change_done(void *state, const struct pn_client *c, const struct pn_change *chg)
 {
-	wl_split_done(e->wl, c);
-	for (uint32_t i = 0; i < e->nbackends; i++)
-		pn_wake(e, i, 0); /* a client waiting for this split may go on */
+	const struct wl_base *b = state;
+	if (chg->kind != PN_REC_BTREE_SPLIT_R)
+		return;
+	wl_split_done(b->layout, chg);
+	for (uint32_t i = 0; i < b->sc->workload.clients; i++)
+		pn_client_wake(c, i, 0); /* a client waiting for this split may go on */
 }
 
 /* ---- relations on page ranges (wl.h) ---------------------------------------------------- */
@@ -586,135 +579,184 @@ void wl_txn_end(struct wl_layout *L, struct wl_queue *q)
 	q->npend = 0;
 }
 
-enum pn_wl_next wl_next(struct pn_engine *e, uint32_t client, struct wl_txn *t,
-			wl_begin_fn begin, wl_expand_fn expand, struct pn_step *out)
+enum pn_client_next wl_next(struct wl_base *b, void *g, const struct pn_client *c,
+			    struct wl_txn *t, wl_begin_fn begin, wl_expand_fn expand,
+			    struct pn_step *out)
 {
-	struct pn_proc *p = &e->procs[client];
-	*out = (struct pn_step){.op = PN_OP_CHANGE, .client = client};
+	struct pn_change *chg = pn_client_change_slot(c);
+	*out = (struct pn_step){.op = PN_OP_CHANGE, .client = c->id};
 	for (;;) {
 		bool wait;
-		if (wl_pop(e->wl, &t->q, &p->chg, &wait))
-			return PN_WL_OP;
+		if (wl_pop(b->layout, &t->q, chg, &wait))
+			return PN_CLIENT_OP;
 		if (wait)
-			return PN_WL_WAIT;
+			return PN_CLIENT_WAIT;
 		if (!t->in_txn) {
-			if (!pn_workload_txn_start(e))
-				return PN_WL_DONE;
+			if (!pn_workload_txn_start(b))
+				return PN_CLIENT_DONE;
 			t->in_txn = true;
-			p->txn_type = begin(e, client);
+			pn_client_begin_txn(c, begin(g, c));
 		}
-		if (!expand(e, client)) {
+		if (!expand(g, c->id)) {
 			t->in_txn = false;
-			wl_txn_end(e->wl, &t->q);
+			wl_txn_end(b->layout, &t->q);
 			out->op = PN_OP_COMMIT;
-			return PN_WL_OP;
+			return PN_CLIENT_OP;
 		}
 	}
 }
 
-uint64_t wl_random(struct pn_engine *e, uint64_t lo, uint64_t hi)
+uint64_t wl_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 {
-	return lo + e->env.random(e->env.ctx) % (hi - lo + 1);
+	return pn_client_random(c, lo, hi);
 }
 
-uint64_t wl_nurand(struct pn_engine *e, uint64_t a, uint64_t c, uint64_t lo, uint64_t hi)
+uint64_t wl_nurand(const struct pn_client *c, uint64_t a, uint64_t k, uint64_t lo, uint64_t hi)
 {
-	return ((wl_random(e, 0, a) | wl_random(e, lo, hi)) + c) % (hi - lo + 1) + lo;
+	return ((wl_random(c, 0, a) | wl_random(c, lo, hi)) + k) % (hi - lo + 1) + lo;
 }
 
-static enum pn_wl_next script_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+/* ---- the frame of the generated workloads ---- */
+
+bool pn_workload_endless(const struct wl_base *b)
 {
-	const struct pn_scenario *sc = e->sc;
-	if (e->script_pos >= sc->workload.script_len)
-		return e->script_busy ? PN_WL_WAIT : PN_WL_DONE;
-	if (e->script_busy || sc->workload.script[e->script_pos].client != client)
-		return PN_WL_WAIT;
-	*out = sc->workload.script[e->script_pos++];
-	e->script_busy = true;
-	return PN_WL_OP;
+	return b->sc->workload.transactions == UINT64_MAX;
 }
 
-void pn_workload_step_done(struct pn_engine *e, uint32_t client)
+bool pn_workload_txn_start(struct wl_base *b)
 {
-	const struct pn_scenario *sc = e->sc;
-	e->script_busy = false;
-	if (e->script_pos < sc->workload.script_len) {
-		pn_wake(e, sc->workload.script[e->script_pos].client, 0);
-		return;
-	}
-	for (uint32_t c = 0; c < e->nbackends; c++)
-		pn_wake(e, c, 0);
-}
-
-bool pn_workload_endless(const struct pn_engine *e)
-{
-	return e->sc->workload.transactions == UINT64_MAX;
-}
-
-bool pn_workload_txn_start(struct pn_engine *e)
-{
-	if (e->txns_started >= e->sc->workload.transactions)
+	if (b->txns_started >= b->sc->workload.transactions)
 		return false;
-	e->txns_started++;
+	b->txns_started++;
 	return true;
 }
 
-bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
-			  enum pn_wl_next *next)
+bool pn_workload_txn_next(struct wl_base *b, const struct pn_client *c, struct pn_step *out,
+			  enum pn_client_next *next)
 {
-	*next = PN_WL_OP;
-	if (p->txn_len) {
-		p->txn_len = 0;
+	struct wl_client *w = &b->clients[c->id];
+	*next = PN_CLIENT_OP;
+	if (w->txn_len) {
+		w->txn_len = 0;
 		out->op = PN_OP_COMMIT;
 		return false;
 	}
-	if (!pn_workload_txn_start(e)) {
-		*next = PN_WL_DONE;
+	if (!pn_workload_txn_start(b)) {
+		*next = PN_CLIENT_DONE;
 		return false;
 	}
 	return true;
 }
 
-void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k)
+void pn_workload_pick_pages(struct wl_base *b, const struct pn_client *c, uint32_t k)
 {
-	PN_ASSERT(k <= e->heap_pages && k <= PN_WAL_MAX_BLOCKS);
+	struct wl_client *w = &b->clients[c->id];
+	PN_ASSERT(k <= b->heap_pages && k <= PN_WAL_MAX_BLOCKS);
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t pg;
 		bool dup;
 		do {
-			pg = (uint32_t)(e->env.random(e->env.ctx) % e->heap_pages);
+			pg = (uint32_t)pn_client_random(c, 0, b->heap_pages - 1);
 			dup = false;
 			for (uint32_t j = 0; j < i; j++)
-				dup |= p->txn_pages[j] == pg;
+				dup |= w->txn_pages[j] == pg;
 		} while (dup);
-		p->txn_pages[i] = pg;
+		w->txn_pages[i] = pg;
 	}
-	p->txn_len = k;
-	p->txn_pos = 1;
+	w->txn_len = k;
+	w->txn_pos = 1;
 }
 
-static enum pn_wl_next random_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+/* The rows whose state is a wl_base alone (random, slru) or begins with one (script). */
+static bool base_init(struct pn_engine *e, void **state, size_t size, bool per_client)
 {
-	struct pn_proc *p = &e->procs[client];
-	enum pn_wl_next next;
-	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
-	if (p->txn_pos < p->txn_len) {
-		out->page = p->txn_pages[p->txn_pos++];
-		return PN_WL_OP;
+	return wl_state_new(e, state, size) && wl_base_init(*state, e, per_client);
+}
+
+void wl_base_only_free(void *state)
+{
+	wl_base_free(state);
+	free(state);
+}
+
+bool wl_base_only_init(struct pn_engine *e, void **state)
+{
+	return base_init(e, state, sizeof(struct wl_base), true);
+}
+
+/* ---- script ---- */
+
+struct script {
+	struct wl_base b;
+	uint32_t pos;  /* next script step (script steps run in order) */
+	bool busy;     /* a step is running */
+};
+
+static bool script_init(struct pn_engine *e, void **state)
+{
+	return base_init(e, state, sizeof(struct script), false);
+}
+
+static enum pn_client_next script_next(void *state, const struct pn_client *c,
+				       struct pn_step *out)
+{
+	struct script *s = state;
+	const struct pn_scenario *sc = s->b.sc;
+	if (s->pos >= sc->workload.script_len)
+		return s->busy ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
+	if (s->busy || sc->workload.script[s->pos].client != c->id)
+		return PN_CLIENT_WAIT;
+	*out = sc->workload.script[s->pos++];
+	s->busy = true;
+	return PN_CLIENT_OP;
+}
+
+static void script_step_done(void *state, const struct pn_client *c)
+{
+	struct script *s = state;
+	const struct pn_scenario *sc = s->b.sc;
+	s->busy = false;
+	if (s->pos < sc->workload.script_len) {
+		pn_client_wake(c, sc->workload.script[s->pos].client, 0);
+		return;
 	}
-	if (!pn_workload_txn_next(e, p, out, &next))
+	for (uint32_t i = 0; i < sc->workload.clients; i++)
+		pn_client_wake(c, i, 0);
+}
+
+const struct pn_client_ops pn_workload_script = {
+	.name = "script",
+	.init = script_init,
+	.free = wl_base_only_free,
+	.page_init = wl_plain_page_init,
+	.next = script_next,
+	.step_done = script_step_done,
+};
+
+/* ---- random ---- */
+
+static enum pn_client_next random_next(void *state, const struct pn_client *c,
+				       struct pn_step *out)
+{
+	struct wl_base *b = state;
+	struct wl_client *w = &b->clients[c->id];
+	enum pn_client_next next;
+	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = c->id};
+	if (w->txn_pos < w->txn_len) {
+		out->page = w->txn_pages[w->txn_pos++];
+		return PN_CLIENT_OP;
+	}
+	if (!pn_workload_txn_next(b, c, out, &next))
 		return next;
-	pn_workload_pick_pages(e, p, PN_MIN(e->sc->workload.pages_per_transaction, e->heap_pages));
-	out->page = p->txn_pages[0];
-	return PN_WL_OP;
+	pn_workload_pick_pages(b, c, PN_MIN(b->sc->workload.pages_per_transaction, b->heap_pages));
+	out->page = w->txn_pages[0];
+	return PN_CLIENT_OP;
 }
 
-enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
-{
-	if (e->sc->workload.kind == PN_WL_SCRIPT)
-		return script_next(e, client, out);
-	int g = generator_of(e->sc->workload.kind);
-	if (g >= 0)
-		return generators[g].next(e, client, out);
-	return random_next(e, client, out);
-}
+const struct pn_client_ops pn_workload_random = {
+	.name = "random",
+	.init = wl_base_only_init,
+	.free = wl_base_only_free,
+	.page_init = wl_plain_page_init,
+	.next = random_next,
+};
