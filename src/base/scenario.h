@@ -218,12 +218,6 @@ struct pn_scenario_memory {
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
-/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
- * as the engine lays them out: src/workload/workload.c); 0 for the other kinds. */
-uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
-/* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
- * src/workload/wl_btree.c); the engine refuses more than a quarter of 2^32. */
-uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);

@@ -29,6 +29,7 @@
  */
 #include "scenario.h"
 #include "walfmt.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,6 +22,12 @@ extern const struct pn_client_ops pn_workload_script, pn_workload_random, pn_wor
 const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc);
 /* Name of transaction type t of sc's workload, NULL if it has none. */
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
+/* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
+ * as workload.c lays them out); 0 for the other kinds (the loader's check). */
+uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
+/* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
+ * wl_btree.c); its init refuses more than a quarter of 2^32, and so does the loader. */
+uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
 /* btree_dedup's splits that recycled a leaf (Growth), and splits of a leaf of one key among
  * that key's items (wl_btree.c); 0 for another workload. */
 uint64_t pn_workload_btree_recycled(const struct pn_engine *e);
