@@ -6,7 +6,7 @@
  *   seeds       the same over a small random workload with checkpoints every few
  *               transactions, many seeds (a checkpoint then often ends the run);
  *   growth      each generated workload (pgbench, tpcc, vacuum, btree_dedup, slru) under fpw,
- *               umbra and pushdown past the room its layout was sized for (src/workload/wl.h,
+ *               umbra and pushdown past the room its layout was sized for (src/workload/layout.h,
  *               Growth).
  *
  * protocols and seeds: under pushdown, 9 of the 12 scenarios/protocols/ files stalled once
@@ -31,7 +31,8 @@
  */
 #include "checker.h"
 #include "oracle.h"
-#include "wl.h"
+#include "layout.h"
+#include "workload.h"
 #include "world.h"
 
 #include <check.h>

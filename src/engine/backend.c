@@ -227,7 +227,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 
 /* A block the record initializes: a split's new right page; the page a heap insert or
  * update puts its tuple on when that page is new, or reused by the workload's growth and
- * not yet re-initialized (wl.h Growth). */
+ * not yet re-initialized (layout.h Growth). */
 static bool change_block_init(const struct pn_engine *e, const struct pn_change *c, uint32_t i,
 			      const uint8_t *page)
 {

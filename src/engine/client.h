@@ -76,7 +76,7 @@ struct pn_client_ops {
 	void (*change)(void *state, const struct pn_client *c);
 	/* The pages op c->op changes besides its own (pinned first, in this order; <= 2). */
 	uint32_t (*extra_pages)(const void *state, const struct pn_client *c, uint32_t *pages);
-	/* Growth (src/workload/wl.h): page was reused and is not re-initialized yet (its next heap
+	/* Growth (src/workload/layout.h): page was reused and is not re-initialized yet (its next heap
 	 * insert is +INIT); page_inited: the record that re-initializes it has run. */
 	bool (*page_stale)(const void *state, uint32_t page);
 	void (*page_inited)(void *state, uint32_t page);

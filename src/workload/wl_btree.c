@@ -60,7 +60,9 @@
  *     _bt_dedup_pass builds). Often the first change of a leaf after a checkpoint, so it
  *     carries the FPI under full_page_writes (the seed's point).
  */
-#include "wl.h"
+#include "engine.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,9 @@
  * is those images (penumbra compare --stats shows them on CLOG/SET), plus the 24 bytes
  * per page the header takes from the bits.
  */
-#include "wl.h"
+#include "engine.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 

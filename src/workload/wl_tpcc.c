@@ -1,6 +1,6 @@
 /*
  * wl_tpcc.c: the TPC-C mix (workload layer) over `workload.warehouses` warehouses, as its
- * tables and indexes lie on pages (wl.h), every table at PostgreSQL's default fillfactor
+ * tables and indexes lie on pages (layout.h), every table at PostgreSQL's default fillfactor
  * (100). Row lengths (t_len, the 24 B tuple header included) are those of the usual
  * PostgreSQL schemas (BenchmarkSQL, HammerDB) with typical varchar fills:
  *
@@ -41,7 +41,8 @@
  * of NURand are fixed (C_LAST 223, C_ID 259, OL_I_ID 7911); the warehouse of each
  * transaction is drawn uniformly rather than bound to a terminal.
  */
-#include "wl.h"
+#include "layout.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,8 +78,7 @@ struct client {
 };
 
 struct tpcc {
-	struct wl_base b;   /* first: the row's state (b.layout = &L) */
-	struct wl_layout L;
+	struct wl_layout_state s; /* first: what layout.c's hooks read of the state */
 	uint32_t W;
 	uint32_t warehouse, district, customer, history, new_order, orders, order_line, item,
 		 stock;
@@ -231,7 +231,7 @@ static uint64_t *customer_names(uint32_t W)
 
 static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t W = g->W;
 	uint64_t n = sc->workload.transactions;
 	uint32_t dists = W * DISTRICTS;
@@ -292,9 +292,9 @@ static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 uint32_t wl_tpcc_pages(const struct pn_scenario *sc)
 {
 	struct tpcc g = {.W = sc->workload.warehouses,
-			 .L = {.page_size = sc->storage.page_size, .size_only = true}};
+			 .s.L = {.page_size = sc->storage.page_size, .size_only = true}};
 	layout(sc, &g);
-	return g.L.pages;
+	return g.s.L.pages;
 }
 
 static bool init(struct pn_engine *e, void **state)
@@ -303,12 +303,11 @@ static bool init(struct pn_engine *e, void **state)
 	if (!wl_state_new(e, state, sizeof(struct tpcc)))
 		return false;
 	struct tpcc *g = *state;
-	if (!wl_base_init(&g->b, e, false))
+	if (!wl_base_init(&g->s.b, e, false))
 		return false;
-	g->b.layout = &g->L;
 	g->W = sc->workload.warehouses;
-	g->L.page_size = e->page_size;
-	g->L.clients = sc->workload.clients;
+	g->s.L.page_size = e->page_size;
+	g->s.L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
 		snprintf(e->error, sizeof(e->error), "%s: tpcc models at most 1000 warehouses and "
 			 "50,000,000 transactions", sc->path);
@@ -326,18 +325,18 @@ static bool init(struct pn_engine *e, void **state)
 	}
 	char what[64];
 	snprintf(what, sizeof(what), "tpcc with %u warehouses", g->W);
-	return wl_check_storage(e, &g->L, what);
+	return wl_check_storage(e, &g->s.L, what);
 }
 
 static void free_state(void *state)
 {
 	struct tpcc *g = state;
-	wl_layout_free(&g->L);
+	wl_layout_free(&g->s.L);
 	free(g->name_keys);
 	free(g->next_o_id);
 	free(g->next_delivery);
 	free(g->clients);
-	wl_base_free(&g->b);
+	wl_base_free(&g->s.b);
 	free(g);
 }
 
@@ -347,8 +346,8 @@ static void push_insert(struct tpcc *g, struct client *c, uint32_t rel, uint32_t
 			uint16_t *off)
 {
 	struct pn_change ins = {.kind = PN_REC_HEAP_INSERT, .nblocks = 1,
-				.t_len = g->L.rels[rel].t_len};
-	wl_append(&g->L, rel, &ins.pages[0], &ins.offnum);
+				.t_len = g->s.L.rels[rel].t_len};
+	wl_append(&g->s.L, rel, &ins.pages[0], &ins.offnum);
 	wl_push(&c->t.q, &ins);
 	*page = ins.pages[0];
 	*off = ins.offnum;
@@ -364,7 +363,7 @@ static void update_customer(struct tpcc *g, struct client *q, uint32_t w, uint32
 {
 	uint32_t idx[2] = {g->customer_pkey, g->customer_name};
 	uint64_t keys[2] = {customer_key(w, d, c), name_key(w, d, loaded_last(w, d, c), c)};
-	wl_update_row(&g->L, g->customer, customer_row(w, d, c), at, len, idx, keys, 2, &q->t.q);
+	wl_update_row(&g->s.L, g->customer, customer_row(w, d, c), at, len, idx, keys, 2, &q->t.q);
 }
 
 /* The customer Payment picks by last name: the middle one of that name in the district. */
@@ -389,7 +388,7 @@ static uint32_t customer_by_name(struct tpcc *g, uint32_t w, uint32_t d, uint32_
 
 static bool new_order_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t w = c->w, d = c->d;
 	if (c->step == 0) {
 		wl_lock_row(L, g->district, dist(w, d), &c->t.q); /* SELECT ... FOR UPDATE */
@@ -430,7 +429,7 @@ static bool new_order_step(struct tpcc *g, struct client *c)
 
 static bool payment_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t data = CUSTOMER_LEN - PN_TUPLE_HEADER;
 	switch (c->step++) {
 	case 0: wl_update_row(L, g->warehouse, c->w - 1, W_YTD_AT, 8, NULL, NULL, 0, &c->t.q); break;
@@ -456,7 +455,7 @@ static bool payment_step(struct tpcc *g, struct client *c)
 /* Delivery: one step per district (its oldest undelivered order, if any is left). */
 static bool delivery_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	while (c->step < DISTRICTS) {
 		uint32_t d = (uint32_t)++c->step, di = dist(c->w, d);
 		uint32_t o = g->next_delivery[di];
@@ -545,7 +544,7 @@ static bool expand_client(void *state, uint32_t client)
 static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
 	struct tpcc *g = state;
-	return wl_next(&g->b, g, c, &g->clients[c->id].t, begin_client, expand_client, out);
+	return wl_next(&g->s, g, c, &g->clients[c->id].t, begin_client, expand_client, out);
 }
 
 const struct pn_client_ops pn_workload_tpcc = {

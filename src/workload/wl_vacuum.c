@@ -43,7 +43,9 @@
  * Simplification: the heap page's LSN is stamped by VISIBLE also without checksums
  * (PostgreSQL leaves it, as the record carries no image for it); no later change reads it.
  */
-#include "wl.h"
+#include "engine.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <string.h>

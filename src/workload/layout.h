@@ -1,6 +1,6 @@
 /*
- * wl.h: what the realistic workload generators (wl_pgbench.c, wl_tpcc.c) share (workload
- * layer, internal to src/workload/): tables and indexes laid out on ranges of the engine's logical
+ * layout.h: what the realistic workload generators (wl_pgbench.c, wl_tpcc.c) share (workload
+ * layer, owned by layout.c): tables and indexes laid out on ranges of the engine's logical
  * pages, row placement, btree routing and splits, and per-client queues of changes.
  *
  * Layout. A generator declares its relations in order; each takes a contiguous range of
@@ -52,11 +52,11 @@
  * to the append pages, index inserts) and the moved-off version becomes prunable once the
  * transaction ends (wl_txn_end).
  */
-#ifndef PN_WL_H
-#define PN_WL_H
+#ifndef PN_LAYOUT_H
+#define PN_LAYOUT_H
 
 #include "engine.h"
-#include "workload.h"
+#include "txn.h"
 
 #define WL_MAX_RELS 24
 #define WL_QUEUE 64
@@ -109,6 +109,13 @@ struct wl_layout {
 	uint32_t clients;
 	uint32_t page_size;
 	bool size_only; /* count the pages only: no rows, leaves or keys (pn_scenario_layout_pages) */
+};
+
+/* What the state of a row over a layout begins with (pgbench's, tpcc's): layout.c's hooks
+ * and wl_next read it. */
+struct wl_layout_state {
+	struct wl_base b;
+	struct wl_layout L;
 };
 
 typedef uint64_t (*wl_key_fn)(const void *ctx, uint64_t i);
@@ -170,7 +177,7 @@ bool wl_pop(struct wl_layout *L, struct wl_queue *q, struct pn_change *out, bool
  * empty, expand the transaction's next statement (expand() false: the transaction is
  * over, a commit is handed out); between transactions, begin one (begin() draws its
  * parameters and returns its type) until workload.transactions have begun. g is the
- * generator's state (it begins with b).
+ * generator's state (it begins with ls).
  */
 struct wl_txn {
 	struct wl_queue q;
@@ -178,7 +185,7 @@ struct wl_txn {
 };
 typedef int (*wl_begin_fn)(void *g, const struct pn_client *c);
 typedef bool (*wl_expand_fn)(void *g, uint32_t client);
-enum pn_client_next wl_next(struct wl_base *b, void *g, const struct pn_client *c,
+enum pn_client_next wl_next(struct wl_layout_state *ls, void *g, const struct pn_client *c,
 			    struct wl_txn *t, wl_begin_fn begin, wl_expand_fn expand,
 			    struct pn_step *out);
 
@@ -186,13 +193,7 @@ enum pn_client_next wl_next(struct wl_base *b, void *g, const struct pn_client *
 uint64_t wl_random(const struct pn_client *c, uint64_t lo, uint64_t hi);
 uint64_t wl_nurand(const struct pn_client *c, uint64_t a, uint64_t k, uint64_t lo, uint64_t hi);
 
-/* A row's state: calloc'ed *state of size bytes (e->error if it fails); the rows whose
- * state is a wl_base alone (with per-client transaction pages). */
-bool wl_state_new(struct pn_engine *e, void **state, size_t size);
-bool wl_base_only_init(struct pn_engine *e, void **state);
-void wl_base_only_free(void *state);
-/* page_init of pn_page_init's empty heap page; of a layout (wl_page_init, else that). */
-void wl_plain_page_init(const void *state, uint32_t p, uint8_t *page);
+/* page_init of a layout (wl_page_init, else pn_page_init's empty heap page). */
 void wl_layout_page_init(const void *state, uint32_t p, uint8_t *page);
 /* The layout rows' page_stale, page_inited and change_done (a split's end wakes every
  * client: one waiting for it may go on). */
@@ -204,10 +205,5 @@ void wl_change_done(void *state, const struct pn_client *c, const struct pn_chan
 	.page_init = wl_layout_page_init, .page_stale = wl_page_stale,                       \
 	.page_inited = wl_page_inited, .change_done = wl_change_done
 
-/* Generators (wl_pgbench.c, wl_tpcc.c): the pages their layout takes (the loader's check). */
-uint32_t wl_pgbench_pages(const struct pn_scenario *sc);
-uint32_t wl_tpcc_pages(const struct pn_scenario *sc);
-/* The layout of the engine's workload (pgbench, tpcc), or NULL (tests). */
-struct wl_layout *wl_layout_of(const struct pn_engine *e);
 
 #endif
