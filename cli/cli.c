@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "load.h"
 #include "parse.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <getopt.h>

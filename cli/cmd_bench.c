@@ -10,6 +10,7 @@
  * marks (refusing a directory that holds other files unless --force).
  */
 #include "cli.h"
+#include "workload.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  *   seeds       the same over a small random workload with checkpoints every few
  *               transactions, many seeds (a checkpoint then often ends the run);
  *   growth      each generated workload (pgbench, tpcc, vacuum, btree_dedup, slru) under fpw,
- *               umbra and pushdown past the room its layout was sized for (src/workload/wl.h,
+ *               umbra and pushdown past the room its layout was sized for (src/workload/layout.h,
  *               Growth).
  *
  * protocols and seeds: under pushdown, 9 of the 12 scenarios/protocols/ files stalled once
@@ -26,13 +26,14 @@
  * the final device acknowledges every commit and gives every page the checker's oracle
  * computes (model/checker.h C1, C2). btree_dedup runs 100 times its room: its leftmost leaf,
  * never recycled, fills with one key's duplicates; that aborted on `first > 1` in
- * pn_wl_btree_split (no key boundary to split at) until such a leaf split among its items
+ * wl_btree.c's split (no key boundary to split at) until such a leaf split among its items
  * (src/workload/wl_btree.c, single value), and the test asserts it did.
  */
 #include "checker.h"
 #include "load.h"
 #include "oracle.h"
-#include "wl.h"
+#include "layout.h"
+#include "workload.h"
 #include "world.h"
 
 #include <check.h>
@@ -283,9 +284,9 @@ static void run_past_room(const struct kind *k, enum pn_mode mode)
 		ck_assert(recycled > 0 || sc.workload.kind == PN_WL_PGBENCH);
 	}
 	if (sc.workload.kind == PN_WL_BTREE_DEDUP) { /* 40000 inserts, an index sized for 400 */
-		ck_assert_uint_gt(pn_wl_btree_recycled(w->e), 0);
+		ck_assert_uint_gt(pn_workload_btree_recycled(w->e), 0);
 		/* the leftmost leaf is never recycled: one key's duplicates fill it */
-		ck_assert_uint_gt(pn_wl_btree_single_value_splits(w->e), 0);
+		ck_assert_uint_gt(pn_workload_btree_single_value_splits(w->e), 0);
 	}
 	sc.workload.transactions = k->sized; /* the recovering engine's layout, the same pages */
 	judge_recovery(&sc, w, o, &a);

@@ -19,8 +19,8 @@
 #define STEP_NS 2000u
 #define POLL_NS 20000u
 
-/* The seed workloads' ops, changed by their own functions (src/workload/wl_vacuum.c, wl_btree.c). */
-static bool wl_op(enum pn_op op)
+/* The ops a workload changes itself (its client table's change: vacuum, btree_dedup). */
+static bool client_op(enum pn_op op)
 {
 	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
 }
@@ -157,14 +157,11 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
-	if (wl_op(p->op.op)) { /* workload ops: their own records (src/wl_*.c) */
-		if (p->op.op == PN_OP_VACUUM_PAGE)
-			pn_wl_vacuum_change(e, p);
-		else if (p->op.op == PN_OP_BT_INSERT)
-			pn_wl_btree_change(e, p);
-		else
-			pn_wl_btree_split(e, p);
-		pn_wl_unpin_extra(e, p);
+	if (client_op(p->op.op)) { /* the workload's own records (client.h change) */
+		struct pn_client c = pn_client_of(e, p);
+		PN_ASSERT(e->client->change != NULL);
+		e->client->change(e->client_state, &c);
+		pn_client_unpin_extra(e, p);
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
@@ -230,14 +227,15 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 
 /* A block the record initializes: a split's new right page; the page a heap insert or
  * update puts its tuple on when that page is new, or reused by the workload's growth and
- * not yet re-initialized (wl.h Growth). */
+ * not yet re-initialized (layout.h Growth). */
 static bool change_block_init(const struct pn_engine *e, const struct pn_change *c, uint32_t i,
 			      const uint8_t *page)
 {
 	if (c->kind == PN_REC_BTREE_SPLIT_R)
 		return i == 1;
 	return i == 0 && (c->kind == PN_REC_HEAP_INSERT || c->kind == PN_REC_HEAP_UPDATE) &&
-	       (pn_page_is_new(page) || pn_workload_page_stale(e, c->pages[0]));
+	       (pn_page_is_new(page) ||
+		(e->client->page_stale && e->client->page_stale(e->client_state, c->pages[0])));
 }
 
 /* Per block: image (fpw) or shift (umbra) from page LSN <= redo; a block the record
@@ -393,22 +391,23 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	rec.blocks[0].data = data0;
 	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
+	struct pn_client cl = pn_client_of(e, p);
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
 		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
 		if (!pn_redo_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
-		if (b->will_init)
-			pn_workload_page_inited(e, c->pages[i]);
-		pn_wl_mark(e, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
-			   (p->chg_shift >> i) & 1);
+		if (b->will_init && e->client->page_inited)
+			e->client->page_inited(e->client_state, c->pages[i]);
+		pn_client_mark(&cl, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
+			       (p->chg_shift >> i) & 1);
 	}
 	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
-	pn_wl_insert(e, &rec, kind, p->chg_frames);
+	pn_client_insert(&cl, &rec, kind, p->chg_frames);
 	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
 				      : c->t_len ? c->t_len : c->itup_len;
-	if (c->kind == PN_REC_BTREE_SPLIT_R)
-		pn_workload_split_done(e, c);
+	if (e->client->change_done)
+		e->client->change_done(e->client_state, &cl, c);
 }
 
 static bool pin_change(struct pn_engine *e, struct pn_proc *p)
@@ -444,7 +443,7 @@ static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
 
 static void txn_end(struct pn_engine *e, struct pn_proc *p)
 {
-	if (pn_workload_txn_name(e->sc, p->txn_type) != NULL) {
+	if (e->client->txn_name && e->client->txn_name(p->txn_type) != NULL) {
 		e->m.txn_type_count[p->txn_type]++;
 		e->m.txn_type_wal[p->txn_type] += p->txn_wal;
 	}
@@ -512,7 +511,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 static bool needs_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_HINT || op == PN_OP_VACUUM || op == PN_OP_DEDUP ||
-	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE || wl_op(op);
+	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE || client_op(op);
 }
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
@@ -520,12 +519,12 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p);
 /* NEXT: take the next operation and start it. */
 static void start_op(struct pn_engine *e, struct pn_proc *p)
 {
-	enum pn_wl_next n = pn_workload_next(e, p->id, &p->op);
-	if (n == PN_WL_DONE) {
+	enum pn_client_next n = pn_client_next(e, p, &p->op);
+	if (n == PN_CLIENT_DONE) {
 		p->state = PN_B_DONE;
 		return;
 	}
-	if (n == PN_WL_WAIT)
+	if (n == PN_CLIENT_WAIT)
 		return; /* woken when there is something */
 	p->hold = p->op.op == PN_OP_UPDATE_HOLD;
 	if (p->hold)
@@ -583,11 +582,19 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	pn_wake(e, p->id, STEP_NS);
 }
 
+/* The workload's step_done (a script's next step may start). */
+static void step_done(struct pn_engine *e, struct pn_proc *p)
+{
+	if (e->client->step_done) {
+		struct pn_client c = pn_client_of(e, p);
+		e->client->step_done(e->client_state, &c);
+	}
+}
+
 static void finish_op(struct pn_engine *e, struct pn_proc *p)
 {
 	p->state = PN_B_NEXT;
-	if (e->sc->workload.kind == PN_WL_SCRIPT)
-		pn_workload_step_done(e, p->id);
+	step_done(e, p);
 	pn_wake(e, p->id, STEP_NS);
 }
 
@@ -647,7 +654,7 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
 		p->state = p->hold ? PN_B_HELD : PN_B_PUBLISH;
 		if (p->hold)
-			pn_workload_step_done(e, p->id);
+			step_done(e, p);
 		else
 			pn_wake(e, p->id, STEP_NS);
 		return;
@@ -687,7 +694,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 			step_decide(e, p);
 			break;
 		}
-		if (!pn_wl_pin_extra(e, p)) /* a workload op's other pages first */
+		if (!pn_client_pin_extra(e, p)) /* a workload op's other pages first */
 			return;
 		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)

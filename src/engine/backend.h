@@ -8,7 +8,7 @@
 
 #include "scenario.h"
 #include "walfmt.h"
-#include "wl_record.h"
+#include "client.h"
 
 struct pn_engine;
 
@@ -51,8 +51,6 @@ struct pn_proc {
 	uint64_t commit_start_ns;
 	uint32_t ops_in_txn;
 	uint64_t ckpt_wait_seq;
-	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random workload: the transaction's pages */
-	uint32_t txn_pos, txn_len;
 	/* Umbra l3/l4: a shift inserted and not yet published (DELAY_CHKPT_START) */
 	bool delay_chkpt;
 	uint32_t pub_target;
@@ -66,7 +64,7 @@ struct pn_proc {
 	int txn_type;         /* workload transaction type, -1 if none */
 	uint64_t txn_wal;     /* WAL bytes of the current transaction's records */
 	/* other pages a workload op changes (vacuum: the visibility-map page; a btree split:
-	 * the new page, the right sibling), pinned in order before `frame` (wl_record.c) */
+	 * the new page, the right sibling), pinned in order before `frame` (client.c) */
 	uint32_t extra_frames[2];
 	uint32_t nextra;
 };

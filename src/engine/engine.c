@@ -109,12 +109,25 @@ static bool alloc_logs(struct pn_engine *e)
 	return e->acked_xids && e->acked_lsns && e->latencies && e->dw_restore;
 }
 
-bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
-		    bool fresh)
+/* pn_client_insert's hook: a workload block's shift, published in its INSERT step (l3/l4:
+ * umbra_policy.c; else the slot map and R4, backend.c). */
+static void publish_shift(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
+	if (pn_umbra_policy(e))
+		pn_umbra_publish_page(e, frame, target, lsn);
+	else
+		pn_backend_publish_shift(e, e->frames[frame].page, target);
+}
+
+bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
+		    bool fresh, const struct pn_client_ops *client)
+{
+	PN_ASSERT(client != NULL && client->init != NULL && client->next != NULL);
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->env = *env;
+	e->client = client;
+	e->client_shifted = publish_shift;
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
@@ -123,8 +136,10 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
 	if (unsupported(e))
 		return false;
-	if (!pn_workload_init(e)) {
-		pn_workload_free(e);
+	if (!client->init(e, &e->client_state)) {
+		if (e->client_state && client->free)
+			client->free(e->client_state);
+		e->client_state = NULL;
 		return false;
 	}
 	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
@@ -139,7 +154,9 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 
 void pn_engine_free(struct pn_engine *e)
 {
-	pn_workload_free(e);
+	if (e->client && e->client->free && e->client_state)
+		e->client->free(e->client_state);
+	e->client_state = NULL;
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
 	pn_wal_free(e);
 	pn_buf_free(e);
@@ -165,8 +182,10 @@ void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page
 	bool slru = pn_store_is_slru(e, p);
 	if (slru)
 		pn_page_init(page, e->page_size, p, true);
+	else if (e->client->page_init)
+		e->client->page_init(e->client_state, p, page);
 	else
-		pn_workload_page_init(e, page, p);
+		pn_page_init(page, e->page_size, p, false);
 	if (!slru && e->sc->protocol.checksums && !pn_page_is_new(page))
 		pn_page_set_checksum(page, e->page_size, p);
 }

@@ -18,9 +18,10 @@
  *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
  *   engine.c    init, processes, triggers, the background writer and WAL writer, checks
  *   umbra_policy.c  Umbra's L3 and L4 lineages (the pn_umbra_* hooks the files above call)
- *   workload.c  what clients do (script, random), dispatching to the generators: wl_pgbench.c,
- *               wl_tpcc.c (sharing wl.h), wl_vacuum.c, wl_btree.c, wl_slru.c; wl_record.c
- *               is what their changes use of the engine (wl_record.h: struct pn_change)
+ *   client.c    what a workload's changes use of the engine; client.h is the only thing the
+ *               engine knows of a workload (struct pn_client_ops, struct pn_change): the
+ *               workloads are above it, in src/workload/, and the assembly passes their row
+ *               to pn_engine_init
  *   pushdown.c  the pushdown mode's page server: WAL ingestion, per-page delta chains,
  *               image materialisation, GetPage@LSN, its crash-safe storage and recovery
  *
@@ -55,11 +56,10 @@
 #include "bufpool.h"
 #include "store.h"
 #include "ckpt.h"
-#include "wl_record.h"
+#include "client.h"
 #include "backend.h"
 #include "umbra_policy.h"
 #include "recovery.h"
-#include "workload.h"
 #include "pushdown.h"
 
 /* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
@@ -152,9 +152,6 @@ struct pn_engine {
 	struct pn_proc *procs;
 	uint32_t nprocs, nbackends;
 	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_ps;
-	uint32_t script_pos;      /* next script step (script steps run in order) */
-	bool script_busy;
-	uint64_t txns_started;
 	uint32_t next_xid;
 	bool stopping;            /* workload done: let background work drain */
 
@@ -188,14 +185,19 @@ struct pn_engine {
 	bool recovering;
 	bool failed;
 	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
-	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
+	/* the workload (client.h): its row, its state, and the hook pn_client_insert reports a
+	 * shift to */
+	const struct pn_client_ops *client;
+	void *client_state;
+	pn_client_shift_fn client_shifted;
 	char error[PN_ERROR_LEN];
 };
 #endif
 
 /* engine.c */
+/* client: the workload's row (src/workload/workload.h pn_workload_of(sc) for a scenario's). */
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
-		    bool fresh);
+		    bool fresh, const struct pn_client_ops *client);
 void pn_engine_free(struct pn_engine *e);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* Page p as formatting writes it (checksummed when the scenario asks). */

@@ -316,7 +316,7 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)
 {
 	struct pn_step st;
-	if (pn_workload_next(e, p->id, &st) != PN_WL_OP)
+	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
 		return false;
 	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
 	p->op = st;

@@ -1431,7 +1431,7 @@ static bool validate_memory(struct loader *L)
 		    unit);
 }
 
-/* btree_dedup's bounds (src/workload/wl_btree.c, pn_wl_btree_init): the leaves
+/* btree_dedup's bounds (src/workload/wl_btree.c, its init): the leaves
  * (pn_scenario_btree_leaves) number at most a quarter of 2^32, and a transaction exists to
  * carry them.
  * A key may have any number of inserts: a leaf of one key's duplicates splits as nbtree's

@@ -1,5 +1,5 @@
 /*
- * wl_btree.c: the `btree_dedup` workload, seed 004's experiment (engine layer): random
+ * wl_btree.c: the `btree_dedup` workload, seed 004's experiment (workload layer): random
  * inserts of int4 keys drawn uniformly from `distinct_keys` values into a deduplicating
  * btree (PostgreSQL 13+ nbtree), `inserts` in all, spread evenly over `transactions`
  * transactions that each end with a commit.
@@ -62,6 +62,8 @@
  */
 #include "engine.h"
 #include "redo_btree.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +74,7 @@
 #define POSTING_HDR PN_BTREE_POSTING_HDR
 #define TID PN_BTREE_TID
 
-/* The generator's own state (e->wl, one allocation): the leaf directory (what the inner
+/* The generator's own state (the row's state, one allocation): the leaf directory (what the inner
  * pages would say: leaf i of nleaves, in key order, holds keys from low[i] up, low[]
  * non-decreasing: equal low keys after a single-value split), each page's
  * right sibling, and per client an insert waiting for its leaf's split. */
@@ -83,6 +85,7 @@ struct bt_client {
 	uint32_t state, key, leaf, new_page;
 };
 struct bt_state {
+	struct wl_base b;      /* first; b.clients[i].txn_pos/txn_len: client i's inserts */
 	uint32_t nleaves, max_leaves, next_free;
 	uint64_t txns_sized;   /* workload.transactions at init: inserts per transaction */
 	uint64_t recycled;     /* splits that took a recycled leaf (past the sized inserts) */
@@ -102,7 +105,14 @@ uint64_t pn_scenario_btree_leaves(const struct pn_scenario *sc)
 	return 3u * bytes / (sc->storage.page_size - PN_PAGE_HEADER - SPECIAL) + 4u;
 }
 
-bool pn_wl_btree_init(struct pn_engine *e)
+static void free_state(void *state)
+{
+	struct bt_state *st = state;
+	wl_base_free(&st->b);
+	free(st);
+}
+
+static bool init(struct pn_engine *e, void **state)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
@@ -116,11 +126,9 @@ bool pn_wl_btree_init(struct pn_engine *e)
 	}
 	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
 		       sc->workload.clients * sizeof(struct bt_client);
-	struct bt_state *st = calloc(1, bytes);
-	if (!st) {
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+	if (!wl_state_new(e, state, bytes))
 		return false;
-	}
+	struct bt_state *st = *state;
 	st->client = (struct bt_client *)(st + 1);
 	st->low = (uint32_t *)(st->client + sc->workload.clients);
 	st->page = st->low + l;
@@ -130,11 +138,10 @@ bool pn_wl_btree_init(struct pn_engine *e)
 	st->next_free = 1;
 	st->txns_sized = sc->workload.transactions;
 	st->nclients = sc->workload.clients;
-	e->wl = st;
 	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
 	e->heap_pages = (uint32_t)l;
 	e->pages = e->heap_pages + e->slru_pages;
-	return true;
+	return wl_base_init(&st->b, e, true);
 }
 
 /* The leaf a key belongs to now: the last one whose low key is <= key. */
@@ -153,9 +160,10 @@ static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
 
 /* Every page starts as an empty leaf: page 0 is the root leaf, the others are the free
  * pages splits take (in page order), so that any page reads back as a valid page. */
-void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+static void page_init(const void *state, uint32_t p, uint8_t *page)
 {
-	pn_btree_leaf_fill(page, e->page_size, NULL, 0, PLAIN); /* btree.c's empty leaf */
+	const struct bt_state *st = state;
+	pn_btree_leaf_fill(page, st->b.page_size, NULL, 0, PLAIN); /* btree.c's empty leaf */
 	(void)p;
 }
 
@@ -203,51 +211,52 @@ static bool recycle(struct bt_state *st, uint32_t client)
 	return false;
 }
 
-enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *cl, struct pn_step *out)
 {
-	const struct pn_scenario *sc = e->sc;
-	struct bt_state *st = e->wl;
+	struct bt_state *st = state;
+	const struct pn_scenario *sc = st->b.sc;
+	uint32_t client = cl->id;
 	struct bt_client *c = &st->client[client];
-	struct pn_proc *p = &e->procs[client];
+	struct wl_client *p = &st->b.clients[client];
 	*out = (struct pn_step){.op = PN_OP_BT_INSERT, .client = client};
 	if (c->state == BT_SPLIT_DUE) { /* the insert found its leaf full: split it first */
 		if (st->next_free < st->max_leaves) {
 			c->new_page = st->next_free++;
 		} else if (!recycle(st, client)) {
-			pn_wake(e, client, BT_RECYCLE_POLL_NS); /* every leaf is busy with a split */
-			return PN_WL_WAIT;
+			pn_client_wake(cl, client, BT_RECYCLE_POLL_NS); /* every leaf is busy */
+			return PN_CLIENT_WAIT;
 		}
 		c->state = BT_RETRY_DUE;
 		*out = (struct pn_step){.op = PN_OP_BT_SPLIT, .client = client, .page = c->leaf,
 					.key = c->key};
-		return PN_WL_OP;
+		return PN_CLIENT_OP;
 	}
 	if (c->state == BT_RETRY_DUE) { /* then the insert again, into its leaf now */
 		c->state = BT_IDLE;
 		out->key = c->key;
 		out->page = leaf_of(st, c->key);
-		return PN_WL_OP;
+		return PN_CLIENT_OP;
 	}
 	if (p->txn_pos < p->txn_len) {
 		p->txn_pos++;
-		out->key = (uint32_t)(e->env.random(e->env.ctx) % sc->workload.distinct_keys);
+		out->key = (uint32_t)pn_client_random(cl, 0, sc->workload.distinct_keys - 1);
 		out->page = leaf_of(st, out->key);
-		return PN_WL_OP;
+		return PN_CLIENT_OP;
 	}
-	enum pn_wl_next next;
-	if (!pn_workload_txn_next(e, p, out, &next))
-		return next;
+	enum pn_client_next n;
+	if (!pn_workload_txn_next(&st->b, cl, out, &n))
+		return n;
 	/* inserts spread over the transactions the run was sized for; a run without end
 	 * (bench, crashtest) repeats that pattern */
-	uint64_t k = (e->txns_started - 1) % st->txns_sized, n = sc->workload.inserts;
+	uint64_t k = (st->b.txns_started - 1) % st->txns_sized, ins = sc->workload.inserts;
 	uint64_t t = st->txns_sized;
-	p->txn_len = (uint32_t)(n * (k + 1) / t - n * k / t);
+	p->txn_len = (uint32_t)(ins * (k + 1) / t - ins * k / t);
 	p->txn_pos = 0;
 	if (p->txn_len == 0) { /* more transactions than inserts: an empty one */
 		out->op = PN_OP_COMMIT;
-		return PN_WL_OP;
+		return PN_CLIENT_OP;
 	}
-	return pn_wl_btree_next(e, client, out);
+	return next(state, cl, out);
 }
 
 /* ---- page access ------------------------------------------------------------------------ */
@@ -270,7 +279,7 @@ static bool fits(const uint8_t *page, uint32_t need)
 	return (uint32_t)pn_get16(page + 14) >= pn_get16(page + 12) + need + 4u;
 }
 
-/* ---- one insert (pn_wl_btree_change) ---------------------------------------------------- */
+/* ---- one insert (insert) ---------------------------------------------------------------- */
 
 /* _bt_dedup_pass: the intervals of equal keys, each at most posting_max() once merged. */
 static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *data)
@@ -297,69 +306,75 @@ static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *dat
 	return k;
 }
 
-static void dedup(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+static void dedup(const struct bt_state *st, const struct pn_client *c, uint8_t *page)
 {
+	const struct pn_scenario *sc = st->b.sc;
+	uint32_t frame = pn_client_frame(c, 0);
 	uint8_t data[4 * 2048]; /* intervals: at most one per two items */
 	uint8_t main[2];
 	PN_ASSERT(nitems(page) <= 4096);
-	uint32_t k = plan_dedup(page, e->page_size, data);
+	uint32_t k = plan_dedup(page, st->b.page_size, data);
 	if (k == 0)
 		return;
 	pn_put16(main, (uint16_t)k);
-	struct pn_wal_record rec = {.xid = p->xid, .nblocks = 1, .main_data = main, .main_len = 2};
+	struct pn_wal_record rec = {.xid = c->xid, .nblocks = 1, .main_data = main, .main_len = 2};
 	struct pn_wal_block *b = &rec.blocks[0];
-	b->blkno = p->op.page;
+	b->blkno = c->op->page;
 	b->data = data;
 	b->data_len = (uint16_t)(4 * k);
-	if (!pn_redo_btree_dedup(page, e->page_size, &rec, b))
+	if (!pn_redo_btree_dedup(page, st->b.page_size, &rec, b))
 		PN_ASSERT(!"a deduplication that does not fit its page");
-	if (!(e->sc->protocol.mutations & PN_MUT_DEDUP_NO_IMAGE)) /* else REGBUF_NO_IMAGE */
-		pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
-	pn_wl_insert(e, &rec, PN_REC_BTREE_DEDUP, &p->frame);
-	e->m.logical_bytes_changed += 4u * k;
+	if (!(sc->protocol.mutations & PN_MUT_DEDUP_NO_IMAGE)) /* else REGBUF_NO_IMAGE */
+		pn_client_protect(c, b, c->op->page, page, PN_REG_STANDARD);
+	pn_client_insert(c, &rec, PN_REC_BTREE_DEDUP, &frame);
+	pn_client_changed(c, 4u * k);
 }
 
-/* The index tuple of op p->op's key; heap TID (xid, n-th op of the transaction), increasing
+/* The index tuple of op c->op's key; heap TID (xid, n-th op of the transaction), increasing
  * as a growing heap's are. */
-static void new_tuple(const struct pn_proc *p, uint8_t *tup)
+static void new_tuple(const struct pn_client *c, uint8_t *tup)
 {
-	pn_itup_make(tup, PLAIN, p->op.key, p->xid, (uint16_t)p->ops_in_txn);
+	pn_itup_make(tup, PLAIN, c->op->key, c->xid, (uint16_t)c->ops_in_txn);
 }
 
-void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p)
+static void insert(struct bt_state *st, const struct pn_client *c)
 {
-	uint8_t *page = pn_frame_page(e, p->frame);
+	uint8_t *page = pn_client_page(c, 0);
+	uint32_t ps = st->b.page_size, frame = pn_client_frame(c, 0);
 	uint8_t tup[PLAIN], main[2];
-	PN_ASSERT(pn_btree_is_leaf(page, e->page_size));
+	PN_ASSERT(pn_btree_is_leaf(page, ps));
 	if (!fits(page, PLAIN))
-		dedup(e, p, page);
+		dedup(st, c, page);
 	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
-		struct bt_client *c = &((struct bt_state *)e->wl)->client[p->id];
-		*c = (struct bt_client){.state = BT_SPLIT_DUE, .key = p->op.key, .leaf = p->op.page};
+		st->client[c->id] = (struct bt_client){.state = BT_SPLIT_DUE, .key = c->op->key,
+						       .leaf = c->op->page};
 		return;
 	}
-	new_tuple(p, tup);
-	pn_put16(main, pn_btree_insert_offnum(page, p->op.key));
-	struct pn_wal_record rec = {.xid = p->xid, .nblocks = 1, .main_data = main, .main_len = 2};
+	new_tuple(c, tup);
+	pn_put16(main, pn_btree_insert_offnum(page, c->op->key));
+	struct pn_wal_record rec = {.xid = c->xid, .nblocks = 1, .main_data = main, .main_len = 2};
 	struct pn_wal_block *b = &rec.blocks[0];
-	b->blkno = p->op.page;
+	b->blkno = c->op->page;
 	b->data = tup;
 	b->data_len = PLAIN;
 	pn_rec_ids(PN_REC_BTREE_INSERT_LEAF, &rec.rmid, &rec.info);
-	if (!pn_redo_apply(page, e->page_size, &rec, b))
+	if (!pn_redo_apply(page, ps, &rec, b))
 		PN_ASSERT(!"an insert that does not fit its leaf");
-	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
-	pn_wl_insert(e, &rec, PN_REC_BTREE_INSERT_LEAF, &p->frame);
-	e->m.logical_bytes_changed += PLAIN;
+	pn_client_protect(c, b, c->op->page, page, PN_REG_STANDARD);
+	pn_client_insert(c, &rec, PN_REC_BTREE_INSERT_LEAF, &frame);
+	pn_client_changed(c, PLAIN);
 }
 
-/* ---- one split (pn_wl_btree_split) ------------------------------------------------------ */
+/* ---- one split (split) ------------------------------------------------------------------ */
 
-uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages)
+/* A split's pages besides its leaf: the new page, then the right sibling if any. */
+static uint32_t extra_pages(const void *state, const struct pn_client *c, uint32_t *pages)
 {
-	const struct bt_state *st = e->wl;
-	pages[0] = st->client[p->id].new_page;
-	pages[1] = st->next[p->op.page];
+	const struct bt_state *st = state;
+	if (c->op->op != PN_OP_BT_SPLIT)
+		return 0;
+	pages[0] = st->client[c->id].new_page;
+	pages[1] = st->next[c->op->page];
 	return pages[1] == NO_PAGE ? 1 : 2;
 }
 
@@ -457,16 +472,16 @@ static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, 
 	st->next[left] = right;
 }
 
-uint64_t pn_wl_btree_recycled(const struct pn_engine *e)
+uint64_t pn_workload_btree_recycled(const struct pn_engine *e)
 {
-	const struct bt_state *st = e->wl;
-	return st ? st->recycled : 0;
+	const struct bt_state *st = e->client_state;
+	return e->client == &pn_workload_btree_dedup && st ? st->recycled : 0;
 }
 
-uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e)
+uint64_t pn_workload_btree_single_value_splits(const struct pn_engine *e)
 {
-	const struct bt_state *st = e->wl;
-	return st ? st->single_value_splits : 0;
+	const struct bt_state *st = e->client_state;
+	return e->client == &pn_workload_btree_dedup && st ? st->single_value_splits : 0;
 }
 
 /* A new page a split did not use: kept for the splits past the sized room (recycle);
@@ -477,17 +492,16 @@ static void spare(struct bt_state *st, uint32_t pg)
 		st->spare[st->nspare++] = pg;
 }
 
-void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
+static void split(struct bt_state *st, const struct pn_client *cl)
 {
-	struct bt_state *st = e->wl;
-	struct bt_client *c = &st->client[p->id];
-	uint8_t *page = pn_frame_page(e, p->frame);
-	uint32_t ps = e->page_size, left = p->op.page, sib = st->next[left];
+	struct bt_client *c = &st->client[cl->id];
+	uint8_t *page = pn_client_page(cl, 0);
+	uint32_t ps = st->b.page_size, left = cl->op->page, sib = st->next[left];
 	if (fits(page, PLAIN) || leaf_of(st, c->key) != left) {
 		spare(st, c->new_page);
 		return; /* another client split it meanwhile: just the insert again */
 	}
-	if (sib != (p->nextra == 2 ? e->frames[p->extra_frames[1]].page : NO_PAGE)) {
+	if (sib != (pn_client_pinned(cl) == 3 ? pn_client_blkno(cl, 2) : NO_PAGE)) {
 		spare(st, c->new_page);
 		c->state = BT_SPLIT_DUE; /* its right sibling changed since the pin: again */
 		return;
@@ -497,23 +511,43 @@ void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p)
 		st->single_value_splits++;
 	uint8_t main[10], tup[PLAIN], data0[2 * PLAIN], data1[32768];
 	PN_ASSERT(ps <= sizeof(data1));
-	new_tuple(p, tup);
-	struct pn_wal_record rec = {.xid = p->xid, .nblocks = sib == NO_PAGE ? 2 : 3};
+	new_tuple(cl, tup);
+	struct pn_wal_record rec = {.xid = cl->xid, .nblocks = sib == NO_PAGE ? 2 : 3};
 	enum pn_rec kind = pn_btree_split_record_at(page, ps, tup, PLAIN, (uint16_t)below, low,
 						    &rec, main, data0, data1);
-	uint32_t frames[3] = {p->frame, p->extra_frames[0], p->extra_frames[1]};
+	uint32_t frames[3] = {pn_client_frame(cl, 0), pn_client_frame(cl, 1),
+			      rec.nblocks == 3 ? pn_client_frame(cl, 2) : 0};
 	rec.blocks[0].blkno = left;
 	rec.blocks[1].blkno = c->new_page;
 	rec.blocks[2].blkno = sib;
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
 	for (uint32_t i = rec.nblocks; i-- > 0;)
-		if (!pn_redo_apply(pn_frame_page(e, frames[i]), ps, &rec, &rec.blocks[i]))
+		if (!pn_redo_apply(pn_client_page(cl, i), ps, &rec, &rec.blocks[i]))
 			PN_ASSERT(!"a split that does not fit its pages");
 	for (uint32_t i = 0; i < rec.nblocks; i++)
-		pn_wl_protect(e, &rec.blocks[i], rec.blocks[i].blkno, pn_frame_page(e, frames[i]),
-			      i == 1 ? PN_REG_WILL_INIT : PN_REG_STANDARD);
-	pn_wl_insert(e, &rec, kind, frames);
+		pn_client_protect(cl, &rec.blocks[i], rec.blocks[i].blkno, pn_client_page(cl, i),
+				  i == 1 ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+	pn_client_insert(cl, &rec, kind, frames);
 	directory_split(st, left, c->new_page, low);
 	c->state = BT_IDLE; /* the new item went in with the split */
-	e->m.logical_bytes_changed += rec.blocks[0].data_len + rec.blocks[1].data_len;
+	pn_client_changed(cl, rec.blocks[0].data_len + rec.blocks[1].data_len);
 }
+
+/* The ops this workload changes itself: an insert, or a split its insert made due. */
+static void change(void *state, const struct pn_client *c)
+{
+	if (c->op->op == PN_OP_BT_SPLIT)
+		split(state, c);
+	else
+		insert(state, c);
+}
+
+const struct pn_client_ops pn_workload_btree_dedup = {
+	.name = "btree_dedup",
+	.init = init,
+	.free = free_state,
+	.page_init = page_init,
+	.next = next,
+	.change = change,
+	.extra_pages = extra_pages,
+};

@@ -1,5 +1,5 @@
 /*
- * wl_pgbench.c: pgbench's built-in TPC-B-like transaction (engine layer), over the tables
+ * wl_pgbench.c: pgbench's built-in TPC-B-like transaction (workload layer), over the tables
  * pgbench -i creates at `workload.scale` (fillfactor 100, as pgbench's default):
  *
  *   table              rows            t_len  why
@@ -25,7 +25,8 @@
  * HOT. The changed column is 4 bytes; the unchanged bytes around it are the update's
  * prefix and suffix, as heapam's log_heap_update compresses them.
  */
-#include "wl.h"
+#include "layout.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ struct client {
 };
 
 struct pgbench {
-	struct wl_layout L; /* first: wl_layout_of() */
+	struct wl_layout_state s; /* first: what layout.c's hooks read of the state */
 	uint32_t branches, tellers, accounts, history, accounts_pkey;
 	struct client *clients;
 };
@@ -52,44 +53,45 @@ static uint64_t key_identity(const void *ctx, uint64_t i)
 	return i + 1;
 }
 
-const char *wl_pgbench_txn_name(int t) { return t == 0 ? "TPC-B" : NULL; }
+static const char *txn_name(int t) { return t == 0 ? "TPC-B" : NULL; }
 
-/* The tables and indexes of scale and n transactions, on g->L (page_size set). */
+/* The tables and indexes of scale and n transactions, on g->s.L (page_size set). */
 static void lay_out(struct pgbench *g, uint64_t scale, uint64_t n)
 {
 	uint32_t accounts = (uint32_t)(scale * ACCOUNTS_PER_SCALE);
-	g->branches = wl_table(&g->L, "pgbench_branches", (uint32_t)scale, 32, 100, 0);
-	g->tellers = wl_table(&g->L, "pgbench_tellers", (uint32_t)scale * TELLERS_PER_SCALE, 36,
+	g->branches = wl_table(&g->s.L, "pgbench_branches", (uint32_t)scale, 32, 100, 0);
+	g->tellers = wl_table(&g->s.L, "pgbench_tellers", (uint32_t)scale * TELLERS_PER_SCALE, 36,
 			      100, 0);
 	/* room for one moved version per accounts page */
-	uint32_t per_page = pn_heap_rows_per_page(g->L.page_size, 121, 100);
+	uint32_t per_page = pn_heap_rows_per_page(g->s.L.page_size, 121, 100);
 	uint32_t moved = (accounts + per_page - 1) / per_page;
-	g->accounts = wl_table(&g->L, "pgbench_accounts", accounts, 121, 100, moved);
-	g->history = wl_table(&g->L, "pgbench_history", 0, 48, 100, (uint32_t)n);
-	wl_index(&g->L, "pgbench_branches_pkey", g->branches, 16, scale, key_identity, NULL, 0);
-	wl_index(&g->L, "pgbench_tellers_pkey", g->tellers, 16, scale * TELLERS_PER_SCALE,
+	g->accounts = wl_table(&g->s.L, "pgbench_accounts", accounts, 121, 100, moved);
+	g->history = wl_table(&g->s.L, "pgbench_history", 0, 48, 100, (uint32_t)n);
+	wl_index(&g->s.L, "pgbench_branches_pkey", g->branches, 16, scale, key_identity, NULL, 0);
+	wl_index(&g->s.L, "pgbench_tellers_pkey", g->tellers, 16, scale * TELLERS_PER_SCALE,
 		 key_identity, NULL, 0);
-	g->accounts_pkey = wl_index(&g->L, "pgbench_accounts_pkey", g->accounts, 16, accounts,
+	g->accounts_pkey = wl_index(&g->s.L, "pgbench_accounts_pkey", g->accounts, 16, accounts,
 				    key_identity, NULL, moved);
 }
 
 uint32_t wl_pgbench_pages(const struct pn_scenario *sc)
 {
-	struct pgbench g = {.L = {.page_size = sc->storage.page_size, .size_only = true}};
+	struct pgbench g = {.s.L = {.page_size = sc->storage.page_size, .size_only = true}};
 	lay_out(&g, sc->workload.scale, sc->workload.transactions);
-	return g.L.pages;
+	return g.s.L.pages;
 }
 
-bool wl_pgbench_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint64_t scale = sc->workload.scale, n = sc->workload.transactions;
-	struct pgbench *g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!wl_state_new(e, state, sizeof(struct pgbench)))
 		return false;
-	e->wl = g;
-	g->L.page_size = e->page_size;
-	g->L.clients = sc->workload.clients;
+	struct pgbench *g = *state;
+	if (!wl_base_init(&g->s.b, e, false))
+		return false;
+	g->s.L.page_size = e->page_size;
+	g->s.L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
 		snprintf(e->error, sizeof(e->error), "%s: pgbench scale %llu or %llu transactions "
 			 "is too large for this model", sc->path, (unsigned long long)scale,
@@ -102,21 +104,22 @@ bool wl_pgbench_init(struct pn_engine *e)
 		return false;
 	char what[64];
 	snprintf(what, sizeof(what), "pgbench at scale %llu", (unsigned long long)scale);
-	return wl_check_storage(e, &g->L, what);
+	return wl_check_storage(e, &g->s.L, what);
 }
 
-void wl_pgbench_free(struct pn_engine *e)
+static void free_state(void *state)
 {
-	struct pgbench *g = e->wl;
-	wl_layout_free(&g->L);
+	struct pgbench *g = state;
+	wl_layout_free(&g->s.L);
 	free(g->clients);
+	wl_base_free(&g->s.b);
 	free(g);
 }
 
 /* Expands the client's next statement into changes; false at the transaction's end. */
 static bool expand(struct pgbench *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	switch (c->step++) {
 	case STEP_ACCOUNTS: {
 		uint32_t idx = g->accounts_pkey;
@@ -142,26 +145,35 @@ static bool expand(struct pgbench *g, struct client *c)
 	}
 }
 
-static int begin(struct pn_engine *e, uint32_t client)
+static int begin(void *state, const struct pn_client *cl)
 {
-	struct pgbench *g = e->wl;
-	struct client *c = &g->clients[client];
-	uint64_t scale = e->sc->workload.scale;
+	struct pgbench *g = state;
+	struct client *c = &g->clients[cl->id];
+	uint64_t scale = g->s.b.sc->workload.scale;
 	c->step = 0;
-	c->aid = wl_random(e, 1, scale * ACCOUNTS_PER_SCALE);
-	c->tid = wl_random(e, 1, scale * TELLERS_PER_SCALE);
-	c->bid = wl_random(e, 1, scale);
+	c->aid = wl_random(cl, 1, scale * ACCOUNTS_PER_SCALE);
+	c->tid = wl_random(cl, 1, scale * TELLERS_PER_SCALE);
+	c->bid = wl_random(cl, 1, scale);
 	return 0;
 }
 
-static bool expand_client(struct pn_engine *e, uint32_t client)
+static bool expand_client(void *state, uint32_t client)
 {
-	struct pgbench *g = e->wl;
+	struct pgbench *g = state;
 	return expand(g, &g->clients[client]);
 }
 
-enum pn_wl_next wl_pgbench_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	struct pgbench *g = e->wl;
-	return wl_next(e, client, &g->clients[client].t, begin, expand_client, out);
+	struct pgbench *g = state;
+	return wl_next(&g->s, g, c, &g->clients[c->id].t, begin, expand_client, out);
 }
+
+const struct pn_client_ops pn_workload_pgbench = {
+	.name = "pgbench",
+	.init = init,
+	.free = free_state,
+	.next = next,
+	.txn_name = txn_name,
+	WL_LAYOUT_HOOKS,
+};

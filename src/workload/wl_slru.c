@@ -1,6 +1,6 @@
 /*
  * wl_slru.c: the `slru` workload, commit-status pages (seed 003's proposal: SLRU pages with
- * the standard page header, so that they get checksums and LSNs) (engine layer).
+ * the standard page header, so that they get checksums and LSNs) (workload layer).
  *
  * `transactions` transactions over the clients; each changes pages_per_transaction heap
  * pages chosen uniformly (as the random workload does), sets its own commit-status bits in
@@ -13,10 +13,12 @@
  * per page the header takes from the bits.
  */
 #include "engine.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 
-bool pn_wl_slru_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	if (e->sc->workload.pages_per_transaction > e->heap_pages) {
 		snprintf(e->error, sizeof(e->error),
@@ -24,28 +26,36 @@ bool pn_wl_slru_init(struct pn_engine *e)
 			 e->sc->path, e->sc->workload.pages_per_transaction, e->heap_pages);
 		return false;
 	}
-	return true;
+	return wl_base_only_init(e, state);
 }
 
-enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	struct pn_proc *p = &e->procs[client];
-	const struct pn_scenario *sc = e->sc;
-	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = client};
-	if (p->txn_pos < p->txn_len) {
-		out->page = p->txn_pages[p->txn_pos++];
-		return PN_WL_OP;
+	struct wl_base *b = state;
+	struct wl_client *w = &b->clients[c->id];
+	*out = (struct pn_step){.op = PN_OP_UPDATE, .client = c->id};
+	if (w->txn_pos < w->txn_len) {
+		out->page = w->txn_pages[w->txn_pos++];
+		return PN_CLIENT_OP;
 	}
-	if (p->txn_len && p->txn_pos == p->txn_len) { /* the heap changes are done */
-		p->txn_pos++;
+	if (w->txn_len && w->txn_pos == w->txn_len) { /* the heap changes are done */
+		w->txn_pos++;
 		out->op = PN_OP_SLRU_SET;
-		out->xid = p->xid;
-		return PN_WL_OP;
+		out->xid = c->xid;
+		return PN_CLIENT_OP;
 	}
-	enum pn_wl_next next;
-	if (!pn_workload_txn_next(e, p, out, &next))
-		return next;
-	pn_workload_pick_pages(e, p, sc->workload.pages_per_transaction);
-	out->page = p->txn_pages[0];
-	return PN_WL_OP;
+	enum pn_client_next n;
+	if (!pn_workload_txn_next(b, c, out, &n))
+		return n;
+	pn_workload_pick_pages(b, c, b->sc->workload.pages_per_transaction);
+	out->page = w->txn_pages[0];
+	return PN_CLIENT_OP;
 }
+
+const struct pn_client_ops pn_workload_slru = {
+	.name = "slru",
+	.init = init,
+	.free = wl_base_only_free,
+	.page_init = wl_plain_page_init,
+	.next = next,
+};

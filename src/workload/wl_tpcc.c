@@ -1,6 +1,6 @@
 /*
- * wl_tpcc.c: the TPC-C mix (engine layer) over `workload.warehouses` warehouses, as its
- * tables and indexes lie on pages (wl.h), every table at PostgreSQL's default fillfactor
+ * wl_tpcc.c: the TPC-C mix (workload layer) over `workload.warehouses` warehouses, as its
+ * tables and indexes lie on pages (layout.h), every table at PostgreSQL's default fillfactor
  * (100). Row lengths (t_len, the 24 B tuple header included) are those of the usual
  * PostgreSQL schemas (BenchmarkSQL, HammerDB) with typical varchar fills:
  *
@@ -41,7 +41,8 @@
  * of NURand are fixed (C_LAST 223, C_ID 259, OL_I_ID 7911); the warehouse of each
  * transaction is drawn uniformly rather than bound to a terminal.
  */
-#include "wl.h"
+#include "layout.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ enum { C_LAST = 223, C_ID = 259, C_ITEM = 7911 };
 static const char *const txn_names[PN_TXN_TYPES] = {"NewOrder", "Payment", "OrderStatus",
 						     "Delivery", "StockLevel"};
 
-const char *wl_tpcc_txn_name(int t) { return t >= 0 && t < PN_TXN_TYPES ? txn_names[t] : NULL; }
+static const char *txn_name(int t) { return t >= 0 && t < PN_TXN_TYPES ? txn_names[t] : NULL; }
 
 /* Byte offsets in the payload (after the 24 B header) of the columns updates change. */
 enum {
@@ -77,7 +78,7 @@ struct client {
 };
 
 struct tpcc {
-	struct wl_layout L; /* first: wl_layout_of() */
+	struct wl_layout_state s; /* first: what layout.c's hooks read of the state */
 	uint32_t W;
 	uint32_t warehouse, district, customer, history, new_order, orders, order_line, item,
 		 stock;
@@ -230,7 +231,7 @@ static uint64_t *customer_names(uint32_t W)
 
 static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t W = g->W;
 	uint64_t n = sc->workload.transactions;
 	uint32_t dists = W * DISTRICTS;
@@ -291,21 +292,22 @@ static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 uint32_t wl_tpcc_pages(const struct pn_scenario *sc)
 {
 	struct tpcc g = {.W = sc->workload.warehouses,
-			 .L = {.page_size = sc->storage.page_size, .size_only = true}};
+			 .s.L = {.page_size = sc->storage.page_size, .size_only = true}};
 	layout(sc, &g);
-	return g.L.pages;
+	return g.s.L.pages;
 }
 
-bool wl_tpcc_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	const struct pn_scenario *sc = e->sc;
-	struct tpcc *g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!wl_state_new(e, state, sizeof(struct tpcc)))
 		return false;
-	e->wl = g;
+	struct tpcc *g = *state;
+	if (!wl_base_init(&g->s.b, e, false))
+		return false;
 	g->W = sc->workload.warehouses;
-	g->L.page_size = e->page_size;
-	g->L.clients = sc->workload.clients;
+	g->s.L.page_size = e->page_size;
+	g->s.L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
 		snprintf(e->error, sizeof(e->error), "%s: tpcc models at most 1000 warehouses and "
 			 "50,000,000 transactions", sc->path);
@@ -323,17 +325,18 @@ bool wl_tpcc_init(struct pn_engine *e)
 	}
 	char what[64];
 	snprintf(what, sizeof(what), "tpcc with %u warehouses", g->W);
-	return wl_check_storage(e, &g->L, what);
+	return wl_check_storage(e, &g->s.L, what);
 }
 
-void wl_tpcc_free(struct pn_engine *e)
+static void free_state(void *state)
 {
-	struct tpcc *g = e->wl;
-	wl_layout_free(&g->L);
+	struct tpcc *g = state;
+	wl_layout_free(&g->s.L);
 	free(g->name_keys);
 	free(g->next_o_id);
 	free(g->next_delivery);
 	free(g->clients);
+	wl_base_free(&g->s.b);
 	free(g);
 }
 
@@ -343,8 +346,8 @@ static void push_insert(struct tpcc *g, struct client *c, uint32_t rel, uint32_t
 			uint16_t *off)
 {
 	struct pn_change ins = {.kind = PN_REC_HEAP_INSERT, .nblocks = 1,
-				.t_len = g->L.rels[rel].t_len};
-	wl_append(&g->L, rel, &ins.pages[0], &ins.offnum);
+				.t_len = g->s.L.rels[rel].t_len};
+	wl_append(&g->s.L, rel, &ins.pages[0], &ins.offnum);
 	wl_push(&c->t.q, &ins);
 	*page = ins.pages[0];
 	*off = ins.offnum;
@@ -360,7 +363,7 @@ static void update_customer(struct tpcc *g, struct client *q, uint32_t w, uint32
 {
 	uint32_t idx[2] = {g->customer_pkey, g->customer_name};
 	uint64_t keys[2] = {customer_key(w, d, c), name_key(w, d, loaded_last(w, d, c), c)};
-	wl_update_row(&g->L, g->customer, customer_row(w, d, c), at, len, idx, keys, 2, &q->t.q);
+	wl_update_row(&g->s.L, g->customer, customer_row(w, d, c), at, len, idx, keys, 2, &q->t.q);
 }
 
 /* The customer Payment picks by last name: the middle one of that name in the district. */
@@ -385,7 +388,7 @@ static uint32_t customer_by_name(struct tpcc *g, uint32_t w, uint32_t d, uint32_
 
 static bool new_order_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t w = c->w, d = c->d;
 	if (c->step == 0) {
 		wl_lock_row(L, g->district, dist(w, d), &c->t.q); /* SELECT ... FOR UPDATE */
@@ -426,7 +429,7 @@ static bool new_order_step(struct tpcc *g, struct client *c)
 
 static bool payment_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	uint32_t data = CUSTOMER_LEN - PN_TUPLE_HEADER;
 	switch (c->step++) {
 	case 0: wl_update_row(L, g->warehouse, c->w - 1, W_YTD_AT, 8, NULL, NULL, 0, &c->t.q); break;
@@ -452,7 +455,7 @@ static bool payment_step(struct tpcc *g, struct client *c)
 /* Delivery: one step per district (its oldest undelivered order, if any is left). */
 static bool delivery_step(struct tpcc *g, struct client *c)
 {
-	struct wl_layout *L = &g->L;
+	struct wl_layout *L = &g->s.L;
 	while (c->step < DISTRICTS) {
 		uint32_t d = (uint32_t)++c->step, di = dist(c->w, d);
 		uint32_t o = g->next_delivery[di];
@@ -495,51 +498,60 @@ static bool expand(struct tpcc *g, struct client *c)
 	}
 }
 
-static void begin(struct pn_engine *e, struct tpcc *g, struct client *c)
+static void begin(const struct pn_client *cl, struct tpcc *g, struct client *c)
 {
-	uint32_t r = (uint32_t)wl_random(e, 1, 100);
+	uint32_t r = (uint32_t)wl_random(cl, 1, 100);
 	c->type = r <= 45 ? T_NEW_ORDER : r <= 88 ? T_PAYMENT : r <= 92 ? T_ORDER_STATUS
 		: r <= 96 ? T_DELIVERY : T_STOCK_LEVEL;
 	c->step = c->line = 0;
-	c->w = (uint32_t)wl_random(e, 1, g->W);
-	c->d = (uint32_t)wl_random(e, 1, DISTRICTS);
+	c->w = (uint32_t)wl_random(cl, 1, g->W);
+	c->d = (uint32_t)wl_random(cl, 1, DISTRICTS);
 	if (c->type == T_NEW_ORDER) {
-		c->c = (uint32_t)wl_nurand(e, 1023, C_ID, 1, CUSTOMERS);
-		c->ol_cnt = (uint32_t)wl_random(e, 5, MAX_LINES);
+		c->c = (uint32_t)wl_nurand(cl, 1023, C_ID, 1, CUSTOMERS);
+		c->ol_cnt = (uint32_t)wl_random(cl, 5, MAX_LINES);
 		for (uint32_t i = 0; i < c->ol_cnt; i++) {
-			c->items[i] = (uint32_t)wl_nurand(e, 8191, C_ITEM, 1, ITEMS);
+			c->items[i] = (uint32_t)wl_nurand(cl, 8191, C_ITEM, 1, ITEMS);
 			c->supply[i] = c->w;
-			if (g->W > 1 && wl_random(e, 1, 100) == 1)
-				c->supply[i] = (uint32_t)wl_random(e, 1, g->W);
+			if (g->W > 1 && wl_random(cl, 1, 100) == 1)
+				c->supply[i] = (uint32_t)wl_random(cl, 1, g->W);
 		}
 	} else if (c->type == T_DELIVERY) {
-		c->carrier = (uint32_t)wl_random(e, 1, 10);
+		c->carrier = (uint32_t)wl_random(cl, 1, 10);
 	} else if (c->type == T_PAYMENT) {
 		c->c = 0;
-		if (wl_random(e, 1, 100) <= 60)
+		if (wl_random(cl, 1, 100) <= 60)
 			c->c = customer_by_name(g, c->w, c->d,
-						(uint32_t)wl_nurand(e, 255, C_LAST, 0, 999));
+						(uint32_t)wl_nurand(cl, 255, C_LAST, 0, 999));
 		if (c->c == 0)
-			c->c = (uint32_t)wl_nurand(e, 1023, C_ID, 1, CUSTOMERS);
+			c->c = (uint32_t)wl_nurand(cl, 1023, C_ID, 1, CUSTOMERS);
 		c->bad_credit = bad_credit(c->w, c->d, c->c);
 	}
 }
 
-static int begin_client(struct pn_engine *e, uint32_t client)
+static int begin_client(void *state, const struct pn_client *cl)
 {
-	struct tpcc *g = e->wl;
-	begin(e, g, &g->clients[client]);
-	return g->clients[client].type;
+	struct tpcc *g = state;
+	begin(cl, g, &g->clients[cl->id]);
+	return g->clients[cl->id].type;
 }
 
-static bool expand_client(struct pn_engine *e, uint32_t client)
+static bool expand_client(void *state, uint32_t client)
 {
-	struct tpcc *g = e->wl;
+	struct tpcc *g = state;
 	return expand(g, &g->clients[client]);
 }
 
-enum pn_wl_next wl_tpcc_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	struct tpcc *g = e->wl;
-	return wl_next(e, client, &g->clients[client].t, begin_client, expand_client, out);
+	struct tpcc *g = state;
+	return wl_next(&g->s, g, c, &g->clients[c->id].t, begin_client, expand_client, out);
 }
+
+const struct pn_client_ops pn_workload_tpcc = {
+	.name = "tpcc",
+	.init = init,
+	.free = free_state,
+	.next = next,
+	.txn_name = txn_name,
+	WL_LAYOUT_HOOKS,
+};

@@ -1,9 +1,9 @@
 /*
- * wl_vacuum.c: the `vacuum` workload, seed 001's experiment (engine layer):
+ * wl_vacuum.c: the `vacuum` workload, seed 001's experiment (workload layer):
  *
  *   CREATE TABLE foo AS SELECT generate_series(1, rows); CHECKPOINT; VACUUM foo;
  *
- * The table is populated at format time (pn_workload_page_init): the device starts with
+ * The table is populated at format time (the row's page_init): the device starts with
  * the table written and a shutdown checkpoint after it, which is the state CHECKPOINT
  * leaves (every page LSN <= the redo pointer). Then one VACUUM pass, one op per heap page
  * (PN_OP_VACUUM_PAGE, no xid, like lazy vacuum), in block order over the clients.
@@ -20,7 +20,7 @@
  *   page_size), 2 bits per heap block from byte 24: bit 0 ALL_VISIBLE, bit 1 ALL_FROZEN;
  *   one VM page covers (page_size - 24) * 4 = 32,672 heap blocks.
  *
- * One page's VACUUM (pn_wl_vacuum_change), as PostgreSQL 16's lazy_scan_prune and
+ * One page's VACUUM (change), as PostgreSQL 16's lazy_scan_prune and
  * lazy_scan_heap do it for an insert-only page:
  *   1. pruning's HeapTupleSatisfiesVacuum sets HEAP_XMIN_COMMITTED on every tuple; with
  *      checksums or wal_log_hints that is MarkBufferDirtyHint: the first change after the
@@ -45,6 +45,8 @@
  */
 #include "engine.h"
 #include "redo_heap.h"
+#include "txn.h"
+#include "workload.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -68,13 +70,12 @@ static uint32_t rows_per_page(uint32_t page_size)
 
 static uint32_t heap_blocks_per_vm_page(uint32_t page_size) { return pn_vm_heap_blocks(page_size); }
 
-static uint32_t table_pages(const struct pn_engine *e)
-{
-	uint64_t per = rows_per_page(e->page_size);
-	return (uint32_t)((e->sc->workload.rows + per - 1) / per);
-}
+struct vacuum {
+	struct wl_base b;      /* b.txns_started: the heap pages handed out */
+	uint32_t table_pages;  /* heap pages of the table (the VM pages follow) */
+};
 
-bool pn_wl_vacuum_init(struct pn_engine *e)
+static bool init(struct pn_engine *e, void **state)
 {
 	uint64_t per = rows_per_page(e->page_size);
 	uint64_t heap = (e->sc->workload.rows + per - 1) / per;
@@ -90,15 +91,22 @@ bool pn_wl_vacuum_init(struct pn_engine *e)
 	/* The relation is sized by the rows: storage.pages is replaced (docs/scenarios.md). */
 	e->heap_pages = (uint32_t)heap + vm;
 	e->pages = e->heap_pages + e->slru_pages;
-	return true;
+	if (!wl_state_new(e, state, sizeof(struct vacuum)))
+		return false;
+	struct vacuum *v = *state;
+	v->table_pages = (uint32_t)heap;
+	return wl_base_init(&v->b, e, false);
 }
 
-bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm)
+/* The visibility-map page of heap page `p` (pinned with it). */
+static uint32_t extra_pages(const void *state, const struct pn_client *c, uint32_t *pages)
 {
-	if (e->sc->workload.kind != PN_WL_VACUUM || p >= table_pages(e))
-		return false;
-	*vm = table_pages(e) + p / heap_blocks_per_vm_page(e->page_size);
-	return true;
+	const struct vacuum *v = state;
+	uint32_t p = c->op->page;
+	if (c->op->op != PN_OP_VACUUM_PAGE || p >= v->table_pages)
+		return 0;
+	pages[0] = v->table_pages + p / heap_blocks_per_vm_page(v->b.page_size);
+	return 1;
 }
 
 static void header(uint8_t *page, uint32_t page_size, uint16_t lower, uint16_t upper)
@@ -109,16 +117,17 @@ static void header(uint8_t *page, uint32_t page_size, uint16_t lower, uint16_t u
 	pn_put16(page + 18, (uint16_t)(page_size | 4u));
 }
 
-void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page)
+static void page_init(const void *state, uint32_t p, uint8_t *page)
 {
-	uint32_t ps = e->page_size, per = rows_per_page(ps), heap = table_pages(e);
+	const struct vacuum *v = state;
+	uint32_t ps = v->b.page_size, per = rows_per_page(ps), heap = v->table_pages;
 	memset(page, 0, ps);
 	if (p >= heap) { /* a visibility-map page: PageInit, all bits clear */
 		header(page, ps, PN_PAGE_HEADER, (uint16_t)ps);
 		return;
 	}
 	uint64_t first = (uint64_t)p * per;
-	uint32_t n = (uint32_t)PN_MIN((uint64_t)per, e->sc->workload.rows - first);
+	uint32_t n = (uint32_t)PN_MIN((uint64_t)per, v->b.sc->workload.rows - first);
 	header(page, ps, (uint16_t)(PN_PAGE_HEADER + 4u * n), (uint16_t)(ps - n * TUPLE_SPACE));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t off = ps - (i + 1) * TUPLE_SPACE;
@@ -136,13 +145,14 @@ void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page
 	}
 }
 
-enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out)
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
 {
-	if (e->txns_started >= table_pages(e)) /* the pass is over; run without end: idle */
-		return pn_workload_endless(e) ? PN_WL_WAIT : PN_WL_DONE;
-	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE, .client = client,
-				.page = (uint32_t)e->txns_started++};
-	return PN_WL_OP;
+	struct vacuum *v = state;
+	if (v->b.txns_started >= v->table_pages) /* the pass is over; run without end: idle */
+		return pn_workload_endless(&v->b) ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
+	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE, .client = c->id,
+				.page = (uint32_t)v->b.txns_started++};
+	return PN_CLIENT_OP;
 }
 
 /* Tuple i's header if the line pointer is sane, else NULL. */
@@ -158,11 +168,12 @@ static uint8_t *tuple(uint8_t *page, uint32_t page_size, uint32_t i)
 }
 
 /* 1: hint bits on every tuple; FPI_FOR_HINT when they are logged. True if it took an FPI. */
-static bool prune(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+static bool prune(const struct vacuum *v, const struct pn_client *c, uint8_t *page)
 {
-	uint32_t n = pn_page_nitems(page), set = 0;
+	const struct pn_scenario *sc = v->b.sc;
+	uint32_t n = pn_page_nitems(page), set = 0, frame = pn_client_frame(c, 0);
 	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *t = tuple(page, e->page_size, i);
+		uint8_t *t = tuple(page, v->b.page_size, i);
 		if (t && !(pn_get16(t + 20) & INFOMASK_XMIN_COMMITTED)) {
 			pn_put16(t + 20, pn_get16(t + 20) | INFOMASK_XMIN_COMMITTED);
 			set++;
@@ -170,26 +181,26 @@ static bool prune(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 	}
 	if (set == 0)
 		return false;
-	e->m.logical_bytes_changed += 2u * set;
+	pn_client_changed(c, 2u * set);
 	struct pn_wal_record rec = {.nblocks = 1};
-	rec.blocks[0].blkno = p->op.page;
-	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints)
-		pn_wl_protect(e, &rec.blocks[0], p->op.page, page, PN_REG_HINT);
+	rec.blocks[0].blkno = c->op->page;
+	if (sc->protocol.checksums || sc->protocol.wal_log_hints)
+		pn_client_protect(c, &rec.blocks[0], c->op->page, page, PN_REG_HINT);
 	if (!rec.blocks[0].has_image) {
-		pn_wl_hint_dirty(e, p->frame);
+		pn_client_hint_dirty(c, frame);
 		return false;
 	}
-	pn_wl_insert(e, &rec, PN_REC_XLOG_FPI_FOR_HINT, &p->frame);
+	pn_client_insert(c, &rec, PN_REC_XLOG_FPI_FOR_HINT, &frame);
 	return true;
 }
 
 /* 2: Heap2/FREEZE_PAGE, PG16 layout, one plan freezing every tuple. */
-static void freeze(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
+static void freeze(const struct vacuum *v, const struct pn_client *c, uint8_t *page)
 {
-	uint32_t n = pn_page_nitems(page);
+	uint32_t n = pn_page_nitems(page), ps = v->b.page_size, frame = pn_client_frame(c, 0);
 	uint8_t main[FREEZE_MAIN], data[FREEZE_PLAN + 2 * 512];
 	PN_ASSERT(n > 0 && n <= 512);
-	uint8_t *t0 = tuple(page, e->page_size, 0);
+	uint8_t *t0 = tuple(page, ps, 0);
 	PN_ASSERT(t0 != NULL);
 	pn_put32(main, CTAS_XID);   /* snapshotConflictHorizon */
 	pn_put16(main + 4, 1);      /* nplans */
@@ -202,46 +213,60 @@ static void freeze(struct pn_engine *e, struct pn_proc *p, uint8_t *page)
 		pn_put16(data + FREEZE_PLAN + 2 * i, (uint16_t)(i + 1));
 	struct pn_wal_record rec = {.nblocks = 1, .main_data = main, .main_len = FREEZE_MAIN};
 	struct pn_wal_block *b = &rec.blocks[0];
-	b->blkno = p->op.page;
+	b->blkno = c->op->page;
 	b->data = data;
 	b->data_len = (uint16_t)(FREEZE_PLAN + 2 * n);
-	if (!pn_redo_heap2_freeze(page, e->page_size, &rec, b))
+	if (!pn_redo_heap2_freeze(page, ps, &rec, b))
 		PN_ASSERT(!"a freeze plan that does not fit its page");
-	pn_wl_protect(e, b, p->op.page, page, PN_REG_STANDARD);
-	pn_wl_insert(e, &rec, PN_REC_HEAP2_FREEZE_PAGE, &p->frame);
-	e->m.logical_bytes_changed += 2u * n;
+	pn_client_protect(c, b, c->op->page, page, PN_REG_STANDARD);
+	pn_client_insert(c, &rec, PN_REC_HEAP2_FREEZE_PAGE, &frame);
+	pn_client_changed(c, 2u * n);
 }
 
 /* 3: Heap2/VISIBLE: block 0 the VM page, block 1 the heap page. */
-static void set_visible(struct pn_engine *e, struct pn_proc *p, uint8_t *page, bool frozen)
+static void set_visible(const struct vacuum *v, const struct pn_client *c, uint8_t *page,
+			bool frozen)
 {
+	const struct pn_scenario *sc = v->b.sc;
 	uint8_t main[5];
 	pn_put32(main, CTAS_XID);   /* cutoff xid */
 	main[4] = (uint8_t)(VM_ALL_VISIBLE | (frozen ? VM_ALL_FROZEN : 0));
 	struct pn_wal_record rec = {.nblocks = 2, .main_data = main, .main_len = 5};
-	rec.blocks[0].blkno = e->frames[p->extra_frames[0]].page;
+	rec.blocks[0].blkno = pn_client_blkno(c, 1);
 	rec.blocks[0].fork = VM_FORKNUM;
-	rec.blocks[1].blkno = p->op.page;
-	uint8_t *vm = pn_frame_page(e, p->extra_frames[0]);
+	rec.blocks[1].blkno = c->op->page;
+	uint8_t *vm = pn_client_page(c, 1);
 	for (uint32_t i = 0; i < 2; i++)
-		if (!pn_redo_heap2_visible(i ? page : vm, e->page_size, &rec, &rec.blocks[i]))
+		if (!pn_redo_heap2_visible(i ? page : vm, v->b.page_size, &rec, &rec.blocks[i]))
 			PN_ASSERT(!"a VISIBLE record that does not fit its page");
-	pn_wl_protect(e, &rec.blocks[0], rec.blocks[0].blkno, vm, PN_REG_PLAIN);
-	if (e->sc->protocol.checksums || e->sc->protocol.wal_log_hints) /* else REGBUF_NO_IMAGE */
-		pn_wl_protect(e, &rec.blocks[1], p->op.page, page, PN_REG_STANDARD);
-	uint32_t frames[2] = {p->extra_frames[0], p->frame};
-	pn_wl_insert(e, &rec, PN_REC_HEAP2_VISIBLE, frames);
-	e->m.logical_bytes_changed += 3;
+	pn_client_protect(c, &rec.blocks[0], rec.blocks[0].blkno, vm, PN_REG_PLAIN);
+	if (sc->protocol.checksums || sc->protocol.wal_log_hints) /* else REGBUF_NO_IMAGE */
+		pn_client_protect(c, &rec.blocks[1], c->op->page, page, PN_REG_STANDARD);
+	uint32_t frames[2] = {pn_client_frame(c, 1), pn_client_frame(c, 0)};
+	pn_client_insert(c, &rec, PN_REC_HEAP2_VISIBLE, frames);
+	pn_client_changed(c, 3);
 }
 
-void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p)
+static void change(void *state, const struct pn_client *c)
 {
-	uint8_t *page = pn_frame_page(e, p->frame);
-	PN_ASSERT(p->nextra == 1);
+	const struct vacuum *v = state;
+	uint8_t *page = pn_client_page(c, 0);
+	PN_ASSERT(pn_client_pinned(c) == 2);
 	if (!(pn_get16(page + 10) & PN_PD_ALL_VISIBLE)) { /* else nothing left to do here */
-		bool fpi = prune(e, p, page);
+		bool fpi = prune(v, c, page);
 		if (fpi)
-			freeze(e, p, page);
-		set_visible(e, p, page, fpi);
+			freeze(v, c, page);
+		set_visible(v, c, page, fpi);
 	}
 }
+
+const struct pn_client_ops pn_workload_vacuum = {
+	.name = "vacuum",
+	.init = init,
+	.free = wl_base_only_free,
+	.page_init = page_init,
+	.next = next,
+	.change = change,
+	.extra_pages = extra_pages,
+};
+

@@ -1,80 +1,40 @@
 /*
- * workload.h: what clients do (engine layer, owned by workload.c): the next operation of a
- * backend (script, random, or one of the generators it dispatches to), the initial bytes of
- * a heap page, the transaction frame the generated workloads share; and the functions of
- * the generators with their own pages and records (wl_vacuum.c, wl_btree.c, wl_slru.c),
- * each owned by its file. The generators' state is e->wl; what the realistic ones (pgbench,
- * tpcc) share is wl.h.
+ * workload.h: what clients do (workload layer, above the engine; owned by workload.c): one
+ * struct pn_client_ops row per workload.kind (script and random in workload.c, the
+ * generators in their own files: wl_pgbench.c, wl_tpcc.c sharing layout.h, wl_vacuum.c,
+ * wl_btree.c, wl_slru.c; txn.h is what every row's state begins with), pn_workload_of() to
+ * pick a scenario's row for pn_engine_init, and the figures the loader and tests read.
  */
 #ifndef PN_WORKLOAD_H
 #define PN_WORKLOAD_H
 
+#include "client.h"
 #include "scenario.h"
 #include "walfmt.h"
 
 struct pn_engine;
-struct pn_proc;
-struct pn_change;
 
-bool pn_workload_init(struct pn_engine *e);
-enum pn_wl_next { PN_WL_OP, PN_WL_WAIT, PN_WL_DONE };
-/* The next operation of backend `client`: an op, nothing yet (it is woken), or done.
- * For PN_OP_CHANGE the change is in e->procs[client].chg. */
-enum pn_wl_next pn_workload_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-void pn_workload_free(struct pn_engine *e);
-/* The initial bytes of heap page `blkno` (format): the workload's tables and indexes. */
-void pn_workload_page_init(const struct pn_engine *e, uint8_t *page, uint32_t blkno);
-/* Growth (wl.h): page blkno was reused by a generated workload and has not been
- * re-initialized since (its next heap insert is +INIT); the record that did it has run. */
-bool pn_workload_page_stale(const struct pn_engine *e, uint32_t blkno);
-void pn_workload_page_inited(struct pn_engine *e, uint32_t blkno);
-/* A split decided by the workload has run (its new right leaf may now take inserts). */
-void pn_workload_split_done(struct pn_engine *e, const struct pn_change *c);
-/* Name of transaction type t of the workload, NULL if it has none. */
+/* The rows (designated initializers, each in its workload's file). */
+extern const struct pn_client_ops pn_workload_script, pn_workload_random, pn_workload_pgbench,
+	pn_workload_tpcc, pn_workload_vacuum, pn_workload_btree_dedup, pn_workload_slru;
+/* The row of sc's workload.kind (what the assembly passes to pn_engine_init). */
+const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc);
+/* Name of transaction type t of sc's workload, NULL if it has none. */
 const char *pn_workload_txn_name(const struct pn_scenario *sc, int t);
 /* The storage.pages a pgbench or tpcc workload needs (its tables, indexes and room to grow,
- * as the engine lays them out: workload.c); 0 for the other kinds. The loader refuses less. */
+ * as workload.c lays them out); 0 for the other kinds (the loader's check). */
 uint32_t pn_scenario_layout_pages(const struct pn_scenario *s);
 /* The leaf pages a btree_dedup index may take (each a third full of its 20-byte tuples:
- * wl_btree.c); the engine and the loader refuse more than a quarter of 2^32. */
+ * wl_btree.c); its init refuses more than a quarter of 2^32, and so does the loader. */
 uint64_t pn_scenario_btree_leaves(const struct pn_scenario *s);
-/* A script step finished: let the next one start. */
-void pn_workload_step_done(struct pn_engine *e, uint32_t client);
-/* A run without end: bench and crashtest size the workload at init, then set
- * workload.transactions to UINT64_MAX (disk/disk.c); a workload with a fixed amount of
- * work (vacuum's pass) idles after it instead of ending the run. */
-bool pn_workload_endless(const struct pn_engine *e);
-/* Counts one more transaction if workload.transactions are not all started; false if not
- * (every generator's rule for the end of a run). */
-bool pn_workload_txn_start(struct pn_engine *e);
-/* The transaction frame of the generated workloads: after a transaction's ops (txn_len
- * set) its commit into *out; else, while transactions remain, a new one is counted and true
- * returned; otherwise false with *next = PN_WL_DONE. */
-bool pn_workload_txn_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out,
-			  enum pn_wl_next *next);
-/* k distinct heap pages chosen uniformly into p->txn_pages; txn_len = k, txn_pos = 1. */
-void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k);
+/* The pages pgbench's and tpcc's layouts take (wl_pgbench.c, wl_tpcc.c). */
+uint32_t wl_pgbench_pages(const struct pn_scenario *sc);
+uint32_t wl_tpcc_pages(const struct pn_scenario *sc);
+/* btree_dedup's splits that recycled a leaf (Growth), and splits of a leaf of one key among
+ * that key's items (wl_btree.c); 0 for another workload. */
+uint64_t pn_workload_btree_recycled(const struct pn_engine *e);
+uint64_t pn_workload_btree_single_value_splits(const struct pn_engine *e);
+/* The layout of the engine's workload (pgbench, tpcc: layout.h), else NULL (tests). */
+struct wl_layout *wl_layout_of(const struct pn_engine *e);
 
-/* Workload generators with their own pages and records (wl_vacuum.c, wl_btree.c, wl_slru.c).
- * Each: init (sizes the relation: may set heap_pages/pages), the initial bytes of a page,
- * the next op of a client; the vacuum and btree ops are changed by their own function,
- * called from backend.c's INSERT step (the change, its records, images, shifts). */
-bool pn_wl_vacuum_init(struct pn_engine *e);
-void pn_wl_vacuum_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
-enum pn_wl_next pn_wl_vacuum_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-/* The visibility-map page of heap page `p` (pinned with it), or false if none. */
-bool pn_wl_vacuum_vm_page(const struct pn_engine *e, uint32_t p, uint32_t *vm);
-void pn_wl_vacuum_change(struct pn_engine *e, struct pn_proc *p);
-bool pn_wl_btree_init(struct pn_engine *e);
-void pn_wl_btree_page_init(const struct pn_engine *e, uint32_t p, uint8_t *page);
-enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-void pn_wl_btree_change(struct pn_engine *e, struct pn_proc *p);
-bool pn_wl_slru_init(struct pn_engine *e);
-enum pn_wl_next pn_wl_slru_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-void pn_wl_btree_split(struct pn_engine *e, struct pn_proc *p);
-/* Splits that recycled a leaf (wl_btree.c, Growth). */
-uint64_t pn_wl_btree_recycled(const struct pn_engine *e);
-/* Splits of a leaf that held one key among that key's items (wl_btree.c, single value). */
-uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e);
-uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
 #endif

@@ -1,6 +1,6 @@
 /*
- * wl.h: what the realistic workload generators (wl_pgbench.c, wl_tpcc.c) share (engine
- * layer, internal to src/): tables and indexes laid out on ranges of the engine's logical
+ * layout.h: what the realistic workload generators (wl_pgbench.c, wl_tpcc.c) share (workload
+ * layer, owned by layout.c): tables and indexes laid out on ranges of the engine's logical
  * pages, row placement, btree routing and splits, and per-client queues of changes.
  *
  * Layout. A generator declares its relations in order; each takes a contiguous range of
@@ -12,7 +12,7 @@
  *   index  btree leaves only (no inner pages: routing is the generator's sorted table of
  *          leaf low keys): `nkeys` keys at load, 90 % of a leaf's capacity each (the btree
  *          default fillfactor), then free pages for the right halves of splits.
- * The sum is the pages the workload needs; pn_workload_init() refuses a smaller
+ * The sum is the pages the workload needs; the row's init (wl_check_storage) refuses a smaller
  * storage.pages with that number, and pages past it are formatted as script/random pages
  * and never touched.
  *
@@ -23,7 +23,7 @@
  * count reaches capacity - (clients + 2): at most one change per client is handed out and
  * not yet run, so the page never overflows even when runs reorder. A client whose insert
  * routes to a leaf whose split has not run yet (or to a leaf that must split again while
- * its last split is still running) waits (PN_WL_WAIT); the split's completion wakes it.
+ * its last split is still running) waits (PN_CLIENT_WAIT); the split's completion wakes it.
  *
  * Growth. The layout is sized for workload.transactions (bench and crashtest size it for
  * the acknowledged-commit log and then run without end), and a run that goes on past it
@@ -34,7 +34,7 @@
  *          row again. The first record on a reused page re-initializes it (Heap/INSERT+INIT,
  *          Heap/UPDATE+INIT, as PostgreSQL logs the first tuple on an empty page):
  *          `stale` marks the page from its reuse until that record is applied
- *          (pn_workload_page_stale, pn_workload_page_inited);
+ *          (wl_page_stale, wl_page_inited);
  *   index  a split that finds every page of its index's range in use takes the leaf with
  *          the fewest routed keys (not pending, no pending neighbour, not the one splitting)
  *          as its new right page: the leaf's keys leave the generator's routing (as index
@@ -52,10 +52,11 @@
  * to the append pages, index inserts) and the moved-off version becomes prunable once the
  * transaction ends (wl_txn_end).
  */
-#ifndef PN_WL_H
-#define PN_WL_H
+#ifndef PN_LAYOUT_H
+#define PN_LAYOUT_H
 
 #include "engine.h"
+#include "txn.h"
 
 #define WL_MAX_RELS 24
 #define WL_QUEUE 64
@@ -108,6 +109,13 @@ struct wl_layout {
 	uint32_t clients;
 	uint32_t page_size;
 	bool size_only; /* count the pages only: no rows, leaves or keys (pn_scenario_layout_pages) */
+};
+
+/* What the state of a row over a layout begins with (pgbench's, tpcc's): layout.c's hooks
+ * and wl_next read it. */
+struct wl_layout_state {
+	struct wl_base b;
+	struct wl_layout L;
 };
 
 typedef uint64_t (*wl_key_fn)(const void *ctx, uint64_t i);
@@ -168,32 +176,34 @@ bool wl_pop(struct wl_layout *L, struct wl_queue *q, struct pn_change *out, bool
  * The client loop both generators share: hand out the queued changes; when the queue is
  * empty, expand the transaction's next statement (expand() false: the transaction is
  * over, a commit is handed out); between transactions, begin one (begin() draws its
- * parameters and returns its type) until workload.transactions have begun.
+ * parameters and returns its type) until workload.transactions have begun. g is the
+ * generator's state (it begins with ls).
  */
 struct wl_txn {
 	struct wl_queue q;
 	bool in_txn;
 };
-typedef int (*wl_begin_fn)(struct pn_engine *e, uint32_t client);
-typedef bool (*wl_expand_fn)(struct pn_engine *e, uint32_t client);
-enum pn_wl_next wl_next(struct pn_engine *e, uint32_t client, struct wl_txn *t,
-			wl_begin_fn begin, wl_expand_fn expand, struct pn_step *out);
+typedef int (*wl_begin_fn)(void *g, const struct pn_client *c);
+typedef bool (*wl_expand_fn)(void *g, uint32_t client);
+enum pn_client_next wl_next(struct wl_layout_state *ls, void *g, const struct pn_client *c,
+			    struct wl_txn *t, wl_begin_fn begin, wl_expand_fn expand,
+			    struct pn_step *out);
 
-/* TPC-C's NURand(A, x, y) with the run constant C, from the engine's PRNG. */
-uint64_t wl_random(struct pn_engine *e, uint64_t lo, uint64_t hi);
-uint64_t wl_nurand(struct pn_engine *e, uint64_t a, uint64_t c, uint64_t lo, uint64_t hi);
+/* A uniform draw from the engine's PRNG; TPC-C's NURand(A, x, y) with the run constant k. */
+uint64_t wl_random(const struct pn_client *c, uint64_t lo, uint64_t hi);
+uint64_t wl_nurand(const struct pn_client *c, uint64_t a, uint64_t k, uint64_t lo, uint64_t hi);
 
-/* Generators (wl_pgbench.c, wl_tpcc.c). */
-bool wl_pgbench_init(struct pn_engine *e);
-uint32_t wl_pgbench_pages(const struct pn_scenario *sc);
-enum pn_wl_next wl_pgbench_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-void wl_pgbench_free(struct pn_engine *e);
-const char *wl_pgbench_txn_name(int t);
-bool wl_tpcc_init(struct pn_engine *e);
-uint32_t wl_tpcc_pages(const struct pn_scenario *sc);
-enum pn_wl_next wl_tpcc_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
-void wl_tpcc_free(struct pn_engine *e);
-const char *wl_tpcc_txn_name(int t);
-struct wl_layout *wl_layout_of(struct pn_engine *e);
+/* page_init of a layout (wl_page_init, else pn_page_init's empty heap page). */
+void wl_layout_page_init(const void *state, uint32_t p, uint8_t *page);
+/* The layout rows' page_stale, page_inited and change_done (a split's end wakes every
+ * client: one waiting for it may go on). */
+bool wl_page_stale(const void *state, uint32_t blkno);
+void wl_page_inited(void *state, uint32_t blkno);
+void wl_change_done(void *state, const struct pn_client *c, const struct pn_change *chg);
+/* The hooks of a row over a layout (pgbench's, tpcc's designated initializers). */
+#define WL_LAYOUT_HOOKS                                                                      \
+	.page_init = wl_layout_page_init, .page_stale = wl_page_stale,                       \
+	.page_inited = wl_page_inited, .change_done = wl_change_done
+
 
 #endif

@@ -1,0 +1,184 @@
+/*
+ * client.c: the services a workload's change uses (engine layer; client.h is the interface).
+ * A workload change (src/workload/wl_vacuum.c, wl_btree.c) may write several records and a
+ * record may name two pages, so backend.c's one-page DECIDE/INSERT pair does not fit it;
+ * these helpers give it the same rules:
+ *
+ *   pn_client_protect  the image or shift of one block, decided against RedoRecPtr at
+ *                  insert time (the whole change is one INSERT step, so nothing can move the
+ *                  redo pointer between the decision and the record: 5.1 holds by
+ *                  construction):
+ *                    ordinary block (XLogRecordAssemble): fpw -> image iff page LSN <=
+ *                    RedoRecPtr (not under fpw_off); umbra -> a shift instead; nofpw and
+ *                    doublewrite -> neither; PN_REG_PLAIN images keep the whole page;
+ *                    hint block (XLogSaveBufferForHint, only when checksums or
+ *                    wal_log_hints): the same test, an image kept under umbra as well
+ *                    (Umbra keeps FPI_FOR_HINT images) plus its shift; never under
+ *                    hint_no_fpi;
+ *                    will-init block (REGBUF_WILL_INIT, a new btree page): never an image;
+ *                    under umbra a shift when the page is on its baseline (Umbra remaps a
+ *                    page's birth too), so the new page is not written over a baseline.
+ *   pn_client_mark  a block's image (without the page's hole unless `whole`) and shift,
+ *                  once decided (also backend.c's, for PN_OP_CHANGE's blocks).
+ *   pn_client_pin_extra / pn_client_unpin_extra  the op's other pages, pinned before its own
+ *                  page in the PIN step (the workload's extra_pages names them), unpinned
+ *                  after the change.
+ *   pn_client_insert  inserts the record, then for each block: page LSN = end of the
+ *                  record, frame dirty (WAL-logged), its last LSN, and the shift reported
+ *                  to e->client_shifted, which engine.c installs (publication, R4) (also
+ *                  backend.c's for PN_OP_CHANGE's records).
+ */
+#include "engine.h"
+
+struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p)
+{
+	PN_ASSERT(p->kind == PN_PROC_BACKEND);
+	return (struct pn_client){.e = e, .p = p, .id = p->id, .xid = p->xid,
+				  .ops_in_txn = p->ops_in_txn, .op = &p->op};
+}
+
+enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out)
+{
+	struct pn_client c = pn_client_of(e, p);
+	return e->client->next(e->client_state, &c, out);
+}
+
+uint32_t pn_client_pinned(const struct pn_client *c) { return 1 + c->p->nextra; }
+
+uint32_t pn_client_frame(const struct pn_client *c, uint32_t i)
+{
+	PN_ASSERT(i <= c->p->nextra);
+	return i == 0 ? c->p->frame : c->p->extra_frames[i - 1];
+}
+
+uint8_t *pn_client_page(const struct pn_client *c, uint32_t i)
+{
+	return pn_frame_page(c->e, pn_client_frame(c, i));
+}
+
+uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i)
+{
+	return c->e->frames[pn_client_frame(c, i)].page;
+}
+
+void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
+		    uint8_t *page, bool image, bool whole, bool shift)
+{
+	struct pn_engine *e = c->e;
+	if (image) {
+		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
+		b->data_len = 0;
+		b->has_image = b->image_apply = true;
+		b->image = page;
+		b->hole_offset = b->hole_length = 0;
+		if (!whole)
+			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+	}
+	if (shift) {
+		b->has_shift = true;
+		b->shift_source = e->cur[pg];
+		b->shift_target = (uint8_t)pn_store_shift_target(e, pg);
+	}
+}
+
+void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
+		       uint8_t *page, enum pn_client_reg reg)
+{
+	const struct pn_scenario *sc = c->e->sc;
+	enum pn_mode mode = sc->protocol.mode;
+	uint32_t mut = sc->protocol.mutations;
+	bool before = pn_page_lsn(page) <= c->e->wal.redo;
+	bool image = false, shift = false;
+	if (reg == PN_REG_WILL_INIT) {
+		b->will_init = true;
+		shift = before && mode == PN_MODE_UMBRA;
+	} else if (reg == PN_REG_HINT) {
+		image = before && !(mut & PN_MUT_HINT_NO_FPI) &&
+			(mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
+		shift = image && mode == PN_MODE_UMBRA;
+	} else if (mode == PN_MODE_FPW) {
+		image = before && !(mut & PN_MUT_FPW_OFF);
+	} else if (mode == PN_MODE_UMBRA) {
+		shift = before;
+	}
+	pn_client_mark(c, b, pg, page, image, reg == PN_REG_PLAIN, shift);
+}
+
+pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum pn_rec kind,
+			const uint32_t *frames)
+{
+	struct pn_engine *e = c->e;
+	bool policy = pn_umbra_policy(e);
+	for (uint32_t i = 0; i < r->nblocks && policy; i++)
+		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
+			pn_umbra_assemble_block(e, frames[i], &r->blocks[i],
+						pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
+	pn_lsn end = pn_wal_insert(e, r, kind, NULL);
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		struct pn_frame *f = &e->frames[frames[i]];
+		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
+		pn_page_set_lsn(pn_frame_page(e, frames[i]), end);
+		f->dirty = true;
+		f->dirty_hint_only = false;
+		f->redirtied |= f->io_writes > 0;
+		f->last_lsn = end;
+		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
+		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
+		if (r->blocks[i].has_shift)
+			e->client_shifted(e, frames[i], r->blocks[i].shift_target, end);
+	}
+	return end;
+}
+
+bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
+{
+	uint32_t pages[2], n = 0;
+	if (e->client->extra_pages) {
+		struct pn_client c = pn_client_of(e, p);
+		n = e->client->extra_pages(e->client_state, &c, pages);
+	}
+	PN_ASSERT(n <= PN_ARRAY_LEN(p->extra_frames));
+	while (p->nextra < n) {
+		uint32_t f = pn_buf_pin(e, pages[p->nextra], p->id, false);
+		if (f == PN_NO_FRAME)
+			return false; /* woken when the read or a victim's write completes */
+		p->extra_frames[p->nextra++] = f;
+	}
+	return true;
+}
+
+void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p)
+{
+	while (p->nextra > 0)
+		pn_buf_unpin(e, p->extra_frames[--p->nextra]);
+}
+
+void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
+{
+	struct pn_frame *f = &c->e->frames[frame];
+	if (!f->dirty)
+		f->dirty_hint_only = true;
+	f->dirty = true;
+	f->redirtied |= f->io_writes > 0;
+}
+
+void pn_client_changed(const struct pn_client *c, uint64_t bytes)
+{
+	c->e->m.logical_bytes_changed += bytes;
+}
+
+uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
+{
+	PN_ASSERT(lo <= hi);
+	return lo + c->e->env.random(c->e->env.ctx) % (hi - lo + 1);
+}
+
+void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns)
+{
+	PN_ASSERT(client < c->e->nbackends);
+	pn_wake(c->e, client, delay_ns);
+}
+
+struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->p->chg; }
+
+void pn_client_begin_txn(const struct pn_client *c, int type) { c->p->txn_type = type; }

@@ -1,0 +1,140 @@
+/*
+ * client.h: the workload client interface (engine layer, owned by client.c): the only thing
+ * the engine knows of a workload. A workload (src/workload/) fills one struct pn_client_ops
+ * with designated initializers; the assembly (whoever calls pn_engine_init: sim/world.c,
+ * disk/disk.c, tests) passes the row down, so the engine never names a workload.
+ *
+ * struct pn_client is a backend as a workload sees it: its number, its transaction, the op
+ * it runs, and (through the pn_client_* services below) its pinned pages, the image/shift
+ * decision for a block, the record insert, the engine's PRNG and wake-ups. A workload's
+ * per-client state (its transaction's pages, a script's position) is its own, in the state
+ * its init returned.
+ */
+#ifndef PN_CLIENT_H
+#define PN_CLIENT_H
+
+#include "redo.h"
+#include "scenario.h"
+#include "walfmt.h"
+
+struct pn_engine;
+struct pn_proc;
+
+/* ---- a change of the realistic workloads (backend.c builds its record, page.c applies it) */
+#define PN_CHANGE_MAX_BLOCKS 2
+struct pn_change {
+	enum pn_rec kind;          /* HEAP_INSERT, HEAP_UPDATE, HEAP_HOT_UPDATE, HEAP_LOCK,
+				    * HEAP_DELETE, HEAP2_PRUNE, BTREE_INSERT_LEAF, BTREE_SPLIT_R (L or R
+				    * is chosen when it runs); +INIT variants are chosen when the
+				    * page turns out new */
+	uint8_t nblocks;
+	uint32_t pages[PN_CHANGE_MAX_BLOCKS]; /* block 0, block 1 (UPDATE: old; split: right) */
+	uint16_t offnum;           /* heap: the tuple on block 0 (insert: where it goes) */
+	uint16_t old_offnum;       /* UPDATE: the old tuple on block 1 */
+	uint16_t t_len;            /* heap insert / update: the new tuple's length */
+	uint16_t prefix, suffix;   /* HOT_UPDATE: unchanged bytes before / after the change */
+	uint16_t change_len;       /* HOT_UPDATE: changed bytes (written at prefix) */
+	uint64_t key;              /* btree: the new index tuple's key */
+	uint64_t split_key;        /* split: items with key >= split_key go right */
+	uint16_t itup_len;         /* btree: index tuple bytes */
+	uint32_t heap_blk;         /* btree: the heap TID the index tuple points at */
+	uint16_t heap_off;
+	uint16_t nredirected, ndead, nunused; /* PRUNE: line pointers it names */
+	uint8_t index;             /* workload's index id (split completion callback) */
+	uint32_t leaf;             /* workload's leaf id (split completion callback) */
+};
+
+/* What a workload's next() gives: an op in *out, nothing yet (the client is woken when
+ * there is something: the workload wakes it), or the client is done. */
+enum pn_client_next { PN_CLIENT_OP, PN_CLIENT_WAIT, PN_CLIENT_DONE };
+
+/* A backend as a workload sees it (built by the engine for each call). e and p are for the
+ * pn_client_* services only. */
+struct pn_client {
+	struct pn_engine *e;
+	struct pn_proc *p;
+	uint32_t id;               /* backend 0..workload.clients-1 */
+	uint32_t xid;              /* its transaction's xid, 0 before its first write */
+	uint32_t ops_in_txn;       /* write ops of its transaction so far */
+	const struct pn_step *op;  /* change(), extra_pages(): the op being run */
+};
+
+/* One workload: NULL hooks are "none" (page_init NULL: pn_page_init's empty heap page). */
+struct pn_client_ops {
+	const char *name;
+	/* Allocates *state (set before any failure, so that free can follow); may size the
+	 * relation (e->heap_pages, e->pages); false with e->error set refuses the scenario. */
+	bool (*init)(struct pn_engine *e, void **state);
+	void (*free)(void *state);
+	/* The initial bytes of heap page `page` (format). */
+	void (*page_init)(const void *state, uint32_t page, uint8_t *bytes);
+	/* The next operation of client c; for PN_OP_CHANGE the change goes to
+	 * *pn_client_change_slot(c). */
+	enum pn_client_next (*next)(void *state, const struct pn_client *c, struct pn_step *out);
+	/* The ops the workload changes itself (PN_OP_VACUUM_PAGE, PN_OP_BT_INSERT,
+	 * PN_OP_BT_SPLIT): in the INSERT step, records through pn_client_insert. */
+	void (*change)(void *state, const struct pn_client *c);
+	/* The pages op c->op changes besides its own (pinned first, in this order; <= 2). */
+	uint32_t (*extra_pages)(const void *state, const struct pn_client *c, uint32_t *pages);
+	/* Growth (src/workload/layout.h): page was reused and is not re-initialized yet (its next heap
+	 * insert is +INIT); page_inited: the record that re-initializes it has run. */
+	bool (*page_stale)(const void *state, uint32_t page);
+	void (*page_inited)(void *state, uint32_t page);
+	/* A PN_OP_CHANGE change has run (a split's new leaf may take inserts now). */
+	void (*change_done)(void *state, const struct pn_client *c, const struct pn_change *chg);
+	/* c's op has finished (a script's next step may start). */
+	void (*step_done)(void *state, const struct pn_client *c);
+	/* Name of transaction type t, NULL if none (metrics per type). */
+	const char *(*txn_name)(int type);
+};
+
+/* ---- the services a workload's change uses (client.c) ---- */
+
+/* How a block is registered (the image / shift decision of pn_client_protect). */
+enum pn_client_reg {
+	PN_REG_STANDARD,  /* REGBUF_STANDARD: an image leaves out the hole */
+	PN_REG_PLAIN,     /* not standard (the VM page): an image is the whole page */
+	PN_REG_HINT,      /* XLogSaveBufferForHint's image */
+	PN_REG_WILL_INIT, /* a page the record rebuilds: no image (Umbra: a birth shift) */
+};
+/* Pinned page i of c's op: 0 its own page, then its extra pages in extra_pages() order. */
+uint32_t pn_client_pinned(const struct pn_client *c);
+uint32_t pn_client_frame(const struct pn_client *c, uint32_t i);
+uint8_t *pn_client_page(const struct pn_client *c, uint32_t i);
+uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i);
+/* Marks block b of page pg (bytes `page`) with its image (the hole left out unless whole)
+ * and/or its slot shift (the next target), as decided; the decision is the caller's. */
+void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
+		    uint8_t *page, bool image, bool whole, bool shift);
+void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
+		       uint8_t *page, enum pn_client_reg reg);
+/* Inserts r (blocks on frames[i]), stamps and dirties its pages, reports each shift
+ * through the engine's hook (the shift's publication and R4 are the engine's). */
+pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum pn_rec kind,
+			const uint32_t *frames);
+/* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
+void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame);
+/* Bytes a change changed logically (metrics). */
+void pn_client_changed(const struct pn_client *c, uint64_t bytes);
+/* lo + the engine's next random number mod (hi - lo + 1). */
+uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi);
+/* Wakes backend `client` after delay_ns (0: now). */
+void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns);
+/* next(): where a PN_OP_CHANGE's change goes; the type of the transaction c begins. */
+struct pn_change *pn_client_change_slot(const struct pn_client *c);
+void pn_client_begin_txn(const struct pn_client *c, int type);
+
+/* ---- the engine's side (backend.c, engine.c, umbra_policy.c) ---- */
+
+/* The view of backend p, for a call into the workload. */
+struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p);
+/* The workload's next op for backend p. */
+enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out);
+/* The hook pn_client_insert reports a block's shift to (engine.c installs it). */
+typedef void (*pn_client_shift_fn)(struct pn_engine *e, uint32_t frame, uint32_t target,
+				   pn_lsn lsn);
+/* The op's extra pages pinned into p->extra_frames; false if it must wait (it is woken). */
+bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p);
+void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p);
+
+#endif
