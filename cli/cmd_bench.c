@@ -156,7 +156,7 @@ static void collect(struct bench_result *res, struct bench_run *run, struct pn_d
 	struct pn_metrics *m = &res->r.sim.m;
 	pn_engine_finish_metrics(&d->e);
 	*m = d->e.m;
-	m->elapsed_ns = d->e.env.now_ns(d) - t0;
+	m->elapsed_ns = d->e.svc.env.now_ns(d) - t0;
 	res->r.sim.pages = d->e.heap_pages;
 	res->r.sim.generations = d->e.generations;
 	res->c = d->c;
@@ -198,13 +198,13 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	d->on_ack = on_ack;
 	d->on_tick = on_tick;
 	d->arg = &run;
-	uint64_t t0 = d->e.env.now_ns(d);
+	uint64_t t0 = d->e.svc.env.now_ns(d);
 	pn_engine_start(&d->e);
 	sim->status = pn_disk_run(d, o->duration_ns);
 	collect(res, &run, d, t0);
 	res->direct = d->direct;
 	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
-	sim->viol = d->e.viol;
+	sim->viol = d->e.svc.viol;
 	if (sim->status == 2) { /* the scenario was fine: the run failed */
 		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
 		sim->status = 1;

@@ -211,8 +211,8 @@ static void child_main(struct pn_disk *d, int fd)
 	char text[PN_ERROR_LEN + 300], page[16];
 	if (rc == 1)
 		snprintf(text, sizeof(text), "runtime invariant broken: %s page %s: %s",
-			 pn_violation_name(d->e.viol.kind),
-			 pn_cli_page_text(d->e.viol.page, page, sizeof(page)), d->e.viol.detail);
+			 pn_violation_name(d->e.svc.viol.kind),
+			 pn_cli_page_text(d->e.svc.viol.page, page, sizeof(page)), d->e.svc.viol.detail);
 	else
 		snprintf(text, sizeof(text), "%s", rc == 2 ? d->error : "the workload ended");
 	send_msg(MSG_ERROR, 0, 0, text, (uint32_t)strlen(text));
@@ -327,7 +327,7 @@ static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk
 		 r->direct ? "O_DIRECT" : "buffered");
 	if (rc != 0) {
 		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
-			 rc == 1 ? "failed" : "did not finish", rc == 1 ? r->e.viol.detail : r->error);
+			 rc == 1 ? "failed" : "did not finish", rc == 1 ? r->e.svc.viol.detail : r->error);
 		goto out;
 	}
 	uint8_t *expected = malloc(r->e.page_size), *found = malloc(r->e.page_size);

@@ -367,8 +367,8 @@ static void env_submit(void *ctx, struct pn_io *io)
 		dispatch(d, io);
 		return;
 	}
-	PN_ASSERT(d->pending_len < d->e.nios);
-	d->pending[(d->pending_head + d->pending_len++) % d->e.nios] = io->index;
+	PN_ASSERT(d->pending_len < d->e.svc.nios);
+	d->pending[(d->pending_head + d->pending_len++) % d->e.svc.nios] = io->index;
 }
 
 /* ---- dispatch and completion ---- */
@@ -388,9 +388,9 @@ static uint8_t *bounce(struct pn_disk *d, uint32_t index, uint32_t len)
 static void dispatch(struct pn_disk *d, struct pn_io *io)
 {
 	PN_ASSERT(io->state == PN_IO_ISSUED && d->inflight < d->depth);
-	io->state = PN_IO_DISPATCHED;
+	pn_io_dispatched(io);
 	if (io->bind)
-		io->offset = io->bind(&d->e, io);
+		io->offset = io->bind(io->ctx, io);
 	d->inflight++;
 	if (io->op == PN_IO_FSYNC) { /* D3 */
 		d->c.fsyncs++;
@@ -427,7 +427,7 @@ static void drain_acks(struct pn_disk *d)
 
 static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 {
-	struct pn_io *io = &d->e.ios[c->tag];
+	struct pn_io *io = &d->e.svc.ios[c->tag];
 	int64_t want = io->op == PN_IO_FSYNC ? 0 : io->len;
 	d->inflight--;
 	if (d->error[0])
@@ -443,9 +443,9 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 		memcpy(io->buf, d->bounce[c->tag], io->len);
 	if (d->pending_len) {
 		uint32_t next = d->pending[d->pending_head];
-		d->pending_head = (d->pending_head + 1) % d->e.nios;
+		d->pending_head = (d->pending_head + 1) % d->e.svc.nios;
 		d->pending_len--;
-		dispatch(d, &d->e.ios[next]);
+		dispatch(d, &d->e.svc.ios[next]);
 	}
 	pn_engine_io_done(&d->e, io);
 	drain_acks(d);
@@ -469,7 +469,7 @@ static int reap(struct pn_disk *d, uint64_t wait_ns, uint32_t *count)
 static uint32_t fire_due(struct pn_disk *d, uint64_t limit, uint32_t start)
 {
 	uint32_t fired = 0;
-	for (uint32_t k = 0; k < d->e.nprocs && !d->e.failed; k++) {
+	for (uint32_t k = 0; k < d->e.nprocs && !d->e.svc.failed; k++) {
 		uint32_t proc = (start + k) % d->e.nprocs;
 		struct pn_disk_timer *t = &d->timers[proc];
 		if (!t->armed || t->at_ns > limit)
@@ -540,7 +540,7 @@ static void quiesce(struct pn_disk *d)
 static int loop(struct pn_disk *d, uint64_t deadline)
 {
 	for (uint32_t turn = 0;; turn++) {
-		if (d->e.failed)
+		if (d->e.svc.failed)
 			return 1;
 		uint64_t now = env_now(d);
 		if (deadline && now >= deadline) {
@@ -559,7 +559,7 @@ static int loop(struct pn_disk *d, uint64_t deadline)
 		uint32_t fired = fire_due(d, now + SLACK_NS, turn % d->e.nprocs);
 		if (submit(d) != 0)
 			return 2;
-		if (!reaped && !fired && !d->e.failed && idle(d, now, deadline) != 0)
+		if (!reaped && !fired && !d->e.svc.failed && idle(d, now, deadline) != 0)
 			return 2;
 	}
 }
@@ -603,7 +603,7 @@ const char *pn_disk_method(const struct pn_disk *d)
 
 static bool alloc_state(struct pn_disk *d)
 {
-	uint32_t n = d->e.nios;
+	uint32_t n = d->e.svc.nios;
 	d->timers = calloc(d->e.nprocs, sizeof(*d->timers));
 	d->pending = calloc(n, sizeof(uint32_t));
 	d->bounce = calloc(n, sizeof(uint8_t *));
@@ -632,7 +632,7 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 	d->t0_ns = mono_ns();
 	d->engine_init = true;
 	if (!pn_engine_init(&d->e, &d->sc, &env, fresh)) {
-		snprintf(d->error, sizeof(d->error), "%s", d->e.error);
+		snprintf(d->error, sizeof(d->error), "%s", d->e.svc.error);
 		return false;
 	}
 	if (unbounded)
@@ -658,7 +658,7 @@ void pn_disk_close(struct pn_disk *d)
 		if (d->bfd[f] >= 0)
 			close(d->bfd[f]);
 	}
-	for (uint32_t i = 0; d->bounce && i < d->e.nios; i++)
+	for (uint32_t i = 0; d->bounce && i < d->e.svc.nios; i++)
 		free(d->bounce[i]);
 	if (d->engine_init)
 		pn_engine_free(&d->e);

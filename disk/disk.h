@@ -115,7 +115,7 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 void pn_disk_close(struct pn_disk *d);
 /* Runs the started engine until it finishes, or for duration_ns (0: no limit): then the
  * workload stops drawing transactions, the counters are final, and the I/Os in flight are
- * waited for. Returns 0 ok, 1 a violation (d->e.viol), 2 an I/O error or a stall
+ * waited for. Returns 0 ok, 1 a violation (d->e.svc.viol), 2 an I/O error or a stall
  * (d->error). */
 int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
 /* Recovery on the files, to its end (the end-of-recovery checkpoint included). */

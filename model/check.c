@@ -173,9 +173,9 @@ static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, st
 	v->end = r->e.replay_end;
 	v->kind = PN_VIOL_NONE;
 	if (rc == 1) {
-		v->kind = r->e.viol.kind;
-		v->page = r->e.viol.page;
-		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", r->e.viol.detail);
+		v->kind = r->e.svc.viol.kind;
+		v->page = r->e.svc.viol.page;
+		snprintf(c->detail, sizeof(c->detail), "recovery failed: %s", r->e.svc.viol.detail);
 	} else if (rc == 2) {
 		v->kind = PN_VIOL_RECOVERY;
 		v->page = UINT32_MAX;
@@ -399,7 +399,7 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 
 /* Replay: steps w until it has run `point` events. False with the reason in res->detail when
  * it finishes or stalls first (what names the key, whose the run). A runtime invariant that
- * breaks on the way stops it early (true; the caller looks at w->e.failed). */
+ * breaks on the way stops it early (true; the caller looks at w->e.svc.failed). */
 static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point, const char *what,
 			  const char *whose)
 {
@@ -432,7 +432,7 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_recovery_begin(&r->e) &&
 		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
-				"the recovery") && !r->e.failed;
+				"the recovery") && !r->e.svc.failed;
 	if (!ok && !c->res->detail[0])
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
@@ -491,11 +491,11 @@ static int replay_point(struct checker *c)
 		res->error = true;
 		return 2;
 	}
-	if (c->w->e.failed) {
+	if (c->w->e.svc.failed) {
 		if (opt->timeline)
 			pn_world_print_trace(c->w, opt->timeline);
-		snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.viol.detail);
-		report(c, c->w->e.viol.kind, c->w->e.viol.page, c->w->events, false);
+		snprintf(c->detail, sizeof(c->detail), "%s", c->w->e.svc.viol.detail);
+		report(c, c->w->e.svc.viol.kind, c->w->e.svc.viol.page, c->w->events, false);
 		return 1;
 	}
 	if (!c->sc->crash.present)
@@ -554,8 +554,8 @@ static int run_schedule(struct checker *c)
 		int step = pn_world_step(c->w);
 		uint64_t point = c->w->events;
 		if (step == PN_STEP_VIOLATION) {
-			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", c->w->e.viol.detail);
-			report(c, c->w->e.viol.kind, c->w->e.viol.page, point, false);
+			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", c->w->e.svc.viol.detail);
+			report(c, c->w->e.svc.viol.kind, c->w->e.svc.viol.page, point, false);
 			return 1;
 		}
 		if (step == PN_STEP_STALL) {

@@ -85,9 +85,9 @@ static void hash_event(struct pn_world *w, const struct pn_event *ev)
 		v[8] = p->state;
 		v[9] = p->op.op;
 		v[10] = (uint64_t)p->op.page << 32 | p->xid;
-		v[11] = p->wake_token;
+		v[11] = pn_svc_wake_token(&w->e.svc, ev->arg);
 	} else {
-		const struct pn_io *io = &w->e.ios[ev->arg];
+		const struct pn_io *io = &w->e.svc.ios[ev->arg];
 		v[8] = (uint64_t)io->op << 32 | io->file;
 		v[9] = io->offset;
 		v[10] = (uint64_t)io->len << 32 | io->state;
@@ -259,11 +259,11 @@ static uint64_t io_latency(struct pn_world *w, const struct pn_io *io)
 
 static void on_dispatch(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = &w->e.ios[index];
+	struct pn_io *io = &w->e.svc.ios[index];
 	PN_ASSERT(io->state == PN_IO_ISSUED);
-	io->state = PN_IO_DISPATCHED;
+	pn_io_dispatched(io);
 	if (io->bind)
-		io->offset = io->bind(&w->e, io);
+		io->offset = io->bind(io->ctx, io);
 	switch (io->op) {
 	case PN_IO_WRITE:
 		pn_device_write(&w->dev, io, w->events);
@@ -284,7 +284,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 
 static void on_complete(struct pn_world *w, uint32_t index)
 {
-	struct pn_io *io = &w->e.ios[index];
+	struct pn_io *io = &w->e.svc.ios[index];
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC)
@@ -316,7 +316,7 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev)
 		t->value = p->op.op == PN_OP_SLRU_SET ? p->op.xid : p->xid;
 		return;
 	}
-	const struct pn_io *io = &w->e.ios[ev->arg];
+	const struct pn_io *io = &w->e.svc.ios[ev->arg];
 	t->op = (uint8_t)io->op;
 	t->file = (uint8_t)io->file;
 	t->why = (uint8_t)io->why;
@@ -412,10 +412,10 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.wal_segment = env_wal_segment,
 	};
 	if (!pn_engine_init(&w->e, sc, &env, from == NULL)) {
-		snprintf(w->error, sizeof(w->error), "%s", w->e.error);
+		snprintf(w->error, sizeof(w->error), "%s", w->e.svc.error);
 		return false;
 	}
-	w->fsync_of_io = calloc(w->e.nios, sizeof(uint64_t));
+	w->fsync_of_io = calloc(w->e.svc.nios, sizeof(uint64_t));
 	PN_ASSERT(w->fsync_of_io != NULL);
 	if (from)
 		pn_device_copy(from, &w->dev);
@@ -444,7 +444,7 @@ int pn_world_step(struct pn_world *w)
 	struct pn_engine *e = &w->e;
 	for (;;) {
 		if (pn_engine_finished(e))
-			return e->failed ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
+			return e->svc.failed ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
 		if (w->heap_len == 0 || w->events >= w->max_events) {
 			snprintf(w->error, sizeof(w->error),
 				 "the simulation made no progress after %llu events (a stall)",
@@ -452,7 +452,7 @@ int pn_world_step(struct pn_world *w)
 			return PN_STEP_STALL;
 		}
 		struct pn_event ev = pop(w);
-		if (ev.kind == PN_EV_STEP && ev.token != e->procs[ev.arg].wake_token)
+		if (ev.kind == PN_EV_STEP && ev.token != pn_svc_wake_token(&e->svc, ev.arg))
 			continue; /* superseded by a later wake: not an event */
 		twin_take(w);
 		w->now = ev.time;
@@ -463,11 +463,11 @@ int pn_world_step(struct pn_world *w)
 		case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
 		case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
 		}
-		if (w->opt.check_each_event && !e->failed)
+		if (w->opt.check_each_event && !e->svc.failed)
 			pn_engine_check(e);
 		if (w->opt.twin)
 			hash_event(w, &ev);
-		return e->failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
+		return e->svc.failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
 }
 
@@ -510,7 +510,7 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 	int rc = pn_world_run(w);
 	pn_engine_finish_metrics(&w->e);
 	out->m = w->e.m;
-	out->viol = w->e.viol;
+	out->viol = w->e.svc.viol;
 	out->events = w->events;
 	out->pages = w->e.heap_pages;
 	out->generations = w->e.generations;

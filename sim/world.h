@@ -109,7 +109,7 @@ enum { PN_STEP_EVENT, PN_STEP_FINISHED, PN_STEP_VIOLATION, PN_STEP_STALL };
 /* Processes one event; PN_STEP_EVENT while there is more to do. */
 int pn_world_step(struct pn_world *w);
 /* Runs until the engine is finished, a violation, or opt.stop_at_event. Returns 0 when it
- * finished or stopped, 1 on a violation (w->e.viol), 2 when it could make no progress. */
+ * finished or stopped, 1 on a violation (w->e.svc.viol), 2 when it could make no progress. */
 int pn_world_run(struct pn_world *w);
 /* Starts recovery (on a world created from a crash image) and runs it to completion. */
 int pn_world_recover(struct pn_world *w);

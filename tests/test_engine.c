@@ -209,19 +209,19 @@ START_TEST(test_r3_protected_slot)
 	ck_assert_uint_eq(e->base_done[5], 0);
 	pn_store_check_write(e, 5, 1);
 	pn_store_check_write(e, 5, 2);
-	ck_assert(!e->failed);
-	ck_assert_int_eq(e->viol.kind, PN_VIOL_NONE);
+	ck_assert(!e->svc.failed);
+	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_NONE);
 	pn_store_check_write(e, 5, e->base_done[5]);
-	ck_assert(e->failed);
-	ck_assert_int_eq(e->viol.kind, PN_VIOL_PROTECTED_SLOT);
-	ck_assert_uint_eq(e->viol.page, 5);
+	ck_assert(e->svc.failed);
+	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
+	ck_assert_uint_eq(e->svc.viol.page, 5);
 	world_drop(w);
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
 	pn_store_check_write(&w->e, 5, 0);
-	ck_assert(!w->e.failed);
-	ck_assert_int_eq(w->e.viol.kind, PN_VIOL_NONE);
+	ck_assert(!w->e.svc.failed);
+	ck_assert_int_eq(w->e.svc.viol.kind, PN_VIOL_NONE);
 	world_drop(w);
 	pn_scenario_free(&sc);
 }
@@ -236,7 +236,7 @@ static int run_schedule(const struct pn_scenario *sc, uint32_t schedule, struct 
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
 	pn_engine_start(&w->e);
 	int rc = pn_world_run(w);
-	*v = w->e.viol;
+	*v = w->e.svc.viol;
 	world_drop(w);
 	return rc;
 }
@@ -320,8 +320,8 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	struct pn_world *r;
 	int rc = recover(w, f, &r);
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
-		      (unsigned long long)k, fate, rc, r->e.viol.detail, r->error);
-	ck_assert_int_eq(r->e.viol.kind, PN_VIOL_NONE);
+		      (unsigned long long)k, fate, rc, r->e.svc.viol.detail, r->error);
+	ck_assert_int_eq(r->e.svc.viol.kind, PN_VIOL_NONE);
 	ck_assert_uint_ge(r->e.replay_end, w->e.wal.flushed);
 	for (uint64_t i = 0; i < w->e.nacked; i++)
 		ck_assert_msg(w->e.acked_lsns[i] <= r->e.replay_end,
@@ -386,7 +386,7 @@ static int recover_torn(const struct pn_world *w, enum pn_violation_kind *kind)
 		if (w->dev.unsynced[i].file == PN_FILE_DATA)
 			f[i] = (struct pn_write_fate){PN_FATE_TORN, 0x1};
 	int rc = recover(w, f, &r);
-	*kind = r->e.viol.kind;
+	*kind = r->e.svc.viol.kind;
 	world_drop(r);
 	free(f);
 	return rc;

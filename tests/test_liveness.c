@@ -264,7 +264,7 @@ static void run_past_room(const struct kind *k, enum pn_mode mode)
 	struct acks a = {0};
 	int rc = run_draining(w, &a);
 	ck_assert_msg(rc == PN_STEP_FINISHED, "%s under %s: step %d: %s %s", k->name,
-		      pn_mode_name(mode), rc, w->e.viol.detail, w->error);
+		      pn_mode_name(mode), rc, w->e.svc.viol.detail, w->error);
 	if (k->run) /* every transaction ran (read-only ones acknowledge no commit record) */
 		ck_assert_uint_eq(w->e.m.transactions, k->run);
 	ck_assert_uint_eq(a.n, w->e.m.commits);

@@ -168,11 +168,11 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
-	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
+	p->item = nitems ? (uint32_t)(e->svc.env.random(e->svc.env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
 	if (p->op.op == PN_OP_HINT && !unlogged_hint && pn_umbra_hint_delta(e))
-		before = memcpy(e->io_bufs + ((size_t)e->nios * 2u + 2u) * e->page_size, page, e->page_size);
+		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size, page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
@@ -467,7 +467,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 	e->acked_xids[e->nacked] = p->xid;
 	e->acked_lsns[e->nacked] = lsn;
 	e->nacked++;
-	uint64_t lat = e->env.now_ns(e->env.ctx) - p->commit_start_ns;
+	uint64_t lat = e->svc.env.now_ns(e->svc.env.ctx) - p->commit_start_ns;
 	if (e->nlat < e->lat_cap)
 		e->latencies[e->nlat++] = lat;
 	e->m.commits++;
@@ -479,7 +479,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 
 static void commit(struct pn_engine *e, struct pn_proc *p)
 {
-	p->commit_start_ns = e->env.now_ns(e->env.ctx);
+	p->commit_start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	if (p->xid == 0) { /* read-only: nothing to log */
 		txn_end(e, p);
 		return;
@@ -668,7 +668,7 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_wake(e, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)

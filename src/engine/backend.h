@@ -35,9 +35,6 @@ enum pn_bstate {
 struct pn_proc {
 	enum pn_proc_kind kind;
 	uint32_t id;
-	bool scheduled;
-	uint64_t wake_at;     /* virtual time of the pending step */
-	uint64_t wake_token;  /* only the step scheduled last runs */
 	bool waiting_flush;   /* on the WAL flush wait list */
 	pn_lsn wait_lsn;
 	/* backend */

@@ -105,7 +105,7 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	run->paused = e->ckpt_pause_next;
 	e->ckpt_pause_next = false;
 	run->redo = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
-	run->start_ns = e->env.now_ns(e->env.ctx);
+	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	run->state = PN_C_WRITING;
 	e->ckpt_requested = false;
 	e->ckpt_request_immediate = false;
@@ -146,7 +146,7 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	if (run->immediate || run->to_write == 0)
 		return false;
 	double progress = (double)run->written / run->to_write * e->sc->checkpoint.completion_target;
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	if (e->sc->checkpoint.interval_ns &&
 	    progress < (double)(now - run->start_ns) / (double)e->sc->checkpoint.interval_ns)
 		return false;
@@ -160,6 +160,16 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	return true;
 }
 
+/* A checkpoint write completed (called by the buffer pool after its own bookkeeping, the
+ * completion the run installs when it issues): the checkpointer looks again. */
+static void write_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	PN_ASSERT(io->why == PN_WHY_CKPT);
+	PN_ASSERT(io->file == PN_FILE_DATA);
+	pn_wake(e, e->proc_ckpt, 0);
+}
+
 /* WRITING: write the next flagged frame. Returns the delay before the next step, or
  * UINT64_MAX when the run waits to be woken. */
 static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
@@ -171,7 +181,9 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 		struct pn_frame *f = &e->frames[run->scan];
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r);
+		struct pn_io_then then = {write_done, e};
+		enum pn_write_result w =
+			pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r, &then);
 		switch (w) {
 		case PN_WRITE_NONE:
 			f->ckpt_needed &= (uint8_t)~(1u << r);
@@ -205,8 +217,9 @@ static bool frames_pending(const struct pn_engine *e, uint32_t r, bool *in_fligh
 
 static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run);
 
-static void run_io_done(struct pn_engine *e, struct pn_io *io)
+static void run_io_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_ckpt_run *run = &e->runs[io->aux];
 	run->io_pending = false;
 	switch (run->state) {
@@ -229,7 +242,7 @@ static void run_io_done(struct pn_engine *e, struct pn_io *io)
 static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
 		   enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
 {
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = op;
 	io->file = file;
 	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : file == PN_FILE_CONTROL ? PN_WHY_CONTROL
@@ -240,10 +253,11 @@ static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op o
 		io->buf = (uint8_t *)data;
 	io->aux = run_index(e, run);
 	io->done = run_io_done;
+	io->ctx = e;
 	if (op == PN_IO_FSYNC)
 		e->m.fsyncs++;
 	run->io_pending = true;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out)
@@ -371,10 +385,6 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	}
 }
 
-void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io)
-{
-	pn_wake(e, e->proc_ckpt, 0);
-}
 
 static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
 {
@@ -391,7 +401,7 @@ static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
 
 void pn_ckpt_step(struct pn_engine *e)
 {
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	uint64_t interval = e->sc->checkpoint.interval_ns;
 	struct pn_ckpt_run *slot;
 	if (interval && !e->ckpt_requested && !e->stopping && now - e->last_ckpt_ns >= interval)

@@ -79,7 +79,6 @@ struct pn_control {
 void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
 void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
 void pn_ckpt_step(struct pn_engine *e);
-void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_ckpt_active(const struct pn_engine *e);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);

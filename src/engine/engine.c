@@ -20,18 +20,6 @@
 #define BGWRITER_MAXPAGES 100u
 #define CHECK_SLICE 4u
 
-static const char *why_names[PN_WHY_COUNT] = {
-	"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
-	"selector", "doublewrite", "recovery", "fsync", "ps-image", "ps-metadata",
-};
-const char *pn_io_why_name(enum pn_io_why w) { return why_names[w]; }
-
-static const char *viol_names[PN_VIOL_COUNT] = {
-	"none", "wal_before_data", "protected_slot", "mapping", "checksum", "recovery",
-	"durability", "exactness", "space",
-};
-const char *pn_violation_name(enum pn_violation_kind k) { return viol_names[k]; }
-
 static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
@@ -41,7 +29,7 @@ static bool unsupported(struct pn_engine *e)
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
 	if (what)
-		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
 }
 
@@ -65,21 +53,6 @@ static bool alloc_procs(struct pn_engine *e)
 				   : i == e->proc_walw ? PN_PROC_WALWRITER
 				   : i == e->proc_startup ? PN_PROC_STARTUP : PN_PROC_PAGESERVER;
 		e->procs[i].state = i < e->nbackends ? PN_B_NEXT : PN_B_DONE;
-	}
-	return true;
-}
-
-static bool alloc_ios(struct pn_engine *e)
-{
-	e->nios = 4 * e->nframes + 64;
-	e->ios = calloc(e->nios, sizeof(*e->ios));
-	e->io_bufs = malloc((size_t)(e->nios + 2) * 2u * e->page_size); /* + spares */
-	e->io_free = malloc(sizeof(uint32_t) * e->nios);
-	if (!e->ios || !e->io_bufs || !e->io_free)
-		return false;
-	for (uint32_t i = 0; i < e->nios; i++) {
-		e->ios[i].index = i;
-		e->io_free[e->io_free_len++] = e->nios - 1 - i;
 	}
 	return true;
 }
@@ -114,7 +87,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 {
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
-	e->env = *env;
+	e->svc.env = *env;
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
@@ -127,10 +100,11 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		pn_workload_free(e);
 		return false;
 	}
-	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
+	if (!alloc_procs(e) || !pn_buf_init(e) ||
+	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(e) ||
 	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e) ||
 	    !pn_ps_init(e)) {
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
 	(void)fresh;
@@ -151,9 +125,7 @@ void pn_engine_free(struct pn_engine *e)
 		free(e->runs[r].selbuf);
 	}
 	free(e->procs);
-	free(e->ios);
-	free(e->io_bufs);
-	free(e->io_free);
+	pn_svc_free(&e->svc);
 	free(e->acked_xids);
 	free(e->acked_lsns);
 	free(e->latencies);
@@ -176,7 +148,7 @@ void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page
  * area 0 (every baseline = slot 0). */
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	uint8_t *page = e->io_bufs;
+	uint8_t *page = e->svc.io_bufs;
 	for (uint32_t p = 0; p < e->pages && !e->ps; p++) {
 		pn_engine_initial_page(e, p, page);
 		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
@@ -225,14 +197,7 @@ void pn_engine_start(struct pn_engine *e)
 
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
 {
-	struct pn_proc *p = &e->procs[proc];
-	uint64_t at = e->env.now_ns(e->env.ctx) + delay_ns;
-	if (p->scheduled && p->wake_at <= at)
-		return;
-	p->scheduled = true;
-	p->wake_at = at;
-	p->wake_token++;
-	e->env.schedule(e->env.ctx, proc, delay_ns, p->wake_token);
+	pn_svc_wake(&e->svc, proc, delay_ns);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -251,7 +216,7 @@ static void bgwriter_step(struct pn_engine *e)
 		struct pn_frame *f = &e->frames[i];
 		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(e, i))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1);
+		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL);
 		if (w == PN_WRITE_STARTED) {
 			written++;
 			e->m.bgwriter_writes++;
@@ -275,10 +240,10 @@ static void walwriter_step(struct pn_engine *e)
 
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 {
+	PN_ASSERT(proc < e->nprocs);
 	struct pn_proc *p = &e->procs[proc];
-	if (token != p->wake_token || e->failed)
+	if (!pn_svc_fire(&e->svc, proc, token))
 		return;
-	p->scheduled = false;
 	switch (p->kind) {
 	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
 	case PN_PROC_CHECKPOINTER: pn_ckpt_step(e); break;
@@ -296,56 +261,26 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 
 bool pn_engine_finished(const struct pn_engine *e)
 {
-	if (e->failed)
+	if (e->svc.failed)
 		return true;
 	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight ||
 	    !pn_ps_idle(e))
 		return false;
-	return e->io_free_len == e->nios;
-}
-
-struct pn_io *pn_io_get(struct pn_engine *e)
-{
-	PN_ASSERT(e->io_free_len > 0); /* bounded: 4 per frame + 64 */
-	uint32_t i = e->io_free[--e->io_free_len];
-	struct pn_io *io = &e->ios[i];
-	PN_ASSERT(io->state == PN_IO_FREE);
-	memset(io, 0, sizeof(*io));
-	io->index = i;
-	io->buf = e->io_bufs + (size_t)i * 2u * e->page_size;
-	io->frame = io->page = io->proc = UINT32_MAX;
-	return io;
-}
-
-void pn_io_issue(struct pn_engine *e, struct pn_io *io)
-{
-	io->state = PN_IO_ISSUED;
-	e->env.submit(e->env.ctx, io);
+	return pn_io_all_free(&e->svc);
 }
 
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
-	PN_ASSERT(io->state == PN_IO_DISPATCHED);
-	io->keep = false;
-	io->done(e, io);
-	if (!io->keep) {
-		io->state = PN_IO_FREE;
-		e->io_free[e->io_free_len++] = io->index;
-	}
+	pn_io_complete(&e->svc, io);
 	pn_ps_rearm(e);
 }
 
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
 			 const char *fmt, ...)
 {
-	if (e->failed)
-		return;
-	e->failed = true;
-	e->viol.kind = k;
-	e->viol.page = page;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(e->viol.detail, sizeof(e->viol.detail), fmt, ap);
+	pn_svc_vviolation(&e->svc, k, page, fmt, ap);
 	va_end(ap);
 }
 
@@ -381,7 +316,7 @@ void pn_engine_check(struct pn_engine *e)
 	PN_ASSERT(e->recovering || e->wal.flushed <= pn_wal_insert_lsn(e));
 	PN_ASSERT(e->wal.keep_from <= e->wal.redo || e->recovering);
 	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
-	PN_ASSERT(e->io_free_len <= e->nios);
+	pn_svc_check(&e->svc);
 	uint32_t active = 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		active += e->runs[r].state != PN_C_IDLE;
@@ -409,7 +344,7 @@ static int cmp_u64(const void *a, const void *b)
 
 void pn_engine_finish_metrics(struct pn_engine *e)
 {
-	e->m.elapsed_ns = e->env.now_ns(e->env.ctx);
+	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	e->m.slots_used = pn_store_slots_used(e);
 	e->m.read_runs = pn_store_read_runs(e);
 	pn_ps_finish_metrics(e);
@@ -460,7 +395,7 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		return;
 	}
 	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
 		memset(out, 0, e->page_size);
 }
 

@@ -1,7 +1,8 @@
 /*
  * engine.h: the protocol engine, the state that the simulator and the real-disk backend
  * share (engine layer, owned by engine.c). One struct pn_engine holds every part; this header
- * keeps that struct (the assembly), the violations, engine.c's functions and the I/O table,
+ * keeps that struct (the assembly) and engine.c's functions (services.h has the violations,
+ * the I/O table and the wakes),
  * and includes every part's own header (named after its .c; metrics.h for struct pn_metrics),
  * so a file that includes engine.h sees the whole engine. Each part's rules are in its file:
  *
@@ -39,6 +40,7 @@
 #define PN_ENGINE_H
 
 #include "env.h"
+#include "services.h"
 #include "scenario.h"
 #include "walfmt.h"
 #include "page.h"
@@ -54,24 +56,10 @@
 #include "workload.h"
 #include "pushdown.h"
 
-/* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
-enum pn_violation_kind {
-	PN_VIOL_NONE, PN_VIOL_WAL_BEFORE_DATA, PN_VIOL_PROTECTED_SLOT, PN_VIOL_MAPPING,
-	PN_VIOL_CHECKSUM, PN_VIOL_RECOVERY, PN_VIOL_DURABILITY, PN_VIOL_EXACTNESS, PN_VIOL_SPACE,
-	PN_VIOL_COUNT
-};
-const char *pn_violation_name(enum pn_violation_kind k);
-
-struct pn_violation {
-	enum pn_violation_kind kind;
-	uint32_t page;
-	char detail[256];
-};
-
 /* ---- the engine ---- */
 struct pn_engine {
 	const struct pn_scenario *sc;
-	struct pn_env env;
+	struct pn_services svc;   /* env, I/O table, wakes, violation, error (services.c) */
 	uint32_t page_size;
 	uint32_t heap_pages, slru_pages, pages; /* pages = heap_pages + slru_pages */
 	uint32_t generations;  /* physical slots per logical heap page (1 unless umbra) */
@@ -145,11 +133,6 @@ struct pn_engine {
 	uint32_t next_xid;
 	bool stopping;            /* workload done: let background work drain */
 
-	/* I/O table */
-	struct pn_io *ios;
-	uint8_t *io_bufs;         /* one page-size bounce buffer per I/O */
-	uint32_t nios, *io_free, io_free_len;
-
 	/* acknowledged commits, in order (C1) */
 	uint32_t *acked_xids;
 	pn_lsn *acked_lsns;
@@ -171,12 +154,9 @@ struct pn_engine {
 	struct pn_pageserver *ps;
 
 	struct pn_metrics m;
-	struct pn_violation viol;
 	bool recovering;
-	bool failed;
 	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
 	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
-	char error[PN_ERROR_LEN];
 };
 
 /* engine.c */
@@ -193,9 +173,11 @@ bool pn_engine_finished(const struct pn_engine *e);
 /* Field relationships, asserted; O(1) a call: global ones each time, frames and pages in
  * rotation. */
 void pn_engine_check(struct pn_engine *e);
+/* pn_svc_violation() on e->svc. */
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void pn_engine_finish_metrics(struct pn_engine *e);
+/* pn_svc_wake() on e->svc. */
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
@@ -210,9 +192,5 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 			 bool *in_memory);
 /* The furthest phase of the checkpoint runs in progress (ckpt.h). */
 enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e);
-
-/* io (engine.c) */
-struct pn_io *pn_io_get(struct pn_engine *e);
-void pn_io_issue(struct pn_engine *e, struct pn_io *io);
 
 #endif

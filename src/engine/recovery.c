@@ -33,7 +33,7 @@
 static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
-	return e->env.read_sync(e->env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
 				PN_XLOG_BLCKSZ, out);
 }
 
@@ -66,7 +66,7 @@ static bool read_selector(struct pn_engine *e, const struct pn_control *c)
 {
 	uint32_t len = pn_store_selector_bytes(e);
 	uint8_t *buf = e->runs[0].selbuf;
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
 			      buf) ||
 	    !pn_store_decode_selector(e, buf, c->ckpt_seq, e->cur)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
@@ -93,7 +93,7 @@ static uint32_t dw_entry_len(const struct pn_engine *e)
 static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
 {
 	uint32_t sec = e->sc->storage.sector_size;
-	e->env.read_sync(e->env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
+	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
 	*page = pn_get32(buf + 4);
 	*lsn = pn_get64(buf + 8);
 	return pn_get32(buf) == 0x57444E50u && *page < e->heap_pages &&
@@ -102,7 +102,7 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pa
 
 static void plan_dw_restore(struct pn_engine *e)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t sec = e->sc->storage.sector_size;
 	e->dw_restore_len = e->dw_restore_pos = 0;
 	for (uint32_t i = 0; i < e->dw_slots; i++) {
@@ -117,7 +117,7 @@ static void plan_dw_restore(struct pn_engine *e)
 				newest = false;
 		dw_entry(e, i, buf, &page, &lsn);
 		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, 0), e->page_size, home);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(e, page, 0), e->page_size, home);
 		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
 		if (newest && (torn || pn_page_lsn(home) <= lsn))
 			e->dw_restore[e->dw_restore_len++] = i;
@@ -131,28 +131,30 @@ static void plan_dw_restore(struct pn_engine *e)
  * may the doublewrite area be reused, so a crash during this phase finds every entry it
  * needs intact. Returns true when the phase is over.
  */
-static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
+static void dw_fsync_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	e->dw_restore_len = 0;
 	pn_wake(e, e->proc_startup, 0);
 }
 
 static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t page;
 	pn_lsn lsn;
 	if (e->dw_restore_pos == e->dw_restore_len) {
 		if (e->data_writes_inflight)
 			return false; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_get(e);
+		struct pn_io *io = pn_io_get(&e->svc);
 		io->op = PN_IO_FSYNC;
 		io->file = PN_FILE_DATA;
 		io->why = PN_WHY_RECOVERY;
 		io->done = dw_fsync_done;
+		io->ctx = e;
 		e->m.fsyncs++;
 		e->dw_restore_pos = UINT32_MAX; /* the fsync is in flight */
-		pn_io_issue(e, io);
+		pn_io_issue(&e->svc, io);
 		return false;
 	}
 	dw_entry(e, e->dw_restore[e->dw_restore_pos], buf, &page, &lsn);
@@ -163,7 +165,7 @@ static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 	e->frames[fi].dirty = true;
 	e->frames[fi].last_lsn = lsn;
 	pn_buf_unpin(e, fi);
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	e->dw_restore_pos++;
 	return false; /* woken when the write completes */
@@ -176,7 +178,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->recovering = true;
 	for (uint32_t i = 0; i < e->nbackends; i++)
 		e->procs[i].state = PN_B_DONE;
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "control file unreadable (bad magic or CRC)");
@@ -195,7 +197,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	if (e->ps && !pn_ps_recover(e, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
 	if (!reader_at(e, from)) {
-		snprintf(e->error, sizeof(e->error), "out of memory");
+		snprintf(e->svc.error, sizeof(e->svc.error), "out of memory");
 		return false;
 	}
 	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)
@@ -251,7 +253,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 
 static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 {
-	snprintf(e->error, sizeof(e->error), "redo done at %X/%08X: %s",
+	snprintf(e->svc.error, sizeof(e->svc.error), "redo done at %X/%08X: %s",
 		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
 	pn_wal_reader_free(&e->reader);
 	pn_wal_set_end(e, e->replay_end, e->replay_last_start);

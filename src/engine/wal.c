@@ -67,8 +67,8 @@ static uint32_t checkpoint_segments(const struct pn_engine *e)
 
 static void segment_life(struct pn_engine *e, uint64_t segno, bool remove)
 {
-	if (e->env.wal_segment)
-		e->env.wal_segment(e->env.ctx, pn_wal_file_offset(e, segno * e->wal.seg_size),
+	if (e->svc.env.wal_segment)
+		e->svc.env.wal_segment(e->svc.env.ctx, pn_wal_file_offset(e, segno * e->wal.seg_size),
 				   e->wal.seg_size, remove);
 }
 
@@ -178,8 +178,8 @@ pn_lsn pn_wal_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec k
 		*start = s;
 	pn_lsn end = pn_wal_insert_lsn(e);
 	enter_segment(e, end / e->wal.seg_size);
-	if (e->env.wal_inserted)
-		e->env.wal_inserted(e->env.ctx, e->wal.rec_buf, len, s, end);
+	if (e->svc.env.wal_inserted)
+		e->svc.env.wal_inserted(e->svc.env.ctx, e->wal.rec_buf, len, s, end);
 	return end;
 }
 
@@ -202,8 +202,9 @@ static bool any_waiter(const struct pn_engine *e)
 	return false;
 }
 
-static void wal_fsync_done(struct pn_engine *e, struct pn_io *io)
+static void wal_fsync_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	pn_lsn target = io->lsn;
 	uint64_t old_seg = e->wal.flushed / e->wal.seg_size;
 	e->wal.flushed = target;
@@ -220,26 +221,28 @@ static void wal_fsync_done(struct pn_engine *e, struct pn_io *io)
 		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
 }
 
-static void wal_write_done(struct pn_engine *e, struct pn_io *io)
+static void wal_write_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	PN_ASSERT(e->wal.flush_ios > 0);
 	if (--e->wal.flush_ios > 0)
 		return;
 	e->wal.written = e->wal.flush_target;
 	e->wal.ring_base = e->wal.written - e->wal.written % PN_XLOG_BLCKSZ;
-	struct pn_io *f = pn_io_get(e);
+	struct pn_io *f = pn_io_get(&e->svc);
 	f->op = PN_IO_FSYNC;
 	f->file = PN_FILE_WAL;
 	f->why = PN_WHY_WAL;
 	f->lsn = e->wal.flush_target;
 	f->done = wal_fsync_done;
-	pn_io_issue(e, f);
+	f->ctx = e;
+	pn_io_issue(&e->svc, f);
 }
 
 static void issue_wal_write(struct pn_engine *e, pn_lsn from, pn_lsn to)
 {
 	/* [from, to) is page aligned and within one segment, so contiguous in the file. */
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_WAL;
 	io->why = PN_WHY_WAL;
@@ -248,9 +251,10 @@ static void issue_wal_write(struct pn_engine *e, pn_lsn from, pn_lsn to)
 	io->buf = ring_page(e, from, NULL);
 	io->lsn = e->wal.flush_target;
 	io->done = wal_write_done;
+	io->ctx = e;
 	e->wal.flush_ios++;
 	e->m.wal_write_bytes += io->len;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 void pn_wal_start_flush(struct pn_engine *e, pn_lsn upto)
@@ -304,7 +308,7 @@ void pn_wal_set_end(struct pn_engine *e, pn_lsn end, pn_lsn prev_start)
 	e->wal.ring_base = page_addr;
 	uint8_t *p = ring_page(e, page_addr, NULL);
 	if (end % PN_XLOG_BLCKSZ) {
-		bool ok = e->env.read_sync(e->env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, page_addr),
+		bool ok = e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, page_addr),
 					   PN_XLOG_BLCKSZ, p);
 		PN_ASSERT(ok);
 		memset(p + end % PN_XLOG_BLCKSZ, 0, PN_XLOG_BLCKSZ - end % PN_XLOG_BLCKSZ);

@@ -88,7 +88,7 @@ void pn_umbra_free(struct pn_engine *e)
 
 static bool step_error(struct pn_engine *e, const struct pn_step *st, const char *what)
 {
-	snprintf(e->error, sizeof(e->error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
+	snprintf(e->svc.error, sizeof(e->svc.error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
 	return true;
 }
 
@@ -120,9 +120,9 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 		at = sc->protocol.layout_at;
 	}
 	if (what && at[0]) /* the key's position (the loader's; --mode chose the policy) */
-		snprintf(e->error, sizeof(e->error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
 	else if (what)
-		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
 }
 
@@ -161,7 +161,7 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 
 void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
 	if (is_l3(e)) {
 		encode_root(e, buf);
 		write(ctx, PN_FILE_SELECTOR, 0, buf, e->page_size);
@@ -182,8 +182,9 @@ void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn)
 		e->map.lsn[k] = lsn;
 }
 
-static void map_write_done(struct pn_engine *e, struct pn_io *io)
+static void map_write_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	e->map.busy[io->aux] = 0;
 	if (io->proc != UINT32_MAX)
 		pn_wake(e, io->proc, 0);
@@ -194,7 +195,7 @@ static void map_write_done(struct pn_engine *e, struct pn_io *io)
 static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 {
 	PN_ASSERT(e->map.lsn[k] <= e->wal.flushed);
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_SELECTOR;
 	io->why = PN_WHY_SELECTOR;
@@ -203,10 +204,11 @@ static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 	io->aux = k;
 	io->proc = proc;
 	io->done = map_write_done;
+	io->ctx = e;
 	encode_map(e, k, io->buf);
 	e->map.dirty[k] = 0;
 	e->map.busy[k] = 1;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 void pn_umbra_mapwriter(struct pn_engine *e)
@@ -348,7 +350,7 @@ uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 	uint32_t r = (uint32_t)(run - e->runs);
 	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
 	 * the redo pointer and the selection that backends and evictions use. */
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	if (now < run->select_ns)
 		return run->select_ns - now;
 	if (run->pause_select)
@@ -387,7 +389,7 @@ bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed
 			return run->state != PN_C_MAP_WRITE;
 		if (resumed) /* blocked in its fresh DELAY_CHKPT_START wait */
 			return run->delay_wait;
-		return run->pause_select && e->env.now_ns(e->env.ctx) >= run->select_ns;
+		return run->pause_select && e->svc.env.now_ns(e->svc.env.ctx) >= run->select_ns;
 	}
 	return true;
 }
@@ -423,9 +425,9 @@ uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 
 bool pn_umbra_read_map(struct pn_engine *e)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	if (is_l3(e)) {
-		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
+		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
 		    pn_get32(buf) != ROOT_MAGIC ||
 		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
@@ -435,7 +437,7 @@ bool pn_umbra_read_map(struct pn_engine *e)
 	}
 	uint32_t per = entries_per_map_page(e);
 	for (uint32_t k = 0; k < e->map.npages; k++) {
-		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
+		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
 				      e->page_size, buf))
 			memset(buf, 0, e->page_size); /* a missing selector page: every entry slot 0 */
 		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
@@ -477,7 +479,7 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 		pn_wake(e, proc, POLL_NS);
 		return false;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_wake(e, proc, POLL_NS);
 	return w == PN_WRITE_NONE;

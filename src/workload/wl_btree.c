@@ -110,7 +110,7 @@ bool pn_wl_btree_init(struct pn_engine *e)
 	const struct pn_scenario *sc = e->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
 	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
 			 "be at least 1, and the index at most %u pages; lower inserts",
 			 sc->path, (unsigned long long)sc->workload.inserts,
@@ -121,7 +121,7 @@ bool pn_wl_btree_init(struct pn_engine *e)
 		       sc->workload.clients * sizeof(struct bt_client);
 	struct bt_state *st = calloc(1, bytes);
 	if (!st) {
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
 	st->client = (struct bt_client *)(st + 1);
@@ -241,7 +241,7 @@ enum pn_wl_next pn_wl_btree_next(struct pn_engine *e, uint32_t client, struct pn
 	}
 	if (p->txn_pos < p->txn_len) {
 		p->txn_pos++;
-		out->key = (uint32_t)(e->env.random(e->env.ctx) % sc->workload.distinct_keys);
+		out->key = (uint32_t)(e->svc.env.random(e->svc.env.ctx) % sc->workload.distinct_keys);
 		out->page = leaf_of(st, out->key);
 		return PN_WL_OP;
 	}

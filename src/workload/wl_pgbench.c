@@ -91,7 +91,7 @@ bool wl_pgbench_init(struct pn_engine *e)
 	g->L.page_size = e->page_size;
 	g->L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
-		snprintf(e->error, sizeof(e->error), "%s: pgbench scale %llu or %llu transactions "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: pgbench scale %llu or %llu transactions "
 			 "is too large for this model", sc->path, (unsigned long long)scale,
 			 (unsigned long long)n);
 		return false;

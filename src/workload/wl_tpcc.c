@@ -307,7 +307,7 @@ bool wl_tpcc_init(struct pn_engine *e)
 	g->L.page_size = e->page_size;
 	g->L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
-		snprintf(e->error, sizeof(e->error), "%s: tpcc models at most 1000 warehouses and "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: tpcc models at most 1000 warehouses and "
 			 "50,000,000 transactions", sc->path);
 		return false;
 	}

@@ -242,7 +242,7 @@ bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char
 {
 	const struct pn_scenario *sc = e->sc;
 	if (e->heap_pages < L->pages) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: storage.pages is %u; %s and %llu transactions needs %u pages (its "
 			 "tables, indexes and room to grow): set storage.pages to %u or more",
 			 sc->path, e->heap_pages, what,
@@ -250,7 +250,7 @@ bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char
 		return false;
 	}
 	if (sc->storage.buffers < 2 * sc->workload.clients + 2) {
-		snprintf(e->error, sizeof(e->error), "%s: %s needs storage.buffers of at least "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s needs storage.buffers of at least "
 			 "2 x workload.clients + 2 (%u)", sc->path, what,
 			 2 * sc->workload.clients + 2);
 		return false;
@@ -614,7 +614,7 @@ enum pn_wl_next wl_next(struct pn_engine *e, uint32_t client, struct wl_txn *t,
 
 uint64_t wl_random(struct pn_engine *e, uint64_t lo, uint64_t hi)
 {
-	return lo + e->env.random(e->env.ctx) % (hi - lo + 1);
+	return lo + e->svc.env.random(e->svc.env.ctx) % (hi - lo + 1);
 }
 
 uint64_t wl_nurand(struct pn_engine *e, uint64_t a, uint64_t c, uint64_t lo, uint64_t hi)
@@ -682,7 +682,7 @@ void pn_workload_pick_pages(struct pn_engine *e, struct pn_proc *p, uint32_t k)
 		uint32_t pg;
 		bool dup;
 		do {
-			pg = (uint32_t)(e->env.random(e->env.ctx) % e->heap_pages);
+			pg = (uint32_t)(e->svc.env.random(e->svc.env.ctx) % e->heap_pages);
 			dup = false;
 			for (uint32_t j = 0; j < i; j++)
 				dup |= p->txn_pages[j] == pg;
