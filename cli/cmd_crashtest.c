@@ -354,7 +354,7 @@ static bool oracle_of(struct pn_disk *d, struct run_state *s)
 	uint32_t page;
 	PN_ASSERT(expected && found);
 	s->oracle = pn_check_oracle_new(e);
-	bool ok = pn_check_recovered_pages(e, s->oracle, e->wal.flushed, expected, found,
+	bool ok = pn_check_recovered_pages(e, s->oracle, pn_wal_flushed(&e->wal), expected, found,
 					   s->detail, sizeof(s->detail), &page);
 	if (!ok) {
 		size_t l = strlen(s->detail);

@@ -79,7 +79,7 @@ void pn_world_hash_mix(struct pn_world *w, uint64_t a, uint64_t b)
 static void hash_event(struct pn_world *w, const struct pn_event *ev)
 {
 	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
-			  pn_wal_insert_lsn(&w->e), w->e.nacked, w->dev.version};
+			  pn_wal_insert_lsn(&w->e.wal), w->e.nacked, w->dev.version};
 	if (ev->kind == PN_EV_STEP) {
 		const struct pn_proc *p = &w->e.procs[ev->arg];
 		v[8] = p->state;

@@ -167,13 +167,13 @@ START_TEST(test_held_wal_bounded)
 	struct pn_world_options o = {.check_each_event = true};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, &sc, &o, NULL), "%s", w->error);
-	ck_assert_uint_gt(w->e.wal.nsegs, 1000000u); /* the ring never wraps in this run */
+	ck_assert_uint_gt(pn_wal_nsegs(&w->e.wal), 1000000u); /* the ring never wraps in this run */
 	pn_engine_start(&w->e);
 	uint64_t worst = 0;
 	int step;
 	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
-		uint64_t keep_seg = w->e.wal.keep_from / SEG;
-		uint64_t insert_seg = pn_wal_insert_lsn(&w->e) / SEG;
+		uint64_t keep_seg = pn_wal_keep_from(&w->e.wal) / SEG;
+		uint64_t insert_seg = pn_wal_insert_lsn(&w->e.wal) / SEG;
 		uint64_t held = pn_device_held(&w->dev, PN_FILE_WAL, false);
 		/* what recovery can need (keep_from's segment to the insert's) + one segment */
 		uint64_t bound = (insert_seg - keep_seg + 1) * SEG + SEG;
@@ -185,7 +185,7 @@ START_TEST(test_held_wal_bounded)
 	ck_assert_int_eq(step, PN_STEP_FINISHED);
 	ck_assert_uint_ge(w->e.m.checkpoints, 100);
 	ck_assert_uint_gt(w->e.m.wal_bytes, 40ull * SEG);
-	ck_assert_uint_gt(w->e.wal.nsegs, pn_wal_insert_lsn(&w->e) / SEG);
+	ck_assert_uint_gt(pn_wal_nsegs(&w->e.wal), pn_wal_insert_lsn(&w->e.wal) / SEG);
 	ck_assert_uint_le(worst, w->e.m.wal_bytes / 10);
 	ck_assert_uint_eq(pn_device_held(&w->dev, PN_FILE_WAL, true), worst);
 	pn_world_free(w);

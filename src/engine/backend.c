@@ -211,7 +211,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	f->dirty = true;
 	f->dirty_hint_only = false;
 	f->redirtied |= f->io_writes > 0;
-	pn_lsn end = pn_wal_insert(e, &rec, kind, NULL);
+	pn_lsn end = pn_wal_insert(&e->wal, &rec, kind, NULL);
 	bool headerless = pn_store_is_slru(e, pg) && !e->sc->protocol.slru_headers;
 	if (!headerless)
 		pn_page_set_lsn(page, end);
@@ -457,10 +457,10 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
-	if (lsn > e->wal.flushed)
+	if (lsn > pn_wal_flushed(&e->wal))
 		pn_engine_violation(e, PN_VIOL_DURABILITY, UINT32_MAX,
 				    "commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
-				    p->xid, (unsigned long long)lsn, (unsigned long long)e->wal.flushed);
+				    p->xid, (unsigned long long)lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (e->nacked == e->acked_cap) {
 		PN_ASSERT(!"acknowledged-commit log full");
 	}
@@ -488,7 +488,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 	pn_put64(main, p->commit_start_ns); /* xact_time */
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
 	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
-	p->wait_lsn = pn_wal_insert(e, &rec, PN_REC_XACT_COMMIT, NULL);
+	p->wait_lsn = pn_wal_insert(&e->wal, &rec, PN_REC_XACT_COMMIT, NULL);
 	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
 		acknowledge(e, p, p->wait_lsn);
 		return;
@@ -503,7 +503,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 		uint8_t main[8] = {0};
 		rec.main_data = main;
 		rec.main_len = 8;
-		pn_wal_insert(e, &rec, PN_REC_XACT_ABORT, NULL);
+		pn_wal_insert(&e->wal, &rec, PN_REC_XACT_ABORT, NULL);
 		e->m.aborts++;
 	}
 	txn_end(e, p);
@@ -607,9 +607,9 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(e, 3 * e->page_size + 8192)) {
+	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
-		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		if (!pn_ckpt_active(e))
 			pn_ckpt_request(e, PN_CKPT_WAL, false);
 		pn_wake(e, p->id, POLL_NS * 5);
@@ -618,10 +618,10 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 	if (p->op.op == PN_OP_CHANGE) {
 		for (uint32_t i = 0; i < p->chg.nblocks; i++)
 			e->frames[p->chg_frames[i]].locked = true;
-		decide_change(e, p, e->wal.redo);
+		decide_change(e, p, pn_wal_redo(&e->wal));
 	} else {
 		e->frames[p->frame].locked = true;
-		decide(e, p, e->wal.redo);
+		decide(e, p, pn_wal_redo(&e->wal));
 	}
 	p->state = PN_B_INSERT;
 	pn_wake(e, p->id, STEP_NS);
@@ -629,19 +629,19 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 
 static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
-	bool moved = e->wal.redo != p->decided_redo;
+	bool moved = pn_wal_redo(&e->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
 	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
-			decide_change(e, p, e->wal.redo);
+			decide_change(e, p, pn_wal_redo(&e->wal));
 		do_change_blocks(e, p);
 		release_change(e, p);
 		finish_op(e, p);
 		return;
 	}
 	if (recheck)
-		decide(e, p, e->wal.redo); /* XLogInsertRecord's recheck */
+		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
 	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
@@ -700,7 +700,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	case PN_B_DECIDE: step_decide(e, p); break;
 	case PN_B_INSERT: step_insert(e, p); break;
 	case PN_B_COMMIT_WAIT:
-		if (pn_wal_flush_request(e, p->wait_lsn, p->id)) {
+		if (pn_wal_flush_request(&e->wal, p->wait_lsn, p->id)) {
 			acknowledge(e, p, p->wait_lsn);
 			finish_op(e, p);
 		}

@@ -235,10 +235,10 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 	io->ckpt_seq = e->ckpt_seq_begun;
 	io->lsn = lsn;
 	/* R1, checked on every data write whatever path issued it. */
-	if (io->lsn > e->wal.flushed)
+	if (io->lsn > pn_wal_flushed(&e->wal))
 		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
 				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
-				    f->page, (unsigned long long)io->lsn, (unsigned long long)e->wal.flushed);
+				    f->page, (unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (io->buf != image)
 		memcpy(io->buf, image, e->page_size);
 	io->done = write_done;
@@ -425,13 +425,13 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_NONE;
 	}
 	bool umbra = is_umbra_heap(e, f->page);
-	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= e->wal.redo) {
+	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
 		return PN_WRITE_NONE;
 	}
-	if (f->last_lsn > e->wal.flushed) {
+	if (f->last_lsn > pn_wal_flushed(&e->wal)) {
 		if (!(e->sc->protocol.mutations & PN_MUT_NO_WAL_BEFORE_DATA)) {
-			if (proc == UINT32_MAX || pn_wal_flush_request(e, f->last_lsn, proc))
+			if (proc == UINT32_MAX || pn_wal_flush_request(&e->wal, f->last_lsn, proc))
 				return PN_WRITE_BUSY;
 			return PN_WRITE_WAL;
 		}

@@ -104,12 +104,12 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	run->immediate = e->ckpt_request_immediate || e->recovering;
 	run->paused = e->ckpt_pause_next;
 	e->ckpt_pause_next = false;
-	run->redo = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
+	run->redo = pn_wal_insert_start(&e->wal);
 	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	run->state = PN_C_WRITING;
 	e->ckpt_requested = false;
 	e->ckpt_request_immediate = false;
-	e->wal.redo = run->redo;
+	pn_wal_set_redo(&e->wal, run->redo);
 	e->last_ckpt_ns = run->start_ns;
 	e->commits_at_ckpt = e->m.commits;
 	count_cause(e, run->cause);
@@ -151,8 +151,8 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	    progress < (double)(now - run->start_ns) / (double)e->sc->checkpoint.interval_ns)
 		return false;
 	if (e->sc->checkpoint.max_wal_size) {
-		double segs = (double)(pn_wal_insert_lsn(e) - run->redo) / e->wal.seg_size;
-		double cps = (double)(e->sc->checkpoint.max_wal_size / e->wal.seg_size) /
+		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) / pn_wal_seg_size(&e->wal);
+		double cps = (double)(e->sc->checkpoint.max_wal_size / pn_wal_seg_size(&e->wal)) /
 			     (1.0 + e->sc->checkpoint.completion_target);
 		if (progress < segs / (cps < 1.0 ? 1.0 : cps))
 			return false;
@@ -297,7 +297,7 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->inflight_valid = false;
 	e->redo_done = run->redo;
 	e->ckpt_seq_done = run->seq;
-	pn_wal_checkpoint_done(e, run->redo);
+	pn_wal_checkpoint_done(&e->wal, run->redo);
 	run->state = PN_C_IDLE;
 	for (uint32_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
@@ -316,7 +316,7 @@ static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
 	enum pn_rec kind = e->recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
 					 : PN_REC_XLOG_CHECKPOINT_ONLINE;
-	run->record_end = pn_wal_insert(e, &rec, kind, &run->record);
+	run->record_end = pn_wal_insert(&e->wal, &rec, kind, &run->record);
 }
 
 /* Advances a run by one step; returns the delay before its next, or UINT64_MAX to wait. */
@@ -357,7 +357,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		run->state = PN_C_RECORD_FLUSH;
 		/* fall through */
 	case PN_C_RECORD_FLUSH:
-		if (!pn_wal_flush_request(e, run->record_end, e->proc_ckpt))
+		if (!pn_wal_flush_request(&e->wal, run->record_end, e->proc_ckpt))
 			return UINT64_MAX;
 		run->state = PN_C_CONTROL_WRITE;
 		/* fall through */

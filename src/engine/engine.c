@@ -82,6 +82,17 @@ static bool alloc_logs(struct pn_engine *e)
 	return e->acked_xids && e->acked_lsns && e->latencies && e->dw_restore;
 }
 
+/* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
+static void wal_segments_due(void *ctx)
+{
+	pn_ckpt_request(ctx, PN_CKPT_WAL, false);
+}
+
+static pn_lsn ps_horizon(void *ctx)
+{
+	return pn_ps_horizon(ctx);
+}
+
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh)
 {
@@ -102,11 +113,14 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	}
 	if (!alloc_procs(e) || !pn_buf_init(e) ||
 	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(e) ||
-	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e) ||
+	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
 	    !pn_ps_init(e)) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
+	pn_wal_on_segments(&e->wal, wal_segments_due, e);
+	if (e->ps)
+		pn_wal_set_horizon(&e->wal, ps_horizon, e);
 	(void)fresh;
 	return true;
 }
@@ -115,7 +129,7 @@ void pn_engine_free(struct pn_engine *e)
 {
 	pn_workload_free(e);
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
-	pn_wal_free(e);
+	pn_wal_free(&e->wal);
 	pn_buf_free(e);
 	pn_store_free(e);
 	pn_umbra_free(e);
@@ -157,19 +171,20 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 		pn_ps_format(e, write, ctx);
 	struct pn_ckpt_run *run = &e->runs[0];
 	uint8_t main[88] = {0};
-	pn_lsn start = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
+	pn_lsn start = pn_wal_insert_start(&e->wal);
 	pn_put64(main, start);
 	pn_put32(main + 8, 1);
 	pn_put32(main + 12, 1);
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
-	pn_lsn s, end = pn_wal_insert(e, &rec, PN_REC_XLOG_CHECKPOINT_SHUTDOWN, &s);
+	pn_lsn s, end = pn_wal_insert(&e->wal, &rec, PN_REC_XLOG_CHECKPOINT_SHUTDOWN, &s);
 	PN_ASSERT(s == start);
 	pn_lsn page_addr = start - start % PN_XLOG_BLCKSZ;
-	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % e->wal.npages);
-	write(ctx, PN_FILE_WAL, pn_wal_file_offset(e, page_addr),
-	      e->wal.pages + (size_t)slot * PN_XLOG_BLCKSZ, PN_XLOG_BLCKSZ);
-	e->wal.written = e->wal.flushed = end;
-	e->wal.redo = e->redo_done = e->wal.keep_from = start;
+	write(ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, page_addr),
+	      pn_wal_ring_page(&e->wal, page_addr), PN_XLOG_BLCKSZ);
+	pn_wal_set_durable(&e->wal, end);
+	pn_wal_set_redo(&e->wal, start);
+	pn_wal_set_keep_from(&e->wal, start);
+	e->redo_done = start;
 	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
 	pn_engine_encode_control(e, &e->control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
@@ -220,8 +235,8 @@ static void bgwriter_step(struct pn_engine *e)
 		if (w == PN_WRITE_STARTED) {
 			written++;
 			e->m.bgwriter_writes++;
-		} else if (w == PN_WRITE_BUSY && f->last_lsn > e->wal.flushed) {
-			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+		} else if (w == PN_WRITE_BUSY && f->last_lsn > pn_wal_flushed(&e->wal)) {
+			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		}
 	}
 	if (pn_umbra_policy(e))
@@ -232,8 +247,8 @@ static void bgwriter_step(struct pn_engine *e)
 
 static void walwriter_step(struct pn_engine *e)
 {
-	if (pn_wal_insert_lsn(e) > e->wal.flushed)
-		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+	if (pn_wal_insert_lsn(&e->wal) > pn_wal_flushed(&e->wal))
+		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	if (!e->stopping)
 		pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
 }
@@ -263,7 +278,7 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight ||
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_wal_flushing(&e->wal) ||
 	    !pn_ps_idle(e))
 		return false;
 	return pn_io_all_free(&e->svc);
@@ -312,9 +327,7 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 
 void pn_engine_check(struct pn_engine *e)
 {
-	PN_ASSERT(e->wal.flushed <= e->wal.written || e->recovering);
-	PN_ASSERT(e->recovering || e->wal.flushed <= pn_wal_insert_lsn(e));
-	PN_ASSERT(e->wal.keep_from <= e->wal.redo || e->recovering);
+	pn_wal_check(&e->wal, e->recovering);
 	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
 	pn_svc_check(&e->svc);
 	uint32_t active = 0;
@@ -367,7 +380,7 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 			for (uint32_t s = 0; s < (pn_store_is_slru(e, p) ? 1 : e->generations); s++)
 				end = PN_MAX(end, pn_store_offset(e, p, s) + e->page_size);
 		return end;
-	case PN_FILE_WAL: return (uint64_t)e->wal.nsegs * e->wal.seg_size;
+	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
 	case PN_FILE_SELECTOR:
 		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(e) : 0;

@@ -65,27 +65,7 @@ struct pn_engine {
 	uint32_t generations;  /* physical slots per logical heap page (1 unless umbra) */
 	uint64_t sysid;
 
-	/* WAL (wal.c) */
-	struct {
-		uint32_t seg_size;
-		uint32_t nsegs;          /* segment ring on the device */
-		uint64_t insert_bytepos;
-		pn_lsn prev_start;       /* start LSN of the last record */
-		pn_lsn redo;             /* RedoRecPtr */
-		pn_lsn written, flushed; /* end LSNs */
-		uint8_t *pages;          /* ring of WAL pages in memory */
-		uint64_t *tags;          /* the page address each ring slot holds */
-		uint32_t npages;
-		pn_lsn ring_base;        /* first page address still held (not yet written) */
-		bool flush_in_flight;
-		pn_lsn flush_target;
-		uint32_t flush_ios;      /* writes of the current flush still in flight */
-		pn_lsn keep_from;        /* oldest LSN recovery may need */
-		uint64_t seg_removed;    /* W6: segments below this are removed (or predate us) */
-		uint64_t seg_entered;    /* W6: the newest segment the insert position entered */
-		uint8_t *rec_buf;        /* encode scratch */
-		uint32_t rec_cap;
-	} wal;
+	struct pn_wal wal;        /* wal.c */
 
 	/* buffer pool */
 	struct pn_frame *frames;

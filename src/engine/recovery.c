@@ -33,14 +33,14 @@
 static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
-	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
 				PN_XLOG_BLCKSZ, out);
 }
 
 static bool reader_at(struct pn_engine *e, pn_lsn start)
 {
-	return pn_wal_reader_init(&e->reader, start, 0, e->wal.seg_size, e->page_size,
-				  e->wal.rec_cap, e->sysid, wal_read_cb, e);
+	return pn_wal_reader_init(&e->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
+				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read_cb, e);
 }
 
 static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control *c)
@@ -190,9 +190,11 @@ bool pn_recovery_begin(struct pn_engine *e)
 	if (pn_umbra_policy(e) ? !pn_umbra_read_map(e)
 			       : e->sc->protocol.mode == PN_MODE_UMBRA && !read_selector(e, &c))
 		return false;
-	e->wal.redo = e->redo_done = e->wal.keep_from = c.redo;
+	pn_wal_set_redo(&e->wal, c.redo);
+	pn_wal_set_keep_from(&e->wal, c.redo);
+	e->redo_done = c.redo;
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
-	e->wal.flushed = e->wal.written = UINT64_MAX / 2; /* no WAL is written while replaying */
+	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
 	if (e->ps && !pn_ps_recover(e, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
@@ -256,7 +258,7 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 	snprintf(e->svc.error, sizeof(e->svc.error), "redo done at %X/%08X: %s",
 		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
 	pn_wal_reader_free(&e->reader);
-	pn_wal_set_end(e, e->replay_end, e->replay_last_start);
+	pn_wal_start_at(&e->wal, e->replay_end, e->replay_last_start);
 	if (e->ps)
 		pn_ps_recovery_end(e, e->replay_end, e->replay_last_start);
 	e->next_xid++;

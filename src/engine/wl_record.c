@@ -52,7 +52,7 @@ void pn_wl_protect(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uin
 	const struct pn_scenario *sc = e->sc;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
-	bool before = pn_page_lsn(page) <= e->wal.redo;
+	bool before = pn_page_lsn(page) <= pn_wal_redo(&e->wal);
 	bool image = false, shift = false;
 	if (reg == PN_REG_WILL_INIT) {
 		b->will_init = true;
@@ -77,7 +77,7 @@ pn_lsn pn_wl_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec ki
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
 			pn_umbra_assemble_block(e, frames[i], &r->blocks[i],
 						pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
-	pn_lsn end = pn_wal_insert(e, r, kind, NULL);
+	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = &e->frames[frames[i]];
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);

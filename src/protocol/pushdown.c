@@ -159,7 +159,7 @@ uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t s
 static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
-	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
 				PN_XLOG_BLCKSZ, out);
 }
 
@@ -178,14 +178,14 @@ bool pn_ps_init(struct pn_engine *e)
 	ps->req = malloc(sizeof(*ps->req) * e->nframes);
 	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
-	ps->enc = malloc(e->wal.rec_cap);
+	ps->enc = malloc(pn_wal_rec_cap(&e->wal));
 	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * e->page_size);
-	pn_lsn start = (pn_lsn)e->wal.seg_size + PN_WAL_LONG_PHD; /* as pn_wal_init */
+	pn_lsn start = (pn_lsn)pn_wal_seg_size(&e->wal) + PN_WAL_LONG_PHD; /* as pn_wal_init */
 	ps->next = ps->horizon = start;
 	return ps->pages && ps->queue && ps->req && ps->last_written && ps->meta && ps->enc &&
 	       ps->images &&
-	       pn_wal_reader_init(&ps->reader, start, 0, e->wal.seg_size, e->page_size,
-				  e->wal.rec_cap, e->sysid, wal_read, e);
+	       pn_wal_reader_init(&ps->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
+				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read, e);
 }
 
 void pn_ps_free(struct pn_engine *e)
@@ -439,7 +439,7 @@ bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
 	 * durable WAL (P3). */
-	if (!pn_wal_flush_request(e, lsn, proc))
+	if (!pn_wal_flush_request(&e->wal, lsn, proc))
 		return false;
 	pn_wake(e, e->proc_ps, 0);
 	pn_wake(e, proc, PS_POLL_NS);
@@ -485,7 +485,7 @@ static void ingest(struct pn_engine *e)
 	struct pn_pageserver *ps = e->ps;
 	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
 	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
-	pn_lsn limit = mutant ? e->wal.written : e->wal.flushed;
+	pn_lsn limit = mutant ? pn_wal_written(&e->wal) : pn_wal_flushed(&e->wal);
 	if (ps->next >= limit)
 		return;
 	/* the reader's cached WAL page may have grown since: read it again */
@@ -529,8 +529,8 @@ static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const 
 /* WAL held back beyond a quarter of the ring: force images of the pages holding it. */
 static bool holds_too_much(const struct pn_engine *e, pn_lsn hold)
 {
-	uint64_t ring = (uint64_t)e->wal.nsegs * e->wal.seg_size;
-	return hold != 0 && pn_wal_insert_lsn(e) - hold > ring / 4;
+	uint64_t ring = (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
+	return hold != 0 && pn_wal_insert_lsn(&e->wal) - hold > ring / 4;
 }
 
 static void pick(struct pn_engine *e, uint32_t page)
@@ -657,7 +657,7 @@ static void round_commit(struct pn_engine *e)
 	ps->seq++;
 	PN_ASSERT(ps->horizon_next >= ps->horizon);
 	ps->horizon = ps->horizon_next;
-	e->wal.keep_from = PN_MIN(e->redo_done, ps->horizon);
+	pn_wal_set_keep_from(&e->wal, PN_MIN(e->redo_done, ps->horizon));
 	ps->round = PS_IDLE;
 }
 
@@ -745,7 +745,7 @@ bool pn_ps_idle(const struct pn_engine *e)
 	const struct pn_pageserver *ps = e->ps;
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
-		ps->next >= e->wal.flushed);
+		ps->next >= pn_wal_flushed(&e->wal));
 }
 
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
@@ -755,11 +755,11 @@ void pn_ps_check(struct pn_engine *e)
 	if (!ps)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
-	PN_ASSERT(ps->ingested <= e->wal.written || e->recovering);
+	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->recovering);
 	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
-	PN_ASSERT(e->recovering || e->wal.keep_from <= ps->horizon);
+	PN_ASSERT(e->recovering || pn_wal_keep_from(&e->wal) <= ps->horizon);
 	const struct ps_page *pg = &ps->pages[ps->check_next];
 	ps->check_next = (ps->check_next + 1) % e->pages;
 	uint32_t n = 0;
@@ -859,7 +859,7 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		}
 	}
 	*replay_from = PN_MIN(redo, ps->horizon);
-	e->wal.keep_from = *replay_from;
+	pn_wal_set_keep_from(&e->wal, *replay_from);
 	return true;
 }
 

@@ -194,7 +194,7 @@ static void map_write_done(void *ctx, struct pn_io *io)
  * issue; a publication during the write dirties the page again (JUST_DIRTIED). */
 static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 {
-	PN_ASSERT(e->map.lsn[k] <= e->wal.flushed);
+	PN_ASSERT(e->map.lsn[k] <= pn_wal_flushed(&e->wal));
 	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_SELECTOR;
@@ -216,10 +216,10 @@ void pn_umbra_mapwriter(struct pn_engine *e)
 	for (uint32_t k = 0; k < e->map.npages; k++) {
 		if (!e->map.dirty[k] || e->map.busy[k])
 			continue;
-		if (e->map.lsn[k] <= e->wal.flushed)
+		if (e->map.lsn[k] <= pn_wal_flushed(&e->wal))
 			map_write(e, k, UINT32_MAX);
 		else
-			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	}
 }
 
@@ -406,7 +406,7 @@ uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 			continue;
 		}
 		if (e->map.dirty[k]) {
-			if (!pn_wal_flush_request(e, e->map.lsn[k], e->proc_ckpt))
+			if (!pn_wal_flush_request(&e->wal, e->map.lsn[k], e->proc_ckpt))
 				return UINT64_MAX;
 			map_write(e, k, e->proc_ckpt);
 			busy = true;
