@@ -44,7 +44,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	const struct pn_scenario *sc = e->sc;
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	bool slru = pn_store_is_slru(e, pg);
+	bool slru = pn_store_is_slru(&e->store, pg);
 	bool before_redo = pn_page_lsn(page) <= redo;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
@@ -139,10 +139,10 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 
 void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
 {
-	e->cur[page] = (uint8_t)target;
+	pn_store_set_slot(&e->store, page, target);
 	e->m.shifts++;
 	/* R4: a page changed after the completed checkpoint's redo is off its baseline. */
-	if (target == e->base_done[page])
+	if (target == e->store.base_done[page])
 		pn_engine_violation(e, PN_VIOL_MAPPING, page,
 				    "page %u shifted onto slot %u, its recovery baseline (R4)",
 				    page, target);
@@ -154,7 +154,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	struct pn_frame *f = &e->frames[p->frame];
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
+	uint32_t nitems = pn_store_is_slru(&e->store, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
 	if (wl_op(p->op.op)) { /* workload ops: their own records (src/wl_*.c) */
@@ -201,9 +201,9 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	}
 	uint32_t target = 0;
 	if (p->decided_shift) {
-		target = pn_store_shift_target(e, pg);
+		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
 		b->has_shift = true;
-		b->shift_source = e->cur[pg];
+		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
 		if (pn_umbra_policy(e))
 			pn_umbra_assemble(e, p, b, page);
@@ -212,7 +212,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	f->dirty_hint_only = false;
 	f->redirtied |= f->io_writes > 0;
 	pn_lsn end = pn_wal_insert(&e->wal, &rec, kind, NULL);
-	bool headerless = pn_store_is_slru(e, pg) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;

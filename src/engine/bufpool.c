@@ -65,7 +65,7 @@ bool pn_buf_idle(const struct pn_engine *e, uint32_t frame)
 
 static bool page_checksummed(const struct pn_engine *e, uint32_t page)
 {
-	if (pn_store_is_slru(e, page))
+	if (pn_store_is_slru(&e->store, page))
 		return e->sc->protocol.slru_headers;
 	return e->sc->protocol.checksums;
 }
@@ -78,9 +78,9 @@ static void read_done(void *ctx, struct pn_io *io)
 	memcpy(page, io->buf, e->page_size);
 	f->io_reads = 0;
 	f->valid = true;
-	f->last_lsn = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers
+	f->last_lsn = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers
 			      ? 0 : pn_page_lsn(page);
-	bool headerless = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers;
 	if (!headerless && !pn_page_verify(page, e->page_size, io->page,
 					   page_checksummed(e, io->page)))
 		pn_engine_violation(e, PN_VIOL_CHECKSUM, io->page,
@@ -112,8 +112,8 @@ static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint3
 	io->why = PN_WHY_READ_PAGE;
 	io->frame = frame;
 	io->page = page;
-	io->slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	io->offset = pn_store_offset(e, page, io->slot);
+	io->slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
+	io->offset = pn_store_offset(&e->store, page, io->slot);
 	io->len = e->page_size;
 	io->proc = proc;
 	io->done = read_done;
@@ -201,7 +201,7 @@ void pn_buf_unpin(struct pn_engine *e, uint32_t frame)
 
 static bool is_umbra_heap(const struct pn_engine *e, uint32_t page)
 {
-	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(e, page);
+	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(&e->store, page);
 }
 
 static void write_done(void *ctx, struct pn_io *io);
@@ -211,10 +211,10 @@ static uint64_t late_bind(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
-	uint32_t slot = e->cur[io->page];
+	uint32_t slot = pn_store_slot(&e->store, io->page);
 	PN_TESTCASE("late-bound write lands on another slot", slot != io->slot);
-	pn_store_check_write(e, io->page, slot);
-	return pn_store_offset(e, io->page, slot);
+	pn_store_check_write(&e->store, io->page, slot, e->ckpt_seq_done);
+	return pn_store_offset(&e->store, io->page, slot);
 }
 
 /* lsn: the LSN of the bytes in image (the frame's may have moved on since they were copied). */
@@ -251,10 +251,10 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 	if (late) {
 		io->bind = late_bind;
 	} else {
-		io->offset = pn_store_offset(e, f->page, slot);
-		pn_store_check_write(e, f->page, slot);
+		io->offset = pn_store_offset(&e->store, f->page, slot);
+		pn_store_check_write(&e->store, f->page, slot, e->ckpt_seq_done);
 	}
-	pn_store_note_written(e, f->page, slot);
+	pn_store_note_written(&e->store, f->page, slot);
 	f->io_writes++;
 	e->data_writes_inflight++;
 	e->m.data_writes++;
@@ -282,7 +282,7 @@ static void write_done(void *ctx, struct pn_io *io)
 		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t)~(1u << r);
 	}
-	uint32_t home = umbra ? e->cur[io->page] : 0;
+	uint32_t home = umbra ? pn_store_slot(&e->store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
@@ -350,7 +350,7 @@ static bool dw_reserve(struct pn_engine *e)
 {
 	if (e->dw_sync_in_flight)
 		return false;
-	if (e->dw_used_since_sync < e->dw_slots)
+	if (e->dw_used_since_sync < e->store.dw_slots)
 		return true;
 	if (e->data_writes_inflight > 0)
 		return false;
@@ -394,7 +394,7 @@ static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why w
 	}
 	io->ckpt_seq = e->ckpt_seq_begun;
 	io->lsn = f->last_lsn;
-	e->dw_next = (e->dw_next + 1) % e->dw_slots;
+	e->dw_next = (e->dw_next + 1) % e->store.dw_slots;
 	e->dw_used_since_sync++;
 	f->io_writes++;
 	e->data_writes_inflight++;
@@ -437,7 +437,7 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		}
 	}
 	uint8_t *img = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
-	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page) &&
+	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(&e->store, f->page) &&
 		  why != PN_WHY_RECOVERY;
 	if (dw && !dw_reserve(e))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
@@ -452,7 +452,7 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_STARTED;
 	}
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
-	uint32_t cur = e->cur[f->page];
+	uint32_t cur = pn_store_slot(&e->store, f->page);
 	if (why == PN_WHY_CKPT) {
 		uint32_t slot = active_only ? cur : pn_umbra_write_slot(e, f, run);
 		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);

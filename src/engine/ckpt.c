@@ -47,6 +47,17 @@ void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immedia
 	pn_wake(e, e->proc_ckpt, 0);
 }
 
+uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page)
+{
+	PN_ASSERT(page < e->heap_pages);
+	uint32_t mask = 0;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		if (e->runs[r].state != PN_C_IDLE && e->runs[r].snapshot)
+			mask |= 1u << e->runs[r].snapshot[page];
+	PN_ASSERT(mask < 1u << e->generations);
+	return mask;
+}
+
 bool pn_ckpt_active(const struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
@@ -119,9 +130,9 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 		return;
 	}
 	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		memcpy(run->snapshot, e->cur, e->heap_pages);
+		memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 		if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-			memcpy(e->base_done, e->cur, e->heap_pages); /* the bug: reclaim at begin */
+			memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages); /* the bug: reclaim at begin */
 	}
 	pn_ckpt_select(e, run);
 }
@@ -135,8 +146,8 @@ void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
-		f->ckpt_slot[r] = pn_store_is_slru(e, f->page) ? 0
-				  : policy ? pn_umbra_ckpt_slot(e, f, run) : e->cur[f->page];
+		f->ckpt_slot[r] = pn_store_is_slru(&e->store, f->page) ? 0
+				  : policy ? pn_umbra_ckpt_slot(e, f, run) : pn_store_slot(&e->store, f->page);
 		run->to_write++;
 	}
 }
@@ -293,8 +304,8 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.redo = run->redo;
 	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e))
-		memcpy(e->base_done, run->snapshot, e->heap_pages);
-	e->inflight_valid = false;
+		memcpy(e->store.base_done, run->snapshot, e->heap_pages);
+	e->store.inflight_valid = false;
 	e->redo_done = run->redo;
 	e->ckpt_seq_done = run->seq;
 	pn_wal_checkpoint_done(&e->wal, run->redo);
@@ -344,10 +355,10 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
 	case PN_C_SELECTOR_WRITE:
-		pn_store_encode_selector(e, run->snapshot, run->seq, run->redo, run->selbuf);
+		pn_store_encode_selector(&e->store, run->snapshot, run->seq, run->redo, run->selbuf);
 		run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR,
-		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(e), run->selbuf,
-		       pn_store_selector_bytes(e));
+		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(&e->store), run->selbuf,
+		       pn_store_selector_bytes(&e->store));
 		return UINT64_MAX;
 	case PN_C_SELECTOR_FSYNC:
 		run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
@@ -366,8 +377,8 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
 		if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e)) {
-			memcpy(e->base_inflight, run->snapshot, e->heap_pages);
-			e->inflight_valid = true;
+			memcpy(e->store.base_inflight, run->snapshot, e->heap_pages);
+			e->store.inflight_valid = true;
 		}
 		struct pn_control c = e->control;
 		c.ckpt_seq = run->seq;

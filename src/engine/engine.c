@@ -61,7 +61,7 @@ static bool alloc_runs(struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		e->runs[r].snapshot = calloc(1, e->heap_pages);
-		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(e));
+		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
 		if (!e->runs[r].snapshot || !e->runs[r].selbuf)
 			return false;
 	}
@@ -88,6 +88,11 @@ static void wal_segments_due(void *ctx)
 	pn_ckpt_request(ctx, PN_CKPT_WAL, false);
 }
 
+static uint64_t umbra_place(void *ctx, uint32_t page, uint32_t slot)
+{
+	return pn_umbra_slot_index(ctx, page, slot);
+}
+
 static pn_lsn ps_horizon(void *ctx)
 {
 	return pn_ps_horizon(ctx);
@@ -112,13 +117,15 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		return false;
 	}
 	if (!alloc_procs(e) || !pn_buf_init(e) ||
-	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(e) ||
+	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations) ||
 	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
 	    !pn_ps_init(e)) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
 	pn_wal_on_segments(&e->wal, wal_segments_due, e);
+	if (pn_umbra_policy(e))
+		pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), umbra_place, e);
 	if (e->ps)
 		pn_wal_set_horizon(&e->wal, ps_horizon, e);
 	(void)fresh;
@@ -131,7 +138,7 @@ void pn_engine_free(struct pn_engine *e)
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
 	pn_wal_free(&e->wal);
 	pn_buf_free(e);
-	pn_store_free(e);
+	pn_store_free(&e->store);
 	pn_umbra_free(e);
 	pn_ps_free(e);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
@@ -148,7 +155,7 @@ void pn_engine_free(struct pn_engine *e)
 
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
-	bool slru = pn_store_is_slru(e, p);
+	bool slru = pn_store_is_slru(&e->store, p);
 	if (slru)
 		pn_page_init(page, e->page_size, p, true);
 	else
@@ -165,7 +172,7 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	uint8_t *page = e->svc.io_bufs;
 	for (uint32_t p = 0; p < e->pages && !e->ps; p++) {
 		pn_engine_initial_page(e, p, page);
-		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
+		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
 	if (e->ps)
 		pn_ps_format(e, write, ctx);
@@ -191,8 +198,8 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	if (pn_umbra_policy(e)) {
 		pn_umbra_format(e, write, ctx);
 	} else if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		pn_store_encode_selector(e, e->base_done, 0, start, run->selbuf);
-		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(e));
+		pn_store_encode_selector(&e->store, e->store.base_done, 0, start, run->selbuf);
+		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 	}
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
@@ -313,16 +320,16 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 	PN_ASSERT(!f->dirty || f->valid);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		PN_ASSERT(!(f->ckpt_needed & (1u << r)) || e->runs[r].state != PN_C_IDLE);
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, f->page) || !f->valid ||
+	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(&e->store, f->page) || !f->valid ||
 	    pn_umbra_policy(e))
 		return;
 	/* R4: changed after the completed checkpoint's redo => off its baseline slot. */
 	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
-	    e->cur[f->page] == e->base_done[f->page] && !e->recovering)
+	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
 		pn_engine_violation(e, PN_VIOL_MAPPING, f->page,
 				    "page %u changed after redo %llX but still mapped to its baseline "
 				    "slot %u (R4)", f->page, (unsigned long long)e->redo_done,
-				    e->cur[f->page]);
+				    pn_store_slot(&e->store, f->page));
 }
 
 void pn_engine_check(struct pn_engine *e)
@@ -342,11 +349,7 @@ void pn_engine_check(struct pn_engine *e)
 		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
 	}
 	pn_ps_check(e);
-	for (uint32_t n = 0; n < PN_MIN(e->pages, CHECK_SLICE) && e->generations > 1; n++) {
-		uint32_t p = e->check_page_next;
-		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);
-		e->check_page_next = (e->check_page_next + 1) % e->pages;
-	}
+	pn_store_check(&e->store);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -358,8 +361,8 @@ static int cmp_u64(const void *a, const void *b)
 void pn_engine_finish_metrics(struct pn_engine *e)
 {
 	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
-	e->m.slots_used = pn_store_slots_used(e);
-	e->m.read_runs = pn_store_read_runs(e);
+	e->m.slots_used = pn_store_slots_used(&e->store);
+	e->m.read_runs = pn_store_read_runs(&e->store);
 	pn_ps_finish_metrics(e);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
@@ -377,16 +380,16 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 	switch (f) {
 	case PN_FILE_DATA:
 		for (uint32_t p = 0; p < e->pages; p++)
-			for (uint32_t s = 0; s < (pn_store_is_slru(e, p) ? 1 : e->generations); s++)
-				end = PN_MAX(end, pn_store_offset(e, p, s) + e->page_size);
+			for (uint32_t s = 0; s < (pn_store_is_slru(&e->store, p) ? 1 : e->generations); s++)
+				end = PN_MAX(end, pn_store_offset(&e->store, p, s) + e->page_size);
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
 	case PN_FILE_SELECTOR:
-		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(e) : 0;
+		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(&e->store) : 0;
 	default:
 		return e->sc->protocol.mode == PN_MODE_DOUBLEWRITE
-			       ? (uint64_t)e->dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
+			       ? (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
 	}
 }
 
@@ -407,8 +410,8 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		memcpy(out, pn_frame_page(e, fi), e->page_size);
 		return;
 	}
-	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
+	uint32_t slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, slot), e->page_size, out))
 		memset(out, 0, e->page_size);
 }
 

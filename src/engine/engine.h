@@ -74,13 +74,9 @@ struct pn_engine {
 	uint32_t clock_hand;
 	uint32_t *page_frame;     /* page -> frame or PN_NO_FRAME */
 
-	/* store: Umbra state (store.c) */
-	uint8_t *cur;             /* page -> active slot (generation) */
-	uint8_t *base_done;       /* baselines of the last completed checkpoint */
-	uint8_t *base_inflight;   /* baselines of the checkpoint whose control write is in flight */
-	bool inflight_valid;
+	struct pn_store store;    /* page -> slot, Umbra baselines (store.c) */
 	pn_lsn redo_done;         /* redo pointer of the last completed checkpoint */
-	uint32_t dw_next, dw_slots, dw_used_since_sync;
+	uint32_t dw_next, dw_used_since_sync;
 	bool dw_sync_in_flight;
 	uint32_t data_writes_inflight;
 	/* Umbra l3/l4 selector (MAP) pages, 2 bits per heap page (umbra_policy.c) */
@@ -135,7 +131,7 @@ struct pn_engine {
 
 	struct pn_metrics m;
 	bool recovering;
-	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
+	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
 	void *wl;                 /* the workload generator's state (workload.c's table), or NULL */
 };
 

@@ -64,18 +64,19 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 
 static bool read_selector(struct pn_engine *e, const struct pn_control *c)
 {
-	uint32_t len = pn_store_selector_bytes(e);
+	uint32_t len = pn_store_selector_bytes(&e->store);
 	uint8_t *buf = e->runs[0].selbuf;
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
 			      buf) ||
-	    !pn_store_decode_selector(e, buf, c->ckpt_seq, e->cur)) {
+	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "the selector snapshot of checkpoint %llu (area %u) is missing or "
 				    "torn: no baselines to recover from",
 				    (unsigned long long)c->ckpt_seq, c->selector_area);
 		return false;
 	}
-	memcpy(e->base_done, e->cur, e->heap_pages);
+	for (uint32_t p = 0; p < e->heap_pages; p++)
+		pn_store_set_slot(&e->store, p, e->store.base_done[p]);
 	return true;
 }
 
@@ -105,19 +106,19 @@ static void plan_dw_restore(struct pn_engine *e)
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t sec = e->sc->storage.sector_size;
 	e->dw_restore_len = e->dw_restore_pos = 0;
-	for (uint32_t i = 0; i < e->dw_slots; i++) {
+	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
 		uint32_t page, other_page;
 		pn_lsn lsn, other_lsn;
 		if (!dw_entry(e, i, buf, &page, &lsn))
 			continue;
 		bool newest = true;
-		for (uint32_t j = 0; j < e->dw_slots && newest; j++)
+		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
 			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
 			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
 				newest = false;
 		dw_entry(e, i, buf, &page, &lsn);
 		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(e, page, 0), e->page_size, home);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0), e->page_size, home);
 		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
 		if (newest && (torn || pn_page_lsn(home) <= lsn))
 			e->dw_restore[e->dw_restore_len++] = i;
@@ -215,7 +216,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	struct pn_frame *f = &e->frames[fi];
 	uint8_t *page = pn_frame_page(e, fi);
 	uint32_t pg = b->blkno;
-	bool headerless = pn_store_is_slru(e, pg) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
 	bool image = b->has_image && b->image_apply;
 	bool done = !image && !headerless && pn_page_lsn(page) >= e->rec_end;
 	PN_TESTCASE("redo finds the page already current (BLK_DONE)", done);
@@ -232,7 +233,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		f->redirtied |= f->io_writes > 0;
 		f->last_lsn = e->rec_end;
 	}
-	if (b->has_shift && !pn_store_is_slru(e, pg)) {
+	if (b->has_shift && !pn_store_is_slru(&e->store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
 		if (target >= e->generations) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u", target,
@@ -243,7 +244,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		 * the change was already in the baseline (BLK_DONE), the page must be written
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
-		e->cur[pg] = (uint8_t)target;
+		pn_store_set_slot(&e->store, pg, target);
 		if (pn_umbra_policy(e))
 			pn_umbra_map_dirty(e, pg, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
 		f->dirty = true;
@@ -315,7 +316,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
-	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(e, b->blkno) &&
+	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(&e->store, b->blkno) &&
 	    !pn_umbra_redo_source(e, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);

@@ -41,8 +41,8 @@ void pn_wl_mark(struct pn_engine *e, struct pn_wal_block *b, uint32_t pg, uint8_
 	}
 	if (shift) {
 		b->has_shift = true;
-		b->shift_source = e->cur[pg];
-		b->shift_target = (uint8_t)pn_store_shift_target(e, pg);
+		b->shift_source = pn_store_slot(&e->store, pg);
+		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
 	}
 }
 

@@ -388,7 +388,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, e->ps->images, &rec, why,
 				       sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
-	bool headerless = pn_store_is_slru(e, page) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, page) && !e->sc->protocol.slru_headers;
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
 		if (rec.blocks[i].blkno != page)
 			continue;
@@ -471,7 +471,7 @@ static void serve(struct pn_engine *e)
 		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
 		f->io_reads = 0;
 		f->valid = true;
-		bool headerless = pn_store_is_slru(e, q->page) && !e->sc->protocol.slru_headers;
+		bool headerless = pn_store_is_slru(&e->store, q->page) && !e->sc->protocol.slru_headers;
 		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
 		pn_wake(e, q->proc, 0);
 	}

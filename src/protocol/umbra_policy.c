@@ -147,7 +147,7 @@ static void encode_map(const struct pn_engine *e, uint32_t k, uint8_t *out)
 	uint32_t per = entries_per_map_page(e), first = k * per;
 	memset(out, 0, e->page_size);
 	for (uint32_t i = 0; i < per && first + i < e->heap_pages; i++)
-		out[i / 4] |= (uint8_t)(e->cur[first + i] << (2 * (i % 4)));
+		out[i / 4] |= (uint8_t)(pn_store_slot(&e->store, first + i) << (2 * (i % 4)));
 }
 
 static void encode_root(const struct pn_engine *e, uint8_t *out)
@@ -287,7 +287,7 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 {
 	struct pn_frame *f = &e->frames[frame];
 	uint32_t pg = f->page;
-	uint32_t source = e->cur[pg];
+	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
 		pn_engine_violation(e, PN_VIOL_MAPPING, pg, "MapPublishSlotShift: page %u is on slot "
 				    "%u, not the source of its shift to %u", pg, source, target);
@@ -310,7 +310,7 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 		if (tag)
 			f->shift_epoch = tag->seq;
 	}
-	e->cur[pg] = (uint8_t)target;
+	pn_store_set_slot(&e->store, pg, target);
 	e->m.shifts++;
 	pn_umbra_map_dirty(e, pg, lsn);
 }
@@ -330,7 +330,7 @@ bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)
 uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
 			   const struct pn_ckpt_run *run)
 {
-	uint8_t cur = e->cur[f->page];
+	uint8_t cur = pn_store_slot(&e->store, f->page);
 	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
 	if (!is_l3(e) && f->shift_epoch == run->seq)
 		return (uint8_t)((cur + e->generations - 1u) % e->generations);
@@ -447,10 +447,10 @@ bool pn_umbra_read_map(struct pn_engine *e)
 						    "invalid Umbra active slot %u of page %u", v, k * per + i);
 				return false;
 			}
-			e->cur[k * per + i] = v;
+			pn_store_set_slot(&e->store, k * per + i, v);
 		}
 	}
-	memcpy(e->base_done, e->cur, e->heap_pages);
+	memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages);
 	return true;
 }
 
@@ -468,7 +468,7 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
 	 * there first (FlushOneBuffer). A page just read is clean: flushing it would write
 	 * the bytes it was read from, so no I/O is issued for it. */
-	e->cur[pg] = source;
+	pn_store_set_slot(&e->store, pg, source);
 	pn_umbra_map_dirty(e, pg, 0);
 	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
 		       (e->frames[fi].dirty || e->frames[fi].io_writes);
