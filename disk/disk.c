@@ -391,7 +391,7 @@ static uint8_t *bounce(struct pn_disk *d, uint32_t index, uint32_t len)
 static void dispatch(struct pn_disk *d, struct pn_io *io)
 {
 	PN_ASSERT(io->state == PN_IO_ISSUED && d->inflight < d->depth);
-	io->state = PN_IO_DISPATCHED;
+	pn_io_dispatched(io);
 	if (io->bind)
 		io->offset = io->bind(d->e, io);
 	d->inflight++;

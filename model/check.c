@@ -103,8 +103,8 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 		 * rebuilds is not checksummed until the compute writes it, which it never does */
 		bool resident;
 		pn_engine_read_page(e, p, end, found, &resident);
-		bool headerless = pn_store_is_slru(e, p) && !sc->protocol.slru_headers;
-		bool sums = pn_store_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
+		bool headerless = pn_engine_is_slru(e, p) && !sc->protocol.slru_headers;
+		bool sums = pn_engine_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
 		if (!resident && !headerless && !pn_page_verify(found, geo.page_size, p, sums)) {
 			snprintf(detail, detail_len,
 				 "after recovery page %u fails verification (%s): the next read of it "
@@ -119,7 +119,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 		uint32_t n = PN_MIN(16u, geo.page_size - (uint32_t)off);
 		hex(exp, sizeof(exp), expected + off, n);
 		hex(got, sizeof(got), found + off, n);
-		bool slru = pn_store_is_slru(e, p);
+		bool slru = pn_engine_is_slru(e, p);
 		snprintf(detail, detail_len,
 			 "page %u%s differs from the oracle at byte %d: expected %s, found %s; "
 			 "expected page LSN %llX, found %llX (recovered WAL ends at %llX)",

@@ -82,7 +82,7 @@ static void hash_event(struct pn_world *w, const struct pn_event *ev)
 	struct pn_acks_view acks;
 	pn_engine_acks(w->e, &acks);
 	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
-			  pn_wal_insert_lsn(w->e), acks.n, w->dev.version};
+			  pn_engine_wal_insert_lsn(w->e), acks.n, w->dev.version};
 	if (ev->kind == PN_EV_STEP) {
 		struct pn_proc_info p;
 		pn_engine_proc_info(w->e, ev->arg, &p);
@@ -265,7 +265,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 {
 	struct pn_io *io = pn_engine_io(w->e, index);
 	PN_ASSERT(io->state == PN_IO_ISSUED);
-	io->state = PN_IO_DISPATCHED;
+	pn_io_dispatched(io);
 	if (io->bind)
 		io->offset = io->bind(w->e, io);
 	switch (io->op) {

@@ -67,7 +67,7 @@ static void engine_up(struct pn_engine *e, const struct pn_scenario *sc, struct 
 {
 	struct pn_env env = {.ctx = s, .now_ns = stub_now, .schedule = stub_schedule,
 			     .random = stub_random};
-	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc)), "%s", e->error);
+	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc)), "%s", e->svc.error);
 	ck_assert_ptr_eq(e->client, pn_workload_of(sc));
 	ck_assert_ptr_nonnull(e->client_state);
 }
@@ -171,7 +171,7 @@ START_TEST(test_script_steps_in_order)
 	ck_assert_int_eq(next_of(&e, 0, &op), PN_CLIENT_WAIT); /* the last step still runs */
 	s.nwoken = 0;
 	for (uint32_t i = 0; i < 3; i++)
-		e.procs[i].scheduled = false; /* their wake-ups have fired (pn_engine_fire) */
+		e.svc.wakes[i].scheduled = false; /* their wake-ups have fired (pn_engine_fire) */
 	ops->step_done(e.client_state, &c2);
 	ck_assert_uint_eq(s.nwoken, 3); /* the end wakes every client */
 	for (uint32_t i = 0; i < 3; i++) {

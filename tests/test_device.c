@@ -174,7 +174,7 @@ START_TEST(test_held_wal_bounded)
 	int step;
 	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
 		uint64_t keep_seg = pn_engine_wal_keep_from(w->e) / SEG;
-		uint64_t insert_seg = pn_wal_insert_lsn(w->e) / SEG;
+		uint64_t insert_seg = pn_engine_wal_insert_lsn(w->e) / SEG;
 		uint64_t held = pn_device_held(&w->dev, PN_FILE_WAL, false);
 		/* what recovery can need (keep_from's segment to the insert's) + one segment */
 		uint64_t bound = (insert_seg - keep_seg + 1) * SEG + SEG;
@@ -187,7 +187,7 @@ START_TEST(test_held_wal_bounded)
 	const struct pn_metrics *m = pn_engine_metrics(w->e);
 	ck_assert_uint_ge(m->checkpoints, 100);
 	ck_assert_uint_gt(m->wal_bytes, 40ull * SEG);
-	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG, pn_wal_insert_lsn(w->e) / SEG);
+	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG, pn_engine_wal_insert_lsn(w->e) / SEG);
 	ck_assert_uint_le(worst, m->wal_bytes / 10);
 	ck_assert_uint_eq(pn_device_held(&w->dev, PN_FILE_WAL, true), worst);
 	pn_world_free(w);

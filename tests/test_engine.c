@@ -209,22 +209,22 @@ START_TEST(test_r3_protected_slot)
 	struct pn_scenario sc;
 	struct pn_world *w = fresh_world("umbra", &sc);
 	struct pn_engine *e = w->e;
-	ck_assert_uint_eq(e->base_done[5], 0);
-	pn_store_check_write(e, 5, 1);
-	pn_store_check_write(e, 5, 2);
-	ck_assert(!e->failed);
-	ck_assert_int_eq(e->viol.kind, PN_VIOL_NONE);
-	pn_store_check_write(e, 5, e->base_done[5]);
-	ck_assert(e->failed);
-	ck_assert_int_eq(e->viol.kind, PN_VIOL_PROTECTED_SLOT);
-	ck_assert_uint_eq(e->viol.page, 5);
+	ck_assert_uint_eq(e->store.base_done[5], 0);
+	pn_store_check_write(&e->store, 5, 1, e->ckpt_seq_done);
+	pn_store_check_write(&e->store, 5, 2, e->ckpt_seq_done);
+	ck_assert(!e->svc.failed);
+	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_NONE);
+	pn_store_check_write(&e->store, 5, e->store.base_done[5], e->ckpt_seq_done);
+	ck_assert(e->svc.failed);
+	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
+	ck_assert_uint_eq(e->svc.viol.page, 5);
 	world_drop(w);
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
-	pn_store_check_write(w->e, 5, 0);
-	ck_assert(!w->e->failed);
-	ck_assert_int_eq(w->e->viol.kind, PN_VIOL_NONE);
+	pn_store_check_write(&w->e->store, 5, 0, w->e->ckpt_seq_done);
+	ck_assert(!w->e->svc.failed);
+	ck_assert_int_eq(w->e->svc.viol.kind, PN_VIOL_NONE);
 	world_drop(w);
 	pn_scenario_free(&sc);
 }
@@ -239,7 +239,7 @@ static int run_schedule(const struct pn_scenario *sc, uint32_t schedule, struct 
 	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
 	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
-	*v = w->e->viol;
+	*v = w->e->svc.viol;
 	world_drop(w);
 	return rc;
 }
@@ -323,9 +323,9 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	struct pn_world *r;
 	int rc = recover(w, f, &r);
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
-		      (unsigned long long)k, fate, rc, r->e->viol.detail, r->error);
-	ck_assert_int_eq(r->e->viol.kind, PN_VIOL_NONE);
-	ck_assert_uint_ge(r->e->replay_end, w->e->wal.flushed);
+		      (unsigned long long)k, fate, rc, r->e->svc.viol.detail, r->error);
+	ck_assert_int_eq(r->e->svc.viol.kind, PN_VIOL_NONE);
+	ck_assert_uint_ge(r->e->replay_end, pn_wal_flushed(&w->e->wal));
 	for (uint64_t i = 0; i < w->e->nacked; i++)
 		ck_assert_msg(w->e->acked_lsns[i] <= r->e->replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
@@ -389,7 +389,7 @@ static int recover_torn(const struct pn_world *w, enum pn_violation_kind *kind)
 		if (w->dev.unsynced[i].file == PN_FILE_DATA)
 			f[i] = (struct pn_write_fate){PN_FATE_TORN, 0x1};
 	int rc = recover(w, f, &r);
-	*kind = r->e->viol.kind;
+	*kind = r->e->svc.viol.kind;
 	world_drop(r);
 	free(f);
 	return rc;
@@ -569,7 +569,7 @@ START_TEST(test_accessors)
 	ck_assert_uint_eq(geo.generations, e->generations);
 	ck_assert_uint_eq(geo.sysid, e->sysid);
 	ck_assert_ptr_eq(pn_engine_scenario(e), &sc);
-	ck_assert_uint_eq(pn_engine_io_count(e), e->nios);
+	ck_assert_uint_eq(pn_engine_io_count(e), e->svc.nios);
 	for (uint32_t i = 0; i < pn_engine_io_count(e); i++)
 		ck_assert_uint_eq(pn_engine_io(e, i)->index, i);
 	ck_assert_uint_eq(pn_engine_proc_count(e), e->nprocs);
@@ -585,7 +585,7 @@ START_TEST(test_accessors)
 			ck_assert_int_eq(info.state, e->procs[p].state);
 			ck_assert_int_eq(info.op.op, e->procs[p].op.op);
 			ck_assert_uint_eq(info.xid, e->procs[p].xid);
-			ck_assert_uint_eq(info.wake_token, e->procs[p].wake_token);
+			ck_assert_uint_eq(info.wake_token, e->svc.wakes[p].token);
 		}
 		struct pn_acks_view v;
 		pn_engine_acks(e, &v);
@@ -603,8 +603,8 @@ START_TEST(test_accessors)
 			ck_assert_uint_eq(e->nlat, 0);
 			d.n = 0;
 		}
-		ck_assert(pn_engine_wal_flushed(e) == e->wal.flushed);
-		ck_assert(pn_engine_wal_keep_from(e) == e->wal.keep_from);
+		ck_assert(pn_engine_wal_flushed(e) == pn_wal_flushed(&e->wal));
+		ck_assert(pn_engine_wal_keep_from(e) == pn_wal_keep_from(&e->wal));
 	}
 	ck_assert_int_eq(step, PN_STEP_FINISHED);
 	acked += e->nacked;
@@ -613,7 +613,7 @@ START_TEST(test_accessors)
 	ck_assert_ptr_eq(pn_engine_metrics(e), &e->m);
 	ck_assert(!pn_engine_failed(e));
 	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_NONE);
-	ck_assert_ptr_eq(pn_engine_error(e), e->error);
+	ck_assert_ptr_eq(pn_engine_error(e), e->svc.error);
 	world_drop(w);
 	pn_scenario_free(&sc);
 }

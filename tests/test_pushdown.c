@@ -67,7 +67,7 @@ static bool comparable(struct pn_engine *e, uint32_t fi)
 {
 	const struct pn_frame *f = &e->frames[fi];
 	return f->page != PN_NO_FRAME && f->valid && f->io_reads == 0 && !f->locked &&
-	       !pn_store_is_slru(e, f->page) && f->last_lsn <= pn_ps_ingested(e);
+	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(e);
 }
 
 /* ---- reconstruct ----------------------------------------------------------------------- */

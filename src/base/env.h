@@ -5,12 +5,10 @@
  * struct pn_env, which a backend fills: the simulator (sim/world.c: virtual time, a
  * crash-model device, seeded PRNG streams) or a real device (io_uring, monotonic clock).
  *
- * An I/O is a struct pn_io the engine owns. Its life, one state change per arrow, each made
- * by the function named:
- *
- *   PN_IO_FREE --pn_io_issue()--> PN_IO_ISSUED --env dispatch--> PN_IO_DISPATCHED
- *        ^                                                              |
- *        +------------- pn_engine_io_done() <-- env completion ---------+
+ * An I/O is a struct pn_io the engine owns. Its life (PN_IO_FREE -> PN_IO_ISSUED ->
+ * PN_IO_DISPATCHED -> PN_IO_FREE) is drawn in src/engine/services.h, whose pn_io_set_state()
+ * makes every change; the world calls pn_io_dispatched() when it starts one and
+ * pn_engine_io_done() when it finishes.
  *
  * "Issued" means the engine has bound the request: buffer contents copied, physical offset
  * chosen (5.3 of the Umbra seed: an asynchronous write captures its slot when issued). The
@@ -51,7 +49,6 @@ static inline const char *pn_file_disk_name(enum pn_file f)
 enum pn_io_op { PN_IO_READ, PN_IO_WRITE, PN_IO_FSYNC };
 enum pn_io_state { PN_IO_FREE, PN_IO_ISSUED, PN_IO_DISPATCHED };
 
-struct pn_engine;
 struct pn_io;
 
 /* Why the engine issued an I/O (traces, metrics, and the crash model's event names). */
@@ -61,7 +58,15 @@ enum pn_io_why {
 	PN_WHY_PS_IMAGE, PN_WHY_PS_META,
 	PN_WHY_COUNT
 };
-const char *pn_io_why_name(enum pn_io_why w);
+/* A why's name in traces and crash states ("checkpoint"); "?" out of range. */
+static inline const char *pn_io_why_name(enum pn_io_why w)
+{
+	static const char *const names[PN_WHY_COUNT] = {
+		"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
+		"selector", "doublewrite", "recovery", "fsync", "ps-image", "ps-metadata",
+	};
+	return (unsigned)w < PN_WHY_COUNT ? names[w] : "?";
+}
 
 struct pn_io {
 	enum pn_io_op op;
@@ -73,8 +78,14 @@ struct pn_io {
 	uint8_t *buf;
 	/* Late binding (the aio_late_bind mutant only): when set, the environment calls it at
 	 * dispatch and uses the offset it returns. */
-	uint64_t (*bind)(struct pn_engine *e, struct pn_io *io);
-	void (*done)(struct pn_engine *e, struct pn_io *io);
+	uint64_t (*bind)(void *ctx, struct pn_io *io);
+	/* The issuer's completion, called with its own ctx (its module's struct). */
+	void (*done)(void *ctx, struct pn_io *io);
+	void *ctx;
+	/* A module that issues through another (a checkpoint's write through the buffer pool):
+	 * the other's done calls it last, with then_ctx. NULL: none. */
+	void (*then)(void *then_ctx, struct pn_io *io);
+	void *then_ctx;
 	uint32_t index;   /* position in the engine's I/O table */
 	uint32_t frame;   /* buffer frame, or UINT32_MAX */
 	uint32_t page;    /* logical page, or UINT32_MAX */

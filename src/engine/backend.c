@@ -44,7 +44,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	const struct pn_scenario *sc = e->sc;
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	bool slru = pn_store_is_slru(e, pg);
+	bool slru = pn_store_is_slru(&e->store, pg);
 	bool before_redo = pn_page_lsn(page) <= redo;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
@@ -139,10 +139,10 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 
 void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
 {
-	e->cur[page] = (uint8_t)target;
+	pn_store_set_slot(&e->store, page, target);
 	e->m.shifts++;
 	/* R4: a page changed after the completed checkpoint's redo is off its baseline. */
-	if (target == e->base_done[page])
+	if (target == e->store.base_done[page])
 		pn_engine_violation(e, PN_VIOL_MAPPING, page,
 				    "page %u shifted onto slot %u, its recovery baseline (R4)",
 				    page, target);
@@ -154,7 +154,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	struct pn_frame *f = &e->frames[p->frame];
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	uint32_t nitems = pn_store_is_slru(e, pg) ? 0 : pn_page_nitems(page);
+	uint32_t nitems = pn_store_is_slru(&e->store, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
 	if (client_op(p->op.op)) { /* the workload's own records (client.h change) */
@@ -165,11 +165,11 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
-	p->item = nitems ? (uint32_t)(e->env.random(e->env.ctx) % nitems) : 0;
+	p->item = nitems ? (uint32_t)(e->svc.env.random(e->svc.env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
 	if (p->op.op == PN_OP_HINT && !unlogged_hint && pn_umbra_hint_delta(e))
-		before = memcpy(e->io_bufs + ((size_t)e->nios * 2u + 2u) * e->page_size, page, e->page_size);
+		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size, page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
@@ -198,9 +198,9 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	}
 	uint32_t target = 0;
 	if (p->decided_shift) {
-		target = pn_store_shift_target(e, pg);
+		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
 		b->has_shift = true;
-		b->shift_source = e->cur[pg];
+		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
 		if (pn_umbra_policy(e))
 			pn_umbra_assemble(e, p, b, page);
@@ -208,8 +208,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	f->dirty = true;
 	f->dirty_hint_only = false;
 	f->redirtied |= f->io_writes > 0;
-	pn_lsn end = pn_wal_insert(e, &rec, kind, NULL);
-	bool headerless = pn_store_is_slru(e, pg) && !e->sc->protocol.slru_headers;
+	pn_lsn end = pn_wal_insert(&e->wal, &rec, kind, NULL);
+	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
@@ -456,17 +456,17 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
-	if (lsn > e->wal.flushed)
+	if (lsn > pn_wal_flushed(&e->wal))
 		pn_engine_violation(e, PN_VIOL_DURABILITY, UINT32_MAX,
 				    "commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
-				    p->xid, (unsigned long long)lsn, (unsigned long long)e->wal.flushed);
+				    p->xid, (unsigned long long)lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (e->nacked == e->acked_cap) {
 		PN_ASSERT(!"acknowledged-commit log full");
 	}
 	e->acked_xids[e->nacked] = p->xid;
 	e->acked_lsns[e->nacked] = lsn;
 	e->nacked++;
-	uint64_t lat = e->env.now_ns(e->env.ctx) - p->commit_start_ns;
+	uint64_t lat = e->svc.env.now_ns(e->svc.env.ctx) - p->commit_start_ns;
 	if (e->nlat < e->lat_cap)
 		e->latencies[e->nlat++] = lat;
 	e->m.commits++;
@@ -478,7 +478,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 
 static void commit(struct pn_engine *e, struct pn_proc *p)
 {
-	p->commit_start_ns = e->env.now_ns(e->env.ctx);
+	p->commit_start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	if (p->xid == 0) { /* read-only: nothing to log */
 		txn_end(e, p);
 		return;
@@ -487,7 +487,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 	pn_put64(main, p->commit_start_ns); /* xact_time */
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
 	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
-	p->wait_lsn = pn_wal_insert(e, &rec, PN_REC_XACT_COMMIT, NULL);
+	p->wait_lsn = pn_wal_insert(&e->wal, &rec, PN_REC_XACT_COMMIT, NULL);
 	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
 		acknowledge(e, p, p->wait_lsn);
 		return;
@@ -502,7 +502,7 @@ static void abort_txn(struct pn_engine *e, struct pn_proc *p)
 		uint8_t main[8] = {0};
 		rec.main_data = main;
 		rec.main_len = 8;
-		pn_wal_insert(e, &rec, PN_REC_XACT_ABORT, NULL);
+		pn_wal_insert(&e->wal, &rec, PN_REC_XACT_ABORT, NULL);
 		e->m.aborts++;
 	}
 	txn_end(e, p);
@@ -614,9 +614,9 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(e, 3 * e->page_size + 8192)) {
+	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
-		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		if (!pn_ckpt_active(e))
 			pn_ckpt_request(e, PN_CKPT_WAL, false);
 		pn_wake(e, p->id, POLL_NS * 5);
@@ -625,10 +625,10 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 	if (p->op.op == PN_OP_CHANGE) {
 		for (uint32_t i = 0; i < p->chg.nblocks; i++)
 			e->frames[p->chg_frames[i]].locked = true;
-		decide_change(e, p, e->wal.redo);
+		decide_change(e, p, pn_wal_redo(&e->wal));
 	} else {
 		e->frames[p->frame].locked = true;
-		decide(e, p, e->wal.redo);
+		decide(e, p, pn_wal_redo(&e->wal));
 	}
 	p->state = PN_B_INSERT;
 	pn_wake(e, p->id, STEP_NS);
@@ -636,19 +636,19 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 
 static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
-	bool moved = e->wal.redo != p->decided_redo;
+	bool moved = pn_wal_redo(&e->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
 	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
-			decide_change(e, p, e->wal.redo);
+			decide_change(e, p, pn_wal_redo(&e->wal));
 		do_change_blocks(e, p);
 		release_change(e, p);
 		finish_op(e, p);
 		return;
 	}
 	if (recheck)
-		decide(e, p, e->wal.redo); /* XLogInsertRecord's recheck */
+		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
 	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
@@ -675,7 +675,7 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_wake(e, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
@@ -707,7 +707,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	case PN_B_DECIDE: step_decide(e, p); break;
 	case PN_B_INSERT: step_insert(e, p); break;
 	case PN_B_COMMIT_WAIT:
-		if (pn_wal_flush_request(e, p->wait_lsn, p->id)) {
+		if (pn_wal_flush_request(&e->wal, p->wait_lsn, p->id)) {
 			acknowledge(e, p, p->wait_lsn);
 			finish_op(e, p);
 		}

@@ -35,11 +35,7 @@ enum pn_bstate {
 struct pn_proc {
 	enum pn_proc_kind kind;
 	uint32_t id;
-	bool scheduled;
-	uint64_t wake_at;     /* virtual time of the pending step */
-	uint64_t wake_token;  /* only the step scheduled last runs */
-	bool waiting_flush;   /* on the WAL flush wait list */
-	pn_lsn wait_lsn;
+	pn_lsn wait_lsn;      /* the commit record's end LSN it waits to be flushed */
 	/* backend */
 	enum pn_bstate state;
 	struct pn_step op;    /* the operation in progress */

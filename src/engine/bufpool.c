@@ -65,21 +65,22 @@ bool pn_buf_idle(const struct pn_engine *e, uint32_t frame)
 
 static bool page_checksummed(const struct pn_engine *e, uint32_t page)
 {
-	if (pn_store_is_slru(e, page))
+	if (pn_store_is_slru(&e->store, page))
 		return e->sc->protocol.slru_headers;
 	return e->sc->protocol.checksums;
 }
 
-static void read_done(struct pn_engine *e, struct pn_io *io)
+static void read_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_frame *f = &e->frames[io->frame];
 	uint8_t *page = pn_frame_page(e, io->frame);
 	memcpy(page, io->buf, e->page_size);
 	f->io_reads = 0;
 	f->valid = true;
-	f->last_lsn = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers
+	f->last_lsn = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers
 			      ? 0 : pn_page_lsn(page);
-	bool headerless = pn_store_is_slru(e, io->page) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers;
 	if (!headerless && !pn_page_verify(page, e->page_size, io->page,
 					   page_checksummed(e, io->page)))
 		pn_engine_violation(e, PN_VIOL_CHECKSUM, io->page,
@@ -105,18 +106,19 @@ static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint3
 		pn_ps_request(e, frame, page, proc);
 		return;
 	}
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_READ;
 	io->file = PN_FILE_DATA;
 	io->why = PN_WHY_READ_PAGE;
 	io->frame = frame;
 	io->page = page;
-	io->slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	io->offset = pn_store_offset(e, page, io->slot);
+	io->slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
+	io->offset = pn_store_offset(&e->store, page, io->slot);
 	io->len = e->page_size;
 	io->proc = proc;
 	io->done = read_done;
-	pn_io_issue(e, io);
+	io->ctx = e;
+	pn_io_issue(&e->svc, io);
 }
 
 /* Clock sweep: the next unpinned frame with usage 0, decrementing usage on the way. */
@@ -172,7 +174,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 	}
 	struct pn_frame *f = &e->frames[v];
 	if (f->page != PN_NO_FRAME && f->dirty) {
-		enum pn_write_result w = pn_buf_write(e, v, PN_WHY_EVICT, proc, -1);
+		enum pn_write_result w = pn_buf_write(e, v, PN_WHY_EVICT, proc, -1, NULL);
 		if (w == PN_WRITE_STARTED)
 			e->m.evictions++;
 		if (w != PN_WRITE_WAL)
@@ -199,28 +201,29 @@ void pn_buf_unpin(struct pn_engine *e, uint32_t frame)
 
 static bool is_umbra_heap(const struct pn_engine *e, uint32_t page)
 {
-	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(e, page);
+	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(&e->store, page);
 }
 
-static void write_done(struct pn_engine *e, struct pn_io *io);
+static void write_done(void *ctx, struct pn_io *io);
 
-static uint64_t late_bind(struct pn_engine *e, struct pn_io *io)
+static uint64_t late_bind(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
-	uint32_t slot = e->cur[io->page];
+	uint32_t slot = pn_store_slot(&e->store, io->page);
 	PN_TESTCASE("late-bound write lands on another slot", slot != io->slot);
-	pn_store_check_write(e, io->page, slot);
-	return pn_store_offset(e, io->page, slot);
+	pn_store_check_write(&e->store, io->page, slot, e->ckpt_seq_done);
+	return pn_store_offset(&e->store, io->page, slot);
 }
 
 /* lsn: the LSN of the bytes in image (the frame's may have moved on since they were copied). */
 static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
 				     enum pn_io_why why, uint32_t proc, const uint8_t *image,
-				     pn_lsn lsn)
+				     pn_lsn lsn, const struct pn_io_then *then)
 {
 	struct pn_frame *f = &e->frames[frame];
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_DATA;
 	io->why = why;
@@ -232,31 +235,37 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 	io->ckpt_seq = e->ckpt_seq_begun;
 	io->lsn = lsn;
 	/* R1, checked on every data write whatever path issued it. */
-	if (io->lsn > e->wal.flushed)
+	if (io->lsn > pn_wal_flushed(&e->wal))
 		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
 				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
-				    f->page, (unsigned long long)io->lsn, (unsigned long long)e->wal.flushed);
+				    f->page, (unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (io->buf != image)
 		memcpy(io->buf, image, e->page_size);
 	io->done = write_done;
+	io->ctx = e;
+	if (then) {
+		io->then = then->fn;
+		io->then_ctx = then->ctx;
+	}
 	bool late = (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) && is_umbra_heap(e, f->page);
 	if (late) {
 		io->bind = late_bind;
 	} else {
-		io->offset = pn_store_offset(e, f->page, slot);
-		pn_store_check_write(e, f->page, slot);
+		io->offset = pn_store_offset(&e->store, f->page, slot);
+		pn_store_check_write(&e->store, f->page, slot, e->ckpt_seq_done);
 	}
-	pn_store_note_written(e, f->page, slot);
+	pn_store_note_written(&e->store, f->page, slot);
 	f->io_writes++;
 	e->data_writes_inflight++;
 	e->m.data_writes++;
 	e->m.data_bytes_written += e->page_size;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 	return io;
 }
 
-static void write_done(struct pn_engine *e, struct pn_io *io)
+static void write_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_frame *f = &e->frames[io->frame];
 	PN_ASSERT(f->io_writes > 0 && f->page == io->page);
 	f->io_writes--;
@@ -273,13 +282,13 @@ static void write_done(struct pn_engine *e, struct pn_io *io)
 		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t)~(1u << r);
 	}
-	uint32_t home = umbra ? e->cur[io->page] : 0;
+	uint32_t home = umbra ? pn_store_slot(&e->store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
 	}
-	if (io->why == PN_WHY_CKPT)
-		pn_ckpt_io_done(e, io);
+	if (io->then)
+		io->then(io->then_ctx, io);
 	if (io->proc != UINT32_MAX)
 		pn_wake(e, io->proc, 0);
 }
@@ -288,46 +297,50 @@ static void write_done(struct pn_engine *e, struct pn_io *io)
 
 #define DW_MAGIC 0x57444E50u /* "PNDW" */
 
-static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
+static void dw_fsync_done(void *ctx, struct pn_io *io)
 {
-	struct pn_io *dw = &e->ios[io->aux];
+	struct pn_engine *e = ctx;
+	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
 	uint32_t sec = e->sc->storage.sector_size;
 	struct pn_frame *f = &e->frames[dw->frame];
 	f->io_writes--; /* the in-place write below counts itself */
 	e->data_writes_inflight--;
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
-	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn)->ckpt_seq =
+	struct pn_io_then then = {dw->then, dw->then_ctx};
+	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)->ckpt_seq =
 		dw->ckpt_seq;
-	dw->keep = false;
-	dw->state = PN_IO_FREE;
-	e->io_free[e->io_free_len++] = dw->index;
+	pn_io_release(&e->svc, dw);
 }
 
-static void dw_write_done(struct pn_engine *e, struct pn_io *io)
+static void dw_write_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
 		struct pn_frame *f = &e->frames[io->frame];
 		f->io_writes--;
 		e->data_writes_inflight--;
+		struct pn_io_then then = {io->then, io->then_ctx};
 		issue_data_write(e, io->frame, 0, io->why, io->proc,
-				 io->buf + e->sc->storage.sector_size, io->lsn)->ckpt_seq = io->ckpt_seq;
+				 io->buf + e->sc->storage.sector_size, io->lsn, &then)->ckpt_seq = io->ckpt_seq;
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
-	struct pn_io *s = pn_io_get(e);
+	struct pn_io *s = pn_io_get(&e->svc);
 	s->op = PN_IO_FSYNC;
 	s->file = PN_FILE_DW;
 	s->why = PN_WHY_DW;
 	s->aux = io->index;
 	s->done = dw_fsync_done;
+	s->ctx = e;
 	e->m.fsyncs++;
-	pn_io_issue(e, s);
+	pn_io_issue(&e->svc, s);
 }
 
-static void dw_sync_done(struct pn_engine *e, struct pn_io *io)
+static void dw_sync_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	e->dw_sync_in_flight = false;
 	e->dw_used_since_sync = 0;
 }
@@ -337,27 +350,28 @@ static bool dw_reserve(struct pn_engine *e)
 {
 	if (e->dw_sync_in_flight)
 		return false;
-	if (e->dw_used_since_sync < e->dw_slots)
+	if (e->dw_used_since_sync < e->store.dw_slots)
 		return true;
 	if (e->data_writes_inflight > 0)
 		return false;
-	struct pn_io *s = pn_io_get(e);
+	struct pn_io *s = pn_io_get(&e->svc);
 	s->op = PN_IO_FSYNC;
 	s->file = PN_FILE_DATA;
 	s->why = PN_WHY_DW;
 	s->done = dw_sync_done;
+	s->ctx = e;
 	e->dw_sync_in_flight = true;
 	e->m.fsyncs++;
-	pn_io_issue(e, s);
+	pn_io_issue(&e->svc, s);
 	return false;
 }
 
 static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
-			   uint32_t proc, const uint8_t *image)
+			   uint32_t proc, const uint8_t *image, const struct pn_io_then *then)
 {
 	struct pn_frame *f = &e->frames[frame];
 	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_DW;
 	io->why = why;
@@ -373,14 +387,19 @@ static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why w
 	memcpy(io->buf + sec, image, e->page_size);
 	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
 	io->done = dw_write_done;
+	io->ctx = e;
+	if (then) {
+		io->then = then->fn;
+		io->then_ctx = then->ctx;
+	}
 	io->ckpt_seq = e->ckpt_seq_begun;
 	io->lsn = f->last_lsn;
-	e->dw_next = (e->dw_next + 1) % e->dw_slots;
+	e->dw_next = (e->dw_next + 1) % e->store.dw_slots;
 	e->dw_used_since_sync++;
 	f->io_writes++;
 	e->data_writes_inflight++;
 	e->m.dw_bytes_written += io->len;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 /* ---- write-out ---- */
@@ -394,7 +413,7 @@ static void prepare_image(struct pn_engine *e, uint32_t frame, uint8_t *out)
 }
 
 enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
-				  uint32_t proc, int run)
+				  uint32_t proc, int run, const struct pn_io_then *then)
 {
 	struct pn_frame *f = &e->frames[frame];
 	if (!f->valid || !f->dirty)
@@ -406,46 +425,46 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_NONE;
 	}
 	bool umbra = is_umbra_heap(e, f->page);
-	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= e->wal.redo) {
+	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
 		return PN_WRITE_NONE;
 	}
-	if (f->last_lsn > e->wal.flushed) {
+	if (f->last_lsn > pn_wal_flushed(&e->wal)) {
 		if (!(e->sc->protocol.mutations & PN_MUT_NO_WAL_BEFORE_DATA)) {
-			if (proc == UINT32_MAX || pn_wal_flush_request(e, f->last_lsn, proc))
+			if (proc == UINT32_MAX || pn_wal_flush_request(&e->wal, f->last_lsn, proc))
 				return PN_WRITE_BUSY;
 			return PN_WRITE_WAL;
 		}
 	}
-	uint8_t *img = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
-	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(e, f->page) &&
+	uint8_t *img = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
+	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(&e->store, f->page) &&
 		  why != PN_WHY_RECOVERY;
 	if (dw && !dw_reserve(e))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	prepare_image(e, frame, img);
 	f->redirtied = false;
 	if (dw) {
-		issue_dw_write(e, frame, why, proc, img);
+		issue_dw_write(e, frame, why, proc, img, then);
 		return PN_WRITE_STARTED;
 	}
 	if (!umbra) {
-		issue_data_write(e, frame, 0, why, proc, img, f->last_lsn);
+		issue_data_write(e, frame, 0, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
-	uint32_t cur = e->cur[f->page];
+	uint32_t cur = pn_store_slot(&e->store, f->page);
 	if (why == PN_WHY_CKPT) {
 		uint32_t slot = active_only ? cur : pn_umbra_write_slot(e, f, run);
 		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);
-		issue_data_write(e, frame, slot, why, proc, img, f->last_lsn);
+		issue_data_write(e, frame, slot, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}
 	for (int r = 0; r < PN_MAX_CKPT_RUNS && !active_only; r++) {
 		bool both = (f->ckpt_needed & (1u << r)) && pn_umbra_write_slot(e, f, r) != cur;
 		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
 		if (both)
-			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn);
+			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn, then);
 	}
-	issue_data_write(e, frame, cur, why, proc, img, f->last_lsn);
+	issue_data_write(e, frame, cur, why, proc, img, f->last_lsn, then);
 	return PN_WRITE_STARTED;
 }

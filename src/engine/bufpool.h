@@ -8,6 +8,7 @@
 #define PN_BUFPOOL_H
 
 #include "env.h"
+#include "services.h"
 #include "walfmt.h"
 
 struct pn_engine;
@@ -44,9 +45,10 @@ enum pn_write_result {
 	PN_WRITE_WAL,     /* waiting for a WAL flush (B1); proc is woken when it is done */
 	PN_WRITE_BUSY,    /* the frame or the doublewrite area is busy: try again later */
 };
-/* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT). */
+/* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT); then (may
+ * be NULL): called as each write completes, after the pool's own bookkeeping. */
 enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
-				  uint32_t proc, int run);
+				  uint32_t proc, int run, const struct pn_io_then *then);
 bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
 uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
 

@@ -47,6 +47,17 @@ void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immedia
 	pn_wake(e, e->proc_ckpt, 0);
 }
 
+uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page)
+{
+	PN_ASSERT(page < e->heap_pages);
+	uint32_t mask = 0;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		if (e->runs[r].state != PN_C_IDLE && e->runs[r].snapshot)
+			mask |= 1u << e->runs[r].snapshot[page];
+	PN_ASSERT(mask < 1u << e->generations);
+	return mask;
+}
+
 bool pn_ckpt_active(const struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
@@ -104,12 +115,12 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	run->immediate = e->ckpt_request_immediate || e->recovering;
 	run->paused = e->ckpt_pause_next;
 	e->ckpt_pause_next = false;
-	run->redo = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
-	run->start_ns = e->env.now_ns(e->env.ctx);
+	run->redo = pn_wal_insert_start(&e->wal);
+	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	run->state = PN_C_WRITING;
 	e->ckpt_requested = false;
 	e->ckpt_request_immediate = false;
-	e->wal.redo = run->redo;
+	pn_wal_set_redo(&e->wal, run->redo);
 	e->last_ckpt_ns = run->start_ns;
 	e->commits_at_ckpt = e->m.commits;
 	count_cause(e, run->cause);
@@ -119,9 +130,9 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 		return;
 	}
 	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		memcpy(run->snapshot, e->cur, e->heap_pages);
+		memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 		if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-			memcpy(e->base_done, e->cur, e->heap_pages); /* the bug: reclaim at begin */
+			memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages); /* the bug: reclaim at begin */
 	}
 	pn_ckpt_select(e, run);
 }
@@ -135,8 +146,8 @@ void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
-		f->ckpt_slot[r] = pn_store_is_slru(e, f->page) ? 0
-				  : policy ? pn_umbra_ckpt_slot(e, f, run) : e->cur[f->page];
+		f->ckpt_slot[r] = pn_store_is_slru(&e->store, f->page) ? 0
+				  : policy ? pn_umbra_ckpt_slot(e, f, run) : pn_store_slot(&e->store, f->page);
 		run->to_write++;
 	}
 }
@@ -146,18 +157,28 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	if (run->immediate || run->to_write == 0)
 		return false;
 	double progress = (double)run->written / run->to_write * e->sc->checkpoint.completion_target;
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	if (e->sc->checkpoint.interval_ns &&
 	    progress < (double)(now - run->start_ns) / (double)e->sc->checkpoint.interval_ns)
 		return false;
 	if (e->sc->checkpoint.max_wal_size) {
-		double segs = (double)(pn_wal_insert_lsn(e) - run->redo) / e->wal.seg_size;
-		double cps = (double)(e->sc->checkpoint.max_wal_size / e->wal.seg_size) /
+		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) / pn_wal_seg_size(&e->wal);
+		double cps = (double)(e->sc->checkpoint.max_wal_size / pn_wal_seg_size(&e->wal)) /
 			     (1.0 + e->sc->checkpoint.completion_target);
 		if (progress < segs / (cps < 1.0 ? 1.0 : cps))
 			return false;
 	}
 	return true;
+}
+
+/* A checkpoint write completed (called by the buffer pool after its own bookkeeping, the
+ * completion the run installs when it issues): the checkpointer looks again. */
+static void write_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	PN_ASSERT(io->why == PN_WHY_CKPT);
+	PN_ASSERT(io->file == PN_FILE_DATA);
+	pn_wake(e, e->proc_ckpt, 0);
 }
 
 /* WRITING: write the next flagged frame. Returns the delay before the next step, or
@@ -171,7 +192,9 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 		struct pn_frame *f = &e->frames[run->scan];
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r);
+		struct pn_io_then then = {write_done, e};
+		enum pn_write_result w =
+			pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r, &then);
 		switch (w) {
 		case PN_WRITE_NONE:
 			f->ckpt_needed &= (uint8_t)~(1u << r);
@@ -205,8 +228,9 @@ static bool frames_pending(const struct pn_engine *e, uint32_t r, bool *in_fligh
 
 static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run);
 
-static void run_io_done(struct pn_engine *e, struct pn_io *io)
+static void run_io_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_ckpt_run *run = &e->runs[io->aux];
 	run->io_pending = false;
 	switch (run->state) {
@@ -229,7 +253,7 @@ static void run_io_done(struct pn_engine *e, struct pn_io *io)
 static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
 		   enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
 {
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = op;
 	io->file = file;
 	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : file == PN_FILE_CONTROL ? PN_WHY_CONTROL
@@ -240,10 +264,11 @@ static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op o
 		io->buf = (uint8_t *)data;
 	io->aux = run_index(e, run);
 	io->done = run_io_done;
+	io->ctx = e;
 	if (op == PN_IO_FSYNC)
 		e->m.fsyncs++;
 	run->io_pending = true;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out)
@@ -279,11 +304,11 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.redo = run->redo;
 	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e))
-		memcpy(e->base_done, run->snapshot, e->heap_pages);
-	e->inflight_valid = false;
+		memcpy(e->store.base_done, run->snapshot, e->heap_pages);
+	e->store.inflight_valid = false;
 	e->redo_done = run->redo;
 	e->ckpt_seq_done = run->seq;
-	pn_wal_checkpoint_done(e, run->redo);
+	pn_wal_checkpoint_done(&e->wal, run->redo);
 	run->state = PN_C_IDLE;
 	for (uint32_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
@@ -302,7 +327,7 @@ static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
 	enum pn_rec kind = e->recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
 					 : PN_REC_XLOG_CHECKPOINT_ONLINE;
-	run->record_end = pn_wal_insert(e, &rec, kind, &run->record);
+	run->record_end = pn_wal_insert(&e->wal, &rec, kind, &run->record);
 }
 
 /* Advances a run by one step; returns the delay before its next, or UINT64_MAX to wait. */
@@ -330,10 +355,10 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
 	case PN_C_SELECTOR_WRITE:
-		pn_store_encode_selector(e, run->snapshot, run->seq, run->redo, run->selbuf);
+		pn_store_encode_selector(&e->store, run->snapshot, run->seq, run->redo, run->selbuf);
 		run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR,
-		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(e), run->selbuf,
-		       pn_store_selector_bytes(e));
+		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(&e->store), run->selbuf,
+		       pn_store_selector_bytes(&e->store));
 		return UINT64_MAX;
 	case PN_C_SELECTOR_FSYNC:
 		run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
@@ -343,7 +368,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		run->state = PN_C_RECORD_FLUSH;
 		/* fall through */
 	case PN_C_RECORD_FLUSH:
-		if (!pn_wal_flush_request(e, run->record_end, e->proc_ckpt))
+		if (!pn_wal_flush_request(&e->wal, run->record_end, e->proc_ckpt))
 			return UINT64_MAX;
 		run->state = PN_C_CONTROL_WRITE;
 		/* fall through */
@@ -352,8 +377,8 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
 		if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e)) {
-			memcpy(e->base_inflight, run->snapshot, e->heap_pages);
-			e->inflight_valid = true;
+			memcpy(e->store.base_inflight, run->snapshot, e->heap_pages);
+			e->store.inflight_valid = true;
 		}
 		struct pn_control c = e->control;
 		c.ckpt_seq = run->seq;
@@ -371,10 +396,6 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	}
 }
 
-void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io)
-{
-	pn_wake(e, e->proc_ckpt, 0);
-}
 
 static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
 {
@@ -391,7 +412,7 @@ static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
 
 void pn_ckpt_step(struct pn_engine *e)
 {
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	uint64_t interval = e->sc->checkpoint.interval_ns;
 	struct pn_ckpt_run *slot;
 	if (interval && !e->ckpt_requested && !e->stopping && now - e->last_ckpt_ns >= interval)

@@ -79,7 +79,8 @@ struct pn_control {
 void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
 void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
 void pn_ckpt_step(struct pn_engine *e);
-void pn_ckpt_io_done(struct pn_engine *e, struct pn_io *io);
+/* Umbra: the generations that checkpoints in progress hold as page's baseline (a mask). */
+uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page);
 bool pn_ckpt_active(const struct pn_engine *e);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);

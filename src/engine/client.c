@@ -76,8 +76,8 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 	}
 	if (shift) {
 		b->has_shift = true;
-		b->shift_source = e->cur[pg];
-		b->shift_target = (uint8_t)pn_store_shift_target(e, pg);
+		b->shift_source = pn_store_slot(&e->store, pg);
+		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
 	}
 }
 
@@ -87,7 +87,7 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 	const struct pn_scenario *sc = c->e->sc;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
-	bool before = pn_page_lsn(page) <= c->e->wal.redo;
+	bool before = pn_page_lsn(page) <= pn_wal_redo(&c->e->wal);
 	bool image = false, shift = false;
 	if (reg == PN_REG_WILL_INIT) {
 		b->will_init = true;
@@ -113,7 +113,7 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
 			pn_umbra_assemble_block(e, frames[i], &r->blocks[i],
 						pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
-	pn_lsn end = pn_wal_insert(e, r, kind, NULL);
+	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = &e->frames[frames[i]];
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
@@ -170,7 +170,7 @@ void pn_client_changed(const struct pn_client *c, uint64_t bytes)
 uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 {
 	PN_ASSERT(lo <= hi);
-	return lo + c->e->env.random(c->e->env.ctx) % (hi - lo + 1);
+	return lo + c->e->svc.env.random(c->e->svc.env.ctx) % (hi - lo + 1);
 }
 
 void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns)

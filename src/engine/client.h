@@ -63,7 +63,7 @@ struct pn_client {
 struct pn_client_ops {
 	const char *name;
 	/* Allocates *state (set before any failure, so that free can follow); may size the
-	 * relation (e->heap_pages, e->pages); false with e->error set refuses the scenario. */
+	 * relation (e->heap_pages, e->pages); false with e->svc.error set refuses the scenario. */
 	bool (*init)(struct pn_engine *e, void **state);
 	void (*free)(void *state);
 	/* The initial bytes of heap page `page` (format). */

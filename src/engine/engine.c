@@ -20,18 +20,6 @@
 #define BGWRITER_MAXPAGES 100u
 #define CHECK_SLICE 4u
 
-static const char *why_names[PN_WHY_COUNT] = {
-	"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
-	"selector", "doublewrite", "recovery", "fsync", "ps-image", "ps-metadata",
-};
-const char *pn_io_why_name(enum pn_io_why w) { return why_names[w]; }
-
-static const char *viol_names[PN_VIOL_COUNT] = {
-	"none", "wal_before_data", "protected_slot", "mapping", "checksum", "recovery",
-	"durability", "exactness", "space",
-};
-const char *pn_violation_name(enum pn_violation_kind k) { return viol_names[k]; }
-
 static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
@@ -41,7 +29,7 @@ static bool unsupported(struct pn_engine *e)
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
 	if (what)
-		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
 }
 
@@ -69,26 +57,11 @@ static bool alloc_procs(struct pn_engine *e)
 	return true;
 }
 
-static bool alloc_ios(struct pn_engine *e)
-{
-	e->nios = 4 * e->nframes + 64;
-	e->ios = calloc(e->nios, sizeof(*e->ios));
-	e->io_bufs = malloc((size_t)(e->nios + 2) * 2u * e->page_size); /* + spares */
-	e->io_free = malloc(sizeof(uint32_t) * e->nios);
-	if (!e->ios || !e->io_bufs || !e->io_free)
-		return false;
-	for (uint32_t i = 0; i < e->nios; i++) {
-		e->ios[i].index = i;
-		e->io_free[e->io_free_len++] = e->nios - 1 - i;
-	}
-	return true;
-}
-
 static bool alloc_runs(struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		e->runs[r].snapshot = calloc(1, e->heap_pages);
-		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(e));
+		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
 		if (!e->runs[r].snapshot || !e->runs[r].selbuf)
 			return false;
 	}
@@ -109,6 +82,22 @@ static bool alloc_logs(struct pn_engine *e)
 	return e->acked_xids && e->acked_lsns && e->latencies && e->dw_restore;
 }
 
+/* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
+static void wal_segments_due(void *ctx)
+{
+	pn_ckpt_request(ctx, PN_CKPT_WAL, false);
+}
+
+static uint64_t umbra_place(void *ctx, uint32_t page, uint32_t slot)
+{
+	return pn_umbra_slot_index(ctx, page, slot);
+}
+
+static pn_lsn ps_horizon(void *ctx)
+{
+	return pn_ps_horizon(ctx);
+}
+
 /* pn_client_insert's hook: a workload block's shift, published in its INSERT step (l3/l4:
  * umbra_policy.c; else the slot map and R4, backend.c). */
 static void publish_shift(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
@@ -125,7 +114,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	PN_ASSERT(client != NULL && client->init != NULL && client->next != NULL);
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
-	e->env = *env;
+	e->svc.env = *env;
 	e->client = client;
 	e->client_shifted = publish_shift;
 	e->page_size = sc->storage.page_size;
@@ -142,12 +131,18 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		e->client_state = NULL;
 		return false;
 	}
-	if (!alloc_procs(e) || !pn_buf_init(e) || !alloc_ios(e) || !pn_store_init(e) ||
-	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(e) || !alloc_logs(e) ||
+	if (!alloc_procs(e) || !pn_buf_init(e) ||
+	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations) ||
+	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
 	    !pn_ps_init(e)) {
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
+	pn_wal_on_segments(&e->wal, wal_segments_due, e);
+	if (pn_umbra_policy(e))
+		pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), umbra_place, e);
+	if (e->ps)
+		pn_wal_set_horizon(&e->wal, ps_horizon, e);
 	(void)fresh;
 	return true;
 }
@@ -158,9 +153,9 @@ void pn_engine_free(struct pn_engine *e)
 		e->client->free(e->client_state);
 	e->client_state = NULL;
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
-	pn_wal_free(e);
+	pn_wal_free(&e->wal);
 	pn_buf_free(e);
-	pn_store_free(e);
+	pn_store_free(&e->store);
 	pn_umbra_free(e);
 	pn_ps_free(e);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
@@ -168,9 +163,7 @@ void pn_engine_free(struct pn_engine *e)
 		free(e->runs[r].selbuf);
 	}
 	free(e->procs);
-	free(e->ios);
-	free(e->io_bufs);
-	free(e->io_free);
+	pn_svc_free(&e->svc);
 	free(e->acked_xids);
 	free(e->acked_lsns);
 	free(e->latencies);
@@ -179,7 +172,7 @@ void pn_engine_free(struct pn_engine *e)
 
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
-	bool slru = pn_store_is_slru(e, p);
+	bool slru = pn_store_is_slru(&e->store, p);
 	if (slru)
 		pn_page_init(page, e->page_size, p, true);
 	else if (e->client->page_init)
@@ -195,36 +188,37 @@ void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page
  * area 0 (every baseline = slot 0). */
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	uint8_t *page = e->io_bufs;
+	uint8_t *page = e->svc.io_bufs;
 	for (uint32_t p = 0; p < e->pages && !e->ps; p++) {
 		pn_engine_initial_page(e, p, page);
-		write(ctx, PN_FILE_DATA, pn_store_offset(e, p, 0), page, e->page_size);
+		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
 	if (e->ps)
 		pn_ps_format(e, write, ctx);
 	struct pn_ckpt_run *run = &e->runs[0];
 	uint8_t main[88] = {0};
-	pn_lsn start = pn_wal_bytepos_to_recptr(e->wal.insert_bytepos, e->wal.seg_size);
+	pn_lsn start = pn_wal_insert_start(&e->wal);
 	pn_put64(main, start);
 	pn_put32(main + 8, 1);
 	pn_put32(main + 12, 1);
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
-	pn_lsn s, end = pn_wal_insert(e, &rec, PN_REC_XLOG_CHECKPOINT_SHUTDOWN, &s);
+	pn_lsn s, end = pn_wal_insert(&e->wal, &rec, PN_REC_XLOG_CHECKPOINT_SHUTDOWN, &s);
 	PN_ASSERT(s == start);
 	pn_lsn page_addr = start - start % PN_XLOG_BLCKSZ;
-	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % e->wal.npages);
-	write(ctx, PN_FILE_WAL, pn_wal_file_offset(e, page_addr),
-	      e->wal.pages + (size_t)slot * PN_XLOG_BLCKSZ, PN_XLOG_BLCKSZ);
-	e->wal.written = e->wal.flushed = end;
-	e->wal.redo = e->redo_done = e->wal.keep_from = start;
+	write(ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, page_addr),
+	      pn_wal_ring_page(&e->wal, page_addr), PN_XLOG_BLCKSZ);
+	pn_wal_set_durable(&e->wal, end);
+	pn_wal_set_redo(&e->wal, start);
+	pn_wal_set_keep_from(&e->wal, start);
+	e->redo_done = start;
 	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
 	pn_engine_encode_control(e, &e->control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
 	if (pn_umbra_policy(e)) {
 		pn_umbra_format(e, write, ctx);
 	} else if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		pn_store_encode_selector(e, e->base_done, 0, start, run->selbuf);
-		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(e));
+		pn_store_encode_selector(&e->store, e->store.base_done, 0, start, run->selbuf);
+		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 	}
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
@@ -244,14 +238,7 @@ void pn_engine_start(struct pn_engine *e)
 
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
 {
-	struct pn_proc *p = &e->procs[proc];
-	uint64_t at = e->env.now_ns(e->env.ctx) + delay_ns;
-	if (p->scheduled && p->wake_at <= at)
-		return;
-	p->scheduled = true;
-	p->wake_at = at;
-	p->wake_token++;
-	e->env.schedule(e->env.ctx, proc, delay_ns, p->wake_token);
+	pn_svc_wake(&e->svc, proc, delay_ns);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -270,12 +257,12 @@ static void bgwriter_step(struct pn_engine *e)
 		struct pn_frame *f = &e->frames[i];
 		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(e, i))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1);
+		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL);
 		if (w == PN_WRITE_STARTED) {
 			written++;
 			e->m.bgwriter_writes++;
-		} else if (w == PN_WRITE_BUSY && f->last_lsn > e->wal.flushed) {
-			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+		} else if (w == PN_WRITE_BUSY && f->last_lsn > pn_wal_flushed(&e->wal)) {
+			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		}
 	}
 	if (pn_umbra_policy(e))
@@ -286,18 +273,18 @@ static void bgwriter_step(struct pn_engine *e)
 
 static void walwriter_step(struct pn_engine *e)
 {
-	if (pn_wal_insert_lsn(e) > e->wal.flushed)
-		pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+	if (pn_wal_insert_lsn(&e->wal) > pn_wal_flushed(&e->wal))
+		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	if (!e->stopping)
 		pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
 }
 
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 {
+	PN_ASSERT(proc < e->nprocs);
 	struct pn_proc *p = &e->procs[proc];
-	if (token != p->wake_token || e->failed)
+	if (!pn_svc_fire(&e->svc, proc, token))
 		return;
-	p->scheduled = false;
 	switch (p->kind) {
 	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
 	case PN_PROC_CHECKPOINTER: pn_ckpt_step(e); break;
@@ -315,56 +302,26 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 
 bool pn_engine_finished(const struct pn_engine *e)
 {
-	if (e->failed)
+	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || e->wal.flush_in_flight ||
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_wal_flushing(&e->wal) ||
 	    !pn_ps_idle(e))
 		return false;
-	return e->io_free_len == e->nios;
-}
-
-struct pn_io *pn_io_get(struct pn_engine *e)
-{
-	PN_ASSERT(e->io_free_len > 0); /* bounded: 4 per frame + 64 */
-	uint32_t i = e->io_free[--e->io_free_len];
-	struct pn_io *io = &e->ios[i];
-	PN_ASSERT(io->state == PN_IO_FREE);
-	memset(io, 0, sizeof(*io));
-	io->index = i;
-	io->buf = e->io_bufs + (size_t)i * 2u * e->page_size;
-	io->frame = io->page = io->proc = UINT32_MAX;
-	return io;
-}
-
-void pn_io_issue(struct pn_engine *e, struct pn_io *io)
-{
-	io->state = PN_IO_ISSUED;
-	e->env.submit(e->env.ctx, io);
+	return pn_io_all_free(&e->svc);
 }
 
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
-	PN_ASSERT(io->state == PN_IO_DISPATCHED);
-	io->keep = false;
-	io->done(e, io);
-	if (!io->keep) {
-		io->state = PN_IO_FREE;
-		e->io_free[e->io_free_len++] = io->index;
-	}
+	pn_io_complete(&e->svc, io);
 	pn_ps_rearm(e);
 }
 
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
 			 const char *fmt, ...)
 {
-	if (e->failed)
-		return;
-	e->failed = true;
-	e->viol.kind = k;
-	e->viol.page = page;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(e->viol.detail, sizeof(e->viol.detail), fmt, ap);
+	pn_svc_vviolation(&e->svc, k, page, fmt, ap);
 	va_end(ap);
 }
 
@@ -382,25 +339,23 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 	PN_ASSERT(!f->dirty || f->valid);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		PN_ASSERT(!(f->ckpt_needed & (1u << r)) || e->runs[r].state != PN_C_IDLE);
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, f->page) || !f->valid ||
+	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(&e->store, f->page) || !f->valid ||
 	    pn_umbra_policy(e))
 		return;
 	/* R4: changed after the completed checkpoint's redo => off its baseline slot. */
 	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
-	    e->cur[f->page] == e->base_done[f->page] && !e->recovering)
+	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
 		pn_engine_violation(e, PN_VIOL_MAPPING, f->page,
 				    "page %u changed after redo %llX but still mapped to its baseline "
 				    "slot %u (R4)", f->page, (unsigned long long)e->redo_done,
-				    e->cur[f->page]);
+				    pn_store_slot(&e->store, f->page));
 }
 
 void pn_engine_check(struct pn_engine *e)
 {
-	PN_ASSERT(e->wal.flushed <= e->wal.written || e->recovering);
-	PN_ASSERT(e->recovering || e->wal.flushed <= pn_wal_insert_lsn(e));
-	PN_ASSERT(e->wal.keep_from <= e->wal.redo || e->recovering);
+	pn_wal_check(&e->wal, e->recovering);
 	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
-	PN_ASSERT(e->io_free_len <= e->nios);
+	pn_svc_check(&e->svc);
 	uint32_t active = 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		active += e->runs[r].state != PN_C_IDLE;
@@ -413,11 +368,7 @@ void pn_engine_check(struct pn_engine *e)
 		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
 	}
 	pn_ps_check(e);
-	for (uint32_t n = 0; n < PN_MIN(e->pages, CHECK_SLICE) && e->generations > 1; n++) {
-		uint32_t p = e->check_page_next;
-		PN_ASSERT(e->cur[p] < e->generations && e->base_done[p] < e->generations);
-		e->check_page_next = (e->check_page_next + 1) % e->pages;
-	}
+	pn_store_check(&e->store);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -428,9 +379,9 @@ static int cmp_u64(const void *a, const void *b)
 
 void pn_engine_finish_metrics(struct pn_engine *e)
 {
-	e->m.elapsed_ns = e->env.now_ns(e->env.ctx);
-	e->m.slots_used = pn_store_slots_used(e);
-	e->m.read_runs = pn_store_read_runs(e);
+	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
+	e->m.slots_used = pn_store_slots_used(&e->store);
+	e->m.read_runs = pn_store_read_runs(&e->store);
 	pn_ps_finish_metrics(e);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
@@ -468,12 +419,12 @@ struct pn_geometry pn_engine_geometry(const struct pn_engine *e)
 
 const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e) { return e->sc; }
 
-uint32_t pn_engine_io_count(const struct pn_engine *e) { return e->nios; }
+uint32_t pn_engine_io_count(const struct pn_engine *e) { return e->svc.nios; }
 
 struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index)
 {
-	PN_ASSERT(index < e->nios);
-	return &e->ios[index];
+	PN_ASSERT(index < e->svc.nios);
+	return &e->svc.ios[index];
 }
 
 uint32_t pn_engine_proc_count(const struct pn_engine *e) { return e->nprocs; }
@@ -483,7 +434,7 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 	PN_ASSERT(proc < e->nprocs);
 	const struct pn_proc *p = &e->procs[proc];
 	*out = (struct pn_proc_info){.kind = p->kind, .state = p->state, .op = p->op, .xid = p->xid,
-				     .wake_token = p->wake_token};
+				     .wake_token = e->svc.wakes[proc].token};
 }
 
 void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out)
@@ -499,19 +450,23 @@ void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg)
 	e->nacked = e->nlat = 0;
 }
 
-bool pn_engine_failed(const struct pn_engine *e) { return e->failed; }
+bool pn_engine_failed(const struct pn_engine *e) { return e->svc.failed; }
 
-const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e) { return &e->viol; }
+const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e) { return &e->svc.viol; }
 
-const char *pn_engine_error(const struct pn_engine *e) { return e->error; }
+const char *pn_engine_error(const struct pn_engine *e) { return e->svc.error; }
 
 const struct pn_metrics *pn_engine_metrics(const struct pn_engine *e) { return &e->m; }
 
 pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->replay_end; }
 
-pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return e->wal.flushed; }
+pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return pn_wal_flushed(&e->wal); }
 
-pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return e->wal.keep_from; }
+pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return pn_wal_keep_from(&e->wal); }
+
+pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e) { return pn_wal_insert_lsn(&e->wal); }
+
+bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p) { return pn_store_is_slru(&e->store, p); }
 
 
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
@@ -520,16 +475,16 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 	switch (f) {
 	case PN_FILE_DATA:
 		for (uint32_t p = 0; p < e->pages; p++)
-			for (uint32_t s = 0; s < (pn_store_is_slru(e, p) ? 1 : e->generations); s++)
-				end = PN_MAX(end, pn_store_offset(e, p, s) + e->page_size);
+			for (uint32_t s = 0; s < (pn_store_is_slru(&e->store, p) ? 1 : e->generations); s++)
+				end = PN_MAX(end, pn_store_offset(&e->store, p, s) + e->page_size);
 		return end;
-	case PN_FILE_WAL: return (uint64_t)e->wal.nsegs * e->wal.seg_size;
+	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
 	case PN_FILE_SELECTOR:
-		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(e) : 0;
+		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(&e->store) : 0;
 	default:
 		return e->sc->protocol.mode == PN_MODE_DOUBLEWRITE
-			       ? (uint64_t)e->dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
+			       ? (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
 	}
 }
 
@@ -550,8 +505,8 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		memcpy(out, pn_frame_page(e, fi), e->page_size);
 		return;
 	}
-	uint32_t slot = pn_store_is_slru(e, page) ? 0 : e->cur[page];
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, slot), e->page_size, out))
+	uint32_t slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, slot), e->page_size, out))
 		memset(out, 0, e->page_size);
 }
 

@@ -1,7 +1,8 @@
 /*
  * engine.h: the protocol engine, the state that the simulator and the real-disk backend
  * share (engine layer, owned by engine.c). One struct pn_engine holds every part; this header
- * keeps that struct (the assembly), the violations, engine.c's functions and the I/O table,
+ * keeps that struct (the assembly) and engine.c's functions (services.h has the violations,
+ * the I/O table and the wakes),
  * and includes every part's own header (named after its .c; metrics.h for struct pn_metrics),
  * so a file that includes engine.h sees the whole engine. Each part's rules are in its file:
  *
@@ -41,6 +42,7 @@
 #define PN_ENGINE_H
 
 #include "env.h"
+#include "services.h"
 #include "scenario.h"
 #include "walfmt.h"
 #include "crc32c.h"
@@ -62,20 +64,6 @@
 #include "recovery.h"
 #include "pushdown.h"
 
-/* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
-enum pn_violation_kind {
-	PN_VIOL_NONE, PN_VIOL_WAL_BEFORE_DATA, PN_VIOL_PROTECTED_SLOT, PN_VIOL_MAPPING,
-	PN_VIOL_CHECKSUM, PN_VIOL_RECOVERY, PN_VIOL_DURABILITY, PN_VIOL_EXACTNESS, PN_VIOL_SPACE,
-	PN_VIOL_COUNT
-};
-const char *pn_violation_name(enum pn_violation_kind k);
-
-struct pn_violation {
-	enum pn_violation_kind kind;
-	uint32_t page;
-	char detail[256];
-};
-
 /* ---- the engine ----
  * Complete only inside the engine's library (pn_engine defines PN_ENGINE_INTERNAL) and for
  * the engine's own unit tests; above it the struct is opaque: pn_engine_new, then the
@@ -84,33 +72,13 @@ struct pn_engine;
 #ifdef PN_ENGINE_INTERNAL
 struct pn_engine {
 	const struct pn_scenario *sc;
-	struct pn_env env;
+	struct pn_services svc;   /* env, I/O table, wakes, violation, error (services.c) */
 	uint32_t page_size;
 	uint32_t heap_pages, slru_pages, pages; /* pages = heap_pages + slru_pages */
 	uint32_t generations;  /* physical slots per logical heap page (1 unless umbra) */
 	uint64_t sysid;
 
-	/* WAL (wal.c) */
-	struct {
-		uint32_t seg_size;
-		uint32_t nsegs;          /* segment ring on the device */
-		uint64_t insert_bytepos;
-		pn_lsn prev_start;       /* start LSN of the last record */
-		pn_lsn redo;             /* RedoRecPtr */
-		pn_lsn written, flushed; /* end LSNs */
-		uint8_t *pages;          /* ring of WAL pages in memory */
-		uint64_t *tags;          /* the page address each ring slot holds */
-		uint32_t npages;
-		pn_lsn ring_base;        /* first page address still held (not yet written) */
-		bool flush_in_flight;
-		pn_lsn flush_target;
-		uint32_t flush_ios;      /* writes of the current flush still in flight */
-		pn_lsn keep_from;        /* oldest LSN recovery may need */
-		uint64_t seg_removed;    /* W6: segments below this are removed (or predate us) */
-		uint64_t seg_entered;    /* W6: the newest segment the insert position entered */
-		uint8_t *rec_buf;        /* encode scratch */
-		uint32_t rec_cap;
-	} wal;
+	struct pn_wal wal;        /* wal.c */
 
 	/* buffer pool */
 	struct pn_frame *frames;
@@ -119,13 +87,9 @@ struct pn_engine {
 	uint32_t clock_hand;
 	uint32_t *page_frame;     /* page -> frame or PN_NO_FRAME */
 
-	/* store: Umbra state (store.c) */
-	uint8_t *cur;             /* page -> active slot (generation) */
-	uint8_t *base_done;       /* baselines of the last completed checkpoint */
-	uint8_t *base_inflight;   /* baselines of the checkpoint whose control write is in flight */
-	bool inflight_valid;
+	struct pn_store store;    /* page -> slot, Umbra baselines (store.c) */
 	pn_lsn redo_done;         /* redo pointer of the last completed checkpoint */
-	uint32_t dw_next, dw_slots, dw_used_since_sync;
+	uint32_t dw_next, dw_used_since_sync;
 	bool dw_sync_in_flight;
 	uint32_t data_writes_inflight;
 	/* Umbra l3/l4 selector (MAP) pages, 2 bits per heap page (umbra_policy.c) */
@@ -155,11 +119,6 @@ struct pn_engine {
 	uint32_t next_xid;
 	bool stopping;            /* workload done: let background work drain */
 
-	/* I/O table */
-	struct pn_io *ios;
-	uint8_t *io_bufs;         /* one page-size bounce buffer per I/O */
-	uint32_t nios, *io_free, io_free_len;
-
 	/* acknowledged commits, in order (C1) */
 	uint32_t *acked_xids;
 	pn_lsn *acked_lsns;
@@ -181,16 +140,13 @@ struct pn_engine {
 	struct pn_pageserver *ps;
 
 	struct pn_metrics m;
-	struct pn_violation viol;
 	bool recovering;
-	bool failed;
-	uint32_t check_frame_next, check_page_next; /* pn_engine_check()'s rotation */
+	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
 	/* the workload (client.h): its row, its state, and the hook pn_client_insert reports a
 	 * shift to */
 	const struct pn_client_ops *client;
 	void *client_state;
 	pn_client_shift_fn client_shifted;
-	char error[PN_ERROR_LEN];
 };
 #endif
 
@@ -209,9 +165,11 @@ bool pn_engine_finished(const struct pn_engine *e);
 /* Field relationships, asserted; O(1) a call: global ones each time, frames and pages in
  * rotation. */
 void pn_engine_check(struct pn_engine *e);
+/* pn_svc_violation() on e->svc. */
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
 			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void pn_engine_finish_metrics(struct pn_engine *e);
+/* pn_svc_wake() on e->svc. */
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
@@ -274,6 +232,10 @@ pn_lsn pn_engine_recovery_end(const struct pn_engine *e);
 /* The WAL flushed so far (end LSN), and the oldest LSN recovery may need (W6). */
 pn_lsn pn_engine_wal_flushed(const struct pn_engine *e);
 pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e);
+/* The WAL insert position (the end of the last record inserted). */
+pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e);
+/* Whether logical page p is an SLRU page (after the heap; one slot, its own header rules). */
+bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p);
 /* The size file f has on a freshly formatted device (disk/ creates the files at it). */
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
 /* Page `page` as the engine would read it now: its buffer if resident, else its current
@@ -284,9 +246,5 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 			 bool *in_memory);
 /* The furthest phase of the checkpoint runs in progress (ckpt.h). */
 enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e);
-
-/* io (engine.c) */
-struct pn_io *pn_io_get(struct pn_engine *e);
-void pn_io_issue(struct pn_engine *e, struct pn_io *io);
 
 #endif

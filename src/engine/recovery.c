@@ -33,14 +33,14 @@
 static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
-	return e->env.read_sync(e->env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
 				PN_XLOG_BLCKSZ, out);
 }
 
 static bool reader_at(struct pn_engine *e, pn_lsn start)
 {
-	return pn_wal_reader_init(&e->reader, start, 0, e->wal.seg_size, e->page_size,
-				  e->wal.rec_cap, e->sysid, wal_read_cb, e);
+	return pn_wal_reader_init(&e->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
+				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read_cb, e);
 }
 
 static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control *c)
@@ -64,18 +64,19 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 
 static bool read_selector(struct pn_engine *e, const struct pn_control *c)
 {
-	uint32_t len = pn_store_selector_bytes(e);
+	uint32_t len = pn_store_selector_bytes(&e->store);
 	uint8_t *buf = e->runs[0].selbuf;
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
 			      buf) ||
-	    !pn_store_decode_selector(e, buf, c->ckpt_seq, e->cur)) {
+	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "the selector snapshot of checkpoint %llu (area %u) is missing or "
 				    "torn: no baselines to recover from",
 				    (unsigned long long)c->ckpt_seq, c->selector_area);
 		return false;
 	}
-	memcpy(e->base_done, e->cur, e->heap_pages);
+	for (uint32_t p = 0; p < e->heap_pages; p++)
+		pn_store_set_slot(&e->store, p, e->store.base_done[p]);
 	return true;
 }
 
@@ -93,7 +94,7 @@ static uint32_t dw_entry_len(const struct pn_engine *e)
 static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
 {
 	uint32_t sec = e->sc->storage.sector_size;
-	e->env.read_sync(e->env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
+	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
 	*page = pn_get32(buf + 4);
 	*lsn = pn_get64(buf + 8);
 	return pn_get32(buf) == 0x57444E50u && *page < e->heap_pages &&
@@ -102,22 +103,22 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pa
 
 static void plan_dw_restore(struct pn_engine *e)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t sec = e->sc->storage.sector_size;
 	e->dw_restore_len = e->dw_restore_pos = 0;
-	for (uint32_t i = 0; i < e->dw_slots; i++) {
+	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
 		uint32_t page, other_page;
 		pn_lsn lsn, other_lsn;
 		if (!dw_entry(e, i, buf, &page, &lsn))
 			continue;
 		bool newest = true;
-		for (uint32_t j = 0; j < e->dw_slots && newest; j++)
+		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
 			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
 			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
 				newest = false;
 		dw_entry(e, i, buf, &page, &lsn);
 		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->env.read_sync(e->env.ctx, PN_FILE_DATA, pn_store_offset(e, page, 0), e->page_size, home);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0), e->page_size, home);
 		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
 		if (newest && (torn || pn_page_lsn(home) <= lsn))
 			e->dw_restore[e->dw_restore_len++] = i;
@@ -131,28 +132,30 @@ static void plan_dw_restore(struct pn_engine *e)
  * may the doublewrite area be reused, so a crash during this phase finds every entry it
  * needs intact. Returns true when the phase is over.
  */
-static void dw_fsync_done(struct pn_engine *e, struct pn_io *io)
+static void dw_fsync_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	e->dw_restore_len = 0;
 	pn_wake(e, e->proc_startup, 0);
 }
 
 static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t page;
 	pn_lsn lsn;
 	if (e->dw_restore_pos == e->dw_restore_len) {
 		if (e->data_writes_inflight)
 			return false; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_get(e);
+		struct pn_io *io = pn_io_get(&e->svc);
 		io->op = PN_IO_FSYNC;
 		io->file = PN_FILE_DATA;
 		io->why = PN_WHY_RECOVERY;
 		io->done = dw_fsync_done;
+		io->ctx = e;
 		e->m.fsyncs++;
 		e->dw_restore_pos = UINT32_MAX; /* the fsync is in flight */
-		pn_io_issue(e, io);
+		pn_io_issue(&e->svc, io);
 		return false;
 	}
 	dw_entry(e, e->dw_restore[e->dw_restore_pos], buf, &page, &lsn);
@@ -163,7 +166,7 @@ static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 	e->frames[fi].dirty = true;
 	e->frames[fi].last_lsn = lsn;
 	pn_buf_unpin(e, fi);
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	e->dw_restore_pos++;
 	return false; /* woken when the write completes */
@@ -176,7 +179,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->recovering = true;
 	for (uint32_t i = 0; i < e->nbackends; i++)
 		e->procs[i].state = PN_B_DONE;
-	if (!e->env.read_sync(e->env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "control file unreadable (bad magic or CRC)");
@@ -188,14 +191,16 @@ bool pn_recovery_begin(struct pn_engine *e)
 	if (pn_umbra_policy(e) ? !pn_umbra_read_map(e)
 			       : e->sc->protocol.mode == PN_MODE_UMBRA && !read_selector(e, &c))
 		return false;
-	e->wal.redo = e->redo_done = e->wal.keep_from = c.redo;
+	pn_wal_set_redo(&e->wal, c.redo);
+	pn_wal_set_keep_from(&e->wal, c.redo);
+	e->redo_done = c.redo;
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
-	e->wal.flushed = e->wal.written = UINT64_MAX / 2; /* no WAL is written while replaying */
+	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
 	if (e->ps && !pn_ps_recover(e, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
 	if (!reader_at(e, from)) {
-		snprintf(e->error, sizeof(e->error), "out of memory");
+		snprintf(e->svc.error, sizeof(e->svc.error), "out of memory");
 		return false;
 	}
 	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)
@@ -211,7 +216,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	struct pn_frame *f = &e->frames[fi];
 	uint8_t *page = pn_frame_page(e, fi);
 	uint32_t pg = b->blkno;
-	bool headerless = pn_store_is_slru(e, pg) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
 	bool image = b->has_image && b->image_apply;
 	bool done = !image && !headerless && pn_page_lsn(page) >= e->rec_end;
 	PN_TESTCASE("redo finds the page already current (BLK_DONE)", done);
@@ -228,7 +233,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		f->redirtied |= f->io_writes > 0;
 		f->last_lsn = e->rec_end;
 	}
-	if (b->has_shift && !pn_store_is_slru(e, pg)) {
+	if (b->has_shift && !pn_store_is_slru(&e->store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
 		if (target >= e->generations) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u", target,
@@ -239,7 +244,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		 * the change was already in the baseline (BLK_DONE), the page must be written
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
-		e->cur[pg] = (uint8_t)target;
+		pn_store_set_slot(&e->store, pg, target);
 		if (pn_umbra_policy(e))
 			pn_umbra_map_dirty(e, pg, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
 		f->dirty = true;
@@ -251,10 +256,10 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 
 static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 {
-	snprintf(e->error, sizeof(e->error), "redo done at %X/%08X: %s",
+	snprintf(e->svc.error, sizeof(e->svc.error), "redo done at %X/%08X: %s",
 		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
 	pn_wal_reader_free(&e->reader);
-	pn_wal_set_end(e, e->replay_end, e->replay_last_start);
+	pn_wal_start_at(&e->wal, e->replay_end, e->replay_last_start);
 	if (e->ps)
 		pn_ps_recovery_end(e, e->replay_end, e->replay_last_start);
 	e->next_xid++;
@@ -311,7 +316,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
-	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(e, b->blkno) &&
+	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(&e->store, b->blkno) &&
 	    !pn_umbra_redo_source(e, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);

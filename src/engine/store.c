@@ -8,16 +8,22 @@
  *   SLRUs are not under the storage manager Umbra remaps).
  *
  * Umbra state (prototype policy, seed 000):
- *   cur[p]        the generation write-outs of p go to now;
+ *   slot_of[p]    the generation write-outs of p go to now (written only by
+ *                 pn_store_set_slot: shifts, their redo, a selector read);
  *   base_done[p]  p's recovery baseline for the last completed checkpoint (the snapshot
- *                 that checkpoint took of cur[] at its redo pointer);
+ *                 that checkpoint took of slot_of[] at its redo pointer);
  *   base_inflight the same for the checkpoint whose control-file update is in flight.
  *   A shift moves p from cur[p] to a free generation at p's first change after the redo
  *   pointer (pn_store_shift_target). With no overlapping checkpoints three generations
  *   always leave one free; two do not (the checker shows what that costs).
  *
- * Policies l3 and l4 (umbra_policy.c) place slots and keep the selector their own way;
- * the prototype's baselines and R3 do not apply to them.
+ * Policies l3 and l4 (umbra_policy.c) place slots and keep the selector their own way
+ * (the placement engine.c installs, pn_store_set_placement); the prototype's baselines and
+ * R3 do not apply to them.
+ *
+ * Rules: ST1 slot_of[p] < generations, and 0 for SLRU pages; ST2 base_done names
+ * generations too.
+ * The module takes struct pn_store and its services handle, never struct pn_engine.
  *
  * Selector file (PN_FILE_SELECTOR): three areas (PN_SELECTOR_AREAS), checkpoint seq
  *   writing area seq % 3, each
@@ -34,154 +40,204 @@
  *   a header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
  *   page. An entry is reused only after the data file was fsynced since its in-place write.
  */
-#include "engine.h"
+#include "store.h"
+#include "crc32c.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define SELECTOR_MAGIC 0x4C534E50u /* "PNSL" */
 #define SELECTOR_HEADER 32u
+#define CHECK_SLICE 4u
 
-bool pn_store_is_slru(const struct pn_engine *e, uint32_t page)
+bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
+		   uint32_t heap_pages, uint32_t pages, uint32_t generations)
 {
-	return page >= e->heap_pages;
-}
-
-uint64_t pn_store_offset(const struct pn_engine *e, uint32_t page, uint32_t slot)
-{
-	uint64_t idx;
-	if (pn_store_is_slru(e, page))
-		idx = (pn_umbra_policy(e) ? pn_umbra_heap_slots(e)
-					  : (uint64_t)e->heap_pages * e->generations) +
-		      (page - e->heap_pages);
-	else if (pn_umbra_policy(e))
-		idx = pn_umbra_slot_index(e, page, slot);
-	else if (e->sc->protocol.layout == PN_LAYOUT_STRIPED)
-		idx = (uint64_t)slot * e->heap_pages + page;
-	else
-		idx = (uint64_t)page * e->generations + slot;
-	return idx * e->page_size;
-}
-
-/* Bit g of used_mask(e)[p]: slot g of page p was ever written (space amplification). */
-static uint8_t *used_mask(const struct pn_engine *e)
-{
-	return e->cur + 3u * e->pages;
-}
-
-bool pn_store_init(struct pn_engine *e)
-{
-	/* cur, base_done, base_inflight, then the used-slot bit masks: one allocation. */
-	e->cur = calloc(4, e->pages);
-	if (!e->cur)
+	PN_ASSERT(heap_pages <= pages);
+	PN_ASSERT(generations >= 1 && generations <= 8); /* a bit each in used[] */
+	memset(s, 0, sizeof(*s));
+	s->svc = svc;
+	s->page_size = sc->storage.page_size;
+	s->heap_pages = heap_pages;
+	s->pages = pages;
+	s->generations = generations;
+	s->layout = sc->protocol.layout;
+	s->umbra = sc->protocol.mode == PN_MODE_UMBRA;
+	s->doublewrite = sc->protocol.mode == PN_MODE_DOUBLEWRITE;
+	s->sector_size = sc->storage.sector_size;
+	/* slot_of, base_done, base_inflight, then the used-slot bit masks: one allocation. */
+	s->slot_of = calloc(4, pages);
+	if (!s->slot_of)
 		return false;
-	e->base_done = e->cur + e->pages;
-	e->base_inflight = e->cur + 2u * e->pages;
-	for (uint32_t p = 0; p < e->pages; p++)
-		used_mask(e)[p] = 1;
-	e->dw_slots = 32;
+	s->base_done = s->slot_of + pages;
+	s->base_inflight = s->slot_of + 2u * pages;
+	s->used = s->slot_of + 3u * pages;
+	for (uint32_t p = 0; p < pages; p++)
+		s->used[p] = 1;
+	s->dw_slots = 32;
 	return true;
 }
 
-void pn_store_free(struct pn_engine *e) { free(e->cur); }
+void pn_store_free(struct pn_store *s)
+{
+	free(s->slot_of);
+	s->slot_of = s->base_done = s->base_inflight = s->used = NULL;
+}
 
-uint32_t pn_store_shift_target(struct pn_engine *e, uint32_t page)
+void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_place_fn fn,
+			    void *ctx)
+{
+	PN_ASSERT(fn && s->umbra);
+	PN_ASSERT(heap_slots >= (uint64_t)s->heap_pages * s->generations);
+	s->place = fn;
+	s->place_ctx = ctx;
+	s->heap_slots = heap_slots;
+}
+
+void pn_store_set_slot(struct pn_store *s, uint32_t page, uint32_t slot)
+{
+	PN_ASSERT(page < s->heap_pages); /* ST1: SLRU pages never move */
+	PN_ASSERT(slot < s->generations);
+	s->slot_of[page] = (uint8_t)slot;
+}
+
+uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot)
+{
+	PN_ASSERT(page < s->pages);
+	uint64_t idx;
+	if (pn_store_is_slru(s, page))
+		idx = (s->place ? s->heap_slots : (uint64_t)s->heap_pages * s->generations) +
+		      (page - s->heap_pages);
+	else if (s->place)
+		idx = s->place(s->place_ctx, page, slot);
+	else if (s->layout == PN_LAYOUT_STRIPED)
+		idx = (uint64_t)slot * s->heap_pages + page;
+	else
+		idx = (uint64_t)page * s->generations + slot;
+	return idx * s->page_size;
+}
+
+uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t busy)
 {
 	/* Prototype policy: the lowest generation no possible recovery needs: not the current
 	 * one, not the completed checkpoint's baseline, not the baseline of a checkpoint in
-	 * progress or being recorded. If none is free, the policy trusts its generation count
-	 * and rotates (cur + 1) mod G; rule R3 reports what that overwrites. */
-	if (pn_umbra_policy(e)) /* l3, l4: strict rotation (MapPublishSlotShift asserts it) */
-		return (e->cur[page] + 1u) % e->generations;
-	uint32_t mask = 1u << e->cur[page] | 1u << e->base_done[page];
-	if (e->inflight_valid)
-		mask |= 1u << e->base_inflight[page];
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		if (e->runs[r].state != PN_C_IDLE && e->runs[r].snapshot)
-			mask |= 1u << e->runs[r].snapshot[page];
-	uint32_t full = (1u << e->generations) - 1;
+	 * progress (busy) or being recorded. If none is free, the policy trusts its generation
+	 * count and rotates (slot + 1) mod G; rule R3 reports what that overwrites. */
+	PN_ASSERT(page < s->heap_pages);
+	PN_ASSERT(s->generations > 1);
+	uint32_t slot = s->slot_of[page];
+	if (s->place) /* l3, l4: strict rotation (MapPublishSlotShift asserts it) */
+		return (slot + 1u) % s->generations;
+	uint32_t mask = 1u << slot | 1u << s->base_done[page] | busy;
+	if (s->inflight_valid)
+		mask |= 1u << s->base_inflight[page];
+	uint32_t full = (1u << s->generations) - 1;
 	PN_TESTCASE("a shift finds no free generation (the prototype rotates)", (mask & full) == full);
-	for (uint32_t g = 0; g < e->generations; g++)
+	for (uint32_t g = 0; g < s->generations; g++)
 		if (!(mask & (1u << g)))
 			return g;
-	return (e->cur[page] + 1u) % e->generations;
+	return (slot + 1u) % s->generations;
 }
 
-void pn_store_note_written(struct pn_engine *e, uint32_t page, uint32_t slot)
+void pn_store_note_written(struct pn_store *s, uint32_t page, uint32_t slot)
 {
-	used_mask(e)[page] |= (uint8_t)(1u << slot);
+	PN_ASSERT(page < s->pages);
+	PN_ASSERT(slot < s->generations);
+	s->used[page] |= (uint8_t)(1u << slot);
 }
 
-void pn_store_check_write(struct pn_engine *e, uint32_t page, uint32_t slot)
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot,
+			  uint64_t ckpt_seq_done)
 {
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(e, page) || pn_umbra_policy(e))
+	PN_ASSERT(page < s->pages);
+	if (!s->umbra || pn_store_is_slru(s, page) || s->place)
 		return; /* l3/l4 keep no baseline snapshot: C1-C3 judge them */
+	PN_ASSERT(slot < s->generations);
 	PN_TESTCASE("write to the in-flight checkpoint's baseline",
-		    e->inflight_valid && slot == e->base_inflight[page]);
-	if (slot == e->base_done[page] || (e->inflight_valid && slot == e->base_inflight[page]))
-		pn_engine_violation(e, PN_VIOL_PROTECTED_SLOT, page,
-				    "write to slot %u of page %u, the recovery baseline of "
-				    "checkpoint %llu (R3)",
-				    slot, page, (unsigned long long)e->ckpt_seq_done);
+		    s->inflight_valid && slot == s->base_inflight[page]);
+	if (slot == s->base_done[page] || (s->inflight_valid && slot == s->base_inflight[page]))
+		pn_svc_violation(s->svc, PN_VIOL_PROTECTED_SLOT, page,
+				 "write to slot %u of page %u, the recovery baseline of "
+				 "checkpoint %llu (R3)",
+				 slot, page, (unsigned long long)ckpt_seq_done);
 }
 
-uint64_t pn_store_slots_used(const struct pn_engine *e)
+uint64_t pn_store_slots_used(const struct pn_store *s)
 {
 	uint64_t n = 0;
-	const uint8_t *mask = used_mask(e);
-	for (uint32_t p = 0; p < e->heap_pages; p++)
-		n += (uint64_t)__builtin_popcount(mask[p]);
-	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)
-		n += e->dw_slots;
+	for (uint32_t p = 0; p < s->heap_pages; p++)
+		n += (uint64_t)__builtin_popcount(s->used[p]);
+	if (s->doublewrite)
+		n += s->dw_slots;
+	PN_ASSERT(n >= s->heap_pages); /* every page has its first slot */
 	return n;
 }
 
-uint64_t pn_store_read_runs(const struct pn_engine *e)
+uint64_t pn_store_read_runs(const struct pn_store *s)
 {
 	uint64_t runs = 0, prev = UINT64_MAX;
-	for (uint32_t p = 0; p < e->heap_pages; p++) {
-		uint64_t off = pn_store_offset(e, p, e->cur[p]);
-		if (prev == UINT64_MAX || off != prev + e->page_size)
+	for (uint32_t p = 0; p < s->heap_pages; p++) {
+		uint64_t off = pn_store_offset(s, p, s->slot_of[p]);
+		if (prev == UINT64_MAX || off != prev + s->page_size)
 			runs++;
 		prev = off;
 	}
+	PN_ASSERT(runs <= s->heap_pages);
 	return runs;
 }
 
-uint32_t pn_store_selector_bytes(const struct pn_engine *e)
+uint32_t pn_store_selector_bytes(const struct pn_store *s)
 {
-	uint32_t sec = e->sc->storage.sector_size;
-	return (SELECTOR_HEADER + e->heap_pages + sec - 1) / sec * sec;
+	uint32_t sec = s->sector_size;
+	PN_ASSERT(sec > 0);
+	return (SELECTOR_HEADER + s->heap_pages + sec - 1) / sec * sec;
 }
 
-void pn_store_encode_selector(const struct pn_engine *e, const uint8_t *map, uint64_t seq,
+static uint32_t selector_crc(const struct pn_store *s, const uint8_t *buf)
+{
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + SELECTOR_HEADER, s->heap_pages);
+	return pn_crc32c_final(pn_crc32c_update(crc, buf, 28));
+}
+
+void pn_store_encode_selector(const struct pn_store *s, const uint8_t *map, uint64_t seq,
 			      pn_lsn redo, uint8_t *out)
 {
-	memset(out, 0, pn_store_selector_bytes(e));
+	PN_ASSERT(map && out);
+	memset(out, 0, pn_store_selector_bytes(s));
 	pn_put32(out, SELECTOR_MAGIC);
-	pn_put32(out + 4, e->generations);
+	pn_put32(out + 4, s->generations);
 	pn_put64(out + 8, seq);
 	pn_put64(out + 16, redo);
-	pn_put32(out + 24, e->heap_pages);
-	memcpy(out + SELECTOR_HEADER, map, e->heap_pages);
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), out + SELECTOR_HEADER, e->heap_pages);
-	crc = pn_crc32c_final(pn_crc32c_update(crc, out, 28));
-	pn_put32(out + 28, crc);
+	pn_put32(out + 24, s->heap_pages);
+	memcpy(out + SELECTOR_HEADER, map, s->heap_pages);
+	pn_put32(out + 28, selector_crc(s, out));
 }
 
-bool pn_store_decode_selector(const struct pn_engine *e, const uint8_t *in, uint64_t seq,
+bool pn_store_decode_selector(const struct pn_store *s, const uint8_t *in, uint64_t seq,
 			      uint8_t *map_out)
 {
-	if (pn_get32(in) != SELECTOR_MAGIC || pn_get32(in + 4) != e->generations ||
-	    pn_get64(in + 8) != seq || pn_get32(in + 24) != e->heap_pages)
+	PN_ASSERT(in && map_out);
+	if (pn_get32(in) != SELECTOR_MAGIC || pn_get32(in + 4) != s->generations ||
+	    pn_get64(in + 8) != seq || pn_get32(in + 24) != s->heap_pages)
 		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), in + SELECTOR_HEADER, e->heap_pages);
-	crc = pn_crc32c_final(pn_crc32c_update(crc, in, 28));
-	if (crc != pn_get32(in + 28))
+	if (selector_crc(s, in) != pn_get32(in + 28))
 		return false;
-	for (uint32_t p = 0; p < e->heap_pages; p++)
-		if (in[SELECTOR_HEADER + p] >= e->generations)
+	for (uint32_t p = 0; p < s->heap_pages; p++)
+		if (in[SELECTOR_HEADER + p] >= s->generations)
 			return false;
-	memcpy(map_out, in + SELECTOR_HEADER, e->heap_pages);
+	memcpy(map_out, in + SELECTOR_HEADER, s->heap_pages);
 	return true;
+}
+
+void pn_store_check(struct pn_store *s)
+{
+	PN_ASSERT(s->heap_pages <= s->pages);
+	PN_ASSERT(!s->place || s->umbra);
+	for (uint32_t n = 0; n < PN_MIN(s->pages, CHECK_SLICE) && s->generations > 1; n++) {
+		uint32_t p = s->check_next;
+		PN_ASSERT(s->slot_of[p] < s->generations); /* ST1 */
+		PN_ASSERT(s->base_done[p] < s->generations); /* ST2 */
+		PN_ASSERT(p < s->heap_pages || s->slot_of[p] == 0);
+		s->check_next = (s->check_next + 1) % s->pages;
+	}
 }

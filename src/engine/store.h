@@ -3,37 +3,85 @@
  * page -> physical slot, in place (fpw, nofpw) or in Umbra's generations with shifts and
  * baselines (R3), the selector codec, the doublewrite area's offsets; and the callback
  * formatting writes the device through (pn_format_write_fn, used by engine.c's
- * pn_engine_format, umbra_policy.c and pushdown.c).
+ * pn_engine_format, umbra_policy.c and pushdown.c). struct pn_store is e->store; its slot
+ * map (slot_of) is written only through pn_store_set_slot().
  */
 #ifndef PN_STORE_H
 #define PN_STORE_H
 
 #include "env.h"
+#include "scenario.h"
+#include "services.h"
 #include "walfmt.h"
-
-struct pn_engine;
 
 /* Formats the initial device (pages at slot 0, control file, selector): through read/write
  * callbacks the world provides, synchronously and durably, before time starts. */
 typedef void (*pn_format_write_fn)(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf,
 				   uint32_t len);
 
-bool pn_store_init(struct pn_engine *e);
-void pn_store_free(struct pn_engine *e);
-bool pn_store_is_slru(const struct pn_engine *e, uint32_t page);
-uint64_t pn_store_offset(const struct pn_engine *e, uint32_t page, uint32_t slot);
-/* Umbra: the slot a shift of `page` moves to (policy), from its current slot. */
-uint32_t pn_store_shift_target(struct pn_engine *e, uint32_t page);
-/* R3: called when a data write's slot is bound. */
-void pn_store_check_write(struct pn_engine *e, uint32_t page, uint32_t slot);
+/* l3/l4 place a heap page's slots themselves (umbra_policy.c): slot index of (page, slot). */
+typedef uint64_t (*pn_store_place_fn)(void *ctx, uint32_t page, uint32_t slot);
+
+struct pn_store {
+	/* constants, set at init */
+	struct pn_services *svc;   /* R3 violations */
+	uint32_t page_size;
+	uint32_t heap_pages, pages; /* pages = heap pages + SLRU pages */
+	uint32_t generations;      /* slots per heap page (1 unless umbra) */
+	enum pn_layout layout;
+	bool umbra, doublewrite;   /* the protocol mode */
+	uint32_t sector_size;
+	pn_store_place_fn place;   /* NULL unless l3/l4 (pn_store_set_placement) */
+	void *place_ctx;
+	uint64_t heap_slots;       /* heap slots when placed by the policy */
+
+	uint8_t *slot_of;          /* page -> active slot (generation); only pn_store_set_slot */
+	uint8_t *base_done;        /* baselines of the last completed checkpoint */
+	uint8_t *base_inflight;    /* baselines of the checkpoint whose control write is in flight */
+	bool inflight_valid;
+	uint8_t *used;             /* bit g of used[p]: slot g of page p was ever written */
+	uint32_t dw_slots;         /* doublewrite entries */
+	uint32_t check_next;       /* pn_store_check()'s rotation */
+};
+
+bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
+		   uint32_t heap_pages, uint32_t pages, uint32_t generations);
+void pn_store_free(struct pn_store *s);
+/* l3/l4: the policy's slot placement and its heap slot count. */
+void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_place_fn fn,
+			    void *ctx);
+/* Field relationships, asserted; O(1) a call (pages in rotation). */
+void pn_store_check(struct pn_store *s);
+
+static inline bool pn_store_is_slru(const struct pn_store *s, uint32_t page)
+{
+	return page >= s->heap_pages;
+}
+/* The slot page p's write-outs and reads go to now. */
+static inline uint32_t pn_store_slot(const struct pn_store *s, uint32_t page)
+{
+	return s->slot_of[page];
+}
+/* The whole map (heap pages first), for a checkpoint's snapshot and the selector. */
+static inline const uint8_t *pn_store_slots(const struct pn_store *s) { return s->slot_of; }
+/* Page p lives in `slot` from now on (a shift, its redo, a selector read). */
+void pn_store_set_slot(struct pn_store *s, uint32_t page, uint32_t slot);
+
+uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot);
+/* Umbra: the slot a shift of `page` moves to (policy), from its current slot; busy: a mask
+ * of the generations checkpoints in progress hold as p's baseline. */
+uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t busy);
+/* R3: called when a data write's slot is bound (ckpt_seq_done: for the report). */
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot,
+			  uint64_t ckpt_seq_done);
 /* A slot count of pages ever written in distinct slots (space amplification). */
-uint64_t pn_store_slots_used(const struct pn_engine *e);
-uint64_t pn_store_read_runs(const struct pn_engine *e);
-uint32_t pn_store_selector_bytes(const struct pn_engine *e);
-void pn_store_encode_selector(const struct pn_engine *e, const uint8_t *map, uint64_t seq,
+uint64_t pn_store_slots_used(const struct pn_store *s);
+uint64_t pn_store_read_runs(const struct pn_store *s);
+uint32_t pn_store_selector_bytes(const struct pn_store *s);
+void pn_store_encode_selector(const struct pn_store *s, const uint8_t *map, uint64_t seq,
 			      pn_lsn redo, uint8_t *out);
-bool pn_store_decode_selector(const struct pn_engine *e, const uint8_t *in, uint64_t seq,
+bool pn_store_decode_selector(const struct pn_store *s, const uint8_t *in, uint64_t seq,
 			      uint8_t *map_out);
-void pn_store_note_written(struct pn_engine *e, uint32_t page, uint32_t slot);
+void pn_store_note_written(struct pn_store *s, uint32_t page, uint32_t slot);
 
 #endif

@@ -159,7 +159,7 @@ uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t s
 static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
-	return e->env.read_sync(e->env.ctx, PN_FILE_WAL, pn_wal_file_offset(e, addr),
+	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
 				PN_XLOG_BLCKSZ, out);
 }
 
@@ -178,14 +178,14 @@ bool pn_ps_init(struct pn_engine *e)
 	ps->req = malloc(sizeof(*ps->req) * e->nframes);
 	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
-	ps->enc = malloc(e->wal.rec_cap);
+	ps->enc = malloc(pn_wal_rec_cap(&e->wal));
 	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * e->page_size);
-	pn_lsn start = (pn_lsn)e->wal.seg_size + PN_WAL_LONG_PHD; /* as pn_wal_init */
+	pn_lsn start = (pn_lsn)pn_wal_seg_size(&e->wal) + PN_WAL_LONG_PHD; /* as pn_wal_init */
 	ps->next = ps->horizon = start;
 	return ps->pages && ps->queue && ps->req && ps->last_written && ps->meta && ps->enc &&
 	       ps->images &&
-	       pn_wal_reader_init(&ps->reader, start, 0, e->wal.seg_size, e->page_size,
-				  e->wal.rec_cap, e->sysid, wal_read, e);
+	       pn_wal_reader_init(&ps->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
+				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read, e);
 }
 
 void pn_ps_free(struct pn_engine *e)
@@ -388,7 +388,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, e->ps->images, &rec, why,
 				       sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
-	bool headerless = pn_store_is_slru(e, page) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(&e->store, page) && !e->sc->protocol.slru_headers;
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
 		if (rec.blocks[i].blkno != page)
 			continue;
@@ -408,7 +408,7 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 {
 	const struct ps_page *pg = &e->ps->pages[page];
 	/* The page server reads its own storage (another machine's disk in Neon). */
-	bool ok = e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER,
+	bool ok = e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
 				   pn_ps_image_offset(e, page, pg->img_slot), e->page_size, out);
 	PN_ASSERT(ok);
 	uint32_t n = 0;
@@ -439,7 +439,7 @@ bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
 	 * durable WAL (P3). */
-	if (!pn_wal_flush_request(e, lsn, proc))
+	if (!pn_wal_flush_request(&e->wal, lsn, proc))
 		return false;
 	pn_wake(e, e->proc_ps, 0);
 	pn_wake(e, proc, PS_POLL_NS);
@@ -464,14 +464,14 @@ static void serve(struct pn_engine *e)
 		uint8_t *page = pn_frame_page(e, q->frame);
 		uint32_t n = pn_ps_reconstruct(e, q->page, q->lsn, page);
 		/* Every change of the page is at or before its last-written LSN. */
-		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->failed);
+		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->svc.failed);
 		ps->hist[PN_MIN(n, HIST_LEN - 1)]++;
 		e->m.ps_reads++;
 		e->m.ps_deltas_replayed += n;
 		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
 		f->io_reads = 0;
 		f->valid = true;
-		bool headerless = pn_store_is_slru(e, q->page) && !e->sc->protocol.slru_headers;
+		bool headerless = pn_store_is_slru(&e->store, q->page) && !e->sc->protocol.slru_headers;
 		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
 		pn_wake(e, q->proc, 0);
 	}
@@ -485,14 +485,14 @@ static void ingest(struct pn_engine *e)
 	struct pn_pageserver *ps = e->ps;
 	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
 	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
-	pn_lsn limit = mutant ? e->wal.written : e->wal.flushed;
+	pn_lsn limit = mutant ? pn_wal_written(&e->wal) : pn_wal_flushed(&e->wal);
 	if (ps->next >= limit)
 		return;
 	/* the reader's cached WAL page may have grown since: read it again */
 	pn_wal_reader_seek(&ps->reader, ps->next, ps->prev);
 	struct pn_wal_record rec;
 	pn_lsn start, end;
-	while (ps->reader.next < limit && !e->failed) {
+	while (ps->reader.next < limit && !e->svc.failed) {
 		bool ok = pn_wal_read_next(&ps->reader, &rec, &start, &end);
 		PN_ASSERT(ok); /* flushed WAL is whole */
 		pn_ps_ingest_record(e, &rec, start, end);
@@ -503,12 +503,12 @@ static void ingest(struct pn_engine *e)
 
 /* ---- image rounds ---- */
 
-static void round_io_done(struct pn_engine *e, struct pn_io *io);
+static void round_io_done(void *ctx, struct pn_io *io);
 
 static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const uint8_t *buf,
 		     uint32_t len)
 {
-	struct pn_io *io = pn_io_get(e);
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = op;
 	io->file = PN_FILE_PAGESERVER;
 	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : PN_WHY_PS_META;
@@ -517,19 +517,20 @@ static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const 
 	if (buf)
 		io->buf = (uint8_t *)buf;
 	io->done = round_io_done;
+	io->ctx = e;
 	if (op == PN_IO_FSYNC)
 		e->m.ps_fsyncs++;
 	else
 		e->m.ps_meta_bytes += len;
 	e->ps->io_pending = true;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 /* WAL held back beyond a quarter of the ring: force images of the pages holding it. */
 static bool holds_too_much(const struct pn_engine *e, pn_lsn hold)
 {
-	uint64_t ring = (uint64_t)e->wal.nsegs * e->wal.seg_size;
-	return hold != 0 && pn_wal_insert_lsn(e) - hold > ring / 4;
+	uint64_t ring = (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
+	return hold != 0 && pn_wal_insert_lsn(&e->wal) - hold > ring / 4;
 }
 
 static void pick(struct pn_engine *e, uint32_t page)
@@ -561,8 +562,9 @@ static void choose_batch(struct pn_engine *e)
 	}
 }
 
-static void image_done(struct pn_engine *e, struct pn_io *io)
+static void image_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_pageserver *ps = e->ps;
 	struct ps_page *pg = &ps->pages[io->page];
 	/* On the device now: reads start from it (the durable metadata still names the old) */
@@ -593,7 +595,7 @@ static void round_begin(struct pn_engine *e)
 		uint32_t page = ps->batch[i];
 		struct ps_page *pg = &ps->pages[page];
 		PN_ASSERT(pg->img_slot == pg->dur_slot && pg->ndeltas > 0);
-		struct pn_io *io = pn_io_get(e);
+		struct pn_io *io = pn_io_get(&e->svc);
 		pn_ps_reconstruct(e, page, UINT64_MAX, io->buf);
 		pg->new_lsn = pg->last_end;
 		pg->new_crc = pn_crc32c(io->buf, e->page_size);
@@ -606,9 +608,10 @@ static void round_begin(struct pn_engine *e)
 		io->slot = 1u - pg->dur_slot;
 		io->lsn = pg->new_lsn;
 		io->done = image_done;
+		io->ctx = e;
 		e->m.ps_images++;
 		e->m.ps_image_bytes += e->page_size;
-		pn_io_issue(e, io);
+		pn_io_issue(&e->svc, io);
 	}
 }
 
@@ -654,12 +657,13 @@ static void round_commit(struct pn_engine *e)
 	ps->seq++;
 	PN_ASSERT(ps->horizon_next >= ps->horizon);
 	ps->horizon = ps->horizon_next;
-	e->wal.keep_from = PN_MIN(e->redo_done, ps->horizon);
+	pn_wal_set_keep_from(&e->wal, PN_MIN(e->redo_done, ps->horizon));
 	ps->round = PS_IDLE;
 }
 
-static void round_io_done(struct pn_engine *e, struct pn_io *io)
+static void round_io_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	struct pn_pageserver *ps = e->ps;
 	ps->io_pending = false;
 	switch (ps->round) {
@@ -729,10 +733,10 @@ void pn_ps_step(struct pn_engine *e)
  */
 void pn_ps_rearm(struct pn_engine *e)
 {
-	if (!pushdown(e) || pn_ps_idle(e) || e->recovering || e->failed)
+	if (!pushdown(e) || pn_ps_idle(e) || e->recovering || e->svc.failed)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
-		    !e->procs[e->proc_ps].scheduled);
+		    !pn_svc_scheduled(&e->svc, e->proc_ps));
 	pn_wake(e, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
 }
 
@@ -741,7 +745,7 @@ bool pn_ps_idle(const struct pn_engine *e)
 	const struct pn_pageserver *ps = e->ps;
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
-		ps->next >= e->wal.flushed);
+		ps->next >= pn_wal_flushed(&e->wal));
 }
 
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
@@ -751,11 +755,11 @@ void pn_ps_check(struct pn_engine *e)
 	if (!ps)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
-	PN_ASSERT(ps->ingested <= e->wal.written || e->recovering);
+	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->recovering);
 	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
-	PN_ASSERT(e->recovering || e->wal.keep_from <= ps->horizon);
+	PN_ASSERT(e->recovering || pn_wal_keep_from(&e->wal) <= ps->horizon);
 	const struct ps_page *pg = &ps->pages[ps->check_next];
 	ps->check_next = (ps->check_next + 1) % e->pages;
 	uint32_t n = 0;
@@ -782,7 +786,7 @@ static bool load_meta(struct pn_engine *e)
 	uint64_t best = 0, seq;
 	int area = -1;
 	for (int a = 0; a < 2; a++) {
-		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, (uint64_t)a * ps->meta_len,
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)a * ps->meta_len,
 				 ps->meta_len, ps->meta);
 		if (decode_meta(e, ps->meta, &seq) && (area < 0 || seq > best)) {
 			best = seq;
@@ -794,7 +798,7 @@ static bool load_meta(struct pn_engine *e)
 				    "the page server has no valid metadata area");
 		return false;
 	}
-	e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
+	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
 			 ps->meta_len, ps->meta);
 	ps->seq = best;
 	ps->horizon = pn_get64(ps->meta + 16);
@@ -813,7 +817,7 @@ static void replay_log(struct pn_engine *e)
 {
 	struct pn_pageserver *ps = e->ps;
 	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
-		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
 				 ps->meta);
 		bool valid = decode_log(e, ps->meta, seq);
 		PN_TESTCASE("page server recovery applies a log record", valid);
@@ -843,7 +847,7 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		pg->img_lsn = pg->dur_lsn;
 		pg->img_crc = pg->dur_crc;
 		pg->img_slot = pg->dur_slot;
-		e->env.read_sync(e->env.ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, pg->img_slot),
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, pg->img_slot),
 				 e->page_size, page);
 		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
@@ -855,7 +859,7 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		}
 	}
 	*replay_from = PN_MIN(redo, ps->horizon);
-	e->wal.keep_from = *replay_from;
+	pn_wal_set_keep_from(&e->wal, *replay_from);
 	return true;
 }
 

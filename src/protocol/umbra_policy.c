@@ -88,7 +88,7 @@ void pn_umbra_free(struct pn_engine *e)
 
 static bool step_error(struct pn_engine *e, const struct pn_step *st, const char *what)
 {
-	snprintf(e->error, sizeof(e->error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
+	snprintf(e->svc.error, sizeof(e->svc.error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
 	return true;
 }
 
@@ -120,9 +120,9 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 		at = sc->protocol.layout_at;
 	}
 	if (what && at[0]) /* the key's position (the loader's; --mode chose the policy) */
-		snprintf(e->error, sizeof(e->error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
 	else if (what)
-		snprintf(e->error, sizeof(e->error), "%s: %s", sc->path, what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
 }
 
@@ -147,7 +147,7 @@ static void encode_map(const struct pn_engine *e, uint32_t k, uint8_t *out)
 	uint32_t per = entries_per_map_page(e), first = k * per;
 	memset(out, 0, e->page_size);
 	for (uint32_t i = 0; i < per && first + i < e->heap_pages; i++)
-		out[i / 4] |= (uint8_t)(e->cur[first + i] << (2 * (i % 4)));
+		out[i / 4] |= (uint8_t)(pn_store_slot(&e->store, first + i) << (2 * (i % 4)));
 }
 
 static void encode_root(const struct pn_engine *e, uint8_t *out)
@@ -161,7 +161,7 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 
 void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size; /* spare buffer */
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
 	if (is_l3(e)) {
 		encode_root(e, buf);
 		write(ctx, PN_FILE_SELECTOR, 0, buf, e->page_size);
@@ -182,8 +182,9 @@ void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn)
 		e->map.lsn[k] = lsn;
 }
 
-static void map_write_done(struct pn_engine *e, struct pn_io *io)
+static void map_write_done(void *ctx, struct pn_io *io)
 {
+	struct pn_engine *e = ctx;
 	e->map.busy[io->aux] = 0;
 	if (io->proc != UINT32_MAX)
 		pn_wake(e, io->proc, 0);
@@ -193,8 +194,8 @@ static void map_write_done(struct pn_engine *e, struct pn_io *io)
  * issue; a publication during the write dirties the page again (JUST_DIRTIED). */
 static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 {
-	PN_ASSERT(e->map.lsn[k] <= e->wal.flushed);
-	struct pn_io *io = pn_io_get(e);
+	PN_ASSERT(e->map.lsn[k] <= pn_wal_flushed(&e->wal));
+	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_SELECTOR;
 	io->why = PN_WHY_SELECTOR;
@@ -203,10 +204,11 @@ static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 	io->aux = k;
 	io->proc = proc;
 	io->done = map_write_done;
+	io->ctx = e;
 	encode_map(e, k, io->buf);
 	e->map.dirty[k] = 0;
 	e->map.busy[k] = 1;
-	pn_io_issue(e, io);
+	pn_io_issue(&e->svc, io);
 }
 
 void pn_umbra_mapwriter(struct pn_engine *e)
@@ -214,10 +216,10 @@ void pn_umbra_mapwriter(struct pn_engine *e)
 	for (uint32_t k = 0; k < e->map.npages; k++) {
 		if (!e->map.dirty[k] || e->map.busy[k])
 			continue;
-		if (e->map.lsn[k] <= e->wal.flushed)
+		if (e->map.lsn[k] <= pn_wal_flushed(&e->wal))
 			map_write(e, k, UINT32_MAX);
 		else
-			pn_wal_start_flush(e, pn_wal_insert_lsn(e));
+			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	}
 }
 
@@ -285,7 +287,7 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 {
 	struct pn_frame *f = &e->frames[frame];
 	uint32_t pg = f->page;
-	uint32_t source = e->cur[pg];
+	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
 		pn_engine_violation(e, PN_VIOL_MAPPING, pg, "MapPublishSlotShift: page %u is on slot "
 				    "%u, not the source of its shift to %u", pg, source, target);
@@ -308,7 +310,7 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 		if (tag)
 			f->shift_epoch = tag->seq;
 	}
-	e->cur[pg] = (uint8_t)target;
+	pn_store_set_slot(&e->store, pg, target);
 	e->m.shifts++;
 	pn_umbra_map_dirty(e, pg, lsn);
 }
@@ -328,7 +330,7 @@ bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)
 uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
 			   const struct pn_ckpt_run *run)
 {
-	uint8_t cur = e->cur[f->page];
+	uint8_t cur = pn_store_slot(&e->store, f->page);
 	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
 	if (!is_l3(e) && f->shift_epoch == run->seq)
 		return (uint8_t)((cur + e->generations - 1u) % e->generations);
@@ -348,7 +350,7 @@ uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 	uint32_t r = (uint32_t)(run - e->runs);
 	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
 	 * the redo pointer and the selection that backends and evictions use. */
-	uint64_t now = e->env.now_ns(e->env.ctx);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	if (now < run->select_ns)
 		return run->select_ns - now;
 	if (run->pause_select)
@@ -387,7 +389,7 @@ bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed
 			return run->state != PN_C_MAP_WRITE;
 		if (resumed) /* blocked in its fresh DELAY_CHKPT_START wait */
 			return run->delay_wait;
-		return run->pause_select && e->env.now_ns(e->env.ctx) >= run->select_ns;
+		return run->pause_select && e->svc.env.now_ns(e->svc.env.ctx) >= run->select_ns;
 	}
 	return true;
 }
@@ -404,7 +406,7 @@ uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 			continue;
 		}
 		if (e->map.dirty[k]) {
-			if (!pn_wal_flush_request(e, e->map.lsn[k], e->proc_ckpt))
+			if (!pn_wal_flush_request(&e->wal, e->map.lsn[k], e->proc_ckpt))
 				return UINT64_MAX;
 			map_write(e, k, e->proc_ckpt);
 			busy = true;
@@ -423,9 +425,9 @@ uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 
 bool pn_umbra_read_map(struct pn_engine *e)
 {
-	uint8_t *buf = e->io_bufs + (size_t)e->nios * 2u * e->page_size;
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	if (is_l3(e)) {
-		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
+		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
 		    pn_get32(buf) != ROOT_MAGIC ||
 		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
@@ -435,7 +437,7 @@ bool pn_umbra_read_map(struct pn_engine *e)
 	}
 	uint32_t per = entries_per_map_page(e);
 	for (uint32_t k = 0; k < e->map.npages; k++) {
-		if (!e->env.read_sync(e->env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
+		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
 				      e->page_size, buf))
 			memset(buf, 0, e->page_size); /* a missing selector page: every entry slot 0 */
 		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
@@ -445,10 +447,10 @@ bool pn_umbra_read_map(struct pn_engine *e)
 						    "invalid Umbra active slot %u of page %u", v, k * per + i);
 				return false;
 			}
-			e->cur[k * per + i] = v;
+			pn_store_set_slot(&e->store, k * per + i, v);
 		}
 	}
-	memcpy(e->base_done, e->cur, e->heap_pages);
+	memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages);
 	return true;
 }
 
@@ -466,7 +468,7 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
 	 * there first (FlushOneBuffer). A page just read is clean: flushing it would write
 	 * the bytes it was read from, so no I/O is issued for it. */
-	e->cur[pg] = source;
+	pn_store_set_slot(&e->store, pg, source);
 	pn_umbra_map_dirty(e, pg, 0);
 	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
 		       (e->frames[fi].dirty || e->frames[fi].io_writes);
@@ -477,7 +479,7 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 		pn_wake(e, proc, POLL_NS);
 		return false;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_wake(e, proc, POLL_NS);
 	return w == PN_WRITE_NONE;

@@ -18,7 +18,7 @@ struct pn_ckpt_run;
 bool pn_umbra_policy(const struct pn_engine *e); /* mode umbra, policy l3 or l4 */
 bool pn_umbra_init(struct pn_engine *e);
 void pn_umbra_free(struct pn_engine *e);
-/* Writes a FILE[:LINE:COL]: message into e->error and returns true when the scenario asks
+/* Writes a FILE[:LINE:COL]: message into e->svc.error and returns true when the scenario asks
  * for something l3/l4 (or the other modes, for l3/l4-only script steps) cannot do. */
 bool pn_umbra_unsupported(struct pn_engine *e);
 /* Slot index of (heap page, slot) in the data file; slots the heap reserves in all. */

@@ -158,7 +158,7 @@ bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char
 {
 	const struct pn_scenario *sc = e->sc;
 	if (e->heap_pages < L->pages) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: storage.pages is %u; %s and %llu transactions needs %u pages (its "
 			 "tables, indexes and room to grow): set storage.pages to %u or more",
 			 sc->path, e->heap_pages, what,
@@ -166,7 +166,7 @@ bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char
 		return false;
 	}
 	if (sc->storage.buffers < 2 * sc->workload.clients + 2) {
-		snprintf(e->error, sizeof(e->error), "%s: %s needs storage.buffers of at least "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s needs storage.buffers of at least "
 			 "2 x workload.clients + 2 (%u)", sc->path, what,
 			 2 * sc->workload.clients + 2);
 		return false;

@@ -127,7 +127,7 @@ uint32_t wl_index(struct wl_layout *L, const char *name, uint32_t table, uint32_
 		  uint64_t nkeys, wl_key_fn key, const void *ctx, uint64_t inserts);
 void wl_layout_free(struct wl_layout *L);
 
-/* Refuses (e->error, false) a storage.pages below the layout's pages or too few buffers;
+/* Refuses (e->svc.error, false) a storage.pages below the layout's pages or too few buffers;
  * `what` names the workload and its size in the message ("tpcc with 1 warehouses"). */
 bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char *what);
 

@@ -21,7 +21,7 @@ bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client)
 		return true;
 	b->clients = calloc(sc->workload.clients, sizeof(*b->clients));
 	if (b->clients == NULL)
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 	return b->clients != NULL;
 }
 
@@ -31,7 +31,7 @@ bool wl_state_new(struct pn_engine *e, void **state, size_t size)
 {
 	*state = calloc(1, size);
 	if (*state == NULL)
-		snprintf(e->error, sizeof(e->error), "%s: out of memory", e->sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", e->sc->path);
 	return *state != NULL;
 }
 

@@ -22,7 +22,7 @@ struct wl_base {
 	uint64_t txns_started;
 	struct wl_client *clients;        /* per backend (random, slru, btree_dedup), or NULL */
 };
-/* Fills b from e (after the row sized the relation); false: out of memory (e->error). */
+/* Fills b from e (after the row sized the relation); false: out of memory (e->svc.error). */
 bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client);
 void wl_base_free(struct wl_base *b);
 /* A run without end: bench and crashtest size the workload at init, then set
@@ -40,7 +40,7 @@ bool pn_workload_txn_next(struct wl_base *b, const struct pn_client *c, struct p
 /* k distinct heap pages chosen uniformly into c's txn_pages; txn_len = k, txn_pos = 1. */
 void pn_workload_pick_pages(struct wl_base *b, const struct pn_client *c, uint32_t k);
 
-/* A row's state: calloc'ed *state of size bytes (e->error if it fails); one that begins
+/* A row's state: calloc'ed *state of size bytes (e->svc.error if it fails); one that begins
  * with a wl_base, filled (per_client: with each client's transaction pages); the rows whose
  * state is a wl_base alone (random, slru). */
 bool wl_state_new(struct pn_engine *e, void **state, size_t size);

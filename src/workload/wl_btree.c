@@ -117,7 +117,7 @@ static bool init(struct pn_engine *e, void **state)
 	const struct pn_scenario *sc = e->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
 	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
 			 "be at least 1, and the index at most %u pages; lower inserts",
 			 sc->path, (unsigned long long)sc->workload.inserts,

@@ -93,7 +93,7 @@ static bool init(struct pn_engine *e, void **state)
 	g->s.L.page_size = e->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
-		snprintf(e->error, sizeof(e->error), "%s: pgbench scale %llu or %llu transactions "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: pgbench scale %llu or %llu transactions "
 			 "is too large for this model", sc->path, (unsigned long long)scale,
 			 (unsigned long long)n);
 		return false;

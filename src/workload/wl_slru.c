@@ -21,7 +21,7 @@
 static bool init(struct pn_engine *e, void **state)
 {
 	if (e->sc->workload.pages_per_transaction > e->heap_pages) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: workload.pages_per_transaction (%u) exceeds storage.pages (%u)",
 			 e->sc->path, e->sc->workload.pages_per_transaction, e->heap_pages);
 		return false;

@@ -309,7 +309,7 @@ static bool init(struct pn_engine *e, void **state)
 	g->s.L.page_size = e->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
-		snprintf(e->error, sizeof(e->error), "%s: tpcc models at most 1000 warehouses and "
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s: tpcc models at most 1000 warehouses and "
 			 "50,000,000 transactions", sc->path);
 		return false;
 	}

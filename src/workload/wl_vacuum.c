@@ -80,7 +80,7 @@ static bool init(struct pn_engine *e, void **state)
 	uint64_t per = rows_per_page(e->page_size);
 	uint64_t heap = (e->sc->workload.rows + per - 1) / per;
 	if (e->sc->workload.rows == 0 || heap > UINT32_MAX / 2) {
-		snprintf(e->error, sizeof(e->error),
+		snprintf(e->svc.error, sizeof(e->svc.error),
 			 "%s: workload.rows is %llu; the vacuum workload needs 1 to %llu rows",
 			 e->sc->path, (unsigned long long)e->sc->workload.rows,
 			 (unsigned long long)(UINT32_MAX / 2) * per);

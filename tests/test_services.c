@@ -1,0 +1,239 @@
+/*
+ * test_services.c: the engine's services (src/engine/services.c) through their own interface,
+ * with a stub environment that records what the engine asks of the world: the I/O life and
+ * its legal edges (S1-S3), completions through io->done with the issuer's ctx, wakes and
+ * their tokens, the first violation (S4).
+ */
+#include "services.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct stub {
+	uint64_t now;
+	struct pn_io *submitted[8];
+	uint32_t nsubmitted;
+	uint32_t sched_proc[8];
+	uint64_t sched_delay[8], sched_token[8];
+	uint32_t nsched;
+};
+
+static void stub_submit(void *ctx, struct pn_io *io)
+{
+	struct stub *s = ctx;
+	ck_assert_uint_lt(s->nsubmitted, 8);
+	s->submitted[s->nsubmitted++] = io;
+}
+
+static uint64_t stub_now(void *ctx) { return ((struct stub *)ctx)->now; }
+
+static void stub_schedule(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token)
+{
+	struct stub *s = ctx;
+	ck_assert_uint_lt(s->nsched, 8);
+	s->sched_proc[s->nsched] = proc;
+	s->sched_delay[s->nsched] = delay_ns;
+	s->sched_token[s->nsched++] = token;
+}
+
+static struct stub stub;
+static struct pn_services svc;
+
+static void setup(void)
+{
+	memset(&stub, 0, sizeof(stub));
+	struct pn_env env = {.ctx = &stub, .submit = stub_submit, .now_ns = stub_now,
+			     .schedule = stub_schedule};
+	ck_assert(pn_svc_init(&svc, &env, 4, 64, 3));
+}
+
+static void teardown(void) { pn_svc_free(&svc); }
+
+struct seen {
+	int calls;
+	void *ctx;
+	bool keep;
+};
+
+static void record_done(void *ctx, struct pn_io *io)
+{
+	struct seen *s = ctx;
+	s->calls++;
+	s->ctx = ctx;
+	io->keep = s->keep;
+}
+
+static struct pn_io *issue_one(struct seen *seen)
+{
+	struct pn_io *io = pn_io_get(&svc);
+	io->op = PN_IO_WRITE;
+	io->done = record_done;
+	io->ctx = seen;
+	pn_io_issue(&svc, io);
+	return io;
+}
+
+START_TEST(test_io_life)
+{
+	struct seen seen = {0};
+	struct pn_io *io = pn_io_get(&svc);
+	ck_assert_uint_eq(svc.io_free_len, 3);
+	ck_assert_uint_eq(io->frame, UINT32_MAX);
+	ck_assert_ptr_eq(io->buf, svc.io_bufs + (size_t)io->index * 64);
+	io->done = record_done;
+	io->ctx = &seen;
+	pn_io_issue(&svc, io);
+	ck_assert_int_eq(io->state, PN_IO_ISSUED);
+	ck_assert_uint_eq(stub.nsubmitted, 1);
+	ck_assert_ptr_eq(stub.submitted[0], io);
+	ck_assert(!pn_io_all_free(&svc));
+	pn_io_dispatched(io);
+	ck_assert_int_eq(io->state, PN_IO_DISPATCHED);
+	pn_io_complete(&svc, io);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_ptr_eq(seen.ctx, &seen);
+	ck_assert_int_eq(io->state, PN_IO_FREE);
+	ck_assert(pn_io_all_free(&svc));
+	pn_svc_check(&svc);
+}
+END_TEST
+
+START_TEST(test_io_keep_release)
+{
+	struct seen seen = {.keep = true};
+	struct pn_io *io = issue_one(&seen);
+	pn_io_dispatched(io);
+	pn_io_complete(&svc, io);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(io->state, PN_IO_DISPATCHED); /* kept: not on the free list */
+	ck_assert_uint_eq(svc.io_free_len, 3);
+	ck_assert_ptr_eq(pn_io_at(&svc, io->index), io);
+	pn_io_release(&svc, io);
+	ck_assert_int_eq(io->state, PN_IO_FREE);
+	ck_assert(pn_io_all_free(&svc));
+}
+END_TEST
+
+START_TEST(test_io_table_bounded)
+{
+	struct seen seen = {0};
+	for (int i = 0; i < 4; i++)
+		issue_one(&seen);
+	ck_assert_uint_eq(svc.io_free_len, 0);
+	pn_io_get(&svc); /* a fifth: the bound is asserted */
+}
+END_TEST
+
+START_TEST(test_io_complete_before_dispatch)
+{
+	struct seen seen = {0};
+	struct pn_io *io = issue_one(&seen);
+	pn_io_complete(&svc, io); /* ISSUED -> FREE is no edge */
+}
+END_TEST
+
+START_TEST(test_io_dispatch_twice)
+{
+	struct seen seen = {0};
+	struct pn_io *io = issue_one(&seen);
+	pn_io_dispatched(io);
+	pn_io_dispatched(io);
+}
+END_TEST
+
+START_TEST(test_io_issue_without_done)
+{
+	struct pn_io *io = pn_io_get(&svc);
+	pn_io_issue(&svc, io); /* S3: no completion to call */
+}
+END_TEST
+
+START_TEST(test_release_not_kept)
+{
+	struct seen seen = {0};
+	struct pn_io *io = issue_one(&seen);
+	pn_io_dispatched(io);
+	pn_io_release(&svc, io);
+}
+END_TEST
+
+START_TEST(test_wake_tokens)
+{
+	stub.now = 1000;
+	pn_svc_wake(&svc, 1, 50);
+	ck_assert_uint_eq(stub.nsched, 1);
+	ck_assert_uint_eq(stub.sched_proc[0], 1);
+	ck_assert_uint_eq(stub.sched_delay[0], 50);
+	ck_assert(pn_svc_scheduled(&svc, 1));
+	pn_svc_wake(&svc, 1, 80); /* later than the pending one: stands */
+	ck_assert_uint_eq(stub.nsched, 1);
+	pn_svc_wake(&svc, 1, 10); /* earlier: supersedes it */
+	ck_assert_uint_eq(stub.nsched, 2);
+	ck_assert_uint_eq(pn_svc_wake_token(&svc, 1), stub.sched_token[1]);
+	ck_assert_uint_gt(stub.sched_token[1], stub.sched_token[0]);
+	ck_assert(!pn_svc_fire(&svc, 1, stub.sched_token[0])); /* superseded */
+	ck_assert(pn_svc_scheduled(&svc, 1));
+	ck_assert(pn_svc_fire(&svc, 1, stub.sched_token[1]));
+	ck_assert(!pn_svc_scheduled(&svc, 1));
+	ck_assert(!pn_svc_scheduled(&svc, 0));
+	ck_assert_uint_eq(pn_svc_now(&svc), 1000);
+}
+END_TEST
+
+START_TEST(test_violation_first_wins)
+{
+	ck_assert(!svc.failed);
+	pn_svc_violation(&svc, PN_VIOL_MAPPING, 7, "page %u at %d", 7u, 3);
+	pn_svc_violation(&svc, PN_VIOL_CHECKSUM, 9, "later");
+	ck_assert(svc.failed);
+	ck_assert_int_eq(svc.viol.kind, PN_VIOL_MAPPING);
+	ck_assert_uint_eq(svc.viol.page, 7);
+	ck_assert_str_eq(svc.viol.detail, "page 7 at 3");
+	ck_assert_str_eq(pn_violation_name(svc.viol.kind), "mapping");
+	/* a failed run fires no process */
+	pn_svc_wake(&svc, 2, 5);
+	ck_assert(!pn_svc_fire(&svc, 2, pn_svc_wake_token(&svc, 2)));
+	pn_svc_check(&svc);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(pn_io_why_name(PN_WHY_CKPT), "checkpoint");
+	ck_assert_str_eq(pn_io_why_name(PN_WHY_PS_META), "ps-metadata");
+	ck_assert_str_eq(pn_violation_name(PN_VIOL_WAL_BEFORE_DATA), "wal_before_data");
+	ck_assert_str_eq(pn_violation_name(PN_VIOL_SPACE), "space");
+}
+END_TEST
+
+static Suite *services_suite(void)
+{
+	Suite *s = suite_create("services");
+	TCase *io = tcase_create("io"), *rest = tcase_create("wake-violation");
+	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_checked_fixture(rest, setup, teardown);
+	tcase_add_test(io, test_io_life);
+	tcase_add_test(io, test_io_keep_release);
+	tcase_add_test_raise_signal(io, test_io_table_bounded, SIGABRT);
+	tcase_add_test_raise_signal(io, test_io_complete_before_dispatch, SIGABRT);
+	tcase_add_test_raise_signal(io, test_io_dispatch_twice, SIGABRT);
+	tcase_add_test_raise_signal(io, test_io_issue_without_done, SIGABRT);
+	tcase_add_test_raise_signal(io, test_release_not_kept, SIGABRT);
+	tcase_add_test(rest, test_wake_tokens);
+	tcase_add_test(rest, test_violation_first_wins);
+	tcase_add_test(rest, test_names);
+	suite_add_tcase(s, io);
+	suite_add_tcase(s, rest);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(services_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
