@@ -55,6 +55,14 @@ static void stub_schedule(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t 
 	s->woken[s->nwoken++] = proc;
 }
 
+/* No I/O is issued by the tests below (no process runs): one is a failure. */
+static void stub_submit(void *ctx, struct pn_io *io)
+{
+	(void)ctx;
+	(void)io;
+	ck_abort_msg("the client tests issue no I/O");
+}
+
 static void load(const char *yaml, struct pn_scenario *sc)
 {
 	char err[PN_ERROR_LEN];
@@ -65,7 +73,7 @@ static void load(const char *yaml, struct pn_scenario *sc)
 /* An engine with sc's row and the stub env. */
 static void engine_up(struct pn_engine *e, const struct pn_scenario *sc, struct stub *s)
 {
-	struct pn_env env = {.ctx = s, .now_ns = stub_now, .schedule = stub_schedule,
+	struct pn_env env = {.ctx = s, .submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule,
 			     .random = stub_random};
 	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc)), "%s", e->svc.error);
 	ck_assert_ptr_eq(e->client, pn_workload_of(sc));
