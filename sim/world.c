@@ -467,6 +467,8 @@ int pn_world_step(struct pn_world *w)
 			pn_engine_check(e);
 		if (w->opt.twin)
 			hash_event(w, &ev);
+		if (w->series)
+			pn_series_observe(w->series, e, w->now, w->events);
 		return e->failed ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
 }
@@ -506,9 +508,12 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		out->status = 2;
 		return 2;
 	}
+	pn_series_init(&out->series, &w->e);
+	w->series = &out->series;
 	pn_engine_start(&w->e);
 	int rc = pn_world_run(w);
 	pn_engine_finish_metrics(&w->e);
+	pn_series_finish(&out->series, &w->e, w->now, w->events);
 	out->m = w->e.m;
 	out->viol = w->e.viol;
 	out->events = w->events;
