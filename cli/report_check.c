@@ -95,6 +95,19 @@ static void states_plot(FILE *f, const json_t *arr)
 	pn_rep_legend(f, names, colors, 3);
 }
 
+/* A marker's file from the repository's top folder on ("src/wal.c"), as the build named it. */
+static const char *source_path(const char *file)
+{
+	static const char *const tops[] = {"/src/", "/model/", "/sim/", "/cli/", "/disk/"};
+	const char *best = NULL;
+	for (size_t i = 0; file && i < PN_ARRAY_LEN(tops); i++) {
+		const char *at = strstr(file, tops[i]);
+		if (at && (!best || at < best))
+			best = at;
+	}
+	return best ? best + 1 : file ? file : "?";
+}
+
 static void coverage(FILE *f, int src, const json_t *cov)
 {
 	const json_t *markers = json_object_get(cov, "markers"), *m;
@@ -105,8 +118,9 @@ static void coverage(FILE *f, int src, const json_t *cov)
 		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
 		counts[t && fl ? 0 : t || fl ? 1 : 2]++;
 	}
-	fprintf(f, "<h3>Coverage markers</h3><p class=\"note\">PN_TESTCASE boundaries the check "
-		"reached: both ways (true and false), one way only, or never (src %d).</p>\n", src);
+	fprintf(f, "<h3>Coverage markers</h3><p class=\"note\">The PN_TESTCASE boundaries of "
+		"input %d's check: reached both ways (true and false), one way only, or never.</p>\n",
+		src + 1);
 	struct pn_plot p = {.f = f, .w = 1100, .h = 70, .ml = 10, .mr = 10, .mt = 8, .mb = 28};
 	double total = (double)json_array_size(markers), x = 0;
 	static const char *const colors[] = {"#59a14f", "#edc948", "#d62728"};
@@ -119,7 +133,7 @@ static void coverage(FILE *f, int src, const json_t *cov)
 		pn_plot_rect(&p, x, 0, x + (double)counts[k], 1, colors[k], tip);
 		snprintf(path, sizeof(path), ".coverage.%s", k == 0 ? "both" : k == 1 ? "one_way" : "never");
 		if (counts[k])
-			pn_plot_num(&p, pn_plot_px(&p, x + counts[k] / 2.0), p.h - 10, "middle", path,
+			pn_plot_num(&p, pn_plot_px(&p, x + counts[k] / 2.0), pn_plot_py(&p, 0.5) + 4, "middle", path,
 				    json_object_get(cov, k == 0 ? "both" : k == 1 ? "one_way" : "never"), 1, 4);
 		x += (double)counts[k];
 	}
@@ -133,13 +147,13 @@ static void coverage(FILE *f, int src, const json_t *cov)
 		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
 		fputs("<tr>", f);
 		cell_text(f, t && fl ? "both" : t ? "ONLY TRUE" : fl ? "ONLY FALSE" : "NEVER",
-			  t && fl ? "ok" : "bad");
+			  t && fl ? "ok" : t || fl ? "warn" : "bad");
 		cell_text(f, json_string_value(json_object_get(m, "name")), NULL);
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].true", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "true"));
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].false", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "false"));
-		snprintf(where, sizeof(where), "%s:%lld", json_string_value(json_object_get(m, "file")) ?: "?",
+		snprintf(where, sizeof(where), "%s:%lld", source_path(json_string_value(json_object_get(m, "file"))),
 			 (long long)json_integer_value(json_object_get(m, "line")));
 		cell_text(f, where, NULL);
 		fputs("</tr>\n", f);

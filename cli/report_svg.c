@@ -258,7 +258,7 @@ static const char style[] =
 	".legend span{margin-right:14px;white-space:nowrap}.legend i{display:inline-block;"
 	"width:11px;height:11px;margin-right:4px;vertical-align:-1px;border:1px solid #0003}\n"
 	".row{display:flex;flex-wrap:wrap;gap:12px}.ok{color:#1a7f37;font-weight:600;white-space:nowrap}"
-	".bad{color:#c62828;font-weight:600;white-space:nowrap}code,pre{background:#f6f6f6;padding:1px 4px}pre{white-space:pre-wrap}"
+	".bad{color:#c62828;font-weight:600;white-space:nowrap}.warn{color:#b26a00;font-weight:600}code,pre{background:#f6f6f6;padding:1px 4px}pre{white-space:pre-wrap}"
 	"pre{padding:6px 8px;overflow-x:auto}\n"
 	"#tip{position:fixed;pointer-events:none;background:#222;color:#fff;font-size:12px;"
 	"padding:3px 6px;border-radius:3px;display:none;z-index:9;white-space:pre}\n";

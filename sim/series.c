@@ -39,6 +39,7 @@ static void take_sample(struct pn_series *s, const struct pn_engine *e, uint64_t
 	const struct pn_metrics *m = &e->m;
 	if (s->n == PN_SERIES_CAP)
 		halve_samples(s);
+	PN_ASSERT(s->n < PN_SERIES_CAP);
 	uint64_t *v = s->v[s->n++];
 	v[PN_SC_TIME_NS] = now_ns;
 	v[PN_SC_EVENTS] = events;
@@ -113,7 +114,9 @@ void pn_series_observe(struct pn_series *s, const struct pn_engine *e, uint64_t 
 		       uint64_t events)
 {
 	PN_ASSERT(s->every_events > 0);
-	if (events % s->every_events == 0)
+	/* due under the stride as it will be after a halving (S1: multiples only) */
+	uint64_t stride = s->n == PN_SERIES_CAP ? 2 * s->every_events : s->every_events;
+	if (events % stride == 0)
 		take_sample(s, e, now_ns, events);
 	while (s->seen_begun < e->ckpt_seq_begun)
 		s->begin_ns[++s->seen_begun % PN_SERIES_PENDING] = now_ns;
