@@ -367,6 +367,30 @@ static void published_figures(struct costs *c, const char *scenario)
 }
 
 /* ---- Umbra's generations ---- */
+/* When the shifts happen: mode i's cumulative shifts over virtual time, checkpoints marked. */
+static void shifts_over_time(struct costs *c, int i)
+{
+	const json_t *t = series_col(c->res[i], "time_ns"), *sh = series_col(c->res[i], "shifts");
+	size_t n = t && sh ? json_array_size(t) : 0;
+	struct pn_plot p = {.f = c->f, .w = 1100, .h = 220, .ml = 70, .mr = 20, .mt = 14, .mb = 44,
+			    .x_ticks = true, .y_ticks = true};
+	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double)), ymax = 1;
+	PN_ASSERT(x != NULL && y != NULL);
+	for (size_t j = 0; j < n; j++) {
+		x[j] = at(t, j) / 1e9;
+		y[j] = at(sh, j);
+		ymax = fmax(ymax, y[j]);
+	}
+	p.x = (struct pn_axis){0, n ? x[n - 1] : 1, false, "virtual time (s)"};
+	p.y = (struct pn_axis){0, ymax * 1.05, false, "shifts (cumulative)"};
+	pn_plot_begin(&p, "Umbra shifts over virtual time");
+	ckpt_marks(c, &p, i, false);
+	pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s", "shifts");
+	pn_plot_end(&p);
+	free(x);
+	free(y);
+}
+
 static const char *const slot_colors[] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb",
 					  "#fcbba1", "#d9d9d9", "#fee391", "#bcbddc"};
 
@@ -386,11 +410,14 @@ static void generations(struct costs *c, int i)
 	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / cell_w, false,
 			       "checkpoint (number, at its end)"};
 	p.y = (struct pn_axis){0, (double)np, false, NULL};
-	fprintf(c->f, "<h3>Umbra's generations: %s</h3><p class=\"note\">Each row a sampled page "
+	fprintf(c->f, "<h3>Umbra's generations: %s</h3><p class=\"note\">Shifts (a page's change "
+		"written to another slot) over time, dashed at each checkpoint's end; then each row a "
+		"sampled page "
 		"(the lowest-numbered that shifted), each column a checkpoint's end: the colour and "
 		"digit are the active slot; <b>B</b> marks the slot that is the checkpoint's "
 		"recovery baseline; a thick outline is a shift since the previous checkpoint; grey: "
 		"not yet sampled.</p>\n", c->mode[i]);
+	shifts_over_time(c, i);
 	pn_plot_begin(&p, "Umbra generations per sampled page");
 	for (size_t k = 0; k < nc; k++) {
 		const json_t *m = json_array_get(marks, k);

@@ -39,7 +39,7 @@ struct view {
 	uint32_t nev;
 	struct lane_event ev[PN_TRACE_LEN];
 	uint32_t nlanes;
-	char lanes[64][32];
+	char lanes[PN_TRACE_LEN][32]; /* at most one per event of the window */
 	uint32_t nwrites, more_writes;
 	struct write_row writes[MAX_WRITES];
 	bool page_differs;
@@ -69,22 +69,32 @@ static const char *proc_name(const struct pn_world *w, uint32_t i, char *buf, si
 	return buf;
 }
 
-/* The lanes in a fixed order: processes by index, then the AIO queue by file. */
-static void lanes_init(struct view *v, const struct pn_world *w)
-{
-	char name[32];
-	for (uint32_t i = 0; i < w->e.nprocs; i++)
-		lane_of(v, proc_name(w, i, name, sizeof(name)));
-	for (int f = 0; f < PN_FILE_COUNT; f++) {
-		snprintf(name, sizeof(name), "AIO %s", pn_file_name((enum pn_file)f));
-		lane_of(v, name);
-	}
-}
-
+/* The lanes of the processes and files the window's events are in, in a fixed order:
+ * processes by index, then the AIO queue by file; then each event and its lane. */
 static void take_events(struct view *v, const struct pn_world *w)
 {
 	uint64_t first = w->events > PN_TRACE_LEN ? w->events - PN_TRACE_LEN : 0;
+	bool file_used[PN_FILE_COUNT] = {false};
 	char name[32];
+	for (uint32_t i = 0; i < w->e.nprocs; i++) {
+		bool used = false;
+		for (uint64_t k = first; k < w->events && !used; k++) {
+			const struct pn_trace_entry *t = &w->trace[k % PN_TRACE_LEN];
+			used = t->kind == PN_EV_STEP && t->arg == i;
+		}
+		if (used)
+			lane_of(v, proc_name(w, i, name, sizeof(name)));
+	}
+	for (uint64_t k = first; k < w->events; k++) {
+		const struct pn_trace_entry *t = &w->trace[k % PN_TRACE_LEN];
+		if (t->kind != PN_EV_STEP && t->file < PN_FILE_COUNT)
+			file_used[t->file] = true;
+	}
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		snprintf(name, sizeof(name), "AIO %s", pn_file_name((enum pn_file)f));
+		if (file_used[f])
+			lane_of(v, name);
+	}
 	for (uint64_t i = first; i < w->events; i++) {
 		const struct pn_trace_entry *t = &w->trace[i % PN_TRACE_LEN];
 		struct lane_event *e = &v->ev[v->nev++];
@@ -130,7 +140,6 @@ static void on_crash(void *arg, const struct pn_world *run, const struct pn_writ
 	struct view *v = arg;
 	v->seen = true;
 	v->crashed = fates != NULL;
-	lanes_init(v, run);
 	take_events(v, run);
 	if (fates)
 		take_writes(v, run, fates);
@@ -184,26 +193,8 @@ static void io_bars(struct pn_plot *p, const struct view *v, double crash_x)
 	}
 }
 
-/* Leaves out the lanes no event of the window is in (keeping their order). */
-static void drop_empty_lanes(struct view *v)
+static void swimlanes(FILE *f, const struct view *v, const char *crash_tip)
 {
-	uint32_t map[PN_ARRAY_LEN(v->lanes)], n = 0;
-	for (uint32_t l = 0; l < v->nlanes; l++) {
-		bool used = false;
-		for (uint32_t i = 0; i < v->nev && !used; i++)
-			used = v->ev[i].lane == l;
-		map[l] = n;
-		if (used)
-			memmove(v->lanes[n++], v->lanes[l], sizeof(v->lanes[0]));
-	}
-	for (uint32_t i = 0; i < v->nev; i++)
-		v->ev[i].lane = map[v->ev[i].lane];
-	v->nlanes = n;
-}
-
-static void swimlanes(FILE *f, struct view *v, const char *crash_tip)
-{
-	drop_empty_lanes(v);
 	int lane_h = 22;
 	struct pn_plot p = {.f = f, .w = 1100, .ml = 110, .mr = 20, .mt = 10, .mb = 44};
 	p.h = p.mt + p.mb + (int)v->nlanes * lane_h;
