@@ -337,33 +337,73 @@ static const json_t *path_get(const json_t *o, const char *path)
 	return o;
 }
 
+struct pub_row {
+	const struct published *pb;
+	int result;
+	const json_t *ours;
+};
+
+/* Published beside ours: a pair of bars per figure (published grey, ours in its mode's colour). */
+static void published_bars(struct costs *c, const struct pub_row *pubs, int n)
+{
+	struct pn_plot p = {.f = c->f, .w = 150 + 110 * n, .h = 250, .ml = 70, .mr = 10, .mt = 14,
+			    .mb = 44, .y_ticks = true};
+	double ymax = 0;
+	for (int k = 0; k < n; k++)
+		ymax = fmax(ymax, fmax(pubs[k].pb->value, json_number_value(pubs[k].ours)));
+	p.x = (struct pn_axis){0, (double)n, false, NULL};
+	p.y = (struct pn_axis){0, ymax * 1.15, false, pubs[0].pb->what};
+	pn_plot_begin(&p, "published figure beside ours");
+	for (int k = 0; k < n; k++) {
+		char tip[160], path[192], buf[32];
+		double pub = pubs[k].pb->value, ours = json_number_value(pubs[k].ours);
+		snprintf(tip, sizeof(tip), "%s published (%s): %.2f", pubs[k].pb->mode, pubs[k].pb->source, pub);
+		pn_plot_rect(&p, k + 0.12, 0, k + 0.48, pub, "#dddddd", tip);
+		snprintf(tip, sizeof(tip), "%s ours: %.2f (%.3f of published)", pubs[k].pb->mode, ours, ours / pub);
+		pn_plot_rect(&p, k + 0.52, 0, k + 0.88, ours, pn_rep_mode_color(pubs[k].pb->mode), tip);
+		pn_plot_text(&p, pn_plot_px(&p, k + 0.3), pn_plot_py(&p, pub) - 4, "middle", "tick",
+			     pn_rep_real(buf, sizeof(buf), pub, 4));
+		snprintf(path, sizeof(path), ".results[%d]%s", pubs[k].result, pubs[k].pb->key);
+		pn_plot_num(&p, pn_plot_px(&p, k + 0.7), pn_plot_py(&p, ours) - 4, "middle", path,
+			    pubs[k].ours, 1, 4);
+		pn_plot_text(&p, pn_plot_px(&p, k + 0.5), p.h - p.mb + 14, "middle", "tick", pubs[k].pb->mode);
+	}
+	pn_plot_end(&p);
+	static const char *const names[] = {"published", "ours (in the mode's colour)"};
+	static const char *const colors[] = {"#dddddd", "#2ca02c"};
+	pn_rep_legend(c->f, names, colors, 2);
+}
+
 static void published_figures(struct costs *c, const char *scenario)
 {
-	bool any = false;
+	struct pub_row pubs[PN_ARRAY_LEN(published)];
+	int n = 0;
 	char path[192], buf[32];
 	for (size_t k = 0; k < PN_ARRAY_LEN(published); k++) {
-		const struct published *pb = &published[k];
-		for (int i = 0; i < c->n && strcmp(pb->scenario, scenario) == 0; i++) {
-			const json_t *ours = path_get(c->res[i], pb->key);
-			if (strcmp(c->mode[i], pb->mode) != 0 || !json_is_number(ours))
-				continue;
-			if (!any)
-				fprintf(c->f, "<h3>Beside the published figure</h3><p class=\"note\">The "
-					"seed's numbers (docs/results.md) next to this run's.</p><table><tr>"
-					"<th>mode</th><th>figure</th><th class=\"num\">published</th>"
-					"<th class=\"num\">ours</th><th class=\"num\">ours / published</th>"
-					"<th>source</th></tr>\n");
-			any = true;
-			fprintf(c->f, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td>", pb->mode,
-				pb->what, pn_rep_real(buf, sizeof(buf), pb->value, 7));
-			snprintf(path, sizeof(path), ".results[%d]%s", i, pb->key);
-			pn_rep_num(c->f, "td", path, ours);
-			fprintf(c->f, "<td class=\"num\">%.3f</td><td>%s</td></tr>\n",
-				json_number_value(ours) / pb->value, pb->source);
+		for (int i = 0; i < c->n && strcmp(published[k].scenario, scenario) == 0; i++) {
+			const json_t *ours = path_get(c->res[i], published[k].key);
+			if (strcmp(c->mode[i], published[k].mode) == 0 && json_is_number(ours))
+				pubs[n++] = (struct pub_row){&published[k], i, ours};
 		}
 	}
-	if (any)
-		fputs("</table>\n", c->f);
+	if (n == 0)
+		return;
+	fputs("<h3>Beside the published figure</h3><p class=\"note\">The seed's numbers "
+	      "(docs/results.md) next to this run's.</p>\n", c->f);
+	published_bars(c, pubs, n);
+	fputs("<table><tr><th>mode</th><th>figure</th><th class=\"num\">published</th>"
+	      "<th class=\"num\">ours</th><th class=\"num\">ours / published</th><th>source</th>"
+	      "</tr>\n", c->f);
+	for (int k = 0; k < n; k++) {
+		const struct published *pb = pubs[k].pb;
+		fprintf(c->f, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td>", pb->mode, pb->what,
+			pn_rep_real(buf, sizeof(buf), pb->value, 7));
+		snprintf(path, sizeof(path), ".results[%d]%s", pubs[k].result, pb->key);
+		pn_rep_num(c->f, "td", path, pubs[k].ours);
+		fprintf(c->f, "<td class=\"num\">%.3f</td><td>%s</td></tr>\n",
+			json_number_value(pubs[k].ours) / pb->value, pb->source);
+	}
+	fputs("</table>\n", c->f);
 }
 
 /* ---- Umbra's generations ---- */
