@@ -332,11 +332,15 @@ static void header(FILE *f, const char *path, const struct pn_scenario *sc,
 	fprintf(f, "<p>Seed <code>%llu</code>, schedule ", (unsigned long long)sc->seed);
 	json_t *sch = json_integer(sc->replay.schedule), *cp = json_integer((json_int_t)sc->replay.crash_point);
 	pn_rep_num(f, "code", ".schedule", sch);
-	fputs(", crash after event ", f);
+	fputs(sc->crash.present ? ", crash after event " : ", the run up to event ", f);
 	pn_rep_num(f, "code", ".crash_point", cp);
-	fputs(" in state <code>", f);
-	pn_rep_esc(f, sc->replay.state);
-	fputs("</code>.</p>\n", f);
+	if (sc->crash.present) {
+		fputs(" in state <code>", f);
+		pn_rep_esc(f, sc->replay.state);
+		fputs("</code>.</p>\n", f);
+	} else {
+		fputs(" (no crash: section: a runtime invariant).</p>\n", f);
+	}
 	json_decref(sch);
 	json_decref(cp);
 	if (rc == 1) {

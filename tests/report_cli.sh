@@ -24,6 +24,11 @@ sed 's/\(data-j="\.results\[0\]\.wal_bytes">\)\([0-9]\)/\1\27/' r.html >tampered
 ! cmp -s r.html tampered.html && ! python3 "$src/tests/report_check.py" tampered.html \
 	compare.json check.json replay.json >/dev/null 2>&1
 verdict "a changed number is caught" $?
+"$bin" check "$src/docs/examples/mutated.yaml" --quiet --traces inv >/dev/null 2>&1
+"$bin" replay inv/mutated.trace.yaml --json inv.json >/dev/null
+"$bin" report inv/mutated.trace.yaml -o inv.html && grep -q 'a runtime invariant' inv.html &&
+	python3 "$src/tests/report_check.py" inv.html inv.json >/dev/null
+verdict "a trace of a runtime invariant (no crash: section): its run up to the event" $?
 "$bin" report compare.json -o - | grep -q '<svg'
 verdict "-o - writes to stdout" $?
 "$bin" report --help | grep -q '^usage: penumbra report INPUT'
