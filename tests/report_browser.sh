@@ -3,8 +3,9 @@
 # `penumbra report` of a compare, a check and a counterexample, each rendered by Debian's
 # headless Chromium (scripts/deps.sh installs it; without it this test FAILS, it does not
 # skip). Each page gets, in a copy, a first script that records errors (window.onerror,
-# console.error) and, once loaded, every SVG's drawn elements with a non-empty box; the
-# DOM Chromium dumps must show no error and no empty SVG, and Chromium's own console log
+# console.error) and, once loaded, every SVG's drawn elements with a non-empty box and
+# whether hovering over a value shows it; the DOM Chromium dumps must show no error, no empty
+# SVG and the hover value, and Chromium's own console log
 # (--enable-logging=stderr) no error. A screenshot of each is taken (PNG, checked to be one).
 # Two controls prove the checks can fail: a page with a script error and one with an SVG
 # emptied must each be caught.
@@ -25,7 +26,9 @@ var ce=console.error;console.error=function(){errs.push("console.error: "+Array.
 window.addEventListener("load",function(){var out=[];document.querySelectorAll("svg").forEach(function(s,i){var n=0;
 s.querySelectorAll("rect:not(.frame),polyline,circle,line:not(.grid),text").forEach(function(el){var b=el.getBBox();if(b.width>0||b.height>0)n++;});
 var r=s.getBoundingClientRect();out.push(i+":"+n+":"+Math.round(r.width)+"x"+Math.round(r.height));});
-var p=document.createElement("pre");p.id="pn-probe";p.textContent="ERRORS "+errs.length+" "+errs.join(" | ")+"\nSVGS "+out.join(" ");document.body.appendChild(p);});})();</script>'
+var el=document.querySelector("[data-tip]"),t=document.getElementById("tip"),tip="none";
+if(el&&t){el.dispatchEvent(new MouseEvent("mouseover",{bubbles:true}));tip=t.textContent===el.getAttribute("data-tip")&&t.style.display==="block"?"shown":"NOT-SHOWN";}
+var p=document.createElement("pre");p.id="pn-probe";p.textContent="ERRORS "+errs.length+" "+errs.join(" | ")+"\nTIP "+tip+" SVGS "+out.join(" ");document.body.appendChild(p);});})();</script>'
 
 chrome() { # ARGS...: headless Chromium, its own log on stderr
 	timeout 30 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
@@ -48,6 +51,7 @@ render() {
 		echo "console: $(grep -m1 CONSOLE "$tmp/log.txt")"; return
 	fi
 	[[ -n $svgs ]] || { echo "no SVG"; return; }
+	[[ $line == *"TIP shown"* ]] || { echo "hovering shows no value: $line"; return; }
 	for s in $svgs; do
 		IFS=: read -r i n box <<<"$s"
 		if [[ $n -lt 1 || $box == 0x* || $box == *x0 ]]; then echo "SVG $i is empty ($s)"; return; fi
