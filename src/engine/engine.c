@@ -513,6 +513,23 @@ pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return e->wal.flushed;
 
 pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return e->wal.keep_from; }
 
+void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
+{
+	*begun = e->ckpt_seq_begun;
+	*done = e->ckpt_seq_done;
+}
+
+bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active,
+			  uint8_t *baseline)
+{
+	PN_ASSERT(p < e->heap_pages);
+	if (e->generations <= 1 || !e->cur || !e->base_done)
+		return false;
+	*active = e->cur[p];
+	*baseline = e->base_done[p];
+	return true;
+}
+
 
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 {
