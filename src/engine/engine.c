@@ -494,7 +494,6 @@ pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return e->wal.flushed;
 
 pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return e->wal.keep_from; }
 
-
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 {
 	uint64_t end = 0;
