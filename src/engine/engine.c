@@ -530,7 +530,6 @@ bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active
 	return true;
 }
 
-
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 {
 	uint64_t end = 0;
