@@ -122,7 +122,9 @@ static void publish_shift(struct pn_engine *e, uint32_t frame, uint32_t target, 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client)
 {
-	PN_ASSERT(client != NULL && client->init != NULL && client->next != NULL);
+	PN_ASSERT(client != NULL);
+	PN_ASSERT(client->init != NULL);
+	PN_ASSERT(client->next != NULL);
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->env = *env;
