@@ -31,6 +31,7 @@ const struct pn_command pn_commands[] = {
 	{"compare", pn_cmd_compare, "run one scenario under several protocols, metrics side by side"},
 	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
 	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
+	{"report", pn_cmd_report, "one self-contained HTML file of plots from JSON results or traces"},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
 
@@ -982,6 +983,8 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 	set_str(o, "status", status_name(r));
 	if (r->sim.status == 2 || r->failed)
 		set_str(o, "error", r->sim.error);
+	if (r->sim.status != 2 && r->sim.series.n)
+		json_object_set_new(o, "series", pn_cli_series_json(&r->sim.series));
 	return o;
 }
 

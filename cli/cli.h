@@ -55,6 +55,7 @@ int pn_cmd_replay(int argc, char **argv);
 int pn_cmd_compare(int argc, char **argv);
 int pn_cmd_bench(int argc, char **argv);
 int pn_cmd_crashtest(int argc, char **argv);
+int pn_cmd_report(int argc, char **argv);
 
 /* ---- option parsing (each prints its own message and returns false / 2) ---- */
 /* Rewinds getopt_long for a fresh argv and silences its messages (commands print C2). */
@@ -125,6 +126,8 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m);
 /* One result as a JSON object (keys in a fixed order). */
 json_t *pn_cli_result_json(const struct pn_cli_result *r);
+/* Its "series" key: the run's time series, column-wise (cli/series_json.c). */
+json_t *pn_cli_series_json(const struct pn_series *s);
 /* Opens an output file before the work starts ("-" = stdout); NULL (message printed) when
  * it cannot be created, so a long run does not end in an unwritable path. */
 FILE *pn_cli_open_output(const char *cmd, const char *path);

@@ -874,6 +874,49 @@ static int finish_output(FILE *f, const char *path, bool ok)
 	return 2;
 }
 
+/* "coverage" (with --coverage): every marker, by file and line, with its merged counts. */
+struct cov_row {
+	const struct pn_testcase_site *site;
+	uint64_t t, f;
+};
+
+static int cmp_cov_row(const void *x, const void *y)
+{
+	const struct pn_testcase_site *s = ((const struct cov_row *)x)->site;
+	const struct pn_testcase_site *t = ((const struct cov_row *)y)->site;
+	return cmp_site(&s, &t);
+}
+
+static json_t *coverage_json(const struct run *r)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites), count[3] = {0};
+	struct cov_row *rows = calloc(n + 1, sizeof(*rows));
+	json_t *o = json_object(), *arr = json_array();
+	PN_ASSERT(rows != NULL && n == r->ncov);
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct cov_row){sites[i], r->cov[i][0], r->cov[i][1]};
+	qsort(rows, n, sizeof(*rows), cmp_cov_row);
+	for (size_t i = 0; i < n; i++) {
+		json_t *m = json_object();
+		int seen = rows[i].t && rows[i].f ? 0 : rows[i].t || rows[i].f ? 1 : 2;
+		count[seen]++;
+		json_object_set_new(m, "name", json_string(rows[i].site->name));
+		json_object_set_new(m, "file", json_string(rows[i].site->file));
+		json_object_set_new(m, "line", json_integer(rows[i].site->line));
+		json_object_set_new(m, "true", json_integer((json_int_t)rows[i].t));
+		json_object_set_new(m, "false", json_integer((json_int_t)rows[i].f));
+		json_object_set_new(m, "seen", json_string(seen == 0 ? "both" : seen == 1 ? "one way" : "never"));
+		json_array_append_new(arr, m);
+	}
+	json_object_set_new(o, "both", json_integer((json_int_t)count[0]));
+	json_object_set_new(o, "one_way", json_integer((json_int_t)count[1]));
+	json_object_set_new(o, "never", json_integer((json_int_t)count[2]));
+	json_object_set_new(o, "markers", arr);
+	free(rows);
+	return o;
+}
+
 static int write_json(const struct run *r, FILE *f, const char *path)
 {
 	json_t *arr = json_array(), *root = json_object(), *left = json_array();
@@ -886,6 +929,8 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	json_object_set_new(root, "scenarios", arr);
 	json_object_set_new(root, "interrupted", json_boolean(stop_signal != 0));
 	json_object_set_new(root, "not_finished", left);
+	if (r->a->coverage)
+		json_object_set_new(root, "coverage", coverage_json(r));
 	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
 	json_decref(root);
 	return finish_output(f, path, ok);

@@ -499,6 +499,8 @@ static int replay_point(struct checker *c)
 		const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 		if (opt->timeline)
 			pn_world_print_trace(c->w, opt->timeline);
+		if (opt->replay_crash)
+			opt->replay_crash(opt->replay_arg, c->w, NULL); /* no crash: no fates */
 		snprintf(c->detail, sizeof(c->detail), "%s", viol->detail);
 		report(c, viol->kind, viol->page, c->w->events, false);
 		return 1;
@@ -515,10 +517,15 @@ static int replay_point(struct checker *c)
 	}
 	if (opt->timeline)
 		pn_world_print_trace(c->w, opt->timeline);
+	if (opt->replay_crash)
+		opt->replay_crash(opt->replay_arg, c->w, f);
 	int rc;
 	struct pn_world *r = recover_image(c, &c->w->dev, f, false, &rc);
 	struct verdict v;
 	judge(c, r, rc, UINT64_MAX, &v);
+	/* C2 compared the pages (recovery finished): the bytes are the failing page's */
+	if (opt->replay_page && rc == 0 && (v.kind == PN_VIOL_EXACTNESS || v.kind == PN_VIOL_CHECKSUM))
+		opt->replay_page(opt->replay_arg, v.page, c->expected, c->found, pn_engine_geometry(r->e).page_size);
 	free_world(r);
 	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point && !replay_nested(c, f, v.end, &v)) {
 		free(f);

@@ -41,6 +41,13 @@ struct pn_check_options {
 	uint64_t replay_recovery_point; /* 0: no crash inside recovery */
 	const char *replay_recovery_state;
 	FILE *timeline;           /* replay: print the events up to the crash here */
+	/* Replay observers (penumbra report; NULL: none): at the crash point, the run's world
+	 * (its last events, its device's unsynced writes) and the fates replayed; after its
+	 * recovery, when a page fails C2, that page as the oracle has it and as recovered. */
+	void (*replay_crash)(void *arg, const struct pn_world *run, const struct pn_write_fate *fates);
+	void (*replay_page)(void *arg, uint32_t page, const uint8_t *expected, const uint8_t *found,
+			    uint32_t page_size);
+	void *replay_arg;
 	/* The determinism self-check (--twice): each schedule is run twice, its history and its
 	 * verdicts compared event by event (sim/world.h, struct pn_world_twin). */
 	bool twice;

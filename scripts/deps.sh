@@ -2,10 +2,11 @@
 # Installs the Debian 12 packages penumbra builds with, if any is missing (run as root).
 set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer, clang's sanitizers; only recommended by clang, so
-# named here) build the fuzz/ harnesses.
+# named here) build the fuzz/ harnesses. chromium (headless) renders `penumbra report`'s pages
+# in the browser test (tests/report_browser.sh).
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
-      libclang-rt-14-dev)
+      libclang-rt-14-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

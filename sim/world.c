@@ -478,6 +478,8 @@ int pn_world_step(struct pn_world *w)
 			pn_engine_check(e);
 		if (w->opt.twin)
 			hash_event(w, &ev);
+		if (w->series)
+			pn_series_observe(w->series, e, w->now, w->events);
 		return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 	}
 }
@@ -517,9 +519,12 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		out->status = 2;
 		return 2;
 	}
+	pn_series_init(&out->series, w->e);
+	w->series = &out->series;
 	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
 	pn_engine_finish_metrics(w->e);
+	pn_series_finish(&out->series, w->e, w->now, w->events);
 	struct pn_geometry geo = pn_engine_geometry(w->e);
 	out->m = *pn_engine_metrics(w->e);
 	out->viol = *pn_engine_violation_of(w->e);

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "engine.h"
 #include "prng.h"
+#include "series.h"
 
 enum pn_event_kind { PN_EV_STEP, PN_EV_DISPATCH, PN_EV_COMPLETE };
 
@@ -97,6 +98,7 @@ struct pn_world {
 	void *on_wal_arg;
 	uint64_t hash;         /* the running hash of the history (opt.twin set) */
 	uint64_t hash_logged;  /* events whose hash the twin has taken */
+	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
 };
 
@@ -137,6 +139,7 @@ struct pn_sim_result {
 	uint64_t events;
 	uint32_t pages, generations;
 	char error[PN_ERROR_LEN];
+	struct pn_series series; /* what `penumbra report` plots (series.h) */
 };
 int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out);
 /* `run --twice`: the whole run of pn_sim_run twice, compared event by event (perturb_at: the

@@ -2,7 +2,7 @@
 # realdisk_kinds.sh: a generated workload runs on real files for any duration (CTest label
 # "disk"). Usage: realdisk_kinds.sh PENUMBRA_BINARY SCENARIO WORKDIR BENCH_DURATION MAX_TIME.
 # bench and crashtest size a workload for 4096 transactions and then run it without end
-# (src/workload/wl.h, Growth): `bench` of MODES (default fpw, umbra, pushdown) must exit 0 with transactions done
+# (src/workload/layout.h, Growth): `bench` of MODES (default fpw, umbra, pushdown) must exit 0 with transactions done
 # in every mode (or, for a workload without transactions, exit 0), and `crashtest` of the
 # same modes (RUNS crashes each, default 2) must judge every crash ok (exit 0).
 set -u

@@ -153,7 +153,8 @@ static void assert_usage_error(const char *what)
 
 START_TEST(test_command_table)
 {
-	static const char *const names[] = {"run", "check", "replay", "compare", "bench", "crashtest"};
+	static const char *const names[] = {"run", "check", "replay", "compare", "bench", "crashtest",
+					     "report"};
 
 	ck_assert_uint_eq(pn_commands_len, PN_ARRAY_LEN(names));
 	for (size_t i = 0; i < PN_ARRAY_LEN(names); i++) {

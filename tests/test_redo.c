@@ -70,7 +70,10 @@ static uint32_t heap_data(uint8_t *d, uint32_t n, uint8_t seed)
 }
 
 static void script_page(uint8_t *page, uint32_t blkno) { pn_page_init(page, PS, blkno, false); }
-static void pgbench_page(uint8_t *page, uint32_t blkno) { pn_heap_page_fill(page, PS, blkno, 40, 121); }
+static void pgbench_page(uint8_t *page, uint32_t blkno)
+{
+	pn_heap_page_fill(page, PS, blkno, 40, 121);
+}
 
 static void leaf(uint8_t *page, uint32_t n, uint64_t step)
 {

@@ -65,6 +65,8 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 		    uint8_t *page, bool image, bool whole, bool shift)
 {
 	struct pn_engine *e = c->e;
+	PN_ASSERT(pg < e->pages);
+	PN_ASSERT(!image || page != NULL);
 	if (image) {
 		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
 		b->data_len = 0;
@@ -87,6 +89,8 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 	const struct pn_scenario *sc = c->e->sc;
 	enum pn_mode mode = sc->protocol.mode;
 	uint32_t mut = sc->protocol.mutations;
+	PN_ASSERT(reg <= PN_REG_WILL_INIT);
+	PN_ASSERT(b->blkno == pg);
 	bool before = pn_page_lsn(page) <= pn_wal_redo(&c->e->wal);
 	bool image = false, shift = false;
 	if (reg == PN_REG_WILL_INIT) {
@@ -108,6 +112,8 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 			const uint32_t *frames)
 {
 	struct pn_engine *e = c->e;
+	PN_ASSERT(r->nblocks <= PN_WAL_MAX_BLOCKS);
+	PN_ASSERT(r->nblocks == 0 || frames != NULL);
 	bool policy = pn_umbra_policy(e);
 	for (uint32_t i = 0; i < r->nblocks && policy; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
@@ -155,7 +161,9 @@ void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p)
 
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
 {
+	PN_ASSERT(frame < c->e->nframes);
 	struct pn_frame *f = &c->e->frames[frame];
+	PN_ASSERT(f->pins > 0);
 	if (!f->dirty)
 		f->dirty_hint_only = true;
 	f->dirty = true;

@@ -111,7 +111,9 @@ static void publish_shift(struct pn_engine *e, uint32_t frame, uint32_t target, 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client)
 {
-	PN_ASSERT(client != NULL && client->init != NULL && client->next != NULL);
+	PN_ASSERT(client != NULL);
+	PN_ASSERT(client->init != NULL);
+	PN_ASSERT(client->next != NULL);
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->svc.env = *env;
@@ -468,6 +470,22 @@ pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e) { return pn_wal_inser
 
 bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p) { return pn_store_is_slru(&e->store, p); }
 
+void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
+{
+	*begun = e->ckpt_seq_begun;
+	*done = e->ckpt_seq_done;
+}
+
+bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active,
+			  uint8_t *baseline)
+{
+	PN_ASSERT(p < e->heap_pages);
+	if (e->generations <= 1 || !e->store.slot_of || !e->store.base_done)
+		return false;
+	*active = pn_store_slot(&e->store, p);
+	*baseline = e->store.base_done[p];
+	return true;
+}
 
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 {

@@ -236,6 +236,12 @@ pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e);
 pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e);
 /* Whether logical page p is an SLRU page (after the heap; one slot, its own header rules). */
 bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p);
+/* Checkpoints begun and completed so far (their sequence numbers). */
+void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done);
+/* Umbra: heap page p's active slot and the slot the last completed checkpoint keeps as its
+ * baseline; false when the mode has one slot per page. */
+bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active,
+			  uint8_t *baseline);
 /* The size file f has on a freshly formatted device (disk/ creates the files at it). */
 uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
 /* Page `page` as the engine would read it now: its buffer if resident, else its current

@@ -53,7 +53,7 @@ static bool apply_btree_split(uint8_t *page, uint32_t page_size, const struct pn
 	uint32_t firstright = pn_get16(r->main_data + 4), newoff = pn_get16(r->main_data + 6);
 	if (b == &r->blocks[1]) {
 		pn_btree_page_init(page, page_size, r->blocks[0].blkno,
-				r->nblocks == 3 ? r->blocks[2].blkno : 0);
+				   r->nblocks == 3 ? r->blocks[2].blkno : 0);
 		return pn_btree_add_all(page, page_size, b->data, b->data_len);
 	}
 	if (!btree_sane(page, page_size))

@@ -1,0 +1,137 @@
+/*
+ * cmd_report.c: `penumbra report INPUT... -o FILE.html` (cli layer): one self-contained
+ * HTML file (inline SVG and CSS, one small inline script for hover values, nothing fetched)
+ * with a section per input, in order: a run or compare JSON (report_costs.c), a check JSON
+ * (report_check.c), or a counterexample trace, re-run (report_trace.c). What an input is
+ * follows from its content: a JSON object with "results" or "scenarios", else a YAML
+ * scenario with a replay: section. The page is built in memory and the output opened only
+ * when every input was read, so bad input leaves no file behind.
+ * Exit: 0 written, 2 bad input or an output that cannot be written.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "report_svg.h"
+
+static const char usage[] =
+	"usage: penumbra report INPUT... -o FILE.html\n"
+	"\n"
+	"Writes one self-contained HTML file (inline SVG and CSS, nothing fetched) with\n"
+	"the plots of each INPUT, in the order given. An INPUT is one of:\n"
+	"  a run or compare JSON (--json): the metrics side by side, WAL over virtual\n"
+	"      time with the checkpoints, WAL by record type (FPIs highlighted), FPIs per\n"
+	"      commit, data writes, fsyncs, space and read amplification, the seed's\n"
+	"      published figure, Umbra's generations of sampled pages\n"
+	"  a check JSON (--json): verdicts, crash points, states, time, and with\n"
+	"      check --coverage the coverage markers\n"
+	"  a counterexample trace (as check writes it): re-run; its last events as\n"
+	"      swimlanes, the crash state's sectors, the page that differs, the replay\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE  the HTML file to write ('-' = stdout)\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"exit status: 0 written, 2 bad input (an input that is none of these, a trace\n"
+	"that does not replay) or an output that cannot be written\n";
+
+/* Whether the file's first non-blank byte opens a JSON document. */
+static bool looks_json(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int ch = EOF;
+	if (!f)
+		return false;
+	while ((ch = fgetc(f)) != EOF && isspace(ch))
+		;
+	fclose(f);
+	return ch == '{' || ch == '[';
+}
+
+static int one_input(FILE *page, const char *path, int src)
+{
+	if (!looks_json(path))
+		return pn_report_trace(page, path, src);
+	json_error_t err;
+	json_t *doc = json_load_file(path, 0, &err);
+	int rc = 2;
+	if (!doc)
+		fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.column, err.text);
+	else if (json_is_array(json_object_get(doc, "results")))
+		rc = pn_report_costs(page, path, src, doc);
+	else if (json_is_array(json_object_get(doc, "scenarios")))
+		rc = pn_report_check(page, path, src, doc);
+	else
+		fprintf(stderr, "%s:1:1: a JSON document with neither \"results\" (run, compare) nor "
+			"\"scenarios\" (check)\n", path);
+	json_decref(doc);
+	return rc;
+}
+
+static int write_page(const char *out, FILE *f, const char *buf, size_t len)
+{
+	bool ok = fwrite(buf, 1, len, f) == len;
+	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (!ok)
+		fprintf(stderr, "penumbra report: cannot write '%s'\n", out);
+	return ok ? 0 : 2;
+}
+
+static int report(char **inputs, int n, const char *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *page = open_memstream(&buf, &len);
+	PN_ASSERT(page != NULL);
+	pn_rep_page_begin(page, "penumbra report");
+	fputs("<h1>penumbra report</h1><p class=\"note\">Inputs:", page);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", <code>" : " <code>", page);
+		pn_rep_esc(page, inputs[i]);
+		fputs("</code>", page);
+	}
+	fputs(". Hover over a plot for its values.</p>\n", page);
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = one_input(page, inputs[i], i);
+	pn_rep_page_end(page);
+	fclose(page);
+	FILE *f = rc == 0 ? pn_cli_open_output("report", out) : NULL;
+	if (f)
+		rc = write_page(out, f, buf, len);
+	else
+		rc = 2;
+	free(buf);
+	return rc;
+}
+
+int pn_cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"output", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *out = NULL;
+	int c;
+	pn_cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (c == 'o')
+			out = optarg;
+		else
+			return pn_cli_bad_option("report", c, argv);
+	}
+	if (optind >= argc)
+		return pn_cli_usage_error("report", "name at least one input (a JSON or a trace)");
+	if (!out)
+		return pn_cli_usage_error("report", "name the HTML file to write with -o FILE");
+	return report(argv + optind, argc - optind, out);
+}

@@ -1,0 +1,75 @@
+/*
+ * report_svg.h: the HTML and SVG writer of `penumbra report` (cli layer). Text only, no
+ * library: a plot is an <svg> with axes, ticks, grid and labels; what it draws gets a
+ * `data-tip` that the page's one small script shows on hover. Every figure a reader sees as
+ * text and that comes from an input's JSON is written by pn_rep_num() with its JSON path in
+ * `data-j` (and the input's index in the enclosing section's `data-src`), so a test can check
+ * each against the input (tests/report_check.py).
+ */
+#ifndef PN_REPORT_SVG_H
+#define PN_REPORT_SVG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+/* Escapes text for HTML (and attribute values). */
+void pn_rep_esc(FILE *f, const char *s);
+/* 1234567 -> "1,234,567"; a real with `sig` significant digits (%.*g, no exponent below
+ * 1e15). Return buf. */
+const char *pn_rep_int(char *buf, size_t len, uint64_t v);
+const char *pn_rep_real(char *buf, size_t len, double v, int sig);
+/* <TAG class="num" data-j="PATH">TEXT</TAG>: the JSON value v (integer: with thousands
+ * separators; real: 4 significant digits; null or absent: "-"). */
+void pn_rep_num(FILE *f, const char *tag, const char *path, const json_t *v);
+/* The colour of a mode's label ("fpw", "umbra-l3", ...), fixed per name. */
+const char *pn_rep_mode_color(const char *mode);
+#define PN_REP_FPI_COLOR "#d62728"
+
+/* ---- plots ---- */
+struct pn_axis {
+	double lo, hi;
+	bool log;              /* log10 scale (lo > 0) */
+	const char *label;     /* with its unit: "WAL (MiB)" */
+};
+struct pn_plot {
+	FILE *f;
+	int w, h;              /* the whole svg, px */
+	int ml, mr, mt, mb;    /* margins: the plot area is inside */
+	struct pn_axis x, y;
+	bool x_ticks, y_ticks; /* draw ticks and grid (false: categories, drawn by the caller) */
+};
+/* Opens the <svg> (role img, aria-label = title) and draws the frame, grid, ticks and the
+ * axis labels. */
+void pn_plot_begin(struct pn_plot *p, const char *title);
+void pn_plot_end(struct pn_plot *p);
+double pn_plot_px(const struct pn_plot *p, double x);
+double pn_plot_py(const struct pn_plot *p, double y);
+/* A polyline through n points, with a hover point each (tip: "NAME: Y YUNIT at X XUNIT"). */
+void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t n,
+		  const char *color, const char *name, const char *xunit, const char *yunit);
+/* A vertical marker at x over the plot area, with a tip. */
+void pn_plot_vline(struct pn_plot *p, double x, const char *color, const char *tip);
+/* A rectangle in plot coordinates with a tip (NULL: none). */
+void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1,
+		  const char *fill, const char *tip);
+/* Text at pixel coordinates (anchor: "start", "middle", "end"). */
+void pn_plot_text(struct pn_plot *p, double px, double py, const char *anchor, const char *cls,
+		  const char *text);
+
+/* A number bound to its JSON path in SVG text: <text data-j="PATH" data-scale="S">; the text
+ * is the value divided by scale, with sig significant digits (integers shown whole when
+ * scale is 1). */
+void pn_plot_num(struct pn_plot *p, double px, double py, const char *anchor, const char *path,
+		 const json_t *v, double scale, int sig);
+
+/* An HTML legend: a coloured swatch and a name each. */
+void pn_rep_legend(FILE *f, const char *const *names, const char *const *colors, int n);
+
+/* The page: head (style, the hover script) and tail. */
+void pn_rep_page_begin(FILE *f, const char *title);
+void pn_rep_page_end(FILE *f);
+
+#endif
