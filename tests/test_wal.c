@@ -214,6 +214,35 @@ START_TEST(test_flush_group_follow_up)
 }
 END_TEST
 
+START_TEST(test_rewait_moves_a_pending_wait)
+{
+	pn_lsn e1 = insert(200, NULL);
+	ck_assert(!pn_wal_flush_request(&wal, e1, 1)); /* flushes up to e1 */
+	pn_lsn e2 = insert(200, NULL);
+	pn_wal_rewait(&wal, 1, e2); /* proc 1 now waits for e2 */
+	pn_wal_rewait(&wal, 2, e2); /* proc 2 waits for nothing: stays so */
+	ck_assert_uint_eq(stub.nios, 1);
+	struct pn_io *wr = stub.ios[0];
+	stub.nios = 0;
+	pn_io_dispatched(wr);
+	pn_io_complete(&svc, wr); /* the write: the fsync is issued */
+	ck_assert_uint_eq(stub.nios, 1);
+	struct pn_io *fs = stub.ios[0];
+	stub.nios = 0;
+	pn_io_dispatched(fs);
+	pn_io_complete(&svc, fs);
+	ck_assert_uint_eq(pn_wal_flushed(&wal), e1);
+	ck_assert_uint_eq(stub.nwoken, 0); /* e1 is not enough for proc 1 */
+	ck_assert(wal.waiters[1].waiting);
+	ck_assert(!wal.waiters[2].waiting);
+	ck_assert_int_eq(wal.flush_state, PN_WAL_WRITING); /* a follow-up flush for it */
+	complete_all();
+	ck_assert_uint_eq(pn_wal_flushed(&wal), e2);
+	ck_assert_uint_eq(stub.nwoken, 1);
+	ck_assert_uint_eq(stub.woken[0], 1);
+}
+END_TEST
+
 START_TEST(test_illegal_edge)
 {
 	pn_wal_set_state(&wal, PN_WAL_FSYNC); /* IDLE -> FSYNC skips the writes */
@@ -320,6 +349,7 @@ static Suite *wal_suite(void)
 	tcase_add_test(tc, test_insert_links_and_counts);
 	tcase_add_test(tc, test_flush_state_machine);
 	tcase_add_test(tc, test_flush_group_follow_up);
+	tcase_add_test(tc, test_rewait_moves_a_pending_wait);
 	tcase_add_test_raise_signal(tc, test_illegal_edge, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_start_flush_twice_writing, SIGABRT);
 	tcase_add_test(tc, test_segments_trigger);

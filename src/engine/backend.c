@@ -488,6 +488,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
 	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
 	p->wait_lsn = pn_wal_insert(&e->wal, &rec, PN_REC_XACT_COMMIT, NULL);
+	pn_wal_rewait(&e->wal, p->id, p->wait_lsn);
 	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
 		acknowledge(e, p, p->wait_lsn);
 		return;

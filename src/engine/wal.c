@@ -374,6 +374,14 @@ bool pn_wal_flush_request(struct pn_wal *w, pn_lsn lsn, uint32_t proc)
 	return false;
 }
 
+void pn_wal_rewait(struct pn_wal *w, uint32_t proc, pn_lsn lsn)
+{
+	PN_ASSERT(proc < w->nwaiters);
+	PN_ASSERT(lsn > 0);
+	if (w->waiters[proc].waiting)
+		w->waiters[proc].lsn = lsn;
+}
+
 void pn_wal_checkpoint_done(struct pn_wal *w, pn_lsn redo)
 {
 	PN_ASSERT(redo <= pn_wal_insert_lsn(w));

@@ -88,6 +88,10 @@ pn_lsn pn_wal_insert_start(const struct pn_wal *w);
 /* Asks for a flush up to lsn; true if already flushed, else proc is woken when it is. */
 bool pn_wal_flush_request(struct pn_wal *w, pn_lsn lsn, uint32_t proc);
 void pn_wal_start_flush(struct pn_wal *w, pn_lsn upto);
+/* proc's pending wait, if it has one, ends at lsn instead: a backend that commits while a
+ * flush request of its own (an eviction's) is still pending is woken for its commit record,
+ * as when the waiter's LSN was the process's. */
+void pn_wal_rewait(struct pn_wal *w, uint32_t proc, pn_lsn lsn);
 void pn_wal_set_state(struct pn_wal *w, enum pn_wal_flush_state to);
 /* After recovery: continue at the end of valid WAL. */
 void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start);
