@@ -28,6 +28,7 @@ const struct pn_command pn_commands[] = {
 	{"compare", pn_cmd_compare, "run one scenario under several protocols, metrics side by side"},
 	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
 	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
+	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
 
@@ -768,24 +769,22 @@ static void records_header(FILE *out)
 		"-------------", "---");
 }
 
-void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
+void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, size_t nrows)
 {
 	uint64_t n = 0, rec = 0, fpi = 0, all;
 	char rec_pct[16], fpi_pct[16];
 
-	for (int t = 0; t < PN_REC_COUNT; t++) {
-		n += m->rec_count[t];
-		rec += m->rec_bytes[t];
-		fpi += m->rec_fpi_bytes[t];
+	for (size_t i = 0; i < nrows; i++) {
+		n += rows[i].count;
+		rec += rows[i].rec_bytes;
+		fpi += rows[i].fpi_bytes;
 	}
 	all = rec + fpi;
 	records_header(out);
-	for (int t = 0; t < PN_REC_COUNT; t++) {
-		uint64_t tn = m->rec_count[t], tr = m->rec_bytes[t], tf = m->rec_fpi_bytes[t];
-		if (tn == 0)
-			continue;
+	for (size_t i = 0; i < nrows; i++) {
+		uint64_t tn = rows[i].count, tr = rows[i].rec_bytes, tf = rows[i].fpi_bytes;
 		fprintf(out, "%-27s %20" PRIu64 " (%6.02f) %20" PRIu64 " (%6.02f) %20" PRIu64
-			" (%6.02f) %20" PRIu64 " (%6.02f)\n", pn_rec_name((enum pn_rec)t),
+			" (%6.02f) %20" PRIu64 " (%6.02f)\n", rows[i].name,
 			tn, pct(tn, n), tr, pct(tr, rec), tf, pct(tf, fpi), tr + tf, pct(tr + tf, all));
 	}
 	fprintf(out, "%-27s %20s %8s %20s %8s %20s %8s %20s\n", "", "--------", "", "--------",
@@ -794,6 +793,20 @@ void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
 	snprintf(fpi_pct, sizeof fpi_pct, "[%.02f%%]", pct(fpi, all));
 	fprintf(out, "%-27s %20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64
 		" %-6s\n", "Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
+}
+
+void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
+{
+	struct pn_cli_record_row rows[PN_REC_COUNT];
+	size_t n = 0;
+
+	for (int t = 0; t < PN_REC_COUNT; t++) {
+		if (m->rec_count[t] == 0)
+			continue;
+		rows[n++] = (struct pn_cli_record_row){pn_rec_name((enum pn_rec)t), m->rec_count[t],
+						       m->rec_bytes[t], m->rec_fpi_bytes[t]};
+	}
+	pn_cli_print_record_rows(out, rows, n);
 }
 
 /* ---- 6. JSON ---- */

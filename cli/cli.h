@@ -55,6 +55,7 @@ int pn_cmd_replay(int argc, char **argv);
 int pn_cmd_compare(int argc, char **argv);
 int pn_cmd_bench(int argc, char **argv);
 int pn_cmd_crashtest(int argc, char **argv);
+int pn_cmd_import(int argc, char **argv);
 
 /* ---- option parsing (each prints its own message and returns false / 2) ---- */
 /* Rewinds getopt_long for a fresh argv and silences its messages (commands print C2). */
@@ -123,6 +124,12 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 			  const struct pn_cli_result *ref);
 /* The per-record-type breakdown, shaped like `pg_waldump --stats=record` (types with N > 0). */
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m);
+/* The same table from rows (import prints real WAL's through it): every row is printed. */
+struct pn_cli_record_row {
+	const char *name;
+	uint64_t count, rec_bytes, fpi_bytes;
+};
+void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, size_t n);
 /* One result as a JSON object (keys in a fixed order). */
 json_t *pn_cli_result_json(const struct pn_cli_result *r);
 /* Opens an output file before the work starts ("-" = stdout); NULL (message printed) when

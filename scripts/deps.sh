@@ -2,10 +2,11 @@
 # Installs the Debian 12 packages penumbra builds with, if any is missing (run as root).
 set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer, clang's sanitizers; only recommended by clang, so
-# named here) build the fuzz/ harnesses.
+# named here) build the fuzz/ harnesses. postgresql-15 (initdb, pgbench, pg_waldump) is the
+# real PostgreSQL that CTest postgres runs (tests/postgres.sh); util-linux gives it runuser.
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
-      libclang-rt-14-dev)
+      libclang-rt-14-dev postgresql-15 util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

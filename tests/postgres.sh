@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# postgres.sh: penumbra against the real PostgreSQL 15 (CTest label postgres; issue 14).
+#
+# Usage: postgres.sh PENUMBRA_BINARY
+#
+# initdb's a throw-away cluster (1 MiB WAL segments, so records cross segments) in a
+# temporary directory, as an unprivileged user (the postgres system user when run as root),
+# runs `pgbench -i` and a short pgbench with a CHECKPOINT and a WAL switch inside, then a
+# little pgbench under each of wal_compression lz4, pglz and zstd, and asserts:
+#   1. `penumbra import --stats` prints exactly what real `pg_waldump --stats=record` prints,
+#      on the pgbench range, on the compressed range, and on the whole WAL without --to
+#      (both stop at the same zeroed tail, for the same reason);
+#   2. on a copy of pg_wal with one byte of a record flipped, both stop at that record, for
+#      the same reason (its CRC), with the same table;
+#   3. import takes segment files as well as the directory.
+# PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY" >&2
+	exit 2
+fi
+pn=$1
+pgbin=${PN_PGBIN:-/usr/lib/postgresql/15/bin}
+for t in initdb pg_ctl pgbench psql pg_waldump; do
+	if [[ ! -x $pgbin/$t ]]; then
+		echo "postgres.sh: $pgbin/$t not found: install postgresql-15 (scripts/deps.sh)" >&2
+		exit 1
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pn_pg.XXXXXX")
+as_pg=()
+if [[ $(id -u) -eq 0 ]]; then
+	if ! id postgres >/dev/null 2>&1; then
+		echo "postgres.sh: running as root and there is no postgres user to run the cluster" >&2
+		exit 1
+	fi
+	as_pg=(runuser -u postgres --)
+	chown postgres "$work"
+fi
+data=$work/data
+cleanup() {
+	"${as_pg[@]}" "$pgbin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+pg() { "${as_pg[@]}" "$@"; }
+sql() { pg "$pgbin/psql" -h "$work" -p 54329 -U postgres -Atq -c "$1" postgres; }
+bench() { pg "$pgbin/pgbench" -h "$work" -p 54329 -U postgres "$@" postgres >/dev/null 2>&1; }
+
+pg "$pgbin/initdb" -D "$data" -U postgres -A trust --wal-segsize=1 --no-sync >/dev/null
+pg "$pgbin/pg_ctl" -D "$data" -l "$work/log" -w -o "-k $work -p 54329 -c listen_addresses= \
+-c fsync=off -c max_wal_size=64MB -c wal_keep_size=1GB" start >/dev/null
+bench -i -s 1 -q
+l1=$(sql "select pg_current_wal_lsn()")
+bench -t 300 -c 2
+sql "checkpoint"
+sql "select pg_switch_wal()" >/dev/null
+bench -t 300 -c 2
+l2=$(sql "select pg_current_wal_lsn()")
+for method in lz4 pglz zstd; do
+	sql "alter system set wal_compression = $method"
+	sql "select pg_reload_conf()" >/dev/null
+	sql "checkpoint"
+	bench -t 100
+done
+l3=$(sql "select pg_current_wal_lsn()")
+pg "$pgbin/pg_ctl" -D "$data" -w stop >/dev/null
+wal=$work/wal
+cp -r "$data/pg_wal" "$wal" # readable by this user, whoever owns the cluster
+rm -rf "$wal/archive_status"
+
+failed=0
+fail() {
+	echo "FAIL: $*" >&2
+	failed=1
+}
+
+# Compares stdout of pg_waldump ARGS... with import's; $1 names the case, $2 import's args.
+same() {
+	local name=$1 ours=$2
+	shift 2
+	"$pgbin/pg_waldump" "$@" >"$work/pg.out" 2>"$work/pg.err" || true
+	# shellcheck disable=SC2086
+	"$pn" import $ours >"$work/pn.out" 2>"$work/pn.err" || true
+	if ! cmp -s "$work/pg.out" "$work/pn.out"; then
+		fail "$name: import --stats differs from pg_waldump --stats=record"
+		diff "$work/pg.out" "$work/pn.out" >&2 || true
+		cat "$work/pn.err" >&2
+	elif ! grep -q '^Total ' "$work/pn.out"; then
+		fail "$name: no table"
+	fi
+}
+
+# The reason both give for the end of the WAL: pg_waldump's "... at X/Y: WHY", ours "...: WHY".
+same_reason() {
+	local name=$1 theirs ours
+	theirs=$(sed -n 's/^pg_waldump: error: error in WAL record at [0-9A-F/]*: //p' "$work/pg.err")
+	ours=$(sed -n 's/^penumbra import: end of WAL at [0-9A-F/]*: //p' "$work/pn.err")
+	if [[ -z $theirs || $theirs != "$ours" ]]; then
+		fail "$name: pg_waldump ends with '$theirs', import with '$ours'"
+	fi
+}
+
+same "pgbench range $l1..$l2" "$wal --from $l1 --to $l2 --stats" \
+	-p "$wal" --start "$l1" --end "$l2" --stats=record
+same "compressed range $l2..$l3" "$wal --from $l2 --to $l3 --stats" \
+	-p "$wal" --start "$l2" --end "$l3" --stats=record
+first=$(basename "$(find "$wal" -name '0*' | sort | head -1)")
+start=$(printf '%X/%X' $((16#${first:8:8})) $((16#${first:16:8} << 20)))
+same "whole WAL from $start" "$wal --stats" -p "$wal" --start "$start" --stats=record
+same_reason "whole WAL"
+mapfile -t files < <(find "$wal" -name '0*' | sort)
+same "segment files" "${files[*]} --from $l1 --to $l2 --stats" \
+	-p "$wal" --start "$l1" --end "$l2" --stats=record
+
+# A flipped byte 40 bytes into a Heap record of the pgbench range: a CRC failure there.
+lsn=$("$pgbin/pg_waldump" -p "$wal" --start "$l1" --end "$l2" -r Heap 2>/dev/null |
+	awk '!found && $6+0 >= 80 { sub(",", "", $10); print $10; found = 1 }')
+hi=$((16#${lsn%/*})) lo=$((16#${lsn#*/}))
+lsn=$(printf '%X/%X' "$hi" "$lo")
+seg=$(printf '%08X%08X%08X' 1 "$hi" $((lo >> 20)))
+off=$(((lo & 0xFFFFF) + 40))
+bad=$work/bad
+cp -r "$wal" "$bad"
+printf '\xA5' | dd of="$bad/$seg" bs=1 seek="$off" conv=notrunc status=none
+same "flipped byte at $lsn+40" "$bad --from $l1 --stats" -p "$bad" --start "$l1" --stats=record
+same_reason "flipped byte"
+grep -q "incorrect resource manager data checksum in record at $lsn" "$work/pn.err" ||
+	fail "flipped byte: import does not stop at $lsn on its checksum: $(cat "$work/pn.err")"
+
+if [[ $failed -eq 0 ]]; then
+	echo "postgres: import --stats equals pg_waldump --stats=record ($l1 .. $l3)"
+fi
+exit "$failed"
