@@ -2,8 +2,20 @@
  * cmd_import.c: `penumbra import PATH... [--from LSN] [--to LSN] --stats` (cli layer): read
  * a real PostgreSQL 15 WAL (segment files, or the directories holding them) with
  * src/format/xlogread.c and print what pg_waldump --stats=record prints for the same range,
- * row for row. Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment
- * file, no record in the range, or the WAL ends before --to).
+ * row for row; with --out, write a scenario whose workload replays it (src/wl_import.c reads
+ * the trace; its header says what the lines mean).
+ *
+ * The conversion reads the range three times (memory: the page map and a few tables, never
+ * the WAL): 1. the checkpoints' redo points, each record type's mean block data when it
+ * carries no image, whether hint bits were logged; 2. from the first redo point on, the
+ * page map: each (relation, fork, block) a page, each relation's pages one range, in
+ * order of first use; 3. the trace: K at each redo point, C per commit, R per other
+ * record (checkpoint records are the engine's own), with PostgreSQL's pd_lower / pd_upper
+ * where its image showed them, and PostgreSQL's own figures for the replayed range.
+ *
+ * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
+ * record in the range, the WAL ends before --to, no checkpoint to start a replay at, an
+ * output that cannot be written).
  */
 #include "cli.h"
 
@@ -15,7 +27,7 @@
 #include "xlogread.h"
 
 static const char usage[] =
-	"usage: penumbra import PATH... [--from LSN] [--to LSN] --stats\n"
+	"usage: penumbra import PATH... [--from LSN] [--to LSN] [--stats] [--out S.yaml]\n"
 	"\n"
 	"Reads real PostgreSQL 15 WAL: segment files (000000010000000000000001 ...) or the\n"
 	"directories that hold them (a cluster's pg_wal), any power-of-two segment size.\n"
@@ -25,17 +37,21 @@ static const char usage[] =
 	"                pg_current_wal_lsn() prints it); default: the first segment's start\n"
 	"  --to LSN      read no byte at or past LSN; default: to the end of valid WAL\n"
 	"  --stats       print the WAL's records by type, as pg_waldump --stats=record does\n"
+	"  --out S.yaml  write a scenario that replays the WAL from its first checkpoint's\n"
+	"                redo point (and its trace, S.trace, beside it); prints\n"
+	"                PostgreSQL's own figures for the replayed range\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 ok, 2 bad input (or the WAL ends before --to)\n";
 
-enum { OPT_FROM = 256, OPT_TO, OPT_STATS };
+enum { OPT_FROM = 256, OPT_TO, OPT_STATS, OPT_OUT };
 
 struct import_opts {
 	char **paths;
 	int npaths;
 	pn_lsn from, to;
 	bool stats;
+	const char *out;
 };
 
 static int lsn_option(const char *opt, const char *s, pn_lsn *out)
@@ -51,6 +67,7 @@ static int parse(int argc, char **argv, struct import_opts *o)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"out", required_argument, NULL, OPT_OUT},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -68,6 +85,8 @@ static int parse(int argc, char **argv, struct import_opts *o)
 			rc = lsn_option("--to", optarg, &o->to);
 		} else if (c == OPT_STATS) {
 			o->stats = true;
+		} else if (c == OPT_OUT) {
+			o->out = optarg;
 		} else {
 			return pn_cli_bad_option("import", c, argv);
 		}
@@ -78,8 +97,8 @@ static int parse(int argc, char **argv, struct import_opts *o)
 	o->npaths = argc - optind;
 	if (o->npaths == 0)
 		return pn_cli_usage_error("import", "no WAL given (segment files or pg_wal)");
-	if (!o->stats)
-		return pn_cli_usage_error("import", "nothing to do: give --stats");
+	if (!o->stats && !o->out)
+		return pn_cli_usage_error("import", "nothing to do: give --stats or --out");
 	if (o->to && o->to <= o->from)
 		return pn_cli_usage_error("import", "--to must be above --from");
 	return -1;
@@ -159,7 +178,9 @@ int pn_cmd_import(int argc, char **argv)
 		fprintf(stderr, "penumbra import: %s\n", err);
 		return 2;
 	}
-	rc = import(&o, &r);
+	rc = o.stats ? import(&o, &r) : 0;
+	if (rc == 0 && o.out)
+		rc = pn_import_scenario(&r, o.from, o.to, o.out);
 	pn_xlr_close(&r);
 	return rc;
 }

@@ -22,7 +22,8 @@
 /* The seed workloads' ops, changed by their own functions (src/wl_vacuum.c, wl_btree.c). */
 static bool wl_op(enum pn_op op)
 {
-	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
+	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT ||
+	       op == PN_OP_IMPORT;
 }
 
 static bool hint_logged(const struct pn_engine *e)
@@ -162,6 +163,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 			pn_wl_vacuum_change(e, p);
 		else if (p->op.op == PN_OP_BT_INSERT)
 			pn_wl_btree_change(e, p);
+		else if (p->op.op == PN_OP_IMPORT)
+			pn_wl_import_change(e, p);
 		else
 			pn_wl_btree_split(e, p);
 		pn_wl_unpin_extra(e, p);

@@ -103,6 +103,7 @@ static const struct {
 	[PN_REC_BTREE_SPLIT_R] = {"Btree/SPLIT_R", PN_RM_BTREE, 0x40},
 	[PN_REC_HEAP2_PRUNE] = {"Heap2/PRUNE", PN_RM_HEAP2, 0x10},
 	[PN_REC_HEAP2_VISIBLE] = {"Heap2/VISIBLE", PN_RM_HEAP2, 0x40},
+	[PN_REC_IMPORTED] = {"Imported/RECORD", PN_RM_XLOG, PN_INFO_IMPORTED},
 };
 
 const char *pn_rec_name(enum pn_rec r) { return rec_ids[r].name; }
@@ -115,6 +116,10 @@ void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info)
 
 bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out)
 {
+	if (info & PN_INFO_IMPORTED) { /* any manager's: the records of wl_import.c */
+		*out = PN_REC_IMPORTED;
+		return true;
+	}
 	for (int r = 0; r < PN_REC_COUNT; r++) {
 		if (rec_ids[r].rmid == rmid && rec_ids[r].info == info) {
 			*out = (enum pn_rec)r;
@@ -712,6 +717,7 @@ bool pn_page_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 			       ? pn_wl_apply_btree_dedup(page, page_size, r, b)
 			       : apply_dedup(page, page_size, r, b);
 	case PN_REC_HEAP2_VISIBLE: return pn_wl_apply_visible(page, page_size, r, b);
+	case PN_REC_IMPORTED: return pn_wl_apply_imported(page, page_size, r, b);
 	case PN_REC_HEAP_INSERT: return apply_heap_insert(page, page_size, r, b, false);
 	case PN_REC_HEAP_INSERT_INIT: return apply_heap_insert(page, page_size, r, b, true);
 	case PN_REC_HEAP_UPDATE: return apply_heap_update(page, page_size, r, b, false);

@@ -29,8 +29,12 @@ enum pn_rec {
 	PN_REC_BTREE_SPLIT_R, PN_REC_HEAP2_PRUNE,
 	/* the vacuum workload's (wl_vacuum.c) */
 	PN_REC_HEAP2_VISIBLE,
+	/* a real PostgreSQL WAL's record, replayed (wl_import.c): its own rmid and info, with
+	 * info bit PN_INFO_IMPORTED (one of XLR_INFO_MASK's bits PostgreSQL 15 leaves unused) */
+	PN_REC_IMPORTED,
 	PN_REC_COUNT
 };
+#define PN_INFO_IMPORTED 0x08u
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */
 /* rmid/info of each kind */
 void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info);

@@ -120,6 +120,8 @@ uint32_t pn_wl_extra_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pag
 		return pn_wl_vacuum_vm_page(e, p->op.page, &pages[0]) ? 1 : 0;
 	if (p->op.op == PN_OP_BT_SPLIT)
 		return pn_wl_btree_split_pages(e, p, pages);
+	if (p->op.op == PN_OP_IMPORT)
+		return pn_wl_import_extra_pages(e, pages);
 	return 0;
 }
 

@@ -39,6 +39,7 @@ static const struct {
 	{PN_WL_BTREE_DEDUP, pn_wl_btree_init, pn_wl_btree_next, free_state,
 	 pn_wl_btree_page_init, NULL},
 	{PN_WL_SLRU, pn_wl_slru_init, pn_wl_slru_next, free_state, NULL, NULL},
+	{PN_WL_IMPORT, pn_wl_import_init, pn_wl_import_next, pn_wl_import_free, NULL, NULL},
 };
 
 static int generator_of(enum pn_workload_kind kind)

@@ -71,6 +71,16 @@ uint64_t pn_wl_btree_recycled(const struct pn_engine *e);
 /* Splits of a leaf that held one key among that key's items (wl_btree.c, single value). */
 uint64_t pn_wl_btree_single_value_splits(const struct pn_engine *e);
 uint32_t pn_wl_btree_split_pages(struct pn_engine *e, struct pn_proc *p, uint32_t *pages);
+/* The import workload (wl_import.c): a real PostgreSQL WAL's records from a trace. */
+#define PN_IMPORT_MAIN_MAX 4096u
+#define PN_IMPORT_DATA_MAX 8192u
+bool pn_wl_import_init(struct pn_engine *e);
+enum pn_wl_next pn_wl_import_next(struct pn_engine *e, uint32_t client, struct pn_step *out);
+void pn_wl_import_free(struct pn_engine *e);
+uint32_t pn_wl_import_extra_pages(struct pn_engine *e, uint32_t *pages);
+void pn_wl_import_change(struct pn_engine *e, struct pn_proc *p);
+bool pn_wl_apply_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			  const struct pn_wal_block *b);
 /* Redo of the workloads' records (called by pn_page_apply; block index from r->blocks). */
 bool pn_wl_apply_visible(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			 const struct pn_wal_block *b);

@@ -12,7 +12,11 @@
 #      (both stop at the same zeroed tail, for the same reason);
 #   2. on a copy of pg_wal with one byte of a record flipped, both stop at that record, for
 #      the same reason (its CRC), with the same table;
-#   3. import takes segment files as well as the directory.
+#   3. import takes segment files as well as the directory;
+#   4. `import --out` of the pgbench range gives a scenario that run replays in fpw with
+#      full-page images within 10 % of PostgreSQL's count and bytes on the replayed range,
+#      that compare runs in every mode and that check passes (a shorter range, every mode
+#      that must pass; nofpw must show a torn page).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
@@ -131,7 +135,43 @@ same_reason "flipped byte"
 grep -q "incorrect resource manager data checksum in record at $lsn" "$work/pn.err" ||
 	fail "flipped byte: import does not stop at $lsn on its checksum: $(cat "$work/pn.err")"
 
+# 4. The pgbench range replayed.
+out=$work/pgbench.yaml
+"$pn" import "$wal" --from "$l1" --to "$l2" --out "$out" >"$work/import.out" 2>&1 ||
+	fail "import --out: $(cat "$work/import.out")"
+read -r pg_count pg_bytes < <(sed -n 's/^PostgreSQL: .* fpi_count \([0-9]*\) .* fpi_bytes_uncompressed \([0-9]*\)$/\1 \2/p' "$work/import.out")
+"$pn" run "$out" --json "$work/run.json" >/dev/null 2>&1 || fail "run of the import failed"
+our_count=$(jq '.results[0].fpi_count' "$work/run.json")
+our_bytes=$(jq '.results[0].fpi_bytes' "$work/run.json")
+within() { # within OURS THEIRS: |ours - theirs| <= 10 % of theirs, theirs > 0
+	(($2 > 0 && ($1 - $2) * 10 <= $2 && ($2 - $1) * 10 <= $2))
+}
+if ! within "${our_count:-0}" "${pg_count:-0}" || ! within "${our_bytes:-0}" "${pg_bytes:-0}"; then
+	fail "fpw replay: $our_count images of $our_bytes B, PostgreSQL $pg_count of $pg_bytes B"
+fi
+"$pn" compare "$out" --modes fpw,nofpw,umbra,umbra-l3,umbra-l4,doublewrite,pushdown \
+	>"$work/compare.out" 2>&1 || fail "compare of the import: $(tail -3 "$work/compare.out")"
+# check on the records of the first 96 KiB after the WAL switch, on 8 buffers so that pages
+# are written (seconds, not minutes)
+redo=$(sed -n 's/^replayed range \([0-9A-F/]*\) .*/\1/p' "$work/import.out")
+short=$(printf '%X/%X' $((16#${redo%/*})) $((((16#${redo#*/} >> 20) + 1 << 20) + 0x18000)))
+"$pn" import "$wal" --from "$l1" --to "$short" --out "$work/short.yaml" >/dev/null 2>&1 ||
+	fail "import --out of $l1..$short"
+for m in fpw nofpw umbra umbra-l3 umbra-l4 doublewrite pushdown; do
+	verdict=pass
+	[[ $m == nofpw ]] && verdict=violation
+	line="  mode: $m"
+	[[ $m == umbra-* ]] && line=$(printf '  mode: umbra\n  policy: %s' "${m#umbra-}")
+	{ awk -v line="$line" '$0 == "  mode: fpw" { print line; next }
+		/^  buffers: / { print "  buffers: 8"; next } { print }' "$work/short.yaml"
+	  echo 'crash: {points: {every: 10}, max_unsynced: 2, tear: halves, samples: 0}'
+	  echo "expect: {verdict: $verdict}"; } >"$work/short-$m.yaml"
+	"$pn" check "$work/short-$m.yaml" --quiet --traces "$work/traces" \
+		>"$work/check.out" 2>&1 || fail "check $m of the import: $(tail -3 "$work/check.out")"
+done
+
 if [[ $failed -eq 0 ]]; then
-	echo "postgres: import --stats equals pg_waldump --stats=record ($l1 .. $l3)"
+	echo "postgres: import --stats equals pg_waldump --stats=record ($l1 .. $l3);" \
+		"fpw replay: $our_count images of $our_bytes B, PostgreSQL's $pg_count of $pg_bytes B"
 fi
 exit "$failed"
