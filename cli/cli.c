@@ -10,6 +10,7 @@
  * in cli.h.
  */
 #include "cli.h"
+#include "waldir.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -340,6 +341,16 @@ void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, cha
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 		    struct pn_cli_result *out)
 {
+	return pn_cli_simulate_wal(sc, m, out, NULL);
+}
+
+/* wal_dir: the run's WAL as segment files there (waldir.c); a file that cannot be written
+ * makes the run's status 2, its metrics kept. */
+int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+			struct pn_cli_result *out, const char *wal_dir)
+{
+	struct pn_waldir *d = wal_dir ? malloc(sizeof *d) : NULL;
+
 	memset(out, 0, sizeof *out);
 	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
 	out->mode = sc->protocol.mode;
@@ -347,7 +358,21 @@ int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 	out->seed = sc->seed;
 	for (int t = 0; t < PN_TXN_TYPES; t++)
 		out->txn_names[t] = pn_workload_txn_name(sc, t);
-	pn_sim_run(sc, &out->sim);
+	if (!d) {
+		PN_ASSERT(!wal_dir);
+		pn_sim_run(sc, &out->sim);
+		return out->sim.status;
+	}
+	if (!pn_waldir_open(d, wal_dir, out->sim.error, sizeof out->sim.error)) {
+		out->sim.status = 2;
+	} else {
+		pn_sim_run_observed(sc, &out->sim, &d->obs);
+		if (!pn_waldir_close(d) || d->failed) {
+			snprintf(out->sim.error, sizeof out->sim.error, "--wal-dir: %.1000s", d->error);
+			out->sim.status = 2;
+		}
+	}
+	free(d);
 	return out->sim.status;
 }
 

@@ -104,6 +104,10 @@ struct pn_cli_result {
  * that was applied: it names the result, pn_cli_label). Returns sim.status. */
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 		    struct pn_cli_result *out);
+/* The same with the run's WAL written as PostgreSQL segment files in wal_dir (created if
+ * absent; NULL: none), for `run` / `compare --wal-dir`. */
+int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+			struct pn_cli_result *out, const char *wal_dir);
 /* The label of a run of sc under m (NULL m: sc as it stands): the name given in --mode(s)
  * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
  * under those policies however set, else the mode's name. */

@@ -8,7 +8,8 @@
  *   - the replay starts at the first redo point in the range: before it, PostgreSQL's pages
  *     had been imaged since an earlier checkpoint the range does not show, so the engine,
  *     which starts from a checkpoint, would image them again;
- *   - a checkpoint record is not replayed (the engine writes its own at each K); a
+ *   - a checkpoint record is not replayed (the engine writes its own at each K), nor an
+ *     XLOG_SWITCH (the engine's WAL goes on in the same segment); a
  *     Transaction/COMMIT is the client's commit; every other record is an R line, custom
  *     resource managers as Generic (20);
  *   - a block PostgreSQL imaged carries no data: its data_len is the mean of that record
@@ -174,6 +175,13 @@ static bool collect(struct pass1 *p, const struct pn_xlr_record *rec)
 	return true;
 }
 
+/* The engine's WAL has no switch (a replayed one would make pg_waldump skip a segment's
+ * rest that the engine goes on writing). */
+static bool is_switch(const struct pn_xlr_record *rec)
+{
+	return rec->rmid == PN_XLR_RM_XLOG && (rec->info & 0xF0u) == PN_XLR_XLOG_SWITCH;
+}
+
 /* ---- pass 3: the trace ---- */
 
 struct figures {
@@ -264,7 +272,7 @@ static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct 
 			k++;
 		}
 		count(fig, rec);
-		if (is_checkpoint(rec))
+		if (is_checkpoint(rec) || is_switch(rec))
 			continue;
 		if (rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT) {
 			fputs("C\n", f);

@@ -16,7 +16,13 @@
 #   4. `import --out` of the pgbench range gives a scenario that run replays in fpw with
 #      full-page images within 10 % of PostgreSQL's count and bytes on the replayed range,
 #      that compare runs in every mode and that check passes (a shorter range, every mode
-#      that must pass; nofpw must show a torn page).
+#      that must pass; nofpw must show a torn page);
+#   5. `compare --wal-dir` writes each mode's WAL as segment files that real pg_waldump reads
+#      to the end: on a pgbench scenario of ours, pg_waldump's rows (type, count, record and
+#      image bytes) are the rows `compare --stats` prints, plus the format's shutdown
+#      checkpoint, in fpw, nofpw, doublewrite and pushdown; on the imported WAL it counts the
+#      records our run wrote (plus that checkpoint), under PostgreSQL's own type names;
+#      umbra's WAL stops it at the first record with a slot shift (our extension).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
@@ -168,6 +174,47 @@ for m in fpw nofpw umbra umbra-l3 umbra-l4 doublewrite pushdown; do
 	  echo "expect: {verdict: $verdict}"; } >"$work/short-$m.yaml"
 	"$pn" check "$work/short-$m.yaml" --quiet --traces "$work/traces" \
 		>"$work/check.out" 2>&1 || fail "check $m of the import: $(tail -3 "$work/check.out")"
+done
+
+# 5. --wal-dir read by real pg_waldump.
+rows() { # the rows of a --stats table: type, count, record bytes, image bytes (sorted)
+	sed -E 's/\([ 0-9.]+\)//g' | awk '$1 ~ /\// && NF == 5 { print $1, $2, $3, $4 }' | sort
+}
+cat >"$work/pgb.yaml" <<'EOF2'
+name: pgb
+storage: {pages: 4000, buffers: 512, wal_segment_size: 1MiB}
+protocol: {mode: fpw}
+checkpoint: {interval: 0s, every_transactions: 1000, max_wal_size: 0}
+workload: {kind: pgbench, scale: 1, clients: 4, transactions: 3000}
+EOF2
+modes=(fpw nofpw doublewrite pushdown)
+"$pn" compare "$work/pgb.yaml" --modes "$(IFS=,; echo "${modes[*]}")" --stats \
+	--wal-dir "$work/ours" >"$work/pgb.out" 2>&1 || fail "compare --wal-dir: $(tail -3 "$work/pgb.out")"
+for m in "${modes[@]}"; do
+	awk -v m="$m" '/^WAL records of mode / { on = ($5 == m ":") } on' "$work/pgb.out" | rows \
+		>"$work/ours.rows"
+	{ "$pgbin/pg_waldump" -p "$work/ours/$m" --start 0/100000 --stats=record \
+		2>"$work/pg.err" || true; } | rows | grep -v '^XLOG/CHECKPOINT_SHUTDOWN 1 114 0$' \
+		>"$work/pg.rows" || true
+	if [[ ! -s $work/ours.rows ]] || ! cmp -s "$work/ours.rows" "$work/pg.rows"; then
+		fail "--wal-dir $m: pg_waldump's rows are not ours"
+		diff "$work/ours.rows" "$work/pg.rows" >&2 || true
+	fi
+	grep -q 'invalid record length at .*: wanted 24, got 0' "$work/pg.err" ||
+		fail "--wal-dir $m: pg_waldump did not read to the zeroed end: $(cat "$work/pg.err")"
+done
+"$pn" compare "$out" --modes fpw,nofpw,doublewrite,pushdown,umbra --wal-dir "$work/replay" \
+	--json "$work/replay.json" >/dev/null 2>&1 || fail "compare --wal-dir of the import"
+for m in fpw nofpw doublewrite pushdown umbra; do
+	ours=$(jq ".results[] | select(.mode == \"$m\") | .wal_records" "$work/replay.json")
+	theirs=$({ "$pgbin/pg_waldump" -p "$work/replay/$m" --start 0/100000 --stats=record \
+		2>"$work/pg.err" || true; } | awk '$1 == "Total" { print $2 }')
+	if [[ $m == umbra ]]; then
+		grep -q 'out-of-order block_id' "$work/pg.err" && ((theirs < ours)) ||
+			fail "--wal-dir umbra: pg_waldump read $theirs of $ours records: $(cat "$work/pg.err")"
+	elif [[ -z $ours || $theirs != $((ours + 1)) ]]; then
+		fail "--wal-dir $m of the import: pg_waldump counts $theirs records, the run $ours (+1)"
+	fi
 done
 
 if [[ $failed -eq 0 ]]; then
