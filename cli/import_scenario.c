@@ -221,11 +221,9 @@ static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			len = (uint32_t)((p1->sum[rec->rmid][rec->info >> 4][i] +
 					  p1->cnt[rec->rmid][rec->info >> 4][i] / 2) /
 					 p1->cnt[rec->rmid][rec->info >> 4][i]);
-		if (b->has_image) {
-			lower = b->hole_length ? b->hole_offset : PN_XLR_BLCKSZ;
-			upper = b->hole_length ? (uint32_t)b->hole_offset + b->hole_length : PN_XLR_BLCKSZ;
-			if (!b->hole_length) /* no hole: a full page, or a page not in the standard layout */
-				lower = upper = 24;
+		if (b->has_image) { /* no hole: a full page, or one not in the standard layout */
+			lower = b->hole_length ? b->hole_offset : 24;
+			upper = b->hole_length ? (uint32_t)b->hole_offset + b->hole_length : 24;
 		}
 		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b),
 			 block_kind(rec, b), len, lower, upper);
