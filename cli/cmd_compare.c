@@ -7,9 +7,7 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,7 +139,7 @@ static int distinct_labels(const struct pn_scenario *scenario, const struct comp
 	return -1;
 }
 
-/* One mode's run; with --wal-dir its WAL goes to DIR/LABEL (DIR created first). */
+/* One mode's run; with --wal-dir its WAL goes to DIR/LABEL (both created if absent). */
 static int simulate(struct pn_scenario *sc, const struct compare_opts *o, int i,
 		    struct pn_cli_result *res)
 {
@@ -151,14 +149,6 @@ static int simulate(struct pn_scenario *sc, const struct compare_opts *o, int i,
 		return pn_cli_simulate(sc, &o->modes[i], res);
 	pn_cli_label(sc, &o->modes[i], label, sizeof label);
 	snprintf(dir, sizeof dir, "%.900s/%s", o->wal_dir, label);
-	if (mkdir(o->wal_dir, 0777) != 0 && errno != EEXIST) {
-		memset(res, 0, sizeof *res);
-		snprintf(res->label, sizeof res->label, "%s", label);
-		snprintf(res->sim.error, sizeof res->sim.error, "--wal-dir %.900s: %s", o->wal_dir,
-			 strerror(errno));
-		res->sim.status = 2;
-		return 2;
-	}
 	return pn_cli_simulate_wal(sc, &o->modes[i], res, dir);
 }
 

@@ -75,13 +75,17 @@ static void record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t l
 bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len)
 {
 	struct stat st;
+	char parent[PN_ERROR_LEN];
+	const char *slash = strrchr(dir, '/');
 
 	memset(d, 0, sizeof *d);
 	d->obs.page = first_page;
 	d->obs.record = record;
 	d->segno = UINT64_MAX;
 	snprintf(d->dir, sizeof d->dir, "%s", dir);
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+	snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - dir) : 0, dir);
+	if ((parent[0] && mkdir(parent, 0777) != 0 && errno != EEXIST) ||
+	    (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
 		snprintf(err, len, "%s: %s", dir, strerror(errno));
 		return false;
 	}
@@ -90,6 +94,15 @@ bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len)
 		return false;
 	}
 	return true;
+}
+
+void pn_waldir_begin(struct pn_waldir *d, const struct pn_engine *e)
+{
+	pn_lsn first = e->redo_done - e->redo_done % PN_XLOG_BLCKSZ;
+	d->obs.sysid = e->sysid;
+	d->obs.seg_size = e->wal.seg_size;
+	d->obs.page(&d->obs, first, e->wal.pages +
+		    (size_t)((first / PN_XLOG_BLCKSZ) % e->wal.npages) * PN_XLOG_BLCKSZ);
 }
 
 bool pn_waldir_close(struct pn_waldir *d)

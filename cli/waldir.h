@@ -16,8 +16,12 @@ struct pn_waldir {
 	char error[PN_ERROR_LEN + 64];
 };
 
-/* Creates DIR if absent (its parent must exist); false with err when it cannot. */
+/* Creates DIR (and its parent) if absent; false with err when it cannot. */
 bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len);
+/* For a run not made by the simulator (bench): the engine's sysid, segment size and the
+ * page its format wrote, as pn_sim_run_observed hands them; then call d->obs.record for
+ * every record. */
+void pn_waldir_begin(struct pn_waldir *d, const struct pn_engine *e);
 /* Writes the last segment; false (d->error) if any file could not be written. */
 bool pn_waldir_close(struct pn_waldir *d);
 

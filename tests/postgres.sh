@@ -22,7 +22,8 @@
 #      image bytes) are the rows `compare --stats` prints, plus the format's shutdown
 #      checkpoint, in fpw, nofpw, doublewrite and pushdown; on the imported WAL it counts the
 #      records our run wrote (plus that checkpoint), under PostgreSQL's own type names;
-#      umbra's WAL stops it at the first record with a slot shift (our extension).
+#      umbra's WAL stops it at the first record with a slot shift (our extension); `bench
+#      --wal-dir` (1 s of real files per mode) likewise.
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
@@ -215,6 +216,22 @@ for m in fpw nofpw doublewrite pushdown umbra; do
 	elif [[ -z $ours || $theirs != $((ours + 1)) ]]; then
 		fail "--wal-dir $m of the import: pg_waldump counts $theirs records, the run $ours (+1)"
 	fi
+done
+cat >"$work/bench.yaml" <<'EOF2'
+name: b
+storage: {pages: 256, buffers: 64, wal_segment_size: 1MiB}
+protocol: {mode: fpw}
+checkpoint: {interval: 100ms}
+workload: {kind: random, clients: 2, transactions: 500}
+EOF2
+"$pn" bench "$work/bench.yaml" --path "$work/bench" --modes fpw,nofpw --duration 1s \
+	--wal-dir "$work/benchwal" --json "$work/bench.json" >/dev/null 2>&1 || fail "bench --wal-dir"
+for m in fpw nofpw; do
+	ours=$(jq ".results[] | select(.mode == \"$m\") | .wal_records" "$work/bench.json")
+	theirs=$({ "$pgbin/pg_waldump" -p "$work/benchwal/$m" --start 0/100000 --stats=record \
+		2>/dev/null || true; } | awk '$1 == "Total" { print $2 }')
+	[[ -n $ours && $theirs == $((ours + 1)) ]] ||
+		fail "bench --wal-dir $m: pg_waldump counts $theirs records, bench $ours (+1)"
 done
 
 if [[ $failed -eq 0 ]]; then
