@@ -263,6 +263,43 @@ START_TEST(test_flipped_byte_and_missing_segment)
 }
 END_TEST
 
+/* xl_prev checked before the CRC, as ValidXLogRecordHeader comes first; and a segment held
+ * under timeline 2 only is read, its name in the messages. */
+START_TEST(test_prev_link_and_timeline)
+{
+	struct pn_xlr r;
+	struct pn_xlr_record rec;
+	char from[128], to[128];
+	int k = 3, n = 0;
+
+	ck_assert_uint_le(starts[k] % PAGE, PAGE - 24); /* its header on one page */
+	wal[starts[k] - SEG + 8] ^= 0x08;
+	write_files();
+	open_dir(&r);
+	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
+	while (pn_xlr_read(&r, &rec))
+		n++;
+	ck_assert_int_eq(n, k);
+	ck_assert_msg(strstr(r.why, "record with incorrect prev-link"), "%s", r.why);
+	pn_xlr_close(&r);
+	wal[starts[k] - SEG + 8] ^= 0x08;
+	write_files();
+	for (uint32_t i = 1; i <= NSEG; i++) {
+		snprintf(from, sizeof from, "%s/0000000100000000%08X", dir, i);
+		snprintf(to, sizeof to, "%s/0000000200000000%08X", dir, i);
+		ck_assert_int_eq(rename(from, to), 0);
+	}
+	snprintf(to, sizeof to, "%s/000000020000000000000002", dir);
+	ck_assert_int_eq(unlink(to), 0);
+	open_dir(&r);
+	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
+	while (pn_xlr_read(&r, &rec))
+		;
+	ck_assert_msg(strstr(r.why, "could not find file \"000000020000000000000002\""), "%s", r.why);
+	pn_xlr_close(&r);
+}
+END_TEST
+
 START_TEST(test_names)
 {
 	char buf[48];
@@ -305,6 +342,7 @@ int main(void)
 	tcase_add_test(t, test_limit);
 	tcase_add_test(t, test_begin_inside_a_record);
 	tcase_add_test(t, test_flipped_byte_and_missing_segment);
+	tcase_add_test(t, test_prev_link_and_timeline);
 	tcase_add_test(t, test_names);
 	tcase_add_test(t, test_parse_lsn);
 	tcase_set_timeout(t, 60);
