@@ -227,39 +227,46 @@ START_TEST(test_begin_inside_a_record)
 }
 END_TEST
 
-START_TEST(test_flipped_byte_and_missing_segment)
+/* Reads the directory from its first record to the end: how many records, and why it ended. */
+static int records_to_end(char *why, size_t len)
 {
 	struct pn_xlr r;
 	struct pn_xlr_record rec;
-	char path[128];
-	int k = 10, n = 0, crossing = -1;
+	int n = 0;
 
-	wal[starts[k] - SEG + 30] ^= 0x40;
-	write_files();
 	open_dir(&r);
 	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
 	while (pn_xlr_read(&r, &rec))
 		n++;
-	ck_assert_int_eq(n, k);
-	ck_assert_msg(strstr(r.why, "incorrect resource manager data checksum in record at"), "%s",
-		      r.why);
+	snprintf(why, len, "%s", r.why);
 	pn_xlr_close(&r);
-	wal[starts[k] - SEG + 30] ^= 0x40;
+	return n;
+}
+
+/* Flips bits of the WAL byte at LSN `at`, in memory and in the files. */
+static void flip(pn_lsn at, uint8_t bits)
+{
+	wal[at - SEG] ^= bits;
 	write_files();
+}
+
+START_TEST(test_flipped_byte_and_missing_segment)
+{
+	char path[128], why[PN_ERROR_LEN];
+	int k = 10, crossing = -1;
+
+	flip(starts[k] + 30, 0x40);
+	ck_assert_int_eq(records_to_end(why, sizeof why), k);
+	ck_assert_msg(strstr(why, "incorrect resource manager data checksum in record at"), "%s", why);
+	flip(starts[k] + 30, 0x40);
 	for (int i = 0; i < nrec && crossing < 0; i++)
 		if (starts[i] / SEG == 1 && ends[i] > 2 * (pn_lsn)SEG)
 			crossing = i;
 	ck_assert_int_ge(crossing, 0);
 	snprintf(path, sizeof path, "%s/000000010000000000000002", dir);
 	ck_assert_int_eq(unlink(path), 0);
-	open_dir(&r);
-	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
-	n = 0;
-	while (pn_xlr_read(&r, &rec))
-		n++;
-	ck_assert_int_eq(n, crossing);
-	ck_assert_msg(strstr(r.why, "could not find file \"000000010000000000000002\""), "%s", r.why);
-	pn_xlr_close(&r);
+	ck_assert_int_eq(records_to_end(why, sizeof why), crossing);
+	ck_assert_msg(strstr(why, "could not find file \"000000010000000000000002\""), "%s", why);
 }
 END_TEST
 
@@ -267,23 +274,14 @@ END_TEST
  * under timeline 2 only is read, its name in the messages. */
 START_TEST(test_prev_link_and_timeline)
 {
-	struct pn_xlr r;
-	struct pn_xlr_record rec;
-	char from[128], to[128];
-	int k = 3, n = 0;
+	char from[128], to[128], why[PN_ERROR_LEN];
+	int k = 3;
 
 	ck_assert_uint_le(starts[k] % PAGE, PAGE - 24); /* its header on one page */
-	wal[starts[k] - SEG + 8] ^= 0x08;
-	write_files();
-	open_dir(&r);
-	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
-	while (pn_xlr_read(&r, &rec))
-		n++;
-	ck_assert_int_eq(n, k);
-	ck_assert_msg(strstr(r.why, "record with incorrect prev-link"), "%s", r.why);
-	pn_xlr_close(&r);
-	wal[starts[k] - SEG + 8] ^= 0x08;
-	write_files();
+	flip(starts[k] + 8, 0x08);
+	ck_assert_int_eq(records_to_end(why, sizeof why), k);
+	ck_assert_msg(strstr(why, "record with incorrect prev-link"), "%s", why);
+	flip(starts[k] + 8, 0x08);
 	for (uint32_t i = 1; i <= NSEG; i++) {
 		snprintf(from, sizeof from, "%s/0000000100000000%08X", dir, i);
 		snprintf(to, sizeof to, "%s/0000000200000000%08X", dir, i);
@@ -291,12 +289,8 @@ START_TEST(test_prev_link_and_timeline)
 	}
 	snprintf(to, sizeof to, "%s/000000020000000000000002", dir);
 	ck_assert_int_eq(unlink(to), 0);
-	open_dir(&r);
-	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
-	while (pn_xlr_read(&r, &rec))
-		;
-	ck_assert_msg(strstr(r.why, "could not find file \"000000020000000000000002\""), "%s", r.why);
-	pn_xlr_close(&r);
+	records_to_end(why, sizeof why);
+	ck_assert_msg(strstr(why, "could not find file \"000000020000000000000002\""), "%s", why);
 }
 END_TEST
 
