@@ -515,6 +515,18 @@ pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return e->wal.flushed;
 
 pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return e->wal.keep_from; }
 
+uint32_t pn_engine_wal_seg_size(const struct pn_engine *e) { return e->wal.seg_size; }
+
+const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_addr)
+{
+	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % e->wal.npages);
+	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
+	PN_ASSERT(e->wal.tags[slot] == page_addr);
+	return e->wal.pages + (size_t)slot * PN_XLOG_BLCKSZ;
+}
+
+pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->redo_done; }
+
 void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
 {
 	*begun = e->ckpt_seq_begun;

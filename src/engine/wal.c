@@ -154,7 +154,8 @@ pn_lsn pn_wal_insert(struct pn_engine *e, struct pn_wal_record *r, enum pn_rec k
 {
 	uint32_t len = pn_wal_record_size(r, e->page_size);
 	PN_ASSERT(len <= e->wal.rec_cap);
-	pn_rec_ids(kind, &r->rmid, &r->info);
+	if (kind != PN_REC_IMPORTED) /* an imported record keeps its own (wl_import.c) */
+		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = e->wal.prev_start;
 	pn_wal_record_encode(r, e->page_size, e->wal.rec_buf);
 	uint64_t pos = e->wal.insert_bytepos;
