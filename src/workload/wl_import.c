@@ -42,7 +42,6 @@
 #include "engine.h"
 #include "redo_xlog.h"
 #include "txn.h"
-#include "workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +49,8 @@
 
 #define LINE_MAX_LEN 256
 #define MAX_BLOCKS 3 /* the own page and extra_pages()' two */
+#define PN_IMPORT_MAIN_MAX 4096u /* a replayed record's main data, at most */
+#define PN_IMPORT_DATA_MAX 8192u /* a replayed block's data, at most */
 
 struct imp_block {
 	uint32_t page;

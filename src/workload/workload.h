@@ -18,9 +18,6 @@ struct pn_engine;
 extern const struct pn_client_ops pn_workload_script, pn_workload_random, pn_workload_pgbench,
 	pn_workload_tpcc, pn_workload_vacuum, pn_workload_btree_dedup, pn_workload_slru,
 	pn_workload_import;
-/* The import workload's record sizes (wl_import.c): main data and block data at most. */
-#define PN_IMPORT_MAIN_MAX 4096u
-#define PN_IMPORT_DATA_MAX 8192u
 /* The row of sc's workload.kind (what the assembly passes to pn_engine_init). */
 const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc);
 /* Name of transaction type t of sc's workload, NULL if it has none. */
