@@ -13,6 +13,7 @@
 #include "load.h"
 #include "parse.h"
 #include "workload.h"
+#include "waldir.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +33,7 @@ const struct pn_command pn_commands[] = {
 	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
 	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
 	{"report", pn_cmd_report, "one self-contained HTML file of plots from JSON results or traces"},
+	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
 
@@ -343,6 +345,16 @@ void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, cha
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 		    struct pn_cli_result *out)
 {
+	return pn_cli_simulate_wal(sc, m, out, NULL);
+}
+
+/* wal_dir: the run's WAL as segment files there (waldir.c); a file that cannot be written
+ * makes the run's status 2, its metrics kept. */
+int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+			struct pn_cli_result *out, const char *wal_dir)
+{
+	struct pn_waldir *d = wal_dir ? malloc(sizeof *d) : NULL;
+
 	memset(out, 0, sizeof *out);
 	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
 	out->mode = sc->protocol.mode;
@@ -350,7 +362,21 @@ int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 	out->seed = sc->seed;
 	for (int t = 0; t < PN_TXN_TYPES; t++)
 		out->txn_names[t] = pn_workload_txn_name(sc, t);
-	pn_sim_run(sc, &out->sim);
+	if (!d) {
+		PN_ASSERT(!wal_dir);
+		pn_sim_run(sc, &out->sim);
+		return out->sim.status;
+	}
+	if (!pn_waldir_open(d, wal_dir, out->sim.error, sizeof out->sim.error)) {
+		out->sim.status = 2;
+	} else {
+		pn_sim_run_observed(sc, &out->sim, &d->obs);
+		if (!pn_waldir_close(d) || d->failed) {
+			snprintf(out->sim.error, sizeof out->sim.error, "--wal-dir: %.1000s", d->error);
+			out->sim.status = 2;
+		}
+	}
+	free(d);
 	return out->sim.status;
 }
 
@@ -772,24 +798,22 @@ static void records_header(FILE *out)
 		"-------------", "---");
 }
 
-void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
+void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, size_t nrows)
 {
 	uint64_t n = 0, rec = 0, fpi = 0, all;
 	char rec_pct[16], fpi_pct[16];
 
-	for (int t = 0; t < PN_REC_COUNT; t++) {
-		n += m->rec_count[t];
-		rec += m->rec_bytes[t];
-		fpi += m->rec_fpi_bytes[t];
+	for (size_t i = 0; i < nrows; i++) {
+		n += rows[i].count;
+		rec += rows[i].rec_bytes;
+		fpi += rows[i].fpi_bytes;
 	}
 	all = rec + fpi;
 	records_header(out);
-	for (int t = 0; t < PN_REC_COUNT; t++) {
-		uint64_t tn = m->rec_count[t], tr = m->rec_bytes[t], tf = m->rec_fpi_bytes[t];
-		if (tn == 0)
-			continue;
+	for (size_t i = 0; i < nrows; i++) {
+		uint64_t tn = rows[i].count, tr = rows[i].rec_bytes, tf = rows[i].fpi_bytes;
 		fprintf(out, "%-27s %20" PRIu64 " (%6.02f) %20" PRIu64 " (%6.02f) %20" PRIu64
-			" (%6.02f) %20" PRIu64 " (%6.02f)\n", pn_rec_name((enum pn_rec)t),
+			" (%6.02f) %20" PRIu64 " (%6.02f)\n", rows[i].name,
 			tn, pct(tn, n), tr, pct(tr, rec), tf, pct(tf, fpi), tr + tf, pct(tr + tf, all));
 	}
 	fprintf(out, "%-27s %20s %8s %20s %8s %20s %8s %20s\n", "", "--------", "", "--------",
@@ -798,6 +822,20 @@ void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
 	snprintf(fpi_pct, sizeof fpi_pct, "[%.02f%%]", pct(fpi, all));
 	fprintf(out, "%-27s %20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64
 		" %-6s\n", "Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
+}
+
+void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
+{
+	struct pn_cli_record_row rows[PN_REC_COUNT];
+	size_t n = 0;
+
+	for (int t = 0; t < PN_REC_COUNT; t++) {
+		if (m->rec_count[t] == 0)
+			continue;
+		rows[n++] = (struct pn_cli_record_row){pn_rec_name((enum pn_rec)t), m->rec_count[t],
+						       m->rec_bytes[t], m->rec_fpi_bytes[t]};
+	}
+	pn_cli_print_record_rows(out, rows, n);
 }
 
 /* ---- 6. JSON ---- */

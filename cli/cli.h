@@ -56,6 +56,10 @@ int pn_cmd_compare(int argc, char **argv);
 int pn_cmd_bench(int argc, char **argv);
 int pn_cmd_crashtest(int argc, char **argv);
 int pn_cmd_report(int argc, char **argv);
+int pn_cmd_import(int argc, char **argv);
+/* import --out (cli/import_scenario.c): the scenario and trace of a WAL range; exit status. */
+struct pn_xlr;
+int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out);
 
 /* ---- option parsing (each prints its own message and returns false / 2) ---- */
 /* Rewinds getopt_long for a fresh argv and silences its messages (commands print C2). */
@@ -101,6 +105,10 @@ struct pn_cli_result {
  * that was applied: it names the result, pn_cli_label). Returns sim.status. */
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 		    struct pn_cli_result *out);
+/* The same with the run's WAL written as PostgreSQL segment files in wal_dir (created if
+ * absent; NULL: none), for `run` / `compare --wal-dir`. */
+int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *m,
+			struct pn_cli_result *out, const char *wal_dir);
 /* The label of a run of sc under m (NULL m: sc as it stands): the name given in --mode(s)
  * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
  * under those policies however set, else the mode's name. */
@@ -124,6 +132,12 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 			  const struct pn_cli_result *ref);
 /* The per-record-type breakdown, shaped like `pg_waldump --stats=record` (types with N > 0). */
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m);
+/* The same table from rows (import prints real WAL's through it): every row is printed. */
+struct pn_cli_record_row {
+	const char *name;
+	uint64_t count, rec_bytes, fpi_bytes;
+};
+void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, size_t n);
 /* One result as a JSON object (keys in a fixed order). */
 json_t *pn_cli_result_json(const struct pn_cli_result *r);
 /* Its "series" key: the run's time series, column-wise (cli/series_json.c). */

@@ -19,10 +19,11 @@
 
 #include "disk.h"
 #include "realdisk.h"
+#include "waldir.h"
 
 static const char usage[] =
 	"usage: penumbra bench S.yaml --path DIR [--modes LIST] [--duration D] [--json FILE]\n"
-	"                      [--seed N] [--force]\n"
+	"                      [--seed N] [--force] [--wal-dir DIR]\n"
 	"\n"
 	"Runs the scenario's workload on real files through io_uring (or worker threads where\n"
 	"io_uring is unavailable; PN_IO_METHOD=worker forces them), in real time, for the\n"
@@ -36,16 +37,19 @@ static const char usage[] =
 	"  --json FILE   also write one result per mode as JSON to FILE ('-' = stdout)\n"
 	"  --seed N      override the scenario's seed\n"
 	"  --force       use DIR even if it holds other files (penumbra's are overwritten)\n"
+	"  --wal-dir DIR also write each mode's WAL into DIR/MODE as PostgreSQL segment\n"
+	"                files, which pg_waldump reads (a second copy of every WAL byte: it\n"
+	"                costs the run time)\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 a run broke a runtime invariant or hit an I/O error, 2 bad input\n";
 
 #define DEFAULT_MODES "fpw,nofpw,umbra"
 
-enum { OPT_PATH = 256, OPT_MODES, OPT_DURATION, OPT_JSON, OPT_SEED, OPT_FORCE };
+enum { OPT_PATH = 256, OPT_MODES, OPT_DURATION, OPT_JSON, OPT_SEED, OPT_FORCE, OPT_WAL_DIR };
 
 struct bench_opts {
-	const char *scenario, *path, *json, *modes_arg;
+	const char *scenario, *path, *json, *modes_arg, *wal_dir;
 	uint64_t duration_ns, seed;
 	bool seed_set, force;
 	enum pn_mode modes[PN_CLI_MAX_MODES];
@@ -69,6 +73,7 @@ struct bench_run {
 	const char *mode;
 	uint64_t duration_ns;
 	struct pn_disk *d;
+	struct pn_waldir *waldir; /* --wal-dir, or NULL */
 };
 
 static int option(int c, struct bench_opts *o, char **argv)
@@ -81,6 +86,7 @@ static int option(int c, struct bench_opts *o, char **argv)
 	case OPT_JSON: o->json = optarg; return -1;
 	case OPT_MODES: o->modes_arg = optarg; return -1;
 	case OPT_FORCE: o->force = true; return -1;
+	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
 	case OPT_DURATION:
 		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1 : 2;
 	case OPT_SEED:
@@ -101,6 +107,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"json", required_argument, NULL, OPT_JSON},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -182,6 +189,29 @@ static void result_init(struct bench_result *res, const struct pn_scenario *sc)
 		r->txn_names[t] = pn_workload_txn_name(sc, t);
 }
 
+static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	struct bench_run *run = arg;
+	run->waldir->obs.record(&run->waldir->obs, rec, len, start, end);
+}
+
+/* --wal-dir: DIR/MODE readied on the formatted engine; false (sim->error) if it cannot. */
+static bool wal_dir_start(const struct bench_opts *o, struct bench_run *run,
+			  struct pn_sim_result *sim)
+{
+	char path[PN_ERROR_LEN];
+	if (!o->wal_dir)
+		return true;
+	snprintf(path, sizeof path, "%.900s/%s", o->wal_dir, run->mode);
+	run->waldir = malloc(sizeof *run->waldir);
+	PN_ASSERT(run->waldir != NULL);
+	if (!pn_waldir_open(run->waldir, path, sim->error, sizeof sim->error))
+		return false;
+	pn_waldir_begin(run->waldir, run->d->e);
+	run->d->on_wal = on_wal;
+	return true;
+}
+
 /* One mode on freshly formatted files of the locked directory. */
 static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 		       const struct pn_disk_dir *dir, struct bench_result *res)
@@ -200,6 +230,10 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	d->on_ack = on_ack;
 	d->on_tick = on_tick;
 	d->arg = &run;
+	if (!wal_dir_start(o, &run, sim)) {
+		sim->status = 2;
+		goto out;
+	}
 	uint64_t t0 = pn_disk_now_ns(d);
 	pn_engine_start(d->e);
 	sim->status = pn_disk_run(d, o->duration_ns);
@@ -215,6 +249,11 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 out:
 	if (run.tty)
 		fputs("\r\033[K", stderr);
+	if (run.waldir && !pn_waldir_close(run.waldir) && sim->status != 2) {
+		snprintf(sim->error, sizeof(sim->error), "--wal-dir: %.1000s", run.waldir->error);
+		sim->status = 2;
+	}
+	free(run.waldir);
 	pn_disk_close(d);
 	free(d);
 	free(run.lat_ns);

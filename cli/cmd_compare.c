@@ -14,6 +14,7 @@
 
 static const char usage[] =
 	"usage: penumbra compare S.yaml [--modes LIST] [--json FILE] [--seed N] [--stats]\n"
+	"                               [--wal-dir DIR]\n"
 	"\n"
 	"Simulates the same scenario once per protocol mode and prints the metrics side by\n"
 	"side, one column per mode.\n"
@@ -28,18 +29,21 @@ static const char usage[] =
 	"  --seed N      override the scenario's seed\n"
 	"  --stats       also print each mode's WAL records by type, in the format of\n"
 	"                pg_waldump --stats=record\n"
+	"  --wal-dir DIR also write each mode's WAL into DIR/MODE (DIR/fpw, DIR/umbra-l3,\n"
+	"                ...) as PostgreSQL segment files, which pg_waldump reads\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 every run ok, 1 a run broke a runtime invariant, 2 bad input\n";
 
 #define DEFAULT_MODES "fpw,nofpw,umbra,doublewrite"
 
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODES, OPT_STATS };
+enum { OPT_JSON = 256, OPT_SEED, OPT_MODES, OPT_STATS, OPT_WAL_DIR };
 
 struct compare_opts {
 	const char *path;
 	const char *json;
 	const char *modes_arg;
+	const char *wal_dir;
 	bool seed_set, stats;
 	uint64_t seed;
 	struct pn_cli_mode modes[PN_CLI_MAX_MODES];
@@ -64,6 +68,9 @@ static int option(int c, struct compare_opts *o, char **argv)
 	case OPT_STATS:
 		o->stats = true;
 		return -1;
+	case OPT_WAL_DIR:
+		o->wal_dir = optarg;
+		return -1;
 	default:
 		return pn_cli_bad_option("compare", c, argv);
 	}
@@ -78,6 +85,7 @@ static int parse(int argc, char **argv, struct compare_opts *o)
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"modes", required_argument, NULL, OPT_MODES},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -131,6 +139,19 @@ static int distinct_labels(const struct pn_scenario *scenario, const struct comp
 	return -1;
 }
 
+/* One mode's run; with --wal-dir its WAL goes to DIR/LABEL (both created if absent). */
+static int simulate(struct pn_scenario *sc, const struct compare_opts *o, int i,
+		    struct pn_cli_result *res)
+{
+	char dir[PN_ERROR_LEN], label[24];
+
+	if (!o->wal_dir)
+		return pn_cli_simulate(sc, &o->modes[i], res);
+	pn_cli_label(sc, &o->modes[i], label, sizeof label);
+	snprintf(dir, sizeof dir, "%.900s/%s", o->wal_dir, label);
+	return pn_cli_simulate_wal(sc, &o->modes[i], res, dir);
+}
+
 /* Runs every mode; returns the worst run status. */
 static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 			struct pn_cli_result *res)
@@ -143,7 +164,7 @@ static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 		sc->protocol.policy = policy;
 		pn_cli_apply_mode(sc, &o->modes[i]);
 		progress(tty, i, o->nmodes, pn_mode_name(sc->protocol.mode));
-		worst = pn_cli_worst(worst, pn_cli_simulate(sc, &o->modes[i], &res[i]));
+		worst = pn_cli_worst(worst, simulate(sc, o, i, &res[i]));
 	}
 	progress(tty, o->nmodes, o->nmodes, NULL);
 	return worst;

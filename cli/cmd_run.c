@@ -12,6 +12,7 @@
 
 static const char usage[] =
 	"usage: penumbra run S.yaml [--json FILE] [--seed N] [--mode M] [--twice]\n"
+	"                           [--wal-dir DIR]\n"
 	"\n"
 	"Simulates one scenario once, in virtual time, and prints its metrics and its WAL\n"
 	"records by type (in the format of pg_waldump --stats=record).\n"
@@ -22,6 +23,8 @@ static const char usage[] =
 	"  --seed N      override the scenario's seed\n"
 	"  --mode M      override protocol.mode: fpw, nofpw, umbra, doublewrite, pushdown;\n"
 	"                umbra-prototype, umbra-l3, umbra-l4 also set protocol.policy\n"
+	"  --wal-dir DIR also write the run's WAL into DIR as PostgreSQL segment files\n"
+	"                (000000010000000000000001 ...), which pg_waldump reads\n"
 	"  --twice       then run it twice more and compare every event (a determinism\n"
 	"                self-check; exit 1 at the first event where the runs differ)\n"
 	"  -h, --help    show this help\n"
@@ -29,11 +32,12 @@ static const char usage[] =
 	"exit status: 0 ok, 1 a runtime invariant broke (or --twice: the runs differ),\n"
 	"2 bad input\n";
 
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODE, OPT_TWICE };
+enum { OPT_JSON = 256, OPT_SEED, OPT_MODE, OPT_TWICE, OPT_WAL_DIR };
 
 struct run_opts {
 	const char *path;
 	const char *json;
+	const char *wal_dir;
 	bool seed_set, mode_set, twice;
 	uint64_t seed;
 	struct pn_cli_mode mode;
@@ -57,6 +61,9 @@ static int option(int c, struct run_opts *o, char **argv)
 	case OPT_TWICE:
 		o->twice = true;
 		return -1;
+	case OPT_WAL_DIR:
+		o->wal_dir = optarg;
+		return -1;
 	default:
 		return pn_cli_bad_option("run", c, argv);
 	}
@@ -71,6 +78,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"twice", no_argument, NULL, OPT_TWICE},
+		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -137,7 +145,7 @@ int pn_cmd_run(int argc, char **argv)
 		sc.seed = o.seed;
 	if (o.mode_set)
 		pn_cli_apply_mode(&sc, &o.mode);
-	pn_cli_simulate(&sc, o.mode_set ? &o.mode : NULL, &r);
+	pn_cli_simulate_wal(&sc, o.mode_set ? &o.mode : NULL, &r, o.wal_dir);
 	rc = report(&o, json, &r);
 	if (o.twice && rc != 2)
 		rc = pn_cli_worst(rc, twice(&sc, json == stdout ? stderr : stdout));

@@ -95,7 +95,7 @@ static void states_plot(FILE *f, const json_t *arr)
 	pn_rep_legend(f, names, colors, 3);
 }
 
-/* A marker's file from the repository's top folder on ("src/wal.c"), as the build named it. */
+/* A marker's file from the repository's top folder on ("src/engine/wal.c"), as the build named it. */
 static const char *source_path(const char *file)
 {
 	static const char *const tops[] = {"/src/", "/model/", "/sim/", "/cli/", "/disk/"};

@@ -86,6 +86,12 @@
  *     the leaf is rebuilt in item order from the special space down, each interval's items
  *     merged into one posting tuple (their TIDs in order), the others copied as they are;
  *     masking of tuple hint bits does not apply to these pages;
+ *   any record with info bit 0x08 (a real WAL's record replayed by the import workload,
+ *     any rmid): block data {lower u16, upper u16, filler}: a BKPBLOCK_WILL_INIT block
+ *     first becomes the empty heap page above; pd_lower, pd_upper = lower, upper unless
+ *     both are 0 (refused unless 24 <= lower <= upper <= page_size); then the bytes from
+ *     pd_lower to pd_upper become zero and the filler is copied from pd_upper on, as much
+ *     as fits before page_size;
  *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
@@ -163,7 +169,10 @@ enum op_kind {
 	OP_UPDATE_OLD, OP_SPLIT_RIGHT_PAGE, OP_SPLIT_SIBLING,
 	/* the vacuum workload's */
 	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE,
+	/* the import workload's (any rmid, info bit 0x08), without and with WILL_INIT */
+	OP_IMPORTED, OP_IMPORTED_INIT,
 };
+#define INFO_IMPORTED 0x08u
 
 static const struct {
 	uint8_t rmid, info;
@@ -723,6 +732,32 @@ static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struc
 	return true;
 }
 
+/* The import workload's change: the page's hole as the record gives it, zeroed, and the
+ * filler laid from pd_upper. */
+static bool apply_imported(const struct pn_oracle *o, uint8_t *page, const struct op *op)
+{
+	const uint8_t *data = o->arena + op->off + op->main_len;
+	uint32_t ps = o->page_size, lower = pn_get16(data), upper = pn_get16(data + 2);
+	if (op->kind == OP_IMPORTED_INIT) {
+		memset(page + 8, 0, ps - 8);
+		pn_put16(page + OFF_LOWER, PAGE_HEADER);
+		pn_put16(page + OFF_UPPER, (uint16_t)ps);
+		pn_put16(page + 16, (uint16_t)ps);
+		pn_put16(page + 18, (uint16_t)(ps | 4u));
+	}
+	if (lower != 0 || upper != 0) {
+		pn_put16(page + OFF_LOWER, (uint16_t)lower);
+		pn_put16(page + OFF_UPPER, (uint16_t)upper);
+	}
+	lower = pn_get16(page + OFF_LOWER);
+	upper = pn_get16(page + OFF_UPPER);
+	if (lower < PAGE_HEADER || upper < lower || upper > ps)
+		return false;
+	memset(page + lower, 0, upper - lower);
+	memcpy(page + upper, data + 4, PN_MIN(op->data_len - 4u, ps - upper));
+	return true;
+}
+
 /* Applies one change to `page` (logical id `id`); false if a tuple it names is missing. */
 static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const struct op *op)
 {
@@ -750,6 +785,7 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_ALL_VISIBLE:
 		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
 		break;
+	case OP_IMPORTED: case OP_IMPORTED_INIT: fits = apply_imported(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -803,6 +839,13 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
 	case OP_CLOG_SET: return r->main_len == 5;
 	case OP_HINT_DELTA: return hint_delta_fits(r, b, o->page_size);
+	case OP_IMPORTED: case OP_IMPORTED_INIT: {
+		uint32_t lower = b->data_len >= 4 ? pn_get16(b->data) : 0;
+		uint32_t upper = b->data_len >= 4 ? pn_get16(b->data + 2) : 0;
+		return b->data_len >= 4 && ((lower == 0 && upper == 0) ||
+					    (lower >= PAGE_HEADER && lower <= upper &&
+					     upper <= o->page_size));
+	}
 	case OP_INSERT: case OP_INSERT_INIT: return r->main_len == 3;
 	case OP_UPDATE: case OP_UPDATE_INIT: case OP_UPDATE_OLD:
 		return r->main_len == 14 && r->nblocks == 2;
@@ -832,6 +875,8 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 		return true;
 	}
 	*kind = kind_of(r->rmid, r->info, (uint32_t)(b - r->blocks));
+	if (r->info & INFO_IMPORTED)
+		*kind = b->will_init ? OP_IMPORTED_INIT : OP_IMPORTED;
 	if (*kind == OP_FREEZE && r->main_len == 7)
 		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
 	if (*kind == OP_VM_SET && b != &r->blocks[0])

@@ -55,6 +55,15 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
 	const typeof(sc->workload) *w = &sc->workload;
 	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", pn_workload_kind_name(w->kind), w->clients);
+	if (w->kind == PN_WL_IMPORT) { /* the trace where it is, whatever the new file's place */
+		char given[PN_ERROR_LEN], *abs;
+		const char *slash = strrchr(sc->path, '/');
+		snprintf(given, sizeof given, "%.*s%s", w->trace[0] == '/' || !slash ? 0 :
+			 (int)(slash - sc->path + 1), sc->path, w->trace);
+		abs = realpath(given, NULL);
+		fprintf(out, "  trace: %s\n", abs ? abs : given);
+		free(abs);
+	}
 	if (w->kind != PN_WL_SCRIPT) {
 		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
 			(unsigned long long)w->transactions, w->pages_per_transaction);

@@ -3,10 +3,12 @@
 set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer, clang's sanitizers; only recommended by clang, so
 # named here) build the fuzz/ harnesses. chromium (headless) renders `penumbra report`'s pages
-# in the browser test (tests/report_browser.sh).
+# in the browser test (tests/report_browser.sh). postgresql-15 (initdb, pgbench, pg_waldump)
+# is the real PostgreSQL that CTest postgres runs (tests/postgres.sh); util-linux gives it
+# runuser.
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
-      libclang-rt-14-dev chromium)
+      libclang-rt-14-dev chromium postgresql-15 util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

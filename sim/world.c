@@ -506,8 +506,15 @@ int pn_world_recover(struct pn_world *w)
 }
 
 /* One whole run; with a twin, ends that twin's run (its verdict in twin_msg). */
+static void observe(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	struct pn_sim_wal_observer *o = arg;
+	o->record(o, rec, len, start, end);
+}
+
 static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
-		   struct pn_world_twin *twin, char *twin_msg, size_t twin_len, bool *same)
+		   struct pn_world_twin *twin, char *twin_msg, size_t twin_len, bool *same,
+		   struct pn_sim_wal_observer *obs)
 {
 	struct pn_world *w = calloc(1, sizeof(*w));
 	struct pn_world_options opt = {.track = false, .check_each_event = true, .twin = twin};
@@ -521,6 +528,15 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 	}
 	pn_series_init(&out->series, w->e);
 	w->series = &out->series;
+	if (obs) { /* the page the format's checkpoint record is on, then every record */
+		pn_lsn first = pn_engine_format_redo(w->e);
+		first -= first % PN_XLOG_BLCKSZ;
+		obs->sysid = pn_engine_geometry(w->e).sysid;
+		obs->seg_size = pn_engine_wal_seg_size(w->e);
+		obs->page(obs, first, pn_engine_wal_ring_page(w->e, first));
+		w->on_wal = observe;
+		w->on_wal_arg = obs;
+	}
 	pn_engine_start(w->e);
 	int rc = pn_world_run(w);
 	pn_engine_finish_metrics(w->e);
@@ -543,7 +559,13 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 
 int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out)
 {
-	return sim_run(sc, out, NULL, NULL, 0, NULL);
+	return sim_run(sc, out, NULL, NULL, 0, NULL, NULL);
+}
+
+int pn_sim_run_observed(const struct pn_scenario *sc, struct pn_sim_result *out,
+			struct pn_sim_wal_observer *obs)
+{
+	return sim_run(sc, out, NULL, NULL, 0, NULL, obs);
 }
 
 int pn_sim_twice(const struct pn_scenario *sc, uint64_t perturb_at, char *msg, size_t len)
@@ -554,7 +576,7 @@ int pn_sim_twice(const struct pn_scenario *sc, uint64_t perturb_at, char *msg, s
 	int rc = 0;
 	PN_ASSERT(r != NULL);
 	for (int run = 0; run < 2 && rc == 0; run++) {
-		if (sim_run(sc, r, &twin, msg, len, &same) == 2) {
+		if (sim_run(sc, r, &twin, msg, len, &same, NULL) == 2) {
 			snprintf(msg, len, "%s", r->error);
 			rc = 2;
 		}

@@ -142,6 +142,18 @@ struct pn_sim_result {
 	struct pn_series series; /* what `penumbra report` plots (series.h) */
 };
 int pn_sim_run(const struct pn_scenario *sc, struct pn_sim_result *out);
+/* The same, with the engine's WAL handed to obs (run / compare --wal-dir): the run sets
+ * sysid and seg_size, its engine's, gives it the WAL page the format's checkpoint record
+ * is on (PN_XLOG_BLCKSZ bytes), then every record as it is inserted. */
+struct pn_sim_wal_observer {
+	void (*page)(struct pn_sim_wal_observer *o, pn_lsn addr, const uint8_t *bytes);
+	void (*record)(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t len,
+		       pn_lsn start, pn_lsn end);
+	uint64_t sysid;
+	uint32_t seg_size;
+};
+int pn_sim_run_observed(const struct pn_scenario *sc, struct pn_sim_result *out,
+			struct pn_sim_wal_observer *obs);
 /* `run --twice`: the whole run of pn_sim_run twice, compared event by event (perturb_at: the
  * twin's test hook). Returns 0 when both runs agree (msg says how many events), 1 when they
  * diverge (msg says where), 2 when the scenario cannot run (msg says why). */

@@ -154,7 +154,7 @@ static void assert_usage_error(const char *what)
 START_TEST(test_command_table)
 {
 	static const char *const names[] = {"run", "check", "replay", "compare", "bench", "crashtest",
-					     "report"};
+					     "report", "import"};
 
 	ck_assert_uint_eq(pn_commands_len, PN_ARRAY_LEN(names));
 	for (size_t i = 0; i < PN_ARRAY_LEN(names); i++) {
@@ -167,6 +167,27 @@ START_TEST(test_command_table)
 	ck_assert(pn_cli_find("") == NULL);
 	ck_assert(pn_cli_find(NULL) == NULL);
 	ck_assert(pn_cli_find("help") == NULL); /* the dispatcher's own */
+}
+END_TEST
+
+/* import's usage errors (its reading of real WAL is CTest postgres's, against pg_waldump). */
+START_TEST(test_import_usage)
+{
+	ck_assert_int_eq(cli("import", "--stats", NULL), 2);
+	assert_usage_error("no WAL given");
+	ck_assert_int_eq(cli("import", "pg_wal", NULL), 2);
+	assert_usage_error("nothing to do");
+	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--from", "12", NULL), 2);
+	assert_usage_error("--from wants an LSN");
+	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--to", "0/1G", NULL), 2);
+	assert_usage_error("--to wants an LSN");
+	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--from", "0/20", "--to", "0/10",
+			     NULL), 2);
+	assert_usage_error("--to must be above --from");
+	ck_assert_int_eq(cli("import", "no-such-pg_wal", "--stats", NULL), 2);
+	ck_assert_msg(strstr(cap.err, "no-such-pg_wal: No such file") != NULL, "%s", cap.err);
+	ck_assert_int_eq(cli("import", "/dev/null", "--stats", NULL), 2);
+	ck_assert_msg(strstr(cap.err, "not a WAL segment file name") != NULL, "%s", cap.err);
 }
 END_TEST
 
@@ -710,6 +731,7 @@ static Suite *cli_suite(void)
 
 	tcase_add_test(usage, test_command_table);
 	tcase_add_test(usage, test_top_level_help);
+	tcase_add_test(usage, test_import_usage);
 	tcase_add_test(usage, test_command_help);
 	tcase_add_test(usage, test_bad_usage);
 	tcase_add_test(usage, test_real_disk_usage);

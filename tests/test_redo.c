@@ -406,6 +406,33 @@ static bool build(int c, struct fix *f, const char **name)
 		f->npages = 1;
 		script_page(f->page[0], 7);
 		return true;
+	case 33:
+		*name = "IMPORTED will-init";
+		f->r.rmid = PN_RM_HEAP;
+		f->r.info = 0x00 | PN_INFO_IMPORTED; /* Heap/INSERT's info, replayed */
+		f->r.nblocks = 1;
+		f->npages = 1;
+		script_page(f->page[0], 7);
+		f->r.blocks[0].blkno = 7;
+		f->r.blocks[0].will_init = true;
+		pn_put16(f->data[0], 40);    /* pd_lower */
+		pn_put16(f->data[0] + 2, 8000); /* pd_upper */
+		for (uint32_t i = 4; i < 100; i++)
+			f->data[0][i] = (uint8_t)i;
+		data(f, 0, 100);
+		return true;
+	case 34:
+		*name = "IMPORTED bad hole";
+		f->r.rmid = PN_RM_BTREE;
+		f->r.info = 0x10 | PN_INFO_IMPORTED;
+		f->r.nblocks = 1;
+		f->npages = 1;
+		script_page(f->page[0], 7);
+		f->r.blocks[0].blkno = 7;
+		pn_put16(f->data[0], 900); /* pd_lower above pd_upper */
+		pn_put16(f->data[0] + 2, 800);
+		data(f, 0, 8);
+		return true;
 	default: return false;
 	}
 }
@@ -451,6 +478,10 @@ static const struct expect expected[] = {
 	{"HEAP2_VISIBLE", {1, 1, 0}, 0x62a84c03},
 	{"HEAP_HOT_UPDATE with image", {1, 0, 0}, 0x5bcbbbf0},
 	{"unknown rmid/info", {0, 0, 0}, 0xfc3852c1},
+	/* the import workload's kind (merged after the capture; the bytes of its apply as the
+	 * import branch wrote it) */
+	{"IMPORTED will-init", {1, 0, 0}, 0x8310608f},
+	{"IMPORTED bad hole", {0, 0, 0}, 0xfc3852c1},
 };
 
 /* Applies every block of case c; the pages' CRC-32C in order. */
@@ -512,6 +543,17 @@ START_TEST(test_fields_read_back)
 {
 	const char *name;
 	bool ok[NPAGES];
+	ck_assert(build(33, &fx, &name)); /* an imported will-init record: the hole it gives */
+	apply_case(&fx, ok);
+	ck_assert(ok[0]);
+	ck_assert_uint_eq(pn_get16(fx.page[0] + 12), 40);
+	ck_assert_uint_eq(pn_get16(fx.page[0] + 14), 8000);
+	ck_assert_uint_eq(fx.page[0][40], 0);
+	ck_assert_uint_eq(fx.page[0][8000], 4);
+	ck_assert_uint_eq(fx.page[0][8095], 99);
+	enum pn_rec k;
+	ck_assert(pn_rec_from_ids(PN_RM_BTREE, 0x10 | PN_INFO_IMPORTED, &k));
+	ck_assert_int_eq(k, PN_REC_IMPORTED);
 	ck_assert(build(22, &fx, &name)); /* LOCK of tuple 12 by 322 */
 	apply_case(&fx, ok);
 	ck_assert(ok[0]);

@@ -69,7 +69,7 @@ bool pn_mode_parse(const char *s, enum pn_mode *out);
 #define PN_WORKLOAD_KIND_LIST(X)                                                           \
 	X(PN_WL_SCRIPT, "script") X(PN_WL_RANDOM, "random") X(PN_WL_PGBENCH, "pgbench")        \
 	X(PN_WL_TPCC, "tpcc") X(PN_WL_VACUUM, "vacuum") X(PN_WL_BTREE_DEDUP, "btree_dedup")    \
-	X(PN_WL_SLRU, "slru")
+	X(PN_WL_SLRU, "slru") X(PN_WL_IMPORT, "import")
 enum pn_workload_kind { PN_WORKLOAD_KIND_LIST(PN_ENUM_VALUE) PN_WL_COUNT };
 extern const char *const pn_workload_kind_names[PN_WL_COUNT + 1];
 const char *pn_workload_kind_name(enum pn_workload_kind k);
@@ -93,7 +93,8 @@ const char *pn_workload_kind_name(enum pn_workload_kind k);
  * src/workload/wl_vacuum.c, src/workload/wl_btree.c */
 #define PN_GENERATED_OP_LIST(X)                                                            \
 	X(PN_OP_CHANGE, "change") X(PN_OP_VACUUM_PAGE, "vacuum_page")                          \
-	X(PN_OP_BT_INSERT, "bt_insert") X(PN_OP_BT_SPLIT, "bt_split")
+	X(PN_OP_BT_INSERT, "bt_insert") X(PN_OP_BT_SPLIT, "bt_split")                          \
+	X(PN_OP_IMPORT, "import_record")
 enum pn_op { PN_SCRIPT_OP_LIST(PN_ENUM_VALUE) PN_GENERATED_OP_LIST(PN_ENUM_VALUE) PN_OP_COUNT };
 #define PN_OP_SCRIPT_COUNT (0 PN_SCRIPT_OP_LIST(PN_ENUM_ONE))
 /* Every op's name; pn_script_op_names: the script ops only (a prefix of it). */
@@ -167,6 +168,7 @@ struct pn_scenario {
 		uint32_t pages_per_transaction;
 		uint32_t scale, warehouses, distinct_keys;
 		uint64_t rows, inserts;
+		char trace[512];        /* kind import: the trace file (src/workload/wl_import.c) */
 		struct pn_step *script; /* kind script: steps in order (owned) */
 		uint32_t script_len;
 	} workload;

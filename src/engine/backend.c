@@ -22,7 +22,8 @@
 /* The ops a workload changes itself (its client table's change: vacuum, btree_dedup). */
 static bool client_op(enum pn_op op)
 {
-	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT;
+	return op == PN_OP_VACUUM_PAGE || op == PN_OP_BT_INSERT || op == PN_OP_BT_SPLIT ||
+	       op == PN_OP_IMPORT;
 }
 
 static bool hint_logged(const struct pn_engine *e)

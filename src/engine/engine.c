@@ -470,6 +470,15 @@ pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e) { return pn_wal_inser
 
 bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p) { return pn_store_is_slru(&e->store, p); }
 
+uint32_t pn_engine_wal_seg_size(const struct pn_engine *e) { return pn_wal_seg_size(&e->wal); }
+
+const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_addr)
+{
+	return pn_wal_ring_page(&e->wal, page_addr);
+}
+
+pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->redo_done; }
+
 void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
 {
 	*begun = e->ckpt_seq_begun;

@@ -236,6 +236,11 @@ pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e);
 pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e);
 /* Whether logical page p is an SLRU page (after the heap; one slot, its own header rules). */
 bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p);
+/* The WAL's segment size; the in-memory WAL page at page_addr (held: not yet recycled); the
+ * redo pointer the format's checkpoint record set (where the WAL of a run begins). */
+uint32_t pn_engine_wal_seg_size(const struct pn_engine *e);
+const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_addr);
+pn_lsn pn_engine_format_redo(const struct pn_engine *e);
 /* Checkpoints begun and completed so far (their sequence numbers). */
 void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done);
 /* Umbra: heap page p's active slot and the slot the last completed checkpoint keeps as its

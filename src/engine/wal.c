@@ -244,7 +244,8 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	PN_ASSERT((unsigned)kind < PN_REC_COUNT);
 	uint32_t len = pn_wal_record_size(r, w->page_size);
 	PN_ASSERT(len <= w->rec_cap);
-	pn_rec_ids(kind, &r->rmid, &r->info);
+	if (kind != PN_REC_IMPORTED) /* an imported record keeps its own (wl_import.c) */
+		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = w->prev_start;
 	pn_wal_record_encode(r, w->page_size, w->rec_buf);
 	uint64_t pos = w->insert_bytepos;

@@ -9,6 +9,9 @@
  * twice (-Woverride-init, an error here), and an info with low bits set is no kind, as
  * before.
  *
+ * One kind is no row of rmgrlist.h: PN_REC_IMPORTED (redo.h), every rmid's record with info
+ * bit PN_INFO_IMPORTED, looked up before the index.
+ *
  * pn_redo_apply(): a block image to restore wins (the page becomes the image); otherwise
  * the row's apply, none meaning the record changes no page.
  */
@@ -31,6 +34,8 @@ static const struct {
 	[PN_REC_##symbol] = {name_, rmid_, info_, apply_, describe_},
 #include "rmgrlist.h"
 #undef PN_RECORD
+	[PN_REC_IMPORTED] = {"Imported/RECORD", PN_RM_XLOG, PN_INFO_IMPORTED, pn_redo_imported,
+			     pn_redo_xlog_describe},
 };
 
 #define INFO_SLOTS 16u
@@ -58,6 +63,10 @@ void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info)
 
 bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out)
 {
+	if (info & PN_INFO_IMPORTED) { /* any manager's: the import workload's records */
+		*out = PN_REC_IMPORTED;
+		return true;
+	}
 	if (rmid > PN_RM_MAX || (info & 0x0Fu) != 0)
 		return false;
 	uint8_t k = kind_of[rmid][info >> 4];

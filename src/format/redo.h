@@ -13,8 +13,14 @@ enum pn_rec {
 #define PN_RECORD(symbol, name, rmid, info, apply, describe) PN_REC_##symbol,
 #include "rmgrlist.h"
 #undef PN_RECORD
+	/* a real PostgreSQL WAL's record, replayed (src/workload/wl_import.c): its own rmid and
+	 * info, with info bit PN_INFO_IMPORTED (one of XLR_INFO_MASK's bits PostgreSQL 15 leaves
+	 * unused), so it is no row of rmgrlist.h's [rmid][info >> 4] index but every rmid's;
+	 * its redo is pn_redo_imported (redo_xlog.c) */
+	PN_REC_IMPORTED,
 	PN_REC_COUNT
 };
+#define PN_INFO_IMPORTED 0x08u
 
 /* A row's functions: apply changes the page of block b of record r (false: the record
  * does not fit the page); describe writes a line of text (snprintf's result). */

@@ -9,11 +9,19 @@
  *     length}, then the final bytes of each fragment in order (one fragment per run of
  *     changed bytes, in page order: pn_hint_delta_encode()); redo copies each fragment to
  *     its offset, and refuses data that does not add up or leaves the page.
+ *   Imported/RECORD (any rmid, info bit PN_INFO_IMPORTED: a real WAL's record replayed by
+ *     the import workload): block data {lower u16, upper u16} + filler. A will-init block
+ *     first becomes an empty page (24 B header, pd_lower 24, pd_upper = pd_special =
+ *     page_size); then pd_lower / pd_upper are set when given (24 <= lower <= upper <=
+ *     page_size; 0 0: kept), the hole [pd_lower, pd_upper) is zeroed, and the filler is
+ *     written from pd_upper on, as much as fits before page_size. So an image taken after
+ *     the record leaves out the hole PostgreSQL's image left out.
  *   Transaction/COMMIT, ABORT, XLOG/CHECKPOINT_*: no block (recovery, the checkpointer and
  *     the oracle read them); XLOG/FPI_FOR_HINT: an image only (redo.c restores it).
  */
 #include "redo_xlog.h"
 
+#include "page.h"
 #include "slru.h"
 
 #include <stdio.h>
@@ -75,6 +83,36 @@ bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_r
 			const struct pn_wal_block *b)
 {
 	return pn_hint_delta_apply(page, page_size, b);
+}
+
+bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		      const struct pn_wal_block *b)
+{
+	(void)r;
+	if (b->data_len < 4)
+		return false;
+	uint16_t lower = pn_get16(b->data), upper = pn_get16(b->data + 2);
+	if ((lower || upper) && (lower < PN_PAGE_HEADER || lower > upper || upper > page_size))
+		return false;
+	if (b->will_init) {
+		memset(page + 8, 0, page_size - 8); /* the LSN is the caller's */
+		pn_put16(page + 12, PN_PAGE_HEADER);
+		pn_put16(page + 14, (uint16_t)page_size);
+		pn_put16(page + 16, (uint16_t)page_size);
+		pn_put16(page + 18, (uint16_t)(page_size | 4u));
+	}
+	if (lower || upper) {
+		pn_put16(page + 12, lower);
+		pn_put16(page + 14, upper);
+	}
+	lower = pn_get16(page + 12);
+	upper = pn_get16(page + 14);
+	if (lower < PN_PAGE_HEADER || lower > upper || upper > page_size)
+		return false;
+	memset(page + lower, 0, upper - lower);
+	uint32_t n = PN_MIN((uint32_t)b->data_len - 4u, page_size - upper);
+	memcpy(page + upper, b->data + 4, n);
+	return true;
 }
 
 int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len)

@@ -12,6 +12,9 @@ bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_rec
 		      const struct pn_wal_block *b);
 bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			const struct pn_wal_block *b);
+/* An imported record's block (PN_REC_IMPORTED; src/workload/wl_import.c writes them). */
+bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+		      const struct pn_wal_block *b);
 int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len);
 /* XLOG2/HINT_DELTA's block data for the bytes that differ between before and after
  * (page_size each) into out (cap bytes); returns its length. The block data: u16 n, n x

@@ -182,6 +182,7 @@ static const struct field workload_fields[] = {
 	NUM("inserts", V_U64, workload.inserts, 0, 1000000000000ull),
 	NUM("distinct_keys", V_U32, workload.distinct_keys, 1, UINT32_MAX),
 	CUSTOM("script", workload.script, read_script),
+	STR("trace", workload.trace, 1),
 };
 static const struct field schedules_fields[] = {
 	NUM("runs", V_U32, schedules.runs, 1, 100000),
@@ -1301,6 +1302,12 @@ static bool validate_script(struct loader *L)
 			    has_script ? "is empty" : "is missing");
 	if (s->workload.kind != PN_WL_SCRIPT && has_script)
 		return fail(L, m, "workload.script is given but workload.kind is %s; expected kind: script",
+			    pn_workload_kind_name(s->workload.kind));
+	if (s->workload.kind == PN_WL_IMPORT && !given(L, &s->workload.trace, &m))
+		return fail(L, mark_of(L, &s->workload.kind, NULL),
+			    "workload.kind is import but workload.trace is missing; expected the trace file penumbra import --out wrote");
+	if (s->workload.kind != PN_WL_IMPORT && given(L, &s->workload.trace, &m))
+		return fail(L, m, "workload.trace is given but workload.kind is %s; expected kind: import",
 			    pn_workload_kind_name(s->workload.kind));
 	for (uint32_t i = 0; i < s->workload.script_len; i++) {
 		const struct pn_step *st = &s->workload.script[i];

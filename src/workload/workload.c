@@ -25,6 +25,7 @@ static const struct pn_client_ops *const workloads[PN_WL_COUNT] = {
 	[PN_WL_VACUUM] = &pn_workload_vacuum,
 	[PN_WL_BTREE_DEDUP] = &pn_workload_btree_dedup,
 	[PN_WL_SLRU] = &pn_workload_slru,
+	[PN_WL_IMPORT] = &pn_workload_import,
 };
 
 const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc)

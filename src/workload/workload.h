@@ -16,7 +16,8 @@ struct pn_engine;
 
 /* The rows (designated initializers, each in its workload's file). */
 extern const struct pn_client_ops pn_workload_script, pn_workload_random, pn_workload_pgbench,
-	pn_workload_tpcc, pn_workload_vacuum, pn_workload_btree_dedup, pn_workload_slru;
+	pn_workload_tpcc, pn_workload_vacuum, pn_workload_btree_dedup, pn_workload_slru,
+	pn_workload_import;
 /* The row of sc's workload.kind (what the assembly passes to pn_engine_init). */
 const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc);
 /* Name of transaction type t of sc's workload, NULL if it has none. */

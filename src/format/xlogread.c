@@ -1,0 +1,952 @@
+/*
+ * xlogread.c: PostgreSQL 15 WAL, read as xlogreader.c reads it (format layer; xlogread.h
+ * states the rules R1-R4). The byte layouts are walfmt.c's (records, page headers); what
+ * this reader adds is what only real WAL holds:
+ *
+ *   - the headers a record may carry before its main data, in any order between block
+ *     headers: 253 origin (2 B RepOriginId), 252 top-level xid (4 B); block ids 0..32
+ *     ascending with gaps; 255 / 254 the short / long main-data header, always last;
+ *   - an image header of 5 B (length, hole offset, bimg_info) plus, when the image is
+ *     compressed (bimg_info 0x04 pglz, 0x08 lz4, 0x10 zstd) and has a hole, 2 B of hole
+ *     length; an uncompressed image's hole is BLCKSZ - length;
+ *   - page flags XLP_BKP_REMOVABLE 0x0004 and XLP_FIRST_IS_OVERWRITE_CONTRECORD 0x0008 (a
+ *     continuation that was overwritten: reading restarts at that page);
+ *   - XLOG_SWITCH: the rest of the segment is unused;
+ *   - any resource manager id PostgreSQL accepts: 0..21 built in, 128..255 custom.
+ *
+ * Where reading stops, in xlogreader.c's order: an unreadable page (a missing file), the
+ * page header (magic 0xD110, info bits, the long header's segment and block sizes,
+ * pageaddr, a timeline going back), the record offset, xl_tot_len < 24, the rmid, xl_prev
+ * (below the record on the first read, equal to the previous record's start after), the
+ * contrecord flag and xlp_rem_len, the CRC, then the block headers' cross-checks.
+ */
+#include "xlogread.h"
+
+#include "crc32c.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "walfmt.h"
+
+#define PAGE PN_XLOG_BLCKSZ
+#define REC_HDR 24u
+#define PHD_SHORT 24u
+#define PHD_LONG 40u
+#define XLP_ALL_FLAGS 0x000Fu
+#define XLP_OVERWRITE_CONTRECORD 0x0008u
+#define MAX_RECORD 0x3FFFFFFFu /* MaxAllocSize: a longer record cannot be decoded */
+#define NO_PAGE ((pn_lsn)1)
+
+#define ID_DATA_SHORT 255
+#define ID_DATA_LONG 254
+#define ID_ORIGIN 253
+#define ID_TOPLEVEL_XID 252
+
+#define BKP_HAS_IMAGE 0x10u
+#define BKP_HAS_DATA 0x20u
+#define BKP_WILL_INIT 0x40u
+#define BKP_SAME_REL 0x80u
+#define BIMG_HAS_HOLE 0x01u
+#define BIMG_APPLY 0x02u
+#define BIMG_PGLZ 0x04u
+#define BIMG_LZ4 0x08u
+#define BIMG_ZSTD 0x10u
+#define BIMG_COMPRESSED (BIMG_PGLZ | BIMG_LZ4 | BIMG_ZSTD)
+
+#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
+
+/* ---- 1. names, as the rmgrdesc identify functions of PostgreSQL 15 give them ---------- */
+
+static const char *const rm_names[PN_XLR_RM_BUILTIN] = {
+	"XLOG", "Transaction", "Storage", "CLOG", "Database", "Tablespace", "MultiXact",
+	"RelMap", "Standby", "Heap2", "Heap", "Btree", "Hash", "Gin", "Gist", "Sequence",
+	"SPGist", "BRIN", "CommitTs", "ReplicationOrigin", "Generic", "LogicalMessage",
+};
+
+/* Record types by the upper four info bits (info >> 4), for the managers that use all
+ * four as the type (Transaction uses three and Generic none: see pn_xlr_identify). */
+static const char *const types[PN_XLR_RM_BUILTIN][16] = {
+	[0] = {"CHECKPOINT_SHUTDOWN", "CHECKPOINT_ONLINE", "NOOP", "NEXTOID", "SWITCH",
+	       "BACKUP_END", "PARAMETER_CHANGE", "RESTORE_POINT", "FPW_CHANGE",
+	       "END_OF_RECOVERY", "FPI_FOR_HINT", "FPI", NULL, "OVERWRITE_CONTRECORD"},
+	[1] = {"COMMIT", "PREPARE", "ABORT", "COMMIT_PREPARED", "ABORT_PREPARED",
+	       "ASSIGNMENT", "INVALIDATION"},
+	[2] = {NULL, "CREATE", "TRUNCATE"},
+	[3] = {"ZEROPAGE", "TRUNCATE"},
+	[4] = {"CREATE_FILE_COPY", "CREATE_WAL_LOG", "DROP"},
+	[5] = {"CREATE", "DROP"},
+	[6] = {"ZERO_OFF_PAGE", "ZERO_MEM_PAGE", "CREATE_ID", "TRUNCATE_ID"},
+	[7] = {"UPDATE"},
+	[8] = {"LOCK", "RUNNING_XACTS", "INVALIDATIONS"},
+	[9] = {"REWRITE", "PRUNE", "VACUUM", "FREEZE_PAGE", "VISIBLE", "MULTI_INSERT",
+	       "LOCK_UPDATED", "NEW_CID", [13] = "MULTI_INSERT+INIT"},
+	[10] = {"INSERT", "DELETE", "UPDATE", "TRUNCATE", "HOT_UPDATE", "HEAP_CONFIRM", "LOCK",
+		"INPLACE", "INSERT+INIT", NULL, "UPDATE+INIT", NULL, "HOT_UPDATE+INIT"},
+	[11] = {"INSERT_LEAF", "INSERT_UPPER", "INSERT_META", "SPLIT_L", "SPLIT_R",
+		"INSERT_POST", "DEDUP", "DELETE", "UNLINK_PAGE", "UNLINK_PAGE_META", "NEWROOT",
+		"MARK_PAGE_HALFDEAD", "VACUUM", "REUSE_PAGE", "META_CLEANUP"},
+	[12] = {"INIT_META_PAGE", "INIT_BITMAP_PAGE", "INSERT", "ADD_OVFL_PAGE",
+		"SPLIT_ALLOCATE_PAGE", "SPLIT_PAGE", "SPLIT_COMPLETE", "MOVE_PAGE_CONTENTS",
+		"SQUEEZE_PAGE", "DELETE", "SPLIT_CLEANUP", "UPDATE_META_PAGE", "VACUUM_ONE_PAGE"},
+	[13] = {"CREATE_PTREE", "INSERT", "SPLIT", "VACUUM_PAGE", "VACUUM_DATA_LEAF_PAGE",
+		"DELETE_PAGE", "UPDATE_META_PAGE", "INSERT_LISTPAGE", "DELETE_LISTPAGE"},
+	[14] = {"PAGE_UPDATE", "DELETE", "PAGE_REUSE", "PAGE_SPLIT", NULL, NULL,
+		"PAGE_DELETE", "ASSIGN_LSN"},
+	[15] = {"LOG"},
+	[16] = {"ADD_LEAF", "MOVE_LEAFS", "ADD_NODE", "SPLIT_TUPLE", "PICKSPLIT",
+		"VACUUM_LEAF", "VACUUM_ROOT", "VACUUM_REDIRECT"},
+	[17] = {"CREATE_INDEX", "INSERT", "UPDATE", "SAMEPAGE_UPDATE", "REVMAP_EXTEND",
+		"DESUMMARIZE", NULL, NULL, NULL, "INSERT+INIT", "UPDATE+INIT"},
+	[18] = {"ZEROPAGE", "TRUNCATE"},
+	[19] = {"SET", "DROP"},
+	[21] = {"MESSAGE"},
+};
+
+const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len)
+{
+	if (rmid < PN_XLR_RM_BUILTIN)
+		return rm_names[rmid];
+	snprintf(buf, len, "custom%03u", (unsigned)rmid);
+	return buf;
+}
+
+const char *pn_xlr_identify(uint8_t rmid, uint8_t info)
+{
+	if (rmid >= PN_XLR_RM_BUILTIN)
+		return NULL;
+	if (rmid == 20)
+		return "Generic";
+	if (rmid == PN_XLR_RM_XACT)
+		info &= 0x70; /* XLOG_XACT_OPMASK; 0x80 is XLOG_XACT_HAS_INFO */
+	return types[rmid][info >> 4];
+}
+
+static bool rmid_valid(uint8_t rmid)
+{
+	return rmid < PN_XLR_RM_BUILTIN || rmid >= PN_XLR_RM_CUSTOM_MIN;
+}
+
+/* ---- 2. segment files -------------------------------------------------------------------- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A segment file name: 24 upper-case hex digits, nothing after them. */
+static bool parse_name(const char *name, uint32_t *tli, uint64_t *hi, uint64_t *lo)
+{
+	uint64_t v[3] = {0, 0, 0};
+
+	if (strlen(name) != 24)
+		return false;
+	for (int i = 0; i < 24; i++) {
+		int h = hexval(name[i]);
+		if (h < 0)
+			return false;
+		v[i / 8] = v[i / 8] << 4 | (uint64_t)h;
+	}
+	*tli = (uint32_t)v[0];
+	*hi = v[1];
+	*lo = v[2];
+	return *tli != 0;
+}
+
+struct named {
+	uint32_t tli;
+	uint64_t hi, lo;
+	char *path;
+};
+
+struct collect {
+	struct named *v;
+	size_t n, cap;
+};
+
+static bool add_named(struct collect *c, const char *dir, const char *name)
+{
+	struct named x;
+	size_t len;
+
+	if (!parse_name(name, &x.tli, &x.hi, &x.lo))
+		return true;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct named *v = realloc(c->v, cap * sizeof *v);
+		if (!v)
+			return false;
+		c->v = v;
+		c->cap = cap;
+	}
+	len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+	if (!(x.path = malloc(len)))
+		return false;
+	if (dir)
+		snprintf(x.path, len, "%s/%s", dir, name);
+	else
+		snprintf(x.path, len, "%s", name);
+	c->v[c->n++] = x;
+	return true;
+}
+
+static bool add_path(struct collect *c, const char *path, char *err, size_t len)
+{
+	struct stat st;
+	const char *base;
+	DIR *d;
+	struct dirent *e;
+	bool ok = true;
+
+	if (stat(path, &st) != 0) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		if (!parse_name(base, &(uint32_t){0}, &(uint64_t){0}, &(uint64_t){0})) {
+			snprintf(err, len, "%s: not a WAL segment file name (24 hex digits)", path);
+			return false;
+		}
+		size_t n0 = c->n;
+		if (!add_named(c, NULL, base))
+			return false;
+		free(c->v[n0].path);
+		c->v[n0].path = strdup(path);
+		return c->v[n0].path != NULL;
+	}
+	if (!(d = opendir(path))) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	while (ok && (e = readdir(d)))
+		ok = add_named(c, path, e->d_name);
+	closedir(d);
+	return ok;
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->tli != y->tli)
+		return x->tli < y->tli ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The segment size from the first file's long header (pg_waldump reads it the same way). */
+static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_t len)
+{
+	uint8_t hdr[PHD_LONG];
+	FILE *f = fopen(path, "rb");
+	bool ok = f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr;
+
+	if (f)
+		fclose(f);
+	if (!ok) {
+		snprintf(err, len, "%s: cannot read its first page header", path);
+		return false;
+	}
+	*seg_size = pn_get32(hdr + 32);
+	if (pn_get16(hdr) != PN_WAL_PAGE_MAGIC || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
+	    *seg_size < (1u << 20) || *seg_size > (1u << 30) || (*seg_size & (*seg_size - 1))) {
+		snprintf(err, len, "%s: not a PostgreSQL 15 WAL segment (magic %04X, segment size "
+			 "%u: a power of two from 1 MiB to 1 GiB expected)", path,
+			 (unsigned)pn_get16(hdr), (unsigned)*seg_size);
+		return false;
+	}
+	if (pn_get32(hdr + 36) != PAGE) {
+		snprintf(err, len, "%s: WAL block size %u, this reader reads 8192", path,
+			 (unsigned)pn_get32(hdr + 36));
+		return false;
+	}
+	return true;
+}
+
+/* One segment per number: the highest timeline that has it (a linear history's newest). */
+static bool keep_segments(struct pn_xlr *r, struct collect *c)
+{
+	uint64_t per_id = ((uint64_t)1 << 32) / r->seg_size;
+
+	r->segs = calloc(c->n, sizeof *r->segs);
+	if (!r->segs)
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t segno = c->v[i].hi * per_id + c->v[i].lo;
+		if (c->v[i].lo >= per_id)
+			continue; /* a name no segment of this size has */
+		if (r->nsegs && r->segs[r->nsegs - 1].segno == segno)
+			free(r->segs[--r->nsegs].path);
+		r->segs[r->nsegs].tli = c->v[i].tli;
+		r->segs[r->nsegs].segno = segno;
+		r->segs[r->nsegs].path = c->v[i].path;
+		c->v[i].path = NULL;
+		r->nsegs++;
+	}
+	return true;
+}
+
+bool pn_xlr_open(struct pn_xlr *r, char *const *paths, size_t npaths, char *err, size_t len)
+{
+	struct collect c = {0};
+	bool ok = true;
+
+	memset(r, 0, sizeof *r);
+	r->page_addr = NO_PAGE;
+	r->hdr_segno = UINT64_MAX;
+	for (size_t i = 0; ok && i < npaths; i++)
+		ok = add_path(&c, paths[i], err, len);
+	if (ok && c.n == 0) {
+		snprintf(err, len, "no WAL segment file (24 hex digits) in %s%s", paths[0],
+			 npaths > 1 ? " ..." : "");
+		ok = false;
+	}
+	if (ok) {
+		qsort(c.v, c.n, sizeof *c.v, cmp_named);
+		ok = read_seg_size(c.v[0].path, &r->seg_size, err, len);
+	}
+	if (ok && !keep_segments(r, &c)) {
+		snprintf(err, len, "out of memory");
+		ok = false;
+	}
+	for (size_t i = 0; i < c.n; i++)
+		free(c.v[i].path);
+	free(c.v);
+	if (!ok)
+		pn_xlr_close(r);
+	return ok;
+}
+
+void pn_xlr_close(struct pn_xlr *r)
+{
+	for (size_t i = 0; i < r->nsegs; i++)
+		free(r->segs[i].path);
+	free(r->segs);
+	free(r->rec);
+	if (r->file)
+		fclose(r->file);
+	memset(r, 0, sizeof *r);
+}
+
+pn_lsn pn_xlr_first_lsn(const struct pn_xlr *r)
+{
+	return r->nsegs ? r->segs[0].segno * r->seg_size : 0;
+}
+
+/* ---- 3. pages ------------------------------------------------------------------------------ */
+
+static void stop(struct pn_xlr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void stop(struct pn_xlr *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof r->why, fmt, ap);
+	va_end(ap);
+	r->page_addr = NO_PAGE;
+}
+
+static void seg_name(const struct pn_xlr *r, uint32_t tli, uint64_t segno, char out[25])
+{
+	uint64_t per_id = ((uint64_t)1 << 32) / r->seg_size;
+	snprintf(out, 25, "%08X%08X%08X", (unsigned)tli, (unsigned)(segno / per_id),
+		 (unsigned)(segno % per_id));
+}
+
+static const struct pn_xlr_seg *find_seg(const struct pn_xlr *r, uint64_t segno, size_t *at)
+{
+	size_t lo = 0, hi = r->nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->segs[mid].segno < segno)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == r->nsegs || r->segs[lo].segno != segno)
+		return NULL;
+	*at = lo;
+	return &r->segs[lo];
+}
+
+/* Reads the raw page at addr into r->page. */
+static bool load(struct pn_xlr *r, pn_lsn addr)
+{
+	uint64_t segno = addr / r->seg_size;
+	size_t at = 0;
+	const struct pn_xlr_seg *s = find_seg(r, segno, &at);
+	char name[25];
+
+	if (!s) {
+		seg_name(r, r->nsegs ? r->segs[r->nsegs - 1].tli : 1, segno, name);
+		stop(r, "could not find file \"%s\"", name);
+		return false;
+	}
+	if (!r->file || r->file_seg != at) {
+		if (r->file)
+			fclose(r->file);
+		r->file_seg = at;
+		if (!(r->file = fopen(s->path, "rb"))) {
+			stop(r, "could not open file \"%s\": %s", s->path, strerror(errno));
+			return false;
+		}
+	}
+	if (fseeko(r->file, (off_t)(addr % r->seg_size), SEEK_SET) != 0 ||
+	    fread(r->page, 1, PAGE, r->file) != PAGE) {
+		stop(r, "could not read from file \"%s\", offset %" PRIu64 ": short read", s->path,
+		     addr % r->seg_size);
+		return false;
+	}
+	return true;
+}
+
+/* XLogReaderValidatePageHeader on r->page, the page at addr. */
+static bool validate(struct pn_xlr *r, pn_lsn addr)
+{
+	const uint8_t *p = r->page;
+	uint16_t info = pn_get16(p + 2);
+	uint32_t tli = pn_get32(p + 4), off = (uint32_t)(addr % r->seg_size);
+	size_t at = 0;
+	char name[25];
+
+	seg_name(r, find_seg(r, addr / r->seg_size, &at) ? r->segs[at].tli : 1,
+		 addr / r->seg_size, name);
+	if (pn_get16(p) != PN_WAL_PAGE_MAGIC) {
+		stop(r, "invalid magic number %04X in log segment %s, offset %u", pn_get16(p), name, off);
+		return false;
+	}
+	if ((info & ~XLP_ALL_FLAGS) != 0 || (off == 0 && !(info & PN_XLP_LONG_HEADER))) {
+		stop(r, "invalid info bits %04X in log segment %s, offset %u", info, name, off);
+		return false;
+	}
+	if (info & PN_XLP_LONG_HEADER) {
+		if (pn_get32(p + 32) != r->seg_size) {
+			stop(r, "WAL file is from different database system: incorrect segment size "
+			     "in page header");
+			return false;
+		}
+		if (pn_get32(p + 36) != PAGE) {
+			stop(r, "WAL file is from different database system: incorrect XLOG_BLCKSZ "
+			     "in page header");
+			return false;
+		}
+	}
+	if (pn_get64(p + 8) != addr) {
+		stop(r, "unexpected pageaddr %X/%X in log segment %s, offset %u",
+		     LSN_ARGS(pn_get64(p + 8)), name, off);
+		return false;
+	}
+	if (addr > r->latest_page && tli < r->latest_tli) {
+		stop(r, "out-of-sequence timeline ID %u (after %u) in log segment %s, offset %u",
+		     (unsigned)tli, (unsigned)r->latest_tli, name, off);
+		return false;
+	}
+	r->latest_page = addr;
+	r->latest_tli = tli;
+	return true;
+}
+
+/*
+ * ReadPageInternal: the page at addr, validated, with at least need bytes below the limit.
+ * Entering a segment validates its first page first. False: r->why, or empty at the limit.
+ */
+static bool get_page(struct pn_xlr *r, pn_lsn addr, uint32_t need)
+{
+	uint64_t segno = addr / r->seg_size;
+
+	if (r->limit && addr + need > r->limit) {
+		r->limit_reached = true;
+		r->why[0] = '\0';
+		r->page_addr = NO_PAGE;
+		return false;
+	}
+	if (r->page_addr == addr)
+		return true;
+	if (segno != r->hdr_segno && addr % r->seg_size != 0) {
+		pn_lsn first = segno * r->seg_size;
+		if (!load(r, first) || !validate(r, first))
+			return false;
+	}
+	if (!load(r, addr) || !validate(r, addr))
+		return false;
+	r->hdr_segno = segno;
+	r->page_addr = addr;
+	return true;
+}
+
+static uint32_t header_size(const uint8_t *page)
+{
+	return (pn_get16(page + 2) & PN_XLP_LONG_HEADER) ? PHD_LONG : PHD_SHORT;
+}
+
+/* ---- 4. records ---------------------------------------------------------------------------- */
+
+static bool grow(struct pn_xlr *r, uint32_t len)
+{
+	uint8_t *p;
+	uint32_t cap = r->rec_cap ? r->rec_cap : 8192;
+
+	if (len <= r->rec_cap)
+		return true;
+	while (cap < len)
+		cap = cap > MAX_RECORD / 2 ? MAX_RECORD : 2 * cap;
+	if (!(p = realloc(r->rec, cap)))
+		return false;
+	r->rec = p;
+	r->rec_cap = cap;
+	return true;
+}
+
+/* ValidXLogRecordHeader. */
+static bool valid_header(struct pn_xlr *r, pn_lsn at, const uint8_t *h)
+{
+	uint32_t tot = pn_get32(h);
+	pn_lsn prev = pn_get64(h + 8);
+
+	if (tot < REC_HDR) {
+		stop(r, "invalid record length at %X/%X: wanted %u, got %u", LSN_ARGS(at), REC_HDR,
+		     (unsigned)tot);
+		return false;
+	}
+	if (!rmid_valid(h[17])) {
+		stop(r, "invalid resource manager ID %u at %X/%X", (unsigned)h[17], LSN_ARGS(at));
+		return false;
+	}
+	if ((r->prev == 0 && prev >= at) || (r->prev != 0 && prev != r->prev)) {
+		stop(r, "record with incorrect prev-link %X/%X at %X/%X", LSN_ARGS(prev),
+		     LSN_ARGS(at));
+		return false;
+	}
+	return true;
+}
+
+/* The continuation pages of a record of tot bytes, got of which are in r->rec already.
+ * Returns the position after the record (unaligned), 0 on failure; *restart is set when a
+ * page says its continuation was overwritten (reading restarts at that page). */
+static pn_lsn continuation(struct pn_xlr *r, pn_lsn at, pn_lsn page, uint32_t tot,
+			   uint32_t got, bool gotheader, pn_lsn *restart)
+{
+	while (got < tot) {
+		uint32_t hdr, rem, len;
+		page += PAGE;
+		if (!get_page(r, page, PN_MIN(tot - got + PHD_SHORT, PAGE)))
+			return 0;
+		if (pn_get16(r->page + 2) & XLP_OVERWRITE_CONTRECORD) {
+			*restart = page;
+			return 0;
+		}
+		rem = pn_get32(r->page + 16);
+		if (!(pn_get16(r->page + 2) & PN_XLP_FIRST_IS_CONTRECORD)) {
+			stop(r, "there is no contrecord flag at %X/%X", LSN_ARGS(page));
+			return 0;
+		}
+		if (rem == 0 || tot != rem + got) {
+			stop(r, "invalid contrecord length %u (expected %lld) at %X/%X", (unsigned)rem,
+			     (long long)tot - (long long)got, LSN_ARGS(page));
+			return 0;
+		}
+		hdr = header_size(r->page);
+		len = PN_MIN(rem, PAGE - hdr);
+		if (!get_page(r, page, hdr + len))
+			return 0;
+		memcpy(r->rec + got, r->page + hdr, len);
+		got += len;
+		if (!gotheader) {
+			if (!valid_header(r, at, r->rec))
+				return 0;
+			gotheader = true;
+		}
+		if (got == tot)
+			return page + hdr + len;
+	}
+	return 0;
+}
+
+static bool decode(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len,
+		   struct pn_xlr_record *out);
+
+/* Reads the record at r->next (after a page header when it is at a page start). */
+static bool read_at(struct pn_xlr *r, pn_lsn at, struct pn_xlr_record *out)
+{
+	pn_lsn page, end, restart;
+	uint32_t off, hdr, tot, here;
+	bool gotheader;
+
+again:
+	restart = 0;
+	page = at - at % PAGE;
+	off = (uint32_t)(at % PAGE);
+	if (!get_page(r, page, PN_MIN(off + REC_HDR, PAGE)))
+		return false;
+	hdr = header_size(r->page);
+	if (off == 0) {
+		at += hdr;
+		off = hdr;
+	} else if (off < hdr) {
+		stop(r, "invalid record offset at %X/%X", LSN_ARGS(at));
+		return false;
+	}
+	if ((pn_get16(r->page + 2) & PN_XLP_FIRST_IS_CONTRECORD) && off == hdr) {
+		stop(r, "contrecord is requested by %X/%X", LSN_ARGS(at));
+		return false;
+	}
+	gotheader = off <= PAGE - REC_HDR;
+	tot = pn_get32(r->page + off); /* starts are 8-aligned: the length is on this page */
+	if (gotheader && !valid_header(r, at, r->page + off))
+		return false;
+	if (!gotheader && tot < REC_HDR) {
+		stop(r, "invalid record length at %X/%X: wanted %u, got %u", LSN_ARGS(at), REC_HDR,
+		     (unsigned)tot);
+		return false;
+	}
+	if (tot > MAX_RECORD || !grow(r, tot)) {
+		stop(r, "record length %u at %X/%X too long", (unsigned)tot, LSN_ARGS(at));
+		return false;
+	}
+	here = PAGE - off;
+	if (tot <= here) {
+		if (!get_page(r, page, off + tot))
+			return false;
+		memcpy(r->rec, r->page + off, tot);
+		end = at + tot;
+	} else {
+		memcpy(r->rec, r->page + off, here);
+		end = continuation(r, at, page, tot, here, gotheader, &restart);
+		if (restart) {
+			at = restart;
+			goto again;
+		}
+		if (!end)
+			return false;
+	}
+	if (!decode(r, at, r->rec, tot, out))
+		return false;
+	out->end = PN_ALIGN8(end);
+	if (out->rmid == PN_XLR_RM_XLOG && (out->info & 0xF0) == PN_XLR_XLOG_SWITCH)
+		out->end = (out->end + r->seg_size - 1) / r->seg_size * r->seg_size;
+	return true;
+}
+
+bool pn_xlr_read(struct pn_xlr *r, struct pn_xlr_record *out)
+{
+	r->why[0] = '\0';
+	if (r->limit_reached || !read_at(r, r->next, out))
+		return false;
+	r->prev = out->start;
+	r->next = out->end;
+	return true;
+}
+
+/* ---- 5. a record's structure (DecodeXLogRecord) -------------------------------------------- */
+
+struct cursor {
+	const uint8_t *p;
+	uint32_t left;
+};
+
+static bool take(struct cursor *c, void *dst, uint32_t n)
+{
+	if (c->left < n)
+		return false;
+	memcpy(dst, c->p, n);
+	c->p += n;
+	c->left -= n;
+	return true;
+}
+
+static bool take8(struct cursor *c, uint8_t *v) { return take(c, v, 1); }
+
+static bool take16(struct cursor *c, uint16_t *v)
+{
+	uint8_t b[2];
+	if (!take(c, b, 2))
+		return false;
+	*v = pn_get16(b);
+	return true;
+}
+
+static bool take32(struct cursor *c, uint32_t *v)
+{
+	uint8_t b[4];
+	if (!take(c, b, 4))
+		return false;
+	*v = pn_get32(b);
+	return true;
+}
+
+/* Image header fields and their cross-checks; 1 ok, 0 short, -1 inconsistent (r->why). */
+static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn_xlr_block *b)
+{
+	uint8_t i;
+
+	if (!take16(c, &b->bimg_len) || !take16(c, &b->hole_offset) || !take8(c, &b->bimg_info))
+		return 0;
+	i = b->bimg_info;
+	b->apply_image = (i & BIMG_APPLY) != 0;
+	b->compress = (i & BIMG_PGLZ) ? PN_XLR_PGLZ : (i & BIMG_LZ4) ? PN_XLR_LZ4 :
+		      (i & BIMG_ZSTD) ? PN_XLR_ZSTD : PN_XLR_PLAIN;
+	if (i & BIMG_COMPRESSED) {
+		b->hole_length = 0;
+		if ((i & BIMG_HAS_HOLE) && !take16(c, &b->hole_length))
+			return 0;
+	} else {
+		b->hole_length = (uint16_t)(PN_XLR_BLCKSZ - b->bimg_len);
+	}
+	if ((i & BIMG_HAS_HOLE) && (b->hole_offset == 0 || b->hole_length == 0 ||
+				    b->bimg_len == PN_XLR_BLCKSZ)) {
+		stop(r, "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u block image length %u "
+		     "at %X/%X", b->hole_offset, b->hole_length, b->bimg_len, LSN_ARGS(at));
+		return -1;
+	}
+	if (!(i & BIMG_HAS_HOLE) && (b->hole_offset != 0 || b->hole_length != 0)) {
+		stop(r, "BKPIMAGE_HAS_HOLE not set, but hole offset %u length %u at %X/%X",
+		     b->hole_offset, b->hole_length, LSN_ARGS(at));
+		return -1;
+	}
+	if ((i & BIMG_COMPRESSED) && b->bimg_len == PN_XLR_BLCKSZ) {
+		stop(r, "BKPIMAGE_COMPRESSED set, but block image length %u at %X/%X", b->bimg_len,
+		     LSN_ARGS(at));
+		return -1;
+	}
+	if (!(i & (BIMG_HAS_HOLE | BIMG_COMPRESSED)) && b->bimg_len != PN_XLR_BLCKSZ) {
+		stop(r, "neither BKPIMAGE_HAS_HOLE nor BKPIMAGE_COMPRESSED set, but block image "
+		     "length is %u at %X/%X", b->bimg_len, LSN_ARGS(at));
+		return -1;
+	}
+	return 1;
+}
+
+/* One block header with id `id`; 1 ok, 0 short, -1 inconsistent (r->why). */
+static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t id,
+			struct pn_xlr_record *out, const struct pn_xlr_block **rel,
+			uint64_t *datatotal)
+{
+	struct pn_xlr_block *b;
+	uint8_t ff;
+	int rc;
+
+	if ((int)id <= out->max_block_id) {
+		stop(r, "out-of-order block_id %u at %X/%X", id, LSN_ARGS(at));
+		return -1;
+	}
+	out->max_block_id = id;
+	b = &out->blocks[id];
+	b->in_use = true;
+	if (!take8(c, &ff) || !take16(c, &b->data_len))
+		return 0;
+	b->flags = ff;
+	b->fork = ff & PN_BKP_FORK_MASK;
+	b->has_image = (ff & BKP_HAS_IMAGE) != 0;
+	b->will_init = (ff & BKP_WILL_INIT) != 0;
+	if ((ff & BKP_HAS_DATA) && b->data_len == 0) {
+		stop(r, "BKPBLOCK_HAS_DATA set, but no data included at %X/%X", LSN_ARGS(at));
+		return -1;
+	}
+	if (!(ff & BKP_HAS_DATA) && b->data_len != 0) {
+		stop(r, "BKPBLOCK_HAS_DATA not set, but data length is %u at %X/%X",
+		     (unsigned)b->data_len, LSN_ARGS(at));
+		return -1;
+	}
+	*datatotal += b->data_len;
+	if (b->has_image) {
+		if ((rc = image_header(r, at, c, b)) <= 0)
+			return rc;
+		*datatotal += b->bimg_len;
+		out->fpi_len += b->bimg_len;
+	}
+	if (!(ff & BKP_SAME_REL)) {
+		if (!take32(c, &b->spc) || !take32(c, &b->db) || !take32(c, &b->rel))
+			return 0;
+		*rel = b;
+	} else if (!*rel) {
+		stop(r, "BKPBLOCK_SAME_REL set but no previous rel at %X/%X", LSN_ARGS(at));
+		return -1;
+	} else {
+		b->spc = (*rel)->spc;
+		b->db = (*rel)->db;
+		b->rel = (*rel)->rel;
+	}
+	return take32(c, &b->blkno) ? 1 : 0;
+}
+
+static bool check_crc(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len)
+{
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + REC_HDR, len - REC_HDR);
+	crc = pn_crc32c_final(pn_crc32c_update(crc, buf, 20));
+	if (crc != pn_get32(buf + 20)) {
+		stop(r, "incorrect resource manager data checksum in record at %X/%X", LSN_ARGS(at));
+		return false;
+	}
+	return true;
+}
+
+static int headers(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn_xlr_record *out,
+		   uint64_t *datatotal)
+{
+	const struct pn_xlr_block *rel = NULL;
+	uint8_t id;
+	int rc;
+
+	while (c->left > *datatotal) {
+		if (!take8(c, &id))
+			return 0;
+		if (id == ID_DATA_SHORT || id == ID_DATA_LONG) {
+			uint8_t s = 0;
+			if (id == ID_DATA_SHORT ? !take8(c, &s) : !take32(c, &out->main_len))
+				return 0;
+			if (id == ID_DATA_SHORT)
+				out->main_len = s;
+			*datatotal += out->main_len;
+			return 1; /* the main data header is always last */
+		} else if (id == ID_ORIGIN) {
+			out->has_origin = true;
+			if (!take16(c, &out->origin))
+				return 0;
+		} else if (id == ID_TOPLEVEL_XID) {
+			if (!take32(c, &out->toplevel_xid))
+				return 0;
+		} else if (id <= PN_XLR_MAX_BLOCK_ID) {
+			if ((rc = block_header(r, at, c, id, out, &rel, datatotal)) <= 0)
+				return rc;
+		} else {
+			stop(r, "invalid block_id %u at %X/%X", id, LSN_ARGS(at));
+			return -1;
+		}
+	}
+	return 1;
+}
+
+static bool decode(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len,
+		   struct pn_xlr_record *out)
+{
+	struct cursor c = {buf + REC_HDR, len - REC_HDR};
+	uint64_t datatotal = 0;
+	int rc;
+
+	if (!check_crc(r, at, buf, len))
+		return false;
+	memset(out, 0, sizeof *out);
+	out->start = at;
+	out->tot_len = len;
+	out->xid = pn_get32(buf + 4);
+	out->prev = pn_get64(buf + 8);
+	out->info = buf[16];
+	out->rmid = buf[17];
+	out->max_block_id = -1;
+	rc = headers(r, at, &c, out, &datatotal);
+	if (rc < 0)
+		return false;
+	if (rc == 0 || c.left != datatotal) {
+		stop(r, "record with invalid length at %X/%X", LSN_ARGS(at));
+		return false;
+	}
+	out->main_data = buf + len - out->main_len;
+	return true;
+}
+
+/* ---- 6. the first record (XLogFindNextRecord) ---------------------------------------------- */
+
+pn_lsn pn_xlr_begin(struct pn_xlr *r, pn_lsn from, pn_lsn to)
+{
+	struct pn_xlr_record rec;
+	pn_lsn at = from ? from : pn_xlr_first_lsn(r);
+
+	r->limit = to;
+	r->limit_reached = false;
+	r->why[0] = '\0';
+	for (;;) {
+		pn_lsn page = at - at % PAGE;
+		uint32_t hdr, rem;
+		if (!get_page(r, page, PN_MAX((uint32_t)(at % PAGE), PHD_SHORT)))
+			return 0;
+		hdr = header_size(r->page);
+		rem = pn_get32(r->page + 16);
+		if (!(pn_get16(r->page + 2) & PN_XLP_FIRST_IS_CONTRECORD)) {
+			at = page + hdr;
+			break;
+		}
+		if (PN_ALIGN8(rem) >= PAGE - hdr) {
+			at = page + PAGE;
+			continue;
+		}
+		at = page + hdr + PN_ALIGN8(rem);
+		break;
+	}
+	r->next = at;
+	r->prev = 0;
+	while (read_at(r, r->next, &rec)) {
+		if (rec.start >= from) {
+			r->next = rec.start;
+			r->prev = 0;
+			return rec.start;
+		}
+		r->prev = rec.start;
+		r->next = rec.end;
+	}
+	return 0;
+}
+
+/* ---- 7. statistics (XLogRecStoreStats) ----------------------------------------------------- */
+
+void pn_xlr_stats_add(struct pn_xlr_stats *s, const struct pn_xlr_record *rec)
+{
+	uint8_t recid = rec->info >> 4;
+	struct pn_xlr_stat *cell;
+
+	if (rec->rmid == PN_XLR_RM_XACT)
+		recid &= 0x07;
+	cell = &s->rec[rec->rmid][recid];
+	if (s->count == 0)
+		s->start = rec->start;
+	s->count++;
+	s->end = rec->end;
+	cell->count++;
+	cell->rec_len += rec->tot_len - rec->fpi_len;
+	cell->fpi_len += rec->fpi_len;
+}
+
+void pn_xlr_stats_name(uint8_t rmid, uint8_t recid, char *buf, size_t len)
+{
+	char rm[16];
+	const char *id = pn_xlr_identify(rmid, (uint8_t)(recid << 4));
+
+	if (id)
+		snprintf(buf, len, "%s/%s", pn_xlr_rm_name(rmid, rm, sizeof rm), id);
+	else
+		snprintf(buf, len, "%s/UNKNOWN (%x)", pn_xlr_rm_name(rmid, rm, sizeof rm),
+			 (unsigned)recid << 4);
+}
+
+bool pn_xlr_parse_lsn(const char *s, pn_lsn *out)
+{
+	uint64_t v[2] = {0, 0};
+	int part = 0, digits = 0;
+
+	for (; *s; s++) {
+		int h = hexval(*s >= 'a' && *s <= 'f' ? (char)(*s - 'a' + 'A') : *s);
+		if (*s == '/' && part == 0 && digits > 0) {
+			part = 1;
+			digits = 0;
+			continue;
+		}
+		if (h < 0 || ++digits > 8)
+			return false;
+		v[part] = v[part] << 4 | (uint64_t)h;
+	}
+	if (part != 1 || digits == 0)
+		return false;
+	*out = v[0] << 32 | v[1];
+	return true;
+}

@@ -1,0 +1,134 @@
+/*
+ * xlogread.h: a reader of real PostgreSQL 15 WAL (format layer: it uses only pn.h and
+ * walfmt.h's CRC-32C and page constants; it names no engine, workload or loader type).
+ *
+ * Input is segment files named as PostgreSQL names them (TTTTTTTTXXXXXXXXYYYYYYYY: timeline,
+ * then the segment number split at 4 GiB), given as files or as a directory (pg_wal). The
+ * segment size is read from the first segment's long page header (a power of two, 1 MiB to
+ * 1 GiB). The reader decodes every record as PostgreSQL 15's xlogreader.c does and stops
+ * where it stops (page header, xl_tot_len, rmid, xl_prev, contrecord flag and length, CRC,
+ * the block headers), so the records it returns are the ones pg_waldump prints:
+ *   R1. a record is returned only if all its bytes lie before the `to` limit (pg_waldump
+ *       --end: its page reader refuses bytes at or past the limit);
+ *   R2. the first record is the first one that starts at or after `from`
+ *       (XLogFindNextRecord: continuation data at a page start is skipped);
+ *   R3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
+ *   R4. images are not decompressed: their stored length (bimg_len) is what the statistics
+ *       count, as pg_waldump's XLogRecGetLen does.
+ * Memory: one WAL page, the reassembly buffer of the longest record read so far.
+ */
+#ifndef PN_XLOGREAD_H
+#define PN_XLOGREAD_H
+
+#include <stdio.h>
+
+#include "pn.h"
+
+#define PN_XLR_MAX_BLOCK_ID 32   /* XLR_MAX_BLOCK_ID */
+#define PN_XLR_RM_BUILTIN 22     /* PostgreSQL 15's managers are ids 0 .. 21 */
+#define PN_XLR_RM_CUSTOM_MIN 128 /* RM_MIN_CUSTOM_ID .. 255: extension managers */
+#define PN_XLR_BLCKSZ 8192u      /* data page size (BLCKSZ) of a default build */
+
+enum pn_xlr_rm {
+	PN_XLR_RM_XLOG = 0, PN_XLR_RM_XACT = 1, PN_XLR_RM_SMGR = 2, PN_XLR_RM_HEAP2 = 9,
+	PN_XLR_RM_HEAP = 10
+};
+#define PN_XLR_XLOG_CHECKPOINT_SHUTDOWN 0x00u
+#define PN_XLR_XLOG_CHECKPOINT_ONLINE 0x10u
+#define PN_XLR_XLOG_SWITCH 0x40u
+
+/* bimg_info: how an image is stored. */
+enum pn_xlr_compress { PN_XLR_PLAIN, PN_XLR_PGLZ, PN_XLR_LZ4, PN_XLR_ZSTD };
+
+struct pn_xlr_block {
+	bool in_use;
+	uint8_t fork;          /* fork_flags & 7: 0 main, 1 fsm, 2 vm, 3 init */
+	uint8_t flags;         /* fork_flags as written */
+	uint32_t spc, db, rel; /* RelFileLocator (SAME_REL: the previous block's) */
+	uint32_t blkno;
+	uint16_t data_len;
+	bool has_image, apply_image, will_init;
+	uint8_t bimg_info;
+	enum pn_xlr_compress compress;
+	uint16_t bimg_len;     /* image bytes stored in the record */
+	uint16_t hole_offset, hole_length;
+};
+
+struct pn_xlr_record {
+	pn_lsn start;          /* ReadRecPtr */
+	pn_lsn end;            /* EndRecPtr: where the next record starts */
+	pn_lsn prev;           /* xl_prev */
+	uint32_t tot_len, xid;
+	uint8_t rmid, info;
+	bool has_origin;
+	uint16_t origin;
+	uint32_t toplevel_xid; /* 0: none */
+	int max_block_id;      /* -1: no block */
+	struct pn_xlr_block blocks[PN_XLR_MAX_BLOCK_ID + 1];
+	uint32_t main_len;
+	const uint8_t *main_data; /* valid until the next read */
+	uint32_t fpi_len;      /* sum of bimg_len */
+};
+
+struct pn_xlr_seg {
+	uint32_t tli;
+	uint64_t segno;
+	char *path;
+};
+
+struct pn_xlr {
+	struct pn_xlr_seg *segs; /* sorted by segno, one per segno (the highest timeline) */
+	size_t nsegs;
+	uint32_t seg_size;
+	pn_lsn limit;            /* no byte at or past it is read (0: none) */
+	bool limit_reached;
+	FILE *file;              /* the open segment */
+	size_t file_seg;         /* its index in segs */
+	uint8_t page[8192];
+	pn_lsn page_addr;        /* of the validated page in `page`; 1 = none */
+	uint64_t hdr_segno;      /* segment whose first page was validated; UINT64_MAX none */
+	pn_lsn latest_page;
+	uint32_t latest_tli;
+	uint8_t *rec;
+	uint32_t rec_cap;
+	pn_lsn next;             /* where the next record starts */
+	pn_lsn prev;             /* start of the last record read; 0: first read (random) */
+	char why[PN_ERROR_LEN];  /* why reading stopped; empty when it stopped at the limit */
+};
+
+/* Collects the segment files of paths (files or directories) and reads the segment size.
+ * False: err says why (no segment file, an unreadable path, a bad long header). */
+bool pn_xlr_open(struct pn_xlr *r, char *const *paths, size_t npaths, char *err, size_t len);
+void pn_xlr_close(struct pn_xlr *r);
+/* The first LSN of the lowest segment found. */
+pn_lsn pn_xlr_first_lsn(const struct pn_xlr *r);
+/* Positions the reader on the first record at or after from (0: the first segment's start),
+ * reading nothing at or past `to` (0: no limit); returns that record's LSN, 0 if there is
+ * none (r->why says why, empty if the limit came first). */
+pn_lsn pn_xlr_begin(struct pn_xlr *r, pn_lsn from, pn_lsn to);
+/* Reads the next record. False: the end (r->why, empty at the limit). */
+bool pn_xlr_read(struct pn_xlr *r, struct pn_xlr_record *out);
+
+/* Names as pg_waldump 15 prints them: the manager ("Heap", "custom130"; buf >= 16 bytes),
+ * and the record type of the info value (NULL when the manager defines none). */
+const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len);
+const char *pn_xlr_identify(uint8_t rmid, uint8_t info);
+
+/* pg_waldump --stats=record's counters (XLogRecStoreStats): per manager and the upper four
+ * info bits (Transaction: the three opcode bits). */
+struct pn_xlr_stat {
+	uint64_t count, rec_len, fpi_len;
+};
+struct pn_xlr_stats {
+	uint64_t count;
+	pn_lsn start, end;
+	struct pn_xlr_stat rec[256][16];
+};
+void pn_xlr_stats_add(struct pn_xlr_stats *s, const struct pn_xlr_record *rec);
+/* The row name of stats cell (rmid, recid), "Heap/INSERT+INIT" or "Gin/UNKNOWN (90)". */
+void pn_xlr_stats_name(uint8_t rmid, uint8_t recid, char *buf, size_t len);
+
+/* "X/Y" (hex) to an LSN; false if it is not one. */
+bool pn_xlr_parse_lsn(const char *s, pn_lsn *out);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * wl_import.c: the `import` workload (workload layer, a row of the client table: src/engine/client.h): a real PostgreSQL WAL replayed, record
+ * by record, from the trace `penumbra import --out` wrote (cli/cmd_import.c). One client
+ * runs the trace in WAL order; memory is one record and the open trace file, whatever the
+ * WAL's size (the trace is read as the run goes: the one file an engine part reads, its
+ * input, never written).
+ *
+ * The trace (text, one line each):
+ *   penumbra-import-trace 1        the format
+ *   pages N                        the page map's size (storage.pages must hold it)
+ *   K                              a checkpoint: PostgreSQL's redo point fell here
+ *   C                              Transaction/COMMIT: the client commits
+ *   R rmid info main_len n  then n times: page kind data_len lower upper
+ *                                  one record of PostgreSQL's resource manager rmid with
+ *                                  info (its upper four bits), main_len bytes of main
+ *                                  data, n <= 3 blocks (pages of the map). kind: n an
+ *                                  ordinary block, i a block the record rebuilds
+ *                                  (BKPBLOCK_WILL_INIT), f an image PostgreSQL always
+ *                                  logs (XLOG/FPI: log_newpage), h a hint-bit image
+ *                                  (XLOG/FPI_FOR_HINT). data_len: the block data the
+ *                                  record carries without an image (PostgreSQL's, or,
+ *                                  where PostgreSQL logged an image instead, its average
+ *                                  for that record type and block). lower, upper: the
+ *                                  page's pd_lower and pd_upper after the record, where
+ *                                  PostgreSQL's image showed them (0 0: not known, kept).
+ *
+ * What the replay writes (the record kind PN_REC_IMPORTED, rmid and info kept, info bit
+ * PN_INFO_IMPORTED set so that redo and the oracle tell it from the engine's own kinds):
+ * block data = {lower u16, upper u16} + data_len - 4 filler bytes (at least 4 bytes);
+ * main data = main_len filler bytes (at most PN_IMPORT_MAIN_MAX). Its redo
+ * (pn_redo_imported, src/format/redo_xlog.c): a will-init block first becomes an empty page (24 B header,
+ * pd_lower 24, pd_upper = pd_special = page_size); then pd_lower / pd_upper are set when
+ * given (24 <= lower <= upper <= page_size), the hole [pd_lower, pd_upper) is zeroed, and
+ * the filler bytes are written from pd_upper on (as many as fit before page_size). So an
+ * image the engine takes after the record leaves out the hole PostgreSQL's image left out.
+ * Images, shifts and double writes are the protocol's, as for every workload (fpw: the
+ * first change of a page after the redo pointer; kind i never; kind f always; kind h as a
+ * hint: XLOG/FPI_FOR_HINT, or a hint-dirty page without WAL).
+ * Records with more than 3 blocks keep 3 (the converter folds the rest into main data);
+ * records without a block run on page 0 without changing it.
+ */
+#include "engine.h"
+#include "redo_xlog.h"
+#include "txn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE_MAX_LEN 256
+#define MAX_BLOCKS 3 /* the own page and extra_pages()' two */
+#define PN_IMPORT_MAIN_MAX 4096u /* a replayed record's main data, at most */
+#define PN_IMPORT_DATA_MAX 8192u /* a replayed block's data, at most */
+
+struct imp_block {
+	uint32_t page;
+	char kind;
+	uint16_t data_len, lower, upper;
+};
+
+struct imp_rec {
+	uint8_t rmid, info, nblocks;
+	uint32_t main_len;
+	struct imp_block b[MAX_BLOCKS];
+};
+
+struct imp {
+	struct wl_base b;
+	FILE *f;
+	uint32_t pages;
+	bool open_txn;   /* records since the last commit */
+	bool ended;
+	uint64_t serial; /* records replayed: the filler bytes derive from it */
+	struct imp_rec cur;
+	uint8_t main[PN_IMPORT_MAIN_MAX];
+	uint8_t data[MAX_BLOCKS][PN_IMPORT_DATA_MAX];
+};
+
+/* The trace's path: as given if absolute, else beside the scenario file. */
+static void trace_path(const struct pn_scenario *sc, char *out, size_t len)
+{
+	const char *slash = strrchr(sc->path, '/');
+	if (sc->workload.trace[0] == '/' || !slash)
+		snprintf(out, len, "%s", sc->workload.trace);
+	else
+		snprintf(out, len, "%.*s/%s", (int)(slash - sc->path), sc->path, sc->workload.trace);
+}
+
+/* The trace's two header lines; false (e's error set) if the file is none or does not fit. */
+static bool open_trace(struct pn_engine *e, struct imp *s)
+{
+	char path[PN_ERROR_LEN], line[LINE_MAX_LEN];
+	unsigned version = 0, pages = 0;
+	const struct pn_scenario *sc = e->sc;
+	trace_path(sc, path, sizeof path);
+	if (!(s->f = fopen(path, "r"))) {
+		snprintf(e->svc.error, sizeof e->svc.error, "%.300s: workload.trace %.600s cannot be read",
+			 sc->path, path);
+		return false;
+	}
+	if (!fgets(line, sizeof line, s->f) || sscanf(line, "penumbra-import-trace %u", &version) != 1 ||
+	    version != 1 || !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+		snprintf(e->svc.error, sizeof e->svc.error, "%.300s: %.600s is not a trace of penumbra import "
+			 "(version 1)", sc->path, path);
+		return false;
+	}
+	if (pages > e->heap_pages) {
+		snprintf(e->svc.error, sizeof e->svc.error, "%s: storage.pages is %u; the imported WAL "
+			 "touches %u pages: set storage.pages to %u or more", sc->path,
+			 e->heap_pages, pages, pages);
+		return false;
+	}
+	s->pages = pages;
+	return true;
+}
+
+static bool init(struct pn_engine *e, void **state)
+{
+	if (!wl_base_new(e, state, sizeof(struct imp), false))
+		return false;
+	struct imp *s = *state;
+	PN_ASSERT(s != NULL && s->f == NULL);
+	if (!open_trace(e, s))
+		return false;
+	if (e->sc->workload.clients != 1) {
+		snprintf(e->svc.error, sizeof e->svc.error, "%s: workload.clients is %u; an imported WAL "
+			 "is replayed by one client", e->sc->path, e->sc->workload.clients);
+		return false;
+	}
+	return true;
+}
+
+static void import_free(void *state)
+{
+	struct imp *s = state;
+	if (s && s->f)
+		fclose(s->f);
+	if (s)
+		wl_base_free(&s->b);
+	free(s);
+}
+
+/* One R line's fields after "R"; false if malformed. */
+static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
+{
+	unsigned rmid, info, main_len, n;
+	int used = 0;
+
+	if (sscanf(line, "R %u %u %u %u%n", &rmid, &info, &main_len, &n, &used) != 4 ||
+	    rmid > PN_RM_MAX || info > 255 || n > MAX_BLOCKS)
+		return false;
+	r->rmid = (uint8_t)rmid;
+	r->info = (uint8_t)info;
+	r->main_len = PN_MIN(main_len, (unsigned)PN_IMPORT_MAIN_MAX);
+	r->nblocks = (uint8_t)n;
+	line += used;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned page, len, lower, upper;
+		char kind;
+		if (sscanf(line, " %u %c %u %u %u%n", &page, &kind, &len, &lower, &upper, &used) != 5 ||
+		    page >= s->pages || !strchr("nifh", kind) || lower > 65535 || upper > 65535)
+			return false;
+		for (unsigned j = 0; j < i; j++)
+			if (r->b[j].page == page)
+				return false;
+		r->b[i] = (struct imp_block){page, kind, (uint16_t)PN_MIN(len, PN_IMPORT_DATA_MAX),
+					     (uint16_t)lower, (uint16_t)upper};
+		line += used;
+	}
+	return true;
+}
+
+static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
+{
+	struct imp *s = state;
+	char line[LINE_MAX_LEN];
+	bool endless = pn_workload_endless(&s->b);
+
+	if (c->id != 0 || s->ended)
+		return c->id == 0 && endless ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
+	/* a malformed line ends the trace there (import writes none) */
+	if (!fgets(line, sizeof line, s->f) || (line[0] == 'R' && !parse_record(s, line, &s->cur)) ||
+	    !strchr("RCK", line[0])) {
+		s->ended = true;
+		if (s->open_txn) { /* the WAL's last transaction had not committed: it does now */
+			s->open_txn = false;
+			*out = (struct pn_step){.op = PN_OP_COMMIT, .client = 0};
+			return PN_CLIENT_OP;
+		}
+		return endless ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
+	}
+	if (line[0] == 'K') {
+		*out = (struct pn_step){.op = PN_OP_CHECKPOINT, .client = 0};
+	} else if (line[0] == 'C') {
+		s->open_txn = false;
+		*out = (struct pn_step){.op = PN_OP_COMMIT, .client = 0};
+	} else {
+		s->open_txn = true;
+		*out = (struct pn_step){.op = PN_OP_IMPORT, .client = 0,
+					.page = s->cur.nblocks ? s->cur.b[0].page : 0};
+	}
+	return PN_CLIENT_OP;
+}
+
+static uint32_t extra_pages(const void *state, const struct pn_client *c, uint32_t *pages)
+{
+	const struct imp_rec *r = &((const struct imp *)state)->cur;
+	uint32_t n = 0;
+	if (c->op->op != PN_OP_IMPORT)
+		return 0;
+	PN_ASSERT(r->nblocks <= MAX_BLOCKS);
+	for (uint32_t i = 1; i < r->nblocks; i++)
+		pages[n++] = r->b[i].page;
+	return n;
+}
+
+static uint8_t filler(uint64_t serial, uint32_t j)
+{
+	return (uint8_t)((serial * 0x9E3779B1u) >> 24 ^ j * 7u);
+}
+
+/* A block's data: {lower, upper} then filler. */
+static uint16_t block_data(struct imp *s, uint32_t i)
+{
+	const struct imp_block *ib = &s->cur.b[i];
+	uint16_t len = PN_MAX(ib->data_len, (uint16_t)4);
+	PN_ASSERT(len <= PN_IMPORT_DATA_MAX);
+	pn_put16(s->data[i], ib->lower);
+	pn_put16(s->data[i] + 2, ib->upper);
+	for (uint32_t j = 4; j < len; j++)
+		s->data[i][j] = filler(s->serial + i, j);
+	return len;
+}
+
+/* XLOG/FPI_FOR_HINT: the image when the protocol logs hints, else a hint-dirty page. */
+static void hint(const struct pn_client *c, struct imp *s)
+{
+	struct pn_wal_record rec = {.nblocks = 1};
+	const struct pn_scenario *sc = s->b.sc;
+	uint8_t *page = pn_client_page(c, 0);
+	uint32_t frame = pn_client_frame(c, 0);
+	rec.blocks[0].blkno = s->cur.b[0].page;
+	if (sc->protocol.checksums || sc->protocol.wal_log_hints)
+		pn_client_protect(c, &rec.blocks[0], s->cur.b[0].page, page, PN_REG_HINT);
+	if (!rec.blocks[0].has_image) {
+		pn_client_hint_dirty(c, frame);
+		return;
+	}
+	pn_client_insert(c, &rec, PN_REC_XLOG_FPI_FOR_HINT, &frame);
+}
+
+static void change(void *state, const struct pn_client *c)
+{
+	struct imp *s = state;
+	const struct imp_rec *ir = &s->cur;
+	uint32_t frames[MAX_BLOCKS] = {pn_client_frame(c, 0)};
+	struct pn_wal_record rec = {.xid = c->xid, .rmid = ir->rmid,
+				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED),
+				    .nblocks = ir->nblocks, .main_data = s->main,
+				    .main_len = ir->main_len};
+
+	PN_ASSERT(c->op->op == PN_OP_IMPORT);
+	s->serial++;
+	if (ir->nblocks == 1 && ir->b[0].kind == 'h') {
+		hint(c, s);
+		return;
+	}
+	PN_ASSERT(pn_client_pinned(c) == PN_MAX(ir->nblocks, 1u));
+	for (uint32_t i = 1; i < ir->nblocks; i++)
+		frames[i] = pn_client_frame(c, i);
+	for (uint32_t j = 0; j < ir->main_len; j++)
+		s->main[j] = filler(s->serial, j);
+	for (uint32_t i = 0; i < ir->nblocks; i++) {
+		struct pn_wal_block *b = &rec.blocks[i];
+		uint8_t *page = pn_client_page(c, i);
+		char kind = ir->b[i].kind;
+		b->blkno = ir->b[i].page;
+		b->will_init = kind == 'i';
+		b->data = s->data[i];
+		b->data_len = block_data(s, i);
+		if (!pn_redo_imported(page, s->b.page_size, &rec, b))
+			PN_ASSERT(!"an imported record that does not fit its page");
+		pn_client_changed(c, b->data_len);
+		pn_client_protect(c, b, b->blkno, page, kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+		if (kind == 'f' && !b->has_image) /* log_newpage: an image in every mode */
+			pn_client_mark(c, b, b->blkno, page, true, false, false);
+	}
+	pn_client_insert(c, &rec, PN_REC_IMPORTED, frames);
+}
+
+const struct pn_client_ops pn_workload_import = {
+	.name = "import",
+	.init = init,
+	.free = import_free,
+	.page_init = wl_plain_page_init,
+	.next = next,
+	.change = change,
+	.extra_pages = extra_pages,
+};
