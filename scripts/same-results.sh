@@ -9,7 +9,9 @@
 # Prints one line per scenario that differs and a last line "same: N of M outputs";
 # exit 0 when every output is the same, 1 otherwise, 2 on bad use.
 # Environment: PN_SAME_MODES (compare's modes, default fpw,nofpw,umbra,doublewrite,pushdown),
-# PN_SAME_NESTED (check's --nested, default 0), PN_SAME_JOBS (default nproc).
+# PN_SAME_NESTED (check's --nested, default 0), PN_SAME_JOBS (default nproc), PN_SAME_DROP
+# (more keys to drop, comma-separated: keys that NEW adds, e.g. series,Imported/RECORD, so
+# that the rest is compared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -40,8 +42,10 @@ build() { # build REV DIR: the binary of REV (or of the working tree when REV is
 normalise() {
 	python3 -c '
 import json, sys
+import os
 DROP = {"seconds", "wall_seconds", "states_per_second", "elapsed_wall_seconds", "trace",
         "seconds_to_violation", "shrink_seconds"}
+DROP |= {k for k in os.environ.get("PN_SAME_DROP", "").split(",") if k}
 def walk(v):
     if isinstance(v, dict):
         return {k: walk(x) for k, x in v.items() if k not in DROP}
