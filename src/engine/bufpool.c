@@ -327,13 +327,8 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
-	struct pn_io *s = pn_io_get(&e->svc);
-	s->op = PN_IO_FSYNC;
-	s->file = PN_FILE_DW;
-	s->why = PN_WHY_DW;
+	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DW, PN_WHY_DW, dw_fsync_done, e);
 	s->aux = io->index;
-	s->done = dw_fsync_done;
-	s->ctx = e;
 	e->m.fsyncs++;
 	pn_io_issue(&e->svc, s);
 }
@@ -354,12 +349,7 @@ static bool dw_reserve(struct pn_engine *e)
 		return true;
 	if (e->data_writes_inflight > 0)
 		return false;
-	struct pn_io *s = pn_io_get(&e->svc);
-	s->op = PN_IO_FSYNC;
-	s->file = PN_FILE_DATA;
-	s->why = PN_WHY_DW;
-	s->done = dw_sync_done;
-	s->ctx = e;
+	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
 	e->dw_sync_in_flight = true;
 	e->m.fsyncs++;
 	pn_io_issue(&e->svc, s);

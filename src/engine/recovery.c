@@ -147,12 +147,7 @@ static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
 	if (e->dw_restore_pos == e->dw_restore_len) {
 		if (e->data_writes_inflight)
 			return false; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_get(&e->svc);
-		io->op = PN_IO_FSYNC;
-		io->file = PN_FILE_DATA;
-		io->why = PN_WHY_RECOVERY;
-		io->done = dw_fsync_done;
-		io->ctx = e;
+		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY, dw_fsync_done, e);
 		e->m.fsyncs++;
 		e->dw_restore_pos = UINT32_MAX; /* the fsync is in flight */
 		pn_io_issue(&e->svc, io);

@@ -86,6 +86,20 @@ struct pn_io *pn_io_get(struct pn_services *s)
 	return io;
 }
 
+struct pn_io *pn_io_fsync(struct pn_services *s, enum pn_file file, enum pn_io_why why,
+			  void (*done)(void *ctx, struct pn_io *io), void *ctx)
+{
+	PN_ASSERT(done != NULL);
+	PN_ASSERT((unsigned)file < PN_FILE_COUNT);
+	struct pn_io *io = pn_io_get(s);
+	io->op = PN_IO_FSYNC;
+	io->file = file;
+	io->why = why;
+	io->done = done;
+	io->ctx = ctx;
+	return io;
+}
+
 void pn_io_issue(struct pn_services *s, struct pn_io *io)
 {
 	PN_ASSERT(io->done); /* S3: every completion has its issuer's callback */

@@ -74,6 +74,10 @@ void pn_svc_check(struct pn_services *s);
 /* I/O: take a free one (zeroed, its buffer attached), hand it to the world. */
 struct pn_io *pn_io_get(struct pn_services *s);
 void pn_io_issue(struct pn_services *s, struct pn_io *io);
+/* A free one made an fsync of file (why, completing through done(ctx, io)), not yet issued:
+ * the caller sets what else it needs (aux, lsn) and issues it. */
+struct pn_io *pn_io_fsync(struct pn_services *s, enum pn_file file, enum pn_io_why why,
+			  void (*done)(void *ctx, struct pn_io *io), void *ctx);
 void pn_io_set_state(struct pn_io *io, enum pn_io_state to);
 /* The world started it (the late-binding offset is chosen by the caller after this). */
 void pn_io_dispatched(struct pn_io *io);

@@ -309,13 +309,8 @@ static void wal_write_done(void *ctx, struct pn_io *io)
 	w->written = w->flush_target;
 	w->ring_base = w->written - w->written % PN_XLOG_BLCKSZ;
 	pn_wal_set_state(w, PN_WAL_FSYNC);
-	struct pn_io *f = pn_io_get(w->svc);
-	f->op = PN_IO_FSYNC;
-	f->file = PN_FILE_WAL;
-	f->why = PN_WHY_WAL;
+	struct pn_io *f = pn_io_fsync(w->svc, PN_FILE_WAL, PN_WHY_WAL, wal_fsync_done, w);
 	f->lsn = w->flush_target;
-	f->done = wal_fsync_done;
-	f->ctx = w;
 	pn_io_issue(w->svc, f);
 }
 

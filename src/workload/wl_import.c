@@ -27,7 +27,7 @@
  * What the replay writes (the record kind PN_REC_IMPORTED, rmid and info kept, info bit
  * PN_INFO_IMPORTED set so that redo and the oracle tell it from the engine's own kinds):
  * block data = {lower u16, upper u16} + data_len - 4 filler bytes (at least 4 bytes);
- * main data = main_len filler bytes (at most PN_IMPORT_MAIN_MAX). Its redo
+ * main data = main_len filler bytes (at most IMPORT_MAIN_MAX). Its redo
  * (pn_redo_imported, src/format/redo_xlog.c): a will-init block first becomes an empty page (24 B header,
  * pd_lower 24, pd_upper = pd_special = page_size); then pd_lower / pd_upper are set when
  * given (24 <= lower <= upper <= page_size), the hole [pd_lower, pd_upper) is zeroed, and
@@ -49,8 +49,8 @@
 
 #define LINE_MAX_LEN 256
 #define MAX_BLOCKS 3 /* the own page and extra_pages()' two */
-#define PN_IMPORT_MAIN_MAX 4096u /* a replayed record's main data, at most */
-#define PN_IMPORT_DATA_MAX 8192u /* a replayed block's data, at most */
+#define IMPORT_MAIN_MAX 4096u /* a replayed record's main data, at most */
+#define IMPORT_DATA_MAX 8192u /* a replayed block's data, at most */
 
 struct imp_block {
 	uint32_t page;
@@ -72,8 +72,8 @@ struct imp {
 	bool ended;
 	uint64_t serial; /* records replayed: the filler bytes derive from it */
 	struct imp_rec cur;
-	uint8_t main[PN_IMPORT_MAIN_MAX];
-	uint8_t data[MAX_BLOCKS][PN_IMPORT_DATA_MAX];
+	uint8_t main[IMPORT_MAIN_MAX];
+	uint8_t data[MAX_BLOCKS][IMPORT_DATA_MAX];
 };
 
 /* The trace's path: as given if absolute, else beside the scenario file. */
@@ -151,7 +151,7 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 		return false;
 	r->rmid = (uint8_t)rmid;
 	r->info = (uint8_t)info;
-	r->main_len = PN_MIN(main_len, (unsigned)PN_IMPORT_MAIN_MAX);
+	r->main_len = PN_MIN(main_len, (unsigned)IMPORT_MAIN_MAX);
 	r->nblocks = (uint8_t)n;
 	line += used;
 	for (unsigned i = 0; i < n; i++) {
@@ -163,7 +163,7 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 		for (unsigned j = 0; j < i; j++)
 			if (r->b[j].page == page)
 				return false;
-		r->b[i] = (struct imp_block){page, kind, (uint16_t)PN_MIN(len, PN_IMPORT_DATA_MAX),
+		r->b[i] = (struct imp_block){page, kind, (uint16_t)PN_MIN(len, IMPORT_DATA_MAX),
 					     (uint16_t)lower, (uint16_t)upper};
 		line += used;
 	}
@@ -224,7 +224,7 @@ static uint16_t block_data(struct imp *s, uint32_t i)
 {
 	const struct imp_block *ib = &s->cur.b[i];
 	uint16_t len = PN_MAX(ib->data_len, (uint16_t)4);
-	PN_ASSERT(len <= PN_IMPORT_DATA_MAX);
+	PN_ASSERT(len <= IMPORT_DATA_MAX);
 	pn_put16(s->data[i], ib->lower);
 	pn_put16(s->data[i] + 2, ib->upper);
 	for (uint32_t j = 4; j < len; j++)
