@@ -86,12 +86,24 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	}
 }
 
-/* key: "text", quoted, so that any name or description the loader took loads back. */
+/* key: "text", quoted, so that any name or description the loader took loads back. YAML's
+ * other line breaks are escaped: NEL (U+0085, from a "\N" escape) written raw would load as a
+ * line break and fold to a space; LS and PS (U+2028, U+2029) likewise, for any reader. */
 static void quoted(FILE *out, const char *key, const char *text)
 {
 	fprintf(out, "%s: \"", key);
-	for (const char *p = text; *p; p++)
-		fprintf(out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (p[0] == 0xc2 && p[1] == 0x85) {
+			fputs("\\N", out);
+			p += 1;
+		} else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+			fputs(p[2] == 0xa8 ? "\\L" : "\\P", out);
+			p += 2;
+		} else
+			fputc(*p, out);
+	}
 	fprintf(out, "\"\n");
 }
 

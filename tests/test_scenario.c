@@ -484,6 +484,8 @@ START_TEST(test_writer_round_trip)
 		"name: t\ncheckpoint: {completion_target: 0.00001}\n",
 		"name: t\ncheckpoint: {completion_target: 0.33333333333333333333333333333}\n",
 		"name: '- x'\ncheckpoint: {completion_target: 0.00000000000000000000000000001}\n",
+		/* YAML's escapes of NEL, LS, PS: written raw, NEL loaded back as a folded space */
+		"name: \"x\\N\"\ndescription: \"a\\Nb\\Lc\\Pd\"\n",
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(texts); i++) {
 		struct pn_scenario s, again;
