@@ -4,9 +4,11 @@
 # Usage: run_fuzz.sh HARNESS CORPUS_DIR SECONDS WORK_DIR [DICT]
 #
 # 1. Replays every file of the committed corpus once (a crash found earlier stays fixed).
-# 2. Fuzzes for SECONDS seconds from that corpus, writing new inputs to WORK_DIR/new (never
-#    into the repository) and a crashing input to WORK_DIR/artifacts/. The seed is
-#    PN_FUZZ_SEED (default 1, so that CI runs are reproducible; 0 means a random one).
+# 2. Fuzzes PN_FUZZ_RUNS inputs (default 200000) from that corpus, for at most SECONDS
+#    seconds, writing new inputs to WORK_DIR/new (never into the repository) and a crashing
+#    input to WORK_DIR/artifacts/. The seed is PN_FUZZ_SEED (default 1; 0 means a random one).
+#    A count of runs, not a time, so that a CI run tries the same inputs on any machine: what
+#    passes here passes there (the time is only a cap for a very slow machine).
 # Exits 0 when both found nothing; otherwise prints the input to add to CORPUS_DIR once the
 # bug is fixed, and exits 1.
 set -u
@@ -29,7 +31,7 @@ if ! "$harness" "${files[@]}" >"$work/replay.log" 2>&1; then
 fi
 echo "replayed ${#files[@]} corpus files of $corpus: none crashed"
 
-args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384
+args=(-runs="${PN_FUZZ_RUNS:-200000}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384
       -seed="${PN_FUZZ_SEED:-1}" -artifact_prefix="$work/artifacts/" -print_final_stats=1)
 if [[ -n $dict ]]; then
 	args+=(-dict="$dict")
@@ -42,4 +44,4 @@ if ! "$harness" "${args[@]}" "$work/new" "$corpus" >"$work/fuzz.log" 2>&1; then
 	exit 1
 fi
 grep -E '^stat::number_of_executed_units|^Done' "$work/fuzz.log" || true
-echo "fuzzed $harness for ${seconds}s: no crash"
+echo "fuzzed $harness (${PN_FUZZ_RUNS:-200000} runs, at most ${seconds}s): no crash"
