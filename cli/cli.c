@@ -367,7 +367,8 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
 		pn_sim_run(sc, &out->sim);
 		return out->sim.status;
 	}
-	if (!pn_waldir_open(d, wal_dir, out->sim.error, sizeof out->sim.error)) {
+	if (!pn_waldir_open(d, wal_dir, sc->storage.wal_segment_size, out->sim.error,
+			    sizeof out->sim.error)) {
 		out->sim.status = 2;
 	} else {
 		pn_sim_run_observed(sc, &out->sim, &d->obs);

@@ -205,7 +205,8 @@ static bool wal_dir_start(const struct bench_opts *o, struct bench_run *run,
 	snprintf(path, sizeof path, "%.900s/%s", o->wal_dir, run->mode);
 	run->waldir = malloc(sizeof *run->waldir);
 	PN_ASSERT(run->waldir != NULL);
-	if (!pn_waldir_open(run->waldir, path, sim->error, sizeof sim->error))
+	if (!pn_waldir_open(run->waldir, path, pn_engine_wal_seg_size(run->d->e), sim->error,
+			    sizeof sim->error))
 		return false;
 	pn_waldir_begin(run->waldir, run->d->e);
 	run->d->on_wal = on_wal;

@@ -72,7 +72,7 @@ static void record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t l
 		pn_wal_copy_record(rec, len, start, o->seg_size, o->sysid, page_of, d);
 }
 
-bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len)
+bool pn_waldir_open(struct pn_waldir *d, const char *dir, uint32_t seg_size, char *err, size_t len)
 {
 	struct stat st;
 	char parent[PN_ERROR_LEN];
@@ -93,6 +93,11 @@ bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len)
 		snprintf(err, len, "%s: not a directory", dir);
 		return false;
 	}
+	if (seg_size < PN_WALDIR_PG_MIN_SEG)
+		fprintf(stderr,
+			"penumbra: --wal-dir %s: warning: storage.wal_segment_size is %u KiB, below "
+			"PostgreSQL's 1 MiB minimum: pg_waldump and penumbra import refuse these files\n",
+			dir, seg_size >> 10);
 	return true;
 }
 

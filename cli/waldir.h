@@ -16,8 +16,13 @@ struct pn_waldir {
 	char error[PN_ERROR_LEN + 64];
 };
 
-/* Creates DIR (and its parent) if absent; false with err when it cannot. */
-bool pn_waldir_open(struct pn_waldir *d, const char *dir, char *err, size_t len);
+/* PostgreSQL 15's smallest segment (IsValidWalSegSize): smaller ones are written all the same,
+ * a model's small segments being on purpose, but with a warning that no PostgreSQL reads them. */
+#define PN_WALDIR_PG_MIN_SEG (1u << 20)
+
+/* Creates DIR (and its parent) if absent; false with err when it cannot. Warns on stderr when
+ * seg_size is below PN_WALDIR_PG_MIN_SEG. */
+bool pn_waldir_open(struct pn_waldir *d, const char *dir, uint32_t seg_size, char *err, size_t len);
 /* For a run not made by the simulator (bench): the engine's sysid, segment size and the
  * page its format wrote, as pn_sim_run_observed hands them; then call d->obs.record for
  * every record. */
