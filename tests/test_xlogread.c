@@ -295,6 +295,31 @@ START_TEST(test_prev_link_and_timeline)
 }
 END_TEST
 
+/* A record header claiming 512 MiB: reading stops at the next page (its continuation length
+ * disagrees) having allocated no more than the record's bytes seen, not the claim. */
+START_TEST(test_hostile_length_allocates_nothing)
+{
+	struct pn_xlr r;
+	struct pn_xlr_record rec;
+	int k = 3, n = 0;
+	uint8_t *h;
+
+	ck_assert_uint_le(starts[k] % PAGE, PAGE - 24);
+	h = wal + (starts[k] - SEG);
+	h[0] = h[1] = h[2] = 0;
+	h[3] = 0x20; /* xl_tot_len 0x20000000, little-endian */
+	write_files();
+	open_dir(&r);
+	ck_assert(pn_xlr_begin(&r, 0, 0) != 0);
+	while (pn_xlr_read(&r, &rec))
+		n++;
+	ck_assert_int_eq(n, k);
+	ck_assert_msg(strstr(r.why, "invalid contrecord length"), "%s", r.why);
+	ck_assert_uint_le(r.rec_cap, 64 * 1024);
+	pn_xlr_close(&r);
+}
+END_TEST
+
 START_TEST(test_names)
 {
 	char buf[48];
@@ -338,6 +363,7 @@ int main(void)
 	tcase_add_test(t, test_begin_inside_a_record);
 	tcase_add_test(t, test_flipped_byte_and_missing_segment);
 	tcase_add_test(t, test_prev_link_and_timeline);
+	tcase_add_test(t, test_hostile_length_allocates_nothing);
 	tcase_add_test(t, test_names);
 	tcase_add_test(t, test_parse_lsn);
 	tcase_set_timeout(t, 60);

@@ -561,6 +561,11 @@ static pn_lsn continuation(struct pn_xlr *r, pn_lsn at, pn_lsn page, uint32_t to
 		len = PN_MIN(rem, PAGE - hdr);
 		if (!get_page(r, page, hdr + len))
 			return 0;
+		if (!grow(r, got + len)) {
+			stop(r, "out of memory for a record of %u bytes at %X/%X", (unsigned)tot,
+			     LSN_ARGS(at));
+			return 0;
+		}
 		memcpy(r->rec + got, r->page + hdr, len);
 		got += len;
 		if (!gotheader) {
@@ -611,7 +616,9 @@ again:
 		     (unsigned)tot);
 		return false;
 	}
-	if (tot > MAX_RECORD || !grow(r, tot)) {
+	/* The buffer grows as the record's pages arrive (continuation()): a hostile length on a
+	 * short file allocates nothing. */
+	if (tot > MAX_RECORD || !grow(r, PN_MIN(tot, PAGE))) {
 		stop(r, "record length %u at %X/%X too long", (unsigned)tot, LSN_ARGS(at));
 		return false;
 	}

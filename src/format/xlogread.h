@@ -15,7 +15,8 @@
  *   R3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
  *   R4. images are not decompressed: their stored length (bimg_len) is what the statistics
  *       count, as pg_waldump's XLogRecGetLen does.
- * Memory: one WAL page, the reassembly buffer of the longest record read so far.
+ * Memory: one WAL page, the reassembly buffer of the longest record read so far (grown as a
+ * record's pages are read: a length in a header alone allocates nothing).
  */
 #ifndef PN_XLOGREAD_H
 #define PN_XLOGREAD_H

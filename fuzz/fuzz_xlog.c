@@ -1,0 +1,128 @@
+/*
+ * fuzz_xlog.c: libFuzzer harness of the PostgreSQL WAL reader (src/format/xlogread.c), what
+ * `penumbra import` runs over a user's pg_wal.
+ *
+ * The input is a segment file in a directory made once per process, named after the segment
+ * its long page header says it is: its first bytes, for the reader stops at the file's end as at a torn tail (records
+ * crossing into a second segment are tests/test_xlogread.c's). The reader must return, never crash, leak, read out of bounds or allocate without bound (ASan,
+ * UBSan, libFuzzer's rss limit), and:
+ *   X1. a refusal to open says why (a non-empty one-line reason);
+ *   X2. records come in increasing LSN order, each ending after it starts, and each starting
+ *       at or after the end of the previous one;
+ *   X3. with no end limit, the reader says why it stopped (a non-empty one-line reason);
+ *   X4. the statistics count every record returned, and every counted row has a name.
+ * Build: cmake --preset fuzz; run: build-fuzz/fuzz/fuzz_xlog fuzz/corpus/xlog (README.md).
+ */
+#include "fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xlogread.h"
+
+static char dir[256];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)argc;
+	(void)argv;
+	pn_fuzz_init();
+	snprintf(dir, sizeof dir, "%s/pn-fuzz-xlog-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("fuzz_xlog: mkdtemp");
+		abort();
+	}
+	return 0;
+}
+
+/* The segment the input's long page header says it is (xlp_pageaddr / xlp_seg_size, for the
+ * reader refuses a file whose first page is not where its name says), 1 when the header
+ * does not give a power-of-two size. */
+static uint64_t segno_of(const uint8_t *data, size_t len)
+{
+	uint64_t addr = 0;
+	uint32_t seg = 0;
+
+	if (len < 36)
+		return 1;
+	memcpy(&addr, data + 8, sizeof addr);
+	memcpy(&seg, data + 32, sizeof seg);
+	return seg && (seg & (seg - 1)) == 0 ? addr / seg : 1;
+}
+
+/* Writes the input as a segment file of timeline 1 in dir, named after segno_of(); removes
+ * the previous input's file. */
+static void segment(const uint8_t *data, size_t len)
+{
+	static char path[320];
+	uint32_t seg = 0;
+	uint64_t segno = segno_of(data, len), per_id;
+	FILE *f;
+
+	if (path[0])
+		unlink(path);
+	if (len >= 36)
+		memcpy(&seg, data + 32, sizeof seg);
+	per_id = seg && (seg & (seg - 1)) == 0 ? ((uint64_t)1 << 32) / seg : 1;
+	snprintf(path, sizeof path, "%s/00000001%08X%08X", dir, (unsigned)(segno / per_id),
+		 (unsigned)(segno % per_id));
+	f = fopen(path, "wb");
+	PN_ASSERT(f != NULL);
+	PN_ASSERT(fwrite(data, 1, len, f) == len);
+	PN_ASSERT(fclose(f) == 0);
+}
+
+static void one_line(const char *what, const char *why)
+{
+	if (why[0] != '\0' && !strchr(why, '\n'))
+		return;
+	fprintf(stderr, "%s: not a one-line reason: '%s'\n", what, why);
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct pn_xlr r;
+	static struct pn_xlr_record rec;
+	static struct pn_xlr_stats stats;
+	static char err[PN_ERROR_LEN];
+	char *paths[1] = {dir};
+	uint64_t count = 0, counted = 0;
+	pn_lsn last_end = 0;
+
+	segment(data, size);
+	if (!pn_xlr_open(&r, paths, 1, err, sizeof err)) {
+		one_line("X1 open", err); /* X1 */
+		return 0;
+	}
+	memset(&stats, 0, sizeof stats);
+	for (pn_lsn at = pn_xlr_begin(&r, 0, 0); at != 0 && pn_xlr_read(&r, &rec);) {
+		if (rec.end <= rec.start || rec.start < last_end) { /* X2 */
+			fprintf(stderr, "X2: record %llX..%llX after one ending at %llX\n",
+				(unsigned long long)rec.start, (unsigned long long)rec.end,
+				(unsigned long long)last_end);
+			abort();
+		}
+		last_end = rec.end;
+		pn_xlr_stats_add(&stats, &rec);
+		count++;
+	}
+	one_line("X3 stop", r.why); /* X3 */
+	for (int rm = 0; rm < 256; rm++)
+		for (int id = 0; id < 16; id++) {
+			char name[96];
+
+			if (!stats.rec[rm][id].count)
+				continue;
+			counted += stats.rec[rm][id].count;
+			pn_xlr_stats_name((uint8_t)rm, (uint8_t)id, name, sizeof name);
+			PN_ASSERT(name[0] != '\0'); /* X4 */
+		}
+	PN_ASSERT(counted == count); /* X4 */
+	pn_xlr_close(&r);
+	return 0;
+}
