@@ -76,10 +76,7 @@ static double clock_seconds(clockid_t id)
 static double now_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
 static double cpu_seconds(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }
 
-static double per_second(double n, double seconds)
-{
-	return seconds > 0 ? n / seconds : 0.0;
-}
+static double per_second(double n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
 
 /* ---- options --------------------------------------------------------------------------- */
 
@@ -108,8 +105,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 't':
 			if (!parse_count(optarg, &o->transactions)) {
-				fprintf(stderr, "pn_sim_bench: --transactions '%s': expected a "
-					"positive integer\n", optarg);
+				fprintf(stderr,
+					"pn_sim_bench: --transactions '%s': expected a "
+					"positive integer\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -130,15 +129,16 @@ static bool sim_scenario(const char *mode, uint64_t transactions, struct pn_scen
 {
 	char yaml[YAML_LEN], err[PN_ERROR_LEN];
 	uint64_t every = transactions / 8 ? transactions / 8 : 1;
-	int n = snprintf(yaml, sizeof(yaml),
-			 "name: sim-bench-%s\n"
-			 "seed: 1\n"
-			 "storage: {pages: 4096, buffers: 512, wal_segment_size: 16MiB}\n"
-			 "protocol: {mode: %s}\n"
-			 "checkpoint: {interval: 0s, every_transactions: %llu, max_wal_size: 256MiB}\n"
-			 "workload: {kind: random, clients: 4, transactions: %llu, "
-			 "pages_per_transaction: 2}\n",
-			 mode, mode, (unsigned long long)every, (unsigned long long)transactions);
+	int n = snprintf(
+		yaml, sizeof(yaml),
+		"name: sim-bench-%s\n"
+		"seed: 1\n"
+		"storage: {pages: 4096, buffers: 512, wal_segment_size: 16MiB}\n"
+		"protocol: {mode: %s}\n"
+		"checkpoint: {interval: 0s, every_transactions: %llu, max_wal_size: 256MiB}\n"
+		"workload: {kind: random, clients: 4, transactions: %llu, "
+		"pages_per_transaction: 2}\n",
+		mode, mode, (unsigned long long)every, (unsigned long long)transactions);
 	if (n < 0 || n >= (int)sizeof(yaml) ||
 	    !pn_scenario_load_string("sim-bench.yaml", yaml, (size_t)n, sc, err, sizeof(err))) {
 		fprintf(stderr, "pn_sim_bench: %s\n", err);
@@ -220,7 +220,8 @@ static double get_virtual(const struct sim_row *r) { return (double)r->r.m.elaps
 static void print_sim(const struct sim_row *rows, uint64_t transactions)
 {
 	printf("simulator: random workload, %llu transactions, 4096 pages, 512 buffers, "
-	       "4 clients, 2 pages/transaction\n\n", (unsigned long long)transactions);
+	       "4 clients, 2 pages/transaction\n\n",
+	       (unsigned long long)transactions);
 	printf("%-26s", "mode");
 	for (int i = 0; i < NMODES; i++)
 		printf(" %14s", mode_names[i]);
@@ -257,7 +258,8 @@ static int bench_sim(uint64_t transactions)
 /* ---- workloads: pgbench and tpcc per mode --------------------------------------------- */
 
 static const char *const workload_files[] = {
-	"scenarios/results/pgbench-scale10.yaml", "scenarios/results/seed000-tpcc.yaml",
+	"scenarios/results/pgbench-scale10.yaml",
+	"scenarios/results/seed000-tpcc.yaml",
 };
 
 static bool workload_one(const char *path, int mode, struct sim_row *row)
@@ -286,7 +288,8 @@ static int bench_workloads(const char *source)
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", source, workload_files[w]);
 		for (int i = 0; i < NMODES; i++) {
-			fprintf(stderr, "pn_sim_bench: %s, %s...\n", workload_files[w], mode_names[i]);
+			fprintf(stderr, "pn_sim_bench: %s, %s...\n", workload_files[w],
+				mode_names[i]);
 			if (!workload_one(path, i, &rows[i]))
 				rc = 1;
 		}
@@ -338,8 +341,8 @@ static int bench_checker(const char *source)
 	fprintf(stderr, "pn_sim_bench: checking %s...\n", path);
 	if (!check_file(path, &res, &rc, &cpu))
 		return 2;
-	printf("checker: umbra-random.yaml (verdict %s, %s)\n", res.violation ? "violation" : "pass",
-	       rc == 0 ? "as expected" : "NOT as expected");
+	printf("checker: umbra-random.yaml (verdict %s, %s)\n",
+	       res.violation ? "violation" : "pass", rc == 0 ? "as expected" : "NOT as expected");
 	printf("  crash points %llu, crash states %llu, recoveries %llu, events %llu\n",
 	       (unsigned long long)res.crash_points, (unsigned long long)res.crash_states,
 	       (unsigned long long)res.recoveries, (unsigned long long)res.events);
@@ -407,8 +410,11 @@ static int bench_mutants(const char *source)
 int main(int argc, char **argv)
 {
 	const char *env = getenv("PN_SOURCE_DIR");
-	struct options o = {.transactions = 1000000, .source = env ? env : PN_BENCH_SOURCE_DIR,
-			    .sim = true, .check = true, .workloads = true};
+	struct options o = {.transactions = 1000000,
+			    .source = env ? env : PN_BENCH_SOURCE_DIR,
+			    .sim = true,
+			    .check = true,
+			    .workloads = true};
 	int rc = parse_options(argc, argv, &o), r;
 	if (rc >= 0)
 		return rc;

@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pn_fuzz_init(void)
-{
-	setenv("PENUMBRA_MEMORY_LIMIT", "8GiB", 1);
-}
+void pn_fuzz_init(void) { setenv("PENUMBRA_MEMORY_LIMIT", "8GiB", 1); }
 
 /* Reads a decimal number of at least 1 at *p, moving past it. */
 static bool positive(const char **p)

@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	second = written(&again, &second_len);
 	if (first_len != second_len || memcmp(first, second, first_len) != 0) {
-		fprintf(stderr, "F2: written twice, the scenario differs:\n%s---\n%s", first, second);
+		fprintf(stderr, "F2: written twice, the scenario differs:\n%s---\n%s", first,
+			second);
 		abort();
 	}
 	free(first);

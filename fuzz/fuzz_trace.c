@@ -39,7 +39,8 @@ static void check_state(const struct pn_device *dev, const char *state)
 	pn_crash_fates_encode(dev, fates, text, sizeof text);
 	if (!pn_crash_fates_decode(dev, text[0] ? text : "none", back, why, sizeof why) ||
 	    memcmp(fates, back, sizeof(fates[0]) * dev->nunsynced) != 0) {
-		fprintf(stderr, "T2: state '%s' encodes as '%s', which decodes otherwise\n", state, text);
+		fprintf(stderr, "T2: state '%s' encodes as '%s', which decodes otherwise\n", state,
+			text);
 		abort();
 	}
 }

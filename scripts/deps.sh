@@ -5,10 +5,11 @@ set -euo pipefail
 # named here) build the fuzz/ harnesses. chromium (headless) renders `penumbra report`'s pages
 # in the browser test (tests/report_browser.sh). postgresql-15 (initdb, pgbench, pg_waldump)
 # is the real PostgreSQL that CTest postgres runs (tests/postgres.sh); util-linux gives it
-# runuser.
+# runuser. clang-format (14) is what CTest format checks the C sources with
+# (scripts/format-check.sh).
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
-      libclang-rt-14-dev chromium postgresql-15 util-linux)
+      libclang-rt-14-dev chromium postgresql-15 util-linux clang-format)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

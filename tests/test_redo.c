@@ -38,7 +38,7 @@ struct fix {
 	uint8_t main[64];
 	uint8_t data[NPAGES][PS];
 	uint8_t image[PS];
-	uint32_t npages;         /* blocks applied: block i to page[i] */
+	uint32_t npages; /* blocks applied: block i to page[i] */
 };
 
 static void kind(struct fix *f, enum pn_rec k, uint32_t xid, uint8_t nblocks)
@@ -156,10 +156,10 @@ static bool build(int c, struct fix *f, const char **name)
 		for (uint32_t k = 0; k < 2; k++) {
 			uint8_t *p = f->data[0] + 12 * k;
 			memset(p, 0, 12);
-			pn_put32(p, k);                      /* xmax */
-			pn_put16(p + 4, 4);                  /* infomask2 */
+			pn_put32(p, k);                          /* xmax */
+			pn_put16(p + 4, 4);                      /* infomask2 */
 			pn_put16(p + 6, (uint16_t)(0x0B00 + k)); /* infomask */
-			pn_put16(p + 10, (uint16_t)(2 + k)); /* ntuples */
+			pn_put16(p + 10, (uint16_t)(2 + k));     /* ntuples */
 		}
 		for (uint32_t j = 0; j < 5; j++)
 			pn_put16(f->data[0] + 24 + 2 * j, (uint16_t)(1 + 4 * j));
@@ -202,7 +202,11 @@ static bool build(int c, struct fix *f, const char **name)
 	case 10:
 	case 11: {
 		/* records with no block: redo has nothing to apply to a page */
-		static const struct { const char *name; enum pn_rec k; uint32_t xid, main_len; } nb[] = {
+		static const struct {
+			const char *name;
+			enum pn_rec k;
+			uint32_t xid, main_len;
+		} nb[] = {
 			{"XACT_COMMIT", PN_REC_XACT_COMMIT, 308, 12},
 			{"XACT_ABORT", PN_REC_XACT_ABORT, 309, 0},
 			{"XLOG_CHECKPOINT_ONLINE", PN_REC_XLOG_CHECKPOINT_ONLINE, 0, 0},
@@ -345,7 +349,7 @@ static bool build(int c, struct fix *f, const char **name)
 		pn_itup_make(itup, 16, left ? 1005 : 2005, 3, 5);
 		f->r.nblocks = 3;
 		enum pn_rec k = pn_btree_split_record(f->page[0], PS, itup, 16, 2000, &f->r,
-						       f->main, f->data[0], f->data[1]);
+						      f->main, f->data[0], f->data[1]);
 		ck_assert_int_eq(k, left ? PN_REC_BTREE_SPLIT_L : PN_REC_BTREE_SPLIT_R);
 		kind(f, k, 326, 3);
 		f->r.blocks[1].will_init = true;
@@ -415,7 +419,7 @@ static bool build(int c, struct fix *f, const char **name)
 		script_page(f->page[0], 7);
 		f->r.blocks[0].blkno = 7;
 		f->r.blocks[0].will_init = true;
-		pn_put16(f->data[0], 40);    /* pd_lower */
+		pn_put16(f->data[0], 40);       /* pd_lower */
 		pn_put16(f->data[0] + 2, 8000); /* pd_upper */
 		for (uint32_t i = 4; i < 100; i++)
 			f->data[0][i] = (uint8_t)i;
@@ -608,8 +612,8 @@ START_TEST(test_ids_round_trip)
 	}
 	enum pn_rec out;
 	ck_assert(!pn_rec_from_ids(PN_RM_HEAP, 0x70, &out));
-	ck_assert(!pn_rec_from_ids(PN_RM_HEAP, 0x01, &out));  /* low bits are not an info */
-	ck_assert(!pn_rec_from_ids(2, 0x00, &out));           /* no such manager */
+	ck_assert(!pn_rec_from_ids(PN_RM_HEAP, 0x01, &out)); /* low bits are not an info */
+	ck_assert(!pn_rec_from_ids(2, 0x00, &out));          /* no such manager */
 	ck_assert(!pn_rec_from_ids(PN_RM_MAX + 1, 0x00, &out));
 	ck_assert(!pn_rec_from_ids(255, 0xF0, &out));
 }
@@ -625,7 +629,7 @@ START_TEST(test_hint_delta_codec)
 	after[101] ^= 0x80;
 	after[700] = 0;
 	uint16_t len = pn_hint_delta_encode(before, after, SZ, data, sizeof(data));
-	ck_assert_uint_eq(pn_get16(data), 2);                /* two fragments */
+	ck_assert_uint_eq(pn_get16(data), 2); /* two fragments */
 	ck_assert_uint_eq(len, 2 + 2 * 4 + 2 + 1);
 	memcpy(page, before, SZ);
 	struct pn_wal_block b = {.data = data, .data_len = len};
@@ -649,7 +653,8 @@ START_TEST(test_describe)
 	ck_assert_int_eq(n, (int)strlen(line));
 	ck_assert(build(26, &fx, &name));
 	pn_redo_describe(&fx.r, line, sizeof(line));
-	ck_assert_str_eq(line, "Btree/SPLIT_L level 0 firstright 200 newitemoff 101; blk 7, blk 8, blk 9");
+	ck_assert_str_eq(
+		line, "Btree/SPLIT_L level 0 firstright 200 newitemoff 101; blk 7, blk 8, blk 9");
 	ck_assert(build(15, &fx, &name));
 	pn_redo_describe(&fx.r, line, sizeof(line));
 	ck_assert_str_eq(line, "CLOG/SET xid 70001; blk 7");

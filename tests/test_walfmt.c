@@ -347,7 +347,8 @@ static struct pn_wal_record random_record(uint32_t *s, uint32_t page_size)
 		b->image = pattern() + i * PAGE;
 		if (b->has_image && next_rand(s) % 3 != 0) {
 			b->hole_offset = (uint16_t)(24 + next_rand(s) % (page_size / 2));
-			b->hole_length = (uint16_t)(1 + next_rand(s) % (page_size - b->hole_offset));
+			b->hole_length = (uint16_t)(1 +
+						    next_rand(s) % (page_size - b->hole_offset));
 		}
 	}
 	return r;
@@ -389,7 +390,9 @@ START_TEST(test_decode_detects_every_flipped_byte)
 			buf[i] ^= flip;
 			EXPECT(!ok);
 			if (i >= 4)
-				EXPECT(strcmp(why, "incorrect resource manager data checksum in record") == 0);
+				EXPECT(strcmp(why,
+					      "incorrect resource manager data checksum in record") ==
+				       0);
 			else
 				EXPECT(strcmp(why, "record with invalid length") == 0);
 		}
@@ -435,8 +438,7 @@ START_TEST(test_decode_structure_errors)
 	ck_assert_str_eq(decode_error(rec_hot_update(9), set_same_rel),
 			 "BKPBLOCK_SAME_REL set but no previous rel");
 	ck_assert_str_eq(decode_error(rec_hot_update(9), bad_block_id), "invalid block_id 7");
-	ck_assert_str_eq(decode_error(rec_hot_update(9), skip_block_id),
-			 "out-of-order block_id 1");
+	ck_assert_str_eq(decode_error(rec_hot_update(9), skip_block_id), "out-of-order block_id 1");
 	ck_assert_str_eq(decode_error(rec_hot_update(9), grow_main_len),
 			 "record with invalid length");
 	ck_assert_str_eq(decode_error(rec_fpi(408, 112), hole_without_flag),
@@ -502,7 +504,8 @@ START_TEST(test_crc32c_paths_agree)
 	for (int k = 0; k < 200; k++) { /* a fold: any split gives the same CRC */
 		size_t len = next_rand(&s) % 4096, cut = len == 0 ? 0 : next_rand(&s) % len;
 		uint32_t whole = pn_crc32c_update_sw(~0u, buf, len);
-		uint32_t split = pn_crc32c_update(pn_crc32c_update(~0u, buf, cut), buf + cut, len - cut);
+		uint32_t split = pn_crc32c_update(pn_crc32c_update(~0u, buf, cut), buf + cut,
+						  len - cut);
 		ck_assert_uint_eq(split, whole);
 	}
 }
@@ -540,7 +543,11 @@ END_TEST
 /* Real PostgreSQL 15 WAL (pg_waldump, dump1.txt): start + MAXALIGN(tot_len) -> next start. */
 START_TEST(test_positions_match_pg_waldump)
 {
-	static const struct { pn_lsn start; uint32_t tot_len; pn_lsn next; } recs[] = {
+	static const struct {
+		pn_lsn start;
+		uint32_t tot_len;
+		pn_lsn next;
+	} recs[] = {
 		{0x01769CC0, 8213, 0x0176BCF0},
 		{0x0176BE90, 8181, 0x0176DEA0},
 		{0x017695E8, 1749, 0x01769CC0},
@@ -611,9 +618,9 @@ END_TEST
 
 struct wal {
 	uint32_t seg_size;
-	uint8_t *bytes;    /* LSNs [seg_size, (MEM_SEGS + 1) * seg_size): segments 1 .. 4 */
-	pn_lsn missing;    /* a page the read callback refuses (0: none) */
-	uint64_t bytepos;  /* where the next record goes */
+	uint8_t *bytes;   /* LSNs [seg_size, (MEM_SEGS + 1) * seg_size): segments 1 .. 4 */
+	pn_lsn missing;   /* a page the read callback refuses (0: none) */
+	uint64_t bytepos; /* where the next record goes */
 	pn_lsn prev;
 	unsigned n;
 	pn_lsn start[MAX_RECS], end[MAX_RECS];
@@ -780,14 +787,16 @@ static unsigned read_all(struct pn_wal_reader *r, struct wal *w, unsigned first)
 	while (pn_wal_read_next(r, &rec, &start, &end)) {
 		ck_assert_uint_lt(i, w->n);
 		ck_assert_msg(start == w->start[i] && end == w->end[i],
-			      "record %u: read %X/%08X-%X/%08X, wrote %X/%08X-%X/%08X", i, HI(start),
-			      LO(start), HI(end), LO(end), HI(w->start[i]), LO(w->start[i]),
-			      HI(w->end[i]), LO(w->end[i]));
+			      "record %u: read %X/%08X-%X/%08X, wrote %X/%08X-%X/%08X", i,
+			      HI(start), LO(start), HI(end), LO(end), HI(w->start[i]),
+			      LO(w->start[i]), HI(w->end[i]), LO(w->end[i]));
 		/* Re-encoding what was decoded gives the written bytes back. */
 		ck_assert_uint_eq(pn_wal_record_encode(&rec, PAGE, again), w->len[i]);
 		ck_assert_uint_eq(pn_crc32c(again, w->len[i]), w->crc[i]);
-		ck_assert(r->prev == start && r->next == pn_wal_bytepos_to_recptr(
-			  pn_wal_recptr_to_bytepos(end, w->seg_size), w->seg_size));
+		ck_assert(r->prev == start &&
+			  r->next == pn_wal_bytepos_to_recptr(pn_wal_recptr_to_bytepos(end,
+										       w->seg_size),
+							      w->seg_size));
 		i++;
 	}
 	return i - first;
@@ -838,7 +847,8 @@ START_TEST(test_copy_page_headers)
 		const uint8_t *h = wal_at(w, p);
 		bool is_long = p % KIB64 == 0;
 		ck_assert_uint_eq(pn_get16(h), PN_WAL_PAGE_MAGIC);
-		ck_assert_uint_eq(pn_get16(h + 2) & PN_XLP_LONG_HEADER, is_long ? PN_XLP_LONG_HEADER : 0);
+		ck_assert_uint_eq(pn_get16(h + 2) & PN_XLP_LONG_HEADER,
+				  is_long ? PN_XLP_LONG_HEADER : 0);
 		ck_assert_uint_eq(pn_get32(h + 4), 1);
 		ck_assert(pn_get64(h + 8) == p);
 		ck_assert_uint_eq(pn_get32(h + 20), 0);
@@ -861,7 +871,8 @@ START_TEST(test_copy_page_headers)
 	}
 	/* MAXALIGN padding after a record and the unused tail of the last page are zero. */
 	pn_lsn tail = pn_wal_bytepos_to_recptr(pn_wal_recptr_to_bytepos(w->start[l.last], KIB64) +
-					       w->len[l.last], KIB64);
+						       w->len[l.last],
+					       KIB64);
 	for (pn_lsn a = tail; a % PAGE != 0; a++)
 		EXPECT(*wal_at(w, a) == 0);
 	wal_free(w);
@@ -948,8 +959,8 @@ START_TEST(test_end_zeroed_tail)
 	     p += PAGE)
 		memset(wal_at(w, p), 0, PAGE); /* never-written pages of a new segment */
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), k);
-	ck_assert_str_eq(why, fmt("invalid record length at %X/%08X: wanted 24, got 0",
-				  w->start[k], 0));
+	ck_assert_str_eq(why,
+			 fmt("invalid record length at %X/%08X: wanted 24, got 0", w->start[k], 0));
 	wal_free(w);
 }
 END_TEST
@@ -965,9 +976,10 @@ START_TEST(test_end_recycled_segment)
 	for (pn_lsn p = seg; p < seg + KIB64; p += PAGE)
 		memcpy(wal_at(w, p), wal_at(w, p - KIB64), PAGE);
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.seg_end + 1);
-	snprintf(want, sizeof(want), "unexpected pageaddr %X/%08X in log segment "
-		 "0000000100000000%08X, offset 0", HI(seg - KIB64), LO(seg - KIB64),
-		 (unsigned)(seg / KIB64));
+	snprintf(want, sizeof(want),
+		 "unexpected pageaddr %X/%08X in log segment "
+		 "0000000100000000%08X, offset 0",
+		 HI(seg - KIB64), LO(seg - KIB64), (unsigned)(seg / KIB64));
 	ck_assert_str_eq(why, want);
 	wal_free(w);
 }
@@ -982,9 +994,11 @@ START_TEST(test_end_stale_continuation_page)
 
 	pn_wal_page_init(wal_at(w, second), second - 2 * KIB64, KIB64, SYSID);
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.four);
-	snprintf(want, sizeof(want), "unexpected pageaddr %X/%08X in log segment "
-		 "0000000100000000%08X, offset %u", HI(second - 2 * KIB64), LO(second - 2 * KIB64),
-		 (unsigned)(second / KIB64), (unsigned)(second % KIB64));
+	snprintf(want, sizeof(want),
+		 "unexpected pageaddr %X/%08X in log segment "
+		 "0000000100000000%08X, offset %u",
+		 HI(second - 2 * KIB64), LO(second - 2 * KIB64), (unsigned)(second / KIB64),
+		 (unsigned)(second % KIB64));
 	ck_assert_str_eq(why, want);
 	wal_free(w);
 }
@@ -1006,8 +1020,7 @@ START_TEST(test_end_torn_record)
 END_TEST
 
 /* Rewrites record i's header field in place (it must lie on one page) and reseals it. */
-static void patch_record(struct wal *w, unsigned i, uint32_t offset, const void *bytes,
-			 uint32_t n)
+static void patch_record(struct wal *w, unsigned i, uint32_t offset, const void *bytes, uint32_t n)
 {
 	ck_assert(w->start[i] % PAGE + w->len[i] <= PAGE);
 	uint8_t *rec = wal_at(w, w->start[i]);
@@ -1058,15 +1071,19 @@ START_TEST(test_end_page_header_errors)
 
 	pn_put16(h, 0xD10D);
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.fpi);
-	snprintf(want, sizeof(want), "invalid magic number D10D in log segment "
-		 "0000000100000000%08X, offset %u", seg, off);
+	snprintf(want, sizeof(want),
+		 "invalid magic number D10D in log segment "
+		 "0000000100000000%08X, offset %u",
+		 seg, off);
 	ck_assert_str_eq(why, want);
 	pn_put16(h, PN_WAL_PAGE_MAGIC);
 
 	pn_put16(h + 2, PN_XLP_FIRST_IS_CONTRECORD | 0x0100);
 	ck_assert_uint_eq(read_damaged(w, 65536, SYSID, why), l.fpi);
-	snprintf(want, sizeof(want), "invalid info bits 0101 in log segment "
-		 "0000000100000000%08X, offset %u", seg, off);
+	snprintf(want, sizeof(want),
+		 "invalid info bits 0101 in log segment "
+		 "0000000100000000%08X, offset %u",
+		 seg, off);
 	ck_assert_str_eq(why, want);
 
 	pn_put16(h + 2, 0);
@@ -1155,9 +1172,12 @@ START_TEST(test_checksum_matches_postgres)
 {
 	/* pg_checksums --check (PostgreSQL 15.18) on vector_page(0..3) as blocks 0..3 of a
 	 * relation, and vector_page(4..5) as blocks 0..1 of its segment .1 (131072 + n). */
-	static const struct { uint32_t seed, blkno; uint16_t sum; } v[] = {
-		{0, 0, 0xB84C}, {1, 1, 0x58DA}, {2, 2, 0xF059}, {3, 3, 0x8C5E},
-		{4, 131072, 0x6EA4}, {5, 131073, 0x59E4},
+	static const struct {
+		uint32_t seed, blkno;
+		uint16_t sum;
+	} v[] = {
+		{0, 0, 0xB84C}, {1, 1, 0x58DA},      {2, 2, 0xF059},
+		{3, 3, 0x8C5E}, {4, 131072, 0x6EA4}, {5, 131073, 0x59E4},
 	};
 	static uint8_t page[PAGE];
 	for (size_t i = 0; i < PN_ARRAY_LEN(v); i++) {

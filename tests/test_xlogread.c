@@ -21,7 +21,7 @@
 #define SYSID 7300000000000000001ull
 #define NREC 120
 
-static uint8_t *wal;          /* segments 1 .. NSEG, from LSN SEG */
+static uint8_t *wal; /* segments 1 .. NSEG, from LSN SEG */
 static char dir[64];
 static pn_lsn starts[NREC + 1], ends[NREC + 1]; /* ends: after the last byte */
 static uint32_t lens[NREC + 1];
@@ -101,8 +101,11 @@ static void setup(void)
 	memset(data, 0x33, sizeof data);
 	nrec = 0;
 	for (int i = 0; i < NREC; i++) {
-		struct pn_wal_record r = {.xid = (uint32_t)i + 1, .rmid = PN_RM_HEAP, .info = 0x40,
-					  .prev = prev, .main_data = main,
+		struct pn_wal_record r = {.xid = (uint32_t)i + 1,
+					  .rmid = PN_RM_HEAP,
+					  .info = 0x40,
+					  .prev = prev,
+					  .main_data = main,
 					  .main_len = (uint32_t)(i % 3 == 0 ? 290 : 14)};
 		uint32_t len;
 		if (i == 5) {
@@ -182,13 +185,16 @@ START_TEST(test_reads_every_record)
 			ck_assert_uint_eq(rec.blocks[0].hole_length, 3000);
 			ck_assert_uint_eq(rec.blocks[0].rel, 16384);
 			if (nb > 1) /* SAME_REL: the previous block's relation */
-				ck_assert(rec.blocks[1].rel == 16384 && rec.blocks[1].data_len == 100);
+				ck_assert(rec.blocks[1].rel == 16384 &&
+					  rec.blocks[1].data_len == 100);
 		}
 		n++;
 	}
 	ck_assert_int_eq(n, nrec);
-	ck_assert_msg(crossed, "last record at %llx len %u", (unsigned long long)starts[nrec - 1], lens[nrec - 1]);
-	ck_assert_msg(strstr(r.why, "invalid record length at") && strstr(r.why, "wanted 24, got 0"),
+	ck_assert_msg(crossed, "last record at %llx len %u", (unsigned long long)starts[nrec - 1],
+		      lens[nrec - 1]);
+	ck_assert_msg(strstr(r.why, "invalid record length at") &&
+			      strstr(r.why, "wanted 24, got 0"),
 		      "%s", r.why);
 	pn_xlr_close(&r);
 }
@@ -258,7 +264,8 @@ START_TEST(test_flipped_byte_and_missing_segment)
 
 	flip(starts[k] + 30, 0x40);
 	ck_assert_int_eq(records_to_end(why, sizeof why), k);
-	ck_assert_msg(strstr(why, "incorrect resource manager data checksum in record at"), "%s", why);
+	ck_assert_msg(strstr(why, "incorrect resource manager data checksum in record at"), "%s",
+		      why);
 	flip(starts[k] + 30, 0x40);
 	for (int i = 0; i < nrec && crossing < 0; i++)
 		if (starts[i] / SEG == 1 && ends[i] > 2 * (pn_lsn)SEG)

@@ -24,10 +24,12 @@
  * src/protocol/pushdown.c); another machine's disk in Neon, another file on the simulated device. */
 /* The one list of files: X(ENUMERATOR, name in timelines and crash states, name of the
  * file in a bench/crashtest directory). */
+/* clang-format off */
 #define PN_FILE_LIST(X)                                                                    \
 	X(PN_FILE_DATA, "data", "data") X(PN_FILE_WAL, "wal", "wal")                           \
 	X(PN_FILE_CONTROL, "control", "control") X(PN_FILE_SELECTOR, "selector", "selector")   \
 	X(PN_FILE_DW, "dw", "doublewrite") X(PN_FILE_PAGESERVER, "pageserver", "pageserver")
+/* clang-format on */
 #define PN_FILE_VALUE_(e, shown, file) e,
 #define PN_FILE_SHOWN_(e, shown, file) [e] = shown,
 #define PN_FILE_DISK_(e, shown, file) [e] = file,

@@ -17,11 +17,13 @@
  * (pn_<x>_names in scenario.c, filled by designated initializers) and its count come from
  * that one list, so a value without a name, or a name table one short, cannot be built.
  */
+/* clang-format off */
 #define PN_MODE_LIST(X)                                                                    \
 	X(PN_MODE_FPW, "fpw") X(PN_MODE_NOFPW, "nofpw") X(PN_MODE_UMBRA, "umbra")              \
 	X(PN_MODE_DOUBLEWRITE, "doublewrite") X(PN_MODE_PUSHDOWN, "pushdown")
 #define PN_LAYOUT_LIST(X) X(PN_LAYOUT_INTERLEAVED, "interleaved") X(PN_LAYOUT_STRIPED, "striped")
 #define PN_POLICY_LIST(X) X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")
+/* clang-format on */
 
 enum pn_mode { PN_MODE_LIST(PN_ENUM_VALUE) PN_MODE_COUNT };
 enum pn_layout { PN_LAYOUT_LIST(PN_ENUM_VALUE) PN_LAYOUT_COUNT };
@@ -66,16 +68,19 @@ const char *pn_policy_name(enum pn_policy p);
 /* Parses a mode name; returns false when it is not one. */
 bool pn_mode_parse(const char *s, enum pn_mode *out);
 
+/* clang-format off */
 #define PN_WORKLOAD_KIND_LIST(X)                                                           \
 	X(PN_WL_SCRIPT, "script") X(PN_WL_RANDOM, "random") X(PN_WL_PGBENCH, "pgbench")        \
 	X(PN_WL_TPCC, "tpcc") X(PN_WL_VACUUM, "vacuum") X(PN_WL_BTREE_DEDUP, "btree_dedup")    \
 	X(PN_WL_SLRU, "slru") X(PN_WL_IMPORT, "import")
+/* clang-format on */
 enum pn_workload_kind { PN_WORKLOAD_KIND_LIST(PN_ENUM_VALUE) PN_WL_COUNT };
 extern const char *const pn_workload_kind_names[PN_WL_COUNT + 1];
 const char *pn_workload_kind_name(enum pn_workload_kind k);
 
 /* Script steps (workload.script's op names, in this order), then the ops that workloads
  * generate, never a script. */
+/* clang-format off */
 #define PN_SCRIPT_OP_LIST(X)                                                               \
 	X(PN_OP_UPDATE, "update") X(PN_OP_COMMIT, "commit") X(PN_OP_ABORT, "abort")            \
 	X(PN_OP_CHECKPOINT, "checkpoint") X(PN_OP_CHECKPOINT_BEGIN, "checkpoint_begin")        \
@@ -95,6 +100,7 @@ const char *pn_workload_kind_name(enum pn_workload_kind k);
 	X(PN_OP_CHANGE, "change") X(PN_OP_VACUUM_PAGE, "vacuum_page")                          \
 	X(PN_OP_BT_INSERT, "bt_insert") X(PN_OP_BT_SPLIT, "bt_split")                          \
 	X(PN_OP_IMPORT, "import_record")
+/* clang-format on */
 enum pn_op { PN_SCRIPT_OP_LIST(PN_ENUM_VALUE) PN_GENERATED_OP_LIST(PN_ENUM_VALUE) PN_OP_COUNT };
 #define PN_OP_SCRIPT_COUNT (0 PN_SCRIPT_OP_LIST(PN_ENUM_ONE))
 /* Every op's name; pn_script_op_names: the script ops only (a prefix of it). */

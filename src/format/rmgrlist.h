@@ -17,6 +17,7 @@
  *     describe  a line of text for the record's main data and blocks (pn_redo_describe)
  * Adding a record kind: one row here and its apply function.
  */
+/* clang-format off */
 PN_RECORD(HEAP_HOT_UPDATE, "Heap/HOT_UPDATE", PN_RM_HEAP, 0x40, pn_redo_heap_hot_update, pn_redo_heap_describe)
 PN_RECORD(HEAP2_FREEZE_PAGE, "Heap2/FREEZE_PAGE", PN_RM_HEAP2, 0x30, pn_redo_heap2_freeze, pn_redo_heap_describe)
 PN_RECORD(BTREE_DEDUP, "Btree/DEDUP", PN_RM_BTREE, 0xD0, pn_redo_btree_dedup, pn_redo_btree_describe)
@@ -41,3 +42,4 @@ PN_RECORD(BTREE_SPLIT_R, "Btree/SPLIT_R", PN_RM_BTREE, 0x40, pn_redo_btree_split
 PN_RECORD(HEAP2_PRUNE, "Heap2/PRUNE", PN_RM_HEAP2, 0x10, pn_redo_heap2_prune, pn_redo_heap_describe)
 /* the vacuum workload's */
 PN_RECORD(HEAP2_VISIBLE, "Heap2/VISIBLE", PN_RM_HEAP2, 0x40, pn_redo_heap2_visible, pn_redo_heap_describe)
+/* clang-format on */

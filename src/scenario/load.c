@@ -131,6 +131,7 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 /* ---- the schema ---- */
 
 #define OFF(m) offsetof(struct pn_scenario, m)
+/* clang-format off */
 #define TABLE(f) {f, PN_ARRAY_LEN(f), false, 0}
 #define NUM(k, t, m, lo, hi) {.key = k, .type = t, .off = OFF(m), .min = lo, .max = hi}
 #define POW2(k, m, lo, hi) {.key = k, .type = V_SIZE32, .off = OFF(m), .min = lo, .max = hi, .pow2 = true}
@@ -139,6 +140,7 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 #define STR(k, m, lo) {.key = k, .type = V_STRING, .off = OFF(m), .min = lo, .max = sizeof(((struct pn_scenario *)0)->m)}
 #define CUSTOM(k, m, fn) {.key = k, .type = V_CUSTOM, .off = OFF(m), .read = fn}
 #define SECTION(k, t) {.key = k, .type = V_SECTION, .section = &t}
+/* clang-format on */
 
 static const char *const verdict_names[] = {"pass", "violation", NULL};
 
@@ -238,12 +240,14 @@ static const struct table top_table = TABLE(top_fields);
 
 /* A script step's keys; their indices are the STEP_* bits of check_step(). */
 enum { STEP_OP, STEP_PAGE, STEP_XID, STEP_CLIENT };
+/* clang-format off */
 static const struct field step_fields[] = {
 	{.key = "op", .type = V_ENUM, .off = offsetof(struct pn_step, op), .names = pn_script_op_names},
 	{.key = "page", .type = V_U32, .off = offsetof(struct pn_step, page), .max = UINT32_MAX},
 	{.key = "xid", .type = V_U32, .off = offsetof(struct pn_step, xid), .max = UINT32_MAX},
 	{.key = "client", .type = V_U32, .off = offsetof(struct pn_step, client), .max = UINT32_MAX},
 };
+/* clang-format on */
 static const struct table step_table = TABLE(step_fields);
 
 /* ---- messages ---- */
