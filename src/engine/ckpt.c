@@ -174,7 +174,14 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	const struct pn_scenario *sc = e->sc;
 	bool paced = sc->checkpoint.interval_ns || sc->checkpoint.every_transactions ||
 		     sc->checkpoint.max_wal_size;
-	bool hurry = (e->ckpt_requested && e->ckpt_request_immediate) || e->stopping;
+	/* The model's WAL is a ring of pn_wal_nsegs segments (PostgreSQL's pg_wal grows past
+	 * max_wal_size instead): with three quarters of it kept for recovery, backends are about
+	 * to wait for this checkpoint's end, and commits, its count interval, stop. */
+	uint64_t seg = pn_wal_seg_size(&e->wal);
+	uint64_t kept = pn_wal_insert_lsn(&e->wal) / seg - pn_wal_keep_from(&e->wal) / seg + 1;
+	bool wal_short = 4 * kept >= 3 * (uint64_t)pn_wal_nsegs(&e->wal);
+	PN_TESTCASE("a paced checkpoint hurries for the WAL ring", wal_short);
+	bool hurry = (e->ckpt_requested && e->ckpt_request_immediate) || e->stopping || wal_short;
 	PN_TESTCASE("a paced checkpoint hurries for a request or the end", hurry && !run->immediate);
 	if (run->immediate || hurry || !paced || run->to_write == 0)
 		return false;
