@@ -13,6 +13,10 @@
  *   WAL sizes    fpw pays full-page images (hole removed), umbra costs what nofpw does,
  *                within its space bound;
  *   checker      verdicts of scenarios/mutants files, and the checker's determinism.
+ *   checkpoints  count-triggered checkpoints spread their writes over the count interval
+ *                and keep up: K * N transactions make K, each ended; a hot page's
+ *                checkpoint ends (the frame is held across its WAL flush, B7); a request
+ *                made while a checkpoint runs begins after it, even at the workload's end.
  *   accessors    what sim/, disk/, model/ and cli/ read through engine.h's accessors is the
  *                field it names, at every event; an ack drain hands over the log in order.
  */
@@ -619,6 +623,145 @@ START_TEST(test_accessors)
 }
 END_TEST
 
+/* ---- g. checkpoints ---------------------------------------------------------------------- */
+
+/* What each checkpoint of a run did: commits when it began and when it ended. */
+struct ckpt_log {
+	uint64_t begun, done;
+	uint64_t commits_begin[64], commits_end[64];
+};
+
+/* Runs sc to its end, noting each checkpoint's begin and end; returns the world's status. */
+static int run_logged(const struct pn_scenario *sc, struct ckpt_log *log, struct pn_metrics *m)
+{
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.check_each_event = true};
+	ck_assert_ptr_nonnull(w);
+	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
+	struct pn_engine *e = w->e;
+	memset(log, 0, sizeof(*log));
+	pn_engine_start(e);
+	int step;
+	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
+		for (; log->begun < e->ckpt_seq_begun && log->begun < 64; log->begun++)
+			log->commits_begin[log->begun] = e->m.commits;
+		for (; log->done < e->ckpt_seq_done && log->done < 64; log->done++)
+			log->commits_end[log->done] = e->m.commits;
+	}
+	*m = e->m;
+	world_drop(w);
+	return step;
+}
+
+static int run_logged_yaml(const char *yaml, struct ckpt_log *log, struct pn_metrics *m)
+{
+	struct pn_scenario sc;
+	char err[PN_ERROR_LEN];
+	ck_assert_msg(pn_scenario_load_string("ckpt.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)),
+		      "%s", err);
+	int step = run_logged(&sc, log, m);
+	pn_scenario_free(&sc);
+	return step;
+}
+
+/* every_transactions N, 4 * N transactions, WAL pacing loose (max_wal_size): 4 checkpoints,
+ * at N, 2N, 3N, 4N commits; each of the first three spreads its writes over about
+ * completion_target (0.9) of the next N commits, and ends before the next is due; the
+ * fourth, requested by the last commit, runs after the workload (no nap: shutdown) and ends.
+ * Before the count interval paced them, the writes went out at the I/O rate (a nap ended
+ * at its own write's completion): each ended a few commits after its begin. */
+START_TEST(test_count_paced)
+{
+	const uint32_t every = 100;
+	char yaml[YAML_LEN];
+	snprintf(yaml, sizeof(yaml),
+		 "name: count-paced\nseed: 5\n"
+		 "storage: {pages: 64, buffers: 16, wal_segment_size: 1MiB}\n"
+		 "protocol: {mode: fpw, checksums: true}\n"
+		 "checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 256MiB}\n"
+		 "workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n",
+		 every, 4 * every);
+	static struct ckpt_log log;
+	struct pn_metrics m;
+	ck_assert_int_eq(run_logged_yaml(yaml, &log, &m), PN_STEP_FINISHED);
+	ck_assert_uint_eq(m.commits, 4 * every);
+	ck_assert_uint_eq(m.checkpoints, 4);
+	ck_assert_uint_eq(m.ckpt_xact, 4);
+	ck_assert_uint_eq(log.begun, 4);
+	ck_assert_uint_eq(log.done, 4);
+	ck_assert_uint_eq(m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 4);
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t span = log.commits_end[i] - log.commits_begin[i];
+		ck_assert_uint_ge(log.commits_begin[i], (i + 1) * every);
+		ck_assert_uint_le(log.commits_begin[i], (i + 1) * every + 2);
+		ck_assert_msg(span >= every / 2 && span <= every,
+			      "checkpoint %u: %llu commits from begin to end, expected %u to %u", i + 1,
+			      (unsigned long long)span, every / 2, every);
+	}
+	ck_assert_uint_eq(log.commits_begin[3], 4 * every);
+	ck_assert_uint_eq(log.commits_end[3], 4 * every);
+}
+END_TEST
+
+/* The smallest hot-page run (scenarios/protocols/fpw-hot-page.yaml): one page, two clients,
+ * a checkpoint every 10 commits. Before B7 the first checkpoint's write of the page waited
+ * for a WAL flush, found the page changed again by then, and waited again, until the
+ * workload ended: 1 checkpoint in 40 commits. */
+START_TEST(test_hot_page_checkpoint)
+{
+	struct pn_scenario sc;
+	load_file("scenarios/protocols/fpw-hot-page.yaml", &sc);
+	ck_assert_uint_eq(sc.storage.pages, 1);
+	uint32_t every = sc.checkpoint.every_transactions;
+	uint64_t n = sc.workload.transactions;
+	ck_assert_uint_eq(n, 4 * every);
+	static struct ckpt_log log;
+	struct pn_metrics m;
+	ck_assert_int_eq(run_logged(&sc, &log, &m), PN_STEP_FINISHED);
+	pn_scenario_free(&sc);
+	ck_assert_uint_eq(m.commits, n);
+	ck_assert_uint_eq(m.checkpoints, 4);
+	ck_assert_uint_eq(log.done, 4);
+	/* Each ends about an interval after its begin (its nap to 0.9 of it, then the fsyncs
+	 * and the control file: a few commits), and the next begins then. */
+	for (uint32_t i = 0; i < 4; i++)
+		ck_assert_uint_le(log.commits_end[i], log.commits_begin[i] + every + every / 2);
+	ck_assert_uint_lt(log.commits_end[1], n);
+	ck_assert_uint_eq(m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 4);
+	ck_assert_uint_ge(m.fpi_count, 4); /* the page's first change after each redo point */
+}
+END_TEST
+
+/* A count-triggered request made while a script's checkpoint is paused is kept and begins
+ * when that checkpoint ends, though every client is done by then (checkpoint_resume does
+ * not wait for it; the run waits for the request). Before, the request was dropped at the
+ * end of the workload: 1 checkpoint. */
+START_TEST(test_request_kept)
+{
+	const char *yaml =
+		"name: request-kept\nseed: 3\n"
+		"storage: {pages: 4, buffers: 4, wal_segment_size: 64KiB}\n"
+		"protocol: {mode: fpw, checksums: true}\n"
+		"checkpoint: {interval: 0s, every_transactions: 1, max_wal_size: 0}\n"
+		"workload:\n  kind: script\n  clients: 2\n  script:\n"
+		"    - {op: checkpoint_begin, client: 0}\n"
+		"    - {op: update, page: 1, client: 1}\n"
+		"    - {op: commit, client: 1}\n"
+		"    - {op: checkpoint_resume, client: 0}\n";
+	static struct ckpt_log log;
+	struct pn_metrics m;
+	ck_assert_int_eq(run_logged_yaml(yaml, &log, &m), PN_STEP_FINISHED);
+	ck_assert_uint_eq(m.commits, 1);
+	ck_assert_uint_eq(m.checkpoints, 2);
+	ck_assert_uint_eq(m.ckpt_request, 1);
+	ck_assert_uint_eq(m.ckpt_xact, 1);
+	ck_assert_uint_eq(log.begun, 2);
+	ck_assert_uint_eq(log.done, 2);
+	ck_assert_uint_eq(log.commits_begin[1], 1);
+	ck_assert_uint_eq(m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 2);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------- */
 
 static TCase *tcase(Suite *s, const char *name)
@@ -648,6 +791,10 @@ static Suite *engine_suite(void)
 	tc = tcase(s, "checker");
 	tcase_add_test(tc, test_checker_verdicts);
 	tcase_add_test(tc, test_checker_deterministic);
+	tc = tcase(s, "checkpoints");
+	tcase_add_test(tc, test_count_paced);
+	tcase_add_test(tc, test_hot_page_checkpoint);
+	tcase_add_test(tc, test_request_kept);
 	tc = tcase(s, "accessors");
 	tcase_add_loop_test(tc, test_accessors, 0, (int)PN_ARRAY_LEN(all_modes));
 	return s;

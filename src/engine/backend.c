@@ -162,6 +162,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		struct pn_client c = pn_client_of(e, p);
 		PN_ASSERT(e->client->change != NULL);
 		e->client->change(e->client_state, &c);
+		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
+			e->frames[p->extra_frames[i]].locked = false;
 		pn_client_unpin_extra(e, p);
 		return;
 	}
@@ -472,9 +474,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 		e->latencies[e->nlat++] = lat;
 	e->m.commits++;
 	txn_end(e, p);
-	uint32_t every = e->sc->checkpoint.every_transactions;
-	if (every && e->m.commits - e->commits_at_ckpt >= every && !e->ckpt_requested)
-		pn_ckpt_request(e, PN_CKPT_XACT, false);
+	pn_ckpt_commit(e);
 }
 
 static void commit(struct pn_engine *e, struct pn_proc *p)
@@ -600,19 +600,50 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p)
 	pn_wake(e, p->id, STEP_NS);
 }
 
-static bool frames_locked(const struct pn_engine *e, const struct pn_proc *p)
+#define OP_FRAMES_MAX (PN_CHANGE_MAX_BLOCKS + 3) /* a change's blocks, or a page and 2 extra */
+
+/* The frames the op changes: a change's blocks, or its page and a workload op's others. */
+static uint32_t op_frames(const struct pn_proc *p, uint32_t *out)
 {
-	if (p->op.op != PN_OP_CHANGE)
-		return e->frames[p->frame].locked;
-	for (uint32_t i = 0; i < p->chg.nblocks; i++)
-		if (e->frames[p->chg_frames[i]].locked)
-			return true;
-	return false;
+	uint32_t n = 0;
+	if (p->op.op == PN_OP_CHANGE) {
+		for (uint32_t i = 0; i < p->chg.nblocks; i++)
+			out[n++] = p->chg_frames[i];
+		return n;
+	}
+	out[n++] = p->frame;
+	for (uint32_t i = 0; i < p->nextra; i++)
+		out[n++] = p->extra_frames[i];
+	PN_ASSERT(n <= OP_FRAMES_MAX);
+	return n;
+}
+
+/* Another backend holds a frame's content lock, or a writer holds the frame while it waits
+ * for its WAL flush (bufpool.c B7): DECIDE waits for both alike. */
+static bool frames_busy(const struct pn_engine *e, const struct pn_proc *p)
+{
+	uint32_t frames[OP_FRAMES_MAX];
+	bool locked = false, held = false;
+	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
+		locked |= e->frames[frames[i]].locked;
+		held |= e->frames[frames[i]].held;
+	}
+	PN_TESTCASE("a change waits for a frame held across a WAL flush (B7)", held);
+	return locked || held;
+}
+
+static void lock_frames(struct pn_engine *e, const struct pn_proc *p)
+{
+	uint32_t frames[OP_FRAMES_MAX];
+	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
+		PN_ASSERT(!e->frames[frames[i]].held && e->frames[frames[i]].pins > 0);
+		e->frames[frames[i]].locked = true;
+	}
 }
 
 static void step_decide(struct pn_engine *e, struct pn_proc *p)
 {
-	if (frames_locked(e, p)) {
+	if (frames_busy(e, p)) {
 		pn_wake(e, p->id, POLL_NS);
 		return;
 	}
@@ -624,14 +655,11 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS * 5);
 		return;
 	}
-	if (p->op.op == PN_OP_CHANGE) {
-		for (uint32_t i = 0; i < p->chg.nblocks; i++)
-			e->frames[p->chg_frames[i]].locked = true;
+	lock_frames(e, p);
+	if (p->op.op == PN_OP_CHANGE)
 		decide_change(e, p, pn_wal_redo(&e->wal));
-	} else {
-		e->frames[p->frame].locked = true;
+	else
 		decide(e, p, pn_wal_redo(&e->wal));
-	}
 	p->state = PN_B_INSERT;
 	pn_wake(e, p->id, STEP_NS);
 }

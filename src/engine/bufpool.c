@@ -22,6 +22,15 @@
  *      in-place write is issued.
  *   B6 pushdown: a dirty frame is never written; writing it out drops it (pn_ps_drop keeps
  *      its last-written LSN) and a miss is a GetPage@LSN request to the page server.
+ *   B7 a writer that must wait for the WAL flush (B1) holds the frame until it issues the
+ *      write, as FlushBuffer() holds the buffer's content lock across XLogFlush(): nothing
+ *      changes a held frame (a backend's DECIDE waits, backend.c), evicts it or writes it
+ *      for another proc, so the write the flush was for is the one that goes out. Without
+ *      the hold a hot page changes after every flush and its checkpoint never ends.
+ *        not held --pn_buf_write() returns PN_WRITE_WAL (hold_take)--> held by proc
+ *        held --proc's pn_buf_write() issues the write (hold_release)--> not held
+ *      The checkpointer comes back to its frame (its scan stays); an evicting backend to
+ *      its victim (pn_proc.victim_held); the background writer never waits (no hold).
  */
 #include "engine.h"
 
@@ -60,7 +69,7 @@ uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame)
 bool pn_buf_idle(const struct pn_engine *e, uint32_t frame)
 {
 	const struct pn_frame *f = &e->frames[frame];
-	return f->pins == 0 && !f->locked && f->io_reads == 0 && f->io_writes == 0;
+	return f->pins == 0 && !f->locked && !f->held && f->io_reads == 0 && f->io_writes == 0;
 }
 
 static bool page_checksummed(const struct pn_engine *e, uint32_t page)
@@ -153,8 +162,10 @@ static void start_zero(struct pn_engine *e, uint32_t frame, uint32_t page)
 
 uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_read)
 {
+	PN_ASSERT(proc < e->nprocs);
+	struct pn_proc *p = &e->procs[proc];
 	uint32_t fi = e->page_frame[page];
-	if (fi != PN_NO_FRAME) {
+	if (fi != PN_NO_FRAME && !p->victim_held) {
 		struct pn_frame *f = &e->frames[fi];
 		if (!f->valid) {
 			pn_wake(e, proc, POLL_NS);
@@ -167,14 +178,18 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 	}
 	if (e->ps && !no_read && !pn_ps_page_ready(e, page, proc))
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
-	uint32_t v = find_victim(e);
+	uint32_t v = p->victim_held ? p->victim : find_victim(e); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
 		pn_wake(e, proc, POLL_NS);
 		return PN_NO_FRAME;
 	}
 	struct pn_frame *f = &e->frames[v];
+	PN_ASSERT(!p->victim_held || (f->held && f->holder == proc));
 	if (f->page != PN_NO_FRAME && f->dirty) {
 		enum pn_write_result w = pn_buf_write(e, v, PN_WHY_EVICT, proc, -1, NULL);
+		PN_ASSERT(!f->held || f->holder == proc);
+		p->victim_held = f->held;
+		p->victim = v;
 		if (w == PN_WRITE_STARTED)
 			e->m.evictions++;
 		if (w != PN_WRITE_WAL)
@@ -394,6 +409,26 @@ static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why w
 
 /* ---- write-out ---- */
 
+/* B7: the frame stays as it is until proc writes it. */
+static void hold_take(struct pn_engine *e, struct pn_frame *f, uint32_t proc)
+{
+	PN_ASSERT(proc < e->nprocs);
+	PN_ASSERT(f->valid && f->dirty && !f->locked && f->io_writes == 0 && f->io_reads == 0);
+	PN_ASSERT(!f->held || (f->holder == proc && f->held_lsn == f->last_lsn));
+	f->held = true;
+	f->holder = proc;
+	f->held_lsn = f->last_lsn;
+}
+
+/* B7: proc issues the write it held the frame for; nothing changed the frame meanwhile. */
+static void hold_release(struct pn_engine *e, struct pn_frame *f, uint32_t proc)
+{
+	PN_ASSERT(f->held && f->holder == proc);
+	PN_ASSERT(f->last_lsn == f->held_lsn && f->held_lsn <= pn_wal_flushed(&e->wal));
+	PN_ASSERT(!f->locked && f->io_writes == 0);
+	f->held = false;
+}
+
 static void prepare_image(struct pn_engine *e, uint32_t frame, uint8_t *out)
 {
 	struct pn_frame *f = &e->frames[frame];
@@ -408,7 +443,7 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	struct pn_frame *f = &e->frames[frame];
 	if (!f->valid || !f->dirty)
 		return PN_WRITE_NONE;
-	if (f->locked || f->io_writes || f->io_reads)
+	if (f->locked || f->io_writes || f->io_reads || (f->held && f->holder != proc))
 		return PN_WRITE_BUSY;
 	if (e->ps) { /* B6 pushdown: no data write; the page server rebuilds the page */
 		pn_ps_drop(e, frame);
@@ -417,12 +452,16 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	bool umbra = is_umbra_heap(e, f->page);
 	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
+		f->held = false; /* B7: a redo pointer that moved past it leaves nothing to write */
 		return PN_WRITE_NONE;
 	}
 	if (f->last_lsn > pn_wal_flushed(&e->wal)) {
 		if (!(e->sc->protocol.mutations & PN_MUT_NO_WAL_BEFORE_DATA)) {
-			if (proc == UINT32_MAX || pn_wal_flush_request(&e->wal, f->last_lsn, proc))
+			if (proc == UINT32_MAX) /* the background writer does not wait */
 				return PN_WRITE_BUSY;
+			hold_take(e, f, proc);
+			bool flushed = pn_wal_flush_request(&e->wal, f->last_lsn, proc);
+			PN_ASSERT(!flushed);
 			return PN_WRITE_WAL;
 		}
 	}
@@ -431,6 +470,9 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		  why != PN_WHY_RECOVERY;
 	if (dw && !dw_reserve(e))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
+	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
+	if (f->held)
+		hold_release(e, f, proc);
 	prepare_image(e, frame, img);
 	f->redirtied = false;
 	if (dw) {

@@ -29,6 +29,9 @@ struct pn_frame {
 	uint8_t io_writes;    /* writes in flight */
 	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
+	bool held;            /* B7: a writer waits for the WAL flush to held_lsn; no change */
+	uint32_t holder;      /* that writer's proc (held only) */
+	pn_lsn held_lsn;      /* last_lsn when the hold was taken (held only) */
 	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
 	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
 };
@@ -42,7 +45,8 @@ void pn_buf_unpin(struct pn_engine *e, uint32_t frame);
 enum pn_write_result {
 	PN_WRITE_STARTED, /* I/O issued; proc (if any) is woken as each completes */
 	PN_WRITE_NONE,    /* nothing to write (clean, or an unlogged hint dropped: B4) */
-	PN_WRITE_WAL,     /* waiting for a WAL flush (B1); proc is woken when it is done */
+	PN_WRITE_WAL,     /* waiting for a WAL flush (B1), the frame held for proc (B7); proc
+			   * is woken when it is done and must call again to write it */
 	PN_WRITE_BUSY,    /* the frame or the doublewrite area is busy: try again later */
 };
 /* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT); then (may

@@ -7,8 +7,15 @@
  *   (BufferSync's BM_CHECKPOINT_NEEDED) with, in Umbra, the slot it had at the redo point;
  *   Umbra snapshots cur[] (each page's baseline for this checkpoint).
  * Writes are paced like CheckpointWriteDelay(): after each write the run sleeps 100 ms
- * while it is ahead of schedule (progress * completion_target against the elapsed fraction
- * of the interval and of CheckPointSegments), unless immediate.
+ * while it is ahead of schedule (IsCheckpointOnSchedule: progress * completion_target
+ * against the elapsed fraction of the interval, of the count interval every_transactions,
+ * the model's stand-in for checkpoint_timeout, and of CheckPointSegments). A wake in the
+ * nap (its own write completing) does not end it. No nap when immediate, when an immediate
+ * checkpoint is requested (ImmediateCheckpointRequested), once the workload is done
+ * (ShutdownRequestPending), or with nothing to pace against.
+ * Requests (pn_ckpt_request, RequestCheckpoint's ckpt_flags): one is kept while a run is in
+ * progress and begins when the runs allow (can_begin), even after the workload is done
+ * (pn_ckpt_pending keeps the simulation going until it has).
  * Then (rule R5): wait for the flagged writes, fsync the data file, [Umbra: write the
  * selector snapshot, fsync it], insert the checkpoint record and flush the WAL, write the
  * control file and fsync it. Only then has the checkpoint happened: ckpt_end() moves
@@ -40,8 +47,12 @@ static uint32_t run_index(const struct pn_engine *e, const struct pn_ckpt_run *r
 
 void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate)
 {
-	if (!e->ckpt_requested)
+	if (!e->ckpt_requested) {
 		e->ckpt_request_cause = cause;
+		/* The count interval runs from the request: a run of K * every_transactions
+		 * requests K, however long the checkpointer takes to wake and begin. */
+		e->commits_at_ckpt = e->m.commits;
+	}
 	e->ckpt_requested = true;
 	e->ckpt_request_immediate |= immediate;
 	pn_wake(e, e->proc_ckpt, 0);
@@ -56,6 +67,12 @@ uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page)
 			mask |= 1u << e->runs[r].snapshot[page];
 	PN_ASSERT(mask < 1u << e->generations);
 	return mask;
+}
+
+bool pn_ckpt_pending(const struct pn_engine *e)
+{
+	PN_ASSERT(!e->ckpt_requested || e->ckpt_request_cause <= PN_CKPT_END_OF_RECOVERY);
+	return e->ckpt_requested;
 }
 
 bool pn_ckpt_active(const struct pn_engine *e)
@@ -117,12 +134,12 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->ckpt_pause_next = false;
 	run->redo = pn_wal_insert_start(&e->wal);
 	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
+	run->start_commits = e->m.commits;
 	run->state = PN_C_WRITING;
 	e->ckpt_requested = false;
 	e->ckpt_request_immediate = false;
 	pn_wal_set_redo(&e->wal, run->redo);
 	e->last_ckpt_ns = run->start_ns;
-	e->commits_at_ckpt = e->m.commits;
 	count_cause(e, run->cause);
 	if (pn_umbra_policy(e)) {
 		/* l3/l4: the epoch is open; selection comes later (pn_umbra_ckpt_select). */
@@ -154,12 +171,28 @@ void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 
 static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 {
-	if (run->immediate || run->to_write == 0)
+	const struct pn_scenario *sc = e->sc;
+	bool paced = sc->checkpoint.interval_ns || sc->checkpoint.every_transactions ||
+		     sc->checkpoint.max_wal_size;
+	/* The model's WAL is a ring of pn_wal_nsegs segments (PostgreSQL's pg_wal grows past
+	 * max_wal_size instead): with three quarters of it kept for recovery, backends are about
+	 * to wait for this checkpoint's end, and commits, its count interval, stop. */
+	uint64_t seg = pn_wal_seg_size(&e->wal);
+	uint64_t kept = pn_wal_insert_lsn(&e->wal) / seg - pn_wal_keep_from(&e->wal) / seg + 1;
+	bool wal_short = 4 * kept >= 3 * (uint64_t)pn_wal_nsegs(&e->wal);
+	PN_TESTCASE("a paced checkpoint hurries for the WAL ring", wal_short);
+	bool hurry = (e->ckpt_requested && e->ckpt_request_immediate) || e->stopping || wal_short;
+	PN_TESTCASE("a paced checkpoint hurries for a request or the end", hurry && !run->immediate);
+	if (run->immediate || hurry || !paced || run->to_write == 0)
 		return false;
-	double progress = (double)run->written / run->to_write * e->sc->checkpoint.completion_target;
+	double progress = (double)run->written / run->to_write * sc->checkpoint.completion_target;
 	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
-	if (e->sc->checkpoint.interval_ns &&
-	    progress < (double)(now - run->start_ns) / (double)e->sc->checkpoint.interval_ns)
+	if (sc->checkpoint.interval_ns &&
+	    progress < (double)(now - run->start_ns) / (double)sc->checkpoint.interval_ns)
+		return false;
+	PN_ASSERT(e->m.commits >= run->start_commits);
+	if (sc->checkpoint.every_transactions &&
+	    progress < (double)(e->m.commits - run->start_commits) / sc->checkpoint.every_transactions)
 		return false;
 	if (e->sc->checkpoint.max_wal_size) {
 		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) / pn_wal_seg_size(&e->wal);
@@ -169,6 +202,25 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 			return false;
 	}
 	return true;
+}
+
+void pn_ckpt_commit(struct pn_engine *e)
+{
+	uint32_t every = e->sc->checkpoint.every_transactions;
+	if (!every)
+		return;
+	PN_ASSERT(e->m.commits > e->commits_at_ckpt);
+	if (e->m.commits - e->commits_at_ckpt >= every && !e->ckpt_requested)
+		pn_ckpt_request(e, PN_CKPT_XACT, false);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		bool behind = run->state == PN_C_WRITING && now < run->nap_until_ns &&
+			      !on_schedule(e, run);
+		PN_TESTCASE("commits put a napping checkpoint behind its count interval", behind);
+		if (behind)
+			pn_wake(e, e->proc_ckpt, 0);
+	}
 }
 
 /* A checkpoint write completed (called by the buffer pool after its own bookkeeping, the
@@ -186,8 +238,13 @@ static void write_done(void *ctx, struct pn_io *io)
 static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 {
 	uint32_t r = run_index(e, run);
+	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
 	if (run->paused)
 		return UINT64_MAX;
+	bool napping = now < run->nap_until_ns && on_schedule(e, run);
+	PN_TESTCASE("a checkpoint woken in its nap naps on", napping);
+	if (napping)
+		return run->nap_until_ns - now;
 	for (; run->scan < e->nframes; run->scan++) {
 		struct pn_frame *f = &e->frames[run->scan];
 		if (!(f->ckpt_needed & (1u << r)))
@@ -205,7 +262,10 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 			run->written++;
 			e->m.ckpt_writes++;
 			run->scan++;
-			return on_schedule(e, run) ? CKPT_POLL_NS : CKPT_STEP_NS;
+			if (!on_schedule(e, run))
+				return CKPT_STEP_NS;
+			run->nap_until_ns = now + CKPT_POLL_NS;
+			return CKPT_POLL_NS;
 		}
 	}
 	run->state = PN_C_WAIT_WRITES;

@@ -50,6 +50,8 @@ struct pn_ckpt_run {
 	pn_lsn redo;
 	pn_lsn record;         /* start LSN of its checkpoint record */
 	uint64_t start_ns;
+	uint64_t start_commits; /* commits when it began (the count interval's start) */
+	uint64_t nap_until_ns; /* CheckpointWriteDelay's nap: no write before then */
 	uint32_t scan;         /* next frame to look at */
 	uint32_t to_write, written;
 	bool paused;           /* script checkpoint_begin */
@@ -79,9 +81,15 @@ struct pn_control {
 void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run);
 void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate);
 void pn_ckpt_step(struct pn_engine *e);
+/* A commit was acknowledged: the count trigger (every_transactions) requests a checkpoint
+ * every that many commits, and a run napping ahead of that count interval's schedule that
+ * has fallen behind it writes again (a count interval may be shorter than a nap). */
+void pn_ckpt_commit(struct pn_engine *e);
 /* Umbra: the generations that checkpoints in progress hold as page's baseline (a mask). */
 uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page);
 bool pn_ckpt_active(const struct pn_engine *e);
+/* A checkpoint is requested and not yet begun (it begins once the running one ends). */
+bool pn_ckpt_pending(const struct pn_engine *e);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);
 void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out);

@@ -306,7 +306,8 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_wal_flushing(&e->wal) ||
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_ckpt_pending(e) ||
+	    pn_wal_flushing(&e->wal) ||
 	    !pn_ps_idle(e))
 		return false;
 	return pn_io_all_free(&e->svc);
