@@ -29,7 +29,9 @@
  *      merged by its plan in unit order (model/unit.h U1-U5); a unit's child that dies or
  *      sends bytes that do not decode is run again once, then the scenario is an error; the
  *      children of units after a violation are killed and their results dropped; the trace
- *      (shrinking) runs in a child of its own once the units are merged.
+ *      (shrinking) runs in a child of its own once the units are merged. Test hook: with
+ *      PN_TEST_KILL_UNIT=T in the environment, the child of the first scenario's first unit
+ *      kills itself (SIGKILL) before its result, the first T times it is run.
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
@@ -663,8 +665,22 @@ static _Noreturn void child(struct run *r, const struct job *j, const struct pn_
 	_exit(0);
 }
 
+/* K7's test hook: whether this unit's child is to die at once. */
+static bool killed_by_test(const struct run *r, const struct job *j)
+{
+	static uint64_t killed;
+	uint64_t times;
+	const char *env = getenv("PN_TEST_KILL_UNIT");
+	if (!env || j->finish || j->it != &r->items[0] || j->unit != 0 ||
+	    !pn_cli_parse_uint("check", "PN_TEST_KILL_UNIT", env, &times) || killed >= times)
+		return false;
+	killed++;
+	return true;
+}
+
 static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
 {
+	bool die = killed_by_test(r, j);
 	int p[2];
 	PN_ASSERT(pipe(p) == 0);
 	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES); /* K4; the kernel may round it up */
@@ -673,6 +689,8 @@ static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
 	PN_ASSERT(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
+		if (die)
+			raise(SIGKILL);
 		child(r, j, u, p[1], parent);
 	}
 	close(p[1]);

@@ -22,8 +22,9 @@
  *   U3 A schedule starts with its head unit, lo = 0: it explores until it has met
  *      `budget` distinct states, then surveys the rest of the run (every later crash point,
  *      its states and its distinct states). A small schedule is one head unit. The plan cuts
- *      the surveyed rest (pn_unit_cut); the next schedule's head waits for this one (its
- *      count of distinct states before it must be known: U2).
+ *      the surveyed rest (pn_unit_cut). With crashes inside recovery the next schedule's
+ *      head waits for this one (its count of distinct states before it must be known: U2);
+ *      without, every head is ready at once.
  *   U4 Coverage hits of a unit are those of the steps producing its events lo .. hi-1 and of
  *      its explorations; a head's stop at hi (budget) ends them before its survey.
  *   U5 A unit that fails (its process died, its bytes do not decode) is handed out again,
