@@ -2,8 +2,9 @@
  * cmd_check.c: `penumbra check S.yaml... | DIR` (cli layer): for each scenario, every crash
  * point and crash state (model/check.c), a verdict compared with the scenario's `expect`,
  * a counterexample report and replayable trace for each violation, a summary table, and
- * --json / --junit for CI. --jobs N runs N scenarios at once in child processes (the unit
- * of work is one scenario; results are printed in the order the scenarios were named).
+ * --json / --junit for CI. --jobs N runs N child processes, each checking one work unit
+ * (model/unit.h: a scenario's schedule and a range of its crash points) or writing one
+ * scenario's trace; results are printed in the order the scenarios were named.
  * Exit: 0 every verdict as expected, 1 any not, 2 bad input (or an output that could not be
  * written), 130 interrupted by SIGINT / SIGTERM.
  *
@@ -24,11 +25,20 @@
  *   K6 A violation's report, JSON and trace describe the same run: the shrunk scenario's
  *      crash point and state when shrinking kept a variant (the first finding is kept as
  *      `found`); `seconds` includes the shrinking.
+ *   K7 --jobs N gives what --jobs 1 gives but for the timings: each scenario's units are
+ *      merged by its plan in unit order (model/unit.h U1-U5); a unit's child that dies or
+ *      sends bytes that do not decode is run again once, then the scenario is an error; the
+ *      children of units after a violation are killed and their results dropped; the trace
+ *      (shrinking) runs in a child of its own once the units are merged. Test hook: with
+ *      PN_TEST_KILL_UNIT=T in the environment, the child of the first scenario's first unit
+ *      kills itself (SIGKILL) before its result, the first T times it is run.
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
- *   MSG_OUTCOME   struct outcome, once, when the scenario is done
- *   MSG_COVERAGE  uint64_t[2] (true, false hits) per pn_testcase_all() site, once, last
+ *   MSG_UNIT      a unit's result, pn_unit_result_encode()'s bytes, once, when it is done
+ *   MSG_OUTCOME   a trace job: struct outcome, once, when the trace is written
+ *   MSG_COVERAGE  a trace job: uint64_t[2] (true, false hits) per pn_testcase_all() site,
+ *                 once, last
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "cli.h"
@@ -52,11 +62,12 @@
 #include "progress.h"
 #include "shrink.h"
 #include "trace.h"
+#include "unit.h"
 
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
-	"                      [--no-shrink] [--points-every N] [--twice]\n"
+	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -69,7 +80,10 @@ static const char usage[] =
 	"  --json FILE   write the verdicts as JSON to FILE ('-' = stdout; the report then\n"
 	"                goes to stderr)\n"
 	"  --junit FILE  write the verdicts as JUnit XML to FILE, for CI systems\n"
-	"  --jobs N      check N scenarios at once, in child processes (default 1)\n"
+	"  --jobs N      check in N child processes (default 1): the crash points of each\n"
+	"                scenario are cut into units spread over them; the results are those\n"
+	"                of --jobs 1 but for the timings\n"
+	"  --unit-states N  with --jobs: about N distinct crash states a unit (default 2048)\n"
 	"  --seed N      override each scenario's seed\n"
 	"  --traces DIR  where counterexample traces go (default: penumbra-traces)\n"
 	"  --nested N    also crash inside recovery, for every Nth new crash state\n"
@@ -91,7 +105,7 @@ static const char usage[] =
 
 enum {
 	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
-	OPT_NO_SHRINK, OPT_POINTS_EVERY, OPT_TWICE
+	OPT_NO_SHRINK, OPT_POINTS_EVERY, OPT_TWICE, OPT_UNIT_STATES
 };
 
 #define EXIT_INTERRUPTED 130
@@ -100,7 +114,7 @@ enum {
 
 struct check_args {
 	const char *json, *junit, *traces;
-	uint64_t jobs, seed, nested, points_every;
+	uint64_t jobs, seed, nested, points_every, unit_states;
 	bool seed_set, coverage, quiet, no_shrink, twice;
 	char **paths;
 	size_t npaths, cap;
@@ -123,12 +137,25 @@ struct item {
 	struct pn_scenario sc;
 	bool loaded, done, printed;
 	struct outcome out;
-	/* --jobs: the child checking it */
-	pid_t pid;
+	/* --jobs: its work units (model/unit.h), then its trace (a finishing job) */
+	struct pn_plan *plan;
+	bool finishing;             /* its trace job is running */
+	double t0;                  /* when its first unit was handed out */
+};
+
+/* --jobs: one child process, checking a unit of an item or writing its trace (K4). */
+struct job {
+	struct item *it;
+	uint32_t unit;              /* the unit's id in it->plan */
+	bool finish;                /* the trace job of it (else a unit) */
+	bool cancelled;             /* a unit no longer needed (U1): killed, its result dropped */
+	pid_t pid;                  /* 0: the slot is free */
 	int fd;
 	uint8_t *buf;
 	size_t len, cap;
-	bool got_outcome;
+	struct pn_unit_result result;
+	bool got_result;            /* result (a unit) or it->out (a trace job) arrived whole */
+	char why[256];              /* a unit whose result did not decode: why */
 	bool exited;                /* already waited for (status below); its pid may be reused */
 	int status;
 	uint64_t live_states;       /* crash states so far, from its last MSG_PROGRESS */
@@ -140,9 +167,10 @@ struct run {
 	size_t n, done, printed;
 	FILE *human;                /* stdout, or stderr when the JSON goes to stdout (K3) */
 	struct pn_progress prog;
-	uint64_t states_done;       /* crash states of the finished items */
+	uint64_t states_done;       /* crash states of the finished items (--jobs: units) */
 	uint64_t (*cov)[2];         /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
+	struct job *jobs;           /* --jobs N: N slots */
 };
 
 static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
@@ -208,6 +236,16 @@ static bool add_dir(struct check_args *a, const char *dir)
 	return true;
 }
 
+/* An option's value of 1 or more: -1, or the exit status of the usage error. */
+static int parse_positive(const char *name, uint64_t *v)
+{
+	if (!pn_cli_parse_uint("check", name, optarg, v))
+		return 2;
+	if (*v < 1)
+		return pn_cli_usage_error("check", "%s takes 1 or more", name);
+	return -1;
+}
+
 static int parse_option(int c, struct check_args *a, char **argv)
 {
 	switch (c) {
@@ -218,12 +256,8 @@ static int parse_option(int c, struct check_args *a, char **argv)
 	case OPT_QUIET: a->quiet = true; return -1;
 	case OPT_NO_SHRINK: a->no_shrink = true; return -1;
 	case OPT_TWICE: a->twice = true; return -1;
-	case OPT_POINTS_EVERY:
-		if (!pn_cli_parse_uint("check", "--points-every", optarg, &a->points_every))
-			return 2;
-		if (a->points_every < 1)
-			return pn_cli_usage_error("check", "--points-every takes 1 or more");
-		return -1;
+	case OPT_UNIT_STATES: return parse_positive("--unit-states", &a->unit_states);
+	case OPT_POINTS_EVERY: return parse_positive("--points-every", &a->points_every);
 	case OPT_JOBS:
 		if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
 			return 2;
@@ -252,6 +286,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
 		{"twice", no_argument, NULL, OPT_TWICE},
+		{"unit-states", required_argument, NULL, OPT_UNIT_STATES},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -502,7 +537,8 @@ static void mark_done(struct run *r, struct item *it)
 	PN_ASSERT(!it->done);
 	it->done = true;
 	r->done++;
-	r->states_done += it->out.res.crash_states;
+	if (!r->jobs)
+		r->states_done += it->out.res.crash_states; /* --jobs: counted per unit */
 }
 
 /* Prints the finished items at the head of the list, in the order named. */
@@ -537,8 +573,8 @@ static void run_serial(struct run *r)
 	}
 }
 
-/* ---- --jobs N: children (K4) ---- */
-enum { MSG_PROGRESS = 1, MSG_OUTCOME, MSG_COVERAGE };
+/* ---- --jobs N: work units in children (K4, K7) ---- */
+enum { MSG_PROGRESS = 1, MSG_OUTCOME, MSG_COVERAGE, MSG_UNIT };
 
 struct msg_hdr {
 	uint32_t type, len;
@@ -570,6 +606,7 @@ static void write_all(int fd, const void *buf, size_t len)
 static void send_msg(int fd, uint32_t type, const void *payload, size_t len)
 {
 	struct msg_hdr h = {type, (uint32_t)len};
+	PN_ASSERT(len <= UINT32_MAX);
 	write_all(fd, &h, sizeof(h));
 	write_all(fd, payload, len);
 }
@@ -585,7 +622,17 @@ static void child_progress(void *arg, const struct pn_check_result *res)
 	send_msg(cc->fd, MSG_PROGRESS, &m, sizeof(m));
 }
 
-static _Noreturn void child(struct run *r, struct item *it, int fd, pid_t parent)
+static struct pn_check_options unit_options(const struct check_args *a, void *arg)
+{
+	return (struct pn_check_options){.progress = child_progress, .progress_arg = arg,
+					 .stop = &stop_signal, .nested_every = (uint32_t)a->nested,
+					 .twice = a->twice};
+}
+
+/* A child: one unit (its result's bytes, MSG_UNIT) or an item's trace (MSG_OUTCOME, then
+ * MSG_COVERAGE: what shrinking hit). */
+static _Noreturn void child(struct run *r, const struct job *j, const struct pn_unit *u, int fd,
+			    pid_t parent)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
 	sigaction(SIGINT, sigint_ignored ? &ign : &dfl, NULL);
@@ -593,20 +640,47 @@ static _Noreturn void child(struct run *r, struct item *it, int fd, pid_t parent
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(2);
-	for (size_t i = 0; i < r->n; i++)
-		if (r->items[i].pid > 0)
-			close(r->items[i].fd);
+	for (size_t i = 0; i < r->a->jobs; i++)
+		if (r->jobs[i].pid > 0)
+			close(r->jobs[i].fd);
 	struct child_ctx cc = {.fd = fd, .last_s = pn_progress_clock_s()};
-	check_one(it, r->a, child_progress, &cc);
-	send_msg(fd, MSG_OUTCOME, &it->out, sizeof(it->out));
-	memset(r->cov, 0, r->ncov * sizeof(*r->cov));
-	cov_take_local(r);
-	send_msg(fd, MSG_COVERAGE, r->cov, r->ncov * sizeof(*r->cov));
+	struct pn_check_options o = unit_options(r->a, &cc);
+	if (j->finish) {
+		double t0 = pn_progress_clock_s();
+		o.progress = NULL;
+		o.twice = false; /* shrinking re-checks variants: once each */
+		write_trace(j->it, r->a, &o);
+		j->it->out.res.seconds += pn_progress_clock_s() - t0; /* K6 */
+		send_msg(fd, MSG_OUTCOME, &j->it->out, sizeof(j->it->out));
+		memset(r->cov, 0, r->ncov * sizeof(*r->cov));
+		cov_take_local(r);
+		send_msg(fd, MSG_COVERAGE, r->cov, r->ncov * sizeof(*r->cov));
+		_exit(0);
+	}
+	struct pn_unit_result ur;
+	size_t len;
+	pn_check_unit(&j->it->sc, &o, u, &ur);
+	uint8_t *bytes = pn_unit_result_encode(&ur, &len);
+	send_msg(fd, MSG_UNIT, bytes, len);
 	_exit(0);
 }
 
-static void spawn(struct run *r, struct item *it)
+/* K7's test hook: whether this unit's child is to die at once. */
+static bool killed_by_test(const struct run *r, const struct job *j)
 {
+	static uint64_t killed;
+	uint64_t times;
+	const char *env = getenv("PN_TEST_KILL_UNIT");
+	if (!env || j->finish || j->it != &r->items[0] || j->unit != 0 ||
+	    !pn_cli_parse_uint("check", "PN_TEST_KILL_UNIT", env, &times) || killed >= times)
+		return false;
+	killed++;
+	return true;
+}
+
+static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
+{
+	bool die = killed_by_test(r, j);
 	int p[2];
 	PN_ASSERT(pipe(p) == 0);
 	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES); /* K4; the kernel may round it up */
@@ -615,22 +689,26 @@ static void spawn(struct run *r, struct item *it)
 	PN_ASSERT(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		child(r, it, p[1], parent);
+		if (die)
+			raise(SIGKILL);
+		child(r, j, u, p[1], parent);
 	}
 	close(p[1]);
-	it->pid = pid;
-	it->fd = p[0];
+	j->pid = pid;
+	j->fd = p[0];
 }
 
-static void handle_msg(struct run *r, struct item *it, const struct msg_hdr *h, const uint8_t *body)
+static void handle_msg(struct run *r, struct job *j, const struct msg_hdr *h, const uint8_t *body)
 {
 	if (h->type == MSG_PROGRESS && h->len == sizeof(struct progress_msg)) {
 		struct progress_msg m;
 		memcpy(&m, body, sizeof(m));
-		it->live_states = m.crash_states;
-	} else if (h->type == MSG_OUTCOME && h->len == sizeof(struct outcome)) {
-		memcpy(&it->out, body, sizeof(it->out));
-		it->got_outcome = true;
+		j->live_states = m.crash_states;
+	} else if (h->type == MSG_UNIT && !j->finish && !j->got_result) {
+		j->got_result = pn_unit_result_decode(body, h->len, &j->result, j->why, sizeof(j->why));
+	} else if (h->type == MSG_OUTCOME && j->finish && h->len == sizeof(struct outcome)) {
+		memcpy(&j->it->out, body, sizeof(j->it->out));
+		j->got_result = true;
 	} else if (h->type == MSG_COVERAGE && h->len == r->ncov * sizeof(*r->cov)) {
 		for (size_t i = 0; i < r->ncov; i++) {
 			uint64_t tf[2];
@@ -642,125 +720,206 @@ static void handle_msg(struct run *r, struct item *it, const struct msg_hdr *h, 
 }
 
 /* Reads what the child's pipe holds now; false at end of file. */
-static bool drain(struct run *r, struct item *it)
+static bool drain(struct run *r, struct job *j)
 {
 	uint8_t chunk[65536];
-	ssize_t got = read(it->fd, chunk, sizeof(chunk));
+	ssize_t got = read(j->fd, chunk, sizeof(chunk));
 	if (got < 0)
 		return errno == EINTR || errno == EAGAIN;
 	if (got == 0)
 		return false;
-	if (it->len + (size_t)got > it->cap) {
-		it->cap = PN_MAX(it->cap * 2, it->len + (size_t)got);
-		it->buf = realloc(it->buf, it->cap);
-		PN_ASSERT(it->buf != NULL);
+	if (j->len + (size_t)got > j->cap) {
+		j->cap = PN_MAX(j->cap * 2, j->len + (size_t)got);
+		j->buf = realloc(j->buf, j->cap);
+		PN_ASSERT(j->buf != NULL);
 	}
-	memcpy(it->buf + it->len, chunk, (size_t)got);
-	it->len += (size_t)got;
+	memcpy(j->buf + j->len, chunk, (size_t)got);
+	j->len += (size_t)got;
 	size_t at = 0;
 	struct msg_hdr h;
-	while (it->len - at >= sizeof(h)) {
-		memcpy(&h, it->buf + at, sizeof(h));
-		if (it->len - at - sizeof(h) < h.len)
+	while (j->len - at >= sizeof(h)) {
+		memcpy(&h, j->buf + at, sizeof(h));
+		if (j->len - at - sizeof(h) < h.len)
 			break;
-		handle_msg(r, it, &h, it->buf + at + sizeof(h));
+		handle_msg(r, j, &h, j->buf + at + sizeof(h));
 		at += sizeof(h) + h.len;
 	}
-	memmove(it->buf, it->buf + at, it->len - at);
-	it->len -= at;
+	memmove(j->buf, j->buf + at, j->len - at);
+	j->len -= at;
 	return true;
 }
 
-/* The child closed its pipe: reap it; its outcome, or why it has none. */
-static void reap(struct run *r, struct item *it)
+/* An item whose plan is finished: its merged result; a violation still needs its trace. */
+static bool item_merged(struct run *r, struct item *it)
 {
-	int status = it->status;
-	while (!it->exited && waitpid(it->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	it->exited = false;
-	close(it->fd);
-	it->pid = 0;
-	it->fd = -1;
-	free(it->buf);
-	it->buf = NULL;
-	it->len = it->cap = 0;
-	if (!it->got_outcome && stop_signal)
-		return; /* stopped before it finished: not done (K5) */
-	if (!it->got_outcome) {
-		it->out.rc = 2;
-		it->out.res.error = true;
-		if (WIFSIGNALED(status))
-			snprintf(it->out.error, sizeof(it->out.error),
-				 "the checking process died of signal %d", WTERMSIG(status));
-		else
-			snprintf(it->out.error, sizeof(it->out.error),
-				 "the checking process exited with status %d before its result",
-				 WEXITSTATUS(status));
-	}
-	if (it->out.rc == 3)
-		return;
-	mark_done(r, it);
+	struct outcome *out = &it->out;
+	out->rc = pn_plan_result(it->plan, &out->res, r->cov, r->ncov);
+	out->res.seconds = pn_progress_clock_s() - it->t0;
+	if (out->res.error)
+		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
+	pn_plan_free(it->plan);
+	it->plan = NULL;
+	if (out->res.violation && out->rc != 3)
+		return false;
+	if (out->rc != 3)
+		mark_done(r, it);
+	return true;
 }
 
-/* K5: terminate the running children, reap them, keep any outcome they had sent. */
+/* Why a child gave no result (K7: its unit is handed out again once, then an error). */
+static void no_result(const struct job *j, int status, char *why, size_t len)
+{
+	if (j->why[0])
+		snprintf(why, len, "its result does not decode: %s", j->why);
+	else if (WIFSIGNALED(status))
+		snprintf(why, len, "the checking process died of signal %d", WTERMSIG(status));
+	else
+		snprintf(why, len, "the checking process exited with status %d before its result",
+			 WEXITSTATUS(status));
+}
+
+/* The child closed its pipe: reap it; its result, or why it has none. */
+static void reap(struct run *r, struct job *j)
+{
+	int status = j->status;
+	char why[400];
+	while (!j->exited && waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(j->fd);
+	free(j->buf);
+	struct item *it = j->it;
+	bool got = j->got_result, finish = j->finish, cancelled = j->cancelled;
+	struct pn_unit_result res = j->result;
+	uint32_t unit = j->unit;
+	no_result(j, status, why, sizeof(why));
+	*j = (struct job){.fd = -1};
+	if (cancelled || (!got && stop_signal)) {
+		pn_unit_result_free(&res);
+		return; /* dropped (U1), or stopped before it finished: not done (K5) */
+	}
+	if (finish) {
+		it->finishing = false;
+		if (!got) {
+			it->out.rc = 2;
+			it->out.res.error = true;
+			snprintf(it->out.error, sizeof(it->out.error), "%s", why);
+		}
+		if (it->out.rc != 3)
+			mark_done(r, it);
+		return;
+	}
+	if (got) {
+		r->states_done += res.res.crash_states;
+		pn_plan_done(it->plan, unit, &res);
+	} else {
+		pn_plan_failed(it->plan, unit, why);
+	}
+	pn_unit_result_free(&res);
+	for (size_t i = 0; i < r->a->jobs; i++) { /* U1: units after a violation */
+		struct job *o = &r->jobs[i];
+		if (o->pid > 0 && o->it == it && !o->finish && !o->cancelled &&
+		    pn_plan_cancelled(it->plan, o->unit)) {
+			o->cancelled = true;
+			kill(o->pid, SIGKILL); /* not reaped yet: the pid is still its own */
+		}
+	}
+}
+
+/* The next job for a free slot: a ready unit of the first item that has one, or the trace
+ * of an item whose units are all merged. False: nothing to start now. */
+static bool next_job(struct run *r, struct job *j, struct pn_unit *u)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i];
+		if (!it->loaded || it->done || it->finishing)
+			continue;
+		if (!it->plan && it->out.res.violation) {
+			*j = (struct job){.it = it, .finish = true};
+			it->finishing = true;
+			return true;
+		}
+		if (!it->plan) {
+			it->plan = pn_plan_new(&it->sc, (uint32_t)r->a->jobs, r->a->unit_states,
+					       (uint32_t)r->a->nested, r->a->twice);
+			it->t0 = pn_progress_clock_s();
+		}
+		if (pn_plan_finished(it->plan)) {
+			if (!item_merged(r, it)) /* a violation: its trace next */
+				return next_job(r, j, u);
+			continue;
+		}
+		uint32_t id;
+		if (pn_plan_next(it->plan, &id, u)) {
+			*j = (struct job){.it = it, .unit = id};
+			return true;
+		}
+	}
+	return false;
+}
+
+/* K5: terminate the running children, reap them, keep any result they had sent. */
 static void stop_children(struct run *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (r->items[i].pid > 0)
-			kill(r->items[i].pid, SIGTERM);
+	size_t n = r->a->jobs;
+	for (size_t i = 0; i < n; i++)
+		if (r->jobs[i].pid > 0)
+			kill(r->jobs[i].pid, SIGTERM);
 	for (int ms = 0; ms < KILL_GRACE_MS; ms += 10) {
 		bool alive = false;
-		for (size_t i = 0; i < r->n; i++) {
-			struct item *it = &r->items[i];
-			if (it->pid > 0 && !it->exited && waitpid(it->pid, &it->status, WNOHANG) == it->pid)
-				it->exited = true;
-			alive |= it->pid > 0 && !it->exited;
+		for (size_t i = 0; i < n; i++) {
+			struct job *j = &r->jobs[i];
+			if (j->pid > 0 && !j->exited && waitpid(j->pid, &j->status, WNOHANG) == j->pid)
+				j->exited = true;
+			alive |= j->pid > 0 && !j->exited;
 		}
 		if (!alive)
 			break;
 		usleep(10000);
 	}
-	for (size_t i = 0; i < r->n; i++) {
-		struct item *it = &r->items[i];
-		if (it->pid <= 0)
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &r->jobs[i];
+		if (j->pid <= 0)
 			continue;
-		if (!it->exited)
-			kill(it->pid, SIGKILL); /* not reaped yet: the pid is still its own */
-		while (drain(r, it))
+		if (!j->exited)
+			kill(j->pid, SIGKILL); /* not reaped yet: the pid is still its own */
+		while (drain(r, j))
 			;
-		reap(r, it);
+		reap(r, j);
 	}
 }
 
 static uint64_t live_states(const struct run *r)
 {
 	uint64_t n = r->states_done;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->items[i].pid > 0)
-			n += r->items[i].live_states;
+	for (size_t i = 0; i < r->a->jobs; i++)
+		if (r->jobs[i].pid > 0 && !r->jobs[i].finish)
+			n += r->jobs[i].live_states;
 	return n;
 }
 
 static void run_parallel(struct run *r)
 {
-	size_t next = 0, running = 0;
-	struct pollfd *pfd = calloc(r->a->jobs, sizeof(*pfd));
-	struct item **who = calloc(r->a->jobs, sizeof(*who));
-	PN_ASSERT(pfd && who);
+	size_t njobs = r->a->jobs, running = 0;
+	struct pollfd *pfd = calloc(njobs, sizeof(*pfd));
+	struct job **who = calloc(njobs, sizeof(*who));
+	r->jobs = calloc(njobs, sizeof(*r->jobs));
+	PN_ASSERT(pfd && who && r->jobs);
 	for (;;) {
-		for (; !stop_signal && running < r->a->jobs && next < r->n; next++) {
-			if (!r->items[next].done) {
-				spawn(r, &r->items[next]);
+		for (size_t i = 0; i < njobs && !stop_signal; i++) {
+			struct pn_unit u;
+			if (r->jobs[i].pid == 0 && next_job(r, &r->jobs[i], &u)) {
+				spawn(r, &r->jobs[i], &u);
 				running++;
 			}
 		}
+		print_ready(r);
 		if (running == 0 || stop_signal)
 			break;
 		nfds_t m = 0;
-		for (size_t i = 0; i < r->n; i++) {
-			if (r->items[i].pid > 0) {
-				pfd[m] = (struct pollfd){.fd = r->items[i].fd, .events = POLLIN};
-				who[m++] = &r->items[i];
+		for (size_t i = 0; i < njobs; i++) {
+			if (r->jobs[i].pid > 0) {
+				pfd[m] = (struct pollfd){.fd = r->jobs[i].fd, .events = POLLIN};
+				who[m++] = &r->jobs[i];
 			}
 		}
 		PN_ASSERT(m == running);
@@ -779,8 +938,14 @@ static void run_parallel(struct run *r)
 	}
 	if (stop_signal)
 		stop_children(r);
+	for (size_t i = 0; i < r->n; i++) {
+		pn_plan_free(r->items[i].plan);
+		r->items[i].plan = NULL;
+	}
 	free(pfd);
 	free(who);
+	free(r->jobs);
+	r->jobs = NULL;
 }
 
 /* ---- summary, JSON, JUnit ---- */
@@ -1008,7 +1173,6 @@ static void file_stem(const char *path, char *out, size_t len)
 static bool load_item(struct item *it, const struct check_args *a)
 {
 	char err[PN_ERROR_LEN] = "";
-	it->fd = -1;
 	if (!pn_scenario_load(it->path, &it->sc, err, sizeof(err))) {
 		pn_scenario_free(&it->sc);
 		fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
@@ -1039,7 +1203,7 @@ static int check_all(struct run *r, FILE *json, FILE *junit)
 	}
 	pn_progress_init(&r->prog, "check", "scenarios", "states", r->n);
 	print_ready(r);
-	if (r->a->jobs > 1 && r->n > 1)
+	if (r->a->jobs > 1)
 		run_parallel(r);
 	else
 		run_serial(r);
@@ -1057,7 +1221,8 @@ static int check_all(struct run *r, FILE *json, FILE *junit)
 
 int pn_cmd_check(int argc, char **argv)
 {
-	struct check_args a = {.jobs = 1, .nested = 64, .traces = "penumbra-traces"};
+	struct check_args a = {.jobs = 1, .nested = 64, .traces = "penumbra-traces",
+			       .unit_states = 2048};
 	int rc = parse(argc, argv, &a);
 	FILE *json = NULL, *junit = NULL;
 	if (rc < 0 && !open_outputs(&a, &json, &junit))

@@ -11,6 +11,7 @@
 
 #include "crashstate.h"
 #include "oracle.h"
+#include "unit.h"
 
 /* A recovered crash state's outcome, cached by its key. */
 struct verdict {
@@ -19,6 +20,7 @@ struct verdict {
 	uint32_t kind;          /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
 	uint32_t page;
 	bool used;
+	bool known;             /* verdict computed (false: key met in a unit's survey only) */
 };
 
 struct checker {
@@ -38,6 +40,11 @@ struct checker {
 	uint64_t events_done;   /* events of the schedules already run */
 	bool interrupted;       /* opt->stop was seen set */
 	struct pn_world_twin *twin; /* --twice: the determinism self-check */
+	/* exploring one work unit (unit.h); NULL: the whole scenario */
+	const struct pn_unit *unit;
+	struct pn_unit_result *ur;
+	bool surveying;         /* past the unit's range (a head's budget): keys only */
+	bool cov_taken;         /* ur->cov holds the range's coverage hits (U4) */
 };
 
 static double wall_seconds(void)
@@ -289,6 +296,136 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 	return ok;
 }
 
+/* ---- coverage hits of a unit (unit.h U2, U4) ---- */
+/* The hits of every site into out (n of them), or, restore, out back into the sites. */
+static size_t cov_copy(uint64_t (*out)[2], bool restore)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites);
+	for (size_t i = 0; i < n; i++) {
+		if (restore) {
+			sites[i]->hits_true = out[i][0];
+			sites[i]->hits_false = out[i][1];
+		} else {
+			out[i][0] = sites[i]->hits_true;
+			out[i][1] = sites[i]->hits_false;
+		}
+	}
+	return n;
+}
+
+static void cov_zero(void)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites);
+	for (size_t i = 0; i < n; i++)
+		sites[i]->hits_true = sites[i]->hits_false = 0;
+}
+
+/* The unit's range ends: its hits so far are its coverage (U4). */
+static void cov_take(struct checker *c)
+{
+	struct pn_unit_result *ur = c->ur;
+	if (c->cov_taken)
+		return;
+	struct pn_testcase_site *const *sites;
+	ur->ncov = (uint32_t)pn_testcase_all(&sites);
+	ur->cov = calloc(ur->ncov + 1, sizeof(*ur->cov));
+	PN_ASSERT(ur->cov != NULL);
+	cov_copy(ur->cov, false);
+	c->cov_taken = true;
+}
+
+/* A state a unit's survey met before its range (U2): recovered again for its verdict (the WAL
+ * end C1 needs), neither counted nor crashed inside recovery, its coverage hits undone. */
+static void relearn(struct checker *c, struct verdict *slot)
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites);
+	uint64_t (*saved)[2] = calloc(n + 1, sizeof(*saved));
+	PN_ASSERT(saved != NULL && c->unit != NULL);
+	cov_copy(saved, false);
+	int rc;
+	struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
+	judge(c, r, rc, UINT64_MAX, slot);
+	free_world(r);
+	slot->known = true;
+	cov_copy(saved, true);
+	free(saved);
+}
+
+/* The keys of a crash point's states, none recovered (U2); record: a surveyed point. */
+static void survey_point(struct checker *c, uint64_t point, bool record)
+{
+	struct pn_unit_result *ur = c->ur;
+	uint64_t states = 0, fresh = 0;
+	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
+	while (pn_crash_enum_next(&c->ce)) {
+		uint64_t key = pn_crash_enum_key(&c->ce);
+		struct verdict *slot = cache_slot(c, key);
+		states++;
+		if (slot->used)
+			continue;
+		*slot = (struct verdict){.key = key, .used = true};
+		c->cache_len++;
+		c->new_states++;
+		fresh++;
+	}
+	if (!record)
+		return;
+	if ((ur->npoints & (ur->npoints - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to twice */
+		ur->points = realloc(ur->points, (ur->npoints ? 2 * ur->npoints : 1) * sizeof(*ur->points));
+		PN_ASSERT(ur->points != NULL);
+	}
+	ur->points[ur->npoints++] = (struct pn_unit_point){point, states, fresh};
+}
+
+/* Before each step of a unit's run: at lo the range begins (its coverage starts, its count
+ * of distinct states is checked), at hi it ends. True: stop the run here. */
+static bool unit_edge(struct checker *c)
+{
+	const struct pn_unit *u = c->unit;
+	uint64_t next = c->w->events + 1;
+	if (next == u->lo) {
+		cov_zero();
+		if (c->new_states != u->fresh_lo) {
+			snprintf(c->res->detail, sizeof(c->res->detail),
+				 "unit of schedule %u from crash point %llu: its survey met %llu distinct "
+				 "states before it, the plan %llu (a nondeterministic run)", u->schedule,
+				 (unsigned long long)u->lo, (unsigned long long)c->new_states,
+				 (unsigned long long)u->fresh_lo);
+			return true;
+		}
+	}
+	if (next == u->hi && !c->surveying) {
+		c->ur->end = u->hi;
+		c->ur->fresh_end = c->new_states;
+		cov_take(c);
+		return true;
+	}
+	return false;
+}
+
+/* A crash point of a unit's run: surveyed before or after its range, explored inside it. */
+static bool explore_point(struct checker *c, uint64_t point);
+static bool unit_point(struct checker *c, uint64_t point)
+{
+	const struct pn_unit *u = c->unit;
+	if (c->surveying || point < u->lo) {
+		survey_point(c, point, c->surveying);
+		return !stopping(c);
+	}
+	if (!explore_point(c, point))
+		return false;
+	if (u->budget && c->new_states - u->fresh_base >= u->budget) { /* U3 */
+		c->surveying = true;
+		c->ur->end = point + 1;
+		c->ur->fresh_end = c->new_states;
+		cov_take(c);
+	}
+	return true;
+}
+
 /* All crash states of the current point. Returns false at the first violation. */
 static bool explore_point(struct checker *c, uint64_t point)
 {
@@ -309,7 +446,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 		if (!slot->used) {
 			int rc;
 			struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
-			struct verdict v = {.key = key, .used = true};
+			struct verdict v = {.key = key, .used = true, .known = true};
 			judge(c, r, rc, UINT64_MAX, &v);
 			free_world(r);
 			res->recoveries++;
@@ -323,6 +460,8 @@ static bool explore_point(struct checker *c, uint64_t point)
 				pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
 				return false;
 			}
+		} else if (!slot->known) {
+			relearn(c, slot);
 		}
 		struct verdict v = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
@@ -563,8 +702,12 @@ static int run_schedule(struct checker *c)
 		return replay_point(c);
 	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
 	for (;;) {
+		if (c->unit && unit_edge(c))
+			return c->res->detail[0] ? 2 : 0;
 		int step = pn_world_step(c->w);
 		uint64_t point = c->w->events;
+		if (c->surveying && (step == PN_STEP_VIOLATION || step == PN_STEP_STALL))
+			return 0; /* past the head's range: a later unit finds it */
 		if (step == PN_STEP_VIOLATION) {
 			const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", viol->detail);
@@ -582,7 +725,7 @@ static int run_schedule(struct checker *c)
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
 			version = c->w->dev.version;
 			acked = acks.n;
-			if (!explore_point(c, point))
+			if (!(c->unit ? unit_point(c, point) : explore_point(c, point)))
 				return c->interrupted ? 3 : 1;
 			progress(c);
 		} else if (point % PN_CHECK_PROGRESS_EVENTS == 0) {
@@ -590,8 +733,11 @@ static int run_schedule(struct checker *c)
 		}
 		if (stopping(c))
 			return 3;
-		if (step == PN_STEP_FINISHED)
+		if (step == PN_STEP_FINISHED) {
+			if (c->ur && !c->surveying)
+				c->ur->finished = true;
 			return 0;
+		}
 	}
 }
 
@@ -670,19 +816,93 @@ static int run_twice(struct checker *c)
 	return rc;
 }
 
-int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
-		      struct pn_check_result *res)
+static void checker_open(struct checker *c, const struct pn_scenario *sc,
+			 const struct pn_check_options *opt, struct pn_check_result *res)
 {
-	struct checker c = {.sc = sc, .opt = opt, .res = res};
-	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
-	c.twin = opt->twice && !opt->replay ? &twin : NULL;
+	*c = (struct checker){.sc = sc, .opt = opt, .res = res};
 	memset(res, 0, sizeof(*res));
 	snprintf(res->name, sizeof(res->name), "%s", sc->name);
 	res->expected_violation = sc->expect.violation;
-	c.t0 = wall_seconds();
-	c.expected = malloc(sc->storage.page_size);
-	c.found = malloc(sc->storage.page_size);
-	pn_crash_enum_init(&c.ce);
+	c->t0 = wall_seconds();
+	c->expected = malloc(sc->storage.page_size);
+	c->found = malloc(sc->storage.page_size);
+	PN_ASSERT(c->expected != NULL && c->found != NULL);
+	pn_crash_enum_init(&c->ce);
+}
+
+static void checker_close(struct checker *c)
+{
+	pn_crash_enum_free(&c->ce);
+	free(c->cache);
+	free(c->expected);
+	free(c->found);
+	c->res->seconds = wall_seconds() - c->t0;
+}
+
+static enum pn_unit_status unit_status(int rc, const struct pn_check_result *res)
+{
+	return rc == 3 ? PN_UNIT_INTERRUPTED : rc == 2 ? PN_UNIT_ERROR
+	       : res->violation || res->diverged ? PN_UNIT_VIOLATION : PN_UNIT_DONE;
+}
+
+enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_result *out)
+{
+	struct checker c;
+	memset(out, 0, sizeof(*out));
+	PN_ASSERT(!opt->replay && (u->whole || !opt->twice)); /* --twice: whole scenarios only */
+	cov_zero();
+	if (u->whole) {
+		int rc = pn_check_scenario(sc, opt, &out->res);
+		out->status = unit_status(rc, &out->res);
+		out->events = out->res.events;
+		out->finished = true;
+		out->end = UINT64_MAX;
+		struct checker whole = {.ur = out};
+		cov_take(&whole);
+		return out->status;
+	}
+	PN_ASSERT(u->schedule < sc->schedules.runs && u->lo <= u->hi);
+	checker_open(&c, sc, opt, &out->res);
+	c.unit = u;
+	c.ur = out;
+	c.schedule = u->schedule;
+	c.new_states = u->fresh_base;
+	out->end = u->hi;
+	int rc = run_schedule(&c);
+	out->events = c.w ? c.w->events : 0;
+	out->res.events = out->events;
+	if (out->finished || rc != 0) {
+		out->end = out->finished ? UINT64_MAX : out->end;
+		out->fresh_end = c.new_states;
+	}
+	cov_take(&c);
+	checker_free(&c);
+	checker_close(&c);
+	if (rc == 2)
+		out->res.error = true;
+	if (rc == 3)
+		out->res.interrupted = true;
+	out->status = unit_status(rc, &out->res);
+	return out->status;
+}
+
+void pn_unit_result_free(struct pn_unit_result *r)
+{
+	free(r->points);
+	free(r->cov);
+	r->points = NULL;
+	r->cov = NULL;
+	r->npoints = r->ncov = 0;
+}
+
+int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
+		      struct pn_check_result *res)
+{
+	struct checker c;
+	checker_open(&c, sc, opt, res);
+	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
+	c.twin = opt->twice && !opt->replay ? &twin : NULL;
 	int rc = 0;
 	uint32_t first = opt->replay ? opt->replay_schedule : 0;
 	uint32_t last = opt->replay ? opt->replay_schedule + 1 : sc->schedules.runs;
@@ -698,12 +918,8 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		checker_free(&c);
 		progress(&c);
 	}
-	pn_crash_enum_free(&c.ce);
 	pn_world_twin_free(&twin);
-	free(c.cache);
-	free(c.expected);
-	free(c.found);
-	res->seconds = wall_seconds() - c.t0;
+	checker_close(&c);
 	if (rc == 3) {
 		res->interrupted = true;
 		return 3;

@@ -1,0 +1,514 @@
+/*
+ * unit.c: the checker's work units: their bytes, the cutting of a schedule into units, and a
+ * scenario's plan, which hands units out and merges their results (model layer; unit.h has
+ * rules U1-U5; pn_check_unit() is in check.c, beside the exploration it restricts).
+ *
+ * The bytes of a unit result, every integer little-endian:
+ *   u32 magic "PNU1" (0x31554e50), u32 count of check-result fields that follow (F);
+ *   u32 status, u64 end, u64 events, u32 finished, u64 fresh_end;
+ *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
+ *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, events,
+ *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
+ *     schedule, u64 crash_point, recovery_point, then the strings name, recovery_state,
+ *     state, state_text, detail, timeline, trace_path, shrunk, divergence, each a u32 length
+ *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
+ *   u32 npoints, then per point u64 event, states, fresh;
+ *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
+ * A unit (pn_unit_encode): u32 schedule, u32 whole, u64 lo, hi, budget, fresh_base, fresh_lo.
+ */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNIT_MAGIC 0x31554e50u
+#define RESULT_FIELDS 26u
+#define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
+
+/* ---- bytes ---- */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const void *src, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = PN_MAX(b->cap * 2, b->len + n + 256);
+		b->p = realloc(b->p, b->cap);
+		PN_ASSERT(b->p != NULL);
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	uint8_t le[8];
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	put(b, le, 8);
+}
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+	uint8_t le[4];
+	for (int i = 0; i < 4; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	put(b, le, 4);
+}
+
+static void put_f64(struct buf *b, double d)
+{
+	uint64_t v;
+	memcpy(&v, &d, sizeof(v));
+	put_u64(b, v);
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	put_u32(b, n);
+	put(b, s, n);
+}
+
+struct rd {
+	const uint8_t *p;
+	size_t len, at;
+	bool bad;
+};
+
+static uint64_t get_le(struct rd *r, int bytes)
+{
+	uint64_t v = 0;
+	if (r->bad || r->len - r->at < (size_t)bytes) {
+		r->bad = true;
+		return 0;
+	}
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[r->at + (size_t)i] << (8 * i);
+	r->at += (size_t)bytes;
+	return v;
+}
+
+static uint64_t get_u64(struct rd *r) { return get_le(r, 8); }
+static uint32_t get_u32(struct rd *r) { return (uint32_t)get_le(r, 4); }
+
+static double get_f64(struct rd *r)
+{
+	uint64_t v = get_u64(r);
+	double d;
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static void get_str(struct rd *r, char *dst, size_t cap)
+{
+	uint32_t n = get_u32(r);
+	if (r->bad || n >= cap || r->len - r->at < n) {
+		r->bad = true;
+		dst[0] = '\0';
+		return;
+	}
+	memcpy(dst, r->p + r->at, n);
+	dst[n] = '\0';
+	r->at += n;
+}
+
+static void put_check_result(struct buf *b, const struct pn_check_result *c)
+{
+	put_u32(b, (uint32_t)c->violation | (uint32_t)c->expected_violation << 1 | (uint32_t)c->ok << 2 |
+		   (uint32_t)c->error << 3 | (uint32_t)c->interrupted << 4 |
+		   (uint32_t)c->in_recovery << 5 | (uint32_t)c->diverged << 6);
+	put_u64(b, c->crash_points);
+	put_u64(b, c->crash_states);
+	put_u64(b, c->recoveries);
+	put_u64(b, c->events);
+	put_f64(b, c->seconds);
+	put_f64(b, c->seconds_to_violation);
+	put_u32(b, (uint32_t)c->kind);
+	put_u32(b, c->page);
+	put_u32(b, c->schedule);
+	put_u64(b, c->crash_point);
+	put_u64(b, c->recovery_point);
+	const char *s[] = {c->name, c->recovery_state, c->state, c->state_text, c->detail,
+			   c->timeline, c->trace_path, c->shrunk, c->divergence};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		put_str(b, s[i]);
+}
+
+static void get_check_result(struct rd *r, struct pn_check_result *c)
+{
+	uint32_t f = get_u32(r);
+	c->violation = f & 1;
+	c->expected_violation = f >> 1 & 1;
+	c->ok = f >> 2 & 1;
+	c->error = f >> 3 & 1;
+	c->interrupted = f >> 4 & 1;
+	c->in_recovery = f >> 5 & 1;
+	c->diverged = f >> 6 & 1;
+	c->crash_points = get_u64(r);
+	c->crash_states = get_u64(r);
+	c->recoveries = get_u64(r);
+	c->events = get_u64(r);
+	c->seconds = get_f64(r);
+	c->seconds_to_violation = get_f64(r);
+	c->kind = (enum pn_violation_kind)get_u32(r);
+	c->page = get_u32(r);
+	c->schedule = get_u32(r);
+	c->crash_point = get_u64(r);
+	c->recovery_point = get_u64(r);
+	get_str(r, c->name, sizeof(c->name));
+	get_str(r, c->recovery_state, sizeof(c->recovery_state));
+	get_str(r, c->state, sizeof(c->state));
+	get_str(r, c->state_text, sizeof(c->state_text));
+	get_str(r, c->detail, sizeof(c->detail));
+	get_str(r, c->timeline, sizeof(c->timeline));
+	get_str(r, c->trace_path, sizeof(c->trace_path));
+	get_str(r, c->shrunk, sizeof(c->shrunk));
+	get_str(r, c->divergence, sizeof(c->divergence));
+}
+
+uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
+{
+	struct buf b = {0};
+	put_u32(&b, UNIT_MAGIC);
+	put_u32(&b, RESULT_FIELDS);
+	put_u32(&b, (uint32_t)u->status);
+	put_u64(&b, u->end);
+	put_u64(&b, u->events);
+	put_u32(&b, u->finished);
+	put_u64(&b, u->fresh_end);
+	put_check_result(&b, &u->res);
+	put_u32(&b, u->npoints);
+	for (uint32_t i = 0; i < u->npoints; i++) {
+		put_u64(&b, u->points[i].event);
+		put_u64(&b, u->points[i].states);
+		put_u64(&b, u->points[i].fresh);
+	}
+	put_u32(&b, u->ncov);
+	for (uint32_t i = 0; i < u->ncov; i++) {
+		put_u64(&b, u->cov[i][0]);
+		put_u64(&b, u->cov[i][1]);
+	}
+	*len = b.len;
+	return b.p;
+}
+
+bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_result *u, char *why,
+			   size_t why_len)
+{
+	struct rd r = {.p = bytes, .len = len};
+	memset(u, 0, sizeof(*u));
+	if (get_u32(&r) != UNIT_MAGIC || get_u32(&r) != RESULT_FIELDS) {
+		snprintf(why, why_len, "not a unit result of this build (magic or field count)");
+		return false;
+	}
+	uint32_t status = get_u32(&r);
+	u->status = (enum pn_unit_status)status;
+	u->end = get_u64(&r);
+	u->events = get_u64(&r);
+	u->finished = get_u32(&r) != 0;
+	u->fresh_end = get_u64(&r);
+	get_check_result(&r, &u->res);
+	u->npoints = get_u32(&r);
+	if (!r.bad && u->npoints > (len - r.at) / 24)
+		r.bad = true;
+	u->points = r.bad ? NULL : calloc(u->npoints + 1, sizeof(*u->points));
+	for (uint32_t i = 0; !r.bad && i < u->npoints; i++)
+		u->points[i] = (struct pn_unit_point){get_u64(&r), get_u64(&r), get_u64(&r)};
+	u->ncov = r.bad ? 0 : get_u32(&r);
+	if (!r.bad && u->ncov > (len - r.at) / 16)
+		r.bad = true;
+	u->cov = r.bad ? NULL : calloc(u->ncov + 1, sizeof(*u->cov));
+	for (uint32_t i = 0; !r.bad && i < u->ncov; i++) {
+		u->cov[i][0] = get_u64(&r);
+		u->cov[i][1] = get_u64(&r);
+	}
+	if (r.bad || r.at != len || status > PN_UNIT_INTERRUPTED) {
+		snprintf(why, why_len, "a unit result of %zu bytes is cut short, has bytes left over "
+			 "or an unknown status (at byte %zu)", len, r.at);
+		pn_unit_result_free(u);
+		return false;
+	}
+	return true;
+}
+
+void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
+{
+	struct buf b = {0};
+	put_u32(&b, u->schedule);
+	put_u32(&b, u->whole);
+	put_u64(&b, u->lo);
+	put_u64(&b, u->hi);
+	put_u64(&b, u->budget);
+	put_u64(&b, u->fresh_base);
+	put_u64(&b, u->fresh_lo);
+	PN_ASSERT(b.len == PN_UNIT_BYTES);
+	memcpy(out, b.p, PN_UNIT_BYTES);
+	free(b.p);
+}
+
+void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
+{
+	struct rd r = {.p = in, .len = PN_UNIT_BYTES};
+	u->schedule = get_u32(&r);
+	u->whole = get_u32(&r) != 0;
+	u->lo = get_u64(&r);
+	u->hi = get_u64(&r);
+	u->budget = get_u64(&r);
+	u->fresh_base = get_u64(&r);
+	u->fresh_lo = get_u64(&r);
+	PN_ASSERT(!r.bad && r.at == PN_UNIT_BYTES);
+}
+
+/* ---- cutting ---- */
+static uint64_t point_cost(const struct pn_unit_point *p)
+{
+	return p->fresh + p->states / 16 + 1;
+}
+
+uint32_t pn_unit_cut(const struct pn_unit_point *pts, uint32_t n, uint64_t start, uint32_t jobs,
+		     uint64_t unit_states, uint64_t *los)
+{
+	uint64_t total = 0, acc = 0;
+	uint32_t k = 0;
+	PN_ASSERT(jobs >= 1 && unit_states >= 1);
+	for (uint32_t i = 0; i < n; i++)
+		total += point_cost(&pts[i]);
+	uint64_t target = PN_MAX(1, PN_MIN(unit_states, total / (4ull * jobs)));
+	los[k++] = start;
+	for (uint32_t i = 0; i < n; i++) {
+		PN_ASSERT(pts[i].event >= start && (i == 0 || pts[i].event > pts[i - 1].event));
+		if (acc >= target) { /* this point begins the next range */
+			los[k++] = pts[i].event;
+			acc = 0;
+		}
+		acc += point_cost(&pts[i]);
+	}
+	return k;
+}
+
+/* ---- the plan ---- */
+enum plan_state { P_READY, P_OUT, P_DONE };
+
+struct plan_unit {
+	struct pn_unit u;
+	enum plan_state state;
+	bool head;
+	uint32_t tries;
+	struct pn_unit_result r;
+};
+
+struct pn_plan {
+	const struct pn_scenario *sc;
+	uint32_t jobs;
+	uint64_t unit_states;
+	struct plan_unit *units; /* in the order made (U1's order: before()) */
+	uint32_t n, cap;
+	bool stopped;            /* a unit is done with a violation, an error or interrupted */
+	uint32_t stop;           /* the first such unit (U1) */
+	bool last_head;          /* the last schedule's head is in units */
+	bool unchained;          /* heads do not wait for each other (no nested crashes) */
+};
+
+static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bool head)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 16;
+		p->units = realloc(p->units, p->cap * sizeof(*p->units));
+		PN_ASSERT(p->units != NULL);
+	}
+	struct plan_unit *pu = &p->units[p->n++];
+	*pu = (struct plan_unit){.u = *u, .state = P_READY, .head = head};
+	return pu;
+}
+
+static void add_head(struct pn_plan *p, uint32_t schedule, uint64_t fresh_base)
+{
+	struct pn_unit u = {.schedule = schedule, .lo = 0, .hi = UINT64_MAX,
+			    .budget = p->unit_states, .fresh_base = fresh_base,
+			    .fresh_lo = fresh_base};
+	add_unit(p, &u, true);
+	p->last_head = schedule + 1 >= p->sc->schedules.runs;
+}
+
+struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_t unit_states,
+			    uint32_t nested_every, bool whole)
+{
+	struct pn_plan *p = calloc(1, sizeof(*p));
+	PN_ASSERT(p != NULL && jobs >= 1 && unit_states >= 1);
+	p->sc = sc;
+	p->jobs = jobs;
+	p->unit_states = unit_states;
+	if (whole || sc->schedules.runs == 0) {
+		struct pn_unit u = {.whole = true, .hi = UINT64_MAX};
+		add_unit(p, &u, true);
+		p->last_head = true;
+	} else if (nested_every && sc->crash.present) {
+		add_head(p, 0, 0); /* the next head when this one is done (U3) */
+	} else {
+		p->unchained = true; /* no count crosses schedules: every head at once */
+		for (uint32_t s = 0; s < sc->schedules.runs; s++)
+			add_head(p, s, 0);
+	}
+	return p;
+}
+
+void pn_plan_free(struct pn_plan *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->n; i++)
+		pn_unit_result_free(&p->units[i].r);
+	free(p->units);
+	free(p);
+}
+
+uint32_t pn_plan_units(const struct pn_plan *p) { return p->n; }
+
+/* U1: unit i comes before unit j in exploration order. */
+static bool before(const struct pn_plan *p, uint32_t i, uint32_t j)
+{
+	const struct pn_unit *a = &p->units[i].u, *b = &p->units[j].u;
+	return a->schedule != b->schedule ? a->schedule < b->schedule : a->lo < b->lo;
+}
+
+/* Whether unit i counts: no unit has stopped, or i is that unit or before it. */
+static bool counted(const struct pn_plan *p, uint32_t i)
+{
+	return !p->stopped || i == p->stop || before(p, i, p->stop);
+}
+
+bool pn_plan_next(struct pn_plan *p, uint32_t *id, struct pn_unit *u)
+{
+	uint32_t pick = p->n;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (p->units[i].state != P_READY || !counted(p, i))
+			continue;
+		/* heads first (each unlocks more units, U3), then unit order */
+		bool head = p->units[i].head, picked = pick < p->n && p->units[pick].head;
+		if (pick == p->n || (head && !picked) || (head == picked && before(p, i, pick)))
+			pick = i;
+	}
+	if (pick >= p->n)
+		return false;
+	p->units[pick].state = P_OUT;
+	p->units[pick].tries++;
+	*id = pick;
+	*u = p->units[pick].u;
+	return true;
+}
+
+/* A head is done: cut the rest of its schedule (U3), and start the next schedule. */
+static void after_head(struct pn_plan *p, uint32_t id)
+{
+	const struct plan_unit head = p->units[id], *h = &head; /* add_unit moves p->units */
+	const struct pn_unit_result *r = &h->r;
+	uint64_t fresh = r->fresh_end;
+	if (!r->finished) {
+		uint64_t *los = calloc(r->npoints + 2, sizeof(*los));
+		PN_ASSERT(los != NULL);
+		uint32_t k = pn_unit_cut(r->points, r->npoints, r->end, p->jobs, p->unit_states, los);
+		uint32_t at = 0;
+		for (uint32_t i = 0; i < k; i++) {
+			struct pn_unit u = {.schedule = h->u.schedule, .lo = los[i],
+					    .hi = i + 1 < k ? los[i + 1] : UINT64_MAX,
+					    .fresh_base = h->u.fresh_base, .fresh_lo = fresh};
+			for (; at < r->npoints && r->points[at].event < u.hi; at++)
+				fresh += r->points[at].fresh;
+			add_unit(p, &u, false);
+		}
+		free(los);
+	}
+	if (!p->last_head && !p->unchained)
+		add_head(p, h->u.schedule + 1, fresh);
+}
+
+void pn_plan_done(struct pn_plan *p, uint32_t id, struct pn_unit_result *r)
+{
+	PN_ASSERT(id < p->n && p->units[id].state == P_OUT);
+	struct plan_unit *pu = &p->units[id];
+	pn_unit_result_free(&pu->r);
+	pu->r = *r;
+	memset(r, 0, sizeof(*r));
+	pu->state = P_DONE;
+	if (pu->r.status != PN_UNIT_DONE) {
+		if (!p->stopped || before(p, id, p->stop))
+			p->stop = id; /* U1: what follows is cancelled */
+		p->stopped = true;
+		return;
+	}
+	if (pu->head && !pu->u.whole && counted(p, id))
+		after_head(p, id);
+}
+
+void pn_plan_failed(struct pn_plan *p, uint32_t id, const char *why)
+{
+	PN_ASSERT(id < p->n && p->units[id].state == P_OUT);
+	struct plan_unit *pu = &p->units[id];
+	if (pu->tries < UNIT_TRIES) {
+		pu->state = P_READY; /* U5: once more */
+		return;
+	}
+	struct pn_unit_result r = {.status = PN_UNIT_ERROR};
+	r.res.error = true;
+	snprintf(r.res.detail, sizeof(r.res.detail),
+		 "the unit of schedule %u, crash points %llu to %s failed %u times: %s",
+		 pu->u.schedule, (unsigned long long)pu->u.lo,
+		 pu->u.hi == UINT64_MAX ? "the end" : "before the next unit", pu->tries, why);
+	pn_plan_done(p, id, &r);
+}
+
+bool pn_plan_cancelled(const struct pn_plan *p, uint32_t id)
+{
+	return id < p->n && !counted(p, id);
+}
+
+bool pn_plan_finished(const struct pn_plan *p)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (p->units[i].state != P_DONE && counted(p, i))
+			return false;
+	return p->stopped || p->last_head;
+}
+
+int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_t (*cov)[2],
+		   size_t ncov)
+{
+	PN_ASSERT(pn_plan_finished(p) && p->n > 0);
+	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
+	uint64_t points = 0, states = 0, recoveries = 0, events = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct pn_unit_result *r = &p->units[i].r;
+		if (!counted(p, i))
+			continue;
+		points += r->res.crash_points;
+		states += r->res.crash_states;
+		recoveries += r->res.recoveries;
+		if (r->finished || (p->stopped && i == p->stop))
+			events += r->events; /* a schedule's total, or where it stopped */
+		for (uint32_t j = 0; cov && j < r->ncov && j < ncov; j++) {
+			cov[j][0] += r->cov[j][0];
+			cov[j][1] += r->cov[j][1];
+		}
+	}
+	memset(res, 0, sizeof(*res));
+	if (last->u.whole || p->stopped)
+		*res = last->r.res; /* the violation or error, and its texts */
+	if (!last->u.whole) {
+		res->crash_points = points;
+		res->crash_states = states;
+		res->recoveries = recoveries;
+		res->events = events;
+		res->seconds = 0;
+	}
+	snprintf(res->name, sizeof(res->name), "%s", p->sc->name);
+	res->expected_violation = p->sc->expect.violation;
+	if (res->interrupted)
+		return 3;
+	if (res->error)
+		return 2;
+	res->ok = res->violation == res->expected_violation && !res->diverged;
+	return res->ok ? 0 : 1;
+}

@@ -1,0 +1,109 @@
+/*
+ * unit.h: work units of the crash-point checker (model layer; docs/checker.md section 12).
+ *
+ * A unit is (scenario, schedule, crash-point range): "explore the crash points lo <= p < hi of
+ * this schedule run". pn_check_unit() explores one and gives its result; the result crosses a
+ * pipe or a network as bytes (pn_unit_result_encode / _decode). A plan (struct pn_plan) cuts
+ * one scenario into units, hands out those that are ready, and merges their results in unit
+ * order into exactly the struct pn_check_result that pn_check_scenario() gives.
+ *
+ * Rules:
+ *   U1 Unit order is (schedule, lo): the order in which pn_check_scenario() explores. Units
+ *      of one schedule are contiguous: [end of the head, lo1), [lo1, lo2), ..., [lok, end of
+ *      the run). The first violation (or error) in unit order is the scenario's; units after
+ *      it are cancelled and their results, counts and coverage never merged.
+ *   U2 Exact deduplication: a unit runs its schedule from event 0; at every crash point
+ *      before lo it enumerates the states' keys without recovering them (a survey), so its
+ *      verdict cache holds exactly the keys pn_check_scenario() has met by lo. A key met
+ *      before lo is recovered again for its WAL end (C1 needs it) but not counted, not
+ *      crashed inside recovery, and its coverage hits are discarded: counts, nested crashes
+ *      (every nested_every-th distinct state, counted over the whole scenario) and coverage
+ *      are those of pn_check_scenario().
+ *   U3 A schedule starts with its head unit, lo = 0: it explores until it has met
+ *      `budget` distinct states, then surveys the rest of the run (every later crash point,
+ *      its states and its distinct states). A small schedule is one head unit. The plan cuts
+ *      the surveyed rest (pn_unit_cut). With crashes inside recovery the next schedule's
+ *      head waits for this one (its count of distinct states before it must be known: U2);
+ *      without, every head is ready at once.
+ *   U4 Coverage hits of a unit are those of the steps producing its events lo .. hi-1 and of
+ *      its explorations; a head's stop at hi (budget) ends them before its survey.
+ *   U5 A unit that fails (its process died, its bytes do not decode) is handed out again,
+ *      once; a second failure is the scenario's error. No partial result is merged.
+ */
+#ifndef PN_UNIT_H
+#define PN_UNIT_H
+
+#include "checker.h"
+
+struct pn_unit {
+	uint32_t schedule;
+	bool whole;           /* the whole scenario, pn_check_scenario() (--twice) */
+	uint64_t lo, hi;      /* crash points explored: lo <= p < hi (hi UINT64_MAX: to the end) */
+	uint64_t budget;      /* head: distinct states met before it surveys the rest (0: no limit) */
+	uint64_t fresh_base;  /* distinct states met by the schedules before this one */
+	uint64_t fresh_lo;    /* distinct states met before lo (the unit checks it reaches this) */
+};
+
+/* A surveyed crash point: its event, its states, the states of it met for the first time. */
+struct pn_unit_point {
+	uint64_t event, states, fresh;
+};
+
+enum pn_unit_status { PN_UNIT_DONE, PN_UNIT_VIOLATION, PN_UNIT_ERROR, PN_UNIT_INTERRUPTED };
+
+struct pn_unit_result {
+	enum pn_unit_status status;
+	struct pn_check_result res; /* the unit's counts; its violation, or error (detail) */
+	uint64_t end;         /* points explored were < end (a head's budget stop), else hi */
+	uint64_t events;      /* events the run had when it stopped (its total when finished) */
+	bool finished;        /* the run ended inside the explored range */
+	uint64_t fresh_end;   /* distinct states met (scenario-wide) before `end` */
+	uint32_t npoints;     /* head past its budget: the surveyed points from end on */
+	struct pn_unit_point *points;
+	uint32_t ncov;        /* coverage hits (true, false) per pn_testcase_all() site (U4) */
+	uint64_t (*cov)[2];
+};
+
+/* Explores one unit of sc. Returns the status; out is filled (pn_unit_result_free it). */
+enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_result *out);
+void pn_unit_result_free(struct pn_unit_result *r);
+
+/* The bytes of a result (malloc'd, *len set; format in unit.c) and back. decode: false with
+ * the reason in why when the bytes are not one whole result of this build. */
+uint8_t *pn_unit_result_encode(const struct pn_unit_result *r, size_t *len);
+bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_result *r, char *why,
+			   size_t why_len);
+#define PN_UNIT_BYTES 48 /* pn_unit_encode's */
+void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES]);
+void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u);
+
+/* Cuts the surveyed points of one schedule into ranges: los[0] = start, then the first event
+ * of each later range (at most n + 1 entries); returns how many ranges. Each range costs
+ * about (its distinct states + its states / 16 + one a point), at most unit_states, and
+ * there are about 4 * jobs of them when the total allows. n = 0: one range. */
+uint32_t pn_unit_cut(const struct pn_unit_point *pts, uint32_t n, uint64_t start, uint32_t jobs,
+		     uint64_t unit_states, uint64_t *los);
+
+/* One scenario's units (U1-U5). nested_every as in pn_check_options (0: heads need not wait
+ * for each other, U3); whole: one unit, pn_check_scenario() (--twice). */
+struct pn_plan;
+struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_t unit_states,
+			    uint32_t nested_every, bool whole);
+void pn_plan_free(struct pn_plan *p);
+/* A ready unit not handed out yet (heads first, then unit order): true with its id. */
+bool pn_plan_next(struct pn_plan *p, uint32_t *id, struct pn_unit *u);
+/* Unit id's result (moved into the plan: r is left empty). */
+void pn_plan_done(struct pn_plan *p, uint32_t id, struct pn_unit_result *r);
+/* Unit id could not give a result (U5): handed out again once, then the scenario's error. */
+void pn_plan_failed(struct pn_plan *p, uint32_t id, const char *why);
+/* Whether a unit handed out is no longer needed (after the first violation: U1). */
+bool pn_plan_cancelled(const struct pn_plan *p, uint32_t id);
+bool pn_plan_finished(const struct pn_plan *p);
+uint32_t pn_plan_units(const struct pn_plan *p);
+/* The merged result, as pn_check_scenario() returns it (0, 1, 2 or 3), seconds left 0;
+ * cov (ncov entries, may be NULL) gets the merged units' coverage hits added. */
+int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_t (*cov)[2],
+		   size_t ncov);
+
+#endif

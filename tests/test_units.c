@@ -1,0 +1,280 @@
+/*
+ * test_units.c: the checker's work units (model/unit.h): cutting, the bytes of a result, and
+ * plans whose units run in this process in scrambled orders and through their bytes, merged
+ * into exactly what pn_check_scenario() gives (counts, events, the violation and its texts,
+ * the coverage hits); a violation in a middle unit; a unit that fails once, and twice.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "load.h"
+#include "unit.h"
+
+static void load(const char *rel, struct pn_scenario *sc)
+{
+	char path[4096], err[PN_ERROR_LEN] = "";
+	ck_assert_msg(getenv("PN_SOURCE_DIR") != NULL, "PN_SOURCE_DIR is not set");
+	snprintf(path, sizeof(path), "%s/%s", getenv("PN_SOURCE_DIR"), rel);
+	ck_assert_msg(pn_scenario_load(path, sc, err, sizeof(err)), "%s", err);
+}
+
+static size_t cov_sites(void)
+{
+	struct pn_testcase_site *const *sites;
+	return pn_testcase_all(&sites);
+}
+
+static void cov_read(uint64_t (*out)[2])
+{
+	struct pn_testcase_site *const *sites;
+	size_t n = pn_testcase_all(&sites);
+	for (size_t i = 0; i < n; i++) {
+		out[i][0] = sites[i]->hits_true;
+		out[i][1] = sites[i]->hits_false;
+		sites[i]->hits_true = sites[i]->hits_false = 0;
+	}
+}
+
+/* A unit through its bytes, as a child process sends it. */
+static void run_unit(const struct pn_scenario *sc, const struct pn_check_options *o,
+		     const struct pn_unit *u, struct pn_unit_result *out)
+{
+	uint8_t ub[PN_UNIT_BYTES];
+	struct pn_unit back;
+	struct pn_unit_result r;
+	char why[256];
+	size_t len;
+	pn_unit_encode(u, ub);
+	pn_unit_decode(ub, &back);
+	ck_assert(back.schedule == u->schedule && back.whole == u->whole && back.lo == u->lo &&
+		  back.hi == u->hi && back.budget == u->budget && back.fresh_base == u->fresh_base &&
+		  back.fresh_lo == u->fresh_lo);
+	pn_check_unit(sc, o, &back, &r);
+	uint8_t *bytes = pn_unit_result_encode(&r, &len);
+	ck_assert_msg(pn_unit_result_decode(bytes, len, out, why, sizeof(why)), "%s", why);
+	/* cut short, or one byte more: refused */
+	struct pn_unit_result bad;
+	ck_assert(!pn_unit_result_decode(bytes, len - 1, &bad, why, sizeof(why)));
+	bytes = realloc(bytes, len + 1);
+	ck_assert(!pn_unit_result_decode(bytes, len + 1, &bad, why, sizeof(why)));
+	free(bytes);
+	ck_assert_uint_eq(out->res.crash_states, r.res.crash_states);
+	ck_assert_str_eq(out->res.timeline, r.res.timeline);
+	pn_unit_result_free(&r);
+}
+
+/*
+ * Runs sc's plan to the end: units taken `hold` at a time and finished newest first (so that
+ * later units finish before earlier ones); fail_first: the first unit handed out fails once.
+ */
+static int run_plan(const struct pn_scenario *sc, uint32_t nested, uint64_t unit_states, int hold,
+		    bool fail_first, struct pn_check_result *res, uint64_t (*cov)[2], uint32_t *units)
+{
+	struct pn_check_options o = {.nested_every = nested};
+	struct pn_plan *p = pn_plan_new(sc, 3, unit_states, nested, false);
+	uint32_t ids[8];
+	struct pn_unit us[8];
+	bool failed = !fail_first;
+	while (!pn_plan_finished(p)) {
+		int k = 0;
+		while (k < hold && pn_plan_next(p, &ids[k], &us[k]))
+			k++;
+		ck_assert_msg(k > 0, "a plan that is not finished has no unit ready");
+		for (int i = k - 1; i >= 0; i--) {
+			if (!failed) {
+				failed = true;
+				pn_plan_failed(p, ids[i], "test: the process died");
+				continue;
+			}
+			if (pn_plan_cancelled(p, ids[i])) {
+				pn_plan_failed(p, ids[i], "cancelled"); /* never merged either way */
+				continue;
+			}
+			struct pn_unit_result r;
+			run_unit(sc, &o, &us[i], &r);
+			pn_plan_done(p, ids[i], &r);
+		}
+	}
+	*units = pn_plan_units(p);
+	int rc = pn_plan_result(p, res, cov, cov_sites());
+	pn_plan_free(p);
+	return rc;
+}
+
+static void same_result(const struct pn_check_result *a, const struct pn_check_result *b)
+{
+	ck_assert_str_eq(a->name, b->name);
+	ck_assert_uint_eq(a->crash_points, b->crash_points);
+	ck_assert_uint_eq(a->crash_states, b->crash_states);
+	ck_assert_uint_eq(a->recoveries, b->recoveries);
+	ck_assert_uint_eq(a->events, b->events);
+	ck_assert_int_eq(a->violation, b->violation);
+	ck_assert_int_eq(a->ok, b->ok);
+	ck_assert_int_eq(a->error, b->error);
+	ck_assert_int_eq(a->kind, b->kind);
+	ck_assert_uint_eq(a->page, b->page);
+	ck_assert_uint_eq(a->schedule, b->schedule);
+	ck_assert_uint_eq(a->crash_point, b->crash_point);
+	ck_assert_int_eq(a->in_recovery, b->in_recovery);
+	ck_assert_uint_eq(a->recovery_point, b->recovery_point);
+	ck_assert_str_eq(a->recovery_state, b->recovery_state);
+	ck_assert_str_eq(a->state, b->state);
+	ck_assert_str_eq(a->state_text, b->state_text);
+	ck_assert_str_eq(a->detail, b->detail);
+	ck_assert_str_eq(a->timeline, b->timeline);
+}
+
+/* The scenario checked whole and as a plan of small units: the same result and coverage. */
+static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int hold,
+		    bool fail_first, uint32_t min_units)
+{
+	struct pn_scenario sc;
+	struct pn_check_result whole, split;
+	struct pn_check_options o = {.nested_every = nested};
+	size_t n = cov_sites();
+	uint64_t (*c1)[2] = calloc(n + 1, sizeof(*c1)), (*c2)[2] = calloc(n + 1, sizeof(*c2));
+	uint32_t units;
+	load(rel, &sc);
+	cov_read(c1); /* zero */
+	int rc1 = pn_check_scenario(&sc, &o, &whole);
+	cov_read(c1);
+	int rc2 = run_plan(&sc, nested, unit_states, hold, fail_first, &split, c2, &units);
+	ck_assert_int_eq(rc1, rc2);
+	same_result(&whole, &split);
+	ck_assert_msg(units >= min_units, "%s: %u units, expected at least %u", rel, units, min_units);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(c1[i][0] == c2[i][0] && c1[i][1] == c2[i][1],
+			      "%s: coverage site %zu: %llu/%llu whole, %llu/%llu in units", rel, i,
+			      (unsigned long long)c1[i][0], (unsigned long long)c1[i][1],
+			      (unsigned long long)c2[i][0], (unsigned long long)c2[i][1]);
+	free(c1);
+	free(c2);
+	pn_scenario_free(&sc);
+}
+
+START_TEST(cut_ranges)
+{
+	uint64_t los[8];
+	/* no points: one range from the start */
+	ck_assert_uint_eq(pn_unit_cut(NULL, 0, 17, 2, 100, los), 1);
+	ck_assert_uint_eq(los[0], 17);
+	struct pn_unit_point pts[5] = {{20, 16, 10}, {21, 16, 10}, {30, 0, 0}, {31, 160, 50}, {40, 16, 10}};
+	/* costs 12, 12, 1, 61, 12 (total 98); unit_states 24 caps each range: a new range once
+	 * one has reached 24 */
+	uint32_t k = pn_unit_cut(pts, 5, 17, 1, 24, los);
+	ck_assert_uint_eq(k, 3);
+	ck_assert_uint_eq(los[0], 17);
+	ck_assert_uint_eq(los[1], 30);
+	ck_assert_uint_eq(los[2], 40);
+	/* 1 job, large unit_states: target 98 / 4 = 24, the same cut */
+	ck_assert_uint_eq(pn_unit_cut(pts, 5, 17, 1, 1000, los), 3);
+	/* 8 jobs: target 98 / 32 = 3: a range of the points 30 (cost 1) and 31 */
+	k = pn_unit_cut(pts, 5, 17, 8, 1000, los);
+	ck_assert_uint_eq(k, 4);
+	ck_assert_uint_eq(los[1], 21);
+	ck_assert_uint_eq(los[2], 30);
+	ck_assert_uint_eq(los[3], 40);
+}
+END_TEST
+
+START_TEST(result_bytes_refused)
+{
+	struct pn_unit_result r = {.status = PN_UNIT_VIOLATION, .end = 9, .events = 12, .finished = true};
+	struct pn_unit_result back;
+	char why[256];
+	size_t len;
+	snprintf(r.res.detail, sizeof(r.res.detail), "page 3 differs");
+	uint8_t *b = pn_unit_result_encode(&r, &len);
+	ck_assert(pn_unit_result_decode(b, len, &back, why, sizeof(why)));
+	ck_assert_str_eq(back.res.detail, "page 3 differs");
+	ck_assert_uint_eq(back.events, 12);
+	pn_unit_result_free(&back);
+	b[0] ^= 1; /* magic */
+	ck_assert(!pn_unit_result_decode(b, len, &back, why, sizeof(why)));
+	ck_assert(strstr(why, "magic") != NULL);
+	b[0] ^= 1;
+	for (size_t cut = 0; cut < len; cut += 7)
+		ck_assert(!pn_unit_result_decode(b, cut, &back, why, sizeof(why)));
+	free(b);
+}
+END_TEST
+
+/* Scenarios checked whole and as plans of small units (compare()'s arguments). */
+static const struct split_case {
+	const char *file;
+	uint32_t nested;
+	uint64_t unit_states;
+	int hold;
+	bool fail_first;
+	uint32_t min_units;
+} split_cases[] = {
+	/* many schedules and points; states met again across points (28310 states, 2543
+	 * distinct) */
+	{"scenarios/protocols/nofpw-random-atomic.yaml", 0, 64, 3, false, 8},
+	/* crashes inside recovery for every 4th distinct state: counted across units and
+	 * schedules */
+	{"scenarios/protocols/pushdown-random.yaml", 4, 256, 2, false, 6},
+	/* a violation at crash point 55 of 112 events, in a middle unit: the units after it are
+	 * cancelled or dropped, the counts stop where --jobs 1 stops */
+	{"scenarios/mutants/no-delay-chkpt.yaml", 64, 8, 4, false, 4},
+	{"scenarios/mutants/pushdown-horizon-early.yaml", 0, 8, 4, false, 4},
+	/* a violation in schedule 3 of 4; the first unit fails once and is run again (U5) */
+	{"scenarios/mutants/pushdown-ingest-unflushed.yaml", 64, 128, 3, true, 4},
+};
+
+START_TEST(split_matches_whole)
+{
+	const struct split_case *k = &split_cases[_i];
+	compare(k->file, k->nested, k->unit_states, k->hold, k->fail_first, k->min_units);
+}
+END_TEST
+
+/* A unit that fails twice: the scenario's error, not a partial result. */
+START_TEST(unit_failing_twice_is_an_error)
+{
+	struct pn_scenario sc;
+	struct pn_check_result res;
+	uint32_t id;
+	struct pn_unit u;
+	load("scenarios/mutants/no-delay-chkpt-control.yaml", &sc);
+	struct pn_plan *p = pn_plan_new(&sc, 2, 8, 0, false);
+	for (int i = 0; i < 2; i++) {
+		ck_assert(pn_plan_next(p, &id, &u));
+		ck_assert_uint_eq(id, 0);
+		pn_plan_failed(p, id, "killed by signal 9");
+	}
+	ck_assert(pn_plan_finished(p));
+	ck_assert_int_eq(pn_plan_result(p, &res, NULL, 0), 2);
+	ck_assert(res.error);
+	ck_assert_msg(strstr(res.detail, "failed 2 times: killed by signal 9") != NULL, "%s", res.detail);
+	ck_assert_uint_eq(res.crash_states, 0);
+	pn_plan_free(p);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+static Suite *units_suite(void)
+{
+	Suite *s = suite_create("units");
+	TCase *tc = tcase_create("units");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, cut_ranges);
+	tcase_add_test(tc, result_bytes_refused);
+	tcase_add_loop_test(tc, split_matches_whole, 0,
+			    (int)(sizeof(split_cases) / sizeof(split_cases[0])));
+	tcase_add_test(tc, unit_failing_twice_is_an_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(units_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
