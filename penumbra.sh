@@ -2,10 +2,13 @@
 # The two commands of the README's quick start:
 #   ./penumbra.sh        installs what is missing, builds (Release), checks every scenario
 #                        in scenarios/ and prints the summary
-#   ./penumbra.sh test   installs what is missing, builds (Debug), runs the whole test suite
-#   ./penumbra.sh asan   the whole test suite again under AddressSanitizer + UBSan
+#   ./penumbra.sh test   installs what is missing, builds (Debug), runs the test suite but
+#                        the tests labelled slow (what CI runs, with asan)
+#   ./penumbra.sh slow   the tests labelled slow (minutes each: a real-disk TPC-C, --jobs
+#                        against --jobs 1 over scenarios/protocols and scenarios/mutants)
+#   ./penumbra.sh asan   the test suite again under AddressSanitizer + UBSan (slow ones left out)
 #   ./penumbra.sh fuzz   builds the libFuzzer harnesses (clang, fuzz/) and runs their CTest:
-#                        each replays its corpus, then fuzzes for 30 s (`test` runs it too)
+#                        each replays its corpus, then fuzzes 200,000 inputs (`test` runs it too)
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
@@ -23,6 +26,11 @@ test)
 	ctest --preset debug -j"$jobs"
 	./penumbra.sh fuzz
 	;;
+slow)
+	cmake --preset debug >/dev/null
+	cmake --build --preset debug -j"$jobs"
+	ctest --preset slow -j"$jobs"
+	;;
 fuzz)
 	cmake --preset fuzz >/dev/null
 	cmake --build --preset fuzz -j"$jobs"
@@ -34,7 +42,7 @@ asan)
 	ctest --preset asan -j"$jobs"
 	;;
 *)
-	echo "usage: ./penumbra.sh [check|test|asan|fuzz]" >&2
+	echo "usage: ./penumbra.sh [check|test|slow|asan|fuzz]" >&2
 	exit 2
 	;;
 esac
