@@ -39,36 +39,28 @@ static uint32_t op_page(const struct pn_engine *e, const struct pn_step *op)
 	return op->page;
 }
 
-/* The image / shift decision for the op against redo pointer `redo`. */
+/* The image / shift decision for the op against redo pointer `redo` (the protocol's). */
 static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	bool slru = pn_store_is_slru(&e->store, pg);
 	bool before_redo = pn_page_lsn(page) <= redo;
-	enum pn_mode mode = sc->protocol.mode;
-	uint32_t mut = sc->protocol.mutations;
+	enum pn_block_use use = PN_USE_CHANGE;
+	if (pn_store_is_slru(&e->store, pg)) {
+		use = PN_USE_SLRU;
+		before_redo = before_redo && sc->protocol.slru_headers;
+	} else if (p->op.op == PN_OP_HINT) {
+		use = PN_USE_HINT;
+		before_redo = before_redo && hint_logged(e);
+	} else if (p->op.op == PN_OP_DEDUP) {
+		use = PN_USE_DEDUP;
+	}
+	unsigned protect = e->proto->decide(e, use, before_redo);
+	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
-	p->decided_image = p->decided_shift = false;
-	if (slru) {
-		p->decided_image = sc->protocol.slru_headers && before_redo && mode != PN_MODE_NOFPW &&
-				   mode != PN_MODE_PUSHDOWN && !(mut & PN_MUT_SLRU_HEADER_UNPROTECTED);
-		return;
-	}
-	if (p->op.op == PN_OP_HINT) {
-		bool fpi = hint_logged(e) && before_redo && !(mut & PN_MUT_HINT_NO_FPI) &&
-			   (mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
-		p->decided_image = fpi && !pn_umbra_hint_delta(e); /* l4: HINT_DELTA, no image */
-		p->decided_shift = fpi && mode == PN_MODE_UMBRA && pn_umbra_hint_shifts(e);
-		return;
-	}
-	if (p->op.op == PN_OP_DEDUP && (mut & PN_MUT_DEDUP_NO_IMAGE))
-		return; /* REGBUF_NO_IMAGE: neither image nor shift */
-	if (mode == PN_MODE_FPW)
-		p->decided_image = before_redo && !(mut & PN_MUT_FPW_OFF);
-	else if (mode == PN_MODE_UMBRA)
-		p->decided_shift = before_redo;
+	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
+	p->decided_shift = (protect & PN_PROTECT_SHIFT) != 0;
 }
 
 static uint32_t change_bytes(const struct pn_engine *e, enum pn_op op, uint32_t nitems)
@@ -138,17 +130,6 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	}
 }
 
-void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
-{
-	pn_store_set_slot(&e->store, page, target);
-	e->m.shifts++;
-	/* R4: a page changed after the completed checkpoint's redo is off its baseline. */
-	if (target == e->store.base_done[page])
-		pn_engine_violation(e, PN_VIOL_MAPPING, page,
-				    "page %u shifted onto slot %u, its recovery baseline (R4)",
-				    page, target);
-}
-
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
 static void do_change(struct pn_engine *e, struct pn_proc *p)
 {
@@ -169,7 +150,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	p->item = nitems ? (uint32_t)(e->svc.env.random(e->svc.env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
-	if (p->op.op == PN_OP_HINT && !unlogged_hint && pn_umbra_hint_delta(e))
+	if (p->op.op == PN_OP_HINT && !unlogged_hint && e->proto->hint_delta)
 		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size, page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
@@ -203,8 +184,9 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
-		if (pn_umbra_policy(e))
-			pn_umbra_assemble(e, p, b, page);
+		if (e->proto->assemble)
+			e->proto->assemble(e, p->frame, b, page,
+					   b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
 	f->dirty = true;
 	f->dirty_hint_only = false;
@@ -214,12 +196,12 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
-	if (p->decided_shift && pn_umbra_policy(e)) {
+	if (p->decided_shift && e->proto->publish) {
 		p->delay_chkpt = true; /* published in its own step (PUBLISH) */
 		p->pub_target = target;
 		p->pub_lsn = end;
 	} else if (p->decided_shift) {
-		pn_backend_publish_shift(e, pg, target);
+		e->proto->shifted(e, p->frame, target, end);
 	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
@@ -243,7 +225,6 @@ static bool change_block_init(const struct pn_engine *e, const struct pn_change 
  * initializes (REGBUF_WILL_INIT) takes no image, but in umbra it still leaves its baseline. */
 static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
-	const struct pn_scenario *sc = e->sc;
 	struct pn_change *c = &p->chg;
 	p->decided_redo = redo;
 	p->chg_image = p->chg_shift = p->chg_init = 0;
@@ -252,11 +233,10 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		if (sc->protocol.mode == PN_MODE_FPW)
-			p->chg_image |= (uint8_t)((before_redo && !init &&
-						   !(sc->protocol.mutations & PN_MUT_FPW_OFF)) << i);
-		else if (sc->protocol.mode == PN_MODE_UMBRA)
-			p->chg_shift |= (uint8_t)(before_redo << i);
+		unsigned protect = e->proto->decide(e, init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
+						    before_redo);
+		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
+		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
 	}
 }
 
@@ -652,7 +632,7 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	if (recheck)
 		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
-	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
+	if (e->proto->publish && (p->delay_chkpt || p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
 		p->state = p->hold ? PN_B_HELD : PN_B_PUBLISH;
 		if (p->hold)
@@ -682,6 +662,18 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		pn_wake(e, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
 		finish_op(e, p);
+}
+
+/* A HELD backend: true when its release step is the script's next (it is taken). */
+static bool take_release(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_step st;
+	PN_ASSERT(p->state == PN_B_HELD);
+	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+		return false;
+	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
+	p->op = st;
+	return true;
 }
 
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
@@ -718,8 +710,9 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		bool begun = e->ckpt_seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
 				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
-				  : begun && pn_umbra_ckpt_reached(e, p->ckpt_wait_seq,
-								   p->op.op == PN_OP_CHECKPOINT_RESUME);
+				  : begun && (!e->proto->script_reached ||
+					      e->proto->script_reached(e, p->ckpt_wait_seq,
+								       p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
@@ -728,11 +721,12 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
 	case PN_B_HELD:
-		if (!pn_umbra_take_release(e, p))
+		if (!take_release(e, p))
 			break; /* woken when its release is the script's next step */
 		/* fall through */
 	case PN_B_PUBLISH:
-		pn_umbra_publish(e, p);
+		PN_ASSERT(e->proto->publish != NULL);
+		e->proto->publish(e, p);
 		e->frames[p->frame].locked = false;
 		pn_buf_unpin(e, p->frame);
 		finish_op(e, p);
