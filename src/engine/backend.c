@@ -474,7 +474,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 		acknowledge(e, p, p->wait_lsn);
 		return;
 	}
-	p->state = PN_B_COMMIT_WAIT;
+	pn_backend_set_state(p, PN_B_COMMIT_WAIT);
 }
 
 static void abort_txn(struct pn_engine *e, struct pn_proc *p)
@@ -498,12 +498,36 @@ static bool needs_page(enum pn_op op)
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
 
+/* legal[from][to]: procs.h's diagram; the startup process (recovery.c) goes DONE --> NEXT
+ * --> WAIT_CKPT --> DONE, the backends NEXT --> DONE when recovery begins. */
+static const bool legal[PN_B_COUNT][PN_B_COUNT] = {
+	[PN_B_NEXT] = {[PN_B_NEXT] = true, [PN_B_PIN] = true, [PN_B_COMMIT_WAIT] = true,
+		       [PN_B_WAIT_CKPT] = true, [PN_B_EVICT_WAIT] = true, [PN_B_DONE] = true},
+	[PN_B_PIN] = {[PN_B_DECIDE] = true},
+	[PN_B_DECIDE] = {[PN_B_INSERT] = true},
+	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PUBLISH] = true, [PN_B_HELD] = true},
+	[PN_B_PUBLISH] = {[PN_B_NEXT] = true},
+	[PN_B_HELD] = {[PN_B_NEXT] = true},
+	[PN_B_COMMIT_WAIT] = {[PN_B_NEXT] = true},
+	[PN_B_WAIT_CKPT] = {[PN_B_NEXT] = true, [PN_B_DONE] = true},
+	[PN_B_EVICT_WAIT] = {[PN_B_NEXT] = true},
+	[PN_B_DONE] = {[PN_B_NEXT] = true},
+};
+
+void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to)
+{
+	PN_ASSERT(p->state < PN_B_COUNT);
+	PN_ASSERT(to < PN_B_COUNT);
+	PN_ASSERT(legal[p->state][to]);
+	p->state = to;
+}
+
 /* NEXT: take the next operation and start it. */
 static void start_op(struct pn_engine *e, struct pn_proc *p)
 {
 	enum pn_client_next n = pn_client_next(e, p, &p->op);
 	if (n == PN_CLIENT_DONE) {
-		p->state = PN_B_DONE;
+		pn_backend_set_state(p, PN_B_DONE);
 		return;
 	}
 	if (n == PN_CLIENT_WAIT)
@@ -514,7 +538,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	if (needs_page(p->op.op)) {
 		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
-		p->state = PN_B_PIN;
+		pn_backend_set_state(p, PN_B_PIN);
 		pn_wake(e, p->id, STEP_NS);
 		return;
 	}
@@ -539,16 +563,16 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
 		p->ckpt_wait_seq = e->ckpt_seq_begun + 1;
 		pn_ckpt_request(e, PN_CKPT_REQUEST, true);
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_CHECKPOINT_END:
 		p->op.op = PN_OP_CHECKPOINT; /* wait for completion below */
 		p->ckpt_wait_seq = e->ckpt_seq_begun;
 		pn_ckpt_release_pause(e);
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_EVICT:
-		p->state = PN_B_EVICT_WAIT;
+		pn_backend_set_state(p, PN_B_EVICT_WAIT);
 		break;
 	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
 		finish_op(e, p);
@@ -556,7 +580,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	case PN_OP_CHECKPOINT_RESUME:
 		pn_ckpt_release_pause(e);
 		p->ckpt_wait_seq = e->ckpt_seq_begun;
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	default:
 		PN_ASSERT(!"unknown op");
@@ -575,7 +599,7 @@ static void step_done(struct pn_engine *e, struct pn_proc *p)
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p)
 {
-	p->state = PN_B_NEXT;
+	pn_backend_set_state(p, PN_B_NEXT);
 	step_done(e, p);
 	pn_wake(e, p->id, STEP_NS);
 }
@@ -612,7 +636,7 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		e->frames[p->frame].locked = true;
 		decide(e, p, pn_wal_redo(&e->wal));
 	}
-	p->state = PN_B_INSERT;
+	pn_backend_set_state(p, PN_B_INSERT);
 	pn_wake(e, p->id, STEP_NS);
 }
 
@@ -634,7 +658,7 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	do_change(e, p);
 	if (e->proto->publish && (p->delay_chkpt || p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
-		p->state = p->hold ? PN_B_HELD : PN_B_PUBLISH;
+		pn_backend_set_state(p, p->hold ? PN_B_HELD : PN_B_PUBLISH);
 		if (p->hold)
 			step_done(e, p);
 		else
@@ -684,7 +708,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		if (p->op.op == PN_OP_CHANGE) {
 			if (!pin_change(e, p))
 				return; /* woken when the read (or a victim's write) completes */
-			p->state = PN_B_DECIDE;
+			pn_backend_set_state(p, PN_B_DECIDE);
 			step_decide(e, p);
 			break;
 		}
@@ -694,7 +718,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
-		p->state = PN_B_DECIDE;
+		pn_backend_set_state(p, PN_B_DECIDE);
 		step_decide(e, p);
 		break;
 	}

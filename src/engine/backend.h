@@ -11,5 +11,8 @@ struct pn_engine;
 
 /* One step of backend p (its state, procs.h's enum pn_bstate). */
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
+/* The one writer of a backend's (and the startup process's) state after init: asserts the
+ * edge (procs.h's diagram; legal[][] in backend.c). */
+void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to);
 
 #endif

@@ -40,20 +40,25 @@ enum pn_proc_kind { PN_PROC_BACKEND, PN_PROC_CHECKPOINTER, PN_PROC_BGWRITER, PN_
 		    PN_PROC_STARTUP, PN_PROC_PAGESERVER };
 
 /*
- * A backend's steps for one operation (backend.c):
+ * A backend's steps for one operation (backend.c; every edge asserted by
+ * pn_backend_set_state):
  *
  *   NEXT --next op--> PIN --frame ready--> DECIDE --yield--> INSERT --> NEXT
  *                      |  (miss: victim write-out, WAL flush first; read)
- *   NEXT --commit--> COMMIT_INSERT --> COMMIT_WAIT --flushed--> NEXT (acknowledged)
+ *   NEXT --commit (record inserted)--> COMMIT_WAIT --flushed--> NEXT (acknowledged)
  *   NEXT --checkpoint, evict--> WAIT_CKPT / EVICT_WAIT --> NEXT
+ *   NEXT --a read-only commit, an abort, a release--> NEXT;  NEXT --workload done--> DONE
+ *   INSERT --> PUBLISH / HELD --> NEXT (below)
+ * The startup process (recovery.c) uses three of them: DONE --recovery begins--> NEXT
+ * (replay) --end of WAL--> WAIT_CKPT --end-of-recovery checkpoint--> DONE.
  */
 enum pn_bstate {
 	PN_B_NEXT, PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_COMMIT_WAIT, PN_B_WAIT_CKPT,
 	PN_B_EVICT_WAIT, PN_B_DONE,
-	/* Umbra l3/l4 (protocol/umbra_map.c, its publish hook): INSERT --> PUBLISH (a separate step: the window
-	 * between the shift's WAL and its selector publication, under DELAY_CHKPT_START);
-	 * a script update_hold stays in HELD there until its release step. */
-	PN_B_PUBLISH, PN_B_HELD
+	/* Umbra l3/l4 (protocol/umbra_map.c, its publish hook): INSERT --> PUBLISH (a separate
+	 * step: the window between the shift's WAL and its selector publication, under
+	 * DELAY_CHKPT_START); a script update_hold stays in HELD there until its release. */
+	PN_B_PUBLISH, PN_B_HELD, PN_B_COUNT
 };
 
 struct pn_proc {

@@ -71,7 +71,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	struct pn_control c;
 	e->recovering = true;
 	for (uint32_t i = 0; i < e->nbackends; i++)
-		e->procs[i].state = PN_B_DONE;
+		pn_backend_set_state(&e->procs[i], PN_B_DONE);
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
@@ -96,7 +96,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 		return false;
 	}
 	struct pn_proc *p = &e->procs[e->proc_startup];
-	p->state = PN_B_NEXT;
+	pn_backend_set_state(p, PN_B_NEXT);
 	pn_wake(e, e->proc_startup, 0);
 	return true;
 }
@@ -155,7 +155,7 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 	e->next_xid++;
 	e->eor_seq = e->ckpt_seq_begun + 1;
 	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
-	p->state = PN_B_WAIT_CKPT;
+	pn_backend_set_state(p, PN_B_WAIT_CKPT);
 }
 
 void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
@@ -163,7 +163,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	if (p->state == PN_B_WAIT_CKPT) {
 		if (e->ckpt_seq_done >= e->eor_seq) {
 			e->recovering = false;
-			p->state = PN_B_DONE;
+			pn_backend_set_state(p, PN_B_DONE);
 		}
 		return;
 	}
