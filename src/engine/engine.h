@@ -132,6 +132,7 @@ struct pn_engine {
 	struct pn_metrics m;
 	bool recovering;
 	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
+	uint32_t check_calls;      /* pn_engine_check() calls since the modules' checks ran */
 	/* the workload (client.h): its row and its state */
 	const struct pn_client_ops *client;
 	void *client_state;
@@ -152,8 +153,8 @@ void pn_engine_start(struct pn_engine *e);   /* schedule every process */
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);
-/* Field relationships, asserted; O(1) a call: global ones each time, frames and pages in
- * rotation. */
+/* Field relationships, asserted; O(1) a call: frames in rotation each time, the modules'
+ * checks (pn_wal_check, pn_svc_check, pn_store_check, the protocol's) every 8th call. */
 void pn_engine_check(struct pn_engine *e);
 /* pn_svc_violation() on e->svc. */
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,

@@ -510,8 +510,9 @@ static void assemble(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b
 
 static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
 {
-	PN_ASSERT(c->redo > 0);
-	return pn_umbra_read_map(e);
+	PN_ASSERT(c != NULL);
+	PN_ASSERT(e->proto_state != NULL);
+	return pn_umbra_read_map(e); /* the MAP pages name every page's slot; no area to pick */
 }
 
 static void redo_shifted(struct pn_engine *e, uint32_t page)
