@@ -4,8 +4,9 @@
  * for every kind of block, against the table the engine's own decide() and
  * pn_client_protect() computed before the decision moved into the rows (so a row that
  * decides otherwise changes the WAL), with and without the four mutants the rows own; the
- * files each row sizes; and the checkpoint run's state machine (pn_ckpt_set_state) that the
- * rows' steps enter and leave.
+ * files each row sizes; the checkpoint run's state machine (pn_ckpt_set_state) that the
+ * rows' steps enter and leave; and the checks of the runs and the backends (pn_ckpt_check,
+ * pn_backend_check) that pn_engine_check runs.
  */
 #include "engine.h"
 #include "load.h"
@@ -175,6 +176,52 @@ START_TEST(test_file_sizes)
 }
 END_TEST
 
+/* The checks pn_engine_check runs hold on a fresh engine and on the states the engine makes;
+ * each of the two below breaks one of them. */
+START_TEST(test_checks_hold)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "fpw");
+	pn_ckpt_check(e);
+	pn_backend_check(e);
+	e->ckpt_seq_begun = 1;
+	e->runs[0].state = PN_C_WRITING; /* run 1 in progress */
+	e->runs[0].seq = 1;
+	e->procs[0].state = PN_B_INSERT; /* an update with its page pinned and locked */
+	e->procs[0].op.op = PN_OP_UPDATE;
+	e->procs[0].frame = 3;
+	e->frames[3].pins = 1;
+	e->frames[3].locked = true;
+	pn_ckpt_check(e);
+	pn_backend_check(e);
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* A run in progress that was never begun (its seq beyond ckpt_seq_begun). */
+START_TEST(test_ckpt_check_unbegun_run)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "fpw");
+	e->runs[1].state = PN_C_RECORD;
+	e->runs[1].seq = 1;
+	pn_ckpt_check(e);
+}
+END_TEST
+
+/* A backend inserting a change into a page it does not hold. */
+START_TEST(test_backend_check_unpinned)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "umbra");
+	e->procs[0].state = PN_B_INSERT;
+	e->procs[0].op.op = PN_OP_HINT;
+	e->procs[0].frame = 2;
+	pn_backend_check(e);
+}
+END_TEST
+
 /* A run through every state the rows' steps use: the sub-state starts at 0 on entry. */
 START_TEST(test_ckpt_edges)
 {
@@ -223,6 +270,9 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
 	tcase_add_test(tc, test_ckpt_edges);
+	tcase_add_test(tc, test_checks_hold);
+	tcase_add_test_raise_signal(tc, test_ckpt_check_unbegun_run, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_backend_check_unpinned, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_ckpt_illegal_edge, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_ckpt_no_protocol_step_after_record, SIGABRT);
 	suite_add_tcase(s, tc);

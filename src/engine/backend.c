@@ -758,3 +758,21 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	default: break;
 	}
 }
+
+void pn_backend_check(const struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++) {
+		const struct pn_proc *p = &e->procs[i];
+		PN_ASSERT(p->kind == PN_PROC_BACKEND);
+		PN_ASSERT(p->state < PN_B_COUNT);
+		bool holds = p->state == PN_B_DECIDE || p->state == PN_B_INSERT ||
+			     p->state == PN_B_PUBLISH || p->state == PN_B_HELD;
+		if (!holds || p->op.op == PN_OP_CHANGE)
+			continue;
+		/* from the pin to the end of the op its page stays pinned (and, after DECIDE
+		 * took the content lock, locked) */
+		PN_ASSERT(p->frame < e->nframes);
+		PN_ASSERT(e->frames[p->frame].pins > 0);
+		PN_ASSERT(p->state == PN_B_DECIDE || e->frames[p->frame].locked);
+	}
+}

@@ -14,5 +14,8 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p);
 /* The one writer of a backend's (and the startup process's) state after init: asserts the
  * edge (procs.h's diagram; legal[][] in backend.c). */
 void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to);
+/* Field relationships of the backends, asserted (pn_engine_check): a backend between its
+ * DECIDE and the end of its op holds its page pinned, and locked after DECIDE. */
+void pn_backend_check(const struct pn_engine *e);
 
 #endif

@@ -448,3 +448,25 @@ void pn_ckpt_step(struct pn_engine *e)
 	if (delay != UINT64_MAX)
 		pn_wake(e, e->proc_ckpt, delay);
 }
+
+void pn_ckpt_check(const struct pn_engine *e)
+{
+	uint32_t active = 0;
+	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		PN_ASSERT(run->state < PN_C_COUNT);
+		if (run->state == PN_C_IDLE) {
+			PN_ASSERT(!run->io_pending);
+			continue;
+		}
+		active++;
+		/* a run in progress was begun and has not completed (R5: in order) */
+		PN_ASSERT(run->seq > e->ckpt_seq_done);
+		PN_ASSERT(run->seq <= e->ckpt_seq_begun);
+		PN_ASSERT(run->scan <= e->nframes);
+		for (int o = 0; o < r; o++)
+			PN_ASSERT(e->runs[o].state == PN_C_IDLE || e->runs[o].seq != run->seq);
+	}
+	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
+}

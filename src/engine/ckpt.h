@@ -87,6 +87,10 @@ uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page);
 bool pn_ckpt_active(const struct pn_engine *e);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);
+/* Field relationships of the runs, asserted (pn_engine_check): each state in range, a run
+ * in progress numbered between the last completed and the last begun, no two alike, at most
+ * one unless checkpoint.overlap. */
+void pn_ckpt_check(const struct pn_engine *e);
 /* The one writer of run->state: asserts the edge (the diagram above); entering a protocol
  * state starts its sub-state at 0. */
 void pn_ckpt_set_state(struct pn_ckpt_run *run, enum pn_cstate to);

@@ -331,7 +331,7 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 
 void pn_engine_check(struct pn_engine *e)
 {
-	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
+	PN_ASSERT(e->nbackends < e->nprocs);
 	/* The modules' own checks (pure assertions) every CHECK_EVERY calls: a broken field
 	 * relationship stops the run within CHECK_EVERY events, at a fraction of the per-event
 	 * cost (docs/ARCHITECTURE.md section 5). */
@@ -342,11 +342,9 @@ void pn_engine_check(struct pn_engine *e)
 		if (e->proto->check)
 			e->proto->check(e);
 		pn_store_check(&e->store);
+		pn_ckpt_check(e);
+		pn_backend_check(e);
 	}
-	uint32_t active = 0;
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		active += e->runs[r].state != PN_C_IDLE;
-	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
 	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
 	 * event a violation is found at is part of the result): every event stays O(1), and
 	 * every frame is checked at least every nframes / CHECK_SLICE events (all of them, for
