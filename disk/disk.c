@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE /* O_DIRECT, statx */
 #include "disk.h"
+#include "protocols.h"
 #include "workload.h"
 
 #include <dirent.h>
@@ -631,7 +632,8 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 	};
 	d->t0_ns = mono_ns();
 	d->e = pn_engine_new(); /* pn_disk_close deletes it, whatever happens below */
-	if (!pn_engine_init(d->e, &d->sc, &env, fresh, pn_workload_of(&d->sc))) {
+	if (!pn_engine_init(d->e, &d->sc, &env, fresh, pn_workload_of(&d->sc),
+			    pn_protocol_of(&d->sc))) {
 		snprintf(d->error, sizeof(d->error), "%s", pn_engine_error(d->e));
 		return false;
 	}

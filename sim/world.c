@@ -10,6 +10,7 @@
  * 10-40 us; fsync 200-1500 us. With aio.reorder off, completions keep dispatch order.
  */
 #include "world.h"
+#include "protocols.h"
 #include "workload.h"
 
 #include <stdlib.h>
@@ -416,7 +417,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.wal_segment = env_wal_segment,
 	};
 	w->e = pn_engine_new();
-	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc))) {
+	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
 		pn_engine_delete(w->e); /* the caller frees w alone */
 		w->e = NULL;

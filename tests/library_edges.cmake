@@ -24,6 +24,9 @@ endforeach()
 refuse("pn_engine's links" "${ENGINE_LINKS}" "YAML")
 refuse("pn_engine's links" "${ENGINE_LINKS}" "XXHASH")
 refuse("pn_engine's include path" "${ENGINE_INCLUDES}" "src/scenario")
+# the protocols are above the engine: it reaches them only through the rows it is given
+refuse("pn_engine's include path" "${ENGINE_INCLUDES}" "src/protocol")
+refuse("pn_engine's links" "${ENGINE_LINKS}" "pn_protocol")
 # struct pn_engine is complete inside the library only (engine.h): the definition that
 # completes it is PRIVATE, so a field read in sim/, disk/, model/ or cli/ does not compile.
 require("pn_engine's definitions" "${ENGINE_DEFS}" "PN_ENGINE_INTERNAL")

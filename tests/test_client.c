@@ -18,6 +18,7 @@
  */
 #include "engine.h"
 #include "load.h"
+#include "protocols.h"
 #include "workload.h"
 
 #include <check.h>
@@ -75,7 +76,7 @@ static void engine_up(struct pn_engine *e, const struct pn_scenario *sc, struct 
 {
 	struct pn_env env = {.ctx = s, .submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule,
 			     .random = stub_random};
-	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc)), "%s", e->svc.error);
+	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)), "%s", e->svc.error);
 	ck_assert_ptr_eq(e->client, pn_workload_of(sc));
 	ck_assert_ptr_nonnull(e->client_state);
 }

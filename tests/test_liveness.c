@@ -14,7 +14,7 @@
  * checkpointer's record) was still to be ingested (src/protocol/pushdown.c, pn_ps_rearm); the class is
  * a process that sleeps on a condition another one changes. Each run must finish (status 0)
  * with every transaction committed: no stall, no violation unless the scenario expects a
- * counterexample, no refusal except l3/l4's of what they do not model (pn_umbra_unsupported).
+ * counterexample, no refusal except l3/l4's of what they do not model (umbra_map.c's unsupported hook).
  *
  * growth: bench and crashtest size a workload for the acknowledged-commit log and then run
  * without end; pgbench aborted within 2 s on `t->append_at < t->append_pages` once

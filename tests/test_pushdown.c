@@ -14,6 +14,7 @@
 #include "checker.h"
 #include "engine.h"
 #include "load.h"
+#include "pushdown.h"
 #include "world.h"
 
 #include <check.h>

@@ -7,7 +7,7 @@
  *             block, and compares the result (applied or refused, and the CRC-32C of the
  *             pages after) with the values captured from the apply functions as they were
  *             before the redo table (page.c's switch, wl_vacuum.c's, wl_btree.c's and
- *             umbra_policy.c's apply functions); so moving them changes no byte;
+ *             the Umbra policy file's apply functions); so moving them changes no byte;
  *   meaning   a few fields per kind read back directly (t_xmax, pd_prune_xid, the SLRU bit,
  *             line pointers), so that a captured value is also a right one;
  *   ids       rmid/info of every kind round-trip through the lookup, unknown pairs miss,

@@ -34,7 +34,9 @@ static void open_store(enum pn_mode mode, uint32_t generations, enum pn_layout l
 	sc.protocol.layout = layout;
 	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule};
 	ck_assert(pn_svc_init(&svc, &env, 4, PS, 1));
-	ck_assert(pn_store_init(&st, &sc, &svc, HEAP, PAGES, generations));
+	unsigned flags = mode == PN_MODE_UMBRA ? PN_STORE_SLOTTED
+			 : mode == PN_MODE_DOUBLEWRITE ? PN_STORE_DOUBLEWRITE : 0;
+	ck_assert(pn_store_init(&st, &sc, &svc, HEAP, PAGES, generations, flags));
 }
 
 static void teardown(void)

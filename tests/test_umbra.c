@@ -1,5 +1,5 @@
 /*
- * test_umbra.c: Check suite for Umbra's l3 and l4 policies (src/protocol/umbra_policy.c; label unit).
+ * test_umbra.c: Check suite for Umbra's l3 and l4 policies (src/protocol/umbra_map.c; label unit).
  * Every test asserts numbers the engine or the checker produced:
  *
  *   WAL         l4 costs exactly nofpw plus the 2-byte shift header per shift; l3 pays an

@@ -39,36 +39,28 @@ static uint32_t op_page(const struct pn_engine *e, const struct pn_step *op)
 	return op->page;
 }
 
-/* The image / shift decision for the op against redo pointer `redo`. */
+/* The image / shift decision for the op against redo pointer `redo` (the protocol's). */
 static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
 	const struct pn_scenario *sc = e->sc;
 	uint8_t *page = pn_frame_page(e, p->frame);
 	uint32_t pg = op_page(e, &p->op);
-	bool slru = pn_store_is_slru(&e->store, pg);
 	bool before_redo = pn_page_lsn(page) <= redo;
-	enum pn_mode mode = sc->protocol.mode;
-	uint32_t mut = sc->protocol.mutations;
+	enum pn_block_use use = PN_USE_CHANGE;
+	if (pn_store_is_slru(&e->store, pg)) {
+		use = PN_USE_SLRU;
+		before_redo = before_redo && sc->protocol.slru_headers;
+	} else if (p->op.op == PN_OP_HINT) {
+		use = PN_USE_HINT;
+		before_redo = before_redo && hint_logged(e);
+	} else if (p->op.op == PN_OP_DEDUP) {
+		use = PN_USE_DEDUP;
+	}
+	unsigned protect = e->proto->decide(e, use, before_redo);
+	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
-	p->decided_image = p->decided_shift = false;
-	if (slru) {
-		p->decided_image = sc->protocol.slru_headers && before_redo && mode != PN_MODE_NOFPW &&
-				   mode != PN_MODE_PUSHDOWN && !(mut & PN_MUT_SLRU_HEADER_UNPROTECTED);
-		return;
-	}
-	if (p->op.op == PN_OP_HINT) {
-		bool fpi = hint_logged(e) && before_redo && !(mut & PN_MUT_HINT_NO_FPI) &&
-			   (mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
-		p->decided_image = fpi && !pn_umbra_hint_delta(e); /* l4: HINT_DELTA, no image */
-		p->decided_shift = fpi && mode == PN_MODE_UMBRA && pn_umbra_hint_shifts(e);
-		return;
-	}
-	if (p->op.op == PN_OP_DEDUP && (mut & PN_MUT_DEDUP_NO_IMAGE))
-		return; /* REGBUF_NO_IMAGE: neither image nor shift */
-	if (mode == PN_MODE_FPW)
-		p->decided_image = before_redo && !(mut & PN_MUT_FPW_OFF);
-	else if (mode == PN_MODE_UMBRA)
-		p->decided_shift = before_redo;
+	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
+	p->decided_shift = (protect & PN_PROTECT_SHIFT) != 0;
 }
 
 static uint32_t change_bytes(const struct pn_engine *e, enum pn_op op, uint32_t nitems)
@@ -138,17 +130,6 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	}
 }
 
-void pn_backend_publish_shift(struct pn_engine *e, uint32_t page, uint32_t target)
-{
-	pn_store_set_slot(&e->store, page, target);
-	e->m.shifts++;
-	/* R4: a page changed after the completed checkpoint's redo is off its baseline. */
-	if (target == e->store.base_done[page])
-		pn_engine_violation(e, PN_VIOL_MAPPING, page,
-				    "page %u shifted onto slot %u, its recovery baseline (R4)",
-				    page, target);
-}
-
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
 static void do_change(struct pn_engine *e, struct pn_proc *p)
 {
@@ -171,7 +152,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	p->item = nitems ? (uint32_t)(e->svc.env.random(e->svc.env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
-	if (p->op.op == PN_OP_HINT && !unlogged_hint && pn_umbra_hint_delta(e))
+	if (p->op.op == PN_OP_HINT && !unlogged_hint && e->proto->hint_delta)
 		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size, page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
@@ -205,8 +186,9 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
-		if (pn_umbra_policy(e))
-			pn_umbra_assemble(e, p, b, page);
+		if (e->proto->assemble)
+			e->proto->assemble(e, p->frame, b, page,
+					   b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
 	f->dirty = true;
 	f->dirty_hint_only = false;
@@ -216,12 +198,12 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
-	if (p->decided_shift && pn_umbra_policy(e)) {
+	if (p->decided_shift && e->proto->publish) {
 		p->delay_chkpt = true; /* published in its own step (PUBLISH) */
 		p->pub_target = target;
 		p->pub_lsn = end;
 	} else if (p->decided_shift) {
-		pn_backend_publish_shift(e, pg, target);
+		e->proto->shifted(e, p->frame, target, end);
 	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
@@ -245,7 +227,6 @@ static bool change_block_init(const struct pn_engine *e, const struct pn_change 
  * initializes (REGBUF_WILL_INIT) takes no image, but in umbra it still leaves its baseline. */
 static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
-	const struct pn_scenario *sc = e->sc;
 	struct pn_change *c = &p->chg;
 	p->decided_redo = redo;
 	p->chg_image = p->chg_shift = p->chg_init = 0;
@@ -254,11 +235,10 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		if (sc->protocol.mode == PN_MODE_FPW)
-			p->chg_image |= (uint8_t)((before_redo && !init &&
-						   !(sc->protocol.mutations & PN_MUT_FPW_OFF)) << i);
-		else if (sc->protocol.mode == PN_MODE_UMBRA)
-			p->chg_shift |= (uint8_t)(before_redo << i);
+		unsigned protect = e->proto->decide(e, init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
+						    before_redo);
+		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
+		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
 	}
 }
 
@@ -494,7 +474,7 @@ static void commit(struct pn_engine *e, struct pn_proc *p)
 		acknowledge(e, p, p->wait_lsn);
 		return;
 	}
-	p->state = PN_B_COMMIT_WAIT;
+	pn_backend_set_state(p, PN_B_COMMIT_WAIT);
 }
 
 static void abort_txn(struct pn_engine *e, struct pn_proc *p)
@@ -518,12 +498,36 @@ static bool needs_page(enum pn_op op)
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p);
 
+/* legal[from][to]: procs.h's diagram; the startup process (recovery.c) goes DONE --> NEXT
+ * --> WAIT_CKPT --> DONE, the backends NEXT --> DONE when recovery begins. */
+static const bool legal[PN_B_COUNT][PN_B_COUNT] = {
+	[PN_B_NEXT] = {[PN_B_NEXT] = true, [PN_B_PIN] = true, [PN_B_COMMIT_WAIT] = true,
+		       [PN_B_WAIT_CKPT] = true, [PN_B_EVICT_WAIT] = true, [PN_B_DONE] = true},
+	[PN_B_PIN] = {[PN_B_DECIDE] = true},
+	[PN_B_DECIDE] = {[PN_B_INSERT] = true},
+	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PUBLISH] = true, [PN_B_HELD] = true},
+	[PN_B_PUBLISH] = {[PN_B_NEXT] = true},
+	[PN_B_HELD] = {[PN_B_NEXT] = true},
+	[PN_B_COMMIT_WAIT] = {[PN_B_NEXT] = true},
+	[PN_B_WAIT_CKPT] = {[PN_B_NEXT] = true, [PN_B_DONE] = true},
+	[PN_B_EVICT_WAIT] = {[PN_B_NEXT] = true},
+	[PN_B_DONE] = {[PN_B_NEXT] = true},
+};
+
+void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to)
+{
+	PN_ASSERT(p->state < PN_B_COUNT);
+	PN_ASSERT(to < PN_B_COUNT);
+	PN_ASSERT(legal[p->state][to]);
+	p->state = to;
+}
+
 /* NEXT: take the next operation and start it. */
 static void start_op(struct pn_engine *e, struct pn_proc *p)
 {
 	enum pn_client_next n = pn_client_next(e, p, &p->op);
 	if (n == PN_CLIENT_DONE) {
-		p->state = PN_B_DONE;
+		pn_backend_set_state(p, PN_B_DONE);
 		return;
 	}
 	if (n == PN_CLIENT_WAIT)
@@ -534,7 +538,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	if (needs_page(p->op.op)) {
 		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
-		p->state = PN_B_PIN;
+		pn_backend_set_state(p, PN_B_PIN);
 		pn_wake(e, p->id, STEP_NS);
 		return;
 	}
@@ -559,16 +563,16 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
 		p->ckpt_wait_seq = e->ckpt_seq_begun + 1;
 		pn_ckpt_request(e, PN_CKPT_REQUEST, true);
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_CHECKPOINT_END:
 		p->op.op = PN_OP_CHECKPOINT; /* wait for completion below */
 		p->ckpt_wait_seq = e->ckpt_seq_begun;
 		pn_ckpt_release_pause(e);
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_EVICT:
-		p->state = PN_B_EVICT_WAIT;
+		pn_backend_set_state(p, PN_B_EVICT_WAIT);
 		break;
 	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
 		finish_op(e, p);
@@ -576,7 +580,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	case PN_OP_CHECKPOINT_RESUME:
 		pn_ckpt_release_pause(e);
 		p->ckpt_wait_seq = e->ckpt_seq_begun;
-		p->state = PN_B_WAIT_CKPT;
+		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	default:
 		PN_ASSERT(!"unknown op");
@@ -595,7 +599,7 @@ static void step_done(struct pn_engine *e, struct pn_proc *p)
 
 static void finish_op(struct pn_engine *e, struct pn_proc *p)
 {
-	p->state = PN_B_NEXT;
+	pn_backend_set_state(p, PN_B_NEXT);
 	step_done(e, p);
 	pn_wake(e, p->id, STEP_NS);
 }
@@ -660,7 +664,7 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		decide_change(e, p, pn_wal_redo(&e->wal));
 	else
 		decide(e, p, pn_wal_redo(&e->wal));
-	p->state = PN_B_INSERT;
+	pn_backend_set_state(p, PN_B_INSERT);
 	pn_wake(e, p->id, STEP_NS);
 }
 
@@ -680,9 +684,9 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	if (recheck)
 		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
-	if (pn_umbra_policy(e) && (p->delay_chkpt || p->hold)) {
+	if (e->proto->publish && (p->delay_chkpt || p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
-		p->state = p->hold ? PN_B_HELD : PN_B_PUBLISH;
+		pn_backend_set_state(p, p->hold ? PN_B_HELD : PN_B_PUBLISH);
 		if (p->hold)
 			step_done(e, p);
 		else
@@ -712,6 +716,18 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		finish_op(e, p);
 }
 
+/* A HELD backend: true when its release step is the script's next (it is taken). */
+static bool take_release(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_step st;
+	PN_ASSERT(p->state == PN_B_HELD);
+	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+		return false;
+	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
+	p->op = st;
+	return true;
+}
+
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 {
 	switch (p->state) {
@@ -720,7 +736,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		if (p->op.op == PN_OP_CHANGE) {
 			if (!pin_change(e, p))
 				return; /* woken when the read (or a victim's write) completes */
-			p->state = PN_B_DECIDE;
+			pn_backend_set_state(p, PN_B_DECIDE);
 			step_decide(e, p);
 			break;
 		}
@@ -730,7 +746,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
-		p->state = PN_B_DECIDE;
+		pn_backend_set_state(p, PN_B_DECIDE);
 		step_decide(e, p);
 		break;
 	}
@@ -746,8 +762,9 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		bool begun = e->ckpt_seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
 				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
-				  : begun && pn_umbra_ckpt_reached(e, p->ckpt_wait_seq,
-								   p->op.op == PN_OP_CHECKPOINT_RESUME);
+				  : begun && (!e->proto->script_reached ||
+					      e->proto->script_reached(e, p->ckpt_wait_seq,
+								       p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
@@ -756,15 +773,34 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
 	case PN_B_HELD:
-		if (!pn_umbra_take_release(e, p))
+		if (!take_release(e, p))
 			break; /* woken when its release is the script's next step */
 		/* fall through */
 	case PN_B_PUBLISH:
-		pn_umbra_publish(e, p);
+		PN_ASSERT(e->proto->publish != NULL);
+		e->proto->publish(e, p);
 		e->frames[p->frame].locked = false;
 		pn_buf_unpin(e, p->frame);
 		finish_op(e, p);
 		break;
 	default: break;
+	}
+}
+
+void pn_backend_check(const struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++) {
+		const struct pn_proc *p = &e->procs[i];
+		PN_ASSERT(p->kind == PN_PROC_BACKEND);
+		PN_ASSERT(p->state < PN_B_COUNT);
+		bool holds = p->state == PN_B_DECIDE || p->state == PN_B_INSERT ||
+			     p->state == PN_B_PUBLISH || p->state == PN_B_HELD;
+		if (!holds || p->op.op == PN_OP_CHANGE)
+			continue;
+		/* from the pin to the end of the op its page stays pinned (and, after DECIDE
+		 * took the content lock, locked) */
+		PN_ASSERT(p->frame < e->nframes);
+		PN_ASSERT(e->frames[p->frame].pins > 0);
+		PN_ASSERT(p->state == PN_B_DECIDE || e->frames[p->frame].locked);
 	}
 }

@@ -19,9 +19,10 @@
  *   B4 Umbra: a frame dirtied only by unlogged hint bits whose current slot is a baseline
  *      (page LSN <= RedoRecPtr) is not written: the hint is dropped, as PostgreSQL may.
  *   B5 doublewrite: the page goes to the doublewrite file, which is fsynced, before the
- *      in-place write is issued.
- *   B6 pushdown: a dirty frame is never written; writing it out drops it (pn_ps_drop keeps
- *      its last-written LSN) and a miss is a GetPage@LSN request to the page server.
+ *      in-place write is issued (the row's write_reserve and write_image hooks).
+ *   B6 pushdown: a dirty frame is never written; writing it out drops it (the row's
+ *      drop_write keeps its last-written LSN) and a miss is a GetPage@LSN request to the
+ *      page server (page_ready, page_read).
  *   B7 a writer that must wait for the WAL flush (B1) holds the frame until it issues the
  *      write, as FlushBuffer() holds the buffer's content lock across XLogFlush(): nothing
  *      changes a held frame (a backend's DECIDE waits, backend.c), evicts it or writes it
@@ -31,6 +32,8 @@
  *        held --proc's pn_buf_write() issues the write (hold_release)--> not held
  *      The checkpointer comes back to its frame (its scan stays); an evicting backend to
  *      its victim (pn_proc.victim_held); the background writer never waits (no hold).
+ * Umbra-like rows (PN_STORE_SLOTTED) write a heap page to the slot each write binds (B3,
+ * B4 below); the protocol's hooks are protocol.h's.
  */
 #include "engine.h"
 
@@ -111,8 +114,8 @@ static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint3
 	f->page = page;
 	f->io_reads = 1;
 	e->page_frame[page] = frame;
-	if (e->ps) { /* pushdown: GetPage@LSN from the page server */
-		pn_ps_request(e, frame, page, proc);
+	if (e->proto->page_read) { /* pushdown: GetPage@LSN from the page server */
+		e->proto->page_read(e, frame, page, proc);
 		return;
 	}
 	struct pn_io *io = pn_io_get(&e->svc);
@@ -176,7 +179,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 			f->usage++;
 		return fi;
 	}
-	if (e->ps && !no_read && !pn_ps_page_ready(e, page, proc))
+	if (e->proto->page_ready && !no_read && !e->proto->page_ready(e, page, proc))
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = p->victim_held ? p->victim : find_victim(e); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
@@ -214,9 +217,10 @@ void pn_buf_unpin(struct pn_engine *e, uint32_t frame)
 	e->frames[frame].pins--;
 }
 
+/* A heap page of a row whose pages move between slots (umbra). */
 static bool is_umbra_heap(const struct pn_engine *e, uint32_t page)
 {
-	return e->sc->protocol.mode == PN_MODE_UMBRA && !pn_store_is_slru(&e->store, page);
+	return (e->proto->store_flags & PN_STORE_SLOTTED) && !pn_store_is_slru(&e->store, page);
 }
 
 static void write_done(void *ctx, struct pn_io *io);
@@ -232,10 +236,9 @@ static uint64_t late_bind(void *ctx, struct pn_io *io)
 	return pn_store_offset(&e->store, io->page, slot);
 }
 
-/* lsn: the LSN of the bytes in image (the frame's may have moved on since they were copied). */
-static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
-				     enum pn_io_why why, uint32_t proc, const uint8_t *image,
-				     pn_lsn lsn, const struct pn_io_then *then)
+struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
+				  enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				  pn_lsn lsn, const struct pn_io_then *then)
 {
 	struct pn_frame *f = &e->frames[frame];
 	struct pn_io *io = pn_io_get(&e->svc);
@@ -262,7 +265,7 @@ static struct pn_io *issue_data_write(struct pn_engine *e, uint32_t frame, uint3
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	bool late = (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) && is_umbra_heap(e, f->page);
+	bool late = e->proto->bind_late && e->proto->bind_late(e, f->page);
 	if (late) {
 		io->bind = late_bind;
 	} else {
@@ -288,11 +291,11 @@ static void write_done(void *ctx, struct pn_io *io)
 	bool umbra = is_umbra_heap(e, io->page);
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
-		if (!(f->ckpt_needed & (1u << r)) || run->state == PN_C_IDLE)
+		/* bit r is set only while run r runs (pn_engine_check asserts it) */
+		if (!(f->ckpt_needed & (1u << r)))
 			continue;
 		/* Issued after the run began, or carrying the frame's current bytes. */
-		if (io->ckpt_seq < run->seq && f->redirtied)
+		if (io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied)
 			continue;
 		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t)~(1u << r);
@@ -306,105 +309,6 @@ static void write_done(void *ctx, struct pn_io *io)
 		io->then(io->then_ctx, io);
 	if (io->proc != UINT32_MAX)
 		pn_wake(e, io->proc, 0);
-}
-
-/* ---- doublewrite (B5): DW write -> DW fsync -> in-place write ---- */
-
-#define DW_MAGIC 0x57444E50u /* "PNDW" */
-
-static void dw_fsync_done(void *ctx, struct pn_io *io)
-{
-	struct pn_engine *e = ctx;
-	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
-	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_frame *f = &e->frames[dw->frame];
-	f->io_writes--; /* the in-place write below counts itself */
-	e->data_writes_inflight--;
-	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
-	 * bookkeeping in write_done depends on it). */
-	struct pn_io_then then = {dw->then, dw->then_ctx};
-	issue_data_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)->ckpt_seq =
-		dw->ckpt_seq;
-	pn_io_release(&e->svc, dw);
-}
-
-static void dw_write_done(void *ctx, struct pn_io *io)
-{
-	struct pn_engine *e = ctx;
-	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
-		/* the bug: the in-place write does not wait for the doublewrite fsync */
-		struct pn_frame *f = &e->frames[io->frame];
-		f->io_writes--;
-		e->data_writes_inflight--;
-		struct pn_io_then then = {io->then, io->then_ctx};
-		issue_data_write(e, io->frame, 0, io->why, io->proc,
-				 io->buf + e->sc->storage.sector_size, io->lsn, &then)->ckpt_seq = io->ckpt_seq;
-		return;
-	}
-	io->keep = true; /* its buffer feeds the in-place write */
-	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DW, PN_WHY_DW, dw_fsync_done, e);
-	s->aux = io->index;
-	e->m.fsyncs++;
-	pn_io_issue(&e->svc, s);
-}
-
-static void dw_sync_done(void *ctx, struct pn_io *io)
-{
-	struct pn_engine *e = ctx;
-	e->dw_sync_in_flight = false;
-	e->dw_used_since_sync = 0;
-}
-
-/* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
-static bool dw_reserve(struct pn_engine *e)
-{
-	if (e->dw_sync_in_flight)
-		return false;
-	if (e->dw_used_since_sync < e->store.dw_slots)
-		return true;
-	if (e->data_writes_inflight > 0)
-		return false;
-	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
-	e->dw_sync_in_flight = true;
-	e->m.fsyncs++;
-	pn_io_issue(&e->svc, s);
-	return false;
-}
-
-static void issue_dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
-			   uint32_t proc, const uint8_t *image, const struct pn_io_then *then)
-{
-	struct pn_frame *f = &e->frames[frame];
-	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_io *io = pn_io_get(&e->svc);
-	io->op = PN_IO_WRITE;
-	io->file = PN_FILE_DW;
-	io->why = why;
-	io->frame = frame;
-	io->page = f->page;
-	io->proc = proc;
-	io->len = sec + e->page_size;
-	io->offset = (uint64_t)e->dw_next * io->len;
-	memset(io->buf, 0, sec);
-	pn_put32(io->buf, DW_MAGIC);
-	pn_put32(io->buf + 4, f->page);
-	pn_put64(io->buf + 8, f->last_lsn);
-	memcpy(io->buf + sec, image, e->page_size);
-	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
-	io->done = dw_write_done;
-	io->ctx = e;
-	if (then) {
-		io->then = then->fn;
-		io->then_ctx = then->ctx;
-	}
-	io->ckpt_seq = e->ckpt_seq_begun;
-	io->lsn = f->last_lsn;
-	e->dw_next = (e->dw_next + 1) % e->store.dw_slots;
-	e->dw_used_since_sync++;
-	f->io_writes++;
-	e->data_writes_inflight++;
-	e->m.dw_bytes_written += io->len;
-	pn_io_issue(&e->svc, io);
 }
 
 /* ---- write-out ---- */
@@ -437,6 +341,14 @@ static void prepare_image(struct pn_engine *e, uint32_t frame, uint8_t *out)
 		pn_page_set_checksum(out, e->page_size, f->page);
 }
 
+/* Where run r's write of f goes: the slot its selection bound, as the row brings it up to
+ * date (l4). */
+static uint32_t write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
+{
+	PN_ASSERT(r >= 0 && r < PN_MAX_CKPT_RUNS);
+	return e->proto->write_slot ? e->proto->write_slot(e, f, r) : f->ckpt_slot[r];
+}
+
 enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
 				  uint32_t proc, int run, const struct pn_io_then *then)
 {
@@ -445,10 +357,8 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_NONE;
 	if (f->locked || f->io_writes || f->io_reads || (f->held && f->holder != proc))
 		return PN_WRITE_BUSY;
-	if (e->ps) { /* B6 pushdown: no data write; the page server rebuilds the page */
-		pn_ps_drop(e, frame);
-		return PN_WRITE_NONE;
-	}
+	if (e->proto->drop_write && e->proto->drop_write(e, frame))
+		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
 	bool umbra = is_umbra_heap(e, f->page);
 	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
@@ -466,37 +376,33 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		}
 	}
 	uint8_t *img = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
-	bool dw = e->sc->protocol.mode == PN_MODE_DOUBLEWRITE && !pn_store_is_slru(&e->store, f->page) &&
-		  why != PN_WHY_RECOVERY;
-	if (dw && !dw_reserve(e))
+	if (e->proto->write_reserve && !e->proto->write_reserve(e, frame, why))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(e, f, proc);
 	prepare_image(e, frame, img);
 	f->redirtied = false;
-	if (dw) {
-		issue_dw_write(e, frame, why, proc, img, then);
-		return PN_WRITE_STARTED;
-	}
+	if (e->proto->write_image && e->proto->write_image(e, frame, why, proc, img, then))
+		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
 	if (!umbra) {
-		issue_data_write(e, frame, 0, why, proc, img, f->last_lsn, then);
+		pn_buf_issue_write(e, frame, 0, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}
 	bool active_only = (e->sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
 	uint32_t cur = pn_store_slot(&e->store, f->page);
 	if (why == PN_WHY_CKPT) {
-		uint32_t slot = active_only ? cur : pn_umbra_write_slot(e, f, run);
+		uint32_t slot = active_only ? cur : write_slot(e, f, run);
 		PN_TESTCASE("checkpoint writes a shifted page's source slot", slot != cur);
-		issue_data_write(e, frame, slot, why, proc, img, f->last_lsn, then);
+		pn_buf_issue_write(e, frame, slot, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}
 	for (int r = 0; r < PN_MAX_CKPT_RUNS && !active_only; r++) {
-		bool both = (f->ckpt_needed & (1u << r)) && pn_umbra_write_slot(e, f, r) != cur;
+		bool both = (f->ckpt_needed & (1u << r)) && write_slot(e, f, r) != cur;
 		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
 		if (both)
-			issue_data_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn, then);
+			pn_buf_issue_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn, then);
 	}
-	issue_data_write(e, frame, cur, why, proc, img, f->last_lsn, then);
+	pn_buf_issue_write(e, frame, cur, why, proc, img, f->last_lsn, then);
 	return PN_WRITE_STARTED;
 }

@@ -32,6 +32,7 @@ struct pn_frame {
 	bool held;            /* B7: a writer waits for the WAL flush to held_lsn; no change */
 	uint32_t holder;      /* that writer's proc (held only) */
 	pn_lsn held_lsn;      /* last_lsn when the hold was taken (held only) */
+	uint64_t ckpt_run_seq[PN_MAX_CKPT_RUNS]; /* the seq of the run that set bit r */
 	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
 	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
 };
@@ -54,6 +55,12 @@ enum pn_write_result {
 enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
 				  uint32_t proc, int run, const struct pn_io_then *then);
 bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
+/* Issues the data write of `image` (the LSN of its bytes: lsn; the frame's may have moved
+ * on since they were copied) to `slot` of the frame's page: R1 checked, B2's binding. For
+ * pn_buf_write and the rows that write a page themselves (doublewrite's in-place write). */
+struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
+				  enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				  pn_lsn lsn, const struct pn_io_then *then);
 uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
 
 #endif

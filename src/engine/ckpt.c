@@ -20,9 +20,10 @@
  * selector snapshot, fsync it], insert the checkpoint record and flush the WAL, write the
  * control file and fsync it. Only then has the checkpoint happened: ckpt_end() moves
  * the baselines and lets the WAL before redo be recycled. Runs complete in order.
- * Umbra l3/l4 (umbra_policy.c) select the buffers in a later step (SELECT, after the
- * DELAY_CHKPT_START wait), write the selector pages (MAP_WRITE) before the data, and fsync
- * them after the data instead of writing a snapshot.
+ * A protocol's own steps run in PROTO_SELECT (before WRITING: Umbra l3/l4 select the
+ * buffers there, after the DELAY_CHKPT_START wait, and write the selector pages before the
+ * data) and PROTO_DURABLE (after the data fsync: the prototype's selector snapshot, l3/l4's
+ * selector fsync), through the protocol table (protocol.h).
  *
  * The control file (PN_FILE_CONTROL, one 512-byte sector, written atomically), little-endian:
  *   0 magic u32 'PNCT' | 4 version u32 = 1 | 8 ckpt_seq u64 | 16 checkpoint u64 (start LSN
@@ -83,24 +84,47 @@ bool pn_ckpt_active(const struct pn_engine *e)
 	return false;
 }
 
+/* legal[from][to]: the edges of ckpt.h's diagram. */
+static const bool legal[PN_C_COUNT][PN_C_COUNT] = {
+	[PN_C_IDLE] = {[PN_C_WRITING] = true},
+	[PN_C_WRITING] = {[PN_C_WAIT_WRITES] = true, [PN_C_PROTO_SELECT] = true},
+	[PN_C_PROTO_SELECT] = {[PN_C_WRITING] = true},
+	[PN_C_WAIT_WRITES] = {[PN_C_WRITING] = true, [PN_C_FSYNC_DATA] = true},
+	[PN_C_FSYNC_DATA] = {[PN_C_PROTO_DURABLE] = true, [PN_C_RECORD] = true},
+	[PN_C_PROTO_DURABLE] = {[PN_C_RECORD] = true},
+	[PN_C_RECORD] = {[PN_C_RECORD_FLUSH] = true},
+	[PN_C_RECORD_FLUSH] = {[PN_C_CONTROL_WRITE] = true},
+	[PN_C_CONTROL_WRITE] = {[PN_C_CONTROL_FSYNC] = true},
+	[PN_C_CONTROL_FSYNC] = {[PN_C_IDLE] = true},
+};
+
+void pn_ckpt_set_state(struct pn_ckpt_run *run, enum pn_cstate to)
+{
+	PN_ASSERT(run->state < PN_C_COUNT);
+	PN_ASSERT(to < PN_C_COUNT);
+	PN_ASSERT(legal[run->state][to]);
+	run->state = to;
+	if (to == PN_C_PROTO_SELECT || to == PN_C_PROTO_DURABLE)
+		run->proto_sub = 0;
+}
+
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run)
 {
 	switch (run->state) {
 	case PN_C_IDLE:
 		return PN_CKPT_PHASE_IDLE;
-	case PN_C_SELECT:
-	case PN_C_MAP_WRITE:
+	case PN_C_PROTO_SELECT:
 	case PN_C_WRITING:
 	case PN_C_WAIT_WRITES:
 	case PN_C_FSYNC_DATA:
 		return PN_CKPT_PHASE_BEFORE_FSYNC;
-	case PN_C_SELECTOR_WRITE:
-	case PN_C_SELECTOR_FSYNC:
+	case PN_C_PROTO_DURABLE:
 	case PN_C_RECORD:
 	case PN_C_RECORD_FLUSH:
 	case PN_C_CONTROL_WRITE:
 	case PN_C_CONTROL_FSYNC:
 		return PN_CKPT_PHASE_AFTER_FSYNC;
+	case PN_C_COUNT: break;
 	}
 	PN_ASSERT(!"a checkpoint run state without a phase");
 	return PN_CKPT_PHASE_IDLE;
@@ -126,6 +150,7 @@ static void count_cause(struct pn_engine *e, enum pn_ckpt_cause c)
 
 static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 {
+	PN_ASSERT(run->state == PN_C_IDLE);
 	memset(run, 0, offsetof(struct pn_ckpt_run, snapshot));
 	run->seq = ++e->ckpt_seq_begun;
 	run->cause = e->ckpt_request_cause;
@@ -135,36 +160,32 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	run->redo = pn_wal_insert_start(&e->wal);
 	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	run->start_commits = e->m.commits;
-	run->state = PN_C_WRITING;
+	pn_ckpt_set_state(run, PN_C_WRITING);
 	e->ckpt_requested = false;
 	e->ckpt_request_immediate = false;
 	pn_wal_set_redo(&e->wal, run->redo);
 	e->last_ckpt_ns = run->start_ns;
 	count_cause(e, run->cause);
-	if (pn_umbra_policy(e)) {
-		/* l3/l4: the epoch is open; selection comes later (pn_umbra_ckpt_select). */
-		pn_umbra_ckpt_begin(e, run);
-		return;
-	}
-	if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
-		if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-			memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages); /* the bug: reclaim at begin */
-	}
-	pn_ckpt_select(e, run);
+	if (e->proto->ckpt_begin) /* the prototype's snapshot; l3/l4 select later */
+		e->proto->ckpt_begin(e, run);
+	else
+		pn_ckpt_select(e, run);
 }
 
 void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 {
 	uint32_t r = run_index(e, run);
-	bool policy = pn_umbra_policy(e);
+	PN_ASSERT(r < PN_MAX_CKPT_RUNS);
+	PN_ASSERT(run->state == PN_C_WRITING || run->state == PN_C_PROTO_SELECT);
 	for (uint32_t i = 0; i < e->nframes; i++) {
 		struct pn_frame *f = &e->frames[i];
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
+		f->ckpt_run_seq[r] = run->seq;
 		f->ckpt_slot[r] = pn_store_is_slru(&e->store, f->page) ? 0
-				  : policy ? pn_umbra_ckpt_slot(e, f, run) : pn_store_slot(&e->store, f->page);
+				  : e->proto->ckpt_slot ? e->proto->ckpt_slot(e, f, run)
+							: pn_store_slot(&e->store, f->page);
 		run->to_write++;
 	}
 }
@@ -268,7 +289,7 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 			return CKPT_POLL_NS;
 		}
 	}
-	run->state = PN_C_WAIT_WRITES;
+	pn_ckpt_set_state(run, PN_C_WAIT_WRITES);
 	return CKPT_STEP_NS;
 }
 
@@ -295,24 +316,25 @@ static void run_io_done(void *ctx, struct pn_io *io)
 	run->io_pending = false;
 	switch (run->state) {
 	case PN_C_FSYNC_DATA:
-		run->state = pn_umbra_policy(e) ? PN_C_SELECTOR_FSYNC /* the MAP pages */
-			     : e->sc->protocol.mode == PN_MODE_UMBRA ? PN_C_SELECTOR_WRITE : PN_C_RECORD;
+		pn_ckpt_set_state(run, e->proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
 		break;
-	case PN_C_SELECTOR_WRITE:
-		run->state = (e->sc->protocol.mutations & PN_MUT_SELECTOR_UNSYNCED)
-				     ? PN_C_RECORD : PN_C_SELECTOR_FSYNC;
+	case PN_C_PROTO_SELECT:
+	case PN_C_PROTO_DURABLE:
+		PN_ASSERT(e->proto->ckpt_io_done != NULL);
+		e->proto->ckpt_io_done(e, run);
 		break;
-	case PN_C_SELECTOR_FSYNC: run->state = PN_C_RECORD; break;
-	case PN_C_CONTROL_WRITE: run->state = PN_C_CONTROL_FSYNC; break;
+	case PN_C_CONTROL_WRITE: pn_ckpt_set_state(run, PN_C_CONTROL_FSYNC); break;
 	case PN_C_CONTROL_FSYNC: ckpt_end(e, run); break;
 	default: PN_ASSERT(!"unexpected checkpoint I/O");
 	}
 	pn_wake(e, e->proc_ckpt, 0);
 }
 
-static void run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
-		   enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
+void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
+		    enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
 {
+	PN_ASSERT(!run->io_pending);
+	PN_ASSERT(run->state != PN_C_IDLE);
 	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = op;
 	io->file = file;
@@ -363,13 +385,13 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.checkpoint = run->record;
 	e->control.redo = run->redo;
 	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
-	if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e))
-		memcpy(e->store.base_done, run->snapshot, e->heap_pages);
+	if (e->proto->ckpt_end) /* the prototype's baselines */
+		e->proto->ckpt_end(e, run);
 	e->store.inflight_valid = false;
 	e->redo_done = run->redo;
 	e->ckpt_seq_done = run->seq;
 	pn_wal_checkpoint_done(&e->wal, run->redo);
-	run->state = PN_C_IDLE;
+	pn_ckpt_set_state(run, PN_C_IDLE);
 	for (uint32_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
 			pn_wake(e, i, 0);
@@ -381,7 +403,7 @@ static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
 	pn_put64(main, run->redo);
 	pn_put32(main + 8, 1);  /* ThisTimeLineID */
 	pn_put32(main + 12, 1); /* PrevTimeLineID */
-	main[16] = e->sc->protocol.mode == PN_MODE_FPW;
+	main[16] = e->proto->fpw_byte;
 	pn_put64(main + 24, e->next_xid);
 	pn_put64(main + 80, run->seq); /* the checkpoint's number, in CheckPoint's padding */
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
@@ -398,48 +420,37 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	if (run->io_pending)
 		return UINT64_MAX;
 	switch (run->state) {
-	case PN_C_SELECT: return pn_umbra_ckpt_select(e, run);
-	case PN_C_MAP_WRITE: return pn_umbra_ckpt_map_write(e, run);
+	case PN_C_PROTO_SELECT: return e->proto->ckpt_select_step(e, run);
 	case PN_C_WRITING: return ckpt_write_some(e, run);
 	case PN_C_WAIT_WRITES:
 		if (!frames_pending(e, r, &in_flight)) {
-			run->state = PN_C_FSYNC_DATA;
+			pn_ckpt_set_state(run, PN_C_FSYNC_DATA);
 			return CKPT_STEP_NS;
 		}
 		if (in_flight)
 			return poll_busy_ns;
-		run->state = PN_C_WRITING;
+		pn_ckpt_set_state(run, PN_C_WRITING);
 		run->scan = 0;
 		return CKPT_STEP_NS;
 	case PN_C_FSYNC_DATA:
-		run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
+		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
-	case PN_C_SELECTOR_WRITE:
-		pn_store_encode_selector(&e->store, run->snapshot, run->seq, run->redo, run->selbuf);
-		run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR,
-		       (run->seq % PN_SELECTOR_AREAS) * pn_store_selector_bytes(&e->store), run->selbuf,
-		       pn_store_selector_bytes(&e->store));
-		return UINT64_MAX;
-	case PN_C_SELECTOR_FSYNC:
-		run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
-		return UINT64_MAX;
+	case PN_C_PROTO_DURABLE: return e->proto->ckpt_durable_step(e, run);
 	case PN_C_RECORD:
 		insert_record(e, run);
-		run->state = PN_C_RECORD_FLUSH;
+		pn_ckpt_set_state(run, PN_C_RECORD_FLUSH);
 		/* fall through */
 	case PN_C_RECORD_FLUSH:
 		if (!pn_wal_flush_request(&e->wal, run->record_end, e->proc_ckpt))
 			return UINT64_MAX;
-		run->state = PN_C_CONTROL_WRITE;
+		pn_ckpt_set_state(run, PN_C_CONTROL_WRITE);
 		/* fall through */
 	case PN_C_CONTROL_WRITE:
 		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
-		if (e->sc->protocol.mode == PN_MODE_UMBRA && !pn_umbra_policy(e)) {
-			memcpy(e->store.base_inflight, run->snapshot, e->heap_pages);
-			e->store.inflight_valid = true;
-		}
+		if (e->proto->ckpt_control) /* the prototype's baselines in flight */
+			e->proto->ckpt_control(e, run);
 		struct pn_control c = e->control;
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;
@@ -447,10 +458,10 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		c.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 		c.state = 1;
 		pn_engine_encode_control(e, &c, run->ctlbuf);
-		run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
+		pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
 		return UINT64_MAX;
 	case PN_C_CONTROL_FSYNC:
-		run_io(e, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
+		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
 		return UINT64_MAX;
 	default: return UINT64_MAX;
 	}
@@ -496,4 +507,26 @@ void pn_ckpt_step(struct pn_engine *e)
 		delay = PN_MIN(delay, e->last_ckpt_ns + interval - PN_MIN(now, e->last_ckpt_ns + interval) + 1);
 	if (delay != UINT64_MAX)
 		pn_wake(e, e->proc_ckpt, delay);
+}
+
+void pn_ckpt_check(const struct pn_engine *e)
+{
+	uint32_t active = 0;
+	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &e->runs[r];
+		PN_ASSERT(run->state < PN_C_COUNT);
+		if (run->state == PN_C_IDLE) {
+			PN_ASSERT(!run->io_pending);
+			continue;
+		}
+		active++;
+		/* a run in progress was begun and has not completed (R5: in order) */
+		PN_ASSERT(run->seq > e->ckpt_seq_done);
+		PN_ASSERT(run->seq <= e->ckpt_seq_begun);
+		PN_ASSERT(run->scan <= e->nframes);
+		for (int o = 0; o < r; o++)
+			PN_ASSERT(e->runs[o].state == PN_C_IDLE || e->runs[o].seq != run->seq);
+	}
+	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
 }

@@ -18,33 +18,36 @@ struct pn_engine;
 enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, PN_CKPT_END_OF_RECOVERY };
 
 /*
- * One checkpoint run:
+ * One checkpoint run (every edge asserted by pn_ckpt_set_state):
+ *
  *   IDLE --ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
- *   [umbra: SELECTOR_WRITE --> SELECTOR_FSYNC] --> RECORD (insert, flush WAL) -->
+ *   [PROTO_DURABLE] --> RECORD (insert) --> RECORD_FLUSH (flush WAL) -->
  *   CONTROL_WRITE --> CONTROL_FSYNC --ckpt_end()--> IDLE
- * A script's checkpoint_begin pauses a run in WRITING until checkpoint_end.
+ *   WAIT_WRITES --a flagged frame left--> WRITING
+ *   WRITING --the row's ckpt_begin--> PROTO_SELECT --the row's steps--> WRITING
+ *
+ * PROTO_SELECT and PROTO_DURABLE are the protocol's steps (protocol.h ckpt_select_step,
+ * ckpt_durable_step), whose own sub-state is run->proto_sub (the row's enum: umbra.h's
+ * SELECT, MAP_WRITE, SELECTOR_WRITE, SELECTOR_FSYNC). A script's checkpoint_begin pauses a
+ * run in WRITING until checkpoint_end.
  */
 enum pn_cstate {
-	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_SELECTOR_WRITE,
-	PN_C_SELECTOR_FSYNC, PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE,
-	PN_C_CONTROL_FSYNC,
-	/* Umbra l3/l4 (umbra_policy.c): begin --> SELECT (wait for DELAY_CHKPT_START, flag
-	 * the dirty buffers) --> MAP_WRITE (selector pages, WAL first) --> WRITING ...
-	 * FSYNC_DATA --> SELECTOR_FSYNC --> RECORD ... */
-	PN_C_SELECT, PN_C_MAP_WRITE
+	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_PROTO_DURABLE,
+	PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE, PN_C_CONTROL_FSYNC,
+	PN_C_PROTO_SELECT, PN_C_COUNT
 };
 
 /*
  * Where a run is relative to its data fsync: not running; before the fsync completed
- * (WRITING .. FSYNC_DATA, and l3/l4's SELECT and MAP_WRITE, which come before WRITING); after
- * it (SELECTOR_WRITE .. CONTROL_FSYNC: the data is durable, the control file not yet
- * updated). A state's phase is named case by case in pn_ckpt_run_phase(), never by its order
+ * (PROTO_SELECT, WRITING .. FSYNC_DATA); after it (PROTO_DURABLE .. CONTROL_FSYNC: the data
+ * is durable, the control file not yet updated). A state's phase is named case by case in pn_ckpt_run_phase(), never by its order
  * in enum pn_cstate.
  */
 enum pn_ckpt_phase { PN_CKPT_PHASE_IDLE, PN_CKPT_PHASE_BEFORE_FSYNC, PN_CKPT_PHASE_AFTER_FSYNC };
 
 struct pn_ckpt_run {
-	enum pn_cstate state;
+	enum pn_cstate state;  /* pn_ckpt_set_state only */
+	int proto_sub;         /* the protocol's sub-state in PROTO_SELECT / PROTO_DURABLE */
 	enum pn_ckpt_cause cause;
 	uint64_t seq;          /* checkpoint number, 1.. (0 = the initial state) */
 	pn_lsn redo;
@@ -92,6 +95,17 @@ bool pn_ckpt_active(const struct pn_engine *e);
 bool pn_ckpt_pending(const struct pn_engine *e);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);
 void pn_ckpt_release_pause(struct pn_engine *e);
+/* Field relationships of the runs, asserted (pn_engine_check): each state in range, a run
+ * in progress numbered between the last completed and the last begun, no two alike, at most
+ * one unless checkpoint.overlap. */
+void pn_ckpt_check(const struct pn_engine *e);
+/* The one writer of run->state: asserts the edge (the diagram above); entering a protocol
+ * state starts its sub-state at 0. */
+void pn_ckpt_set_state(struct pn_ckpt_run *run, enum pn_cstate to);
+/* An I/O of run's (the control file, or a protocol step's selector write or fsync); its
+ * completion goes to the row's ckpt_io_done in the protocol states. */
+void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
+		    enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len);
 void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out);
 bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c);
 

@@ -86,26 +86,18 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
 		       uint8_t *page, enum pn_client_reg reg)
 {
-	const struct pn_scenario *sc = c->e->sc;
-	enum pn_mode mode = sc->protocol.mode;
-	uint32_t mut = sc->protocol.mutations;
+	const struct pn_engine *e = c->e;
 	PN_ASSERT(reg <= PN_REG_WILL_INIT);
 	PN_ASSERT(b->blkno == pg);
-	bool before = pn_page_lsn(page) <= pn_wal_redo(&c->e->wal);
-	bool image = false, shift = false;
-	if (reg == PN_REG_WILL_INIT) {
+	bool before = pn_page_lsn(page) <= pn_wal_redo(&e->wal);
+	enum pn_block_use use = reg == PN_REG_WILL_INIT ? PN_USE_WILL_INIT
+				: reg == PN_REG_HINT	  ? PN_USE_HINT_BLOCK
+							  : PN_USE_CHANGE;
+	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
-		shift = before && mode == PN_MODE_UMBRA;
-	} else if (reg == PN_REG_HINT) {
-		image = before && !(mut & PN_MUT_HINT_NO_FPI) &&
-			(mode == PN_MODE_FPW || mode == PN_MODE_UMBRA);
-		shift = image && mode == PN_MODE_UMBRA;
-	} else if (mode == PN_MODE_FPW) {
-		image = before && !(mut & PN_MUT_FPW_OFF);
-	} else if (mode == PN_MODE_UMBRA) {
-		shift = before;
-	}
-	pn_client_mark(c, b, pg, page, image, reg == PN_REG_PLAIN, shift);
+	unsigned protect = e->proto->decide(e, use, before);
+	pn_client_mark(c, b, pg, page, (protect & PN_PROTECT_IMAGE) != 0, reg == PN_REG_PLAIN,
+		       (protect & PN_PROTECT_SHIFT) != 0);
 }
 
 pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum pn_rec kind,
@@ -114,11 +106,10 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 	struct pn_engine *e = c->e;
 	PN_ASSERT(r->nblocks <= PN_WAL_MAX_BLOCKS);
 	PN_ASSERT(r->nblocks == 0 || frames != NULL);
-	bool policy = pn_umbra_policy(e);
-	for (uint32_t i = 0; i < r->nblocks && policy; i++)
-		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_policy.c) */
-			pn_umbra_assemble_block(e, frames[i], &r->blocks[i],
-						pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
+	for (uint32_t i = 0; i < r->nblocks && e->proto->assemble; i++)
+		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
+			e->proto->assemble(e, frames[i], &r->blocks[i], pn_frame_page(e, frames[i]),
+					   r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = &e->frames[frames[i]];
@@ -131,7 +122,7 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
-			e->client_shifted(e, frames[i], r->blocks[i].shift_target, end);
+			e->proto->shifted(e, frames[i], r->blocks[i].shift_target, end);
 	}
 	return end;
 }

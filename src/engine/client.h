@@ -13,36 +13,12 @@
 #ifndef PN_CLIENT_H
 #define PN_CLIENT_H
 
+#include "procs.h"
 #include "redo.h"
 #include "scenario.h"
 #include "walfmt.h"
 
 struct pn_engine;
-struct pn_proc;
-
-/* ---- a change of the realistic workloads (backend.c builds its record, page.c applies it) */
-#define PN_CHANGE_MAX_BLOCKS 2
-struct pn_change {
-	enum pn_rec kind;          /* HEAP_INSERT, HEAP_UPDATE, HEAP_HOT_UPDATE, HEAP_LOCK,
-				    * HEAP_DELETE, HEAP2_PRUNE, BTREE_INSERT_LEAF, BTREE_SPLIT_R (L or R
-				    * is chosen when it runs); +INIT variants are chosen when the
-				    * page turns out new */
-	uint8_t nblocks;
-	uint32_t pages[PN_CHANGE_MAX_BLOCKS]; /* block 0, block 1 (UPDATE: old; split: right) */
-	uint16_t offnum;           /* heap: the tuple on block 0 (insert: where it goes) */
-	uint16_t old_offnum;       /* UPDATE: the old tuple on block 1 */
-	uint16_t t_len;            /* heap insert / update: the new tuple's length */
-	uint16_t prefix, suffix;   /* HOT_UPDATE: unchanged bytes before / after the change */
-	uint16_t change_len;       /* HOT_UPDATE: changed bytes (written at prefix) */
-	uint64_t key;              /* btree: the new index tuple's key */
-	uint64_t split_key;        /* split: items with key >= split_key go right */
-	uint16_t itup_len;         /* btree: index tuple bytes */
-	uint32_t heap_blk;         /* btree: the heap TID the index tuple points at */
-	uint16_t heap_off;
-	uint16_t nredirected, ndead, nunused; /* PRUNE: line pointers it names */
-	uint8_t index;             /* workload's index id (split completion callback) */
-	uint32_t leaf;             /* workload's leaf id (split completion callback) */
-};
 
 /* What a workload's next() gives: an op in *out, nothing yet (the client is woken when
  * there is something: the workload wakes it), or the client is done. */
@@ -124,15 +100,12 @@ void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_n
 struct pn_change *pn_client_change_slot(const struct pn_client *c);
 void pn_client_begin_txn(const struct pn_client *c, int type);
 
-/* ---- the engine's side (backend.c, engine.c, umbra_policy.c) ---- */
+/* ---- the engine's side (backend.c, engine.c, the protocol rows) ---- */
 
 /* The view of backend p, for a call into the workload. */
 struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p);
 /* The workload's next op for backend p. */
 enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out);
-/* The hook pn_client_insert reports a block's shift to (engine.c installs it). */
-typedef void (*pn_client_shift_fn)(struct pn_engine *e, uint32_t frame, uint32_t target,
-				   pn_lsn lsn);
 /* The op's extra pages pinned into p->extra_frames; false if it must wait (it is woken). */
 bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p);
 void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p);

@@ -19,12 +19,13 @@
 #define WALWRITER_DELAY_NS 200000000ull
 #define BGWRITER_MAXPAGES 100u
 #define CHECK_SLICE 4u
+#define CHECK_EVERY 8u
 
 static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (pn_umbra_unsupported(e))
+	if (e->proto->unsupported && e->proto->unsupported(e))
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
@@ -78,8 +79,7 @@ static bool alloc_logs(struct pn_engine *e)
 	e->acked_xids = malloc(sizeof(uint32_t) * e->acked_cap);
 	e->acked_lsns = malloc(sizeof(pn_lsn) * e->acked_cap);
 	e->latencies = malloc(sizeof(uint64_t) * e->lat_cap);
-	e->dw_restore = malloc(sizeof(uint32_t) * 64);
-	return e->acked_xids && e->acked_lsns && e->latencies && e->dw_restore;
+	return e->acked_xids && e->acked_lsns && e->latencies;
 }
 
 /* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
@@ -88,42 +88,25 @@ static void wal_segments_due(void *ctx)
 	pn_ckpt_request(ctx, PN_CKPT_WAL, false);
 }
 
-static uint64_t umbra_place(void *ctx, uint32_t page, uint32_t slot)
-{
-	return pn_umbra_slot_index(ctx, page, slot);
-}
-
-static pn_lsn ps_horizon(void *ctx)
-{
-	return pn_ps_horizon(ctx);
-}
-
-/* pn_client_insert's hook: a workload block's shift, published in its INSERT step (l3/l4:
- * umbra_policy.c; else the slot map and R4, backend.c). */
-static void publish_shift(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
-{
-	if (pn_umbra_policy(e))
-		pn_umbra_publish_page(e, frame, target, lsn);
-	else
-		pn_backend_publish_shift(e, e->frames[frame].page, target);
-}
-
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
-		    bool fresh, const struct pn_client_ops *client)
+		    bool fresh, const struct pn_client_ops *client,
+		    const struct pn_protocol_ops *proto)
 {
 	PN_ASSERT(client != NULL);
 	PN_ASSERT(client->init != NULL);
 	PN_ASSERT(client->next != NULL);
+	PN_ASSERT(proto != NULL);
+	PN_ASSERT(proto->decide != NULL);
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->svc.env = *env;
 	e->client = client;
-	e->client_shifted = publish_shift;
+	e->proto = proto;
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
 	e->pages = e->heap_pages + e->slru_pages;
-	e->generations = sc->protocol.mode == PN_MODE_UMBRA ? sc->protocol.generations : 1;
+	e->generations = proto->generations ? proto->generations(sc) : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
 	if (unsupported(e))
 		return false;
@@ -134,17 +117,13 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		return false;
 	}
 	if (!alloc_procs(e) || !pn_buf_init(e) ||
-	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations) ||
-	    !pn_umbra_init(e) || !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
-	    !pn_ps_init(e)) {
+	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations, proto->store_flags) ||
+	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
+	    (proto->init && !proto->init(e))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
 	pn_wal_on_segments(&e->wal, wal_segments_due, e);
-	if (pn_umbra_policy(e))
-		pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), umbra_place, e);
-	if (e->ps)
-		pn_wal_set_horizon(&e->wal, ps_horizon, e);
 	(void)fresh;
 	return true;
 }
@@ -158,8 +137,8 @@ void pn_engine_free(struct pn_engine *e)
 	pn_wal_free(&e->wal);
 	pn_buf_free(e);
 	pn_store_free(&e->store);
-	pn_umbra_free(e);
-	pn_ps_free(e);
+	if (e->proto && e->proto->free)
+		e->proto->free(e);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		free(e->runs[r].snapshot);
 		free(e->runs[r].selbuf);
@@ -169,7 +148,6 @@ void pn_engine_free(struct pn_engine *e)
 	free(e->acked_xids);
 	free(e->acked_lsns);
 	free(e->latencies);
-	free(e->dw_restore);
 }
 
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
@@ -191,12 +169,12 @@ void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
 	uint8_t *page = e->svc.io_bufs;
-	for (uint32_t p = 0; p < e->pages && !e->ps; p++) {
+	for (uint32_t p = 0; p < e->pages && !e->proto->format_pages; p++) {
 		pn_engine_initial_page(e, p, page);
 		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
-	if (e->ps)
-		pn_ps_format(e, write, ctx);
+	if (e->proto->format_pages)
+		e->proto->format_pages(e, write, ctx);
 	struct pn_ckpt_run *run = &e->runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_insert_start(&e->wal);
@@ -216,12 +194,8 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
 	pn_engine_encode_control(e, &e->control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
-	if (pn_umbra_policy(e)) {
-		pn_umbra_format(e, write, ctx);
-	} else if (e->sc->protocol.mode == PN_MODE_UMBRA) {
-		pn_store_encode_selector(&e->store, e->store.base_done, 0, start, run->selbuf);
-		write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
-	}
+	if (e->proto->format)
+		e->proto->format(e, write, ctx);
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
 	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
@@ -235,7 +209,8 @@ void pn_engine_start(struct pn_engine *e)
 	pn_wake(e, e->proc_ckpt, 1);
 	pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
 	pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
-	pn_ps_start(e);
+	if (e->proto->start)
+		e->proto->start(e);
 }
 
 void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
@@ -267,8 +242,8 @@ static void bgwriter_step(struct pn_engine *e)
 			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		}
 	}
-	if (pn_umbra_policy(e))
-		pn_umbra_mapwriter(e);
+	if (e->proto->background)
+		e->proto->background(e);
 	if (!e->stopping)
 		pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
 }
@@ -293,13 +268,17 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
 	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
-	case PN_PROC_PAGESERVER: pn_ps_step(e); break;
+	case PN_PROC_PAGESERVER:
+		PN_ASSERT(e->proto->step != NULL);
+		e->proto->step(e);
+		break;
 	}
 	if (!e->stopping && !e->recovering && backends_done(e)) {
 		e->stopping = true;
 		pn_ckpt_release_pause(e);
 	}
-	pn_ps_rearm(e);
+	if (e->proto->after_event)
+		e->proto->after_event(e);
 }
 
 bool pn_engine_finished(const struct pn_engine *e)
@@ -307,8 +286,7 @@ bool pn_engine_finished(const struct pn_engine *e)
 	if (e->svc.failed)
 		return true;
 	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_ckpt_pending(e) ||
-	    pn_wal_flushing(&e->wal) ||
-	    !pn_ps_idle(e))
+	    pn_wal_flushing(&e->wal) || (e->proto->idle && !e->proto->idle(e)))
 		return false;
 	return pn_io_all_free(&e->svc);
 }
@@ -316,7 +294,8 @@ bool pn_engine_finished(const struct pn_engine *e)
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
 	pn_io_complete(&e->svc, io);
-	pn_ps_rearm(e);
+	if (e->proto->after_event)
+		e->proto->after_event(e);
 }
 
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
@@ -340,38 +319,41 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 	}
 	PN_ASSERT(f->page < e->pages && e->page_frame[f->page] == i);
 	PN_ASSERT(!f->dirty || f->valid);
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		PN_ASSERT(!(f->ckpt_needed & (1u << r)) || e->runs[r].state != PN_C_IDLE);
-	if (e->sc->protocol.mode != PN_MODE_UMBRA || pn_store_is_slru(&e->store, f->page) || !f->valid ||
-	    pn_umbra_policy(e))
-		return;
-	/* R4: changed after the completed checkpoint's redo => off its baseline slot. */
-	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
-	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
-		pn_engine_violation(e, PN_VIOL_MAPPING, f->page,
-				    "page %u changed after redo %llX but still mapped to its baseline "
-				    "slot %u (R4)", f->page, (unsigned long long)e->redo_done,
-				    pn_store_slot(&e->store, f->page));
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		if (!(f->ckpt_needed & (1u << r)))
+			continue;
+		PN_ASSERT(e->runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
+		PN_ASSERT(f->ckpt_run_seq[r] == e->runs[r].seq);
+	}
+	if (e->proto->check_frame)
+		e->proto->check_frame(e, i);
 }
 
 void pn_engine_check(struct pn_engine *e)
 {
-	pn_wal_check(&e->wal, e->recovering);
-	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
-	pn_svc_check(&e->svc);
-	uint32_t active = 0;
-	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		active += e->runs[r].state != PN_C_IDLE;
-	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
-	/* Frames and pages in rotation, CHECK_SLICE a call: every event stays O(1), and every
-	 * frame is checked at least every nframes / CHECK_SLICE events (all of them, for the
-	 * small pools the checker runs). */
+	PN_ASSERT(e->nbackends < e->nprocs);
+	/* The modules' own checks (pure assertions) every CHECK_EVERY calls: a broken field
+	 * relationship stops the run within CHECK_EVERY events, at a fraction of the per-event
+	 * cost (docs/ARCHITECTURE.md section 5). */
+	if (++e->check_calls == CHECK_EVERY) {
+		e->check_calls = 0;
+		pn_wal_check(&e->wal, e->recovering);
+		pn_svc_check(&e->svc);
+		if (e->proto->check)
+			e->proto->check(e);
+		pn_store_check(&e->store);
+		pn_ckpt_check(e);
+		pn_backend_check(e);
+	}
+	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
+	 * event a violation is found at is part of the result): every event stays O(1), and
+	 * every frame is checked at least every nframes / CHECK_SLICE events (all of them, for
+	 * the small pools the checker runs). */
 	for (uint32_t n = 0; n < PN_MIN(e->nframes, CHECK_SLICE); n++) {
 		check_frame(e, e->check_frame_next);
-		e->check_frame_next = (e->check_frame_next + 1) % e->nframes;
+		if (++e->check_frame_next == e->nframes) /* no division on the per-event path */
+			e->check_frame_next = 0;
 	}
-	pn_ps_check(e);
-	pn_store_check(&e->store);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -385,7 +367,8 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	e->m.slots_used = pn_store_slots_used(&e->store);
 	e->m.read_runs = pn_store_read_runs(&e->store);
-	pn_ps_finish_metrics(e);
+	if (e->proto->finish_metrics)
+		e->proto->finish_metrics(e);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
 		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];
@@ -508,11 +491,7 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
-	case PN_FILE_SELECTOR:
-		return e->sc->protocol.mode == PN_MODE_UMBRA ? PN_SELECTOR_AREAS * pn_store_selector_bytes(&e->store) : 0;
-	default:
-		return e->sc->protocol.mode == PN_MODE_DOUBLEWRITE
-			       ? (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size) : 0;
+	default: return e->proto->file_size ? e->proto->file_size(e, f) : 0;
 	}
 }
 
@@ -524,9 +503,9 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 	uint32_t fi = e->page_frame[page];
 	bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
 	if (in_memory)
-		*in_memory = resident || e->ps;
-	if (e->ps) {
-		pn_ps_reconstruct(e, page, lsn, out);
+		*in_memory = resident || e->proto->read_page;
+	if (e->proto->read_page) {
+		e->proto->read_page(e, page, lsn, out);
 		return;
 	}
 	if (resident) {

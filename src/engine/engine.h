@@ -13,18 +13,18 @@
  *               flush, segment ring and recycling
  *   bufpool.c   buffer frames, clock-sweep eviction, write-out with WAL-before-data
  *   store.c     logical page -> physical slot: in place (fpw, nofpw), Umbra generations with
- *               shifts and baselines, the doublewrite area
+ *               shifts and baselines, the doublewrite area's size
  *   ckpt.c      the checkpointer: begin (redo pointer), paced writes, fsync, record, control
  *   backend.c   client backends: the steps of an update, a commit, script steps
  *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
  *   engine.c    init, processes, triggers, the background writer and WAL writer, checks
- *   umbra_policy.c  Umbra's L3 and L4 lineages (the pn_umbra_* hooks the files above call)
+ *   protocol.h  the protocol table: the engine calls a protocol only through e->proto, the
+ *               row the assembly passes to pn_engine_init (src/protocol/: fpw.c,
+ *               doublewrite.c, umbra.c, umbra_map.c, pushdown.c; protocols.c the table)
  *   client.c    what a workload's changes use of the engine; client.h is the only thing the
  *               engine knows of a workload (struct pn_client_ops, struct pn_change): the
  *               workloads are above it, in src/workload/, and the assembly passes their row
  *               to pn_engine_init
- *   pushdown.c  the pushdown mode's page server: WAL ingestion, per-page delta chains,
- *               image materialisation, GetPage@LSN, its crash-safe storage and recovery
  *
  * Numbered rules (each asserted where it is kept; protocol violations are reported through
  * pn_engine_violation(), not assertions, so that the checker can catch them):
@@ -60,9 +60,8 @@
 #include "ckpt.h"
 #include "client.h"
 #include "backend.h"
-#include "umbra_policy.h"
 #include "recovery.h"
-#include "pushdown.h"
+#include "protocol.h"
 
 /* ---- the engine ----
  * Complete only inside the engine's library (pn_engine defines PN_ENGINE_INTERNAL) and for
@@ -89,15 +88,7 @@ struct pn_engine {
 
 	struct pn_store store;    /* page -> slot, Umbra baselines (store.c) */
 	pn_lsn redo_done;         /* redo pointer of the last completed checkpoint */
-	uint32_t dw_next, dw_used_since_sync;
-	bool dw_sync_in_flight;
 	uint32_t data_writes_inflight;
-	/* Umbra l3/l4 selector (MAP) pages, 2 bits per heap page (umbra_policy.c) */
-	struct {
-		uint32_t npages;
-		uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
-		pn_lsn *lsn;                         /* wal_flush_lsn: WAL before the MAP page */
-	} map;
 
 	/* checkpointer */
 	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
@@ -133,27 +124,27 @@ struct pn_engine {
 	bool rec_valid;
 	uint32_t rec_block;
 	uint64_t eor_seq;
-	uint32_t *dw_restore;         /* doublewrite entries to restore before replay */
-	uint32_t dw_restore_len, dw_restore_pos;
 
-	/* pushdown: the page server (pushdown.c), NULL in other modes */
-	struct pn_pageserver *ps;
+	/* the protocol (protocol.h): its row and the row's own state (NULL if it has none) */
+	const struct pn_protocol_ops *proto;
+	void *proto_state;
 
 	struct pn_metrics m;
 	bool recovering;
 	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
-	/* the workload (client.h): its row, its state, and the hook pn_client_insert reports a
-	 * shift to */
+	uint32_t check_calls;      /* pn_engine_check() calls since the modules' checks ran */
+	/* the workload (client.h): its row and its state */
 	const struct pn_client_ops *client;
 	void *client_state;
-	pn_client_shift_fn client_shifted;
 };
 #endif
 
 /* engine.c */
-/* client: the workload's row (src/workload/workload.h pn_workload_of(sc) for a scenario's). */
+/* client: the workload's row (src/workload/workload.h pn_workload_of(sc) for a scenario's);
+ * proto: the protocol's (src/protocol/protocols.h pn_protocol_of(sc)). */
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
-		    bool fresh, const struct pn_client_ops *client);
+		    bool fresh, const struct pn_client_ops *client,
+		    const struct pn_protocol_ops *proto);
 void pn_engine_free(struct pn_engine *e);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* Page p as formatting writes it (checksummed when the scenario asks). */
@@ -162,8 +153,8 @@ void pn_engine_start(struct pn_engine *e);   /* schedule every process */
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);
-/* Field relationships, asserted; O(1) a call: global ones each time, frames and pages in
- * rotation. */
+/* Field relationships, asserted; O(1) a call: frames in rotation each time, the modules'
+ * checks (pn_wal_check, pn_svc_check, pn_store_check, the protocol's) every 8th call. */
 void pn_engine_check(struct pn_engine *e);
 /* pn_svc_violation() on e->svc. */
 void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,

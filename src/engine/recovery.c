@@ -4,10 +4,11 @@
  *
  *   1. read the control file (one atomic sector); its checkpoint and redo pointer;
  *   2. read the checkpoint record at the control file's location (PANIC-worthy if absent);
- *   3. Umbra: read the selector area the control file names; each page's baseline slot
- *      becomes its current slot (the generation recovery reads it from); l3/l4 read their
- *      selector pages instead, and an image-free shift first sets the page's slot to the
- *      shift's source (umbra_policy.c, pn_umbra_redo_source);
+ *   3. the protocol's map of slots (its row's recovery_begin): Umbra reads the selector
+ *      area the control file names, each page's baseline slot becoming its current slot
+ *      (the generation recovery reads it from); l3/l4 read their selector pages instead,
+ *      and an image-free shift first sets the page's slot to the shift's source (the
+ *      row's redo_source);
  *   4. replay from redo to the end of valid WAL (walfmt.c's reader: CRC, prev-link, page
  *      headers): for each block, an image is restored without reading the disk
  *      (RBM_ZERO_AND_LOCK); otherwise the page is read, verified (checksum: a torn page is
@@ -16,9 +17,11 @@
  *      page to the shift's target after the change, as at run time;
  *   5. continue the WAL after the last valid record and run an end-of-recovery checkpoint
  *      (immediate, recorded as CHECKPOINT_SHUTDOWN); recovery is over when it completes.
- * Pushdown: step 3 is the page server's (pn_ps_recover: its metadata and images); step 4
+ * Pushdown: the row's recovery_from loads the page server's metadata and images; step 4
  * reads from min(redo, the page server's horizon) and hands every record to the page
- * server (pn_ps_ingest_record) instead of the buffer pool: the compute replays nothing.
+ * server (the row's redo_record) instead of the buffer pool: the compute replays nothing.
+ * Doublewrite: recovery_from plans the restores of torn pages from the doublewrite area,
+ * which the row's redo_step carries out before any record is replayed.
  * A crash at any point of this is recovered from again: until the end-of-recovery
  * checkpoint's control-file update, the old checkpoint, its baselines and its WAL are
  * untouched (Umbra writes recovered pages only to shift targets).
@@ -62,118 +65,13 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 	return ok;
 }
 
-static bool read_selector(struct pn_engine *e, const struct pn_control *c)
-{
-	uint32_t len = pn_store_selector_bytes(&e->store);
-	uint8_t *buf = e->runs[0].selbuf;
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
-			      buf) ||
-	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "the selector snapshot of checkpoint %llu (area %u) is missing or "
-				    "torn: no baselines to recover from",
-				    (unsigned long long)c->ckpt_seq, c->selector_area);
-		return false;
-	}
-	for (uint32_t p = 0; p < e->heap_pages; p++)
-		pn_store_set_slot(&e->store, p, e->store.base_done[p]);
-	return true;
-}
-
-/*
- * Doublewrite: before replay, every page whose newest valid doublewrite entry is at least
- * as new as its home copy, or whose home copy fails verification, is restored from that
- * entry (InnoDB's buf_dblwr recovery). The entry was fsynced before the in-place write
- * began (B5), so a torn home page always has an intact copy there.
- */
-static uint32_t dw_entry_len(const struct pn_engine *e)
-{
-	return e->sc->storage.sector_size + e->page_size;
-}
-
-static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
-{
-	uint32_t sec = e->sc->storage.sector_size;
-	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
-	*page = pn_get32(buf + 4);
-	*lsn = pn_get64(buf + 8);
-	return pn_get32(buf) == 0x57444E50u && *page < e->heap_pages &&
-	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
-}
-
-static void plan_dw_restore(struct pn_engine *e)
-{
-	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
-	uint32_t sec = e->sc->storage.sector_size;
-	e->dw_restore_len = e->dw_restore_pos = 0;
-	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
-		uint32_t page, other_page;
-		pn_lsn lsn, other_lsn;
-		if (!dw_entry(e, i, buf, &page, &lsn))
-			continue;
-		bool newest = true;
-		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
-			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
-			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
-				newest = false;
-		dw_entry(e, i, buf, &page, &lsn);
-		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0), e->page_size, home);
-		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
-		if (newest && (torn || pn_page_lsn(home) <= lsn))
-			e->dw_restore[e->dw_restore_len++] = i;
-	}
-}
-
-/*
- * One restore at a time: the entry's page goes into the buffer pool and is written in
- * place at once (not through the doublewrite area, whose entries other torn pages may
- * still need); when every restored page is written, the data file is fsynced. Only then
- * may the doublewrite area be reused, so a crash during this phase finds every entry it
- * needs intact. Returns true when the phase is over.
- */
-static void dw_fsync_done(void *ctx, struct pn_io *io)
-{
-	struct pn_engine *e = ctx;
-	e->dw_restore_len = 0;
-	pn_wake(e, e->proc_startup, 0);
-}
-
-static bool dw_restore_step(struct pn_engine *e, struct pn_proc *p)
-{
-	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
-	uint32_t page;
-	pn_lsn lsn;
-	if (e->dw_restore_pos == e->dw_restore_len) {
-		if (e->data_writes_inflight)
-			return false; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY, dw_fsync_done, e);
-		e->m.fsyncs++;
-		e->dw_restore_pos = UINT32_MAX; /* the fsync is in flight */
-		pn_io_issue(&e->svc, io);
-		return false;
-	}
-	dw_entry(e, e->dw_restore[e->dw_restore_pos], buf, &page, &lsn);
-	uint32_t fi = pn_buf_pin(e, page, p->id, true);
-	if (fi == PN_NO_FRAME)
-		return false;
-	memcpy(pn_frame_page(e, fi), buf + e->sc->storage.sector_size, e->page_size);
-	e->frames[fi].dirty = true;
-	e->frames[fi].last_lsn = lsn;
-	pn_buf_unpin(e, fi);
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
-	PN_ASSERT(w == PN_WRITE_STARTED);
-	e->dw_restore_pos++;
-	return false; /* woken when the write completes */
-}
-
 bool pn_recovery_begin(struct pn_engine *e)
 {
 	uint8_t buf[PN_CONTROL_SIZE];
 	struct pn_control c;
 	e->recovering = true;
 	for (uint32_t i = 0; i < e->nbackends; i++)
-		e->procs[i].state = PN_B_DONE;
+		pn_backend_set_state(&e->procs[i], PN_B_DONE);
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
 		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
@@ -183,8 +81,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->control = c;
 	if (!read_checkpoint_record(e, &c))
 		return false;
-	if (pn_umbra_policy(e) ? !pn_umbra_read_map(e)
-			       : e->sc->protocol.mode == PN_MODE_UMBRA && !read_selector(e, &c))
+	if (e->proto->recovery_begin && !e->proto->recovery_begin(e, &c))
 		return false;
 	pn_wal_set_redo(&e->wal, c.redo);
 	pn_wal_set_keep_from(&e->wal, c.redo);
@@ -192,16 +89,14 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
 	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
-	if (e->ps && !pn_ps_recover(e, c.redo, &from))
+	if (e->proto->recovery_from && !e->proto->recovery_from(e, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
 	if (!reader_at(e, from)) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "out of memory");
 		return false;
 	}
-	if (e->sc->protocol.mode == PN_MODE_DOUBLEWRITE)
-		plan_dw_restore(e);
 	struct pn_proc *p = &e->procs[e->proc_startup];
-	p->state = PN_B_NEXT;
+	pn_backend_set_state(p, PN_B_NEXT);
 	pn_wake(e, e->proc_startup, 0);
 	return true;
 }
@@ -240,8 +135,8 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
 		pn_store_set_slot(&e->store, pg, target);
-		if (pn_umbra_policy(e))
-			pn_umbra_map_dirty(e, pg, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
+		if (e->proto->redo_shifted)
+			e->proto->redo_shifted(e, pg);
 		f->dirty = true;
 		f->redirtied |= f->io_writes > 0;
 		if (f->last_lsn < pn_page_lsn(page))
@@ -255,12 +150,12 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
 	pn_wal_reader_free(&e->reader);
 	pn_wal_start_at(&e->wal, e->replay_end, e->replay_last_start);
-	if (e->ps)
-		pn_ps_recovery_end(e, e->replay_end, e->replay_last_start);
+	if (e->proto->recovery_end)
+		e->proto->recovery_end(e, e->replay_end, e->replay_last_start);
 	e->next_xid++;
 	e->eor_seq = e->ckpt_seq_begun + 1;
 	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
-	p->state = PN_B_WAIT_CKPT;
+	pn_backend_set_state(p, PN_B_WAIT_CKPT);
 }
 
 void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
@@ -268,17 +163,14 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	if (p->state == PN_B_WAIT_CKPT) {
 		if (e->ckpt_seq_done >= e->eor_seq) {
 			e->recovering = false;
-			p->state = PN_B_DONE;
+			pn_backend_set_state(p, PN_B_DONE);
 		}
 		return;
 	}
 	if (p->state != PN_B_NEXT)
 		return;
-	if (e->dw_restore_len) {
-		if (e->dw_restore_pos != UINT32_MAX && dw_restore_step(e, p))
-			pn_wake(e, p->id, STEP_NS);
-		return;
-	}
+	if (e->proto->redo_step && e->proto->redo_step(e, p))
+		return; /* doublewrite: a restore before replay */
 	if (!e->rec_valid) {
 		if (!pn_wal_read_next(&e->reader, &e->rec, &e->rec_start, &e->rec_end)) {
 			end_of_wal(e, p);
@@ -291,8 +183,8 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 		if (e->rec.xid > e->next_xid)
 			e->next_xid = e->rec.xid;
 		e->m.recovery_records++;
-		if (e->ps) { /* pushdown: the page server re-ingests; the compute replays nothing */
-			pn_ps_ingest_record(e, &e->rec, e->rec_start, e->rec_end);
+		if (e->proto->redo_record) { /* pushdown: the page server re-ingests */
+			e->proto->redo_record(e, &e->rec, e->rec_start, e->rec_end);
 			e->rec_valid = false;
 			pn_wake(e, p->id, STEP_NS);
 			return;
@@ -311,8 +203,8 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
-	if (b->has_shift && !full && pn_umbra_policy(e) && !pn_store_is_slru(&e->store, b->blkno) &&
-	    !pn_umbra_redo_source(e, b, p->id))
+	if (b->has_shift && !full && e->proto->redo_source && !pn_store_is_slru(&e->store, b->blkno) &&
+	    !e->proto->redo_source(e, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)

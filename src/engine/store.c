@@ -17,8 +17,8 @@
  *   pointer (pn_store_shift_target). With no overlapping checkpoints three generations
  *   always leave one free; two do not (the checker shows what that costs).
  *
- * Policies l3 and l4 (umbra_policy.c) place slots and keep the selector their own way
- * (the placement engine.c installs, pn_store_set_placement); the prototype's baselines and
+ * Policies l3 and l4 (protocol/umbra_map.c) place slots and keep the selector their own way
+ * (the placement their row installs, pn_store_set_placement); the prototype's baselines and
  * R3 do not apply to them.
  *
  * Rules: ST1 slot_of[p] < generations, and 0 for SLRU pages; ST2 base_done names
@@ -51,8 +51,9 @@
 #define CHECK_SLICE 4u
 
 bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
-		   uint32_t heap_pages, uint32_t pages, uint32_t generations)
+		   uint32_t heap_pages, uint32_t pages, uint32_t generations, unsigned flags)
 {
+	PN_ASSERT(flags <= (PN_STORE_SLOTTED | PN_STORE_DOUBLEWRITE));
 	PN_ASSERT(heap_pages <= pages);
 	PN_ASSERT(generations >= 1 && generations <= 8); /* a bit each in used[] */
 	memset(s, 0, sizeof(*s));
@@ -62,8 +63,8 @@ bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_s
 	s->pages = pages;
 	s->generations = generations;
 	s->layout = sc->protocol.layout;
-	s->umbra = sc->protocol.mode == PN_MODE_UMBRA;
-	s->doublewrite = sc->protocol.mode == PN_MODE_DOUBLEWRITE;
+	s->umbra = (flags & PN_STORE_SLOTTED) != 0;
+	s->doublewrite = (flags & PN_STORE_DOUBLEWRITE) != 0;
 	s->sector_size = sc->storage.sector_size;
 	/* slot_of, base_done, base_inflight, then the used-slot bit masks: one allocation. */
 	s->slot_of = calloc(4, pages);
@@ -238,6 +239,7 @@ void pn_store_check(struct pn_store *s)
 		PN_ASSERT(s->slot_of[p] < s->generations); /* ST1 */
 		PN_ASSERT(s->base_done[p] < s->generations); /* ST2 */
 		PN_ASSERT(p < s->heap_pages || s->slot_of[p] == 0);
-		s->check_next = (s->check_next + 1) % s->pages;
+		if (++s->check_next == s->pages) /* no division on the per-event path */
+			s->check_next = 0;
 	}
 }

@@ -3,7 +3,7 @@
  * page -> physical slot, in place (fpw, nofpw) or in Umbra's generations with shifts and
  * baselines (R3), the selector codec, the doublewrite area's offsets; and the callback
  * formatting writes the device through (pn_format_write_fn, used by engine.c's
- * pn_engine_format, umbra_policy.c and pushdown.c). struct pn_store is e->store; its slot
+ * pn_engine_format and the protocol rows). struct pn_store is e->store; its slot
  * map (slot_of) is written only through pn_store_set_slot().
  */
 #ifndef PN_STORE_H
@@ -19,7 +19,7 @@
 typedef void (*pn_format_write_fn)(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf,
 				   uint32_t len);
 
-/* l3/l4 place a heap page's slots themselves (umbra_policy.c): slot index of (page, slot). */
+/* l3/l4 place a heap page's slots themselves (protocol/umbra_map.c): slot index of (page, slot). */
 typedef uint64_t (*pn_store_place_fn)(void *ctx, uint32_t page, uint32_t slot);
 
 struct pn_store {
@@ -29,7 +29,7 @@ struct pn_store {
 	uint32_t heap_pages, pages; /* pages = heap pages + SLRU pages */
 	uint32_t generations;      /* slots per heap page (1 unless umbra) */
 	enum pn_layout layout;
-	bool umbra, doublewrite;   /* the protocol mode */
+	bool umbra, doublewrite;   /* the protocol's flags (PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE) */
 	uint32_t sector_size;
 	pn_store_place_fn place;   /* NULL unless l3/l4 (pn_store_set_placement) */
 	void *place_ctx;
@@ -44,8 +44,13 @@ struct pn_store {
 	uint32_t check_next;       /* pn_store_check()'s rotation */
 };
 
+/* What the protocol keeps in the store (its row's store_flags): heap pages move between
+ * generations (umbra: slots, baselines and R3 unless the row places the slots itself); a
+ * doublewrite area counts in the slots used. */
+#define PN_STORE_SLOTTED 1u
+#define PN_STORE_DOUBLEWRITE 2u
 bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
-		   uint32_t heap_pages, uint32_t pages, uint32_t generations);
+		   uint32_t heap_pages, uint32_t pages, uint32_t generations, unsigned flags);
 void pn_store_free(struct pn_store *s);
 /* l3/l4: the policy's slot placement and its heap slot count. */
 void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_place_fn fn,

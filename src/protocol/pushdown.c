@@ -1,5 +1,5 @@
 /*
- * pushdown.c: the page server of the pushdown mode (engine layer; seed 002, Neon's
+ * pushdown.c: the pushdown row of the protocol table, the mode's page server (protocol layer; seed 002, Neon's
  * "image generation pushdown"; docs/protocol.md section 7 says what Neon does and what we
  * model).
  *
@@ -58,7 +58,7 @@
  * re-ingests the WAL from min(redo, horizon) (pn_ps_ingest_record, skipping deltas an image
  * holds); the compute's buffer pool stays empty, and every later read reconstructs.
  */
-#include "engine.h"
+#include "pushdown.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +122,15 @@ struct pn_pageserver {
 	uint32_t check_next;     /* pn_ps_check's rotation */
 };
 
+/* The row's state (e->proto_state; the engine knows it as a void pointer). */
+static struct pn_pageserver *ps_of(const struct pn_engine *e)
+{
+	return e->proto_state;
+}
+
 static bool pushdown(const struct pn_engine *e)
 {
-	return e->ps != NULL;
+	return e->proto_state != NULL;
 }
 
 static uint32_t meta_len(const struct pn_engine *e)
@@ -170,7 +176,7 @@ bool pn_ps_init(struct pn_engine *e)
 	struct pn_pageserver *ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return false;
-	e->ps = ps;
+	e->proto_state = ps;
 	ps->meta_len = meta_len(e);
 	ps->log_len = log_len(e);
 	ps->pages = calloc(e->pages, sizeof(*ps->pages));
@@ -190,7 +196,7 @@ bool pn_ps_init(struct pn_engine *e)
 
 void pn_ps_free(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	if (!ps)
 		return;
 	for (uint32_t p = 0; ps->pages && p < e->pages; p++)
@@ -204,19 +210,19 @@ void pn_ps_free(struct pn_engine *e)
 	free(ps->enc);
 	free(ps->images);
 	free(ps);
-	e->ps = NULL;
+	e->proto_state = NULL;
 }
 
 pn_lsn pn_ps_horizon(const struct pn_engine *e)
 {
-	return pushdown(e) ? e->ps->horizon : UINT64_MAX;
+	return pushdown(e) ? ps_of(e)->horizon : UINT64_MAX;
 }
 
 /* ---- metadata ---- */
 
 static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon, bool with_new)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint8_t *m = ps->meta;
 	memset(m, 0, ps->meta_len);
 	pn_put32(m, PS_MAGIC);
@@ -239,7 +245,7 @@ static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon,
 /* The log record of round `seq`: its images (the batch), as if durable. */
 static void encode_log(const struct pn_engine *e, uint64_t seq, pn_lsn horizon)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint8_t *m = ps->meta;
 	memset(m, 0, ps->log_len);
 	pn_put32(m, PS_LOG_MAGIC);
@@ -292,7 +298,7 @@ static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *s
 
 void pn_ps_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint8_t *page = ps->images;
 	for (uint32_t p = 0; p < e->pages; p++) {
 		pn_engine_initial_page(e, p, page);
@@ -340,17 +346,17 @@ static void chain_trim(struct ps_page *pg, pn_lsn lsn)
 
 static void maybe_queue(struct pn_engine *e, uint32_t page)
 {
-	struct ps_page *pg = &e->ps->pages[page];
+	struct ps_page *pg = &ps_of(e)->pages[page];
 	if (pg->ndeltas >= e->sc->protocol.image_threshold && !pg->queued && !pg->in_round) {
 		pg->queued = true;
-		e->ps->queue[e->ps->queue_len++] = page;
+		ps_of(e)->queue[ps_of(e)->queue_len++] = page;
 	}
 }
 
 void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_lsn start,
 			 pn_lsn end)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint32_t len = 0;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		uint32_t page = r->blocks[i].blkno;
@@ -385,7 +391,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	char why[128];
 	uint32_t len = pn_get32(d);
 	pn_lsn end = pn_get64(d + 12);
-	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, e->ps->images, &rec, why,
+	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, ps_of(e)->images, &rec, why,
 				       sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
 	bool headerless = pn_store_is_slru(&e->store, page) && !e->sc->protocol.slru_headers;
@@ -406,7 +412,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 
 uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out)
 {
-	const struct ps_page *pg = &e->ps->pages[page];
+	const struct ps_page *pg = &ps_of(e)->pages[page];
 	/* The page server reads its own storage (another machine's disk in Neon). */
 	bool ok = e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
 				   pn_ps_image_offset(e, page, pg->img_slot), e->page_size, out);
@@ -427,15 +433,15 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 void pn_ps_drop(struct pn_engine *e, uint32_t frame)
 {
 	struct pn_frame *f = &e->frames[frame];
-	pn_lsn *lw = &e->ps->last_written[f->page];
+	pn_lsn *lw = &ps_of(e)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
 	f->dirty = f->dirty_hint_only = f->redirtied = false;
 }
 
 bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 {
-	pn_lsn lsn = e->ps->last_written[page];
-	if (lsn <= e->ps->ingested)
+	pn_lsn lsn = ps_of(e)->last_written[page];
+	if (lsn <= ps_of(e)->ingested)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
 	 * durable WAL (P3). */
@@ -448,7 +454,7 @@ bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 
 void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	PN_ASSERT(ps->nreq < e->nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
 	pn_wake(e, e->proc_ps, PS_GETPAGE_NS);
@@ -456,7 +462,7 @@ void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t 
 
 static void serve(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t i = 0; i < ps->nreq; i++) {
 		const struct ps_request *q = &ps->req[i];
 		struct pn_frame *f = &e->frames[q->frame];
@@ -482,7 +488,7 @@ static void serve(struct pn_engine *e)
 
 static void ingest(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
 	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
 	pn_lsn limit = mutant ? pn_wal_written(&e->wal) : pn_wal_flushed(&e->wal);
@@ -522,7 +528,7 @@ static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const 
 		e->m.ps_fsyncs++;
 	else
 		e->m.ps_meta_bytes += len;
-	e->ps->io_pending = true;
+	ps_of(e)->io_pending = true;
 	pn_io_issue(&e->svc, io);
 }
 
@@ -535,7 +541,7 @@ static bool holds_too_much(const struct pn_engine *e, pn_lsn hold)
 
 static void pick(struct pn_engine *e, uint32_t page)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	ps->pages[page].in_round = true;
 	ps->pages[page].queued = false;
 	ps->batch[ps->batch_len++] = page;
@@ -543,7 +549,7 @@ static void pick(struct pn_engine *e, uint32_t page)
 
 static void choose_batch(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint32_t keep = 0;
 	ps->batch_len = 0;
 	for (uint32_t i = 0; i < ps->queue_len; i++) {
@@ -565,7 +571,7 @@ static void choose_batch(struct pn_engine *e)
 static void image_done(void *ctx, struct pn_io *io)
 {
 	struct pn_engine *e = ctx;
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	struct ps_page *pg = &ps->pages[io->page];
 	/* On the device now: reads start from it (the durable metadata still names the old) */
 	pg->img_slot = (uint8_t)(1u - pg->dur_slot);
@@ -584,7 +590,7 @@ static void image_done(void *ctx, struct pn_io *io)
  * durable metadata does not name (P1, P4). */
 static void round_begin(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	choose_batch(e);
 	if (ps->batch_len == 0)
 		return;
@@ -622,7 +628,7 @@ static void round_begin(struct pn_engine *e)
  * the WAL held back calls for forced images. */
 static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
 {
-	const struct pn_pageserver *ps = e->ps;
+	const struct pn_pageserver *ps = ps_of(e);
 	pn_lsn h = ps->next;
 	if (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
 		return h; /* the bug: WAL is released though pages without images still need it */
@@ -642,7 +648,7 @@ static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
 /* META_FSYNC done: the round's images are what recovery starts from. */
 static void round_commit(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t i = 0; i < ps->batch_len; i++) {
 		uint32_t page = ps->batch[i];
 		struct ps_page *pg = &ps->pages[page];
@@ -664,7 +670,7 @@ static void round_commit(struct pn_engine *e)
 static void round_io_done(void *ctx, struct pn_io *io)
 {
 	struct pn_engine *e = ctx;
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	ps->io_pending = false;
 	switch (ps->round) {
 	case PS_FSYNC_IMAGES: ps->round = PS_META_WRITE; break;
@@ -677,7 +683,7 @@ static void round_io_done(void *ctx, struct pn_io *io)
 
 static void round_advance(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	if (ps->io_pending)
 		return;
 	switch (ps->round) {
@@ -707,7 +713,7 @@ static void round_advance(struct pn_engine *e)
 void pn_ps_start(struct pn_engine *e)
 {
 	if (pushdown(e)) {
-		e->ps->running = true;
+		ps_of(e)->running = true;
 		pn_wake(e, e->proc_ps, PS_TICK_NS);
 	}
 }
@@ -742,7 +748,7 @@ void pn_ps_rearm(struct pn_engine *e)
 
 bool pn_ps_idle(const struct pn_engine *e)
 {
-	const struct pn_pageserver *ps = e->ps;
+	const struct pn_pageserver *ps = ps_of(e);
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
 		ps->next >= pn_wal_flushed(&e->wal));
@@ -751,7 +757,7 @@ bool pn_ps_idle(const struct pn_engine *e)
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
 void pn_ps_check(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	if (!ps)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
@@ -775,14 +781,14 @@ void pn_ps_check(struct pn_engine *e)
 
 pn_lsn pn_ps_ingested(const struct pn_engine *e)
 {
-	return pushdown(e) ? e->ps->ingested : 0;
+	return pushdown(e) ? ps_of(e)->ingested : 0;
 }
 
 /* ---- recovery ---- */
 
 static bool load_meta(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	uint64_t best = 0, seq;
 	int area = -1;
 	for (int a = 0; a < 2; a++) {
@@ -815,7 +821,7 @@ static bool load_meta(struct pn_engine *e)
 /* The log records after the snapshot, in seq order, while each is valid. */
 static void replay_log(struct pn_engine *e)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
 		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
 				 ps->meta);
@@ -837,7 +843,7 @@ static void replay_log(struct pn_engine *e)
 
 bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	if (!load_meta(e))
 		return false;
 	replay_log(e);
@@ -867,7 +873,7 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
  * horizon past the end of the log holds changes that the crash took back. */
 static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t p = 0; p < e->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
@@ -888,7 +894,7 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 
 void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start)
 {
-	struct pn_pageserver *ps = e->ps;
+	struct pn_pageserver *ps = ps_of(e);
 	if (ahead_of_wal(e, end))
 		return;
 	ps->next = end;
@@ -900,7 +906,7 @@ void pn_ps_finish_metrics(struct pn_engine *e)
 {
 	if (!pushdown(e) || e->m.ps_reads == 0)
 		return;
-	const uint64_t *h = e->ps->hist;
+	const uint64_t *h = ps_of(e)->hist;
 	uint64_t n = e->m.ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
 	bool got50 = false;
 	for (uint32_t v = 0; v < HIST_LEN; v++) {
@@ -915,3 +921,53 @@ void pn_ps_finish_metrics(struct pn_engine *e)
 		}
 	}
 }
+
+/* ---- the row ---- */
+
+static pn_lsn horizon_of(void *ctx)
+{
+	return pn_ps_horizon(ctx);
+}
+
+static bool ps_init(struct pn_engine *e)
+{
+	PN_ASSERT(e->proto_state == NULL);
+	PN_ASSERT(e->sc->protocol.mode == PN_MODE_PUSHDOWN);
+	if (!pn_ps_init(e))
+		return false;
+	pn_wal_set_horizon(&e->wal, horizon_of, e);
+	return true;
+}
+
+static bool drop_write(struct pn_engine *e, uint32_t frame)
+{
+	pn_ps_drop(e, frame);
+	return true;
+}
+
+static void read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out)
+{
+	pn_ps_reconstruct(e, page, lsn, out);
+}
+
+const struct pn_protocol_ops pn_protocol_pushdown = {
+	.name = "pushdown",
+	.unsupported = pn_protocol_refuse_publish_steps,
+	.init = ps_init,
+	.free = pn_ps_free,
+	.format_pages = pn_ps_format,
+	.decide = pn_protocol_decide_none,
+	.page_ready = pn_ps_page_ready,
+	.page_read = pn_ps_request,
+	.drop_write = drop_write,
+	.recovery_from = pn_ps_recover,
+	.redo_record = pn_ps_ingest_record,
+	.recovery_end = pn_ps_recovery_end,
+	.start = pn_ps_start,
+	.step = pn_ps_step,
+	.idle = pn_ps_idle,
+	.after_event = pn_ps_rearm,
+	.read_page = read_page,
+	.check = pn_ps_check,
+	.finish_metrics = pn_ps_finish_metrics,
+};

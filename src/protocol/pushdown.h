@@ -1,16 +1,14 @@
 /*
- * pushdown.h: the pushdown mode's page server (engine layer, owned by pushdown.c, which keeps
+ * pushdown.h: the pushdown mode's page server (protocol layer, owned by pushdown.c, which keeps
  * P1-P4 and documents its storage byte by byte; docs/protocol.md section 7): WAL ingestion,
  * per-page delta chains, image materialisation, GetPage@LSN, its crash-safe storage and
- * recovery. Its state is opaque (e->ps, struct pn_pageserver, NULL in other modes).
+ * recovery. Its state is opaque (e->proto_state, struct pn_pageserver). The engine calls it
+ * through its row, pn_protocol_pushdown; these are the row's hooks and what tests read.
  */
 #ifndef PN_PUSHDOWN_H
 #define PN_PUSHDOWN_H
 
-#include "store.h"
-#include "walfmt.h"
-
-struct pn_engine;
+#include "rows.h"
 
 bool pn_ps_init(struct pn_engine *e);
 void pn_ps_free(struct pn_engine *e);

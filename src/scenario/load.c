@@ -1523,7 +1523,7 @@ static bool validate_engine(struct loader *L)
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
-/* The positions the engine's own refusals name (pn_umbra_unsupported). */
+/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c). */
 static bool key_positions(struct loader *L)
 {
 	struct pn_scenario *s = L->s;

@@ -1,6 +1,6 @@
 /*
- * umbra_policy.c: Umbra's two slot-shift lineages of the public implementation, as policies
- * of mode umbra (engine layer). docs/protocol.md section 4b says what each follows and
+ * umbra_map.c: the umbra-l3 and umbra-l4 rows of the protocol table (protocol layer):
+ * Umbra's two slot-shift lineages of the public implementation, as policies of mode umbra. docs/protocol.md section 4b says what each follows and
  * which readings were chosen where the implementation summary leaves a choice open.
  *
  *   l3  32-page chunks (pblk = (L/32)*32G + s*32 + L%32), a root page at selector block 0;
@@ -25,7 +25,7 @@
  * l3 root (block 0): 0 magic 'PNRT' u32 | 8 crc32c u32 over [16, page_size) | 16 flags u32
  * = 0x3 (MAIN_SLOT0 | 0x1) | 20 heap pages u32; written at format, never rewritten.
  */
-#include "engine.h"
+#include "umbra.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,17 +37,31 @@
 #define STEP_NS 5000u
 #define GUTS_NS 200000u /* 200 us from the redo pointer to the buffer selection */
 
-void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+/* The selector (MAP) pages, 2 bits per heap page: e->proto_state. */
+struct umbra_map {
+	uint32_t npages;
+	uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
+	pn_lsn *lsn;                         /* wal_flush_lsn: WAL before the MAP page */
+};
+
+static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
+static uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
+static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
+				  pn_lsn lsn);
+
+static struct umbra_map *map_of(const struct pn_engine *e)
+{
+	PN_ASSERT(e->proto_state != NULL);
+	return e->proto_state;
+}
+
+static void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 {
 	run->pause_select = e->ckpt_pause_select_next;
 	e->ckpt_pause_select_next = false;
 	run->select_ns = run->start_ns + GUTS_NS;
-	run->state = PN_C_SELECT;
-}
-
-bool pn_umbra_policy(const struct pn_engine *e)
-{
-	return e->sc->protocol.mode == PN_MODE_UMBRA && e->sc->protocol.policy != PN_POLICY_PROTOTYPE;
+	pn_ckpt_set_state(run, PN_C_PROTO_SELECT);
+	run->proto_sub = UC_SELECT;
 }
 
 static bool is_l3(const struct pn_engine *e)
@@ -65,49 +79,42 @@ static uint64_t map_block(const struct pn_engine *e, uint32_t k)
 	return (is_l3(e) ? 1u : 0u) + (uint64_t)(k / 256u) * 258u + 2u + k % 256u;
 }
 
-bool pn_umbra_init(struct pn_engine *e)
+static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
 {
-	if (!pn_umbra_policy(e))
-		return true;
-	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
-	e->map.npages = n;
-	e->map.dirty = calloc(3, n);
-	e->map.lsn = calloc(n, sizeof(pn_lsn));
-	if (!e->map.dirty || !e->map.lsn)
+	return pn_umbra_slot_index(ctx, page, slot);
+}
+
+static bool map_init(struct pn_engine *e)
+{
+	PN_ASSERT(e->proto_state == NULL);
+	e->proto_state = calloc(1, sizeof(struct umbra_map));
+	if (!e->proto_state)
 		return false;
-	e->map.busy = e->map.dirty + n;
-	e->map.ckpt_needed = e->map.dirty + 2u * n;
+	pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), place, e);
+	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
+	map_of(e)->npages = n;
+	map_of(e)->dirty = calloc(3, n);
+	map_of(e)->lsn = calloc(n, sizeof(pn_lsn));
+	if (!map_of(e)->dirty || !map_of(e)->lsn)
+		return false;
+	map_of(e)->busy = map_of(e)->dirty + n;
+	map_of(e)->ckpt_needed = map_of(e)->dirty + 2u * n;
 	return true;
 }
 
-void pn_umbra_free(struct pn_engine *e)
+static void map_free(struct pn_engine *e)
 {
-	free(e->map.dirty);
-	free(e->map.lsn);
+	if (!e->proto_state)
+		return;
+	free(map_of(e)->dirty);
+	free(map_of(e)->lsn);
+	free(e->proto_state);
+	e->proto_state = NULL;
 }
 
-static bool step_error(struct pn_engine *e, const struct pn_step *st, const char *what)
-{
-	snprintf(e->svc.error, sizeof(e->svc.error), "%s:%d:%d: %s", e->sc->path, st->line, st->column, what);
-	return true;
-}
-
-bool pn_umbra_unsupported(struct pn_engine *e)
+static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
-	if (sc->workload.kind == PN_WL_SCRIPT && !pn_umbra_policy(e)) {
-		for (uint32_t i = 0; i < sc->workload.script_len; i++) {
-			const struct pn_step *st = &sc->workload.script[i];
-			if (st->op == PN_OP_CHECKPOINT_EPOCH || st->op == PN_OP_UPDATE_HOLD ||
-			    st->op == PN_OP_RELEASE)
-				return step_error(e, st, "this step needs protocol.mode umbra with "
-							 "policy l3 or l4 (only they select buffers "
-							 "after the checkpoint begins and publish a "
-							 "shift after its WAL)");
-		}
-	}
-	if (!pn_umbra_policy(e))
-		return false;
 	const char *what = NULL;
 	const uint32_t *at = NULL;
 	if (sc->protocol.generations > 4) {
@@ -126,14 +133,14 @@ bool pn_umbra_unsupported(struct pn_engine *e)
 	return what != NULL;
 }
 
-uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot)
+static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot)
 {
 	if (!is_l3(e))
 		return (uint64_t)page * e->generations + slot;
 	return (uint64_t)(page / CHUNK) * CHUNK * e->generations + (uint64_t)slot * CHUNK + page % CHUNK;
 }
 
-uint64_t pn_umbra_heap_slots(const struct pn_engine *e)
+static uint64_t pn_umbra_heap_slots(const struct pn_engine *e)
 {
 	if (!is_l3(e))
 		return (uint64_t)e->heap_pages * e->generations;
@@ -159,7 +166,7 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 	pn_put32(out + 8, pn_crc32c(out + 16, e->page_size - 16));
 }
 
-void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+static void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
 	if (is_l3(e)) {
@@ -168,24 +175,24 @@ void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	}
 	/* A new relation's _map holds its first selector page (t/053: 3 pages, FSM, VM, MAIN);
 	 * the others appear when first written (MapPublishSlotShift extends the file). */
-	for (uint32_t k = 0; k < PN_MIN(e->map.npages, 1u); k++) {
+	for (uint32_t k = 0; k < PN_MIN(map_of(e)->npages, 1u); k++) {
 		encode_map(e, k, buf);
 		write(ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size, buf, e->page_size);
 	}
 }
 
-void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn)
+static void pn_umbra_map_dirty(struct pn_engine *e, uint32_t page, pn_lsn lsn)
 {
 	uint32_t k = page / entries_per_map_page(e);
-	e->map.dirty[k] = 1;
-	if (lsn > e->map.lsn[k])
-		e->map.lsn[k] = lsn;
+	map_of(e)->dirty[k] = 1;
+	if (lsn > map_of(e)->lsn[k])
+		map_of(e)->lsn[k] = lsn;
 }
 
 static void map_write_done(void *ctx, struct pn_io *io)
 {
 	struct pn_engine *e = ctx;
-	e->map.busy[io->aux] = 0;
+	map_of(e)->busy[io->aux] = 0;
 	if (io->proc != UINT32_MAX)
 		pn_wake(e, io->proc, 0);
 }
@@ -194,7 +201,7 @@ static void map_write_done(void *ctx, struct pn_io *io)
  * issue; a publication during the write dirties the page again (JUST_DIRTIED). */
 static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 {
-	PN_ASSERT(e->map.lsn[k] <= pn_wal_flushed(&e->wal));
+	PN_ASSERT(map_of(e)->lsn[k] <= pn_wal_flushed(&e->wal));
 	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_SELECTOR;
@@ -206,17 +213,17 @@ static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 	io->done = map_write_done;
 	io->ctx = e;
 	encode_map(e, k, io->buf);
-	e->map.dirty[k] = 0;
-	e->map.busy[k] = 1;
+	map_of(e)->dirty[k] = 0;
+	map_of(e)->busy[k] = 1;
 	pn_io_issue(&e->svc, io);
 }
 
-void pn_umbra_mapwriter(struct pn_engine *e)
+static void pn_umbra_mapwriter(struct pn_engine *e)
 {
-	for (uint32_t k = 0; k < e->map.npages; k++) {
-		if (!e->map.dirty[k] || e->map.busy[k])
+	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
+		if (!map_of(e)->dirty[k] || map_of(e)->busy[k])
 			continue;
-		if (e->map.lsn[k] <= pn_wal_flushed(&e->wal))
+		if (map_of(e)->lsn[k] <= pn_wal_flushed(&e->wal))
 			map_write(e, k, UINT32_MAX);
 		else
 			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
@@ -225,10 +232,10 @@ void pn_umbra_mapwriter(struct pn_engine *e)
 
 /* ---- backends: assembly and publication ---- */
 
-bool pn_umbra_hint_shifts(const struct pn_engine *e)
+/* A run that has not selected its buffers yet. */
+static bool selecting(const struct pn_ckpt_run *run)
 {
-	/* l3's eligibility excludes a MAIN FPI_FOR_HINT (it keeps its plain image). */
-	return !pn_umbra_policy(e) || !is_l3(e);
+	return run->state == PN_C_PROTO_SELECT && run->proto_sub == UC_SELECT;
 }
 
 /* BufferCheckpointSourceSlotCaptureIsPossible: a running checkpoint has selected the
@@ -237,13 +244,13 @@ static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		const struct pn_ckpt_run *run = &e->runs[r];
-		if (run->state != PN_C_IDLE && run->state != PN_C_SELECT && (f->ckpt_needed & (1u << r)))
+		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)))
 			return r;
 	}
 	return -1;
 }
 
-void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
+static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
 			     uint8_t *page, bool rdata)
 {
 	if (!is_l3(e)) {
@@ -269,13 +276,7 @@ void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_
 	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 }
 
-void pn_umbra_assemble(struct pn_engine *e, struct pn_proc *p, struct pn_wal_block *b,
-		       uint8_t *page)
-{
-	pn_umbra_assemble_block(e, p->frame, b, page, b->data_len != 0 || p->op.op != PN_OP_HINT);
-}
-
-void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
+static void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
 {
 	if (!p->delay_chkpt)
 		return; /* a held update that did not shift */
@@ -283,7 +284,7 @@ void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
 	p->delay_chkpt = false;
 }
 
-void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
+static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
 	struct pn_frame *f = &e->frames[frame];
 	uint32_t pg = f->page;
@@ -315,19 +316,9 @@ void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
 	pn_umbra_map_dirty(e, pg, lsn);
 }
 
-bool pn_umbra_take_release(struct pn_engine *e, struct pn_proc *p)
-{
-	struct pn_step st;
-	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
-		return false;
-	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
-	p->op = st;
-	return true;
-}
-
 /* ---- checkpointer ---- */
 
-uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
+static uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
 			   const struct pn_ckpt_run *run)
 {
 	uint8_t cur = pn_store_slot(&e->store, f->page);
@@ -345,7 +336,7 @@ static bool delay_chkpt(const struct pn_engine *e)
 	return false;
 }
 
-uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 {
 	uint32_t r = (uint32_t)(run - e->runs);
 	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
@@ -361,32 +352,32 @@ uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 	if (waiting)
 		return POLL_NS; /* the fresh DELAY_CHKPT_START wait */
 	pn_ckpt_select(e, run);
-	for (uint32_t k = 0; k < e->map.npages; k++)
-		if (e->map.dirty[k])
-			e->map.ckpt_needed[k] |= (uint8_t)(1u << r);
-	run->state = PN_C_MAP_WRITE;
+	for (uint32_t k = 0; k < map_of(e)->npages; k++)
+		if (map_of(e)->dirty[k])
+			map_of(e)->ckpt_needed[k] |= (uint8_t)(1u << r);
+	run->proto_sub = UC_MAP_WRITE;
 	return STEP_NS;
 }
 
-uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
+static uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
 {
 	/* l4's FlushBuffer decides at each write (tagged: previous(active), else active); l3
 	 * writes where selection and a captured shift put it (the prototype's rule). */
-	if (pn_umbra_policy(e) && !is_l3(e))
+	if (!is_l3(e))
 		f->ckpt_slot[r] = pn_umbra_ckpt_slot(e, f, &e->runs[r]);
 	return f->ckpt_slot[r];
 }
 
-bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)
+static bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)
 {
-	if (!pn_umbra_policy(e))
-		return true;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		const struct pn_ckpt_run *run = &e->runs[r];
 		if (run->state == PN_C_IDLE || run->seq != seq)
 			continue;
-		if (run->state != PN_C_SELECT)
-			return run->state != PN_C_MAP_WRITE;
+		if (run->state != PN_C_PROTO_SELECT)
+			return true;
+		if (!selecting(run))
+			return false; /* writing its selector pages */
 		if (resumed) /* blocked in its fresh DELAY_CHKPT_START wait */
 			return run->delay_wait;
 		return run->pause_select && e->svc.env.now_ns(e->svc.env.ctx) >= run->select_ns;
@@ -394,36 +385,36 @@ bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed
 	return true;
 }
 
-uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 {
 	uint8_t bit = (uint8_t)(1u << (run - e->runs));
 	bool busy = false;
-	for (uint32_t k = 0; k < e->map.npages; k++) {
-		if (!(e->map.ckpt_needed[k] & bit))
+	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
+		if (!(map_of(e)->ckpt_needed[k] & bit))
 			continue;
-		if (e->map.busy[k]) {
+		if (map_of(e)->busy[k]) {
 			busy = true;
 			continue;
 		}
-		if (e->map.dirty[k]) {
-			if (!pn_wal_flush_request(&e->wal, e->map.lsn[k], e->proc_ckpt))
+		if (map_of(e)->dirty[k]) {
+			if (!pn_wal_flush_request(&e->wal, map_of(e)->lsn[k], e->proc_ckpt))
 				return UINT64_MAX;
 			map_write(e, k, e->proc_ckpt);
 			busy = true;
 		}
-		e->map.ckpt_needed[k] &= (uint8_t)~bit;
+		map_of(e)->ckpt_needed[k] &= (uint8_t)~bit;
 	}
-	for (uint32_t k = 0; k < e->map.npages; k++)
-		busy |= e->map.busy[k] != 0;
+	for (uint32_t k = 0; k < map_of(e)->npages; k++)
+		busy |= map_of(e)->busy[k] != 0;
 	if (busy)
 		return POLL_NS;
-	run->state = PN_C_WRITING; /* a checkpoint_begin pause holds it here: after-map */
+	pn_ckpt_set_state(run, PN_C_WRITING); /* a checkpoint_begin pause holds it here: after-map */
 	return STEP_NS;
 }
 
 /* ---- recovery ---- */
 
-bool pn_umbra_read_map(struct pn_engine *e)
+static bool pn_umbra_read_map(struct pn_engine *e)
 {
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	if (is_l3(e)) {
@@ -436,7 +427,7 @@ bool pn_umbra_read_map(struct pn_engine *e)
 		}
 	}
 	uint32_t per = entries_per_map_page(e);
-	for (uint32_t k = 0; k < e->map.npages; k++) {
+	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
 		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
 				      e->page_size, buf))
 			memset(buf, 0, e->page_size); /* a missing selector page: every entry slot 0 */
@@ -454,7 +445,7 @@ bool pn_umbra_read_map(struct pn_engine *e)
 	return true;
 }
 
-bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
+static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
 {
 	uint32_t pg = b->blkno;
 	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
@@ -485,9 +476,80 @@ bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uin
 	return w == PN_WRITE_NONE;
 }
 
-/* ---- l4 hint deltas (section 2.7) ---- */
+/* ---- the checkpoint run's protocol steps ---- */
 
-bool pn_umbra_hint_delta(const struct pn_engine *e)
+static uint64_t select_step(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	return pn_umbra_policy(e) && !is_l3(e);
+	PN_ASSERT(run->state == PN_C_PROTO_SELECT);
+	PN_ASSERT(run->proto_sub == UC_SELECT || run->proto_sub == UC_MAP_WRITE);
+	return run->proto_sub == UC_SELECT ? pn_umbra_ckpt_select(e, run)
+					   : pn_umbra_ckpt_map_write(e, run);
 }
+
+/* After the data fsync: the MAP pages' fsync. */
+static uint64_t durable_step(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
+	PN_ASSERT(run->proto_sub == 0);
+	pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+	return UINT64_MAX;
+}
+
+static void durable_io_done(struct pn_engine *e, struct pn_ckpt_run *run)
+{
+	PN_ASSERT(e->proto_state != NULL);
+	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
+	pn_ckpt_set_state(run, PN_C_RECORD);
+}
+
+static void assemble(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
+		     bool rdata)
+{
+	pn_umbra_assemble_block(e, frame, b, page, rdata);
+}
+
+static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
+{
+	PN_ASSERT(c != NULL);
+	PN_ASSERT(e->proto_state != NULL);
+	return pn_umbra_read_map(e); /* the MAP pages name every page's slot; no area to pick */
+}
+
+static void redo_shifted(struct pn_engine *e, uint32_t page)
+{
+	pn_umbra_map_dirty(e, page, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
+}
+
+static void map_check(struct pn_engine *e)
+{
+	const struct umbra_map *m = map_of(e);
+	PN_ASSERT(m->npages * entries_per_map_page(e) >= e->heap_pages);
+	PN_ASSERT(m->npages == 0 || m->dirty != NULL);
+}
+
+/* l3 and l4 differ in slot placement (pn_umbra_slot_index), assembly, the checkpoint's
+ * write slot, hint handling (l4: HINT_DELTA) and redo's source: read from is_l3(). */
+#define UMBRA_MAP_ROW                                                                      \
+	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,              \
+	.unsupported = unsupported, .init = map_init, .free = map_free,                    \
+	.format = pn_umbra_format, .file_size = pn_umbra_file_size,                        \
+	.decide = pn_umbra_decide, .assemble = assemble, .shifted = pn_umbra_publish_page, \
+	.publish = pn_umbra_publish, .script_reached = pn_umbra_ckpt_reached,              \
+	.bind_late = pn_umbra_bind_late, .ckpt_begin = pn_umbra_ckpt_begin,                \
+	.ckpt_slot = pn_umbra_ckpt_slot, .ckpt_select_step = select_step,                  \
+	.ckpt_durable_step = durable_step, .ckpt_io_done = durable_io_done,                \
+	.background = pn_umbra_mapwriter, .recovery_begin = recovery_begin,                \
+	.redo_source = pn_umbra_redo_source, .redo_shifted = redo_shifted,                 \
+	.check = map_check
+
+const struct pn_protocol_ops pn_protocol_umbra_l3 = {
+	.name = "umbra-l3",
+	UMBRA_MAP_ROW,
+};
+
+const struct pn_protocol_ops pn_protocol_umbra_l4 = {
+	.name = "umbra-l4",
+	.hint_delta = true,
+	.write_slot = pn_umbra_write_slot,
+	UMBRA_MAP_ROW,
+};

@@ -1,0 +1,299 @@
+/*
+ * doublewrite.c: the doublewrite row of the protocol table (protocol layer), InnoDB's
+ * doublewrite buffer: no page images in the WAL; every heap page write-out goes first to
+ * the doublewrite file (PN_FILE_DW), which is fsynced, and only then in place (bufpool.c's
+ * rule B5); recovery restores a torn home page from its copy before replay. SLRU pages
+ * with headers are protected by images, as in fpw. Mutant owned here: doublewrite_no_fsync.
+ *
+ * Doublewrite file: dw_slots entries of sector_size + page_size bytes (store.c's header):
+ * a header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
+ * page. An entry is reused only after the data file was fsynced since its in-place write.
+ *
+ * State machine of the area: FILLING --all entries used--> SYNCING (a data-file fsync in
+ * flight; dw_reserve refuses) --dw_sync_done--> FILLING (every entry free again).
+ */
+#include "rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DW_MAGIC 0x57444E50u /* "PNDW" */
+#define RESTORE_CAP 64u
+
+struct dw_state {
+	uint32_t next, used_since_sync;
+	bool sync_in_flight;
+	uint32_t restore[RESTORE_CAP]; /* entries to restore before replay */
+	uint32_t restore_len, restore_pos;
+};
+
+static struct dw_state *dw_of(const struct pn_engine *e)
+{
+	PN_ASSERT(e->proto_state != NULL);
+	return e->proto_state;
+}
+
+static bool dw_init(struct pn_engine *e)
+{
+	PN_ASSERT(e->proto_state == NULL);
+	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
+	e->proto_state = calloc(1, sizeof(struct dw_state));
+	return e->proto_state != NULL;
+}
+
+static void dw_free(struct pn_engine *e)
+{
+	free(e->proto_state);
+	e->proto_state = NULL;
+}
+
+static unsigned dw_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+{
+	PN_ASSERT(use <= PN_USE_SLRU);
+	return use == PN_USE_SLRU ? pn_protocol_slru_image(e, before_redo) : 0;
+}
+
+static uint64_t dw_file_size(const struct pn_engine *e, enum pn_file f)
+{
+	PN_ASSERT(f < PN_FILE_COUNT);
+	if (f == PN_FILE_SELECTOR)
+		return 0;
+	return (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size);
+}
+
+/* ---- write-out (B5): DW write -> DW fsync -> in-place write ---- */
+
+static bool uses_dw(const struct pn_engine *e, uint32_t frame, enum pn_io_why why)
+{
+	return !pn_store_is_slru(&e->store, e->frames[frame].page) && why != PN_WHY_RECOVERY;
+}
+
+static void dw_fsync_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
+	uint32_t sec = e->sc->storage.sector_size;
+	struct pn_frame *f = &e->frames[dw->frame];
+	PN_ASSERT(f->io_writes > 0);
+	f->io_writes--; /* the in-place write below counts itself */
+	e->data_writes_inflight--;
+	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
+	 * bookkeeping in write_done depends on it). */
+	struct pn_io_then then = {dw->then, dw->then_ctx};
+	pn_buf_issue_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)->ckpt_seq =
+		dw->ckpt_seq;
+	pn_io_release(&e->svc, dw);
+}
+
+static void dw_write_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
+		/* the bug: the in-place write does not wait for the doublewrite fsync */
+		struct pn_frame *f = &e->frames[io->frame];
+		PN_ASSERT(f->io_writes > 0);
+		f->io_writes--;
+		e->data_writes_inflight--;
+		struct pn_io_then then = {io->then, io->then_ctx};
+		pn_buf_issue_write(e, io->frame, 0, io->why, io->proc,
+				   io->buf + e->sc->storage.sector_size, io->lsn, &then)->ckpt_seq = io->ckpt_seq;
+		return;
+	}
+	io->keep = true; /* its buffer feeds the in-place write */
+	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DW, PN_WHY_DW, dw_fsync_done, e);
+	s->aux = io->index;
+	e->m.fsyncs++;
+	pn_io_issue(&e->svc, s);
+}
+
+static void dw_sync_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	struct dw_state *d = dw_of(e);
+	PN_ASSERT(io->file == PN_FILE_DATA);
+	PN_ASSERT(d->sync_in_flight);
+	d->sync_in_flight = false; /* SYNCING --> FILLING */
+	d->used_since_sync = 0;
+}
+
+/* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
+static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
+{
+	struct dw_state *d = dw_of(e);
+	if (!uses_dw(e, frame, why))
+		return true;
+	if (d->sync_in_flight)
+		return false;
+	if (d->used_since_sync < e->store.dw_slots)
+		return true;
+	if (e->data_writes_inflight > 0)
+		return false;
+	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
+	d->sync_in_flight = true; /* FILLING --> SYNCING */
+	e->m.fsyncs++;
+	pn_io_issue(&e->svc, s);
+	return false;
+}
+
+static bool dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why, uint32_t proc,
+		     const uint8_t *image, const struct pn_io_then *then)
+{
+	if (!uses_dw(e, frame, why))
+		return false;
+	struct dw_state *d = dw_of(e);
+	struct pn_frame *f = &e->frames[frame];
+	uint32_t sec = e->sc->storage.sector_size;
+	PN_ASSERT(!d->sync_in_flight);
+	PN_ASSERT(d->used_since_sync < e->store.dw_slots);
+	struct pn_io *io = pn_io_get(&e->svc);
+	io->op = PN_IO_WRITE;
+	io->file = PN_FILE_DW;
+	io->why = why;
+	io->frame = frame;
+	io->page = f->page;
+	io->proc = proc;
+	io->len = sec + e->page_size;
+	io->offset = (uint64_t)d->next * io->len;
+	memset(io->buf, 0, sec);
+	pn_put32(io->buf, DW_MAGIC);
+	pn_put32(io->buf + 4, f->page);
+	pn_put64(io->buf + 8, f->last_lsn);
+	memcpy(io->buf + sec, image, e->page_size);
+	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
+	io->done = dw_write_done;
+	io->ctx = e;
+	if (then) {
+		io->then = then->fn;
+		io->then_ctx = then->ctx;
+	}
+	io->ckpt_seq = e->ckpt_seq_begun;
+	io->lsn = f->last_lsn;
+	d->next = (d->next + 1) % e->store.dw_slots;
+	d->used_since_sync++;
+	f->io_writes++;
+	e->data_writes_inflight++;
+	e->m.dw_bytes_written += io->len;
+	pn_io_issue(&e->svc, io);
+	return true;
+}
+
+/*
+ * ---- recovery ----
+ * Before replay, every page whose newest valid doublewrite entry is at least as new as its
+ * home copy, or whose home copy fails verification, is restored from that entry (InnoDB's
+ * buf_dblwr recovery). The entry was fsynced before the in-place write began (B5), so a
+ * torn home page always has an intact copy there.
+ */
+static uint32_t dw_entry_len(const struct pn_engine *e)
+{
+	return e->sc->storage.sector_size + e->page_size;
+}
+
+static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
+{
+	uint32_t sec = e->sc->storage.sector_size;
+	PN_ASSERT(i < e->store.dw_slots);
+	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
+	*page = pn_get32(buf + 4);
+	*lsn = pn_get64(buf + 8);
+	return pn_get32(buf) == DW_MAGIC && *page < e->heap_pages &&
+	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
+}
+
+static bool plan_restore(struct pn_engine *e, pn_lsn redo, pn_lsn *from)
+{
+	struct dw_state *d = dw_of(e);
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
+	uint32_t sec = e->sc->storage.sector_size;
+	PN_ASSERT(*from == redo);
+	d->restore_len = d->restore_pos = 0;
+	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
+		uint32_t page, other_page;
+		pn_lsn lsn, other_lsn;
+		if (!dw_entry(e, i, buf, &page, &lsn))
+			continue;
+		bool newest = true;
+		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
+			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
+			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
+				newest = false;
+		dw_entry(e, i, buf, &page, &lsn);
+		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0), e->page_size, home);
+		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
+		if (newest && (torn || pn_page_lsn(home) <= lsn))
+			d->restore[d->restore_len++] = i;
+	}
+	return true;
+}
+
+/*
+ * One restore at a time: the entry's page goes into the buffer pool and is written in
+ * place at once (not through the doublewrite area, whose entries other torn pages may
+ * still need); when every restored page is written, the data file is fsynced. Only then
+ * may the doublewrite area be reused, so a crash during this phase finds every entry it
+ * needs intact.
+ */
+static void restore_fsync_done(void *ctx, struct pn_io *io)
+{
+	struct pn_engine *e = ctx;
+	PN_ASSERT(io->file == PN_FILE_DATA);
+	dw_of(e)->restore_len = 0;
+	pn_wake(e, e->proc_startup, 0);
+}
+
+static bool restore_step(struct pn_engine *e, struct pn_proc *p)
+{
+	struct dw_state *d = dw_of(e);
+	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
+	uint32_t page;
+	pn_lsn lsn;
+	if (!d->restore_len)
+		return false;
+	if (d->restore_pos == UINT32_MAX)
+		return true; /* the fsync is in flight */
+	if (d->restore_pos == d->restore_len) {
+		if (e->data_writes_inflight)
+			return true; /* woken by the last write's completion */
+		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY, restore_fsync_done, e);
+		e->m.fsyncs++;
+		d->restore_pos = UINT32_MAX; /* the fsync is in flight */
+		pn_io_issue(&e->svc, io);
+		return true;
+	}
+	dw_entry(e, d->restore[d->restore_pos], buf, &page, &lsn);
+	uint32_t fi = pn_buf_pin(e, page, p->id, true);
+	if (fi == PN_NO_FRAME)
+		return true;
+	memcpy(pn_frame_page(e, fi), buf + e->sc->storage.sector_size, e->page_size);
+	e->frames[fi].dirty = true;
+	e->frames[fi].last_lsn = lsn;
+	pn_buf_unpin(e, fi);
+	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
+	PN_ASSERT(w == PN_WRITE_STARTED);
+	d->restore_pos++;
+	return true; /* woken when the write completes */
+}
+
+static void dw_check(struct pn_engine *e)
+{
+	const struct dw_state *d = dw_of(e);
+	PN_ASSERT(d->next < e->store.dw_slots);
+	PN_ASSERT(d->used_since_sync <= e->store.dw_slots);
+	PN_ASSERT(d->restore_len <= e->store.dw_slots);
+}
+
+const struct pn_protocol_ops pn_protocol_doublewrite = {
+	.name = "doublewrite",
+	.store_flags = PN_STORE_DOUBLEWRITE,
+	.unsupported = pn_protocol_refuse_publish_steps,
+	.init = dw_init,
+	.free = dw_free,
+	.file_size = dw_file_size,
+	.decide = dw_decide,
+	.write_reserve = dw_reserve,
+	.write_image = dw_write,
+	.recovery_from = plan_restore,
+	.redo_step = restore_step,
+	.check = dw_check,
+};

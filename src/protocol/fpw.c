@@ -1,0 +1,40 @@
+/*
+ * fpw.c: the in-place rows of the protocol table (protocol layer): fpw, PostgreSQL's
+ * full_page_writes = on (a block's first change after the redo pointer carries its image,
+ * and so do SLRU pages with headers and logged hints), and nofpw (no images at all: a torn
+ * page is lost, which the checker shows). Every other hook is the engine's in-place
+ * default. Mutants owned here: fpw_off, hint_no_fpi, dedup_no_image, slru_header_unprotected.
+ */
+#include "rows.h"
+
+static unsigned fpw_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+{
+	uint32_t mut = pn_engine_scenario(e)->protocol.mutations;
+	PN_ASSERT(use <= PN_USE_SLRU);
+	switch (use) {
+	case PN_USE_SLRU: return pn_protocol_slru_image(e, before_redo);
+	case PN_USE_HINT:
+	case PN_USE_HINT_BLOCK:
+		return before_redo && !(mut & PN_MUT_HINT_NO_FPI) ? PN_PROTECT_IMAGE : 0;
+	case PN_USE_WILL_INIT: return 0; /* REGBUF_WILL_INIT: redo rebuilds it */
+	case PN_USE_DEDUP:
+		if (mut & PN_MUT_DEDUP_NO_IMAGE)
+			return 0; /* the bug: REGBUF_NO_IMAGE */
+		/* fall through */
+	case PN_USE_CHANGE: return before_redo && !(mut & PN_MUT_FPW_OFF) ? PN_PROTECT_IMAGE : 0;
+	}
+	return 0;
+}
+
+const struct pn_protocol_ops pn_protocol_fpw = {
+	.name = "fpw",
+	.fpw_byte = true,
+	.unsupported = pn_protocol_refuse_publish_steps,
+	.decide = fpw_decide,
+};
+
+const struct pn_protocol_ops pn_protocol_nofpw = {
+	.name = "nofpw",
+	.unsupported = pn_protocol_refuse_publish_steps,
+	.decide = pn_protocol_decide_none,
+};

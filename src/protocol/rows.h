@@ -1,0 +1,21 @@
+/*
+ * rows.h: what the rows of the protocol table share (protocol layer, owned by rows.c). Each
+ * row is defined in its own file, which includes this; protocols.h declares the rows and
+ * protocols.c puts them in the table.
+ */
+#ifndef PN_ROWS_H
+#define PN_ROWS_H
+
+#include "engine.h"
+#include "protocol.h"
+
+/* Shared by rows: an SLRU page's image when it has headers (before_redo says both) and the
+ * slru_header_unprotected mutant is off; no protection at all; and the refusal of the
+ * script steps only a row with a publish step runs (checkpoint_epoch, update_hold,
+ * release). */
+unsigned pn_protocol_slru_image(const struct pn_engine *e, bool before_redo);
+unsigned pn_protocol_decide_none(const struct pn_engine *e, enum pn_block_use use,
+				 bool before_redo);
+bool pn_protocol_refuse_publish_steps(struct pn_engine *e);
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * test_protocol.c: the protocol table (src/engine/protocol.h, src/protocol/; label unit).
+ * The row pn_protocol_of picks for each mode and policy; every row's image / shift decision
+ * for every kind of block, against the table the engine's own decide() and
+ * pn_client_protect() computed before the decision moved into the rows (so a row that
+ * decides otherwise changes the WAL), with and without the four mutants the rows own; the
+ * files each row sizes; the checkpoint run's state machine (pn_ckpt_set_state) that the
+ * rows' steps enter and leave; and the checks of the runs and the backends (pn_ckpt_check,
+ * pn_backend_check) that pn_engine_check runs.
+ */
+#include "engine.h"
+#include "load.h"
+#include "protocols.h"
+#include "workload.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FPW, NOFPW, DW, PUSHDOWN, PROTO, L3, L4, ROWS };
+static const struct pn_protocol_ops *const rows[ROWS] = {
+	&pn_protocol_fpw, &pn_protocol_nofpw, &pn_protocol_doublewrite, &pn_protocol_pushdown,
+	&pn_protocol_umbra, &pn_protocol_umbra_l3, &pn_protocol_umbra_l4,
+};
+static const enum pn_mode row_mode[ROWS] = {PN_MODE_FPW, PN_MODE_NOFPW, PN_MODE_DOUBLEWRITE,
+					    PN_MODE_PUSHDOWN, PN_MODE_UMBRA, PN_MODE_UMBRA,
+					    PN_MODE_UMBRA};
+static const enum pn_policy row_policy[ROWS] = {PN_POLICY_PROTOTYPE, PN_POLICY_PROTOTYPE,
+						PN_POLICY_PROTOTYPE, PN_POLICY_PROTOTYPE,
+						PN_POLICY_PROTOTYPE, PN_POLICY_L3, PN_POLICY_L4};
+
+#define I PN_PROTECT_IMAGE
+#define S PN_PROTECT_SHIFT
+/* decide(use, before_redo = true) without mutants, per row; before_redo = false is 0. */
+static const unsigned expect[PN_USE_SLRU + 1][ROWS] = {
+	/*                    fpw nofpw dw pushdown proto l3     l4 */
+	[PN_USE_CHANGE] =     {I, 0, 0, 0, S,     S,     S},
+	[PN_USE_WILL_INIT] =  {0, 0, 0, 0, S,     S,     S},
+	[PN_USE_DEDUP] =      {I, 0, 0, 0, S,     S,     S},
+	[PN_USE_HINT] =       {I, 0, 0, 0, I | S, I,     S}, /* l3 keeps FPI_FOR_HINT; l4 HINT_DELTA */
+	[PN_USE_HINT_BLOCK] = {I, 0, 0, 0, I | S, I | S, I | S},
+	[PN_USE_SLRU] =       {I, 0, I, 0, I,     I,     I},
+};
+
+static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool before)
+{
+	struct pn_scenario sc;
+	pn_scenario_defaults(&sc);
+	sc.protocol.mode = row_mode[row];
+	sc.protocol.policy = row_policy[row];
+	sc.protocol.mutations = mutations;
+	struct pn_engine *e = pn_engine_new();
+	e->sc = &sc;
+	e->proto = rows[row];
+	unsigned got = e->proto->decide(e, use, before);
+	free(e); /* never initialised: nothing to free but the struct */
+	pn_scenario_free(&sc);
+	return got;
+}
+
+START_TEST(test_row_of_mode)
+{
+	struct pn_scenario sc;
+	pn_scenario_defaults(&sc);
+	for (int r = 0; r < ROWS; r++) {
+		sc.protocol.mode = row_mode[r];
+		sc.protocol.policy = row_policy[r];
+		ck_assert_ptr_eq(pn_protocol_of(&sc), rows[r]);
+		ck_assert_ptr_nonnull(rows[r]->decide);
+		ck_assert_ptr_nonnull(rows[r]->name);
+		for (int o = 0; o < r; o++)
+			ck_assert_str_ne(rows[o]->name, rows[r]->name);
+	}
+	for (int m = 0; m < PN_MODE_COUNT; m++)
+		ck_assert_ptr_nonnull(pn_protocols[m]);
+	/* the policy only matters in mode umbra */
+	sc.protocol.mode = PN_MODE_FPW;
+	sc.protocol.policy = PN_POLICY_L4;
+	ck_assert_ptr_eq(pn_protocol_of(&sc), &pn_protocol_fpw);
+	/* the row data the engine reads instead of the mode */
+	ck_assert(pn_protocol_fpw.fpw_byte && !pn_protocol_nofpw.fpw_byte && !pn_protocol_umbra.fpw_byte);
+	ck_assert(pn_protocol_umbra_l4.hint_delta && !pn_protocol_umbra_l3.hint_delta);
+	ck_assert_uint_eq(pn_protocol_umbra.store_flags, PN_STORE_SLOTTED);
+	ck_assert_uint_eq(pn_protocol_doublewrite.store_flags, PN_STORE_DOUBLEWRITE);
+	ck_assert_uint_eq(pn_protocol_pushdown.store_flags, 0);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_decide_table)
+{
+	for (int r = 0; r < ROWS; r++)
+		for (int u = 0; u <= PN_USE_SLRU; u++) {
+			ck_assert_msg(decide(r, 0, (enum pn_block_use)u, true) == expect[u][r],
+				      "%s use %d: %u, not %u", rows[r]->name, u,
+				      decide(r, 0, (enum pn_block_use)u, true), expect[u][r]);
+			ck_assert_msg(decide(r, 0, (enum pn_block_use)u, false) == 0,
+				      "%s use %d protects a page changed after the redo pointer",
+				      rows[r]->name, u);
+		}
+}
+END_TEST
+
+/* Each mutant the rows own takes away exactly its own protection. */
+START_TEST(test_decide_mutants)
+{
+	for (int r = 0; r < ROWS; r++)
+		for (int u = 0; u <= PN_USE_SLRU; u++) {
+			enum pn_block_use use = (enum pn_block_use)u;
+			unsigned want = expect[u][r];
+			unsigned fpw_off = r == FPW && (use == PN_USE_CHANGE || use == PN_USE_DEDUP)
+						   ? 0 : want;
+			unsigned no_fpi = use == PN_USE_HINT || use == PN_USE_HINT_BLOCK ? 0 : want;
+			unsigned no_image = use == PN_USE_DEDUP ? 0 : want;
+			unsigned slru = use == PN_USE_SLRU ? 0 : want;
+			ck_assert_uint_eq(decide(r, PN_MUT_FPW_OFF, use, true), fpw_off);
+			ck_assert_uint_eq(decide(r, PN_MUT_HINT_NO_FPI, use, true), no_fpi);
+			ck_assert_uint_eq(decide(r, PN_MUT_DEDUP_NO_IMAGE, use, true), no_image);
+			ck_assert_uint_eq(decide(r, PN_MUT_SLRU_HEADER_UNPROTECTED, use, true), slru);
+		}
+}
+END_TEST
+
+static uint64_t stub_random(void *ctx) { (void)ctx; return 0; }
+static uint64_t stub_now(void *ctx) { (void)ctx; return 0; }
+static void stub_schedule(void *ctx, uint32_t p, uint64_t d, uint64_t t)
+{
+	(void)ctx; (void)p; (void)d; (void)t;
+}
+static void stub_submit(void *ctx, struct pn_io *io)
+{
+	(void)ctx;
+	(void)io;
+	ck_abort_msg("init issues no I/O");
+}
+
+/* An engine of mode/policy through pn_engine_init, as the assembly builds it. */
+static struct pn_engine *engine_of(struct pn_scenario *sc, const char *mode)
+{
+	char yaml[256], err[PN_ERROR_LEN];
+	snprintf(yaml, sizeof(yaml),
+		 "name: p\nseed: 1\nstorage: {pages: 64, buffers: 8}\nprotocol: {mode: %s}\n"
+		 "workload: {kind: random, clients: 1, transactions: 2}\n", mode);
+	ck_assert_msg(pn_scenario_load_string("p.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
+		      "%s", err);
+	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule,
+			     .random = stub_random};
+	struct pn_engine *e = pn_engine_new();
+	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)),
+		      "%s", pn_engine_error(e));
+	return e;
+}
+
+/* The files a row owns get their size from it; the others have none. */
+START_TEST(test_file_sizes)
+{
+	static const char *const modes[] = {"fpw", "umbra", "doublewrite", "pushdown"};
+	for (unsigned m = 0; m < PN_ARRAY_LEN(modes); m++) {
+		struct pn_scenario sc;
+		struct pn_engine *e = engine_of(&sc, modes[m]);
+		bool umbra = m == 1, dw = m == 2;
+		struct pn_geometry g = pn_engine_geometry(e);
+		ck_assert_uint_eq(g.generations, umbra ? sc.protocol.generations : 1);
+		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_SELECTOR) > 0, umbra);
+		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DW),
+				  dw ? 32ull * (sc.storage.sector_size + g.page_size) : 0);
+		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA),
+				  (uint64_t)(g.heap_pages * g.generations + g.slru_pages) * g.page_size);
+		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_CONTROL), PN_CONTROL_SIZE);
+		ck_assert_uint_eq(e->proto_state != NULL, dw || m == 3); /* the rows with state */
+		pn_engine_delete(e);
+		pn_scenario_free(&sc);
+	}
+}
+END_TEST
+
+/* The checks pn_engine_check runs hold on a fresh engine and on the states the engine makes;
+ * each of the two below breaks one of them. */
+START_TEST(test_checks_hold)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "fpw");
+	pn_ckpt_check(e);
+	pn_backend_check(e);
+	e->ckpt_seq_begun = 1;
+	e->runs[0].state = PN_C_WRITING; /* run 1 in progress */
+	e->runs[0].seq = 1;
+	e->procs[0].state = PN_B_INSERT; /* an update with its page pinned and locked */
+	e->procs[0].op.op = PN_OP_UPDATE;
+	e->procs[0].frame = 3;
+	e->frames[3].pins = 1;
+	e->frames[3].locked = true;
+	pn_ckpt_check(e);
+	pn_backend_check(e);
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* A run in progress that was never begun (its seq beyond ckpt_seq_begun). */
+START_TEST(test_ckpt_check_unbegun_run)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "fpw");
+	e->runs[1].state = PN_C_RECORD;
+	e->runs[1].seq = 1;
+	pn_ckpt_check(e);
+}
+END_TEST
+
+/* A backend inserting a change into a page it does not hold. */
+START_TEST(test_backend_check_unpinned)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "umbra");
+	e->procs[0].state = PN_B_INSERT;
+	e->procs[0].op.op = PN_OP_HINT;
+	e->procs[0].frame = 2;
+	pn_backend_check(e);
+}
+END_TEST
+
+/* A run through every state the rows' steps use: the sub-state starts at 0 on entry. */
+START_TEST(test_ckpt_edges)
+{
+	struct pn_ckpt_run run = {.state = PN_C_IDLE};
+	static const enum pn_cstate walk[] = {
+		PN_C_WRITING, PN_C_PROTO_SELECT, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_WRITING,
+		PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_PROTO_DURABLE, PN_C_RECORD,
+		PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE, PN_C_CONTROL_FSYNC, PN_C_IDLE,
+	};
+	for (unsigned i = 0; i < PN_ARRAY_LEN(walk); i++) {
+		run.proto_sub = 7;
+		pn_ckpt_set_state(&run, walk[i]);
+		ck_assert_int_eq(run.state, walk[i]);
+		bool proto = walk[i] == PN_C_PROTO_SELECT || walk[i] == PN_C_PROTO_DURABLE;
+		ck_assert_int_eq(run.proto_sub, proto ? 0 : 7);
+	}
+	ck_assert_int_eq(pn_ckpt_run_phase(&(struct pn_ckpt_run){.state = PN_C_PROTO_SELECT}),
+			 PN_CKPT_PHASE_BEFORE_FSYNC);
+	ck_assert_int_eq(pn_ckpt_run_phase(&(struct pn_ckpt_run){.state = PN_C_PROTO_DURABLE}),
+			 PN_CKPT_PHASE_AFTER_FSYNC);
+}
+END_TEST
+
+/* The control file is never written before the data is durable (R5): an edge the table
+ * does not have stops the process. */
+START_TEST(test_ckpt_illegal_edge)
+{
+	struct pn_ckpt_run run = {.state = PN_C_WRITING};
+	pn_ckpt_set_state(&run, PN_C_CONTROL_WRITE);
+}
+END_TEST
+
+START_TEST(test_ckpt_no_protocol_step_after_record)
+{
+	struct pn_ckpt_run run = {.state = PN_C_RECORD};
+	pn_ckpt_set_state(&run, PN_C_PROTO_DURABLE);
+}
+END_TEST
+
+static Suite *protocol_suite(void)
+{
+	Suite *s = suite_create("protocol");
+	TCase *tc = tcase_create("table");
+	tcase_add_test(tc, test_row_of_mode);
+	tcase_add_test(tc, test_decide_table);
+	tcase_add_test(tc, test_decide_mutants);
+	tcase_add_test(tc, test_file_sizes);
+	tcase_add_test(tc, test_ckpt_edges);
+	tcase_add_test(tc, test_checks_hold);
+	tcase_add_test_raise_signal(tc, test_ckpt_check_unbegun_run, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_backend_check_unpinned, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_ckpt_illegal_edge, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_ckpt_no_protocol_step_after_record, SIGABRT);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(protocol_suite());
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
