@@ -27,12 +27,15 @@
 
 const struct pn_command pn_commands[] = {
 	{"run", pn_cmd_run, "simulate one scenario once and print its metrics"},
-	{"check", pn_cmd_check, "enumerate crash points and states, recover, verify with the oracle"},
+	{"check", pn_cmd_check,
+	 "enumerate crash points and states, recover, verify with the oracle"},
 	{"replay", pn_cmd_replay, "re-run a counterexample trace exactly, print its timeline"},
-	{"compare", pn_cmd_compare, "run one scenario under several protocols, metrics side by side"},
+	{"compare", pn_cmd_compare,
+	 "run one scenario under several protocols, metrics side by side"},
 	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
 	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
-	{"report", pn_cmd_report, "one self-contained HTML file of plots from JSON results or traces"},
+	{"report", pn_cmd_report,
+	 "one self-contained HTML file of plots from JSON results or traces"},
 	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
@@ -54,7 +57,8 @@ static void usage(FILE *out)
 	      "A deterministic simulator and crash-point model checker for PostgreSQL-like page\n"
 	      "crash-safety protocols: full-page writes, Umbra, doublewrite, pushdown.\n"
 	      "\n"
-	      "commands:\n", out);
+	      "commands:\n",
+	      out);
 	for (size_t i = 0; i < pn_commands_len; i++)
 		fprintf(out, "  %-10s %s\n", pn_commands[i].name, pn_commands[i].summary);
 	fprintf(out, "  %-10s %s\n", "help", "this help, or a command's: penumbra help <command>");
@@ -62,7 +66,8 @@ static void usage(FILE *out)
 	      "'penumbra <command> --help' describes a command's options. Options may come\n"
 	      "before or after the arguments.\n"
 	      "\n"
-	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage\n", out);
+	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage\n",
+	      out);
 }
 
 /* `penumbra help [COMMAND]`: argv[0] is "help". */
@@ -278,14 +283,16 @@ int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 			return -1;
 		}
 		if (n == PN_CLI_MAX_MODES) {
-			pn_cli_usage_error(cmd, "more than %d modes in '%s'", PN_CLI_MAX_MODES, list);
+			pn_cli_usage_error(cmd, "more than %d modes in '%s'", PN_CLI_MAX_MODES,
+					   list);
 			return -1;
 		}
 		if (!pn_cli_parse_mode_spec(cmd, word, &out[n]))
 			return -1;
 		for (int i = 0; i < n; i++) {
 			if (out[i].mode == out[n].mode && out[i].policy == out[n].policy) {
-				pn_cli_usage_error(cmd, "mode '%s' given twice in '%s'", word, list);
+				pn_cli_usage_error(cmd, "mode '%s' given twice in '%s'", word,
+						   list);
 				return -1;
 			}
 		}
@@ -309,8 +316,9 @@ int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CL
 	int n = pn_cli_parse_mode_specs(cmd, list, specs);
 	for (int i = 0; i < n; i++) {
 		if (specs[i].policy >= 0) {
-			pn_cli_usage_error(cmd, "'umbra-%s' in '%s' names a policy; expected plain modes",
-					   pn_policy_name((enum pn_policy)specs[i].policy), list);
+			pn_cli_usage_error(
+				cmd, "'umbra-%s' in '%s' names a policy; expected plain modes",
+				pn_policy_name((enum pn_policy)specs[i].policy), list);
 			return -1;
 		}
 		out[i] = specs[i].mode;
@@ -331,12 +339,12 @@ bool pn_cli_load(const char *path, struct pn_scenario *sc)
 	return false;
 }
 
-void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out,
-		  size_t len)
+void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out, size_t len)
 {
 	bool named = m && m->mode == PN_MODE_UMBRA && m->policy >= 0;
 
-	if (sc->protocol.mode == PN_MODE_UMBRA && (named || sc->protocol.policy != PN_POLICY_PROTOTYPE))
+	if (sc->protocol.mode == PN_MODE_UMBRA &&
+	    (named || sc->protocol.policy != PN_POLICY_PROTOTYPE))
 		snprintf(out, len, "umbra-%s", pn_policy_name(sc->protocol.policy));
 	else
 		snprintf(out, len, "%s", pn_mode_name(sc->protocol.mode));
@@ -373,7 +381,8 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
 	} else {
 		pn_sim_run_observed(sc, &out->sim, &d->obs);
 		if (!pn_waldir_close(d) || d->failed) {
-			snprintf(out->sim.error, sizeof out->sim.error, "--wal-dir: %.1000s", d->error);
+			snprintf(out->sim.error, sizeof out->sim.error, "--wal-dir: %.1000s",
+				 d->error);
 			out->sim.status = 2;
 		}
 	}
@@ -413,10 +422,7 @@ void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)
 			pn_cli_page_text(r->sim.viol.page, page, sizeof page), r->sim.viol.detail);
 }
 
-int pn_cli_worst(int a, int b)
-{
-	return a > b ? a : b;
-}
+int pn_cli_worst(int a, int b) { return a > b ? a : b; }
 
 static const char *status_name(const struct pn_cli_result *r)
 {
@@ -510,7 +516,8 @@ static bool wal_vs_fpw(const struct pn_cli_result *r, const struct pn_cli_result
 /* Pushdown rows (shown when a result is pushdown): the page server's side. */
 static bool ps_mean(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
 {
-	return r->mode == PN_MODE_PUSHDOWN && ratio(r->sim.m.ps_deltas_replayed, r->sim.m.ps_reads, v);
+	return r->mode == PN_MODE_PUSHDOWN &&
+	       ratio(r->sim.m.ps_deltas_replayed, r->sim.m.ps_reads, v);
 }
 
 static bool ps_p50(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
@@ -558,11 +565,11 @@ typedef bool (*derived_fn)(const struct pn_cli_result *r, const struct pn_cli_re
 
 struct metric_row {
 	const char *label;
-	size_t field;      /* offsetof(struct pn_metrics, a uint64_t), or NO_FIELD */
+	size_t field;       /* offsetof(struct pn_metrics, a uint64_t), or NO_FIELD */
 	derived_fn derived; /* when field is NO_FIELD */
-	const char *fmt;   /* printf format of the derived value */
-	bool gap;          /* a blank line before the row */
-	bool pushdown;     /* shown only when a result is pushdown */
+	const char *fmt;    /* printf format of the derived value */
+	bool gap;           /* a blank line before the row */
+	bool pushdown;      /* shown only when a result is pushdown */
 };
 
 static const struct metric_row metric_rows[] = {
@@ -609,10 +616,7 @@ static const struct metric_row metric_rows[] = {
 	{"page server fsyncs", M(ps_fsyncs), NULL, NULL, false, true},
 };
 
-static bool is_ref_row(const struct metric_row *row)
-{
-	return row->derived == wal_vs_ref;
-}
+static bool is_ref_row(const struct metric_row *row) { return row->derived == wal_vs_ref; }
 
 /* Display width of UTF-8 text: bytes that do not continue a character. */
 static int text_width(const char *s)
@@ -669,8 +673,7 @@ static void widths(const struct pn_cli_result *res, size_t n, const struct pn_cl
 
 	*label_w = (int)strlen(res[0].txn_names[0] ? "  its WAL bytes/OrderStatus" : "scenario");
 	for (size_t i = 0; i < n; i++)
-		col_w[i] = PN_MAX(text_width(res[i].label),
-				  text_width(status_name(&res[i])));
+		col_w[i] = PN_MAX(text_width(res[i].label), text_width(status_name(&res[i])));
 	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
 		const struct metric_row *row = &metric_rows[k];
 		if (!row_shown(row, ref))
@@ -719,7 +722,8 @@ static void print_txn_types(FILE *out, const struct pn_cli_result *res, size_t n
 				if (res[i].sim.status == 2)
 					snprintf(buf[i], CELL_LEN, "-");
 				else if (k == 0)
-					snprintf(buf[i], CELL_LEN, "%" PRIu64, m->txn_type_count[t]);
+					snprintf(buf[i], CELL_LEN, "%" PRIu64,
+						 m->txn_type_count[t]);
 				else if (ratio(m->txn_type_wal[t], m->txn_type_count[t], &v))
 					snprintf(buf[i], CELL_LEN, "%.1f", v);
 				else
@@ -813,16 +817,19 @@ void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, s
 	records_header(out);
 	for (size_t i = 0; i < nrows; i++) {
 		uint64_t tn = rows[i].count, tr = rows[i].rec_bytes, tf = rows[i].fpi_bytes;
-		fprintf(out, "%-27s %20" PRIu64 " (%6.02f) %20" PRIu64 " (%6.02f) %20" PRIu64
-			" (%6.02f) %20" PRIu64 " (%6.02f)\n", rows[i].name,
-			tn, pct(tn, n), tr, pct(tr, rec), tf, pct(tf, fpi), tr + tf, pct(tr + tf, all));
+		fprintf(out,
+			"%-27s %20" PRIu64 " (%6.02f) %20" PRIu64 " (%6.02f) %20" PRIu64
+			" (%6.02f) %20" PRIu64 " (%6.02f)\n",
+			rows[i].name, tn, pct(tn, n), tr, pct(tr, rec), tf, pct(tf, fpi), tr + tf,
+			pct(tr + tf, all));
 	}
-	fprintf(out, "%-27s %20s %8s %20s %8s %20s %8s %20s\n", "", "--------", "", "--------",
-		"", "--------", "", "--------");
+	fprintf(out, "%-27s %20s %8s %20s %8s %20s %8s %20s\n", "", "--------", "", "--------", "",
+		"--------", "", "--------");
 	snprintf(rec_pct, sizeof rec_pct, "[%.02f%%]", pct(rec, all));
 	snprintf(fpi_pct, sizeof fpi_pct, "[%.02f%%]", pct(fpi, all));
-	fprintf(out, "%-27s %20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64
-		" %-6s\n", "Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
+	fprintf(out,
+		"%-27s %20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-9s%20" PRIu64 " %-6s\n",
+		"Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
 }
 
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
@@ -895,11 +902,12 @@ static json_t *txn_types_json(const struct pn_cli_result *r)
 		set_u64(x, "count", m->txn_type_count[t]);
 		set_u64(x, "wal_bytes", m->txn_type_wal[t]);
 		json_object_set_new(x, "wal_bytes_per_transaction",
-				    ratio(m->txn_type_wal[t], m->txn_type_count[t], &v) ?
-				    json_real(v) : json_null());
+				    ratio(m->txn_type_wal[t], m->txn_type_count[t], &v)
+					    ? json_real(v)
+					    : json_null());
 		json_object_set_new(x, "all_wal_bytes_per_transaction",
-				    ratio(m->wal_bytes, m->txn_type_count[t], &v) ?
-				    json_real(v) : json_null());
+				    ratio(m->wal_bytes, m->txn_type_count[t], &v) ? json_real(v)
+										  : json_null());
 		json_object_set_new(o, r->txn_names[t], x);
 	}
 	return o;
@@ -926,8 +934,10 @@ static json_t *violation_json(const struct pn_cli_result *r)
 
 /* C6: the keys product.md promises, in its order; a run the engine refused has no figures. */
 static const char *const contract_figures[] = {
-	"transactions", "commits", "wal_bytes", "wal_records", "fpi_count", "fpi_bytes",
-	"data_bytes_written", "fsyncs", "checkpoints", "space_amplification", "elapsed_seconds",
+	"transactions",        "commits",         "wal_bytes",
+	"wal_records",         "fpi_count",       "fpi_bytes",
+	"data_bytes_written",  "fsyncs",          "checkpoints",
+	"space_amplification", "elapsed_seconds",
 };
 
 static void contract_keys(json_t *o, const struct pn_cli_result *r)

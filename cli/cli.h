@@ -29,7 +29,7 @@
 #include "world.h"
 
 #define PN_VERSION "0.1.0" /* keep equal to project(VERSION) in CMakeLists.txt */
-#define PN_CLI_MAX_MODES 8  /* columns of a compare: the 5 modes and umbra's policies */
+#define PN_CLI_MAX_MODES 8 /* columns of a compare: the 5 modes and umbra's policies */
 
 /* ---- commands ---- */
 typedef int (*pn_cmd_fn)(int argc, char **argv);
@@ -94,7 +94,7 @@ bool pn_cli_load(const char *path, struct pn_scenario *sc);
 struct pn_cli_result {
 	char scenario[128];
 	enum pn_mode mode;
-	char label[24];           /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
+	char label[24]; /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
 	uint64_t seed;
 	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
 	bool failed;              /* bench: status 1 from an I/O error or a stall (sim.error) */
@@ -112,8 +112,7 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
 /* The label of a run of sc under m (NULL m: sc as it stands): the name given in --mode(s)
  * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
  * under those policies however set, else the mode's name. */
-void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out,
-		  size_t len);
+void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out, size_t len);
 /* C5 "No page" (a violation of the run as a whole: pn_engine_violation's UINT32_MAX) is
  * JSON null and "-" in text, in every command. */
 #define PN_CLI_NO_PAGE PN_NO_PAGE

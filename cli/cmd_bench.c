@@ -79,21 +79,19 @@ struct bench_run {
 static int option(int c, struct bench_opts *o, char **argv)
 {
 	switch (c) {
-	case 'h':
-		fputs(usage, stdout);
-		return 0;
+	case 'h': fputs(usage, stdout); return 0;
 	case OPT_PATH: o->path = optarg; return -1;
 	case OPT_JSON: o->json = optarg; return -1;
 	case OPT_MODES: o->modes_arg = optarg; return -1;
 	case OPT_FORCE: o->force = true; return -1;
 	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
 	case OPT_DURATION:
-		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1 : 2;
+		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1
+											     : 2;
 	case OPT_SEED:
 		o->seed_set = true;
 		return pn_cli_parse_uint("bench", "--seed", optarg, &o->seed) ? -1 : 2;
-	default:
-		return pn_cli_bad_option("bench", c, argv);
+	default: return pn_cli_bad_option("bench", c, argv);
 	}
 }
 
@@ -128,7 +126,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return pn_cli_usage_error("bench", "missing --path DIR (the directory to run on)");
 	if (o->duration_ns == 0)
 		return pn_cli_usage_error("bench", "--duration must be more than 0");
-	o->nmodes = pn_cli_parse_modes("bench", o->modes_arg ? o->modes_arg : DEFAULT_MODES, o->modes);
+	o->nmodes = pn_cli_parse_modes("bench", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
+				       o->modes);
 	return o->nmodes < 0 ? 2 : -1;
 }
 
@@ -219,8 +218,10 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 {
 	struct pn_disk *d = calloc(1, sizeof(*d));
 	struct pn_sim_result *sim = &res->r.sim;
-	struct bench_run run = {.tty = isatty(STDERR_FILENO), .mode = pn_mode_name(sc->protocol.mode),
-				.duration_ns = o->duration_ns, .d = d};
+	struct bench_run run = {.tty = isatty(STDERR_FILENO),
+				.mode = pn_mode_name(sc->protocol.mode),
+				.duration_ns = o->duration_ns,
+				.d = d};
 	PN_ASSERT(d != NULL);
 	result_init(res, sc);
 	if (!pn_disk_open(d, sc, dir, true, true)) {
@@ -269,7 +270,10 @@ static double secs(const struct bench_result *r) { return met(r)->elapsed_ns / 1
 static double v_tps(const struct bench_result *r) { return per_s(met(r)->commits, secs(r)); }
 static double v_p50(const struct bench_result *r) { return met(r)->commit_latency_ns_p50 / 1e3; }
 static double v_p99(const struct bench_result *r) { return met(r)->commit_latency_ns_p99 / 1e3; }
-static double v_wal(const struct bench_result *r) { return per_tx(met(r)->wal_bytes, met(r)->commits); }
+static double v_wal(const struct bench_result *r)
+{
+	return per_tx(met(r)->wal_bytes, met(r)->commits);
+}
 static double v_fpi(const struct bench_result *r) { return (double)met(r)->fpi_bytes; }
 static double v_data(const struct bench_result *r) { return (double)met(r)->data_bytes_written; }
 static double v_fsync(const struct bench_result *r) { return per_s(r->c.fsyncs, secs(r)); }
@@ -318,7 +322,8 @@ static void print_errors(const struct bench_result *res, int n)
 }
 
 /* The table of the modes that ran (none when every mode was refused). */
-static void print_table(FILE *out, const struct bench_opts *o, const struct bench_result *res, int n)
+static void print_table(FILE *out, const struct bench_opts *o, const struct bench_result *res,
+			int n)
 {
 	const struct bench_result *first = NULL;
 	for (int i = n - 1; i >= 0; i--)
@@ -346,10 +351,12 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 	row(out, "device write MB/s", res, n, v_mbs, "%14.2f");
 	row(out, "transactions", res, n, v_tx, "%14.0f");
 	row(out, "checkpoints", res, n, v_ckpt, "%14.0f");
-	const struct bench_result *fpw = find(res, n, PN_MODE_FPW), *nofpw = find(res, n, PN_MODE_NOFPW),
+	const struct bench_result *fpw = find(res, n, PN_MODE_FPW),
+				  *nofpw = find(res, n, PN_MODE_NOFPW),
 				  *umbra = find(res, n, PN_MODE_UMBRA);
 	if (umbra && nofpw)
-		fprintf(out, "WAL bytes/tx umbra vs nofpw: %+.2f%%\n", 100.0 * (v_wal(umbra) / v_wal(nofpw) - 1));
+		fprintf(out, "WAL bytes/tx umbra vs nofpw: %+.2f%%\n",
+			100.0 * (v_wal(umbra) / v_wal(nofpw) - 1));
 	if (umbra && fpw)
 		fprintf(out, "throughput umbra/fpw: %.2fx\n", v_tps(umbra) / v_tps(fpw));
 	print_errors(res, n);
@@ -366,8 +373,10 @@ static json_t *result_json(const struct bench_result *r)
 	json_object_set_new(j, "wal_bytes_per_tx", json_real(v_wal(r)));
 	json_object_set_new(j, "device_fsyncs", json_integer((json_int_t)r->c.fsyncs));
 	json_object_set_new(j, "fsyncs_per_s", json_real(v_fsync(r)));
-	json_object_set_new(j, "wal_fsyncs", json_integer((json_int_t)r->c.file_fsyncs[PN_FILE_WAL]));
-	json_object_set_new(j, "wal_write_bytes", json_integer((json_int_t)r->c.file_write_bytes[PN_FILE_WAL]));
+	json_object_set_new(j, "wal_fsyncs",
+			    json_integer((json_int_t)r->c.file_fsyncs[PN_FILE_WAL]));
+	json_object_set_new(j, "wal_write_bytes",
+			    json_integer((json_int_t)r->c.file_write_bytes[PN_FILE_WAL]));
 	json_object_set_new(j, "device_writes", json_integer((json_int_t)r->c.writes));
 	json_object_set_new(j, "device_write_iops", json_real(v_iops(r)));
 	json_object_set_new(j, "device_write_bytes", json_integer((json_int_t)r->c.write_bytes));

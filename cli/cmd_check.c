@@ -104,13 +104,23 @@ static const char usage[] =
 	"could not be written, 130 interrupted\n";
 
 enum {
-	OPT_JSON = 256, OPT_JUNIT, OPT_JOBS, OPT_SEED, OPT_COVERAGE, OPT_TRACES, OPT_NESTED, OPT_QUIET,
-	OPT_NO_SHRINK, OPT_POINTS_EVERY, OPT_TWICE, OPT_UNIT_STATES
+	OPT_JSON = 256,
+	OPT_JUNIT,
+	OPT_JOBS,
+	OPT_SEED,
+	OPT_COVERAGE,
+	OPT_TRACES,
+	OPT_NESTED,
+	OPT_QUIET,
+	OPT_NO_SHRINK,
+	OPT_POINTS_EVERY,
+	OPT_TWICE,
+	OPT_UNIT_STATES
 };
 
 #define EXIT_INTERRUPTED 130
-#define PIPE_BYTES 4096       /* K4: one page */
-#define KILL_GRACE_MS 2000    /* K5: SIGTERM, then SIGKILL after this */
+#define PIPE_BYTES 4096    /* K4: one page */
+#define KILL_GRACE_MS 2000 /* K5: SIGTERM, then SIGKILL after this */
 
 struct check_args {
 	const char *json, *junit, *traces;
@@ -128,58 +138,55 @@ struct outcome {
 	uint64_t found_point;
 	char found_state[256];
 	double shrink_seconds;
-	char error[2200];           /* could not be loaded or checked, or its trace not written */
+	char error[2200]; /* could not be loaded or checked, or its trace not written */
 };
 
 struct item {
 	char *path;
-	char name[128];             /* the scenario's name, or the file's when it did not load */
+	char name[128]; /* the scenario's name, or the file's when it did not load */
 	struct pn_scenario sc;
 	bool loaded, done, printed;
 	struct outcome out;
 	/* --jobs: its work units (model/unit.h), then its trace (a finishing job) */
 	struct pn_plan *plan;
-	bool finishing;             /* its trace job is running */
-	double t0;                  /* when its first unit was handed out */
+	bool finishing; /* its trace job is running */
+	double t0;      /* when its first unit was handed out */
 };
 
 /* --jobs: one child process, checking a unit of an item or writing its trace (K4). */
 struct job {
 	struct item *it;
-	uint32_t unit;              /* the unit's id in it->plan */
-	bool finish;                /* the trace job of it (else a unit) */
-	bool cancelled;             /* a unit no longer needed (U1): killed, its result dropped */
-	pid_t pid;                  /* 0: the slot is free */
+	uint32_t unit;  /* the unit's id in it->plan */
+	bool finish;    /* the trace job of it (else a unit) */
+	bool cancelled; /* a unit no longer needed (U1): killed, its result dropped */
+	pid_t pid;      /* 0: the slot is free */
 	int fd;
 	uint8_t *buf;
 	size_t len, cap;
 	struct pn_unit_result result;
-	bool got_result;            /* result (a unit) or it->out (a trace job) arrived whole */
-	char why[256];              /* a unit whose result did not decode: why */
-	bool exited;                /* already waited for (status below); its pid may be reused */
+	bool got_result; /* result (a unit) or it->out (a trace job) arrived whole */
+	char why[256];   /* a unit whose result did not decode: why */
+	bool exited;     /* already waited for (status below); its pid may be reused */
 	int status;
-	uint64_t live_states;       /* crash states so far, from its last MSG_PROGRESS */
+	uint64_t live_states; /* crash states so far, from its last MSG_PROGRESS */
 };
 
 struct run {
 	const struct check_args *a;
 	struct item *items;
 	size_t n, done, printed;
-	FILE *human;                /* stdout, or stderr when the JSON goes to stdout (K3) */
+	FILE *human; /* stdout, or stderr when the JSON goes to stdout (K3) */
 	struct pn_progress prog;
-	uint64_t states_done;       /* crash states of the finished items (--jobs: units) */
-	uint64_t (*cov)[2];         /* per pn_testcase_all() site: true, false hits */
+	uint64_t states_done; /* crash states of the finished items (--jobs: units) */
+	uint64_t (*cov)[2];   /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
-	struct job *jobs;           /* --jobs N: N slots */
+	struct job *jobs; /* --jobs N: N slots */
 };
 
 static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
 static bool sigint_ignored; /* SIGINT was ignored when we started (a background job): keep it */
 
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
+static void on_stop_signal(int sig) { stop_signal = sig; }
 
 /* ---- arguments ---- */
 static void add_path(struct check_args *a, const char *p)
@@ -264,8 +271,7 @@ static int parse_option(int c, struct check_args *a, char **argv)
 		if (a->jobs < 1 || a->jobs > 256)
 			return pn_cli_usage_error("check", "--jobs takes 1 to 256, not %s", optarg);
 		return -1;
-	case OPT_NESTED:
-		return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
+	case OPT_NESTED: return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
 	case OPT_SEED:
 		if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
 			return 2;
@@ -278,11 +284,15 @@ static int parse_option(int c, struct check_args *a, char **argv)
 static int parse(int argc, char **argv, struct check_args *a)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'}, {"json", required_argument, NULL, OPT_JSON},
-		{"junit", required_argument, NULL, OPT_JUNIT}, {"jobs", required_argument, NULL, OPT_JOBS},
-		{"seed", required_argument, NULL, OPT_SEED}, {"coverage", no_argument, NULL, OPT_COVERAGE},
+		{"help", no_argument, NULL, 'h'},
+		{"json", required_argument, NULL, OPT_JSON},
+		{"junit", required_argument, NULL, OPT_JUNIT},
+		{"jobs", required_argument, NULL, OPT_JOBS},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"coverage", no_argument, NULL, OPT_COVERAGE},
 		{"traces", required_argument, NULL, OPT_TRACES},
-		{"nested", required_argument, NULL, OPT_NESTED}, {"quiet", no_argument, NULL, OPT_QUIET},
+		{"nested", required_argument, NULL, OPT_NESTED},
+		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
 		{"twice", no_argument, NULL, OPT_TWICE},
@@ -305,7 +315,8 @@ static int parse(int argc, char **argv, struct check_args *a)
 		struct stat st;
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
 			if (!add_dir(a, argv[i]))
-				return pn_cli_usage_error("check", "%s: cannot read: %s", argv[i], strerror(errno));
+				return pn_cli_usage_error("check", "%s: cannot read: %s", argv[i],
+							  strerror(errno));
 		} else {
 			add_path(a, argv[i]); /* a missing file is an error case (K2) */
 		}
@@ -370,7 +381,8 @@ static void adopt_shrunk(struct outcome *out, const struct pn_check_result *r)
 	struct pn_check_result *res = &out->res;
 	out->shrunk = true;
 	out->found_point = res->crash_point;
-	snprintf(out->found_state, sizeof(out->found_state), "%s", res->state[0] ? res->state : "none");
+	snprintf(out->found_state, sizeof(out->found_state), "%s",
+		 res->state[0] ? res->state : "none");
 	res->kind = r->kind;
 	res->page = r->page;
 	res->schedule = r->schedule;
@@ -385,7 +397,8 @@ static void adopt_shrunk(struct outcome *out, const struct pn_check_result *r)
 }
 
 /* A violation: shrink a copy of the scenario, write the (shrunk) trace. */
-static void write_trace(struct item *it, const struct check_args *a, const struct pn_check_options *o)
+static void write_trace(struct item *it, const struct check_args *a,
+			const struct pn_check_options *o)
 {
 	struct outcome *out = &it->out;
 	struct pn_scenario small;
@@ -416,10 +429,13 @@ static void write_trace(struct item *it, const struct check_args *a, const struc
 	pn_scenario_free(&small);
 }
 
-static void check_one(struct item *it, const struct check_args *a, pn_check_progress_fn fn, void *arg)
+static void check_one(struct item *it, const struct check_args *a, pn_check_progress_fn fn,
+		      void *arg)
 {
 	struct pn_check_options o = {
-		.progress = fn, .progress_arg = arg, .stop = &stop_signal,
+		.progress = fn,
+		.progress_arg = arg,
+		.stop = &stop_signal,
 		.nested_every = (uint32_t)a->nested,
 		.twice = a->twice,
 	};
@@ -487,10 +503,11 @@ static void print_coverage(const struct run *r)
 		one += (t != 0) != (f != 0);
 		never += !t && !f;
 		fprintf(r->human, "  %-10s %-62s %8llu / %-8llu %s:%d\n", what, order[i]->name,
-			(unsigned long long)t, (unsigned long long)f, order[i]->file, order[i]->line);
+			(unsigned long long)t, (unsigned long long)f, order[i]->file,
+			order[i]->line);
 	}
-	fprintf(r->human, "%zu markers: %zu seen both ways, %zu one way only, %zu never reached\n", n,
-		both, one, never);
+	fprintf(r->human, "%zu markers: %zu seen both ways, %zu one way only, %zu never reached\n",
+		n, both, one, never);
 	for (size_t i = 0; i < n; i++)
 		order[i]->hits_true = order[i]->hits_false = 0;
 	free(order);
@@ -499,7 +516,9 @@ static void print_coverage(const struct run *r)
 /* ---- progress and finished items ---- */
 static const char *verdict(const struct item *it)
 {
-	return !it->loaded || it->out.res.error ? "error" : it->out.res.violation ? "violation" : "pass";
+	return !it->loaded || it->out.res.error ? "error"
+	       : it->out.res.violation          ? "violation"
+						: "pass";
 }
 
 static const char *expected(const struct item *it)
@@ -512,18 +531,22 @@ static void print_item(struct run *r, struct item *it)
 	const struct pn_check_result *res = &it->out.res;
 	FILE *h = r->human;
 	pn_progress_clear(&r->prog);
-	fprintf(h, "%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
+	fprintf(h,
+		"%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
 		res->ok && !it->out.error[0] ? "ok" : "FAIL", it->name, verdict(it),
 		expected(it) ? expected(it) : "-", (unsigned long long)res->crash_points,
-		(unsigned long long)res->crash_states, (unsigned long long)res->recoveries, res->seconds);
+		(unsigned long long)res->crash_states, (unsigned long long)res->recoveries,
+		res->seconds);
 	if (res->diverged)
 		fprintf(h, "     %s\n", res->divergence);
 	if (res->violation && !res->error && !r->a->quiet) {
 		pn_trace_report(h, &it->sc, res);
-		if (it->out.shrunk && (it->out.found_point != res->crash_point ||
-				       strcmp(it->out.found_state, res->state[0] ? res->state : "none")))
-			fprintf(h, "  found first: crash point event %llu, state %s (before shrinking; "
-				   "the report and the trace are the shrunk scenario's)\n",
+		if (it->out.shrunk &&
+		    (it->out.found_point != res->crash_point ||
+		     strcmp(it->out.found_state, res->state[0] ? res->state : "none")))
+			fprintf(h,
+				"  found first: crash point event %llu, state %s (before shrinking; "
+				"the report and the trace are the shrunk scenario's)\n",
 				(unsigned long long)it->out.found_point, it->out.found_state);
 	}
 	if (it->out.error[0])
@@ -618,14 +641,17 @@ static void child_progress(void *arg, const struct pn_check_result *res)
 	if ((now - cc->last_s) * 1000 < PN_PROGRESS_INTERVAL_MS)
 		return;
 	cc->last_s = now;
-	struct progress_msg m = {res->crash_points, res->crash_states, res->recoveries, res->events};
+	struct progress_msg m = {res->crash_points, res->crash_states, res->recoveries,
+				 res->events};
 	send_msg(cc->fd, MSG_PROGRESS, &m, sizeof(m));
 }
 
 static struct pn_check_options unit_options(const struct check_args *a, void *arg)
 {
-	return (struct pn_check_options){.progress = child_progress, .progress_arg = arg,
-					 .stop = &stop_signal, .nested_every = (uint32_t)a->nested,
+	return (struct pn_check_options){.progress = child_progress,
+					 .progress_arg = arg,
+					 .stop = &stop_signal,
+					 .nested_every = (uint32_t)a->nested,
 					 .twice = a->twice};
 }
 
@@ -705,7 +731,8 @@ static void handle_msg(struct run *r, struct job *j, const struct msg_hdr *h, co
 		memcpy(&m, body, sizeof(m));
 		j->live_states = m.crash_states;
 	} else if (h->type == MSG_UNIT && !j->finish && !j->got_result) {
-		j->got_result = pn_unit_result_decode(body, h->len, &j->result, j->why, sizeof(j->why));
+		j->got_result = pn_unit_result_decode(body, h->len, &j->result, j->why,
+						      sizeof(j->why));
 	} else if (h->type == MSG_OUTCOME && j->finish && h->len == sizeof(struct outcome)) {
 		memcpy(&j->it->out, body, sizeof(j->it->out));
 		j->got_result = true;
@@ -868,7 +895,8 @@ static void stop_children(struct run *r)
 		bool alive = false;
 		for (size_t i = 0; i < n; i++) {
 			struct job *j = &r->jobs[i];
-			if (j->pid > 0 && !j->exited && waitpid(j->pid, &j->status, WNOHANG) == j->pid)
+			if (j->pid > 0 && !j->exited &&
+			    waitpid(j->pid, &j->status, WNOHANG) == j->pid)
 				j->exited = true;
 			alive |= j->pid > 0 && !j->exited;
 		}
@@ -967,13 +995,16 @@ static void print_summary(struct run *r)
 		rec += it->out.res.recoveries;
 		secs += it->out.res.seconds;
 	}
-	fprintf(r->human, "\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
-			  "states, %llu recovered (%.0f per second of checking)\n",
-		r->done, ok, r->done - ok, viol, (unsigned long long)states, (unsigned long long)rec,
-		secs > 0 ? rec / secs : 0.0);
+	fprintf(r->human,
+		"\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
+		"states, %llu recovered (%.0f per second of checking)\n",
+		r->done, ok, r->done - ok, viol, (unsigned long long)states,
+		(unsigned long long)rec, secs > 0 ? rec / secs : 0.0);
 	if (stop_signal)
-		fprintf(r->human, "interrupted by %s: %zu of %zu scenarios finished, the others were not "
-				  "checked\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->done, r->n);
+		fprintf(r->human,
+			"interrupted by %s: %zu of %zu scenarios finished, the others were not "
+			"checked\n",
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->done, r->n);
 	fprintf(r->human, "check: %zu passed, %zu failed", ok, r->done - ok);
 	if (stop_signal)
 		fprintf(r->human, ", %zu not finished (interrupted)", r->n - r->done);
@@ -991,7 +1022,8 @@ static json_t *violation_json(const struct outcome *out)
 	json_object_set_new(v, "state", json_string(r->state[0] ? r->state : "none"));
 	json_object_set_new(v, "in_recovery", json_boolean(r->in_recovery));
 	json_object_set_new(v, "detail", json_string(r->detail));
-	json_object_set_new(v, "trace", r->trace_path[0] ? json_string(r->trace_path) : json_null());
+	json_object_set_new(v, "trace",
+			    r->trace_path[0] ? json_string(r->trace_path) : json_null());
 	json_object_set_new(v, "shrunk", json_string(r->shrunk));
 	if (out->shrunk) {
 		json_t *f = json_object();
@@ -1071,7 +1103,10 @@ static json_t *coverage_json(const struct run *r)
 		json_object_set_new(m, "line", json_integer(rows[i].site->line));
 		json_object_set_new(m, "true", json_integer((json_int_t)rows[i].t));
 		json_object_set_new(m, "false", json_integer((json_int_t)rows[i].f));
-		json_object_set_new(m, "seen", json_string(seen == 0 ? "both" : seen == 1 ? "one way" : "never"));
+		json_object_set_new(m, "seen",
+				    json_string(seen == 0   ? "both"
+						: seen == 1 ? "one way"
+							    : "never"));
 		json_array_append_new(arr, m);
 	}
 	json_object_set_new(o, "both", json_integer((json_int_t)count[0]));
@@ -1096,7 +1131,8 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	json_object_set_new(root, "not_finished", left);
 	if (r->a->coverage)
 		json_object_set_new(root, "coverage", coverage_json(r));
-	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
+		  fputc('\n', f) != EOF;
 	json_decref(root);
 	return finish_output(f, path, ok);
 }
@@ -1149,8 +1185,10 @@ static int write_junit(const struct run *r, FILE *f, const char *path)
 		secs += it->done ? it->out.res.seconds : 0;
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
-	fprintf(f, "  <testsuite name=\"penumbra check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-		   "skipped=\"%zu\" time=\"%.3f\">\n", r->n, failures, errors, r->n - r->done, secs);
+	fprintf(f,
+		"  <testsuite name=\"penumbra check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		"skipped=\"%zu\" time=\"%.3f\">\n",
+		r->n, failures, errors, r->n - r->done, secs);
 	fprintf(f, "    <properties><property name=\"interrupted\" value=\"%s\"/></properties>\n",
 		stop_signal ? "true" : "false");
 	for (size_t i = 0; i < r->n; i++)
@@ -1177,7 +1215,8 @@ static bool load_item(struct item *it, const struct check_args *a)
 		pn_scenario_free(&it->sc);
 		fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
 		file_stem(it->path, it->name, sizeof(it->name));
-		snprintf(it->out.error, sizeof(it->out.error), "%s", err[0] ? err : "cannot be loaded");
+		snprintf(it->out.error, sizeof(it->out.error), "%s",
+			 err[0] ? err : "cannot be loaded");
 		it->out.rc = 2;
 		return false;
 	}
@@ -1221,7 +1260,9 @@ static int check_all(struct run *r, FILE *json, FILE *junit)
 
 int pn_cmd_check(int argc, char **argv)
 {
-	struct check_args a = {.jobs = 1, .nested = 64, .traces = "penumbra-traces",
+	struct check_args a = {.jobs = 1,
+			       .nested = 64,
+			       .traces = "penumbra-traces",
 			       .unit_states = 2048};
 	int rc = parse(argc, argv, &a);
 	FILE *json = NULL, *junit = NULL;

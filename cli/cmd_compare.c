@@ -53,26 +53,15 @@ struct compare_opts {
 static int option(int c, struct compare_opts *o, char **argv)
 {
 	switch (c) {
-	case 'h':
-		fputs(usage, stdout);
-		return 0;
-	case OPT_JSON:
-		o->json = optarg;
-		return -1;
+	case 'h': fputs(usage, stdout); return 0;
+	case OPT_JSON: o->json = optarg; return -1;
 	case OPT_SEED:
 		o->seed_set = true;
 		return pn_cli_parse_uint("compare", "--seed", optarg, &o->seed) ? -1 : 2;
-	case OPT_MODES:
-		o->modes_arg = optarg;
-		return -1;
-	case OPT_STATS:
-		o->stats = true;
-		return -1;
-	case OPT_WAL_DIR:
-		o->wal_dir = optarg;
-		return -1;
-	default:
-		return pn_cli_bad_option("compare", c, argv);
+	case OPT_MODES: o->modes_arg = optarg; return -1;
+	case OPT_STATS: o->stats = true; return -1;
+	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
+	default: return pn_cli_bad_option("compare", c, argv);
 	}
 }
 
@@ -102,7 +91,7 @@ static int parse(int argc, char **argv, struct compare_opts *o)
 		return pn_cli_usage_error("compare", "unexpected argument '%s'", argv[optind + 1]);
 	o->path = argv[optind];
 	o->nmodes = pn_cli_parse_mode_specs("compare", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
-				       o->modes);
+					    o->modes);
 	return o->nmodes < 0 ? 2 : -1;
 }
 
@@ -130,9 +119,12 @@ static int distinct_labels(const struct pn_scenario *scenario, const struct comp
 		pn_cli_label(&sc, &o->modes[i], labels[i], sizeof labels[i]);
 		for (int j = 0; j < i; j++) {
 			if (strcmp(labels[i], labels[j]) == 0)
-				return pn_cli_usage_error("compare", "modes %d and %d of '%s' are the "
-							  "same run (%s) for %s", j + 1, i + 1,
-							  o->modes_arg ? o->modes_arg : DEFAULT_MODES,
+				return pn_cli_usage_error("compare",
+							  "modes %d and %d of '%s' are the "
+							  "same run (%s) for %s",
+							  j + 1, i + 1,
+							  o->modes_arg ? o->modes_arg
+								       : DEFAULT_MODES,
 							  labels[i], o->path);
 		}
 	}

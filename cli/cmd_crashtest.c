@@ -93,7 +93,7 @@ struct run_state {
 	bool truncated;
 	char child_error[PN_ERROR_LEN];
 	char detail[2048];
-	char method[300];   /* the recovery's I/O method */
+	char method[300]; /* the recovery's I/O method */
 };
 
 /* One mode's outcome. */
@@ -107,22 +107,20 @@ struct mode_result {
 static int option(int c, struct crash_opts *o, char **argv)
 {
 	switch (c) {
-	case 'h':
-		fputs(usage, stdout);
-		return 0;
+	case 'h': fputs(usage, stdout); return 0;
 	case OPT_PATH: o->path = optarg; return -1;
 	case OPT_JSON: o->json = optarg; return -1;
 	case OPT_MODES: o->modes_arg = optarg; return -1;
 	case OPT_FORCE: o->force = true; return -1;
-	case OPT_RUNS:
-		return pn_cli_parse_uint("crashtest", "--runs", optarg, &o->runs) ? -1 : 2;
+	case OPT_RUNS: return pn_cli_parse_uint("crashtest", "--runs", optarg, &o->runs) ? -1 : 2;
 	case OPT_MAX_TIME:
-		return pn_cli_parse_duration("crashtest", "--max-time", optarg, &o->max_time_ns) ? -1 : 2;
+		return pn_cli_parse_duration("crashtest", "--max-time", optarg, &o->max_time_ns)
+			       ? -1
+			       : 2;
 	case OPT_SEED:
 		o->seed_set = true;
 		return pn_cli_parse_uint("crashtest", "--seed", optarg, &o->seed) ? -1 : 2;
-	default:
-		return pn_cli_bad_option("crashtest", c, argv);
+	default: return pn_cli_bad_option("crashtest", c, argv);
 	}
 }
 
@@ -152,10 +150,12 @@ static int parse(int argc, char **argv, struct crash_opts *o)
 	if (optind >= argc)
 		return pn_cli_usage_error("crashtest", "missing the scenario file");
 	if (optind + 1 < argc)
-		return pn_cli_usage_error("crashtest", "unexpected argument '%s'", argv[optind + 1]);
+		return pn_cli_usage_error("crashtest", "unexpected argument '%s'",
+					  argv[optind + 1]);
 	o->scenario = argv[optind];
 	if (!o->path)
-		return pn_cli_usage_error("crashtest", "missing --path DIR (the directory to run on)");
+		return pn_cli_usage_error("crashtest",
+					  "missing --path DIR (the directory to run on)");
 	if (o->runs == 0)
 		return pn_cli_usage_error("crashtest", "--runs must be more than 0");
 	if (o->modes_arg) {
@@ -212,8 +212,8 @@ static void child_main(struct pn_disk *d, int fd)
 	const struct pn_violation *viol = pn_engine_violation_of(d->e);
 	if (rc == 1)
 		snprintf(text, sizeof(text), "runtime invariant broken: %s page %s: %s",
-			 pn_violation_name(viol->kind), pn_cli_page_text(viol->page, page, sizeof(page)),
-			 viol->detail);
+			 pn_violation_name(viol->kind),
+			 pn_cli_page_text(viol->page, page, sizeof(page)), viol->detail);
 	else
 		snprintf(text, sizeof(text), "%s", rc == 2 ? d->error : "the workload ended");
 	send_msg(MSG_ERROR, 0, 0, text, (uint32_t)strlen(text));
@@ -233,10 +233,11 @@ static bool take_msg(struct run_state *s, size_t *at)
 	const uint8_t *data = s->buf + *at + sizeof(m);
 	*at += sizeof(m) + m.len;
 	if (m.type == MSG_WAL && !pn_oracle_add(s->oracle, data, m.len, m.a, m.b))
-		snprintf(s->detail, sizeof(s->detail), "the oracle cannot decode the record at %llX",
-			 (unsigned long long)m.a);
+		snprintf(s->detail, sizeof(s->detail),
+			 "the oracle cannot decode the record at %llX", (unsigned long long)m.a);
 	if (m.type == MSG_ERROR)
-		snprintf(s->child_error, sizeof(s->child_error), "%.*s", (int)m.len, (const char *)data);
+		snprintf(s->child_error, sizeof(s->child_error), "%.*s", (int)m.len,
+			 (const char *)data);
 	if (m.type == MSG_ACK) {
 		if (s->nacked == s->cap) {
 			s->cap = s->cap ? 2 * s->cap : 1024;
@@ -328,7 +329,8 @@ static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk
 		 r->direct ? "O_DIRECT" : "buffered");
 	if (rc != 0) {
 		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
-			 rc == 1 ? "failed" : "did not finish", rc == 1 ? pn_engine_violation_of(r->e)->detail : r->error);
+			 rc == 1 ? "failed" : "did not finish",
+			 rc == 1 ? pn_engine_violation_of(r->e)->detail : r->error);
 		goto out;
 	}
 	uint32_t page_size = pn_engine_geometry(r->e).page_size;
@@ -398,20 +400,23 @@ static int one_run(const struct pn_scenario *sc, const struct pn_disk_dir *dir, 
 	if (formatted && !forked)
 		snprintf(s.detail, sizeof(s.detail), "cannot start the child: %s", strerror(errno));
 	if (ok && s.child_error[0]) {
-		snprintf(s.detail, sizeof(s.detail), "the child stopped before the kill: %s", s.child_error);
+		snprintf(s.detail, sizeof(s.detail), "the child stopped before the kill: %s",
+			 s.child_error);
 		ok = false;
 	} else if (!ok && s.child_error[0]) {
 		size_t l = strlen(s.detail);
-		snprintf(s.detail + l, sizeof(s.detail) - l, " (the child had stopped: %s)", s.child_error);
+		snprintf(s.detail + l, sizeof(s.detail) - l, " (the child had stopped: %s)",
+			 s.child_error);
 	}
 	res->runs++;
 	res->acked += s.nacked;
 	if (!res->method[0])
 		snprintf(res->method, sizeof(res->method), "%s", s.method);
-	fprintf(report, "  run %llu: killed at %llu ms, %llu commits acknowledged, recovered WAL ends at %llX%s: %s\n",
-	       (unsigned long long)run + 1, (unsigned long long)kill_ms, (unsigned long long)s.nacked,
-	       (unsigned long long)end, s.truncated ? " (last message cut by the kill)" : "",
-	       ok ? "ok" : s.detail);
+	fprintf(report,
+		"  run %llu: killed at %llu ms, %llu commits acknowledged, recovered WAL ends at %llX%s: %s\n",
+		(unsigned long long)run + 1, (unsigned long long)kill_ms,
+		(unsigned long long)s.nacked, (unsigned long long)end,
+		s.truncated ? " (last message cut by the kill)" : "", ok ? "ok" : s.detail);
 	if (!ok) {
 		res->failed++;
 		res->lost += strstr(s.detail, "was acknowledged") != NULL;
@@ -428,16 +433,18 @@ static int crash_mode(struct pn_scenario *sc, const struct crash_opts *o,
 {
 	struct pn_prng rng;
 	pn_prng_seed(&rng, sc->seed, PN_STREAM_CRASH, res->mode);
-	fprintf(report, "crashtest: %s, mode %s, %llu runs on %s\n", o->scenario, pn_mode_name(res->mode),
-	       (unsigned long long)o->runs, o->path);
+	fprintf(report, "crashtest: %s, mode %s, %llu runs on %s\n", o->scenario,
+		pn_mode_name(res->mode), (unsigned long long)o->runs, o->path);
 	for (uint64_t i = 0; i < o->runs; i++) {
 		uint64_t kill_ms = pn_prng_range(&rng, 0, o->max_time_ns / 1000000u);
 		if (one_run(sc, dir, kill_ms, i, res) == 2)
 			return 2;
 		fflush(report);
 	}
-	fprintf(report, "%s: %llu runs, %llu commits acknowledged, %llu runs lost an acknowledged "
-		"commit, %llu failed (I/O: %s)\n", pn_mode_name(res->mode), (unsigned long long)res->runs,
+	fprintf(report,
+		"%s: %llu runs, %llu commits acknowledged, %llu runs lost an acknowledged "
+		"commit, %llu failed (I/O: %s)\n",
+		pn_mode_name(res->mode), (unsigned long long)res->runs,
 		(unsigned long long)res->acked, (unsigned long long)res->lost,
 		(unsigned long long)res->failed, res->method[0] ? res->method : "-");
 	return res->failed ? 1 : 0;
@@ -451,8 +458,10 @@ static int write_json(const struct crash_opts *o, FILE *f, const struct mode_res
 		json_t *j = json_object();
 		json_object_set_new(j, "mode", json_string(pn_mode_name(res[i].mode)));
 		json_object_set_new(j, "runs", json_integer((json_int_t)res[i].runs));
-		json_object_set_new(j, "commits_acknowledged", json_integer((json_int_t)res[i].acked));
-		json_object_set_new(j, "runs_losing_a_commit", json_integer((json_int_t)res[i].lost));
+		json_object_set_new(j, "commits_acknowledged",
+				    json_integer((json_int_t)res[i].acked));
+		json_object_set_new(j, "runs_losing_a_commit",
+				    json_integer((json_int_t)res[i].lost));
 		json_object_set_new(j, "runs_failed", json_integer((json_int_t)res[i].failed));
 		json_object_set_new(j, "first_failure", json_string(res[i].first_failure));
 		json_object_set_new(j, "io", json_string(res[i].method));
@@ -473,7 +482,8 @@ int pn_cmd_crashtest(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json, &dir);
+	rc = pn_realdisk_prepare("crashtest", o.scenario, o.path, o.force, o.json, &sc, &json,
+				 &dir);
 	if (rc >= 0)
 		return rc;
 	if (o.seed_set)

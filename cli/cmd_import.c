@@ -107,7 +107,7 @@ static int parse(int argc, char **argv, struct import_opts *o)
 static void print_stats(FILE *out, const struct pn_xlr_stats *s)
 {
 	struct pn_cli_record_row *rows = calloc(256 * 16, sizeof *rows);
-	char (*names)[48] = calloc(256 * 16, sizeof *names);
+	char(*names)[48] = calloc(256 * 16, sizeof *names);
 	size_t n = 0;
 
 	PN_ASSERT(rows && names);
@@ -117,7 +117,8 @@ static void print_stats(FILE *out, const struct pn_xlr_stats *s)
 			if (c->count == 0)
 				continue;
 			pn_xlr_stats_name((uint8_t)rm, (uint8_t)id, names[n], sizeof names[n]);
-			rows[n] = (struct pn_cli_record_row){names[n], c->count, c->rec_len, c->fpi_len};
+			rows[n] = (struct pn_cli_record_row){names[n], c->count, c->rec_len,
+							     c->fpi_len};
 			n++;
 		}
 	}
@@ -138,14 +139,16 @@ static int import(const struct import_opts *o, struct pn_xlr *r)
 	PN_ASSERT(stats && rec);
 	if (!first) {
 		fprintf(stderr, "penumbra import: could not find a valid record after %X/%X%s%s\n",
-			(unsigned)(o->from >> 32), (unsigned)o->from, r->why[0] ? ": " : "", r->why);
+			(unsigned)(o->from >> 32), (unsigned)o->from, r->why[0] ? ": " : "",
+			r->why);
 		rc = 2;
 		goto out;
 	}
 	if (first != o->from && o->from % r->seg_size != 0) /* as pg_waldump says it */
 		printf("first record is after %X/%X, at %X/%X, skipping "
-			"over %" PRIu64 " bytes\n", (unsigned)(o->from >> 32), (unsigned)o->from,
-			(unsigned)(first >> 32), (unsigned)first, first - o->from);
+		       "over %" PRIu64 " bytes\n",
+		       (unsigned)(o->from >> 32), (unsigned)o->from, (unsigned)(first >> 32),
+		       (unsigned)first, first - o->from);
 	while (pn_xlr_read(r, rec))
 		pn_xlr_stats_add(stats, rec);
 	if (o->stats)

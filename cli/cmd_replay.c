@@ -48,18 +48,20 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_object_set_new(o, "name", json_string(sc->name));
 	json_object_set_new(o, "reproduced", json_boolean(rc == 1));
 	json_object_set_new(o, "edited", edited < 0 ? json_null() : json_boolean(edited));
-	json_object_set_new(o, "kind", rc == 1 ? json_string(pn_violation_name(r->kind)) : json_null());
-	json_object_set_new(o, "page",
-			    rc != 1 ? json_null() : pn_cli_page_json(r->page));
+	json_object_set_new(o, "kind",
+			    rc == 1 ? json_string(pn_violation_name(r->kind)) : json_null());
+	json_object_set_new(o, "page", rc != 1 ? json_null() : pn_cli_page_json(r->page));
 	json_object_set_new(o, "schedule", json_integer(sc->replay.schedule));
 	json_object_set_new(o, "crash_point", event_json(sc->replay.crash_point));
 	json_object_set_new(o, "state", json_string(sc->replay.state));
-	json_object_set_new(o, "recovery_crash_point", sc->replay.recovery_crash_point
-								? event_json(sc->replay.recovery_crash_point)
-								: json_null());
+	json_object_set_new(o, "recovery_crash_point",
+			    sc->replay.recovery_crash_point
+				    ? event_json(sc->replay.recovery_crash_point)
+				    : json_null());
 	json_object_set_new(o, "detail", rc == 1 || rc == 0 ? json_string(r->detail) : json_null());
 	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
-	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
+		  fputc('\n', f) != EOF;
 	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
 	json_decref(o);
 	if (!ok)
@@ -73,21 +75,24 @@ static int print_head(FILE *out, const char *path, const struct pn_scenario *sc)
 	char now[24];
 	int edited = pn_trace_edited(sc, now, sizeof(now));
 	if (edited == 1)
-		fprintf(out, "EDITED TRACE: %s was changed after penumbra check wrote it (it now "
+		fprintf(out,
+			"EDITED TRACE: %s was changed after penumbra check wrote it (it now "
 			"hashes to %s, the trace recorded %s): what replays is the edited trace\n",
 			path, now, sc->replay.scenario_hash);
-	fprintf(out, "replaying %s: seed %llu, schedule %u, ", sc->name, (unsigned long long)sc->seed,
-		sc->replay.schedule);
+	fprintf(out, "replaying %s: seed %llu, schedule %u, ", sc->name,
+		(unsigned long long)sc->seed, sc->replay.schedule);
 	if (sc->crash.present)
-		fprintf(out, "crash after event %llu in state %s", (unsigned long long)sc->replay.crash_point,
-			sc->replay.state);
+		fprintf(out, "crash after event %llu in state %s",
+			(unsigned long long)sc->replay.crash_point, sc->replay.state);
 	else
 		fprintf(out, "the run up to event %llu (no crash: section: a runtime invariant)",
 			(unsigned long long)sc->replay.crash_point);
 	if (sc->replay.recovery_crash_point)
 		fprintf(out, ", then after event %llu of its recovery in state %s",
-			(unsigned long long)sc->replay.recovery_crash_point, sc->replay.recovery_state);
-	fprintf(out, "%s\n", edited < 0 ? " (the trace records no scenario_hash: an edit would not show)" : "");
+			(unsigned long long)sc->replay.recovery_crash_point,
+			sc->replay.recovery_state);
+	fprintf(out, "%s\n",
+		edited < 0 ? " (the trace records no scenario_hash: an edit would not show)" : "");
 	return edited;
 }
 
@@ -99,8 +104,10 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 	FILE *out = jf == stdout ? stderr : stdout;
 	int edited = print_head(out, path, sc);
 	struct pn_check_options o = {
-		.replay = true, .replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point, .replay_state = sc->replay.state,
+		.replay = true,
+		.replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point,
+		.replay_state = sc->replay.state,
 		.timeline = out,
 		.replay_recovery_point = sc->replay.recovery_crash_point,
 		.replay_recovery_state = sc->replay.recovery_state,
@@ -116,17 +123,20 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 			pn_violation_name(r.kind), pn_cli_page_text(r.page, page, sizeof(page)),
 			r.detail);
 		if (r.crash_point != sc->replay.crash_point)
-			fprintf(out, "  note: a runtime invariant broke at event %llu, before the trace's "
+			fprintf(out,
+				"  note: a runtime invariant broke at event %llu, before the trace's "
 				"crash point %llu: the run does not match the trace exactly\n",
-				(unsigned long long)r.crash_point, (unsigned long long)sc->replay.crash_point);
+				(unsigned long long)r.crash_point,
+				(unsigned long long)sc->replay.crash_point);
 		if (sc->replay.recovery_crash_point && !r.in_recovery)
-			fprintf(out, "  note: the first recovery already fails, so the crash inside it "
+			fprintf(out,
+				"  note: the first recovery already fails, so the crash inside it "
 				"(replay.recovery_crash_point %llu) is not replayed\n",
 				(unsigned long long)sc->replay.recovery_crash_point);
 		rc = 1;
 	} else {
-		fprintf(out, "no violation: the trace does not reproduce one%s%s\n", r.detail[0] ? ": " : "",
-			r.detail);
+		fprintf(out, "no violation: the trace does not reproduce one%s%s\n",
+			r.detail[0] ? ": " : "", r.detail);
 		rc = 0;
 	}
 	fflush(out);
@@ -162,8 +172,10 @@ int pn_cmd_replay(int argc, char **argv)
 		return 2;
 	int rc = 2;
 	if (!sc.replay.present)
-		fprintf(stderr, "%s:1:1: not a trace: it has no replay: section (penumbra check writes "
-			"traces)\n", argv[optind]);
+		fprintf(stderr,
+			"%s:1:1: not a trace: it has no replay: section (penumbra check writes "
+			"traces)\n",
+			argv[optind]);
 	else
 		rc = replay(argv[optind], &sc, json);
 	pn_scenario_free(&sc);

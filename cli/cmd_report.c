@@ -66,8 +66,10 @@ static int one_input(FILE *page, const char *path, int src)
 	else if (json_is_array(json_object_get(doc, "scenarios")))
 		rc = pn_report_check(page, path, src, doc);
 	else
-		fprintf(stderr, "%s:1:1: a JSON document with neither \"results\" (run, compare) nor "
-			"\"scenarios\" (check)\n", path);
+		fprintf(stderr,
+			"%s:1:1: a JSON document with neither \"results\" (run, compare) nor "
+			"\"scenarios\" (check)\n",
+			path);
 	json_decref(doc);
 	return rc;
 }

@@ -46,26 +46,17 @@ struct run_opts {
 static int option(int c, struct run_opts *o, char **argv)
 {
 	switch (c) {
-	case 'h':
-		fputs(usage, stdout);
-		return 0;
-	case OPT_JSON:
-		o->json = optarg;
-		return -1;
+	case 'h': fputs(usage, stdout); return 0;
+	case OPT_JSON: o->json = optarg; return -1;
 	case OPT_SEED:
 		o->seed_set = true;
 		return pn_cli_parse_uint("run", "--seed", optarg, &o->seed) ? -1 : 2;
 	case OPT_MODE:
 		o->mode_set = true;
 		return pn_cli_parse_mode_spec("run", optarg, &o->mode) ? -1 : 2;
-	case OPT_TWICE:
-		o->twice = true;
-		return -1;
-	case OPT_WAL_DIR:
-		o->wal_dir = optarg;
-		return -1;
-	default:
-		return pn_cli_bad_option("run", c, argv);
+	case OPT_TWICE: o->twice = true; return -1;
+	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
+	default: return pn_cli_bad_option("run", c, argv);
 	}
 }
 
@@ -121,7 +112,8 @@ static int twice(const struct pn_scenario *sc, FILE *out)
 	if (rc == 0)
 		fprintf(out, "\ndeterminism (--twice): %s\n", msg);
 	else
-		fprintf(stderr, "penumbra run: %s: %s\n", rc == 1 ? "nondeterminism" : "--twice", msg);
+		fprintf(stderr, "penumbra run: %s: %s\n", rc == 1 ? "nondeterminism" : "--twice",
+			msg);
 	return rc;
 }
 

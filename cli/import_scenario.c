@@ -80,8 +80,10 @@ static bool grow_map(struct map *m)
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->slots[i].used)
 			continue;
-		struct pn_xlr_block k = {.spc = m->slots[i].spc, .db = m->slots[i].db,
-					 .rel = m->slots[i].rel, .fork = m->slots[i].fork,
+		struct pn_xlr_block k = {.spc = m->slots[i].spc,
+					 .db = m->slots[i].db,
+					 .rel = m->slots[i].rel,
+					 .fork = m->slots[i].fork,
 					 .blkno = m->slots[i].blk};
 		*find(&bigger, &k) = m->slots[i];
 	}
@@ -121,8 +123,8 @@ static bool map_add(struct map *m, const struct pn_xlr_block *b)
 		return true;
 	if ((r = rel_of(m, b)) < 0)
 		return false;
-	*s = (struct slot){b->spc, b->db, b->rel, b->blkno, b->fork, 1, (uint32_t)r,
-			   m->rels[r].pages++};
+	*s = (struct slot){b->spc,  b->db, b->rel,      b->blkno,
+			   b->fork, 1,     (uint32_t)r, m->rels[r].pages++};
 	m->n++;
 	return true;
 }
@@ -295,30 +297,35 @@ static void base_name(const char *path, char *out, size_t len)
 		out[n - 5] = '\0';
 }
 
-static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn from,
-		       pn_lsn to, pn_lsn start, const struct map *m, const struct pass1 *p1,
+static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn from, pn_lsn to,
+		       pn_lsn start, const struct map *m, const struct pass1 *p1,
 		       const struct figures *fig)
 {
 	uint32_t pages = 0;
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
-	fprintf(f, "# Written by penumbra import: PostgreSQL's WAL %X/%X .. %X/%X, replayed from its\n"
+	fprintf(f,
+		"# Written by penumbra import: PostgreSQL's WAL %X/%X .. %X/%X, replayed from its\n"
 		"# first redo point %X/%X (%" PRIu64 " records, %" PRIu64 " commits, %" PRIu64
-		" checkpoints).\n# PostgreSQL's own figures for that range: %" PRIu64 " WAL bytes, %"
-		PRIu64 " full-page images of %" PRIu64 " bytes\n# (%" PRIu64 " bytes uncompressed).\n"
+		" checkpoints).\n# PostgreSQL's own figures for that range: %" PRIu64
+		" WAL bytes, %" PRIu64 " full-page images of %" PRIu64 " bytes\n# (%" PRIu64
+		" bytes uncompressed).\n"
 		"# Relations (tablespace/database/relfilenode fork: pages):\n",
 		(unsigned)(from >> 32), (unsigned)from, (unsigned)(to >> 32), (unsigned)to,
 		(unsigned)(start >> 32), (unsigned)start, fig->records, fig->commits,
 		fig->checkpoints, fig->bytes, fig->fpi_count, fig->fpi_bytes, fig->fpi_raw_bytes);
 	for (size_t i = 0; i < m->nrels; i++)
-		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db, m->rels[i].rel,
-			m->rels[i].fork, m->rels[i].base, m->rels[i].base + m->rels[i].pages - 1);
-	fprintf(f, "name: %s\nseed: 1\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
+		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
+			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
+			m->rels[i].base + m->rels[i].pages - 1);
+	fprintf(f,
+		"name: %s\nseed: 1\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
 		"  wal_segment_size: %u\nprotocol:\n  mode: fpw\n  checksums: %s\n"
 		"checkpoint:\n  interval: 0s\n  every_transactions: 0\n  max_wal_size: 0\n"
 		"workload:\n  kind: import\n  clients: 1\n  transactions: %" PRIu64 "\n"
-		"  trace: %s.trace\n", name, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
-		r->seg_size, p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
+		"  trace: %s.trace\n",
+		name, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u), r->seg_size,
+		p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
 }
 
 static int fail(const char *fmt, const char *a, const char *why)
@@ -329,8 +336,8 @@ static int fail(const char *fmt, const char *a, const char *why)
 	return 2;
 }
 
-static bool passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1,
-		       struct map *m, pn_lsn *start)
+static bool passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, struct map *m,
+		       pn_lsn *start)
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	bool ok = rec && pn_xlr_begin(r, from, to) != 0;
@@ -374,8 +381,11 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	snprintf(trace, sizeof trace, "%.*s%s.trace",
 		 strrchr(out, '/') ? (int)(strrchr(out, '/') - out + 1) : 0, out, name);
 	if (!grow_map(&m) || !passes_1_2(r, from, to, p1, &m, &start)) {
-		rc = fail("%s%s", start || r->why[0] ? "cannot convert: " : "no checkpoint redo "
-			  "point in the range: the replay starts at one", r->why);
+		rc = fail("%s%s",
+			  start || r->why[0] ? "cannot convert: "
+					     : "no checkpoint redo "
+					       "point in the range: the replay starts at one",
+			  r->why);
 		goto out;
 	}
 	if (!(yaml = fopen(out, "w")) || !(tf = fopen(trace, "w"))) {
@@ -391,9 +401,9 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	       " checkpoints), %zu pages of %zu relations\n"
 	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
 	       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
-	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32), (unsigned)r->next,
-	       fig.records, fig.commits, fig.checkpoints, m.n, m.nrels, fig.bytes, fig.fpi_count,
-	       fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
+	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
+	       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
+	       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
 out:
 	if ((yaml && fclose(yaml) != 0) || (tf && fclose(tf) != 0))
 		rc = fail("%s: cannot be written%s", out, "");

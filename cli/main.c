@@ -14,7 +14,4 @@
  * (docs/performance.md, memory). */
 const char *malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1,lg_extent_max_active_fit:30";
 
-int main(int argc, char **argv)
-{
-	return pn_cli_main(argc, argv);
-}
+int main(int argc, char **argv) { return pn_cli_main(argc, argv); }

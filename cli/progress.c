@@ -27,16 +27,16 @@ static void clock_text(char *buf, size_t len, double s)
 void pn_progress_init(struct pn_progress *p, const char *cmd, const char *units,
 		      const char *counted, size_t total)
 {
-	*p = (struct pn_progress){.cmd = cmd, .units = units, .counted = counted, .total = total,
+	*p = (struct pn_progress){.cmd = cmd,
+				  .units = units,
+				  .counted = counted,
+				  .total = total,
 				  .tty = isatty(2) == 1};
 	p->t0_s = pn_progress_clock_s();
 	p->last_s = p->t0_s - 1.0;
 }
 
-double pn_progress_elapsed(const struct pn_progress *p)
-{
-	return pn_progress_clock_s() - p->t0_s;
-}
+double pn_progress_elapsed(const struct pn_progress *p) { return pn_progress_clock_s() - p->t0_s; }
 
 void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force)
 {

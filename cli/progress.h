@@ -19,12 +19,12 @@
 #define PN_PROGRESS_INTERVAL_MS 250
 
 struct pn_progress {
-	const char *cmd;        /* "check" */
-	const char *units;      /* "scenarios" */
-	const char *counted;    /* "states" */
-	bool tty;               /* stderr is a terminal: draw; else every call is a no-op */
-	bool drawn;             /* a line is on the terminal now */
-	double t0_s, last_s;    /* wall clock at init and at the last draw */
+	const char *cmd;     /* "check" */
+	const char *units;   /* "scenarios" */
+	const char *counted; /* "states" */
+	bool tty;            /* stderr is a terminal: draw; else every call is a no-op */
+	bool drawn;          /* a line is on the terminal now */
+	double t0_s, last_s; /* wall clock at init and at the last draw */
 	size_t total;
 };
 

@@ -17,9 +17,10 @@ int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path,
 	if (!pn_cli_load(scenario, sc))
 		return 2;
 	if (sc->workload.kind == PN_WL_SCRIPT) {
-		fprintf(stderr, "penumbra %s: %s: a script workload ends by itself; %s runs a generated "
-			"workload (workload.kind random) until its duration or its kill\n", cmd,
-			scenario, cmd);
+		fprintf(stderr,
+			"penumbra %s: %s: a script workload ends by itself; %s runs a generated "
+			"workload (workload.kind random) until its duration or its kill\n",
+			cmd, scenario, cmd);
 		goto refused;
 	}
 	if (json_path && !(*json = pn_cli_open_output(cmd, json_path)))
@@ -39,7 +40,8 @@ refused:
 
 int pn_realdisk_write_json(const char *cmd, json_t *root, FILE *f, const char *path)
 {
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	int rc = json_dumpf(root, f,
+			    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);
 	rc |= fputc('\n', f) == EOF;
 	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || rc != 0) {

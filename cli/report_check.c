@@ -57,33 +57,40 @@ static void states_plot(FILE *f, const json_t *arr)
 	double hi = 10;
 	json_array_foreach(arr, i, s)
 		hi = fmax(hi, json_number_value(json_object_get(s, "crash_states")));
-	struct pn_plot p = {.f = f, .w = 1100, .ml = 270, .mr = 80, .mt = 8, .mb = 40, .x_ticks = false};
+	struct pn_plot p =
+		{.f = f, .w = 1100, .ml = 270, .mr = 80, .mt = 8, .mb = 40, .x_ticks = false};
 	p.h = p.mt + p.mb + (int)n * (bar + gap);
-	p.x = (struct pn_axis){1, pow(10, ceil(log10(hi))), true, "crash states recovered and judged (log scale)"};
+	p.x = (struct pn_axis){1, pow(10, ceil(log10(hi))), true,
+			       "crash states recovered and judged (log scale)"};
 	p.y = (struct pn_axis){0, (double)(p.h - p.mt - p.mb), false, NULL};
 	pn_plot_begin(&p, "crash states per scenario");
 	for (double v = 1; v <= p.x.hi * 1.0001; v *= 10) {
 		char lab[24];
 		double x = pn_plot_px(&p, v);
-		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, p.mt,
-			x, p.h - p.mb);
+		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
+			p.mt, x, p.h - p.mb);
 		snprintf(lab, sizeof(lab), "%g", v);
 		pn_plot_text(&p, x, p.h - p.mb + 14, "middle", "tick", lab);
 	}
-	json_array_foreach(arr, i, s) {
+	json_array_foreach(arr, i, s)
+	{
 		double states = json_number_value(json_object_get(s, "crash_states"));
 		double y1 = p.h - p.mt - p.mb - (double)i * (bar + gap) - gap / 2.0, y0 = y1 - bar;
 		bool ok = json_is_true(json_object_get(s, "ok"));
 		const char *name = json_string_value(json_object_get(s, "name"));
 		const char *verdict = json_string_value(json_object_get(s, "verdict"));
 		char tip[256], path[96];
-		snprintf(tip, sizeof(tip), "%s: %s (expected %s), %.0f crash states", name ? name : "?",
-			 verdict ? verdict : "?",
+		snprintf(tip, sizeof(tip), "%s: %s (expected %s), %.0f crash states",
+			 name ? name : "?", verdict ? verdict : "?",
 			 json_string_value(json_object_get(s, "expected")) ?: "-", states);
 		bool found = verdict && strcmp(verdict, "violation") == 0;
 		pn_plot_rect(&p, 1, y0, states > 1 ? states : 1.05, y1,
-			     !ok ? "#d62728" : found ? "#f28e2b" : "#6a9fd4", tip);
-		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, y0) - 2, "end", "tick", name ? name : "?");
+			     !ok     ? "#d62728"
+			     : found ? "#f28e2b"
+				     : "#6a9fd4",
+			     tip);
+		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, y0) - 2, "end", "tick",
+			     name ? name : "?");
 		snprintf(path, sizeof(path), ".scenarios[%zu].crash_states", i);
 		pn_plot_num(&p, pn_plot_px(&p, states > 1 ? states : 1) + 4, pn_plot_py(&p, y0) - 2,
 			    "start", path, json_object_get(s, "crash_states"), 1, 4);
@@ -113,12 +120,14 @@ static void coverage(FILE *f, int src, const json_t *cov)
 	const json_t *markers = json_object_get(cov, "markers"), *m;
 	size_t i, counts[3] = {0};
 	static const char *const what[] = {"both", "one way", "never"};
-	json_array_foreach(markers, i, m) {
+	json_array_foreach(markers, i, m)
+	{
 		bool t = json_integer_value(json_object_get(m, "true")) > 0;
 		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
 		counts[t && fl ? 0 : t || fl ? 1 : 2]++;
 	}
-	fprintf(f, "<h3>Coverage markers</h3><p class=\"note\">The PN_TESTCASE boundaries of "
+	fprintf(f,
+		"<h3>Coverage markers</h3><p class=\"note\">The PN_TESTCASE boundaries of "
 		"input %d's check: reached both ways (true and false), one way only, or never.</p>\n",
 		src + 1);
 	struct pn_plot p = {.f = f, .w = 1100, .h = 70, .ml = 10, .mr = 10, .mt = 8, .mb = 28};
@@ -131,29 +140,45 @@ static void coverage(FILE *f, int src, const json_t *cov)
 		char tip[96], path[96];
 		snprintf(tip, sizeof(tip), "%zu markers seen %s", counts[k], what[k]);
 		pn_plot_rect(&p, x, 0, x + (double)counts[k], 1, colors[k], tip);
-		snprintf(path, sizeof(path), ".coverage.%s", k == 0 ? "both" : k == 1 ? "one_way" : "never");
+		snprintf(path, sizeof(path), ".coverage.%s",
+			 k == 0   ? "both"
+			 : k == 1 ? "one_way"
+				  : "never");
 		if (counts[k])
-			pn_plot_num(&p, pn_plot_px(&p, x + counts[k] / 2.0), pn_plot_py(&p, 0.5) + 4, "middle", path,
-				    json_object_get(cov, k == 0 ? "both" : k == 1 ? "one_way" : "never"), 1, 4);
+			pn_plot_num(&p, pn_plot_px(&p, x + counts[k] / 2.0),
+				    pn_plot_py(&p, 0.5) + 4, "middle", path,
+				    json_object_get(cov, k == 0   ? "both"
+							 : k == 1 ? "one_way"
+								  : "never"),
+				    1, 4);
 		x += (double)counts[k];
 	}
 	pn_plot_end(&p);
 	pn_rep_legend(f, what, colors, 3);
 	fputs("<table><tr><th>seen</th><th>marker</th><th class=\"num\">true</th>"
-	      "<th class=\"num\">false</th><th>where</th></tr>\n", f);
-	json_array_foreach(markers, i, m) {
+	      "<th class=\"num\">false</th><th>where</th></tr>\n",
+	      f);
+	json_array_foreach(markers, i, m)
+	{
 		char path[96], where[160];
 		bool t = json_integer_value(json_object_get(m, "true")) > 0;
 		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
 		fputs("<tr>", f);
-		cell_text(f, t && fl ? "both" : t ? "ONLY TRUE" : fl ? "ONLY FALSE" : "NEVER",
-			  t && fl ? "ok" : t || fl ? "warn" : "bad");
+		cell_text(f,
+			  t && fl ? "both"
+			  : t     ? "ONLY TRUE"
+			  : fl    ? "ONLY FALSE"
+				  : "NEVER",
+			  t && fl   ? "ok"
+			  : t || fl ? "warn"
+				    : "bad");
 		cell_text(f, json_string_value(json_object_get(m, "name")), NULL);
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].true", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "true"));
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].false", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "false"));
-		snprintf(where, sizeof(where), "%s:%lld", source_path(json_string_value(json_object_get(m, "file"))),
+		snprintf(where, sizeof(where), "%s:%lld",
+			 source_path(json_string_value(json_object_get(m, "file"))),
 			 (long long)json_integer_value(json_object_get(m, "line")));
 		cell_text(f, where, NULL);
 		fputs("</tr>\n", f);
@@ -165,34 +190,41 @@ int pn_report_check(FILE *f, const char *path, int src, const json_t *doc)
 {
 	const json_t *arr = json_object_get(doc, "scenarios"), *s;
 	size_t i, ok = 0;
-	json_array_foreach(arr, i, s) {
+	json_array_foreach(arr, i, s)
+	{
 		if (!json_is_object(s) || !json_is_string(json_object_get(s, "name"))) {
-			fprintf(stderr, "%s: scenarios[%zu]: not a check result (it needs \"name\")\n", path, i);
+			fprintf(stderr,
+				"%s: scenarios[%zu]: not a check result (it needs \"name\")\n",
+				path, i);
 			return 2;
 		}
 		ok += json_is_true(json_object_get(s, "ok"));
 	}
-	fprintf(f, "<section data-src=\"%d\" data-kind=\"check\"><h2>Check: %zu scenarios, %zu as "
-		"expected <small>(", src, json_array_size(arr), ok);
+	fprintf(f,
+		"<section data-src=\"%d\" data-kind=\"check\"><h2>Check: %zu scenarios, %zu as "
+		"expected <small>(",
+		src, json_array_size(arr), ok);
 	pn_rep_esc(f, path);
 	fputs(")</small></h2>\n", f);
 	if (json_is_true(json_object_get(doc, "interrupted")))
 		fputs("<p class=\"bad\">The check was interrupted: only the scenarios that finished "
-		      "are here.</p>\n", f);
+		      "are here.</p>\n",
+		      f);
 	if (json_array_size(arr))
 		states_plot(f, arr);
 	fputs("<table><tr><th>scenario</th><th>verdict</th><th>expected</th><th>result</th>"
 	      "<th class=\"num\">crash points</th><th class=\"num\">crash states</th>"
 	      "<th class=\"num\">recoveries</th><th class=\"num\">seconds</th><th>violation</th>"
-	      "<th class=\"num\">page</th><th class=\"num\">at event</th></tr>\n", f);
-	json_array_foreach(arr, i, s)
-		scenario_row(f, i, s);
+	      "<th class=\"num\">page</th><th class=\"num\">at event</th></tr>\n",
+	      f);
+	json_array_foreach(arr, i, s) scenario_row(f, i, s);
 	fputs("</table>\n", f);
 	if (json_is_object(json_object_get(doc, "coverage")))
 		coverage(f, src, json_object_get(doc, "coverage"));
 	else
 		fputs("<p class=\"note\">No coverage markers in this JSON (run check with --coverage "
-		      "to have them).</p>\n", f);
+		      "to have them).</p>\n",
+		      f);
 	fputs("</section>\n", f);
 	return 0;
 }

@@ -34,9 +34,9 @@ static const struct published {
 };
 
 static const char *const type_colors[] = {
-	"#4e79a7", "#59a14f", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1", "#9c755f", "#bab0ac",
-	"#86bcb6", "#8cd17d", "#f1ce63", "#a0cbe8", "#499894", "#d37295", "#fabfd2", "#79706e",
-	"#d4a6c8", "#9d7660", "#b6992d", "#ffbe7d",
+	"#4e79a7", "#59a14f", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
+	"#bab0ac", "#86bcb6", "#8cd17d", "#f1ce63", "#a0cbe8", "#499894", "#d37295",
+	"#fabfd2", "#79706e", "#d4a6c8", "#9d7660", "#b6992d", "#ffbe7d",
 };
 
 struct costs {
@@ -60,21 +60,24 @@ static const json_t *series_col(const json_t *r, const char *col)
 	return json_is_array(a) ? a : NULL;
 }
 
-static double at(const json_t *a, size_t i)
-{
-	return json_number_value(json_array_get(a, i));
-}
+static double at(const json_t *a, size_t i) { return json_number_value(json_array_get(a, i)); }
 
 /* ---- the metrics side by side ---- */
 static const struct row {
 	const char *label, *key;
 } rows[] = {
-	{"transactions", "transactions"},      {"commits", "commits"},
-	{"WAL bytes", "wal_bytes"},            {"WAL bytes / transaction", "wal_bytes_per_transaction"},
-	{"WAL records", "wal_records"},        {"FPI count", "fpi_count"},
-	{"FPI bytes", "fpi_bytes"},            {"shifts", "shifts"},
-	{"data bytes written", "data_bytes_written"}, {"doublewrite bytes", "dw_bytes_written"},
-	{"fsyncs", "fsyncs"},                  {"checkpoints", "checkpoints"},
+	{"transactions", "transactions"},
+	{"commits", "commits"},
+	{"WAL bytes", "wal_bytes"},
+	{"WAL bytes / transaction", "wal_bytes_per_transaction"},
+	{"WAL records", "wal_records"},
+	{"FPI count", "fpi_count"},
+	{"FPI bytes", "fpi_bytes"},
+	{"shifts", "shifts"},
+	{"data bytes written", "data_bytes_written"},
+	{"doublewrite bytes", "dw_bytes_written"},
+	{"fsyncs", "fsyncs"},
+	{"checkpoints", "checkpoints"},
 	{"write amplification", "write_amplification"},
 	{"space amplification", "space_amplification"},
 	{"read runs (logical scan)", "read_runs"},
@@ -87,7 +90,8 @@ static void table(struct costs *c)
 	char path[128];
 	fputs("<table><tr><th>metric</th>", c->f);
 	for (int i = 0; i < c->n; i++) {
-		fprintf(c->f, "<th class=\"num\" style=\"color:%s\">", pn_rep_mode_color(c->mode[i]));
+		fprintf(c->f, "<th class=\"num\" style=\"color:%s\">",
+			pn_rep_mode_color(c->mode[i]));
 		pn_rep_esc(c->f, c->mode[i]);
 		fputs("</th>", c->f);
 	}
@@ -135,7 +139,8 @@ static void ckpt_marks(struct costs *c, struct pn_plot *p, int i, bool at_begin)
 		const json_t *m = json_array_get(marks, k);
 		double b = num(m, "begin_ns") / 1e9, e = num(m, "end_ns") / 1e9;
 		char tip[160];
-		snprintf(tip, sizeof(tip), "%s: checkpoint %.0f, %.4f s to %.4f s, WAL %.2f MiB at its end",
+		snprintf(tip, sizeof(tip),
+			 "%s: checkpoint %.0f, %.4f s to %.4f s, WAL %.2f MiB at its end",
 			 c->mode[i], num(m, "number"), b, e, num(m, "wal_bytes") / MIB);
 		pn_plot_vline(p, at_begin ? b : e, pn_rep_mode_color(c->mode[i]), tip);
 	}
@@ -143,8 +148,15 @@ static void ckpt_marks(struct costs *c, struct pn_plot *p, int i, bool at_begin)
 
 static void wal_over_time(struct costs *c)
 {
-	struct pn_plot p = {.f = c->f, .w = 1100, .h = 330, .ml = 70, .mr = 20, .mt = 14, .mb = 44,
-			    .x_ticks = true, .y_ticks = true};
+	struct pn_plot p = {.f = c->f,
+			    .w = 1100,
+			    .h = 330,
+			    .ml = 70,
+			    .mr = 20,
+			    .mt = 14,
+			    .mb = 44,
+			    .x_ticks = true,
+			    .y_ticks = true};
 	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
 	p.y = (struct pn_axis){0, max_col(c, "wal_bytes", MIB) * 1.05, false, "WAL inserted (MiB)"};
 	fputs("<h3>WAL bytes by mode over virtual time</h3><p class=\"note\">Cumulative WAL inserted "
@@ -152,7 +164,8 @@ static void wal_over_time(struct costs *c)
 	      c->f);
 	pn_plot_begin(&p, "WAL bytes by mode over virtual time");
 	for (int i = 0; i < c->n; i++) {
-		const json_t *t = series_col(c->res[i], "time_ns"), *w = series_col(c->res[i], "wal_bytes");
+		const json_t *t = series_col(c->res[i], "time_ns"),
+			     *w = series_col(c->res[i], "wal_bytes");
 		size_t n = t && w ? json_array_size(t) : 0;
 		double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
 		PN_ASSERT(x != NULL && y != NULL);
@@ -161,7 +174,8 @@ static void wal_over_time(struct costs *c)
 			y[j] = at(w, j) / MIB;
 		}
 		ckpt_marks(c, &p, i, false);
-		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s", "MiB");
+		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
+			     "MiB");
 		free(x);
 		free(y);
 	}
@@ -173,16 +187,26 @@ static void wal_over_time(struct costs *c)
  * moved, falling as the pages get their first change of the interval. */
 static void sawtooth(struct costs *c)
 {
-	struct pn_plot p = {.f = c->f, .w = 1100, .h = 300, .ml = 70, .mr = 20, .mt = 14, .mb = 44,
-			    .x_ticks = true, .y_ticks = true};
+	struct pn_plot p = {.f = c->f,
+			    .w = 1100,
+			    .h = 300,
+			    .ml = 70,
+			    .mr = 20,
+			    .mt = 14,
+			    .mb = 44,
+			    .x_ticks = true,
+			    .y_ticks = true};
 	double ymax = 0;
 	fputs("<h3>FPIs per commit after each checkpoint</h3><p class=\"note\">Full-page images "
 	      "per commit over each sample interval: high right after a checkpoint starts (dashed, "
-	      "its redo point), falling as the interval's pages get their first change.</p>\n", c->f);
+	      "its redo point), falling as the interval's pages get their first change.</p>\n",
+	      c->f);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
-			p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false, "FPIs per commit"};
+			p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false,
+					       "virtual time (s)"};
+			p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false,
+					       "FPIs per commit"};
 			pn_plot_begin(&p, "FPIs per commit after each checkpoint");
 		}
 		for (int i = 0; i < c->n; i++) {
@@ -190,11 +214,13 @@ static void sawtooth(struct costs *c)
 			const json_t *fp = series_col(c->res[i], "fpi_count");
 			const json_t *cm = series_col(c->res[i], "commits");
 			size_t n = t && fp && cm ? json_array_size(t) : 0;
-			double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
+			double *x = calloc(n + 1, sizeof(double)),
+			       *y = calloc(n + 1, sizeof(double));
 			uint32_t k = 0;
 			PN_ASSERT(x != NULL && y != NULL);
 			for (size_t j = 1; j < n; j++) {
-				double dc = at(cm, j) - at(cm, j - 1), df = at(fp, j) - at(fp, j - 1);
+				double dc = at(cm, j) - at(cm, j - 1),
+				       df = at(fp, j) - at(fp, j - 1);
 				if (dc <= 0)
 					continue;
 				x[k] = at(t, j) / 1e9;
@@ -203,8 +229,8 @@ static void sawtooth(struct costs *c)
 			}
 			if (pass == 1) {
 				ckpt_marks(c, &p, i, true);
-				pn_plot_line(&p, x, y, k, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
-					     "FPIs/commit");
+				pn_plot_line(&p, x, y, k, pn_rep_mode_color(c->mode[i]), c->mode[i],
+					     "s", "FPIs/commit");
 			}
 			free(x);
 			free(y);
@@ -221,10 +247,12 @@ static int record_types(struct costs *c, const char **names, int cap)
 	const json_t *recs = json_object_get(c->res[0], "records");
 	const char *key;
 	const json_t *v;
-	json_object_foreach((json_t *)recs, key, v) {
+	json_object_foreach((json_t *)recs, key, v)
+	{
 		bool any = false;
 		for (int i = 0; i < c->n; i++) {
-			const json_t *r = json_object_get(json_object_get(c->res[i], "records"), key);
+			const json_t *r = json_object_get(json_object_get(c->res[i], "records"),
+							  key);
 			any |= num(r, "record_bytes") > 0;
 		}
 		if (any && n < cap)
@@ -238,8 +266,8 @@ static void by_record_type(struct costs *c)
 	const char *types[24], *legend[25], *colors[25];
 	int nt = record_types(c, types, 24);
 	int bar = 26, gap = 12;
-	struct pn_plot p = {.f = c->f, .w = 1100, .ml = 110, .mr = 110, .mt = 10, .mb = 44,
-			    .x_ticks = true};
+	struct pn_plot p =
+		{.f = c->f, .w = 1100, .ml = 110, .mr = 110, .mt = 10, .mb = 44, .x_ticks = true};
 	p.h = p.mt + p.mb + c->n * (bar + gap);
 	double xmax = 0;
 	for (int i = 0; i < c->n; i++)
@@ -256,20 +284,22 @@ static void by_record_type(struct costs *c)
 		char tip[192], path[160];
 		for (int t = 0; t < nt; t++) {
 			double b = num(json_object_get(recs, types[t]), "record_bytes");
-			snprintf(tip, sizeof(tip), "%s %s: %.0f record bytes (%.2f MiB)", c->mode[i], types[t],
-				 b, b / MIB);
-			pn_plot_rect(&p, x, y0, x + b / MIB, y1, type_colors[t % PN_ARRAY_LEN(type_colors)], tip);
+			snprintf(tip, sizeof(tip), "%s %s: %.0f record bytes (%.2f MiB)",
+				 c->mode[i], types[t], b, b / MIB);
+			pn_plot_rect(&p, x, y0, x + b / MIB, y1,
+				     type_colors[t % PN_ARRAY_LEN(type_colors)], tip);
 			x += b / MIB;
 		}
 		double fpi = num(c->res[i], "fpi_bytes"), wal = num(c->res[i], "wal_bytes");
-		snprintf(tip, sizeof(tip), "%s full-page images: %.0f bytes, %.1f %% of its WAL", c->mode[i],
-			 fpi, wal > 0 ? 100 * fpi / wal : 0);
+		snprintf(tip, sizeof(tip), "%s full-page images: %.0f bytes, %.1f %% of its WAL",
+			 c->mode[i], fpi, wal > 0 ? 100 * fpi / wal : 0);
 		pn_plot_rect(&p, x, y0, x + fpi / MIB, y1, PN_REP_FPI_COLOR, tip);
-		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, (y0 + y1) / 2) + 4, "end", "axis", c->mode[i]);
+		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, (y0 + y1) / 2) + 4, "end", "axis",
+			     c->mode[i]);
 		snprintf(path, sizeof(path), ".results[%d].fpi_bytes", i);
 		snprintf(tip, sizeof(tip), "FPI %.1f %%", wal > 0 ? 100 * fpi / wal : 0);
-		pn_plot_text(&p, pn_plot_px(&p, x + fpi / MIB) + 6, pn_plot_py(&p, (y0 + y1) / 2) + 4,
-			     "start", "tick", tip);
+		pn_plot_text(&p, pn_plot_px(&p, x + fpi / MIB) + 6,
+			     pn_plot_py(&p, (y0 + y1) / 2) + 4, "start", "tick", tip);
 	}
 	pn_plot_end(&p);
 	for (int t = 0; t < nt; t++) {
@@ -285,7 +315,13 @@ static void by_record_type(struct costs *c)
 static void small_bars(struct costs *c, const char *title, const char *key, const char *unit,
 		       double scale)
 {
-	struct pn_plot p = {.f = c->f, .w = 265, .h = 230, .ml = 62, .mr = 8, .mt = 22, .mb = 52,
+	struct pn_plot p = {.f = c->f,
+			    .w = 265,
+			    .h = 230,
+			    .ml = 62,
+			    .mr = 8,
+			    .mt = 22,
+			    .mb = 52,
 			    .y_ticks = true};
 	double ymax = 0;
 	char path[128], ylabel[64];
@@ -305,7 +341,8 @@ static void small_bars(struct costs *c, const char *title, const char *key, cons
 		snprintf(path, sizeof(path), ".results[%d].%s", i, key);
 		pn_plot_num(&p, pn_plot_px(&p, i + 0.5), pn_plot_py(&p, v) - 4, "middle", path,
 			    json_object_get(c->res[i], key), scale, 4);
-		pn_plot_text(&p, pn_plot_px(&p, i + 0.5), p.h - p.mb + 14, "middle", "tick", c->mode[i]);
+		pn_plot_text(&p, pn_plot_px(&p, i + 0.5), p.h - p.mb + 14, "middle", "tick",
+			     c->mode[i]);
 	}
 	pn_plot_end(&p);
 	fputs("</div>", c->f);
@@ -313,7 +350,8 @@ static void small_bars(struct costs *c, const char *title, const char *key, cons
 
 static void side_by_side(struct costs *c)
 {
-	fputs("<h3>Data writes, fsyncs, space and read amplification</h3><div class=\"row\">", c->f);
+	fputs("<h3>Data writes, fsyncs, space and read amplification</h3><div class=\"row\">",
+	      c->f);
 	small_bars(c, "data bytes written", "data_bytes_written", "MiB", MIB);
 	small_bars(c, "fsyncs", "fsyncs", "fsyncs", 1);
 	small_bars(c, "space amplification", "space_amplification", "slots / page", 1);
@@ -346,8 +384,14 @@ struct pub_row {
 /* Published beside ours: a pair of bars per figure (published grey, ours in its mode's colour). */
 static void published_bars(struct costs *c, const struct pub_row *pubs, int n)
 {
-	struct pn_plot p = {.f = c->f, .w = 150 + 110 * n, .h = 250, .ml = 70, .mr = 10, .mt = 14,
-			    .mb = 44, .y_ticks = true};
+	struct pn_plot p = {.f = c->f,
+			    .w = 150 + 110 * n,
+			    .h = 250,
+			    .ml = 70,
+			    .mr = 10,
+			    .mt = 14,
+			    .mb = 44,
+			    .y_ticks = true};
 	double ymax = 0;
 	for (int k = 0; k < n; k++)
 		ymax = fmax(ymax, fmax(pubs[k].pb->value, json_number_value(pubs[k].ours)));
@@ -357,16 +401,20 @@ static void published_bars(struct costs *c, const struct pub_row *pubs, int n)
 	for (int k = 0; k < n; k++) {
 		char tip[160], path[192], buf[32];
 		double pub = pubs[k].pb->value, ours = json_number_value(pubs[k].ours);
-		snprintf(tip, sizeof(tip), "%s published (%s): %.2f", pubs[k].pb->mode, pubs[k].pb->source, pub);
+		snprintf(tip, sizeof(tip), "%s published (%s): %.2f", pubs[k].pb->mode,
+			 pubs[k].pb->source, pub);
 		pn_plot_rect(&p, k + 0.12, 0, k + 0.48, pub, "#dddddd", tip);
-		snprintf(tip, sizeof(tip), "%s ours: %.2f (%.3f of published)", pubs[k].pb->mode, ours, ours / pub);
-		pn_plot_rect(&p, k + 0.52, 0, k + 0.88, ours, pn_rep_mode_color(pubs[k].pb->mode), tip);
+		snprintf(tip, sizeof(tip), "%s ours: %.2f (%.3f of published)", pubs[k].pb->mode,
+			 ours, ours / pub);
+		pn_plot_rect(&p, k + 0.52, 0, k + 0.88, ours, pn_rep_mode_color(pubs[k].pb->mode),
+			     tip);
 		pn_plot_text(&p, pn_plot_px(&p, k + 0.3), pn_plot_py(&p, pub) - 4, "middle", "tick",
 			     pn_rep_real(buf, sizeof(buf), pub, 4));
 		snprintf(path, sizeof(path), ".results[%d]%s", pubs[k].result, pubs[k].pb->key);
 		pn_plot_num(&p, pn_plot_px(&p, k + 0.7), pn_plot_py(&p, ours) - 4, "middle", path,
 			    pubs[k].ours, 1, 4);
-		pn_plot_text(&p, pn_plot_px(&p, k + 0.5), p.h - p.mb + 14, "middle", "tick", pubs[k].pb->mode);
+		pn_plot_text(&p, pn_plot_px(&p, k + 0.5), p.h - p.mb + 14, "middle", "tick",
+			     pubs[k].pb->mode);
 	}
 	pn_plot_end(&p);
 	static const char *const names[] = {"published", "ours (in the mode's colour)"};
@@ -389,15 +437,17 @@ static void published_figures(struct costs *c, const char *scenario)
 	if (n == 0)
 		return;
 	fputs("<h3>Beside the published figure</h3><p class=\"note\">The seed's numbers "
-	      "(docs/results.md) next to this run's.</p>\n", c->f);
+	      "(docs/results.md) next to this run's.</p>\n",
+	      c->f);
 	published_bars(c, pubs, n);
 	fputs("<table><tr><th>mode</th><th>figure</th><th class=\"num\">published</th>"
 	      "<th class=\"num\">ours</th><th class=\"num\">ours / published</th><th>source</th>"
-	      "</tr>\n", c->f);
+	      "</tr>\n",
+	      c->f);
 	for (int k = 0; k < n; k++) {
 		const struct published *pb = pubs[k].pb;
-		fprintf(c->f, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td>", pb->mode, pb->what,
-			pn_rep_real(buf, sizeof(buf), pb->value, 7));
+		fprintf(c->f, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td>", pb->mode,
+			pb->what, pn_rep_real(buf, sizeof(buf), pb->value, 7));
 		snprintf(path, sizeof(path), ".results[%d]%s", pubs[k].result, pb->key);
 		pn_rep_num(c->f, "td", path, pubs[k].ours);
 		fprintf(c->f, "<td class=\"num\">%.3f</td><td>%s</td></tr>\n",
@@ -412,8 +462,15 @@ static void shifts_over_time(struct costs *c, int i)
 {
 	const json_t *t = series_col(c->res[i], "time_ns"), *sh = series_col(c->res[i], "shifts");
 	size_t n = t && sh ? json_array_size(t) : 0;
-	struct pn_plot p = {.f = c->f, .w = 1100, .h = 220, .ml = 70, .mr = 20, .mt = 14, .mb = 44,
-			    .x_ticks = true, .y_ticks = true};
+	struct pn_plot p = {.f = c->f,
+			    .w = 1100,
+			    .h = 220,
+			    .ml = 70,
+			    .mr = 20,
+			    .mt = 14,
+			    .mb = 44,
+			    .x_ticks = true,
+			    .y_ticks = true};
 	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double)), ymax = 1;
 	PN_ASSERT(x != NULL && y != NULL);
 	for (size_t j = 0; j < n; j++) {
@@ -425,7 +482,8 @@ static void shifts_over_time(struct costs *c, int i)
 	p.y = (struct pn_axis){0, ymax * 1.05, false, "shifts (cumulative)"};
 	pn_plot_begin(&p, "Umbra shifts over virtual time");
 	ckpt_marks(c, &p, i, false);
-	pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s", "shifts");
+	pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
+		     "shifts");
 	pn_plot_end(&p);
 	free(x);
 	free(y);
@@ -450,19 +508,23 @@ static void generations(struct costs *c, int i)
 	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / cell_w, false,
 			       "checkpoint (number, at its end)"};
 	p.y = (struct pn_axis){0, (double)np, false, NULL};
-	fprintf(c->f, "<h3>Umbra's generations: %s</h3><p class=\"note\">Shifts (a page's change "
+	fprintf(c->f,
+		"<h3>Umbra's generations: %s</h3><p class=\"note\">Shifts (a page's change "
 		"written to another slot) over time, dashed at each checkpoint's end; then each row a "
 		"sampled page "
 		"(the lowest-numbered that shifted), each column a checkpoint's end: the colour and "
 		"digit are the active slot; <b>B</b> marks the slot that is the checkpoint's "
 		"recovery baseline; a thick outline is a shift since the previous checkpoint; grey: "
-		"not yet sampled.</p>\n", c->mode[i]);
+		"not yet sampled.</p>\n",
+		c->mode[i]);
 	shifts_over_time(c, i);
 	pn_plot_begin(&p, "Umbra generations per sampled page");
 	for (size_t k = 0; k < nc; k++) {
 		const json_t *m = json_array_get(marks, k);
-		const json_t *act = json_object_get(m, "active"), *base = json_object_get(m, "baseline");
-		const json_t *prev = k ? json_object_get(json_array_get(marks, k - 1), "active") : NULL;
+		const json_t *act = json_object_get(m, "active"),
+			     *base = json_object_get(m, "baseline");
+		const json_t *prev = k ? json_object_get(json_array_get(marks, k - 1), "active")
+				       : NULL;
 		char lab[32];
 		snprintf(lab, sizeof(lab), "%.0f", num(m, "number"));
 		pn_plot_text(&p, p.ml + (k + 0.5) * cell_w, p.h - p.mb + 14, "middle", "tick", lab);
@@ -474,28 +536,33 @@ static void generations(struct costs *c, int i)
 			long slot = known ? (long)json_integer_value(a) : -1;
 			bool shifted = known && prev && json_is_integer(json_array_get(prev, j)) &&
 				       json_integer_value(json_array_get(prev, j)) != slot;
-			snprintf(tip, sizeof(tip), "page %lld, checkpoint %.0f: active slot %ld, baseline %lld%s",
-				 (long long)json_integer_value(json_array_get(pages, j)), num(m, "number"),
-				 slot, json_is_integer(b) ? (long long)json_integer_value(b) : -1LL,
+			snprintf(tip, sizeof(tip),
+				 "page %lld, checkpoint %.0f: active slot %ld, baseline %lld%s",
+				 (long long)json_integer_value(json_array_get(pages, j)),
+				 num(m, "number"), slot,
+				 json_is_integer(b) ? (long long)json_integer_value(b) : -1LL,
 				 shifted ? " (shifted)" : "");
 			pn_plot_rect(&p, k + 0.04, y - 0.92, k + 0.96, y - 0.08,
-				     known ? slot_colors[slot % 8] : "#eeeeee", known ? tip : "not sampled yet");
+				     known ? slot_colors[slot % 8] : "#eeeeee",
+				     known ? tip : "not sampled yet");
 			if (shifted)
-				fprintf(c->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				fprintf(c->f,
+					"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 					"fill=\"none\" stroke=\"#333\" stroke-width=\"2\"/>",
-					pn_plot_px(&p, k + 0.04), pn_plot_py(&p, y - 0.08), cell_w * 0.92,
-					cell_h * 0.84);
+					pn_plot_px(&p, k + 0.04), pn_plot_py(&p, y - 0.08),
+					cell_w * 0.92, cell_h * 0.84);
 			if (!known)
 				continue;
 			snprintf(digit, sizeof(digit), "%ld%s", slot,
 				 json_is_integer(b) && json_integer_value(b) == slot ? " B" : "");
-			pn_plot_text(&p, pn_plot_px(&p, k + 0.5), pn_plot_py(&p, y - 0.5) + 4, "middle",
-				     "tick", digit);
+			pn_plot_text(&p, pn_plot_px(&p, k + 0.5), pn_plot_py(&p, y - 0.5) + 4,
+				     "middle", "tick", digit);
 		}
 	}
 	for (size_t j = 0; j < np; j++) {
 		char lab[32];
-		snprintf(lab, sizeof(lab), "page %lld", (long long)json_integer_value(json_array_get(pages, j)));
+		snprintf(lab, sizeof(lab), "page %lld",
+			 (long long)json_integer_value(json_array_get(pages, j)));
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, np - j - 0.5) + 4, "end", "tick", lab);
 	}
 	pn_plot_end(&p);
@@ -506,12 +573,15 @@ int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
 	struct costs c = {.f = f, .src = src};
 	const json_t *results = json_object_get(doc, "results"), *r;
 	size_t i;
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		const char *mode = json_string_value(json_object_get(r, "mode"));
 		if (c.n == MAX_RESULTS || !json_is_object(r) || !mode ||
 		    !json_is_string(json_object_get(r, "scenario"))) {
-			fprintf(stderr, "%s: results[%zu]: %s\n", path, i, c.n == MAX_RESULTS ?
-				"more than 16 results" : "not a result (it needs \"scenario\" and \"mode\")");
+			fprintf(stderr, "%s: results[%zu]: %s\n", path, i,
+				c.n == MAX_RESULTS
+					? "more than 16 results"
+					: "not a result (it needs \"scenario\" and \"mode\")");
 			return 2;
 		}
 		if (json_is_null(json_object_get(r, "wal_bytes")))
@@ -526,7 +596,8 @@ int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
 	pn_rep_esc(f, path);
 	fputs(")</small></h2>\n", f);
 	if (c.n == 0) {
-		fputs("<p class=\"note\">No result with figures (every run was refused).</p></section>\n", f);
+		fputs("<p class=\"note\">No result with figures (every run was refused).</p></section>\n",
+		      f);
 		return 0;
 	}
 	table(&c);
@@ -537,7 +608,8 @@ int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
 		sawtooth(&c);
 	} else {
 		fputs("<p class=\"note\">This JSON has no \"series\" (written by an older penumbra): the "
-		      "plots over time are left out.</p>\n", f);
+		      "plots over time are left out.</p>\n",
+		      f);
 		by_record_type(&c);
 	}
 	side_by_side(&c);

@@ -62,10 +62,12 @@ void pn_rep_num(FILE *f, const char *tag, const char *path, const json_t *v)
 
 const char *pn_rep_mode_color(const char *mode)
 {
-	static const struct { const char *name, *color; } colors[] = {
-		{"fpw", "#1f77b4"},       {"nofpw", "#7f7f7f"},    {"umbra", "#2ca02c"},
-		{"doublewrite", "#9467bd"}, {"pushdown", "#ff7f0e"}, {"umbra-l3", "#17becf"},
-		{"umbra-l4", "#bcbd22"},  {"umbra-prototype", "#8c564b"},
+	static const struct {
+		const char *name, *color;
+	} colors[] = {
+		{"fpw", "#1f77b4"},         {"nofpw", "#7f7f7f"},           {"umbra", "#2ca02c"},
+		{"doublewrite", "#9467bd"}, {"pushdown", "#ff7f0e"},        {"umbra-l3", "#17becf"},
+		{"umbra-l4", "#bcbd22"},    {"umbra-prototype", "#8c564b"},
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(colors); i++)
 		if (strcmp(colors[i].name, mode) == 0)
@@ -116,8 +118,8 @@ static void ticks_x(struct pn_plot *p)
 	double step = nice_step(p->x.hi - p->x.lo);
 	for (double v = ceil(p->x.lo / step) * step; v <= p->x.hi + step * 1e-9; v += step) {
 		double x = pn_plot_px(p, v);
-		fprintf(p->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
-			p->mt, x, p->h - p->mb);
+		fprintf(p->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+			x, p->mt, x, p->h - p->mb);
 		tick_label(buf, sizeof(buf), v, step);
 		pn_plot_text(p, x, p->h - p->mb + 14, "middle", "tick", buf);
 	}
@@ -131,7 +133,8 @@ static void ticks_y(struct pn_plot *p)
 	if (p->y.log) {
 		for (double v = pow(10, ceil(log10(p->y.lo))); v <= p->y.hi * 1.000001; v *= 10) {
 			double y = pn_plot_py(p, v);
-			fprintf(p->f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>",
+			fprintf(p->f,
+				"<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>",
 				p->ml, y, p->w - p->mr, y);
 			snprintf(buf, sizeof(buf), "%g", v);
 			pn_plot_text(p, p->ml - 5, y + 4, "end", "tick", buf);
@@ -141,8 +144,8 @@ static void ticks_y(struct pn_plot *p)
 	double step = nice_step(p->y.hi - p->y.lo);
 	for (double v = ceil(p->y.lo / step) * step; v <= p->y.hi + step * 1e-9; v += step) {
 		double y = pn_plot_py(p, v);
-		fprintf(p->f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", p->ml,
-			y, p->w - p->mr, y);
+		fprintf(p->f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>",
+			p->ml, y, p->w - p->mr, y);
 		tick_label(buf, sizeof(buf), v, step);
 		pn_plot_text(p, p->ml - 5, y + 4, "end", "tick", buf);
 	}
@@ -151,8 +154,10 @@ static void ticks_y(struct pn_plot *p)
 void pn_plot_begin(struct pn_plot *p, const char *title)
 {
 	PN_ASSERT(p->f != NULL && p->w > p->ml + p->mr && p->h > p->mt + p->mb);
-	fprintf(p->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", p->w, p->h, p->w, p->h);
+	fprintf(p->f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+		p->w, p->h, p->w, p->h);
 	pn_rep_esc(p->f, title);
 	fputs("\">", p->f);
 	if (p->x_ticks)
@@ -165,17 +170,16 @@ void pn_plot_begin(struct pn_plot *p, const char *title)
 		pn_plot_text(p, p->ml + (p->w - p->ml - p->mr) / 2.0, p->h - 6, "middle", "axis",
 			     p->x.label);
 	if (p->y.label) {
-		fprintf(p->f, "<text class=\"axis\" text-anchor=\"middle\" transform=\"translate(13 %.1f) "
-			"rotate(-90)\">", p->mt + (p->h - p->mt - p->mb) / 2.0);
+		fprintf(p->f,
+			"<text class=\"axis\" text-anchor=\"middle\" transform=\"translate(13 %.1f) "
+			"rotate(-90)\">",
+			p->mt + (p->h - p->mt - p->mb) / 2.0);
 		pn_rep_esc(p->f, p->y.label);
 		fputs("</text>", p->f);
 	}
 }
 
-void pn_plot_end(struct pn_plot *p)
-{
-	fputs("</svg>\n", p->f);
-}
+void pn_plot_end(struct pn_plot *p) { fputs("</svg>\n", p->f); }
 
 void pn_plot_text(struct pn_plot *p, double px, double py, const char *anchor, const char *cls,
 		  const char *text)
@@ -194,7 +198,8 @@ void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t 
 		return;
 	fprintf(p->f, "<polyline class=\"line\" stroke=\"%s\" points=\"", color);
 	for (uint32_t i = 0; i < n; i++)
-		fprintf(p->f, "%s%.1f,%.1f", i ? " " : "", pn_plot_px(p, x[i]), pn_plot_py(p, y[i]));
+		fprintf(p->f, "%s%.1f,%.1f", i ? " " : "", pn_plot_px(p, x[i]),
+			pn_plot_py(p, y[i]));
 	fputs("\"/>", p->f);
 	for (uint32_t i = 0; i < n; i++) {
 		fprintf(p->f, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" data-tip=\"",
@@ -208,14 +213,16 @@ void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t 
 void pn_plot_vline(struct pn_plot *p, double x, const char *color, const char *tip)
 {
 	double px = pn_plot_px(p, x);
-	fprintf(p->f, "<line class=\"mark\" stroke=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-		"data-tip=\"", color, px, p->mt, px, p->h - p->mb);
+	fprintf(p->f,
+		"<line class=\"mark\" stroke=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+		"data-tip=\"",
+		color, px, p->mt, px, p->h - p->mb);
 	pn_rep_esc(p->f, tip);
 	fputs("\"/>", p->f);
 }
 
-void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1,
-		  const char *fill, const char *tip)
+void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1, const char *fill,
+		  const char *tip)
 {
 	double a = pn_plot_px(p, x0), b = pn_plot_px(p, x1);
 	double c = pn_plot_py(p, y0), d = pn_plot_py(p, y1);
@@ -275,15 +282,13 @@ static const char script[] =
 void pn_rep_page_begin(FILE *f, const char *title)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>", f);
+	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
+	      f);
 	pn_rep_esc(f, title);
 	fprintf(f, "</title>\n<style>\n%s</style></head>\n<body>\n<div id=\"tip\"></div>\n", style);
 }
 
-void pn_rep_page_end(FILE *f)
-{
-	fprintf(f, "<script>\n%s</script>\n</body></html>\n", script);
-}
+void pn_rep_page_end(FILE *f) { fprintf(f, "<script>\n%s</script>\n</body></html>\n", script); }
 
 void pn_plot_num(struct pn_plot *p, double px, double py, const char *anchor, const char *path,
 		 const json_t *v, double scale, int sig)

@@ -31,13 +31,13 @@ const char *pn_rep_mode_color(const char *mode);
 /* ---- plots ---- */
 struct pn_axis {
 	double lo, hi;
-	bool log;              /* log10 scale (lo > 0) */
-	const char *label;     /* with its unit: "WAL (MiB)" */
+	bool log;          /* log10 scale (lo > 0) */
+	const char *label; /* with its unit: "WAL (MiB)" */
 };
 struct pn_plot {
 	FILE *f;
-	int w, h;              /* the whole svg, px */
-	int ml, mr, mt, mb;    /* margins: the plot area is inside */
+	int w, h;           /* the whole svg, px */
+	int ml, mr, mt, mb; /* margins: the plot area is inside */
 	struct pn_axis x, y;
 	bool x_ticks, y_ticks; /* draw ticks and grid (false: categories, drawn by the caller) */
 };
@@ -53,8 +53,8 @@ void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t 
 /* A vertical marker at x over the plot area, with a tip. */
 void pn_plot_vline(struct pn_plot *p, double x, const char *color, const char *tip);
 /* A rectangle in plot coordinates with a tip (NULL: none). */
-void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1,
-		  const char *fill, const char *tip);
+void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1, const char *fill,
+		  const char *tip);
 /* Text at pixel coordinates (anchor: "start", "middle", "end"). */
 void pn_plot_text(struct pn_plot *p, double px, double py, const char *anchor, const char *cls,
 		  const char *text);

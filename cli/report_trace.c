@@ -35,7 +35,7 @@ struct write_row {
 };
 
 struct view {
-	bool crashed, seen;         /* the crash observer ran; with fates (not an invariant) */
+	bool crashed, seen; /* the crash observer ran; with fates (not an invariant) */
 	uint32_t nev;
 	struct lane_event ev[PN_TRACE_LEN];
 	uint32_t nlanes;
@@ -59,14 +59,15 @@ static uint32_t lane_of(struct view *v, const char *name)
 
 static const char *proc_name(const struct pn_world *w, uint32_t i, char *buf, size_t len)
 {
-	static const char *const kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter",
-					    "startup", "pageserver"};
+	static const char *const kinds[] = {"backend",   "checkpointer", "bgwriter",
+					    "walwriter", "startup",      "pageserver"};
 	struct pn_proc_info p;
 	pn_engine_proc_info(w->e, i, &p);
 	if (p.kind == PN_PROC_BACKEND)
 		snprintf(buf, len, "backend %u", i);
 	else
-		snprintf(buf, len, "%s", (unsigned)p.kind < PN_ARRAY_LEN(kinds) ? kinds[p.kind] : "?");
+		snprintf(buf, len, "%s",
+			 (unsigned)p.kind < PN_ARRAY_LEN(kinds) ? kinds[p.kind] : "?");
 	return buf;
 }
 
@@ -179,7 +180,8 @@ static void io_bars(struct pn_plot *p, const struct view *v, double crash_x)
 		int j = -1;
 		for (int k = (int)i + (dispatch ? 1 : -1); k >= 0 && k < (int)v->nev && j < 0;
 		     k += dispatch ? 1 : -1)
-			if (v->ev[k].arg == e->arg && v->ev[k].kind == (dispatch ? PN_EV_COMPLETE : PN_EV_DISPATCH))
+			if (v->ev[k].arg == e->arg &&
+			    v->ev[k].kind == (dispatch ? PN_EV_COMPLETE : PN_EV_DISPATCH))
 				j = k;
 		if (!dispatch && j >= 0)
 			continue; /* drawn from its dispatch */
@@ -187,10 +189,12 @@ static void io_bars(struct pn_plot *p, const struct view *v, double crash_x)
 		double y = v->nlanes - e->lane;
 		char tip[256];
 		snprintf(tip, sizeof(tip), "I/O %u: %s%s", e->arg, e->text,
-			 dispatch && j < 0 ? " - still in flight at the crash" :
-			 !dispatch ? " (dispatched before this window)" : "");
+			 dispatch && j < 0 ? " - still in flight at the crash"
+			 : !dispatch       ? " (dispatched before this window)"
+					   : "");
 		pn_plot_rect(p, x0, y - 0.75, x1 > x0 + 0.3 ? x1 : x0 + 0.3, y - 0.25,
-			     dispatch && j < 0 ? PN_REP_FPI_COLOR : lane_color(v->lanes[e->lane]), tip);
+			     dispatch && j < 0 ? PN_REP_FPI_COLOR : lane_color(v->lanes[e->lane]),
+			     tip);
 	}
 }
 
@@ -205,8 +209,8 @@ static void swimlanes(FILE *f, const struct view *v, const char *crash_tip)
 	pn_plot_begin(&p, "swimlanes of the events before the crash");
 	for (uint32_t l = 0; l < v->nlanes; l++) {
 		double y = pn_plot_py(&p, v->nlanes - l - 0.5);
-		fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", p.ml, y,
-			p.w - p.mr, y);
+		fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>",
+			p.ml, y, p.w - p.mr, y);
 		pn_plot_text(&p, p.ml - 6, y + 4, "end", "lane", v->lanes[l]);
 	}
 	for (uint32_t i = 0; i < v->nev; i += 8) {
@@ -251,43 +255,52 @@ static void sector_map(FILE *f, const struct view *v)
 	p.w = label_w + 90 + (int)maxu * cell;
 	p.w = p.w < 700 ? 700 : p.w;
 	p.h = p.mt + p.mb + (int)(v->nwrites ? v->nwrites : 1) * row_h;
-	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / cell, false, "units of the write (sectors, or the tearing unit)"};
+	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / cell, false,
+			       "units of the write (sectors, or the tearing unit)"};
 	p.y = (struct pn_axis){0, (double)(v->nwrites ? v->nwrites : 1), false, NULL};
 	pn_plot_begin(&p, "crash state: sector map per unsynced write");
 	for (uint32_t i = 0; i < v->nwrites; i++) {
 		const struct write_row *r = &v->writes[i];
 		double y = v->nwrites - i;
 		char lab[200], tip[240];
-		const char *fate = r->fate.fate == PN_FATE_PERSISTED ? "persisted" :
-				   r->fate.fate == PN_FATE_TORN ? "torn" : "lost";
+		const char *fate = r->fate.fate == PN_FATE_PERSISTED ? "persisted"
+				   : r->fate.fate == PN_FATE_TORN    ? "torn"
+								     : "lost";
 		if (r->page != UINT32_MAX)
-			snprintf(lab, sizeof(lab), "#%llu %s (%s) page %u slot %u, %u B at %llu: %s",
-				 (unsigned long long)r->seq, r->file, r->why, r->page, r->slot, r->len,
-				 (unsigned long long)r->offset, fate);
+			snprintf(lab, sizeof(lab),
+				 "#%llu %s (%s) page %u slot %u, %u B at %llu: %s",
+				 (unsigned long long)r->seq, r->file, r->why, r->page, r->slot,
+				 r->len, (unsigned long long)r->offset, fate);
 		else
-			snprintf(lab, sizeof(lab), "#%llu %s (%s), %u B at %llu: %s", (unsigned long long)r->seq,
-				 r->file, r->why, r->len, (unsigned long long)r->offset, fate);
+			snprintf(lab, sizeof(lab), "#%llu %s (%s), %u B at %llu: %s",
+				 (unsigned long long)r->seq, r->file, r->why, r->len,
+				 (unsigned long long)r->offset, fate);
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, y - 0.5) + 4, "end", "tick", lab);
 		for (uint32_t u = 0; u < r->nunits; u++) {
 			bool is_new = r->fate.fate == PN_FATE_PERSISTED ||
 				      (r->fate.fate == PN_FATE_TORN && (r->fate.sectors >> u & 1));
-			snprintf(tip, sizeof(tip), "write #%llu unit %u (bytes %llu-%llu of the file): %s",
+			snprintf(tip, sizeof(tip),
+				 "write #%llu unit %u (bytes %llu-%llu of the file): %s",
 				 (unsigned long long)r->seq, u,
 				 (unsigned long long)(r->offset + (uint64_t)u * r->unit),
 				 (unsigned long long)(r->offset + (uint64_t)(u + 1) * r->unit - 1),
 				 is_new ? "new bytes reach the disk" : "old bytes stay");
 			pn_plot_rect(&p, u + 0.08, y - 0.85, u + 0.92, y - 0.15,
-				     is_new ? "#59a14f" : r->fate.fate == PN_FATE_TORN ? "#f1ce63" : "#cccccc",
+				     is_new                         ? "#59a14f"
+				     : r->fate.fate == PN_FATE_TORN ? "#f1ce63"
+								    : "#cccccc",
 				     tip);
 		}
 	}
 	pn_plot_end(&p);
-	static const char *const names[] = {"unit persisted (new bytes)", "unit of a torn write left old",
+	static const char *const names[] = {"unit persisted (new bytes)",
+					    "unit of a torn write left old",
 					    "unit of a lost write (old bytes)"};
 	static const char *const colors[] = {"#59a14f", "#f1ce63", "#cccccc"};
 	pn_rep_legend(f, names, colors, 3);
 	if (v->more_writes)
-		fprintf(f, "<p class=\"note\">and %u more unsynced writes (not drawn).</p>\n", v->more_writes);
+		fprintf(f, "<p class=\"note\">and %u more unsynced writes (not drawn).</p>\n",
+			v->more_writes);
 }
 
 /* ---- the page that differs ---- */
@@ -307,16 +320,22 @@ static void page_bytes(FILE *f, const struct view *v)
 	bool same = off == v->page_size;
 	uint32_t start = same ? 0 : (off & ~15u) >= 16 ? (off & ~15u) - 16 : 0;
 	uint32_t end = start + 64 < v->page_size ? start + 64 : v->page_size;
-	fprintf(f, "<h3>The page that differs: page %u</h3>\n<p>Expected page LSN <code>%llX</code>, "
-		"found <code>%llX</code>; ", v->page, (unsigned long long)pn_page_lsn(v->expected),
+	fprintf(f,
+		"<h3>The page that differs: page %u</h3>\n<p>Expected page LSN <code>%llX</code>, "
+		"found <code>%llX</code>; ",
+		v->page, (unsigned long long)pn_page_lsn(v->expected),
 		(unsigned long long)pn_page_lsn(v->found));
 	if (same)
-		fputs("the bytes are equal (the page fails verification: checksum or header).</p>\n", f);
+		fputs("the bytes are equal (the page fails verification: checksum or header).</p>\n",
+		      f);
 	else
-		fprintf(f, "first difference at byte %u (bytes that differ in <b class=\"bad\">red</b>; "
-			"the oracle may mask some, such as hint bits).</p>\n", off);
+		fprintf(f,
+			"first difference at byte %u (bytes that differ in <b class=\"bad\">red</b>; "
+			"the oracle may mask some, such as hint bits).</p>\n",
+			off);
 	fputs("<table><tr><th class=\"num\">offset</th><th>expected (oracle)</th><th>found "
-	      "(recovered)</th></tr>\n", f);
+	      "(recovered)</th></tr>\n",
+	      f);
 	for (uint32_t r = start; r < end; r += 16) {
 		uint32_t n = end - r < 16 ? end - r : 16;
 		fprintf(f, "<tr><td class=\"num\">%u</td>", r);
@@ -331,7 +350,8 @@ static void header(FILE *f, const char *path, const struct pn_scenario *sc,
 		   const struct pn_check_result *r, int rc)
 {
 	fprintf(f, "<p>Seed <code>%llu</code>, schedule ", (unsigned long long)sc->seed);
-	json_t *sch = json_integer(sc->replay.schedule), *cp = json_integer((json_int_t)sc->replay.crash_point);
+	json_t *sch = json_integer(sc->replay.schedule),
+	       *cp = json_integer((json_int_t)sc->replay.crash_point);
 	pn_rep_num(f, "code", ".schedule", sch);
 	fputs(sc->crash.present ? ", crash after event " : ", the run up to event ", f);
 	pn_rep_num(f, "code", ".crash_point", cp);
@@ -345,13 +365,15 @@ static void header(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_decref(sch);
 	json_decref(cp);
 	if (rc == 1) {
-		fprintf(f, "<p class=\"bad\">The violation reproduces: %s, page ", pn_violation_name(r->kind));
+		fprintf(f, "<p class=\"bad\">The violation reproduces: %s, page ",
+			pn_violation_name(r->kind));
 		json_t *pg = pn_cli_page_json(r->page);
 		pn_rep_num(f, "code", ".page", pg);
 		json_decref(pg);
 		fputs(".</p>\n<pre>", f);
 	} else {
-		fputs("<p class=\"ok\">No violation: the trace does not reproduce one.</p>\n<pre>", f);
+		fputs("<p class=\"ok\">No violation: the trace does not reproduce one.</p>\n<pre>",
+		      f);
 	}
 	pn_rep_esc(f, r->detail);
 	fputs("</pre>\n<p>Replay it: <code>penumbra replay ", f);
@@ -365,11 +387,15 @@ static int draw(FILE *f, const char *path, int src, const struct pn_scenario *sc
 	struct view *v = calloc(1, sizeof(*v));
 	PN_ASSERT(v != NULL);
 	struct pn_check_options o = {
-		.replay = true, .replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point, .replay_state = sc->replay.state,
+		.replay = true,
+		.replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point,
+		.replay_state = sc->replay.state,
 		.replay_recovery_point = sc->replay.recovery_crash_point,
 		.replay_recovery_state = sc->replay.recovery_state,
-		.replay_crash = on_crash, .replay_page = on_page, .replay_arg = v,
+		.replay_crash = on_crash,
+		.replay_page = on_page,
+		.replay_arg = v,
 	};
 	int rc = pn_check_scenario(sc, &o, &r);
 	if (r.error) {
@@ -377,21 +403,26 @@ static int draw(FILE *f, const char *path, int src, const struct pn_scenario *sc
 		rc = 2;
 	} else {
 		rc = r.violation ? 1 : 0;
-		fprintf(f, "<section data-src=\"%d\" data-kind=\"trace\" data-json=\"replay\"><h2>"
-			"Counterexample: ", src);
+		fprintf(f,
+			"<section data-src=\"%d\" data-kind=\"trace\" data-json=\"replay\"><h2>"
+			"Counterexample: ",
+			src);
 		pn_rep_esc(f, sc->name);
 		fputs(" <small>(", f);
 		pn_rep_esc(f, path);
 		fputs(")</small></h2>\n", f);
 		header(f, path, sc, &r, rc);
 		char tip[96];
-		snprintf(tip, sizeof(tip), "crash after event %llu", (unsigned long long)sc->replay.crash_point);
+		snprintf(tip, sizeof(tip), "crash after event %llu",
+			 (unsigned long long)sc->replay.crash_point);
 		fputs("<h3>The events before the crash</h3>\n", f);
 		if (v->seen)
-			swimlanes(f, v, v->crashed ? tip : "a runtime invariant broke here (no crash)");
+			swimlanes(f, v,
+				  v->crashed ? tip : "a runtime invariant broke here (no crash)");
 		if (v->crashed) {
 			fputs("<h3>The crash state</h3><p class=\"note\">Every write not yet synced at the "
-			      "crash, in dispatch order, and what of it reached the disk.</p>\n", f);
+			      "crash, in dispatch order, and what of it reached the disk.</p>\n",
+			      f);
 			sector_map(f, v);
 		}
 		if (v->page_differs)
@@ -412,8 +443,10 @@ int pn_report_trace(FILE *f, const char *path, int src)
 		return 2;
 	int rc = 2;
 	if (!sc.replay.present)
-		fprintf(stderr, "%s:1:1: not a trace (no replay: section) nor a run, compare or check "
-			"JSON\n", path);
+		fprintf(stderr,
+			"%s:1:1: not a trace (no replay: section) nor a run, compare or check "
+			"JSON\n",
+			path);
 	else
 		rc = draw(f, path, src, &sc);
 	pn_scenario_free(&sc);

@@ -17,7 +17,8 @@ static json_t *slots_json(const uint8_t *slots, uint32_t n)
 {
 	json_t *a = json_array();
 	for (uint32_t i = 0; i < n; i++)
-		json_array_append_new(a, slots[i] == PN_SERIES_UNKNOWN ? json_null() : u64_json(slots[i]));
+		json_array_append_new(a, slots[i] == PN_SERIES_UNKNOWN ? json_null()
+								       : u64_json(slots[i]));
 	return a;
 }
 

@@ -44,7 +44,8 @@ static uint8_t *page_of(void *arg, pn_lsn addr)
 	uint64_t segno = addr / d->obs.seg_size;
 
 	if (segno != d->segno) {
-		PN_ASSERT(d->segno == UINT64_MAX || segno > d->segno); /* records come in LSN order */
+		PN_ASSERT(d->segno == UINT64_MAX ||
+			  segno > d->segno); /* records come in LSN order */
 		flush(d);
 		memset(d->seg, 0, d->obs.seg_size);
 		d->segno = segno;
@@ -63,8 +64,8 @@ static void first_page(struct pn_sim_wal_observer *o, pn_lsn addr, const uint8_t
 	memcpy(page_of(d, addr), bytes, PN_XLOG_BLCKSZ);
 }
 
-static void record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t len,
-		   pn_lsn start, pn_lsn end)
+static void record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t len, pn_lsn start,
+		   pn_lsn end)
 {
 	struct pn_waldir *d = (struct pn_waldir *)o;
 	(void)end;

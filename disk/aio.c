@@ -150,7 +150,8 @@ static uint32_t uring_reap(struct pn_aio *a, struct pn_aio_done *out, uint32_t n
 	uint32_t got = uring_take(a, out, n);
 	if (got || !wait_ns)
 		return got;
-	struct __kernel_timespec ts = {(long long)(wait_ns / 1000000000u), (long long)(wait_ns % 1000000000u)};
+	struct __kernel_timespec ts = {(long long)(wait_ns / 1000000000u),
+				       (long long)(wait_ns % 1000000000u)};
 	struct io_uring_cqe *cqe;
 	if (io_uring_wait_cqe_timeout(&a->ring, &cqe, &ts) < 0)
 		return 0; /* -ETIME, -EINTR: nothing yet */
@@ -158,8 +159,12 @@ static uint32_t uring_reap(struct pn_aio *a, struct pn_aio_done *out, uint32_t n
 }
 
 static const struct method uring_method = {
-	.id = PN_AIO_URING, .open = uring_open, .close = uring_close, .prep = uring_prep,
-	.submit = uring_submit, .reap = uring_reap,
+	.id = PN_AIO_URING,
+	.open = uring_open,
+	.close = uring_close,
+	.prep = uring_prep,
+	.submit = uring_submit,
+	.reap = uring_reap,
 };
 
 /* ---- worker threads ---- */
@@ -170,9 +175,10 @@ static int64_t do_syscall(const struct req *r)
 		return fdatasync(r->fd) == 0 ? 0 : -errno;
 	uint32_t at = 0;
 	while (at < r->len) {
-		ssize_t n = r->op == PN_AIO_READ
-				    ? pread(r->fd, (uint8_t *)r->buf + at, r->len - at, (off_t)(r->offset + at))
-				    : pwrite(r->fd, (uint8_t *)r->buf + at, r->len - at, (off_t)(r->offset + at));
+		ssize_t n = r->op == PN_AIO_READ ? pread(r->fd, (uint8_t *)r->buf + at, r->len - at,
+							 (off_t)(r->offset + at))
+						 : pwrite(r->fd, (uint8_t *)r->buf + at,
+							  r->len - at, (off_t)(r->offset + at));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -288,8 +294,12 @@ static uint32_t worker_reap(struct pn_aio *a, struct pn_aio_done *out, uint32_t 
 }
 
 static const struct method worker_method = {
-	.id = PN_AIO_WORKER, .open = worker_open, .close = worker_close, .prep = worker_prep,
-	.submit = worker_submit, .reap = worker_reap,
+	.id = PN_AIO_WORKER,
+	.open = worker_open,
+	.close = worker_close,
+	.prep = worker_prep,
+	.submit = worker_submit,
+	.reap = worker_reap,
 };
 
 /* ---- the table's users ---- */
@@ -305,7 +315,8 @@ struct pn_aio *pn_aio_open(uint32_t depth, char *note, size_t note_len)
 	a->depth = depth ? depth : 1;
 	note[0] = '\0';
 	if (force && strcmp(force, "worker") != 0 && strcmp(force, "io_uring") != 0) {
-		snprintf(note, note_len, "PN_IO_METHOD='%s' is not a method (io_uring or worker)", force);
+		snprintf(note, note_len, "PN_IO_METHOD='%s' is not a method (io_uring or worker)",
+			 force);
 		free(a);
 		return NULL;
 	}

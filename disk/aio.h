@@ -24,7 +24,7 @@ enum pn_aio_op { PN_AIO_READ, PN_AIO_WRITE, PN_AIO_FDATASYNC };
 
 struct pn_aio_done {
 	uint32_t tag;
-	int64_t res;  /* bytes transferred, 0 for a sync, or -errno */
+	int64_t res; /* bytes transferred, 0 for a sync, or -errno */
 };
 
 struct pn_aio;

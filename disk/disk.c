@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SLACK_NS 50000ull          /* a timer due this soon fires now */
-#define WAIT_MAX_NS 100000000ull   /* wake at least every 100 ms (ticks, deadlines) */
+#define SLACK_NS 50000ull        /* a timer due this soon fires now */
+#define WAIT_MAX_NS 100000000ull /* wake at least every 100 ms (ticks, deadlines) */
 #define TICK_NS 500000000ull
 #define ZERO_CHUNK (1u << 20)
-#define LOG_CAP 4096u              /* acknowledged-commit log between two drains (D4) */
+#define LOG_CAP 4096u /* acknowledged-commit log between two drains (D4) */
 #define MEM_ALIGN 4096u
 
 static uint64_t mono_ns(void)
@@ -108,17 +108,19 @@ static bool marker_ours(int fd, const char *dir, char *err, size_t err_len)
 		return dir_fail(err, err_len, dir, "cannot read the marker of");
 	head[n] = '\0';
 	if (strncmp(head, PN_DISK_MARKER_MAGIC " ", magic_len + 1) != 0) {
-		snprintf(err, err_len, "%s/%s is not penumbra's marker (it does not begin '%s %d'); "
-			 "refusing to overwrite the directory without --force", dir, PN_DISK_MARKER,
-			 PN_DISK_MARKER_MAGIC, PN_DISK_MARKER_VERSION);
+		snprintf(err, err_len,
+			 "%s/%s is not penumbra's marker (it does not begin '%s %d'); "
+			 "refusing to overwrite the directory without --force",
+			 dir, PN_DISK_MARKER, PN_DISK_MARKER_MAGIC, PN_DISK_MARKER_VERSION);
 		return false;
 	}
 	version = strtol(head + magic_len + 1, &end, 10);
 	if (version != PN_DISK_MARKER_VERSION || *end != '\n') {
-		snprintf(err, err_len, "%s/%s is of directory format '%.*s'; this penumbra writes "
-			 "format %d (use --force to overwrite it)", dir, PN_DISK_MARKER,
-			 (int)strcspn(head + magic_len + 1, "\n"), head + magic_len + 1,
-			 PN_DISK_MARKER_VERSION);
+		snprintf(err, err_len,
+			 "%s/%s is of directory format '%.*s'; this penumbra writes "
+			 "format %d (use --force to overwrite it)",
+			 dir, PN_DISK_MARKER, (int)strcspn(head + magic_len + 1, "\n"),
+			 head + magic_len + 1, PN_DISK_MARKER_VERSION);
 		return false;
 	}
 	return true;
@@ -132,8 +134,10 @@ static int marker_open(int dfd, const char *dir, bool force, bool *created, char
 	*created = false;
 	if (fd < 0 && errno == ENOENT) {
 		if (!force && !dir_empty(dfd)) {
-			snprintf(err, err_len, "%s holds files penumbra did not create (no %s marker); "
-				 "refusing to overwrite them without --force", dir, PN_DISK_MARKER);
+			snprintf(err, err_len,
+				 "%s holds files penumbra did not create (no %s marker); "
+				 "refusing to overwrite them without --force",
+				 dir, PN_DISK_MARKER);
 			return -1;
 		}
 		fd = openat(dfd, PN_DISK_MARKER, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_CREAT | O_EXCL,
@@ -162,8 +166,10 @@ bool pn_disk_dir_lock(struct pn_disk_dir *dd, const char *dir, bool force, char 
 		return dir_fail(err, err_len, dir, "cannot create");
 	dd->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dd->fd < 0 && errno == ENOTDIR)
-		snprintf(err, err_len, "%s is not a directory (penumbra runs on a directory of "
-			 "files it creates; block devices are not supported)", dir);
+		snprintf(err, err_len,
+			 "%s is not a directory (penumbra runs on a directory of "
+			 "files it creates; block devices are not supported)",
+			 dir);
 	else if (dd->fd < 0)
 		dir_fail(err, err_len, dir, "cannot open");
 	if (dd->fd < 0)
@@ -212,14 +218,14 @@ static int open_file(struct pn_disk *d, const char *name, int flags)
 	struct stat st;
 	int fd = openat(d->dir->fd, name, flags | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 && errno == ELOOP) {
-		snprintf(d->error, sizeof(d->error), "%s/%s is a symbolic link; refusing to follow it",
-			 d->dir->path, name);
+		snprintf(d->error, sizeof(d->error),
+			 "%s/%s is a symbolic link; refusing to follow it", d->dir->path, name);
 		return -1;
 	}
 	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
 		close(fd);
-		snprintf(d->error, sizeof(d->error), "%s/%s is not a regular file; refusing to use it",
-			 d->dir->path, name);
+		snprintf(d->error, sizeof(d->error),
+			 "%s/%s is not a regular file; refusing to use it", d->dir->path, name);
 		return -1;
 	}
 	return fd;
@@ -296,8 +302,8 @@ static bool room_for_files(struct pn_disk *d)
 		 "storage.pages, or use a --path with more room",
 		 d->dir->path, (unsigned long long)need, (double)need / (1u << 30),
 		 (double)pn_engine_file_size(d->e, PN_FILE_WAL) / (1u << 30),
-		 (double)pn_engine_file_size(d->e, PN_FILE_DATA) / (1u << 30), (unsigned long long)avail,
-		 (double)avail / (1u << 30), DISK_MARGIN >> 20);
+		 (double)pn_engine_file_size(d->e, PN_FILE_DATA) / (1u << 30),
+		 (unsigned long long)avail, (double)avail / (1u << 30), DISK_MARGIN >> 20);
 	return false;
 }
 
@@ -310,7 +316,8 @@ static bool format(struct pn_disk *d)
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		uint64_t size = pn_engine_file_size(d->e, (enum pn_file)f);
 		for (uint64_t at = 0; at < size && !d->error[0]; at += ZERO_CHUNK)
-			if (!write_all(d->bfd[f], zero, (size_t)PN_MIN((uint64_t)ZERO_CHUNK, size - at), at))
+			if (!write_all(d->bfd[f], zero,
+				       (size_t)PN_MIN((uint64_t)ZERO_CHUNK, size - at), at))
 				fail(d, "cannot write", pn_file_disk_name(f));
 	}
 	free(zero);
@@ -420,10 +427,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 }
 
 /* D4: hands the commits the engine acknowledged to the observer, and empties its log. */
-static void drain_acks(struct pn_disk *d)
-{
-	pn_engine_drain_acks(d->e, d->on_ack, d->arg);
-}
+static void drain_acks(struct pn_disk *d) { pn_engine_drain_acks(d->e, d->on_ack, d->arg); }
 
 static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 {
@@ -436,7 +440,8 @@ static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
 		static const char *ops[] = {"read", "write", "fdatasync"};
 		snprintf(d->error, sizeof(d->error), "%s of %u bytes at offset %llu of %s/%s: %s",
 			 ops[io->op], io->len, (unsigned long long)io->offset, d->dir->path,
-			 pn_file_disk_name(io->file), c->res < 0 ? strerror((int)-c->res) : "short transfer");
+			 pn_file_disk_name(io->file),
+			 c->res < 0 ? strerror((int)-c->res) : "short transfer");
 		return false;
 	}
 	if (io->op == PN_IO_READ)
@@ -497,8 +502,8 @@ static int submit(struct pn_disk *d)
 	int err = 0;
 	if (pn_aio_submit(d->aio, &err))
 		return 0;
-	snprintf(d->error, sizeof(d->error), "%s submit: %s", pn_aio_method_name(pn_aio_method_of(d->aio)),
-		 strerror(-err));
+	snprintf(d->error, sizeof(d->error), "%s submit: %s",
+		 pn_aio_method_name(pn_aio_method_of(d->aio)), strerror(-err));
 	return 2;
 }
 
@@ -627,8 +632,13 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 	if (unbounded) /* the log is drained at every event (D4): a small one is enough */
 		d->sc.workload.transactions = LOG_CAP;
 	struct pn_env env = {
-		.ctx = d, .submit = env_submit, .read_sync = env_read_sync, .now_ns = env_now,
-		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
+		.ctx = d,
+		.submit = env_submit,
+		.read_sync = env_read_sync,
+		.now_ns = env_now,
+		.schedule = env_schedule,
+		.random = env_random,
+		.wal_inserted = env_wal_inserted,
 	};
 	d->t0_ns = mono_ns();
 	d->e = pn_engine_new(); /* pn_disk_close deletes it, whatever happens below */

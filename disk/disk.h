@@ -57,7 +57,8 @@ struct pn_disk_dir {
 /* Device-level counters (every file, every I/O the backend dispatched). */
 struct pn_disk_counters {
 	uint64_t writes, write_bytes, reads, read_bytes, fsyncs;
-	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT], file_fsyncs[PN_FILE_COUNT];
+	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT],
+		file_fsyncs[PN_FILE_COUNT];
 };
 
 /* A process's pending wake (one a process: a later one supersedes it). */
@@ -67,19 +68,19 @@ struct pn_disk_timer {
 };
 
 struct pn_disk {
-	struct pn_scenario sc;        /* shallow copy the engine points at (see pn_disk_open) */
-	struct pn_engine *e;          /* opaque here: the engine's accessors (engine.h) */
+	struct pn_scenario sc;         /* shallow copy the engine points at (see pn_disk_open) */
+	struct pn_engine *e;           /* opaque here: the engine's accessors (engine.h) */
 	const struct pn_disk_dir *dir; /* locked by the caller, for longer than d is open */
-	int fd[PN_FILE_COUNT];        /* O_DIRECT when the filesystem allows it */
-	int bfd[PN_FILE_COUNT];       /* buffered: start-up reads and unaligned I/O */
+	int fd[PN_FILE_COUNT];         /* O_DIRECT when the filesystem allows it */
+	int bfd[PN_FILE_COUNT];        /* buffered: start-up reads and unaligned I/O */
 	bool direct;
-	uint32_t align;               /* O_DIRECT alignment of offsets, lengths and memory */
-	struct pn_aio *aio;           /* opened at the first run (after a fork) */
+	uint32_t align;     /* O_DIRECT alignment of offsets, lengths and memory */
+	struct pn_aio *aio; /* opened at the first run (after a fork) */
 	char method_note[256];
-	struct pn_disk_timer *timers;  /* one per engine process */
+	struct pn_disk_timer *timers; /* one per engine process */
 	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
 	uint32_t pending_head, pending_len, inflight, depth;
-	uint8_t **bounce;             /* D1: one aligned buffer per engine I/O */
+	uint8_t **bounce; /* D1: one aligned buffer per engine I/O */
 	uint32_t *bounce_cap;
 	uint64_t t0_ns, rng;
 	struct pn_disk_counters c;

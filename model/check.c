@@ -16,11 +16,11 @@
 /* A recovered crash state's outcome, cached by its key. */
 struct verdict {
 	uint64_t key;
-	pn_lsn end;             /* end of the recovered valid WAL */
-	uint32_t kind;          /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
+	pn_lsn end;    /* end of the recovered valid WAL */
+	uint32_t kind; /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
 	uint32_t page;
 	bool used;
-	bool known;             /* verdict computed (false: key met in a unit's survey only) */
+	bool known; /* verdict computed (false: key met in a unit's survey only) */
 };
 
 struct checker {
@@ -37,14 +37,14 @@ struct checker {
 	double t0;
 	uint32_t schedule;
 	uint64_t new_states;
-	uint64_t events_done;   /* events of the schedules already run */
-	bool interrupted;       /* opt->stop was seen set */
+	uint64_t events_done;       /* events of the schedules already run */
+	bool interrupted;           /* opt->stop was seen set */
 	struct pn_world_twin *twin; /* --twice: the determinism self-check */
 	/* exploring one work unit (unit.h); NULL: the whole scenario */
 	const struct pn_unit *unit;
 	struct pn_unit_result *ur;
-	bool surveying;         /* past the unit's range (a head's budget): keys only */
-	bool cov_taken;         /* ur->cov holds the range's coverage hits (U4) */
+	bool surveying; /* past the unit's range (a head's budget): keys only */
+	bool cov_taken; /* ur->cov holds the range's coverage hits (U4) */
 };
 
 static double wall_seconds(void)
@@ -111,11 +111,14 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 		bool resident;
 		pn_engine_read_page(e, p, end, found, &resident);
 		bool headerless = pn_engine_is_slru(e, p) && !sc->protocol.slru_headers;
-		bool sums = pn_engine_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
+		bool sums = pn_engine_is_slru(e, p) ? sc->protocol.slru_headers
+						    : sc->protocol.checksums;
 		if (!resident && !headerless && !pn_page_verify(found, geo.page_size, p, sums)) {
-			snprintf(detail, detail_len,
-				 "after recovery page %u fails verification (%s): the next read of it "
-				 "is an error", p, sums ? "checksum or header" : "header");
+			snprintf(
+				detail, detail_len,
+				"after recovery page %u fails verification (%s): the next read of it "
+				"is an error",
+				p, sums ? "checksum or header" : "header");
 			*bad_page = p;
 			return false;
 		}
@@ -151,7 +154,9 @@ static struct pn_world *crashed_world(struct checker *c, const struct pn_device 
 				      const struct pn_write_fate *fates, bool track)
 {
 	struct pn_world *r = calloc(1, sizeof(*r));
-	struct pn_world_options o = {.track = track, .check_each_event = true, .blank = true,
+	struct pn_world_options o = {.track = track,
+				     .check_each_event = true,
+				     .blank = true,
 				     .schedule = c->schedule};
 	PN_ASSERT(r != NULL);
 	if (!pn_world_init(r, c->sc, &o, NULL))
@@ -190,12 +195,13 @@ static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, st
 		v->page = UINT32_MAX;
 		snprintf(c->detail, sizeof(c->detail), "recovery did not finish: %s", r->error);
 	} else if (!compare_pages(c, r, PN_MIN(upto, v->end), &v->page)) {
-		v->kind = strstr(c->detail, "fails verification") ? PN_VIOL_CHECKSUM : PN_VIOL_EXACTNESS;
+		v->kind = strstr(c->detail, "fails verification") ? PN_VIOL_CHECKSUM
+								  : PN_VIOL_EXACTNESS;
 	}
 }
 
-bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end,
-		    char *detail, size_t detail_len)
+bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end, char *detail,
+		    size_t detail_len)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		if (lsns[i] <= end)
@@ -246,8 +252,8 @@ static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page
 
 /* One crash state inside recovery (r: the recovering world, stopped after an event): recover
  * it, judge it against the first recovery's end. Returns false at a violation (reported). */
-static bool nested_state(struct checker *c, const struct pn_world *r, const struct pn_crash_enum *ce,
-			 pn_lsn first_end, uint64_t point)
+static bool nested_state(struct checker *c, const struct pn_world *r,
+			 const struct pn_crash_enum *ce, pn_lsn first_end, uint64_t point)
 {
 	int rc;
 	struct verdict v;
@@ -342,7 +348,7 @@ static void relearn(struct checker *c, struct verdict *slot)
 {
 	struct pn_testcase_site *const *sites;
 	size_t n = pn_testcase_all(&sites);
-	uint64_t (*saved)[2] = calloc(n + 1, sizeof(*saved));
+	uint64_t(*saved)[2] = calloc(n + 1, sizeof(*saved));
 	PN_ASSERT(saved != NULL && c->unit != NULL);
 	cov_copy(saved, false);
 	int rc;
@@ -374,7 +380,8 @@ static void survey_point(struct checker *c, uint64_t point, bool record)
 	if (!record)
 		return;
 	if ((ur->npoints & (ur->npoints - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to twice */
-		ur->points = realloc(ur->points, (ur->npoints ? 2 * ur->npoints : 1) * sizeof(*ur->points));
+		ur->points = realloc(ur->points,
+				     (ur->npoints ? 2 * ur->npoints : 1) * sizeof(*ur->points));
 		PN_ASSERT(ur->points != NULL);
 	}
 	ur->points[ur->npoints++] = (struct pn_unit_point){point, states, fresh};
@@ -389,11 +396,12 @@ static bool unit_edge(struct checker *c)
 	if (next == u->lo) {
 		cov_zero();
 		if (c->new_states != u->fresh_lo) {
-			snprintf(c->res->detail, sizeof(c->res->detail),
-				 "unit of schedule %u from crash point %llu: its survey met %llu distinct "
-				 "states before it, the plan %llu (a nondeterministic run)", u->schedule,
-				 (unsigned long long)u->lo, (unsigned long long)c->new_states,
-				 (unsigned long long)u->fresh_lo);
+			snprintf(
+				c->res->detail, sizeof(c->res->detail),
+				"unit of schedule %u from crash point %llu: its survey met %llu distinct "
+				"states before it, the plan %llu (a nondeterministic run)",
+				u->schedule, (unsigned long long)u->lo,
+				(unsigned long long)c->new_states, (unsigned long long)u->fresh_lo);
 			return true;
 		}
 	}
@@ -457,16 +465,19 @@ static bool explore_point(struct checker *c, uint64_t point)
 			    c->new_states % c->opt->nested_every == 0 &&
 			    !nested(c, c->ce.fates, v.end, point)) {
 				pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
-				pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
+				pn_crash_enum_describe(&c->ce, res->state_text,
+						       sizeof(res->state_text));
 				return false;
 			}
 		} else if (!slot->known) {
 			relearn(c, slot);
 		}
-		struct verdict v = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
+		struct verdict v =
+			*slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
 			v.kind = PN_VIOL_DURABILITY;
-		pn_world_hash_mix(c->w, key, v.end * 64 + v.kind); /* --twice compares verdicts too */
+		pn_world_hash_mix(c->w, key,
+				  v.end * 64 + v.kind); /* --twice compares verdicts too */
 		if (v.kind != PN_VIOL_NONE) {
 			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
 			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
@@ -522,7 +533,8 @@ static void oracle_start(struct checker *c)
 /* Replay: the crash state `state` of dev, decoded and held to the scenario's crash model;
  * false with the reason in res->detail (what names the key, where names the point). */
 static bool replay_fates(struct checker *c, const struct pn_device *dev, const char *state,
-			 const char *what, const char *where, uint64_t point, struct pn_write_fate *f)
+			 const char *what, const char *where, uint64_t point,
+			 struct pn_write_fate *f)
 {
 	char why[256];
 	struct pn_check_result *res = c->res;
@@ -533,8 +545,10 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 		return false;
 	}
 	if (!pn_crash_fates_allowed(dev, c->sc, f, why, sizeof(why))) {
-		snprintf(res->detail, sizeof(res->detail), "%s '%s' is not a state of the scenario's "
-			 "crash model: %s", what, state, why);
+		snprintf(res->detail, sizeof(res->detail),
+			 "%s '%s' is not a state of the scenario's "
+			 "crash model: %s",
+			 what, state, why);
 		return false;
 	}
 	return true;
@@ -554,8 +568,10 @@ static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
 		if (step == PN_STEP_EVENT)
 			continue;
 		if (step == PN_STEP_STALL)
-			snprintf(res->detail, sizeof(res->detail), "%s %llu is never reached, %s "
-				 "stalls first: %s", what, (unsigned long long)point, whose, w->error);
+			snprintf(res->detail, sizeof(res->detail),
+				 "%s %llu is never reached, %s "
+				 "stalls first: %s",
+				 what, (unsigned long long)point, whose, w->error);
 		else
 			snprintf(res->detail, sizeof(res->detail),
 				 "%s %llu is past the end of %s, which ends after event %llu", what,
@@ -575,7 +591,8 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_recovery_begin(r->e) &&
 		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
-				"the recovery") && !pn_engine_failed(r->e);
+				"the recovery") &&
+		  !pn_engine_failed(r->e);
 	if (!ok && !c->res->detail[0])
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
@@ -610,10 +627,11 @@ static int replay_uncrashed(struct checker *c)
 	const struct pn_check_options *opt = c->opt;
 	struct pn_check_result *res = c->res;
 	if (strcmp(opt->replay_state, "none") != 0 || opt->replay_recovery_point) {
-		snprintf(res->detail, sizeof(res->detail),
-			 "replay.%s names a crash state, but the scenario has no crash: section, so no "
-			 "crash is simulated (a trace of it can only replay a runtime invariant)",
-			 opt->replay_recovery_point ? "recovery_crash_point" : "state");
+		snprintf(
+			res->detail, sizeof(res->detail),
+			"replay.%s names a crash state, but the scenario has no crash: section, so no "
+			"crash is simulated (a trace of it can only replay a runtime invariant)",
+			opt->replay_recovery_point ? "recovery_crash_point" : "state");
 		res->error = true;
 		return 2;
 	}
@@ -621,7 +639,8 @@ static int replay_uncrashed(struct checker *c)
 		pn_world_print_trace(c->w, opt->timeline);
 	snprintf(res->detail, sizeof(res->detail),
 		 "the run reached event %llu and no runtime invariant broke (the scenario has no "
-		 "crash: section: nothing is crashed)", (unsigned long long)c->w->events);
+		 "crash: section: nothing is crashed)",
+		 (unsigned long long)c->w->events);
 	return 0;
 }
 
@@ -663,10 +682,13 @@ static int replay_point(struct checker *c)
 	struct verdict v;
 	judge(c, r, rc, UINT64_MAX, &v);
 	/* C2 compared the pages (recovery finished): the bytes are the failing page's */
-	if (opt->replay_page && rc == 0 && (v.kind == PN_VIOL_EXACTNESS || v.kind == PN_VIOL_CHECKSUM))
-		opt->replay_page(opt->replay_arg, v.page, c->expected, c->found, pn_engine_geometry(r->e).page_size);
+	if (opt->replay_page && rc == 0 &&
+	    (v.kind == PN_VIOL_EXACTNESS || v.kind == PN_VIOL_CHECKSUM))
+		opt->replay_page(opt->replay_arg, v.page, c->expected, c->found,
+				 pn_engine_geometry(r->e).page_size);
 	free_world(r);
-	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point && !replay_nested(c, f, v.end, &v)) {
+	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point &&
+	    !replay_nested(c, f, v.end, &v)) {
 		free(f);
 		res->error = true;
 		return 2;
@@ -686,7 +708,9 @@ static int run_schedule(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
-				     .check_each_event = true, .schedule = c->schedule, .twin = c->twin};
+				     .check_each_event = true,
+				     .schedule = c->schedule,
+				     .twin = c->twin};
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
@@ -710,7 +734,8 @@ static int run_schedule(struct checker *c)
 			return 0; /* past the head's range: a later unit finds it */
 		if (step == PN_STEP_VIOLATION) {
 			const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
-			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)", viol->detail);
+			snprintf(c->detail, sizeof(c->detail), "%s (a runtime invariant)",
+				 viol->detail);
 			report(c, viol->kind, viol->page, point, false);
 			return 1;
 		}
@@ -756,14 +781,19 @@ static void checker_free(struct checker *c)
 /* One schedule run's outcome, as --twice compares it. */
 static void outcome_text(const struct pn_check_result *r, int rc, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s", rc == 2 ? "could not run" : r->violation ? "violation" : "pass");
+	int n = snprintf(buf, len, "%s",
+			 rc == 2        ? "could not run"
+			 : r->violation ? "violation"
+					: "pass");
 	if (r->violation && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " %s at crash point %llu, state %s%s%s",
 			      pn_violation_name(r->kind), (unsigned long long)r->crash_point,
-			      r->state[0] ? r->state : "none", r->in_recovery ? ", recovery state " : "",
+			      r->state[0] ? r->state : "none",
+			      r->in_recovery ? ", recovery state " : "",
 			      r->in_recovery ? r->recovery_state : "");
 	if (n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, ", %llu crash points, %llu states, %llu recovered",
+		snprintf(buf + n, len - (size_t)n,
+			 ", %llu crash points, %llu states, %llu recovered",
 			 (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
 			 (unsigned long long)r->recoveries);
 }
@@ -776,7 +806,8 @@ static void outcome_text(const struct pn_check_result *r, int rc, char *buf, siz
  */
 static int run_twice(struct checker *c)
 {
-	struct pn_check_result *res = c->res, *before = malloc(2 * sizeof(*res)), *first = before + 1;
+	struct pn_check_result *res = c->res, *before = malloc(2 * sizeof(*res)),
+			       *first = before + 1;
 	uint64_t new_states = c->new_states;
 	char msg[900] = "", a[300], b[300];
 	PN_ASSERT(before != NULL);
@@ -801,13 +832,15 @@ static int run_twice(struct checker *c)
 	outcome_text(first, rc, a, sizeof(a));
 	outcome_text(res, rc2, b, sizeof(b));
 	if (same && (rc != rc2 || strcmp(a, b) || first->page != res->page))
-		snprintf(msg, sizeof(msg), "the two runs agree on every event but not on the outcome: "
-			 "the first run: %s; the second: %s", a, b);
+		snprintf(msg, sizeof(msg),
+			 "the two runs agree on every event but not on the outcome: "
+			 "the first run: %s; the second: %s",
+			 a, b);
 	*res = *first;
 	if (msg[0]) {
 		res->diverged = true;
-		snprintf(res->divergence, sizeof(res->divergence), "nondeterminism: schedule %u: %s",
-			 c->schedule, msg);
+		snprintf(res->divergence, sizeof(res->divergence),
+			 "nondeterminism: schedule %u: %s", c->schedule, msg);
 		if (!res->violation)
 			snprintf(res->detail, sizeof(res->detail), "%s", res->divergence);
 		rc = 1;
@@ -841,8 +874,10 @@ static void checker_close(struct checker *c)
 
 static enum pn_unit_status unit_status(int rc, const struct pn_check_result *res)
 {
-	return rc == 3 ? PN_UNIT_INTERRUPTED : rc == 2 ? PN_UNIT_ERROR
-	       : res->violation || res->diverged ? PN_UNIT_VIOLATION : PN_UNIT_DONE;
+	return rc == 3                           ? PN_UNIT_INTERRUPTED
+	       : rc == 2                         ? PN_UNIT_ERROR
+	       : res->violation || res->diverged ? PN_UNIT_VIOLATION
+						 : PN_UNIT_DONE;
 }
 
 enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,

@@ -31,8 +31,8 @@ struct pn_check_options {
 	/* When *stop becomes non-zero (a signal handler sets it) the check stops at the next
 	 * event or crash state: res->interrupted, return 3. NULL: never. */
 	const volatile sig_atomic_t *stop;
-	const char *trace_dir;    /* where counterexample traces go; NULL: none written */
-	uint32_t nested_every;    /* crash inside recovery for every Nth new state (0: never) */
+	const char *trace_dir; /* where counterexample traces go; NULL: none written */
+	uint32_t nested_every; /* crash inside recovery for every Nth new state (0: never) */
 	/* Replay: only this schedule, this crash point, this state. */
 	bool replay;
 	uint32_t replay_schedule;
@@ -40,11 +40,12 @@ struct pn_check_options {
 	const char *replay_state;
 	uint64_t replay_recovery_point; /* 0: no crash inside recovery */
 	const char *replay_recovery_state;
-	FILE *timeline;           /* replay: print the events up to the crash here */
+	FILE *timeline; /* replay: print the events up to the crash here */
 	/* Replay observers (penumbra report; NULL: none): at the crash point, the run's world
 	 * (its last events, its device's unsynced writes) and the fates replayed; after its
 	 * recovery, when a page fails C2, that page as the oracle has it and as recovered. */
-	void (*replay_crash)(void *arg, const struct pn_world *run, const struct pn_write_fate *fates);
+	void (*replay_crash)(void *arg, const struct pn_world *run,
+			     const struct pn_write_fate *fates);
 	void (*replay_page)(void *arg, uint32_t page, const uint8_t *expected, const uint8_t *found,
 			    uint32_t page_size);
 	void *replay_arg;
@@ -57,8 +58,8 @@ struct pn_check_options {
 struct pn_check_result {
 	char name[128];
 	bool violation, expected_violation, ok;
-	bool error;               /* could not run (bad input, stall): message in detail */
-	bool interrupted;         /* stopped by opt->stop before the check finished */
+	bool error;       /* could not run (bad input, stall): message in detail */
+	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
 	double seconds, seconds_to_violation;
 	/* the violation */
@@ -66,17 +67,17 @@ struct pn_check_result {
 	uint32_t page;
 	uint32_t schedule;
 	uint64_t crash_point;
-	bool in_recovery;         /* found by a crash inside recovery */
-	uint64_t recovery_point;  /* that crash: event of the recovery, and its state */
+	bool in_recovery;        /* found by a crash inside recovery */
+	uint64_t recovery_point; /* that crash: event of the recovery, and its state */
 	char recovery_state[256];
-	char state[256];          /* compact crash state (replay.state) */
-	char state_text[1024];    /* readable crash state */
-	char detail[2048];        /* what broke */
-	char timeline[4096];      /* the last events before the crash */
+	char state[256];       /* compact crash state (replay.state) */
+	char state_text[1024]; /* readable crash state */
+	char detail[2048];     /* what broke */
+	char timeline[4096];   /* the last events before the crash */
 	char trace_path[1024];
-	char shrunk[256];         /* what shrinking the trace changed */
-	bool diverged;            /* --twice: the two runs of a schedule differ (not ok) */
-	char divergence[1024];     /* where: "nondeterminism: schedule S: ..." */
+	char shrunk[256];      /* what shrinking the trace changed */
+	bool diverged;         /* --twice: the two runs of a schedule differ (not ok) */
+	char divergence[1024]; /* where: "nondeterminism: schedule S: ..." */
 };
 
 /*
@@ -99,8 +100,8 @@ struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e);
 bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn end,
 			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
 			      uint32_t *bad_page);
-bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end,
-		    char *detail, size_t detail_len);
+bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn end, char *detail,
+		    size_t detail_len);
 
 /* Checks one scenario. Returns 0 when the verdict is as expected, 1 when not, 2 when the
  * scenario could not be run, 3 when opt->stop stopped it (res->interrupted; the counts are

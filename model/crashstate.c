@@ -40,7 +40,8 @@ static void reserve(struct pn_crash_enum *ce, uint32_t n)
 
 static bool overlaps(const struct pn_unsynced *a, const struct pn_unsynced *b)
 {
-	return a->file == b->file && a->offset < b->offset + b->len && b->offset < a->offset + a->len;
+	return a->file == b->file && a->offset < b->offset + b->len &&
+	       b->offset < a->offset + a->len;
 }
 
 /* The units of write i whose bytes differ from the durable image (all, if another
@@ -159,7 +160,8 @@ static bool next_sample(struct pn_crash_enum *ce)
 			f->fate = PN_FATE_PERSISTED;
 		f->sectors = pn_prng_next(&ce->rng) & ce->diff[r];
 		if (ce->sc->crash.tear == PN_TEAR_HALVES) {
-			uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]), half = (n + 1) / 2;
+			uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]),
+				 half = (n + 1) / 2;
 			uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
 			f->sectors = (x & 8 ? lower : ce->full[r] & ~lower) & ce->diff[r];
 		}
@@ -296,7 +298,9 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 static uint64_t effective(const struct pn_crash_enum *ce, uint32_t r)
 {
 	const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
-	return f->fate == PN_FATE_PERSISTED ? ce->diff[r] : f->fate == PN_FATE_TORN ? f->sectors & ce->diff[r] : 0;
+	return f->fate == PN_FATE_PERSISTED ? ce->diff[r]
+	       : f->fate == PN_FATE_TORN    ? f->sectors & ce->diff[r]
+					    : 0;
 }
 
 uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce)
@@ -326,14 +330,17 @@ void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t le
 			continue;
 		}
 		int n = snprintf(buf + at, len - at, "%s%s write #%llu (%s %s", at ? "; " : "",
-				 f->fate == PN_FATE_TORN ? "torn" : "persisted", (unsigned long long)u->seq,
-				 pn_file_name(u->file), pn_io_why_name((enum pn_io_why)u->why));
+				 f->fate == PN_FATE_TORN ? "torn" : "persisted",
+				 (unsigned long long)u->seq, pn_file_name(u->file),
+				 pn_io_why_name((enum pn_io_why)u->why));
 		at += n > 0 ? (size_t)n : 0;
 		if (at < len && u->file == PN_FILE_DATA && u->page != UINT32_MAX)
-			at += (size_t)snprintf(buf + at, len - at, " page %u slot %u", u->page, u->slot);
+			at += (size_t)snprintf(buf + at, len - at, " page %u slot %u", u->page,
+					       u->slot);
 		if (at < len && f->fate == PN_FATE_TORN)
 			at += (size_t)snprintf(buf + at, len - at, ", new units 0x%llx of 0x%llx",
-					       (unsigned long long)f->sectors, (unsigned long long)ce->diff[r]);
+					       (unsigned long long)f->sectors,
+					       (unsigned long long)ce->diff[r]);
 		if (at < len)
 			at += (size_t)snprintf(buf + at, len - at, ")");
 	}
@@ -361,7 +368,8 @@ void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len)
 		uint64_t seq = ce->dev->unsynced[ce->rel[r]].seq;
 		int n = 0;
 		if (f->fate == PN_FATE_PERSISTED)
-			n = snprintf(buf + at, len - at, "%sp%llu", at ? "," : "", (unsigned long long)seq);
+			n = snprintf(buf + at, len - at, "%sp%llu", at ? "," : "",
+				     (unsigned long long)seq);
 		else if (f->fate == PN_FATE_TORN)
 			n = snprintf(buf + at, len - at, "%st%llu:%llx", at ? "," : "",
 				     (unsigned long long)seq, (unsigned long long)f->sectors);
@@ -385,8 +393,8 @@ static bool state_number(const char **p, int base, unsigned long long *v)
 
 /* "p12,t13:3": each element 'p' or 't', a write's sequence number, for 't' ':' and a hex mask
  * of the write's units; elements separated by single commas, each write at most once. */
-bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates,
-			   char *why, size_t len)
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state,
+			   struct pn_write_fate *fates, char *why, size_t len)
 {
 	for (uint32_t i = 0; i < dev->nunsynced; i++)
 		fates[i] = (struct pn_write_fate){PN_FATE_LOST, 0};
@@ -402,8 +410,10 @@ bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struc
 			return false;
 		}
 		if (!state_number(&p, 10, &seq)) {
-			snprintf(why, len, "expected a write's sequence number (decimal digits) at "
-				 "character %zu", (size_t)(p - state) + 1);
+			snprintf(why, len,
+				 "expected a write's sequence number (decimal digits) at "
+				 "character %zu",
+				 (size_t)(p - state) + 1);
 			return false;
 		}
 		if (kind == 't' && (*p++ != ':' || !state_number(&p, 16, &mask))) {
@@ -425,11 +435,14 @@ bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struc
 		uint32_t nunits;
 		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
 		if (kind == 't' && nunits < 64 && (mask >> nunits) != 0) {
-			snprintf(why, len, "torn write #%llu has %u units, but its mask 0x%llx names "
-				 "units past the write's last", seq, nunits, mask);
+			snprintf(why, len,
+				 "torn write #%llu has %u units, but its mask 0x%llx names "
+				 "units past the write's last",
+				 seq, nunits, mask);
 			return false;
 		}
-		fates[i] = (struct pn_write_fate){kind == 'p' ? PN_FATE_PERSISTED : PN_FATE_TORN, mask};
+		fates[i] = (struct pn_write_fate){kind == 'p' ? PN_FATE_PERSISTED : PN_FATE_TORN,
+						  mask};
 		if (*p && *p != ',') {
 			snprintf(why, len, "expected ',' or the end at character %zu",
 				 (size_t)(p - state) + 1);
@@ -439,8 +452,8 @@ bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struc
 	return true;
 }
 
-void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
-			   size_t len)
+void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates,
+			   char *buf, size_t len)
 {
 	size_t at = 0;
 	buf[0] = 0;
@@ -465,11 +478,14 @@ bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenari
 			continue;
 		uint32_t nunits;
 		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
-		uint64_t full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1, m = fates[i].sectors;
-		uint64_t lower = ((nunits + 1) / 2 >= 64) ? UINT64_MAX : (1ull << (nunits + 1) / 2) - 1;
+		uint64_t full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1,
+			 m = fates[i].sectors;
+		uint64_t lower = ((nunits + 1) / 2 >= 64) ? UINT64_MAX
+							  : (1ull << (nunits + 1) / 2) - 1;
 		const char *bad = NULL;
 		if (sc->crash.tear == PN_TEAR_NONE || nunits < 2)
-			bad = nunits < 2 ? "it is one unit, which cannot tear" : "crash.tear is none";
+			bad = nunits < 2 ? "it is one unit, which cannot tear"
+					 : "crash.tear is none";
 		else if (m & ~full)
 			bad = "it names units past the write's last";
 		else if (sc->crash.tear == PN_TEAR_HALVES && (m & lower) && (m & ~lower))
@@ -477,7 +493,8 @@ bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenari
 		if (!bad)
 			continue;
 		snprintf(why, len, "write #%llu is torn (units 0x%llx of %u) but %s",
-			 (unsigned long long)dev->unsynced[i].seq, (unsigned long long)m, nunits, bad);
+			 (unsigned long long)dev->unsynced[i].seq, (unsigned long long)m, nunits,
+			 bad);
 		return false;
 	}
 	return true;

@@ -29,9 +29,9 @@ struct pn_crash_enum {
 	const struct pn_device *dev;
 	const struct pn_scenario *sc;
 	uint32_t nrel;
-	uint32_t *rel;           /* indexes into dev->unsynced of the writes that matter */
-	uint64_t *diff;          /* per relevant write: its units that differ */
-	uint64_t *full;          /* per relevant write: all its units */
+	uint32_t *rel;               /* indexes into dev->unsynced of the writes that matter */
+	uint64_t *diff;              /* per relevant write: its units that differ */
+	uint64_t *full;              /* per relevant write: all its units */
 	struct pn_write_fate *fates; /* per unsynced write */
 	uint32_t cap;
 	int phase;
@@ -57,13 +57,13 @@ void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t le
  * One that does not fit in len ends in ",...", which pn_crash_fates_decode() refuses. */
 void pn_crash_enum_encode(const struct pn_crash_enum *ce, char *buf, size_t len);
 /* The compact form of any fates of dev's unsynced writes. */
-void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates, char *buf,
-			   size_t len);
+void pn_crash_fates_encode(const struct pn_device *dev, const struct pn_write_fate *fates,
+			   char *buf, size_t len);
 /* Sets fates for `dev` from the compact form; false with the reason in why if it is not
  * that form exactly (no spaces, no empty element), names a write twice, a write that is not
  * unsynced, or a torn write's units past its last. */
-bool pn_crash_fates_decode(const struct pn_device *dev, const char *state, struct pn_write_fate *fates,
-			   char *why, size_t len);
+bool pn_crash_fates_decode(const struct pn_device *dev, const char *state,
+			   struct pn_write_fate *fates, char *why, size_t len);
 /* Whether fates are a state of sc's crash model (a tear only where crash.tear allows it, and
  * only of the write's units); false with the reason in why. */
 bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenario *sc,

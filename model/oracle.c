@@ -150,7 +150,7 @@
 #define TUP_LEN 104u
 #define HINT_BITS 0x0F00u
 #define HINT_FROZEN 0x0300u
-#define WEIGHT_MIN 64u  /* initial ckpt_weight */
+#define WEIGHT_MIN 64u   /* initial ckpt_weight */
 #define WEIGHT_BYTES 64u /* bytes rewritten per unit of weight */
 #define INFO_MASK 0xF0u
 #define FREEZE_PLAN_BYTES 12u /* PG16 xl_heap_freeze_plan */
@@ -162,15 +162,35 @@
 #define BT_ALT_TID 0x2000u
 
 enum op_kind {
-	OP_IMAGE, OP_HOT_UPDATE, OP_FREEZE, OP_DEDUP, OP_CLOG_SET, OP_HINT_DELTA, OP_NONE, OP_UNKNOWN,
-	OP_INSERT, OP_INSERT_INIT, OP_UPDATE, OP_UPDATE_INIT, OP_LOCK, OP_DELETE, OP_BT_INSERT,
-	OP_SPLIT_L, OP_SPLIT_R, OP_PRUNE,
+	OP_IMAGE,
+	OP_HOT_UPDATE,
+	OP_FREEZE,
+	OP_DEDUP,
+	OP_CLOG_SET,
+	OP_HINT_DELTA,
+	OP_NONE,
+	OP_UNKNOWN,
+	OP_INSERT,
+	OP_INSERT_INIT,
+	OP_UPDATE,
+	OP_UPDATE_INIT,
+	OP_LOCK,
+	OP_DELETE,
+	OP_BT_INSERT,
+	OP_SPLIT_L,
+	OP_SPLIT_R,
+	OP_PRUNE,
 	/* per block of a two-block record: */
-	OP_UPDATE_OLD, OP_SPLIT_RIGHT_PAGE, OP_SPLIT_SIBLING,
+	OP_UPDATE_OLD,
+	OP_SPLIT_RIGHT_PAGE,
+	OP_SPLIT_SIBLING,
 	/* the vacuum workload's */
-	OP_FREEZE_PLANS, OP_VM_SET, OP_ALL_VISIBLE,
+	OP_FREEZE_PLANS,
+	OP_VM_SET,
+	OP_ALL_VISIBLE,
 	/* the import workload's (any rmid, info bit 0x08), without and with WILL_INIT */
-	OP_IMPORTED, OP_IMPORTED_INIT,
+	OP_IMPORTED,
+	OP_IMPORTED_INIT,
 };
 #define INFO_IMPORTED 0x08u
 
@@ -178,44 +198,44 @@ static const struct {
 	uint8_t rmid, info;
 	uint8_t kind;
 } meanings[] = {
-	{PN_RM_HEAP, 0x40, OP_HOT_UPDATE},  {PN_RM_HEAP2, 0x30, OP_FREEZE},
-	{PN_RM_BTREE, 0xD0, OP_DEDUP},      {PN_RM_CLOG, 0x10, OP_CLOG_SET},
-	{PN_RM_XLOG, 0xA0, OP_NONE},        {PN_RM_XACT, 0x00, OP_NONE},
-	{PN_RM_XACT, 0x20, OP_NONE},        {PN_RM_XLOG, 0x00, OP_NONE},
-	{PN_RM_XLOG, 0x10, OP_NONE},        {PN_RM_XLOG2, 0x00, OP_HINT_DELTA},
-	{PN_RM_HEAP, 0x00, OP_INSERT},      {PN_RM_HEAP, 0x80, OP_INSERT_INIT},
-	{PN_RM_HEAP, 0x20, OP_UPDATE},      {PN_RM_HEAP, 0xA0, OP_UPDATE_INIT},
-	{PN_RM_HEAP, 0x60, OP_LOCK},        {PN_RM_HEAP, 0x10, OP_DELETE},
-	{PN_RM_BTREE, 0x00, OP_BT_INSERT},  {PN_RM_BTREE, 0x30, OP_SPLIT_L},
+	{PN_RM_HEAP, 0x40, OP_HOT_UPDATE}, {PN_RM_HEAP2, 0x30, OP_FREEZE},
+	{PN_RM_BTREE, 0xD0, OP_DEDUP},     {PN_RM_CLOG, 0x10, OP_CLOG_SET},
+	{PN_RM_XLOG, 0xA0, OP_NONE},       {PN_RM_XACT, 0x00, OP_NONE},
+	{PN_RM_XACT, 0x20, OP_NONE},       {PN_RM_XLOG, 0x00, OP_NONE},
+	{PN_RM_XLOG, 0x10, OP_NONE},       {PN_RM_XLOG2, 0x00, OP_HINT_DELTA},
+	{PN_RM_HEAP, 0x00, OP_INSERT},     {PN_RM_HEAP, 0x80, OP_INSERT_INIT},
+	{PN_RM_HEAP, 0x20, OP_UPDATE},     {PN_RM_HEAP, 0xA0, OP_UPDATE_INIT},
+	{PN_RM_HEAP, 0x60, OP_LOCK},       {PN_RM_HEAP, 0x10, OP_DELETE},
+	{PN_RM_BTREE, 0x00, OP_BT_INSERT}, {PN_RM_BTREE, 0x30, OP_SPLIT_L},
 	{PN_RM_BTREE, 0x40, OP_SPLIT_R},   {PN_RM_HEAP2, 0x10, OP_PRUNE},
 	{PN_RM_HEAP2, 0x40, OP_VM_SET},
 };
 
 struct op {
 	pn_lsn end;
-	uint64_t off;      /* arena: hole-free image, or main data followed by block data */
+	uint64_t off; /* arena: hole-free image, or main data followed by block data */
 	uint32_t xid;
 	uint32_t main_len;
 	uint16_t data_len;
 	uint16_t hole_off; /* images only */
 	uint16_t hole_len;
 	uint8_t kind;
-	uint32_t blkno;    /* the block's own number (t_ctid) */
-	uint32_t other;    /* the other block's number (a split's sibling: the right page's;
+	uint32_t blkno; /* the block's own number (t_ctid) */
+	uint32_t other; /* the other block's number (a split's sibling: the right page's;
 			    * VISIBLE's vm page: the heap page's) */
-	uint32_t next;     /* a split's right page: the sibling's number, or 0 */
+	uint32_t next;  /* a split's right page: the sibling's number, or 0 */
 };
 
 /* A position from which a page can be rebuilt (I2). */
 struct base {
-	uint32_t pos;      /* the state after the page's first `pos` ops */
-	uint32_t op;       /* state == NULL: that op (an image) rebuilds it */
-	uint8_t *state;    /* a stored state (checkpoint) */
+	uint32_t pos;   /* the state after the page's first `pos` ops */
+	uint32_t op;    /* state == NULL: that op (an image) rebuilds it */
+	uint8_t *state; /* a stored state (checkpoint) */
 };
 
 struct page_log {
-	uint32_t *ops;     /* indices into pn_oracle.ops, LSN order (I1) */
-	pn_lsn *ends;      /* their end LSNs, beside them for the binary search */
+	uint32_t *ops; /* indices into pn_oracle.ops, LSN order (I1) */
+	pn_lsn *ends;  /* their end LSNs, beside them for the binary search */
 	uint32_t nops, ops_cap, ends_cap;
 	struct base *bases;
 	uint32_t nbases, bases_cap;
@@ -227,7 +247,7 @@ struct page_log {
 struct pn_oracle {
 	uint32_t heap_pages, slru_pages, npages, page_size;
 	bool slru_headers;
-	uint8_t *initial;  /* npages * page_size each */
+	uint8_t *initial; /* npages * page_size each */
 	uint8_t *tips;
 	uint8_t *cursors;
 	struct page_log *pages;
@@ -235,12 +255,12 @@ struct pn_oracle {
 	uint64_t nops, ops_cap;
 	uint8_t *arena;
 	uint64_t arena_len, arena_cap;
-	pn_lsn *ends;      /* end LSN of every record (I1) */
+	pn_lsn *ends; /* end LSN of every record (I1) */
 	uint64_t nrecords, ends_cap;
 	uint32_t ckpt_weight;
 	uint64_t nstored, nimages, ckpt_bytes, ckpt_budget;
 	uint64_t misfits;
-	uint8_t *images;   /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 };
 
 /* ---- small helpers --------------------------------------------------------------------- */
@@ -771,21 +791,27 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 		break;
 	case OP_CLOG_SET: apply_clog_set(o, page, op); break;
 	case OP_HINT_DELTA: apply_hint_delta(o, page, op); break;
-	case OP_INSERT: case OP_INSERT_INIT: case OP_UPDATE: case OP_UPDATE_INIT:
-	case OP_UPDATE_OLD: case OP_LOCK: case OP_DELETE:
-		fits = apply_heap(o, page, op);
-		break;
-	case OP_BT_INSERT: case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE:
-	case OP_SPLIT_SIBLING:
-		fits = apply_btree(o, page, op);
-		break;
+	case OP_INSERT:
+	case OP_INSERT_INIT:
+	case OP_UPDATE:
+	case OP_UPDATE_INIT:
+	case OP_UPDATE_OLD:
+	case OP_LOCK:
+	case OP_DELETE: fits = apply_heap(o, page, op); break;
+	case OP_BT_INSERT:
+	case OP_SPLIT_L:
+	case OP_SPLIT_R:
+	case OP_SPLIT_RIGHT_PAGE:
+	case OP_SPLIT_SIBLING: fits = apply_btree(o, page, op); break;
 	case OP_PRUNE: pn_put32(page + OFF_PRUNE_XID, 0); break;
 	case OP_FREEZE_PLANS: fits = apply_freeze_plans(o, page, op); break;
 	case OP_VM_SET: apply_vm_set(o, page, op); break;
 	case OP_ALL_VISIBLE:
-		pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
+		pn_put16(page + OFF_FLAGS,
+			 (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
 		break;
-	case OP_IMPORTED: case OP_IMPORTED_INIT: fits = apply_imported(o, page, op); break;
+	case OP_IMPORTED:
+	case OP_IMPORTED_INIT: fits = apply_imported(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id))
@@ -839,24 +865,30 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;
 	case OP_CLOG_SET: return r->main_len == 5;
 	case OP_HINT_DELTA: return hint_delta_fits(r, b, o->page_size);
-	case OP_IMPORTED: case OP_IMPORTED_INIT: {
+	case OP_IMPORTED:
+	case OP_IMPORTED_INIT: {
 		uint32_t lower = b->data_len >= 4 ? pn_get16(b->data) : 0;
 		uint32_t upper = b->data_len >= 4 ? pn_get16(b->data + 2) : 0;
-		return b->data_len >= 4 && ((lower == 0 && upper == 0) ||
-					    (lower >= PAGE_HEADER && lower <= upper &&
-					     upper <= o->page_size));
+		return b->data_len >= 4 &&
+		       ((lower == 0 && upper == 0) ||
+			(lower >= PAGE_HEADER && lower <= upper && upper <= o->page_size));
 	}
-	case OP_INSERT: case OP_INSERT_INIT: return r->main_len == 3;
-	case OP_UPDATE: case OP_UPDATE_INIT: case OP_UPDATE_OLD:
-		return r->main_len == 14 && r->nblocks == 2;
-	case OP_LOCK: case OP_DELETE: return r->main_len == 8;
+	case OP_INSERT:
+	case OP_INSERT_INIT: return r->main_len == 3;
+	case OP_UPDATE:
+	case OP_UPDATE_INIT:
+	case OP_UPDATE_OLD: return r->main_len == 14 && r->nblocks == 2;
+	case OP_LOCK:
+	case OP_DELETE: return r->main_len == 8;
 	case OP_BT_INSERT: return r->main_len == 2;
 	case OP_PRUNE:
 		return r->main_len == 8 && b->data_len % 2 == 0 &&
-		       b->data_len / 2u >= 2u * pn_get16(r->main_data + 4) +
-						   pn_get16(r->main_data + 6);
-	case OP_SPLIT_L: case OP_SPLIT_R: case OP_SPLIT_RIGHT_PAGE: case OP_SPLIT_SIBLING:
-		return r->main_len == 10 && r->nblocks >= 2 && r->nblocks <= 3;
+		       b->data_len / 2u >=
+			       2u * pn_get16(r->main_data + 4) + pn_get16(r->main_data + 6);
+	case OP_SPLIT_L:
+	case OP_SPLIT_R:
+	case OP_SPLIT_RIGHT_PAGE:
+	case OP_SPLIT_SIBLING: return r->main_len == 10 && r->nblocks >= 2 && r->nblocks <= 3;
 	default: return true;
 	}
 }
@@ -880,7 +912,7 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 	if (*kind == OP_FREEZE && r->main_len == 7)
 		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
 	if (*kind == OP_VM_SET && b != &r->blocks[0])
-		*kind = OP_ALL_VISIBLE;  /* VISIBLE's block 1 is the heap page */
+		*kind = OP_ALL_VISIBLE; /* VISIBLE's block 1 is the heap page */
 	if (*kind == OP_UNKNOWN)
 		return fail(why, why_len, "rmid %u info %02X: a block change of unknown meaning",
 			    r->rmid, r->info);
@@ -1009,8 +1041,12 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 		if (kinds[i] == OP_NONE)
 			continue;
 		struct op op = {
-			.end = end, .xid = r->xid, .kind = kinds[i], .main_len = r->main_len,
-			.data_len = b->data_len, .blkno = b->blkno,
+			.end = end,
+			.xid = r->xid,
+			.kind = kinds[i],
+			.main_len = r->main_len,
+			.data_len = b->data_len,
+			.blkno = b->blkno,
 			.other = r->nblocks < 2 ? 0 : r->blocks[i == 0 ? 1 : i - 1].blkno,
 			.next = r->nblocks == 3 && i == 1 ? r->blocks[2].blkno : 0,
 		};
@@ -1180,18 +1216,24 @@ struct pn_oracle *pn_oracle_new(uint32_t heap_pages, uint32_t slru_pages, uint32
 				bool slru_headers, const uint8_t *initial)
 {
 	uint64_t npages = (uint64_t)heap_pages + slru_pages;
-	if (npages == 0 || npages > UINT32_MAX || page_size < 2 * TUP_LEN ||
-	    page_size > 32768 || initial == NULL)
+	if (npages == 0 || npages > UINT32_MAX || page_size < 2 * TUP_LEN || page_size > 32768 ||
+	    initial == NULL)
 		return NULL;
 	struct pn_oracle *o = calloc(1, sizeof(*o));
 	if (o == NULL)
 		return NULL;
 	size_t bytes = (size_t)npages * page_size;
 	*o = (struct pn_oracle){
-		.heap_pages = heap_pages, .slru_pages = slru_pages, .npages = (uint32_t)npages,
-		.page_size = page_size, .slru_headers = slru_headers, .ckpt_weight = WEIGHT_MIN,
+		.heap_pages = heap_pages,
+		.slru_pages = slru_pages,
+		.npages = (uint32_t)npages,
+		.page_size = page_size,
+		.slru_headers = slru_headers,
+		.ckpt_weight = WEIGHT_MIN,
 		.ckpt_budget = PN_ORACLE_CKPT_BUDGET_DEFAULT,
-		.initial = malloc(bytes), .tips = malloc(bytes), .cursors = malloc(bytes),
+		.initial = malloc(bytes),
+		.tips = malloc(bytes),
+		.cursors = malloc(bytes),
 		.pages = calloc(npages, sizeof(struct page_log)),
 		.images = malloc((size_t)PN_WAL_MAX_BLOCKS * page_size),
 	};
@@ -1252,9 +1294,14 @@ uint64_t pn_oracle_last_end(const struct pn_oracle *o, uint64_t upto)
 void pn_oracle_stats(const struct pn_oracle *o, struct pn_oracle_stats *out)
 {
 	*out = (struct pn_oracle_stats){
-		.records = o->nrecords, .ops = o->nops, .misfits = o->misfits,
-		.ckpts = o->nstored, .image_bases = o->nimages, .ckpt_bytes = o->ckpt_bytes,
-		.payload_bytes = o->arena_len, .ckpt_weight = o->ckpt_weight,
+		.records = o->nrecords,
+		.ops = o->nops,
+		.misfits = o->misfits,
+		.ckpts = o->nstored,
+		.image_bases = o->nimages,
+		.ckpt_bytes = o->ckpt_bytes,
+		.payload_bytes = o->arena_len,
+		.ckpt_weight = o->ckpt_weight,
 	};
 }
 
@@ -1292,7 +1339,8 @@ static bool check_page(const struct pn_oracle *o, uint32_t p, uint32_t *stored, 
 		if (pl->ops[i] >= o->nops)
 			return fail(why, why_len, "page %u: op index %u of %llu", p, pl->ops[i],
 				    (unsigned long long)o->nops);
-		if (pl->ends[i] != o->ops[pl->ops[i]].end || (i > 0 && pl->ends[i] < pl->ends[i - 1]))
+		if (pl->ends[i] != o->ops[pl->ops[i]].end ||
+		    (i > 0 && pl->ends[i] < pl->ends[i - 1]))
 			return fail(why, why_len, "page %u: op %u ends before op %u (I1)", p, i,
 				    i - 1);
 	}
@@ -1304,7 +1352,8 @@ bool pn_oracle_check(const struct pn_oracle *o, char *why, size_t why_len)
 	uint64_t ckpts = 0, refs = 0;
 	for (uint64_t i = 1; i < o->nrecords; i++)
 		if (o->ends[i] <= o->ends[i - 1])
-			return fail(why, why_len, "record %llu ends at or before its predecessor (I1)",
+			return fail(why, why_len,
+				    "record %llu ends at or before its predecessor (I1)",
 				    (unsigned long long)i);
 	for (uint32_t p = 0; p < o->npages; p++) {
 		uint32_t stored = 0;

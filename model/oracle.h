@@ -23,14 +23,14 @@ struct pn_oracle;
 
 /* What the oracle holds, for tests and reports. */
 struct pn_oracle_stats {
-	uint64_t records;        /* records logged */
-	uint64_t ops;            /* (record, page) changes indexed */
-	uint64_t misfits;        /* changes that named a missing tuple (skipped) */
-	uint64_t ckpts;          /* stored page states (checkpoints) */
-	uint64_t image_bases;    /* images a page is rebuilt from (no extra memory) */
-	uint64_t ckpt_bytes;     /* bytes of the stored states */
-	uint64_t payload_bytes;  /* copied record bytes (main data, block data, images) */
-	uint32_t ckpt_weight;    /* a state is stored once the changes since the last one
+	uint64_t records;       /* records logged */
+	uint64_t ops;           /* (record, page) changes indexed */
+	uint64_t misfits;       /* changes that named a missing tuple (skipped) */
+	uint64_t ckpts;         /* stored page states (checkpoints) */
+	uint64_t image_bases;   /* images a page is rebuilt from (no extra memory) */
+	uint64_t ckpt_bytes;    /* bytes of the stored states */
+	uint64_t payload_bytes; /* copied record bytes (main data, block data, images) */
+	uint32_t ckpt_weight;   /* a state is stored once the changes since the last one
 				  * weigh this much (a small change weighs 1) */
 };
 

@@ -39,11 +39,13 @@ static void duration(FILE *out, const char *key, uint64_t ns)
 
 static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
-	fprintf(out, "protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
-		     "wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
+	fprintf(out,
+		"protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
+		"wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
 		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
 		pn_layout_name(sc->protocol.layout), pn_policy_name(sc->protocol.policy),
-		sc->protocol.checksums ? "true" : "false", sc->protocol.wal_log_hints ? "true" : "false",
+		sc->protocol.checksums ? "true" : "false",
+		sc->protocol.wal_log_hints ? "true" : "false",
 		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
 	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
 		if (sc->protocol.mutations & (1u << i))
@@ -54,12 +56,14 @@ static void write_protocol(FILE *out, const struct pn_scenario *sc)
 static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
 	const typeof(sc->workload) *w = &sc->workload;
-	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", pn_workload_kind_name(w->kind), w->clients);
+	fprintf(out, "workload:\n  kind: %s\n  clients: %u\n", pn_workload_kind_name(w->kind),
+		w->clients);
 	if (w->kind == PN_WL_IMPORT) { /* the trace where it is, whatever the new file's place */
 		char given[PN_ERROR_LEN], *abs;
 		const char *slash = strrchr(sc->path, '/');
-		snprintf(given, sizeof given, "%.*s%s", w->trace[0] == '/' || !slash ? 0 :
-			 (int)(slash - sc->path + 1), sc->path, w->trace);
+		snprintf(given, sizeof given, "%.*s%s",
+			 w->trace[0] == '/' || !slash ? 0 : (int)(slash - sc->path + 1), sc->path,
+			 w->trace);
 		abs = realpath(given, NULL);
 		fprintf(out, "  trace: %s\n", abs ? abs : given);
 		free(abs);
@@ -67,10 +71,11 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 	if (w->kind != PN_WL_SCRIPT) {
 		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
 			(unsigned long long)w->transactions, w->pages_per_transaction);
-		fprintf(out, "  scale: %u\n  warehouses: %u\n  rows: %llu\n  inserts: %llu\n"
-			"  distinct_keys: %u\n", w->scale, w->warehouses,
-			(unsigned long long)w->rows, (unsigned long long)w->inserts,
-			w->distinct_keys);
+		fprintf(out,
+			"  scale: %u\n  warehouses: %u\n  rows: %llu\n  inserts: %llu\n"
+			"  distinct_keys: %u\n",
+			w->scale, w->warehouses, (unsigned long long)w->rows,
+			(unsigned long long)w->inserts, w->distinct_keys);
 		return;
 	}
 	fprintf(out, "  script:\n");
@@ -80,7 +85,8 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 		if (s->op == PN_OP_SLRU_SET)
 			fprintf(out, ", xid: %u", s->xid);
 		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
-			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP || s->op == PN_OP_UPDATE_HOLD)
+			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP ||
+			 s->op == PN_OP_UPDATE_HOLD)
 			fprintf(out, ", page: %u", s->page);
 		fprintf(out, ", client: %u}\n", s->client);
 	}
@@ -127,16 +133,20 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	if (sc->description[0])
 		quoted(out, "description", sc->description);
 	fprintf(out, "seed: %llu\n", (unsigned long long)sc->seed);
-	fprintf(out, "storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
-		     "wal_segment_size: %u}\n", sc->storage.pages, sc->storage.page_size,
-		sc->storage.sector_size, sc->storage.buffers, sc->storage.wal_segment_size);
+	fprintf(out,
+		"storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
+		"wal_segment_size: %u}\n",
+		sc->storage.pages, sc->storage.page_size, sc->storage.sector_size,
+		sc->storage.buffers, sc->storage.wal_segment_size);
 	write_protocol(out, sc);
 	fprintf(out, "checkpoint: {");
 	duration(out, "interval", sc->checkpoint.interval_ns);
 	fraction(target, sizeof target, sc->checkpoint.completion_target);
-	fprintf(out, ", every_transactions: %u, completion_target: %s, max_wal_size: %llu, overlap: %s}\n",
+	fprintf(out,
+		", every_transactions: %u, completion_target: %s, max_wal_size: %llu, overlap: %s}\n",
 		sc->checkpoint.every_transactions, target,
-		(unsigned long long)sc->checkpoint.max_wal_size, sc->checkpoint.overlap ? "true" : "false");
+		(unsigned long long)sc->checkpoint.max_wal_size,
+		sc->checkpoint.overlap ? "true" : "false");
 	fprintf(out, "aio: {queue_depth: %u, reorder: %s}\n", sc->aio.queue_depth,
 		sc->aio.reorder ? "true" : "false");
 	write_workload(out, sc);
@@ -149,7 +159,8 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 			fprintf(out, "{every: %llu}", (unsigned long long)sc->crash.every);
 		else
 			for (uint32_t i = 0; i < sc->crash.list_len; i++)
-				fprintf(out, "%s%llu%s", i ? ", " : "[", (unsigned long long)sc->crash.list[i],
+				fprintf(out, "%s%llu%s", i ? ", " : "[",
+					(unsigned long long)sc->crash.list[i],
 					i + 1 == sc->crash.list_len ? "]" : "");
 		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u}\n", sc->crash.max_unsynced,
 			pn_tear_name(sc->crash.tear), sc->crash.samples);
@@ -195,10 +206,26 @@ static bool variant(const struct pn_scenario *sc, uint32_t v, struct pn_scenario
 		return true;
 	}
 	switch (v) {
-	case 0: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions / 2; return true;
-	case 1: if (w->transactions <= 1) return true; cand->workload.transactions = w->transactions - 1; return true;
-	case 2: if (w->clients <= 1) return true; cand->workload.clients = w->clients - 1; return true;
-	case 3: if (w->pages_per_transaction <= 1 || sized) return true; cand->workload.pages_per_transaction--; return true;
+	case 0:
+		if (w->transactions <= 1)
+			return true;
+		cand->workload.transactions = w->transactions / 2;
+		return true;
+	case 1:
+		if (w->transactions <= 1)
+			return true;
+		cand->workload.transactions = w->transactions - 1;
+		return true;
+	case 2:
+		if (w->clients <= 1)
+			return true;
+		cand->workload.clients = w->clients - 1;
+		return true;
+	case 3:
+		if (w->pages_per_transaction <= 1 || sized)
+			return true;
+		cand->workload.pages_per_transaction--;
+		return true;
 	case 4:
 		if (sized || sc->storage.pages / 2 < PN_MAX(w->pages_per_transaction, 2u))
 			return true;
@@ -213,13 +240,11 @@ static bool same(const struct pn_scenario *a, const struct pn_scenario *b)
 	return a->workload.transactions == b->workload.transactions &&
 	       a->workload.clients == b->workload.clients &&
 	       a->workload.pages_per_transaction == b->workload.pages_per_transaction &&
-	       a->storage.pages == b->storage.pages && a->workload.script_len == b->workload.script_len;
+	       a->storage.pages == b->storage.pages &&
+	       a->workload.script_len == b->workload.script_len;
 }
 
-static bool stop_requested(const struct pn_check_options *opt)
-{
-	return opt->stop && *opt->stop;
-}
+static bool stop_requested(const struct pn_check_options *opt) { return opt->stop && *opt->stop; }
 
 void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 	       struct pn_check_result *res, struct pn_shrink_result *out)
@@ -233,7 +258,8 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 		progress = false;
 		struct pn_scenario cand;
 		for (uint32_t v = 0; out->attempts < SHRINK_ATTEMPTS_MAX && !stop_requested(opt) &&
-				     variant(sc, v, &cand); v++) {
+				     variant(sc, v, &cand);
+		     v++) {
 			if (same(&cand, sc)) {
 				pn_scenario_free(&cand);
 				continue;
@@ -250,9 +276,13 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 			break;
 		}
 	}
-	size_t at = (size_t)snprintf(out->summary, sizeof(out->summary), "%u of %u smaller variants kept",
-				     out->accepted, out->attempts);
-	const struct { const char *what; uint64_t from, to; } change[] = {
+	size_t at = (size_t)snprintf(out->summary, sizeof(out->summary),
+				     "%u of %u smaller variants kept", out->accepted,
+				     out->attempts);
+	const struct {
+		const char *what;
+		uint64_t from, to;
+	} change[] = {
 		{"transactions", orig.workload.transactions, sc->workload.transactions},
 		{"clients", orig.workload.clients, sc->workload.clients},
 		{"pages per transaction", orig.workload.pages_per_transaction,
@@ -262,7 +292,8 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(change) && at < sizeof(out->summary); i++)
 		if (change[i].from != change[i].to)
-			at += (size_t)snprintf(out->summary + at, sizeof(out->summary) - at, ", %s %llu -> %llu",
-					       change[i].what, (unsigned long long)change[i].from,
+			at += (size_t)snprintf(out->summary + at, sizeof(out->summary) - at,
+					       ", %s %llu -> %llu", change[i].what,
+					       (unsigned long long)change[i].from,
 					       (unsigned long long)change[i].to);
 }

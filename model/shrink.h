@@ -20,7 +20,7 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc);
 
 struct pn_shrink_result {
 	uint32_t attempts, accepted;
-	char summary[256];        /* "transactions 10 -> 2, clients 2 -> 1" */
+	char summary[256]; /* "transactions 10 -> 2, clients 2 -> 1" */
 };
 
 /* Shrinks sc (which showed res->kind) in place; on return res is the check result of the

@@ -44,8 +44,9 @@ static uint64_t trace_hash(const struct pn_scenario *sc, uint32_t schedule, uint
 int pn_trace_edited(const struct pn_scenario *sc, char *now, size_t len)
 {
 	const typeof(sc->replay) *r = &sc->replay;
-	snprintf(now, len, "%016llx", (unsigned long long)trace_hash(sc, r->schedule, r->crash_point,
-		 r->state, r->recovery_crash_point, r->recovery_state));
+	snprintf(now, len, "%016llx",
+		 (unsigned long long)trace_hash(sc, r->schedule, r->crash_point, r->state,
+						r->recovery_crash_point, r->recovery_state));
 	if (!r->scenario_hash[0])
 		return -1;
 	return strcmp(now, r->scenario_hash) != 0;
@@ -136,7 +137,8 @@ void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_ch
 	fprintf(out, "  what:        %s\n", r->detail);
 	fprintf(out, "  the last events before the crash:\n%s", r->timeline);
 	if (r->trace_path[0])
-		fprintf(out, "  trace:       %s   (penumbra replay %s)\n", r->trace_path, r->trace_path);
+		fprintf(out, "  trace:       %s   (penumbra replay %s)\n", r->trace_path,
+			r->trace_path);
 	if (r->shrunk[0])
 		fprintf(out, "  shrunk:      %s\n", r->shrunk);
 }

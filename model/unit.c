@@ -117,9 +117,10 @@ static void get_str(struct rd *r, char *dst, size_t cap)
 
 static void put_check_result(struct buf *b, const struct pn_check_result *c)
 {
-	put_u32(b, (uint32_t)c->violation | (uint32_t)c->expected_violation << 1 | (uint32_t)c->ok << 2 |
-		   (uint32_t)c->error << 3 | (uint32_t)c->interrupted << 4 |
-		   (uint32_t)c->in_recovery << 5 | (uint32_t)c->diverged << 6);
+	put_u32(b, (uint32_t)c->violation | (uint32_t)c->expected_violation << 1 |
+			   (uint32_t)c->ok << 2 | (uint32_t)c->error << 3 |
+			   (uint32_t)c->interrupted << 4 | (uint32_t)c->in_recovery << 5 |
+			   (uint32_t)c->diverged << 6);
 	put_u64(b, c->crash_points);
 	put_u64(b, c->crash_states);
 	put_u64(b, c->recoveries);
@@ -131,8 +132,8 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u32(b, c->schedule);
 	put_u64(b, c->crash_point);
 	put_u64(b, c->recovery_point);
-	const char *s[] = {c->name, c->recovery_state, c->state, c->state_text, c->detail,
-			   c->timeline, c->trace_path, c->shrunk, c->divergence};
+	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
+			   c->timeline, c->trace_path,     c->shrunk, c->divergence};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		put_str(b, s[i]);
 }
@@ -226,8 +227,10 @@ bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_resu
 		u->cov[i][1] = get_u64(&r);
 	}
 	if (r.bad || r.at != len || status > PN_UNIT_INTERRUPTED) {
-		snprintf(why, why_len, "a unit result of %zu bytes is cut short, has bytes left over "
-			 "or an unknown status (at byte %zu)", len, r.at);
+		snprintf(why, why_len,
+			 "a unit result of %zu bytes is cut short, has bytes left over "
+			 "or an unknown status (at byte %zu)",
+			 len, r.at);
 		pn_unit_result_free(u);
 		return false;
 	}
@@ -263,10 +266,7 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 }
 
 /* ---- cutting ---- */
-static uint64_t point_cost(const struct pn_unit_point *p)
-{
-	return p->fresh + p->states / 16 + 1;
-}
+static uint64_t point_cost(const struct pn_unit_point *p) { return p->fresh + p->states / 16 + 1; }
 
 uint32_t pn_unit_cut(const struct pn_unit_point *pts, uint32_t n, uint64_t start, uint32_t jobs,
 		     uint64_t unit_states, uint64_t *los)
@@ -306,10 +306,10 @@ struct pn_plan {
 	uint64_t unit_states;
 	struct plan_unit *units; /* in the order made (U1's order: before()) */
 	uint32_t n, cap;
-	bool stopped;            /* a unit is done with a violation, an error or interrupted */
-	uint32_t stop;           /* the first such unit (U1) */
-	bool last_head;          /* the last schedule's head is in units */
-	bool unchained;          /* heads do not wait for each other (no nested crashes) */
+	bool stopped;   /* a unit is done with a violation, an error or interrupted */
+	uint32_t stop;  /* the first such unit (U1) */
+	bool last_head; /* the last schedule's head is in units */
+	bool unchained; /* heads do not wait for each other (no nested crashes) */
 };
 
 static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bool head)
@@ -326,8 +326,11 @@ static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bo
 
 static void add_head(struct pn_plan *p, uint32_t schedule, uint64_t fresh_base)
 {
-	struct pn_unit u = {.schedule = schedule, .lo = 0, .hi = UINT64_MAX,
-			    .budget = p->unit_states, .fresh_base = fresh_base,
+	struct pn_unit u = {.schedule = schedule,
+			    .lo = 0,
+			    .hi = UINT64_MAX,
+			    .budget = p->unit_states,
+			    .fresh_base = fresh_base,
 			    .fresh_lo = fresh_base};
 	add_unit(p, &u, true);
 	p->last_head = schedule + 1 >= p->sc->schedules.runs;
@@ -409,12 +412,15 @@ static void after_head(struct pn_plan *p, uint32_t id)
 	if (!r->finished) {
 		uint64_t *los = calloc(r->npoints + 2, sizeof(*los));
 		PN_ASSERT(los != NULL);
-		uint32_t k = pn_unit_cut(r->points, r->npoints, r->end, p->jobs, p->unit_states, los);
+		uint32_t k = pn_unit_cut(r->points, r->npoints, r->end, p->jobs, p->unit_states,
+					 los);
 		uint32_t at = 0;
 		for (uint32_t i = 0; i < k; i++) {
-			struct pn_unit u = {.schedule = h->u.schedule, .lo = los[i],
+			struct pn_unit u = {.schedule = h->u.schedule,
+					    .lo = los[i],
 					    .hi = i + 1 < k ? los[i + 1] : UINT64_MAX,
-					    .fresh_base = h->u.fresh_base, .fresh_lo = fresh};
+					    .fresh_base = h->u.fresh_base,
+					    .fresh_lo = fresh};
 			for (; at < r->npoints && r->points[at].event < u.hi; at++)
 				fresh += r->points[at].fresh;
 			add_unit(p, &u, false);

@@ -37,11 +37,11 @@
 
 struct pn_unit {
 	uint32_t schedule;
-	bool whole;           /* the whole scenario, pn_check_scenario() (--twice) */
-	uint64_t lo, hi;      /* crash points explored: lo <= p < hi (hi UINT64_MAX: to the end) */
-	uint64_t budget;      /* head: distinct states met before it surveys the rest (0: no limit) */
-	uint64_t fresh_base;  /* distinct states met by the schedules before this one */
-	uint64_t fresh_lo;    /* distinct states met before lo (the unit checks it reaches this) */
+	bool whole;      /* the whole scenario, pn_check_scenario() (--twice) */
+	uint64_t lo, hi; /* crash points explored: lo <= p < hi (hi UINT64_MAX: to the end) */
+	uint64_t budget; /* head: distinct states met before it surveys the rest (0: no limit) */
+	uint64_t fresh_base; /* distinct states met by the schedules before this one */
+	uint64_t fresh_lo;   /* distinct states met before lo (the unit checks it reaches this) */
 };
 
 /* A surveyed crash point: its event, its states, the states of it met for the first time. */
@@ -54,13 +54,13 @@ enum pn_unit_status { PN_UNIT_DONE, PN_UNIT_VIOLATION, PN_UNIT_ERROR, PN_UNIT_IN
 struct pn_unit_result {
 	enum pn_unit_status status;
 	struct pn_check_result res; /* the unit's counts; its violation, or error (detail) */
-	uint64_t end;         /* points explored were < end (a head's budget stop), else hi */
-	uint64_t events;      /* events the run had when it stopped (its total when finished) */
-	bool finished;        /* the run ended inside the explored range */
-	uint64_t fresh_end;   /* distinct states met (scenario-wide) before `end` */
-	uint32_t npoints;     /* head past its budget: the surveyed points from end on */
+	uint64_t end;               /* points explored were < end (a head's budget stop), else hi */
+	uint64_t events;    /* events the run had when it stopped (its total when finished) */
+	bool finished;      /* the run ended inside the explored range */
+	uint64_t fresh_end; /* distinct states met (scenario-wide) before `end` */
+	uint32_t npoints;   /* head past its budget: the surveyed points from end on */
 	struct pn_unit_point *points;
-	uint32_t ncov;        /* coverage hits (true, false) per pn_testcase_all() site (U4) */
+	uint32_t ncov; /* coverage hits (true, false) per pn_testcase_all() site (U4) */
 	uint64_t (*cov)[2];
 };
 

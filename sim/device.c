@@ -33,12 +33,12 @@ static bool is_real(const struct pn_chunk *c) { return c && c != REMOVED; }
  */
 #define SLAB_CHUNKS 64u
 static struct {
-	uint8_t *free;       /* a free chunk; its first bytes point at the next */
-	uint8_t *slab;       /* the newest slab and how many of its chunks are handed out */
+	uint8_t *free; /* a free chunk; its first bytes point at the next */
+	uint8_t *slab; /* the newest slab and how many of its chunks are handed out */
 	uint32_t slab_used;
-	uint8_t **slabs;     /* every slab, so that all stay reachable */
+	uint8_t **slabs; /* every slab, so that all stay reachable */
 	size_t nslabs, cap;
-	uint64_t live;       /* chunks handed out and not yet back */
+	uint64_t live; /* chunks handed out and not yet back */
 } pool;
 
 static uint8_t *bytes_get(void)
@@ -225,18 +225,17 @@ static void share_synced(struct pn_device *d, enum pn_file f, uint64_t off, uint
 		if (!is_real(c) || !is_real(u) || c == u ||
 		    memcmp(c->data, u->data, PN_CHUNK_SIZE) != 0)
 			continue;
-		struct pn_chunk *shared = cur->leaves[idx / PN_LEAF_CHUNKS]->chunk[idx % PN_LEAF_CHUNKS];
-		struct pn_chunk **slot = &dur->leaves[idx / PN_LEAF_CHUNKS]->chunk[idx % PN_LEAF_CHUNKS];
+		struct pn_chunk *shared = cur->leaves[idx / PN_LEAF_CHUNKS]
+						  ->chunk[idx % PN_LEAF_CHUNKS];
+		struct pn_chunk **slot = &dur->leaves[idx / PN_LEAF_CHUNKS]
+						  ->chunk[idx % PN_LEAF_CHUNKS];
 		chunk_put(*slot);
 		shared->refs++;
 		*slot = shared;
 	}
 }
 
-uint64_t pn_device_pool_bytes(void)
-{
-	return pool.live * PN_CHUNK_SIZE;
-}
+uint64_t pn_device_pool_bytes(void) { return pool.live * PN_CHUNK_SIZE; }
 
 /* D1 (remove) and D2 (create) on one image, chunk by chunk. */
 static void image_mark(struct pn_file_image *im, uint64_t idx, bool remove)
@@ -261,8 +260,7 @@ static void image_mark(struct pn_file_image *im, uint64_t idx, bool remove)
 	leaf_settle(im, idx);
 }
 
-static void mark_range(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len,
-		       bool remove)
+static void mark_range(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len, bool remove)
 {
 	PN_ASSERT(off % PN_CHUNK_SIZE == 0 && len % PN_CHUNK_SIZE == 0);
 	for (uint64_t idx = off / PN_CHUNK_SIZE; idx < (off + len) / PN_CHUNK_SIZE; idx++) {
@@ -356,10 +354,7 @@ void pn_device_write_done(struct pn_device *d, uint32_t io_index)
 	}
 }
 
-uint64_t pn_device_fsync_start(struct pn_device *d)
-{
-	return ++d->seq;
-}
+uint64_t pn_device_fsync_start(struct pn_device *d) { return ++d->seq; }
 
 void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 {
@@ -431,7 +426,8 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 		for (uint32_t s = 0; s < nunits; s++)
 			if (fates[i].sectors & (1ull << s))
 				image_write(&out->cur[u->file], u->offset + (uint64_t)s * unit,
-					    u->data + (uint64_t)s * unit, PN_MIN(unit, u->len - s * unit));
+					    u->data + (uint64_t)s * unit,
+					    PN_MIN(unit, u->len - s * unit));
 	}
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)
@@ -460,7 +456,8 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 				const struct pn_chunk *ch = chunk_at(im, c);
 				if (!ch)
 					continue;
-				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c, ch == REMOVED};
+				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c,
+						     ch == REMOVED};
 				h = XXH3_64bits_withSeed(where, sizeof(where), h);
 				if (ch != REMOVED)
 					h = XXH3_64bits_withSeed(ch->data, PN_CHUNK_SIZE, h);

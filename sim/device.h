@@ -61,12 +61,12 @@ struct pn_unsynced {
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *data;
-	uint64_t seq;        /* dispatch order */
-	uint64_t event;      /* world event number of its dispatch */
-	uint32_t io_index;   /* the engine I/O, while in flight */
+	uint64_t seq;      /* dispatch order */
+	uint64_t event;    /* world event number of its dispatch */
+	uint32_t io_index; /* the engine I/O, while in flight */
 	bool completed;
 	uint64_t completed_seq; /* device sequence number of its completion */
-	uint32_t why;        /* enum pn_io_why, for traces */
+	uint32_t why;           /* enum pn_io_why, for traces */
 	uint32_t page, slot;
 };
 
@@ -78,8 +78,8 @@ struct pn_device {
 	struct pn_unsynced *unsynced;
 	uint32_t nunsynced, cap;
 	uint64_t seq;
-	uint64_t version;      /* changes whenever a crash could leave a different state */
-	uint64_t dur_version;  /* changes whenever the durable image changes */
+	uint64_t version;     /* changes whenever a crash could leave a different state */
+	uint64_t dur_version; /* changes whenever the durable image changes */
 	uint64_t bytes_written[PN_FILE_COUNT];
 };
 

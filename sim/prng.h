@@ -12,7 +12,12 @@ struct pn_prng {
 	uint64_t s[4];
 };
 
-enum pn_stream { PN_STREAM_WORKLOAD = 1, PN_STREAM_SCHEDULE = 2, PN_STREAM_IO = 3, PN_STREAM_CRASH = 4 };
+enum pn_stream {
+	PN_STREAM_WORKLOAD = 1,
+	PN_STREAM_SCHEDULE = 2,
+	PN_STREAM_IO = 3,
+	PN_STREAM_CRASH = 4
+};
 
 static inline uint64_t pn_splitmix64(uint64_t *x)
 {

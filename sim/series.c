@@ -8,8 +8,9 @@
 #include "engine.h"
 
 const char *const pn_series_col_names[PN_SC_COUNT] = {
-	"time_ns", "events", "transactions", "commits", "wal_bytes", "fpi_count", "fpi_bytes",
-	"data_bytes_written", "data_writes", "fsyncs", "shifts", "checkpoints",
+	"time_ns",     "events",    "transactions", "commits",
+	"wal_bytes",   "fpi_count", "fpi_bytes",    "data_bytes_written",
+	"data_writes", "fsyncs",    "shifts",       "checkpoints",
 };
 
 void pn_series_init(struct pn_series *s, const struct pn_engine *e)
@@ -60,7 +61,8 @@ static void choose_pages(struct pn_series *s, const struct pn_engine *e)
 	uint32_t heap_pages = pn_engine_geometry(e).heap_pages;
 	for (uint32_t p = 0; p < heap_pages && s->npages < PN_SERIES_PAGES; p++) {
 		uint8_t active, baseline;
-		if (!pn_engine_page_slots(e, p, &active, &baseline) || (active == 0 && baseline == 0))
+		if (!pn_engine_page_slots(e, p, &active, &baseline) ||
+		    (active == 0 && baseline == 0))
 			continue;
 		bool chosen = false;
 		for (uint32_t i = 0; i < s->npages && !chosen; i++)

@@ -33,31 +33,41 @@ struct pn_engine;
 
 /* The columns of a sample: cumulative counters of struct pn_metrics, and the time. */
 enum pn_series_col {
-	PN_SC_TIME_NS, PN_SC_EVENTS, PN_SC_TRANSACTIONS, PN_SC_COMMITS, PN_SC_WAL_BYTES,
-	PN_SC_FPI_COUNT, PN_SC_FPI_BYTES, PN_SC_DATA_BYTES, PN_SC_DATA_WRITES, PN_SC_FSYNCS,
-	PN_SC_SHIFTS, PN_SC_CHECKPOINTS, PN_SC_COUNT
+	PN_SC_TIME_NS,
+	PN_SC_EVENTS,
+	PN_SC_TRANSACTIONS,
+	PN_SC_COMMITS,
+	PN_SC_WAL_BYTES,
+	PN_SC_FPI_COUNT,
+	PN_SC_FPI_BYTES,
+	PN_SC_DATA_BYTES,
+	PN_SC_DATA_WRITES,
+	PN_SC_FSYNCS,
+	PN_SC_SHIFTS,
+	PN_SC_CHECKPOINTS,
+	PN_SC_COUNT
 };
 /* Their JSON names ("time_ns", "events", ..., "checkpoints"). */
 extern const char *const pn_series_col_names[PN_SC_COUNT];
 
 struct pn_series_ckpt {
-	uint64_t number;          /* 1 = the run's first completed checkpoint */
+	uint64_t number; /* 1 = the run's first completed checkpoint */
 	uint64_t begin_ns, end_ns;
-	uint64_t wal_bytes, fpi_count, commits, shifts; /* as of its end */
+	uint64_t wal_bytes, fpi_count, commits, shifts;             /* as of its end */
 	uint8_t active[PN_SERIES_PAGES], baseline[PN_SERIES_PAGES]; /* S3 */
 };
 
 struct pn_series {
-	uint32_t n;               /* samples held */
-	uint64_t every_events;    /* S1 stride */
+	uint32_t n;            /* samples held */
+	uint64_t every_events; /* S1 stride */
 	uint64_t v[PN_SERIES_CAP][PN_SC_COUNT];
 	uint32_t nckpt;
-	uint64_t ckpt_every;      /* S2 */
+	uint64_t ckpt_every; /* S2 */
 	struct pn_series_ckpt ckpt[PN_SERIES_CKPT_CAP];
 	uint64_t seen_begun, seen_done, ckpt_done; /* what the engine showed at the last look */
 	uint64_t begin_ns[PN_SERIES_PENDING];      /* by checkpoint sequence number */
-	uint32_t generations;     /* of the run (1 unless umbra) */
-	uint32_t npages;          /* S3 pages chosen */
+	uint32_t generations;                      /* of the run (1 unless umbra) */
+	uint32_t npages;                           /* S3 pages chosen */
 	uint32_t pages[PN_SERIES_PAGES];
 };
 

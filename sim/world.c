@@ -82,8 +82,9 @@ static void hash_event(struct pn_world *w, const struct pn_event *ev)
 {
 	struct pn_acks_view acks;
 	pn_engine_acks(w->e, &acks);
-	uint64_t v[12] = {w->events, ev->time, ev->kind, ev->arg, ev->token,
-			  pn_engine_wal_insert_lsn(w->e), acks.n, w->dev.version};
+	uint64_t v[12] = {w->events, ev->time,      ev->kind,
+			  ev->arg,   ev->token,     pn_engine_wal_insert_lsn(w->e),
+			  acks.n,    w->dev.version};
 	if (ev->kind == PN_EV_STEP) {
 		struct pn_proc_info p;
 		pn_engine_proc_info(w->e, ev->arg, &p);
@@ -138,7 +139,8 @@ static void twin_take(struct pn_world *w)
 
 uint64_t pn_world_device_hash(const struct pn_device *d)
 {
-	return pn_device_hash(d, XXH3_64bits_withSeed(&d->nunsynced, sizeof(d->nunsynced), d->track));
+	return pn_device_hash(d,
+			      XXH3_64bits_withSeed(&d->nunsynced, sizeof(d->nunsynced), d->track));
 }
 
 void pn_world_twin_reset(struct pn_world_twin *t)
@@ -173,12 +175,14 @@ bool pn_world_twin_end(struct pn_world_twin *t, struct pn_world *w, char *msg, s
 		snprintf(msg, len, "the two runs diverge at event %llu (in the second run: %s)",
 			 (unsigned long long)t->diverged_at, t->what);
 	else if (t->events[0] != t->events[1])
-		snprintf(msg, len, "the two runs diverge after event %llu: the first run ends there, "
+		snprintf(msg, len,
+			 "the two runs diverge after event %llu: the first run ends there, "
 			 "the second goes on to event %llu",
 			 (unsigned long long)PN_MIN(t->events[0], t->events[1]),
 			 (unsigned long long)PN_MAX(t->events[0], t->events[1]));
 	else if (t->device[0] != t->device[1])
-		snprintf(msg, len, "the two runs agree on all %llu events but leave different devices",
+		snprintf(msg, len,
+			 "the two runs agree on all %llu events but leave different devices",
 			 (unsigned long long)t->events[1]);
 	return msg[0] == 0;
 }
@@ -275,9 +279,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 		hash_bytes(w, io->buf, io->len);
 		break;
 	case PN_IO_READ: pn_device_read(&w->dev, io->file, io->offset, io->len, io->buf); break;
-	case PN_IO_FSYNC:
-		w->fsync_of_io[index] = pn_device_fsync_start(&w->dev);
-		break;
+	case PN_IO_FSYNC: w->fsync_of_io[index] = pn_device_fsync_start(&w->dev); break;
 	}
 	uint64_t at = w->now + io_latency(w, io);
 	if (!w->sc->aio.reorder) {
@@ -306,7 +308,8 @@ static void on_complete(struct pn_world *w, uint32_t index)
 
 /* ---- trace of the last events ---- */
 
-static void record_trace(struct pn_world *w, const struct pn_event *ev, const struct pn_proc_info *p)
+static void record_trace(struct pn_world *w, const struct pn_event *ev,
+			 const struct pn_proc_info *p)
 {
 	struct pn_trace_entry *t = &w->trace[w->events % PN_TRACE_LEN];
 	t->event = w->events;
@@ -330,16 +333,17 @@ static void record_trace(struct pn_world *w, const struct pn_event *ev, const st
 }
 
 static const char *bstate_names[] = {
-	"next", "pin", "decide", "insert", "commit-wait", "wait-checkpoint", "evict-wait", "done",
-	"publish", "held",
+	"next",       "pin",  "decide",  "insert", "commit-wait", "wait-checkpoint",
+	"evict-wait", "done", "publish", "held",
 };
 
-static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf, size_t len)
+static void step_text(const struct pn_world *w, const struct pn_trace_entry *t, char *buf,
+		      size_t len)
 {
 	struct pn_proc_info p;
 	pn_engine_proc_info(w->e, t->arg, &p);
-	static const char *kinds[] = {"backend", "checkpointer", "bgwriter", "walwriter", "startup",
-				      "pageserver"};
+	static const char *kinds[] = {"backend",   "checkpointer", "bgwriter",
+				      "walwriter", "startup",      "pageserver"};
 	if (p.kind != PN_PROC_BACKEND) {
 		snprintf(buf, len, "step %s", kinds[p.kind]);
 		return;
@@ -366,8 +370,10 @@ void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *
 		step_text(w, t, buf, len);
 		return;
 	}
-	int n = snprintf(buf, len, "%s %s %s (%s)", t->kind == PN_EV_DISPATCH ? "dispatch" : "complete",
-			 ops[t->op], pn_file_name((enum pn_file)t->file), pn_io_why_name((enum pn_io_why)t->why));
+	int n = snprintf(buf, len, "%s %s %s (%s)",
+			 t->kind == PN_EV_DISPATCH ? "dispatch" : "complete", ops[t->op],
+			 pn_file_name((enum pn_file)t->file),
+			 pn_io_why_name((enum pn_io_why)t->why));
 	if (t->page != UINT32_MAX && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " page %u slot %u offset %llu", t->page, t->slot,
 			 (unsigned long long)t->offset);
@@ -412,8 +418,13 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_prng_seed(&w->rng_io, sc->seed, PN_STREAM_IO, opt->schedule);
 	pn_device_init(&w->dev, opt->track, sc->storage.sector_size);
 	struct pn_env env = {
-		.ctx = w, .submit = env_submit, .read_sync = env_read_sync, .now_ns = env_now,
-		.schedule = env_schedule, .random = env_random, .wal_inserted = env_wal_inserted,
+		.ctx = w,
+		.submit = env_submit,
+		.read_sync = env_read_sync,
+		.now_ns = env_now,
+		.schedule = env_schedule,
+		.random = env_random,
+		.wal_inserted = env_wal_inserted,
 		.wal_segment = env_wal_segment,
 	};
 	w->e = pn_engine_new();
@@ -429,9 +440,10 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
 		pn_engine_format(w->e, format_write, w);
-	uint64_t work = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
-							  : sc->workload.transactions *
-								    (sc->workload.pages_per_transaction + 1);
+	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
+				? sc->workload.script_len
+				: sc->workload.transactions *
+					  (sc->workload.pages_per_transaction + 1);
 	w->max_events = 20000ull * (work + 100) + 10000000ull;
 	pn_assert_context(print_context, w);
 	return true;

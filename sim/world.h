@@ -24,8 +24,8 @@ struct pn_event {
 	uint64_t time;
 	uint64_t seq;
 	uint32_t kind;
-	uint32_t arg;    /* process or I/O index */
-	uint64_t token;  /* step: the wake token */
+	uint32_t arg;   /* process or I/O index */
+	uint64_t token; /* step: the wake token */
 };
 
 /* The last events, for counterexample timelines. */
@@ -54,13 +54,13 @@ void pn_world_trace_text(const struct pn_world *w, const struct pn_trace_entry *
  * as of each event; the second compares and keeps the first event where they differ.
  */
 struct pn_world_twin {
-	bool second;           /* false: this run logs; true: it compares with the log */
-	uint64_t *log;         /* the first run's hash as of each event (log[i]: event i + 1) */
+	bool second;   /* false: this run logs; true: it compares with the log */
+	uint64_t *log; /* the first run's hash as of each event (log[i]: event i + 1) */
 	uint64_t len, cap;
-	uint64_t events[2];    /* each run's event count at its end */
-	uint64_t device[2];    /* each run's device hash at its end */
-	uint64_t diverged_at;  /* the second run's first event that differs (0: none) */
-	char what[192];        /* that event in the second run, as text */
+	uint64_t events[2];   /* each run's event count at its end */
+	uint64_t device[2];   /* each run's device hash at its end */
+	uint64_t diverged_at; /* the second run's first event that differs (0: none) */
+	char what[192];       /* that event in the second run, as text */
 	/* Test hook (0: off): after this event the second run draws one extra number from its
 	 * scheduling stream, a deliberate divergence for the tests of this detector. */
 	uint64_t perturb_at;
@@ -68,36 +68,36 @@ struct pn_world_twin {
 
 struct pn_world_options {
 	struct pn_world_twin *twin; /* the determinism self-check; NULL: off */
-	bool track;             /* keep the crash model's durable image and unsynced writes */
-	bool check_each_event;  /* pn_engine_check() after every event */
-	uint32_t schedule;      /* schedule variation index (schedules.runs) */
-	uint64_t stop_at_event; /* stop after this many events (a crash point); 0 = run out */
-	bool blank;             /* leave the device empty: the caller fills it (a crash image) */
+	bool track;                 /* keep the crash model's durable image and unsynced writes */
+	bool check_each_event;      /* pn_engine_check() after every event */
+	uint32_t schedule;          /* schedule variation index (schedules.runs) */
+	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
+	bool blank; /* leave the device empty: the caller fills it (a crash image) */
 };
 
 struct pn_world {
 	const struct pn_scenario *sc;
 	struct pn_world_options opt;
-	struct pn_engine *e;    /* opaque here: the engine's accessors (engine.h) */
+	struct pn_engine *e; /* opaque here: the engine's accessors (engine.h) */
 	struct pn_device dev;
 	struct pn_prng rng_workload, rng_sched, rng_io;
 	uint64_t now;
-	uint64_t events;       /* events processed */
+	uint64_t events; /* events processed */
 	uint64_t seq;
 	struct pn_event *heap;
 	uint32_t heap_len, heap_cap;
-	uint32_t *aio_pending;  /* I/O indexes waiting for a queue slot (FIFO ring) */
+	uint32_t *aio_pending; /* I/O indexes waiting for a queue slot (FIFO ring) */
 	uint32_t aio_head, aio_len, aio_cap;
 	uint32_t aio_inflight;
 	uint64_t last_completion; /* FIFO completion when reorder is off */
-	uint64_t *fsync_of_io;  /* the device's name for each in-flight fsync */
+	uint64_t *fsync_of_io;    /* the device's name for each in-flight fsync */
 	uint64_t max_events;
 	struct pn_trace_entry trace[PN_TRACE_LEN];
 	/* Observer of every WAL record inserted (the checker's oracle). */
 	void (*on_wal)(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
 	void *on_wal_arg;
-	uint64_t hash;         /* the running hash of the history (opt.twin set) */
-	uint64_t hash_logged;  /* events whose hash the twin has taken */
+	uint64_t hash;            /* the running hash of the history (opt.twin set) */
+	uint64_t hash_logged;     /* events whose hash the twin has taken */
 	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
 };
@@ -133,7 +133,7 @@ void pn_world_twin_free(struct pn_world_twin *t);
 
 /* One whole simulated run of a scenario (run, compare). */
 struct pn_sim_result {
-	int status;            /* 0 ok, 1 violation, 2 bad input */
+	int status; /* 0 ok, 1 violation, 2 bad input */
 	struct pn_metrics m;
 	struct pn_violation viol;
 	uint64_t events;

@@ -11,8 +11,9 @@
 
 /* product.md's keys of a run / compare / bench result, in its order. */
 static const char *const contract_keys[] = {
-	"scenario", "mode", "transactions", "commits", "wal_bytes", "wal_records", "fpi_count",
-	"fpi_bytes", "data_bytes_written", "fsyncs", "checkpoints", "space_amplification",
+	"scenario",           "mode",        "transactions", "commits",
+	"wal_bytes",          "wal_records", "fpi_count",    "fpi_bytes",
+	"data_bytes_written", "fsyncs",      "checkpoints",  "space_amplification",
 	"elapsed_seconds",
 };
 
@@ -23,10 +24,12 @@ static inline void assert_contract(json_t *results)
 	json_t *r;
 
 	ck_assert(json_array_size(results) > 0);
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		void *it = json_object_iter(r);
 		for (size_t k = 0; k < sizeof contract_keys / sizeof contract_keys[0]; k++) {
-			ck_assert_msg(it != NULL, "result %zu ends before '%s'", i, contract_keys[k]);
+			ck_assert_msg(it != NULL, "result %zu ends before '%s'", i,
+				      contract_keys[k]);
 			ck_assert_str_eq(json_object_iter_key(it), contract_keys[k]);
 			it = json_object_iter_next(r, it);
 		}

@@ -23,15 +23,13 @@
 #define MAX_ARGS 16
 #define OUT_LEN (256 * 1024)
 
-static const char tiny_scenario[] =
-	"name: t\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
-	"workload: {kind: random, transactions: 200, clients: 2}\n";
+static const char tiny_scenario[] = "name: t\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
+				    "workload: {kind: random, transactions: 200, clients: 2}\n";
 
 /* Commits acknowledged before their WAL is durable: a violation of no page (R2). */
-static const char no_page_scenario[] =
-	"name: np\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
-	"protocol: {mutations: [ack_before_flush]}\n"
-	"workload: {kind: random, transactions: 200, clients: 2}\n";
+static const char no_page_scenario[] = "name: np\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
+				       "protocol: {mutations: [ack_before_flush]}\n"
+				       "workload: {kind: random, transactions: 200, clients: 2}\n";
 
 /* The loader accepts it (umbra l4 runs its epoch step); the engine refuses it in fpw or
  * nofpw (the step needs l3 or l4), at the step's position. */
@@ -42,10 +40,9 @@ static const char refused_scenario[] =
 	"    - {op: checkpoint_end}\n";
 
 /* The same with a deliberate bug (protocol.md section 5): pages written before their WAL. */
-static const char mutated_scenario[] =
-	"name: m\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
-	"protocol: {mutations: [no_wal_before_data]}\n"
-	"workload: {kind: random, transactions: 200, clients: 2}\n";
+static const char mutated_scenario[] = "name: m\nseed: 3\nstorage: {pages: 64, buffers: 8}\n"
+				       "protocol: {mutations: [no_wal_before_data]}\n"
+				       "workload: {kind: random, transactions: 200, clients: 2}\n";
 
 static char tmp_dir[256];
 static char scenario[320], mutated[320], no_page[320], refused[320];
@@ -144,7 +141,8 @@ static json_t *results_of(json_t *root, size_t n)
 static void assert_usage_error(const char *what)
 {
 	ck_assert_int_eq(cap.status, 2);
-	ck_assert_msg(strstr(cap.err, what) != NULL, "stderr does not name '%s': %s", what, cap.err);
+	ck_assert_msg(strstr(cap.err, what) != NULL, "stderr does not name '%s': %s", what,
+		      cap.err);
 	ck_assert_msg(strstr(cap.err, "try 'penumbra --help'\n") != NULL, "no hint: %s", cap.err);
 	ck_assert_msg(strchr(cap.err, '\n') == cap.err + strlen(cap.err) - 1, "not one line: %s",
 		      cap.err);
@@ -153,8 +151,8 @@ static void assert_usage_error(const char *what)
 
 START_TEST(test_command_table)
 {
-	static const char *const names[] = {"run", "check", "replay", "compare", "bench", "crashtest",
-					     "report", "import"};
+	static const char *const names[] = {"run",   "check",     "replay", "compare",
+					    "bench", "crashtest", "report", "import"};
 
 	ck_assert_uint_eq(pn_commands_len, PN_ARRAY_LEN(names));
 	for (size_t i = 0; i < PN_ARRAY_LEN(names); i++) {
@@ -181,8 +179,8 @@ START_TEST(test_import_usage)
 	assert_usage_error("--from wants an LSN");
 	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--to", "0/1G", NULL), 2);
 	assert_usage_error("--to wants an LSN");
-	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--from", "0/20", "--to", "0/10",
-			     NULL), 2);
+	ck_assert_int_eq(cli("import", "pg_wal", "--stats", "--from", "0/20", "--to", "0/10", NULL),
+			 2);
 	assert_usage_error("--to must be above --from");
 	ck_assert_int_eq(cli("import", "no-such-pg_wal", "--stats", NULL), 2);
 	ck_assert_msg(strstr(cap.err, "no-such-pg_wal: No such file") != NULL, "%s", cap.err);
@@ -306,7 +304,8 @@ START_TEST(test_real_disk_usage)
 	ck_assert(f != NULL);
 	fclose(f);
 	ck_assert_int_eq(cli("bench", scenario, "--path", dir, "--duration", "1s", NULL), 2);
-	ck_assert_msg(strstr(cap.err, "holds files penumbra did not create") != NULL, "%s", cap.err);
+	ck_assert_msg(strstr(cap.err, "holds files penumbra did not create") != NULL, "%s",
+		      cap.err);
 	ck_assert_int_eq(cli("crashtest", scenario, "--path", dir, "--runs", "1", NULL), 2);
 	ck_assert_msg(strstr(cap.err, "without --force") != NULL, "%s", cap.err);
 	unlink(other);
@@ -326,13 +325,19 @@ START_TEST(test_check_and_replay)
 	tmp_path(traces, sizeof traces, "traces");
 	tmp_path(json, sizeof json, "check.json");
 	tmp_path(junit, sizeof junit, "check.xml");
-	ck_assert_int_eq(cli("check", src, "--traces", traces, "--json", json, "--junit", junit, NULL), 0);
-	ck_assert_msg(strstr(cap.out, "VIOLATION in ckpt-active-only") != NULL, "no report: %s", cap.out);
-	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "no summary: %s", cap.out);
+	ck_assert_int_eq(cli("check", src, "--traces", traces, "--json", json, "--junit", junit,
+			     NULL),
+			 0);
+	ck_assert_msg(strstr(cap.out, "VIOLATION in ckpt-active-only") != NULL, "no report: %s",
+		      cap.out);
+	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "no summary: %s",
+		      cap.out);
 	slurp(json, cap.err, sizeof cap.err);
 	ck_assert_msg(strstr(cap.err, "\"verdict\": \"violation\"") != NULL, "json: %s", cap.err);
 	slurp(junit, cap.err, sizeof cap.err);
-	ck_assert_msg(strstr(cap.err, "<testcase classname=\"penumbra.check\" name=\"ckpt-active-only\"") != NULL,
+	ck_assert_msg(strstr(cap.err,
+			     "<testcase classname=\"penumbra.check\" name=\"ckpt-active-only\"") !=
+			      NULL,
 		      "junit: %s", cap.err);
 	snprintf(trace, sizeof trace, "%s/ckpt-active-only.trace.yaml", traces);
 	ck_assert_int_eq(cli("replay", trace, NULL), 1);
@@ -386,11 +391,30 @@ END_TEST
 
 /* The keys of a result, in order: product.md's, then the ones the brief added. */
 static const char *const result_keys[] = {
-	"scenario", "mode", "transactions", "commits", "wal_bytes", "wal_records", "fpi_count",
-	"fpi_bytes", "data_bytes_written", "fsyncs", "checkpoints", "space_amplification",
-	"elapsed_seconds", "wal_bytes_per_transaction", "shifts", "dw_bytes_written",
-	"write_amplification", "read_runs", "commit_latency_us_p50", "commit_latency_us_p99",
-	"checkpoints_by_cause", "records", "transaction_types", "violation",
+	"scenario",
+	"mode",
+	"transactions",
+	"commits",
+	"wal_bytes",
+	"wal_records",
+	"fpi_count",
+	"fpi_bytes",
+	"data_bytes_written",
+	"fsyncs",
+	"checkpoints",
+	"space_amplification",
+	"elapsed_seconds",
+	"wal_bytes_per_transaction",
+	"shifts",
+	"dw_bytes_written",
+	"write_amplification",
+	"read_runs",
+	"commit_latency_us_p50",
+	"commit_latency_us_p99",
+	"checkpoints_by_cause",
+	"records",
+	"transaction_types",
+	"violation",
 };
 
 static void assert_key_order(json_t *result)
@@ -427,7 +451,8 @@ START_TEST(test_json_deterministic)
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "seed")), 3);
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "transactions")), 200);
 	ck_assert(json_is_null(json_object_get(r, "violation")));
-	ck_assert(json_is_object(json_object_get(json_object_get(r, "records"), "Heap/HOT_UPDATE")));
+	ck_assert(
+		json_is_object(json_object_get(json_object_get(r, "records"), "Heap/HOT_UPDATE")));
 	json_decref(root);
 }
 END_TEST
@@ -453,7 +478,8 @@ START_TEST(test_overrides)
 
 	tmp_path(path, sizeof path, "o.json");
 	ck_assert_int_eq(cli("run", "--seed", "9", scenario, "--mode", "umbra", "--json", path,
-			     NULL), 0);
+			     NULL),
+			 0);
 	root = load_json_file(path);
 	r = json_array_get(results_of(root, 1), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "seed")), 9);
@@ -515,14 +541,16 @@ START_TEST(test_compare_some_modes)
 	json_t *root;
 
 	tmp_path(path, sizeof path, "c2.json");
-	ck_assert_int_eq(cli("compare", "--modes", "umbra,fpw", "--seed", "5", scenario,
-			     "--json", path, NULL), 0);
+	ck_assert_int_eq(cli("compare", "--modes", "umbra,fpw", "--seed", "5", scenario, "--json",
+			     path, NULL),
+			 0);
 	ck_assert(!strstr(cap.out, "WAL vs"));
 	ck_assert(!strstr(cap.out, "WAL records of mode"));
 	root = load_json_file(path);
 	assert_modes(results_of(root, 2), modes, 2);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
-		json_object_get(root, "results"), 1), "seed")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_array_get(json_object_get(root, "results"), 1), "seed")),
+			 5);
 	json_decref(root);
 }
 END_TEST
@@ -582,7 +610,8 @@ START_TEST(test_records_format)
 	m.rec_bytes[PN_REC_XACT_COMMIT] = 34;
 	pn_cli_print_records(f, &m);
 	fclose(f);
-	ck_assert_str_eq(text,
+	ck_assert_str_eq(
+		text,
 		"Type                                           N      (%)          Record size      (%)"
 		"             FPI size      (%)        Combined size      (%)\n"
 		"----                                           -      ---          -----------      ---"
@@ -600,10 +629,7 @@ START_TEST(test_records_format)
 END_TEST
 
 /* `--json -` of the last command: its stdout must be pure JSON. */
-static json_t *stdout_json(void)
-{
-	return pure_json(cap.out);
-}
+static json_t *stdout_json(void) { return pure_json(cap.out); }
 
 START_TEST(test_contract_keys)
 {
@@ -614,7 +640,8 @@ START_TEST(test_contract_keys)
 	assert_contract(results_of(root, 1));
 	json_decref(root);
 	ck_assert_int_eq(cli("compare", scenario, "--modes", "fpw,umbra,pushdown", "--stats",
-			     "--json", "-", NULL), 0);
+			     "--json", "-", NULL),
+			 0);
 	ck_assert(strstr(cap.err, "WAL records of mode umbra:") != NULL);
 	root = stdout_json();
 	assert_contract(results_of(root, 3));
@@ -623,11 +650,13 @@ START_TEST(test_contract_keys)
 	ck_assert_int_eq(cli("run", refused, "--mode", "fpw", "--json", "-", NULL), 2);
 	root = stdout_json();
 	assert_contract(results_of(root, 1));
-	ck_assert(strstr(json_string_value(json_object_get(
-			     json_array_get(json_object_get(root, "results"), 0), "error")),
-			 "rf.yaml:9:7: ") != NULL); /* the step's FILE:LINE:COL */
-	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(root, "results"), 0),
-					       "wal_bytes")));
+	ck_assert(
+		strstr(json_string_value(
+			       json_object_get(json_array_get(json_object_get(root, "results"), 0),
+					       "error")),
+		       "rf.yaml:9:7: ") != NULL); /* the step's FILE:LINE:COL */
+	ck_assert(json_is_null(
+		json_object_get(json_array_get(json_object_get(root, "results"), 0), "wal_bytes")));
 	json_decref(root);
 	ck_assert_int_eq(cli("compare", refused, "--modes", "fpw,nofpw", "--json", "-", NULL), 2);
 	root = stdout_json();
@@ -652,8 +681,10 @@ START_TEST(test_mode_refusal_position)
 	char path[340], text[256], want[64];
 	snprintf(path, sizeof path, "%s/gen.yaml", tmp_dir);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		snprintf(text, sizeof text, "name: gen\nstorage: {pages: 8, buffers: 4}\nprotocol: %s\n"
-			 "workload: {kind: random, transactions: 5}\n", cases[i].protocol);
+		snprintf(text, sizeof text,
+			 "name: gen\nstorage: {pages: 8, buffers: 4}\nprotocol: %s\n"
+			 "workload: {kind: random, transactions: 5}\n",
+			 cases[i].protocol);
 		write_file(path, text);
 		ck_assert_int_eq(cli(cases[i].cmd, path, cases[i].opt, cases[i].modes, NULL), 2);
 		snprintf(want, sizeof want, "%sprotocol.policy l3 and l4", cases[i].at);
@@ -706,8 +737,9 @@ START_TEST(test_compare_labels)
 	static const char *const after[] = {"umbra-l4", "umbra"};
 	json_t *root;
 
-	ck_assert_int_eq(cli("compare", scenario, "--modes", "umbra,umbra-prototype", "--json",
-			     "-", NULL), 0);
+	ck_assert_int_eq(cli("compare", scenario, "--modes", "umbra,umbra-prototype", "--json", "-",
+			     NULL),
+			 0);
 	root = stdout_json();
 	assert_modes(results_of(root, 2), both, 2);
 	json_decref(root);

@@ -68,15 +68,20 @@ static void load(const char *yaml, struct pn_scenario *sc)
 {
 	char err[PN_ERROR_LEN];
 	ck_assert_msg(pn_scenario_load_string("client.yaml", yaml, strlen(yaml), sc, err,
-					      sizeof(err)), "%s", err);
+					      sizeof(err)),
+		      "%s", err);
 }
 
 /* An engine with sc's row and the stub env. */
 static void engine_up(struct pn_engine *e, const struct pn_scenario *sc, struct stub *s)
 {
-	struct pn_env env = {.ctx = s, .submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule,
+	struct pn_env env = {.ctx = s,
+			     .submit = stub_submit,
+			     .now_ns = stub_now,
+			     .schedule = stub_schedule,
 			     .random = stub_random};
-	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)), "%s", e->svc.error);
+	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)),
+		      "%s", e->svc.error);
 	ck_assert_ptr_eq(e->client, pn_workload_of(sc));
 	ck_assert_ptr_nonnull(e->client_state);
 }
@@ -148,7 +153,8 @@ START_TEST(test_script_steps_in_order)
 	     "    - {op: update, page: 6, client: 1}\n"
 	     "    - {op: commit, client: 1}\n"
 	     "    - {op: update, page: 2, client: 2}\n"
-	     "    - {op: commit, client: 2}\n", &sc);
+	     "    - {op: commit, client: 2}\n",
+	     &sc);
 	struct stub s = {0};
 	struct pn_engine e;
 	engine_up(&e, &sc, &s);
@@ -199,7 +205,8 @@ START_TEST(test_vacuum_pass_and_pages)
 	struct pn_scenario sc;
 	/* 1000 rows, 226 a page (8 KiB): 5 heap pages, then 1 visibility-map page */
 	load("name: v\nseed: 1\nstorage: {pages: 64, buffers: 8}\n"
-	     "workload: {kind: vacuum, rows: 1000, clients: 2}\n", &sc);
+	     "workload: {kind: vacuum, rows: 1000, clients: 2}\n",
+	     &sc);
 	struct stub s = {0};
 	struct pn_engine e;
 	engine_up(&e, &sc, &s);

@@ -88,7 +88,10 @@ START_TEST(test_cur_dur_share_synced)
 
 	uint8_t page[8192], back[8192];
 	memset(page, 0x5A, sizeof(page));
-	struct pn_io io = {.file = PN_FILE_WAL, .offset = SEG, .len = sizeof(page), .buf = page,
+	struct pn_io io = {.file = PN_FILE_WAL,
+			   .offset = SEG,
+			   .len = sizeof(page),
+			   .buf = page,
 			   .index = 3};
 	pn_device_write(&d, &io, 1);
 	ck_assert_uint_eq(pn_device_pool_bytes() - base, 4 * SEG + PN_CHUNK_SIZE);
@@ -127,16 +130,10 @@ static void touch_removed(bool write)
 		(void)byte_at(&d, SEG - 8);
 }
 
-START_TEST(test_read_of_removed_aborts)
-{
-	touch_removed(false);
-}
+START_TEST(test_read_of_removed_aborts) { touch_removed(false); }
 END_TEST
 
-START_TEST(test_write_of_removed_aborts)
-{
-	touch_removed(true);
-}
+START_TEST(test_write_of_removed_aborts) { touch_removed(true); }
 END_TEST
 
 /* fpw, 64 KiB segments, a checkpoint every 4 transactions; crash points when `crash`. */
@@ -144,19 +141,21 @@ static void load(struct pn_scenario *sc, const char *max_wal_size, uint32_t tran
 		 bool crash)
 {
 	char yaml[1024], err[PN_ERROR_LEN];
-	snprintf(yaml, sizeof(yaml),
-		 "name: wal-held-%s\n"
-		 "seed: 7\n"
-		 "storage: {pages: 8, buffers: 4, wal_segment_size: 64KiB}\n"
-		 "protocol: {mode: fpw, checksums: true}\n"
-		 "checkpoint: {interval: 0s, every_transactions: 4, completion_target: 0.5,"
-		 " max_wal_size: %s}\n"
-		 "workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n"
-		 "%s",
-		 max_wal_size, max_wal_size, transactions,
-		 crash ? "crash: {points: {every: 9}, max_unsynced: 2, tear: halves, samples: 10}\n"
-		       : "");
-	ck_assert_msg(pn_scenario_load_string("wal-held.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
+	snprintf(
+		yaml, sizeof(yaml),
+		"name: wal-held-%s\n"
+		"seed: 7\n"
+		"storage: {pages: 8, buffers: 4, wal_segment_size: 64KiB}\n"
+		"protocol: {mode: fpw, checksums: true}\n"
+		"checkpoint: {interval: 0s, every_transactions: 4, completion_target: 0.5,"
+		" max_wal_size: %s}\n"
+		"workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n"
+		"%s",
+		max_wal_size, max_wal_size, transactions,
+		crash ? "crash: {points: {every: 9}, max_unsynced: 2, tear: halves, samples: 10}\n"
+		      : "");
+	ck_assert_msg(pn_scenario_load_string("wal-held.yaml", yaml, strlen(yaml), sc, err,
+					      sizeof(err)),
 		      "%s", err);
 }
 
@@ -168,7 +167,8 @@ START_TEST(test_held_wal_bounded)
 	struct pn_world_options o = {.check_each_event = true};
 	ck_assert_ptr_nonnull(w);
 	ck_assert_msg(pn_world_init(w, &sc, &o, NULL), "%s", w->error);
-	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG, 1000000u); /* the ring never wraps in this run */
+	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG,
+			  1000000u); /* the ring never wraps in this run */
 	pn_engine_start(w->e);
 	uint64_t worst = 0;
 	int step;
@@ -187,7 +187,8 @@ START_TEST(test_held_wal_bounded)
 	const struct pn_metrics *m = pn_engine_metrics(w->e);
 	ck_assert_uint_ge(m->checkpoints, 100);
 	ck_assert_uint_gt(m->wal_bytes, 40ull * SEG);
-	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG, pn_engine_wal_insert_lsn(w->e) / SEG);
+	ck_assert_uint_gt(pn_engine_file_size(w->e, PN_FILE_WAL) / SEG,
+			  pn_engine_wal_insert_lsn(w->e) / SEG);
 	ck_assert_uint_le(worst, m->wal_bytes / 10);
 	ck_assert_uint_eq(pn_device_held(&w->dev, PN_FILE_WAL, true), worst);
 	pn_world_free(w);
@@ -211,10 +212,7 @@ static void check_passes(const char *max_wal_size, uint32_t transactions)
 }
 
 /* Removed segments while the ring never wraps: any read of them would abort. */
-START_TEST(test_checker_ring_never_wraps)
-{
-	check_passes("1TiB", 60);
-}
+START_TEST(test_checker_ring_never_wraps) { check_passes("1TiB", 60); }
 END_TEST
 
 /* A ring of 8 segments (128 KiB max_wal_size) that wraps: removed slots are created. */

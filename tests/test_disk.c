@@ -209,8 +209,10 @@ START_TEST(test_aio_fallback)
 	ck_assert(read(fds[0], got, sizeof got) > 0);
 	waitpid(pid, &status, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", got);
-	ck_assert_msg(strstr(got, "io_uring_queue_init failed: Function not implemented; falling back "
-				  "to worker") != NULL, "%s", got);
+	ck_assert_msg(strstr(got,
+			     "io_uring_queue_init failed: Function not implemented; falling back "
+			     "to worker") != NULL,
+		      "%s", got);
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -252,8 +254,8 @@ START_TEST(test_disk_run_and_recover)
 	ck_assert_msg(pn_disk_open(d, &sc, &dd, false, false), "%s", d->error);
 	ck_assert_int_eq(pn_disk_recover(d), 0);
 	pn_lsn end = pn_engine_recovery_end(d->e);
-	ck_assert_msg(end >= last, "recovered to %llX, last commit at %llX", (unsigned long long)end,
-		      (unsigned long long)last);
+	ck_assert_msg(end >= last, "recovered to %llX, last commit at %llX",
+		      (unsigned long long)end, (unsigned long long)last);
 	pn_disk_close(d);
 	pn_disk_dir_unlock(&dd);
 	free(d);
@@ -310,7 +312,7 @@ START_TEST(test_disk_directory_rule)
 	snprintf(file, sizeof file, "%s/%s", dir, PN_DISK_MARKER);
 	slurp(file, out, sizeof out);
 	ck_assert_msg(strncmp(out, "penumbra-dir 1\n", 15) == 0, "%s", out); /* magic, version */
-	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg); /* ours */
+	ck_assert_msg(lockable(dir, false, msg, sizeof msg), "%s", msg);     /* ours */
 	snprintf(file, sizeof file, "%s/rule-other", tmp_dir);
 	ck_assert_int_eq(mkdir(file, 0755), 0);
 	snprintf(file, sizeof file, "%s/rule-other/someone-else", tmp_dir);
@@ -319,7 +321,7 @@ START_TEST(test_disk_directory_rule)
 	ck_assert(!lockable(dir, false, msg, sizeof msg));
 	ck_assert_msg(strstr(msg, "did not create") != NULL, "%s", msg);
 	ck_assert_msg(lockable(dir, true, msg, sizeof msg), "%s", msg); /* --force */
-	ck_assert(!lockable(good, false, msg, sizeof msg)); /* not a directory */
+	ck_assert(!lockable(good, false, msg, sizeof msg));             /* not a directory */
 	ck_assert_msg(strstr(msg, "is not a directory") != NULL, "%s", msg);
 }
 END_TEST
@@ -412,14 +414,17 @@ START_TEST(test_crashtest)
 	setenv("PN_IO_METHOD", methods[_i], 1);
 	snprintf(dir, sizeof dir, "%s/crash-%s", tmp_dir, methods[_i]);
 	ck_assert_msg(cli("crashtest", good, "--path", dir, "--runs", "3", "--max-time", "150ms",
-			  "--modes", "fpw,umbra", NULL) == 0, "%s%s", out, err);
+			  "--modes", "fpw,umbra", NULL) == 0,
+		      "%s%s", out, err);
 	ck_assert_msg(strstr(out, "fpw: 3 runs") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "umbra: 3 runs") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "0 runs lost an acknowledged commit, 0 failed") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "0 runs lost an acknowledged commit, 0 failed") != NULL, "%s",
+		      out);
 	ck_assert_msg(strstr(out, methods[_i]) != NULL, "%s", out);
 	/* a kill before the first acknowledgement loses nothing; later ones lose a commit */
-	ck_assert_int_eq(cli("crashtest", broken, "--path", dir, "--runs", "3", "--max-time", "300ms",
-			     NULL), 1);
+	ck_assert_int_eq(cli("crashtest", broken, "--path", dir, "--runs", "3", "--max-time",
+			     "300ms", NULL),
+			 1);
 	ck_assert_msg(strstr(out, "was acknowledged (its record ends at") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, " 0 runs lost an acknowledged commit") == NULL, "%s", out);
 	ck_assert_msg(strstr(err, "LOST OR WRONG") != NULL, "%s", err);
@@ -432,7 +437,8 @@ START_TEST(test_bench_json)
 	char dir[320], json[320];
 	snprintf(dir, sizeof dir, "%s/bench", tmp_dir);
 	snprintf(json, sizeof json, "%s/bench.json", tmp_dir);
-	ck_assert_msg(cli("bench", good, "--path", dir, "--duration", "300ms", "--json", json, NULL) == 0,
+	ck_assert_msg(cli("bench", good, "--path", dir, "--duration", "300ms", "--json", json,
+			  NULL) == 0,
 		      "%s%s", out, err);
 	ck_assert_msg(strstr(out, "WAL bytes/tx umbra vs nofpw") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "throughput umbra/fpw") != NULL, "%s", out);
@@ -455,10 +461,7 @@ START_TEST(test_bench_json)
 }
 END_TEST
 
-static json_t *stdout_json(void)
-{
-	return pure_json(out);
-}
+static json_t *stdout_json(void) { return pure_json(out); }
 
 START_TEST(test_bench_contract)
 {
@@ -467,12 +470,14 @@ START_TEST(test_bench_contract)
 	json_t *r;
 	snprintf(dir, sizeof dir, "%s/bench-contract", tmp_dir);
 	ck_assert_msg(cli("bench", good, "--path", dir, "--duration", "200ms", "--modes",
-			  "fpw,pushdown", "--json", "-", NULL) == 0, "%s%s", out, err);
+			  "fpw,pushdown", "--json", "-", NULL) == 0,
+		      "%s%s", out, err);
 	ck_assert_msg(strstr(err, "transactions/s") != NULL, "%s", err); /* the table: stderr */
 	json_t *root = stdout_json(), *res = json_object_get(root, "results");
 	ck_assert_uint_eq(json_array_size(res), 2);
 	assert_contract(res);
-	json_array_foreach(res, i, r) {
+	json_array_foreach(res, i, r)
+	{
 		ck_assert_str_eq(json_string_value(json_object_get(r, "scenario")), "d");
 		ck_assert(json_integer_value(json_object_get(r, "commits")) > 0);
 		ck_assert(json_integer_value(json_object_get(r, "wal_records")) > 0);
@@ -491,9 +496,11 @@ START_TEST(test_bench_failed_mode)
 {
 	char dir[320];
 	snprintf(dir, sizeof dir, "%s/bench-failed", tmp_dir);
-	ck_assert_int_eq(cli("bench", broken, "--path", dir, "--duration", "300ms", "--modes", "fpw",
-			     NULL), 1);
-	ck_assert_msg(strstr(out, "\ntransactions/s                    failed\n") != NULL, "%s", out);
+	ck_assert_int_eq(cli("bench", broken, "--path", dir, "--duration", "300ms", "--modes",
+			     "fpw", NULL),
+			 1);
+	ck_assert_msg(strstr(out, "\ntransactions/s                    failed\n") != NULL, "%s",
+		      out);
 	ck_assert_msg(strstr(out, "0.0") == NULL, "%s", out);
 	ck_assert_msg(strstr(err, "penumbra bench: fpw: violation: durability page -: ") != NULL,
 		      "%s", err);
@@ -505,11 +512,13 @@ START_TEST(test_crashtest_json_stdout)
 	char dir[320];
 	snprintf(dir, sizeof dir, "%s/crash-json", tmp_dir);
 	ck_assert_msg(cli("crashtest", good, "--path", dir, "--runs", "2", "--max-time", "100ms",
-			  "--json", "-", NULL) == 0, "%s%s", out, err);
+			  "--json", "-", NULL) == 0,
+		      "%s%s", out, err);
 	ck_assert_msg(strstr(err, "  run 2: killed at ") != NULL, "%s", err);
 	json_t *root = stdout_json();
-	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
-		json_object_get(root, "results"), 0), "runs")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_array_get(json_object_get(root, "results"), 0), "runs")),
+			 2);
 	json_decref(root);
 }
 END_TEST
@@ -532,10 +541,13 @@ START_TEST(test_realdisk_dir_refusals)
 	snprintf(file, sizeof file, "%s/wal", dir);
 	ck_assert_int_eq(symlink(victim, file), 0);
 	ck_assert_int_eq(cli("bench", good, "--path", dir, "--duration", "100ms", "--modes", "fpw",
-			     NULL), 2);
-	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s", err);
+			     NULL),
+			 2);
+	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s",
+		      err);
 	ck_assert_int_eq(cli("crashtest", good, "--path", dir, "--runs", "1", NULL), 2);
-	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "/wal is a symbolic link; refusing to follow it") != NULL, "%s",
+		      err);
 	slurp(victim, out, sizeof out);
 	ck_assert_str_eq(out, "precious\n");
 }

@@ -51,24 +51,32 @@ static const char *const crash_modes[] = {"fpw", "umbra", "doublewrite"};
 static struct spec base_spec(const char *mode)
 {
 	return (struct spec){
-		.mode = mode, .seed = 42, .pages = 32, .buffers = 8, .clients = 3,
-		.transactions = 200, .every = 20, .generations = 3, .sector_size = 512,
+		.mode = mode,
+		.seed = 42,
+		.pages = 32,
+		.buffers = 8,
+		.clients = 3,
+		.transactions = 200,
+		.every = 20,
+		.generations = 3,
+		.sector_size = 512,
 	};
 }
 
 static void spec_yaml(const struct spec *s, char *buf, size_t len)
 {
-	int n = snprintf(buf, len,
-			 "name: engine-%s\n"
-			 "seed: %llu\n"
-			 "storage: {pages: %u, buffers: %u, sector_size: %u, wal_segment_size: 64KiB}\n"
-			 "protocol: {mode: %s, generations: %u, checksums: true, mutations: [%s]}\n"
-			 "checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 0}\n"
-			 "workload: {kind: random, clients: %u, transactions: %u, "
-			 "pages_per_transaction: 2}\n",
-			 s->mode, (unsigned long long)s->seed, s->pages, s->buffers, s->sector_size,
-			 s->mode, s->generations, s->mutation ? s->mutation : "", s->every, s->clients,
-			 s->transactions);
+	int n = snprintf(
+		buf, len,
+		"name: engine-%s\n"
+		"seed: %llu\n"
+		"storage: {pages: %u, buffers: %u, sector_size: %u, wal_segment_size: 64KiB}\n"
+		"protocol: {mode: %s, generations: %u, checksums: true, mutations: [%s]}\n"
+		"checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 0}\n"
+		"workload: {kind: random, clients: %u, transactions: %u, "
+		"pages_per_transaction: 2}\n",
+		s->mode, (unsigned long long)s->seed, s->pages, s->buffers, s->sector_size, s->mode,
+		s->generations, s->mutation ? s->mutation : "", s->every, s->clients,
+		s->transactions);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_lt(n, (int)len);
 }
@@ -182,8 +190,8 @@ START_TEST(test_r3_two_generations)
 	s.generations = 2;
 	run_spec(&s, &two);
 	ck_assert_msg(two.status == 1, "generations 2: no violation");
-	ck_assert_msg(two.viol.kind == PN_VIOL_MAPPING, "%s: %s",
-		      pn_violation_name(two.viol.kind), two.viol.detail);
+	ck_assert_msg(two.viol.kind == PN_VIOL_MAPPING, "%s: %s", pn_violation_name(two.viol.kind),
+		      two.viol.detail);
 	ck_assert_uint_lt(two.viol.page, s.pages);
 	ck_assert_uint_gt(two.m.checkpoints, 0);
 	s.generations = 3;
@@ -267,8 +275,15 @@ static uint32_t first_violation(const struct spec *s, struct pn_violation *v)
 START_TEST(test_r4_mapping)
 {
 	struct spec s = {
-		.mode = "umbra", .seed = 7, .pages = 12, .buffers = 8, .clients = 4,
-		.transactions = 60, .every = 2, .generations = 3, .sector_size = 512,
+		.mode = "umbra",
+		.seed = 7,
+		.pages = 12,
+		.buffers = 8,
+		.clients = 4,
+		.transactions = 60,
+		.every = 2,
+		.generations = 3,
+		.sector_size = 512,
 		.mutation = "shift_split",
 	};
 	struct pn_violation v;
@@ -657,7 +672,8 @@ static int run_logged_yaml(const char *yaml, struct ckpt_log *log, struct pn_met
 {
 	struct pn_scenario sc;
 	char err[PN_ERROR_LEN];
-	ck_assert_msg(pn_scenario_load_string("ckpt.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)),
+	ck_assert_msg(pn_scenario_load_string("ckpt.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
 		      "%s", err);
 	int step = run_logged(&sc, log, m);
 	pn_scenario_free(&sc);
@@ -674,13 +690,14 @@ START_TEST(test_count_paced)
 {
 	const uint32_t every = 100;
 	char yaml[YAML_LEN];
-	snprintf(yaml, sizeof(yaml),
-		 "name: count-paced\nseed: 5\n"
-		 "storage: {pages: 64, buffers: 16, wal_segment_size: 1MiB}\n"
-		 "protocol: {mode: fpw, checksums: true}\n"
-		 "checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 256MiB}\n"
-		 "workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n",
-		 every, 4 * every);
+	snprintf(
+		yaml, sizeof(yaml),
+		"name: count-paced\nseed: 5\n"
+		"storage: {pages: 64, buffers: 16, wal_segment_size: 1MiB}\n"
+		"protocol: {mode: fpw, checksums: true}\n"
+		"checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 256MiB}\n"
+		"workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n",
+		every, 4 * every);
 	static struct ckpt_log log;
 	struct pn_metrics m;
 	ck_assert_int_eq(run_logged_yaml(yaml, &log, &m), PN_STEP_FINISHED);
@@ -695,8 +712,8 @@ START_TEST(test_count_paced)
 		ck_assert_uint_ge(log.commits_begin[i], (i + 1) * every);
 		ck_assert_uint_le(log.commits_begin[i], (i + 1) * every + 2);
 		ck_assert_msg(span >= every / 2 && span <= every,
-			      "checkpoint %u: %llu commits from begin to end, expected %u to %u", i + 1,
-			      (unsigned long long)span, every / 2, every);
+			      "checkpoint %u: %llu commits from begin to end, expected %u to %u",
+			      i + 1, (unsigned long long)span, every / 2, every);
 	}
 	ck_assert_uint_eq(log.commits_begin[3], 4 * every);
 	ck_assert_uint_eq(log.commits_end[3], 4 * every);
@@ -738,16 +755,15 @@ END_TEST
  * end of the workload: 1 checkpoint. */
 START_TEST(test_request_kept)
 {
-	const char *yaml =
-		"name: request-kept\nseed: 3\n"
-		"storage: {pages: 4, buffers: 4, wal_segment_size: 64KiB}\n"
-		"protocol: {mode: fpw, checksums: true}\n"
-		"checkpoint: {interval: 0s, every_transactions: 1, max_wal_size: 0}\n"
-		"workload:\n  kind: script\n  clients: 2\n  script:\n"
-		"    - {op: checkpoint_begin, client: 0}\n"
-		"    - {op: update, page: 1, client: 1}\n"
-		"    - {op: commit, client: 1}\n"
-		"    - {op: checkpoint_resume, client: 0}\n";
+	const char *yaml = "name: request-kept\nseed: 3\n"
+			   "storage: {pages: 4, buffers: 4, wal_segment_size: 64KiB}\n"
+			   "protocol: {mode: fpw, checksums: true}\n"
+			   "checkpoint: {interval: 0s, every_transactions: 1, max_wal_size: 0}\n"
+			   "workload:\n  kind: script\n  clients: 2\n  script:\n"
+			   "    - {op: checkpoint_begin, client: 0}\n"
+			   "    - {op: update, page: 1, client: 1}\n"
+			   "    - {op: commit, client: 1}\n"
+			   "    - {op: checkpoint_resume, client: 0}\n";
 	static struct ckpt_log log;
 	struct pn_metrics m;
 	ck_assert_int_eq(run_logged_yaml(yaml, &log, &m), PN_STEP_FINISHED);

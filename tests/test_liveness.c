@@ -138,7 +138,8 @@ START_TEST(test_every_mode_random_seeds)
 	char err[PN_ERROR_LEN];
 	struct pn_scenario sc;
 	ck_assert_msg(pn_scenario_load_string("liveness.yaml", random_yaml, strlen(random_yaml),
-					      &sc, err, sizeof(err)), "%s", err);
+					      &sc, err, sizeof(err)),
+		      "%s", err);
 	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
 		sc.seed = seed;
 		for (size_t k = 0; k < PN_ARRAY_LEN(modes); k++)
@@ -176,9 +177,11 @@ static void load(const struct kind *k, enum pn_mode mode, struct pn_scenario *sc
 	snprintf(yaml, sizeof(yaml),
 		 "name: growth-%s\nseed: 5\nstorage: %s\nprotocol: {mode: %s, checksums: true}\n"
 		 "checkpoint: {interval: 0s, every_transactions: 25, max_wal_size: 0}\n"
-		 "workload: %s\n", k->name, k->storage, pn_mode_name(mode), wl);
+		 "workload: %s\n",
+		 k->name, k->storage, pn_mode_name(mode), wl);
 	ck_assert_msg(pn_scenario_load_string("growth.yaml", yaml, strlen(yaml), sc, err,
-					      sizeof(err)), "%s\n%s", err, yaml);
+					      sizeof(err)),
+		      "%s\n%s", err, yaml);
 }
 
 static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
@@ -244,10 +247,11 @@ static void judge_recovery(struct pn_scenario *sc, struct pn_world *w, struct pn
 	char detail[2048];
 	uint32_t page;
 	ck_assert(expected && found);
-	ck_assert_msg(pn_check_acked(a->xids, a->lsns, a->n, end, detail,
-				     sizeof(detail)), "%s", detail);
+	ck_assert_msg(pn_check_acked(a->xids, a->lsns, a->n, end, detail, sizeof(detail)), "%s",
+		      detail);
 	ck_assert_msg(pn_check_recovered_pages(r->e, o, end, expected, found, detail,
-					       sizeof(detail), &page), "%s", detail);
+					       sizeof(detail), &page),
+		      "%s", detail);
 	free(expected);
 	free(found);
 	pn_world_free(r);

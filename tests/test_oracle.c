@@ -60,9 +60,9 @@ static void heap_page(uint8_t *page, uint32_t seed)
 		uint32_t off = UPPER + i * TUP;
 		pn_put16(page + 24 + 4 * i, (uint16_t)off);
 		pn_put16(page + 24 + 4 * i + 2, TUP);
-		pn_put32(page + off, 2);        /* t_xmin */
-		pn_put16(page + off + 18, 1);   /* t_infomask2 */
-		page[off + 22] = 24;            /* t_hoff */
+		pn_put32(page + off, 2);      /* t_xmin */
+		pn_put16(page + off + 18, 1); /* t_infomask2 */
+		page[off + 22] = 24;          /* t_hoff */
 		for (uint32_t j = 24; j < TUP; j++)
 			page[off + j] = (uint8_t)(next_rand(&s) >> 24);
 	}
@@ -247,12 +247,12 @@ START_TEST(test_hot_update)
 
 	memcpy(want, init + PAGE, PAGE);
 	uint32_t off = UPPER + 3 * TUP;
-	pn_put32(want + off, 777);        /* t_xmin */
-	pn_put32(want + off + 4, 0);      /* t_xmax */
+	pn_put32(want + off, 777);   /* t_xmin */
+	pn_put32(want + off + 4, 0); /* t_xmax */
 	pn_put16(want + off + 18, 0x0002);
 	pn_put16(want + off + 20, 0x0800);
 	pn_put32(want + off + 24, 0xA1B2C3D4u);
-	pn_put32(want + 20, 777);         /* pd_prune_xid */
+	pn_put32(want + 20, 777); /* pd_prune_xid */
 	put_lsn(want, end);
 	expect_page(o, 1, end, want);
 	expect_page(o, 0, end, init);
@@ -327,17 +327,17 @@ START_TEST(test_slru_headerless)
 	struct trec t;
 	uint32_t per_page = PAGE * 4;
 	feeder_init(&f, o);
-	rec_clog(&t, 5, 1, false);             /* bit 10: byte 1, bit 2 */
+	rec_clog(&t, 5, 1, false); /* bit 10: byte 1, bit 2 */
 	feed(&f, &t);
-	rec_clog(&t, per_page + 3, 1, false);  /* wraps: bit 6 of byte 0 */
+	rec_clog(&t, per_page + 3, 1, false); /* wraps: bit 6 of byte 0 */
 	feed(&f, &t);
-	rec_clog(&t, per_page - 1, 2, false);  /* the last 2 bits of page 2 */
+	rec_clog(&t, per_page - 1, 2, false); /* the last 2 bits of page 2 */
 	uint64_t end = feed(&f, &t);
 
 	memset(want, 0, PAGE);
 	want[1] = 0x04;
 	want[0] = 0x40;
-	expect_page(o, 1, end, want);          /* no LSN: bytes 0..7 are status bits */
+	expect_page(o, 1, end, want); /* no LSN: bytes 0..7 are status bits */
 	memset(want, 0, PAGE);
 	want[PAGE - 1] = 0x40;
 	expect_page(o, 2, UINT64_MAX, want);
@@ -356,7 +356,7 @@ START_TEST(test_slru_headered)
 	feeder_init(&f, o);
 	rec_clog(&t, 5, 1, true);
 	uint64_t end1 = feed(&f, &t);
-	rec_clog(&t, per_page + 4, 1, true);   /* wraps: bit 8 = byte 24+1, bit 0 */
+	rec_clog(&t, per_page + 4, 1, true); /* wraps: bit 8 = byte 24+1, bit 0 */
 	uint64_t end2 = feed(&f, &t);
 
 	memset(want, 0, PAGE);
@@ -397,11 +397,11 @@ START_TEST(test_image_restore)
 	struct feeder f;
 	struct trec t;
 	feeder_init(&f, o);
-	memset(image, 0xEE, PAGE);          /* the hole's bytes must not survive */
-	memcpy(image, init + PAGE, LOWER);  /* header and line pointers */
+	memset(image, 0xEE, PAGE);         /* the hole's bytes must not survive */
+	memcpy(image, init + PAGE, LOWER); /* header and line pointers */
 	memcpy(image + UPPER, init + PAGE + UPPER, PAGE - UPPER);
 	image[UPPER + 30] ^= 0x55;
-	put_lsn(image, 0x99);               /* replaced by the record's end */
+	put_lsn(image, 0x99); /* replaced by the record's end */
 	rec_init(&t, PN_RM_XLOG, 0xA0, 0);
 	add_image(&t, 1, image, LOWER, UPPER - LOWER);
 	uint64_t end = feed(&f, &t);
@@ -475,13 +475,13 @@ START_TEST(test_no_page_change)
 	feeder_init(&f, o);
 	rec_commit(&t, 9);
 	feed(&f, &t);
-	rec_init(&t, PN_RM_XACT, 0x20, 9);  /* abort */
+	rec_init(&t, PN_RM_XACT, 0x20, 9); /* abort */
 	feed(&f, &t);
-	rec_init(&t, PN_RM_XLOG, 0x10, 0);  /* checkpoint online, main data only */
+	rec_init(&t, PN_RM_XLOG, 0x10, 0); /* checkpoint online, main data only */
 	memset(t.main, 7, 88);
 	t.r.main_len = 88;
 	feed(&f, &t);
-	rec_init(&t, PN_RM_XLOG, 0xA0, 0);  /* FPI_FOR_HINT without an image: nothing */
+	rec_init(&t, PN_RM_XLOG, 0xA0, 0); /* FPI_FOR_HINT without an image: nothing */
 	add_block(&t, 1, 0);
 	feed(&f, &t);
 	rec_init(&t, PN_RM_HEAP2, 0x40, 0); /* a kind with no page meaning and no blocks */
@@ -505,7 +505,7 @@ START_TEST(test_misfit_counted)
 	struct feeder f;
 	struct trec t;
 	feeder_init(&f, o);
-	rec_hot(&t, 3, 0, NITEMS + 1, 1, 0, 5);  /* no such item */
+	rec_hot(&t, 3, 0, NITEMS + 1, 1, 0, 5); /* no such item */
 	uint64_t end = feed(&f, &t);
 	memcpy(want, init, PAGE);
 	put_lsn(want, end);
@@ -537,34 +537,34 @@ START_TEST(test_refused)
 	char why[160];
 	feeder_init(&f, o);
 	rec_hot(&t, 3, 0, 1, 1, 0, 5);
-	ck_assert(!add_why(&f, &t, true, why));       /* CRC */
+	ck_assert(!add_why(&f, &t, true, why)); /* CRC */
 	ck_assert_str_eq(why, "incorrect resource manager data checksum in record");
 	uint32_t len = pn_wal_record_encode(&t.r, PAGE, f.buf);
 	ck_assert(!pn_oracle_add(o, f.buf, len - 1, f.pos, f.pos + 128)); /* length */
-	rec_hot(&t, 3, 4, 1, 1, 0, 5);                /* page 4 of 4 */
+	rec_hot(&t, 3, 4, 1, 1, 0, 5);                                    /* page 4 of 4 */
 	ck_assert(!add_why(&f, &t, false, why));
 	ck_assert_str_eq(why, "a block names page 4 of 4");
 	rec_hot(&t, 3, 0, 1, 1, 0, 5);
 	t.r.blocks[0].fork = 1;
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_hot(&t, 3, 0, 1, 1, 0, 5);
-	t.r.blocks[0].data_len = 4;                   /* shorter than xl_heap_header */
+	t.r.blocks[0].data_len = 4; /* shorter than xl_heap_header */
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_dedup(&t, 3, 0, 1);
 	t.r.main_len = 3;
 	ck_assert(!add_why(&f, &t, false, why));
 	uint16_t offnums[] = {1, 2}, masks[] = {0x300, 0x300};
 	rec_freeze(&t, 3, 0, 2, offnums, masks);
-	t.r.main_len = 6 + 12;                        /* says 2 tuples, holds 1 */
+	t.r.main_len = 6 + 12; /* says 2 tuples, holds 1 */
 	ck_assert(!add_why(&f, &t, false, why));
 	rec_clog(&t, 3, 2, false);
 	t.r.main_len = 4;
 	ck_assert(!add_why(&f, &t, false, why));
-	rec_init(&t, PN_RM_HEAP2, 0x40, 3);           /* VISIBLE needs 2 blocks, 5 B main */
+	rec_init(&t, PN_RM_HEAP2, 0x40, 3); /* VISIBLE needs 2 blocks, 5 B main */
 	add_block(&t, 0, 0);
 	ck_assert(!add_why(&f, &t, false, why));
 	ck_assert_str_eq(why, "rmid 9 info 40: main data 0 B, block data 0 B");
-	rec_init(&t, PN_RM_HEAP2, 0x50, 3);           /* MULTI_INSERT: not modelled */
+	rec_init(&t, PN_RM_HEAP2, 0x50, 3); /* MULTI_INSERT: not modelled */
 	add_block(&t, 0, 0);
 	ck_assert(!add_why(&f, &t, false, why));
 	ck_assert_str_eq(why, "rmid 9 info 50: a block change of unknown meaning");
@@ -599,7 +599,7 @@ START_TEST(test_upto_prefix)
 	feeder_init(&f, o);
 	rec_hot(&t, 21, 0, 1, 1, 0, 0x11111111u);
 	ck_assert(feed_gap(&f, &t, 3, &e1));
-	rec_commit(&t, 21);                 /* another record between, no page */
+	rec_commit(&t, 21); /* another record between, no page */
 	uint64_t ec = feed(&f, &t);
 	rec_hot(&t, 22, 0, 1, 1, 0, 0x22222222u);
 	ck_assert(feed_gap(&f, &t, 0, &e2));
@@ -625,7 +625,7 @@ START_TEST(test_upto_prefix)
 	put_lsn(want3, e3);
 
 	/* asked in an order that makes the cursor go back and forth */
-	expect_page(o, 0, e2, want2);   /* end == upto: included */
+	expect_page(o, 0, e2, want2);     /* end == upto: included */
 	expect_page(o, 0, e2 - 1, want1); /* end > upto: not */
 	expect_page(o, 0, e1 - 1, init);
 	expect_page(o, 0, 0, init);
@@ -657,33 +657,33 @@ START_TEST(test_mask_heap)
 	struct pn_oracle *o = oracle(1, 2, false, &init);
 	uint32_t t0 = tuple_at(init, 0), t1 = tuple_at(init, 1), t2 = tuple_at(init, 2);
 	memcpy(exp, init, PAGE);
-	pn_put16(exp + t2 + 20, 0x0300);   /* expected: tuple 2 frozen */
+	pn_put16(exp + t2 + 20, 0x0300); /* expected: tuple 2 frozen */
 	memcpy(got, exp, PAGE);
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), -1);
-	pn_put16(got + 8, 0xBEEF);         /* checksum */
-	pn_put16(got + t0 + 20, 0x0100);   /* XMIN_COMMITTED */
-	pn_put16(got + t1 + 20, 0x0A00);   /* XMAX_COMMITTED | XMIN_INVALID */
-	pn_put16(got + t2 + 20, 0x0F00);   /* still frozen, XMAX hints ignored */
+	pn_put16(got + 8, 0xBEEF);       /* checksum */
+	pn_put16(got + t0 + 20, 0x0100); /* XMIN_COMMITTED */
+	pn_put16(got + t1 + 20, 0x0A00); /* XMAX_COMMITTED | XMIN_INVALID */
+	pn_put16(got + t2 + 20, 0x0F00); /* still frozen, XMAX hints ignored */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), -1);
-	pn_put16(got + t1 + 20, 0x0B00);   /* tuple 1 now frozen: visible */
+	pn_put16(got + t1 + 20, 0x0B00); /* tuple 1 now frozen: visible */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), (int)(t1 + 21));
 	pn_put16(got + t1 + 20, 0x0200);
-	pn_put16(got + t2 + 20, 0x0100);   /* tuple 2 no longer frozen */
+	pn_put16(got + t2 + 20, 0x0100); /* tuple 2 no longer frozen */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), (int)(t2 + 21));
-	pn_put16(got + t2 + 20, 0x0301);   /* a non-hint bit of t_infomask */
+	pn_put16(got + t2 + 20, 0x0301); /* a non-hint bit of t_infomask */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), (int)(t2 + 20));
 	pn_put16(got + t2 + 20, 0x0300);
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), -1);
-	got[t0 + 40] ^= 1;                 /* payload */
+	got[t0 + 40] ^= 1; /* payload */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), (int)(t0 + 40));
 	got[t0 + 40] ^= 1;
-	got[t0 + 19] ^= 0x01;              /* t_infomask2 */
+	got[t0 + 19] ^= 0x01; /* t_infomask2 */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), (int)(t0 + 19));
 	got[t0 + 19] ^= 0x01;
-	got[5] ^= 0x10;                    /* pd_lsn */
+	got[5] ^= 0x10; /* pd_lsn */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), 5);
 	got[5] ^= 0x10;
-	got[10] = 4;                       /* pd_flags */
+	got[10] = 4; /* pd_flags */
 	ck_assert_int_eq(pn_oracle_compare(o, 0, exp, got), 10);
 	pn_oracle_free(o);
 	free(init);
@@ -727,7 +727,7 @@ START_TEST(test_mask_slru)
 	struct pn_oracle *o = oracle(1, 2, false, &init);
 	memset(exp, 0, PAGE);
 	memcpy(got, exp, PAGE);
-	got[8] = 1;                        /* headerless: bytes 8..9 are status bits */
+	got[8] = 1; /* headerless: bytes 8..9 are status bits */
 	ck_assert_int_eq(pn_oracle_compare(o, 1, exp, got), 8);
 	got[8] = 0;
 	got[9] = 0x40;
@@ -741,7 +741,7 @@ START_TEST(test_mask_slru)
 	pn_put16(exp + 16, PAGE);
 	pn_put16(exp + 18, PAGE | 4);
 	memcpy(got, exp, PAGE);
-	pn_put16(got + 8, 0x1234);         /* headered: the checksum is masked */
+	pn_put16(got + 8, 0x1234); /* headered: the checksum is masked */
 	ck_assert_int_eq(pn_oracle_compare(o, 1, exp, got), -1);
 	got[3] = 1;
 	ck_assert_int_eq(pn_oracle_compare(o, 1, exp, got), 3);
@@ -764,11 +764,11 @@ struct ev {
 	uint32_t pages[2];
 	uint64_t end;
 	uint32_t xid;
-	uint16_t item, im2, im;            /* HOT_UPDATE; FREEZE: n items below */
+	uint16_t item, im2, im; /* HOT_UPDATE; FREEZE: n items below */
 	uint32_t val;
 	uint16_t nfreeze, fitems[6], fmasks[6];
 	uint8_t salt;
-	uint8_t *image;                    /* full page as generated; the hole is zeroed here */
+	uint8_t *image; /* full page as generated; the hole is zeroed here */
 	uint16_t hole_off, hole_len;
 };
 
@@ -777,11 +777,11 @@ struct world {
 	bool headers;
 	uint32_t seed;
 	uint8_t *init;
-	uint8_t *tip;                      /* the naive state after every event so far */
+	uint8_t *tip; /* the naive state after every event so far */
 	struct ev *evs;
 	uint32_t nevs;
-	bool heap_only;                    /* heap records only, few images (the benchmark) */
-	uint32_t noracles;                 /* 1, or 3 to compare checkpoint budgets */
+	bool heap_only;    /* heap records only, few images (the benchmark) */
+	uint32_t noracles; /* 1, or 3 to compare checkpoint budgets */
 	/* os[0]: the default budget; os[1]: 3 pages, thinned all the time; os[2]: none */
 	struct pn_oracle *os[3];
 };
@@ -885,7 +885,7 @@ static void gen_image(struct world *w, struct ev *e, uint32_t *s)
 
 static void gen_event(struct world *w, struct ev *e, uint32_t *s)
 {
-	static const uint8_t mix[] = {EV_HOT, EV_HOT, EV_HOT, EV_HOT, EV_FREEZE, EV_DEDUP,
+	static const uint8_t mix[] = {EV_HOT,  EV_HOT,  EV_HOT,  EV_HOT,   EV_FREEZE, EV_DEDUP,
 				      EV_CLOG, EV_CLOG, EV_CLOG, EV_IMAGE, EV_COMMIT};
 	static const uint8_t heap_mix[20] = {EV_FREEZE, EV_FREEZE, EV_DEDUP, EV_DEDUP, EV_IMAGE};
 	memset(e, 0, sizeof(*e));
@@ -1023,7 +1023,10 @@ static void check_world(struct world *w, uint32_t queries)
 
 START_TEST(test_property_naive_replay)
 {
-	struct world w = {.heap = 3, .slru = 2, .headers = _i & 1, .seed = 1000u + (uint32_t)_i,
+	struct world w = {.heap = 3,
+			  .slru = 2,
+			  .headers = _i & 1,
+			  .seed = 1000u + (uint32_t)_i,
 			  .noracles = 3};
 	world_build(&w, 1500);
 	struct pn_oracle_stats st, st_small, st_none;
@@ -1082,7 +1085,11 @@ static double bench(struct world *w, uint32_t order, uint32_t calls, uint64_t *s
 /* 16 heap pages x 10,000 records each (HOT 75 %, FREEZE, DEDUP 10 % each, images 5 %). */
 START_TEST(test_performance)
 {
-	struct world w = {.heap = 16, .slru = 0, .headers = true, .seed = 77, .heap_only = true,
+	struct world w = {.heap = 16,
+			  .slru = 0,
+			  .headers = true,
+			  .seed = 77,
+			  .heap_only = true,
 			  .noracles = 1};
 	double t0 = now_s();
 	world_build(&w, 16 * 10000);
@@ -1093,13 +1100,14 @@ START_TEST(test_performance)
 	double ordered = bench(&w, 2, 160000, &sum);
 	struct pn_oracle_stats st;
 	pn_oracle_stats(w.os[0], &st);
-	fprintf(stderr, "oracle: %llu records (%llu page changes) logged, with the test's own "
+	fprintf(stderr,
+		"oracle: %llu records (%llu page changes) logged, with the test's own "
 		"replay, in %.2f s; pn_oracle_page: random %.0f pages/s, sweeps %.0f pages/s, "
 		"ordered sweeps %.0f pages/s; weight %u, %llu checkpoints (%.1f MiB), "
 		"payload %.1f MiB [%u]\n",
-		(unsigned long long)st.records, (unsigned long long)st.ops, t1 - t0, random,
-		sweeps, ordered, st.ckpt_weight, (unsigned long long)st.ckpts,
-		st.ckpt_bytes / 1048576.0, st.payload_bytes / 1048576.0, (unsigned)(sum & 0xF));
+		(unsigned long long)st.records, (unsigned long long)st.ops, t1 - t0, random, sweeps,
+		ordered, st.ckpt_weight, (unsigned long long)st.ckpts, st.ckpt_bytes / 1048576.0,
+		st.payload_bytes / 1048576.0, (unsigned)(sum & 0xF));
 	ck_assert_uint_eq(st.records, 160000);
 	check_world(&w, 20);
 	world_free(&w);

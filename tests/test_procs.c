@@ -25,9 +25,9 @@ START_TEST(test_paths)
 						 PN_B_NEXT};
 	static const enum pn_bstate held[] = {PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_HELD,
 					      PN_B_NEXT};
-	static const enum pn_bstate waits[] = {PN_B_COMMIT_WAIT, PN_B_NEXT, PN_B_WAIT_CKPT,
-					       PN_B_NEXT, PN_B_EVICT_WAIT, PN_B_NEXT, PN_B_NEXT,
-					       PN_B_DONE};
+	static const enum pn_bstate waits[] = {PN_B_COMMIT_WAIT, PN_B_NEXT,       PN_B_WAIT_CKPT,
+					       PN_B_NEXT,        PN_B_EVICT_WAIT, PN_B_NEXT,
+					       PN_B_NEXT,        PN_B_DONE};
 	walk(&p, update, PN_ARRAY_LEN(update));
 	walk(&p, publish, PN_ARRAY_LEN(publish));
 	walk(&p, held, PN_ARRAY_LEN(held));

@@ -21,27 +21,28 @@
 
 enum { FPW, NOFPW, DW, PUSHDOWN, PROTO, L3, L4, ROWS };
 static const struct pn_protocol_ops *const rows[ROWS] = {
-	&pn_protocol_fpw, &pn_protocol_nofpw, &pn_protocol_doublewrite, &pn_protocol_pushdown,
+	&pn_protocol_fpw,   &pn_protocol_nofpw,    &pn_protocol_doublewrite, &pn_protocol_pushdown,
 	&pn_protocol_umbra, &pn_protocol_umbra_l3, &pn_protocol_umbra_l4,
 };
-static const enum pn_mode row_mode[ROWS] = {PN_MODE_FPW, PN_MODE_NOFPW, PN_MODE_DOUBLEWRITE,
+static const enum pn_mode row_mode[ROWS] = {PN_MODE_FPW,      PN_MODE_NOFPW, PN_MODE_DOUBLEWRITE,
 					    PN_MODE_PUSHDOWN, PN_MODE_UMBRA, PN_MODE_UMBRA,
 					    PN_MODE_UMBRA};
 static const enum pn_policy row_policy[ROWS] = {PN_POLICY_PROTOTYPE, PN_POLICY_PROTOTYPE,
 						PN_POLICY_PROTOTYPE, PN_POLICY_PROTOTYPE,
-						PN_POLICY_PROTOTYPE, PN_POLICY_L3, PN_POLICY_L4};
+						PN_POLICY_PROTOTYPE, PN_POLICY_L3,
+						PN_POLICY_L4};
 
 #define I PN_PROTECT_IMAGE
 #define S PN_PROTECT_SHIFT
 /* decide(use, before_redo = true) without mutants, per row; before_redo = false is 0. */
 static const unsigned expect[PN_USE_SLRU + 1][ROWS] = {
 	/*                    fpw nofpw dw pushdown proto l3     l4 */
-	[PN_USE_CHANGE] =     {I, 0, 0, 0, S,     S,     S},
-	[PN_USE_WILL_INIT] =  {0, 0, 0, 0, S,     S,     S},
-	[PN_USE_DEDUP] =      {I, 0, 0, 0, S,     S,     S},
-	[PN_USE_HINT] =       {I, 0, 0, 0, I | S, I,     S}, /* l3 keeps FPI_FOR_HINT; l4 HINT_DELTA */
+	[PN_USE_CHANGE] = {I, 0, 0, 0, S, S, S},
+	[PN_USE_WILL_INIT] = {0, 0, 0, 0, S, S, S},
+	[PN_USE_DEDUP] = {I, 0, 0, 0, S, S, S},
+	[PN_USE_HINT] = {I, 0, 0, 0, I | S, I, S}, /* l3 keeps FPI_FOR_HINT; l4 HINT_DELTA */
 	[PN_USE_HINT_BLOCK] = {I, 0, 0, 0, I | S, I | S, I | S},
-	[PN_USE_SLRU] =       {I, 0, I, 0, I,     I,     I},
+	[PN_USE_SLRU] = {I, 0, I, 0, I, I, I},
 };
 
 static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool before)
@@ -80,7 +81,8 @@ START_TEST(test_row_of_mode)
 	sc.protocol.policy = PN_POLICY_L4;
 	ck_assert_ptr_eq(pn_protocol_of(&sc), &pn_protocol_fpw);
 	/* the row data the engine reads instead of the mode */
-	ck_assert(pn_protocol_fpw.fpw_byte && !pn_protocol_nofpw.fpw_byte && !pn_protocol_umbra.fpw_byte);
+	ck_assert(pn_protocol_fpw.fpw_byte && !pn_protocol_nofpw.fpw_byte &&
+		  !pn_protocol_umbra.fpw_byte);
 	ck_assert(pn_protocol_umbra_l4.hint_delta && !pn_protocol_umbra_l3.hint_delta);
 	ck_assert_uint_eq(pn_protocol_umbra.store_flags, PN_STORE_SLOTTED);
 	ck_assert_uint_eq(pn_protocol_doublewrite.store_flags, PN_STORE_DOUBLEWRITE);
@@ -111,23 +113,36 @@ START_TEST(test_decide_mutants)
 			enum pn_block_use use = (enum pn_block_use)u;
 			unsigned want = expect[u][r];
 			unsigned fpw_off = r == FPW && (use == PN_USE_CHANGE || use == PN_USE_DEDUP)
-						   ? 0 : want;
+						   ? 0
+						   : want;
 			unsigned no_fpi = use == PN_USE_HINT || use == PN_USE_HINT_BLOCK ? 0 : want;
 			unsigned no_image = use == PN_USE_DEDUP ? 0 : want;
 			unsigned slru = use == PN_USE_SLRU ? 0 : want;
 			ck_assert_uint_eq(decide(r, PN_MUT_FPW_OFF, use, true), fpw_off);
 			ck_assert_uint_eq(decide(r, PN_MUT_HINT_NO_FPI, use, true), no_fpi);
 			ck_assert_uint_eq(decide(r, PN_MUT_DEDUP_NO_IMAGE, use, true), no_image);
-			ck_assert_uint_eq(decide(r, PN_MUT_SLRU_HEADER_UNPROTECTED, use, true), slru);
+			ck_assert_uint_eq(decide(r, PN_MUT_SLRU_HEADER_UNPROTECTED, use, true),
+					  slru);
 		}
 }
 END_TEST
 
-static uint64_t stub_random(void *ctx) { (void)ctx; return 0; }
-static uint64_t stub_now(void *ctx) { (void)ctx; return 0; }
+static uint64_t stub_random(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+static uint64_t stub_now(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
 static void stub_schedule(void *ctx, uint32_t p, uint64_t d, uint64_t t)
 {
-	(void)ctx; (void)p; (void)d; (void)t;
+	(void)ctx;
+	(void)p;
+	(void)d;
+	(void)t;
 }
 static void stub_submit(void *ctx, struct pn_io *io)
 {
@@ -142,10 +157,13 @@ static struct pn_engine *engine_of(struct pn_scenario *sc, const char *mode)
 	char yaml[256], err[PN_ERROR_LEN];
 	snprintf(yaml, sizeof(yaml),
 		 "name: p\nseed: 1\nstorage: {pages: 64, buffers: 8}\nprotocol: {mode: %s}\n"
-		 "workload: {kind: random, clients: 1, transactions: 2}\n", mode);
+		 "workload: {kind: random, clients: 1, transactions: 2}\n",
+		 mode);
 	ck_assert_msg(pn_scenario_load_string("p.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
 		      "%s", err);
-	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule,
+	struct pn_env env = {.submit = stub_submit,
+			     .now_ns = stub_now,
+			     .schedule = stub_schedule,
 			     .random = stub_random};
 	struct pn_engine *e = pn_engine_new();
 	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)),
@@ -167,7 +185,8 @@ START_TEST(test_file_sizes)
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DW),
 				  dw ? 32ull * (sc.storage.sector_size + g.page_size) : 0);
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA),
-				  (uint64_t)(g.heap_pages * g.generations + g.slru_pages) * g.page_size);
+				  (uint64_t)(g.heap_pages * g.generations + g.slru_pages) *
+					  g.page_size);
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_CONTROL), PN_CONTROL_SIZE);
 		ck_assert_uint_eq(e->proto_state != NULL, dw || m == 3); /* the rows with state */
 		pn_engine_delete(e);
@@ -227,9 +246,10 @@ START_TEST(test_ckpt_edges)
 {
 	struct pn_ckpt_run run = {.state = PN_C_IDLE};
 	static const enum pn_cstate walk[] = {
-		PN_C_WRITING, PN_C_PROTO_SELECT, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_WRITING,
-		PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_PROTO_DURABLE, PN_C_RECORD,
-		PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE, PN_C_CONTROL_FSYNC, PN_C_IDLE,
+		PN_C_WRITING, PN_C_PROTO_SELECT, PN_C_WRITING,       PN_C_WAIT_WRITES,
+		PN_C_WRITING, PN_C_WAIT_WRITES,  PN_C_FSYNC_DATA,    PN_C_PROTO_DURABLE,
+		PN_C_RECORD,  PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE, PN_C_CONTROL_FSYNC,
+		PN_C_IDLE,
 	};
 	for (unsigned i = 0; i < PN_ARRAY_LEN(walk); i++) {
 		run.proto_sub = 7;

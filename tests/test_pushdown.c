@@ -28,7 +28,8 @@
 static void load_text(const char *yaml, struct pn_scenario *sc)
 {
 	char err[PN_ERROR_LEN];
-	bool ok = pn_scenario_load_string("pushdown.yaml", yaml, strlen(yaml), sc, err, sizeof(err));
+	bool ok = pn_scenario_load_string("pushdown.yaml", yaml, strlen(yaml), sc, err,
+					  sizeof(err));
 	ck_assert_msg(ok, "scenario refused: %s\n%s", err, yaml);
 }
 
@@ -92,7 +93,8 @@ START_TEST(test_reconstruct_equals_buffer)
 			uint32_t n = pn_ps_reconstruct(e, pg, pn_ps_ingested(e), page);
 			ck_assert_msg(memcmp(page, pn_frame_page(e, fi), e->page_size) == 0,
 				      "page %u at event %llu: the page server's copy (%u deltas) "
-				      "differs from the buffer", pg, (unsigned long long)w->events, n);
+				      "differs from the buffer",
+				      pg, (unsigned long long)w->events, n);
 			compared++;
 			with_deltas += n > 0;
 		}
@@ -171,7 +173,8 @@ static void script_yaml(uint32_t threshold, uint32_t n, char *buf, size_t len)
 			  "storage: {pages: 24, buffers: 3, wal_segment_size: 64KiB}\n"
 			  "protocol: {mode: pushdown, image_threshold: %u}\n"
 			  "checkpoint: {interval: 0s, max_wal_size: 0}\n"
-			  "workload:\n  kind: script\n  script:\n", threshold);
+			  "workload:\n  kind: script\n  script:\n",
+			  threshold);
 	for (uint32_t i = 0; i < n; i++)
 		at += snprintf(buf + at, len - (size_t)at,
 			       "    - {op: update, page: 3}\n    - {op: commit}\n");
@@ -179,7 +182,8 @@ static void script_yaml(uint32_t threshold, uint32_t n, char *buf, size_t len)
 	for (uint32_t p = 10; p < 20; p++)
 		at += snprintf(buf + at, len - (size_t)at,
 			       "    - {op: update, page: %u}\n    - {op: commit}\n", p);
-	at += snprintf(buf + at, len - (size_t)at, "    - {op: update, page: 3}\n    - {op: commit}\n");
+	at += snprintf(buf + at, len - (size_t)at,
+		       "    - {op: update, page: 3}\n    - {op: commit}\n");
 	ck_assert(at > 0 && at < (int)len);
 }
 
@@ -199,8 +203,8 @@ static void run_script(uint32_t threshold, uint32_t n, struct pn_sim_result *r)
 START_TEST(test_image_after_threshold)
 {
 	static struct pn_sim_result at, below;
-	run_script(4, 4, &at);      /* 4 deltas, threshold 4: an image before the read */
-	run_script(6, 4, &below);   /* 4 deltas (5 at the end), threshold 6: none */
+	run_script(4, 4, &at);    /* 4 deltas, threshold 4: an image before the read */
+	run_script(6, 4, &below); /* 4 deltas (5 at the end), threshold 6: none */
 	ck_assert_uint_eq(at.m.ps_images, 1);
 	ck_assert_uint_eq(at.m.ps_image_bytes, 8192);
 	ck_assert_uint_eq(at.m.ps_replay_max, 0);
@@ -276,8 +280,8 @@ static void assert_verdict(const char *rel, bool violation, enum pn_violation_ki
 	ck_assert_int_eq(res.violation, violation);
 	ck_assert_uint_gt(res.recoveries, 100);
 	if (violation)
-		ck_assert_msg(res.kind == kind && strstr(res.detail, what),
-			      "%s: %s: %s", rel, pn_violation_name(res.kind), res.detail);
+		ck_assert_msg(res.kind == kind && strstr(res.detail, what), "%s: %s: %s", rel,
+			      pn_violation_name(res.kind), res.detail);
 }
 
 START_TEST(test_checker_verdicts)
@@ -288,8 +292,8 @@ START_TEST(test_checker_verdicts)
 		       PN_VIOL_NONE, NULL);
 	assert_verdict("scenarios/mutants/pushdown-horizon-early.yaml", true, PN_VIOL_EXACTNESS,
 		       "differs from the oracle");
-	assert_verdict("scenarios/mutants/pushdown-horizon-early-control.yaml", false,
-		       PN_VIOL_NONE, NULL);
+	assert_verdict("scenarios/mutants/pushdown-horizon-early-control.yaml", false, PN_VIOL_NONE,
+		       NULL);
 	assert_verdict("scenarios/mutants/pushdown-ingest-unflushed.yaml", true, PN_VIOL_RECOVERY,
 		       "past the end of the WAL");
 	assert_verdict("scenarios/mutants/pushdown-ingest-unflushed-control.yaml", false,

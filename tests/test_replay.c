@@ -51,7 +51,8 @@ static struct pn_check_result res;
 static void load_text(const char *text, struct pn_scenario *sc)
 {
 	char err[512];
-	ck_assert_msg(pn_scenario_load_string("test.yaml", text, strlen(text), sc, err, sizeof(err)),
+	ck_assert_msg(pn_scenario_load_string("test.yaml", text, strlen(text), sc, err,
+					      sizeof(err)),
 		      "%s", err);
 }
 
@@ -59,8 +60,10 @@ static void load_text(const char *text, struct pn_scenario *sc)
 static int replay(const struct pn_scenario *sc)
 {
 	struct pn_check_options o = {
-		.replay = true, .replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point, .replay_state = sc->replay.state,
+		.replay = true,
+		.replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point,
+		.replay_state = sc->replay.state,
 		.replay_recovery_point = sc->replay.recovery_crash_point,
 		.replay_recovery_state = sc->replay.recovery_state,
 	};
@@ -153,7 +156,8 @@ START_TEST(test_trace_file_name)
 	const char *hostile[] = {"../x", "..", "a/b", "a\tb", ".hidden", "", "caf\xc3\xa9", "a b"};
 	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
 		pn_trace_file_name(hostile[i], buf, sizeof buf);
-		ck_assert_msg(buf[0] != '.' && strchr(buf, '/') == NULL && strlen(buf) > 17, "%s", buf);
+		ck_assert_msg(buf[0] != '.' && strchr(buf, '/') == NULL && strlen(buf) > 17, "%s",
+			      buf);
 		for (const char *c = buf; *c; c++)
 			ck_assert_msg(*c > 0x20 && *c < 0x7f, "'%s' -> '%s'", hostile[i], buf);
 	}
@@ -215,7 +219,8 @@ static void check_states_allowed(enum pn_tear tear)
 			else
 				pn_crash_enum_begin(&ce, &w->dev, &sc, w->events);
 			while (pn_crash_enum_next(&ce)) {
-				ck_assert_msg(pn_crash_fates_allowed(&w->dev, &sc, ce.fates, why, sizeof(why)),
+				ck_assert_msg(pn_crash_fates_allowed(&w->dev, &sc, ce.fates, why,
+								     sizeof(why)),
 					      "event %llu (%s): %s", (unsigned long long)w->events,
 					      nested ? "nested" : "crash point", why);
 				for (uint32_t i = 0; i < w->dev.nunsynced; i++)
@@ -257,7 +262,8 @@ START_TEST(test_long_state_is_not_replayed_short)
 	}
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
 	ck_assert_uint_lt(strlen(state), sizeof(state));
-	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back, why, sizeof(why)), "'%s' decoded", state);
+	ck_assert_msg(!pn_crash_fates_decode(&dev, state, back, why, sizeof(why)), "'%s' decoded",
+		      state);
 	/* one that fits round-trips */
 	dev.nunsynced = 3;
 	pn_crash_fates_encode(&dev, fates, state, sizeof(state));
@@ -295,7 +301,8 @@ static void trace_round_trip(const struct pn_scenario *sc, const struct pn_check
 			     struct pn_scenario *out)
 {
 	char path[1024], err[512];
-	ck_assert_msg(pn_trace_write(sc, r, tmp_dir, path, sizeof(path), err, sizeof(err)), "%s", err);
+	ck_assert_msg(pn_trace_write(sc, r, tmp_dir, path, sizeof(path), err, sizeof(err)), "%s",
+		      err);
 	ck_assert_msg(pn_scenario_load(path, out, err, sizeof(err)), "%s", err);
 	unlink(path);
 }
@@ -304,7 +311,9 @@ static void hash_round_trip(const char *path)
 {
 	struct pn_scenario sc, t;
 	char err[512], now[24];
-	struct pn_check_result r = {.schedule = 0, .crash_point = 17, .in_recovery = true,
+	struct pn_check_result r = {.schedule = 0,
+				    .crash_point = 17,
+				    .in_recovery = true,
 				    .recovery_point = 5};
 	snprintf(r.state, sizeof(r.state), "p3,t4:f0");
 	snprintf(r.recovery_state, sizeof(r.recovery_state), "none");
@@ -337,7 +346,8 @@ static unsigned hash_dir(const char *dir)
 		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
 			continue;
 		int w = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		ck_assert_msg(w > 0 && (size_t)w < sizeof(path), "path too long: %s/%s", dir, de->d_name);
+		ck_assert_msg(w > 0 && (size_t)w < sizeof(path), "path too long: %s/%s", dir,
+			      de->d_name);
 		hash_round_trip(path);
 		n++;
 	}
@@ -367,7 +377,8 @@ static void write_mutant_trace(char *path, size_t len)
 	struct pn_scenario sc;
 	struct pn_check_options o = {0};
 	ck_assert(getenv("PN_SOURCE_DIR") != NULL);
-	snprintf(src, sizeof(src), "%s/scenarios/mutants/ckpt-active-only.yaml", getenv("PN_SOURCE_DIR"));
+	snprintf(src, sizeof(src), "%s/scenarios/mutants/ckpt-active-only.yaml",
+		 getenv("PN_SOURCE_DIR"));
 	ck_assert_msg(pn_scenario_load(src, &sc, err, sizeof(err)), "%s", err);
 	pn_check_scenario(&sc, &o, &res);
 	ck_assert(res.violation);
@@ -456,7 +467,8 @@ START_TEST(test_twice_finds_a_divergence)
 	sc.crash.every = 4;
 	ck_assert_int_eq(pn_check_scenario(&sc, &o, &res), 1);
 	ck_assert(res.diverged && !res.ok);
-	ck_assert_msg(strstr(res.divergence, "nondeterminism: schedule 0: the two runs diverge") != NULL,
+	ck_assert_msg(strstr(res.divergence, "nondeterminism: schedule 0: the two runs diverge") !=
+			      NULL,
 		      "%s", res.divergence);
 	const char *at = strstr(res.divergence, "at event ");
 	ck_assert_msg(at != NULL, "%s", res.divergence);
@@ -471,7 +483,8 @@ START_TEST(test_sim_twice)
 	struct pn_scenario sc;
 	char msg[512];
 	load_text("name: r\nseed: 3\nstorage: {pages: 16, buffers: 6}\n"
-		  "workload: {kind: random, clients: 3, transactions: 30}\n", &sc);
+		  "workload: {kind: random, clients: 3, transactions: 30}\n",
+		  &sc);
 	ck_assert_msg(pn_sim_twice(&sc, 0, msg, sizeof(msg)) == 0, "%s", msg);
 	ck_assert_msg(strstr(msg, "agree on all") != NULL, "%s", msg);
 	ck_assert_int_eq(pn_sim_twice(&sc, 50, msg, sizeof(msg)), 1);

@@ -61,73 +61,72 @@ static bool has_location(const char *msg, const char *name)
 	return *p == ' ' && !strchr(msg, '\n');
 }
 
-static const char full_example[] =
-	"name: umbra-basic\n"
-	"description: one line\n"
-	"seed: 42\n"
-	"storage:\n"
-	"  pages: 16\n"
-	"  page_size: 8192\n"
-	"  sector_size: 512\n"
-	"  buffers: 8\n"
-	"  wal_segment_size: 1MiB\n"
-	"protocol:\n"
-	"  mode: umbra\n"
-	"  generations: 3\n"
-	"  layout: striped\n"
-	"  policy: prototype\n"
-	"  checksums: false\n"
-	"  wal_log_hints: true\n"
-	"  slru_headers: yes\n"
-	"  image_threshold: 16\n"
-	"  mutations: [shift_split, doublewrite_no_fsync]\n"
-	"checkpoint:\n"
-	"  interval: 200ms\n"
-	"  every_transactions: 50\n"
-	"  completion_target: 0.9\n"
-	"  max_wal_size: 64MiB\n"
-	"  overlap: false\n"
-	"aio:\n"
-	"  queue_depth: 4\n"
-	"  reorder: true\n"
-	"workload:\n"
-	"  kind: script\n"
-	"  clients: 2\n"
-	"  transactions: 100\n"
-	"  pages_per_transaction: 2\n"
-	"  scale: 10\n"
-	"  warehouses: 10\n"
-	"  rows: 1000000\n"
-	"  inserts: 100000\n"
-	"  distinct_keys: 1000\n"
-	"  script:\n"
-	"    - {op: update, page: 3}\n"
-	"    - {op: commit}\n"
-	"    - {op: checkpoint}\n"
-	"    - {op: checkpoint_begin}\n"
-	"    - {op: update, page: 3}\n"
-	"    - {op: evict, page: 3}\n"
-	"    - {op: checkpoint_end}\n"
-	"    - {op: hint, page: 5}\n"
-	"    - {op: vacuum, page: 5}\n"
-	"    - {op: dedup, page: 6}\n"
-	"    - {op: slru_set, xid: 17}\n"
-	"    - op: abort\n"
-	"      client: 1\n"
-	"schedules:\n"
-	"  runs: 3\n"
-	"  preemption_bound: 0\n"
-	"crash:\n"
-	"  points: all\n"
-	"  max_unsynced: 6\n"
-	"  tear: sectors\n"
-	"  samples: 1000\n"
-	"expect:\n"
-	"  verdict: violation\n"
-	"replay:\n"
-	"  schedule: 2\n"
-	"  crash_point: 1234\n"
-	"  state: \"kept 1,3; torn 2@sector 4\"\n";
+static const char full_example[] = "name: umbra-basic\n"
+				   "description: one line\n"
+				   "seed: 42\n"
+				   "storage:\n"
+				   "  pages: 16\n"
+				   "  page_size: 8192\n"
+				   "  sector_size: 512\n"
+				   "  buffers: 8\n"
+				   "  wal_segment_size: 1MiB\n"
+				   "protocol:\n"
+				   "  mode: umbra\n"
+				   "  generations: 3\n"
+				   "  layout: striped\n"
+				   "  policy: prototype\n"
+				   "  checksums: false\n"
+				   "  wal_log_hints: true\n"
+				   "  slru_headers: yes\n"
+				   "  image_threshold: 16\n"
+				   "  mutations: [shift_split, doublewrite_no_fsync]\n"
+				   "checkpoint:\n"
+				   "  interval: 200ms\n"
+				   "  every_transactions: 50\n"
+				   "  completion_target: 0.9\n"
+				   "  max_wal_size: 64MiB\n"
+				   "  overlap: false\n"
+				   "aio:\n"
+				   "  queue_depth: 4\n"
+				   "  reorder: true\n"
+				   "workload:\n"
+				   "  kind: script\n"
+				   "  clients: 2\n"
+				   "  transactions: 100\n"
+				   "  pages_per_transaction: 2\n"
+				   "  scale: 10\n"
+				   "  warehouses: 10\n"
+				   "  rows: 1000000\n"
+				   "  inserts: 100000\n"
+				   "  distinct_keys: 1000\n"
+				   "  script:\n"
+				   "    - {op: update, page: 3}\n"
+				   "    - {op: commit}\n"
+				   "    - {op: checkpoint}\n"
+				   "    - {op: checkpoint_begin}\n"
+				   "    - {op: update, page: 3}\n"
+				   "    - {op: evict, page: 3}\n"
+				   "    - {op: checkpoint_end}\n"
+				   "    - {op: hint, page: 5}\n"
+				   "    - {op: vacuum, page: 5}\n"
+				   "    - {op: dedup, page: 6}\n"
+				   "    - {op: slru_set, xid: 17}\n"
+				   "    - op: abort\n"
+				   "      client: 1\n"
+				   "schedules:\n"
+				   "  runs: 3\n"
+				   "  preemption_bound: 0\n"
+				   "crash:\n"
+				   "  points: all\n"
+				   "  max_unsynced: 6\n"
+				   "  tear: sectors\n"
+				   "  samples: 1000\n"
+				   "expect:\n"
+				   "  verdict: violation\n"
+				   "replay:\n"
+				   "  schedule: 2\n"
+				   "  crash_point: 1234\n"
+				   "  state: \"kept 1,3; torn 2@sector 4\"\n";
 
 START_TEST(test_defaults)
 {
@@ -248,17 +247,29 @@ START_TEST(test_parse_size)
 		uint64_t bytes;
 		enum pn_parse_status status;
 	} cases[] = {
-		{"8192", 8192, PN_PARSE_OK}, {"0", 0, PN_PARSE_OK}, {"8kB", 8192, PN_PARSE_OK},
-		{"8KiB", 8192, PN_PARSE_OK}, {"64MiB", 64ull << 20, PN_PARSE_OK},
-		{"64MB", 64ull << 20, PN_PARSE_OK}, {"1GB", 1ull << 30, PN_PARSE_OK},
-		{"1GiB", 1ull << 30, PN_PARSE_OK}, {"2TB", 2ull << 40, PN_PARSE_OK},
-		{"512B", 512, PN_PARSE_OK}, {"16 MiB", 16ull << 20, PN_PARSE_OK},
+		{"8192", 8192, PN_PARSE_OK},
+		{"0", 0, PN_PARSE_OK},
+		{"8kB", 8192, PN_PARSE_OK},
+		{"8KiB", 8192, PN_PARSE_OK},
+		{"64MiB", 64ull << 20, PN_PARSE_OK},
+		{"64MB", 64ull << 20, PN_PARSE_OK},
+		{"1GB", 1ull << 30, PN_PARSE_OK},
+		{"1GiB", 1ull << 30, PN_PARSE_OK},
+		{"2TB", 2ull << 40, PN_PARSE_OK},
+		{"512B", 512, PN_PARSE_OK},
+		{"16 MiB", 16ull << 20, PN_PARSE_OK},
 		{"18446744073709551615", UINT64_MAX, PN_PARSE_OK},
-		{"", 0, PN_PARSE_EMPTY}, {"-1", 0, PN_PARSE_NEGATIVE}, {"+1", 0, PN_PARSE_SIGN},
-		{"1.5GiB", 0, PN_PARSE_FRACTION}, {".5", 0, PN_PARSE_FRACTION},
-		{"64MB3", 0, PN_PARSE_BAD_UNIT}, {"8kb", 0, PN_PARSE_BAD_UNIT},
-		{"8 k B", 0, PN_PARSE_BAD_UNIT}, {"8B ", 0, PN_PARSE_BAD_UNIT},
-		{"MiB", 0, PN_PARSE_SYNTAX}, {" 8", 0, PN_PARSE_SYNTAX},
+		{"", 0, PN_PARSE_EMPTY},
+		{"-1", 0, PN_PARSE_NEGATIVE},
+		{"+1", 0, PN_PARSE_SIGN},
+		{"1.5GiB", 0, PN_PARSE_FRACTION},
+		{".5", 0, PN_PARSE_FRACTION},
+		{"64MB3", 0, PN_PARSE_BAD_UNIT},
+		{"8kb", 0, PN_PARSE_BAD_UNIT},
+		{"8 k B", 0, PN_PARSE_BAD_UNIT},
+		{"8B ", 0, PN_PARSE_BAD_UNIT},
+		{"MiB", 0, PN_PARSE_SYNTAX},
+		{" 8", 0, PN_PARSE_SYNTAX},
 		{"18446744073709551616", 0, PN_PARSE_OVERFLOW},
 		{"16777216TiB", 0, PN_PARSE_OVERFLOW},
 	};
@@ -266,8 +277,8 @@ START_TEST(test_parse_size)
 
 	for (size_t i = 0; i < PN_ARRAY_LEN(cases); i++) {
 		v = 7;
-		ck_assert_msg(pn_parse_size_status(cases[i].text, &v) == cases[i].status,
-			      "'%s'", cases[i].text);
+		ck_assert_msg(pn_parse_size_status(cases[i].text, &v) == cases[i].status, "'%s'",
+			      cases[i].text);
 		ck_assert(pn_parse_size(cases[i].text, &v) == (cases[i].status == PN_PARSE_OK));
 		if (cases[i].status == PN_PARSE_OK)
 			ck_assert_msg(v == cases[i].bytes, "'%s' gave %llu", cases[i].text,
@@ -284,14 +295,22 @@ START_TEST(test_parse_duration)
 		uint64_t ns;
 		enum pn_parse_status status;
 	} cases[] = {
-		{"250ms", 250000000ull, PN_PARSE_OK}, {"4min", 240000000000ull, PN_PARSE_OK},
-		{"30s", 30000000000ull, PN_PARSE_OK}, {"1h", 3600000000000ull, PN_PARSE_OK},
-		{"2d", 172800000000000ull, PN_PARSE_OK}, {"15us", 15000, PN_PARSE_OK},
-		{"0s", 0, PN_PARSE_OK}, {"10 s", 10000000000ull, PN_PARSE_OK},
-		{"10", 0, PN_PARSE_NO_UNIT}, {"fast", 0, PN_PARSE_SYNTAX},
-		{"5m", 0, PN_PARSE_BAD_UNIT}, {"5ns", 0, PN_PARSE_BAD_UNIT},
-		{"1.5s", 0, PN_PARSE_FRACTION}, {"-1s", 0, PN_PARSE_NEGATIVE},
-		{"", 0, PN_PARSE_EMPTY}, {"213504d", 0, PN_PARSE_OVERFLOW},
+		{"250ms", 250000000ull, PN_PARSE_OK},
+		{"4min", 240000000000ull, PN_PARSE_OK},
+		{"30s", 30000000000ull, PN_PARSE_OK},
+		{"1h", 3600000000000ull, PN_PARSE_OK},
+		{"2d", 172800000000000ull, PN_PARSE_OK},
+		{"15us", 15000, PN_PARSE_OK},
+		{"0s", 0, PN_PARSE_OK},
+		{"10 s", 10000000000ull, PN_PARSE_OK},
+		{"10", 0, PN_PARSE_NO_UNIT},
+		{"fast", 0, PN_PARSE_SYNTAX},
+		{"5m", 0, PN_PARSE_BAD_UNIT},
+		{"5ns", 0, PN_PARSE_BAD_UNIT},
+		{"1.5s", 0, PN_PARSE_FRACTION},
+		{"-1s", 0, PN_PARSE_NEGATIVE},
+		{"", 0, PN_PARSE_EMPTY},
+		{"213504d", 0, PN_PARSE_OVERFLOW},
 	};
 	uint64_t v;
 
@@ -331,11 +350,22 @@ START_TEST(test_names)
 {
 	static const char *const modes[] = {"fpw", "nofpw", "umbra", "doublewrite", "pushdown"};
 	static const char *const mutations[PN_MUT_COUNT] = {
-		"fpw_off", "no_wal_before_data", "ack_before_flush", "shift_split",
-		"ckpt_active_only", "aio_late_bind", "early_reclaim", "selector_unsynced",
-		"hint_no_fpi", "dedup_no_image", "slru_header_unprotected", "doublewrite_no_fsync",
+		"fpw_off",
+		"no_wal_before_data",
+		"ack_before_flush",
+		"shift_split",
+		"ckpt_active_only",
+		"aio_late_bind",
+		"early_reclaim",
+		"selector_unsynced",
+		"hint_no_fpi",
+		"dedup_no_image",
+		"slru_header_unprotected",
+		"doublewrite_no_fsync",
 		"no_delay_chkpt",
-		"pushdown_image_unsynced", "pushdown_horizon_early", "pushdown_ingest_unflushed",
+		"pushdown_image_unsynced",
+		"pushdown_horizon_early",
+		"pushdown_ingest_unflushed",
 	};
 	char text[1024];
 	struct pn_scenario s;
@@ -428,12 +458,19 @@ START_TEST(test_limits_and_positions)
 
 	setenv("PENUMBRA_MEMORY_LIMIT", "8GiB", 1);
 	load_bad("name: t\nstorage: {pages: 16777216}\ncrash: {}\n");
-	ck_assert_msg(strstr(err, "t.yaml:2:18: storage.pages is 16777216: a simulated run needs at least 512.0GiB") == err, "%s", err);
+	ck_assert_msg(
+		strstr(err,
+		       "t.yaml:2:18: storage.pages is 16777216: a simulated run needs at least 512.0GiB") ==
+			err,
+		"%s", err);
 	ck_assert_ptr_nonnull(strstr(err, "limit of 8.0GiB (PENUMBRA_MEMORY_LIMIT)"));
 	load_bad("name: t\nworkload: {transactions: 1000000000000}\n");
-	ck_assert_msg(strstr(err, "t.yaml:2:26: workload.transactions is 1000000000000") == err, "%s", err);
+	ck_assert_msg(strstr(err, "t.yaml:2:26: workload.transactions is 1000000000000") == err,
+		      "%s", err);
 	/* what the loader sizes */
-	ck_assert(load("name: t\nstorage: {pages: 1000, buffers: 100}\nprotocol: {mode: umbra, generations: 3}\ncrash: {}\n", &s));
+	ck_assert(load(
+		"name: t\nstorage: {pages: 1000, buffers: 100}\nprotocol: {mode: umbra, generations: 3}\ncrash: {}\n",
+		&s));
 	pn_scenario_memory(&s, &m);
 	ck_assert_uint_eq(m.device, 1002ull * 8192 * 3);
 	ck_assert_uint_eq(m.oracle, 3ull * 1002 * 8192);
@@ -442,7 +479,9 @@ START_TEST(test_limits_and_positions)
 	pn_scenario_free(&s);
 	setenv("PENUMBRA_MEMORY_LIMIT", "lots", 1);
 	load_bad("name: t\n");
-	ck_assert_str_eq(err, "t.yaml:1:1: the environment variable PENUMBRA_MEMORY_LIMIT is 'lots'; expected a size like 16GiB");
+	ck_assert_str_eq(
+		err,
+		"t.yaml:1:1: the environment variable PENUMBRA_MEMORY_LIMIT is 'lots'; expected a size like 16GiB");
 	unsetenv("PENUMBRA_MEMORY_LIMIT");
 	load_bad("name: t\nworkload: {kind: tpcc, warehouses: 1001}\n");
 	ck_assert_ptr_nonnull(strstr(err, "expected an integer from 1 to 1000"));
@@ -450,9 +489,16 @@ START_TEST(test_limits_and_positions)
 	ck_assert(load("name: t\nschedules: {preemption_bound: 0}\n", &s));
 	pn_scenario_free(&s);
 	load_bad("name: t\nschedules: {preemption_bound: 1}\n");
-	ck_assert_msg(strstr(err, "t.yaml:2:31: schedules.preemption_bound is 1, but bounded preemption is not implemented yet") == err, "%s", err);
+	ck_assert_msg(
+		strstr(err,
+		       "t.yaml:2:31: schedules.preemption_bound is 1, but bounded preemption is not implemented yet") ==
+			err,
+		"%s", err);
 	/* U+0085, U+2028, U+2029 do not end lines in positions; a lone CR and CRLF do */
-	load_bad("name: t\ndescription: \"a\xC2\x85" "b\xE2\x80\xA8" "c\xE2\x80\xA9" "d\"\nseed: -1\n");
+	load_bad("name: t\ndescription: \"a\xC2\x85"
+		 "b\xE2\x80\xA8"
+		 "c\xE2\x80\xA9"
+		 "d\"\nseed: -1\n");
 	ck_assert_msg(strncmp(err, "t.yaml:3:7: ", 12) == 0, "%s", err);
 	load_bad("name: t\r\ndescription: x\rseed: -1\r\n");
 	ck_assert_msg(strncmp(err, "t.yaml:3:7: ", 12) == 0, "%s", err);
@@ -460,15 +506,21 @@ START_TEST(test_limits_and_positions)
 	ck_assert_msg(strncmp(err, "t.yaml:2:36: ", 13) == 0, "%s", err);
 	/* duplicate keys: both positions editor positions */
 	load_bad("name: t\ndescription: \"\xC2\x85\"\nseed: 1\nseed: 2\n");
-	ck_assert_msg(strstr(err, "t.yaml:4:1: duplicate key 'seed' at the top level (first at 3:1)") == err, "%s", err);
+	ck_assert_msg(strstr(err,
+			     "t.yaml:4:1: duplicate key 'seed' at the top level (first at 3:1)") ==
+			      err,
+		      "%s", err);
 	/* a step's position, kept for later messages */
-	load_bad("name: t\ndescription: \"\xC2\x85\"\nworkload:\n  kind: script\n  script:\n    - {op: update, page: 99}\n");
+	load_bad(
+		"name: t\ndescription: \"\xC2\x85\"\nworkload:\n  kind: script\n  script:\n    - {op: update, page: 99}\n");
 	ck_assert_msg(strncmp(err, "t.yaml:6:7: ", 12) == 0, "%s", err);
 	/* a BOM: skipped at the start, refused in mid-file with what it is */
 	ck_assert(load("\xEF\xBB\xBFname: t\n", &s));
 	pn_scenario_free(&s);
 	load_bad("name: t\n\xEF\xBB\xBFseed: 1\n");
-	ck_assert_str_eq(err, "t.yaml:2:1: a byte-order mark (U+FEFF) in mid-file (two files joined?); expected one only at the very start of the file, or none");
+	ck_assert_str_eq(
+		err,
+		"t.yaml:2:1: a byte-order mark (U+FEFF) in mid-file (two files joined?); expected one only at the very start of the file, or none");
 	load_bad("\xFF\xFEn\0a\0");
 	ck_assert_ptr_nonnull(strstr(err, "t.yaml:1:1: the file looks like UTF-16 or UTF-32"));
 }
@@ -513,7 +565,8 @@ START_TEST(test_values)
 
 	ck_assert(load("name: v\nprotocol: {checksums: off, wal_log_hints: On, slru_headers: YES}\n"
 		       "aio: {reorder: no}\ncheckpoint: {overlap: True, completion_target: 1,"
-		       " interval: 0s, max_wal_size: 0}\ndescription: |\n  folded\n", &s));
+		       " interval: 0s, max_wal_size: 0}\ndescription: |\n  folded\n",
+		       &s));
 	ck_assert(!s.protocol.checksums && s.protocol.wal_log_hints && s.protocol.slru_headers);
 	ck_assert(!s.aio.reorder && s.checkpoint.overlap);
 	ck_assert_double_eq(s.checkpoint.completion_target, 1.0);
@@ -524,11 +577,14 @@ START_TEST(test_values)
 	/* edges of the ranges, and sizes written with units (with a memory limit that lets
 	 * the largest through: the loader also sizes what the run needs) */
 	setenv("PENUMBRA_MEMORY_LIMIT", "16000000TiB", 1);
-	ck_assert_msg(load("name: e\nstorage: {pages: 16777216, page_size: 32kB, sector_size: 32KiB,"
-			   " buffers: 1048576, wal_segment_size: 64kB}\nprotocol: {generations: 8}\n"
-			   "workload: {pages_per_transaction: 4, transactions: 1000000000000, clients: 1024}\n"
-			   "schedules: {runs: 100000}\ncrash: {max_unsynced: 64, samples: 1000000000}\n"
-			   "checkpoint: {completion_target: .5, max_wal_size: 128kB}\n", &s), "%s", err);
+	ck_assert_msg(
+		load("name: e\nstorage: {pages: 16777216, page_size: 32kB, sector_size: 32KiB,"
+		     " buffers: 1048576, wal_segment_size: 64kB}\nprotocol: {generations: 8}\n"
+		     "workload: {pages_per_transaction: 4, transactions: 1000000000000, clients: 1024}\n"
+		     "schedules: {runs: 100000}\ncrash: {max_unsynced: 64, samples: 1000000000}\n"
+		     "checkpoint: {completion_target: .5, max_wal_size: 128kB}\n",
+		     &s),
+		"%s", err);
 	ck_assert_uint_eq(s.storage.page_size, 32768);
 	ck_assert_uint_eq(s.storage.sector_size, 32768);
 	ck_assert_uint_eq(s.storage.wal_segment_size, 65536);
@@ -539,7 +595,9 @@ START_TEST(test_values)
 	ck_assert_str_eq(s.name, "42");
 	ck_assert_uint_eq(s.seed, 0);
 	pn_scenario_free(&s);
-	ck_assert(load("name: \"quoted sizes\"\nstorage: {page_size: \"4kB\"}\ncheckpoint: {interval: '1h'}\n", &s));
+	ck_assert(load(
+		"name: \"quoted sizes\"\nstorage: {page_size: \"4kB\"}\ncheckpoint: {interval: '1h'}\n",
+		&s));
 	ck_assert_uint_eq(s.storage.page_size, 4096);
 	pn_scenario_free(&s);
 }
@@ -574,17 +632,22 @@ START_TEST(test_script_checked_after_document)
 	const char *msg;
 
 	/* storage and clients after the script: ranges are checked against the final values */
-	ck_assert(load("name: s\nworkload:\n  kind: script\n  script:\n    - {op: update, page: 30, client: 2}\n"
-		       "  clients: 3\nstorage:\n  pages: 31\n", &s));
+	ck_assert(load(
+		"name: s\nworkload:\n  kind: script\n  script:\n    - {op: update, page: 30, client: 2}\n"
+		"  clients: 3\nstorage:\n  pages: 31\n",
+		&s));
 	ck_assert_uint_eq(s.workload.script[0].page, 30);
 	pn_scenario_free(&s);
 	msg = load_bad("name: s\nworkload:\n  kind: script\n  script:\n    - {op: commit}\n"
 		       "    - {op: update, page: 30}\nstorage:\n  pages: 30\n");
-	ck_assert_str_eq(msg, "t.yaml:6:7: workload.script[1].page is 30, out of range; expected a page "
-			      "below storage.pages (30)");
-	msg = load_bad("name: s\nworkload:\n  kind: script\n  script:\n    - op: commit\n      client: 1\n");
-	ck_assert_str_eq(msg, "t.yaml:5:7: workload.script[0].client is 1, out of range; expected a "
-			      "client below workload.clients (1)");
+	ck_assert_str_eq(msg,
+			 "t.yaml:6:7: workload.script[1].page is 30, out of range; expected a page "
+			 "below storage.pages (30)");
+	msg = load_bad(
+		"name: s\nworkload:\n  kind: script\n  script:\n    - op: commit\n      client: 1\n");
+	ck_assert_str_eq(msg,
+			 "t.yaml:5:7: workload.script[0].client is 1, out of range; expected a "
+			 "client below workload.clients (1)");
 }
 END_TEST
 
@@ -598,15 +661,18 @@ START_TEST(test_messages)
 	ck_assert_str_eq(msg, "t.yaml:3:9: unknown protocol.mode 'umbre' (did you mean 'umbra'?); "
 			      "expected one of fpw, nofpw, umbra, doublewrite, pushdown");
 	msg = load_bad("");
-	ck_assert_str_eq(msg, "t.yaml:1:1: the file is empty (or only comments); expected a mapping "
-			      "with at least 'name'");
+	ck_assert_str_eq(msg,
+			 "t.yaml:1:1: the file is empty (or only comments); expected a mapping "
+			 "with at least 'name'");
 	msg = load_bad("name: x\ncheckpoint: {interval: 10}\n");
 	ck_assert_ptr_nonnull(strstr(msg, "expected a duration like 250ms or 4min"));
 	msg = load_bad("name: x\nstorage:\n  pages: 4\n  pages: 4\n");
-	ck_assert_str_eq(msg, "t.yaml:4:3: duplicate key 'pages' in storage (first at 3:3); expected "
-			      "each key once");
+	ck_assert_str_eq(msg,
+			 "t.yaml:4:3: duplicate key 'pages' in storage (first at 3:3); expected "
+			 "each key once");
 	/* a long unknown key is cut, and control characters in it do not reach the message */
-	msg = load_bad("name: x\n\"bad\\tkey\\nwith a very long name that goes on and on and on and on and on\": 1\n");
+	msg = load_bad(
+		"name: x\n\"bad\\tkey\\nwith a very long name that goes on and on and on and on and on\": 1\n");
 	ck_assert(has_location(msg, "t.yaml"));
 	ck_assert_ptr_nonnull(strstr(msg, "unknown key 'bad?key?with"));
 	ck_assert_ptr_nonnull(strstr(msg, "...'"));
@@ -637,7 +703,8 @@ START_TEST(test_files)
 	ck_assert(!pn_scenario_load("/nonexistent/x.yaml", &s, err, sizeof err));
 	ck_assert_str_eq(err, "/nonexistent/x.yaml:1:1: cannot read: No such file or directory");
 	ck_assert(!pn_scenario_load("/", &s, err, sizeof err));
-	ck_assert_str_eq(err, "/:1:1: cannot read: it is a directory; expected a regular scenario file");
+	ck_assert_str_eq(err,
+			 "/:1:1: cannot read: it is a directory; expected a regular scenario file");
 	/* a FIFO without a writer: refused at once, never waited on (item 5 of issue 10) */
 	snprintf(path, sizeof path, "%s", "/tmp/pn_test_fifo.XXXXXX");
 	fd = mkstemp(path);
@@ -647,7 +714,8 @@ START_TEST(test_files)
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	ck_assert(!pn_scenario_load(path, &s, err, sizeof err));
 	ck_assert(has_location(err, path));
-	ck_assert_ptr_nonnull(strstr(err, "it is a FIFO (named pipe); expected a regular scenario file"));
+	ck_assert_ptr_nonnull(
+		strstr(err, "it is a FIFO (named pipe); expected a regular scenario file"));
 	unlink(path);
 	ck_assert(!pn_scenario_load("/dev/null", &s, err, sizeof err));
 	ck_assert_ptr_nonnull(strstr(err, "it is a character device"));
@@ -666,7 +734,8 @@ START_TEST(test_size_limit)
 	memset(text, ' ', len + 1);
 	memcpy(text, "name: big\n#", 11);
 	text[len - 1] = '\n';
-	ck_assert_msg(pn_scenario_load_string("big.yaml", text, len, &s, err, sizeof err), "%s", err);
+	ck_assert_msg(pn_scenario_load_string("big.yaml", text, len, &s, err, sizeof err), "%s",
+		      err);
 	pn_scenario_free(&s);
 	ck_assert(!pn_scenario_load_string("big.yaml", text, len + 1, &s, err, sizeof err));
 	ck_assert_ptr_nonnull(strstr(err, "at most 16 MiB"));
@@ -687,8 +756,9 @@ START_TEST(test_err_buffer)
 	ck_assert_str_eq(small, "");
 	/* a NUL byte inside the text */
 	ck_assert(!pn_scenario_load_string("t.yaml", "name: a\0b\n", 10, &s, err, sizeof err));
-	ck_assert_str_eq(err, "t.yaml:1:8: control characters are not allowed (byte 0x00); expected "
-			      "UTF-8 YAML text");
+	ck_assert_str_eq(err,
+			 "t.yaml:1:8: control characters are not allowed (byte 0x00); expected "
+			 "UTF-8 YAML text");
 	ck_assert(!pn_scenario_load_string(NULL, NULL, 0, &s, err, sizeof err));
 	ck_assert(has_location(err, "<string>"));
 }
@@ -714,7 +784,8 @@ static void expect_bad_file(const char *path)
 	expect = line + 10;
 	ck_assert_msg(!pn_scenario_load(path, &s, err, sizeof err), "%s loaded", path);
 	ck_assert_msg(has_location(err, path), "%s: no location in '%s'", path, err);
-	ck_assert_msg(strstr(err, expect) != NULL, "%s: '%s' does not contain '%s'", path, err, expect);
+	ck_assert_msg(strstr(err, expect) != NULL, "%s: '%s' does not contain '%s'", path, err,
+		      expect);
 	ck_assert_ptr_null(s.workload.script);
 	ck_assert_ptr_null(s.crash.list);
 }
@@ -729,7 +800,8 @@ START_TEST(test_bad_corpus)
 
 	/* the memory messages name the limit: the one tests/bad_input.sh pins */
 	setenv("PENUMBRA_MEMORY_LIMIT", "8GiB", 1);
-	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set (CTest sets it to the repository root)");
+	ck_assert_msg(root != NULL,
+		      "PN_SOURCE_DIR is not set (CTest sets it to the repository root)");
 	snprintf(dir, sizeof dir, "%s/tests/bad", root);
 	d = opendir(dir);
 	ck_assert_msg(d != NULL, "cannot open %s", dir);

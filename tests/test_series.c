@@ -77,7 +77,8 @@ static void run_yaml(const char *yaml, struct pn_sim_result *r)
 {
 	struct pn_scenario sc;
 	char err[PN_ERROR_LEN];
-	ck_assert_msg(pn_scenario_load_string("series.yaml", yaml, strlen(yaml), &sc, err, sizeof(err)),
+	ck_assert_msg(pn_scenario_load_string("series.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
 		      "%s", err);
 	ck_assert_int_eq(pn_sim_run(&sc, r), 0);
 	pn_scenario_free(&sc);
@@ -127,10 +128,9 @@ END_TEST
 /* Outside umbra no page is sampled; the series is the same in both runs of one seed. */
 START_TEST(test_fpw_deterministic)
 {
-	static const char yaml[] =
-		"name: series\nseed: 5\nstorage: {pages: 32, buffers: 12}\n"
-		"checkpoint: {every_transactions: 30}\n"
-		"workload: {kind: random, clients: 2, transactions: 200}\n";
+	static const char yaml[] = "name: series\nseed: 5\nstorage: {pages: 32, buffers: 12}\n"
+				   "checkpoint: {every_transactions: 30}\n"
+				   "workload: {kind: random, clients: 2, transactions: 200}\n";
 	struct pn_sim_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	ck_assert(a != NULL && b != NULL);
 	run_yaml(yaml, a);

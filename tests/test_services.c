@@ -44,7 +44,9 @@ static struct pn_services svc;
 static void setup(void)
 {
 	memset(&stub, 0, sizeof(stub));
-	struct pn_env env = {.ctx = &stub, .submit = stub_submit, .now_ns = stub_now,
+	struct pn_env env = {.ctx = &stub,
+			     .submit = stub_submit,
+			     .now_ns = stub_now,
 			     .schedule = stub_schedule};
 	ck_assert(pn_svc_init(&svc, &env, 4, 64, 3));
 }

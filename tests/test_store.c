@@ -19,11 +19,22 @@ static struct pn_scenario sc;
 static struct pn_services svc;
 static struct pn_store st;
 
-static void stub_submit(void *ctx, struct pn_io *io) { (void)ctx; (void)io; }
-static uint64_t stub_now(void *ctx) { (void)ctx; return 0; }
+static void stub_submit(void *ctx, struct pn_io *io)
+{
+	(void)ctx;
+	(void)io;
+}
+static uint64_t stub_now(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
 static void stub_schedule(void *ctx, uint32_t p, uint64_t d, uint64_t t)
 {
-	(void)ctx; (void)p; (void)d; (void)t;
+	(void)ctx;
+	(void)p;
+	(void)d;
+	(void)t;
 }
 
 static void open_store(enum pn_mode mode, uint32_t generations, enum pn_layout layout)
@@ -34,8 +45,9 @@ static void open_store(enum pn_mode mode, uint32_t generations, enum pn_layout l
 	sc.protocol.layout = layout;
 	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule};
 	ck_assert(pn_svc_init(&svc, &env, 4, PS, 1));
-	unsigned flags = mode == PN_MODE_UMBRA ? PN_STORE_SLOTTED
-			 : mode == PN_MODE_DOUBLEWRITE ? PN_STORE_DOUBLEWRITE : 0;
+	unsigned flags = mode == PN_MODE_UMBRA         ? PN_STORE_SLOTTED
+			 : mode == PN_MODE_DOUBLEWRITE ? PN_STORE_DOUBLEWRITE
+						       : 0;
 	ck_assert(pn_store_init(&st, &sc, &svc, HEAP, PAGES, generations, flags));
 }
 
@@ -127,7 +139,7 @@ START_TEST(test_r3_protected_slot)
 {
 	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
 	pn_store_set_slot(&st, 5, 1);
-	pn_store_check_write(&st, 5, 1, 4); /* its current slot: allowed */
+	pn_store_check_write(&st, 5, 1, 4);    /* its current slot: allowed */
 	pn_store_check_write(&st, HEAP, 0, 4); /* SLRU: in place */
 	ck_assert(!svc.failed);
 	pn_store_check_write(&st, 5, 0, 4); /* base_done[5] = 0 */

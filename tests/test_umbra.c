@@ -22,7 +22,8 @@
 static void load_text(const char *yaml, struct pn_scenario *sc)
 {
 	char err[PN_ERROR_LEN];
-	ck_assert_msg(pn_scenario_load_string("umbra.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
+	ck_assert_msg(pn_scenario_load_string("umbra.yaml", yaml, strlen(yaml), sc, err,
+					      sizeof(err)),
 		      "%s", err);
 }
 
@@ -31,13 +32,14 @@ static void run_random(const char *protocol, struct pn_sim_result *out)
 {
 	char yaml[1024];
 	struct pn_scenario sc;
-	snprintf(yaml, sizeof(yaml),
-		 "name: umbra-wal\nseed: 7\n"
-		 "storage: {pages: 64, buffers: 16, wal_segment_size: 64KiB}\n"
-		 "protocol: %s\n"
-		 "checkpoint: {interval: 0s, every_transactions: 25, max_wal_size: 0}\n"
-		 "workload: {kind: random, clients: 3, transactions: 300, pages_per_transaction: 2}\n",
-		 protocol);
+	snprintf(
+		yaml, sizeof(yaml),
+		"name: umbra-wal\nseed: 7\n"
+		"storage: {pages: 64, buffers: 16, wal_segment_size: 64KiB}\n"
+		"protocol: %s\n"
+		"checkpoint: {interval: 0s, every_transactions: 25, max_wal_size: 0}\n"
+		"workload: {kind: random, clients: 3, transactions: 300, pages_per_transaction: 2}\n",
+		protocol);
 	load_text(yaml, &sc);
 	pn_sim_run(&sc, out);
 	pn_scenario_free(&sc);
@@ -129,7 +131,8 @@ START_TEST(test_hazard_verdicts)
 		       PN_VIOL_RECOVERY);
 	assert_verdict("scenarios/peer-umbra/hazard-evict-before-select-l3.yaml", false,
 		       PN_VIOL_NONE);
-	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l4.yaml", true, PN_VIOL_CHECKSUM);
+	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l4.yaml", true,
+		       PN_VIOL_CHECKSUM);
 	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l3.yaml", false, PN_VIOL_NONE);
 	assert_verdict("scenarios/peer-umbra/062-slot-checkpoint-publication.yaml", false,
 		       PN_VIOL_NONE);

@@ -50,8 +50,8 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
 	pn_unit_encode(u, ub);
 	pn_unit_decode(ub, &back);
 	ck_assert(back.schedule == u->schedule && back.whole == u->whole && back.lo == u->lo &&
-		  back.hi == u->hi && back.budget == u->budget && back.fresh_base == u->fresh_base &&
-		  back.fresh_lo == u->fresh_lo);
+		  back.hi == u->hi && back.budget == u->budget &&
+		  back.fresh_base == u->fresh_base && back.fresh_lo == u->fresh_lo);
 	pn_check_unit(sc, o, &back, &r);
 	uint8_t *bytes = pn_unit_result_encode(&r, &len);
 	ck_assert_msg(pn_unit_result_decode(bytes, len, out, why, sizeof(why)), "%s", why);
@@ -71,7 +71,8 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
  * later units finish before earlier ones); fail_first: the first unit handed out fails once.
  */
 static int run_plan(const struct pn_scenario *sc, uint32_t nested, uint64_t unit_states, int hold,
-		    bool fail_first, struct pn_check_result *res, uint64_t (*cov)[2], uint32_t *units)
+		    bool fail_first, struct pn_check_result *res, uint64_t (*cov)[2],
+		    uint32_t *units)
 {
 	struct pn_check_options o = {.nested_every = nested};
 	struct pn_plan *p = pn_plan_new(sc, 3, unit_states, nested, false);
@@ -90,7 +91,8 @@ static int run_plan(const struct pn_scenario *sc, uint32_t nested, uint64_t unit
 				continue;
 			}
 			if (pn_plan_cancelled(p, ids[i])) {
-				pn_plan_failed(p, ids[i], "cancelled"); /* never merged either way */
+				pn_plan_failed(p, ids[i],
+					       "cancelled"); /* never merged either way */
 				continue;
 			}
 			struct pn_unit_result r;
@@ -135,7 +137,7 @@ static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int 
 	struct pn_check_result whole, split;
 	struct pn_check_options o = {.nested_every = nested};
 	size_t n = cov_sites();
-	uint64_t (*c1)[2] = calloc(n + 1, sizeof(*c1)), (*c2)[2] = calloc(n + 1, sizeof(*c2));
+	uint64_t(*c1)[2] = calloc(n + 1, sizeof(*c1)), (*c2)[2] = calloc(n + 1, sizeof(*c2));
 	uint32_t units;
 	load(rel, &sc);
 	cov_read(c1); /* zero */
@@ -144,7 +146,8 @@ static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int 
 	int rc2 = run_plan(&sc, nested, unit_states, hold, fail_first, &split, c2, &units);
 	ck_assert_int_eq(rc1, rc2);
 	same_result(&whole, &split);
-	ck_assert_msg(units >= min_units, "%s: %u units, expected at least %u", rel, units, min_units);
+	ck_assert_msg(units >= min_units, "%s: %u units, expected at least %u", rel, units,
+		      min_units);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(c1[i][0] == c2[i][0] && c1[i][1] == c2[i][1],
 			      "%s: coverage site %zu: %llu/%llu whole, %llu/%llu in units", rel, i,
@@ -161,7 +164,11 @@ START_TEST(cut_ranges)
 	/* no points: one range from the start */
 	ck_assert_uint_eq(pn_unit_cut(NULL, 0, 17, 2, 100, los), 1);
 	ck_assert_uint_eq(los[0], 17);
-	struct pn_unit_point pts[5] = {{20, 16, 10}, {21, 16, 10}, {30, 0, 0}, {31, 160, 50}, {40, 16, 10}};
+	struct pn_unit_point pts[5] = {{20, 16, 10},
+				       {21, 16, 10},
+				       {30, 0, 0},
+				       {31, 160, 50},
+				       {40, 16, 10}};
 	/* costs 12, 12, 1, 61, 12 (total 98); unit_states 24 caps each range: a new range once
 	 * one has reached 24 */
 	uint32_t k = pn_unit_cut(pts, 5, 17, 1, 24, los);
@@ -182,7 +189,10 @@ END_TEST
 
 START_TEST(result_bytes_refused)
 {
-	struct pn_unit_result r = {.status = PN_UNIT_VIOLATION, .end = 9, .events = 12, .finished = true};
+	struct pn_unit_result r = {.status = PN_UNIT_VIOLATION,
+				   .end = 9,
+				   .events = 12,
+				   .finished = true};
 	struct pn_unit_result back;
 	char why[256];
 	size_t len;
@@ -249,7 +259,8 @@ START_TEST(unit_failing_twice_is_an_error)
 	ck_assert(pn_plan_finished(p));
 	ck_assert_int_eq(pn_plan_result(p, &res, NULL, 0), 2);
 	ck_assert(res.error);
-	ck_assert_msg(strstr(res.detail, "failed 2 times: killed by signal 9") != NULL, "%s", res.detail);
+	ck_assert_msg(strstr(res.detail, "failed 2 times: killed by signal 9") != NULL, "%s",
+		      res.detail);
 	ck_assert_uint_eq(res.crash_states, 0);
 	pn_plan_free(p);
 	pn_scenario_free(&sc);

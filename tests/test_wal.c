@@ -40,7 +40,11 @@ static void stub_submit(void *ctx, struct pn_io *io)
 	ck_assert_uint_lt(s->nios, MAXIO);
 	s->ios[s->nios++] = io;
 }
-static uint64_t stub_now(void *ctx) { (void)ctx; return 5; }
+static uint64_t stub_now(void *ctx)
+{
+	(void)ctx;
+	return 5;
+}
 static void stub_schedule(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token)
 {
 	struct stub *s = ctx;
@@ -73,8 +77,16 @@ static bool stub_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uin
 	return true;
 }
 
-static void segments_due(void *ctx) { (void)ctx; due_calls++; }
-static pn_lsn horizon(void *ctx) { (void)ctx; return horizon_lsn; }
+static void segments_due(void *ctx)
+{
+	(void)ctx;
+	due_calls++;
+}
+static pn_lsn horizon(void *ctx)
+{
+	(void)ctx;
+	return horizon_lsn;
+}
 
 static void setup(void)
 {
@@ -85,9 +97,13 @@ static void setup(void)
 	sc.storage.wal_segment_size = SEG;
 	sc.checkpoint.max_wal_size = 4ull * SEG;
 	sc.checkpoint.completion_target = 0.5;
-	struct pn_env env = {.ctx = &stub, .submit = stub_submit, .now_ns = stub_now,
-			     .schedule = stub_schedule, .read_sync = stub_read,
-			     .wal_inserted = stub_inserted, .wal_segment = stub_segment};
+	struct pn_env env = {.ctx = &stub,
+			     .submit = stub_submit,
+			     .now_ns = stub_now,
+			     .schedule = stub_schedule,
+			     .read_sync = stub_read,
+			     .wal_inserted = stub_inserted,
+			     .wal_segment = stub_segment};
 	ck_assert(pn_svc_init(&svc, &env, 64, 2 * sc.storage.page_size, 4));
 	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, 4));
 	pn_wal_on_segments(&wal, segments_due, NULL);
@@ -147,8 +163,8 @@ START_TEST(test_insert_links_and_counts)
 	pn_lsn e2 = insert(100, &s2);
 	ck_assert_uint_eq(s1, (pn_lsn)SEG + PN_WAL_LONG_PHD);
 	ck_assert_uint_gt(e1, s1);
-	ck_assert_uint_ge(s2, e1);      /* W1: the next record starts at or after the end */
-	ck_assert_uint_eq(s2 % 8, 0);   /* MAXALIGNed */
+	ck_assert_uint_ge(s2, e1);    /* W1: the next record starts at or after the end */
+	ck_assert_uint_eq(s2 % 8, 0); /* MAXALIGNed */
 	ck_assert_uint_eq(e2, pn_wal_insert_lsn(&wal));
 	ck_assert_uint_eq(stub.inserted, 2);
 	ck_assert_uint_eq(stub.inserted_end, e2);

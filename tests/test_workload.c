@@ -29,7 +29,8 @@
 static void load(const char *yaml, struct pn_scenario *sc)
 {
 	char err[PN_ERROR_LEN];
-	bool ok = pn_scenario_load_string("workload.yaml", yaml, strlen(yaml), sc, err, sizeof(err));
+	bool ok = pn_scenario_load_string("workload.yaml", yaml, strlen(yaml), sc, err,
+					  sizeof(err));
 	ck_assert_msg(ok, "scenario refused: %s", err);
 }
 
@@ -104,8 +105,8 @@ START_TEST(test_heap_insert_fills_the_hole)
 	ck_assert_uint_eq(off, 24 + 12);
 	ck_assert_uint_eq(len, PAGE - 36 - 48 - 128);
 	ck_assert_uint_eq(pn_page_nitems(page), 3);
-	ck_assert_uint_eq(pn_get32(page + 24 + 4), 0);           /* pointer 2 unused */
-	ck_assert_uint_eq(pn_get16(page + 24 + 8 + 2), 121);    /* pointer 3's length */
+	ck_assert_uint_eq(pn_get32(page + 24 + 4), 0);       /* pointer 2 unused */
+	ck_assert_uint_eq(pn_get16(page + 24 + 8 + 2), 121); /* pointer 3's length */
 	/* pointer 2 can still be taken; pointer 3 cannot be taken twice */
 	heap_insert(&r, main, data, 3, 48, false);
 	ck_assert(!pn_redo_apply(page, PAGE, &r, &r.blocks[0]));
@@ -165,7 +166,7 @@ START_TEST(test_heap_update_lock_delete)
 	memcpy(before, oldp, PAGE);
 	ck_assert(pn_redo_apply(oldp, PAGE, &r, &r.blocks[1]));
 	assert_redo(&r, 1, before, oldp);
-	ck_assert_uint_eq(pn_get16(t + 16), 1);   /* t_ctid -> (20, 1) */
+	ck_assert_uint_eq(pn_get16(t + 16), 1); /* t_ctid -> (20, 1) */
 	ck_assert_uint_eq(pn_get16(t + 14), 20);
 	ck_assert_uint_eq(pn_get16(t + 18) & 0x2000u, 0x2000u);
 	/* DELETE of tuple 5 */
@@ -178,7 +179,7 @@ START_TEST(test_heap_update_lock_delete)
 	ck_assert(pn_redo_apply(oldp, PAGE, &d, &d.blocks[0]));
 	assert_redo(&d, 0, before, oldp);
 	ck_assert_uint_eq(pn_get32(oldp + 20), 301); /* pd_prune_xid */
-	pn_put16(main + 4, 62);                     /* no tuple 62 */
+	pn_put16(main + 4, 62);                      /* no tuple 62 */
 	ck_assert(!pn_redo_apply(oldp, PAGE, &d, &d.blocks[0]));
 }
 END_TEST
@@ -223,11 +224,13 @@ START_TEST(test_btree_insert_and_split)
 	memmove(data1 + 16 * 2, data1 + 16, len1 - 16); /* after 2000 */
 	memcpy(data1 + 16, itup, 16);
 	len1 += 16;
-	pn_itup_make(data0, 16, 2000, 0, 0);             /* the left's high key */
+	pn_itup_make(data0, 16, 2000, 0, 0); /* the left's high key */
 	struct pn_wal_record s = {.xid = 6, .nblocks = 2, .main_data = main, .main_len = 10};
 	pn_rec_ids(PN_REC_BTREE_SPLIT_R, &s.rmid, &s.info);
 	s.blocks[0] = (struct pn_wal_block){.blkno = 40, .data = data0, .data_len = 16};
-	s.blocks[1] = (struct pn_wal_block){.blkno = 41, .will_init = true, .data = data1,
+	s.blocks[1] = (struct pn_wal_block){.blkno = 41,
+					    .will_init = true,
+					    .data = data1,
 					    .data_len = (uint16_t)len1};
 	pn_put32(main, 0);
 	pn_put16(main + 4, (uint16_t)(below + 1));
@@ -284,7 +287,7 @@ START_TEST(test_pgbench_sizes)
 	uint64_t ub = m->rec_bytes[PN_REC_HEAP_UPDATE] + m->rec_bytes[PN_REC_HEAP_UPDATE_INIT];
 	ck_assert_uint_le(ub, up * 171); /* 73 when the new page is imaged (its data dropped) */
 	ck_assert_uint_eq((up * 171 - ub) % 98, 0);
-	ck_assert_int_eq(ub < up * 171, m->rec_fpi_bytes[PN_REC_HEAP_UPDATE] > 0);
+	ck_assert_int_eq(ub<up * 171, m->rec_fpi_bytes[PN_REC_HEAP_UPDATE]> 0);
 	/* each has its LOCK and its index entry; every update is HOT or not */
 	ck_assert_uint_eq(m->rec_count[PN_REC_HEAP_LOCK], up);
 	uint64_t leaf = m->rec_count[PN_REC_BTREE_INSERT_LEAF] +
@@ -308,8 +311,7 @@ START_TEST(test_pgbench_sizes)
 	ck_assert_uint_le(m->rec_bytes[PN_REC_BTREE_INSERT_LEAF], 64 * lk);
 	/* the pages a non-HOT update left are pruned by the next update of that page */
 	ck_assert_uint_gt(m->rec_count[PN_REC_HEAP2_PRUNE], 0);
-	ck_assert_uint_ge(m->rec_bytes[PN_REC_HEAP2_PRUNE],
-			  56 * m->rec_count[PN_REC_HEAP2_PRUNE]);
+	ck_assert_uint_ge(m->rec_bytes[PN_REC_HEAP2_PRUNE], 56 * m->rec_count[PN_REC_HEAP2_PRUNE]);
 	/* per-type WAL: every record but checkpoints' is some transaction's */
 	uint64_t ckpt = m->rec_bytes[PN_REC_XLOG_CHECKPOINT_ONLINE] +
 			m->rec_bytes[PN_REC_XLOG_CHECKPOINT_SHUTDOWN];
@@ -343,9 +345,11 @@ START_TEST(test_tpcc_refuses_small_storage)
 	struct pn_scenario sc;
 	char yaml[512], err[PN_ERROR_LEN];
 	snprintf(yaml, sizeof yaml, tpcc_yaml, 100u, "fpw");
-	ck_assert(!pn_scenario_load_string("workload.yaml", yaml, strlen(yaml), &sc, err, sizeof err));
+	ck_assert(!pn_scenario_load_string("workload.yaml", yaml, strlen(yaml), &sc, err,
+					   sizeof err));
 	ck_assert_msg(strstr(err, "storage.pages is 100; tpcc with 1 warehouses and 1200 "
-				  "transactions needs ") != NULL, "%s", err);
+				  "transactions needs ") != NULL,
+		      "%s", err);
 	const char *need = strstr(err, "needs ");
 	/* ... and the engine, given the same scenario past the loader, needs the same pages */
 	snprintf(yaml, sizeof yaml, tpcc_yaml, 100000u, "fpw");
@@ -354,7 +358,8 @@ START_TEST(test_tpcc_refuses_small_storage)
 	pn_sim_run(&sc, &res);
 	pn_scenario_free(&sc);
 	ck_assert_int_eq(res.status, 2);
-	ck_assert_msg(strncmp(strstr(res.error, "needs "), need, 12) == 0, "%s / %s", res.error, err);
+	ck_assert_msg(strncmp(strstr(res.error, "needs "), need, 12) == 0, "%s / %s", res.error,
+		      err);
 	ck_assert(strstr(res.error, "set storage.pages to ") != NULL);
 }
 END_TEST

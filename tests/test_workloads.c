@@ -69,7 +69,8 @@ START_TEST(test_vacuum_checksums)
 	ck_assert_uint_eq(m->rec_bytes[PN_REC_XLOG_FPI_FOR_HINT], 49 * pages);
 	/* 226 tuples of 32 B under 24 + 4 * 226 B of header: a 32-byte hole */
 	uint64_t last_image = 8192 - (8192 - last * 32 - (24 + 4 * last));
-	ck_assert_uint_eq(m->rec_fpi_bytes[PN_REC_XLOG_FPI_FOR_HINT], 8160 * FULL_PAGES + last_image);
+	ck_assert_uint_eq(m->rec_fpi_bytes[PN_REC_XLOG_FPI_FOR_HINT],
+			  8160 * FULL_PAGES + last_image);
 	ck_assert_uint_eq(m->rec_bytes[PN_REC_HEAP2_FREEZE_PAGE],
 			  517 * FULL_PAGES + (24 + 20 + 2 + 7 + 12 + 2 * last));
 	ck_assert_uint_eq(m->rec_bytes[PN_REC_HEAP2_VISIBLE], 59 * pages + 5);
@@ -125,7 +126,8 @@ START_TEST(test_btree_dedup)
 	btree("nofpw", "", &n);
 	btree("fpw", "dedup_no_image", &x);
 	/* every insert is one INSERT_LEAF of 64 B, or the new item of a split */
-	uint64_t nsplits = n.m.rec_count[PN_REC_BTREE_SPLIT_L] + n.m.rec_count[PN_REC_BTREE_SPLIT_R];
+	uint64_t nsplits = n.m.rec_count[PN_REC_BTREE_SPLIT_L] +
+			   n.m.rec_count[PN_REC_BTREE_SPLIT_R];
 	ck_assert_uint_gt(nsplits, 0);
 	ck_assert_uint_eq(n.m.rec_count[PN_REC_BTREE_INSERT_LEAF] + nsplits, 30000);
 	ck_assert_uint_eq(n.m.rec_bytes[PN_REC_BTREE_INSERT_LEAF],
@@ -135,7 +137,8 @@ START_TEST(test_btree_dedup)
 	/* one image at most per block of a split: the left page and the sibling, never the
 	 * new page (WILL_INIT) */
 	uint64_t splits = f.m.rec_count[PN_REC_BTREE_SPLIT_L] + f.m.rec_count[PN_REC_BTREE_SPLIT_R];
-	ck_assert_uint_le(f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_L] + f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_R],
+	ck_assert_uint_le(f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_L] +
+				  f.m.rec_fpi_bytes[PN_REC_BTREE_SPLIT_R],
 			  2u * 8192u * splits);
 	/* same inserts, more WAL, hence more WAL-volume checkpoints */
 	ck_assert_uint_eq(f.m.rec_count[PN_REC_BTREE_INSERT_LEAF] + splits, 30000);
@@ -157,13 +160,15 @@ START_TEST(test_btree_one_key)
 	for (size_t i = 0; i < PN_ARRAY_LEN(modes); i++) {
 		char yaml[512];
 		struct pn_sim_result r;
-		snprintf(yaml, sizeof(yaml),
-			 "name: wl-btree-one-key\n"
-			 "storage: {page_size: 2KiB, buffers: 16, wal_segment_size: 64KiB}\n"
-			 "protocol: {mode: %s, checksums: true}\n"
-			 "checkpoint: {interval: 0s, every_transactions: 10, max_wal_size: 0}\n"
-			 "workload: {kind: btree_dedup, clients: 2, inserts: 3000, distinct_keys: 1, "
-			 "transactions: 30}\n", modes[i]);
+		snprintf(
+			yaml, sizeof(yaml),
+			"name: wl-btree-one-key\n"
+			"storage: {page_size: 2KiB, buffers: 16, wal_segment_size: 64KiB}\n"
+			"protocol: {mode: %s, checksums: true}\n"
+			"checkpoint: {interval: 0s, every_transactions: 10, max_wal_size: 0}\n"
+			"workload: {kind: btree_dedup, clients: 2, inserts: 3000, distinct_keys: 1, "
+			"transactions: 30}\n",
+			modes[i]);
 		run_yaml(yaml, &r);
 		uint64_t splits = r.m.rec_count[PN_REC_BTREE_SPLIT_L] +
 				  r.m.rec_count[PN_REC_BTREE_SPLIT_R];
@@ -264,16 +269,19 @@ static void both(struct pn_oracle *o, uint8_t *pages, struct pn_wal_record *r, u
 	}
 }
 
-static void insert(struct pn_oracle *o, uint8_t *pages, uint64_t *pos, uint16_t at,
-		   uint32_t key, uint16_t tid)
+static void insert(struct pn_oracle *o, uint8_t *pages, uint64_t *pos, uint16_t at, uint32_t key,
+		   uint16_t tid)
 {
 	uint8_t main[2], tup[16] = {0};
 	pn_put16(main, at);
-	pn_put16(tup + 4, tid);   /* ip_posid */
-	pn_put16(tup + 6, 16);    /* t_info: size */
+	pn_put16(tup + 4, tid); /* ip_posid */
+	pn_put16(tup + 6, 16);  /* t_info: size */
 	pn_put32(tup + 8, key);
-	struct pn_wal_record r = {.rmid = PN_RM_BTREE, .info = 0x00, .nblocks = 1,
-				  .main_data = main, .main_len = 2};
+	struct pn_wal_record r = {.rmid = PN_RM_BTREE,
+				  .info = 0x00,
+				  .nblocks = 1,
+				  .main_data = main,
+				  .main_len = 2};
 	r.blocks[0] = (struct pn_wal_block){.blkno = 0, .data = tup, .data_len = 16};
 	both(o, pages, &r, pos);
 }
@@ -290,10 +298,13 @@ START_TEST(test_records_by_hand)
 	insert(o, pages, &pos, 3, 7, 103); /* [3:102, 7:101, 7:103] */
 	uint8_t main[5], iv[4];
 	pn_put16(main, 1);
-	pn_put16(iv, 2);                   /* items 2..3 (key 7) into one posting tuple */
+	pn_put16(iv, 2); /* items 2..3 (key 7) into one posting tuple */
 	pn_put16(iv + 2, 2);
-	struct pn_wal_record r = {.rmid = PN_RM_BTREE, .info = 0xD0, .nblocks = 1,
-				  .main_data = main, .main_len = 2};
+	struct pn_wal_record r = {.rmid = PN_RM_BTREE,
+				  .info = 0xD0,
+				  .nblocks = 1,
+				  .main_data = main,
+				  .main_len = 2};
 	r.blocks[0] = (struct pn_wal_block){.blkno = 0, .data = iv, .data_len = 4};
 	both(o, pages, &r, &pos);
 	/* two items: the plain 3 (16 B, re-laid at the top), then the posting 7 (16 + 2 TIDs
@@ -311,12 +322,15 @@ START_TEST(test_records_by_hand)
 	 * a heap page) gets PD_ALL_VISIBLE */
 	pn_put32(main, 0);
 	main[4] = 0x03;
-	struct pn_wal_record v = {.rmid = PN_RM_HEAP2, .info = 0x40, .nblocks = 2,
-				  .main_data = main, .main_len = 5};
+	struct pn_wal_record v = {.rmid = PN_RM_HEAP2,
+				  .info = 0x40,
+				  .nblocks = 2,
+				  .main_data = main,
+				  .main_len = 5};
 	v.blocks[0] = (struct pn_wal_block){.blkno = 1, .fork = 2};
 	v.blocks[1] = (struct pn_wal_block){.blkno = 0};
 	both(o, pages, &v, &pos);
-	ck_assert_uint_eq(pages[PS + 24], 0x03);            /* heap block 0: bits 0-1 */
+	ck_assert_uint_eq(pages[PS + 24], 0x03); /* heap block 0: bits 0-1 */
 	ck_assert_uint_eq(pn_get16(pages + 10) & 0x4, 0x4);
 	for (uint32_t p = 0; p < 2; p++) {
 		pn_oracle_page(o, p, UINT64_MAX, expect);
@@ -335,7 +349,7 @@ START_TEST(test_split_three_blocks)
 	static uint8_t pages[4 * PS], expect[PS];
 	for (uint32_t p = 0; p < 4; p += 2)
 		leaf_and_vm(pages + (size_t)p * PS); /* leaves 0, 2 (and VM-like pages 1, 3) */
-	memcpy(pages + 3 * (size_t)PS, pages, PS);    /* page 3: the old right sibling */
+	memcpy(pages + 3 * (size_t)PS, pages, PS);   /* page 3: the old right sibling */
 	struct pn_oracle *o = pn_oracle_new(4, 0, PS, false, pages);
 	ck_assert_ptr_nonnull(o);
 	uint64_t pos = 0x1000028;
@@ -347,8 +361,11 @@ START_TEST(test_split_three_blocks)
 	pn_put16(dmain, 1);
 	pn_put16(iv, 2);
 	pn_put16(iv + 2, 2);
-	struct pn_wal_record d = {.rmid = PN_RM_BTREE, .info = 0xD0, .nblocks = 1,
-				  .main_data = dmain, .main_len = 2};
+	struct pn_wal_record d = {.rmid = PN_RM_BTREE,
+				  .info = 0xD0,
+				  .nblocks = 1,
+				  .main_data = dmain,
+				  .main_len = 2};
 	d.blocks[0] = (struct pn_wal_block){.blkno = 0, .data = iv, .data_len = 4};
 	both(o, pages, &d, &pos); /* [3, 7 {102, 103}, 9] */
 	uint8_t tup[16], main[10], data0[32], data1[PS];
@@ -356,8 +373,8 @@ START_TEST(test_split_three_blocks)
 	struct pn_wal_record r = {.nblocks = 3};
 	enum pn_rec kind = pn_btree_split_record(pages, PS, tup, 16, 7, &r, main, data0, data1);
 	ck_assert_int_eq(kind, PN_REC_BTREE_SPLIT_R);
-	ck_assert_uint_eq(pn_get16(main + 4), 2);          /* firstrightoff */
-	ck_assert_uint_eq(r.blocks[0].data_len, 16);       /* the high key only */
+	ck_assert_uint_eq(pn_get16(main + 4), 2);    /* firstrightoff */
+	ck_assert_uint_eq(r.blocks[0].data_len, 16); /* the high key only */
 	ck_assert_uint_eq(pn_get32(data0 + 8), 7);
 	ck_assert_uint_eq(r.blocks[1].data_len, 32 + 16 + 16);
 	r.blocks[0].blkno = 0;
@@ -367,7 +384,7 @@ START_TEST(test_split_three_blocks)
 	both(o, pages, &r, &pos);
 	const uint8_t *left = pages, *right = pages + 2 * (size_t)PS, *sib = pages + 3 * (size_t)PS;
 	ck_assert_uint_eq(pn_page_nitems(left), 1);
-	ck_assert_uint_eq(pn_get32(left + PS - 16 + 4), 2);  /* btpo_next: the new page */
+	ck_assert_uint_eq(pn_get32(left + PS - 16 + 4), 2); /* btpo_next: the new page */
 	ck_assert_uint_eq(pn_page_nitems(right), 3);
 	ck_assert_uint_eq(pn_get32(right + PS - 16), 0);     /* btpo_prev: the left */
 	ck_assert_uint_eq(pn_get32(right + PS - 16 + 4), 3); /* btpo_next: the old sibling */

@@ -57,9 +57,8 @@ uint32_t pn_crc32c_update_sw(uint32_t crc, const void *data, size_t len)
 		uint32_t lo = load_le32(p) ^ crc;
 		uint32_t hi = load_le32(p + 4);
 		crc = table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^
-		      table[5][(lo >> 16) & 0xFF] ^ table[4][lo >> 24] ^
-		      table[3][hi & 0xFF] ^ table[2][(hi >> 8) & 0xFF] ^
-		      table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24];
+		      table[5][(lo >> 16) & 0xFF] ^ table[4][lo >> 24] ^ table[3][hi & 0xFF] ^
+		      table[2][(hi >> 8) & 0xFF] ^ table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24];
 		p += 8;
 		len -= 8;
 	}
@@ -74,7 +73,7 @@ uint32_t pn_crc32c_update_sw(uint32_t crc, const void *data, size_t len)
 #include <nmmintrin.h>
 
 __attribute__((target("sse4.2"))) static uint32_t update_sse42(uint32_t crc, const void *data,
-								size_t len)
+							       size_t len)
 {
 	const uint8_t *p = data;
 

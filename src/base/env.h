@@ -55,17 +55,28 @@ struct pn_io;
 
 /* Why the engine issued an I/O (traces, metrics, and the crash model's event names). */
 enum pn_io_why {
-	PN_WHY_READ_PAGE, PN_WHY_EVICT, PN_WHY_CKPT, PN_WHY_BGWRITER, PN_WHY_EVICT_SOURCE,
-	PN_WHY_WAL, PN_WHY_CONTROL, PN_WHY_SELECTOR, PN_WHY_DW, PN_WHY_RECOVERY, PN_WHY_FSYNC,
-	PN_WHY_PS_IMAGE, PN_WHY_PS_META,
+	PN_WHY_READ_PAGE,
+	PN_WHY_EVICT,
+	PN_WHY_CKPT,
+	PN_WHY_BGWRITER,
+	PN_WHY_EVICT_SOURCE,
+	PN_WHY_WAL,
+	PN_WHY_CONTROL,
+	PN_WHY_SELECTOR,
+	PN_WHY_DW,
+	PN_WHY_RECOVERY,
+	PN_WHY_FSYNC,
+	PN_WHY_PS_IMAGE,
+	PN_WHY_PS_META,
 	PN_WHY_COUNT
 };
 /* A why's name in traces and crash states ("checkpoint"); "?" out of range. */
 static inline const char *pn_io_why_name(enum pn_io_why w)
 {
 	static const char *const names[PN_WHY_COUNT] = {
-		"read", "evict", "checkpoint", "bgwriter", "evict-source", "wal", "control",
-		"selector", "doublewrite", "recovery", "fsync", "ps-image", "ps-metadata",
+		"read",  "evict",    "checkpoint",  "bgwriter",    "evict-source",
+		"wal",   "control",  "selector",    "doublewrite", "recovery",
+		"fsync", "ps-image", "ps-metadata",
 	};
 	return (unsigned)w < PN_WHY_COUNT ? names[w] : "?";
 }
@@ -88,15 +99,15 @@ struct pn_io {
 	 * the other's done calls it last, with then_ctx. NULL: none. */
 	void (*then)(void *then_ctx, struct pn_io *io);
 	void *then_ctx;
-	uint32_t index;   /* position in the engine's I/O table */
-	uint32_t frame;   /* buffer frame, or UINT32_MAX */
-	uint32_t page;    /* logical page, or UINT32_MAX */
-	uint32_t slot;    /* physical slot of a data write */
-	uint32_t proc;    /* process to wake on completion, or UINT32_MAX */
+	uint32_t index;    /* position in the engine's I/O table */
+	uint32_t frame;    /* buffer frame, or UINT32_MAX */
+	uint32_t page;     /* logical page, or UINT32_MAX */
+	uint32_t slot;     /* physical slot of a data write */
+	uint32_t proc;     /* process to wake on completion, or UINT32_MAX */
 	uint64_t ckpt_seq; /* checkpoints begun when a data write was issued */
-	pn_lsn lsn;       /* WAL: the flush target this write serves; data: page LSN */
-	uint32_t aux;     /* per-why detail */
-	bool keep;        /* set by a done callback: the engine frees it later itself */
+	pn_lsn lsn;        /* WAL: the flush target this write serves; data: page LSN */
+	uint32_t aux;      /* per-why detail */
+	bool keep;         /* set by a done callback: the engine frees it later itself */
 };
 
 struct pn_env {
@@ -104,7 +115,8 @@ struct pn_env {
 	/* Hands an issued I/O to the world; it calls pn_engine_io_done() later. */
 	void (*submit)(void *ctx, struct pn_io *io);
 	/* Synchronous read, for recovery's start-up reads (control file, WAL, selector). */
-	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len, uint8_t *out);
+	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
+			  uint8_t *out);
 	/* Now, in nanoseconds (virtual in the simulator). */
 	uint64_t (*now_ns)(void *ctx);
 	/* Call pn_engine_fire(e, proc, token) after about delay_ns (the world may add jitter). */

@@ -33,10 +33,10 @@ _Noreturn void pn_assert_fail(const char *expr, const char *file, int line);
 /* Registers a callback that prints context (seed, event) when an assertion fails. */
 void pn_assert_context(void (*print)(void *arg), void *arg);
 
-#define PN_ASSERT(expr)                                                          \
-	do {                                                                         \
-		if (__builtin_expect(!(expr), 0))                                        \
-			pn_assert_fail(#expr, __FILE__, __LINE__);                           \
+#define PN_ASSERT(expr)                                            \
+	do {                                                       \
+		if (__builtin_expect(!(expr), 0))                  \
+			pn_assert_fail(#expr, __FILE__, __LINE__); \
 	} while (0)
 
 /* Coverage markers: a static table of sites, each counting true and false hits. */
@@ -60,29 +60,45 @@ size_t pn_testcase_all(struct pn_testcase_site *const **out);
 #define PN_NO_PAGE UINT32_MAX
 const char *pn_page_text(uint32_t page, char *buf, size_t len);
 
-#define PN_TESTCASE(name_, cond)                                                 \
-	do {                                                                         \
-		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__,    \
-							   0, 0, false, NULL};           \
+#define PN_TESTCASE(name_, cond)                                                         \
+	do {                                                                             \
+		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__, 0, \
+							   0,     false,    NULL};       \
 		static struct pn_testcase_site *pn__site_ref                             \
-			__attribute__((used, section("pn_testcase_sites"))) = &pn__site;     \
+			__attribute__((used, section("pn_testcase_sites"))) = &pn__site; \
 		(void)pn__site_ref;                                                      \
 		if (!pn__site.registered)                                                \
-			pn_testcase_register(&pn__site);                                     \
+			pn_testcase_register(&pn__site);                                 \
 		if (cond)                                                                \
-			pn__site.hits_true++;                                                \
+			pn__site.hits_true++;                                            \
 		else                                                                     \
-			pn__site.hits_false++;                                               \
+			pn__site.hits_false++;                                           \
 	} while (0)
 
-static inline void pn_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void pn_put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static inline void pn_put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline void pn_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void pn_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void pn_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
 static inline uint16_t pn_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t pn_get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
 }
-static inline uint64_t pn_get64(const uint8_t *p) { return (uint64_t)pn_get32(p) | ((uint64_t)pn_get32(p + 4) << 32); }
+static inline uint64_t pn_get64(const uint8_t *p)
+{
+	return (uint64_t)pn_get32(p) | ((uint64_t)pn_get32(p + 4) << 32);
+}
 
 #endif

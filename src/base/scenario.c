@@ -14,13 +14,12 @@
 const char *const pn_mode_names[PN_MODE_COUNT + 1] = {PN_MODE_LIST(PN_ENUM_NAME) NULL};
 const char *const pn_layout_names[PN_LAYOUT_COUNT + 1] = {PN_LAYOUT_LIST(PN_ENUM_NAME) NULL};
 const char *const pn_policy_names[PN_POLICY_COUNT + 1] = {PN_POLICY_LIST(PN_ENUM_NAME) NULL};
-const char *const pn_workload_kind_names[PN_WL_COUNT + 1] = {
-	PN_WORKLOAD_KIND_LIST(PN_ENUM_NAME) NULL
-};
-const char *const pn_op_names[PN_OP_COUNT + 1] = {
-	PN_SCRIPT_OP_LIST(PN_ENUM_NAME) PN_GENERATED_OP_LIST(PN_ENUM_NAME) NULL
-};
-const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_workload_kind_names[PN_WL_COUNT + 1] = {PN_WORKLOAD_KIND_LIST(PN_ENUM_NAME)
+								     NULL};
+const char *const pn_op_names[PN_OP_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME)
+							  PN_GENERATED_OP_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME)
+									NULL};
 const char *const pn_tear_names[PN_TEAR_COUNT + 1] = {PN_TEAR_LIST(PN_ENUM_NAME) NULL};
 #define MUTATION_NAME_(e, name) [PN_MUT_BIT_##e] = name,
 const char *const pn_mutation_names[PN_MUT_COUNT + 1] = {PN_MUTATION_LIST(MUTATION_NAME_) NULL};
@@ -125,8 +124,14 @@ const char *pn_mutation_name(int i)
 }
 
 const char *pn_mode_name(enum pn_mode m) { return name_of(pn_mode_names, PN_MODE_COUNT, m); }
-const char *pn_layout_name(enum pn_layout l) { return name_of(pn_layout_names, PN_LAYOUT_COUNT, l); }
-const char *pn_policy_name(enum pn_policy p) { return name_of(pn_policy_names, PN_POLICY_COUNT, p); }
+const char *pn_layout_name(enum pn_layout l)
+{
+	return name_of(pn_layout_names, PN_LAYOUT_COUNT, l);
+}
+const char *pn_policy_name(enum pn_policy p)
+{
+	return name_of(pn_policy_names, PN_POLICY_COUNT, p);
+}
 const char *pn_tear_name(enum pn_tear t) { return name_of(pn_tear_names, PN_TEAR_COUNT, t); }
 const char *pn_op_name(enum pn_op op) { return name_of(pn_op_names, PN_OP_COUNT, op); }
 const char *pn_workload_kind_name(enum pn_workload_kind k)

@@ -31,23 +31,23 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 
 /* protocol.mutations: deliberate bugs (docs/protocol.md section 5), one bit each, in
  * the order of their bits. */
-#define PN_MUTATION_LIST(X)                                                                \
-	X(FPW_OFF, "fpw_off")                                                                  \
-	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                                            \
-	X(ACK_BEFORE_FLUSH, "ack_before_flush")                                                \
-	X(SHIFT_SPLIT, "shift_split")                                                          \
-	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                                                \
-	X(AIO_LATE_BIND, "aio_late_bind")                                                      \
-	X(EARLY_RECLAIM, "early_reclaim")                                                      \
-	X(SELECTOR_UNSYNCED, "selector_unsynced")                                              \
-	X(HINT_NO_FPI, "hint_no_fpi")                                                          \
-	X(DEDUP_NO_IMAGE, "dedup_no_image")                                                    \
-	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")                                  \
-	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")                                        \
-	/* umbra l3/l4: selection does not wait for publication */                             \
-	X(NO_DELAY_CHKPT, "no_delay_chkpt")                                                    \
-	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")                                  \
-	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")                                    \
+#define PN_MUTATION_LIST(X)                                        \
+	X(FPW_OFF, "fpw_off")                                      \
+	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                \
+	X(ACK_BEFORE_FLUSH, "ack_before_flush")                    \
+	X(SHIFT_SPLIT, "shift_split")                              \
+	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                    \
+	X(AIO_LATE_BIND, "aio_late_bind")                          \
+	X(EARLY_RECLAIM, "early_reclaim")                          \
+	X(SELECTOR_UNSYNCED, "selector_unsynced")                  \
+	X(HINT_NO_FPI, "hint_no_fpi")                              \
+	X(DEDUP_NO_IMAGE, "dedup_no_image")                        \
+	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")      \
+	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")            \
+	/* umbra l3/l4: selection does not wait for publication */ \
+	X(NO_DELAY_CHKPT, "no_delay_chkpt")                        \
+	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")      \
+	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")        \
 	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
@@ -118,7 +118,8 @@ struct pn_step {
 	int column;      /* source column (1-based) of the step, for messages */
 };
 
-#define PN_TEAR_LIST(X) X(PN_TEAR_NONE, "none") X(PN_TEAR_HALVES, "halves") X(PN_TEAR_SECTORS, "sectors")
+#define PN_TEAR_LIST(X) \
+	X(PN_TEAR_NONE, "none") X(PN_TEAR_HALVES, "halves") X(PN_TEAR_SECTORS, "sectors")
 enum pn_tear { PN_TEAR_LIST(PN_ENUM_VALUE) PN_TEAR_COUNT };
 extern const char *const pn_tear_names[PN_TEAR_COUNT + 1];
 const char *pn_tear_name(enum pn_tear t);
@@ -145,9 +146,9 @@ struct pn_scenario {
 		enum pn_policy policy;
 		bool checksums;
 		bool wal_log_hints;
-		bool slru_headers;   /* protocol.slru_headers: SLRU pages carry LSN + checksum */
+		bool slru_headers; /* protocol.slru_headers: SLRU pages carry LSN + checksum */
 		uint32_t image_threshold;
-		uint32_t mutations;  /* enum pn_mutation bits */
+		uint32_t mutations; /* enum pn_mutation bits */
 		/* LINE and COLUMN of protocol.generations and protocol.layout in the file (0: not
 		 * given): the engine refuses them for l3 and l4 at that position when --mode picks
 		 * a policy the loader did not check them against */
@@ -158,7 +159,7 @@ struct pn_scenario {
 		uint64_t interval_ns;        /* 0 = no time trigger (checkpoint_timeout) */
 		uint32_t every_transactions; /* 0 = no count trigger */
 		double completion_target;
-		uint64_t max_wal_size;       /* bytes; 0 = no WAL-volume trigger */
+		uint64_t max_wal_size; /* bytes; 0 = no WAL-volume trigger */
 		bool overlap;
 	} checkpoint;
 
@@ -202,9 +203,9 @@ struct pn_scenario {
 	/* replay: present in a counterexample trace (docs/checker.md). */
 	struct {
 		bool present;
-		uint32_t schedule;   /* which schedule run (0-based) */
+		uint32_t schedule;    /* which schedule run (0-based) */
 		uint64_t crash_point; /* event number the world stopped after */
-		char state[256];     /* the crash state, as the checker printed it */
+		char state[256];      /* the crash state, as the checker printed it */
 		/* a second crash inside the recovery from that state (0 = none) */
 		uint64_t recovery_crash_point;
 		char recovery_state[256];

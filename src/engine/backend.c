@@ -82,23 +82,23 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 	b->blkno = op_page(e, &p->op);
 	switch (p->op.op) {
 	case PN_OP_UPDATE:
-		pn_put32(main, p->xid);                          /* old_xmax */
-		pn_put16(main + 4, (uint16_t)(p->item + 1));     /* old_offnum */
-		main[6] = 0;                                     /* old_infobits_set */
-		main[7] = 0;                                     /* flags */
-		pn_put32(main + 8, 0);                           /* new_xmax */
-		pn_put16(main + 12, (uint16_t)(p->item + 1));    /* new_offnum */
+		pn_put32(main, p->xid);                       /* old_xmax */
+		pn_put16(main + 4, (uint16_t)(p->item + 1));  /* old_offnum */
+		main[6] = 0;                                  /* old_infobits_set */
+		main[7] = 0;                                  /* flags */
+		pn_put32(main + 8, 0);                        /* new_xmax */
+		pn_put16(main + 12, (uint16_t)(p->item + 1)); /* new_offnum */
 		rec->main_len = 14;
-		pn_put16(data, 1);                               /* xl_heap_header t_infomask2 */
-		pn_put16(data + 2, 0x0800);                      /* t_infomask: HEAP_XMAX_INVALID */
-		data[4] = PN_TUPLE_HEADER;                       /* t_hoff */
+		pn_put16(data, 1);          /* xl_heap_header t_infomask2 */
+		pn_put16(data + 2, 0x0800); /* t_infomask: HEAP_XMAX_INVALID */
+		data[4] = PN_TUPLE_HEADER;  /* t_hoff */
 		pn_put32(data + 5, (uint32_t)(p->xid * 2654435761u) ^ p->ops_in_txn);
 		b->data_len = 9;
 		rec->main_data = main;
 		b->data = data;
 		return PN_REC_HEAP_HOT_UPDATE;
 	case PN_OP_VACUUM:
-		pn_put32(main, p->xid);                          /* cutoff xid */
+		pn_put32(main, p->xid); /* cutoff xid */
 		pn_put16(main + 4, (uint16_t)nitems);
 		for (uint32_t i = 0; i < nitems; i++) {
 			uint8_t *f = main + 6 + 12 * i;
@@ -110,11 +110,11 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 		rec->main_data = main;
 		return PN_REC_HEAP2_FREEZE_PAGE;
 	case PN_OP_DEDUP:
-		pn_put16(main, 1);                               /* nintervals */
+		pn_put16(main, 1); /* nintervals */
 		rec->main_len = 2;
 		rec->main_data = main;
-		pn_put16(data, 1);                               /* baseoff */
-		pn_put16(data + 2, (uint16_t)nitems);            /* nitems */
+		pn_put16(data, 1);                    /* baseoff */
+		pn_put16(data + 2, (uint16_t)nitems); /* nitems */
 		data[0] = (uint8_t)(p->xid | 1);
 		b->data = data;
 		b->data_len = 4;
@@ -125,8 +125,7 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 		rec->main_len = 5;
 		rec->main_data = main;
 		return PN_REC_CLOG_SET;
-	default: /* hint with FPI_FOR_HINT: the image alone */
-		return PN_REC_XLOG_FPI_FOR_HINT;
+	default: /* hint with FPI_FOR_HINT: the image alone */ return PN_REC_XLOG_FPI_FOR_HINT;
 	}
 }
 
@@ -153,7 +152,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
 	if (p->op.op == PN_OP_HINT && !unlogged_hint && e->proto->hint_delta)
-		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size, page, e->page_size);
+		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size,
+				page, e->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
@@ -255,10 +255,10 @@ static void tuple_bytes(uint8_t *out, uint32_t n, uint32_t xid, uint32_t salt)
 /* xl_heap_header {t_infomask2, t_infomask, t_hoff} + the tuple's bytes from offset 23. */
 static uint16_t heap_tuple_data(uint8_t *data, const struct pn_change *c, uint32_t xid)
 {
-	pn_put16(data, 4);                 /* t_infomask2: natts */
-	pn_put16(data + 2, 0x0800);        /* t_infomask: HEAP_XMAX_INVALID */
-	data[4] = PN_TUPLE_HEADER;         /* t_hoff */
-	data[5] = 0;                       /* byte 23: padding before the data */
+	pn_put16(data, 4);          /* t_infomask2: natts */
+	pn_put16(data + 2, 0x0800); /* t_infomask: HEAP_XMAX_INVALID */
+	data[4] = PN_TUPLE_HEADER;  /* t_hoff */
+	data[5] = 0;                /* byte 23: padding before the data */
 	tuple_bytes(data + 6, c->t_len - PN_TUPLE_HEADER, xid, c->offnum);
 	return (uint16_t)(5 + c->t_len - 23);
 }
@@ -266,11 +266,11 @@ static uint16_t heap_tuple_data(uint8_t *data, const struct pn_change *c, uint32
 static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8_t flags,
 			    uint16_t new_off)
 {
-	pn_put32(main, xid);          /* old_xmax */
+	pn_put32(main, xid); /* old_xmax */
 	pn_put16(main + 4, old_off);
-	main[6] = 0;                  /* old_infobits_set */
+	main[6] = 0; /* old_infobits_set */
 	main[7] = flags;
-	pn_put32(main + 8, 0);        /* new_xmax */
+	pn_put32(main + 8, 0); /* new_xmax */
 	pn_put16(main + 12, new_off);
 }
 
@@ -332,13 +332,14 @@ static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct p
 		pn_put32(main, p->xid);
 		pn_put16(main + 4, c->offnum);
 		main[6] = 0;
-		main[7] = c->kind == PN_REC_HEAP_LOCK ? 0x01 : 0x00; /* XLH_LOCK_ALL_FROZEN_CLEARED */
+		main[7] = c->kind == PN_REC_HEAP_LOCK ? 0x01
+						      : 0x00; /* XLH_LOCK_ALL_FROZEN_CLEARED */
 		rec->main_len = 8;
 		return c->kind;
 	case PN_REC_HEAP2_PRUNE: {
 		uint32_t n = 2u * c->nredirected + c->ndead + c->nunused;
 		PN_ASSERT(n <= 4000);
-		pn_put32(main, p->xid);                  /* latestRemovedXid */
+		pn_put32(main, p->xid); /* latestRemovedXid */
 		pn_put16(main + 4, c->nredirected);
 		pn_put16(main + 6, c->ndead);
 		rec->main_len = 8;
@@ -388,7 +389,8 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
 	pn_client_insert(&cl, &rec, kind, p->chg_frames);
 	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
-				      : c->t_len ? c->t_len : c->itup_len;
+				      : c->t_len                        ? c->t_len
+									: c->itup_len;
 	if (e->client->change_done)
 		e->client->change_done(e->client_state, &cl, c);
 }
@@ -440,9 +442,11 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
 	if (lsn > pn_wal_flushed(&e->wal))
-		pn_engine_violation(e, PN_VIOL_DURABILITY, UINT32_MAX,
-				    "commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
-				    p->xid, (unsigned long long)lsn, (unsigned long long)pn_wal_flushed(&e->wal));
+		pn_engine_violation(
+			e, PN_VIOL_DURABILITY, UINT32_MAX,
+			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
+			p->xid, (unsigned long long)lsn,
+			(unsigned long long)pn_wal_flushed(&e->wal));
 	if (e->nacked == e->acked_cap) {
 		PN_ASSERT(!"acknowledged-commit log full");
 	}
@@ -501,8 +505,12 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p);
 /* legal[from][to]: procs.h's diagram; the startup process (recovery.c) goes DONE --> NEXT
  * --> WAIT_CKPT --> DONE, the backends NEXT --> DONE when recovery begins. */
 static const bool legal[PN_B_COUNT][PN_B_COUNT] = {
-	[PN_B_NEXT] = {[PN_B_NEXT] = true, [PN_B_PIN] = true, [PN_B_COMMIT_WAIT] = true,
-		       [PN_B_WAIT_CKPT] = true, [PN_B_EVICT_WAIT] = true, [PN_B_DONE] = true},
+	[PN_B_NEXT] = {[PN_B_NEXT] = true,
+		       [PN_B_PIN] = true,
+		       [PN_B_COMMIT_WAIT] = true,
+		       [PN_B_WAIT_CKPT] = true,
+		       [PN_B_EVICT_WAIT] = true,
+		       [PN_B_DONE] = true},
 	[PN_B_PIN] = {[PN_B_DECIDE] = true},
 	[PN_B_DECIDE] = {[PN_B_INSERT] = true},
 	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PUBLISH] = true, [PN_B_HELD] = true},
@@ -571,9 +579,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		pn_ckpt_release_pause(e);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
-	case PN_OP_EVICT:
-		pn_backend_set_state(p, PN_B_EVICT_WAIT);
-		break;
+	case PN_OP_EVICT: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
 	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
 		finish_op(e, p);
 		return;
@@ -582,8 +588,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		p->ckpt_wait_seq = e->ckpt_seq_begun;
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
-	default:
-		PN_ASSERT(!"unknown op");
+	default: PN_ASSERT(!"unknown op");
 	}
 	pn_wake(e, p->id, STEP_NS);
 }
@@ -763,8 +768,9 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		bool ok = p->op.op == PN_OP_CHECKPOINT
 				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
 				  : begun && (!e->proto->script_reached ||
-					      e->proto->script_reached(e, p->ckpt_wait_seq,
-								       p->op.op == PN_OP_CHECKPOINT_RESUME));
+					      e->proto->script_reached(
+						      e, p->ckpt_wait_seq,
+						      p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
@@ -775,7 +781,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	case PN_B_HELD:
 		if (!take_release(e, p))
 			break; /* woken when its release is the script's next step */
-		/* fall through */
+			       /* fall through */
 	case PN_B_PUBLISH:
 		PN_ASSERT(e->proto->publish != NULL);
 		e->proto->publish(e, p);

@@ -91,12 +91,14 @@ static void read_done(void *ctx, struct pn_io *io)
 	f->io_reads = 0;
 	f->valid = true;
 	f->last_lsn = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers
-			      ? 0 : pn_page_lsn(page);
+			      ? 0
+			      : pn_page_lsn(page);
 	bool headerless = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers;
-	if (!headerless && !pn_page_verify(page, e->page_size, io->page,
-					   page_checksummed(e, io->page)))
+	if (!headerless &&
+	    !pn_page_verify(page, e->page_size, io->page, page_checksummed(e, io->page)))
 		pn_engine_violation(e, PN_VIOL_CHECKSUM, io->page,
-				    "page %u read from slot %u fails verification", io->page, io->slot);
+				    "page %u read from slot %u fails verification", io->page,
+				    io->slot);
 	e->m.data_reads++;
 	e->m.data_bytes_read += e->page_size;
 	if (e->recovering)
@@ -237,8 +239,8 @@ static uint64_t late_bind(void *ctx, struct pn_io *io)
 }
 
 struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
-				  enum pn_io_why why, uint32_t proc, const uint8_t *image,
-				  pn_lsn lsn, const struct pn_io_then *then)
+				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				 pn_lsn lsn, const struct pn_io_then *then)
 {
 	struct pn_frame *f = &e->frames[frame];
 	struct pn_io *io = pn_io_get(&e->svc);
@@ -254,9 +256,10 @@ struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t s
 	io->lsn = lsn;
 	/* R1, checked on every data write whatever path issued it. */
 	if (io->lsn > pn_wal_flushed(&e->wal))
-		pn_engine_violation(e, PN_VIOL_WAL_BEFORE_DATA, f->page,
-				    "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
-				    f->page, (unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
+		pn_engine_violation(
+			e, PN_VIOL_WAL_BEFORE_DATA, f->page,
+			"page %u written with LSN %llX beyond the flushed WAL %llX (R1)", f->page,
+			(unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (io->buf != image)
 		memcpy(io->buf, image, e->page_size);
 	io->done = write_done;
@@ -298,7 +301,7 @@ static void write_done(void *ctx, struct pn_io *io)
 		if (io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied)
 			continue;
 		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
-			f->ckpt_needed &= (uint8_t)~(1u << r);
+			f->ckpt_needed &= (uint8_t) ~(1u << r);
 	}
 	uint32_t home = umbra ? pn_store_slot(&e->store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
@@ -360,7 +363,8 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 	if (e->proto->drop_write && e->proto->drop_write(e, frame))
 		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
 	bool umbra = is_umbra_heap(e, f->page);
-	if (umbra && f->dirty_hint_only && pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
+	if (umbra && f->dirty_hint_only &&
+	    pn_page_lsn(pn_frame_page(e, frame)) <= pn_wal_redo(&e->wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
 		f->held = false; /* B7: a redo pointer that moved past it leaves nothing to write */
 		return PN_WRITE_NONE;
@@ -401,7 +405,8 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		bool both = (f->ckpt_needed & (1u << r)) && write_slot(e, f, r) != cur;
 		PN_TESTCASE("eviction of a shifted page the checkpoint still needs (B3)", both);
 		if (both)
-			pn_buf_issue_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc, img, f->last_lsn, then);
+			pn_buf_issue_write(e, frame, f->ckpt_slot[r], PN_WHY_EVICT_SOURCE, proc,
+					   img, f->last_lsn, then);
 	}
 	pn_buf_issue_write(e, frame, cur, why, proc, img, f->last_lsn, then);
 	return PN_WRITE_STARTED;

@@ -17,24 +17,25 @@ struct pn_engine;
 #define PN_MAX_CKPT_RUNS 2
 
 struct pn_frame {
-	uint32_t page;        /* PN_NO_FRAME if empty */
-	bool valid;           /* holds the page's bytes */
+	uint32_t page; /* PN_NO_FRAME if empty */
+	bool valid;    /* holds the page's bytes */
 	bool dirty;
 	bool dirty_hint_only; /* dirtied only by hint bits, no WAL */
 	bool redirtied;       /* changed while a write was in flight */
 	bool locked;          /* exclusive content lock (a backend between decide and insert) */
 	uint16_t pins;
-	uint8_t usage;        /* clock sweep, <= 5 */
-	uint8_t io_reads;     /* read in flight */
-	uint8_t io_writes;    /* writes in flight */
-	uint8_t ckpt_needed;  /* bit r: checkpoint run r must write this frame */
+	uint8_t usage;                       /* clock sweep, <= 5 */
+	uint8_t io_reads;                    /* read in flight */
+	uint8_t io_writes;                   /* writes in flight */
+	uint8_t ckpt_needed;                 /* bit r: checkpoint run r must write this frame */
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
-	bool held;            /* B7: a writer waits for the WAL flush to held_lsn; no change */
-	uint32_t holder;      /* that writer's proc (held only) */
-	pn_lsn held_lsn;      /* last_lsn when the hold was taken (held only) */
+	bool held;       /* B7: a writer waits for the WAL flush to held_lsn; no change */
+	uint32_t holder; /* that writer's proc (held only) */
+	pn_lsn held_lsn; /* last_lsn when the hold was taken (held only) */
 	uint64_t ckpt_run_seq[PN_MAX_CKPT_RUNS]; /* the seq of the run that set bit r */
-	pn_lsn last_lsn;      /* LSN of the last WAL-logged change (SLRU pages have none) */
-	uint64_t shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
+	pn_lsn last_lsn; /* LSN of the last WAL-logged change (SLRU pages have none) */
+	uint64_t
+		shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
 };
 
 bool pn_buf_init(struct pn_engine *e);
@@ -59,8 +60,8 @@ bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
  * on since they were copied) to `slot` of the frame's page: R1 checked, B2's binding. For
  * pn_buf_write and the rows that write a page themselves (doublewrite's in-place write). */
 struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
-				  enum pn_io_why why, uint32_t proc, const uint8_t *image,
-				  pn_lsn lsn, const struct pn_io_then *then);
+				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				 pn_lsn lsn, const struct pn_io_then *then);
 uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
 
 #endif

@@ -111,19 +111,16 @@ void pn_ckpt_set_state(struct pn_ckpt_run *run, enum pn_cstate to)
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run)
 {
 	switch (run->state) {
-	case PN_C_IDLE:
-		return PN_CKPT_PHASE_IDLE;
+	case PN_C_IDLE: return PN_CKPT_PHASE_IDLE;
 	case PN_C_PROTO_SELECT:
 	case PN_C_WRITING:
 	case PN_C_WAIT_WRITES:
-	case PN_C_FSYNC_DATA:
-		return PN_CKPT_PHASE_BEFORE_FSYNC;
+	case PN_C_FSYNC_DATA: return PN_CKPT_PHASE_BEFORE_FSYNC;
 	case PN_C_PROTO_DURABLE:
 	case PN_C_RECORD:
 	case PN_C_RECORD_FLUSH:
 	case PN_C_CONTROL_WRITE:
-	case PN_C_CONTROL_FSYNC:
-		return PN_CKPT_PHASE_AFTER_FSYNC;
+	case PN_C_CONTROL_FSYNC: return PN_CKPT_PHASE_AFTER_FSYNC;
 	case PN_C_COUNT: break;
 	}
 	PN_ASSERT(!"a checkpoint run state without a phase");
@@ -203,7 +200,8 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 	bool wal_short = 4 * kept >= 3 * (uint64_t)pn_wal_nsegs(&e->wal);
 	PN_TESTCASE("a paced checkpoint hurries for the WAL ring", wal_short);
 	bool hurry = (e->ckpt_requested && e->ckpt_request_immediate) || e->stopping || wal_short;
-	PN_TESTCASE("a paced checkpoint hurries for a request or the end", hurry && !run->immediate);
+	PN_TESTCASE("a paced checkpoint hurries for a request or the end",
+		    hurry && !run->immediate);
 	if (run->immediate || hurry || !paced || run->to_write == 0)
 		return false;
 	double progress = (double)run->written / run->to_write * sc->checkpoint.completion_target;
@@ -213,10 +211,12 @@ static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
 		return false;
 	PN_ASSERT(e->m.commits >= run->start_commits);
 	if (sc->checkpoint.every_transactions &&
-	    progress < (double)(e->m.commits - run->start_commits) / sc->checkpoint.every_transactions)
+	    progress <
+		    (double)(e->m.commits - run->start_commits) / sc->checkpoint.every_transactions)
 		return false;
 	if (e->sc->checkpoint.max_wal_size) {
-		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) / pn_wal_seg_size(&e->wal);
+		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) /
+			      pn_wal_seg_size(&e->wal);
 		double cps = (double)(e->sc->checkpoint.max_wal_size / pn_wal_seg_size(&e->wal)) /
 			     (1.0 + e->sc->checkpoint.completion_target);
 		if (progress < segs / (cps < 1.0 ? 1.0 : cps))
@@ -271,12 +271,10 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
 		struct pn_io_then then = {write_done, e};
-		enum pn_write_result w =
-			pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt, (int)r, &then);
+		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt,
+						      (int)r, &then);
 		switch (w) {
-		case PN_WRITE_NONE:
-			f->ckpt_needed &= (uint8_t)~(1u << r);
-			continue;
+		case PN_WRITE_NONE: f->ckpt_needed &= (uint8_t) ~(1u << r); continue;
 		case PN_WRITE_WAL: return UINT64_MAX;
 		case PN_WRITE_BUSY: return poll_busy_ns;
 		case PN_WRITE_STARTED:
@@ -316,7 +314,8 @@ static void run_io_done(void *ctx, struct pn_io *io)
 	run->io_pending = false;
 	switch (run->state) {
 	case PN_C_FSYNC_DATA:
-		pn_ckpt_set_state(run, e->proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
+		pn_ckpt_set_state(run,
+				  e->proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
 		break;
 	case PN_C_PROTO_SELECT:
 	case PN_C_PROTO_DURABLE:
@@ -338,8 +337,9 @@ void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op 
 	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = op;
 	io->file = file;
-	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : file == PN_FILE_CONTROL ? PN_WHY_CONTROL
-											: PN_WHY_SELECTOR;
+	io->why = op == PN_IO_FSYNC         ? PN_WHY_FSYNC
+		  : file == PN_FILE_CONTROL ? PN_WHY_CONTROL
+					    : PN_WHY_SELECTOR;
 	io->offset = off;
 	io->len = len;
 	if (data)
@@ -449,7 +449,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
-		if (e->proto->ckpt_control) /* the prototype's baselines in flight */
+		if (e->proto->ckpt_control)        /* the prototype's baselines in flight */
 			e->proto->ckpt_control(e, run);
 		struct pn_control c = e->control;
 		c.ckpt_seq = run->seq;
@@ -458,7 +458,8 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		c.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 		c.state = 1;
 		pn_engine_encode_control(e, &c, run->ctlbuf);
-		pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
+		pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf,
+			       PN_CONTROL_SIZE);
 		return UINT64_MAX;
 	case PN_C_CONTROL_FSYNC:
 		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
@@ -466,7 +467,6 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	default: return UINT64_MAX;
 	}
 }
-
 
 static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
 {
@@ -504,7 +504,8 @@ void pn_ckpt_step(struct pn_engine *e)
 		delay = PN_MIN(delay, d);
 	}
 	if (!pn_ckpt_active(e) && interval && !e->stopping)
-		delay = PN_MIN(delay, e->last_ckpt_ns + interval - PN_MIN(now, e->last_ckpt_ns + interval) + 1);
+		delay = PN_MIN(delay, e->last_ckpt_ns + interval -
+					      PN_MIN(now, e->last_ckpt_ns + interval) + 1);
 	if (delay != UINT64_MAX)
 		pn_wake(e, e->proc_ckpt, delay);
 }

@@ -15,7 +15,13 @@ struct pn_engine;
 /* Selector areas: checkpoint n writes area n % 3, never the one the completed checkpoint
  * names, even with two checkpoints in progress (overlap). */
 #define PN_SELECTOR_AREAS 3u
-enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, PN_CKPT_END_OF_RECOVERY };
+enum pn_ckpt_cause {
+	PN_CKPT_TIME,
+	PN_CKPT_XACT,
+	PN_CKPT_WAL,
+	PN_CKPT_REQUEST,
+	PN_CKPT_END_OF_RECOVERY
+};
 
 /*
  * One checkpoint run (every edge asserted by pn_ckpt_set_state):
@@ -32,9 +38,17 @@ enum pn_ckpt_cause { PN_CKPT_TIME, PN_CKPT_XACT, PN_CKPT_WAL, PN_CKPT_REQUEST, P
  * run in WRITING until checkpoint_end.
  */
 enum pn_cstate {
-	PN_C_IDLE, PN_C_WRITING, PN_C_WAIT_WRITES, PN_C_FSYNC_DATA, PN_C_PROTO_DURABLE,
-	PN_C_RECORD, PN_C_RECORD_FLUSH, PN_C_CONTROL_WRITE, PN_C_CONTROL_FSYNC,
-	PN_C_PROTO_SELECT, PN_C_COUNT
+	PN_C_IDLE,
+	PN_C_WRITING,
+	PN_C_WAIT_WRITES,
+	PN_C_FSYNC_DATA,
+	PN_C_PROTO_DURABLE,
+	PN_C_RECORD,
+	PN_C_RECORD_FLUSH,
+	PN_C_CONTROL_WRITE,
+	PN_C_CONTROL_FSYNC,
+	PN_C_PROTO_SELECT,
+	PN_C_COUNT
 };
 
 /*
@@ -46,25 +60,25 @@ enum pn_cstate {
 enum pn_ckpt_phase { PN_CKPT_PHASE_IDLE, PN_CKPT_PHASE_BEFORE_FSYNC, PN_CKPT_PHASE_AFTER_FSYNC };
 
 struct pn_ckpt_run {
-	enum pn_cstate state;  /* pn_ckpt_set_state only */
-	int proto_sub;         /* the protocol's sub-state in PROTO_SELECT / PROTO_DURABLE */
+	enum pn_cstate state; /* pn_ckpt_set_state only */
+	int proto_sub;        /* the protocol's sub-state in PROTO_SELECT / PROTO_DURABLE */
 	enum pn_ckpt_cause cause;
-	uint64_t seq;          /* checkpoint number, 1.. (0 = the initial state) */
+	uint64_t seq; /* checkpoint number, 1.. (0 = the initial state) */
 	pn_lsn redo;
-	pn_lsn record;         /* start LSN of its checkpoint record */
+	pn_lsn record; /* start LSN of its checkpoint record */
 	uint64_t start_ns;
 	uint64_t start_commits; /* commits when it began (the count interval's start) */
-	uint64_t nap_until_ns; /* CheckpointWriteDelay's nap: no write before then */
-	uint32_t scan;         /* next frame to look at */
+	uint64_t nap_until_ns;  /* CheckpointWriteDelay's nap: no write before then */
+	uint32_t scan;          /* next frame to look at */
 	uint32_t to_write, written;
-	bool paused;           /* script checkpoint_begin */
-	bool pause_select;     /* script checkpoint_epoch (l3/l4): pause before selection */
-	uint64_t select_ns;    /* l3/l4: CheckPointGuts' work before selection ends then */
-	bool delay_wait;       /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
+	bool paused;        /* script checkpoint_begin */
+	bool pause_select;  /* script checkpoint_epoch (l3/l4): pause before selection */
+	uint64_t select_ns; /* l3/l4: CheckPointGuts' work before selection ends then */
+	bool delay_wait;    /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
 	bool immediate;
 	bool io_pending;
-	uint8_t *snapshot;     /* Umbra: each page's slot at the redo pointer (its baseline) */
-	uint8_t *selbuf;       /* the selector area it writes */
+	uint8_t *snapshot; /* Umbra: each page's slot at the redo pointer (its baseline) */
+	uint8_t *selbuf;   /* the selector area it writes */
 	uint8_t ctlbuf[PN_CONTROL_SIZE_];
 	pn_lsn record_end;
 };
@@ -72,10 +86,10 @@ struct pn_ckpt_run {
 /* ---- control file (written by ckpt.c; its bytes are documented there) ---- */
 struct pn_control {
 	uint64_t ckpt_seq;
-	pn_lsn checkpoint;     /* start of the checkpoint record */
+	pn_lsn checkpoint; /* start of the checkpoint record */
 	pn_lsn redo;
 	uint32_t selector_area;
-	uint32_t state;        /* 1 in production, 2 in recovery */
+	uint32_t state; /* 1 in production, 2 in recovery */
 };
 #define PN_CONTROL_SIZE PN_CONTROL_SIZE_
 

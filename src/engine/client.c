@@ -33,8 +33,12 @@
 struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p)
 {
 	PN_ASSERT(p->kind == PN_PROC_BACKEND);
-	return (struct pn_client){.e = e, .p = p, .id = p->id, .xid = p->xid,
-				  .ops_in_txn = p->ops_in_txn, .op = &p->op};
+	return (struct pn_client){.e = e,
+				  .p = p,
+				  .id = p->id,
+				  .xid = p->xid,
+				  .ops_in_txn = p->ops_in_txn,
+				  .op = &p->op};
 }
 
 enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out)
@@ -61,8 +65,8 @@ uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i)
 	return c->e->frames[pn_client_frame(c, i)].page;
 }
 
-void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
-		    uint8_t *page, bool image, bool whole, bool shift)
+void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		    bool image, bool whole, bool shift)
 {
 	struct pn_engine *e = c->e;
 	PN_ASSERT(pg < e->pages);
@@ -79,7 +83,8 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 	if (shift) {
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
-		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
+		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg,
+								 pn_ckpt_baselines_busy(e, pg));
 	}
 }
 
@@ -91,8 +96,8 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 	PN_ASSERT(b->blkno == pg);
 	bool before = pn_page_lsn(page) <= pn_wal_redo(&e->wal);
 	enum pn_block_use use = reg == PN_REG_WILL_INIT ? PN_USE_WILL_INIT
-				: reg == PN_REG_HINT	  ? PN_USE_HINT_BLOCK
-							  : PN_USE_CHANGE;
+				: reg == PN_REG_HINT    ? PN_USE_HINT_BLOCK
+							: PN_USE_CHANGE;
 	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
 	unsigned protect = e->proto->decide(e, use, before);

@@ -29,10 +29,10 @@ enum pn_client_next { PN_CLIENT_OP, PN_CLIENT_WAIT, PN_CLIENT_DONE };
 struct pn_client {
 	struct pn_engine *e;
 	struct pn_proc *p;
-	uint32_t id;               /* backend 0..workload.clients-1 */
-	uint32_t xid;              /* its transaction's xid, 0 before its first write */
-	uint32_t ops_in_txn;       /* write ops of its transaction so far */
-	const struct pn_step *op;  /* change(), extra_pages(): the op being run */
+	uint32_t id;              /* backend 0..workload.clients-1 */
+	uint32_t xid;             /* its transaction's xid, 0 before its first write */
+	uint32_t ops_in_txn;      /* write ops of its transaction so far */
+	const struct pn_step *op; /* change(), extra_pages(): the op being run */
 };
 
 /* One workload: NULL hooks are "none" (page_init NULL: pn_page_init's empty heap page). */
@@ -80,8 +80,8 @@ uint8_t *pn_client_page(const struct pn_client *c, uint32_t i);
 uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i);
 /* Marks block b of page pg (bytes `page`) with its image (the hole left out unless whole)
  * and/or its slot shift (the next target), as decided; the decision is the caller's. */
-void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
-		    uint8_t *page, bool image, bool whole, bool shift);
+void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
+		    bool image, bool whole, bool shift);
 void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
 		       uint8_t *page, enum pn_client_reg reg);
 /* Inserts r (blocks on frames[i]), stamps and dirties its pages, reports each shift

@@ -48,11 +48,12 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_ps = e->nbackends + 4;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
-		e->procs[i].kind = i < e->nbackends ? PN_PROC_BACKEND
-				   : i == e->proc_ckpt ? PN_PROC_CHECKPOINTER
-				   : i == e->proc_bgw ? PN_PROC_BGWRITER
-				   : i == e->proc_walw ? PN_PROC_WALWRITER
-				   : i == e->proc_startup ? PN_PROC_STARTUP : PN_PROC_PAGESERVER;
+		e->procs[i].kind = i < e->nbackends       ? PN_PROC_BACKEND
+				   : i == e->proc_ckpt    ? PN_PROC_CHECKPOINTER
+				   : i == e->proc_bgw     ? PN_PROC_BGWRITER
+				   : i == e->proc_walw    ? PN_PROC_WALWRITER
+				   : i == e->proc_startup ? PN_PROC_STARTUP
+							  : PN_PROC_PAGESERVER;
 		e->procs[i].state = i < e->nbackends ? PN_B_NEXT : PN_B_DONE;
 	}
 	return true;
@@ -83,10 +84,7 @@ static bool alloc_logs(struct pn_engine *e)
 }
 
 /* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
-static void wal_segments_due(void *ctx)
-{
-	pn_ckpt_request(ctx, PN_CKPT_WAL, false);
-}
+static void wal_segments_due(void *ctx) { pn_ckpt_request(ctx, PN_CKPT_WAL, false); }
 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client,
@@ -117,9 +115,11 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		return false;
 	}
 	if (!alloc_procs(e) || !pn_buf_init(e) ||
-	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) || !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations, proto->store_flags) ||
-	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) || !alloc_logs(e) ||
-	    (proto->init && !proto->init(e))) {
+	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) ||
+	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
+			   proto->store_flags) ||
+	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
+	    !alloc_logs(e) || (proto->init && !proto->init(e))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
@@ -398,9 +398,12 @@ void pn_engine_delete(struct pn_engine *e)
 
 struct pn_geometry pn_engine_geometry(const struct pn_engine *e)
 {
-	return (struct pn_geometry){.page_size = e->page_size, .heap_pages = e->heap_pages,
-				    .slru_pages = e->slru_pages, .pages = e->pages,
-				    .generations = e->generations, .sysid = e->sysid};
+	return (struct pn_geometry){.page_size = e->page_size,
+				    .heap_pages = e->heap_pages,
+				    .slru_pages = e->slru_pages,
+				    .pages = e->pages,
+				    .generations = e->generations,
+				    .sysid = e->sysid};
 }
 
 const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e) { return e->sc; }
@@ -419,14 +422,20 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 {
 	PN_ASSERT(proc < e->nprocs);
 	const struct pn_proc *p = &e->procs[proc];
-	*out = (struct pn_proc_info){.kind = p->kind, .state = p->state, .op = p->op, .xid = p->xid,
+	*out = (struct pn_proc_info){.kind = p->kind,
+				     .state = p->state,
+				     .op = p->op,
+				     .xid = p->xid,
 				     .wake_token = e->svc.wakes[proc].token};
 }
 
 void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out)
 {
-	*out = (struct pn_acks_view){.xids = e->acked_xids, .lsns = e->acked_lsns, .n = e->nacked,
-				     .latencies = e->latencies, .nlat = e->nlat};
+	*out = (struct pn_acks_view){.xids = e->acked_xids,
+				     .lsns = e->acked_lsns,
+				     .n = e->nacked,
+				     .latencies = e->latencies,
+				     .nlat = e->nlat};
 }
 
 void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg)
@@ -438,7 +447,10 @@ void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg)
 
 bool pn_engine_failed(const struct pn_engine *e) { return e->svc.failed; }
 
-const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e) { return &e->svc.viol; }
+const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e)
+{
+	return &e->svc.viol;
+}
 
 const char *pn_engine_error(const struct pn_engine *e) { return e->svc.error; }
 
@@ -452,7 +464,10 @@ pn_lsn pn_engine_wal_keep_from(const struct pn_engine *e) { return pn_wal_keep_f
 
 pn_lsn pn_engine_wal_insert_lsn(const struct pn_engine *e) { return pn_wal_insert_lsn(&e->wal); }
 
-bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p) { return pn_store_is_slru(&e->store, p); }
+bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p)
+{
+	return pn_store_is_slru(&e->store, p);
+}
 
 uint32_t pn_engine_wal_seg_size(const struct pn_engine *e) { return pn_wal_seg_size(&e->wal); }
 
@@ -469,8 +484,7 @@ void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *d
 	*done = e->ckpt_seq_done;
 }
 
-bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active,
-			  uint8_t *baseline)
+bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active, uint8_t *baseline)
 {
 	PN_ASSERT(p < e->heap_pages);
 	if (e->generations <= 1 || !e->store.slot_of || !e->store.base_done)
@@ -486,7 +500,8 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 	switch (f) {
 	case PN_FILE_DATA:
 		for (uint32_t p = 0; p < e->pages; p++)
-			for (uint32_t s = 0; s < (pn_store_is_slru(&e->store, p) ? 1 : e->generations); s++)
+			for (uint32_t s = 0;
+			     s < (pn_store_is_slru(&e->store, p) ? 1 : e->generations); s++)
 				end = PN_MAX(end, pn_store_offset(&e->store, p, s) + e->page_size);
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
@@ -513,7 +528,8 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		return;
 	}
 	uint32_t slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, slot), e->page_size, out))
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA,
+				  pn_store_offset(&e->store, page, slot), e->page_size, out))
 		memset(out, 0, e->page_size);
 }
 

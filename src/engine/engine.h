@@ -71,30 +71,30 @@ struct pn_engine;
 #ifdef PN_ENGINE_INTERNAL
 struct pn_engine {
 	const struct pn_scenario *sc;
-	struct pn_services svc;   /* env, I/O table, wakes, violation, error (services.c) */
+	struct pn_services svc; /* env, I/O table, wakes, violation, error (services.c) */
 	uint32_t page_size;
 	uint32_t heap_pages, slru_pages, pages; /* pages = heap_pages + slru_pages */
-	uint32_t generations;  /* physical slots per logical heap page (1 unless umbra) */
+	uint32_t generations; /* physical slots per logical heap page (1 unless umbra) */
 	uint64_t sysid;
 
-	struct pn_wal wal;        /* wal.c */
+	struct pn_wal wal; /* wal.c */
 
 	/* buffer pool */
 	struct pn_frame *frames;
 	uint8_t *frame_data;
 	uint32_t nframes;
 	uint32_t clock_hand;
-	uint32_t *page_frame;     /* page -> frame or PN_NO_FRAME */
+	uint32_t *page_frame; /* page -> frame or PN_NO_FRAME */
 
-	struct pn_store store;    /* page -> slot, Umbra baselines (store.c) */
-	pn_lsn redo_done;         /* redo pointer of the last completed checkpoint */
+	struct pn_store store; /* page -> slot, Umbra baselines (store.c) */
+	pn_lsn redo_done;      /* redo pointer of the last completed checkpoint */
 	uint32_t data_writes_inflight;
 
 	/* checkpointer */
 	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
 	uint64_t ckpt_seq_begun, ckpt_seq_done;
 	bool ckpt_requested;
-	bool ckpt_pause_next;     /* script checkpoint_begin: the next run pauses after begin */
+	bool ckpt_pause_next;        /* script checkpoint_begin: the next run pauses after begin */
 	bool ckpt_pause_select_next; /* script checkpoint_epoch: ... before it selects (l3/l4) */
 	enum pn_ckpt_cause ckpt_request_cause;
 	bool ckpt_request_immediate;
@@ -108,18 +108,18 @@ struct pn_engine {
 	uint32_t nprocs, nbackends;
 	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_ps;
 	uint32_t next_xid;
-	bool stopping;            /* workload done: let background work drain */
+	bool stopping; /* workload done: let background work drain */
 
 	/* acknowledged commits, in order (C1) */
 	uint32_t *acked_xids;
 	pn_lsn *acked_lsns;
 	uint64_t nacked, acked_cap;
-	uint64_t *latencies;      /* commit latencies, ns */
+	uint64_t *latencies; /* commit latencies, ns */
 	uint64_t nlat, lat_cap;
 
 	/* recovery (recovery.c) */
 	struct pn_wal_reader reader;
-	struct pn_wal_record rec;     /* the record being replayed */
+	struct pn_wal_record rec; /* the record being replayed */
 	pn_lsn rec_start, rec_end, replay_end, replay_last_start;
 	bool rec_valid;
 	uint32_t rec_block;
@@ -149,7 +149,7 @@ void pn_engine_free(struct pn_engine *e);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* Page p as formatting writes it (checksummed when the scenario asks). */
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page);
-void pn_engine_start(struct pn_engine *e);   /* schedule every process */
+void pn_engine_start(struct pn_engine *e); /* schedule every process */
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);
@@ -191,10 +191,10 @@ struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index);
 /* Processes 0 .. count-1 (backends first), as a trace or a timer needs them. */
 struct pn_proc_info {
 	enum pn_proc_kind kind;
-	enum pn_bstate state;     /* a backend's step */
-	struct pn_step op;        /* a backend's operation in progress */
-	uint32_t xid;             /* a backend's transaction, 0 if none */
-	uint64_t wake_token;      /* only the step scheduled last runs (pn_engine_fire) */
+	enum pn_bstate state; /* a backend's step */
+	struct pn_step op;    /* a backend's operation in progress */
+	uint32_t xid;         /* a backend's transaction, 0 if none */
+	uint64_t wake_token;  /* only the step scheduled last runs (pn_engine_fire) */
 };
 uint32_t pn_engine_proc_count(const struct pn_engine *e);
 void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);

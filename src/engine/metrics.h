@@ -26,10 +26,10 @@ struct pn_metrics {
 	uint64_t commit_latency_ns_p50, commit_latency_ns_p99, commit_latency_ns_max;
 	uint64_t evictions, bgwriter_writes, ckpt_writes, stalls_wal;
 	/* pushdown (pushdown.c): the page server's work */
-	uint64_t ps_reads;                 /* GetPage@LSN requests served */
-	uint64_t ps_deltas_replayed;       /* deltas applied to serve them */
+	uint64_t ps_reads;                                    /* GetPage@LSN requests served */
+	uint64_t ps_deltas_replayed;                          /* deltas applied to serve them */
 	uint64_t ps_replay_p50, ps_replay_p99, ps_replay_max; /* deltas per read */
-	uint64_t ps_delta_records, ps_delta_bytes; /* (record, page) deltas ingested */
+	uint64_t ps_delta_records, ps_delta_bytes;            /* (record, page) deltas ingested */
 	uint64_t ps_images, ps_image_bytes, ps_meta_bytes, ps_fsyncs, ps_rounds;
 	/* per transaction type of the workload (tpcc: NewOrder, Payment, OrderStatus,
 	 * Delivery, StockLevel; pgbench: TPC-B): commits, and WAL bytes of their records */

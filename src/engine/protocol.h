@@ -39,15 +39,15 @@ enum pn_block_use {
 #define PN_PROTECT_SHIFT 2u
 
 struct pn_protocol_ops {
-	const char *name;        /* "fpw", "umbra-l3", ... */
-	bool fpw_byte;           /* the checkpoint record's full_page_writes byte */
-	bool hint_delta;         /* a logged hint is XLOG2/HINT_DELTA, no image (l4) */
-	unsigned store_flags;    /* PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE (store.h) */
+	const char *name;     /* "fpw", "umbra-l3", ... */
+	bool fpw_byte;        /* the checkpoint record's full_page_writes byte */
+	bool hint_delta;      /* a logged hint is XLOG2/HINT_DELTA, no image (l4) */
+	unsigned store_flags; /* PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE (store.h) */
 	/* ---- set-up ---- */
-	uint32_t (*generations)(const struct pn_scenario *sc);    /* NULL: 1 slot a page */
+	uint32_t (*generations)(const struct pn_scenario *sc); /* NULL: 1 slot a page */
 	/* A FILE[:LINE:COL]: message into e->svc.error and true: the row cannot run sc. */
 	bool (*unsupported)(struct pn_engine *e);
-	bool (*init)(struct pn_engine *e);                        /* after the modules' init */
+	bool (*init)(struct pn_engine *e); /* after the modules' init */
 	void (*free)(struct pn_engine *e);
 	/* Formatting: the pages (NULL: each at slot 0 of the data file), then after the control
 	 * file the row's own files. */
@@ -59,8 +59,8 @@ struct pn_protocol_ops {
 	/* The image / shift decision (PN_PROTECT_*) for a block with page LSN <= redo or not. */
 	unsigned (*decide)(const struct pn_engine *e, enum pn_block_use use, bool before_redo);
 	/* A shifting block's header (rdata: the record has data for it); NULL: as decided. */
-	void (*assemble)(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
-			 uint8_t *page, bool rdata);
+	void (*assemble)(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
+			 bool rdata);
 	/* The page in `frame` now lives in slot `target` (its record ends at lsn). */
 	void (*shifted)(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
 	/* Non-NULL: a backend's shift is published in a step of its own after its INSERT
@@ -119,7 +119,7 @@ struct pn_protocol_ops {
 	/* ---- the row's own process (the page server), checks, the end ---- */
 	void (*start)(struct pn_engine *e);
 	void (*step)(struct pn_engine *e);
-	bool (*idle)(const struct pn_engine *e);              /* NULL: always */
+	bool (*idle)(const struct pn_engine *e); /* NULL: always */
 	void (*after_event)(struct pn_engine *e);
 	/* Page `page` as of lsn into out, not from the buffer pool (NULL: the buffer or slot). */
 	void (*read_page)(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);

@@ -37,7 +37,7 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
 	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
-				PN_XLOG_BLCKSZ, out);
+				    PN_XLOG_BLCKSZ, out);
 }
 
 static bool reader_at(struct pn_engine *e, pn_lsn start)
@@ -52,7 +52,8 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 	enum pn_rec kind;
 	bool ok = reader_at(e, c->checkpoint) && pn_wal_read_next(&e->reader, &e->rec, &s, &end) &&
 		  pn_rec_from_ids(e->rec.rmid, e->rec.info, &kind) &&
-		  (kind == PN_REC_XLOG_CHECKPOINT_ONLINE || kind == PN_REC_XLOG_CHECKPOINT_SHUTDOWN) &&
+		  (kind == PN_REC_XLOG_CHECKPOINT_ONLINE ||
+		   kind == PN_REC_XLOG_CHECKPOINT_SHUTDOWN) &&
 		  e->rec.main_len == 88 && pn_get64(e->rec.main_data) == c->redo;
 	if (ok)
 		e->next_xid = (uint32_t)pn_get64(e->rec.main_data + 24);
@@ -114,7 +115,8 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		if (!pn_redo_apply(page, e->page_size, &e->rec, b)) {
 			pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
 					    "record at %X/%08X does not apply to page %u",
-					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start, pg);
+					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start,
+					    pg);
 			return;
 		}
 		if (!headerless)
@@ -126,8 +128,8 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	if (b->has_shift && !pn_store_is_slru(&e->store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
 		if (target >= e->generations) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u", target,
-					    e->generations);
+			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
+					    target, e->generations);
 			return;
 		}
 		/* The page now lives in the target slot, which may hold nothing yet: even when
@@ -203,8 +205,8 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
-	if (b->has_shift && !full && e->proto->redo_source && !pn_store_is_slru(&e->store, b->blkno) &&
-	    !e->proto->redo_source(e, b, p->id))
+	if (b->has_shift && !full && e->proto->redo_source &&
+	    !pn_store_is_slru(&e->store, b->blkno) && !e->proto->redo_source(e, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)

@@ -13,8 +13,8 @@
 #include <string.h>
 
 static const char *viol_names[PN_VIOL_COUNT] = {
-	"none", "wal_before_data", "protected_slot", "mapping", "checksum", "recovery",
-	"durability", "exactness", "space",
+	"none",     "wal_before_data", "protected_slot", "mapping", "checksum",
+	"recovery", "durability",      "exactness",      "space",
 };
 const char *pn_violation_name(enum pn_violation_kind k)
 {
@@ -108,10 +108,7 @@ void pn_io_issue(struct pn_services *s, struct pn_io *io)
 	s->env.submit(s->env.ctx, io);
 }
 
-void pn_io_dispatched(struct pn_io *io)
-{
-	pn_io_set_state(io, PN_IO_DISPATCHED);
-}
+void pn_io_dispatched(struct pn_io *io) { pn_io_set_state(io, PN_IO_DISPATCHED); }
 
 static void put_free(struct pn_services *s, struct pn_io *io)
 {
@@ -151,10 +148,7 @@ bool pn_io_all_free(const struct pn_services *s)
 	return s->io_free_len == s->nios;
 }
 
-uint64_t pn_svc_now(const struct pn_services *s)
-{
-	return s->env.now_ns(s->env.ctx);
-}
+uint64_t pn_svc_now(const struct pn_services *s) { return s->env.now_ns(s->env.ctx); }
 
 void pn_svc_wake(struct pn_services *s, uint32_t proc, uint64_t delay_ns)
 {

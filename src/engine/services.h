@@ -21,8 +21,15 @@
 
 /* ---- violations (protocol invariants; the run stops, the checker reports) ---- */
 enum pn_violation_kind {
-	PN_VIOL_NONE, PN_VIOL_WAL_BEFORE_DATA, PN_VIOL_PROTECTED_SLOT, PN_VIOL_MAPPING,
-	PN_VIOL_CHECKSUM, PN_VIOL_RECOVERY, PN_VIOL_DURABILITY, PN_VIOL_EXACTNESS, PN_VIOL_SPACE,
+	PN_VIOL_NONE,
+	PN_VIOL_WAL_BEFORE_DATA,
+	PN_VIOL_PROTECTED_SLOT,
+	PN_VIOL_MAPPING,
+	PN_VIOL_CHECKSUM,
+	PN_VIOL_RECOVERY,
+	PN_VIOL_DURABILITY,
+	PN_VIOL_EXACTNESS,
+	PN_VIOL_SPACE,
 	PN_VIOL_COUNT
 };
 const char *pn_violation_name(enum pn_violation_kind k);
@@ -54,7 +61,7 @@ struct pn_services {
 	uint8_t *io_bufs;
 	uint32_t io_buf_bytes;
 	uint32_t nios, *io_free, io_free_len;
-	uint32_t check_next;      /* pn_svc_check()'s rotation */
+	uint32_t check_next; /* pn_svc_check()'s rotation */
 	/* wakes, one per process */
 	struct pn_wake *wakes;
 	uint32_t nwakes;

@@ -133,7 +133,8 @@ uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t
 	if (s->inflight_valid)
 		mask |= 1u << s->base_inflight[page];
 	uint32_t full = (1u << s->generations) - 1;
-	PN_TESTCASE("a shift finds no free generation (the prototype rotates)", (mask & full) == full);
+	PN_TESTCASE("a shift finds no free generation (the prototype rotates)",
+		    (mask & full) == full);
 	for (uint32_t g = 0; g < s->generations; g++)
 		if (!(mask & (1u << g)))
 			return g;
@@ -147,8 +148,7 @@ void pn_store_note_written(struct pn_store *s, uint32_t page, uint32_t slot)
 	s->used[page] |= (uint8_t)(1u << slot);
 }
 
-void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot,
-			  uint64_t ckpt_seq_done)
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, uint64_t ckpt_seq_done)
 {
 	PN_ASSERT(page < s->pages);
 	if (!s->umbra || pn_store_is_slru(s, page) || s->place)
@@ -236,7 +236,7 @@ void pn_store_check(struct pn_store *s)
 	PN_ASSERT(!s->place || s->umbra);
 	for (uint32_t n = 0; n < PN_MIN(s->pages, CHECK_SLICE) && s->generations > 1; n++) {
 		uint32_t p = s->check_next;
-		PN_ASSERT(s->slot_of[p] < s->generations); /* ST1 */
+		PN_ASSERT(s->slot_of[p] < s->generations);   /* ST1 */
 		PN_ASSERT(s->base_done[p] < s->generations); /* ST2 */
 		PN_ASSERT(p < s->heap_pages || s->slot_of[p] == 0);
 		if (++s->check_next == s->pages) /* no division on the per-event path */

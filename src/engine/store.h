@@ -24,24 +24,24 @@ typedef uint64_t (*pn_store_place_fn)(void *ctx, uint32_t page, uint32_t slot);
 
 struct pn_store {
 	/* constants, set at init */
-	struct pn_services *svc;   /* R3 violations */
+	struct pn_services *svc; /* R3 violations */
 	uint32_t page_size;
 	uint32_t heap_pages, pages; /* pages = heap pages + SLRU pages */
-	uint32_t generations;      /* slots per heap page (1 unless umbra) */
+	uint32_t generations;       /* slots per heap page (1 unless umbra) */
 	enum pn_layout layout;
-	bool umbra, doublewrite;   /* the protocol's flags (PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE) */
+	bool umbra, doublewrite; /* the protocol's flags (PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE) */
 	uint32_t sector_size;
-	pn_store_place_fn place;   /* NULL unless l3/l4 (pn_store_set_placement) */
+	pn_store_place_fn place; /* NULL unless l3/l4 (pn_store_set_placement) */
 	void *place_ctx;
-	uint64_t heap_slots;       /* heap slots when placed by the policy */
+	uint64_t heap_slots; /* heap slots when placed by the policy */
 
-	uint8_t *slot_of;          /* page -> active slot (generation); only pn_store_set_slot */
-	uint8_t *base_done;        /* baselines of the last completed checkpoint */
-	uint8_t *base_inflight;    /* baselines of the checkpoint whose control write is in flight */
+	uint8_t *slot_of;       /* page -> active slot (generation); only pn_store_set_slot */
+	uint8_t *base_done;     /* baselines of the last completed checkpoint */
+	uint8_t *base_inflight; /* baselines of the checkpoint whose control write is in flight */
 	bool inflight_valid;
-	uint8_t *used;             /* bit g of used[p]: slot g of page p was ever written */
-	uint32_t dw_slots;         /* doublewrite entries */
-	uint32_t check_next;       /* pn_store_check()'s rotation */
+	uint8_t *used;       /* bit g of used[p]: slot g of page p was ever written */
+	uint32_t dw_slots;   /* doublewrite entries */
+	uint32_t check_next; /* pn_store_check()'s rotation */
 };
 
 /* What the protocol keeps in the store (its row's store_flags): heap pages move between
@@ -77,8 +77,7 @@ uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot)
  * of the generations checkpoints in progress hold as p's baseline. */
 uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t busy);
 /* R3: called when a data write's slot is bound (ckpt_seq_done: for the report). */
-void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot,
-			  uint64_t ckpt_seq_done);
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, uint64_t ckpt_seq_done);
 /* A slot count of pages ever written in distinct slots (space amplification). */
 uint64_t pn_store_slots_used(const struct pn_store *s);
 uint64_t pn_store_read_runs(const struct pn_store *s);

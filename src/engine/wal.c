@@ -51,10 +51,7 @@ void pn_wal_set_state(struct pn_wal *w, enum pn_wal_flush_state to)
 
 static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr, uint64_t **tagp);
 
-static uint8_t *page_cb(void *arg, pn_lsn page_addr)
-{
-	return ring_page(arg, page_addr, NULL);
-}
+static uint8_t *page_cb(void *arg, pn_lsn page_addr) { return ring_page(arg, page_addr, NULL); }
 
 static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr, uint64_t **tagp)
 {

@@ -39,16 +39,16 @@ struct pn_wal {
 	struct pn_metrics *m;
 	uint32_t page_size;
 	uint64_t sysid;
-	uint32_t ckpt_segments;  /* CheckPointSegments, 0: no WAL-volume trigger */
+	uint32_t ckpt_segments;          /* CheckPointSegments, 0: no WAL-volume trigger */
 	void (*segments_due)(void *ctx); /* XLogCheckpointNeeded: ask for a checkpoint */
 	void *segments_ctx;
-	pn_lsn (*horizon)(void *ctx);    /* another reader's oldest needed LSN (page server) */
+	pn_lsn (*horizon)(void *ctx); /* another reader's oldest needed LSN (page server) */
 	void *horizon_ctx;
-	struct pn_wal_waiter *waiters;   /* one per process */
+	struct pn_wal_waiter *waiters; /* one per process */
 	uint32_t nwaiters;
 
 	uint32_t seg_size;
-	uint32_t nsegs;          /* segment ring on the device */
+	uint32_t nsegs; /* segment ring on the device */
 	uint64_t insert_bytepos;
 	pn_lsn prev_start;       /* start LSN of the last record */
 	pn_lsn redo;             /* RedoRecPtr */
@@ -56,14 +56,14 @@ struct pn_wal {
 	uint8_t *pages;          /* ring of WAL pages in memory */
 	uint64_t *tags;          /* the page address each ring slot holds */
 	uint32_t npages;
-	pn_lsn ring_base;        /* first page address still held (not yet written) */
+	pn_lsn ring_base; /* first page address still held (not yet written) */
 	enum pn_wal_flush_state flush_state;
 	pn_lsn flush_target;
-	uint32_t flush_ios;      /* writes of the current flush still in flight */
-	pn_lsn keep_from;        /* oldest LSN recovery may need */
-	uint64_t seg_removed;    /* W6: segments below this are removed (or predate us) */
-	uint64_t seg_entered;    /* W6: the newest segment the insert position entered */
-	uint8_t *rec_buf;        /* encode scratch */
+	uint32_t flush_ios;   /* writes of the current flush still in flight */
+	pn_lsn keep_from;     /* oldest LSN recovery may need */
+	uint64_t seg_removed; /* W6: segments below this are removed (or predate us) */
+	uint64_t seg_entered; /* W6: the newest segment the insert position entered */
+	uint8_t *rec_buf;     /* encode scratch */
 	uint32_t rec_cap;
 };
 

@@ -28,7 +28,7 @@ void pn_btree_page_init(uint8_t *page, uint32_t page_size, uint32_t prev, uint32
 	uint8_t *o = page + special;
 	pn_put32(o, prev);
 	pn_put32(o + 4, next);
-	pn_put32(o + 8, 0);                   /* btpo_level */
+	pn_put32(o + 8, 0); /* btpo_level */
 	pn_put16(o + 12, BTP_LEAF);
 }
 
@@ -43,8 +43,7 @@ bool pn_btree_add(uint8_t *page, uint32_t page_size, const uint8_t *itup, uint32
 	uint32_t n = pn_page_nitems(page), lower = pn_get16(page + 12), upper = pn_get16(page + 14);
 	uint32_t room = (uint32_t)PN_ALIGN8(len);
 	if (len < PN_ITUP_HEADER + 8 || pn_itup_len(itup) != len || offnum == 0 || offnum > n + 1 ||
-	    lower < PN_PAGE_HEADER || upper > page_size || upper < room ||
-	    upper - room < lower + 4)
+	    lower < PN_PAGE_HEADER || upper > page_size || upper < room || upper - room < lower + 4)
 		return false;
 	uint8_t *lp = page + PN_PAGE_HEADER + 4 * (offnum - 1);
 	memmove(lp + 4, lp, 4 * (n - (offnum - 1)));
@@ -75,7 +74,8 @@ bool pn_btree_add_all(uint8_t *page, uint32_t page_size, const uint8_t *data, ui
 
 uint32_t pn_btree_items_per_page(uint32_t page_size, uint32_t itup_len)
 {
-	return (page_size - PN_PAGE_HEADER - PN_BTREE_SPECIAL) / ((uint32_t)PN_ALIGN8(itup_len) + 4u);
+	return (page_size - PN_PAGE_HEADER - PN_BTREE_SPECIAL) /
+	       ((uint32_t)PN_ALIGN8(itup_len) + 4u);
 }
 
 void pn_itup_make(uint8_t *out, uint32_t itup_len, uint64_t key, uint32_t heap_blk,
@@ -97,7 +97,8 @@ void pn_btree_leaf_fill(uint8_t *page, uint32_t page_size, const uint64_t *keys,
 	memset(page, 0, page_size);
 	pn_btree_page_init(page, page_size, 0, 0);
 	for (uint32_t i = 0; i < n; i++) {
-		pn_itup_make(itup, itup_len, keys[i], (uint32_t)(keys[i] >> 6), (uint16_t)(keys[i] % 64 + 1));
+		pn_itup_make(itup, itup_len, keys[i], (uint32_t)(keys[i] >> 6),
+			     (uint16_t)(keys[i] % 64 + 1));
 		bool ok = pn_btree_add(page, page_size, itup, itup_len, i + 1);
 		PN_ASSERT(ok);
 	}

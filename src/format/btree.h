@@ -13,7 +13,7 @@
 #define PN_BTREE_PLAIN 16u       /* a plain index tuple of an int4 or int8 key */
 #define PN_BTREE_POSTING_HDR 16u /* a posting tuple's header; its heap TIDs follow */
 #define PN_BTREE_TID 6u
-#define PN_BTREE_ALT_TID 0x2000u /* INDEX_ALT_TID_MASK / BT_IS_POSTING */
+#define PN_BTREE_ALT_TID 0x2000u   /* INDEX_ALT_TID_MASK / BT_IS_POSTING */
 #define PN_BTREE_POSTING_MAX 2704u /* BTMaxItemSize of an 8 KiB page; buffers are this big */
 
 /* An empty leaf (btpo_prev, btpo_next), pd_lsn kept. */

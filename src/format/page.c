@@ -70,9 +70,9 @@ void pn_page_init(uint8_t *page, uint32_t page_size, uint32_t blkno, bool slru)
 		pn_put16(page + PN_PAGE_HEADER + 4 * i, off);
 		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, PN_TUPLE_LEN);
 		uint8_t *t = page + off;
-		pn_put32(t, 2);              /* t_xmin: frozen-ish bootstrap xid */
-		pn_put16(t + 18, 1);         /* t_infomask2: one attribute */
-		t[22] = PN_TUPLE_HEADER;     /* t_hoff */
+		pn_put32(t, 2);          /* t_xmin: frozen-ish bootstrap xid */
+		pn_put16(t + 18, 1);     /* t_infomask2: one attribute */
+		t[22] = PN_TUPLE_HEADER; /* t_hoff */
 		for (uint32_t j = PN_TUPLE_HEADER; j < PN_TUPLE_LEN; j += 8) {
 			uint64_t v = mix64(((uint64_t)blkno << 32) ^ (i << 8) ^ j);
 			memcpy(t + j, &v, PN_MIN(8u, PN_TUPLE_LEN - j));
@@ -189,11 +189,11 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 	for (uint32_t i = 0; i < rows; i++) {
 		uint8_t *t = pn_heap_place(page, page_size, i + 1, t_len);
 		PN_ASSERT(t != NULL);
-		pn_put32(t, 2);                           /* t_xmin: frozen-ish bootstrap xid */
+		pn_put32(t, 2); /* t_xmin: frozen-ish bootstrap xid */
 		pn_put16(t + 12, (uint16_t)(blkno >> 16));
 		pn_put16(t + 14, (uint16_t)blkno);
 		pn_put16(t + 16, (uint16_t)(i + 1));
-		pn_put16(t + 18, 4);                      /* t_infomask2: natts */
+		pn_put16(t + 18, 4); /* t_infomask2: natts */
 		pn_put16(t + 20, PN_HEAP_XMAX_INVALID);
 		t[22] = PN_TUPLE_HEADER;
 		for (uint32_t j = PN_TUPLE_HEADER; j < t_len; j += 8) {

@@ -13,7 +13,7 @@
 #define PN_PAGE_HEADER 24u
 #define PN_PD_ALL_VISIBLE 0x0004u
 #define PN_TUPLE_HEADER 24u
-#define PN_TUPLE_LEN 104u          /* tuple header + 80 B payload */
+#define PN_TUPLE_LEN 104u /* tuple header + 80 B payload */
 #define PN_HINT_XMIN_COMMITTED 0x0100u
 #define PN_HINT_FROZEN 0x0300u
 #define PN_HEAP_XMAX_INVALID 0x0800u

@@ -46,9 +46,10 @@ static const uint8_t kind_of[PN_RM_MAX + 1][INFO_SLOTS] = {
 #undef PN_RECORD
 };
 
-#define PN_RECORD(symbol, name_, rmid_, info_, apply_, describe_)                         \
-	_Static_assert(((info_) & 0x0F) == 0 && (rmid_) <= PN_RM_MAX,                    \
-		       "rmgrlist.h: " #symbol "'s info uses the flag bits or its rmid is too large");
+#define PN_RECORD(symbol, name_, rmid_, info_, apply_, describe_)   \
+	_Static_assert(((info_)&0x0F) == 0 && (rmid_) <= PN_RM_MAX, \
+		       "rmgrlist.h: " #symbol                       \
+		       "'s info uses the flag bits or its rmid is too large");
 #include "rmgrlist.h"
 #undef PN_RECORD
 _Static_assert(PN_REC_COUNT < 255, "kind_of holds kind + 1 in a byte");

@@ -24,8 +24,8 @@ enum pn_rec {
 
 /* A row's functions: apply changes the page of block b of record r (false: the record
  * does not fit the page); describe writes a line of text (snprintf's result). */
-typedef bool (*pn_redo_apply_fn)(uint8_t *page, uint32_t page_size,
-				 const struct pn_wal_record *r, const struct pn_wal_block *b);
+typedef bool (*pn_redo_apply_fn)(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+				 const struct pn_wal_block *b);
 typedef int (*pn_redo_describe_fn)(const struct pn_wal_record *r, char *out, size_t len);
 
 const char *pn_rec_name(enum pn_rec r); /* "Heap/HOT_UPDATE" */

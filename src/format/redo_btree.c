@@ -88,7 +88,7 @@ static bool apply_btree_split(uint8_t *page, uint32_t page_size, const struct pn
 }
 
 static bool dedup_script(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
-			const struct pn_wal_block *b)
+			 const struct pn_wal_block *b)
 {
 	/* Deduplication merges the page's tuples: a small record, most of the page rewritten. */
 	if (r->main_len != 2 || b->data_len != 4)
@@ -179,7 +179,8 @@ static void relay(uint8_t *page, uint32_t page_size, const uint8_t *iv, uint32_t
 		uint32_t base = j < k ? pn_get16(iv + 4 * j) - 1u : UINT32_MAX;
 		if (i == base) {
 			uint32_t cnt = pn_get16(iv + 4 * j + 2);
-			put_tuple(out, &upper, &n, posting, merge(page, page_size, i, cnt, posting));
+			put_tuple(out, &upper, &n, posting,
+				  merge(page, page_size, i, cnt, posting));
 			i += cnt;
 			j++;
 			continue;
@@ -207,7 +208,7 @@ bool pn_redo_btree_dedup(uint8_t *page, uint32_t page_size, const struct pn_wal_
 			 const struct pn_wal_block *b)
 {
 	return pn_btree_is_leaf(page, page_size) ? dedup_leaf(page, page_size, r, b)
-						  : dedup_script(page, page_size, r, b);
+						 : dedup_script(page, page_size, r, b);
 }
 
 bool pn_redo_btree_insert(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
@@ -232,11 +233,11 @@ int pn_redo_btree_describe(const struct pn_wal_record *r, char *out, size_t len)
 {
 	const uint8_t *m = r->main_data;
 	int n = 0;
-	if (r->main_len == 2 && r->info == 0xD0)        /* DEDUP */
+	if (r->main_len == 2 && r->info == 0xD0) /* DEDUP */
 		n = snprintf(out, len, " nintervals %u", pn_get16(m));
-	else if (r->main_len == 2)                       /* INSERT_LEAF */
+	else if (r->main_len == 2) /* INSERT_LEAF */
 		n = snprintf(out, len, " off %u", pn_get16(m));
-	else if (r->main_len == 10)                      /* SPLIT_L, SPLIT_R */
+	else if (r->main_len == 10) /* SPLIT_L, SPLIT_R */
 		n = snprintf(out, len, " level %u firstright %u newitemoff %u", pn_get32(m),
 			     pn_get16(m + 4), pn_get16(m + 6));
 	return n;
@@ -251,10 +252,10 @@ enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const
 					data0, data1);
 }
 
-enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size,
-				     const uint8_t *itup, uint32_t itup_len, uint16_t below,
-				     uint64_t split_key, struct pn_wal_record *rec, uint8_t *main,
-				     uint8_t *data0, uint8_t *data1)
+enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
+				     uint32_t itup_len, uint16_t below, uint64_t split_key,
+				     struct pn_wal_record *rec, uint8_t *main, uint8_t *data0,
+				     uint8_t *data1)
 {
 	uint64_t key = pn_get64(itup + 8);
 	bool goes_left = key < split_key;
@@ -280,7 +281,7 @@ enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size,
 	pn_put32(main, 0);                         /* level */
 	pn_put16(main + 4, (uint16_t)(below + 1)); /* firstrightoff */
 	pn_put16(main + 6, newoff);
-	pn_put16(main + 8, 0);                     /* postingoff */
+	pn_put16(main + 8, 0); /* postingoff */
 	rec->main_data = main;
 	rec->main_len = 10;
 	rec->blocks[0].data = data0;

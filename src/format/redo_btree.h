@@ -32,9 +32,9 @@ enum pn_rec pn_btree_split_record(const uint8_t *left, uint32_t page_size, const
 /* The same with the split's place given: the first `below` items stay left, the others
  * (keys >= split_key, which may equal the last left key: a split among one key's
  * duplicates) go right; the new item goes left iff its key < split_key. */
-enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size,
-				     const uint8_t *itup, uint32_t itup_len, uint16_t below,
-				     uint64_t split_key, struct pn_wal_record *rec, uint8_t *main,
-				     uint8_t *data0, uint8_t *data1);
+enum pn_rec pn_btree_split_record_at(const uint8_t *left, uint32_t page_size, const uint8_t *itup,
+				     uint32_t itup_len, uint16_t below, uint64_t split_key,
+				     struct pn_wal_record *rec, uint8_t *main, uint8_t *data0,
+				     uint8_t *data1);
 
 #endif

@@ -78,14 +78,14 @@ static bool apply_hot_update(uint8_t *page, uint32_t page_size, const struct pn_
 	if (!t)
 		return false;
 	const uint8_t *h = b->data + pos;
-	pn_put32(t, r->xid);                               /* t_xmin of the new version */
-	pn_put32(t + 4, 0);                                /* t_xmax */
-	pn_put16(t + 18, pn_get16(h));                     /* t_infomask2 */
-	pn_put16(t + 20, pn_get16(h + 2));                 /* t_infomask: hint bits cleared */
+	pn_put32(t, r->xid);               /* t_xmin of the new version */
+	pn_put32(t + 4, 0);                /* t_xmax */
+	pn_put16(t + 18, pn_get16(h));     /* t_infomask2 */
+	pn_put16(t + 20, pn_get16(h + 2)); /* t_infomask: hint bits cleared */
 	if (bits)
 		t[23] = h[5];
 	memcpy(t + PN_TUPLE_HEADER + prefix, h + 5 + bits, n); /* the changed columns */
-	pn_put32(page + 20, r->xid);                       /* pd_prune_xid */
+	pn_put32(page + 20, r->xid);                           /* pd_prune_xid */
 	return true;
 }
 
@@ -104,9 +104,9 @@ static bool heap_insert_data(uint8_t *page, uint32_t page_size, const struct pn_
 	pn_put16(t + 12, (uint16_t)(b->blkno >> 16)); /* t_ctid */
 	pn_put16(t + 14, (uint16_t)b->blkno);
 	pn_put16(t + 16, (uint16_t)offnum);
-	pn_put16(t + 18, pn_get16(b->data));          /* t_infomask2 */
-	pn_put16(t + 20, pn_get16(b->data + 2));      /* t_infomask */
-	t[22] = b->data[4];                           /* t_hoff */
+	pn_put16(t + 18, pn_get16(b->data));     /* t_infomask2 */
+	pn_put16(t + 20, pn_get16(b->data + 2)); /* t_infomask */
+	t[22] = b->data[4];                      /* t_hoff */
 	memcpy(t + 23, b->data + 5, b->data_len - 5u);
 	return true;
 }
@@ -127,25 +127,27 @@ static bool apply_heap_update(uint8_t *page, uint32_t page_size, const struct pn
 	uint16_t new_off = pn_get16(r->main_data + 12);
 	if (b == &r->blocks[0])
 		return heap_insert_data(page, page_size, r, b, new_off, init);
-	uint8_t *t = pn_page_tuple(page, page_size, pn_get16(r->main_data + 4) - 1u, PN_TUPLE_HEADER);
+	uint8_t *t = pn_page_tuple(page, page_size, pn_get16(r->main_data + 4) - 1u,
+				   PN_TUPLE_HEADER);
 	if (!t || b->data_len != 0)
 		return false;
-	pn_put32(t + 4, pn_get32(r->main_data));                          /* t_xmax */
-	pn_put16(t + 12, (uint16_t)(r->blocks[0].blkno >> 16));            /* t_ctid */
+	pn_put32(t + 4, pn_get32(r->main_data));                /* t_xmax */
+	pn_put16(t + 12, (uint16_t)(r->blocks[0].blkno >> 16)); /* t_ctid */
 	pn_put16(t + 14, (uint16_t)r->blocks[0].blkno);
 	pn_put16(t + 16, new_off);
 	pn_put16(t + 18, pn_get16(t + 18) | HEAP_KEYS_UPDATED);
 	pn_put16(t + 20, pn_get16(t + 20) & ~PN_HEAP_XMAX_INVALID);
-	pn_put32(page + 20, r->xid);                                       /* pd_prune_xid */
+	pn_put32(page + 20, r->xid); /* pd_prune_xid */
 	return true;
 }
 
-static bool apply_heap_lock_delete(uint8_t *page, uint32_t page_size,
-				   const struct pn_wal_record *r, bool lock)
+static bool apply_heap_lock_delete(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+				   bool lock)
 {
 	if (r->main_len != 8)
 		return false;
-	uint8_t *t = pn_page_tuple(page, page_size, pn_get16(r->main_data + 4) - 1u, PN_TUPLE_HEADER);
+	uint8_t *t = pn_page_tuple(page, page_size, pn_get16(r->main_data + 4) - 1u,
+				   PN_TUPLE_HEADER);
 	if (!t)
 		return false;
 	uint16_t mask = pn_get16(t + 20) & ~PN_HEAP_XMAX_INVALID;
@@ -169,7 +171,8 @@ static bool freeze_script(uint8_t *page, uint32_t page_size, const struct pn_wal
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *f = r->main_data + 6 + 12 * i;
-		uint8_t *t = pn_page_tuple(page, page_size, (uint32_t)pn_get16(f) - 1u, PN_TUPLE_LEN);
+		uint8_t *t = pn_page_tuple(page, page_size, (uint32_t)pn_get16(f) - 1u,
+					   PN_TUPLE_LEN);
 		if (!t)
 			return false;
 		pn_put16(t + 20, pn_get16(f + 8));
@@ -195,9 +198,9 @@ static bool freeze_plans(uint8_t *page, uint32_t page_size, const struct pn_wal_
 						   PN_TUPLE_HEADER);
 			if (!t)
 				return false;
-			pn_put32(t + 4, pn_get32(plan));         /* t_xmax */
-			pn_put16(t + 18, pn_get16(plan + 4));    /* t_infomask2 */
-			pn_put16(t + 20, pn_get16(plan + 6));    /* t_infomask */
+			pn_put32(t + 4, pn_get32(plan));      /* t_xmax */
+			pn_put16(t + 18, pn_get16(plan + 4)); /* t_infomask2 */
+			pn_put16(t + 20, pn_get16(plan + 6)); /* t_infomask */
 		}
 		used += 2 * nt;
 	}
@@ -282,14 +285,14 @@ int pn_redo_heap_describe(const struct pn_wal_record *r, char *out, size_t len)
 {
 	const uint8_t *m = r->main_data;
 	int n = 0;
-	if (r->rmid == PN_RM_HEAP && r->main_len == 3)        /* INSERT */
+	if (r->rmid == PN_RM_HEAP && r->main_len == 3) /* INSERT */
 		n = snprintf(out, len, " off %u", pn_get16(m));
-	else if (r->rmid == PN_RM_HEAP && r->main_len == 14)  /* UPDATE, HOT_UPDATE */
+	else if (r->rmid == PN_RM_HEAP && r->main_len == 14) /* UPDATE, HOT_UPDATE */
 		n = snprintf(out, len, " old_xmax %u old_off %u new_off %u", pn_get32(m),
 			     pn_get16(m + 4), pn_get16(m + 12));
-	else if (r->rmid == PN_RM_HEAP && r->main_len == 8)   /* LOCK, DELETE */
+	else if (r->rmid == PN_RM_HEAP && r->main_len == 8) /* LOCK, DELETE */
 		n = snprintf(out, len, " xmax %u off %u", pn_get32(m), pn_get16(m + 4));
-	else if (r->rmid == PN_RM_HEAP2 && r->main_len >= 6)  /* PRUNE, FREEZE_PAGE, VISIBLE */
+	else if (r->rmid == PN_RM_HEAP2 && r->main_len >= 6) /* PRUNE, FREEZE_PAGE, VISIBLE */
 		n = snprintf(out, len, " xid %u n %u", pn_get32(m), pn_get16(m + 4));
 	return n;
 }

@@ -83,9 +83,9 @@
 #include <string.h>
 
 #define BLCKSZ PN_XLOG_BLCKSZ
-#define USABLE_PER_PAGE (PN_XLOG_BLCKSZ - PN_WAL_SHORT_PHD)    /* 8168 */
-#define LONG_PHD_EXTRA (PN_WAL_LONG_PHD - PN_WAL_SHORT_PHD)     /* 16 */
-#define XLP_ALL_FLAGS 0x000Fu  /* PostgreSQL 15 defines four page-header flags */
+#define USABLE_PER_PAGE (PN_XLOG_BLCKSZ - PN_WAL_SHORT_PHD) /* 8168 */
+#define LONG_PHD_EXTRA (PN_WAL_LONG_PHD - PN_WAL_SHORT_PHD) /* 16 */
+#define XLP_ALL_FLAGS 0x000Fu /* PostgreSQL 15 defines four page-header flags */
 #define TIMELINE 1u
 #define CRC_COVERED_HEADER 20u /* offsetof(XLogRecord, xl_crc) */
 #define ID_DATA_SHORT 255u
@@ -313,12 +313,15 @@ static bool parse_image_header(struct decoder *d, struct pn_wal_block *b, unsign
 	if ((info & ~(uint32_t)(PN_BKPIMAGE_HAS_HOLE | PN_BKPIMAGE_APPLY)) != 0)
 		return reject(d, "unsupported bimg_info %02X (compressed image)", info);
 	if (len > d->page_size)
-		return reject(d, "block image length %u exceeds the page size %u", len, d->page_size);
+		return reject(d, "block image length %u exceeds the page size %u", len,
+			      d->page_size);
 	uint32_t hole_length = d->page_size - len;
 	if (info & PN_BKPIMAGE_HAS_HOLE) {
 		if (hole_offset == 0 || hole_length == 0)
-			return reject(d, "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u "
-					 "block image length %u", hole_offset, hole_length, len);
+			return reject(d,
+				      "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u "
+				      "block image length %u",
+				      hole_offset, hole_length, len);
 		if (hole_offset + hole_length > d->page_size)
 			return reject(d, "hole offset %u length %u beyond the page", hole_offset,
 				      hole_length);
@@ -437,11 +440,14 @@ static void parse_payloads(struct decoder *d)
 	}
 }
 
-bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size,
-			  uint8_t *image_buf, struct pn_wal_record *out, char *why, size_t why_len)
+bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
+			  struct pn_wal_record *out, char *why, size_t why_len)
 {
 	struct decoder d = {
-		.out = out, .page_size = page_size, .image_buf = image_buf, .why = why,
+		.out = out,
+		.page_size = page_size,
+		.image_buf = image_buf,
+		.why = why,
 		.why_len = why_len,
 	};
 
@@ -485,8 +491,8 @@ pn_lsn pn_wal_bytepos_to_recptr(uint64_t bytepos, uint32_t seg_size)
 	uint64_t per_seg = usable_per_segment(seg_size);
 	uint64_t in_seg = bytepos % per_seg + LONG_PHD_EXTRA;
 
-	return bytepos / per_seg * seg_size + in_seg / USABLE_PER_PAGE * BLCKSZ +
-	       PN_WAL_SHORT_PHD + in_seg % USABLE_PER_PAGE;
+	return bytepos / per_seg * seg_size + in_seg / USABLE_PER_PAGE * BLCKSZ + PN_WAL_SHORT_PHD +
+	       in_seg % USABLE_PER_PAGE;
 }
 
 pn_lsn pn_wal_bytepos_to_endrecptr(uint64_t bytepos, uint32_t seg_size)
@@ -512,7 +518,8 @@ uint64_t pn_wal_recptr_to_bytepos(pn_lsn lsn, uint32_t seg_size)
 	uint32_t in_page = (uint32_t)(lsn % BLCKSZ);
 
 	if (in_page == 0)
-		return seg_base + (page == 0 ? 0 : (uint64_t)page * USABLE_PER_PAGE - LONG_PHD_EXTRA);
+		return seg_base +
+		       (page == 0 ? 0 : (uint64_t)page * USABLE_PER_PAGE - LONG_PHD_EXTRA);
 	PN_ASSERT(in_page >= (page == 0 ? PN_WAL_LONG_PHD : PN_WAL_SHORT_PHD));
 	return seg_base + (uint64_t)page * USABLE_PER_PAGE + (in_page - PN_WAL_SHORT_PHD) -
 	       LONG_PHD_EXTRA;
@@ -586,7 +593,8 @@ void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t
 		if (done == len)
 			break;
 		page_addr += BLCKSZ;
-		PN_TESTCASE("wal record continues into the next segment", page_addr % seg_size == 0);
+		PN_TESTCASE("wal record continues into the next segment",
+			    page_addr % seg_size == 0);
 		page = page_fn(arg, page_addr);
 		PN_ASSERT(page != NULL);
 		off = begin_page(page, page_addr, seg_size, sysid, PN_XLP_FIRST_IS_CONTRECORD,
@@ -598,8 +606,8 @@ void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t
 /* ---- reading --------------------------------------------------------------------------- */
 
 /* Records why reading stopped; any failure also drops the cached page. Returns false. */
-__attribute__((format(printf, 2, 3))) static bool fail(struct pn_wal_reader *r,
-						       const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static bool fail(struct pn_wal_reader *r, const char *fmt,
+						       ...)
 {
 	va_list ap;
 
@@ -625,9 +633,11 @@ static bool check_long_header(struct pn_wal_reader *r, const uint8_t *h)
 	uint64_t sysid = pn_get64(h + 24);
 
 	if (r->sysid != 0 && sysid != r->sysid)
-		return fail(r, "WAL file is from different database system: WAL file database "
-			       "system identifier is %llu, pg_control database system identifier "
-			       "is %llu", (unsigned long long)sysid, (unsigned long long)r->sysid);
+		return fail(r,
+			    "WAL file is from different database system: WAL file database "
+			    "system identifier is %llu, pg_control database system identifier "
+			    "is %llu",
+			    (unsigned long long)sysid, (unsigned long long)r->sysid);
 	if (pn_get32(h + 32) != r->seg_size)
 		return fail(r, "WAL file is from different database system: incorrect segment "
 			       "size in page header");
@@ -648,8 +658,8 @@ static bool check_page_header(struct pn_wal_reader *r, pn_lsn page_addr)
 
 	segment_name(seg, sizeof(seg), page_addr, r->seg_size);
 	if (magic != PN_WAL_PAGE_MAGIC)
-		return fail(r, "invalid magic number %04X in log segment %s, offset %u", magic,
-			    seg, seg_off);
+		return fail(r, "invalid magic number %04X in log segment %s, offset %u", magic, seg,
+			    seg_off);
 	/* LONG_HEADER exactly on a segment's first page (PostgreSQL checks one direction). */
 	if ((info & ~XLP_ALL_FLAGS) != 0 || ((info & PN_XLP_LONG_HEADER) != 0) != (seg_off == 0))
 		return fail(r, "invalid info bits %04X in log segment %s, offset %u", info, seg,
@@ -681,8 +691,7 @@ static bool load_page(struct pn_wal_reader *r, pn_lsn page_addr)
 }
 
 /* ValidXLogRecordHeader; `whole` false checks only xl_tot_len (the rest is on the next page). */
-static bool check_record_header(struct pn_wal_reader *r, const uint8_t *h, pn_lsn start,
-				bool whole)
+static bool check_record_header(struct pn_wal_reader *r, const uint8_t *h, pn_lsn start, bool whole)
 {
 	uint32_t tot_len = pn_get32(h);
 
@@ -690,11 +699,13 @@ static bool check_record_header(struct pn_wal_reader *r, const uint8_t *h, pn_ls
 		return fail(r, "invalid record length at " LSN_FMT ": wanted %u, got %u",
 			    LSN_ARGS(start), PN_WAL_RECORD_HEADER, tot_len);
 	if (tot_len > r->rec_cap)
-		return fail(r, "record length %u at " LSN_FMT " too long", tot_len, LSN_ARGS(start));
+		return fail(r, "record length %u at " LSN_FMT " too long", tot_len,
+			    LSN_ARGS(start));
 	if (!whole)
 		return true;
 	if (h[17] > PN_RM_MAX)
-		return fail(r, "invalid resource manager ID %u at " LSN_FMT, h[17], LSN_ARGS(start));
+		return fail(r, "invalid resource manager ID %u at " LSN_FMT, h[17],
+			    LSN_ARGS(start));
 	pn_lsn prev = pn_get64(h + 8);
 	if (r->prev != 0 ? prev != r->prev : prev >= start)
 		return fail(r, "record with incorrect prev-link " LSN_FMT " at " LSN_FMT,
@@ -718,8 +729,8 @@ static bool locate_start(struct pn_wal_reader *r, pn_lsn *start)
 }
 
 /* Appends the rest of a record that continues past its first page to r->rec. */
-static bool read_continuation(struct pn_wal_reader *r, pn_lsn start, pn_lsn page_addr,
-			      uint32_t got, uint32_t tot_len)
+static bool read_continuation(struct pn_wal_reader *r, pn_lsn start, pn_lsn page_addr, uint32_t got,
+			      uint32_t tot_len)
 {
 	while (got < tot_len) {
 		page_addr += BLCKSZ;

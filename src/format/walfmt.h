@@ -30,11 +30,16 @@
 
 /* Resource managers (PostgreSQL's ids) and the info values we use. */
 enum {
-	PN_RM_XLOG = 0, PN_RM_XACT = 1, PN_RM_CLOG = 3, PN_RM_HEAP2 = 9, PN_RM_HEAP = 10,
+	PN_RM_XLOG = 0,
+	PN_RM_XACT = 1,
+	PN_RM_CLOG = 3,
+	PN_RM_HEAP2 = 9,
+	PN_RM_HEAP = 10,
 	PN_RM_BTREE = 11,
 	/* Umbra L4's RM_XLOG2_ID (XLOG2_HINT_DELTA); the fork appends it after PostgreSQL's
 	 * built-in managers, so 22 here (its value was not read: an assumption). */
-	PN_RM_XLOG2 = 22, PN_RM_MAX = 22
+	PN_RM_XLOG2 = 22,
+	PN_RM_MAX = 22
 };
 
 /* fork_flags bits of XLogRecordBlockHeader (with the slot-shift bit of Umbra's L3/L4). */
@@ -49,13 +54,13 @@ enum {
 #define PN_BKPIMAGE_APPLY 0x02u
 
 struct pn_wal_block {
-	uint32_t blkno;    /* logical block number; the relation is fixed (1663/5/16384) */
-	uint8_t fork;      /* 0 = main */
+	uint32_t blkno; /* logical block number; the relation is fixed (1663/5/16384) */
+	uint8_t fork;   /* 0 = main */
 	bool will_init;
 	/* full-page image: `image` points at page_size bytes; the hole [hole_offset,
 	 * hole_offset+hole_length) is left out of the record and zero-filled on decode. */
 	bool has_image;
-	bool image_apply;  /* BKPIMAGE_APPLY (false: a consistency-check image) */
+	bool image_apply; /* BKPIMAGE_APPLY (false: a consistency-check image) */
 	const uint8_t *image;
 	uint16_t hole_offset;
 	uint16_t hole_length;
@@ -72,7 +77,7 @@ struct pn_wal_record {
 	uint32_t xid;
 	uint8_t rmid;
 	uint8_t info;
-	pn_lsn prev;          /* xl_prev: start LSN of the previous record */
+	pn_lsn prev; /* xl_prev: start LSN of the previous record */
 	uint8_t nblocks;
 	struct pn_wal_block blocks[PN_WAL_MAX_BLOCKS];
 	const uint8_t *main_data;
@@ -90,8 +95,8 @@ uint32_t pn_wal_record_encode(const struct pn_wal_record *r, uint32_t page_size,
  * into buf, except images: those are rebuilt (hole zero-filled) into image_buf, which must
  * hold PN_WAL_MAX_BLOCKS * page_size bytes. On failure returns false and says why in `why`.
  */
-bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size,
-			  uint8_t *image_buf, struct pn_wal_record *out, char *why, size_t why_len);
+bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
+			  struct pn_wal_record *out, char *why, size_t why_len);
 
 /* Position arithmetic (seg_size: a power of two, a multiple of PN_XLOG_BLCKSZ). */
 pn_lsn pn_wal_bytepos_to_recptr(uint64_t bytepos, uint32_t seg_size);
@@ -118,17 +123,17 @@ typedef bool (*pn_wal_read_fn)(void *arg, pn_lsn page_addr, uint8_t *out);
 
 struct pn_wal_reader {
 	uint32_t seg_size;
-	uint32_t page_size;   /* data page size, for images */
+	uint32_t page_size; /* data page size, for images */
 	uint64_t sysid;
 	pn_wal_read_fn read;
 	void *arg;
-	pn_lsn next;          /* where the next record starts */
-	pn_lsn prev;          /* start of the last record read; 0 = do not check the first */
-	uint8_t *page;        /* PN_XLOG_BLCKSZ scratch (owned) */
-	uint8_t *rec;         /* reassembly buffer (owned) */
+	pn_lsn next;   /* where the next record starts */
+	pn_lsn prev;   /* start of the last record read; 0 = do not check the first */
+	uint8_t *page; /* PN_XLOG_BLCKSZ scratch (owned) */
+	uint8_t *rec;  /* reassembly buffer (owned) */
 	uint32_t rec_cap;
-	uint8_t *images;      /* PN_WAL_MAX_BLOCKS * page_size (owned) */
-	char why[160];        /* why reading stopped, PostgreSQL's wording where it has one */
+	uint8_t *images; /* PN_WAL_MAX_BLOCKS * page_size (owned) */
+	char why[160];   /* why reading stopped, PostgreSQL's wording where it has one */
 	/* The validated WAL page held in `page` (read once for all the records it holds).
 	 * Dropped on every failure and by pn_wal_reader_seek(). */
 	pn_lsn page_addr;

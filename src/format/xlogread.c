@@ -64,19 +64,21 @@
 /* ---- 1. names, as the rmgrdesc identify functions of PostgreSQL 15 give them ---------- */
 
 static const char *const rm_names[PN_XLR_RM_BUILTIN] = {
-	"XLOG", "Transaction", "Storage", "CLOG", "Database", "Tablespace", "MultiXact",
-	"RelMap", "Standby", "Heap2", "Heap", "Btree", "Hash", "Gin", "Gist", "Sequence",
-	"SPGist", "BRIN", "CommitTs", "ReplicationOrigin", "Generic", "LogicalMessage",
+	"XLOG",       "Transaction",    "Storage", "CLOG",     "Database",
+	"Tablespace", "MultiXact",      "RelMap",  "Standby",  "Heap2",
+	"Heap",       "Btree",          "Hash",    "Gin",      "Gist",
+	"Sequence",   "SPGist",         "BRIN",    "CommitTs", "ReplicationOrigin",
+	"Generic",    "LogicalMessage",
 };
 
 /* Record types by the upper four info bits (info >> 4), for the managers that use all
  * four as the type (Transaction uses three and Generic none: see pn_xlr_identify). */
 static const char *const types[PN_XLR_RM_BUILTIN][16] = {
 	[0] = {"CHECKPOINT_SHUTDOWN", "CHECKPOINT_ONLINE", "NOOP", "NEXTOID", "SWITCH",
-	       "BACKUP_END", "PARAMETER_CHANGE", "RESTORE_POINT", "FPW_CHANGE",
-	       "END_OF_RECOVERY", "FPI_FOR_HINT", "FPI", NULL, "OVERWRITE_CONTRECORD"},
-	[1] = {"COMMIT", "PREPARE", "ABORT", "COMMIT_PREPARED", "ABORT_PREPARED",
-	       "ASSIGNMENT", "INVALIDATION"},
+	       "BACKUP_END", "PARAMETER_CHANGE", "RESTORE_POINT", "FPW_CHANGE", "END_OF_RECOVERY",
+	       "FPI_FOR_HINT", "FPI", NULL, "OVERWRITE_CONTRECORD"},
+	[1] = {"COMMIT", "PREPARE", "ABORT", "COMMIT_PREPARED", "ABORT_PREPARED", "ASSIGNMENT",
+	       "INVALIDATION"},
 	[2] = {NULL, "CREATE", "TRUNCATE"},
 	[3] = {"ZEROPAGE", "TRUNCATE"},
 	[4] = {"CREATE_FILE_COPY", "CREATE_WAL_LOG", "DROP"},
@@ -88,19 +90,19 @@ static const char *const types[PN_XLR_RM_BUILTIN][16] = {
 	       "LOCK_UPDATED", "NEW_CID", [13] = "MULTI_INSERT+INIT"},
 	[10] = {"INSERT", "DELETE", "UPDATE", "TRUNCATE", "HOT_UPDATE", "HEAP_CONFIRM", "LOCK",
 		"INPLACE", "INSERT+INIT", NULL, "UPDATE+INIT", NULL, "HOT_UPDATE+INIT"},
-	[11] = {"INSERT_LEAF", "INSERT_UPPER", "INSERT_META", "SPLIT_L", "SPLIT_R",
-		"INSERT_POST", "DEDUP", "DELETE", "UNLINK_PAGE", "UNLINK_PAGE_META", "NEWROOT",
+	[11] = {"INSERT_LEAF", "INSERT_UPPER", "INSERT_META", "SPLIT_L", "SPLIT_R", "INSERT_POST",
+		"DEDUP", "DELETE", "UNLINK_PAGE", "UNLINK_PAGE_META", "NEWROOT",
 		"MARK_PAGE_HALFDEAD", "VACUUM", "REUSE_PAGE", "META_CLEANUP"},
 	[12] = {"INIT_META_PAGE", "INIT_BITMAP_PAGE", "INSERT", "ADD_OVFL_PAGE",
 		"SPLIT_ALLOCATE_PAGE", "SPLIT_PAGE", "SPLIT_COMPLETE", "MOVE_PAGE_CONTENTS",
 		"SQUEEZE_PAGE", "DELETE", "SPLIT_CLEANUP", "UPDATE_META_PAGE", "VACUUM_ONE_PAGE"},
 	[13] = {"CREATE_PTREE", "INSERT", "SPLIT", "VACUUM_PAGE", "VACUUM_DATA_LEAF_PAGE",
 		"DELETE_PAGE", "UPDATE_META_PAGE", "INSERT_LISTPAGE", "DELETE_LISTPAGE"},
-	[14] = {"PAGE_UPDATE", "DELETE", "PAGE_REUSE", "PAGE_SPLIT", NULL, NULL,
-		"PAGE_DELETE", "ASSIGN_LSN"},
+	[14] = {"PAGE_UPDATE", "DELETE", "PAGE_REUSE", "PAGE_SPLIT", NULL, NULL, "PAGE_DELETE",
+		"ASSIGN_LSN"},
 	[15] = {"LOG"},
-	[16] = {"ADD_LEAF", "MOVE_LEAFS", "ADD_NODE", "SPLIT_TUPLE", "PICKSPLIT",
-		"VACUUM_LEAF", "VACUUM_ROOT", "VACUUM_REDIRECT"},
+	[16] = {"ADD_LEAF", "MOVE_LEAFS", "ADD_NODE", "SPLIT_TUPLE", "PICKSPLIT", "VACUUM_LEAF",
+		"VACUUM_ROOT", "VACUUM_REDIRECT"},
 	[17] = {"CREATE_INDEX", "INSERT", "UPDATE", "SAMEPAGE_UPDATE", "REVMAP_EXTEND",
 		"DESUMMARIZE", NULL, NULL, NULL, "INSERT+INIT", "UPDATE+INIT"},
 	[18] = {"ZEROPAGE", "TRUNCATE"},
@@ -263,9 +265,10 @@ static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_
 	*seg_size = pn_get32(hdr + 32);
 	if (pn_get16(hdr) != PN_WAL_PAGE_MAGIC || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
 	    *seg_size < (1u << 20) || *seg_size > (1u << 30) || (*seg_size & (*seg_size - 1))) {
-		snprintf(err, len, "%s: not a PostgreSQL 15 WAL segment (magic %04X, segment size "
-			 "%u: a power of two from 1 MiB to 1 GiB expected)", path,
-			 (unsigned)pn_get16(hdr), (unsigned)*seg_size);
+		snprintf(err, len,
+			 "%s: not a PostgreSQL 15 WAL segment (magic %04X, segment size "
+			 "%u: a power of two from 1 MiB to 1 GiB expected)",
+			 path, (unsigned)pn_get16(hdr), (unsigned)*seg_size);
 		return false;
 	}
 	if (pn_get32(hdr + 36) != PAGE) {
@@ -421,10 +424,11 @@ static bool validate(struct pn_xlr *r, pn_lsn addr)
 	size_t at = 0;
 	char name[25];
 
-	seg_name(r, find_seg(r, addr / r->seg_size, &at) ? r->segs[at].tli : 1,
-		 addr / r->seg_size, name);
+	seg_name(r, find_seg(r, addr / r->seg_size, &at) ? r->segs[at].tli : 1, addr / r->seg_size,
+		 name);
 	if (pn_get16(p) != PN_WAL_PAGE_MAGIC) {
-		stop(r, "invalid magic number %04X in log segment %s, offset %u", pn_get16(p), name, off);
+		stop(r, "invalid magic number %04X in log segment %s, offset %u", pn_get16(p), name,
+		     off);
 		return false;
 	}
 	if ((info & ~XLP_ALL_FLAGS) != 0 || (off == 0 && !(info & PN_XLP_LONG_HEADER))) {
@@ -433,13 +437,14 @@ static bool validate(struct pn_xlr *r, pn_lsn addr)
 	}
 	if (info & PN_XLP_LONG_HEADER) {
 		if (pn_get32(p + 32) != r->seg_size) {
-			stop(r, "WAL file is from different database system: incorrect segment size "
+			stop(r,
+			     "WAL file is from different database system: incorrect segment size "
 			     "in page header");
 			return false;
 		}
 		if (pn_get32(p + 36) != PAGE) {
 			stop(r, "WAL file is from different database system: incorrect XLOG_BLCKSZ "
-			     "in page header");
+				"in page header");
 			return false;
 		}
 	}
@@ -535,8 +540,8 @@ static bool valid_header(struct pn_xlr *r, pn_lsn at, const uint8_t *h)
 /* The continuation pages of a record of tot bytes, got of which are in r->rec already.
  * Returns the position after the record (unaligned), 0 on failure; *restart is set when a
  * page says its continuation was overwritten (reading restarts at that page). */
-static pn_lsn continuation(struct pn_xlr *r, pn_lsn at, pn_lsn page, uint32_t tot,
-			   uint32_t got, bool gotheader, pn_lsn *restart)
+static pn_lsn continuation(struct pn_xlr *r, pn_lsn at, pn_lsn page, uint32_t tot, uint32_t got,
+			   bool gotheader, pn_lsn *restart)
 {
 	while (got < tot) {
 		uint32_t hdr, rem, len;
@@ -553,8 +558,8 @@ static pn_lsn continuation(struct pn_xlr *r, pn_lsn at, pn_lsn page, uint32_t to
 			return 0;
 		}
 		if (rem == 0 || tot != rem + got) {
-			stop(r, "invalid contrecord length %u (expected %lld) at %X/%X", (unsigned)rem,
-			     (long long)tot - (long long)got, LSN_ARGS(page));
+			stop(r, "invalid contrecord length %u (expected %lld) at %X/%X",
+			     (unsigned)rem, (long long)tot - (long long)got, LSN_ARGS(page));
 			return 0;
 		}
 		hdr = header_size(r->page);
@@ -702,8 +707,10 @@ static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn
 		return 0;
 	i = b->bimg_info;
 	b->apply_image = (i & BIMG_APPLY) != 0;
-	b->compress = (i & BIMG_PGLZ) ? PN_XLR_PGLZ : (i & BIMG_LZ4) ? PN_XLR_LZ4 :
-		      (i & BIMG_ZSTD) ? PN_XLR_ZSTD : PN_XLR_PLAIN;
+	b->compress = (i & BIMG_PGLZ)   ? PN_XLR_PGLZ
+		      : (i & BIMG_LZ4)  ? PN_XLR_LZ4
+		      : (i & BIMG_ZSTD) ? PN_XLR_ZSTD
+					: PN_XLR_PLAIN;
 	if (i & BIMG_COMPRESSED) {
 		b->hole_length = 0;
 		if ((i & BIMG_HAS_HOLE) && !take16(c, &b->hole_length))
@@ -711,10 +718,12 @@ static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn
 	} else {
 		b->hole_length = (uint16_t)(PN_XLR_BLCKSZ - b->bimg_len);
 	}
-	if ((i & BIMG_HAS_HOLE) && (b->hole_offset == 0 || b->hole_length == 0 ||
-				    b->bimg_len == PN_XLR_BLCKSZ)) {
-		stop(r, "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u block image length %u "
-		     "at %X/%X", b->hole_offset, b->hole_length, b->bimg_len, LSN_ARGS(at));
+	if ((i & BIMG_HAS_HOLE) &&
+	    (b->hole_offset == 0 || b->hole_length == 0 || b->bimg_len == PN_XLR_BLCKSZ)) {
+		stop(r,
+		     "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u block image length %u "
+		     "at %X/%X",
+		     b->hole_offset, b->hole_length, b->bimg_len, LSN_ARGS(at));
 		return -1;
 	}
 	if (!(i & BIMG_HAS_HOLE) && (b->hole_offset != 0 || b->hole_length != 0)) {
@@ -728,8 +737,10 @@ static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn
 		return -1;
 	}
 	if (!(i & (BIMG_HAS_HOLE | BIMG_COMPRESSED)) && b->bimg_len != PN_XLR_BLCKSZ) {
-		stop(r, "neither BKPIMAGE_HAS_HOLE nor BKPIMAGE_COMPRESSED set, but block image "
-		     "length is %u at %X/%X", b->bimg_len, LSN_ARGS(at));
+		stop(r,
+		     "neither BKPIMAGE_HAS_HOLE nor BKPIMAGE_COMPRESSED set, but block image "
+		     "length is %u at %X/%X",
+		     b->bimg_len, LSN_ARGS(at));
 		return -1;
 	}
 	return 1;
@@ -793,7 +804,8 @@ static bool check_crc(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t 
 	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + REC_HDR, len - REC_HDR);
 	crc = pn_crc32c_final(pn_crc32c_update(crc, buf, 20));
 	if (crc != pn_get32(buf + 20)) {
-		stop(r, "incorrect resource manager data checksum in record at %X/%X", LSN_ARGS(at));
+		stop(r, "incorrect resource manager data checksum in record at %X/%X",
+		     LSN_ARGS(at));
 		return false;
 	}
 	return true;

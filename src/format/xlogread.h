@@ -31,7 +31,10 @@
 #define PN_XLR_BLCKSZ 8192u      /* data page size (BLCKSZ) of a default build */
 
 enum pn_xlr_rm {
-	PN_XLR_RM_XLOG = 0, PN_XLR_RM_XACT = 1, PN_XLR_RM_SMGR = 2, PN_XLR_RM_HEAP2 = 9,
+	PN_XLR_RM_XLOG = 0,
+	PN_XLR_RM_XACT = 1,
+	PN_XLR_RM_SMGR = 2,
+	PN_XLR_RM_HEAP2 = 9,
 	PN_XLR_RM_HEAP = 10
 };
 #define PN_XLR_XLOG_CHECKPOINT_SHUTDOWN 0x00u
@@ -51,14 +54,14 @@ struct pn_xlr_block {
 	bool has_image, apply_image, will_init;
 	uint8_t bimg_info;
 	enum pn_xlr_compress compress;
-	uint16_t bimg_len;     /* image bytes stored in the record */
+	uint16_t bimg_len; /* image bytes stored in the record */
 	uint16_t hole_offset, hole_length;
 };
 
 struct pn_xlr_record {
-	pn_lsn start;          /* ReadRecPtr */
-	pn_lsn end;            /* EndRecPtr: where the next record starts */
-	pn_lsn prev;           /* xl_prev */
+	pn_lsn start; /* ReadRecPtr */
+	pn_lsn end;   /* EndRecPtr: where the next record starts */
+	pn_lsn prev;  /* xl_prev */
 	uint32_t tot_len, xid;
 	uint8_t rmid, info;
 	bool has_origin;
@@ -68,7 +71,7 @@ struct pn_xlr_record {
 	struct pn_xlr_block blocks[PN_XLR_MAX_BLOCK_ID + 1];
 	uint32_t main_len;
 	const uint8_t *main_data; /* valid until the next read */
-	uint32_t fpi_len;      /* sum of bimg_len */
+	uint32_t fpi_len;         /* sum of bimg_len */
 };
 
 struct pn_xlr_seg {
@@ -81,20 +84,20 @@ struct pn_xlr {
 	struct pn_xlr_seg *segs; /* sorted by segno, one per segno (the highest timeline) */
 	size_t nsegs;
 	uint32_t seg_size;
-	pn_lsn limit;            /* no byte at or past it is read (0: none) */
+	pn_lsn limit; /* no byte at or past it is read (0: none) */
 	bool limit_reached;
-	FILE *file;              /* the open segment */
-	size_t file_seg;         /* its index in segs */
+	FILE *file;      /* the open segment */
+	size_t file_seg; /* its index in segs */
 	uint8_t page[8192];
-	pn_lsn page_addr;        /* of the validated page in `page`; 1 = none */
-	uint64_t hdr_segno;      /* segment whose first page was validated; UINT64_MAX none */
+	pn_lsn page_addr;   /* of the validated page in `page`; 1 = none */
+	uint64_t hdr_segno; /* segment whose first page was validated; UINT64_MAX none */
 	pn_lsn latest_page;
 	uint32_t latest_tli;
 	uint8_t *rec;
 	uint32_t rec_cap;
-	pn_lsn next;             /* where the next record starts */
-	pn_lsn prev;             /* start of the last record read; 0: first read (random) */
-	char why[PN_ERROR_LEN];  /* why reading stopped; empty when it stopped at the limit */
+	pn_lsn next;            /* where the next record starts */
+	pn_lsn prev;            /* start of the last record read; 0: first read (random) */
+	char why[PN_ERROR_LEN]; /* why reading stopped; empty when it stopped at the limit */
 };
 
 /* Collects the segment files of paths (files or directories) and reads the segment size.

@@ -80,8 +80,8 @@ static void dw_fsync_done(void *ctx, struct pn_io *io)
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
-	pn_buf_issue_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)->ckpt_seq =
-		dw->ckpt_seq;
+	pn_buf_issue_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
+		->ckpt_seq = dw->ckpt_seq;
 	pn_io_release(&e->svc, dw);
 }
 
@@ -96,7 +96,8 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 		e->data_writes_inflight--;
 		struct pn_io_then then = {io->then, io->then_ctx};
 		pn_buf_issue_write(e, io->frame, 0, io->why, io->proc,
-				   io->buf + e->sc->storage.sector_size, io->lsn, &then)->ckpt_seq = io->ckpt_seq;
+				   io->buf + e->sc->storage.sector_size, io->lsn, &then)
+			->ckpt_seq = io->ckpt_seq;
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
@@ -193,7 +194,8 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pa
 {
 	uint32_t sec = e->sc->storage.sector_size;
 	PN_ASSERT(i < e->store.dw_slots);
-	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e), dw_entry_len(e), buf);
+	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
+			     dw_entry_len(e), buf);
 	*page = pn_get32(buf + 4);
 	*lsn = pn_get64(buf + 8);
 	return pn_get32(buf) == DW_MAGIC && *page < e->heap_pages &&
@@ -214,12 +216,13 @@ static bool plan_restore(struct pn_engine *e, pn_lsn redo, pn_lsn *from)
 			continue;
 		bool newest = true;
 		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
-			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) && other_page == page &&
-			    (other_lsn > lsn || (other_lsn == lsn && j > i)))
+			if (j != i && dw_entry(e, j, buf, &other_page, &other_lsn) &&
+			    other_page == page && (other_lsn > lsn || (other_lsn == lsn && j > i)))
 				newest = false;
 		dw_entry(e, i, buf, &page, &lsn);
 		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0), e->page_size, home);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA,
+				     pn_store_offset(&e->store, page, 0), e->page_size, home);
 		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
 		if (newest && (torn || pn_page_lsn(home) <= lsn))
 			d->restore[d->restore_len++] = i;
@@ -255,7 +258,8 @@ static bool restore_step(struct pn_engine *e, struct pn_proc *p)
 	if (d->restore_pos == d->restore_len) {
 		if (e->data_writes_inflight)
 			return true; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY, restore_fsync_done, e);
+		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
+					       restore_fsync_done, e);
 		e->m.fsyncs++;
 		d->restore_pos = UINT32_MAX; /* the fsync is in flight */
 		pn_io_issue(&e->svc, io);

@@ -20,7 +20,7 @@ static unsigned fpw_decide(const struct pn_engine *e, enum pn_block_use use, boo
 	case PN_USE_DEDUP:
 		if (mut & PN_MUT_DEDUP_NO_IMAGE)
 			return 0; /* the bug: REGBUF_NO_IMAGE */
-		/* fall through */
+				  /* fall through */
 	case PN_USE_CHANGE: return before_redo && !(mut & PN_MUT_FPW_OFF) ? PN_PROTECT_IMAGE : 0;
 	}
 	return 0;

@@ -63,33 +63,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PS_MAGIC 0x53504E50u      /* "PNPS" */
+#define PS_MAGIC 0x53504E50u /* "PNPS" */
 #define PS_HEADER 32u
 #define PS_ENTRY 16u
-#define PS_TICK_NS 1000000ull     /* the page server looks for WAL and images every 1 ms */
-#define PS_GETPAGE_NS 100000ull   /* a GetPage@LSN round trip */
+#define PS_TICK_NS 1000000ull   /* the page server looks for WAL and images every 1 ms */
+#define PS_GETPAGE_NS 100000ull /* a GetPage@LSN round trip */
 #define PS_POLL_NS 20000u
-#define PS_BATCH 24u              /* images per round: one log record (and a bound on I/Os) */
-#define PS_LOG_SLOTS_MAX 64u      /* log records between snapshots, at most */
-#define PS_LOG_MAGIC 0x4C504E50u  /* "PNPL" */
+#define PS_BATCH 24u             /* images per round: one log record (and a bound on I/Os) */
+#define PS_LOG_SLOTS_MAX 64u     /* log records between snapshots, at most */
+#define PS_LOG_MAGIC 0x4C504E50u /* "PNPL" */
 #define PS_LOG_ENTRY 20u
-#define DELTA_HEADER 20u          /* u32 record length | u64 start LSN | u64 end LSN */
-#define HIST_LEN 1024u            /* deltas-per-read histogram; the last bucket is ">=" */
-#define PS_SCAN_PAGES 4096u       /* up to this many pages, every round recomputes the horizon */
+#define DELTA_HEADER 20u    /* u32 record length | u64 start LSN | u64 end LSN */
+#define HIST_LEN 1024u      /* deltas-per-read histogram; the last bucket is ">=" */
+#define PS_SCAN_PAGES 4096u /* up to this many pages, every round recomputes the horizon */
 
 enum ps_round { PS_IDLE, PS_WRITING, PS_FSYNC_IMAGES, PS_META_WRITE, PS_META_FSYNC };
 
 struct ps_page {
-	pn_lsn img_lsn;     /* the image reads start from (its write completed) */
-	pn_lsn dur_lsn;     /* the image the durable metadata names */
-	pn_lsn new_lsn;     /* the image the current round writes */
-	pn_lsn hold;        /* start LSN of the oldest delta after dur_lsn; 0: none */
+	pn_lsn img_lsn; /* the image reads start from (its write completed) */
+	pn_lsn dur_lsn; /* the image the durable metadata names */
+	pn_lsn new_lsn; /* the image the current round writes */
+	pn_lsn hold;    /* start LSN of the oldest delta after dur_lsn; 0: none */
 	uint32_t img_crc, dur_crc, new_crc;
 	uint8_t img_slot, dur_slot;
 	bool queued, in_round;
-	pn_lsn last_end;    /* end LSN of the newest delta on the chain */
-	uint32_t ndeltas;   /* deltas on the chain (all after img_lsn) */
-	uint8_t *chain;     /* deltas: DELTA_HEADER + the record's bytes, in LSN order */
+	pn_lsn last_end;  /* end LSN of the newest delta on the chain */
+	uint32_t ndeltas; /* deltas on the chain (all after img_lsn) */
+	uint8_t *chain;   /* deltas: DELTA_HEADER + the record's bytes, in LSN order */
 	uint32_t len, cap;
 };
 
@@ -101,37 +101,31 @@ struct ps_request {
 struct pn_pageserver {
 	struct ps_page *pages;
 	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
-	pn_lsn next, prev;       /* where ingestion continues */
-	pn_lsn ingested;         /* end LSN of the last record ingested */
-	pn_lsn horizon;          /* of the durable metadata (P2) */
-	pn_lsn horizon_next;     /* of the metadata the round writes */
-	uint64_t seq;            /* of the durable metadata */
+	pn_lsn next, prev;           /* where ingestion continues */
+	pn_lsn ingested;             /* end LSN of the last record ingested */
+	pn_lsn horizon;              /* of the durable metadata (P2) */
+	pn_lsn horizon_next;         /* of the metadata the round writes */
+	uint64_t seq;                /* of the durable metadata */
 	enum ps_round round;
-	bool running;            /* started (a recovered engine's page server only recovers) */
+	bool running; /* started (a recovered engine's page server only recovers) */
 	bool io_pending;
-	uint32_t *queue, queue_len;    /* pages at the threshold, waiting for a round */
+	uint32_t *queue, queue_len; /* pages at the threshold, waiting for a round */
 	uint32_t batch[PS_BATCH], batch_len, writes;
 	struct ps_request *req;
 	uint32_t nreq;
-	pn_lsn *last_written;    /* per page: the compute's last-written LSN */
+	pn_lsn *last_written; /* per page: the compute's last-written LSN */
 	uint32_t meta_len, log_len;
-	uint8_t *meta;           /* the snapshot or log record a round writes */
-	uint8_t *enc;            /* a record, encoded (ingest) */
-	uint8_t *images;         /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	uint8_t *meta;   /* the snapshot or log record a round writes */
+	uint8_t *enc;    /* a record, encoded (ingest) */
+	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 	uint64_t hist[HIST_LEN];
-	uint32_t check_next;     /* pn_ps_check's rotation */
+	uint32_t check_next; /* pn_ps_check's rotation */
 };
 
 /* The row's state (e->proto_state; the engine knows it as a void pointer). */
-static struct pn_pageserver *ps_of(const struct pn_engine *e)
-{
-	return e->proto_state;
-}
+static struct pn_pageserver *ps_of(const struct pn_engine *e) { return e->proto_state; }
 
-static bool pushdown(const struct pn_engine *e)
-{
-	return e->proto_state != NULL;
-}
+static bool pushdown(const struct pn_engine *e) { return e->proto_state != NULL; }
 
 static uint32_t meta_len(const struct pn_engine *e)
 {
@@ -166,7 +160,7 @@ static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
 {
 	struct pn_engine *e = arg;
 	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
-				PN_XLOG_BLCKSZ, out);
+				    PN_XLOG_BLCKSZ, out);
 }
 
 bool pn_ps_init(struct pn_engine *e)
@@ -238,7 +232,8 @@ static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon,
 		pn_put32(ent + 8, fresh ? pg->new_crc : pg->dur_crc);
 		ent[12] = fresh ? (uint8_t)(1u - pg->dur_slot) : pg->dur_slot;
 	}
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_ENTRY * e->pages);
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
+					(size_t)PS_ENTRY * e->pages);
 	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
 }
 
@@ -286,7 +281,8 @@ static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *s
 {
 	if (pn_get32(m) != PS_MAGIC || pn_get32(m + 4) != 1 || pn_get32(m + 24) != e->pages)
 		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_ENTRY * e->pages);
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
+					(size_t)PS_ENTRY * e->pages);
 	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
 		return false;
 	for (uint32_t p = 0; p < e->pages; p++)
@@ -364,7 +360,8 @@ void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_
 		for (uint32_t j = 0; j < i; j++)
 			seen |= r->blocks[j].blkno == page;
 		if (page >= e->pages) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, page, "record at %llX names page %u of %u",
+			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
+					    "record at %llX names page %u of %u",
 					    (unsigned long long)start, page, e->pages);
 			return;
 		}
@@ -391,8 +388,8 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	char why[128];
 	uint32_t len = pn_get32(d);
 	pn_lsn end = pn_get64(d + 12);
-	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, ps_of(e)->images, &rec, why,
-				       sizeof(why));
+	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, ps_of(e)->images, &rec,
+				       why, sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
 	bool headerless = pn_store_is_slru(&e->store, page) && !e->sc->protocol.slru_headers;
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
@@ -415,7 +412,8 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 	const struct ps_page *pg = &ps_of(e)->pages[page];
 	/* The page server reads its own storage (another machine's disk in Neon). */
 	bool ok = e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
-				   pn_ps_image_offset(e, page, pg->img_slot), e->page_size, out);
+				       pn_ps_image_offset(e, page, pg->img_slot), e->page_size,
+				       out);
 	PN_ASSERT(ok);
 	uint32_t n = 0;
 	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at)) {
@@ -477,7 +475,8 @@ static void serve(struct pn_engine *e)
 		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
 		f->io_reads = 0;
 		f->valid = true;
-		bool headerless = pn_store_is_slru(&e->store, q->page) && !e->sc->protocol.slru_headers;
+		bool headerless = pn_store_is_slru(&e->store, q->page) &&
+				  !e->sc->protocol.slru_headers;
 		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
 		pn_wake(e, q->proc, 0);
 	}
@@ -697,7 +696,8 @@ static void round_advance(struct pn_engine *e)
 		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
 		if (seq % k == 0) { /* a snapshot: the log starts again after it */
 			encode_meta(e, seq, ps->horizon_next, true);
-			round_io(e, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta, ps->meta_len);
+			round_io(e, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta,
+				 ps->meta_len);
 		} else {
 			encode_log(e, seq, ps->horizon_next);
 			round_io(e, PN_IO_WRITE, log_offset(e, seq), ps->meta, ps->log_len);
@@ -779,10 +779,7 @@ void pn_ps_check(struct pn_engine *e)
 	PN_ASSERT(pg->ndeltas == 0 || pg->hold != 0 || pg->in_round);
 }
 
-pn_lsn pn_ps_ingested(const struct pn_engine *e)
-{
-	return pushdown(e) ? ps_of(e)->ingested : 0;
-}
+pn_lsn pn_ps_ingested(const struct pn_engine *e) { return pushdown(e) ? ps_of(e)->ingested : 0; }
 
 /* ---- recovery ---- */
 
@@ -793,7 +790,7 @@ static bool load_meta(struct pn_engine *e)
 	int area = -1;
 	for (int a = 0; a < 2; a++) {
 		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)a * ps->meta_len,
-				 ps->meta_len, ps->meta);
+				     ps->meta_len, ps->meta);
 		if (decode_meta(e, ps->meta, &seq) && (area < 0 || seq > best)) {
 			best = seq;
 			area = a;
@@ -805,7 +802,7 @@ static bool load_meta(struct pn_engine *e)
 		return false;
 	}
 	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
-			 ps->meta_len, ps->meta);
+			     ps->meta_len, ps->meta);
 	ps->seq = best;
 	ps->horizon = pn_get64(ps->meta + 16);
 	for (uint32_t p = 0; p < e->pages; p++) {
@@ -823,8 +820,8 @@ static void replay_log(struct pn_engine *e)
 {
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq), ps->log_len,
-				 ps->meta);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq),
+				     ps->log_len, ps->meta);
 		bool valid = decode_log(e, ps->meta, seq);
 		PN_TESTCASE("page server recovery applies a log record", valid);
 		if (!valid)
@@ -853,14 +850,15 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		pg->img_lsn = pg->dur_lsn;
 		pg->img_crc = pg->dur_crc;
 		pg->img_slot = pg->dur_slot;
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, pg->img_slot),
-				 e->page_size, page);
+		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
+				     pn_ps_image_offset(e, p, pg->img_slot), e->page_size, page);
 		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
-					    "the page server's image of page %u (slot %u, LSN %llX) that "
-					    "its metadata %llu names is torn or missing",
-					    p, pg->img_slot, (unsigned long long)pg->img_lsn,
-					    (unsigned long long)ps->seq);
+			pn_engine_violation(
+				e, PN_VIOL_RECOVERY, p,
+				"the page server's image of page %u (slot %u, LSN %llX) that "
+				"its metadata %llu names is torn or missing",
+				p, pg->img_slot, (unsigned long long)pg->img_lsn,
+				(unsigned long long)ps->seq);
 			return false;
 		}
 	}
@@ -876,17 +874,20 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t p = 0; p < e->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, p,
-					    "the page server's image of page %u is at LSN %llX, past the end "
-					    "of the WAL at %llX (P3)",
-					    p, (unsigned long long)ps->pages[p].dur_lsn, (unsigned long long)end);
+			pn_engine_violation(
+				e, PN_VIOL_RECOVERY, p,
+				"the page server's image of page %u is at LSN %llX, past the end "
+				"of the WAL at %llX (P3)",
+				p, (unsigned long long)ps->pages[p].dur_lsn,
+				(unsigned long long)end);
 			return true;
 		}
 	}
 	if (ps->horizon > end) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "the page server's horizon %llX is past the end of the WAL at %llX (P3)",
-				    (unsigned long long)ps->horizon, (unsigned long long)end);
+		pn_engine_violation(
+			e, PN_VIOL_RECOVERY, UINT32_MAX,
+			"the page server's horizon %llX is past the end of the WAL at %llX (P3)",
+			(unsigned long long)ps->horizon, (unsigned long long)end);
 		return true;
 	}
 	return false;
@@ -924,10 +925,7 @@ void pn_ps_finish_metrics(struct pn_engine *e)
 
 /* ---- the row ---- */
 
-static pn_lsn horizon_of(void *ctx)
-{
-	return pn_ps_horizon(ctx);
-}
+static pn_lsn horizon_of(void *ctx) { return pn_ps_horizon(ctx); }
 
 static bool ps_init(struct pn_engine *e)
 {

@@ -13,8 +13,7 @@ unsigned pn_protocol_slru_image(const struct pn_engine *e, bool before_redo)
 	return before_redo && !(mut & PN_MUT_SLRU_HEADER_UNPROTECTED) ? PN_PROTECT_IMAGE : 0;
 }
 
-unsigned pn_protocol_decide_none(const struct pn_engine *e, enum pn_block_use use,
-				 bool before_redo)
+unsigned pn_protocol_decide_none(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
 {
 	PN_ASSERT(e != NULL);
 	PN_ASSERT(use <= PN_USE_SLRU);

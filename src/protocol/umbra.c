@@ -42,13 +42,14 @@ unsigned pn_umbra_decide(const struct pn_engine *e, enum pn_block_use use, bool 
 		       (fpi && e->sc->protocol.policy != PN_POLICY_L3 ? PN_PROTECT_SHIFT : 0);
 	}
 	case PN_USE_HINT_BLOCK:
-		return before_redo && !(mut & PN_MUT_HINT_NO_FPI) ? PN_PROTECT_IMAGE | PN_PROTECT_SHIFT
-								  : 0;
+		return before_redo && !(mut & PN_MUT_HINT_NO_FPI)
+			       ? PN_PROTECT_IMAGE | PN_PROTECT_SHIFT
+			       : 0;
 	case PN_USE_DEDUP:
 		if (mut & PN_MUT_DEDUP_NO_IMAGE)
 			return 0; /* the bug: REGBUF_NO_IMAGE, neither image nor shift */
-		/* fall through */
-	case PN_USE_WILL_INIT: /* no image, but the block still leaves its baseline */
+				  /* fall through */
+	case PN_USE_WILL_INIT:    /* no image, but the block still leaves its baseline */
 	case PN_USE_CHANGE: return before_redo ? PN_PROTECT_SHIFT : 0;
 	}
 	return 0;
@@ -57,7 +58,8 @@ unsigned pn_umbra_decide(const struct pn_engine *e, enum pn_block_use use, bool 
 bool pn_umbra_bind_late(const struct pn_engine *e, uint32_t page)
 {
 	/* aio_late_bind: the device offset is looked up when the I/O is dispatched (5.3) */
-	return (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) && !pn_store_is_slru(&e->store, page);
+	return (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) &&
+	       !pn_store_is_slru(&e->store, page);
 }
 
 /* ---- the prototype ---- */
@@ -82,7 +84,8 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	PN_ASSERT(run->state == PN_C_WRITING);
 	memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 	if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-		memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages); /* the bug: reclaim at begin */
+		memcpy(e->store.base_done, pn_store_slots(&e->store),
+		       e->heap_pages); /* the bug: reclaim at begin */
 	pn_ckpt_select(e, run);
 }
 
@@ -129,7 +132,8 @@ static void ckpt_end(struct pn_engine *e, const struct pn_ckpt_run *run)
 static void format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
 	struct pn_ckpt_run *run = &e->runs[0];
-	pn_store_encode_selector(&e->store, e->store.base_done, 0, pn_wal_redo(&e->wal), run->selbuf);
+	pn_store_encode_selector(&e->store, e->store.base_done, 0, pn_wal_redo(&e->wal),
+				 run->selbuf);
 	write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 }
 
@@ -137,13 +141,14 @@ static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
 {
 	uint32_t len = pn_store_selector_bytes(&e->store);
 	uint8_t *buf = e->runs[0].selbuf;
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, (uint64_t)c->selector_area * len, len,
-			      buf) ||
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
+				  (uint64_t)c->selector_area * len, len, buf) ||
 	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "the selector snapshot of checkpoint %llu (area %u) is missing or "
-				    "torn: no baselines to recover from",
-				    (unsigned long long)c->ckpt_seq, c->selector_area);
+		pn_engine_violation(
+			e, PN_VIOL_RECOVERY, UINT32_MAX,
+			"the selector snapshot of checkpoint %llu (area %u) is missing or "
+			"torn: no baselines to recover from",
+			(unsigned long long)c->ckpt_seq, c->selector_area);
 		return false;
 	}
 	for (uint32_t p = 0; p < e->heap_pages; p++)
@@ -161,10 +166,12 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		return;
 	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
 	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
-		pn_engine_violation(e, PN_VIOL_MAPPING, f->page,
-				    "page %u changed after redo %llX but still mapped to its baseline "
-				    "slot %u (R4)", f->page, (unsigned long long)e->redo_done,
-				    pn_store_slot(&e->store, f->page));
+		pn_engine_violation(
+			e, PN_VIOL_MAPPING, f->page,
+			"page %u changed after redo %llX but still mapped to its baseline "
+			"slot %u (R4)",
+			f->page, (unsigned long long)e->redo_done,
+			pn_store_slot(&e->store, f->page));
 }
 
 const struct pn_protocol_ops pn_protocol_umbra = {

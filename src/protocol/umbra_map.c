@@ -46,8 +46,7 @@ struct umbra_map {
 
 static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
 static uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
-static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target,
-				  pn_lsn lsn);
+static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
 
 static struct umbra_map *map_of(const struct pn_engine *e)
 {
@@ -64,15 +63,9 @@ static void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	run->proto_sub = UC_SELECT;
 }
 
-static bool is_l3(const struct pn_engine *e)
-{
-	return e->sc->protocol.policy == PN_POLICY_L3;
-}
+static bool is_l3(const struct pn_engine *e) { return e->sc->protocol.policy == PN_POLICY_L3; }
 
-static uint32_t entries_per_map_page(const struct pn_engine *e)
-{
-	return e->page_size * 4u;
-}
+static uint32_t entries_per_map_page(const struct pn_engine *e) { return e->page_size * 4u; }
 
 static uint64_t map_block(const struct pn_engine *e, uint32_t k)
 {
@@ -127,7 +120,8 @@ static bool unsupported(struct pn_engine *e)
 		at = sc->protocol.layout_at;
 	}
 	if (what && at[0]) /* the key's position (the loader's; --mode chose the policy) */
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s:%u:%u: %s", sc->path, at[0], at[1], what);
+		snprintf(e->svc.error, sizeof(e->svc.error), "%s:%u:%u: %s", sc->path, at[0], at[1],
+			 what);
 	else if (what)
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
@@ -137,7 +131,8 @@ static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, ui
 {
 	if (!is_l3(e))
 		return (uint64_t)page * e->generations + slot;
-	return (uint64_t)(page / CHUNK) * CHUNK * e->generations + (uint64_t)slot * CHUNK + page % CHUNK;
+	return (uint64_t)(page / CHUNK) * CHUNK * e->generations + (uint64_t)slot * CHUNK +
+	       page % CHUNK;
 }
 
 static uint64_t pn_umbra_heap_slots(const struct pn_engine *e)
@@ -251,7 +246,7 @@ static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 }
 
 static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b,
-			     uint8_t *page, bool rdata)
+				    uint8_t *page, bool rdata)
 {
 	if (!is_l3(e)) {
 		/* XLogRecordBlockUmbraHeader{flags = XLOG_UMBRA_BLOCK_HAS_SLOT_SHIFT} + target:
@@ -290,8 +285,10 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 	uint32_t pg = f->page;
 	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
-		pn_engine_violation(e, PN_VIOL_MAPPING, pg, "MapPublishSlotShift: page %u is on slot "
-				    "%u, not the source of its shift to %u", pg, source, target);
+		pn_engine_violation(e, PN_VIOL_MAPPING, pg,
+				    "MapPublishSlotShift: page %u is on slot "
+				    "%u, not the source of its shift to %u",
+				    pg, source, target);
 		return;
 	}
 	if (!is_l3(e)) {
@@ -299,15 +296,19 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 		const struct pn_ckpt_run *tag = NULL;
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 			const struct pn_ckpt_run *run = &e->runs[r];
-			if (run->state != PN_C_IDLE && lsn > run->redo && (!tag || run->seq > tag->seq))
+			if (run->state != PN_C_IDLE && lsn > run->redo &&
+			    (!tag || run->seq > tag->seq))
 				tag = run;
 		}
 		if (tag && f->shift_epoch == tag->seq) {
-			pn_engine_violation(e, PN_VIOL_MAPPING, pg, "page %u shifted twice in checkpoint "
-					    "epoch %llu", pg, (unsigned long long)tag->seq);
+			pn_engine_violation(e, PN_VIOL_MAPPING, pg,
+					    "page %u shifted twice in checkpoint "
+					    "epoch %llu",
+					    pg, (unsigned long long)tag->seq);
 			return;
 		}
-		PN_TESTCASE("l4: a shift tags its buffer with the running checkpoint's epoch", tag != NULL);
+		PN_TESTCASE("l4: a shift tags its buffer with the running checkpoint's epoch",
+			    tag != NULL);
 		if (tag)
 			f->shift_epoch = tag->seq;
 	}
@@ -319,7 +320,7 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 /* ---- checkpointer ---- */
 
 static uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
-			   const struct pn_ckpt_run *run)
+				  const struct pn_ckpt_run *run)
 {
 	uint8_t cur = pn_store_slot(&e->store, f->page);
 	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
@@ -378,7 +379,7 @@ static bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool 
 			return true;
 		if (!selecting(run))
 			return false; /* writing its selector pages */
-		if (resumed) /* blocked in its fresh DELAY_CHKPT_START wait */
+		if (resumed)          /* blocked in its fresh DELAY_CHKPT_START wait */
 			return run->delay_wait;
 		return run->pause_select && e->svc.env.now_ns(e->svc.env.ctx) >= run->select_ns;
 	}
@@ -408,7 +409,8 @@ static uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run 
 		busy |= map_of(e)->busy[k] != 0;
 	if (busy)
 		return POLL_NS;
-	pn_ckpt_set_state(run, PN_C_WRITING); /* a checkpoint_begin pause holds it here: after-map */
+	pn_ckpt_set_state(run,
+			  PN_C_WRITING); /* a checkpoint_begin pause holds it here: after-map */
 	return STEP_NS;
 }
 
@@ -428,14 +430,16 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 	}
 	uint32_t per = entries_per_map_page(e);
 	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
-		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_block(e, k) * e->page_size,
-				      e->page_size, buf))
-			memset(buf, 0, e->page_size); /* a missing selector page: every entry slot 0 */
+		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
+					  map_block(e, k) * e->page_size, e->page_size, buf))
+			memset(buf, 0,
+			       e->page_size); /* a missing selector page: every entry slot 0 */
 		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
 			uint8_t v = (uint8_t)((buf[i / 4] >> (2 * (i % 4))) & 3u);
 			if (v >= e->generations) {
 				pn_engine_violation(e, PN_VIOL_RECOVERY, k * per + i,
-						    "invalid Umbra active slot %u of page %u", v, k * per + i);
+						    "invalid Umbra active slot %u of page %u", v,
+						    k * per + i);
 				return false;
 			}
 			pn_store_set_slot(&e->store, k * per + i, v);
@@ -449,11 +453,13 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 {
 	uint32_t pg = b->blkno;
 	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
-				  : (uint8_t)((b->shift_target + e->generations - 1u) % e->generations);
+				  : (uint8_t)((b->shift_target + e->generations - 1u) %
+					      e->generations);
 	uint32_t fi = e->page_frame[pg];
 	if (source >= e->generations || b->shift_target >= e->generations) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift of page %u from slot %u to %u of %u",
-				    pg, source, b->shift_target, e->generations);
+		pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
+				    "shift of page %u from slot %u to %u of %u", pg, source,
+				    b->shift_target, e->generations);
 		return false;
 	}
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
@@ -463,7 +469,8 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 	pn_umbra_map_dirty(e, pg, 0);
 	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
 		       (e->frames[fi].dirty || e->frames[fi].io_writes);
-	PN_TESTCASE("l3/l4 redo of an image-free shift finds its page resident and changed", changed);
+	PN_TESTCASE("l3/l4 redo of an image-free shift finds its page resident and changed",
+		    changed);
 	if (!changed)
 		return true;
 	if (e->frames[fi].io_writes) {
@@ -529,18 +536,17 @@ static void map_check(struct pn_engine *e)
 
 /* l3 and l4 differ in slot placement (pn_umbra_slot_index), assembly, the checkpoint's
  * write slot, hint handling (l4: HINT_DELTA) and redo's source: read from is_l3(). */
-#define UMBRA_MAP_ROW                                                                      \
-	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,              \
-	.unsupported = unsupported, .init = map_init, .free = map_free,                    \
-	.format = pn_umbra_format, .file_size = pn_umbra_file_size,                        \
-	.decide = pn_umbra_decide, .assemble = assemble, .shifted = pn_umbra_publish_page, \
-	.publish = pn_umbra_publish, .script_reached = pn_umbra_ckpt_reached,              \
-	.bind_late = pn_umbra_bind_late, .ckpt_begin = pn_umbra_ckpt_begin,                \
-	.ckpt_slot = pn_umbra_ckpt_slot, .ckpt_select_step = select_step,                  \
-	.ckpt_durable_step = durable_step, .ckpt_io_done = durable_io_done,                \
-	.background = pn_umbra_mapwriter, .recovery_begin = recovery_begin,                \
-	.redo_source = pn_umbra_redo_source, .redo_shifted = redo_shifted,                 \
-	.check = map_check
+#define UMBRA_MAP_ROW                                                                              \
+	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,                      \
+	.unsupported = unsupported, .init = map_init, .free = map_free, .format = pn_umbra_format, \
+	.file_size = pn_umbra_file_size, .decide = pn_umbra_decide, .assemble = assemble,          \
+	.shifted = pn_umbra_publish_page, .publish = pn_umbra_publish,                             \
+	.script_reached = pn_umbra_ckpt_reached, .bind_late = pn_umbra_bind_late,                  \
+	.ckpt_begin = pn_umbra_ckpt_begin, .ckpt_slot = pn_umbra_ckpt_slot,                        \
+	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
+	.ckpt_io_done = durable_io_done, .background = pn_umbra_mapwriter,                         \
+	.recovery_begin = recovery_begin, .redo_source = pn_umbra_redo_source,                     \
+	.redo_shifted = redo_shifted, .check = map_check
 
 const struct pn_protocol_ops pn_protocol_umbra_l3 = {
 	.name = "umbra-l3",

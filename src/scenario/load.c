@@ -44,22 +44,31 @@
 #include <yaml.h>
 
 #define MAX_FILE_BYTES (16u << 20)
-#define MAX_FIELDS 16      /* keys in one mapping of the schema */
-#define MAX_GIVEN 64       /* keys remembered for cross-checks (outside the script) */
-#define MAX_STEPS 1000000u /* workload.script */
+#define MAX_FIELDS 16       /* keys in one mapping of the schema */
+#define MAX_GIVEN 64        /* keys remembered for cross-checks (outside the script) */
+#define MAX_STEPS 1000000u  /* workload.script */
 #define MAX_POINTS 1000000u /* crash.points as a list */
-#define SHOW_MAX 60        /* bytes of input echoed in one message */
-#define PATH_LEN 96        /* "workload.script[999999].client" */
-#define WANT_LEN 400       /* the "expected ..." part of a message */
-#define MAX_DEPTH 32       /* nesting of mappings and lists in any input */
+#define SHOW_MAX 60         /* bytes of input echoed in one message */
+#define PATH_LEN 96         /* "workload.script[999999].client" */
+#define WANT_LEN 400        /* the "expected ..." part of a message */
+#define MAX_DEPTH 32        /* nesting of mappings and lists in any input */
 
 /* Enumerations are stored through an unsigned *; make sure that is their size. */
 _Static_assert(sizeof(enum pn_mode) == sizeof(unsigned), "enum size");
 _Static_assert(sizeof(enum pn_op) == sizeof(unsigned), "enum size");
 
 enum vtype {
-	V_U32, V_U64, V_SIZE32, V_SIZE64, V_DURATION, V_FRACTION, V_BOOL, V_ENUM, V_STRING,
-	V_SECTION, V_CUSTOM
+	V_U32,
+	V_U64,
+	V_SIZE32,
+	V_SIZE64,
+	V_DURATION,
+	V_FRACTION,
+	V_BOOL,
+	V_ENUM,
+	V_STRING,
+	V_SECTION,
+	V_CUSTOM
 };
 
 struct loader;
@@ -105,7 +114,7 @@ struct loader {
 	size_t err_len;
 	yaml_mark_t top; /* the top-level mapping */
 	struct {
-		const void *ptr; /* field of *s */
+		const void *ptr;  /* field of *s */
 		yaml_mark_t mark; /* its value */
 	} given[MAX_GIVEN];
 	size_t given_len;
@@ -217,10 +226,12 @@ static const struct table checkpoint_table = TABLE(checkpoint_fields);
 static const struct table aio_table = TABLE(aio_fields);
 static const struct table workload_table = TABLE(workload_fields);
 static const struct table schedules_table = TABLE(schedules_fields);
-static const struct table crash_table = {crash_fields, PN_ARRAY_LEN(crash_fields), true, OFF(crash.present)};
+static const struct table crash_table = {crash_fields, PN_ARRAY_LEN(crash_fields), true,
+					 OFF(crash.present)};
 static const struct table every_table = TABLE(every_fields);
 static const struct table expect_table = TABLE(expect_fields);
-static const struct table replay_table = {replay_fields, PN_ARRAY_LEN(replay_fields), true, OFF(replay.present)};
+static const struct table replay_table = {replay_fields, PN_ARRAY_LEN(replay_fields), true,
+					  OFF(replay.present)};
 
 static const struct field top_fields[] = {
 	STR("name", name, 1),
@@ -270,9 +281,8 @@ static bool vmessage(char *err, size_t err_len, const char *name, size_t line, s
 	return false;
 }
 
-__attribute__((format(printf, 6, 7)))
-static bool message(char *err, size_t err_len, const char *name, size_t line, size_t col,
-		    const char *fmt, ...)
+__attribute__((format(printf, 6, 7))) static bool
+message(char *err, size_t err_len, const char *name, size_t line, size_t col, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -283,8 +293,8 @@ static bool message(char *err, size_t err_len, const char *name, size_t line, si
 }
 
 /* Records the first failure only: later ones are consequences. */
-__attribute__((format(printf, 4, 5)))
-static bool fail_at(struct loader *L, size_t line, size_t col, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static bool fail_at(struct loader *L, size_t line, size_t col,
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -374,18 +384,15 @@ static bool is_null(const struct loader *L)
 static const char *found(struct loader *L)
 {
 	switch (L->ev.type) {
-	case YAML_MAPPING_START_EVENT:
-		return "a mapping";
-	case YAML_SEQUENCE_START_EVENT:
-		return "a list";
+	case YAML_MAPPING_START_EVENT: return "a mapping";
+	case YAML_SEQUENCE_START_EVENT: return "a list";
 	case YAML_SCALAR_EVENT:
 		if (is_null(L))
 			return "empty";
 		snprintf(L->found, sizeof L->found, "'%s'",
 			 show(L, (const char *)L->ev.data.scalar.value));
 		return L->found;
-	default:
-		return "not a value";
+	default: return "not a value";
 	}
 }
 
@@ -482,19 +489,21 @@ static bool check_encoding(struct loader *L)
 	size_t line, col;
 
 	/* UTF-16 or UTF-32, by its byte-order mark or by a NUL beside the first character */
-	if (L->len >= 2 && ((t[0] == 0xFF && t[1] == 0xFE) || (t[0] == 0xFE && t[1] == 0xFF) ||
-			    (t[0] == 0 && t[1] != 0) || (t[0] != 0 && t[1] == 0) ||
-			    (t[0] == 0 && t[1] == 0)))
-		return fail_at(L, 1, 1,
-			       "the file looks like UTF-16 or UTF-32 (bytes 0x%02X 0x%02X); expected UTF-8 YAML text",
-			       t[0], t[1]);
+	if (L->len >= 2 &&
+	    ((t[0] == 0xFF && t[1] == 0xFE) || (t[0] == 0xFE && t[1] == 0xFF) ||
+	     (t[0] == 0 && t[1] != 0) || (t[0] != 0 && t[1] == 0) || (t[0] == 0 && t[1] == 0)))
+		return fail_at(
+			L, 1, 1,
+			"the file looks like UTF-16 or UTF-32 (bytes 0x%02X 0x%02X); expected UTF-8 YAML text",
+			t[0], t[1]);
 
 	for (size_t i = 0; i + 3 <= L->len; i++) {
 		if (memcmp(L->text + i, "\xEF\xBB\xBF", 3) != 0)
 			continue;
 		byte_position(L, i, &line, &col);
-		return fail_at(L, line, col,
-			       "a byte-order mark (U+FEFF) in mid-file (two files joined?); expected one only at the very start of the file, or none");
+		return fail_at(
+			L, line, col,
+			"a byte-order mark (U+FEFF) in mid-file (two files joined?); expected one only at the very start of the file, or none");
 	}
 	return true;
 }
@@ -545,8 +554,10 @@ static bool odd_break(struct loader *L, yaml_mark_t m, yaml_mark_t context, char
 			byte_position(L, i, &line, &col);
 			if (line != lines[0] && line != lines[1])
 				continue;
-			snprintf(buf, len, "; %s at %zu:%zu ends a line for YAML 1.1 though not in an editor: expected \\n line breaks only",
-				 breaks[b][1], line, col);
+			snprintf(
+				buf, len,
+				"; %s at %zu:%zu ends a line for YAML 1.1 though not in an editor: expected \\n line breaks only",
+				breaks[b][1], line, col);
 			return true;
 		}
 	}
@@ -571,11 +582,13 @@ static bool syntax_error(struct loader *L)
 		return fail_at(L, line, col, "%s; expected UTF-8 YAML text", problem);
 	}
 	if (tab_in_indent(L, p->problem_mark, &col))
-		return fail_at(L, position(L, p->problem_mark).line, col,
-			       "tab character in indentation; expected spaces (YAML forbids tabs there)");
+		return fail_at(
+			L, position(L, p->problem_mark).line, col,
+			"tab character in indentation; expected spaces (YAML forbids tabs there)");
 	if (strstr(problem, "expected key") || strstr(problem, "mapping values are not allowed"))
 		hint = "; check the indentation";
-	if (odd_break(L, p->problem_mark, p->context ? p->context_mark : p->problem_mark, hint_buf, sizeof hint_buf))
+	if (odd_break(L, p->problem_mark, p->context ? p->context_mark : p->problem_mark, hint_buf,
+		      sizeof hint_buf))
 		hint = hint_buf;
 	if (p->context)
 		return fail(L, p->problem_mark, "YAML syntax error: %s (%s at line %zu)%s", problem,
@@ -620,14 +633,16 @@ static bool check_syntax(struct loader *L)
 	do {
 		if (!raw_next(L))
 			return false;
-		if (L->ev.type == YAML_MAPPING_START_EVENT || L->ev.type == YAML_SEQUENCE_START_EVENT)
+		if (L->ev.type == YAML_MAPPING_START_EVENT ||
+		    L->ev.type == YAML_SEQUENCE_START_EVENT)
 			depth++;
 		if (L->ev.type == YAML_MAPPING_END_EVENT || L->ev.type == YAML_SEQUENCE_END_EVENT)
 			depth--;
 		if (depth > MAX_DEPTH)
-			return fail(L, L->ev.start_mark,
-				    "nesting deeper than %d levels; expected a scenario (4 levels at most)",
-				    MAX_DEPTH);
+			return fail(
+				L, L->ev.start_mark,
+				"nesting deeper than %d levels; expected a scenario (4 levels at most)",
+				MAX_DEPTH);
 	} while (L->ev.type != YAML_STREAM_END_EVENT);
 	return true;
 }
@@ -640,7 +655,8 @@ static bool scalar(struct loader *L, const char *path, const char *want, const c
 	if (L->ev.type != YAML_SCALAR_EVENT || is_null(L))
 		return fail(L, L->ev.start_mark, "%s is %s; expected %s", path, found(L), want);
 	if (strlen(v) != L->ev.data.scalar.length)
-		return fail(L, L->ev.start_mark, "%s contains a NUL character; expected %s", path, want);
+		return fail(L, L->ev.start_mark, "%s contains a NUL character; expected %s", path,
+			    want);
 	*text = v;
 	return true;
 }
@@ -713,29 +729,27 @@ static void expected(const struct field *f, char *buf, size_t len)
 		if (f->pow2)
 			snprintf(buf, len, "a size that is a power of two from %s to %s", lo, hi);
 		else
-			snprintf(buf, len, "a size like 64MiB (units B, kB, KiB, MB, MiB, GB, GiB, TB, TiB)");
+			snprintf(buf, len,
+				 "a size like 64MiB (units B, kB, KiB, MB, MiB, GB, GiB, TB, TiB)");
 		break;
 	case V_DURATION:
 		snprintf(buf, len, "a duration like 250ms or 4min (units us, ms, s, min, h, d)");
 		break;
-	case V_FRACTION:
-		snprintf(buf, len, "a number greater than 0 and at most 1");
-		break;
-	case V_BOOL:
-		snprintf(buf, len, "true or false");
-		break;
+	case V_FRACTION: snprintf(buf, len, "a number greater than 0 and at most 1"); break;
+	case V_BOOL: snprintf(buf, len, "true or false"); break;
 	case V_ENUM:
 		snprintf(buf, len, "one of ");
 		join_names(buf + 7, len - 7, f->names, count_names(f->names));
 		break;
 	default:
-		snprintf(buf, len, "a string of at most %llu bytes", (unsigned long long)f->max - 1);
+		snprintf(buf, len, "a string of at most %llu bytes",
+			 (unsigned long long)f->max - 1);
 		break;
 	}
 }
 
-static bool bad_number(struct loader *L, const struct field *f, const char *path,
-		       const char *text, enum pn_parse_status st, const char *want)
+static bool bad_number(struct loader *L, const struct field *f, const char *path, const char *text,
+		       enum pn_parse_status st, const char *want)
 {
 	const char *what = "is not a number";
 
@@ -753,7 +767,8 @@ static bool bad_number(struct loader *L, const struct field *f, const char *path
 			what = "is not a duration";
 		break;
 	}
-	return fail(L, L->ev.start_mark, "%s %s ('%s'); expected %s", path, what, show(L, text), want);
+	return fail(L, L->ev.start_mark, "%s %s ('%s'); expected %s", path, what, show(L, text),
+		    want);
 }
 
 static bool read_number(struct loader *L, const struct field *f, void *dst, const char *path)
@@ -893,13 +908,15 @@ static bool read_string(struct loader *L, const struct field *f, void *dst, cons
 	if (n < f->min)
 		return fail(L, L->ev.start_mark, "%s is empty; expected a non-empty string", path);
 	if (n >= f->max)
-		return fail(L, L->ev.start_mark, "%s is %zu bytes long; expected %s", path, n, want);
+		return fail(L, L->ev.start_mark, "%s is %zu bytes long; expected %s", path, n,
+			    want);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)text[i];
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(L, L->ev.start_mark,
-				    "%s contains a line break or control character; expected one line of text",
-				    path);
+			return fail(
+				L, L->ev.start_mark,
+				"%s contains a line break or control character; expected one line of text",
+				path);
 	}
 	memcpy(dst, text, n);
 	((char *)dst)[n] = '\0';
@@ -964,9 +981,11 @@ static bool read_mapping(struct loader *L, const struct table *t, void *base, co
 		if (i < 0)
 			return false;
 		if (seen->mask & (1u << i))
-			return fail(L, L->ev.start_mark, "duplicate key '%s'%s (first at %zu:%zu); expected each key once",
-				    t->fields[i].key, place(in, sizeof in, where),
-				    position(L, seen->key[i]).line, position(L, seen->key[i]).col);
+			return fail(
+				L, L->ev.start_mark,
+				"duplicate key '%s'%s (first at %zu:%zu); expected each key once",
+				t->fields[i].key, place(in, sizeof in, where),
+				position(L, seen->key[i]).line, position(L, seen->key[i]).col);
 		seen->mask |= 1u << i;
 		seen->key[i] = L->ev.start_mark;
 		snprintf(path, sizeof path, "%s%s%s", where, *where ? "." : "", t->fields[i].key);
@@ -1002,20 +1021,13 @@ static bool read_value(struct loader *L, const struct field *f, void *base, cons
 	case V_U64:
 	case V_SIZE32:
 	case V_SIZE64:
-	case V_DURATION:
-		return read_number(L, f, dst, path);
-	case V_FRACTION:
-		return read_fraction(L, f, dst, path);
-	case V_BOOL:
-		return read_bool(L, f, dst, path);
-	case V_ENUM:
-		return read_enum(L, f, dst, path);
-	case V_STRING:
-		return read_string(L, f, dst, path);
-	case V_SECTION:
-		return read_section(L, f->section, base, path);
-	case V_CUSTOM:
-		return f->read(L, f, base, path);
+	case V_DURATION: return read_number(L, f, dst, path);
+	case V_FRACTION: return read_fraction(L, f, dst, path);
+	case V_BOOL: return read_bool(L, f, dst, path);
+	case V_ENUM: return read_enum(L, f, dst, path);
+	case V_STRING: return read_string(L, f, dst, path);
+	case V_SECTION: return read_section(L, f->section, base, path);
+	case V_CUSTOM: return f->read(L, f, base, path);
 	}
 	return fail(L, L->ev.start_mark, "%s: internal error: no reader", path);
 }
@@ -1060,21 +1072,26 @@ static bool validate_hold(struct loader *L, uint32_t i)
 {
 	const struct pn_scenario *s = L->s;
 	const struct pn_step *st = &s->workload.script[i], *o;
-	bool policy = s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE;
-	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD && st->op != PN_OP_RELEASE)
+	bool policy = s->protocol.mode == PN_MODE_UMBRA &&
+		      s->protocol.policy != PN_POLICY_PROTOTYPE;
+	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD &&
+	    st->op != PN_OP_RELEASE)
 		return true;
 	if (!policy)
-		return fail_at(L, (size_t)st->line, (size_t)st->column,
-			       "workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
-			       i, pn_op_names[st->op]);
+		return fail_at(
+			L, (size_t)st->line, (size_t)st->column,
+			"workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
+			i, pn_op_names[st->op]);
 	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
-		return fail_at(L, (size_t)st->line, (size_t)st->column,
-			       "workload.script[%u] is an update_hold of client %u whose next step is %s; expected {op: release, client: %u} as that client's next step",
-			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
+		return fail_at(
+			L, (size_t)st->line, (size_t)st->column,
+			"workload.script[%u] is an update_hold of client %u whose next step is %s; expected {op: release, client: %u} as that client's next step",
+			i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	if (st->op == PN_OP_RELEASE && (!(o = client_step(s, i, -1)) || o->op != PN_OP_UPDATE_HOLD))
-		return fail_at(L, (size_t)st->line, (size_t)st->column,
-			       "workload.script[%u] releases client %u, which holds nothing (its step before is %s); expected an update_hold of client %u before it",
-			       i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
+		return fail_at(
+			L, (size_t)st->line, (size_t)st->column,
+			"workload.script[%u] releases client %u, which holds nothing (its step before is %s); expected an update_hold of client %u before it",
+			i, st->client, o ? pn_op_names[o->op] : "missing", st->client);
 	return true;
 }
 
@@ -1096,10 +1113,12 @@ static bool check_step(struct loader *L, const struct pn_step *st, const struct 
 		allowed |= 1u << STEP_XID;
 	for (size_t i = 0; i < step_table.count; i++) {
 		if ((seen->mask & 1u << i) && !(allowed & 1u << i))
-			return fail(L, seen->key[i], "key '%s' is not used by op '%s' in %s; expected %s",
+			return fail(L, seen->key[i],
+				    "key '%s' is not used by op '%s' in %s; expected %s",
 				    step_fields[i].key, op, where,
-				    st->op == PN_OP_SLRU_SET ? "op, xid, client" :
-				    op_has_page(st->op) ? "op, page, client" : "op, client");
+				    st->op == PN_OP_SLRU_SET ? "op, xid, client"
+				    : op_has_page(st->op)    ? "op, page, client"
+							     : "op, client");
 	}
 	if ((allowed & 1u << STEP_PAGE) && !(seen->mask & 1u << STEP_PAGE))
 		return fail(L, m, "%s has op '%s' but no 'page'; expected page: N", where, op);
@@ -1132,17 +1151,19 @@ static bool read_script(struct loader *L, const struct field *f, void *base, con
 	if (is_null(L))
 		return true;
 	if (L->ev.type != YAML_SEQUENCE_START_EVENT)
-		return fail(L, L->ev.start_mark,
-			    "%s is %s; expected a list of steps like [{op: update, page: 3}, {op: commit}]",
-			    path, found(L));
+		return fail(
+			L, L->ev.start_mark,
+			"%s is %s; expected a list of steps like [{op: update, page: 3}, {op: commit}]",
+			path, found(L));
 	for (;;) {
 		if (!next(L))
 			return false;
 		if (L->ev.type == YAML_SEQUENCE_END_EVENT)
 			return true;
 		if (s->workload.script_len >= MAX_STEPS)
-			return fail(L, L->ev.start_mark, "%s has more than %u steps; expected at most %u",
-				    path, MAX_STEPS, MAX_STEPS);
+			return fail(L, L->ev.start_mark,
+				    "%s has more than %u steps; expected at most %u", path,
+				    MAX_STEPS, MAX_STEPS);
 		if (!grow(L, (void **)&s->workload.script, &L->script_cap, s->workload.script_len,
 			  sizeof *s->workload.script))
 			return false;
@@ -1162,8 +1183,9 @@ static bool read_mutations(struct loader *L, const struct field *f, void *base, 
 	if (is_null(L))
 		return true;
 	if (L->ev.type != YAML_SEQUENCE_START_EVENT)
-		return fail(L, L->ev.start_mark, "%s is %s; expected a list of mutation names like [fpw_off]",
-			    path, found(L));
+		return fail(L, L->ev.start_mark,
+			    "%s is %s; expected a list of mutation names like [fpw_off]", path,
+			    found(L));
 	for (size_t i = 0;; i++) {
 		int k = 0;
 		if (!next(L))
@@ -1177,11 +1199,13 @@ static bool read_mutations(struct loader *L, const struct field *f, void *base, 
 			k++;
 		if (k == PN_MUT_COUNT) {
 			suggest(hint, sizeof hint, text, names, PN_MUT_COUNT);
-			return fail(L, L->ev.start_mark, "unknown mutation '%s' in %s%s; expected one of %s",
+			return fail(L, L->ev.start_mark,
+				    "unknown mutation '%s' in %s%s; expected one of %s",
 				    show(L, text), path, hint, list);
 		}
 		if (*bits & 1u << k)
-			return fail(L, L->ev.start_mark, "mutation '%s' is listed twice in %s; expected each once",
+			return fail(L, L->ev.start_mark,
+				    "mutation '%s' is listed twice in %s; expected each once",
 				    names[k], path);
 		*bits |= 1u << k;
 	}
@@ -1210,7 +1234,8 @@ static bool read_point_list(struct loader *L, const char *path)
 		if (L->ev.type == YAML_SEQUENCE_END_EVENT)
 			break;
 		if (s->crash.list_len >= MAX_POINTS)
-			return fail(L, L->ev.start_mark, "%s lists more than %u event numbers; expected at most %u",
+			return fail(L, L->ev.start_mark,
+				    "%s lists more than %u event numbers; expected at most %u",
 				    path, MAX_POINTS, MAX_POINTS);
 		snprintf(where, sizeof where, "%s[%u]", path, s->crash.list_len);
 		if (!read_number(L, &point, &v, where))
@@ -1220,8 +1245,10 @@ static bool read_point_list(struct loader *L, const char *path)
 		s->crash.list[s->crash.list_len++] = v;
 	}
 	if (s->crash.list_len == 0)
-		return fail(L, m, "%s is an empty list; expected all, {every: N} or a list of event numbers",
-			    path);
+		return fail(
+			L, m,
+			"%s is an empty list; expected all, {every: N} or a list of event numbers",
+			path);
 	qsort(s->crash.list, s->crash.list_len, sizeof *s->crash.list, compare_u64);
 	for (uint32_t i = 0; i < s->crash.list_len; i++) {
 		if (n == 0 || s->crash.list[i] != s->crash.list[n - 1])
@@ -1245,8 +1272,8 @@ static bool read_points(struct loader *L, const struct field *f, void *base, con
 	if (L->ev.type == YAML_SEQUENCE_START_EVENT)
 		return read_point_list(L, path);
 	if (L->ev.type != YAML_MAPPING_START_EVENT)
-		return fail(L, m, "%s is %s; expected all, {every: N} or a list of event numbers", path,
-			    found(L));
+		return fail(L, m, "%s is %s; expected all, {every: N} or a list of event numbers",
+			    path, found(L));
 	if (!read_mapping(L, &every_table, L->s, path, &seen))
 		return false;
 	if (!seen.mask)
@@ -1257,7 +1284,9 @@ static bool read_points(struct loader *L, const struct field *f, void *base, con
 
 static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path)
 {
-	static const struct field verdict = {.key = "verdict", .type = V_ENUM, .names = verdict_names};
+	static const struct field verdict = {.key = "verdict",
+					     .type = V_ENUM,
+					     .names = verdict_names};
 	unsigned v = 0;
 
 	if (!read_enum(L, &verdict, &v, path))
@@ -1275,21 +1304,27 @@ static bool load_document(struct loader *L)
 	if (!next(L) || !next(L)) /* STREAM-START, then DOCUMENT-START or STREAM-END */
 		return false;
 	if (L->ev.type == YAML_STREAM_END_EVENT)
-		return fail_at(L, 1, 1, "the file is empty (or only comments); expected a mapping with at least 'name'");
+		return fail_at(
+			L, 1, 1,
+			"the file is empty (or only comments); expected a mapping with at least 'name'");
 	if (!next(L))
 		return false;
 	L->top = L->ev.start_mark;
 	if (is_null(L))
-		return fail(L, L->top, "the document is empty; expected a mapping with at least 'name'");
+		return fail(L, L->top,
+			    "the document is empty; expected a mapping with at least 'name'");
 	if (L->ev.type != YAML_MAPPING_START_EVENT)
-		return fail(L, L->top, "the top level is %s; expected a mapping of scenario keys (name, storage, protocol, ...)",
-			    found(L));
+		return fail(
+			L, L->top,
+			"the top level is %s; expected a mapping of scenario keys (name, storage, protocol, ...)",
+			found(L));
 	if (!read_mapping(L, &top_table, L->s, "", &seen))
 		return false;
 	if (!next(L) || !next(L)) /* DOCUMENT-END, then STREAM-END */
 		return false;
 	if (L->ev.type != YAML_STREAM_END_EVENT)
-		return fail(L, L->ev.start_mark, "a second YAML document starts here; expected one scenario per file");
+		return fail(L, L->ev.start_mark,
+			    "a second YAML document starts here; expected one scenario per file");
 	return true;
 }
 
@@ -1301,28 +1336,36 @@ static bool validate_script(struct loader *L)
 	bool has_script = given(L, &s->workload.script, &m);
 
 	if (s->workload.kind == PN_WL_SCRIPT && s->workload.script_len == 0)
-		return fail(L, mark_of(L, &s->workload.script, &s->workload.kind),
-			    "workload.kind is script but workload.script %s; expected a non-empty list of steps",
-			    has_script ? "is empty" : "is missing");
+		return fail(
+			L, mark_of(L, &s->workload.script, &s->workload.kind),
+			"workload.kind is script but workload.script %s; expected a non-empty list of steps",
+			has_script ? "is empty" : "is missing");
 	if (s->workload.kind != PN_WL_SCRIPT && has_script)
-		return fail(L, m, "workload.script is given but workload.kind is %s; expected kind: script",
-			    pn_workload_kind_name(s->workload.kind));
+		return fail(
+			L, m,
+			"workload.script is given but workload.kind is %s; expected kind: script",
+			pn_workload_kind_name(s->workload.kind));
 	if (s->workload.kind == PN_WL_IMPORT && !given(L, &s->workload.trace, &m))
-		return fail(L, mark_of(L, &s->workload.kind, NULL),
-			    "workload.kind is import but workload.trace is missing; expected the trace file penumbra import --out wrote");
+		return fail(
+			L, mark_of(L, &s->workload.kind, NULL),
+			"workload.kind is import but workload.trace is missing; expected the trace file penumbra import --out wrote");
 	if (s->workload.kind != PN_WL_IMPORT && given(L, &s->workload.trace, &m))
-		return fail(L, m, "workload.trace is given but workload.kind is %s; expected kind: import",
-			    pn_workload_kind_name(s->workload.kind));
+		return fail(
+			L, m,
+			"workload.trace is given but workload.kind is %s; expected kind: import",
+			pn_workload_kind_name(s->workload.kind));
 	for (uint32_t i = 0; i < s->workload.script_len; i++) {
 		const struct pn_step *st = &s->workload.script[i];
 		if (op_has_page(st->op) && st->page >= s->storage.pages)
-			return fail_at(L, (size_t)st->line, (size_t)st->column,
-				       "workload.script[%u].page is %u, out of range; expected a page below storage.pages (%u)",
-				       i, st->page, s->storage.pages);
+			return fail_at(
+				L, (size_t)st->line, (size_t)st->column,
+				"workload.script[%u].page is %u, out of range; expected a page below storage.pages (%u)",
+				i, st->page, s->storage.pages);
 		if (st->client >= s->workload.clients)
-			return fail_at(L, (size_t)st->line, (size_t)st->column,
-				       "workload.script[%u].client is %u, out of range; expected a client below workload.clients (%u)",
-				       i, st->client, s->workload.clients);
+			return fail_at(
+				L, (size_t)st->line, (size_t)st->column,
+				"workload.script[%u].client is %u, out of range; expected a client below workload.clients (%u)",
+				i, st->client, s->workload.clients);
 		if (!validate_hold(L, i))
 			return false;
 	}
@@ -1366,7 +1409,8 @@ static void memory_parts(char *buf, size_t len, const struct pn_scenario_memory 
 		if (!parts[i].bytes)
 			continue;
 		format_memory(v, sizeof v, parts[i].bytes);
-		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "", v, parts[i].what);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "", v,
+				       parts[i].what);
 	}
 }
 
@@ -1380,8 +1424,10 @@ static bool memory_limit(struct loader *L, uint64_t *limit, const char **source)
 		*source = "PENUMBRA_MEMORY_LIMIT";
 		if (pn_parse_size(env, limit) && *limit > 0)
 			return true;
-		return fail_at(L, 1, 1, "the environment variable PENUMBRA_MEMORY_LIMIT is '%s'; expected a size like 16GiB",
-			       show(L, env));
+		return fail_at(
+			L, 1, 1,
+			"the environment variable PENUMBRA_MEMORY_LIMIT is '%s'; expected a size like 16GiB",
+			show(L, env));
 	}
 	*source = "this machine's physical memory; PENUMBRA_MEMORY_LIMIT sets another";
 	*limit = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
@@ -1436,10 +1482,11 @@ static bool validate_memory(struct loader *L)
 	format_memory(need, sizeof need, m.total);
 	format_memory(lim, sizeof lim, limit);
 	memory_parts(parts, sizeof parts, &m);
-	return fail(L, mark_of(L, field, NULL),
-		    "%s is %llu: a simulated run needs at least %s of memory (%s), more than the limit of %s (%s); expected at most %llu %s",
-		    key, (unsigned long long)given_v, need, parts, lim, source, (unsigned long long)most,
-		    unit);
+	return fail(
+		L, mark_of(L, field, NULL),
+		"%s is %llu: a simulated run needs at least %s of memory (%s), more than the limit of %s (%s); expected at most %llu %s",
+		key, (unsigned long long)given_v, need, parts, lim, source,
+		(unsigned long long)most, unit);
 }
 
 /* btree_dedup's bounds (src/workload/wl_btree.c, its init): the leaves
@@ -1456,12 +1503,14 @@ static bool validate_btree(struct loader *L)
 	if (s->workload.kind != PN_WL_BTREE_DEDUP)
 		return true;
 	if (leaves > UINT32_MAX / 4)
-		return fail(L, mark_of(L, &s->workload.inserts, &s->workload.kind),
-			    "workload.inserts is %llu: the btree_dedup model's index would need %llu leaf pages; expected at most %u",
-			    (unsigned long long)n, (unsigned long long)leaves, UINT32_MAX / 4);
+		return fail(
+			L, mark_of(L, &s->workload.inserts, &s->workload.kind),
+			"workload.inserts is %llu: the btree_dedup model's index would need %llu leaf pages; expected at most %u",
+			(unsigned long long)n, (unsigned long long)leaves, UINT32_MAX / 4);
 	if (s->workload.transactions == 0)
-		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
-			    "workload.transactions is 0: btree_dedup's inserts are made by transactions; expected at least 1");
+		return fail(
+			L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			"workload.transactions is 0: btree_dedup's inserts are made by transactions; expected at least 1");
 	return true;
 }
 
@@ -1479,9 +1528,10 @@ static bool validate_pages(struct loader *L)
 		snprintf(what, sizeof what, "tpcc with %u warehouses", s->workload.warehouses);
 	else
 		snprintf(what, sizeof what, "pgbench at scale %u", s->workload.scale);
-	return fail(L, mark_of(L, &s->storage.pages, &s->workload.kind),
-		    "storage.pages is %u; %s and %llu transactions needs %u pages (its tables, indexes and room to grow); expected storage.pages: %u or more",
-		    s->storage.pages, what, (unsigned long long)s->workload.transactions, need, need);
+	return fail(
+		L, mark_of(L, &s->storage.pages, &s->workload.kind),
+		"storage.pages is %u; %s and %llu transactions needs %u pages (its tables, indexes and room to grow); expected storage.pages: %u or more",
+		s->storage.pages, what, (unsigned long long)s->workload.transactions, need, need);
 }
 
 /* What the engine refuses at its start (src/engine/engine.c, src/wl_*.c), refused here at its key. */
@@ -1490,36 +1540,43 @@ static bool validate_engine(struct loader *L)
 	const struct pn_scenario *s = L->s;
 	enum pn_workload_kind k = s->workload.kind;
 	uint32_t buffers = (k == PN_WL_PGBENCH || k == PN_WL_TPCC) ? 2 * s->workload.clients + 2
-								    : s->workload.clients + 2;
+								   : s->workload.clients + 2;
 	uint64_t per = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
 
 	if (s->schedules.preemption_bound != 0)
-		return fail(L, mark_of(L, &s->schedules.preemption_bound, NULL),
-			    "schedules.preemption_bound is %u, but bounded preemption is not implemented yet (schedules differ by their seed); expected 0, or no preemption_bound",
-			    s->schedules.preemption_bound);
+		return fail(
+			L, mark_of(L, &s->schedules.preemption_bound, NULL),
+			"schedules.preemption_bound is %u, but bounded preemption is not implemented yet (schedules differ by their seed); expected 0, or no preemption_bound",
+			s->schedules.preemption_bound);
 	if (s->storage.buffers < buffers)
-		return fail(L, mark_of(L, &s->storage.buffers, &s->workload.clients),
-			    "storage.buffers (%u) is too few for %u clients%s; expected at least %u (%sworkload.clients + 2)",
-			    s->storage.buffers, s->workload.clients,
-			    buffers > s->workload.clients + 2 ? " of a pgbench or tpcc workload" : "", buffers,
-			    buffers > s->workload.clients + 2 ? "2 x " : "");
+		return fail(
+			L, mark_of(L, &s->storage.buffers, &s->workload.clients),
+			"storage.buffers (%u) is too few for %u clients%s; expected at least %u (%sworkload.clients + 2)",
+			s->storage.buffers, s->workload.clients,
+			buffers > s->workload.clients + 2 ? " of a pgbench or tpcc workload" : "",
+			buffers, buffers > s->workload.clients + 2 ? "2 x " : "");
 	if (k == PN_WL_TPCC && s->workload.transactions > 50000000)
-		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
-			    "workload.transactions is %llu; the tpcc model runs at most 50000000 transactions",
-			    (unsigned long long)s->workload.transactions);
+		return fail(
+			L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			"workload.transactions is %llu; the tpcc model runs at most 50000000 transactions",
+			(unsigned long long)s->workload.transactions);
 	if (k == PN_WL_PGBENCH && s->workload.scale > UINT32_MAX / 100000)
-		return fail(L, mark_of(L, &s->workload.scale, &s->workload.kind),
-			    "workload.scale is %u; the pgbench model has at most %u (100000 accounts each, counted in 32 bits)",
-			    s->workload.scale, UINT32_MAX / 100000);
+		return fail(
+			L, mark_of(L, &s->workload.scale, &s->workload.kind),
+			"workload.scale is %u; the pgbench model has at most %u (100000 accounts each, counted in 32 bits)",
+			s->workload.scale, UINT32_MAX / 100000);
 	if (k == PN_WL_PGBENCH && s->workload.transactions > UINT32_MAX)
-		return fail(L, mark_of(L, &s->workload.transactions, &s->workload.kind),
-			    "workload.transactions is %llu; the pgbench model runs at most %u transactions",
-			    (unsigned long long)s->workload.transactions, UINT32_MAX);
-	if (k == PN_WL_VACUUM && (s->workload.rows == 0 || s->workload.rows / per >= UINT32_MAX / 2))
-		return fail(L, mark_of(L, &s->workload.rows, &s->workload.kind),
-			    "workload.rows is %llu; the vacuum workload needs 1 to %llu rows at this page_size",
-			    (unsigned long long)s->workload.rows,
-			    (unsigned long long)((UINT32_MAX / 2 - 1) * per));
+		return fail(
+			L, mark_of(L, &s->workload.transactions, &s->workload.kind),
+			"workload.transactions is %llu; the pgbench model runs at most %u transactions",
+			(unsigned long long)s->workload.transactions, UINT32_MAX);
+	if (k == PN_WL_VACUUM &&
+	    (s->workload.rows == 0 || s->workload.rows / per >= UINT32_MAX / 2))
+		return fail(
+			L, mark_of(L, &s->workload.rows, &s->workload.kind),
+			"workload.rows is %llu; the vacuum workload needs 1 to %llu rows at this page_size",
+			(unsigned long long)s->workload.rows,
+			(unsigned long long)((UINT32_MAX / 2 - 1) * per));
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
@@ -1552,37 +1609,45 @@ static bool validate(struct loader *L)
 	char a[32], b[32];
 
 	if (!given(L, s->name, NULL))
-		return fail(L, L->top, "missing required key 'name'; expected name: <scenario name> at the top level");
+		return fail(
+			L, L->top,
+			"missing required key 'name'; expected name: <scenario name> at the top level");
 	if (s->storage.sector_size > s->storage.page_size)
-		return fail(L, mark_of(L, &s->storage.sector_size, &s->storage.page_size),
-			    "storage.sector_size (%u) is larger than storage.page_size (%u); expected a power of two that divides page_size",
-			    s->storage.sector_size, s->storage.page_size);
+		return fail(
+			L, mark_of(L, &s->storage.sector_size, &s->storage.page_size),
+			"storage.sector_size (%u) is larger than storage.page_size (%u); expected a power of two that divides page_size",
+			s->storage.sector_size, s->storage.page_size);
 	if (s->workload.pages_per_transaction > s->storage.pages)
-		return fail(L, mark_of(L, &s->workload.pages_per_transaction, &s->storage.pages),
-			    "workload.pages_per_transaction (%u) is more than storage.pages (%u); expected at most storage.pages",
-			    s->workload.pages_per_transaction, s->storage.pages);
+		return fail(
+			L, mark_of(L, &s->workload.pages_per_transaction, &s->storage.pages),
+			"workload.pages_per_transaction (%u) is more than storage.pages (%u); expected at most storage.pages",
+			s->workload.pages_per_transaction, s->storage.pages);
 	if (s->checkpoint.max_wal_size != 0 &&
 	    s->checkpoint.max_wal_size / 2 < s->storage.wal_segment_size) {
 		format_size(a, sizeof a, s->checkpoint.max_wal_size);
 		format_size(b, sizeof b, 2ull * s->storage.wal_segment_size);
-		return fail(L, mark_of(L, &s->checkpoint.max_wal_size, &s->storage.wal_segment_size),
-			    "checkpoint.max_wal_size (%s) is less than two WAL segments; expected 0 (off) or at least %s",
-			    a, b);
+		return fail(
+			L, mark_of(L, &s->checkpoint.max_wal_size, &s->storage.wal_segment_size),
+			"checkpoint.max_wal_size (%s) is less than two WAL segments; expected 0 (off) or at least %s",
+			a, b);
 	}
 	if (s->replay.present && s->replay.schedule >= s->schedules.runs)
-		return fail(L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
-			    "replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
-			    s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
+		return fail(
+			L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
+			"replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
+			s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
 	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
 	    s->protocol.generations > 4)
-		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
-			    "protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
-			    s->protocol.generations, pn_policy_name(s->protocol.policy));
+		return fail(
+			L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
+			"protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
+			s->protocol.generations, pn_policy_name(s->protocol.policy));
 	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
 	    s->protocol.layout != PN_LAYOUT_INTERLEAVED)
-		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
-			    "protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
-			    pn_policy_name(s->protocol.policy));
+		return fail(
+			L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
+			"protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
+			pn_policy_name(s->protocol.policy));
 	return validate_script(L) && validate_engine(L) && key_positions(L);
 }
 
@@ -1629,7 +1694,8 @@ bool pn_scenario_load_string(const char *name, const char *text, size_t len,
 	L.s = out;
 	L.err = err;
 	L.err_len = err_len;
-	ok = check_encoding(&L) && run_pass(&L, check_syntax) && run_pass(&L, load_document) && validate(&L);
+	ok = check_encoding(&L) && run_pass(&L, check_syntax) && run_pass(&L, load_document) &&
+	     validate(&L);
 	if (!ok)
 		pn_scenario_free(out);
 	return ok;
@@ -1736,11 +1802,12 @@ bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size
 		return message(err, err_len, "<none>", 1, 1, "cannot read: no file name given");
 	e = read_file(path, &text, &len, &kind);
 	if (kind)
-		return message(err, err_len, path, 1, 1, "cannot read: it is %s; expected a regular scenario file",
-			       kind);
-	if (e == -1)
 		return message(err, err_len, path, 1, 1,
-			       "the file is larger than 16 MiB; expected a scenario of at most 16 MiB");
+			       "cannot read: it is %s; expected a regular scenario file", kind);
+	if (e == -1)
+		return message(
+			err, err_len, path, 1, 1,
+			"the file is larger than 16 MiB; expected a scenario of at most 16 MiB");
 	if (e)
 		return message(err, err_len, path, 1, 1, "cannot read: %s", strerror(e));
 	ok = pn_scenario_load_string(path, text, len, out, err, err_len);

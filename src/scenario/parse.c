@@ -24,10 +24,14 @@ struct unit {
 
 static const struct unit size_units[] = {
 	{"B", 1},
-	{"kB", 1ull << 10}, {"KiB", 1ull << 10},
-	{"MB", 1ull << 20}, {"MiB", 1ull << 20},
-	{"GB", 1ull << 30}, {"GiB", 1ull << 30},
-	{"TB", 1ull << 40}, {"TiB", 1ull << 40},
+	{"kB", 1ull << 10},
+	{"KiB", 1ull << 10},
+	{"MB", 1ull << 20},
+	{"MiB", 1ull << 20},
+	{"GB", 1ull << 30},
+	{"GiB", 1ull << 30},
+	{"TB", 1ull << 40},
+	{"TiB", 1ull << 40},
 };
 
 static const struct unit duration_units[] = {

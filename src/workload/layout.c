@@ -24,7 +24,8 @@ static uint8_t *stale_of(const struct wl_layout *L, uint32_t blkno)
 {
 	for (uint32_t r = 0; r < L->nrels; r++) {
 		const struct wl_rel *x = &L->rels[r];
-		if (!x->index && blkno >= x->append_first && blkno < x->append_first + x->append_pages)
+		if (!x->index && blkno >= x->append_first &&
+		    blkno < x->append_first + x->append_pages)
 			return &x->stale[blkno - x->append_first];
 	}
 	return NULL;
@@ -79,7 +80,8 @@ uint32_t wl_table(struct wl_layout *L, const char *name, uint32_t rows, uint32_t
 	PN_ASSERT(t->rows_per_page > 0);
 	t->home_pages = rows ? ceil_div(rows, t->rows_per_page) : 0;
 	t->append_first = t->first + t->home_pages;
-	t->append_pages = ceil_div(append_rows, pn_heap_rows_per_page(L->page_size, t_len, 100)) + 1;
+	t->append_pages = ceil_div(append_rows, pn_heap_rows_per_page(L->page_size, t_len, 100)) +
+			  1;
 	t->npages = t->home_pages + t->append_pages;
 	L->pages += t->npages;
 	if (L->size_only)
@@ -166,9 +168,10 @@ bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char
 		return false;
 	}
 	if (sc->storage.buffers < 2 * sc->workload.clients + 2) {
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s needs storage.buffers of at least "
-			 "2 x workload.clients + 2 (%u)", sc->path, what,
-			 2 * sc->workload.clients + 2);
+		snprintf(e->svc.error, sizeof(e->svc.error),
+			 "%s: %s needs storage.buffers of at least "
+			 "2 x workload.clients + 2 (%u)",
+			 sc->path, what, 2 * sc->workload.clients + 2);
 		return false;
 	}
 	return true;
@@ -329,8 +332,13 @@ bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t he
 	uint32_t id = ix->order[pos];
 	struct wl_leaf *l = &ix->leaves[id];
 	*out = (struct pn_change){
-		.kind = PN_REC_BTREE_INSERT_LEAF, .nblocks = 1, .pages = {l->page}, .key = key,
-		.itup_len = ix->itup_len, .heap_blk = heap_blk, .heap_off = heap_off,
+		.kind = PN_REC_BTREE_INSERT_LEAF,
+		.nblocks = 1,
+		.pages = {l->page},
+		.key = key,
+		.itup_len = ix->itup_len,
+		.heap_blk = heap_blk,
+		.heap_off = heap_off,
 		.index = (uint8_t)rel,
 	};
 	if (l->pending)
@@ -381,8 +389,12 @@ void wl_push(struct wl_queue *q, const struct pn_change *c)
 void wl_push_index(struct wl_queue *q, uint32_t rel, uint64_t key, uint32_t heap_blk,
 		   uint16_t heap_off)
 {
-	struct pn_change c = {.kind = PN_REC_BTREE_INSERT_LEAF, .nblocks = 0, .key = key,
-			      .heap_blk = heap_blk, .heap_off = heap_off, .index = (uint8_t)rel};
+	struct pn_change c = {.kind = PN_REC_BTREE_INSERT_LEAF,
+			      .nblocks = 0,
+			      .key = key,
+			      .heap_blk = heap_blk,
+			      .heap_off = heap_off,
+			      .index = (uint8_t)rel};
 	wl_push(q, &c);
 }
 
@@ -424,7 +436,9 @@ void wl_update_row(struct wl_layout *L, uint32_t rel, uint64_t row, uint32_t at,
 		/* heap_page_prune_opt on a page short of room: the versions left behind by
 		 * earlier updates go (one HOT chain per row: a redirect, the rest unused) */
 		uint32_t v = t->versions[hp], chains = PN_MIN(v, t->rows_per_page);
-		struct pn_change pr = {.kind = PN_REC_HEAP2_PRUNE, .nblocks = 1, .pages = {page},
+		struct pn_change pr = {.kind = PN_REC_HEAP2_PRUNE,
+				       .nblocks = 1,
+				       .pages = {page},
 				       .nredirected = (uint16_t)chains,
 				       .nunused = (uint16_t)(v - chains)};
 		if (t->room[hp] < need / 2) { /* a version moved off by a non-HOT update: dead */
@@ -440,8 +454,12 @@ void wl_update_row(struct wl_layout *L, uint32_t rel, uint64_t row, uint32_t at,
 		t->room[hp] = (uint16_t)(t->room[hp] - need);
 		t->versions[hp]++;
 		struct pn_change c = {
-			.kind = PN_REC_HEAP_HOT_UPDATE, .nblocks = 1, .pages = {page}, .offnum = off,
-			.prefix = (uint16_t)at, .suffix = (uint16_t)(data - at - change_len),
+			.kind = PN_REC_HEAP_HOT_UPDATE,
+			.nblocks = 1,
+			.pages = {page},
+			.offnum = off,
+			.prefix = (uint16_t)at,
+			.suffix = (uint16_t)(data - at - change_len),
 			.change_len = (uint16_t)change_len,
 		};
 		wl_push(q, &c);
@@ -450,9 +468,8 @@ void wl_update_row(struct wl_layout *L, uint32_t rel, uint64_t row, uint32_t at,
 	non_hot(L, rel, page, off, idx, keys, nidx, q);
 }
 
-void wl_update_row_indexed(struct wl_layout *L, uint32_t rel, uint64_t row,
-			   const uint32_t *idx, const uint64_t *keys, uint32_t nidx,
-			   struct wl_queue *q)
+void wl_update_row_indexed(struct wl_layout *L, uint32_t rel, uint64_t row, const uint32_t *idx,
+			   const uint64_t *keys, uint32_t nidx, struct wl_queue *q)
 {
 	uint32_t page;
 	uint16_t off;
@@ -476,15 +493,21 @@ static void non_hot(struct wl_layout *L, uint32_t rel, uint32_t page, uint16_t o
 	 * carries the page's image), puts the new version elsewhere and indexes it. Once the
 	 * transaction has ended the old version is dead: the next update of the page prunes
 	 * it (Heap2/PRUNE, ndead 1), which gives room for the HOT updates that follow. */
-	struct pn_change lock = {.kind = PN_REC_HEAP_LOCK, .nblocks = 1, .pages = {page},
+	struct pn_change lock = {.kind = PN_REC_HEAP_LOCK,
+				 .nblocks = 1,
+				 .pages = {page},
 				 .offnum = off};
 	wl_push(q, &lock);
 	uint32_t np;
 	uint16_t noff;
 	wl_append(L, rel, &np, &noff);
 	struct pn_change up = {
-		.kind = PN_REC_HEAP_UPDATE, .nblocks = 2, .pages = {np, page}, .offnum = noff,
-		.old_offnum = off, .t_len = t->t_len,
+		.kind = PN_REC_HEAP_UPDATE,
+		.nblocks = 2,
+		.pages = {np, page},
+		.offnum = noff,
+		.old_offnum = off,
+		.t_len = t->t_len,
 	};
 	wl_push(q, &up);
 	for (uint32_t i = 0; i < nidx; i++)

@@ -62,35 +62,35 @@
 #define WL_QUEUE 64
 
 struct wl_leaf {
-	uint64_t *keys;   /* routed keys, sorted */
+	uint64_t *keys; /* routed keys, sorted */
 	uint32_t n, cap;
 	uint32_t page;
-	uint64_t low;     /* smallest key routed here */
-	bool pending;     /* a split made it; it takes items once that split has run */
+	uint64_t low; /* smallest key routed here */
+	bool pending; /* a split made it; it takes items once that split has run */
 };
 
 struct wl_rel {
 	const char *name;
 	bool index;
-	uint32_t first, npages;   /* the range */
+	uint32_t first, npages; /* the range */
 	/* table */
 	uint32_t rows, rows_per_page, home_pages;
 	uint16_t t_len;
 	uint32_t append_first, append_pages, append_at; /* append page in use (index in area) */
-	uint32_t append_bytes;    /* bytes taken on it */
-	uint16_t append_off;      /* line pointers handed out on it */
-	uint32_t append_cycles;   /* times the append area filled up and was reused (Growth) */
-	uint8_t *stale;           /* per append page: reused, not yet re-initialized by a record */
-	uint16_t *room;           /* per home page: free bytes for new versions */
-	uint16_t *versions;       /* per home page: versions a prune would remove */
+	uint32_t append_bytes;                          /* bytes taken on it */
+	uint16_t append_off;                            /* line pointers handed out on it */
+	uint32_t append_cycles; /* times the append area filled up and was reused (Growth) */
+	uint8_t *stale;         /* per append page: reused, not yet re-initialized by a record */
+	uint16_t *room;         /* per home page: free bytes for new versions */
+	uint16_t *versions;     /* per home page: versions a prune would remove */
 	/* index */
 	uint16_t itup_len;
 	uint32_t leaf_cap, leaf_limit;
 	uint32_t nleaves, leaves_cap, used;
-	uint64_t recycled;        /* splits that took a recycled leaf (Growth) */
-	struct wl_leaf *leaves;   /* by id (stable) */
-	uint32_t *order;          /* leaf ids by low key */
-	uint32_t table;           /* the table it indexes (rel id) */
+	uint64_t recycled;      /* splits that took a recycled leaf (Growth) */
+	struct wl_leaf *leaves; /* by id (stable) */
+	uint32_t *order;        /* leaf ids by low key */
+	uint32_t table;         /* the table it indexes (rel id) */
 };
 
 /* A client's changes still to hand out, and the pages its transaction made non-HOT
@@ -160,9 +160,8 @@ void wl_update_row(struct wl_layout *L, uint32_t rel, uint64_t row, uint32_t at,
 		   uint32_t change_len, const uint32_t *idx, const uint64_t *keys, uint32_t nidx,
 		   struct wl_queue *q);
 /* The same when the update changes an indexed column: never HOT. */
-void wl_update_row_indexed(struct wl_layout *L, uint32_t rel, uint64_t row,
-			   const uint32_t *idx, const uint64_t *keys, uint32_t nidx,
-			   struct wl_queue *q);
+void wl_update_row_indexed(struct wl_layout *L, uint32_t rel, uint64_t row, const uint32_t *idx,
+			   const uint64_t *keys, uint32_t nidx, struct wl_queue *q);
 /* SELECT ... FOR UPDATE of a loaded row: a Heap/LOCK on it. */
 void wl_lock_row(struct wl_layout *L, uint32_t rel, uint64_t row, struct wl_queue *q);
 void wl_push(struct wl_queue *q, const struct pn_change *c);
@@ -201,9 +200,8 @@ bool wl_page_stale(const void *state, uint32_t blkno);
 void wl_page_inited(void *state, uint32_t blkno);
 void wl_change_done(void *state, const struct pn_client *c, const struct pn_change *chg);
 /* The hooks of a row over a layout (pgbench's, tpcc's designated initializers). */
-#define WL_LAYOUT_HOOKS                                                                      \
-	.page_init = wl_layout_page_init, .page_stale = wl_page_stale,                       \
+#define WL_LAYOUT_HOOKS                                                \
+	.page_init = wl_layout_page_init, .page_stale = wl_page_stale, \
 	.page_inited = wl_page_inited, .change_done = wl_change_done
-
 
 #endif

@@ -40,7 +40,6 @@ void wl_plain_page_init(const void *state, uint32_t p, uint8_t *page)
 	pn_page_init(page, ((const struct wl_base *)state)->page_size, p, false);
 }
 
-
 /* ---- the frame of the generated workloads ---- */
 
 bool pn_workload_endless(const struct wl_base *b)

@@ -18,9 +18,9 @@ struct wl_client {
 };
 struct wl_base {
 	const struct pn_scenario *sc;
-	uint32_t page_size, heap_pages;   /* as the engine has them after the row's init */
+	uint32_t page_size, heap_pages; /* as the engine has them after the row's init */
 	uint64_t txns_started;
-	struct wl_client *clients;        /* per backend (random, slru, btree_dedup), or NULL */
+	struct wl_client *clients; /* per backend (random, slru, btree_dedup), or NULL */
 };
 /* Fills b from e (after the row sized the relation); false: out of memory (e->svc.error). */
 bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client);

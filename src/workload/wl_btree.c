@@ -85,17 +85,17 @@ struct bt_client {
 	uint32_t state, key, leaf, new_page;
 };
 struct bt_state {
-	struct wl_base b;      /* first; b.clients[i].txn_pos/txn_len: client i's inserts */
+	struct wl_base b; /* first; b.clients[i].txn_pos/txn_len: client i's inserts */
 	uint32_t nleaves, max_leaves, next_free;
-	uint64_t txns_sized;   /* workload.transactions at init: inserts per transaction */
-	uint64_t recycled;     /* splits that took a recycled leaf (past the sized inserts) */
+	uint64_t txns_sized; /* workload.transactions at init: inserts per transaction */
+	uint64_t recycled;   /* splits that took a recycled leaf (past the sized inserts) */
 	uint64_t single_value_splits; /* splits of a leaf of one key among that key's items */
 	uint32_t nclients;
 	uint32_t spare[BT_SPARE], nspare; /* new pages a split took and did not use */
 	uint32_t *low, *page, *next;
 	struct bt_client *client;
 };
-#define NO_PAGE 0u /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
+#define NO_PAGE 0u            /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
 #define SINGLE_VALUE_FILL 96u /* BTREE_SINGLEVAL_FILLFACTOR: % of a leaf of one key kept left */
 
 /* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
@@ -117,11 +117,12 @@ static bool init(struct pn_engine *e, void **state)
 	const struct pn_scenario *sc = e->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
 	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
-			 "%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
-			 "be at least 1, and the index at most %u pages; lower inserts",
-			 sc->path, (unsigned long long)sc->workload.inserts,
-			 (unsigned long long)sc->workload.transactions, UINT32_MAX / 4);
+		snprintf(
+			e->svc.error, sizeof(e->svc.error),
+			"%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
+			"be at least 1, and the index at most %u pages; lower inserts",
+			sc->path, (unsigned long long)sc->workload.inserts,
+			(unsigned long long)sc->workload.transactions, UINT32_MAX / 4);
 		return false;
 	}
 	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
@@ -134,7 +135,7 @@ static bool init(struct pn_engine *e, void **state)
 	st->page = st->low + l;
 	st->next = st->page + l;
 	st->max_leaves = (uint32_t)l;
-	st->nleaves = 1;       /* page 0: the root leaf, every key */
+	st->nleaves = 1; /* page 0: the root leaf, every key */
 	st->next_free = 1;
 	st->txns_sized = sc->workload.transactions;
 	st->nclients = sc->workload.clients;
@@ -227,7 +228,9 @@ static enum pn_client_next next(void *state, const struct pn_client *cl, struct 
 			return PN_CLIENT_WAIT;
 		}
 		c->state = BT_RETRY_DUE;
-		*out = (struct pn_step){.op = PN_OP_BT_SPLIT, .client = client, .page = c->leaf,
+		*out = (struct pn_step){.op = PN_OP_BT_SPLIT,
+					.client = client,
+					.page = c->leaf,
 					.key = c->key};
 		return PN_CLIENT_OP;
 	}
@@ -291,7 +294,8 @@ static uint32_t plan_dedup(const uint8_t *page, uint32_t page_size, uint8_t *dat
 		while (i + cnt < n) {
 			const uint8_t *u = item(page, page_size, i + cnt, &len);
 			if (pn_get32(u + 8) != key ||
-			    PN_ALIGN8(POSTING_HDR + (tot + ntids(u, len)) * TID) > posting_max(page_size))
+			    PN_ALIGN8(POSTING_HDR + (tot + ntids(u, len)) * TID) >
+				    posting_max(page_size))
 				break;
 			tot += ntids(u, len);
 			cnt++;
@@ -346,7 +350,8 @@ static void insert(struct bt_state *st, const struct pn_client *c)
 	if (!fits(page, PLAIN))
 		dedup(st, c, page);
 	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
-		st->client[c->id] = (struct bt_client){.state = BT_SPLIT_DUE, .key = c->op->key,
+		st->client[c->id] = (struct bt_client){.state = BT_SPLIT_DUE,
+						       .key = c->op->key,
 						       .leaf = c->op->page};
 		return;
 	}

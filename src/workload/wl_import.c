@@ -48,7 +48,7 @@
 #include <string.h>
 
 #define LINE_MAX_LEN 256
-#define MAX_BLOCKS 3 /* the own page and extra_pages()' two */
+#define MAX_BLOCKS 3          /* the own page and extra_pages()' two */
 #define IMPORT_MAIN_MAX 4096u /* a replayed record's main data, at most */
 #define IMPORT_DATA_MAX 8192u /* a replayed block's data, at most */
 
@@ -68,7 +68,7 @@ struct imp {
 	struct wl_base b;
 	FILE *f;
 	uint32_t pages;
-	bool open_txn;   /* records since the last commit */
+	bool open_txn; /* records since the last commit */
 	bool ended;
 	uint64_t serial; /* records replayed: the filler bytes derive from it */
 	struct imp_rec cur;
@@ -83,7 +83,8 @@ static void trace_path(const struct pn_scenario *sc, char *out, size_t len)
 	if (sc->workload.trace[0] == '/' || !slash)
 		snprintf(out, len, "%s", sc->workload.trace);
 	else
-		snprintf(out, len, "%.*s/%s", (int)(slash - sc->path), sc->path, sc->workload.trace);
+		snprintf(out, len, "%.*s/%s", (int)(slash - sc->path), sc->path,
+			 sc->workload.trace);
 }
 
 /* The trace's two header lines; false (e's error set) if the file is none or does not fit. */
@@ -94,20 +95,24 @@ static bool open_trace(struct pn_engine *e, struct imp *s)
 	const struct pn_scenario *sc = e->sc;
 	trace_path(sc, path, sizeof path);
 	if (!(s->f = fopen(path, "r"))) {
-		snprintf(e->svc.error, sizeof e->svc.error, "%.300s: workload.trace %.600s cannot be read",
+		snprintf(e->svc.error, sizeof e->svc.error,
+			 "%.300s: workload.trace %.600s cannot be read", sc->path, path);
+		return false;
+	}
+	if (!fgets(line, sizeof line, s->f) ||
+	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1 ||
+	    !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+		snprintf(e->svc.error, sizeof e->svc.error,
+			 "%.300s: %.600s is not a trace of penumbra import "
+			 "(version 1)",
 			 sc->path, path);
 		return false;
 	}
-	if (!fgets(line, sizeof line, s->f) || sscanf(line, "penumbra-import-trace %u", &version) != 1 ||
-	    version != 1 || !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
-		snprintf(e->svc.error, sizeof e->svc.error, "%.300s: %.600s is not a trace of penumbra import "
-			 "(version 1)", sc->path, path);
-		return false;
-	}
 	if (pages > e->heap_pages) {
-		snprintf(e->svc.error, sizeof e->svc.error, "%s: storage.pages is %u; the imported WAL "
-			 "touches %u pages: set storage.pages to %u or more", sc->path,
-			 e->heap_pages, pages, pages);
+		snprintf(e->svc.error, sizeof e->svc.error,
+			 "%s: storage.pages is %u; the imported WAL "
+			 "touches %u pages: set storage.pages to %u or more",
+			 sc->path, e->heap_pages, pages, pages);
 		return false;
 	}
 	s->pages = pages;
@@ -123,8 +128,10 @@ static bool init(struct pn_engine *e, void **state)
 	if (!open_trace(e, s))
 		return false;
 	if (e->sc->workload.clients != 1) {
-		snprintf(e->svc.error, sizeof e->svc.error, "%s: workload.clients is %u; an imported WAL "
-			 "is replayed by one client", e->sc->path, e->sc->workload.clients);
+		snprintf(e->svc.error, sizeof e->svc.error,
+			 "%s: workload.clients is %u; an imported WAL "
+			 "is replayed by one client",
+			 e->sc->path, e->sc->workload.clients);
 		return false;
 	}
 	return true;
@@ -157,7 +164,8 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 	for (unsigned i = 0; i < n; i++) {
 		unsigned page, len, lower, upper;
 		char kind;
-		if (sscanf(line, " %u %c %u %u %u%n", &page, &kind, &len, &lower, &upper, &used) != 5 ||
+		if (sscanf(line, " %u %c %u %u %u%n", &page, &kind, &len, &lower, &upper, &used) !=
+			    5 ||
 		    page >= s->pages || !strchr("nifh", kind) || lower > 65535 || upper > 65535)
 			return false;
 		for (unsigned j = 0; j < i; j++)
@@ -179,8 +187,8 @@ static enum pn_client_next next(void *state, const struct pn_client *c, struct p
 	if (c->id != 0 || s->ended)
 		return c->id == 0 && endless ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
 	/* a malformed line ends the trace there (import writes none) */
-	if (!fgets(line, sizeof line, s->f) || (line[0] == 'R' && !parse_record(s, line, &s->cur)) ||
-	    !strchr("RCK", line[0])) {
+	if (!fgets(line, sizeof line, s->f) ||
+	    (line[0] == 'R' && !parse_record(s, line, &s->cur)) || !strchr("RCK", line[0])) {
 		s->ended = true;
 		if (s->open_txn) { /* the WAL's last transaction had not committed: it does now */
 			s->open_txn = false;
@@ -196,7 +204,8 @@ static enum pn_client_next next(void *state, const struct pn_client *c, struct p
 		*out = (struct pn_step){.op = PN_OP_COMMIT, .client = 0};
 	} else {
 		s->open_txn = true;
-		*out = (struct pn_step){.op = PN_OP_IMPORT, .client = 0,
+		*out = (struct pn_step){.op = PN_OP_IMPORT,
+					.client = 0,
 					.page = s->cur.nblocks ? s->cur.b[0].page : 0};
 	}
 	return PN_CLIENT_OP;
@@ -254,9 +263,11 @@ static void change(void *state, const struct pn_client *c)
 	struct imp *s = state;
 	const struct imp_rec *ir = &s->cur;
 	uint32_t frames[MAX_BLOCKS] = {pn_client_frame(c, 0)};
-	struct pn_wal_record rec = {.xid = c->xid, .rmid = ir->rmid,
+	struct pn_wal_record rec = {.xid = c->xid,
+				    .rmid = ir->rmid,
 				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED),
-				    .nblocks = ir->nblocks, .main_data = s->main,
+				    .nblocks = ir->nblocks,
+				    .main_data = s->main,
 				    .main_len = ir->main_len};
 
 	PN_ASSERT(c->op->op == PN_OP_IMPORT);
@@ -281,7 +292,8 @@ static void change(void *state, const struct pn_client *c)
 		if (!pn_redo_imported(page, s->b.page_size, &rec, b))
 			PN_ASSERT(!"an imported record that does not fit its page");
 		pn_client_changed(c, b->data_len);
-		pn_client_protect(c, b, b->blkno, page, kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+		pn_client_protect(c, b, b->blkno, page,
+				  kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
 		if (kind == 'f' && !b->has_image) /* log_newpage: an image in every mode */
 			pn_client_mark(c, b, b->blkno, page, true, false, false);
 	}

@@ -93,9 +93,10 @@ static bool init(struct pn_engine *e, void **state)
 	g->s.L.page_size = e->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s: pgbench scale %llu or %llu transactions "
-			 "is too large for this model", sc->path, (unsigned long long)scale,
-			 (unsigned long long)n);
+		snprintf(e->svc.error, sizeof(e->svc.error),
+			 "%s: pgbench scale %llu or %llu transactions "
+			 "is too large for this model",
+			 sc->path, (unsigned long long)scale, (unsigned long long)n);
 		return false;
 	}
 	lay_out(g, scale, n);
@@ -135,7 +136,8 @@ static bool expand(struct pgbench *g, struct client *c)
 		wl_update_row(L, g->branches, c->bid - 1, 4, 4, NULL, NULL, 0, &c->t.q);
 		return true;
 	case STEP_HISTORY: {
-		struct pn_change ins = {.kind = PN_REC_HEAP_INSERT, .nblocks = 1,
+		struct pn_change ins = {.kind = PN_REC_HEAP_INSERT,
+					.nblocks = 1,
 					.t_len = L->rels[g->history].t_len};
 		wl_append(L, g->history, &ins.pages[0], &ins.offnum);
 		wl_push(&c->t.q, &ins);

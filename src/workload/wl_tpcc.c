@@ -48,22 +48,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DISTRICTS = 10, CUSTOMERS = 3000, ITEMS = 100000, ORDERS = 3000, LOADED_LINES = 10,
-       FIRST_UNDELIVERED = 2101, MAX_LINES = 15 };
+enum {
+	DISTRICTS = 10,
+	CUSTOMERS = 3000,
+	ITEMS = 100000,
+	ORDERS = 3000,
+	LOADED_LINES = 10,
+	FIRST_UNDELIVERED = 2101,
+	MAX_LINES = 15
+};
 enum { T_NEW_ORDER, T_PAYMENT, T_ORDER_STATUS, T_DELIVERY, T_STOCK_LEVEL };
 enum { C_LAST = 223, C_ID = 259, C_ITEM = 7911 };
 
 static const char *const txn_names[PN_TXN_TYPES] = {"NewOrder", "Payment", "OrderStatus",
-						     "Delivery", "StockLevel"};
+						    "Delivery", "StockLevel"};
 
 static const char *txn_name(int t) { return t >= 0 && t < PN_TXN_TYPES ? txn_names[t] : NULL; }
 
 /* Byte offsets in the payload (after the 24 B header) of the columns updates change. */
 enum {
-	WAREHOUSE_LEN = 130, DISTRICT_LEN = 144, CUSTOMER_LEN = 650, HISTORY_LEN = 80,
-	NEW_ORDER_LEN = 36, ORDERS_LEN = 56, ORDER_LINE_LEN = 94, STOCK_LEN = 344, ITEM_LEN = 100,
-	W_YTD_AT = 4, D_YTD_AT = 8, D_NEXT_O_ID_AT = 16, C_BALANCE_AT = 140, C_PAYMENT_LEN = 20,
-	C_DELIVERY_LEN = 12, O_CARRIER_AT = 16, OL_DELIVERY_AT = 20, S_QUANTITY_AT = 8,
+	WAREHOUSE_LEN = 130,
+	DISTRICT_LEN = 144,
+	CUSTOMER_LEN = 650,
+	HISTORY_LEN = 80,
+	NEW_ORDER_LEN = 36,
+	ORDERS_LEN = 56,
+	ORDER_LINE_LEN = 94,
+	STOCK_LEN = 344,
+	ITEM_LEN = 100,
+	W_YTD_AT = 4,
+	D_YTD_AT = 8,
+	D_NEXT_O_ID_AT = 16,
+	C_BALANCE_AT = 140,
+	C_PAYMENT_LEN = 20,
+	C_DELIVERY_LEN = 12,
+	O_CARRIER_AT = 16,
+	OL_DELIVERY_AT = 20,
+	S_QUANTITY_AT = 8,
 	S_CHANGE_LEN = 20,
 };
 
@@ -80,13 +101,12 @@ struct client {
 struct tpcc {
 	struct wl_layout_state s; /* first: what layout.c's hooks read of the state */
 	uint32_t W;
-	uint32_t warehouse, district, customer, history, new_order, orders, order_line, item,
-		 stock;
+	uint32_t warehouse, district, customer, history, new_order, orders, order_line, item, stock;
 	uint32_t customer_pkey, customer_name, new_order_pkey, orders_pkey, orders_carrier,
-		 order_line_pkey, stock_pkey;
-	uint64_t *name_keys;       /* customer (w, d, c_last, c) keys, sorted */
-	uint32_t *next_o_id;       /* per district */
-	uint32_t *next_delivery;   /* per district: oldest undelivered order */
+		order_line_pkey, stock_pkey;
+	uint64_t *name_keys;     /* customer (w, d, c_last, c) keys, sorted */
+	uint32_t *next_o_id;     /* per district */
+	uint32_t *next_delivery; /* per district: oldest undelivered order */
 	struct client *clients;
 };
 
@@ -126,9 +146,17 @@ struct keyctx {
 	const uint64_t *sorted;
 };
 
-static uint64_t key_seq(const void *ctx, uint64_t i) { (void)ctx; return i + 1; }
+static uint64_t key_seq(const void *ctx, uint64_t i)
+{
+	(void)ctx;
+	return i + 1;
+}
 
-static uint64_t key_w(const void *ctx, uint64_t i) { (void)ctx; return i + 1; }
+static uint64_t key_w(const void *ctx, uint64_t i)
+{
+	(void)ctx;
+	return i + 1;
+}
 
 static uint64_t key_district(const void *ctx, uint64_t i)
 {
@@ -260,8 +288,8 @@ static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 	wl_index(L, "district_pkey", g->district, 16, dists, key_district, NULL, 0);
 	g->customer_pkey = wl_index(L, "customer_pkey", g->customer, 24, cust_rows, key_customer,
 				    NULL, moved_c);
-	g->customer_name = wl_index(L, "customer_idx_name", g->customer, 24, cust_rows,
-				    key_sorted, &names, moved_c);
+	g->customer_name = wl_index(L, "customer_idx_name", g->customer, 24, cust_rows, key_sorted,
+				    &names, moved_c);
 	g->new_order_pkey = wl_index(L, "new_order_pkey", g->new_order, 24,
 				     dists * (ORDERS - FIRST_UNDELIVERED + 1), key_new_order, NULL,
 				     n);
@@ -279,7 +307,7 @@ static bool layout(const struct pn_scenario *sc, struct tpcc *g)
 		qsort(co, orders, sizeof(uint64_t), cmp_u64);
 	struct keyctx cust_orders = {.W = W, .sorted = co};
 	g->orders_carrier = wl_index(L, "orders_idx1", g->orders, 24, orders, key_sorted,
-				  &cust_orders, n + moved_o);
+				     &cust_orders, n + moved_o);
 	free(co);
 	g->order_line_pkey = wl_index(L, "order_line_pkey", g->order_line, 24, lines, key_line,
 				      NULL, n * MAX_LINES + moved_ol);
@@ -309,8 +337,10 @@ static bool init(struct pn_engine *e, void **state)
 	g->s.L.page_size = e->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s: tpcc models at most 1000 warehouses and "
-			 "50,000,000 transactions", sc->path);
+		snprintf(e->svc.error, sizeof(e->svc.error),
+			 "%s: tpcc models at most 1000 warehouses and "
+			 "50,000,000 transactions",
+			 sc->path);
 		return false;
 	}
 	uint32_t dists = g->W * DISTRICTS;
@@ -345,7 +375,8 @@ static void free_state(void *state)
 static void push_insert(struct tpcc *g, struct client *c, uint32_t rel, uint32_t *page,
 			uint16_t *off)
 {
-	struct pn_change ins = {.kind = PN_REC_HEAP_INSERT, .nblocks = 1,
+	struct pn_change ins = {.kind = PN_REC_HEAP_INSERT,
+				.nblocks = 1,
 				.t_len = g->s.L.rels[rel].t_len};
 	wl_append(&g->s.L, rel, &ins.pages[0], &ins.offnum);
 	wl_push(&c->t.q, &ins);
@@ -358,8 +389,8 @@ static uint64_t customer_row(uint32_t w, uint32_t d, uint32_t c)
 	return (uint64_t)dist(w, d) * CUSTOMERS + (c - 1);
 }
 
-static void update_customer(struct tpcc *g, struct client *q, uint32_t w, uint32_t d,
-			    uint32_t c, uint32_t at, uint32_t len)
+static void update_customer(struct tpcc *g, struct client *q, uint32_t w, uint32_t d, uint32_t c,
+			    uint32_t at, uint32_t len)
 {
 	uint32_t idx[2] = {g->customer_pkey, g->customer_name};
 	uint64_t keys[2] = {customer_key(w, d, c), name_key(w, d, loaded_last(w, d, c), c)};
@@ -392,7 +423,8 @@ static bool new_order_step(struct tpcc *g, struct client *c)
 	uint32_t w = c->w, d = c->d;
 	if (c->step == 0) {
 		wl_lock_row(L, g->district, dist(w, d), &c->t.q); /* SELECT ... FOR UPDATE */
-		wl_update_row(L, g->district, dist(w, d), D_NEXT_O_ID_AT, 4, NULL, NULL, 0, &c->t.q);
+		wl_update_row(L, g->district, dist(w, d), D_NEXT_O_ID_AT, 4, NULL, NULL, 0,
+			      &c->t.q);
 		c->o = g->next_o_id[dist(w, d)]++;
 	} else if (c->step == 1) {
 		push_insert(g, c, g->orders, &c->o_page, &c->o_off);
@@ -410,14 +442,14 @@ static bool new_order_step(struct tpcc *g, struct client *c)
 		uint64_t key = stock_key(sw, i);
 		if (c->step % 2 == 1) {
 			wl_lock_row(L, g->stock, (uint64_t)(sw - 1) * ITEMS + (i - 1), &c->t.q);
-			wl_update_row(L, g->stock, (uint64_t)(sw - 1) * ITEMS + (i - 1), S_QUANTITY_AT,
-				      S_CHANGE_LEN, &idx, &key, 1, &c->t.q);
+			wl_update_row(L, g->stock, (uint64_t)(sw - 1) * ITEMS + (i - 1),
+				      S_QUANTITY_AT, S_CHANGE_LEN, &idx, &key, 1, &c->t.q);
 		} else {
 			uint32_t pg;
 			uint16_t off;
 			push_insert(g, c, g->order_line, &pg, &off);
-			wl_push_index(&c->t.q, g->order_line_pkey, line_key(w, d, c->o, c->line + 1),
-				      pg, off);
+			wl_push_index(&c->t.q, g->order_line_pkey,
+				      line_key(w, d, c->o, c->line + 1), pg, off);
 			c->line++;
 		}
 	} else {
@@ -432,9 +464,12 @@ static bool payment_step(struct tpcc *g, struct client *c)
 	struct wl_layout *L = &g->s.L;
 	uint32_t data = CUSTOMER_LEN - PN_TUPLE_HEADER;
 	switch (c->step++) {
-	case 0: wl_update_row(L, g->warehouse, c->w - 1, W_YTD_AT, 8, NULL, NULL, 0, &c->t.q); break;
+	case 0:
+		wl_update_row(L, g->warehouse, c->w - 1, W_YTD_AT, 8, NULL, NULL, 0, &c->t.q);
+		break;
 	case 1:
-		wl_update_row(L, g->district, dist(c->w, c->d), D_YTD_AT, 8, NULL, NULL, 0, &c->t.q);
+		wl_update_row(L, g->district, dist(c->w, c->d), D_YTD_AT, 8, NULL, NULL, 0,
+			      &c->t.q);
 		break;
 	case 2:
 		wl_lock_row(L, g->customer, customer_row(c->w, c->d, c->c), &c->t.q);
@@ -464,9 +499,12 @@ static bool delivery_step(struct tpcc *g, struct client *c)
 		g->next_delivery[di]++;
 		uint32_t pg;
 		uint16_t off;
-		wl_row_at(&L->rels[g->new_order], (uint64_t)di * (ORDERS - FIRST_UNDELIVERED + 1) +
-			  (o - FIRST_UNDELIVERED), &pg, &off);
-		struct pn_change del = {.kind = PN_REC_HEAP_DELETE, .nblocks = 1, .pages = {pg},
+		wl_row_at(&L->rels[g->new_order],
+			  (uint64_t)di * (ORDERS - FIRST_UNDELIVERED + 1) + (o - FIRST_UNDELIVERED),
+			  &pg, &off);
+		struct pn_change del = {.kind = PN_REC_HEAP_DELETE,
+					.nblocks = 1,
+					.pages = {pg},
 					.offnum = off};
 		wl_push(&c->t.q, &del);
 		/* o_carrier_id is in bmsql_oorder_idx1: never HOT */
@@ -501,8 +539,11 @@ static bool expand(struct tpcc *g, struct client *c)
 static void begin(const struct pn_client *cl, struct tpcc *g, struct client *c)
 {
 	uint32_t r = (uint32_t)wl_random(cl, 1, 100);
-	c->type = r <= 45 ? T_NEW_ORDER : r <= 88 ? T_PAYMENT : r <= 92 ? T_ORDER_STATUS
-		: r <= 96 ? T_DELIVERY : T_STOCK_LEVEL;
+	c->type = r <= 45   ? T_NEW_ORDER
+		  : r <= 88 ? T_PAYMENT
+		  : r <= 92 ? T_ORDER_STATUS
+		  : r <= 96 ? T_DELIVERY
+			    : T_STOCK_LEVEL;
 	c->step = c->line = 0;
 	c->w = (uint32_t)wl_random(cl, 1, g->W);
 	c->d = (uint32_t)wl_random(cl, 1, DISTRICTS);

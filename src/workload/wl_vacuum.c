@@ -51,8 +51,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TUPLE_T_LEN 28u       /* 23 B header + pad + int4 */
-#define TUPLE_SPACE 32u       /* MAXALIGN(28) */
+#define TUPLE_T_LEN 28u /* 23 B header + pad + int4 */
+#define TUPLE_SPACE 32u /* MAXALIGN(28) */
 #define CTAS_XID 740u
 #define INFOMASK_XMAX_INVALID 0x0800u
 #define INFOMASK_XMIN_COMMITTED 0x0100u
@@ -71,8 +71,8 @@ static uint32_t rows_per_page(uint32_t page_size)
 static uint32_t heap_blocks_per_vm_page(uint32_t page_size) { return pn_vm_heap_blocks(page_size); }
 
 struct vacuum {
-	struct wl_base b;      /* b.txns_started: the heap pages handed out */
-	uint32_t table_pages;  /* heap pages of the table (the VM pages follow) */
+	struct wl_base b;     /* b.txns_started: the heap pages handed out */
+	uint32_t table_pages; /* heap pages of the table (the VM pages follow) */
 };
 
 static bool init(struct pn_engine *e, void **state)
@@ -134,13 +134,13 @@ static void page_init(const void *state, uint32_t p, uint8_t *page)
 		uint8_t *t = page + off;
 		pn_put16(page + PN_PAGE_HEADER + 4 * i, (uint16_t)off);
 		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, TUPLE_T_LEN);
-		pn_put32(t, CTAS_XID);                   /* t_xmin */
-		pn_put16(t + 12, (uint16_t)(p >> 16));    /* t_ctid: block hi, lo, offset */
+		pn_put32(t, CTAS_XID);                 /* t_xmin */
+		pn_put16(t + 12, (uint16_t)(p >> 16)); /* t_ctid: block hi, lo, offset */
 		pn_put16(t + 14, (uint16_t)p);
 		pn_put16(t + 16, (uint16_t)(i + 1));
-		pn_put16(t + 18, 1);                      /* t_infomask2: one attribute */
+		pn_put16(t + 18, 1); /* t_infomask2: one attribute */
 		pn_put16(t + 20, INFOMASK_XMAX_INVALID);
-		t[22] = PN_PAGE_HEADER;                   /* t_hoff */
+		t[22] = PN_PAGE_HEADER;                      /* t_hoff */
 		pn_put32(t + 24, (uint32_t)(first + i + 1)); /* generate_series value */
 	}
 }
@@ -150,7 +150,8 @@ static enum pn_client_next next(void *state, const struct pn_client *c, struct p
 	struct vacuum *v = state;
 	if (v->b.txns_started >= v->table_pages) /* the pass is over; run without end: idle */
 		return pn_workload_endless(&v->b) ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
-	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE, .client = c->id,
+	*out = (struct pn_step){.op = PN_OP_VACUUM_PAGE,
+				.client = c->id,
 				.page = (uint32_t)v->b.txns_started++};
 	return PN_CLIENT_OP;
 }
@@ -202,13 +203,13 @@ static void freeze(const struct vacuum *v, const struct pn_client *c, uint8_t *p
 	PN_ASSERT(n > 0 && n <= 512);
 	uint8_t *t0 = tuple(page, ps, 0);
 	PN_ASSERT(t0 != NULL);
-	pn_put32(main, CTAS_XID);   /* snapshotConflictHorizon */
-	pn_put16(main + 4, 1);      /* nplans */
-	main[6] = 0;                /* isCatalogRel */
+	pn_put32(main, CTAS_XID); /* snapshotConflictHorizon */
+	pn_put16(main + 4, 1);    /* nplans */
+	main[6] = 0;              /* isCatalogRel */
 	memset(data, 0, FREEZE_PLAN);
-	pn_put16(data + 4, pn_get16(t0 + 18));                              /* t_infomask2 */
-	pn_put16(data + 6, pn_get16(t0 + 20) | INFOMASK_XMIN_FROZEN);     /* t_infomask */
-	pn_put16(data + 10, (uint16_t)n);                                  /* ntuples */
+	pn_put16(data + 4, pn_get16(t0 + 18));                        /* t_infomask2 */
+	pn_put16(data + 6, pn_get16(t0 + 20) | INFOMASK_XMIN_FROZEN); /* t_infomask */
+	pn_put16(data + 10, (uint16_t)n);                             /* ntuples */
 	for (uint32_t i = 0; i < n; i++)
 		pn_put16(data + FREEZE_PLAN + 2 * i, (uint16_t)(i + 1));
 	struct pn_wal_record rec = {.nblocks = 1, .main_data = main, .main_len = FREEZE_MAIN};
@@ -229,7 +230,7 @@ static void set_visible(const struct vacuum *v, const struct pn_client *c, uint8
 {
 	const struct pn_scenario *sc = v->b.sc;
 	uint8_t main[5];
-	pn_put32(main, CTAS_XID);   /* cutoff xid */
+	pn_put32(main, CTAS_XID); /* cutoff xid */
 	main[4] = (uint8_t)(VM_ALL_VISIBLE | (frozen ? VM_ALL_FROZEN : 0));
 	struct pn_wal_record rec = {.nblocks = 2, .main_data = main, .main_len = 5};
 	rec.blocks[0].blkno = pn_client_blkno(c, 1);
@@ -269,4 +270,3 @@ const struct pn_client_ops pn_workload_vacuum = {
 	.change = change,
 	.extra_pages = extra_pages,
 };
-

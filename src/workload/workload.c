@@ -18,20 +18,17 @@
 #include <stdlib.h>
 
 static const struct pn_client_ops *const workloads[PN_WL_COUNT] = {
-	[PN_WL_SCRIPT] = &pn_workload_script,
-	[PN_WL_RANDOM] = &pn_workload_random,
-	[PN_WL_PGBENCH] = &pn_workload_pgbench,
-	[PN_WL_TPCC] = &pn_workload_tpcc,
-	[PN_WL_VACUUM] = &pn_workload_vacuum,
-	[PN_WL_BTREE_DEDUP] = &pn_workload_btree_dedup,
-	[PN_WL_SLRU] = &pn_workload_slru,
-	[PN_WL_IMPORT] = &pn_workload_import,
+	[PN_WL_SCRIPT] = &pn_workload_script,   [PN_WL_RANDOM] = &pn_workload_random,
+	[PN_WL_PGBENCH] = &pn_workload_pgbench, [PN_WL_TPCC] = &pn_workload_tpcc,
+	[PN_WL_VACUUM] = &pn_workload_vacuum,   [PN_WL_BTREE_DEDUP] = &pn_workload_btree_dedup,
+	[PN_WL_SLRU] = &pn_workload_slru,       [PN_WL_IMPORT] = &pn_workload_import,
 };
 
 const struct pn_client_ops *pn_workload_of(const struct pn_scenario *sc)
 {
 	PN_ASSERT(sc->workload.kind < PN_WL_COUNT);
-	PN_ASSERT(workloads[sc->workload.kind] != NULL); /* every kind the loader accepts has a row */
+	PN_ASSERT(workloads[sc->workload.kind] !=
+		  NULL); /* every kind the loader accepts has a row */
 	return workloads[sc->workload.kind];
 }
 
@@ -50,22 +47,18 @@ struct wl_layout *wl_layout_of(const struct pn_engine *e)
 uint32_t pn_scenario_layout_pages(const struct pn_scenario *s)
 {
 	switch (s->workload.kind) {
-	case PN_WL_PGBENCH:
-		return wl_pgbench_pages(s);
-	case PN_WL_TPCC:
-		return wl_tpcc_pages(s);
-	default:
-		return 0;
+	case PN_WL_PGBENCH: return wl_pgbench_pages(s);
+	case PN_WL_TPCC: return wl_tpcc_pages(s);
+	default: return 0;
 	}
 }
-
 
 /* ---- script ---- */
 
 struct script {
 	struct wl_base b;
-	uint32_t pos;  /* next script step (script steps run in order) */
-	bool busy;     /* a step is running */
+	uint32_t pos; /* next script step (script steps run in order) */
+	bool busy;    /* a step is running */
 };
 
 static bool script_init(struct pn_engine *e, void **state)
@@ -73,8 +66,7 @@ static bool script_init(struct pn_engine *e, void **state)
 	return wl_base_new(e, state, sizeof(struct script), false);
 }
 
-static enum pn_client_next script_next(void *state, const struct pn_client *c,
-				       struct pn_step *out)
+static enum pn_client_next script_next(void *state, const struct pn_client *c, struct pn_step *out)
 {
 	struct script *s = state;
 	const struct pn_scenario *sc = s->b.sc;
@@ -111,8 +103,7 @@ const struct pn_client_ops pn_workload_script = {
 
 /* ---- random ---- */
 
-static enum pn_client_next random_next(void *state, const struct pn_client *c,
-				       struct pn_step *out)
+static enum pn_client_next random_next(void *state, const struct pn_client *c, struct pn_step *out)
 {
 	struct wl_base *b = state;
 	struct wl_client *w = &b->clients[c->id];
