@@ -146,17 +146,23 @@ static void ckpt_marks(struct costs *c, struct pn_plot *p, int i, bool at_begin)
 	}
 }
 
+/* A full-width plot over virtual time, h pixels high, both axes ticked. */
+static struct pn_plot timeline(struct costs *c, int h)
+{
+	return (struct pn_plot){.f = c->f,
+				.w = 1100,
+				.h = h,
+				.ml = 70,
+				.mr = 20,
+				.mt = 14,
+				.mb = 44,
+				.x_ticks = true,
+				.y_ticks = true};
+}
+
 static void wal_over_time(struct costs *c)
 {
-	struct pn_plot p = {.f = c->f,
-			    .w = 1100,
-			    .h = 330,
-			    .ml = 70,
-			    .mr = 20,
-			    .mt = 14,
-			    .mb = 44,
-			    .x_ticks = true,
-			    .y_ticks = true};
+	struct pn_plot p = timeline(c, 330);
 	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
 	p.y = (struct pn_axis){0, max_col(c, "wal_bytes", MIB) * 1.05, false, "WAL inserted (MiB)"};
 	fputs("<h3>WAL bytes by mode over virtual time</h3><p class=\"note\">Cumulative WAL inserted "
@@ -187,15 +193,7 @@ static void wal_over_time(struct costs *c)
  * moved, falling as the pages get their first change of the interval. */
 static void sawtooth(struct costs *c)
 {
-	struct pn_plot p = {.f = c->f,
-			    .w = 1100,
-			    .h = 300,
-			    .ml = 70,
-			    .mr = 20,
-			    .mt = 14,
-			    .mb = 44,
-			    .x_ticks = true,
-			    .y_ticks = true};
+	struct pn_plot p = timeline(c, 300);
 	double ymax = 0;
 	fputs("<h3>FPIs per commit after each checkpoint</h3><p class=\"note\">Full-page images "
 	      "per commit over each sample interval: high right after a checkpoint starts (dashed, "
@@ -462,15 +460,7 @@ static void shifts_over_time(struct costs *c, int i)
 {
 	const json_t *t = series_col(c->res[i], "time_ns"), *sh = series_col(c->res[i], "shifts");
 	size_t n = t && sh ? json_array_size(t) : 0;
-	struct pn_plot p = {.f = c->f,
-			    .w = 1100,
-			    .h = 220,
-			    .ml = 70,
-			    .mr = 20,
-			    .mt = 14,
-			    .mb = 44,
-			    .x_ticks = true,
-			    .y_ticks = true};
+	struct pn_plot p = timeline(c, 220);
 	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double)), ymax = 1;
 	PN_ASSERT(x != NULL && y != NULL);
 	for (size_t j = 0; j < n; j++) {
