@@ -103,15 +103,8 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 		return 2;
 	FILE *out = jf == stdout ? stderr : stdout;
 	int edited = print_head(out, path, sc);
-	struct pn_check_options o = {
-		.replay = true,
-		.replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point,
-		.replay_state = sc->replay.state,
-		.timeline = out,
-		.replay_recovery_point = sc->replay.recovery_crash_point,
-		.replay_recovery_state = sc->replay.recovery_state,
-	};
+	struct pn_check_options o = pn_check_replay_options(sc);
+	o.timeline = out;
 	static struct pn_check_result r;
 	int rc = pn_check_scenario(sc, &o, &r);
 	if (r.error) {

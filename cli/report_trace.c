@@ -386,17 +386,10 @@ static int draw(FILE *f, const char *path, int src, const struct pn_scenario *sc
 	static struct pn_check_result r;
 	struct view *v = calloc(1, sizeof(*v));
 	PN_ASSERT(v != NULL);
-	struct pn_check_options o = {
-		.replay = true,
-		.replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point,
-		.replay_state = sc->replay.state,
-		.replay_recovery_point = sc->replay.recovery_crash_point,
-		.replay_recovery_state = sc->replay.recovery_state,
-		.replay_crash = on_crash,
-		.replay_page = on_page,
-		.replay_arg = v,
-	};
+	struct pn_check_options o = pn_check_replay_options(sc);
+	o.replay_crash = on_crash;
+	o.replay_page = on_page;
+	o.replay_arg = v;
 	int rc = pn_check_scenario(sc, &o, &r);
 	if (r.error) {
 		fprintf(stderr, "%s: %s\n", path, r.detail);

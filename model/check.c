@@ -931,6 +931,18 @@ void pn_unit_result_free(struct pn_unit_result *r)
 	r->npoints = r->ncov = 0;
 }
 
+struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
+{
+	return (struct pn_check_options){
+		.replay = true,
+		.replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point,
+		.replay_state = sc->replay.state,
+		.replay_recovery_point = sc->replay.recovery_crash_point,
+		.replay_recovery_state = sc->replay.recovery_state,
+	};
+}
+
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res)
 {

@@ -108,5 +108,8 @@ bool pn_check_acked(const uint32_t *xids, const pn_lsn *lsns, uint64_t n, pn_lsn
  * those reached, the verdict is not one). */
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res);
+/* The options that replay a trace as its replay: section says (schedule, crash point and
+ * state, the crash inside recovery); the caller adds a timeline or observers. */
+struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc);
 
 #endif

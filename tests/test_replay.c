@@ -59,14 +59,7 @@ static void load_text(const char *text, struct pn_scenario *sc)
 /* Replays sc (its replay: section as given) with no timeline. */
 static int replay(const struct pn_scenario *sc)
 {
-	struct pn_check_options o = {
-		.replay = true,
-		.replay_schedule = sc->replay.schedule,
-		.replay_point = sc->replay.crash_point,
-		.replay_state = sc->replay.state,
-		.replay_recovery_point = sc->replay.recovery_crash_point,
-		.replay_recovery_state = sc->replay.recovery_state,
-	};
+	struct pn_check_options o = pn_check_replay_options(sc);
 	return pn_check_scenario(sc, &o, &res);
 }
 
