@@ -39,35 +39,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The segment the input's long page header says it is (xlp_pageaddr / xlp_seg_size, for the
- * reader refuses a file whose first page is not where its name says), 1 when the header
- * does not give a power-of-two size. */
-static uint64_t segno_of(const uint8_t *data, size_t len)
-{
-	uint64_t addr = 0;
-	uint32_t seg = 0;
-
-	if (len < 36)
-		return 1;
-	memcpy(&addr, data + 8, sizeof addr);
-	memcpy(&seg, data + 32, sizeof seg);
-	return seg && (seg & (seg - 1)) == 0 ? addr / seg : 1;
-}
-
-/* Writes the input as a segment file of timeline 1 in dir, named after segno_of(); removes
- * the previous input's file. */
+/* Writes the input as a segment file of timeline 1 in dir, named after the segment its long
+ * page header says it is (xlp_pageaddr / xlp_seg_size: the reader refuses a file whose first
+ * page is not where its name says; segment 1 when the header gives no power-of-two size);
+ * removes the previous input's file. */
 static void segment(const uint8_t *data, size_t len)
 {
 	static char path[320];
+	uint64_t addr = 0, segno = 1, per_id = 1;
 	uint32_t seg = 0;
-	uint64_t segno = segno_of(data, len), per_id;
 	FILE *f;
 
 	if (path[0])
 		unlink(path);
-	if (len >= 36)
+	if (len >= 36) {
+		memcpy(&addr, data + 8, sizeof addr);
 		memcpy(&seg, data + 32, sizeof seg);
-	per_id = seg && (seg & (seg - 1)) == 0 ? ((uint64_t)1 << 32) / seg : 1;
+	}
+	if (seg && (seg & (seg - 1)) == 0) {
+		segno = addr / seg;
+		per_id = ((uint64_t)1 << 32) / seg;
+	}
 	snprintf(path, sizeof path, "%s/00000001%08X%08X", dir, (unsigned)(segno / per_id),
 		 (unsigned)(segno % per_id));
 	f = fopen(path, "wb");
