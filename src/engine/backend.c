@@ -442,8 +442,7 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
 	if (lsn > pn_wal_flushed(&e->wal))
-		pn_engine_violation(
-			e, PN_VIOL_DURABILITY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_DURABILITY, UINT32_MAX,
 			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
 			p->xid, (unsigned long long)lsn,
 			(unsigned long long)pn_wal_flushed(&e->wal));
@@ -547,7 +546,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
 		pn_backend_set_state(p, PN_B_PIN);
-		pn_wake(e, p->id, STEP_NS);
+		pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
 	switch (p->op.op) {
@@ -556,7 +555,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		if (p->state != PN_B_COMMIT_WAIT)
 			finish_op(e, p); /* read-only, or acknowledged at once (ack_before_flush) */
 		else
-			pn_wake(e, p->id, STEP_NS);
+			pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	case PN_OP_ABORT:
 		abort_txn(e, p);
@@ -590,7 +589,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		break;
 	default: PN_ASSERT(!"unknown op");
 	}
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 /* The workload's step_done (a script's next step may start). */
@@ -606,7 +605,7 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p)
 {
 	pn_backend_set_state(p, PN_B_NEXT);
 	step_done(e, p);
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 #define OP_FRAMES_MAX (PN_CHANGE_MAX_BLOCKS + 3) /* a change's blocks, or a page and 2 extra */
@@ -653,7 +652,7 @@ static void lock_frames(struct pn_engine *e, const struct pn_proc *p)
 static void step_decide(struct pn_engine *e, struct pn_proc *p)
 {
 	if (frames_busy(e, p)) {
-		pn_wake(e, p->id, POLL_NS);
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 		return;
 	}
 	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
@@ -661,7 +660,7 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		if (!pn_ckpt_active(e))
 			pn_ckpt_request(e, PN_CKPT_WAL, false);
-		pn_wake(e, p->id, POLL_NS * 5);
+		pn_svc_wake(&e->svc, p->id, POLL_NS * 5);
 		return;
 	}
 	lock_frames(e, p);
@@ -670,7 +669,7 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 	else
 		decide(e, p, pn_wal_redo(&e->wal));
 	pn_backend_set_state(p, PN_B_INSERT);
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 static void step_insert(struct pn_engine *e, struct pn_proc *p)
@@ -695,7 +694,7 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 		if (p->hold)
 			step_done(e, p);
 		else
-			pn_wake(e, p->id, STEP_NS);
+			pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
 	e->frames[p->frame].locked = false;
@@ -711,12 +710,12 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		return;
 	}
 	if (e->frames[fi].io_writes) {
-		pn_wake(e, p->id, POLL_NS);
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 		return;
 	}
 	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
-		pn_wake(e, p->id, POLL_NS);
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
 		finish_op(e, p);
 }
@@ -774,7 +773,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
-			pn_wake(e, p->id, POLL_NS); /* l3/l4: until it reaches its next wait */
+			pn_svc_wake(&e->svc, p->id, POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;

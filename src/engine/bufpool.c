@@ -96,7 +96,7 @@ static void read_done(void *ctx, struct pn_io *io)
 	bool headerless = pn_store_is_slru(&e->store, io->page) && !e->sc->protocol.slru_headers;
 	if (!headerless &&
 	    !pn_page_verify(page, e->page_size, io->page, page_checksummed(e, io->page)))
-		pn_engine_violation(e, PN_VIOL_CHECKSUM, io->page,
+		pn_svc_violation(&e->svc, PN_VIOL_CHECKSUM, io->page,
 				    "page %u read from slot %u fails verification", io->page,
 				    io->slot);
 	e->m.data_reads++;
@@ -104,7 +104,7 @@ static void read_done(void *ctx, struct pn_io *io)
 	if (e->recovering)
 		e->m.recovery_pages_read++;
 	if (io->proc != UINT32_MAX)
-		pn_wake(e, io->proc, 0);
+		pn_svc_wake(&e->svc, io->proc, 0);
 }
 
 static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc)
@@ -173,7 +173,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 	if (fi != PN_NO_FRAME && !p->victim_held) {
 		struct pn_frame *f = &e->frames[fi];
 		if (!f->valid) {
-			pn_wake(e, proc, POLL_NS);
+			pn_svc_wake(&e->svc, proc, POLL_NS);
 			return PN_NO_FRAME;
 		}
 		f->pins++;
@@ -185,7 +185,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = p->victim_held ? p->victim : find_victim(e); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
-		pn_wake(e, proc, POLL_NS);
+		pn_svc_wake(&e->svc, proc, POLL_NS);
 		return PN_NO_FRAME;
 	}
 	struct pn_frame *f = &e->frames[v];
@@ -198,7 +198,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 		if (w == PN_WRITE_STARTED)
 			e->m.evictions++;
 		if (w != PN_WRITE_WAL)
-			pn_wake(e, proc, w == PN_WRITE_STARTED ? 0 : POLL_NS);
+			pn_svc_wake(&e->svc, proc, w == PN_WRITE_STARTED ? 0 : POLL_NS);
 		if (w != PN_WRITE_NONE)
 			return PN_NO_FRAME;
 		/* B4: an unlogged hint was dropped; the frame is clean now. */
@@ -256,8 +256,7 @@ struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t s
 	io->lsn = lsn;
 	/* R1, checked on every data write whatever path issued it. */
 	if (io->lsn > pn_wal_flushed(&e->wal))
-		pn_engine_violation(
-			e, PN_VIOL_WAL_BEFORE_DATA, f->page,
+		pn_svc_violation(&e->svc, PN_VIOL_WAL_BEFORE_DATA, f->page,
 			"page %u written with LSN %llX beyond the flushed WAL %llX (R1)", f->page,
 			(unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
 	if (io->buf != image)
@@ -311,7 +310,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	if (io->then)
 		io->then(io->then_ctx, io);
 	if (io->proc != UINT32_MAX)
-		pn_wake(e, io->proc, 0);
+		pn_svc_wake(&e->svc, io->proc, 0);
 }
 
 /* ---- write-out ---- */

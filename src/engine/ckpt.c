@@ -56,7 +56,7 @@ void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immedia
 	}
 	e->ckpt_requested = true;
 	e->ckpt_request_immediate |= immediate;
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(&e->svc, e->proc_ckpt, 0);
 }
 
 uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page)
@@ -131,7 +131,7 @@ void pn_ckpt_release_pause(struct pn_engine *e)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		e->runs[r].paused = e->runs[r].pause_select = false;
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(&e->svc, e->proc_ckpt, 0);
 }
 
 static void count_cause(struct pn_engine *e, enum pn_ckpt_cause c)
@@ -240,7 +240,7 @@ void pn_ckpt_commit(struct pn_engine *e)
 			      !on_schedule(e, run);
 		PN_TESTCASE("commits put a napping checkpoint behind its count interval", behind);
 		if (behind)
-			pn_wake(e, e->proc_ckpt, 0);
+			pn_svc_wake(&e->svc, e->proc_ckpt, 0);
 	}
 }
 
@@ -251,7 +251,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	PN_ASSERT(io->why == PN_WHY_CKPT);
 	PN_ASSERT(io->file == PN_FILE_DATA);
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(&e->svc, e->proc_ckpt, 0);
 }
 
 /* WRITING: write the next flagged frame. Returns the delay before the next step, or
@@ -326,7 +326,7 @@ static void run_io_done(void *ctx, struct pn_io *io)
 	case PN_C_CONTROL_FSYNC: ckpt_end(e, run); break;
 	default: PN_ASSERT(!"unexpected checkpoint I/O");
 	}
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(&e->svc, e->proc_ckpt, 0);
 }
 
 void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
@@ -394,7 +394,7 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	pn_ckpt_set_state(run, PN_C_IDLE);
 	for (uint32_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
-			pn_wake(e, i, 0);
+			pn_svc_wake(&e->svc, i, 0);
 }
 
 static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
@@ -507,7 +507,7 @@ void pn_ckpt_step(struct pn_engine *e)
 		delay = PN_MIN(delay, e->last_ckpt_ns + interval -
 					      PN_MIN(now, e->last_ckpt_ns + interval) + 1);
 	if (delay != UINT64_MAX)
-		pn_wake(e, e->proc_ckpt, delay);
+		pn_svc_wake(&e->svc, e->proc_ckpt, delay);
 }
 
 void pn_ckpt_check(const struct pn_engine *e)

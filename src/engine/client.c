@@ -180,7 +180,7 @@ uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns)
 {
 	PN_ASSERT(client < c->e->nbackends);
-	pn_wake(c->e, client, delay_ns);
+	pn_svc_wake(&c->e->svc, client, delay_ns);
 }
 
 struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->p->chg; }

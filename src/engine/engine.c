@@ -5,12 +5,11 @@
  *
  * Processes: backends 0..clients-1, then the checkpointer, the background writer, the WAL
  * writer and the startup process (recovery). A process runs only through pn_engine_fire():
- * the world calls it at the time pn_wake() asked for; a later pn_wake() for an earlier time
+ * the world calls it at the time pn_svc_wake() asked for; a later pn_svc_wake() for an earlier time
  * supersedes the pending one (tokens), so no process runs twice for one wake.
  */
 #include "engine.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,17 +204,12 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 void pn_engine_start(struct pn_engine *e)
 {
 	for (uint32_t i = 0; i < e->nbackends; i++)
-		pn_wake(e, i, 1000u * (i + 1));
-	pn_wake(e, e->proc_ckpt, 1);
-	pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
-	pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, i, 1000u * (i + 1));
+	pn_svc_wake(&e->svc, e->proc_ckpt, 1);
+	pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
+	pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
 	if (e->proto->start)
 		e->proto->start(e);
-}
-
-void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
-{
-	pn_svc_wake(&e->svc, proc, delay_ns);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -245,7 +239,7 @@ static void bgwriter_step(struct pn_engine *e)
 	if (e->proto->background)
 		e->proto->background(e);
 	if (!e->stopping)
-		pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 }
 
 static void walwriter_step(struct pn_engine *e)
@@ -253,7 +247,7 @@ static void walwriter_step(struct pn_engine *e)
 	if (pn_wal_insert_lsn(&e->wal) > pn_wal_flushed(&e->wal))
 		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	if (!e->stopping)
-		pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
 }
 
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
@@ -296,15 +290,6 @@ void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 	pn_io_complete(&e->svc, io);
 	if (e->proto->after_event)
 		e->proto->after_event(e);
-}
-
-void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
-			 const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	pn_svc_vviolation(&e->svc, k, page, fmt, ap);
-	va_end(ap);
 }
 
 static void check_frame(struct pn_engine *e, uint32_t i)

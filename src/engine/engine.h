@@ -27,7 +27,7 @@
  *               to pn_engine_init
  *
  * Numbered rules (each asserted where it is kept; protocol violations are reported through
- * pn_engine_violation(), not assertions, so that the checker can catch them):
+ * pn_svc_violation() (services.h), not assertions, so that the checker can catch them):
  *   R1 WAL before data: a data page is written only after the WAL up to its LSN is flushed.
  *   R2 Commit durability: a commit is acknowledged only after its record is flushed.
  *   R3 Umbra baselines: no write goes to a slot that the last completed checkpoint (or the
@@ -156,12 +156,7 @@ bool pn_engine_finished(const struct pn_engine *e);
 /* Field relationships, asserted; O(1) a call: frames in rotation each time, the modules'
  * checks (pn_wal_check, pn_svc_check, pn_store_check, the protocol's) every 8th call. */
 void pn_engine_check(struct pn_engine *e);
-/* pn_svc_violation() on e->svc. */
-void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
-			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void pn_engine_finish_metrics(struct pn_engine *e);
-/* pn_svc_wake() on e->svc. */
-void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
 /* ---- Accessors for the layers above (sim/, disk/, model/, cli/, fuzz/, tests) ----
@@ -212,7 +207,7 @@ void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out);
 typedef void (*pn_ack_fn)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);
 void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg);
 
-/* A protocol violation stopped the run (pn_engine_violation); which one. */
+/* A protocol violation stopped the run (pn_svc_violation); which one. */
 bool pn_engine_failed(const struct pn_engine *e);
 const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e);
 /* Why pn_engine_init refused the scenario. */

@@ -58,7 +58,7 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 	if (ok)
 		e->next_xid = (uint32_t)pn_get64(e->rec.main_data + 24);
 	else
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "could not locate a valid checkpoint record at %X/%08X (%s)",
 				    (unsigned)(c->checkpoint >> 32), (unsigned)c->checkpoint,
 				    e->reader.why[0] ? e->reader.why : "not a checkpoint");
@@ -75,7 +75,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 		pn_backend_set_state(&e->procs[i], PN_B_DONE);
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "control file unreadable (bad magic or CRC)");
 		return false;
 	}
@@ -98,7 +98,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	}
 	struct pn_proc *p = &e->procs[e->proc_startup];
 	pn_backend_set_state(p, PN_B_NEXT);
-	pn_wake(e, e->proc_startup, 0);
+	pn_svc_wake(&e->svc, e->proc_startup, 0);
 	return true;
 }
 
@@ -113,7 +113,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	PN_TESTCASE("redo finds the page already current (BLK_DONE)", done);
 	if (!done) {
 		if (!pn_redo_apply(page, e->page_size, &e->rec, b)) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
 					    "record at %X/%08X does not apply to page %u",
 					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start,
 					    pg);
@@ -128,7 +128,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	if (b->has_shift && !pn_store_is_slru(&e->store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
 		if (target >= e->generations) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
 					    target, e->generations);
 			return;
 		}
@@ -188,18 +188,18 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 		if (e->proto->redo_record) { /* pushdown: the page server re-ingests */
 			e->proto->redo_record(e, &e->rec, e->rec_start, e->rec_end);
 			e->rec_valid = false;
-			pn_wake(e, p->id, STEP_NS);
+			pn_svc_wake(&e->svc, p->id, STEP_NS);
 			return;
 		}
 	}
 	if (e->rec_block >= e->rec.nblocks) {
 		e->rec_valid = false;
-		pn_wake(e, p->id, STEP_NS);
+		pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
 	const struct pn_wal_block *b = &e->rec.blocks[e->rec_block];
 	if (b->blkno >= e->pages) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, b->blkno, "record names page %u of %u",
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, b->blkno, "record names page %u of %u",
 				    b->blkno, e->pages);
 		return;
 	}
@@ -214,5 +214,5 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	apply_block(e, fi, b);
 	pn_buf_unpin(e, fi);
 	e->rec_block++;
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }

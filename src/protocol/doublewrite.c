@@ -242,7 +242,7 @@ static void restore_fsync_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	PN_ASSERT(io->file == PN_FILE_DATA);
 	dw_of(e)->restore_len = 0;
-	pn_wake(e, e->proc_startup, 0);
+	pn_svc_wake(&e->svc, e->proc_startup, 0);
 }
 
 static bool restore_step(struct pn_engine *e, struct pn_proc *p)

@@ -360,7 +360,7 @@ void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_
 		for (uint32_t j = 0; j < i; j++)
 			seen |= r->blocks[j].blkno == page;
 		if (page >= e->pages) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
 					    "record at %llX names page %u of %u",
 					    (unsigned long long)start, page, e->pages);
 			return;
@@ -396,7 +396,7 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 		if (rec.blocks[i].blkno != page)
 			continue;
 		if (!pn_redo_apply(out, e->page_size, &rec, &rec.blocks[i])) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
 					    "the delta at %llX does not apply to page %u",
 					    (unsigned long long)pn_get64(d + 4), page);
 			return false;
@@ -445,8 +445,8 @@ bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 	 * durable WAL (P3). */
 	if (!pn_wal_flush_request(&e->wal, lsn, proc))
 		return false;
-	pn_wake(e, e->proc_ps, 0);
-	pn_wake(e, proc, PS_POLL_NS);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, proc, PS_POLL_NS);
 	return false;
 }
 
@@ -455,7 +455,7 @@ void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t 
 	struct pn_pageserver *ps = ps_of(e);
 	PN_ASSERT(ps->nreq < e->nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
-	pn_wake(e, e->proc_ps, PS_GETPAGE_NS);
+	pn_svc_wake(&e->svc, e->proc_ps, PS_GETPAGE_NS);
 }
 
 static void serve(struct pn_engine *e)
@@ -478,7 +478,7 @@ static void serve(struct pn_engine *e)
 		bool headerless = pn_store_is_slru(&e->store, q->page) &&
 				  !e->sc->protocol.slru_headers;
 		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
-		pn_wake(e, q->proc, 0);
+		pn_svc_wake(&e->svc, q->proc, 0);
 	}
 	ps->nreq = 0;
 }
@@ -582,7 +582,7 @@ static void image_done(void *ctx, struct pn_io *io)
 		return;
 	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
 	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
-	pn_wake(e, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
 }
 
 /* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
@@ -677,7 +677,7 @@ static void round_io_done(void *ctx, struct pn_io *io)
 	case PS_META_FSYNC: round_commit(e); break;
 	default: PN_ASSERT(!"unexpected page server I/O");
 	}
-	pn_wake(e, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
 }
 
 static void round_advance(struct pn_engine *e)
@@ -714,7 +714,7 @@ void pn_ps_start(struct pn_engine *e)
 {
 	if (pushdown(e)) {
 		ps_of(e)->running = true;
-		pn_wake(e, e->proc_ps, PS_TICK_NS);
+		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
 	}
 }
 
@@ -726,7 +726,7 @@ void pn_ps_step(struct pn_engine *e)
 	round_advance(e);
 	/* After the workload, it goes on until what it ingested has its images. */
 	if (!e->stopping || !pn_ps_idle(e))
-		pn_wake(e, e->proc_ps, PS_TICK_NS);
+		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
 }
 
 /*
@@ -743,7 +743,7 @@ void pn_ps_rearm(struct pn_engine *e)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
 		    !pn_svc_scheduled(&e->svc, e->proc_ps));
-	pn_wake(e, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
+	pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
 }
 
 bool pn_ps_idle(const struct pn_engine *e)
@@ -797,7 +797,7 @@ static bool load_meta(struct pn_engine *e)
 		}
 	}
 	if (area < 0) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				    "the page server has no valid metadata area");
 		return false;
 	}
@@ -853,8 +853,7 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
 				     pn_ps_image_offset(e, p, pg->img_slot), e->page_size, page);
 		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
-			pn_engine_violation(
-				e, PN_VIOL_RECOVERY, p,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u (slot %u, LSN %llX) that "
 				"its metadata %llu names is torn or missing",
 				p, pg->img_slot, (unsigned long long)pg->img_lsn,
@@ -874,8 +873,7 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t p = 0; p < e->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
-			pn_engine_violation(
-				e, PN_VIOL_RECOVERY, p,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u is at LSN %llX, past the end "
 				"of the WAL at %llX (P3)",
 				p, (unsigned long long)ps->pages[p].dur_lsn,
@@ -884,8 +882,7 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 		}
 	}
 	if (ps->horizon > end) {
-		pn_engine_violation(
-			e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 			"the page server's horizon %llX is past the end of the WAL at %llX (P3)",
 			(unsigned long long)ps->horizon, (unsigned long long)end);
 		return true;

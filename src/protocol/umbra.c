@@ -74,7 +74,7 @@ static void shifted(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn
 	pn_store_set_slot(&e->store, page, target);
 	e->m.shifts++;
 	if (target == e->store.base_done[page])
-		pn_engine_violation(e, PN_VIOL_MAPPING, page,
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, page,
 				    "page %u shifted onto slot %u, its recovery baseline (R4)",
 				    page, target);
 }
@@ -144,8 +144,7 @@ static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
 				  (uint64_t)c->selector_area * len, len, buf) ||
 	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
-		pn_engine_violation(
-			e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 			"the selector snapshot of checkpoint %llu (area %u) is missing or "
 			"torn: no baselines to recover from",
 			(unsigned long long)c->ckpt_seq, c->selector_area);
@@ -166,8 +165,7 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		return;
 	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
 	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
-		pn_engine_violation(
-			e, PN_VIOL_MAPPING, f->page,
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, f->page,
 			"page %u changed after redo %llX but still mapped to its baseline "
 			"slot %u (R4)",
 			f->page, (unsigned long long)e->redo_done,

@@ -189,7 +189,7 @@ static void map_write_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	map_of(e)->busy[io->aux] = 0;
 	if (io->proc != UINT32_MAX)
-		pn_wake(e, io->proc, 0);
+		pn_svc_wake(&e->svc, io->proc, 0);
 }
 
 /* MapPageFlushBuffer: the caller has flushed the WAL to lsn[k]. The bytes are bound at
@@ -285,7 +285,7 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 	uint32_t pg = f->page;
 	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
-		pn_engine_violation(e, PN_VIOL_MAPPING, pg,
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
 				    "MapPublishSlotShift: page %u is on slot "
 				    "%u, not the source of its shift to %u",
 				    pg, source, target);
@@ -301,7 +301,7 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 				tag = run;
 		}
 		if (tag && f->shift_epoch == tag->seq) {
-			pn_engine_violation(e, PN_VIOL_MAPPING, pg,
+			pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
 					    "page %u shifted twice in checkpoint "
 					    "epoch %llu",
 					    pg, (unsigned long long)tag->seq);
@@ -423,7 +423,7 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
 		    pn_get32(buf) != ROOT_MAGIC ||
 		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 					    "the Umbra map root page is unreadable (magic or CRC)");
 			return false;
 		}
@@ -437,7 +437,7 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
 			uint8_t v = (uint8_t)((buf[i / 4] >> (2 * (i % 4))) & 3u);
 			if (v >= e->generations) {
-				pn_engine_violation(e, PN_VIOL_RECOVERY, k * per + i,
+				pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, k * per + i,
 						    "invalid Umbra active slot %u of page %u", v,
 						    k * per + i);
 				return false;
@@ -457,7 +457,7 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 					      e->generations);
 	uint32_t fi = e->page_frame[pg];
 	if (source >= e->generations || b->shift_target >= e->generations) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
 				    "shift of page %u from slot %u to %u of %u", pg, source,
 				    b->shift_target, e->generations);
 		return false;
@@ -474,12 +474,12 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 	if (!changed)
 		return true;
 	if (e->frames[fi].io_writes) {
-		pn_wake(e, proc, POLL_NS);
+		pn_svc_wake(&e->svc, proc, POLL_NS);
 		return false;
 	}
 	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1, NULL);
 	if (w == PN_WRITE_BUSY)
-		pn_wake(e, proc, POLL_NS);
+		pn_svc_wake(&e->svc, proc, POLL_NS);
 	return w == PN_WRITE_NONE;
 }
 
