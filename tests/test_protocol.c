@@ -54,8 +54,9 @@ static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool 
 	sc.protocol.mutations = mutations;
 	struct pn_engine *e = pn_engine_new();
 	e->sc = &sc;
+	e->pctx.sc = &sc;
 	e->proto = rows[row];
-	unsigned got = e->proto->decide(e, use, before);
+	unsigned got = e->proto->decide(&e->pctx, use, before);
 	free(e); /* never initialised: nothing to free but the struct */
 	pn_scenario_free(&sc);
 	return got;
@@ -188,7 +189,7 @@ START_TEST(test_file_sizes)
 				  (uint64_t)(g.heap_pages * g.generations + g.slru_pages) *
 					  g.page_size);
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_CONTROL), PN_CONTROL_SIZE);
-		ck_assert_uint_eq(e->proto_state != NULL, dw || m == 3); /* the rows with state */
+		ck_assert_uint_eq(e->pctx.state != NULL, dw || m == 3); /* the rows with state */
 		pn_engine_delete(e);
 		pn_scenario_free(&sc);
 	}

@@ -56,7 +56,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	} else if (p->op.op == PN_OP_DEDUP) {
 		use = PN_USE_DEDUP;
 	}
-	unsigned protect = e->proto->decide(e, use, before_redo);
+	unsigned protect = e->proto->decide(&e->pctx, use, before_redo);
 	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
 	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
@@ -187,7 +187,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
 		if (e->proto->assemble)
-			e->proto->assemble(e, p->frame, b, page,
+			e->proto->assemble(&e->pctx, p->frame, b, page,
 					   b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
 	f->dirty = true;
@@ -203,7 +203,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		p->pub_target = target;
 		p->pub_lsn = end;
 	} else if (p->decided_shift) {
-		e->proto->shifted(e, p->frame, target, end);
+		e->proto->shifted(&e->pctx, p->frame, target, end);
 	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
@@ -235,7 +235,8 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		unsigned protect = e->proto->decide(e, init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
+		unsigned protect = e->proto->decide(&e->pctx,
+						    init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
 						    before_redo);
 		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
 		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
@@ -442,7 +443,8 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
 	if (lsn > pn_wal_flushed(&e->wal))
-		pn_svc_violation(&e->svc, PN_VIOL_DURABILITY, UINT32_MAX,
+		pn_svc_violation(
+			&e->svc, PN_VIOL_DURABILITY, UINT32_MAX,
 			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
 			p->xid, (unsigned long long)lsn,
 			(unsigned long long)pn_wal_flushed(&e->wal));
@@ -768,12 +770,13 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
 				  : begun && (!e->proto->script_reached ||
 					      e->proto->script_reached(
-						      e, p->ckpt_wait_seq,
+						      &e->pctx, p->ckpt_wait_seq,
 						      p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
-			pn_svc_wake(&e->svc, p->id, POLL_NS); /* l3/l4: until it reaches its next wait */
+			pn_svc_wake(&e->svc, p->id,
+				    POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
@@ -783,7 +786,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 			       /* fall through */
 	case PN_B_PUBLISH:
 		PN_ASSERT(e->proto->publish != NULL);
-		e->proto->publish(e, p);
+		e->proto->publish(&e->pctx, p);
 		e->frames[p->frame].locked = false;
 		pn_buf_unpin(e, p->frame);
 		finish_op(e, p);

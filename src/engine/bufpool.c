@@ -97,8 +97,8 @@ static void read_done(void *ctx, struct pn_io *io)
 	if (!headerless &&
 	    !pn_page_verify(page, e->page_size, io->page, page_checksummed(e, io->page)))
 		pn_svc_violation(&e->svc, PN_VIOL_CHECKSUM, io->page,
-				    "page %u read from slot %u fails verification", io->page,
-				    io->slot);
+				 "page %u read from slot %u fails verification", io->page,
+				 io->slot);
 	e->m.data_reads++;
 	e->m.data_bytes_read += e->page_size;
 	if (e->recovering)
@@ -117,7 +117,7 @@ static void start_read(struct pn_engine *e, uint32_t frame, uint32_t page, uint3
 	f->io_reads = 1;
 	e->page_frame[page] = frame;
 	if (e->proto->page_read) { /* pushdown: GetPage@LSN from the page server */
-		e->proto->page_read(e, frame, page, proc);
+		e->proto->page_read(&e->pctx, frame, page, proc);
 		return;
 	}
 	struct pn_io *io = pn_io_get(&e->svc);
@@ -181,7 +181,7 @@ uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_r
 			f->usage++;
 		return fi;
 	}
-	if (e->proto->page_ready && !no_read && !e->proto->page_ready(e, page, proc))
+	if (e->proto->page_ready && !no_read && !e->proto->page_ready(&e->pctx, page, proc))
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = p->victim_held ? p->victim : find_victim(e); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
@@ -257,8 +257,9 @@ struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t s
 	/* R1, checked on every data write whatever path issued it. */
 	if (io->lsn > pn_wal_flushed(&e->wal))
 		pn_svc_violation(&e->svc, PN_VIOL_WAL_BEFORE_DATA, f->page,
-			"page %u written with LSN %llX beyond the flushed WAL %llX (R1)", f->page,
-			(unsigned long long)io->lsn, (unsigned long long)pn_wal_flushed(&e->wal));
+				 "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
+				 f->page, (unsigned long long)io->lsn,
+				 (unsigned long long)pn_wal_flushed(&e->wal));
 	if (io->buf != image)
 		memcpy(io->buf, image, e->page_size);
 	io->done = write_done;
@@ -267,7 +268,7 @@ struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t s
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	bool late = e->proto->bind_late && e->proto->bind_late(e, f->page);
+	bool late = e->proto->bind_late && e->proto->bind_late(&e->pctx, f->page);
 	if (late) {
 		io->bind = late_bind;
 	} else {
@@ -348,7 +349,7 @@ static void prepare_image(struct pn_engine *e, uint32_t frame, uint8_t *out)
 static uint32_t write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
 {
 	PN_ASSERT(r >= 0 && r < PN_MAX_CKPT_RUNS);
-	return e->proto->write_slot ? e->proto->write_slot(e, f, r) : f->ckpt_slot[r];
+	return e->proto->write_slot ? e->proto->write_slot(&e->pctx, f, r) : f->ckpt_slot[r];
 }
 
 enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
@@ -359,7 +360,7 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		return PN_WRITE_NONE;
 	if (f->locked || f->io_writes || f->io_reads || (f->held && f->holder != proc))
 		return PN_WRITE_BUSY;
-	if (e->proto->drop_write && e->proto->drop_write(e, frame))
+	if (e->proto->drop_write && e->proto->drop_write(&e->pctx, frame))
 		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
 	bool umbra = is_umbra_heap(e, f->page);
 	if (umbra && f->dirty_hint_only &&
@@ -379,14 +380,14 @@ enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_i
 		}
 	}
 	uint8_t *img = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
-	if (e->proto->write_reserve && !e->proto->write_reserve(e, frame, why))
+	if (e->proto->write_reserve && !e->proto->write_reserve(&e->pctx, frame, why))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(e, f, proc);
 	prepare_image(e, frame, img);
 	f->redirtied = false;
-	if (e->proto->write_image && e->proto->write_image(e, frame, why, proc, img, then))
+	if (e->proto->write_image && e->proto->write_image(&e->pctx, frame, why, proc, img, then))
 		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
 	if (!umbra) {
 		pn_buf_issue_write(e, frame, 0, why, proc, img, f->last_lsn, then);

@@ -164,7 +164,7 @@ static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->last_ckpt_ns = run->start_ns;
 	count_cause(e, run->cause);
 	if (e->proto->ckpt_begin) /* the prototype's snapshot; l3/l4 select later */
-		e->proto->ckpt_begin(e, run);
+		e->proto->ckpt_begin(&e->pctx, run);
 	else
 		pn_ckpt_select(e, run);
 }
@@ -181,7 +181,7 @@ void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 		f->ckpt_needed |= (uint8_t)(1u << r);
 		f->ckpt_run_seq[r] = run->seq;
 		f->ckpt_slot[r] = pn_store_is_slru(&e->store, f->page) ? 0
-				  : e->proto->ckpt_slot ? e->proto->ckpt_slot(e, f, run)
+				  : e->proto->ckpt_slot ? e->proto->ckpt_slot(&e->pctx, f, run)
 							: pn_store_slot(&e->store, f->page);
 		run->to_write++;
 	}
@@ -320,7 +320,7 @@ static void run_io_done(void *ctx, struct pn_io *io)
 	case PN_C_PROTO_SELECT:
 	case PN_C_PROTO_DURABLE:
 		PN_ASSERT(e->proto->ckpt_io_done != NULL);
-		e->proto->ckpt_io_done(e, run);
+		e->proto->ckpt_io_done(&e->pctx, run);
 		break;
 	case PN_C_CONTROL_WRITE: pn_ckpt_set_state(run, PN_C_CONTROL_FSYNC); break;
 	case PN_C_CONTROL_FSYNC: ckpt_end(e, run); break;
@@ -386,7 +386,7 @@ static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
 	e->control.redo = run->redo;
 	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (e->proto->ckpt_end) /* the prototype's baselines */
-		e->proto->ckpt_end(e, run);
+		e->proto->ckpt_end(&e->pctx, run);
 	e->store.inflight_valid = false;
 	e->redo_done = run->redo;
 	e->ckpt_seq_done = run->seq;
@@ -420,7 +420,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	if (run->io_pending)
 		return UINT64_MAX;
 	switch (run->state) {
-	case PN_C_PROTO_SELECT: return e->proto->ckpt_select_step(e, run);
+	case PN_C_PROTO_SELECT: return e->proto->ckpt_select_step(&e->pctx, run);
 	case PN_C_WRITING: return ckpt_write_some(e, run);
 	case PN_C_WAIT_WRITES:
 		if (!frames_pending(e, r, &in_flight)) {
@@ -435,7 +435,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 	case PN_C_FSYNC_DATA:
 		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
-	case PN_C_PROTO_DURABLE: return e->proto->ckpt_durable_step(e, run);
+	case PN_C_PROTO_DURABLE: return e->proto->ckpt_durable_step(&e->pctx, run);
 	case PN_C_RECORD:
 		insert_record(e, run);
 		pn_ckpt_set_state(run, PN_C_RECORD_FLUSH);
@@ -450,7 +450,7 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
 		if (e->proto->ckpt_control)        /* the prototype's baselines in flight */
-			e->proto->ckpt_control(e, run);
+			e->proto->ckpt_control(&e->pctx, run);
 		struct pn_control c = e->control;
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;

@@ -100,7 +100,7 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 							: PN_USE_CHANGE;
 	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
-	unsigned protect = e->proto->decide(e, use, before);
+	unsigned protect = e->proto->decide(&e->pctx, use, before);
 	pn_client_mark(c, b, pg, page, (protect & PN_PROTECT_IMAGE) != 0, reg == PN_REG_PLAIN,
 		       (protect & PN_PROTECT_SHIFT) != 0);
 }
@@ -113,8 +113,8 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 	PN_ASSERT(r->nblocks == 0 || frames != NULL);
 	for (uint32_t i = 0; i < r->nblocks && e->proto->assemble; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
-			e->proto->assemble(e, frames[i], &r->blocks[i], pn_frame_page(e, frames[i]),
-					   r->blocks[i].data_len != 0);
+			e->proto->assemble(&e->pctx, frames[i], &r->blocks[i],
+					   pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = &e->frames[frames[i]];
@@ -127,7 +127,7 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
-			e->proto->shifted(e, frames[i], r->blocks[i].shift_target, end);
+			e->proto->shifted(&e->pctx, frames[i], r->blocks[i].shift_target, end);
 	}
 	return end;
 }

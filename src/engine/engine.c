@@ -24,7 +24,7 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (e->proto->unsupported && e->proto->unsupported(e))
+	if (e->proto->unsupported && e->proto->unsupported(&e->pctx))
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
@@ -99,6 +99,10 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->svc.env = *env;
 	e->client = client;
 	e->proto = proto;
+	e->pctx = (struct pn_proto_ctx){.sc = sc,
+					.svc = &e->svc,
+					.wal = &e->wal,
+					.store = &e->store};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
@@ -118,7 +122,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
 			   proto->store_flags) ||
 	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
-	    !alloc_logs(e) || (proto->init && !proto->init(e))) {
+	    !alloc_logs(e) || (proto->init && !proto->init(&e->pctx))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
@@ -137,7 +141,7 @@ void pn_engine_free(struct pn_engine *e)
 	pn_buf_free(e);
 	pn_store_free(&e->store);
 	if (e->proto && e->proto->free)
-		e->proto->free(e);
+		e->proto->free(&e->pctx);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		free(e->runs[r].snapshot);
 		free(e->runs[r].selbuf);
@@ -173,7 +177,7 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
 	if (e->proto->format_pages)
-		e->proto->format_pages(e, write, ctx);
+		e->proto->format_pages(&e->pctx, write, ctx);
 	struct pn_ckpt_run *run = &e->runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_insert_start(&e->wal);
@@ -194,7 +198,7 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	pn_engine_encode_control(e, &e->control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
 	if (e->proto->format)
-		e->proto->format(e, write, ctx);
+		e->proto->format(&e->pctx, write, ctx);
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
 	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
@@ -209,7 +213,7 @@ void pn_engine_start(struct pn_engine *e)
 	pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 	pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
 	if (e->proto->start)
-		e->proto->start(e);
+		e->proto->start(&e->pctx);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -237,7 +241,7 @@ static void bgwriter_step(struct pn_engine *e)
 		}
 	}
 	if (e->proto->background)
-		e->proto->background(e);
+		e->proto->background(&e->pctx);
 	if (!e->stopping)
 		pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 }
@@ -264,7 +268,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
 	case PN_PROC_PAGESERVER:
 		PN_ASSERT(e->proto->step != NULL);
-		e->proto->step(e);
+		e->proto->step(&e->pctx);
 		break;
 	}
 	if (!e->stopping && !e->recovering && backends_done(e)) {
@@ -272,7 +276,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 		pn_ckpt_release_pause(e);
 	}
 	if (e->proto->after_event)
-		e->proto->after_event(e);
+		e->proto->after_event(&e->pctx);
 }
 
 bool pn_engine_finished(const struct pn_engine *e)
@@ -280,7 +284,7 @@ bool pn_engine_finished(const struct pn_engine *e)
 	if (e->svc.failed)
 		return true;
 	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_ckpt_pending(e) ||
-	    pn_wal_flushing(&e->wal) || (e->proto->idle && !e->proto->idle(e)))
+	    pn_wal_flushing(&e->wal) || (e->proto->idle && !e->proto->idle(&e->pctx)))
 		return false;
 	return pn_io_all_free(&e->svc);
 }
@@ -289,7 +293,7 @@ void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
 	pn_io_complete(&e->svc, io);
 	if (e->proto->after_event)
-		e->proto->after_event(e);
+		e->proto->after_event(&e->pctx);
 }
 
 static void check_frame(struct pn_engine *e, uint32_t i)
@@ -311,7 +315,7 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		PN_ASSERT(f->ckpt_run_seq[r] == e->runs[r].seq);
 	}
 	if (e->proto->check_frame)
-		e->proto->check_frame(e, i);
+		e->proto->check_frame(&e->pctx, i);
 }
 
 void pn_engine_check(struct pn_engine *e)
@@ -325,7 +329,7 @@ void pn_engine_check(struct pn_engine *e)
 		pn_wal_check(&e->wal, e->recovering);
 		pn_svc_check(&e->svc);
 		if (e->proto->check)
-			e->proto->check(e);
+			e->proto->check(&e->pctx);
 		pn_store_check(&e->store);
 		pn_ckpt_check(e);
 		pn_backend_check(e);
@@ -353,7 +357,7 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.slots_used = pn_store_slots_used(&e->store);
 	e->m.read_runs = pn_store_read_runs(&e->store);
 	if (e->proto->finish_metrics)
-		e->proto->finish_metrics(e);
+		e->proto->finish_metrics(&e->pctx);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
 		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];
@@ -491,7 +495,7 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
-	default: return e->proto->file_size ? e->proto->file_size(e, f) : 0;
+	default: return e->proto->file_size ? e->proto->file_size(&e->pctx, f) : 0;
 	}
 }
 
@@ -505,7 +509,7 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 	if (in_memory)
 		*in_memory = resident || e->proto->read_page;
 	if (e->proto->read_page) {
-		e->proto->read_page(e, page, lsn, out);
+		e->proto->read_page(&e->pctx, page, lsn, out);
 		return;
 	}
 	if (resident) {

@@ -125,9 +125,10 @@ struct pn_engine {
 	uint32_t rec_block;
 	uint64_t eor_seq;
 
-	/* the protocol (protocol.h): its row and the row's own state (NULL if it has none) */
+	/* the protocol (protocol.h): its row and the context its hooks get (with the row's own
+	 * state, NULL if it has none) */
 	const struct pn_protocol_ops *proto;
-	void *proto_state;
+	struct pn_proto_ctx pctx;
 
 	struct pn_metrics m;
 	bool recovering;
@@ -137,6 +138,15 @@ struct pn_engine {
 	const struct pn_client_ops *client;
 	void *client_state;
 };
+/* The engine a protocol hook's context belongs to (for the rows, above the engine). */
+static inline struct pn_engine *pn_proto_engine(struct pn_proto_ctx *c)
+{
+	return (struct pn_engine *)((char *)c - offsetof(struct pn_engine, pctx));
+}
+static inline const struct pn_engine *pn_proto_engine_const(const struct pn_proto_ctx *c)
+{
+	return (const struct pn_engine *)((const char *)c - offsetof(struct pn_engine, pctx));
+}
 #endif
 
 /* engine.c */

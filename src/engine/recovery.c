@@ -59,9 +59,9 @@ static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control 
 		e->next_xid = (uint32_t)pn_get64(e->rec.main_data + 24);
 	else
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "could not locate a valid checkpoint record at %X/%08X (%s)",
-				    (unsigned)(c->checkpoint >> 32), (unsigned)c->checkpoint,
-				    e->reader.why[0] ? e->reader.why : "not a checkpoint");
+				 "could not locate a valid checkpoint record at %X/%08X (%s)",
+				 (unsigned)(c->checkpoint >> 32), (unsigned)c->checkpoint,
+				 e->reader.why[0] ? e->reader.why : "not a checkpoint");
 	pn_wal_reader_free(&e->reader);
 	return ok;
 }
@@ -76,13 +76,13 @@ bool pn_recovery_begin(struct pn_engine *e)
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
 	    !pn_engine_decode_control(buf, &c)) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "control file unreadable (bad magic or CRC)");
+				 "control file unreadable (bad magic or CRC)");
 		return false;
 	}
 	e->control = c;
 	if (!read_checkpoint_record(e, &c))
 		return false;
-	if (e->proto->recovery_begin && !e->proto->recovery_begin(e, &c))
+	if (e->proto->recovery_begin && !e->proto->recovery_begin(&e->pctx, &c))
 		return false;
 	pn_wal_set_redo(&e->wal, c.redo);
 	pn_wal_set_keep_from(&e->wal, c.redo);
@@ -90,7 +90,7 @@ bool pn_recovery_begin(struct pn_engine *e)
 	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
 	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
-	if (e->proto->recovery_from && !e->proto->recovery_from(e, c.redo, &from))
+	if (e->proto->recovery_from && !e->proto->recovery_from(&e->pctx, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
 	if (!reader_at(e, from)) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "out of memory");
@@ -114,9 +114,9 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	if (!done) {
 		if (!pn_redo_apply(page, e->page_size, &e->rec, b)) {
 			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
-					    "record at %X/%08X does not apply to page %u",
-					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start,
-					    pg);
+					 "record at %X/%08X does not apply to page %u",
+					 (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start,
+					 pg);
 			return;
 		}
 		if (!headerless)
@@ -129,7 +129,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		uint32_t target = b->shift_target & 0x7fu;
 		if (target >= e->generations) {
 			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
-					    target, e->generations);
+					 target, e->generations);
 			return;
 		}
 		/* The page now lives in the target slot, which may hold nothing yet: even when
@@ -138,7 +138,7 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
 		pn_store_set_slot(&e->store, pg, target);
 		if (e->proto->redo_shifted)
-			e->proto->redo_shifted(e, pg);
+			e->proto->redo_shifted(&e->pctx, pg);
 		f->dirty = true;
 		f->redirtied |= f->io_writes > 0;
 		if (f->last_lsn < pn_page_lsn(page))
@@ -153,7 +153,7 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 	pn_wal_reader_free(&e->reader);
 	pn_wal_start_at(&e->wal, e->replay_end, e->replay_last_start);
 	if (e->proto->recovery_end)
-		e->proto->recovery_end(e, e->replay_end, e->replay_last_start);
+		e->proto->recovery_end(&e->pctx, e->replay_end, e->replay_last_start);
 	e->next_xid++;
 	e->eor_seq = e->ckpt_seq_begun + 1;
 	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
@@ -171,7 +171,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	}
 	if (p->state != PN_B_NEXT)
 		return;
-	if (e->proto->redo_step && e->proto->redo_step(e, p))
+	if (e->proto->redo_step && e->proto->redo_step(&e->pctx, p))
 		return; /* doublewrite: a restore before replay */
 	if (!e->rec_valid) {
 		if (!pn_wal_read_next(&e->reader, &e->rec, &e->rec_start, &e->rec_end)) {
@@ -186,7 +186,7 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 			e->next_xid = e->rec.xid;
 		e->m.recovery_records++;
 		if (e->proto->redo_record) { /* pushdown: the page server re-ingests */
-			e->proto->redo_record(e, &e->rec, e->rec_start, e->rec_end);
+			e->proto->redo_record(&e->pctx, &e->rec, e->rec_start, e->rec_end);
 			e->rec_valid = false;
 			pn_svc_wake(&e->svc, p->id, STEP_NS);
 			return;
@@ -200,13 +200,13 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	const struct pn_wal_block *b = &e->rec.blocks[e->rec_block];
 	if (b->blkno >= e->pages) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, b->blkno, "record names page %u of %u",
-				    b->blkno, e->pages);
+				 b->blkno, e->pages);
 		return;
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
 	if (b->has_shift && !full && e->proto->redo_source &&
-	    !pn_store_is_slru(&e->store, b->blkno) && !e->proto->redo_source(e, b, p->id))
+	    !pn_store_is_slru(&e->store, b->blkno) && !e->proto->redo_source(&e->pctx, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)

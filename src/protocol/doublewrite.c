@@ -29,32 +29,35 @@ struct dw_state {
 
 static struct dw_state *dw_of(const struct pn_engine *e)
 {
-	PN_ASSERT(e->proto_state != NULL);
-	return e->proto_state;
+	PN_ASSERT(e->pctx.state != NULL);
+	return e->pctx.state;
 }
 
-static bool dw_init(struct pn_engine *e)
+static bool dw_init(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->proto_state == NULL);
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
 	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
-	e->proto_state = calloc(1, sizeof(struct dw_state));
-	return e->proto_state != NULL;
+	e->pctx.state = calloc(1, sizeof(struct dw_state));
+	return e->pctx.state != NULL;
 }
 
-static void dw_free(struct pn_engine *e)
+static void dw_free(struct pn_proto_ctx *pc)
 {
-	free(e->proto_state);
-	e->proto_state = NULL;
+	struct pn_engine *e = pn_proto_engine(pc);
+	free(e->pctx.state);
+	e->pctx.state = NULL;
 }
 
-static unsigned dw_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+static unsigned dw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo)
 {
 	PN_ASSERT(use <= PN_USE_SLRU);
-	return use == PN_USE_SLRU ? pn_protocol_slru_image(e, before_redo) : 0;
+	return use == PN_USE_SLRU ? pn_protocol_slru_image(pc, before_redo) : 0;
 }
 
-static uint64_t dw_file_size(const struct pn_engine *e, enum pn_file f)
+static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	PN_ASSERT(f < PN_FILE_COUNT);
 	if (f == PN_FILE_SELECTOR)
 		return 0;
@@ -118,8 +121,9 @@ static void dw_sync_done(void *ctx, struct pn_io *io)
 }
 
 /* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
-static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
+static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	if (!uses_dw(e, frame, why))
 		return true;
@@ -136,9 +140,10 @@ static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
 	return false;
 }
 
-static bool dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why, uint32_t proc,
+static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why, uint32_t proc,
 		     const uint8_t *image, const struct pn_io_then *then)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	if (!uses_dw(e, frame, why))
 		return false;
 	struct dw_state *d = dw_of(e);
@@ -202,8 +207,9 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pa
 	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
 }
 
-static bool plan_restore(struct pn_engine *e, pn_lsn redo, pn_lsn *from)
+static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t sec = e->sc->storage.sector_size;
@@ -245,8 +251,9 @@ static void restore_fsync_done(void *ctx, struct pn_io *io)
 	pn_svc_wake(&e->svc, e->proc_startup, 0);
 }
 
-static bool restore_step(struct pn_engine *e, struct pn_proc *p)
+static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t page;
@@ -279,8 +286,9 @@ static bool restore_step(struct pn_engine *e, struct pn_proc *p)
 	return true; /* woken when the write completes */
 }
 
-static void dw_check(struct pn_engine *e)
+static void dw_check(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct dw_state *d = dw_of(e);
 	PN_ASSERT(d->next < e->store.dw_slots);
 	PN_ASSERT(d->used_since_sync <= e->store.dw_slots);

@@ -37,7 +37,7 @@
 #define STEP_NS 5000u
 #define GUTS_NS 200000u /* 200 us from the redo pointer to the buffer selection */
 
-/* The selector (MAP) pages, 2 bits per heap page: e->proto_state. */
+/* The selector (MAP) pages, 2 bits per heap page: e->pctx.state. */
 struct umbra_map {
 	uint32_t npages;
 	uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
@@ -46,16 +46,18 @@ struct umbra_map {
 
 static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
 static uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
-static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
+static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target,
+				  pn_lsn lsn);
 
 static struct umbra_map *map_of(const struct pn_engine *e)
 {
-	PN_ASSERT(e->proto_state != NULL);
-	return e->proto_state;
+	PN_ASSERT(e->pctx.state != NULL);
+	return e->pctx.state;
 }
 
-static void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+static void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	run->pause_select = e->ckpt_pause_select_next;
 	e->ckpt_pause_select_next = false;
 	run->select_ns = run->start_ns + GUTS_NS;
@@ -77,11 +79,12 @@ static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
 	return pn_umbra_slot_index(ctx, page, slot);
 }
 
-static bool map_init(struct pn_engine *e)
+static bool map_init(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->proto_state == NULL);
-	e->proto_state = calloc(1, sizeof(struct umbra_map));
-	if (!e->proto_state)
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
+	e->pctx.state = calloc(1, sizeof(struct umbra_map));
+	if (!e->pctx.state)
 		return false;
 	pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), place, e);
 	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
@@ -95,18 +98,20 @@ static bool map_init(struct pn_engine *e)
 	return true;
 }
 
-static void map_free(struct pn_engine *e)
+static void map_free(struct pn_proto_ctx *pc)
 {
-	if (!e->proto_state)
+	struct pn_engine *e = pn_proto_engine(pc);
+	if (!e->pctx.state)
 		return;
 	free(map_of(e)->dirty);
 	free(map_of(e)->lsn);
-	free(e->proto_state);
-	e->proto_state = NULL;
+	free(e->pctx.state);
+	e->pctx.state = NULL;
 }
 
-static bool unsupported(struct pn_engine *e)
+static bool unsupported(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
 	const uint32_t *at = NULL;
@@ -161,8 +166,9 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 	pn_put32(out + 8, pn_crc32c(out + 16, e->page_size - 16));
 }
 
-static void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+static void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
 	if (is_l3(e)) {
 		encode_root(e, buf);
@@ -213,8 +219,9 @@ static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 	pn_io_issue(&e->svc, io);
 }
 
-static void pn_umbra_mapwriter(struct pn_engine *e)
+static void pn_umbra_mapwriter(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
 		if (!map_of(e)->dirty[k] || map_of(e)->busy[k])
 			continue;
@@ -271,24 +278,27 @@ static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct 
 	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 }
 
-static void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
+static void pn_umbra_publish(struct pn_proto_ctx *pc, struct pn_proc *p)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	if (!p->delay_chkpt)
 		return; /* a held update that did not shift */
-	pn_umbra_publish_page(e, p->frame, p->pub_target, p->pub_lsn);
+	pn_umbra_publish_page(&e->pctx, p->frame, p->pub_target, p->pub_lsn);
 	p->delay_chkpt = false;
 }
 
-static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
+static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target,
+				  pn_lsn lsn)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_frame *f = &e->frames[frame];
 	uint32_t pg = f->page;
 	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
 		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
-				    "MapPublishSlotShift: page %u is on slot "
-				    "%u, not the source of its shift to %u",
-				    pg, source, target);
+				 "MapPublishSlotShift: page %u is on slot "
+				 "%u, not the source of its shift to %u",
+				 pg, source, target);
 		return;
 	}
 	if (!is_l3(e)) {
@@ -302,9 +312,9 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 		}
 		if (tag && f->shift_epoch == tag->seq) {
 			pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
-					    "page %u shifted twice in checkpoint "
-					    "epoch %llu",
-					    pg, (unsigned long long)tag->seq);
+					 "page %u shifted twice in checkpoint "
+					 "epoch %llu",
+					 pg, (unsigned long long)tag->seq);
 			return;
 		}
 		PN_TESTCASE("l4: a shift tags its buffer with the running checkpoint's epoch",
@@ -319,9 +329,10 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 
 /* ---- checkpointer ---- */
 
-static uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
+static uint8_t pn_umbra_ckpt_slot(const struct pn_proto_ctx *pc, const struct pn_frame *f,
 				  const struct pn_ckpt_run *run)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	uint8_t cur = pn_store_slot(&e->store, f->page);
 	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
 	if (!is_l3(e) && f->shift_epoch == run->seq)
@@ -360,17 +371,19 @@ static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *ru
 	return STEP_NS;
 }
 
-static uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
+static uint8_t pn_umbra_write_slot(const struct pn_proto_ctx *pc, struct pn_frame *f, int r)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	/* l4's FlushBuffer decides at each write (tagged: previous(active), else active); l3
 	 * writes where selection and a captured shift put it (the prototype's rule). */
 	if (!is_l3(e))
-		f->ckpt_slot[r] = pn_umbra_ckpt_slot(e, f, &e->runs[r]);
+		f->ckpt_slot[r] = pn_umbra_ckpt_slot(&e->pctx, f, &e->runs[r]);
 	return f->ckpt_slot[r];
 }
 
-static bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)
+static bool pn_umbra_ckpt_reached(const struct pn_proto_ctx *pc, uint64_t seq, bool resumed)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		const struct pn_ckpt_run *run = &e->runs[r];
 		if (run->state == PN_C_IDLE || run->seq != seq)
@@ -424,7 +437,7 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 		    pn_get32(buf) != ROOT_MAGIC ||
 		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
 			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
-					    "the Umbra map root page is unreadable (magic or CRC)");
+					 "the Umbra map root page is unreadable (magic or CRC)");
 			return false;
 		}
 	}
@@ -438,8 +451,8 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 			uint8_t v = (uint8_t)((buf[i / 4] >> (2 * (i % 4))) & 3u);
 			if (v >= e->generations) {
 				pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, k * per + i,
-						    "invalid Umbra active slot %u of page %u", v,
-						    k * per + i);
+						 "invalid Umbra active slot %u of page %u", v,
+						 k * per + i);
 				return false;
 			}
 			pn_store_set_slot(&e->store, k * per + i, v);
@@ -449,8 +462,10 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 	return true;
 }
 
-static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
+static bool pn_umbra_redo_source(struct pn_proto_ctx *pc, const struct pn_wal_block *b,
+				 uint32_t proc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t pg = b->blkno;
 	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
 				  : (uint8_t)((b->shift_target + e->generations - 1u) %
@@ -458,8 +473,8 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 	uint32_t fi = e->page_frame[pg];
 	if (source >= e->generations || b->shift_target >= e->generations) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
-				    "shift of page %u from slot %u to %u of %u", pg, source,
-				    b->shift_target, e->generations);
+				 "shift of page %u from slot %u to %u of %u", pg, source,
+				 b->shift_target, e->generations);
 		return false;
 	}
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
@@ -485,8 +500,9 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 
 /* ---- the checkpoint run's protocol steps ---- */
 
-static uint64_t select_step(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t select_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_SELECT);
 	PN_ASSERT(run->proto_sub == UC_SELECT || run->proto_sub == UC_MAP_WRITE);
 	return run->proto_sub == UC_SELECT ? pn_umbra_ckpt_select(e, run)
@@ -494,41 +510,47 @@ static uint64_t select_step(struct pn_engine *e, struct pn_ckpt_run *run)
 }
 
 /* After the data fsync: the MAP pages' fsync. */
-static uint64_t durable_step(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	PN_ASSERT(run->proto_sub == 0);
 	pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 	return UINT64_MAX;
 }
 
-static void durable_io_done(struct pn_engine *e, struct pn_ckpt_run *run)
+static void durable_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	PN_ASSERT(e->proto_state != NULL);
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state != NULL);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	pn_ckpt_set_state(run, PN_C_RECORD);
 }
 
-static void assemble(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
+static void assemble(struct pn_proto_ctx *pc, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
 		     bool rdata)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_umbra_assemble_block(e, frame, b, page, rdata);
 }
 
-static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
+static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(c != NULL);
-	PN_ASSERT(e->proto_state != NULL);
+	PN_ASSERT(e->pctx.state != NULL);
 	return pn_umbra_read_map(e); /* the MAP pages name every page's slot; no area to pick */
 }
 
-static void redo_shifted(struct pn_engine *e, uint32_t page)
+static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_umbra_map_dirty(e, page, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
 }
 
-static void map_check(struct pn_engine *e)
+static void map_check(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct umbra_map *m = map_of(e);
 	PN_ASSERT(m->npages * entries_per_map_page(e) >= e->heap_pages);
 	PN_ASSERT(m->npages == 0 || m->dirty != NULL);
