@@ -210,8 +210,8 @@ START_TEST(test_checks_hold)
 	e->procs[0].state = PN_B_INSERT; /* an update with its page pinned and locked */
 	e->procs[0].op.op = PN_OP_UPDATE;
 	e->procs[0].frame = 3;
-	e->frames[3].pins = 1;
-	e->frames[3].locked = true;
+	pn_buf_frame(&e->buf, 3)->pins = 1;
+	pn_buf_frame(&e->buf, 3)->locked = true;
 	pn_ckpt_check(e);
 	pn_backend_check(e);
 	pn_engine_delete(e);

@@ -43,7 +43,7 @@ static uint32_t op_page(const struct pn_engine *e, const struct pn_step *op)
 static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
 	const struct pn_scenario *sc = e->sc;
-	uint8_t *page = pn_frame_page(e, p->frame);
+	uint8_t *page = pn_frame_page(&e->buf, p->frame);
 	uint32_t pg = op_page(e, &p->op);
 	bool before_redo = pn_page_lsn(page) <= redo;
 	enum pn_block_use use = PN_USE_CHANGE;
@@ -132,8 +132,8 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
 static void do_change(struct pn_engine *e, struct pn_proc *p)
 {
-	struct pn_frame *f = &e->frames[p->frame];
-	uint8_t *page = pn_frame_page(e, p->frame);
+	struct pn_frame *f = pn_buf_frame(&e->buf, p->frame);
+	uint8_t *page = pn_frame_page(&e->buf, p->frame);
 	uint32_t pg = op_page(e, &p->op);
 	uint32_t nitems = pn_store_is_slru(&e->store, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
@@ -143,7 +143,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		PN_ASSERT(e->client->change != NULL);
 		e->client->change(e->client_state, &c);
 		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
-			e->frames[p->extra_frames[i]].locked = false;
+			pn_buf_frame(&e->buf, p->extra_frames[i])->locked = false;
 		pn_client_unpin_extra(e, p);
 		return;
 	}
@@ -231,7 +231,7 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	p->decided_redo = redo;
 	p->chg_image = p->chg_shift = p->chg_init = 0;
 	for (uint32_t i = 0; i < c->nblocks; i++) {
-		const uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
@@ -282,7 +282,7 @@ static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn
 	struct pn_change *c = &p->chg;
 	uint8_t itup[64];
 	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
-	return pn_btree_split_record(pn_frame_page(e, p->chg_frames[0]), e->page_size, itup,
+	return pn_btree_split_record(pn_frame_page(&e->buf, p->chg_frames[0]), e->page_size, itup,
 				     c->itup_len, c->split_key, rec, main, data0, data1);
 }
 
@@ -350,7 +350,7 @@ static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct p
 		return PN_REC_HEAP2_PRUNE;
 	}
 	case PN_REC_BTREE_INSERT_LEAF: {
-		const uint8_t *page = pn_frame_page(e, p->chg_frames[0]);
+		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[0]);
 		pn_put16(main, pn_btree_insert_offnum(page, c->key));
 		rec->main_len = 2;
 		pn_itup_make(data0, c->itup_len, c->key, c->heap_blk, c->heap_off);
@@ -379,7 +379,7 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	struct pn_client cl = pn_client_of(e, p);
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
-		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
 		if (!pn_redo_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
 		if (b->will_init && e->client->page_inited)
@@ -402,7 +402,7 @@ static bool pin_change(struct pn_engine *e, struct pn_proc *p)
 	while (p->chg_pinned < c->nblocks) {
 		uint32_t i = p->chg_pinned;
 		bool fresh = c->kind == PN_REC_BTREE_SPLIT_R && i == 1; /* the new right page */
-		uint32_t fi = pn_buf_pin(e, c->pages[i], p->id, fresh);
+		uint32_t fi = pn_buf_pin(&e->buf, c->pages[i], p->id, fresh);
 		if (fi == PN_NO_FRAME)
 			return false;
 		p->chg_frames[i] = fi;
@@ -414,8 +414,8 @@ static bool pin_change(struct pn_engine *e, struct pn_proc *p)
 static void release_change(struct pn_engine *e, struct pn_proc *p)
 {
 	for (uint32_t i = 0; i < p->chg_pinned; i++) {
-		e->frames[p->chg_frames[i]].locked = false;
-		pn_buf_unpin(e, p->chg_frames[i]);
+		pn_buf_frame(&e->buf, p->chg_frames[i])->locked = false;
+		pn_buf_unpin(&e->buf, p->chg_frames[i]);
 	}
 	p->chg_pinned = 0;
 }
@@ -635,8 +635,8 @@ static bool frames_busy(const struct pn_engine *e, const struct pn_proc *p)
 	uint32_t frames[OP_FRAMES_MAX];
 	bool locked = false, held = false;
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		locked |= e->frames[frames[i]].locked;
-		held |= e->frames[frames[i]].held;
+		locked |= pn_buf_frame(&e->buf, frames[i])->locked;
+		held |= pn_buf_frame(&e->buf, frames[i])->held;
 	}
 	PN_TESTCASE("a change waits for a frame held across a WAL flush (B7)", held);
 	return locked || held;
@@ -646,8 +646,9 @@ static void lock_frames(struct pn_engine *e, const struct pn_proc *p)
 {
 	uint32_t frames[OP_FRAMES_MAX];
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		PN_ASSERT(!e->frames[frames[i]].held && e->frames[frames[i]].pins > 0);
-		e->frames[frames[i]].locked = true;
+		PN_ASSERT(!pn_buf_frame(&e->buf, frames[i])->held &&
+			  pn_buf_frame(&e->buf, frames[i])->pins > 0);
+		pn_buf_frame(&e->buf, frames[i])->locked = true;
 	}
 }
 
@@ -699,23 +700,24 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 			pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
-	e->frames[p->frame].locked = false;
-	pn_buf_unpin(e, p->frame);
+	pn_buf_frame(&e->buf, p->frame)->locked = false;
+	pn_buf_unpin(&e->buf, p->frame);
 	finish_op(e, p);
 }
 
 static void step_evict(struct pn_engine *e, struct pn_proc *p)
 {
-	uint32_t fi = e->page_frame[p->op.page];
-	if (fi == PN_NO_FRAME || (!e->frames[fi].dirty && e->frames[fi].io_writes == 0)) {
+	uint32_t fi = e->buf.page_frame[p->op.page];
+	if (fi == PN_NO_FRAME ||
+	    (!pn_buf_frame(&e->buf, fi)->dirty && pn_buf_frame(&e->buf, fi)->io_writes == 0)) {
 		finish_op(e, p);
 		return;
 	}
-	if (e->frames[fi].io_writes) {
+	if (pn_buf_frame(&e->buf, fi)->io_writes) {
 		pn_svc_wake(&e->svc, p->id, POLL_NS);
 		return;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1, NULL);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_svc_wake(&e->svc, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
@@ -748,7 +750,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		}
 		if (!pn_client_pin_extra(e, p)) /* a workload op's other pages first */
 			return;
-		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
+		uint32_t fi = pn_buf_pin(&e->buf, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
@@ -787,8 +789,8 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	case PN_B_PUBLISH:
 		PN_ASSERT(e->proto->publish != NULL);
 		e->proto->publish(&e->pctx, p);
-		e->frames[p->frame].locked = false;
-		pn_buf_unpin(e, p->frame);
+		pn_buf_frame(&e->buf, p->frame)->locked = false;
+		pn_buf_unpin(&e->buf, p->frame);
 		finish_op(e, p);
 		break;
 	default: break;
@@ -807,8 +809,8 @@ void pn_backend_check(const struct pn_engine *e)
 			continue;
 		/* from the pin to the end of the op its page stays pinned (and, after DECIDE
 		 * took the content lock, locked) */
-		PN_ASSERT(p->frame < e->nframes);
-		PN_ASSERT(e->frames[p->frame].pins > 0);
-		PN_ASSERT(p->state == PN_B_DECIDE || e->frames[p->frame].locked);
+		PN_ASSERT(p->frame < e->buf.nframes);
+		PN_ASSERT(pn_buf_frame(&e->buf, p->frame)->pins > 0);
+		PN_ASSERT(p->state == PN_B_DECIDE || pn_buf_frame(&e->buf, p->frame)->locked);
 	}
 }

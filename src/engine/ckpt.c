@@ -174,8 +174,8 @@ void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 	uint32_t r = run_index(e, run);
 	PN_ASSERT(r < PN_MAX_CKPT_RUNS);
 	PN_ASSERT(run->state == PN_C_WRITING || run->state == PN_C_PROTO_SELECT);
-	for (uint32_t i = 0; i < e->nframes; i++) {
-		struct pn_frame *f = &e->frames[i];
+	for (uint32_t i = 0; i < e->buf.nframes; i++) {
+		struct pn_frame *f = pn_buf_frame(&e->buf, i);
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
@@ -266,12 +266,12 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 	PN_TESTCASE("a checkpoint woken in its nap naps on", napping);
 	if (napping)
 		return run->nap_until_ns - now;
-	for (; run->scan < e->nframes; run->scan++) {
-		struct pn_frame *f = &e->frames[run->scan];
+	for (; run->scan < e->buf.nframes; run->scan++) {
+		struct pn_frame *f = pn_buf_frame(&e->buf, run->scan);
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
 		struct pn_io_then then = {write_done, e};
-		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt,
+		enum pn_write_result w = pn_buf_write(&e->buf, run->scan, PN_WHY_CKPT, e->proc_ckpt,
 						      (int)r, &then);
 		switch (w) {
 		case PN_WRITE_NONE: f->ckpt_needed &= (uint8_t) ~(1u << r); continue;
@@ -295,10 +295,10 @@ static bool frames_pending(const struct pn_engine *e, uint32_t r, bool *in_fligh
 {
 	bool pending = false;
 	*in_flight = false;
-	for (uint32_t i = 0; i < e->nframes; i++) {
-		if (e->frames[i].ckpt_needed & (1u << r)) {
+	for (uint32_t i = 0; i < e->buf.nframes; i++) {
+		if (pn_buf_frame(&e->buf, i)->ckpt_needed & (1u << r)) {
 			pending = true;
-			if (e->frames[i].io_writes)
+			if (pn_buf_frame(&e->buf, i)->io_writes)
 				*in_flight = true;
 		}
 	}
@@ -525,7 +525,7 @@ void pn_ckpt_check(const struct pn_engine *e)
 		/* a run in progress was begun and has not completed (R5: in order) */
 		PN_ASSERT(run->seq > e->ckpt_seq_done);
 		PN_ASSERT(run->seq <= e->ckpt_seq_begun);
-		PN_ASSERT(run->scan <= e->nframes);
+		PN_ASSERT(run->scan <= e->buf.nframes);
 		for (int o = 0; o < r; o++)
 			PN_ASSERT(e->runs[o].state == PN_C_IDLE || e->runs[o].seq != run->seq);
 	}

@@ -57,12 +57,12 @@ uint32_t pn_client_frame(const struct pn_client *c, uint32_t i)
 
 uint8_t *pn_client_page(const struct pn_client *c, uint32_t i)
 {
-	return pn_frame_page(c->e, pn_client_frame(c, i));
+	return pn_frame_page(&c->e->buf, pn_client_frame(c, i));
 }
 
 uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i)
 {
-	return c->e->frames[pn_client_frame(c, i)].page;
+	return pn_buf_frame(&c->e->buf, pn_client_frame(c, i))->page;
 }
 
 void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
@@ -114,12 +114,13 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 	for (uint32_t i = 0; i < r->nblocks && e->proto->assemble; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
 			e->proto->assemble(&e->pctx, frames[i], &r->blocks[i],
-					   pn_frame_page(e, frames[i]), r->blocks[i].data_len != 0);
+					   pn_frame_page(&e->buf, frames[i]),
+					   r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
-		struct pn_frame *f = &e->frames[frames[i]];
+		struct pn_frame *f = pn_buf_frame(&e->buf, frames[i]);
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
-		pn_page_set_lsn(pn_frame_page(e, frames[i]), end);
+		pn_page_set_lsn(pn_frame_page(&e->buf, frames[i]), end);
 		f->dirty = true;
 		f->dirty_hint_only = false;
 		f->redirtied |= f->io_writes > 0;
@@ -141,7 +142,7 @@ bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
 	}
 	PN_ASSERT(n <= PN_ARRAY_LEN(p->extra_frames));
 	while (p->nextra < n) {
-		uint32_t f = pn_buf_pin(e, pages[p->nextra], p->id, false);
+		uint32_t f = pn_buf_pin(&e->buf, pages[p->nextra], p->id, false);
 		if (f == PN_NO_FRAME)
 			return false; /* woken when the read or a victim's write completes */
 		p->extra_frames[p->nextra++] = f;
@@ -152,13 +153,13 @@ bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
 void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p)
 {
 	while (p->nextra > 0)
-		pn_buf_unpin(e, p->extra_frames[--p->nextra]);
+		pn_buf_unpin(&e->buf, p->extra_frames[--p->nextra]);
 }
 
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
 {
-	PN_ASSERT(frame < c->e->nframes);
-	struct pn_frame *f = &c->e->frames[frame];
+	PN_ASSERT(frame < c->e->buf.nframes);
+	struct pn_frame *f = pn_buf_frame(&c->e->buf, frame);
 	PN_ASSERT(f->pins > 0);
 	if (!f->dirty)
 		f->dirty_hint_only = true;

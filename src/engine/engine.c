@@ -85,6 +85,26 @@ static bool alloc_logs(struct pn_engine *e)
 /* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
 static void wal_segments_due(void *ctx) { pn_ckpt_request(ctx, PN_CKPT_WAL, false); }
 
+static bool init_buf(struct pn_engine *e, uint32_t nframes)
+{
+	struct pn_buf_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.store = &e->store,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.ckpt_seq_begun = &e->ckpt_seq_begun,
+		.ckpt_seq_done = &e->ckpt_seq_done,
+		.recovering = &e->recovering,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.nprocs = e->nprocs,
+	};
+	return pn_buf_init(&e->buf, &h, nframes);
+}
+
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client,
 		    const struct pn_protocol_ops *proto)
@@ -117,8 +137,9 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		e->client_state = NULL;
 		return false;
 	}
-	if (!alloc_procs(e) || !pn_buf_init(e) ||
-	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) ||
+	uint32_t nframes = sc->storage.buffers;
+	if (!alloc_procs(e) || !init_buf(e, nframes) ||
+	    !pn_svc_init(&e->svc, env, 4 * nframes + 64, 2u * e->page_size, e->nprocs) ||
 	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
 			   proto->store_flags) ||
 	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
@@ -138,7 +159,7 @@ void pn_engine_free(struct pn_engine *e)
 	e->client_state = NULL;
 	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
 	pn_wal_free(&e->wal);
-	pn_buf_free(e);
+	pn_buf_free(&e->buf);
 	pn_store_free(&e->store);
 	if (e->proto && e->proto->free)
 		e->proto->free(&e->pctx);
@@ -227,12 +248,13 @@ static bool backends_done(const struct pn_engine *e)
 static void bgwriter_step(struct pn_engine *e)
 {
 	uint32_t written = 0;
-	for (uint32_t n = 0, i = e->clock_hand; n < e->nframes && written < BGWRITER_MAXPAGES;
-	     n++, i = (i + 1) % e->nframes) {
-		struct pn_frame *f = &e->frames[i];
-		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(e, i))
+	for (uint32_t n = 0, i = e->buf.clock_hand;
+	     n < e->buf.nframes && written < BGWRITER_MAXPAGES; n++, i = (i + 1) % e->buf.nframes) {
+		struct pn_frame *f = pn_buf_frame(&e->buf, i);
+		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(&e->buf, i))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL);
+		enum pn_write_result w = pn_buf_write(&e->buf, i, PN_WHY_BGWRITER, UINT32_MAX, -1,
+						      NULL);
 		if (w == PN_WRITE_STARTED) {
 			written++;
 			e->m.bgwriter_writes++;
@@ -298,7 +320,7 @@ void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 
 static void check_frame(struct pn_engine *e, uint32_t i)
 {
-	const struct pn_frame *f = &e->frames[i];
+	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
 	PN_ASSERT(f->usage <= 5);
 	PN_ASSERT(!f->locked || f->pins > 0);
 	PN_ASSERT(f->pins <= e->nprocs);
@@ -306,7 +328,7 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		PN_ASSERT(!f->valid && !f->dirty && f->pins == 0);
 		return;
 	}
-	PN_ASSERT(f->page < e->pages && e->page_frame[f->page] == i);
+	PN_ASSERT(f->page < e->pages && e->buf.page_frame[f->page] == i);
 	PN_ASSERT(!f->dirty || f->valid);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		if (!(f->ckpt_needed & (1u << r)))
@@ -338,9 +360,9 @@ void pn_engine_check(struct pn_engine *e)
 	 * event a violation is found at is part of the result): every event stays O(1), and
 	 * every frame is checked at least every nframes / CHECK_SLICE events (all of them, for
 	 * the small pools the checker runs). */
-	for (uint32_t n = 0; n < PN_MIN(e->nframes, CHECK_SLICE); n++) {
+	for (uint32_t n = 0; n < PN_MIN(e->buf.nframes, CHECK_SLICE); n++) {
 		check_frame(e, e->check_frame_next);
-		if (++e->check_frame_next == e->nframes) /* no division on the per-event path */
+		if (++e->check_frame_next == e->buf.nframes) /* no division on the per-event path */
 			e->check_frame_next = 0;
 	}
 }
@@ -504,8 +526,8 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 {
 	PN_ASSERT(page < e->pages);
 	PN_ASSERT(out);
-	uint32_t fi = e->page_frame[page];
-	bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
+	uint32_t fi = e->buf.page_frame[page];
+	bool resident = fi != PN_NO_FRAME && pn_buf_frame(&e->buf, fi)->valid;
 	if (in_memory)
 		*in_memory = resident || e->proto->read_page;
 	if (e->proto->read_page) {
@@ -513,7 +535,7 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		return;
 	}
 	if (resident) {
-		memcpy(out, pn_frame_page(e, fi), e->page_size);
+		memcpy(out, pn_frame_page(&e->buf, fi), e->page_size);
 		return;
 	}
 	uint32_t slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);

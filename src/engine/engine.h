@@ -79,16 +79,10 @@ struct pn_engine {
 
 	struct pn_wal wal; /* wal.c */
 
-	/* buffer pool */
-	struct pn_frame *frames;
-	uint8_t *frame_data;
-	uint32_t nframes;
-	uint32_t clock_hand;
-	uint32_t *page_frame; /* page -> frame or PN_NO_FRAME */
+	struct pn_bufpool buf; /* frames, page -> frame (bufpool.c) */
 
 	struct pn_store store; /* page -> slot, Umbra baselines (store.c) */
 	pn_lsn redo_done;      /* redo pointer of the last completed checkpoint */
-	uint32_t data_writes_inflight;
 
 	/* checkpointer */
 	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];

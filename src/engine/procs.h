@@ -106,9 +106,6 @@ struct pn_proc {
 	 * the new page, the right sibling), pinned in order before `frame` (client.c) */
 	uint32_t extra_frames[2];
 	uint32_t nextra;
-	/* an eviction's victim it holds while the WAL flush is waited for (bufpool.c B7) */
-	bool victim_held;
-	uint32_t victim;
 };
 
 #endif

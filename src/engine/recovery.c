@@ -104,8 +104,8 @@ bool pn_recovery_begin(struct pn_engine *e)
 
 static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_block *b)
 {
-	struct pn_frame *f = &e->frames[fi];
-	uint8_t *page = pn_frame_page(e, fi);
+	struct pn_frame *f = pn_buf_frame(&e->buf, fi);
+	uint8_t *page = pn_frame_page(&e->buf, fi);
 	uint32_t pg = b->blkno;
 	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
 	bool image = b->has_image && b->image_apply;
@@ -208,11 +208,11 @@ void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 	if (b->has_shift && !full && e->proto->redo_source &&
 	    !pn_store_is_slru(&e->store, b->blkno) && !e->proto->redo_source(&e->pctx, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
-	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
+	uint32_t fi = pn_buf_pin(&e->buf, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)
 		return; /* woken when the read (or a victim's write) completes */
 	apply_block(e, fi, b);
-	pn_buf_unpin(e, fi);
+	pn_buf_unpin(&e->buf, fi);
 	e->rec_block++;
 	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }

@@ -68,7 +68,8 @@ static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 
 static bool uses_dw(const struct pn_engine *e, uint32_t frame, enum pn_io_why why)
 {
-	return !pn_store_is_slru(&e->store, e->frames[frame].page) && why != PN_WHY_RECOVERY;
+	return !pn_store_is_slru(&e->store, pn_buf_frame(&e->buf, frame)->page) &&
+	       why != PN_WHY_RECOVERY;
 }
 
 static void dw_fsync_done(void *ctx, struct pn_io *io)
@@ -76,14 +77,14 @@ static void dw_fsync_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
 	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_frame *f = &e->frames[dw->frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, dw->frame);
 	PN_ASSERT(f->io_writes > 0);
 	f->io_writes--; /* the in-place write below counts itself */
-	e->data_writes_inflight--;
+	e->buf.data_writes_inflight--;
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
-	pn_buf_issue_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
+	pn_buf_issue_write(&e->buf, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
 		->ckpt_seq = dw->ckpt_seq;
 	pn_io_release(&e->svc, dw);
 }
@@ -93,12 +94,12 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
-		struct pn_frame *f = &e->frames[io->frame];
+		struct pn_frame *f = pn_buf_frame(&e->buf, io->frame);
 		PN_ASSERT(f->io_writes > 0);
 		f->io_writes--;
-		e->data_writes_inflight--;
+		e->buf.data_writes_inflight--;
 		struct pn_io_then then = {io->then, io->then_ctx};
-		pn_buf_issue_write(e, io->frame, 0, io->why, io->proc,
+		pn_buf_issue_write(&e->buf, io->frame, 0, io->why, io->proc,
 				   io->buf + e->sc->storage.sector_size, io->lsn, &then)
 			->ckpt_seq = io->ckpt_seq;
 		return;
@@ -131,7 +132,7 @@ static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why w
 		return false;
 	if (d->used_since_sync < e->store.dw_slots)
 		return true;
-	if (e->data_writes_inflight > 0)
+	if (e->buf.data_writes_inflight > 0)
 		return false;
 	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
 	d->sync_in_flight = true; /* FILLING --> SYNCING */
@@ -147,7 +148,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	if (!uses_dw(e, frame, why))
 		return false;
 	struct dw_state *d = dw_of(e);
-	struct pn_frame *f = &e->frames[frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	uint32_t sec = e->sc->storage.sector_size;
 	PN_ASSERT(!d->sync_in_flight);
 	PN_ASSERT(d->used_since_sync < e->store.dw_slots);
@@ -177,7 +178,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	d->next = (d->next + 1) % e->store.dw_slots;
 	d->used_since_sync++;
 	f->io_writes++;
-	e->data_writes_inflight++;
+	e->buf.data_writes_inflight++;
 	e->m.dw_bytes_written += io->len;
 	pn_io_issue(&e->svc, io);
 	return true;
@@ -263,7 +264,7 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	if (d->restore_pos == UINT32_MAX)
 		return true; /* the fsync is in flight */
 	if (d->restore_pos == d->restore_len) {
-		if (e->data_writes_inflight)
+		if (e->buf.data_writes_inflight)
 			return true; /* woken by the last write's completion */
 		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
 					       restore_fsync_done, e);
@@ -273,14 +274,14 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 		return true;
 	}
 	dw_entry(e, d->restore[d->restore_pos], buf, &page, &lsn);
-	uint32_t fi = pn_buf_pin(e, page, p->id, true);
+	uint32_t fi = pn_buf_pin(&e->buf, page, p->id, true);
 	if (fi == PN_NO_FRAME)
 		return true;
-	memcpy(pn_frame_page(e, fi), buf + e->sc->storage.sector_size, e->page_size);
-	e->frames[fi].dirty = true;
-	e->frames[fi].last_lsn = lsn;
-	pn_buf_unpin(e, fi);
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
+	memcpy(pn_frame_page(&e->buf, fi), buf + e->sc->storage.sector_size, e->page_size);
+	pn_buf_frame(&e->buf, fi)->dirty = true;
+	pn_buf_frame(&e->buf, fi)->last_lsn = lsn;
+	pn_buf_unpin(&e->buf, fi);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	d->restore_pos++;
 	return true; /* woken when the write completes */

@@ -175,7 +175,7 @@ bool pn_ps_init(struct pn_engine *e)
 	ps->log_len = log_len(e);
 	ps->pages = calloc(e->pages, sizeof(*ps->pages));
 	ps->queue = malloc(sizeof(uint32_t) * e->pages);
-	ps->req = malloc(sizeof(*ps->req) * e->nframes);
+	ps->req = malloc(sizeof(*ps->req) * e->buf.nframes);
 	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
 	ps->enc = malloc(pn_wal_rec_cap(&e->wal));
@@ -433,7 +433,7 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 
 void pn_ps_drop(struct pn_engine *e, uint32_t frame)
 {
-	struct pn_frame *f = &e->frames[frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	pn_lsn *lw = &ps_of(e)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
 	f->dirty = f->dirty_hint_only = f->redirtied = false;
@@ -458,7 +458,7 @@ void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint3
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
-	PN_ASSERT(ps->nreq < e->nframes); /* one read in flight per frame at most */
+	PN_ASSERT(ps->nreq < e->buf.nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
 	pn_svc_wake(&e->svc, e->proc_ps, PS_GETPAGE_NS);
 }
@@ -468,9 +468,9 @@ static void serve(struct pn_engine *e)
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t i = 0; i < ps->nreq; i++) {
 		const struct ps_request *q = &ps->req[i];
-		struct pn_frame *f = &e->frames[q->frame];
+		struct pn_frame *f = pn_buf_frame(&e->buf, q->frame);
 		PN_ASSERT(f->page == q->page && f->io_reads == 1 && q->lsn <= ps->ingested);
-		uint8_t *page = pn_frame_page(e, q->frame);
+		uint8_t *page = pn_frame_page(&e->buf, q->frame);
 		uint32_t n = pn_ps_reconstruct(e, q->page, q->lsn, page);
 		/* Every change of the page is at or before its last-written LSN. */
 		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->svc.failed);
@@ -772,7 +772,7 @@ void pn_ps_check(struct pn_proto_ctx *pc)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
 	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->recovering);
-	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
+	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->buf.nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
 	PN_ASSERT(e->recovering || pn_wal_keep_from(&e->wal) <= ps->horizon);

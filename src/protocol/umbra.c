@@ -72,7 +72,7 @@ bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page)
 static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	uint32_t page = e->frames[frame].page;
+	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
 	PN_ASSERT(page < e->heap_pages);
 	PN_ASSERT(lsn > 0);
 	pn_store_set_slot(&e->store, page, target);
@@ -171,11 +171,11 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	const struct pn_frame *f = &e->frames[i];
+	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
 	PN_ASSERT(f->page < e->pages);
 	if (pn_store_is_slru(&e->store, f->page) || !f->valid)
 		return;
-	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
+	if (pn_page_lsn(pn_frame_page(&e->buf, i)) > e->redo_done &&
 	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
 		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, f->page,
 				 "page %u changed after redo %llX but still mapped to its baseline "

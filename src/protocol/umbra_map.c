@@ -263,7 +263,7 @@ static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct 
 	}
 	if (b->has_image || b->will_init)
 		return;
-	bool captured = capture_run(e, &e->frames[frame]) >= 0 && rdata;
+	bool captured = capture_run(e, pn_buf_frame(&e->buf, frame)) >= 0 && rdata;
 	PN_TESTCASE("l3: image-free shift of a buffer the checkpoint selected (captured_source)",
 		    captured);
 	if (captured) {
@@ -291,7 +291,7 @@ static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint3
 				  pn_lsn lsn)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_frame *f = &e->frames[frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	uint32_t pg = f->page;
 	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
@@ -470,7 +470,7 @@ static bool pn_umbra_redo_source(struct pn_proto_ctx *pc, const struct pn_wal_bl
 	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
 				  : (uint8_t)((b->shift_target + e->generations - 1u) %
 					      e->generations);
-	uint32_t fi = e->page_frame[pg];
+	uint32_t fi = e->buf.page_frame[pg];
 	if (source >= e->generations || b->shift_target >= e->generations) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
 				 "shift of page %u from slot %u to %u of %u", pg, source,
@@ -482,17 +482,17 @@ static bool pn_umbra_redo_source(struct pn_proto_ctx *pc, const struct pn_wal_bl
 	 * the bytes it was read from, so no I/O is issued for it. */
 	pn_store_set_slot(&e->store, pg, source);
 	pn_umbra_map_dirty(e, pg, 0);
-	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
-		       (e->frames[fi].dirty || e->frames[fi].io_writes);
+	bool changed = fi != PN_NO_FRAME && pn_buf_frame(&e->buf, fi)->valid &&
+		       (pn_buf_frame(&e->buf, fi)->dirty || pn_buf_frame(&e->buf, fi)->io_writes);
 	PN_TESTCASE("l3/l4 redo of an image-free shift finds its page resident and changed",
 		    changed);
 	if (!changed)
 		return true;
-	if (e->frames[fi].io_writes) {
+	if (pn_buf_frame(&e->buf, fi)->io_writes) {
 		pn_svc_wake(&e->svc, proc, POLL_NS);
 		return false;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1, NULL);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, proc, -1, NULL);
 	if (w == PN_WRITE_BUSY)
 		pn_svc_wake(&e->svc, proc, POLL_NS);
 	return w == PN_WRITE_NONE;
