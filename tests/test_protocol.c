@@ -202,17 +202,17 @@ START_TEST(test_checks_hold)
 {
 	struct pn_scenario sc;
 	struct pn_engine *e = engine_of(&sc, "fpw");
-	pn_ckpt_check(e);
+	pn_ckpt_check(&e->ckpt);
 	pn_backend_check(e);
-	e->ckpt_seq_begun = 1;
-	e->runs[0].state = PN_C_WRITING; /* run 1 in progress */
-	e->runs[0].seq = 1;
+	e->ckpt.seq_begun = 1;
+	e->ckpt.runs[0].state = PN_C_WRITING; /* run 1 in progress */
+	e->ckpt.runs[0].seq = 1;
 	e->procs[0].state = PN_B_INSERT; /* an update with its page pinned and locked */
 	e->procs[0].op.op = PN_OP_UPDATE;
 	e->procs[0].frame = 3;
 	pn_buf_frame(&e->buf, 3)->pins = 1;
 	pn_buf_frame(&e->buf, 3)->locked = true;
-	pn_ckpt_check(e);
+	pn_ckpt_check(&e->ckpt);
 	pn_backend_check(e);
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -224,9 +224,9 @@ START_TEST(test_ckpt_check_unbegun_run)
 {
 	struct pn_scenario sc;
 	struct pn_engine *e = engine_of(&sc, "fpw");
-	e->runs[1].state = PN_C_RECORD;
-	e->runs[1].seq = 1;
-	pn_ckpt_check(e);
+	e->ckpt.runs[1].state = PN_C_RECORD;
+	e->ckpt.runs[1].seq = 1;
+	pn_ckpt_check(&e->ckpt);
 }
 END_TEST
 

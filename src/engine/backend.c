@@ -182,7 +182,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	}
 	uint32_t target = 0;
 	if (p->decided_shift) {
-		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
+		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(&e->ckpt, pg));
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
@@ -459,7 +459,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 		e->latencies[e->nlat++] = lat;
 	e->m.commits++;
 	txn_end(e, p);
-	pn_ckpt_commit(e);
+	pn_ckpt_commit(&e->ckpt);
 }
 
 static void commit(struct pn_engine *e, struct pn_proc *p)
@@ -566,18 +566,18 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	case PN_OP_CHECKPOINT:
 	case PN_OP_CHECKPOINT_BEGIN:
 	case PN_OP_CHECKPOINT_EPOCH: /* l3/l4: a begin that pauses before selection */
-		e->ckpt_pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
-		e->ckpt_pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
+		e->ckpt.pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
+		e->ckpt.pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
 		if (p->op.op == PN_OP_CHECKPOINT_EPOCH)
 			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
-		p->ckpt_wait_seq = e->ckpt_seq_begun + 1;
-		pn_ckpt_request(e, PN_CKPT_REQUEST, true);
+		p->ckpt_wait_seq = e->ckpt.seq_begun + 1;
+		pn_ckpt_request(&e->ckpt, PN_CKPT_REQUEST, true);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_CHECKPOINT_END:
 		p->op.op = PN_OP_CHECKPOINT; /* wait for completion below */
-		p->ckpt_wait_seq = e->ckpt_seq_begun;
-		pn_ckpt_release_pause(e);
+		p->ckpt_wait_seq = e->ckpt.seq_begun;
+		pn_ckpt_release_pause(&e->ckpt);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_EVICT: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
@@ -585,8 +585,8 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		finish_op(e, p);
 		return;
 	case PN_OP_CHECKPOINT_RESUME:
-		pn_ckpt_release_pause(e);
-		p->ckpt_wait_seq = e->ckpt_seq_begun;
+		pn_ckpt_release_pause(&e->ckpt);
+		p->ckpt_wait_seq = e->ckpt.seq_begun;
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	default: PN_ASSERT(!"unknown op");
@@ -661,8 +661,8 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
 		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
-		if (!pn_ckpt_active(e))
-			pn_ckpt_request(e, PN_CKPT_WAL, false);
+		if (!pn_ckpt_active(&e->ckpt))
+			pn_ckpt_request(&e->ckpt, PN_CKPT_WAL, false);
 		pn_svc_wake(&e->svc, p->id, POLL_NS * 5);
 		return;
 	}
@@ -767,9 +767,9 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		}
 		break;
 	case PN_B_WAIT_CKPT: {
-		bool begun = e->ckpt_seq_begun >= p->ckpt_wait_seq;
+		bool begun = e->ckpt.seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
-				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
+				  ? e->ckpt.seq_done >= p->ckpt_wait_seq
 				  : begun && (!e->proto->script_reached ||
 					      e->proto->script_reached(
 						      &e->pctx, p->ckpt_wait_seq,

@@ -84,7 +84,8 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg,
-								 pn_ckpt_baselines_busy(e, pg));
+								 pn_ckpt_baselines_busy(&e->ckpt,
+											pg));
 	}
 }
 

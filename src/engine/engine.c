@@ -58,12 +58,32 @@ static bool alloc_procs(struct pn_engine *e)
 	return true;
 }
 
-static bool alloc_runs(struct pn_engine *e)
+static bool init_ckpt(struct pn_engine *e)
 {
+	struct pn_ckpt_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.procs = e->procs,
+		.nprocs = e->nprocs,
+		.proc_ckpt = e->proc_ckpt,
+		.stopping = &e->stopping,
+		.recovering = &e->recovering,
+		.next_xid = &e->next_xid,
+		.sysid = e->sysid,
+		.heap_pages = e->heap_pages,
+		.generations = e->generations,
+	};
+	pn_ckpt_init(&e->ckpt, &h);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		e->runs[r].snapshot = calloc(1, e->heap_pages);
-		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
-		if (!e->runs[r].snapshot || !e->runs[r].selbuf)
+		e->ckpt.runs[r].snapshot = calloc(1, e->heap_pages);
+		e->ckpt.runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
+		if (!e->ckpt.runs[r].snapshot || !e->ckpt.runs[r].selbuf)
 			return false;
 	}
 	return true;
@@ -95,8 +115,8 @@ static bool init_buf(struct pn_engine *e, uint32_t nframes)
 		.m = &e->m,
 		.proto = e->proto,
 		.pctx = &e->pctx,
-		.ckpt_seq_begun = &e->ckpt_seq_begun,
-		.ckpt_seq_done = &e->ckpt_seq_done,
+		.ckpt_seq_begun = &e->ckpt.seq_begun,
+		.ckpt_seq_done = &e->ckpt.seq_done,
 		.recovering = &e->recovering,
 		.page_size = e->page_size,
 		.pages = e->pages,
@@ -142,12 +162,12 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	    !pn_svc_init(&e->svc, env, 4 * nframes + 64, 2u * e->page_size, e->nprocs) ||
 	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
 			   proto->store_flags) ||
-	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
+	    !init_ckpt(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
 	    !alloc_logs(e) || (proto->init && !proto->init(&e->pctx))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
-	pn_wal_on_segments(&e->wal, wal_segments_due, e);
+	pn_wal_on_segments(&e->wal, wal_segments_due, &e->ckpt);
 	(void)fresh;
 	return true;
 }
@@ -164,8 +184,8 @@ void pn_engine_free(struct pn_engine *e)
 	if (e->proto && e->proto->free)
 		e->proto->free(&e->pctx);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		free(e->runs[r].snapshot);
-		free(e->runs[r].selbuf);
+		free(e->ckpt.runs[r].snapshot);
+		free(e->ckpt.runs[r].selbuf);
 	}
 	free(e->procs);
 	pn_svc_free(&e->svc);
@@ -199,7 +219,7 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	}
 	if (e->proto->format_pages)
 		e->proto->format_pages(&e->pctx, write, ctx);
-	struct pn_ckpt_run *run = &e->runs[0];
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_insert_start(&e->wal);
 	pn_put64(main, start);
@@ -214,9 +234,9 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	pn_wal_set_durable(&e->wal, end);
 	pn_wal_set_redo(&e->wal, start);
 	pn_wal_set_keep_from(&e->wal, start);
-	e->redo_done = start;
-	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
-	pn_engine_encode_control(e, &e->control, run->ctlbuf);
+	e->ckpt.redo_done = start;
+	e->ckpt.control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
+	pn_ckpt_encode_control(&e->ckpt, &e->ckpt.control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
 	if (e->proto->format)
 		e->proto->format(&e->pctx, write, ctx);
@@ -284,7 +304,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 		return;
 	switch (p->kind) {
 	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
-	case PN_PROC_CHECKPOINTER: pn_ckpt_step(e); break;
+	case PN_PROC_CHECKPOINTER: pn_ckpt_step(&e->ckpt); break;
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
 	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
@@ -295,7 +315,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	}
 	if (!e->stopping && !e->recovering && backends_done(e)) {
 		e->stopping = true;
-		pn_ckpt_release_pause(e);
+		pn_ckpt_release_pause(&e->ckpt);
 	}
 	if (e->proto->after_event)
 		e->proto->after_event(&e->pctx);
@@ -305,8 +325,9 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_ckpt_pending(e) ||
-	    pn_wal_flushing(&e->wal) || (e->proto->idle && !e->proto->idle(&e->pctx)))
+	if (e->recovering || !backends_done(e) || pn_ckpt_active(&e->ckpt) ||
+	    pn_ckpt_pending(&e->ckpt) || pn_wal_flushing(&e->wal) ||
+	    (e->proto->idle && !e->proto->idle(&e->pctx)))
 		return false;
 	return pn_io_all_free(&e->svc);
 }
@@ -333,8 +354,8 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		PN_ASSERT(e->runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
-		PN_ASSERT(f->ckpt_run_seq[r] == e->runs[r].seq);
+		PN_ASSERT(e->ckpt.runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
+		PN_ASSERT(f->ckpt_run_seq[r] == e->ckpt.runs[r].seq);
 	}
 	if (e->proto->check_frame)
 		e->proto->check_frame(&e->pctx, i);
@@ -353,7 +374,7 @@ void pn_engine_check(struct pn_engine *e)
 		if (e->proto->check)
 			e->proto->check(&e->pctx);
 		pn_store_check(&e->store);
-		pn_ckpt_check(e);
+		pn_ckpt_check(&e->ckpt);
 		pn_backend_check(e);
 	}
 	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
@@ -487,12 +508,12 @@ const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_ad
 	return pn_wal_ring_page(&e->wal, page_addr);
 }
 
-pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->redo_done; }
+pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->ckpt.redo_done; }
 
 void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
 {
-	*begun = e->ckpt_seq_begun;
-	*done = e->ckpt_seq_done;
+	*begun = e->ckpt.seq_begun;
+	*done = e->ckpt.seq_done;
 }
 
 bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active, uint8_t *baseline)
@@ -548,6 +569,6 @@ enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 {
 	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->runs[r]));
+		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->ckpt.runs[r]));
 	return phase;
 }

@@ -82,19 +82,7 @@ struct pn_engine {
 	struct pn_bufpool buf; /* frames, page -> frame (bufpool.c) */
 
 	struct pn_store store; /* page -> slot, Umbra baselines (store.c) */
-	pn_lsn redo_done;      /* redo pointer of the last completed checkpoint */
-
-	/* checkpointer */
-	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
-	uint64_t ckpt_seq_begun, ckpt_seq_done;
-	bool ckpt_requested;
-	bool ckpt_pause_next;        /* script checkpoint_begin: the next run pauses after begin */
-	bool ckpt_pause_select_next; /* script checkpoint_epoch: ... before it selects (l3/l4) */
-	enum pn_ckpt_cause ckpt_request_cause;
-	bool ckpt_request_immediate;
-	uint64_t last_ckpt_ns;
-	uint64_t commits_at_ckpt;
-	struct pn_control control;
+	struct pn_ckpt ckpt;   /* the checkpointer (ckpt.c) */
 
 	/* processes: backends 0..clients-1, then checkpointer, bgwriter, walwriter, startup,
 	 * page server (pushdown only runs it) */

@@ -74,20 +74,20 @@ bool pn_recovery_begin(struct pn_engine *e)
 	for (uint32_t i = 0; i < e->nbackends; i++)
 		pn_backend_set_state(&e->procs[i], PN_B_DONE);
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
-	    !pn_engine_decode_control(buf, &c)) {
+	    !pn_ckpt_decode_control(buf, &c)) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				 "control file unreadable (bad magic or CRC)");
 		return false;
 	}
-	e->control = c;
+	e->ckpt.control = c;
 	if (!read_checkpoint_record(e, &c))
 		return false;
 	if (e->proto->recovery_begin && !e->proto->recovery_begin(&e->pctx, &c))
 		return false;
 	pn_wal_set_redo(&e->wal, c.redo);
 	pn_wal_set_keep_from(&e->wal, c.redo);
-	e->redo_done = c.redo;
-	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
+	e->ckpt.redo_done = c.redo;
+	e->ckpt.seq_begun = e->ckpt.seq_done = c.ckpt_seq;
 	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
 	if (e->proto->recovery_from && !e->proto->recovery_from(&e->pctx, c.redo, &from))
@@ -155,15 +155,15 @@ static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
 	if (e->proto->recovery_end)
 		e->proto->recovery_end(&e->pctx, e->replay_end, e->replay_last_start);
 	e->next_xid++;
-	e->eor_seq = e->ckpt_seq_begun + 1;
-	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
+	e->eor_seq = e->ckpt.seq_begun + 1;
+	pn_ckpt_request(&e->ckpt, PN_CKPT_END_OF_RECOVERY, true);
 	pn_backend_set_state(p, PN_B_WAIT_CKPT);
 }
 
 void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
 {
 	if (p->state == PN_B_WAIT_CKPT) {
-		if (e->ckpt_seq_done >= e->eor_seq) {
+		if (e->ckpt.seq_done >= e->eor_seq) {
 			e->recovering = false;
 			pn_backend_set_state(p, PN_B_DONE);
 		}

@@ -173,7 +173,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	io->ckpt_seq = e->ckpt_seq_begun;
+	io->ckpt_seq = e->ckpt.seq_begun;
 	io->lsn = f->last_lsn;
 	d->next = (d->next + 1) % e->store.dw_slots;
 	d->used_since_sync++;

@@ -667,7 +667,7 @@ static void round_commit(struct pn_engine *e)
 	ps->seq++;
 	PN_ASSERT(ps->horizon_next >= ps->horizon);
 	ps->horizon = ps->horizon_next;
-	pn_wal_set_keep_from(&e->wal, PN_MIN(e->redo_done, ps->horizon));
+	pn_wal_set_keep_from(&e->wal, PN_MIN(e->ckpt.redo_done, ps->horizon));
 	ps->round = PS_IDLE;
 }
 

@@ -91,7 +91,7 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
 		memcpy(e->store.base_done, pn_store_slots(&e->store),
 		       e->heap_pages); /* the bug: reclaim at begin */
-	pn_ckpt_select(e, run);
+	pn_ckpt_select(&e->ckpt, run);
 }
 
 /* After the data fsync: the snapshot into the selector area seq % 3, then its fsync. */
@@ -101,13 +101,13 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 	uint32_t len = pn_store_selector_bytes(&e->store);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub == UC_SELECTOR_FSYNC) {
-		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+		pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 		return UINT64_MAX;
 	}
 	PN_ASSERT(run->proto_sub == 0); /* the first sub-state: SELECTOR_WRITE */
 	pn_store_encode_selector(&e->store, run->snapshot, run->seq, run->redo, run->selbuf);
-	pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR, (run->seq % PN_SELECTOR_AREAS) * len,
-		       run->selbuf, len);
+	pn_ckpt_run_io(&e->ckpt, run, PN_IO_WRITE, PN_FILE_SELECTOR,
+		       (run->seq % PN_SELECTOR_AREAS) * len, run->selbuf, len);
 	return UINT64_MAX;
 }
 
@@ -141,7 +141,7 @@ static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_ckpt_run *run = &e->runs[0];
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	pn_store_encode_selector(&e->store, e->store.base_done, 0, pn_wal_redo(&e->wal),
 				 run->selbuf);
 	write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
@@ -151,7 +151,7 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t len = pn_store_selector_bytes(&e->store);
-	uint8_t *buf = e->runs[0].selbuf;
+	uint8_t *buf = e->ckpt.runs[0].selbuf;
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
 				  (uint64_t)c->selector_area * len, len, buf) ||
 	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
@@ -175,12 +175,12 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	PN_ASSERT(f->page < e->pages);
 	if (pn_store_is_slru(&e->store, f->page) || !f->valid)
 		return;
-	if (pn_page_lsn(pn_frame_page(&e->buf, i)) > e->redo_done &&
+	if (pn_page_lsn(pn_frame_page(&e->buf, i)) > e->ckpt.redo_done &&
 	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
 		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, f->page,
 				 "page %u changed after redo %llX but still mapped to its baseline "
 				 "slot %u (R4)",
-				 f->page, (unsigned long long)e->redo_done,
+				 f->page, (unsigned long long)e->ckpt.redo_done,
 				 pn_store_slot(&e->store, f->page));
 }
 

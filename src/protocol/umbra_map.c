@@ -58,8 +58,8 @@ static struct umbra_map *map_of(const struct pn_engine *e)
 static void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	run->pause_select = e->ckpt_pause_select_next;
-	e->ckpt_pause_select_next = false;
+	run->pause_select = e->ckpt.pause_select_next;
+	e->ckpt.pause_select_next = false;
 	run->select_ns = run->start_ns + GUTS_NS;
 	pn_ckpt_set_state(run, PN_C_PROTO_SELECT);
 	run->proto_sub = UC_SELECT;
@@ -245,7 +245,7 @@ static bool selecting(const struct pn_ckpt_run *run)
 static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)))
 			return r;
 	}
@@ -305,7 +305,7 @@ static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint3
 		/* BufferPublishUmbraSlotShift: tag with the newest epoch whose redo precedes it. */
 		const struct pn_ckpt_run *tag = NULL;
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-			const struct pn_ckpt_run *run = &e->runs[r];
+			const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 			if (run->state != PN_C_IDLE && lsn > run->redo &&
 			    (!tag || run->seq > tag->seq))
 				tag = run;
@@ -350,7 +350,7 @@ static bool delay_chkpt(const struct pn_engine *e)
 
 static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	uint32_t r = (uint32_t)(run - e->runs);
+	uint32_t r = (uint32_t)(run - e->ckpt.runs);
 	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
 	 * the redo pointer and the selection that backends and evictions use. */
 	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
@@ -363,7 +363,7 @@ static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *ru
 	PN_TESTCASE("checkpoint waits for a shift between its WAL and its publication", waiting);
 	if (waiting)
 		return POLL_NS; /* the fresh DELAY_CHKPT_START wait */
-	pn_ckpt_select(e, run);
+	pn_ckpt_select(&e->ckpt, run);
 	for (uint32_t k = 0; k < map_of(e)->npages; k++)
 		if (map_of(e)->dirty[k])
 			map_of(e)->ckpt_needed[k] |= (uint8_t)(1u << r);
@@ -377,7 +377,7 @@ static uint8_t pn_umbra_write_slot(const struct pn_proto_ctx *pc, struct pn_fram
 	/* l4's FlushBuffer decides at each write (tagged: previous(active), else active); l3
 	 * writes where selection and a captured shift put it (the prototype's rule). */
 	if (!is_l3(e))
-		f->ckpt_slot[r] = pn_umbra_ckpt_slot(&e->pctx, f, &e->runs[r]);
+		f->ckpt_slot[r] = pn_umbra_ckpt_slot(&e->pctx, f, &e->ckpt.runs[r]);
 	return f->ckpt_slot[r];
 }
 
@@ -385,7 +385,7 @@ static bool pn_umbra_ckpt_reached(const struct pn_proto_ctx *pc, uint64_t seq, b
 {
 	const struct pn_engine *e = pn_proto_engine_const(pc);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 		if (run->state == PN_C_IDLE || run->seq != seq)
 			continue;
 		if (run->state != PN_C_PROTO_SELECT)
@@ -401,7 +401,7 @@ static bool pn_umbra_ckpt_reached(const struct pn_proto_ctx *pc, uint64_t seq, b
 
 static uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	uint8_t bit = (uint8_t)(1u << (run - e->runs));
+	uint8_t bit = (uint8_t)(1u << (run - e->ckpt.runs));
 	bool busy = false;
 	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
 		if (!(map_of(e)->ckpt_needed[k] & bit))
@@ -515,7 +515,7 @@ static uint64_t durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	PN_ASSERT(run->proto_sub == 0);
-	pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+	pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 	return UINT64_MAX;
 }
 
