@@ -344,13 +344,13 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
 		      (unsigned long long)k, fate, rc, r->e->svc.viol.detail, r->error);
 	ck_assert_int_eq(r->e->svc.viol.kind, PN_VIOL_NONE);
-	ck_assert_uint_ge(r->e->replay_end, pn_wal_flushed(&w->e->wal));
+	ck_assert_uint_ge(r->e->rcv.replay_end, pn_wal_flushed(&w->e->wal));
 	for (uint64_t i = 0; i < w->e->nacked; i++)
-		ck_assert_msg(w->e->acked_lsns[i] <= r->e->replay_end,
+		ck_assert_msg(w->e->acked_lsns[i] <= r->e->rcv.replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
 			      w->sc->name, (unsigned long long)k, (unsigned long long)i,
 			      (unsigned long long)w->e->acked_lsns[i],
-			      (unsigned long long)r->e->replay_end);
+			      (unsigned long long)r->e->rcv.replay_end);
 	world_drop(r);
 	free(f);
 }

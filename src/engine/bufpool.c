@@ -251,7 +251,9 @@ static void write_done(void *ctx, struct pn_io *io);
 
 static uint64_t late_bind(void *ctx, struct pn_io *io)
 {
-	struct pn_bufpool *b = ctx;
+	(void)ctx; /* the world passes its engine; the issuer's pool is io->ctx */
+	struct pn_bufpool *b = io->ctx;
+	PN_ASSERT(io->done == write_done);
 	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
 	uint32_t slot = pn_store_slot(b->h.store, io->page);

@@ -67,6 +67,15 @@ void pn_ckpt_init(struct pn_ckpt *k, const struct pn_ckpt_handles *h)
 	k->h = *h;
 }
 
+void pn_ckpt_recovered(struct pn_ckpt *k, const struct pn_control *c)
+{
+	PN_ASSERT(!pn_ckpt_active(k));
+	PN_ASSERT(k->h.svc != NULL); /* initialised */
+	k->control = *c;
+	k->redo_done = c->redo;
+	k->seq_begun = k->seq_done = c->ckpt_seq;
+}
+
 static uint32_t run_index(const struct pn_ckpt *k, const struct pn_ckpt_run *r)
 {
 	return (uint32_t)(r - k->runs);

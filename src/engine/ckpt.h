@@ -154,6 +154,8 @@ void pn_ckpt_commit(struct pn_ckpt *k);
 /* Umbra: the generations that checkpoints in progress hold as page's baseline (a mask). */
 uint32_t pn_ckpt_baselines_busy(const struct pn_ckpt *k, uint32_t page);
 bool pn_ckpt_active(const struct pn_ckpt *k);
+/* Recovery read control file c: the last completed checkpoint is c's. */
+void pn_ckpt_recovered(struct pn_ckpt *k, const struct pn_control *c);
 /* A checkpoint is requested and not yet begun (it begins once the running one ends). */
 bool pn_ckpt_pending(const struct pn_ckpt *k);
 enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run);

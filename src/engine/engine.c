@@ -73,7 +73,7 @@ static bool init_ckpt(struct pn_engine *e)
 		.nprocs = e->nprocs,
 		.proc_ckpt = e->proc_ckpt,
 		.stopping = &e->stopping,
-		.recovering = &e->recovering,
+		.recovering = &e->rcv.active,
 		.next_xid = &e->next_xid,
 		.sysid = e->sysid,
 		.heap_pages = e->heap_pages,
@@ -117,13 +117,39 @@ static bool init_buf(struct pn_engine *e, uint32_t nframes)
 		.pctx = &e->pctx,
 		.ckpt_seq_begun = &e->ckpt.seq_begun,
 		.ckpt_seq_done = &e->ckpt.seq_done,
-		.recovering = &e->recovering,
+		.recovering = &e->rcv.active,
 		.page_size = e->page_size,
 		.pages = e->pages,
 		.nprocs = e->nprocs,
 	};
 	return pn_buf_init(&e->buf, &h, nframes);
 }
+
+static void init_rcv(struct pn_engine *e)
+{
+	struct pn_recovery_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.ckpt = &e->ckpt,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.procs = e->procs,
+		.nbackends = e->nbackends,
+		.proc_startup = e->proc_startup,
+		.next_xid = &e->next_xid,
+		.sysid = e->sysid,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.generations = e->generations,
+	};
+	pn_recovery_init(&e->rcv, &h);
+}
+
+bool pn_engine_recover(struct pn_engine *e) { return pn_recovery_begin(&e->rcv); }
 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client,
@@ -167,6 +193,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
+	init_rcv(e);
 	pn_wal_on_segments(&e->wal, wal_segments_due, &e->ckpt);
 	(void)fresh;
 	return true;
@@ -177,7 +204,7 @@ void pn_engine_free(struct pn_engine *e)
 	if (e->client && e->client->free && e->client_state)
 		e->client->free(e->client_state);
 	e->client_state = NULL;
-	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
+	pn_recovery_free(&e->rcv);
 	pn_wal_free(&e->wal);
 	pn_buf_free(&e->buf);
 	pn_store_free(&e->store);
@@ -307,13 +334,13 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_CHECKPOINTER: pn_ckpt_step(&e->ckpt); break;
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
-	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
+	case PN_PROC_STARTUP: pn_recovery_step(&e->rcv, p); break;
 	case PN_PROC_PAGESERVER:
 		PN_ASSERT(e->proto->step != NULL);
 		e->proto->step(&e->pctx);
 		break;
 	}
-	if (!e->stopping && !e->recovering && backends_done(e)) {
+	if (!e->stopping && !e->rcv.active && backends_done(e)) {
 		e->stopping = true;
 		pn_ckpt_release_pause(&e->ckpt);
 	}
@@ -325,7 +352,7 @@ bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(&e->ckpt) ||
+	if (e->rcv.active || !backends_done(e) || pn_ckpt_active(&e->ckpt) ||
 	    pn_ckpt_pending(&e->ckpt) || pn_wal_flushing(&e->wal) ||
 	    (e->proto->idle && !e->proto->idle(&e->pctx)))
 		return false;
@@ -369,7 +396,7 @@ void pn_engine_check(struct pn_engine *e)
 	 * cost (docs/ARCHITECTURE.md section 5). */
 	if (++e->check_calls == CHECK_EVERY) {
 		e->check_calls = 0;
-		pn_wal_check(&e->wal, e->recovering);
+		pn_wal_check(&e->wal, e->rcv.active);
 		pn_svc_check(&e->svc);
 		if (e->proto->check)
 			e->proto->check(&e->pctx);
@@ -488,7 +515,7 @@ const char *pn_engine_error(const struct pn_engine *e) { return e->svc.error; }
 
 const struct pn_metrics *pn_engine_metrics(const struct pn_engine *e) { return &e->m; }
 
-pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->replay_end; }
+pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->rcv.replay_end; }
 
 pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return pn_wal_flushed(&e->wal); }
 

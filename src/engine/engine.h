@@ -99,13 +99,7 @@ struct pn_engine {
 	uint64_t *latencies; /* commit latencies, ns */
 	uint64_t nlat, lat_cap;
 
-	/* recovery (recovery.c) */
-	struct pn_wal_reader reader;
-	struct pn_wal_record rec; /* the record being replayed */
-	pn_lsn rec_start, rec_end, replay_end, replay_last_start;
-	bool rec_valid;
-	uint32_t rec_block;
-	uint64_t eor_seq;
+	struct pn_recovery rcv; /* the startup process's replay (recovery.c) */
 
 	/* the protocol (protocol.h): its row and the context its hooks get (with the row's own
 	 * state, NULL if it has none) */
@@ -113,7 +107,6 @@ struct pn_engine {
 	struct pn_proto_ctx pctx;
 
 	struct pn_metrics m;
-	bool recovering;
 	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
 	uint32_t check_calls;      /* pn_engine_check() calls since the modules' checks ran */
 	/* the workload (client.h): its row and its state */
@@ -142,6 +135,8 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* Page p as formatting writes it (checksummed when the scenario asks). */
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page);
 void pn_engine_start(struct pn_engine *e); /* schedule every process */
+/* Crash recovery begins (recovery.h pn_recovery_begin): false if it cannot. */
+bool pn_engine_recover(struct pn_engine *e);
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);

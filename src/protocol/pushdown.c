@@ -727,7 +727,7 @@ void pn_ps_start(struct pn_proto_ctx *pc)
 void pn_ps_step(struct pn_proto_ctx *pc)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(!e->recovering); /* recovery feeds it (pn_ps_ingest_record) */
+	PN_ASSERT(!e->rcv.active); /* recovery feeds it (pn_ps_ingest_record) */
 	ingest(e);
 	serve(e);
 	round_advance(e);
@@ -747,7 +747,7 @@ void pn_ps_step(struct pn_proto_ctx *pc)
 void pn_ps_rearm(struct pn_proto_ctx *pc)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	if (!pushdown(e) || pn_ps_idle(&e->pctx) || e->recovering || e->svc.failed)
+	if (!pushdown(e) || pn_ps_idle(&e->pctx) || e->rcv.active || e->svc.failed)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
 		    !pn_svc_scheduled(&e->svc, e->proc_ps));
@@ -770,12 +770,12 @@ void pn_ps_check(struct pn_proto_ctx *pc)
 	struct pn_pageserver *ps = ps_of(e);
 	if (!ps)
 		return;
-	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
-	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->recovering);
+	PN_ASSERT(ps->horizon <= ps->next || e->rcv.active);
+	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->rcv.active);
 	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->buf.nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
-	PN_ASSERT(e->recovering || pn_wal_keep_from(&e->wal) <= ps->horizon);
+	PN_ASSERT(e->rcv.active || pn_wal_keep_from(&e->wal) <= ps->horizon);
 	const struct ps_page *pg = &ps->pages[ps->check_next];
 	ps->check_next = (ps->check_next + 1) % e->pages;
 	uint32_t n = 0;

@@ -176,7 +176,7 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	if (pn_store_is_slru(&e->store, f->page) || !f->valid)
 		return;
 	if (pn_page_lsn(pn_frame_page(&e->buf, i)) > e->ckpt.redo_done &&
-	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
+	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->rcv.active)
 		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, f->page,
 				 "page %u changed after redo %llX but still mapped to its baseline "
 				 "slot %u (R4)",
