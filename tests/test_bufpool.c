@@ -10,91 +10,36 @@
  */
 #include "bufpool.h"
 
-#include "metrics.h"
+#include "engine_stub.h"
 #include "page.h"
-#include "protocol.h"
-#include "store.h"
-#include "wal.h"
 
-#include <check.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define PS 8192u
-#define HEAP 6u
-#define PAGES (HEAP + 2u)
+#define PS STUB_PS
+#define PAGES STUB_PAGES
 #define FRAMES 3u
-#define PROCS 2u
-#define MAXIO 32
+#define PROCS STUB_PROCS
 
-static struct pn_io *ios[MAXIO];
-static uint32_t nios;
-static uint32_t woken[PROCS];
-
-static struct pn_scenario sc;
-static struct pn_services svc;
-static struct pn_metrics m;
-static struct pn_wal wal;
-static struct pn_store st;
-static struct pn_proto_ctx pctx;
 static struct pn_bufpool bp;
 static uint64_t seq_begun, seq_done;
 static bool recovering;
 
-static void stub_submit(void *ctx, struct pn_io *io)
-{
-	(void)ctx;
-	ck_assert_uint_lt(nios, MAXIO);
-	ios[nios++] = io;
-}
-static uint64_t stub_now(void *ctx)
-{
-	(void)ctx;
-	return 1000;
-}
-static void stub_schedule(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token)
-{
-	(void)ctx;
-	(void)delay_ns;
-	(void)token;
-	ck_assert_uint_lt(proc, PROCS);
-	woken[proc]++;
-}
-
-static unsigned decide_none(const struct pn_proto_ctx *c, enum pn_block_use use, bool before)
-{
-	(void)c;
-	(void)use;
-	(void)before;
-	return 0;
-}
-static const struct pn_protocol_ops row = {.name = "stub", .decide = decide_none};
-
 static void open_pool(uint32_t mutations, bool checksums)
 {
-	nios = 0;
-	memset(woken, 0, sizeof(woken));
-	memset(&m, 0, sizeof(m));
 	seq_begun = seq_done = 0;
 	recovering = false;
-	pn_scenario_defaults(&sc);
-	sc.storage.page_size = PS;
-	sc.protocol.mutations = mutations;
-	sc.protocol.checksums = checksums;
-	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule};
-	ck_assert(pn_svc_init(&svc, &env, 4 * FRAMES + 16, 2 * PS, PROCS));
-	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, PROCS));
-	pn_wal_set_redo(&wal, pn_wal_insert_start(&wal));
-	ck_assert(pn_store_init(&st, &sc, &svc, HEAP, PAGES, 1, 0));
-	pctx = (struct pn_proto_ctx){.sc = &sc, .svc = &svc, .wal = &wal, .store = &st};
-	struct pn_buf_handles h = {.sc = &sc,
-				   .svc = &svc,
-				   .wal = &wal,
-				   .store = &st,
-				   .m = &m,
-				   .proto = &row,
-				   .pctx = &pctx,
+	stub_begin();
+	stub.sc.protocol.mutations = mutations;
+	stub.sc.protocol.checksums = checksums;
+	stub_open(4 * FRAMES + 16);
+	struct pn_buf_handles h = {.sc = &stub.sc,
+				   .svc = &stub.svc,
+				   .wal = &stub.wal,
+				   .store = &stub.st,
+				   .m = &stub.m,
+				   .proto = &stub_row,
+				   .pctx = &stub.pctx,
 				   .ckpt_seq_begun = &seq_begun,
 				   .ckpt_seq_done = &seq_done,
 				   .recovering = &recovering,
@@ -107,37 +52,15 @@ static void open_pool(uint32_t mutations, bool checksums)
 static void close_pool(void)
 {
 	pn_buf_free(&bp);
-	pn_store_free(&st);
-	pn_wal_free(&wal);
-	pn_svc_free(&svc);
-	pn_scenario_free(&sc);
-}
-
-/* Takes submitted I/O i out of the list (the world dispatching it). */
-static struct pn_io *take(uint32_t i)
-{
-	ck_assert_uint_lt(i, nios);
-	struct pn_io *io = ios[i];
-	memmove(ios + i, ios + i + 1, (--nios - i) * sizeof(ios[0]));
-	pn_io_dispatched(io);
-	return io;
-}
-
-/* The first submitted I/O on file f, or -1. */
-static int find(enum pn_file f)
-{
-	for (uint32_t i = 0; i < nios; i++)
-		if (ios[i]->file == f)
-			return (int)i;
-	return -1;
+	stub_close();
 }
 
 /* Completes the pending read of `page` with a fresh page's bytes (or garbage). */
 static void complete_read(uint32_t page, bool garbage)
 {
-	int i = find(PN_FILE_DATA);
+	int i = stub_find(PN_FILE_DATA);
 	ck_assert_int_ge(i, 0);
-	struct pn_io *io = take((uint32_t)i);
+	struct pn_io *io = stub_take((uint32_t)i);
 	ck_assert_int_eq(io->op, PN_IO_READ);
 	ck_assert_uint_eq(io->page, page);
 	ck_assert_uint_eq(io->offset, (uint64_t)page * PS); /* in place: slot 0, page order */
@@ -146,7 +69,7 @@ static void complete_read(uint32_t page, bool garbage)
 		memset(io->buf, 0x5a, PS);
 	else
 		pn_page_init(io->buf, PS, page, false);
-	pn_io_complete(&svc, io);
+	pn_io_complete(&stub.svc, io);
 }
 
 /* Page into a frame: a miss, its read completed, pinned on the retry. Returns the frame. */
@@ -172,7 +95,7 @@ static pn_lsn dirty(uint32_t fi)
 {
 	static uint8_t main[64];
 	struct pn_wal_record r = {.xid = 3, .main_data = main, .main_len = sizeof(main)};
-	pn_lsn start, end = pn_wal_insert(&wal, &r, PN_REC_XACT_COMMIT, &start);
+	pn_lsn start, end = pn_wal_insert(&stub.wal, &r, PN_REC_XACT_COMMIT, &start);
 	struct pn_frame *f = pn_buf_frame(&bp, fi);
 	pn_page_set_lsn(pn_frame_page(&bp, fi), end);
 	f->dirty = true;
@@ -184,22 +107,22 @@ START_TEST(test_miss_reads_then_hit_pins)
 {
 	open_pool(0, false);
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME);
-	ck_assert_uint_eq(nios, 1);
+	ck_assert_uint_eq(stub.nios, 1);
 	ck_assert_uint_eq(pn_buf_frame_of(&bp, 4), 0); /* bound to a frame while it reads */
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME); /* not valid yet: wait */
 	complete_read(4, false);
-	ck_assert_uint_ge(woken[1], 1);
+	ck_assert_uint_ge(stub.woken[1], 1);
 	uint32_t fi = pn_buf_pin(&bp, 4, 1, false);
 	ck_assert_uint_eq(fi, 0);
 	ck_assert_uint_eq(pn_buf_frame(&bp, fi)->pins, 1);
 	ck_assert(pn_buf_frame(&bp, fi)->valid);
 	ck_assert_uint_eq(pn_page_lsn(pn_frame_page(&bp, fi)), 0);
-	ck_assert_uint_eq(m.data_reads, 1);
-	ck_assert_uint_eq(m.data_bytes_read, PS);
+	ck_assert_uint_eq(stub.m.data_reads, 1);
+	ck_assert_uint_eq(stub.m.data_bytes_read, PS);
 	ck_assert(!pn_buf_idle(&bp, fi));
 	pn_buf_unpin(&bp, fi);
 	ck_assert(pn_buf_idle(&bp, fi));
-	ck_assert(!svc.failed);
+	ck_assert(!stub.svc.failed);
 	close_pool();
 }
 END_TEST
@@ -228,10 +151,10 @@ START_TEST(test_clock_sweep_order)
 	uint32_t a = pn_buf_pin(&bp, 0, 0, false), b = pn_buf_pin(&bp, 5, 0, false);
 	uint32_t c = pn_buf_pin(&bp, 3, 0, false);
 	ck_assert(a != PN_NO_FRAME && b != PN_NO_FRAME && c != PN_NO_FRAME);
-	uint32_t before = woken[1];
+	uint32_t before = stub.woken[1];
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME);
-	ck_assert_uint_eq(nios, 0); /* no read issued */
-	ck_assert_uint_eq(woken[1], before + 1);
+	ck_assert_uint_eq(stub.nios, 0); /* no read issued */
+	ck_assert_uint_eq(stub.woken[1], before + 1);
 	ck_assert_uint_eq(pn_buf_frame_of(&bp, 4), PN_NO_FRAME);
 	close_pool();
 }
@@ -242,40 +165,39 @@ START_TEST(test_dirty_victim_waits_for_wal)
 	open_pool(0, false);
 	uint32_t fi = resident(2);
 	pn_lsn lsn = dirty(fi);
-	ck_assert_uint_gt(lsn, pn_wal_flushed(&wal));
+	ck_assert_uint_gt(lsn, pn_wal_flushed(&stub.wal));
 	/* B1: no data write before the WAL is flushed to the page's LSN; B7: the frame is held
 	 * for the writer while it waits, so another process cannot write or evict it */
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_WAL);
 	ck_assert(pn_buf_frame(&bp, fi)->held);
 	ck_assert_uint_eq(pn_buf_frame(&bp, fi)->holder, 0);
-	ck_assert_int_eq(find(PN_FILE_DATA), -1);
-	ck_assert_int_ge(find(PN_FILE_WAL), 0);
+	ck_assert_int_eq(stub_find(PN_FILE_DATA), -1);
+	ck_assert_int_ge(stub_find(PN_FILE_WAL), 0);
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 1, -1, NULL), PN_WRITE_BUSY);
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL),
 			 PN_WRITE_BUSY);
 	ck_assert(!pn_buf_idle(&bp, fi));
-	while (find(PN_FILE_WAL) >= 0) /* the flush's write, then its fsync */
-		pn_io_complete(&svc, take((uint32_t)find(PN_FILE_WAL)));
-	ck_assert_uint_ge(pn_wal_flushed(&wal), lsn);
-	ck_assert_uint_ge(woken[0], 1);
+	stub_complete_file(PN_FILE_WAL); /* the flush's write, then its fsync */
+	ck_assert_uint_ge(pn_wal_flushed(&stub.wal), lsn);
+	ck_assert_uint_ge(stub.woken[0], 1);
 	/* the holder comes back: the write goes out to the page's slot with its LSN */
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
 	ck_assert(!pn_buf_frame(&bp, fi)->held);
-	int w = find(PN_FILE_DATA);
+	int w = stub_find(PN_FILE_DATA);
 	ck_assert_int_ge(w, 0);
-	struct pn_io *io = take((uint32_t)w);
+	struct pn_io *io = stub_take((uint32_t)w);
 	ck_assert_int_eq(io->op, PN_IO_WRITE);
 	ck_assert_uint_eq(io->offset, 2ull * PS);
 	ck_assert_uint_eq(io->lsn, lsn);
 	ck_assert_uint_eq(pn_page_lsn(io->buf), lsn); /* B2: the copy made when issued */
 	ck_assert_uint_eq(bp.data_writes_inflight, 1);
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_BUSY);
-	pn_io_complete(&svc, io);
+	pn_io_complete(&stub.svc, io);
 	ck_assert(!pn_buf_frame(&bp, fi)->dirty);
 	ck_assert_uint_eq(bp.data_writes_inflight, 0);
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_NONE);
-	ck_assert_uint_eq(m.data_writes, 1);
-	ck_assert(!svc.failed);
+	ck_assert_uint_eq(stub.m.data_writes, 1);
+	ck_assert(!stub.svc.failed);
 	close_pool();
 }
 END_TEST
@@ -289,23 +211,22 @@ START_TEST(test_eviction_writes_dirty_victim_first)
 	/* every usage 1: the sweep takes them to 0 and comes back to frame 0, dirty: its
 	 * write-out waits for the WAL (B1) and the victim is held for this backend (B7) */
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
-	ck_assert_int_eq(find(PN_FILE_DATA), -1);
+	ck_assert_int_eq(stub_find(PN_FILE_DATA), -1);
 	ck_assert(pn_buf_frame(&bp, 0)->held);
 	ck_assert(bp.victims[0].held);
 	ck_assert_uint_eq(bp.victims[0].frame, 0);
-	while (find(PN_FILE_WAL) >= 0)
-		pn_io_complete(&svc, take((uint32_t)find(PN_FILE_WAL)));
-	ck_assert_uint_ge(pn_wal_flushed(&wal), lsn);
+	stub_complete_file(PN_FILE_WAL);
+	ck_assert_uint_ge(pn_wal_flushed(&stub.wal), lsn);
 	/* back: its held victim is written, not another frame */
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
-	int w = find(PN_FILE_DATA);
+	int w = stub_find(PN_FILE_DATA);
 	ck_assert_int_ge(w, 0);
-	ck_assert_int_eq(ios[w]->op, PN_IO_WRITE);
-	ck_assert_uint_eq(ios[w]->page, 0);
-	ck_assert_uint_eq(m.evictions, 1);
+	ck_assert_int_eq(stub.ios[w]->op, PN_IO_WRITE);
+	ck_assert_uint_eq(stub.ios[w]->page, 0);
+	ck_assert_uint_eq(stub.m.evictions, 1);
 	ck_assert(!bp.victims[0].held);
 	ck_assert_uint_eq(pn_buf_frame_of(&bp, 0), 0); /* still page 0 while it is written */
-	pn_io_complete(&svc, take((uint32_t)w));
+	pn_io_complete(&stub.svc, stub_take((uint32_t)w));
 	ck_assert(!pn_buf_frame(&bp, 0)->dirty);
 	/* the sweep goes on from where it stopped (frame 1, usage 0): page 1 makes room */
 	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
@@ -313,7 +234,7 @@ START_TEST(test_eviction_writes_dirty_victim_first)
 	ck_assert_uint_eq(pn_buf_frame_of(&bp, 1), PN_NO_FRAME);
 	ck_assert_uint_eq(pn_buf_frame_of(&bp, 0), 0);
 	complete_read(4, false);
-	ck_assert(!svc.failed);
+	ck_assert(!stub.svc.failed);
 	close_pool();
 }
 END_TEST
@@ -324,12 +245,12 @@ START_TEST(test_r1_reported_under_mutant)
 	uint32_t fi = resident(1);
 	pn_lsn lsn = dirty(fi);
 	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
-	ck_assert(svc.failed);
-	ck_assert_int_eq(svc.viol.kind, PN_VIOL_WAL_BEFORE_DATA);
-	ck_assert_uint_eq(svc.viol.page, 1);
-	int w = find(PN_FILE_DATA);
+	ck_assert(stub.svc.failed);
+	ck_assert_int_eq(stub.svc.viol.kind, PN_VIOL_WAL_BEFORE_DATA);
+	ck_assert_uint_eq(stub.svc.viol.page, 1);
+	int w = stub_find(PN_FILE_DATA);
 	ck_assert_int_ge(w, 0);
-	ck_assert_uint_eq(ios[w]->lsn, lsn);
+	ck_assert_uint_eq(stub.ios[w]->lsn, lsn);
 	close_pool();
 }
 END_TEST
@@ -339,9 +260,9 @@ START_TEST(test_torn_read_reported)
 	open_pool(0, true);
 	ck_assert_uint_eq(pn_buf_pin(&bp, 3, 0, false), PN_NO_FRAME);
 	complete_read(3, true);
-	ck_assert(svc.failed);
-	ck_assert_int_eq(svc.viol.kind, PN_VIOL_CHECKSUM);
-	ck_assert_uint_eq(svc.viol.page, 3);
+	ck_assert(stub.svc.failed);
+	ck_assert_int_eq(stub.svc.viol.kind, PN_VIOL_CHECKSUM);
+	ck_assert_uint_eq(stub.svc.viol.page, 3);
 	close_pool();
 }
 END_TEST
@@ -351,7 +272,7 @@ START_TEST(test_zeroed_pin_reads_nothing)
 	open_pool(0, false);
 	uint32_t fi = pn_buf_pin(&bp, 2, 0, true); /* redo of an image: RBM_ZERO_AND_LOCK */
 	ck_assert_uint_ne(fi, PN_NO_FRAME);
-	ck_assert_uint_eq(nios, 0);
+	ck_assert_uint_eq(stub.nios, 0);
 	ck_assert(pn_buf_frame(&bp, fi)->valid);
 	static const uint8_t zero[PS];
 	ck_assert_mem_eq(pn_frame_page(&bp, fi), zero, PS);

@@ -9,97 +9,44 @@
  */
 #include "ckpt.h"
 
-#include "metrics.h"
-#include "protocol.h"
+#include "engine_stub.h"
 #include "redo.h"
-#include "store.h"
-#include "wal.h"
 
-#include <check.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define PS 8192u
-#define HEAP 6u
-#define PAGES (HEAP + 2u)
+#define PS STUB_PS
+#define HEAP STUB_HEAP
+#define PAGES STUB_PAGES
 #define FRAMES 4u
-#define PROCS 2u /* a backend, the checkpointer */
+#define PROCS STUB_PROCS /* a backend, the checkpointer */
 #define CKPT_PROC 1u
-#define MAXIO 32
 
-static struct pn_io *ios[MAXIO];
-static uint32_t nios;
-static uint32_t woken[PROCS];
-
-static struct pn_scenario sc;
-static struct pn_services svc;
-static struct pn_metrics m;
-static struct pn_wal wal;
-static struct pn_store st;
-static struct pn_proto_ctx pctx;
 static struct pn_bufpool bp;
 static struct pn_ckpt ck;
 static struct pn_proc procs[PROCS];
 static bool stopping, recovering;
 static uint32_t next_xid;
-
-static void stub_submit(void *ctx, struct pn_io *io)
-{
-	(void)ctx;
-	ck_assert_uint_lt(nios, MAXIO);
-	ios[nios++] = io;
-}
-static uint64_t stub_now(void *ctx)
-{
-	(void)ctx;
-	return 1000;
-}
-static void stub_schedule(void *ctx, uint32_t proc, uint64_t delay_ns, uint64_t token)
-{
-	(void)ctx;
-	(void)delay_ns;
-	(void)token;
-	ck_assert_uint_lt(proc, PROCS);
-	woken[proc]++;
-}
-
-static unsigned decide_none(const struct pn_proto_ctx *c, enum pn_block_use use, bool before)
-{
-	(void)c;
-	(void)use;
-	(void)before;
-	return 0;
-}
-static const struct pn_protocol_ops row = {.name = "stub", .fpw_byte = true, .decide = decide_none};
+static struct pn_protocol_ops row;
 
 static void open_ckpt(bool overlap)
 {
-	nios = 0;
-	memset(woken, 0, sizeof(woken));
-	memset(&m, 0, sizeof(m));
 	stopping = recovering = false;
 	next_xid = 77;
-	pn_scenario_defaults(&sc);
-	sc.storage.page_size = PS;
-	sc.checkpoint.interval_ns = 0;
-	sc.checkpoint.every_transactions = 0;
-	sc.checkpoint.overlap = overlap;
-	struct pn_env env = {.submit = stub_submit, .now_ns = stub_now, .schedule = stub_schedule};
-	ck_assert(pn_svc_init(&svc, &env, 4 * FRAMES + 16, 2 * PS, PROCS));
-	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, PROCS));
-	pn_wal_set_redo(&wal, pn_wal_insert_start(&wal));
-	ck_assert(pn_store_init(&st, &sc, &svc, HEAP, PAGES, 1, 0));
-	pctx = (struct pn_proto_ctx){.sc = &sc, .svc = &svc, .wal = &wal, .store = &st};
+	stub_begin();
+	stub.sc.checkpoint.overlap = overlap;
+	stub_open(4 * FRAMES + 16);
+	row = stub_row;
+	row.fpw_byte = true;
 	procs[0] = (struct pn_proc){.kind = PN_PROC_BACKEND, .id = 0};
 	procs[1] = (struct pn_proc){.kind = PN_PROC_CHECKPOINTER, .id = CKPT_PROC};
-	struct pn_buf_handles bh = {.sc = &sc,
-				    .svc = &svc,
-				    .wal = &wal,
-				    .store = &st,
-				    .m = &m,
+	struct pn_buf_handles bh = {.sc = &stub.sc,
+				    .svc = &stub.svc,
+				    .wal = &stub.wal,
+				    .store = &stub.st,
+				    .m = &stub.m,
 				    .proto = &row,
-				    .pctx = &pctx,
+				    .pctx = &stub.pctx,
 				    .ckpt_seq_begun = &ck.seq_begun,
 				    .ckpt_seq_done = &ck.seq_done,
 				    .recovering = &recovering,
@@ -107,14 +54,14 @@ static void open_ckpt(bool overlap)
 				    .pages = PAGES,
 				    .nprocs = PROCS};
 	ck_assert(pn_buf_init(&bp, &bh, FRAMES));
-	struct pn_ckpt_handles kh = {.sc = &sc,
-				     .svc = &svc,
-				     .wal = &wal,
+	struct pn_ckpt_handles kh = {.sc = &stub.sc,
+				     .svc = &stub.svc,
+				     .wal = &stub.wal,
 				     .buf = &bp,
-				     .store = &st,
-				     .m = &m,
+				     .store = &stub.st,
+				     .m = &stub.m,
 				     .proto = &row,
-				     .pctx = &pctx,
+				     .pctx = &stub.pctx,
 				     .procs = procs,
 				     .nprocs = PROCS,
 				     .proc_ckpt = CKPT_PROC,
@@ -130,10 +77,7 @@ static void open_ckpt(bool overlap)
 static void close_ckpt(void)
 {
 	pn_buf_free(&bp);
-	pn_store_free(&st);
-	pn_wal_free(&wal);
-	pn_svc_free(&svc);
-	pn_scenario_free(&sc);
+	stub_close();
 }
 
 /* A resident frame for page, dirty with an LSN the WAL has flushed (no B1 wait). */
@@ -162,10 +106,10 @@ static uint32_t drive(struct seen *out, uint32_t cap)
 	for (int guard = 0; guard < 200 && (pn_ckpt_active(&ck) || pn_ckpt_pending(&ck)); guard++) {
 		pn_ckpt_step(&ck);
 		pn_ckpt_check(&ck);
-		if (!nios)
+		if (!stub.nios)
 			continue;
-		struct pn_io *io = ios[0];
-		memmove(ios, ios + 1, --nios * sizeof(ios[0]));
+		struct pn_io *io = stub.ios[0];
+		memmove(stub.ios, stub.ios + 1, --stub.nios * sizeof(stub.ios[0]));
 		ck_assert_uint_lt(n, cap);
 		out[n].file = io->file;
 		out[n].op = io->op;
@@ -173,7 +117,7 @@ static uint32_t drive(struct seen *out, uint32_t cap)
 			memcpy(out[n].data, io->buf, PN_CONTROL_SIZE);
 		n++;
 		pn_io_dispatched(io);
-		pn_io_complete(&svc, io);
+		pn_io_complete(&stub.svc, io);
 	}
 	ck_assert(!pn_ckpt_active(&ck));
 	return n;
@@ -183,16 +127,16 @@ START_TEST(test_run_in_r5_order)
 {
 	open_ckpt(false);
 	uint32_t a = dirty_page(1), b = dirty_page(4);
-	pn_lsn redo = pn_wal_insert_start(&wal);
+	pn_lsn redo = pn_wal_insert_start(&stub.wal);
 	pn_ckpt_request(&ck, PN_CKPT_REQUEST, true);
 	ck_assert(pn_ckpt_pending(&ck));
-	ck_assert_uint_eq(woken[CKPT_PROC], 1);
+	ck_assert_uint_eq(stub.woken[CKPT_PROC], 1);
 	pn_ckpt_step(&ck); /* begins: redo pointer, every dirty frame flagged */
 	ck_assert(!pn_ckpt_pending(&ck));
 	ck_assert(pn_ckpt_active(&ck));
 	ck_assert_uint_eq(ck.seq_begun, 1);
 	ck_assert_uint_eq(ck.runs[0].redo, redo);
-	ck_assert_uint_eq(pn_wal_redo(&wal), redo);
+	ck_assert_uint_eq(pn_wal_redo(&stub.wal), redo);
 	ck_assert_uint_eq(pn_buf_frame(&bp, a)->ckpt_needed, 1);
 	ck_assert_uint_eq(pn_buf_frame(&bp, b)->ckpt_needed, 1);
 	ck_assert_uint_eq(ck.runs[0].to_write, 2);
@@ -219,21 +163,21 @@ START_TEST(test_run_in_r5_order)
 	ck_assert_uint_eq(c.ckpt_seq, 1);
 	ck_assert_uint_eq(c.redo, redo);
 	ck_assert_uint_ge(c.checkpoint, redo);
-	ck_assert_uint_le(c.checkpoint, pn_wal_flushed(&wal));
+	ck_assert_uint_le(c.checkpoint, pn_wal_flushed(&stub.wal));
 	ck_assert_uint_eq(c.state, 1);
 	/* it has happened: done, the control state, the WAL before redo may go */
 	ck_assert_uint_eq(ck.seq_done, 1);
 	ck_assert_uint_eq(ck.redo_done, redo);
 	ck_assert_uint_eq(ck.control.checkpoint, c.checkpoint);
-	ck_assert_uint_eq(pn_wal_keep_from(&wal), redo);
+	ck_assert_uint_eq(pn_wal_keep_from(&stub.wal), redo);
 	ck_assert(!pn_buf_frame(&bp, a)->dirty && !pn_buf_frame(&bp, b)->dirty);
 	ck_assert_uint_eq(pn_buf_frame(&bp, a)->ckpt_needed, 0);
-	ck_assert_uint_ge(woken[0], 1); /* backends waiting for a checkpoint are woken */
-	ck_assert_uint_eq(m.checkpoints, 1);
-	ck_assert_uint_eq(m.ckpt_request, 1);
-	ck_assert_uint_eq(m.ckpt_writes, 2);
-	ck_assert_uint_eq(m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 1);
-	ck_assert(!svc.failed);
+	ck_assert_uint_ge(stub.woken[0], 1); /* backends waiting for a checkpoint are woken */
+	ck_assert_uint_eq(stub.m.checkpoints, 1);
+	ck_assert_uint_eq(stub.m.ckpt_request, 1);
+	ck_assert_uint_eq(stub.m.ckpt_writes, 2);
+	ck_assert_uint_eq(stub.m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 1);
+	ck_assert(!stub.svc.failed);
 	close_ckpt();
 }
 END_TEST
@@ -253,8 +197,8 @@ START_TEST(test_request_during_run_waits)
 	uint32_t n = drive(s, 32);
 	ck_assert_uint_eq(ck.seq_begun, 2);
 	ck_assert_uint_eq(ck.seq_done, 2);
-	ck_assert_uint_eq(m.checkpoints, 2);
-	ck_assert_uint_eq(m.ckpt_wal, 1);
+	ck_assert_uint_eq(stub.m.checkpoints, 2);
+	ck_assert_uint_eq(stub.m.ckpt_wal, 1);
 	/* the first: its write, the data fsync, the record's WAL write and fsync, the control
 	 * file's write and fsync; the second has nothing dirty, so no write */
 	ck_assert_uint_eq(n, 6 + 5);
