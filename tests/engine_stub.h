@@ -11,6 +11,8 @@
 #ifndef PN_ENGINE_STUB_H
 #define PN_ENGINE_STUB_H
 
+#include "bufpool.h"
+#include "ckpt.h"
 #include "metrics.h"
 #include "protocol.h"
 #include "store.h"
@@ -110,6 +112,53 @@ static inline void stub_close(void)
 	pn_wal_free(&stub.wal);
 	pn_svc_free(&stub.svc);
 	pn_scenario_free(&stub.sc);
+}
+
+/* The handles a buffer pool over the stub's modules takes (row: the protocol's). */
+static inline struct pn_buf_handles stub_buf_handles(const struct pn_protocol_ops *row,
+						     const uint64_t *seq_begun,
+						     const uint64_t *seq_done,
+						     const bool *recovering)
+{
+	return (struct pn_buf_handles){.sc = &stub.sc,
+				       .svc = &stub.svc,
+				       .wal = &stub.wal,
+				       .store = &stub.st,
+				       .m = &stub.m,
+				       .proto = row,
+				       .pctx = &stub.pctx,
+				       .ckpt_seq_begun = seq_begun,
+				       .ckpt_seq_done = seq_done,
+				       .recovering = recovering,
+				       .page_size = STUB_PS,
+				       .pages = STUB_PAGES,
+				       .nprocs = STUB_PROCS};
+}
+
+/* A checkpointer's handles over the stub's modules and pool bp. */
+static inline struct pn_ckpt_handles stub_ckpt_handles(struct pn_bufpool *bp,
+						       const struct pn_protocol_ops *row,
+						       const struct pn_proc *procs,
+						       uint32_t proc_ckpt, const bool *stopping,
+						       const bool *recovering, uint32_t *next_xid)
+{
+	return (struct pn_ckpt_handles){.sc = &stub.sc,
+					.svc = &stub.svc,
+					.wal = &stub.wal,
+					.buf = bp,
+					.store = &stub.st,
+					.m = &stub.m,
+					.proto = row,
+					.pctx = &stub.pctx,
+					.procs = procs,
+					.nprocs = STUB_PROCS,
+					.proc_ckpt = proc_ckpt,
+					.stopping = stopping,
+					.recovering = recovering,
+					.next_xid = next_xid,
+					.sysid = 42,
+					.heap_pages = STUB_HEAP,
+					.generations = 1};
 }
 
 /* Takes submitted I/O i out of the list, dispatched (the world starting it). */

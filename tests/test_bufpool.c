@@ -33,19 +33,7 @@ static void open_pool(uint32_t mutations, bool checksums)
 	stub.sc.protocol.mutations = mutations;
 	stub.sc.protocol.checksums = checksums;
 	stub_open(4 * FRAMES + 16);
-	struct pn_buf_handles h = {.sc = &stub.sc,
-				   .svc = &stub.svc,
-				   .wal = &stub.wal,
-				   .store = &stub.st,
-				   .m = &stub.m,
-				   .proto = &stub_row,
-				   .pctx = &stub.pctx,
-				   .ckpt_seq_begun = &seq_begun,
-				   .ckpt_seq_done = &seq_done,
-				   .recovering = &recovering,
-				   .page_size = PS,
-				   .pages = PAGES,
-				   .nprocs = PROCS};
+	struct pn_buf_handles h = stub_buf_handles(&stub_row, &seq_begun, &seq_done, &recovering);
 	ck_assert(pn_buf_init(&bp, &h, FRAMES));
 }
 

@@ -40,37 +40,10 @@ static void open_ckpt(bool overlap)
 	row.fpw_byte = true;
 	procs[0] = (struct pn_proc){.kind = PN_PROC_BACKEND, .id = 0};
 	procs[1] = (struct pn_proc){.kind = PN_PROC_CHECKPOINTER, .id = CKPT_PROC};
-	struct pn_buf_handles bh = {.sc = &stub.sc,
-				    .svc = &stub.svc,
-				    .wal = &stub.wal,
-				    .store = &stub.st,
-				    .m = &stub.m,
-				    .proto = &row,
-				    .pctx = &stub.pctx,
-				    .ckpt_seq_begun = &ck.seq_begun,
-				    .ckpt_seq_done = &ck.seq_done,
-				    .recovering = &recovering,
-				    .page_size = PS,
-				    .pages = PAGES,
-				    .nprocs = PROCS};
+	struct pn_buf_handles bh = stub_buf_handles(&row, &ck.seq_begun, &ck.seq_done, &recovering);
 	ck_assert(pn_buf_init(&bp, &bh, FRAMES));
-	struct pn_ckpt_handles kh = {.sc = &stub.sc,
-				     .svc = &stub.svc,
-				     .wal = &stub.wal,
-				     .buf = &bp,
-				     .store = &stub.st,
-				     .m = &stub.m,
-				     .proto = &row,
-				     .pctx = &stub.pctx,
-				     .procs = procs,
-				     .nprocs = PROCS,
-				     .proc_ckpt = CKPT_PROC,
-				     .stopping = &stopping,
-				     .recovering = &recovering,
-				     .next_xid = &next_xid,
-				     .sysid = 42,
-				     .heap_pages = HEAP,
-				     .generations = 1};
+	struct pn_ckpt_handles kh = stub_ckpt_handles(&bp, &row, procs, CKPT_PROC, &stopping,
+						      &recovering, &next_xid);
 	pn_ckpt_init(&ck, &kh);
 }
 
