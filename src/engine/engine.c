@@ -138,7 +138,6 @@ static void init_rcv(struct pn_engine *e)
 		.proto = e->proto,
 		.pctx = &e->pctx,
 		.procs = e->procs,
-		.nbackends = e->nbackends,
 		.proc_startup = e->proc_startup,
 		.next_xid = &e->next_xid,
 		.sysid = e->sysid,
@@ -149,7 +148,12 @@ static void init_rcv(struct pn_engine *e)
 	pn_recovery_init(&e->rcv, &h);
 }
 
-bool pn_engine_recover(struct pn_engine *e) { return pn_recovery_begin(&e->rcv); }
+bool pn_engine_recover(struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++) /* crash recovery: no client runs */
+		pn_backend_set_state(&e->procs[i], PN_B_DONE);
+	return pn_recovery_begin(&e->rcv);
+}
 
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client,

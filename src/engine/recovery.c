@@ -28,7 +28,6 @@
  */
 #include "recovery.h"
 
-#include "backend.h"
 #include "bufpool.h"
 #include "ckpt.h"
 #include "metrics.h"
@@ -50,6 +49,24 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 	struct pn_recovery *rv = arg;
 	return rv->h.svc->env.read_sync(rv->h.svc->env.ctx, PN_FILE_WAL,
 					pn_wal_file_offset(rv->h.wal, addr), PN_XLOG_BLCKSZ, out);
+}
+
+/* The startup process's states (procs.h's enum, the numbers the world's trace shows):
+ * DONE --pn_recovery_begin--> NEXT (replay) --end of WAL--> WAIT_CKPT
+ * --the end-of-recovery checkpoint has happened--> DONE. */
+static const bool startup_legal[PN_B_COUNT][PN_B_COUNT] = {
+	[PN_B_DONE] = {[PN_B_NEXT] = true},
+	[PN_B_NEXT] = {[PN_B_WAIT_CKPT] = true},
+	[PN_B_WAIT_CKPT] = {[PN_B_DONE] = true},
+};
+
+static void startup_set_state(struct pn_proc *p, enum pn_bstate to)
+{
+	PN_ASSERT(p->kind == PN_PROC_STARTUP);
+	PN_ASSERT(p->state < PN_B_COUNT);
+	PN_ASSERT(to < PN_B_COUNT);
+	PN_ASSERT(startup_legal[p->state][to]);
+	p->state = to;
 }
 
 void pn_recovery_init(struct pn_recovery *rv, const struct pn_recovery_handles *h)
@@ -105,8 +122,6 @@ bool pn_recovery_begin(struct pn_recovery *rv)
 	uint8_t buf[PN_CONTROL_SIZE];
 	struct pn_control c;
 	rv->active = true;
-	for (uint32_t i = 0; i < rv->h.nbackends; i++)
-		pn_backend_set_state(&rv->h.procs[i], PN_B_DONE);
 	if (!rv->h.svc->env.read_sync(rv->h.svc->env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE,
 				      buf) ||
 	    !pn_ckpt_decode_control(buf, &c)) {
@@ -130,7 +145,7 @@ bool pn_recovery_begin(struct pn_recovery *rv)
 		return false;
 	}
 	struct pn_proc *p = &rv->h.procs[rv->h.proc_startup];
-	pn_backend_set_state(p, PN_B_NEXT);
+	startup_set_state(p, PN_B_NEXT);
 	pn_svc_wake(rv->h.svc, rv->h.proc_startup, 0);
 	return true;
 }
@@ -190,7 +205,7 @@ static void end_of_wal(struct pn_recovery *rv, struct pn_proc *p)
 	(*rv->h.next_xid)++;
 	rv->eor_seq = rv->h.ckpt->seq_begun + 1;
 	pn_ckpt_request(rv->h.ckpt, PN_CKPT_END_OF_RECOVERY, true);
-	pn_backend_set_state(p, PN_B_WAIT_CKPT);
+	startup_set_state(p, PN_B_WAIT_CKPT);
 }
 
 void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
@@ -198,7 +213,7 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 	if (p->state == PN_B_WAIT_CKPT) {
 		if (rv->h.ckpt->seq_done >= rv->eor_seq) {
 			rv->active = false;
-			pn_backend_set_state(p, PN_B_DONE);
+			startup_set_state(p, PN_B_DONE);
 		}
 		return;
 	}

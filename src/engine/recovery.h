@@ -22,8 +22,9 @@ struct pn_store;
 struct pn_wal;
 
 /* What recovery works with: the modules it replays through, the protocol's row and context
- * (protocol.h's recovery section), the processes (the backends it stops, the startup
- * process it runs as), and the engine's next xid, which replay advances. */
+ * (protocol.h's recovery section), the startup process it runs as (whose state it alone
+ * sets), and the engine's next xid, which replay advances. The assembly stops the backends
+ * before it begins (engine.c pn_engine_recover). */
 struct pn_recovery_handles {
 	const struct pn_scenario *sc;
 	struct pn_services *svc;
@@ -35,7 +36,7 @@ struct pn_recovery_handles {
 	const struct pn_protocol_ops *proto;
 	struct pn_proto_ctx *pctx;
 	struct pn_proc *procs;
-	uint32_t nbackends, proc_startup;
+	uint32_t proc_startup;
 	uint32_t *next_xid;
 	uint64_t sysid;
 	uint32_t page_size, pages, generations;
