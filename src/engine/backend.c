@@ -198,10 +198,8 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
-	if (p->decided_shift && e->proto->publish) {
-		p->delay_chkpt = true; /* published in its own step (PUBLISH) */
-		p->pub_target = target;
-		p->pub_lsn = end;
+	if (p->decided_shift && e->proto->defer_shift) {
+		e->proto->defer_shift(&e->pctx, p, target, end); /* published in its own step */
 	} else if (p->decided_shift) {
 		e->proto->shifted(&e->pctx, p->frame, target, end);
 	}
@@ -514,9 +512,8 @@ static const bool legal[PN_B_COUNT][PN_B_COUNT] = {
 		       [PN_B_DONE] = true},
 	[PN_B_PIN] = {[PN_B_DECIDE] = true},
 	[PN_B_DECIDE] = {[PN_B_INSERT] = true},
-	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PUBLISH] = true, [PN_B_HELD] = true},
-	[PN_B_PUBLISH] = {[PN_B_NEXT] = true},
-	[PN_B_HELD] = {[PN_B_NEXT] = true},
+	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PROTO] = true},
+	[PN_B_PROTO] = {[PN_B_NEXT] = true},
 	[PN_B_COMMIT_WAIT] = {[PN_B_NEXT] = true},
 	[PN_B_WAIT_CKPT] = {[PN_B_NEXT] = true, [PN_B_DONE] = true},
 	[PN_B_EVICT_WAIT] = {[PN_B_NEXT] = true},
@@ -691,9 +688,9 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	if (recheck)
 		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
-	if (e->proto->publish && (p->delay_chkpt || p->hold)) {
+	if (e->proto->after_insert && e->proto->after_insert(&e->pctx, p, p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
-		pn_backend_set_state(p, p->hold ? PN_B_HELD : PN_B_PUBLISH);
+		pn_backend_set_state(p, PN_B_PROTO);
 		if (p->hold)
 			step_done(e, p);
 		else
@@ -722,18 +719,6 @@ static void step_evict(struct pn_engine *e, struct pn_proc *p)
 		pn_svc_wake(&e->svc, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
 		finish_op(e, p);
-}
-
-/* A HELD backend: true when its release step is the script's next (it is taken). */
-static bool take_release(struct pn_engine *e, struct pn_proc *p)
-{
-	struct pn_step st;
-	PN_ASSERT(p->state == PN_B_HELD);
-	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
-		return false;
-	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
-	p->op = st;
-	return true;
 }
 
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
@@ -782,13 +767,10 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		break;
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
-	case PN_B_HELD:
-		if (!take_release(e, p))
-			break; /* woken when its release is the script's next step */
-			       /* fall through */
-	case PN_B_PUBLISH:
-		PN_ASSERT(e->proto->publish != NULL);
-		e->proto->publish(&e->pctx, p);
+	case PN_B_PROTO:
+		PN_ASSERT(e->proto->proc_step != NULL);
+		if (!e->proto->proc_step(&e->pctx, p))
+			break; /* woken when it can go on (a hold: its release is next) */
 		pn_buf_frame(&e->buf, p->frame)->locked = false;
 		pn_buf_unpin(&e->buf, p->frame);
 		finish_op(e, p);
@@ -804,7 +786,7 @@ void pn_backend_check(const struct pn_engine *e)
 		PN_ASSERT(p->kind == PN_PROC_BACKEND);
 		PN_ASSERT(p->state < PN_B_COUNT);
 		bool holds = p->state == PN_B_DECIDE || p->state == PN_B_INSERT ||
-			     p->state == PN_B_PUBLISH || p->state == PN_B_HELD;
+			     p->state == PN_B_PROTO;
 		if (!holds || p->op.op == PN_OP_CHANGE)
 			continue;
 		/* from the pin to the end of the op its page stays pinned (and, after DECIDE

@@ -486,7 +486,9 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 	PN_ASSERT(proc < e->nprocs);
 	const struct pn_proc *p = &e->procs[proc];
 	*out = (struct pn_proc_info){.kind = p->kind,
-				     .state = p->state,
+				     .state = p->state == PN_B_PROTO
+						      ? PN_B_PROTO + (uint32_t)p->proto_sub
+						      : (uint32_t)p->state,
 				     .op = p->op,
 				     .xid = p->xid,
 				     .wake_token = e->svc.wakes[proc].token};

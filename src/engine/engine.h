@@ -173,10 +173,11 @@ struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index);
 /* Processes 0 .. count-1 (backends first), as a trace or a timer needs them. */
 struct pn_proc_info {
 	enum pn_proc_kind kind;
-	enum pn_bstate state; /* a backend's step */
-	struct pn_step op;    /* a backend's operation in progress */
-	uint32_t xid;         /* a backend's transaction, 0 if none */
-	uint64_t wake_token;  /* only the step scheduled last runs (pn_engine_fire) */
+	uint32_t state;      /* a backend's step: enum pn_bstate; in PN_B_PROTO, PN_B_PROTO +
+			       * the protocol row's sub-state (pn_proc.proto_sub) */
+	struct pn_step op;   /* a backend's operation in progress */
+	uint32_t xid;        /* a backend's transaction, 0 if none */
+	uint64_t wake_token; /* only the step scheduled last runs (pn_engine_fire) */
 };
 uint32_t pn_engine_proc_count(const struct pn_engine *e);
 void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);

@@ -76,8 +76,14 @@ struct pn_protocol_ops {
 	/* The page in `frame` now lives in slot `target` (its record ends at lsn). */
 	void (*shifted)(struct pn_proto_ctx *c, uint32_t frame, uint32_t target, pn_lsn lsn);
 	/* Non-NULL: a backend's shift is published in a step of its own after its INSERT
-	 * (DELAY_CHKPT_START); this is that step. */
-	void (*publish)(struct pn_proto_ctx *c, struct pn_proc *p);
+	 * (DELAY_CHKPT_START): defer_shift takes the shift instead of `shifted`; after_insert
+	 * says whether backend p goes on to that step (PN_B_PROTO; the row sets p->proto_sub,
+	 * its own state; hold: the script's update_hold, which waits there for its release);
+	 * proc_step runs it (true: done, the backend's op ends). */
+	void (*defer_shift)(struct pn_proto_ctx *c, const struct pn_proc *p, uint32_t target,
+			    pn_lsn lsn);
+	bool (*after_insert)(struct pn_proto_ctx *c, struct pn_proc *p, bool hold);
+	bool (*proc_step)(struct pn_proto_ctx *c, struct pn_proc *p);
 	/* A script's checkpoint step waiting for run seq may go on (NULL: at once). */
 	bool (*script_reached)(const struct pn_proto_ctx *c, uint64_t seq, bool resumed);
 	/* ---- buffer pool ---- */

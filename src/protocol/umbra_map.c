@@ -42,7 +42,26 @@ struct umbra_map {
 	uint32_t npages;
 	uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
 	pn_lsn *lsn;                         /* wal_flush_lsn: WAL before the MAP page */
+	struct umbra_pub *pubs;              /* per backend */
+	uint32_t npubs;
 };
+
+/* A backend's shift between its WAL and its publication (DELAY_CHKPT_START: a checkpoint
+ * does not select while one is pending). */
+struct umbra_pub {
+	bool pending;
+	uint32_t target;
+	pn_lsn lsn;
+};
+
+/*
+ * A backend's protocol step (its PN_B_PROTO sub-state, pn_proc.proto_sub; the numbers after
+ * PN_B_PROTO are what the world's trace shows: publish, held):
+ *   INSERT --a pending shift (after_insert)--> PUBLISH --published (proc_step)--> NEXT
+ *   INSERT --an update_hold (after_insert)--> HELD --its release is the script's next
+ *   step: published (proc_step)--> NEXT
+ */
+enum umbra_pub_state { UMBRA_PUB_PUBLISH, UMBRA_PUB_HELD, UMBRA_PUB_COUNT };
 
 static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
 static uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
@@ -93,6 +112,10 @@ static bool map_init(struct pn_proto_ctx *pc)
 	map_of(e)->lsn = calloc(n, sizeof(pn_lsn));
 	if (!map_of(e)->dirty || !map_of(e)->lsn)
 		return false;
+	map_of(e)->npubs = e->nbackends;
+	map_of(e)->pubs = calloc(e->nbackends ? e->nbackends : 1, sizeof(struct umbra_pub));
+	if (!map_of(e)->pubs)
+		return false;
 	map_of(e)->busy = map_of(e)->dirty + n;
 	map_of(e)->ckpt_needed = map_of(e)->dirty + 2u * n;
 	return true;
@@ -105,6 +128,7 @@ static void map_free(struct pn_proto_ctx *pc)
 		return;
 	free(map_of(e)->dirty);
 	free(map_of(e)->lsn);
+	free(map_of(e)->pubs);
 	free(e->pctx.state);
 	e->pctx.state = NULL;
 }
@@ -278,13 +302,58 @@ static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct 
 	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 }
 
-static void pn_umbra_publish(struct pn_proto_ctx *pc, struct pn_proc *p)
+static struct umbra_pub *pub_of(struct pn_engine *e, const struct pn_proc *p)
+{
+	PN_ASSERT(p->kind == PN_PROC_BACKEND);
+	PN_ASSERT(p->id < map_of(e)->npubs);
+	return &map_of(e)->pubs[p->id];
+}
+
+static void defer_shift(struct pn_proto_ctx *pc, const struct pn_proc *p, uint32_t target,
+			pn_lsn lsn)
+{
+	struct umbra_pub *u = pub_of(pn_proto_engine(pc), p);
+	PN_ASSERT(!u->pending);
+	u->pending = true;
+	u->target = target;
+	u->lsn = lsn;
+}
+
+static bool after_insert(struct pn_proto_ctx *pc, struct pn_proc *p, bool hold)
+{
+	const struct umbra_pub *u = pub_of(pn_proto_engine(pc), p);
+	PN_ASSERT(p->state == PN_B_INSERT);
+	if (!u->pending && !hold)
+		return false;
+	p->proto_sub = hold ? UMBRA_PUB_HELD : UMBRA_PUB_PUBLISH;
+	return true;
+}
+
+/* A HELD backend: true when its release step is the script's next (it is taken). */
+static bool take_release(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_step st;
+	PN_ASSERT(p->proto_sub == UMBRA_PUB_HELD);
+	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+		return false;
+	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
+	p->op = st;
+	return true;
+}
+
+static bool proc_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	if (!p->delay_chkpt)
-		return; /* a held update that did not shift */
-	pn_umbra_publish_page(&e->pctx, p->frame, p->pub_target, p->pub_lsn);
-	p->delay_chkpt = false;
+	struct umbra_pub *u = pub_of(e, p);
+	PN_ASSERT(p->state == PN_B_PROTO);
+	PN_ASSERT(p->proto_sub >= 0 && p->proto_sub < UMBRA_PUB_COUNT);
+	if (p->proto_sub == UMBRA_PUB_HELD && !take_release(e, p))
+		return false; /* woken when its release is the script's next step */
+	if (!u->pending)
+		return true; /* a held update that did not shift */
+	pn_umbra_publish_page(&e->pctx, p->frame, u->target, u->lsn);
+	u->pending = false;
+	return true;
 }
 
 static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target,
@@ -342,8 +411,9 @@ static uint8_t pn_umbra_ckpt_slot(const struct pn_proto_ctx *pc, const struct pn
 
 static bool delay_chkpt(const struct pn_engine *e)
 {
-	for (uint32_t i = 0; i < e->nbackends; i++)
-		if (e->procs[i].delay_chkpt)
+	const struct umbra_map *m = map_of(e);
+	for (uint32_t i = 0; i < m->npubs; i++)
+		if (m->pubs[i].pending)
 			return true;
 	return false;
 }
@@ -562,7 +632,8 @@ static void map_check(struct pn_proto_ctx *pc)
 	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,                      \
 	.unsupported = unsupported, .init = map_init, .free = map_free, .format = pn_umbra_format, \
 	.file_size = pn_umbra_file_size, .decide = pn_umbra_decide, .assemble = assemble,          \
-	.shifted = pn_umbra_publish_page, .publish = pn_umbra_publish,                             \
+	.shifted = pn_umbra_publish_page, .defer_shift = defer_shift,                              \
+	.after_insert = after_insert, .proc_step = proc_step,                                      \
 	.script_reached = pn_umbra_ckpt_reached, .bind_late = pn_umbra_bind_late,                  \
 	.ckpt_begin = pn_umbra_ckpt_begin, .ckpt_slot = pn_umbra_ckpt_slot,                        \
 	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
