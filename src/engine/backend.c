@@ -6,7 +6,7 @@
  *   PIN     find or read the page (eviction and WAL flush on the way);
  *   DECIDE  take the content lock, read RedoRecPtr, decide image (fpw) or shift (umbra),
  *           as XLogRecordAssemble() does with the value GetFullPageWriteInfo() gave it;
- *   INSERT  recheck RedoRecPtr (XLogInsertRecord's recheck; the shift_split mutant skips
+ *   INSERT  recheck RedoRecPtr (XLogInsertRecord's recheck, the row's recheck hook; the shift_split mutant skips
  *           it) and, in one step: change the page, mark it dirty, insert the record, stamp
  *           the page LSN, publish the shift (5.1: the shift and its record are atomic with
  *           respect to the redo pointer), unlock.
@@ -676,7 +676,7 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
 	bool moved = pn_wal_redo(&e->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
+	bool recheck = moved && (!e->proto->recheck || e->proto->recheck(&e->pctx));
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
 			decide_change(e, p, pn_wal_redo(&e->wal));

@@ -84,6 +84,9 @@ struct pn_protocol_ops {
 			    pn_lsn lsn);
 	bool (*after_insert)(struct pn_proto_ctx *c, struct pn_proc *p, bool hold);
 	bool (*proc_step)(struct pn_proto_ctx *c, struct pn_proc *p);
+	/* INSERT: whether a backend whose redo pointer moved since DECIDE decides again
+	 * (XLogInsertRecord's recheck; NULL: it does). The shift_split mutant is read here. */
+	bool (*recheck)(const struct pn_proto_ctx *c);
 	/* A script's checkpoint step waiting for run seq may go on (NULL: at once). */
 	bool (*script_reached)(const struct pn_proto_ctx *c, uint64_t seq, bool resumed);
 	/* ---- buffer pool ---- */

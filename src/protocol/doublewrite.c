@@ -300,6 +300,7 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.name = "doublewrite",
 	.store_flags = PN_STORE_DOUBLEWRITE,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.init = dw_init,
 	.free = dw_free,
 	.file_size = dw_file_size,

@@ -30,11 +30,13 @@ const struct pn_protocol_ops pn_protocol_fpw = {
 	.name = "fpw",
 	.fpw_byte = true,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.decide = fpw_decide,
 };
 
 const struct pn_protocol_ops pn_protocol_nofpw = {
 	.name = "nofpw",
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.decide = pn_protocol_decide_none,
 };

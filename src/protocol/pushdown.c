@@ -967,6 +967,7 @@ static void read_page(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_
 const struct pn_protocol_ops pn_protocol_pushdown = {
 	.name = "pushdown",
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.init = ps_init,
 	.free = pn_ps_free,
 	.format_pages = pn_ps_format,

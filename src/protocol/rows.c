@@ -41,3 +41,10 @@ bool pn_protocol_refuse_publish_steps(struct pn_proto_ctx *pc)
 	}
 	return false;
 }
+
+bool pn_protocol_recheck(const struct pn_proto_ctx *pc)
+{
+	PN_ASSERT(pc != NULL);
+	PN_ASSERT(pc->sc != NULL);
+	return !(pc->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
+}

@@ -189,6 +189,7 @@ const struct pn_protocol_ops pn_protocol_umbra = {
 	.store_flags = PN_STORE_SLOTTED,
 	.generations = pn_umbra_generations,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.format = format,
 	.file_size = pn_umbra_file_size,
 	.decide = pn_umbra_decide,

@@ -633,7 +633,7 @@ static void map_check(struct pn_proto_ctx *pc)
 	.unsupported = unsupported, .init = map_init, .free = map_free, .format = pn_umbra_format, \
 	.file_size = pn_umbra_file_size, .decide = pn_umbra_decide, .assemble = assemble,          \
 	.shifted = pn_umbra_publish_page, .defer_shift = defer_shift,                              \
-	.after_insert = after_insert, .proc_step = proc_step,                                      \
+	.after_insert = after_insert, .proc_step = proc_step, .recheck = pn_protocol_recheck,      \
 	.script_reached = pn_umbra_ckpt_reached, .bind_late = pn_umbra_bind_late,                  \
 	.ckpt_begin = pn_umbra_ckpt_begin, .ckpt_slot = pn_umbra_ckpt_slot,                        \
 	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
