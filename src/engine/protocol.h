@@ -8,7 +8,7 @@
  * Rows (docs/ARCHITECTURE.md, the protocol table): fpw, nofpw (protocol/fpw.c), doublewrite
  * (protocol/doublewrite.c), umbra-prototype (protocol/umbra.c), umbra-l3, umbra-l4
  * (protocol/umbra_map.c), pushdown (protocol/pushdown.c). A row keeps its own state behind
- * its context's state (NULL when it has none) and the mutants it owns (docs/redesign.md 3.2).
+ * its context's state (NULL when it has none) and the mutants it owns (docs/ARCHITECTURE.md section 2a).
  */
 #ifndef PN_PROTOCOL_H
 #define PN_PROTOCOL_H
