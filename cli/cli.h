@@ -113,7 +113,7 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
  * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
  * under those policies however set, else the mode's name. */
 void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out, size_t len);
-/* C5 "No page" (a violation of the run as a whole: pn_engine_violation's UINT32_MAX) is
+/* C5 "No page" (a violation of the run as a whole: pn_svc_violation's UINT32_MAX) is
  * JSON null and "-" in text, in every command. */
 #define PN_CLI_NO_PAGE PN_NO_PAGE
 json_t *pn_cli_page_json(uint32_t page);

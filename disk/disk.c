@@ -602,7 +602,7 @@ int pn_disk_recover(struct pn_disk *d)
 {
 	if (!open_aio(d))
 		return 2;
-	if (!pn_recovery_begin(d->e))
+	if (!pn_engine_recover(d->e))
 		return 1;
 	return loop(d, 0);
 }

@@ -286,7 +286,7 @@ static bool nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn 
 {
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	struct pn_crash_enum ce;
-	bool ok = true, begun = pn_recovery_begin(r->e); /* it began once: it does again */
+	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
 	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
@@ -589,7 +589,7 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 {
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
-	bool ok = pn_recovery_begin(r->e) &&
+	bool ok = pn_engine_recover(r->e) &&
 		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
 				"the recovery") &&
 		  !pn_engine_failed(r->e);

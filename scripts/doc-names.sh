@@ -13,7 +13,7 @@
 #   - a file name `x.c` / `x.h` (or `dir/x.c`) is a file of ROOT.
 # Names of other projects (PostgreSQL, Neon) that are cited are listed in `external` below.
 # A doc's lines between `<!-- doc-names: off -->` and `<!-- doc-names: on -->` are not checked:
-# a plan (docs/redesign.md) names functions and files that do not exist yet.
+# a plan names functions and files that do not exist yet.
 # Prints each name that is not found as FILE:LINE: NAME and exits 1; 0 when all are found.
 set -u
 

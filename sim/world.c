@@ -513,7 +513,7 @@ int pn_world_run(struct pn_world *w)
 
 int pn_world_recover(struct pn_world *w)
 {
-	if (!pn_recovery_begin(w->e))
+	if (!pn_engine_recover(w->e))
 		return 1;
 	return pn_world_run(w);
 }

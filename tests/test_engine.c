@@ -222,11 +222,11 @@ START_TEST(test_r3_protected_slot)
 	struct pn_world *w = fresh_world("umbra", &sc);
 	struct pn_engine *e = w->e;
 	ck_assert_uint_eq(e->store.base_done[5], 0);
-	pn_store_check_write(&e->store, 5, 1, e->ckpt_seq_done);
-	pn_store_check_write(&e->store, 5, 2, e->ckpt_seq_done);
+	pn_store_check_write(&e->store, 5, 1, e->ckpt.seq_done);
+	pn_store_check_write(&e->store, 5, 2, e->ckpt.seq_done);
 	ck_assert(!e->svc.failed);
 	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_NONE);
-	pn_store_check_write(&e->store, 5, e->store.base_done[5], e->ckpt_seq_done);
+	pn_store_check_write(&e->store, 5, e->store.base_done[5], e->ckpt.seq_done);
 	ck_assert(e->svc.failed);
 	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
 	ck_assert_uint_eq(e->svc.viol.page, 5);
@@ -234,7 +234,7 @@ START_TEST(test_r3_protected_slot)
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
-	pn_store_check_write(&w->e->store, 5, 0, w->e->ckpt_seq_done);
+	pn_store_check_write(&w->e->store, 5, 0, w->e->ckpt.seq_done);
 	ck_assert(!w->e->svc.failed);
 	ck_assert_int_eq(w->e->svc.viol.kind, PN_VIOL_NONE);
 	world_drop(w);
@@ -344,13 +344,13 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 	ck_assert_msg(rc == 0, "%s k=%llu fate %d: recovery rc %d: %s %s", w->sc->name,
 		      (unsigned long long)k, fate, rc, r->e->svc.viol.detail, r->error);
 	ck_assert_int_eq(r->e->svc.viol.kind, PN_VIOL_NONE);
-	ck_assert_uint_ge(r->e->replay_end, pn_wal_flushed(&w->e->wal));
+	ck_assert_uint_ge(r->e->rcv.replay_end, pn_wal_flushed(&w->e->wal));
 	for (uint64_t i = 0; i < w->e->nacked; i++)
-		ck_assert_msg(w->e->acked_lsns[i] <= r->e->replay_end,
+		ck_assert_msg(w->e->acked_lsns[i] <= r->e->rcv.replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
 			      w->sc->name, (unsigned long long)k, (unsigned long long)i,
 			      (unsigned long long)w->e->acked_lsns[i],
-			      (unsigned long long)r->e->replay_end);
+			      (unsigned long long)r->e->rcv.replay_end);
 	world_drop(r);
 	free(f);
 }
@@ -658,9 +658,9 @@ static int run_logged(const struct pn_scenario *sc, struct ckpt_log *log, struct
 	pn_engine_start(e);
 	int step;
 	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
-		for (; log->begun < e->ckpt_seq_begun && log->begun < 64; log->begun++)
+		for (; log->begun < e->ckpt.seq_begun && log->begun < 64; log->begun++)
 			log->commits_begin[log->begun] = e->m.commits;
-		for (; log->done < e->ckpt_seq_done && log->done < 64; log->done++)
+		for (; log->done < e->ckpt.seq_done && log->done < 64; log->done++)
 			log->commits_end[log->done] = e->m.commits;
 	}
 	*m = e->m;

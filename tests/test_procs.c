@@ -21,16 +21,14 @@ START_TEST(test_paths)
 {
 	struct pn_proc p = {.kind = PN_PROC_BACKEND, .state = PN_B_NEXT};
 	static const enum pn_bstate update[] = {PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_NEXT};
-	static const enum pn_bstate publish[] = {PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_PUBLISH,
-						 PN_B_NEXT};
-	static const enum pn_bstate held[] = {PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_HELD,
-					      PN_B_NEXT};
+	/* the protocol's step (umbra l3/l4: publish, held: the row's sub-state) */
+	static const enum pn_bstate proto[] = {PN_B_PIN, PN_B_DECIDE, PN_B_INSERT, PN_B_PROTO,
+					       PN_B_NEXT};
 	static const enum pn_bstate waits[] = {PN_B_COMMIT_WAIT, PN_B_NEXT,       PN_B_WAIT_CKPT,
 					       PN_B_NEXT,        PN_B_EVICT_WAIT, PN_B_NEXT,
 					       PN_B_NEXT,        PN_B_DONE};
 	walk(&p, update, PN_ARRAY_LEN(update));
-	walk(&p, publish, PN_ARRAY_LEN(publish));
-	walk(&p, held, PN_ARRAY_LEN(held));
+	walk(&p, proto, PN_ARRAY_LEN(proto));
 	walk(&p, waits, PN_ARRAY_LEN(waits));
 	struct pn_proc startup = {.kind = PN_PROC_STARTUP, .state = PN_B_DONE};
 	static const enum pn_bstate recovery[] = {PN_B_NEXT, PN_B_WAIT_CKPT, PN_B_DONE};

@@ -54,8 +54,9 @@ static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool 
 	sc.protocol.mutations = mutations;
 	struct pn_engine *e = pn_engine_new();
 	e->sc = &sc;
+	e->pctx.sc = &sc;
 	e->proto = rows[row];
-	unsigned got = e->proto->decide(e, use, before);
+	unsigned got = e->proto->decide(&e->pctx, use, before);
 	free(e); /* never initialised: nothing to free but the struct */
 	pn_scenario_free(&sc);
 	return got;
@@ -188,7 +189,7 @@ START_TEST(test_file_sizes)
 				  (uint64_t)(g.heap_pages * g.generations + g.slru_pages) *
 					  g.page_size);
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_CONTROL), PN_CONTROL_SIZE);
-		ck_assert_uint_eq(e->proto_state != NULL, dw || m == 3); /* the rows with state */
+		ck_assert_uint_eq(e->pctx.state != NULL, dw || m == 3); /* the rows with state */
 		pn_engine_delete(e);
 		pn_scenario_free(&sc);
 	}
@@ -201,17 +202,17 @@ START_TEST(test_checks_hold)
 {
 	struct pn_scenario sc;
 	struct pn_engine *e = engine_of(&sc, "fpw");
-	pn_ckpt_check(e);
+	pn_ckpt_check(&e->ckpt);
 	pn_backend_check(e);
-	e->ckpt_seq_begun = 1;
-	e->runs[0].state = PN_C_WRITING; /* run 1 in progress */
-	e->runs[0].seq = 1;
+	e->ckpt.seq_begun = 1;
+	e->ckpt.runs[0].state = PN_C_WRITING; /* run 1 in progress */
+	e->ckpt.runs[0].seq = 1;
 	e->procs[0].state = PN_B_INSERT; /* an update with its page pinned and locked */
 	e->procs[0].op.op = PN_OP_UPDATE;
 	e->procs[0].frame = 3;
-	e->frames[3].pins = 1;
-	e->frames[3].locked = true;
-	pn_ckpt_check(e);
+	pn_buf_frame(&e->buf, 3)->pins = 1;
+	pn_buf_frame(&e->buf, 3)->locked = true;
+	pn_ckpt_check(&e->ckpt);
 	pn_backend_check(e);
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -223,9 +224,9 @@ START_TEST(test_ckpt_check_unbegun_run)
 {
 	struct pn_scenario sc;
 	struct pn_engine *e = engine_of(&sc, "fpw");
-	e->runs[1].state = PN_C_RECORD;
-	e->runs[1].seq = 1;
-	pn_ckpt_check(e);
+	e->ckpt.runs[1].state = PN_C_RECORD;
+	e->ckpt.runs[1].seq = 1;
+	pn_ckpt_check(&e->ckpt);
 }
 END_TEST
 

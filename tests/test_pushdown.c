@@ -67,7 +67,7 @@ static void drop_world(struct pn_world *w)
 /* A valid frame whose every change the page server has ingested. */
 static bool comparable(struct pn_engine *e, uint32_t fi)
 {
-	const struct pn_frame *f = &e->frames[fi];
+	const struct pn_frame *f = pn_buf_frame(&e->buf, fi);
 	return f->page != PN_NO_FRAME && f->valid && f->io_reads == 0 && !f->locked &&
 	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(e);
 }
@@ -86,12 +86,12 @@ START_TEST(test_reconstruct_equals_buffer)
 	uint64_t compared = 0, with_deltas = 0;
 	int step;
 	while ((step = pn_world_step(w)) == PN_STEP_EVENT) {
-		for (uint32_t fi = 0; fi < e->nframes; fi++) {
+		for (uint32_t fi = 0; fi < e->buf.nframes; fi++) {
 			if (!comparable(e, fi))
 				continue;
-			uint32_t pg = e->frames[fi].page;
+			uint32_t pg = pn_buf_frame(&e->buf, fi)->page;
 			uint32_t n = pn_ps_reconstruct(e, pg, pn_ps_ingested(e), page);
-			ck_assert_msg(memcmp(page, pn_frame_page(e, fi), e->page_size) == 0,
+			ck_assert_msg(memcmp(page, pn_frame_page(&e->buf, fi), e->page_size) == 0,
 				      "page %u at event %llu: the page server's copy (%u deltas) "
 				      "differs from the buffer",
 				      pg, (unsigned long long)w->events, n);
@@ -129,14 +129,14 @@ START_TEST(test_reconstruct_at_old_lsn)
 	while (pn_world_step(w) == PN_STEP_EVENT) {
 		if (w->events % 41 != 0 || nsnaps == MAX_SNAPSHOTS)
 			continue;
-		for (uint32_t fi = 0; fi < e->nframes && nsnaps < MAX_SNAPSHOTS; fi++) {
-			if (!comparable(e, fi) || pn_page_lsn(pn_frame_page(e, fi)) == 0)
+		for (uint32_t fi = 0; fi < e->buf.nframes && nsnaps < MAX_SNAPSHOTS; fi++) {
+			if (!comparable(e, fi) || pn_page_lsn(pn_frame_page(&e->buf, fi)) == 0)
 				continue;
 			struct snapshot *s = &snaps[nsnaps++];
-			s->page = e->frames[fi].page;
-			s->lsn = pn_page_lsn(pn_frame_page(e, fi));
+			s->page = pn_buf_frame(&e->buf, fi)->page;
+			s->lsn = pn_page_lsn(pn_frame_page(&e->buf, fi));
 			s->bytes = malloc(e->page_size);
-			memcpy(s->bytes, pn_frame_page(e, fi), e->page_size);
+			memcpy(s->bytes, pn_frame_page(&e->buf, fi), e->page_size);
 			break;
 		}
 	}

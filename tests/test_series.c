@@ -54,9 +54,9 @@ START_TEST(test_checkpoints_bounded)
 	e->generations = 1;
 	pn_series_init(s, e);
 	for (uint64_t k = 1; k <= 1000; k++) {
-		e->ckpt_seq_begun++;
+		e->ckpt.seq_begun++;
 		pn_series_observe(s, e, k * 100, 2 * k - 1);
-		e->ckpt_seq_done++;
+		e->ckpt.seq_done++;
 		pn_series_observe(s, e, k * 100 + 40, 2 * k);
 	}
 	ck_assert_uint_eq(s->ckpt_every, 8); /* 1000 over 128: 8 */

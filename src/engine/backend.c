@@ -6,7 +6,7 @@
  *   PIN     find or read the page (eviction and WAL flush on the way);
  *   DECIDE  take the content lock, read RedoRecPtr, decide image (fpw) or shift (umbra),
  *           as XLogRecordAssemble() does with the value GetFullPageWriteInfo() gave it;
- *   INSERT  recheck RedoRecPtr (XLogInsertRecord's recheck; the shift_split mutant skips
+ *   INSERT  recheck RedoRecPtr (XLogInsertRecord's recheck, the row's recheck hook; the shift_split mutant skips
  *           it) and, in one step: change the page, mark it dirty, insert the record, stamp
  *           the page LSN, publish the shift (5.1: the shift and its record are atomic with
  *           respect to the redo pointer), unlock.
@@ -43,7 +43,7 @@ static uint32_t op_page(const struct pn_engine *e, const struct pn_step *op)
 static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 {
 	const struct pn_scenario *sc = e->sc;
-	uint8_t *page = pn_frame_page(e, p->frame);
+	uint8_t *page = pn_frame_page(&e->buf, p->frame);
 	uint32_t pg = op_page(e, &p->op);
 	bool before_redo = pn_page_lsn(page) <= redo;
 	enum pn_block_use use = PN_USE_CHANGE;
@@ -56,7 +56,7 @@ static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	} else if (p->op.op == PN_OP_DEDUP) {
 		use = PN_USE_DEDUP;
 	}
-	unsigned protect = e->proto->decide(e, use, before_redo);
+	unsigned protect = e->proto->decide(&e->pctx, use, before_redo);
 	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
 	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
@@ -132,8 +132,8 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
 static void do_change(struct pn_engine *e, struct pn_proc *p)
 {
-	struct pn_frame *f = &e->frames[p->frame];
-	uint8_t *page = pn_frame_page(e, p->frame);
+	struct pn_frame *f = pn_buf_frame(&e->buf, p->frame);
+	uint8_t *page = pn_frame_page(&e->buf, p->frame);
 	uint32_t pg = op_page(e, &p->op);
 	uint32_t nitems = pn_store_is_slru(&e->store, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
@@ -143,7 +143,7 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		PN_ASSERT(e->client->change != NULL);
 		e->client->change(e->client_state, &c);
 		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
-			e->frames[p->extra_frames[i]].locked = false;
+			pn_buf_frame(&e->buf, p->extra_frames[i])->locked = false;
 		pn_client_unpin_extra(e, p);
 		return;
 	}
@@ -182,12 +182,12 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	}
 	uint32_t target = 0;
 	if (p->decided_shift) {
-		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(e, pg));
+		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(&e->ckpt, pg));
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;
 		if (e->proto->assemble)
-			e->proto->assemble(e, p->frame, b, page,
+			e->proto->assemble(&e->pctx, p->frame, b, page,
 					   b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
 	f->dirty = true;
@@ -198,12 +198,10 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	f->last_lsn = end;
-	if (p->decided_shift && e->proto->publish) {
-		p->delay_chkpt = true; /* published in its own step (PUBLISH) */
-		p->pub_target = target;
-		p->pub_lsn = end;
+	if (p->decided_shift && e->proto->defer_shift) {
+		e->proto->defer_shift(&e->pctx, p, target, end); /* published in its own step */
 	} else if (p->decided_shift) {
-		e->proto->shifted(e, p->frame, target, end);
+		e->proto->shifted(&e->pctx, p->frame, target, end);
 	}
 	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
 }
@@ -231,11 +229,12 @@ static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
 	p->decided_redo = redo;
 	p->chg_image = p->chg_shift = p->chg_init = 0;
 	for (uint32_t i = 0; i < c->nblocks; i++) {
-		const uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(e, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		unsigned protect = e->proto->decide(e, init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
+		unsigned protect = e->proto->decide(&e->pctx,
+						    init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
 						    before_redo);
 		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
 		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
@@ -281,7 +280,7 @@ static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn
 	struct pn_change *c = &p->chg;
 	uint8_t itup[64];
 	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
-	return pn_btree_split_record(pn_frame_page(e, p->chg_frames[0]), e->page_size, itup,
+	return pn_btree_split_record(pn_frame_page(&e->buf, p->chg_frames[0]), e->page_size, itup,
 				     c->itup_len, c->split_key, rec, main, data0, data1);
 }
 
@@ -349,7 +348,7 @@ static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct p
 		return PN_REC_HEAP2_PRUNE;
 	}
 	case PN_REC_BTREE_INSERT_LEAF: {
-		const uint8_t *page = pn_frame_page(e, p->chg_frames[0]);
+		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[0]);
 		pn_put16(main, pn_btree_insert_offnum(page, c->key));
 		rec->main_len = 2;
 		pn_itup_make(data0, c->itup_len, c->key, c->heap_blk, c->heap_off);
@@ -378,7 +377,7 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	struct pn_client cl = pn_client_of(e, p);
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
-		uint8_t *page = pn_frame_page(e, p->chg_frames[i]);
+		uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
 		if (!pn_redo_apply(page, e->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
 		if (b->will_init && e->client->page_inited)
@@ -401,7 +400,7 @@ static bool pin_change(struct pn_engine *e, struct pn_proc *p)
 	while (p->chg_pinned < c->nblocks) {
 		uint32_t i = p->chg_pinned;
 		bool fresh = c->kind == PN_REC_BTREE_SPLIT_R && i == 1; /* the new right page */
-		uint32_t fi = pn_buf_pin(e, c->pages[i], p->id, fresh);
+		uint32_t fi = pn_buf_pin(&e->buf, c->pages[i], p->id, fresh);
 		if (fi == PN_NO_FRAME)
 			return false;
 		p->chg_frames[i] = fi;
@@ -413,8 +412,8 @@ static bool pin_change(struct pn_engine *e, struct pn_proc *p)
 static void release_change(struct pn_engine *e, struct pn_proc *p)
 {
 	for (uint32_t i = 0; i < p->chg_pinned; i++) {
-		e->frames[p->chg_frames[i]].locked = false;
-		pn_buf_unpin(e, p->chg_frames[i]);
+		pn_buf_frame(&e->buf, p->chg_frames[i])->locked = false;
+		pn_buf_unpin(&e->buf, p->chg_frames[i]);
 	}
 	p->chg_pinned = 0;
 }
@@ -442,8 +441,8 @@ static void txn_end(struct pn_engine *e, struct pn_proc *p)
 static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 {
 	if (lsn > pn_wal_flushed(&e->wal))
-		pn_engine_violation(
-			e, PN_VIOL_DURABILITY, UINT32_MAX,
+		pn_svc_violation(
+			&e->svc, PN_VIOL_DURABILITY, UINT32_MAX,
 			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
 			p->xid, (unsigned long long)lsn,
 			(unsigned long long)pn_wal_flushed(&e->wal));
@@ -458,7 +457,7 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 		e->latencies[e->nlat++] = lat;
 	e->m.commits++;
 	txn_end(e, p);
-	pn_ckpt_commit(e);
+	pn_ckpt_commit(&e->ckpt);
 }
 
 static void commit(struct pn_engine *e, struct pn_proc *p)
@@ -513,9 +512,8 @@ static const bool legal[PN_B_COUNT][PN_B_COUNT] = {
 		       [PN_B_DONE] = true},
 	[PN_B_PIN] = {[PN_B_DECIDE] = true},
 	[PN_B_DECIDE] = {[PN_B_INSERT] = true},
-	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PUBLISH] = true, [PN_B_HELD] = true},
-	[PN_B_PUBLISH] = {[PN_B_NEXT] = true},
-	[PN_B_HELD] = {[PN_B_NEXT] = true},
+	[PN_B_INSERT] = {[PN_B_NEXT] = true, [PN_B_PROTO] = true},
+	[PN_B_PROTO] = {[PN_B_NEXT] = true},
 	[PN_B_COMMIT_WAIT] = {[PN_B_NEXT] = true},
 	[PN_B_WAIT_CKPT] = {[PN_B_NEXT] = true, [PN_B_DONE] = true},
 	[PN_B_EVICT_WAIT] = {[PN_B_NEXT] = true},
@@ -547,7 +545,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
 			txn_begin_write(e, p);
 		pn_backend_set_state(p, PN_B_PIN);
-		pn_wake(e, p->id, STEP_NS);
+		pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
 	switch (p->op.op) {
@@ -556,7 +554,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		if (p->state != PN_B_COMMIT_WAIT)
 			finish_op(e, p); /* read-only, or acknowledged at once (ack_before_flush) */
 		else
-			pn_wake(e, p->id, STEP_NS);
+			pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	case PN_OP_ABORT:
 		abort_txn(e, p);
@@ -565,18 +563,18 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 	case PN_OP_CHECKPOINT:
 	case PN_OP_CHECKPOINT_BEGIN:
 	case PN_OP_CHECKPOINT_EPOCH: /* l3/l4: a begin that pauses before selection */
-		e->ckpt_pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
-		e->ckpt_pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
+		e->ckpt.pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
+		e->ckpt.pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
 		if (p->op.op == PN_OP_CHECKPOINT_EPOCH)
 			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
-		p->ckpt_wait_seq = e->ckpt_seq_begun + 1;
-		pn_ckpt_request(e, PN_CKPT_REQUEST, true);
+		p->ckpt_wait_seq = e->ckpt.seq_begun + 1;
+		pn_ckpt_request(&e->ckpt, PN_CKPT_REQUEST, true);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_CHECKPOINT_END:
 		p->op.op = PN_OP_CHECKPOINT; /* wait for completion below */
-		p->ckpt_wait_seq = e->ckpt_seq_begun;
-		pn_ckpt_release_pause(e);
+		p->ckpt_wait_seq = e->ckpt.seq_begun;
+		pn_ckpt_release_pause(&e->ckpt);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_EVICT: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
@@ -584,13 +582,13 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		finish_op(e, p);
 		return;
 	case PN_OP_CHECKPOINT_RESUME:
-		pn_ckpt_release_pause(e);
-		p->ckpt_wait_seq = e->ckpt_seq_begun;
+		pn_ckpt_release_pause(&e->ckpt);
+		p->ckpt_wait_seq = e->ckpt.seq_begun;
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	default: PN_ASSERT(!"unknown op");
 	}
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 /* The workload's step_done (a script's next step may start). */
@@ -606,7 +604,7 @@ static void finish_op(struct pn_engine *e, struct pn_proc *p)
 {
 	pn_backend_set_state(p, PN_B_NEXT);
 	step_done(e, p);
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 #define OP_FRAMES_MAX (PN_CHANGE_MAX_BLOCKS + 3) /* a change's blocks, or a page and 2 extra */
@@ -634,8 +632,8 @@ static bool frames_busy(const struct pn_engine *e, const struct pn_proc *p)
 	uint32_t frames[OP_FRAMES_MAX];
 	bool locked = false, held = false;
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		locked |= e->frames[frames[i]].locked;
-		held |= e->frames[frames[i]].held;
+		locked |= pn_buf_frame(&e->buf, frames[i])->locked;
+		held |= pn_buf_frame(&e->buf, frames[i])->held;
 	}
 	PN_TESTCASE("a change waits for a frame held across a WAL flush (B7)", held);
 	return locked || held;
@@ -645,23 +643,24 @@ static void lock_frames(struct pn_engine *e, const struct pn_proc *p)
 {
 	uint32_t frames[OP_FRAMES_MAX];
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		PN_ASSERT(!e->frames[frames[i]].held && e->frames[frames[i]].pins > 0);
-		e->frames[frames[i]].locked = true;
+		PN_ASSERT(!pn_buf_frame(&e->buf, frames[i])->held &&
+			  pn_buf_frame(&e->buf, frames[i])->pins > 0);
+		pn_buf_frame(&e->buf, frames[i])->locked = true;
 	}
 }
 
 static void step_decide(struct pn_engine *e, struct pn_proc *p)
 {
 	if (frames_busy(e, p)) {
-		pn_wake(e, p->id, POLL_NS);
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 		return;
 	}
 	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
 		e->m.stalls_wal++;
 		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
-		if (!pn_ckpt_active(e))
-			pn_ckpt_request(e, PN_CKPT_WAL, false);
-		pn_wake(e, p->id, POLL_NS * 5);
+		if (!pn_ckpt_active(&e->ckpt))
+			pn_ckpt_request(&e->ckpt, PN_CKPT_WAL, false);
+		pn_svc_wake(&e->svc, p->id, POLL_NS * 5);
 		return;
 	}
 	lock_frames(e, p);
@@ -670,14 +669,14 @@ static void step_decide(struct pn_engine *e, struct pn_proc *p)
 	else
 		decide(e, p, pn_wal_redo(&e->wal));
 	pn_backend_set_state(p, PN_B_INSERT);
-	pn_wake(e, p->id, STEP_NS);
+	pn_svc_wake(&e->svc, p->id, STEP_NS);
 }
 
 static void step_insert(struct pn_engine *e, struct pn_proc *p)
 {
 	bool moved = pn_wal_redo(&e->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	bool recheck = moved && !(e->sc->protocol.mutations & PN_MUT_SHIFT_SPLIT);
+	bool recheck = moved && (!e->proto->recheck || e->proto->recheck(&e->pctx));
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
 			decide_change(e, p, pn_wal_redo(&e->wal));
@@ -689,48 +688,37 @@ static void step_insert(struct pn_engine *e, struct pn_proc *p)
 	if (recheck)
 		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
 	do_change(e, p);
-	if (e->proto->publish && (p->delay_chkpt || p->hold)) {
+	if (e->proto->after_insert && e->proto->after_insert(&e->pctx, p, p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
-		pn_backend_set_state(p, p->hold ? PN_B_HELD : PN_B_PUBLISH);
+		pn_backend_set_state(p, PN_B_PROTO);
 		if (p->hold)
 			step_done(e, p);
 		else
-			pn_wake(e, p->id, STEP_NS);
+			pn_svc_wake(&e->svc, p->id, STEP_NS);
 		return;
 	}
-	e->frames[p->frame].locked = false;
-	pn_buf_unpin(e, p->frame);
+	pn_buf_frame(&e->buf, p->frame)->locked = false;
+	pn_buf_unpin(&e->buf, p->frame);
 	finish_op(e, p);
 }
 
 static void step_evict(struct pn_engine *e, struct pn_proc *p)
 {
-	uint32_t fi = e->page_frame[p->op.page];
-	if (fi == PN_NO_FRAME || (!e->frames[fi].dirty && e->frames[fi].io_writes == 0)) {
+	uint32_t fi = e->buf.page_frame[p->op.page];
+	if (fi == PN_NO_FRAME ||
+	    (!pn_buf_frame(&e->buf, fi)->dirty && pn_buf_frame(&e->buf, fi)->io_writes == 0)) {
 		finish_op(e, p);
 		return;
 	}
-	if (e->frames[fi].io_writes) {
-		pn_wake(e, p->id, POLL_NS);
+	if (pn_buf_frame(&e->buf, fi)->io_writes) {
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 		return;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_EVICT, p->id, -1, NULL);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
-		pn_wake(e, p->id, POLL_NS);
+		pn_svc_wake(&e->svc, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
 		finish_op(e, p);
-}
-
-/* A HELD backend: true when its release step is the script's next (it is taken). */
-static bool take_release(struct pn_engine *e, struct pn_proc *p)
-{
-	struct pn_step st;
-	PN_ASSERT(p->state == PN_B_HELD);
-	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
-		return false;
-	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
-	p->op = st;
-	return true;
 }
 
 void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
@@ -747,7 +735,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		}
 		if (!pn_client_pin_extra(e, p)) /* a workload op's other pages first */
 			return;
-		uint32_t fi = pn_buf_pin(e, op_page(e, &p->op), p->id, false);
+		uint32_t fi = pn_buf_pin(&e->buf, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
@@ -764,29 +752,27 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 		}
 		break;
 	case PN_B_WAIT_CKPT: {
-		bool begun = e->ckpt_seq_begun >= p->ckpt_wait_seq;
+		bool begun = e->ckpt.seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
-				  ? e->ckpt_seq_done >= p->ckpt_wait_seq
+				  ? e->ckpt.seq_done >= p->ckpt_wait_seq
 				  : begun && (!e->proto->script_reached ||
 					      e->proto->script_reached(
-						      e, p->ckpt_wait_seq,
+						      &e->pctx, p->ckpt_wait_seq,
 						      p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
 			finish_op(e, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
-			pn_wake(e, p->id, POLL_NS); /* l3/l4: until it reaches its next wait */
+			pn_svc_wake(&e->svc, p->id,
+				    POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
 	case PN_B_EVICT_WAIT: step_evict(e, p); break;
-	case PN_B_HELD:
-		if (!take_release(e, p))
-			break; /* woken when its release is the script's next step */
-			       /* fall through */
-	case PN_B_PUBLISH:
-		PN_ASSERT(e->proto->publish != NULL);
-		e->proto->publish(e, p);
-		e->frames[p->frame].locked = false;
-		pn_buf_unpin(e, p->frame);
+	case PN_B_PROTO:
+		PN_ASSERT(e->proto->proc_step != NULL);
+		if (!e->proto->proc_step(&e->pctx, p))
+			break; /* woken when it can go on (a hold: its release is next) */
+		pn_buf_frame(&e->buf, p->frame)->locked = false;
+		pn_buf_unpin(&e->buf, p->frame);
 		finish_op(e, p);
 		break;
 	default: break;
@@ -800,13 +786,13 @@ void pn_backend_check(const struct pn_engine *e)
 		PN_ASSERT(p->kind == PN_PROC_BACKEND);
 		PN_ASSERT(p->state < PN_B_COUNT);
 		bool holds = p->state == PN_B_DECIDE || p->state == PN_B_INSERT ||
-			     p->state == PN_B_PUBLISH || p->state == PN_B_HELD;
+			     p->state == PN_B_PROTO;
 		if (!holds || p->op.op == PN_OP_CHANGE)
 			continue;
 		/* from the pin to the end of the op its page stays pinned (and, after DECIDE
 		 * took the content lock, locked) */
-		PN_ASSERT(p->frame < e->nframes);
-		PN_ASSERT(e->frames[p->frame].pins > 0);
-		PN_ASSERT(p->state == PN_B_DECIDE || e->frames[p->frame].locked);
+		PN_ASSERT(p->frame < e->buf.nframes);
+		PN_ASSERT(pn_buf_frame(&e->buf, p->frame)->pins > 0);
+		PN_ASSERT(p->state == PN_B_DECIDE || pn_buf_frame(&e->buf, p->frame)->locked);
 	}
 }

@@ -1,8 +1,10 @@
 /*
  * bufpool.h: the buffer pool (engine layer, owned by bufpool.c; its rules B1-B6 and the frame
  * state machine are in bufpool.c's header): buffer frames, clock-sweep eviction, write-out
- * with WAL before data. The frames live in struct pn_engine (e->frames, e->frame_data,
- * e->page_frame); PN_MAX_CKPT_RUNS is here because a frame has a slot per checkpoint run.
+ * with WAL before data. struct pn_bufpool owns the frames, their bytes, the page -> frame
+ * map, the clock hand and each process's held victim; it works with the handles it is
+ * given at init (struct pn_buf_handles), never with the engine. PN_MAX_CKPT_RUNS is here
+ * because a frame has a slot per checkpoint run.
  */
 #ifndef PN_BUFPOOL_H
 #define PN_BUFPOOL_H
@@ -11,7 +13,12 @@
 #include "services.h"
 #include "walfmt.h"
 
-struct pn_engine;
+struct pn_metrics;
+struct pn_proto_ctx;
+struct pn_protocol_ops;
+struct pn_scenario;
+struct pn_store;
+struct pn_wal;
 
 #define PN_NO_FRAME UINT32_MAX
 #define PN_MAX_CKPT_RUNS 2
@@ -38,12 +45,56 @@ struct pn_frame {
 		shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
 };
 
-bool pn_buf_init(struct pn_engine *e);
-void pn_buf_free(struct pn_engine *e);
+/* What the pool works with: the modules it calls (services for I/O, wakes and violations;
+ * the WAL for B1; the store for slots), the protocol's row and its context (the hooks of
+ * protocol.h's buffer pool section), and what it reads of others: the checkpoint sequence
+ * numbers (an I/O's ckpt_seq; R3's report) and whether recovery runs (a metric). */
+struct pn_buf_handles {
+	const struct pn_scenario *sc;
+	struct pn_services *svc;
+	struct pn_wal *wal;
+	struct pn_store *store;
+	struct pn_metrics *m;
+	const struct pn_protocol_ops *proto;
+	struct pn_proto_ctx *pctx;
+	const uint64_t *ckpt_seq_begun, *ckpt_seq_done;
+	const bool *recovering;
+	uint32_t page_size, pages, nprocs;
+};
+
+/* B7: the victim a process evicting a page holds while the WAL flush is waited for. */
+struct pn_buf_victim {
+	bool held;
+	uint32_t frame;
+};
+
+struct pn_bufpool {
+	struct pn_buf_handles h; /* set at init */
+	struct pn_frame *frames;
+	uint8_t *frame_data;
+	uint32_t nframes;
+	uint32_t clock_hand;
+	uint32_t *page_frame;          /* page -> frame or PN_NO_FRAME */
+	uint32_t data_writes_inflight; /* data writes issued and not completed (rows' too) */
+	struct pn_buf_victim *victims; /* per process (pn_buf_pin) */
+};
+
+/* false when out of memory (pn_buf_free frees what was allocated). */
+bool pn_buf_init(struct pn_bufpool *b, const struct pn_buf_handles *h, uint32_t nframes);
+void pn_buf_free(struct pn_bufpool *b);
+static inline struct pn_frame *pn_buf_frame(const struct pn_bufpool *b, uint32_t frame)
+{
+	return &b->frames[frame];
+}
+/* The frame holding page, or PN_NO_FRAME. */
+static inline uint32_t pn_buf_frame_of(const struct pn_bufpool *b, uint32_t page)
+{
+	return b->page_frame[page];
+}
 /* Returns a frame for page, pinned; or PN_NO_FRAME and proc will be woken (I/O or wait). */
 /* no_read: the caller overwrites the whole page (redo of an image): zero it, read nothing. */
-uint32_t pn_buf_pin(struct pn_engine *e, uint32_t page, uint32_t proc, bool no_read);
-void pn_buf_unpin(struct pn_engine *e, uint32_t frame);
+uint32_t pn_buf_pin(struct pn_bufpool *b, uint32_t page, uint32_t proc, bool no_read);
+void pn_buf_unpin(struct pn_bufpool *b, uint32_t frame);
 enum pn_write_result {
 	PN_WRITE_STARTED, /* I/O issued; proc (if any) is woken as each completes */
 	PN_WRITE_NONE,    /* nothing to write (clean, or an unlogged hint dropped: B4) */
@@ -53,15 +104,15 @@ enum pn_write_result {
 };
 /* Starts writing a frame out for `why` (run: the checkpoint run for PN_WHY_CKPT); then (may
  * be NULL): called as each write completes, after the pool's own bookkeeping. */
-enum pn_write_result pn_buf_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why,
+enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_io_why why,
 				  uint32_t proc, int run, const struct pn_io_then *then);
-bool pn_buf_idle(const struct pn_engine *e, uint32_t frame);
+bool pn_buf_idle(const struct pn_bufpool *b, uint32_t frame);
 /* Issues the data write of `image` (the LSN of its bytes: lsn; the frame's may have moved
  * on since they were copied) to `slot` of the frame's page: R1 checked, B2's binding. For
  * pn_buf_write and the rows that write a page themselves (doublewrite's in-place write). */
-struct pn_io *pn_buf_issue_write(struct pn_engine *e, uint32_t frame, uint32_t slot,
+struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t slot,
 				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
 				 pn_lsn lsn, const struct pn_io_then *then);
-uint8_t *pn_frame_page(struct pn_engine *e, uint32_t frame);
+uint8_t *pn_frame_page(struct pn_bufpool *b, uint32_t frame);
 
 #endif

@@ -30,7 +30,16 @@
  *   of the checkpoint record) | 24 redo u64 | 32 selector_area u32 | 36 state u32 |
  *   40 sysid u64 | 48 crc32c u32 over bytes [0, 48) | zeros to 512.
  */
-#include "engine.h"
+#include "ckpt.h"
+
+#include "crc32c.h"
+#include "metrics.h"
+#include "protocol.h"
+#include "redo.h"
+#include "scenario.h"
+#include "services.h"
+#include "store.h"
+#include "wal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,45 +50,71 @@
 
 static const uint64_t poll_busy_ns = 20000;
 
-static uint32_t run_index(const struct pn_engine *e, const struct pn_ckpt_run *r)
+void pn_ckpt_init(struct pn_ckpt *k, const struct pn_ckpt_handles *h)
 {
-	return (uint32_t)(r - e->runs);
+	PN_ASSERT(h->sc != NULL);
+	PN_ASSERT(h->svc != NULL);
+	PN_ASSERT(h->wal != NULL);
+	PN_ASSERT(h->buf != NULL);
+	PN_ASSERT(h->store != NULL);
+	PN_ASSERT(h->proto != NULL);
+	PN_ASSERT(h->pctx != NULL);
+	PN_ASSERT(h->stopping != NULL);
+	PN_ASSERT(h->recovering != NULL);
+	PN_ASSERT(h->next_xid != NULL);
+	PN_ASSERT(h->proc_ckpt < h->nprocs);
+	memset(k, 0, sizeof(*k));
+	k->h = *h;
 }
 
-void pn_ckpt_request(struct pn_engine *e, enum pn_ckpt_cause cause, bool immediate)
+void pn_ckpt_recovered(struct pn_ckpt *k, const struct pn_control *c)
 {
-	if (!e->ckpt_requested) {
-		e->ckpt_request_cause = cause;
+	PN_ASSERT(!pn_ckpt_active(k));
+	PN_ASSERT(k->h.svc != NULL); /* initialised */
+	k->control = *c;
+	k->redo_done = c->redo;
+	k->seq_begun = k->seq_done = c->ckpt_seq;
+}
+
+static uint32_t run_index(const struct pn_ckpt *k, const struct pn_ckpt_run *r)
+{
+	return (uint32_t)(r - k->runs);
+}
+
+void pn_ckpt_request(struct pn_ckpt *k, enum pn_ckpt_cause cause, bool immediate)
+{
+	if (!k->requested) {
+		k->request_cause = cause;
 		/* The count interval runs from the request: a run of K * every_transactions
 		 * requests K, however long the checkpointer takes to wake and begin. */
-		e->commits_at_ckpt = e->m.commits;
+		k->commits_at = k->h.m->commits;
 	}
-	e->ckpt_requested = true;
-	e->ckpt_request_immediate |= immediate;
-	pn_wake(e, e->proc_ckpt, 0);
+	k->requested = true;
+	k->request_immediate |= immediate;
+	pn_svc_wake(k->h.svc, k->h.proc_ckpt, 0);
 }
 
-uint32_t pn_ckpt_baselines_busy(const struct pn_engine *e, uint32_t page)
+uint32_t pn_ckpt_baselines_busy(const struct pn_ckpt *k, uint32_t page)
 {
-	PN_ASSERT(page < e->heap_pages);
+	PN_ASSERT(page < k->h.heap_pages);
 	uint32_t mask = 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		if (e->runs[r].state != PN_C_IDLE && e->runs[r].snapshot)
-			mask |= 1u << e->runs[r].snapshot[page];
-	PN_ASSERT(mask < 1u << e->generations);
+		if (k->runs[r].state != PN_C_IDLE && k->runs[r].snapshot)
+			mask |= 1u << k->runs[r].snapshot[page];
+	PN_ASSERT(mask < 1u << k->h.generations);
 	return mask;
 }
 
-bool pn_ckpt_pending(const struct pn_engine *e)
+bool pn_ckpt_pending(const struct pn_ckpt *k)
 {
-	PN_ASSERT(!e->ckpt_requested || e->ckpt_request_cause <= PN_CKPT_END_OF_RECOVERY);
-	return e->ckpt_requested;
+	PN_ASSERT(!k->requested || k->request_cause <= PN_CKPT_END_OF_RECOVERY);
+	return k->requested;
 }
 
-bool pn_ckpt_active(const struct pn_engine *e)
+bool pn_ckpt_active(const struct pn_ckpt *k)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		if (e->runs[r].state != PN_C_IDLE)
+		if (k->runs[r].state != PN_C_IDLE)
 			return true;
 	return false;
 }
@@ -127,120 +162,121 @@ enum pn_ckpt_phase pn_ckpt_run_phase(const struct pn_ckpt_run *run)
 	return PN_CKPT_PHASE_IDLE;
 }
 
-void pn_ckpt_release_pause(struct pn_engine *e)
+void pn_ckpt_release_pause(struct pn_ckpt *k)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		e->runs[r].paused = e->runs[r].pause_select = false;
-	pn_wake(e, e->proc_ckpt, 0);
+		k->runs[r].paused = k->runs[r].pause_select = false;
+	pn_svc_wake(k->h.svc, k->h.proc_ckpt, 0);
 }
 
-static void count_cause(struct pn_engine *e, enum pn_ckpt_cause c)
+static void count_cause(struct pn_ckpt *k, enum pn_ckpt_cause c)
 {
-	e->m.checkpoints++;
+	k->h.m->checkpoints++;
 	switch (c) {
-	case PN_CKPT_TIME: e->m.ckpt_time++; break;
-	case PN_CKPT_XACT: e->m.ckpt_xact++; break;
-	case PN_CKPT_WAL: e->m.ckpt_wal++; break;
-	default: e->m.ckpt_request++; break;
+	case PN_CKPT_TIME: k->h.m->ckpt_time++; break;
+	case PN_CKPT_XACT: k->h.m->ckpt_xact++; break;
+	case PN_CKPT_WAL: k->h.m->ckpt_wal++; break;
+	default: k->h.m->ckpt_request++; break;
 	}
 }
 
-static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+static void ckpt_begin(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
 	PN_ASSERT(run->state == PN_C_IDLE);
 	memset(run, 0, offsetof(struct pn_ckpt_run, snapshot));
-	run->seq = ++e->ckpt_seq_begun;
-	run->cause = e->ckpt_request_cause;
-	run->immediate = e->ckpt_request_immediate || e->recovering;
-	run->paused = e->ckpt_pause_next;
-	e->ckpt_pause_next = false;
-	run->redo = pn_wal_insert_start(&e->wal);
-	run->start_ns = e->svc.env.now_ns(e->svc.env.ctx);
-	run->start_commits = e->m.commits;
+	run->seq = ++k->seq_begun;
+	run->cause = k->request_cause;
+	run->immediate = k->request_immediate || *k->h.recovering;
+	run->paused = k->pause_next;
+	k->pause_next = false;
+	run->redo = pn_wal_insert_start(k->h.wal);
+	run->start_ns = k->h.svc->env.now_ns(k->h.svc->env.ctx);
+	run->start_commits = k->h.m->commits;
 	pn_ckpt_set_state(run, PN_C_WRITING);
-	e->ckpt_requested = false;
-	e->ckpt_request_immediate = false;
-	pn_wal_set_redo(&e->wal, run->redo);
-	e->last_ckpt_ns = run->start_ns;
-	count_cause(e, run->cause);
-	if (e->proto->ckpt_begin) /* the prototype's snapshot; l3/l4 select later */
-		e->proto->ckpt_begin(e, run);
+	k->requested = false;
+	k->request_immediate = false;
+	pn_wal_set_redo(k->h.wal, run->redo);
+	k->last_ns = run->start_ns;
+	count_cause(k, run->cause);
+	if (k->h.proto->ckpt_begin) /* the prototype's snapshot; l3/l4 select later */
+		k->h.proto->ckpt_begin(k->h.pctx, run);
 	else
-		pn_ckpt_select(e, run);
+		pn_ckpt_select(k, run);
 }
 
-void pn_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
+void pn_ckpt_select(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
-	uint32_t r = run_index(e, run);
+	uint32_t r = run_index(k, run);
 	PN_ASSERT(r < PN_MAX_CKPT_RUNS);
 	PN_ASSERT(run->state == PN_C_WRITING || run->state == PN_C_PROTO_SELECT);
-	for (uint32_t i = 0; i < e->nframes; i++) {
-		struct pn_frame *f = &e->frames[i];
+	for (uint32_t i = 0; i < k->h.buf->nframes; i++) {
+		struct pn_frame *f = pn_buf_frame(k->h.buf, i);
 		if (!f->valid || !f->dirty)
 			continue;
 		f->ckpt_needed |= (uint8_t)(1u << r);
 		f->ckpt_run_seq[r] = run->seq;
-		f->ckpt_slot[r] = pn_store_is_slru(&e->store, f->page) ? 0
-				  : e->proto->ckpt_slot ? e->proto->ckpt_slot(e, f, run)
-							: pn_store_slot(&e->store, f->page);
+		f->ckpt_slot[r] = pn_store_is_slru(k->h.store, f->page) ? 0
+				  : k->h.proto->ckpt_slot ? k->h.proto->ckpt_slot(k->h.pctx, f, run)
+							  : pn_store_slot(k->h.store, f->page);
 		run->to_write++;
 	}
 }
 
-static bool on_schedule(struct pn_engine *e, const struct pn_ckpt_run *run)
+static bool on_schedule(struct pn_ckpt *k, const struct pn_ckpt_run *run)
 {
-	const struct pn_scenario *sc = e->sc;
+	const struct pn_scenario *sc = k->h.sc;
 	bool paced = sc->checkpoint.interval_ns || sc->checkpoint.every_transactions ||
 		     sc->checkpoint.max_wal_size;
 	/* The model's WAL is a ring of pn_wal_nsegs segments (PostgreSQL's pg_wal grows past
 	 * max_wal_size instead): with three quarters of it kept for recovery, backends are about
 	 * to wait for this checkpoint's end, and commits, its count interval, stop. */
-	uint64_t seg = pn_wal_seg_size(&e->wal);
-	uint64_t kept = pn_wal_insert_lsn(&e->wal) / seg - pn_wal_keep_from(&e->wal) / seg + 1;
-	bool wal_short = 4 * kept >= 3 * (uint64_t)pn_wal_nsegs(&e->wal);
+	uint64_t seg = pn_wal_seg_size(k->h.wal);
+	uint64_t kept = pn_wal_insert_lsn(k->h.wal) / seg - pn_wal_keep_from(k->h.wal) / seg + 1;
+	bool wal_short = 4 * kept >= 3 * (uint64_t)pn_wal_nsegs(k->h.wal);
 	PN_TESTCASE("a paced checkpoint hurries for the WAL ring", wal_short);
-	bool hurry = (e->ckpt_requested && e->ckpt_request_immediate) || e->stopping || wal_short;
+	bool hurry = (k->requested && k->request_immediate) || *k->h.stopping || wal_short;
 	PN_TESTCASE("a paced checkpoint hurries for a request or the end",
 		    hurry && !run->immediate);
 	if (run->immediate || hurry || !paced || run->to_write == 0)
 		return false;
 	double progress = (double)run->written / run->to_write * sc->checkpoint.completion_target;
-	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
+	uint64_t now = k->h.svc->env.now_ns(k->h.svc->env.ctx);
 	if (sc->checkpoint.interval_ns &&
 	    progress < (double)(now - run->start_ns) / (double)sc->checkpoint.interval_ns)
 		return false;
-	PN_ASSERT(e->m.commits >= run->start_commits);
+	PN_ASSERT(k->h.m->commits >= run->start_commits);
 	if (sc->checkpoint.every_transactions &&
-	    progress <
-		    (double)(e->m.commits - run->start_commits) / sc->checkpoint.every_transactions)
+	    progress < (double)(k->h.m->commits - run->start_commits) /
+			       sc->checkpoint.every_transactions)
 		return false;
-	if (e->sc->checkpoint.max_wal_size) {
-		double segs = (double)(pn_wal_insert_lsn(&e->wal) - run->redo) /
-			      pn_wal_seg_size(&e->wal);
-		double cps = (double)(e->sc->checkpoint.max_wal_size / pn_wal_seg_size(&e->wal)) /
-			     (1.0 + e->sc->checkpoint.completion_target);
+	if (k->h.sc->checkpoint.max_wal_size) {
+		double segs = (double)(pn_wal_insert_lsn(k->h.wal) - run->redo) /
+			      pn_wal_seg_size(k->h.wal);
+		double cps = (double)(k->h.sc->checkpoint.max_wal_size /
+				      pn_wal_seg_size(k->h.wal)) /
+			     (1.0 + k->h.sc->checkpoint.completion_target);
 		if (progress < segs / (cps < 1.0 ? 1.0 : cps))
 			return false;
 	}
 	return true;
 }
 
-void pn_ckpt_commit(struct pn_engine *e)
+void pn_ckpt_commit(struct pn_ckpt *k)
 {
-	uint32_t every = e->sc->checkpoint.every_transactions;
+	uint32_t every = k->h.sc->checkpoint.every_transactions;
 	if (!every)
 		return;
-	PN_ASSERT(e->m.commits > e->commits_at_ckpt);
-	if (e->m.commits - e->commits_at_ckpt >= every && !e->ckpt_requested)
-		pn_ckpt_request(e, PN_CKPT_XACT, false);
-	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
+	PN_ASSERT(k->h.m->commits > k->commits_at);
+	if (k->h.m->commits - k->commits_at >= every && !k->requested)
+		pn_ckpt_request(k, PN_CKPT_XACT, false);
+	uint64_t now = k->h.svc->env.now_ns(k->h.svc->env.ctx);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &k->runs[r];
 		bool behind = run->state == PN_C_WRITING && now < run->nap_until_ns &&
-			      !on_schedule(e, run);
+			      !on_schedule(k, run);
 		PN_TESTCASE("commits put a napping checkpoint behind its count interval", behind);
 		if (behind)
-			pn_wake(e, e->proc_ckpt, 0);
+			pn_svc_wake(k->h.svc, k->h.proc_ckpt, 0);
 	}
 }
 
@@ -248,40 +284,40 @@ void pn_ckpt_commit(struct pn_engine *e)
  * completion the run installs when it issues): the checkpointer looks again. */
 static void write_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
+	struct pn_ckpt *k = ctx;
 	PN_ASSERT(io->why == PN_WHY_CKPT);
 	PN_ASSERT(io->file == PN_FILE_DATA);
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(k->h.svc, k->h.proc_ckpt, 0);
 }
 
 /* WRITING: write the next flagged frame. Returns the delay before the next step, or
  * UINT64_MAX when the run waits to be woken. */
-static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t ckpt_write_some(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
-	uint32_t r = run_index(e, run);
-	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
+	uint32_t r = run_index(k, run);
+	uint64_t now = k->h.svc->env.now_ns(k->h.svc->env.ctx);
 	if (run->paused)
 		return UINT64_MAX;
-	bool napping = now < run->nap_until_ns && on_schedule(e, run);
+	bool napping = now < run->nap_until_ns && on_schedule(k, run);
 	PN_TESTCASE("a checkpoint woken in its nap naps on", napping);
 	if (napping)
 		return run->nap_until_ns - now;
-	for (; run->scan < e->nframes; run->scan++) {
-		struct pn_frame *f = &e->frames[run->scan];
+	for (; run->scan < k->h.buf->nframes; run->scan++) {
+		struct pn_frame *f = pn_buf_frame(k->h.buf, run->scan);
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		struct pn_io_then then = {write_done, e};
-		enum pn_write_result w = pn_buf_write(e, run->scan, PN_WHY_CKPT, e->proc_ckpt,
-						      (int)r, &then);
+		struct pn_io_then then = {write_done, k};
+		enum pn_write_result w = pn_buf_write(k->h.buf, run->scan, PN_WHY_CKPT,
+						      k->h.proc_ckpt, (int)r, &then);
 		switch (w) {
 		case PN_WRITE_NONE: f->ckpt_needed &= (uint8_t) ~(1u << r); continue;
 		case PN_WRITE_WAL: return UINT64_MAX;
 		case PN_WRITE_BUSY: return poll_busy_ns;
 		case PN_WRITE_STARTED:
 			run->written++;
-			e->m.ckpt_writes++;
+			k->h.m->ckpt_writes++;
 			run->scan++;
-			if (!on_schedule(e, run))
+			if (!on_schedule(k, run))
 				return CKPT_STEP_NS;
 			run->nap_until_ns = now + CKPT_POLL_NS;
 			return CKPT_POLL_NS;
@@ -291,50 +327,50 @@ static uint64_t ckpt_write_some(struct pn_engine *e, struct pn_ckpt_run *run)
 	return CKPT_STEP_NS;
 }
 
-static bool frames_pending(const struct pn_engine *e, uint32_t r, bool *in_flight)
+static bool frames_pending(const struct pn_ckpt *k, uint32_t r, bool *in_flight)
 {
 	bool pending = false;
 	*in_flight = false;
-	for (uint32_t i = 0; i < e->nframes; i++) {
-		if (e->frames[i].ckpt_needed & (1u << r)) {
+	for (uint32_t i = 0; i < k->h.buf->nframes; i++) {
+		if (pn_buf_frame(k->h.buf, i)->ckpt_needed & (1u << r)) {
 			pending = true;
-			if (e->frames[i].io_writes)
+			if (pn_buf_frame(k->h.buf, i)->io_writes)
 				*in_flight = true;
 		}
 	}
 	return pending;
 }
 
-static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run);
+static void ckpt_end(struct pn_ckpt *k, struct pn_ckpt_run *run);
 
 static void run_io_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	struct pn_ckpt_run *run = &e->runs[io->aux];
+	struct pn_ckpt *k = ctx;
+	struct pn_ckpt_run *run = &k->runs[io->aux];
 	run->io_pending = false;
 	switch (run->state) {
 	case PN_C_FSYNC_DATA:
 		pn_ckpt_set_state(run,
-				  e->proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
+				  k->h.proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
 		break;
 	case PN_C_PROTO_SELECT:
 	case PN_C_PROTO_DURABLE:
-		PN_ASSERT(e->proto->ckpt_io_done != NULL);
-		e->proto->ckpt_io_done(e, run);
+		PN_ASSERT(k->h.proto->ckpt_io_done != NULL);
+		k->h.proto->ckpt_io_done(k->h.pctx, run);
 		break;
 	case PN_C_CONTROL_WRITE: pn_ckpt_set_state(run, PN_C_CONTROL_FSYNC); break;
-	case PN_C_CONTROL_FSYNC: ckpt_end(e, run); break;
+	case PN_C_CONTROL_FSYNC: ckpt_end(k, run); break;
 	default: PN_ASSERT(!"unexpected checkpoint I/O");
 	}
-	pn_wake(e, e->proc_ckpt, 0);
+	pn_svc_wake(k->h.svc, k->h.proc_ckpt, 0);
 }
 
-void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op op,
-		    enum pn_file file, uint64_t off, const uint8_t *data, uint32_t len)
+void pn_ckpt_run_io(struct pn_ckpt *k, struct pn_ckpt_run *run, enum pn_io_op op, enum pn_file file,
+		    uint64_t off, const uint8_t *data, uint32_t len)
 {
 	PN_ASSERT(!run->io_pending);
 	PN_ASSERT(run->state != PN_C_IDLE);
-	struct pn_io *io = pn_io_get(&e->svc);
+	struct pn_io *io = pn_io_get(k->h.svc);
 	io->op = op;
 	io->file = file;
 	io->why = op == PN_IO_FSYNC         ? PN_WHY_FSYNC
@@ -344,16 +380,16 @@ void pn_ckpt_run_io(struct pn_engine *e, struct pn_ckpt_run *run, enum pn_io_op 
 	io->len = len;
 	if (data)
 		io->buf = (uint8_t *)data;
-	io->aux = run_index(e, run);
+	io->aux = run_index(k, run);
 	io->done = run_io_done;
-	io->ctx = e;
+	io->ctx = k;
 	if (op == PN_IO_FSYNC)
-		e->m.fsyncs++;
+		k->h.m->fsyncs++;
 	run->io_pending = true;
-	pn_io_issue(&e->svc, io);
+	pn_io_issue(k->h.svc, io);
 }
 
-void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control *c, uint8_t *out)
+void pn_ckpt_encode_control(const struct pn_ckpt *k, const struct pn_control *c, uint8_t *out)
 {
 	memset(out, 0, PN_CONTROL_SIZE);
 	pn_put32(out, CONTROL_MAGIC);
@@ -363,11 +399,11 @@ void pn_engine_encode_control(const struct pn_engine *e, const struct pn_control
 	pn_put64(out + 24, c->redo);
 	pn_put32(out + 32, c->selector_area);
 	pn_put32(out + 36, c->state);
-	pn_put64(out + 40, e->sysid);
+	pn_put64(out + 40, k->h.sysid);
 	pn_put32(out + 48, pn_crc32c(out, 48));
 }
 
-bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c)
+bool pn_ckpt_decode_control(const uint8_t *in, struct pn_control *c)
 {
 	if (pn_get32(in) != CONTROL_MAGIC || pn_get32(in + 48) != pn_crc32c(in, 48))
 		return false;
@@ -379,51 +415,51 @@ bool pn_engine_decode_control(const uint8_t *in, struct pn_control *c)
 	return true;
 }
 
-static void ckpt_end(struct pn_engine *e, struct pn_ckpt_run *run)
+static void ckpt_end(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
-	e->control.ckpt_seq = run->seq;
-	e->control.checkpoint = run->record;
-	e->control.redo = run->redo;
-	e->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
-	if (e->proto->ckpt_end) /* the prototype's baselines */
-		e->proto->ckpt_end(e, run);
-	e->store.inflight_valid = false;
-	e->redo_done = run->redo;
-	e->ckpt_seq_done = run->seq;
-	pn_wal_checkpoint_done(&e->wal, run->redo);
+	k->control.ckpt_seq = run->seq;
+	k->control.checkpoint = run->record;
+	k->control.redo = run->redo;
+	k->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
+	if (k->h.proto->ckpt_end) /* the prototype's baselines */
+		k->h.proto->ckpt_end(k->h.pctx, run);
+	k->h.store->inflight_valid = false;
+	k->redo_done = run->redo;
+	k->seq_done = run->seq;
+	pn_wal_checkpoint_done(k->h.wal, run->redo);
 	pn_ckpt_set_state(run, PN_C_IDLE);
-	for (uint32_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].kind == PN_PROC_BACKEND || e->procs[i].kind == PN_PROC_STARTUP)
-			pn_wake(e, i, 0);
+	for (uint32_t i = 0; i < k->h.nprocs; i++)
+		if (k->h.procs[i].kind == PN_PROC_BACKEND || k->h.procs[i].kind == PN_PROC_STARTUP)
+			pn_svc_wake(k->h.svc, i, 0);
 }
 
-static void insert_record(struct pn_engine *e, struct pn_ckpt_run *run)
+static void insert_record(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
 	uint8_t main[88] = {0};
 	pn_put64(main, run->redo);
 	pn_put32(main + 8, 1);  /* ThisTimeLineID */
 	pn_put32(main + 12, 1); /* PrevTimeLineID */
-	main[16] = e->proto->fpw_byte;
-	pn_put64(main + 24, e->next_xid);
+	main[16] = k->h.proto->fpw_byte;
+	pn_put64(main + 24, *k->h.next_xid);
 	pn_put64(main + 80, run->seq); /* the checkpoint's number, in CheckPoint's padding */
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
-	enum pn_rec kind = e->recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
-					 : PN_REC_XLOG_CHECKPOINT_ONLINE;
-	run->record_end = pn_wal_insert(&e->wal, &rec, kind, &run->record);
+	enum pn_rec kind = *k->h.recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
+					    : PN_REC_XLOG_CHECKPOINT_ONLINE;
+	run->record_end = pn_wal_insert(k->h.wal, &rec, kind, &run->record);
 }
 
 /* Advances a run by one step; returns the delay before its next, or UINT64_MAX to wait. */
-static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t advance(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
-	uint32_t r = run_index(e, run);
+	uint32_t r = run_index(k, run);
 	bool in_flight;
 	if (run->io_pending)
 		return UINT64_MAX;
 	switch (run->state) {
-	case PN_C_PROTO_SELECT: return e->proto->ckpt_select_step(e, run);
-	case PN_C_WRITING: return ckpt_write_some(e, run);
+	case PN_C_PROTO_SELECT: return k->h.proto->ckpt_select_step(k->h.pctx, run);
+	case PN_C_WRITING: return ckpt_write_some(k, run);
 	case PN_C_WAIT_WRITES:
-		if (!frames_pending(e, r, &in_flight)) {
+		if (!frames_pending(k, r, &in_flight)) {
 			pn_ckpt_set_state(run, PN_C_FSYNC_DATA);
 			return CKPT_STEP_NS;
 		}
@@ -433,89 +469,89 @@ static uint64_t advance(struct pn_engine *e, struct pn_ckpt_run *run)
 		run->scan = 0;
 		return CKPT_STEP_NS;
 	case PN_C_FSYNC_DATA:
-		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
+		pn_ckpt_run_io(k, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
-	case PN_C_PROTO_DURABLE: return e->proto->ckpt_durable_step(e, run);
+	case PN_C_PROTO_DURABLE: return k->h.proto->ckpt_durable_step(k->h.pctx, run);
 	case PN_C_RECORD:
-		insert_record(e, run);
+		insert_record(k, run);
 		pn_ckpt_set_state(run, PN_C_RECORD_FLUSH);
 		/* fall through */
 	case PN_C_RECORD_FLUSH:
-		if (!pn_wal_flush_request(&e->wal, run->record_end, e->proc_ckpt))
+		if (!pn_wal_flush_request(k->h.wal, run->record_end, k->h.proc_ckpt))
 			return UINT64_MAX;
 		pn_ckpt_set_state(run, PN_C_CONTROL_WRITE);
 		/* fall through */
 	case PN_C_CONTROL_WRITE:
 		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
-			if (e->runs[o].state != PN_C_IDLE && e->runs[o].seq < run->seq)
+			if (k->runs[o].state != PN_C_IDLE && k->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
-		if (e->proto->ckpt_control)        /* the prototype's baselines in flight */
-			e->proto->ckpt_control(e, run);
-		struct pn_control c = e->control;
+		if (k->h.proto->ckpt_control)      /* the prototype's baselines in flight */
+			k->h.proto->ckpt_control(k->h.pctx, run);
+		struct pn_control c = k->control;
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;
 		c.redo = run->redo;
 		c.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 		c.state = 1;
-		pn_engine_encode_control(e, &c, run->ctlbuf);
-		pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf,
+		pn_ckpt_encode_control(k, &c, run->ctlbuf);
+		pn_ckpt_run_io(k, run, PN_IO_WRITE, PN_FILE_CONTROL, 0, run->ctlbuf,
 			       PN_CONTROL_SIZE);
 		return UINT64_MAX;
 	case PN_C_CONTROL_FSYNC:
-		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
+		pn_ckpt_run_io(k, run, PN_IO_FSYNC, PN_FILE_CONTROL, 0, NULL, 0);
 		return UINT64_MAX;
 	default: return UINT64_MAX;
 	}
 }
 
-static bool can_begin(const struct pn_engine *e, struct pn_ckpt_run **slot)
+static bool can_begin(const struct pn_ckpt *k, struct pn_ckpt_run **slot)
 {
 	int active = 0;
 	*slot = NULL;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		if (e->runs[r].state != PN_C_IDLE)
+		if (k->runs[r].state != PN_C_IDLE)
 			active++;
 		else if (!*slot)
-			*slot = (struct pn_ckpt_run *)&e->runs[r];
+			*slot = (struct pn_ckpt_run *)&k->runs[r];
 	}
-	return *slot && (active == 0 || e->sc->checkpoint.overlap);
+	return *slot && (active == 0 || k->h.sc->checkpoint.overlap);
 }
 
-void pn_ckpt_step(struct pn_engine *e)
+void pn_ckpt_step(struct pn_ckpt *k)
 {
-	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
-	uint64_t interval = e->sc->checkpoint.interval_ns;
+	uint64_t now = k->h.svc->env.now_ns(k->h.svc->env.ctx);
+	uint64_t interval = k->h.sc->checkpoint.interval_ns;
 	struct pn_ckpt_run *slot;
-	if (interval && !e->ckpt_requested && !e->stopping && now - e->last_ckpt_ns >= interval)
-		pn_ckpt_request(e, PN_CKPT_TIME, false);
-	if (e->ckpt_requested && can_begin(e, &slot))
-		ckpt_begin(e, slot);
+	if (interval && !k->requested && !*k->h.stopping && now - k->last_ns >= interval)
+		pn_ckpt_request(k, PN_CKPT_TIME, false);
+	if (k->requested && can_begin(k, &slot))
+		ckpt_begin(k, slot);
 	uint64_t delay = UINT64_MAX;
 	for (uint64_t seq = 0;;) {
 		struct pn_ckpt_run *next = NULL;
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-			if (e->runs[r].state != PN_C_IDLE && e->runs[r].seq > seq &&
-			    (!next || e->runs[r].seq < next->seq))
-				next = &e->runs[r];
+			if (k->runs[r].state != PN_C_IDLE && k->runs[r].seq > seq &&
+			    (!next || k->runs[r].seq < next->seq))
+				next = &k->runs[r];
 		if (!next)
 			break;
 		seq = next->seq;
-		uint64_t d = advance(e, next);
+		uint64_t d = advance(k, next);
 		delay = PN_MIN(delay, d);
 	}
-	if (!pn_ckpt_active(e) && interval && !e->stopping)
-		delay = PN_MIN(delay, e->last_ckpt_ns + interval -
-					      PN_MIN(now, e->last_ckpt_ns + interval) + 1);
+	if (!pn_ckpt_active(k) && interval && !*k->h.stopping)
+		delay = PN_MIN(delay,
+			       k->last_ns + interval - PN_MIN(now, k->last_ns + interval) + 1);
 	if (delay != UINT64_MAX)
-		pn_wake(e, e->proc_ckpt, delay);
+		pn_svc_wake(k->h.svc, k->h.proc_ckpt, delay);
 }
 
-void pn_ckpt_check(const struct pn_engine *e)
+void pn_ckpt_check(const struct pn_ckpt *k)
 {
 	uint32_t active = 0;
-	PN_ASSERT(e->ckpt_seq_done <= e->ckpt_seq_begun);
+	PN_ASSERT(k->seq_done <= k->seq_begun);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &k->runs[r];
 		PN_ASSERT(run->state < PN_C_COUNT);
 		if (run->state == PN_C_IDLE) {
 			PN_ASSERT(!run->io_pending);
@@ -523,11 +559,11 @@ void pn_ckpt_check(const struct pn_engine *e)
 		}
 		active++;
 		/* a run in progress was begun and has not completed (R5: in order) */
-		PN_ASSERT(run->seq > e->ckpt_seq_done);
-		PN_ASSERT(run->seq <= e->ckpt_seq_begun);
-		PN_ASSERT(run->scan <= e->nframes);
+		PN_ASSERT(run->seq > k->seq_done);
+		PN_ASSERT(run->seq <= k->seq_begun);
+		PN_ASSERT(run->scan <= k->h.buf->nframes);
 		for (int o = 0; o < r; o++)
-			PN_ASSERT(e->runs[o].state == PN_C_IDLE || e->runs[o].seq != run->seq);
+			PN_ASSERT(k->runs[o].state == PN_C_IDLE || k->runs[o].seq != run->seq);
 	}
-	PN_ASSERT(active <= 1 || e->sc->checkpoint.overlap);
+	PN_ASSERT(active <= 1 || k->h.sc->checkpoint.overlap);
 }

@@ -57,12 +57,12 @@ uint32_t pn_client_frame(const struct pn_client *c, uint32_t i)
 
 uint8_t *pn_client_page(const struct pn_client *c, uint32_t i)
 {
-	return pn_frame_page(c->e, pn_client_frame(c, i));
+	return pn_frame_page(&c->e->buf, pn_client_frame(c, i));
 }
 
 uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i)
 {
-	return c->e->frames[pn_client_frame(c, i)].page;
+	return pn_buf_frame(&c->e->buf, pn_client_frame(c, i))->page;
 }
 
 void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
@@ -84,7 +84,8 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg,
-								 pn_ckpt_baselines_busy(e, pg));
+								 pn_ckpt_baselines_busy(&e->ckpt,
+											pg));
 	}
 }
 
@@ -100,7 +101,7 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 							: PN_USE_CHANGE;
 	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
-	unsigned protect = e->proto->decide(e, use, before);
+	unsigned protect = e->proto->decide(&e->pctx, use, before);
 	pn_client_mark(c, b, pg, page, (protect & PN_PROTECT_IMAGE) != 0, reg == PN_REG_PLAIN,
 		       (protect & PN_PROTECT_SHIFT) != 0);
 }
@@ -113,13 +114,14 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 	PN_ASSERT(r->nblocks == 0 || frames != NULL);
 	for (uint32_t i = 0; i < r->nblocks && e->proto->assemble; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
-			e->proto->assemble(e, frames[i], &r->blocks[i], pn_frame_page(e, frames[i]),
+			e->proto->assemble(&e->pctx, frames[i], &r->blocks[i],
+					   pn_frame_page(&e->buf, frames[i]),
 					   r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
-		struct pn_frame *f = &e->frames[frames[i]];
+		struct pn_frame *f = pn_buf_frame(&e->buf, frames[i]);
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
-		pn_page_set_lsn(pn_frame_page(e, frames[i]), end);
+		pn_page_set_lsn(pn_frame_page(&e->buf, frames[i]), end);
 		f->dirty = true;
 		f->dirty_hint_only = false;
 		f->redirtied |= f->io_writes > 0;
@@ -127,7 +129,7 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
-			e->proto->shifted(e, frames[i], r->blocks[i].shift_target, end);
+			e->proto->shifted(&e->pctx, frames[i], r->blocks[i].shift_target, end);
 	}
 	return end;
 }
@@ -141,7 +143,7 @@ bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
 	}
 	PN_ASSERT(n <= PN_ARRAY_LEN(p->extra_frames));
 	while (p->nextra < n) {
-		uint32_t f = pn_buf_pin(e, pages[p->nextra], p->id, false);
+		uint32_t f = pn_buf_pin(&e->buf, pages[p->nextra], p->id, false);
 		if (f == PN_NO_FRAME)
 			return false; /* woken when the read or a victim's write completes */
 		p->extra_frames[p->nextra++] = f;
@@ -152,13 +154,13 @@ bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
 void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p)
 {
 	while (p->nextra > 0)
-		pn_buf_unpin(e, p->extra_frames[--p->nextra]);
+		pn_buf_unpin(&e->buf, p->extra_frames[--p->nextra]);
 }
 
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
 {
-	PN_ASSERT(frame < c->e->nframes);
-	struct pn_frame *f = &c->e->frames[frame];
+	PN_ASSERT(frame < c->e->buf.nframes);
+	struct pn_frame *f = pn_buf_frame(&c->e->buf, frame);
 	PN_ASSERT(f->pins > 0);
 	if (!f->dirty)
 		f->dirty_hint_only = true;
@@ -180,7 +182,7 @@ uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns)
 {
 	PN_ASSERT(client < c->e->nbackends);
-	pn_wake(c->e, client, delay_ns);
+	pn_svc_wake(&c->e->svc, client, delay_ns);
 }
 
 struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->p->chg; }

@@ -5,12 +5,11 @@
  *
  * Processes: backends 0..clients-1, then the checkpointer, the background writer, the WAL
  * writer and the startup process (recovery). A process runs only through pn_engine_fire():
- * the world calls it at the time pn_wake() asked for; a later pn_wake() for an earlier time
+ * the world calls it at the time pn_svc_wake() asked for; a later pn_svc_wake() for an earlier time
  * supersedes the pending one (tokens), so no process runs twice for one wake.
  */
 #include "engine.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,7 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (e->proto->unsupported && e->proto->unsupported(e))
+	if (e->proto->unsupported && e->proto->unsupported(&e->pctx))
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
@@ -59,12 +58,32 @@ static bool alloc_procs(struct pn_engine *e)
 	return true;
 }
 
-static bool alloc_runs(struct pn_engine *e)
+static bool init_ckpt(struct pn_engine *e)
 {
+	struct pn_ckpt_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.procs = e->procs,
+		.nprocs = e->nprocs,
+		.proc_ckpt = e->proc_ckpt,
+		.stopping = &e->stopping,
+		.recovering = &e->rcv.active,
+		.next_xid = &e->next_xid,
+		.sysid = e->sysid,
+		.heap_pages = e->heap_pages,
+		.generations = e->generations,
+	};
+	pn_ckpt_init(&e->ckpt, &h);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		e->runs[r].snapshot = calloc(1, e->heap_pages);
-		e->runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
-		if (!e->runs[r].snapshot || !e->runs[r].selbuf)
+		e->ckpt.runs[r].snapshot = calloc(1, e->heap_pages);
+		e->ckpt.runs[r].selbuf = calloc(1, pn_store_selector_bytes(&e->store));
+		if (!e->ckpt.runs[r].snapshot || !e->ckpt.runs[r].selbuf)
 			return false;
 	}
 	return true;
@@ -86,6 +105,56 @@ static bool alloc_logs(struct pn_engine *e)
 /* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
 static void wal_segments_due(void *ctx) { pn_ckpt_request(ctx, PN_CKPT_WAL, false); }
 
+static bool init_buf(struct pn_engine *e, uint32_t nframes)
+{
+	struct pn_buf_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.store = &e->store,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.ckpt_seq_begun = &e->ckpt.seq_begun,
+		.ckpt_seq_done = &e->ckpt.seq_done,
+		.recovering = &e->rcv.active,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.nprocs = e->nprocs,
+	};
+	return pn_buf_init(&e->buf, &h, nframes);
+}
+
+static void init_rcv(struct pn_engine *e)
+{
+	struct pn_recovery_handles h = {
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.ckpt = &e->ckpt,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.procs = e->procs,
+		.proc_startup = e->proc_startup,
+		.next_xid = &e->next_xid,
+		.sysid = e->sysid,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.generations = e->generations,
+	};
+	pn_recovery_init(&e->rcv, &h);
+}
+
+bool pn_engine_recover(struct pn_engine *e)
+{
+	for (uint32_t i = 0; i < e->nbackends; i++) /* crash recovery: no client runs */
+		pn_backend_set_state(&e->procs[i], PN_B_DONE);
+	return pn_recovery_begin(&e->rcv);
+}
+
 bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const struct pn_env *env,
 		    bool fresh, const struct pn_client_ops *client,
 		    const struct pn_protocol_ops *proto)
@@ -100,6 +169,10 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->svc.env = *env;
 	e->client = client;
 	e->proto = proto;
+	e->pctx = (struct pn_proto_ctx){.sc = sc,
+					.svc = &e->svc,
+					.wal = &e->wal,
+					.store = &e->store};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
@@ -114,16 +187,18 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		e->client_state = NULL;
 		return false;
 	}
-	if (!alloc_procs(e) || !pn_buf_init(e) ||
-	    !pn_svc_init(&e->svc, env, 4 * e->nframes + 64, 2u * e->page_size, e->nprocs) ||
+	uint32_t nframes = sc->storage.buffers;
+	if (!alloc_procs(e) || !init_buf(e, nframes) ||
+	    !pn_svc_init(&e->svc, env, 4 * nframes + 64, 2u * e->page_size, e->nprocs) ||
 	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
 			   proto->store_flags) ||
-	    !alloc_runs(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
-	    !alloc_logs(e) || (proto->init && !proto->init(e))) {
+	    !init_ckpt(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
+	    !alloc_logs(e) || (proto->init && !proto->init(&e->pctx))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
-	pn_wal_on_segments(&e->wal, wal_segments_due, e);
+	init_rcv(e);
+	pn_wal_on_segments(&e->wal, wal_segments_due, &e->ckpt);
 	(void)fresh;
 	return true;
 }
@@ -133,15 +208,15 @@ void pn_engine_free(struct pn_engine *e)
 	if (e->client && e->client->free && e->client_state)
 		e->client->free(e->client_state);
 	e->client_state = NULL;
-	pn_wal_reader_free(&e->reader); /* recovery may stop mid-way (a violation) */
+	pn_recovery_free(&e->rcv);
 	pn_wal_free(&e->wal);
-	pn_buf_free(e);
+	pn_buf_free(&e->buf);
 	pn_store_free(&e->store);
 	if (e->proto && e->proto->free)
-		e->proto->free(e);
+		e->proto->free(&e->pctx);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		free(e->runs[r].snapshot);
-		free(e->runs[r].selbuf);
+		free(e->ckpt.runs[r].snapshot);
+		free(e->ckpt.runs[r].selbuf);
 	}
 	free(e->procs);
 	pn_svc_free(&e->svc);
@@ -174,8 +249,8 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
 	if (e->proto->format_pages)
-		e->proto->format_pages(e, write, ctx);
-	struct pn_ckpt_run *run = &e->runs[0];
+		e->proto->format_pages(&e->pctx, write, ctx);
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_insert_start(&e->wal);
 	pn_put64(main, start);
@@ -190,12 +265,12 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	pn_wal_set_durable(&e->wal, end);
 	pn_wal_set_redo(&e->wal, start);
 	pn_wal_set_keep_from(&e->wal, start);
-	e->redo_done = start;
-	e->control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
-	pn_engine_encode_control(e, &e->control, run->ctlbuf);
+	e->ckpt.redo_done = start;
+	e->ckpt.control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
+	pn_ckpt_encode_control(&e->ckpt, &e->ckpt.control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
 	if (e->proto->format)
-		e->proto->format(e, write, ctx);
+		e->proto->format(&e->pctx, write, ctx);
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
 	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
@@ -205,17 +280,12 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 void pn_engine_start(struct pn_engine *e)
 {
 	for (uint32_t i = 0; i < e->nbackends; i++)
-		pn_wake(e, i, 1000u * (i + 1));
-	pn_wake(e, e->proc_ckpt, 1);
-	pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
-	pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, i, 1000u * (i + 1));
+	pn_svc_wake(&e->svc, e->proc_ckpt, 1);
+	pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
+	pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
 	if (e->proto->start)
-		e->proto->start(e);
-}
-
-void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns)
-{
-	pn_svc_wake(&e->svc, proc, delay_ns);
+		e->proto->start(&e->pctx);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -229,12 +299,13 @@ static bool backends_done(const struct pn_engine *e)
 static void bgwriter_step(struct pn_engine *e)
 {
 	uint32_t written = 0;
-	for (uint32_t n = 0, i = e->clock_hand; n < e->nframes && written < BGWRITER_MAXPAGES;
-	     n++, i = (i + 1) % e->nframes) {
-		struct pn_frame *f = &e->frames[i];
-		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(e, i))
+	for (uint32_t n = 0, i = e->buf.clock_hand;
+	     n < e->buf.nframes && written < BGWRITER_MAXPAGES; n++, i = (i + 1) % e->buf.nframes) {
+		struct pn_frame *f = pn_buf_frame(&e->buf, i);
+		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(&e->buf, i))
 			continue;
-		enum pn_write_result w = pn_buf_write(e, i, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL);
+		enum pn_write_result w = pn_buf_write(&e->buf, i, PN_WHY_BGWRITER, UINT32_MAX, -1,
+						      NULL);
 		if (w == PN_WRITE_STARTED) {
 			written++;
 			e->m.bgwriter_writes++;
@@ -243,9 +314,9 @@ static void bgwriter_step(struct pn_engine *e)
 		}
 	}
 	if (e->proto->background)
-		e->proto->background(e);
+		e->proto->background(&e->pctx);
 	if (!e->stopping)
-		pn_wake(e, e->proc_bgw, BGWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 }
 
 static void walwriter_step(struct pn_engine *e)
@@ -253,7 +324,7 @@ static void walwriter_step(struct pn_engine *e)
 	if (pn_wal_insert_lsn(&e->wal) > pn_wal_flushed(&e->wal))
 		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 	if (!e->stopping)
-		pn_wake(e, e->proc_walw, WALWRITER_DELAY_NS);
+		pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
 }
 
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
@@ -264,29 +335,30 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 		return;
 	switch (p->kind) {
 	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
-	case PN_PROC_CHECKPOINTER: pn_ckpt_step(e); break;
+	case PN_PROC_CHECKPOINTER: pn_ckpt_step(&e->ckpt); break;
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
-	case PN_PROC_STARTUP: pn_recovery_step(e, p); break;
+	case PN_PROC_STARTUP: pn_recovery_step(&e->rcv, p); break;
 	case PN_PROC_PAGESERVER:
 		PN_ASSERT(e->proto->step != NULL);
-		e->proto->step(e);
+		e->proto->step(&e->pctx);
 		break;
 	}
-	if (!e->stopping && !e->recovering && backends_done(e)) {
+	if (!e->stopping && !e->rcv.active && backends_done(e)) {
 		e->stopping = true;
-		pn_ckpt_release_pause(e);
+		pn_ckpt_release_pause(&e->ckpt);
 	}
 	if (e->proto->after_event)
-		e->proto->after_event(e);
+		e->proto->after_event(&e->pctx);
 }
 
 bool pn_engine_finished(const struct pn_engine *e)
 {
 	if (e->svc.failed)
 		return true;
-	if (e->recovering || !backends_done(e) || pn_ckpt_active(e) || pn_ckpt_pending(e) ||
-	    pn_wal_flushing(&e->wal) || (e->proto->idle && !e->proto->idle(e)))
+	if (e->rcv.active || !backends_done(e) || pn_ckpt_active(&e->ckpt) ||
+	    pn_ckpt_pending(&e->ckpt) || pn_wal_flushing(&e->wal) ||
+	    (e->proto->idle && !e->proto->idle(&e->pctx)))
 		return false;
 	return pn_io_all_free(&e->svc);
 }
@@ -295,21 +367,12 @@ void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
 	pn_io_complete(&e->svc, io);
 	if (e->proto->after_event)
-		e->proto->after_event(e);
-}
-
-void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
-			 const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	pn_svc_vviolation(&e->svc, k, page, fmt, ap);
-	va_end(ap);
+		e->proto->after_event(&e->pctx);
 }
 
 static void check_frame(struct pn_engine *e, uint32_t i)
 {
-	const struct pn_frame *f = &e->frames[i];
+	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
 	PN_ASSERT(f->usage <= 5);
 	PN_ASSERT(!f->locked || f->pins > 0);
 	PN_ASSERT(f->pins <= e->nprocs);
@@ -317,16 +380,16 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		PN_ASSERT(!f->valid && !f->dirty && f->pins == 0);
 		return;
 	}
-	PN_ASSERT(f->page < e->pages && e->page_frame[f->page] == i);
+	PN_ASSERT(f->page < e->pages && e->buf.page_frame[f->page] == i);
 	PN_ASSERT(!f->dirty || f->valid);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		PN_ASSERT(e->runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
-		PN_ASSERT(f->ckpt_run_seq[r] == e->runs[r].seq);
+		PN_ASSERT(e->ckpt.runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
+		PN_ASSERT(f->ckpt_run_seq[r] == e->ckpt.runs[r].seq);
 	}
 	if (e->proto->check_frame)
-		e->proto->check_frame(e, i);
+		e->proto->check_frame(&e->pctx, i);
 }
 
 void pn_engine_check(struct pn_engine *e)
@@ -337,21 +400,21 @@ void pn_engine_check(struct pn_engine *e)
 	 * cost (docs/ARCHITECTURE.md section 5). */
 	if (++e->check_calls == CHECK_EVERY) {
 		e->check_calls = 0;
-		pn_wal_check(&e->wal, e->recovering);
+		pn_wal_check(&e->wal, e->rcv.active);
 		pn_svc_check(&e->svc);
 		if (e->proto->check)
-			e->proto->check(e);
+			e->proto->check(&e->pctx);
 		pn_store_check(&e->store);
-		pn_ckpt_check(e);
+		pn_ckpt_check(&e->ckpt);
 		pn_backend_check(e);
 	}
 	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
 	 * event a violation is found at is part of the result): every event stays O(1), and
 	 * every frame is checked at least every nframes / CHECK_SLICE events (all of them, for
 	 * the small pools the checker runs). */
-	for (uint32_t n = 0; n < PN_MIN(e->nframes, CHECK_SLICE); n++) {
+	for (uint32_t n = 0; n < PN_MIN(e->buf.nframes, CHECK_SLICE); n++) {
 		check_frame(e, e->check_frame_next);
-		if (++e->check_frame_next == e->nframes) /* no division on the per-event path */
+		if (++e->check_frame_next == e->buf.nframes) /* no division on the per-event path */
 			e->check_frame_next = 0;
 	}
 }
@@ -368,7 +431,7 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.slots_used = pn_store_slots_used(&e->store);
 	e->m.read_runs = pn_store_read_runs(&e->store);
 	if (e->proto->finish_metrics)
-		e->proto->finish_metrics(e);
+		e->proto->finish_metrics(&e->pctx);
 	if (e->nlat) {
 		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
 		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];
@@ -423,7 +486,9 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 	PN_ASSERT(proc < e->nprocs);
 	const struct pn_proc *p = &e->procs[proc];
 	*out = (struct pn_proc_info){.kind = p->kind,
-				     .state = p->state,
+				     .state = p->state == PN_B_PROTO
+						      ? PN_B_PROTO + (uint32_t)p->proto_sub
+						      : (uint32_t)p->state,
 				     .op = p->op,
 				     .xid = p->xid,
 				     .wake_token = e->svc.wakes[proc].token};
@@ -456,7 +521,7 @@ const char *pn_engine_error(const struct pn_engine *e) { return e->svc.error; }
 
 const struct pn_metrics *pn_engine_metrics(const struct pn_engine *e) { return &e->m; }
 
-pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->replay_end; }
+pn_lsn pn_engine_recovery_end(const struct pn_engine *e) { return e->rcv.replay_end; }
 
 pn_lsn pn_engine_wal_flushed(const struct pn_engine *e) { return pn_wal_flushed(&e->wal); }
 
@@ -476,12 +541,12 @@ const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_ad
 	return pn_wal_ring_page(&e->wal, page_addr);
 }
 
-pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->redo_done; }
+pn_lsn pn_engine_format_redo(const struct pn_engine *e) { return e->ckpt.redo_done; }
 
 void pn_engine_ckpt_seqs(const struct pn_engine *e, uint64_t *begun, uint64_t *done)
 {
-	*begun = e->ckpt_seq_begun;
-	*done = e->ckpt_seq_done;
+	*begun = e->ckpt.seq_begun;
+	*done = e->ckpt.seq_done;
 }
 
 bool pn_engine_page_slots(const struct pn_engine *e, uint32_t p, uint8_t *active, uint8_t *baseline)
@@ -506,7 +571,7 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
-	default: return e->proto->file_size ? e->proto->file_size(e, f) : 0;
+	default: return e->proto->file_size ? e->proto->file_size(&e->pctx, f) : 0;
 	}
 }
 
@@ -515,16 +580,16 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 {
 	PN_ASSERT(page < e->pages);
 	PN_ASSERT(out);
-	uint32_t fi = e->page_frame[page];
-	bool resident = fi != PN_NO_FRAME && e->frames[fi].valid;
+	uint32_t fi = e->buf.page_frame[page];
+	bool resident = fi != PN_NO_FRAME && pn_buf_frame(&e->buf, fi)->valid;
 	if (in_memory)
 		*in_memory = resident || e->proto->read_page;
 	if (e->proto->read_page) {
-		e->proto->read_page(e, page, lsn, out);
+		e->proto->read_page(&e->pctx, page, lsn, out);
 		return;
 	}
 	if (resident) {
-		memcpy(out, pn_frame_page(e, fi), e->page_size);
+		memcpy(out, pn_frame_page(&e->buf, fi), e->page_size);
 		return;
 	}
 	uint32_t slot = pn_store_is_slru(&e->store, page) ? 0 : pn_store_slot(&e->store, page);
@@ -537,6 +602,6 @@ enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 {
 	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->runs[r]));
+		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->ckpt.runs[r]));
 	return phase;
 }

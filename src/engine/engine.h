@@ -27,7 +27,7 @@
  *               to pn_engine_init
  *
  * Numbered rules (each asserted where it is kept; protocol violations are reported through
- * pn_engine_violation(), not assertions, so that the checker can catch them):
+ * pn_svc_violation() (services.h), not assertions, so that the checker can catch them):
  *   R1 WAL before data: a data page is written only after the WAL up to its LSN is flushed.
  *   R2 Commit durability: a commit is acknowledged only after its record is flushed.
  *   R3 Umbra baselines: no write goes to a slot that the last completed checkpoint (or the
@@ -79,28 +79,10 @@ struct pn_engine {
 
 	struct pn_wal wal; /* wal.c */
 
-	/* buffer pool */
-	struct pn_frame *frames;
-	uint8_t *frame_data;
-	uint32_t nframes;
-	uint32_t clock_hand;
-	uint32_t *page_frame; /* page -> frame or PN_NO_FRAME */
+	struct pn_bufpool buf; /* frames, page -> frame (bufpool.c) */
 
 	struct pn_store store; /* page -> slot, Umbra baselines (store.c) */
-	pn_lsn redo_done;      /* redo pointer of the last completed checkpoint */
-	uint32_t data_writes_inflight;
-
-	/* checkpointer */
-	struct pn_ckpt_run runs[PN_MAX_CKPT_RUNS];
-	uint64_t ckpt_seq_begun, ckpt_seq_done;
-	bool ckpt_requested;
-	bool ckpt_pause_next;        /* script checkpoint_begin: the next run pauses after begin */
-	bool ckpt_pause_select_next; /* script checkpoint_epoch: ... before it selects (l3/l4) */
-	enum pn_ckpt_cause ckpt_request_cause;
-	bool ckpt_request_immediate;
-	uint64_t last_ckpt_ns;
-	uint64_t commits_at_ckpt;
-	struct pn_control control;
+	struct pn_ckpt ckpt;   /* the checkpointer (ckpt.c) */
 
 	/* processes: backends 0..clients-1, then checkpointer, bgwriter, walwriter, startup,
 	 * page server (pushdown only runs it) */
@@ -117,26 +99,29 @@ struct pn_engine {
 	uint64_t *latencies; /* commit latencies, ns */
 	uint64_t nlat, lat_cap;
 
-	/* recovery (recovery.c) */
-	struct pn_wal_reader reader;
-	struct pn_wal_record rec; /* the record being replayed */
-	pn_lsn rec_start, rec_end, replay_end, replay_last_start;
-	bool rec_valid;
-	uint32_t rec_block;
-	uint64_t eor_seq;
+	struct pn_recovery rcv; /* the startup process's replay (recovery.c) */
 
-	/* the protocol (protocol.h): its row and the row's own state (NULL if it has none) */
+	/* the protocol (protocol.h): its row and the context its hooks get (with the row's own
+	 * state, NULL if it has none) */
 	const struct pn_protocol_ops *proto;
-	void *proto_state;
+	struct pn_proto_ctx pctx;
 
 	struct pn_metrics m;
-	bool recovering;
 	uint32_t check_frame_next; /* pn_engine_check()'s rotation */
 	uint32_t check_calls;      /* pn_engine_check() calls since the modules' checks ran */
 	/* the workload (client.h): its row and its state */
 	const struct pn_client_ops *client;
 	void *client_state;
 };
+/* The engine a protocol hook's context belongs to (for the rows, above the engine). */
+static inline struct pn_engine *pn_proto_engine(struct pn_proto_ctx *c)
+{
+	return (struct pn_engine *)((char *)c - offsetof(struct pn_engine, pctx));
+}
+static inline const struct pn_engine *pn_proto_engine_const(const struct pn_proto_ctx *c)
+{
+	return (const struct pn_engine *)((const char *)c - offsetof(struct pn_engine, pctx));
+}
 #endif
 
 /* engine.c */
@@ -150,18 +135,15 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
 /* Page p as formatting writes it (checksummed when the scenario asks). */
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page);
 void pn_engine_start(struct pn_engine *e); /* schedule every process */
+/* Crash recovery begins (recovery.h pn_recovery_begin): false if it cannot. */
+bool pn_engine_recover(struct pn_engine *e);
 void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token);
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io);
 bool pn_engine_finished(const struct pn_engine *e);
 /* Field relationships, asserted; O(1) a call: frames in rotation each time, the modules'
  * checks (pn_wal_check, pn_svc_check, pn_store_check, the protocol's) every 8th call. */
 void pn_engine_check(struct pn_engine *e);
-/* pn_svc_violation() on e->svc. */
-void pn_engine_violation(struct pn_engine *e, enum pn_violation_kind k, uint32_t page,
-			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void pn_engine_finish_metrics(struct pn_engine *e);
-/* pn_svc_wake() on e->svc. */
-void pn_wake(struct pn_engine *e, uint32_t proc, uint64_t delay_ns);
 uint32_t pn_engine_xid_commit_count(const struct pn_engine *e);
 
 /* ---- Accessors for the layers above (sim/, disk/, model/, cli/, fuzz/, tests) ----
@@ -191,10 +173,11 @@ struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index);
 /* Processes 0 .. count-1 (backends first), as a trace or a timer needs them. */
 struct pn_proc_info {
 	enum pn_proc_kind kind;
-	enum pn_bstate state; /* a backend's step */
-	struct pn_step op;    /* a backend's operation in progress */
-	uint32_t xid;         /* a backend's transaction, 0 if none */
-	uint64_t wake_token;  /* only the step scheduled last runs (pn_engine_fire) */
+	uint32_t state;      /* a backend's step: enum pn_bstate; in PN_B_PROTO, PN_B_PROTO +
+			       * the protocol row's sub-state (pn_proc.proto_sub) */
+	struct pn_step op;   /* a backend's operation in progress */
+	uint32_t xid;        /* a backend's transaction, 0 if none */
+	uint64_t wake_token; /* only the step scheduled last runs (pn_engine_fire) */
 };
 uint32_t pn_engine_proc_count(const struct pn_engine *e);
 void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);
@@ -212,7 +195,7 @@ void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out);
 typedef void (*pn_ack_fn)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);
 void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg);
 
-/* A protocol violation stopped the run (pn_engine_violation); which one. */
+/* A protocol violation stopped the run (pn_svc_violation); which one. */
 bool pn_engine_failed(const struct pn_engine *e);
 const struct pn_violation *pn_engine_violation_of(const struct pn_engine *e);
 /* Why pn_engine_init refused the scenario. */

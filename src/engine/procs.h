@@ -54,7 +54,7 @@ enum pn_proc_kind {
  *   NEXT --commit (record inserted)--> COMMIT_WAIT --flushed--> NEXT (acknowledged)
  *   NEXT --checkpoint, evict--> WAIT_CKPT / EVICT_WAIT --> NEXT
  *   NEXT --a read-only commit, an abort, a release--> NEXT;  NEXT --workload done--> DONE
- *   INSERT --> PUBLISH / HELD --> NEXT (below)
+ *   INSERT --> PROTO --> NEXT (the protocol's own step after the insert, below)
  * The startup process (recovery.c) uses three of them: DONE --recovery begins--> NEXT
  * (replay) --end of WAL--> WAIT_CKPT --end-of-recovery checkpoint--> DONE.
  */
@@ -67,11 +67,12 @@ enum pn_bstate {
 	PN_B_WAIT_CKPT,
 	PN_B_EVICT_WAIT,
 	PN_B_DONE,
-	/* Umbra l3/l4 (protocol/umbra_map.c, its publish hook): INSERT --> PUBLISH (a separate
-	 * step: the window between the shift's WAL and its selector publication, under
-	 * DELAY_CHKPT_START); a script update_hold stays in HELD there until its release. */
-	PN_B_PUBLISH,
-	PN_B_HELD,
+	/* The protocol's step after INSERT (protocol.h after_insert, proc_step); its own
+	 * states are p->proto_sub, the row's enum (umbra l3/l4: the publication of a shift
+	 * under DELAY_CHKPT_START, and an update_hold waiting for its release). The world sees
+	 * PN_B_PROTO + proto_sub (pn_engine_proc_info): the numbers of the states the rows'
+	 * steps had when they were in this enum. */
+	PN_B_PROTO,
 	PN_B_COUNT
 };
 
@@ -90,11 +91,8 @@ struct pn_proc {
 	uint64_t commit_start_ns;
 	uint32_t ops_in_txn;
 	uint64_t ckpt_wait_seq;
-	/* Umbra l3/l4: a shift inserted and not yet published (DELAY_CHKPT_START) */
-	bool delay_chkpt;
-	uint32_t pub_target;
-	pn_lsn pub_lsn;
-	bool hold; /* script update_hold: stay HELD before publishing */
+	int proto_sub; /* PN_B_PROTO: the protocol row's sub-state (its enum) */
+	bool hold;     /* script update_hold: the protocol's step waits for the release */
 	/* PN_OP_CHANGE (pgbench, tpcc): the change, its pinned frames, per-block decisions */
 	struct pn_change chg;
 	uint32_t chg_frames[PN_CHANGE_MAX_BLOCKS];
@@ -106,9 +104,6 @@ struct pn_proc {
 	 * the new page, the right sibling), pinned in order before `frame` (client.c) */
 	uint32_t extra_frames[2];
 	uint32_t nextra;
-	/* an eviction's victim it holds while the WAL flush is waited for (bufpool.c B7) */
-	bool victim_held;
-	uint32_t victim;
 };
 
 #endif

@@ -8,7 +8,7 @@
  * Rows (docs/ARCHITECTURE.md, the protocol table): fpw, nofpw (protocol/fpw.c), doublewrite
  * (protocol/doublewrite.c), umbra-prototype (protocol/umbra.c), umbra-l3, umbra-l4
  * (protocol/umbra_map.c), pushdown (protocol/pushdown.c). A row keeps its own state behind
- * e->proto_state (NULL when it has none) and the mutants it owns (docs/redesign.md 3.2).
+ * its context's state (NULL when it has none) and the mutants it owns (docs/ARCHITECTURE.md section 2a).
  */
 #ifndef PN_PROTOCOL_H
 #define PN_PROTOCOL_H
@@ -19,7 +19,6 @@
 #include "store.h"
 #include "walfmt.h"
 
-struct pn_engine;
 struct pn_frame;
 struct pn_ckpt_run;
 struct pn_control;
@@ -38,6 +37,19 @@ enum pn_block_use {
 #define PN_PROTECT_IMAGE 1u
 #define PN_PROTECT_SHIFT 2u
 
+/* What a hook is called with: the handles of the modules below the callers (services, WAL,
+ * store), the scenario and the row's own state (init sets it; NULL when the row has none).
+ * The engine holds one (it lives in the assembly: a row, which is above the engine, reaches
+ * the rest of it through engine.h's pn_proto_engine()); the hook callers (bufpool, ckpt,
+ * recovery, backend, client) keep a pointer to it with the row's table. */
+struct pn_proto_ctx {
+	const struct pn_scenario *sc;
+	struct pn_services *svc;
+	struct pn_wal *wal;
+	struct pn_store *store;
+	void *state;
+};
+
 struct pn_protocol_ops {
 	const char *name;     /* "fpw", "umbra-l3", ... */
 	bool fpw_byte;        /* the checkpoint record's full_page_writes byte */
@@ -46,86 +58,95 @@ struct pn_protocol_ops {
 	/* ---- set-up ---- */
 	uint32_t (*generations)(const struct pn_scenario *sc); /* NULL: 1 slot a page */
 	/* A FILE[:LINE:COL]: message into e->svc.error and true: the row cannot run sc. */
-	bool (*unsupported)(struct pn_engine *e);
-	bool (*init)(struct pn_engine *e); /* after the modules' init */
-	void (*free)(struct pn_engine *e);
+	bool (*unsupported)(struct pn_proto_ctx *c);
+	bool (*init)(struct pn_proto_ctx *c); /* after the modules' init */
+	void (*free)(struct pn_proto_ctx *c);
 	/* Formatting: the pages (NULL: each at slot 0 of the data file), then after the control
 	 * file the row's own files. */
-	void (*format_pages)(struct pn_engine *e, pn_format_write_fn write, void *ctx);
-	void (*format)(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+	void (*format_pages)(struct pn_proto_ctx *c, pn_format_write_fn write, void *ctx);
+	void (*format)(struct pn_proto_ctx *c, pn_format_write_fn write, void *ctx);
 	/* The size of a file other than data, WAL and control (NULL: 0). */
-	uint64_t (*file_size)(const struct pn_engine *e, enum pn_file f);
+	uint64_t (*file_size)(const struct pn_proto_ctx *c, enum pn_file f);
 	/* ---- backends ---- */
 	/* The image / shift decision (PN_PROTECT_*) for a block with page LSN <= redo or not. */
-	unsigned (*decide)(const struct pn_engine *e, enum pn_block_use use, bool before_redo);
+	unsigned (*decide)(const struct pn_proto_ctx *c, enum pn_block_use use, bool before_redo);
 	/* A shifting block's header (rdata: the record has data for it); NULL: as decided. */
-	void (*assemble)(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
-			 bool rdata);
+	void (*assemble)(struct pn_proto_ctx *c, uint32_t frame, struct pn_wal_block *b,
+			 uint8_t *page, bool rdata);
 	/* The page in `frame` now lives in slot `target` (its record ends at lsn). */
-	void (*shifted)(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
+	void (*shifted)(struct pn_proto_ctx *c, uint32_t frame, uint32_t target, pn_lsn lsn);
 	/* Non-NULL: a backend's shift is published in a step of its own after its INSERT
-	 * (DELAY_CHKPT_START); this is that step. */
-	void (*publish)(struct pn_engine *e, struct pn_proc *p);
+	 * (DELAY_CHKPT_START): defer_shift takes the shift instead of `shifted`; after_insert
+	 * says whether backend p goes on to that step (PN_B_PROTO; the row sets p->proto_sub,
+	 * its own state; hold: the script's update_hold, which waits there for its release);
+	 * proc_step runs it (true: done, the backend's op ends). */
+	void (*defer_shift)(struct pn_proto_ctx *c, const struct pn_proc *p, uint32_t target,
+			    pn_lsn lsn);
+	bool (*after_insert)(struct pn_proto_ctx *c, struct pn_proc *p, bool hold);
+	bool (*proc_step)(struct pn_proto_ctx *c, struct pn_proc *p);
+	/* INSERT: whether a backend whose redo pointer moved since DECIDE decides again
+	 * (XLogInsertRecord's recheck; NULL: it does). The shift_split mutant is read here. */
+	bool (*recheck)(const struct pn_proto_ctx *c);
 	/* A script's checkpoint step waiting for run seq may go on (NULL: at once). */
-	bool (*script_reached)(const struct pn_engine *e, uint64_t seq, bool resumed);
+	bool (*script_reached)(const struct pn_proto_ctx *c, uint64_t seq, bool resumed);
 	/* ---- buffer pool ---- */
 	/* A miss: true when `page` can be read now; else `proc` is woken later (NULL: true). */
-	bool (*page_ready)(struct pn_engine *e, uint32_t page, uint32_t proc);
+	bool (*page_ready)(struct pn_proto_ctx *c, uint32_t page, uint32_t proc);
 	/* Reads `page` into `frame` itself (NULL: a read of its slot in the data file). */
-	void (*page_read)(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc);
+	void (*page_read)(struct pn_proto_ctx *c, uint32_t frame, uint32_t page, uint32_t proc);
 	/* The row takes a dirty frame instead of its write (true: nothing is written). */
-	bool (*drop_write)(struct pn_engine *e, uint32_t frame);
+	bool (*drop_write)(struct pn_proto_ctx *c, uint32_t frame);
 	/* Before the image is made: false when the write must wait (PN_WRITE_BUSY). */
-	bool (*write_reserve)(struct pn_engine *e, uint32_t frame, enum pn_io_why why);
+	bool (*write_reserve)(struct pn_proto_ctx *c, uint32_t frame, enum pn_io_why why);
 	/* Issues the write of img itself (true), or leaves it to the buffer pool (false). */
-	bool (*write_image)(struct pn_engine *e, uint32_t frame, enum pn_io_why why, uint32_t proc,
-			    const uint8_t *img, const struct pn_io_then *then);
+	bool (*write_image)(struct pn_proto_ctx *c, uint32_t frame, enum pn_io_why why,
+			    uint32_t proc, const uint8_t *img, const struct pn_io_then *then);
 	/* Slotted rows: where run r's write of f goes (NULL: f->ckpt_slot[r]). */
-	uint8_t (*write_slot)(const struct pn_engine *e, struct pn_frame *f, int r);
+	uint8_t (*write_slot)(const struct pn_proto_ctx *c, struct pn_frame *f, int r);
 	/* A data write of `page` binds its slot when dispatched (NULL: when issued). */
-	bool (*bind_late)(const struct pn_engine *e, uint32_t page);
+	bool (*bind_late)(const struct pn_proto_ctx *c, uint32_t page);
 	/* ---- checkpointer ---- */
 	/* Begin, after the redo pointer is set (NULL: pn_ckpt_select at once). */
-	void (*ckpt_begin)(struct pn_engine *e, struct pn_ckpt_run *run);
+	void (*ckpt_begin)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
 	/* The slot run's write of f goes to, at selection (NULL: its current slot). */
-	uint8_t (*ckpt_slot)(const struct pn_engine *e, const struct pn_frame *f,
+	uint8_t (*ckpt_slot)(const struct pn_proto_ctx *c, const struct pn_frame *f,
 			     const struct pn_ckpt_run *run);
 	/* The row's steps of a run in PN_C_PROTO_SELECT (before WRITING) and PN_C_PROTO_DURABLE
 	 * (after the data fsync; NULL: straight to RECORD), and the completion of an I/O one
 	 * of them issued (pn_ckpt_run_io); each returns the delay before the next step. */
-	uint64_t (*ckpt_select_step)(struct pn_engine *e, struct pn_ckpt_run *run);
-	uint64_t (*ckpt_durable_step)(struct pn_engine *e, struct pn_ckpt_run *run);
-	void (*ckpt_io_done)(struct pn_engine *e, struct pn_ckpt_run *run);
+	uint64_t (*ckpt_select_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	uint64_t (*ckpt_durable_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	void (*ckpt_io_done)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
 	/* Before the control file write, and when the checkpoint has happened. */
-	void (*ckpt_control)(struct pn_engine *e, const struct pn_ckpt_run *run);
-	void (*ckpt_end)(struct pn_engine *e, const struct pn_ckpt_run *run);
+	void (*ckpt_control)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
+	void (*ckpt_end)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
 	/* The background writer's extra work (l3/l4's map writer). */
-	void (*background)(struct pn_engine *e);
+	void (*background)(struct pn_proto_ctx *c);
 	/* ---- recovery ---- */
 	/* After the checkpoint record is read: the row's map of slots (false: failed). */
-	bool (*recovery_begin)(struct pn_engine *e, const struct pn_control *c);
+	bool (*recovery_begin)(struct pn_proto_ctx *c, const struct pn_control *ctl);
 	/* Where replay starts (*from, <= redo) and what must happen before it (false: failed). */
-	bool (*recovery_from)(struct pn_engine *e, pn_lsn redo, pn_lsn *from);
+	bool (*recovery_from)(struct pn_proto_ctx *c, pn_lsn redo, pn_lsn *from);
 	/* A startup step the row takes itself (true), before any record is replayed. */
-	bool (*redo_step)(struct pn_engine *e, struct pn_proc *p);
+	bool (*redo_step)(struct pn_proto_ctx *c, struct pn_proc *p);
 	/* Non-NULL: every replayed record goes here, and the buffer pool replays nothing. */
-	void (*redo_record)(struct pn_engine *e, const struct pn_wal_record *r, pn_lsn start,
+	void (*redo_record)(struct pn_proto_ctx *c, const struct pn_wal_record *r, pn_lsn start,
 			    pn_lsn end);
 	/* An image-free shift's source before its page is read (false: proc is woken). */
-	bool (*redo_source)(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc);
+	bool (*redo_source)(struct pn_proto_ctx *c, const struct pn_wal_block *b, uint32_t proc);
 	/* Redo moved `page` to another slot. */
-	void (*redo_shifted)(struct pn_engine *e, uint32_t page);
-	void (*recovery_end)(struct pn_engine *e, pn_lsn end, pn_lsn last_start);
+	void (*redo_shifted)(struct pn_proto_ctx *c, uint32_t page);
+	void (*recovery_end)(struct pn_proto_ctx *c, pn_lsn end, pn_lsn last_start);
 	/* ---- the row's own process (the page server), checks, the end ---- */
-	void (*start)(struct pn_engine *e);
-	void (*step)(struct pn_engine *e);
-	bool (*idle)(const struct pn_engine *e); /* NULL: always */
-	void (*after_event)(struct pn_engine *e);
+	void (*start)(struct pn_proto_ctx *c);
+	void (*step)(struct pn_proto_ctx *c);
+	bool (*idle)(const struct pn_proto_ctx *c); /* NULL: always */
+	void (*after_event)(struct pn_proto_ctx *c);
 	/* Page `page` as of lsn into out, not from the buffer pool (NULL: the buffer or slot). */
-	void (*read_page)(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
-	void (*check)(struct pn_engine *e);
-	void (*check_frame)(struct pn_engine *e, uint32_t frame);
-	void (*finish_metrics)(struct pn_engine *e);
+	void (*read_page)(struct pn_proto_ctx *c, uint32_t page, pn_lsn lsn, uint8_t *out);
+	void (*check)(struct pn_proto_ctx *c);
+	void (*check_frame)(struct pn_proto_ctx *c, uint32_t frame);
+	void (*finish_metrics)(struct pn_proto_ctx *c);
 };
 
 #endif

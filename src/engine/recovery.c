@@ -26,7 +26,18 @@
  * checkpoint's control-file update, the old checkpoint, its baselines and its WAL are
  * untouched (Umbra writes recovered pages only to shift targets).
  */
-#include "engine.h"
+#include "recovery.h"
+
+#include "bufpool.h"
+#include "ckpt.h"
+#include "metrics.h"
+#include "page.h"
+#include "protocol.h"
+#include "redo.h"
+#include "scenario.h"
+#include "services.h"
+#include "store.h"
+#include "wal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,110 +46,147 @@
 
 static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 {
-	struct pn_engine *e = arg;
-	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
-				    PN_XLOG_BLCKSZ, out);
+	struct pn_recovery *rv = arg;
+	return rv->h.svc->env.read_sync(rv->h.svc->env.ctx, PN_FILE_WAL,
+					pn_wal_file_offset(rv->h.wal, addr), PN_XLOG_BLCKSZ, out);
 }
 
-static bool reader_at(struct pn_engine *e, pn_lsn start)
+/* The startup process's states (procs.h's enum, the numbers the world's trace shows):
+ * DONE --pn_recovery_begin--> NEXT (replay) --end of WAL--> WAIT_CKPT
+ * --the end-of-recovery checkpoint has happened--> DONE. */
+static const bool startup_legal[PN_B_COUNT][PN_B_COUNT] = {
+	[PN_B_DONE] = {[PN_B_NEXT] = true},
+	[PN_B_NEXT] = {[PN_B_WAIT_CKPT] = true},
+	[PN_B_WAIT_CKPT] = {[PN_B_DONE] = true},
+};
+
+static void startup_set_state(struct pn_proc *p, enum pn_bstate to)
 {
-	return pn_wal_reader_init(&e->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
-				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read_cb, e);
+	PN_ASSERT(p->kind == PN_PROC_STARTUP);
+	PN_ASSERT(p->state < PN_B_COUNT);
+	PN_ASSERT(to < PN_B_COUNT);
+	PN_ASSERT(startup_legal[p->state][to]);
+	p->state = to;
 }
 
-static bool read_checkpoint_record(struct pn_engine *e, const struct pn_control *c)
+void pn_recovery_init(struct pn_recovery *rv, const struct pn_recovery_handles *h)
+{
+	PN_ASSERT(h->sc != NULL);
+	PN_ASSERT(h->svc != NULL);
+	PN_ASSERT(h->wal != NULL);
+	PN_ASSERT(h->buf != NULL);
+	PN_ASSERT(h->store != NULL);
+	PN_ASSERT(h->ckpt != NULL);
+	PN_ASSERT(h->proto != NULL);
+	PN_ASSERT(h->pctx != NULL);
+	PN_ASSERT(h->next_xid != NULL);
+	memset(rv, 0, sizeof(*rv));
+	rv->h = *h;
+}
+
+void pn_recovery_free(struct pn_recovery *rv)
+{
+	pn_wal_reader_free(&rv->reader); /* recovery may stop mid-way (a violation) */
+}
+
+static bool reader_at(struct pn_recovery *rv, pn_lsn start)
+{
+	return pn_wal_reader_init(&rv->reader, start, 0, pn_wal_seg_size(rv->h.wal),
+				  rv->h.page_size, pn_wal_rec_cap(rv->h.wal), rv->h.sysid,
+				  wal_read_cb, rv);
+}
+
+static bool read_checkpoint_record(struct pn_recovery *rv, const struct pn_control *c)
 {
 	pn_lsn s, end;
 	enum pn_rec kind;
-	bool ok = reader_at(e, c->checkpoint) && pn_wal_read_next(&e->reader, &e->rec, &s, &end) &&
-		  pn_rec_from_ids(e->rec.rmid, e->rec.info, &kind) &&
+	bool ok = reader_at(rv, c->checkpoint) &&
+		  pn_wal_read_next(&rv->reader, &rv->rec, &s, &end) &&
+		  pn_rec_from_ids(rv->rec.rmid, rv->rec.info, &kind) &&
 		  (kind == PN_REC_XLOG_CHECKPOINT_ONLINE ||
 		   kind == PN_REC_XLOG_CHECKPOINT_SHUTDOWN) &&
-		  e->rec.main_len == 88 && pn_get64(e->rec.main_data) == c->redo;
+		  rv->rec.main_len == 88 && pn_get64(rv->rec.main_data) == c->redo;
 	if (ok)
-		e->next_xid = (uint32_t)pn_get64(e->rec.main_data + 24);
+		*rv->h.next_xid = (uint32_t)pn_get64(rv->rec.main_data + 24);
 	else
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "could not locate a valid checkpoint record at %X/%08X (%s)",
-				    (unsigned)(c->checkpoint >> 32), (unsigned)c->checkpoint,
-				    e->reader.why[0] ? e->reader.why : "not a checkpoint");
-	pn_wal_reader_free(&e->reader);
+		pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, UINT32_MAX,
+				 "could not locate a valid checkpoint record at %X/%08X (%s)",
+				 (unsigned)(c->checkpoint >> 32), (unsigned)c->checkpoint,
+				 rv->reader.why[0] ? rv->reader.why : "not a checkpoint");
+	pn_wal_reader_free(&rv->reader);
 	return ok;
 }
 
-bool pn_recovery_begin(struct pn_engine *e)
+bool pn_recovery_begin(struct pn_recovery *rv)
 {
 	uint8_t buf[PN_CONTROL_SIZE];
 	struct pn_control c;
-	e->recovering = true;
-	for (uint32_t i = 0; i < e->nbackends; i++)
-		pn_backend_set_state(&e->procs[i], PN_B_DONE);
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE, buf) ||
-	    !pn_engine_decode_control(buf, &c)) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "control file unreadable (bad magic or CRC)");
+	rv->active = true;
+	if (!rv->h.svc->env.read_sync(rv->h.svc->env.ctx, PN_FILE_CONTROL, 0, PN_CONTROL_SIZE,
+				      buf) ||
+	    !pn_ckpt_decode_control(buf, &c)) {
+		pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, UINT32_MAX,
+				 "control file unreadable (bad magic or CRC)");
 		return false;
 	}
-	e->control = c;
-	if (!read_checkpoint_record(e, &c))
+	if (!read_checkpoint_record(rv, &c))
 		return false;
-	if (e->proto->recovery_begin && !e->proto->recovery_begin(e, &c))
+	if (rv->h.proto->recovery_begin && !rv->h.proto->recovery_begin(rv->h.pctx, &c))
 		return false;
-	pn_wal_set_redo(&e->wal, c.redo);
-	pn_wal_set_keep_from(&e->wal, c.redo);
-	e->redo_done = c.redo;
-	e->ckpt_seq_begun = e->ckpt_seq_done = c.ckpt_seq;
-	pn_wal_set_durable(&e->wal, UINT64_MAX / 2); /* no WAL is written while replaying */
+	pn_wal_set_redo(rv->h.wal, c.redo);
+	pn_wal_set_keep_from(rv->h.wal, c.redo);
+	pn_ckpt_recovered(rv->h.ckpt, &c);
+	pn_wal_set_durable(rv->h.wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
-	if (e->proto->recovery_from && !e->proto->recovery_from(e, c.redo, &from))
+	if (rv->h.proto->recovery_from && !rv->h.proto->recovery_from(rv->h.pctx, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
-	if (!reader_at(e, from)) {
-		snprintf(e->svc.error, sizeof(e->svc.error), "out of memory");
+	if (!reader_at(rv, from)) {
+		snprintf(rv->h.svc->error, sizeof(rv->h.svc->error), "out of memory");
 		return false;
 	}
-	struct pn_proc *p = &e->procs[e->proc_startup];
-	pn_backend_set_state(p, PN_B_NEXT);
-	pn_wake(e, e->proc_startup, 0);
+	struct pn_proc *p = &rv->h.procs[rv->h.proc_startup];
+	startup_set_state(p, PN_B_NEXT);
+	pn_svc_wake(rv->h.svc, rv->h.proc_startup, 0);
 	return true;
 }
 
-static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_block *b)
+static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal_block *b)
 {
-	struct pn_frame *f = &e->frames[fi];
-	uint8_t *page = pn_frame_page(e, fi);
+	struct pn_frame *f = pn_buf_frame(rv->h.buf, fi);
+	uint8_t *page = pn_frame_page(rv->h.buf, fi);
 	uint32_t pg = b->blkno;
-	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(rv->h.store, pg) && !rv->h.sc->protocol.slru_headers;
 	bool image = b->has_image && b->image_apply;
-	bool done = !image && !headerless && pn_page_lsn(page) >= e->rec_end;
+	bool done = !image && !headerless && pn_page_lsn(page) >= rv->rec_end;
 	PN_TESTCASE("redo finds the page already current (BLK_DONE)", done);
 	if (!done) {
-		if (!pn_redo_apply(page, e->page_size, &e->rec, b)) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
-					    "record at %X/%08X does not apply to page %u",
-					    (unsigned)(e->rec_start >> 32), (unsigned)e->rec_start,
-					    pg);
+		if (!pn_redo_apply(page, rv->h.page_size, &rv->rec, b)) {
+			pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, pg,
+					 "record at %X/%08X does not apply to page %u",
+					 (unsigned)(rv->rec_start >> 32), (unsigned)rv->rec_start,
+					 pg);
 			return;
 		}
 		if (!headerless)
-			pn_page_set_lsn(page, e->rec_end);
+			pn_page_set_lsn(page, rv->rec_end);
 		f->dirty = true;
 		f->redirtied |= f->io_writes > 0;
-		f->last_lsn = e->rec_end;
+		f->last_lsn = rv->rec_end;
 	}
-	if (b->has_shift && !pn_store_is_slru(&e->store, pg)) {
+	if (b->has_shift && !pn_store_is_slru(rv->h.store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
-		if (target >= e->generations) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
-					    target, e->generations);
+		if (target >= rv->h.generations) {
+			pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, pg, "shift to slot %u of %u",
+					 target, rv->h.generations);
 			return;
 		}
 		/* The page now lives in the target slot, which may hold nothing yet: even when
 		 * the change was already in the baseline (BLK_DONE), the page must be written
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
-		pn_store_set_slot(&e->store, pg, target);
-		if (e->proto->redo_shifted)
-			e->proto->redo_shifted(e, pg);
+		pn_store_set_slot(rv->h.store, pg, target);
+		if (rv->h.proto->redo_shifted)
+			rv->h.proto->redo_shifted(rv->h.pctx, pg);
 		f->dirty = true;
 		f->redirtied |= f->io_writes > 0;
 		if (f->last_lsn < pn_page_lsn(page))
@@ -146,73 +194,74 @@ static void apply_block(struct pn_engine *e, uint32_t fi, const struct pn_wal_bl
 	}
 }
 
-static void end_of_wal(struct pn_engine *e, struct pn_proc *p)
+static void end_of_wal(struct pn_recovery *rv, struct pn_proc *p)
 {
-	snprintf(e->svc.error, sizeof(e->svc.error), "redo done at %X/%08X: %s",
-		 (unsigned)(e->replay_end >> 32), (unsigned)e->replay_end, e->reader.why);
-	pn_wal_reader_free(&e->reader);
-	pn_wal_start_at(&e->wal, e->replay_end, e->replay_last_start);
-	if (e->proto->recovery_end)
-		e->proto->recovery_end(e, e->replay_end, e->replay_last_start);
-	e->next_xid++;
-	e->eor_seq = e->ckpt_seq_begun + 1;
-	pn_ckpt_request(e, PN_CKPT_END_OF_RECOVERY, true);
-	pn_backend_set_state(p, PN_B_WAIT_CKPT);
+	snprintf(rv->h.svc->error, sizeof(rv->h.svc->error), "redo done at %X/%08X: %s",
+		 (unsigned)(rv->replay_end >> 32), (unsigned)rv->replay_end, rv->reader.why);
+	pn_wal_reader_free(&rv->reader);
+	pn_wal_start_at(rv->h.wal, rv->replay_end, rv->replay_last_start);
+	if (rv->h.proto->recovery_end)
+		rv->h.proto->recovery_end(rv->h.pctx, rv->replay_end, rv->replay_last_start);
+	(*rv->h.next_xid)++;
+	rv->eor_seq = rv->h.ckpt->seq_begun + 1;
+	pn_ckpt_request(rv->h.ckpt, PN_CKPT_END_OF_RECOVERY, true);
+	startup_set_state(p, PN_B_WAIT_CKPT);
 }
 
-void pn_recovery_step(struct pn_engine *e, struct pn_proc *p)
+void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 {
 	if (p->state == PN_B_WAIT_CKPT) {
-		if (e->ckpt_seq_done >= e->eor_seq) {
-			e->recovering = false;
-			pn_backend_set_state(p, PN_B_DONE);
+		if (rv->h.ckpt->seq_done >= rv->eor_seq) {
+			rv->active = false;
+			startup_set_state(p, PN_B_DONE);
 		}
 		return;
 	}
 	if (p->state != PN_B_NEXT)
 		return;
-	if (e->proto->redo_step && e->proto->redo_step(e, p))
+	if (rv->h.proto->redo_step && rv->h.proto->redo_step(rv->h.pctx, p))
 		return; /* doublewrite: a restore before replay */
-	if (!e->rec_valid) {
-		if (!pn_wal_read_next(&e->reader, &e->rec, &e->rec_start, &e->rec_end)) {
-			end_of_wal(e, p);
+	if (!rv->rec_valid) {
+		if (!pn_wal_read_next(&rv->reader, &rv->rec, &rv->rec_start, &rv->rec_end)) {
+			end_of_wal(rv, p);
 			return;
 		}
-		e->rec_valid = true;
-		e->rec_block = 0;
-		e->replay_end = e->rec_end;
-		e->replay_last_start = e->rec_start;
-		if (e->rec.xid > e->next_xid)
-			e->next_xid = e->rec.xid;
-		e->m.recovery_records++;
-		if (e->proto->redo_record) { /* pushdown: the page server re-ingests */
-			e->proto->redo_record(e, &e->rec, e->rec_start, e->rec_end);
-			e->rec_valid = false;
-			pn_wake(e, p->id, STEP_NS);
+		rv->rec_valid = true;
+		rv->rec_block = 0;
+		rv->replay_end = rv->rec_end;
+		rv->replay_last_start = rv->rec_start;
+		if (rv->rec.xid > *rv->h.next_xid)
+			*rv->h.next_xid = rv->rec.xid;
+		rv->h.m->recovery_records++;
+		if (rv->h.proto->redo_record) { /* pushdown: the page server re-ingests */
+			rv->h.proto->redo_record(rv->h.pctx, &rv->rec, rv->rec_start, rv->rec_end);
+			rv->rec_valid = false;
+			pn_svc_wake(rv->h.svc, p->id, STEP_NS);
 			return;
 		}
 	}
-	if (e->rec_block >= e->rec.nblocks) {
-		e->rec_valid = false;
-		pn_wake(e, p->id, STEP_NS);
+	if (rv->rec_block >= rv->rec.nblocks) {
+		rv->rec_valid = false;
+		pn_svc_wake(rv->h.svc, p->id, STEP_NS);
 		return;
 	}
-	const struct pn_wal_block *b = &e->rec.blocks[e->rec_block];
-	if (b->blkno >= e->pages) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, b->blkno, "record names page %u of %u",
-				    b->blkno, e->pages);
+	const struct pn_wal_block *b = &rv->rec.blocks[rv->rec_block];
+	if (b->blkno >= rv->h.pages) {
+		pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, b->blkno,
+				 "record names page %u of %u", b->blkno, rv->h.pages);
 		return;
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
-	if (b->has_shift && !full && e->proto->redo_source &&
-	    !pn_store_is_slru(&e->store, b->blkno) && !e->proto->redo_source(e, b, p->id))
+	if (b->has_shift && !full && rv->h.proto->redo_source &&
+	    !pn_store_is_slru(rv->h.store, b->blkno) &&
+	    !rv->h.proto->redo_source(rv->h.pctx, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
-	uint32_t fi = pn_buf_pin(e, b->blkno, p->id, full);
+	uint32_t fi = pn_buf_pin(rv->h.buf, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)
 		return; /* woken when the read (or a victim's write) completes */
-	apply_block(e, fi, b);
-	pn_buf_unpin(e, fi);
-	e->rec_block++;
-	pn_wake(e, p->id, STEP_NS);
+	apply_block(rv, fi, b);
+	pn_buf_unpin(rv->h.buf, fi);
+	rv->rec_block++;
+	pn_svc_wake(rv->h.svc, p->id, STEP_NS);
 }

@@ -29,32 +29,35 @@ struct dw_state {
 
 static struct dw_state *dw_of(const struct pn_engine *e)
 {
-	PN_ASSERT(e->proto_state != NULL);
-	return e->proto_state;
+	PN_ASSERT(e->pctx.state != NULL);
+	return e->pctx.state;
 }
 
-static bool dw_init(struct pn_engine *e)
+static bool dw_init(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->proto_state == NULL);
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
 	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
-	e->proto_state = calloc(1, sizeof(struct dw_state));
-	return e->proto_state != NULL;
+	e->pctx.state = calloc(1, sizeof(struct dw_state));
+	return e->pctx.state != NULL;
 }
 
-static void dw_free(struct pn_engine *e)
+static void dw_free(struct pn_proto_ctx *pc)
 {
-	free(e->proto_state);
-	e->proto_state = NULL;
+	struct pn_engine *e = pn_proto_engine(pc);
+	free(e->pctx.state);
+	e->pctx.state = NULL;
 }
 
-static unsigned dw_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+static unsigned dw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo)
 {
 	PN_ASSERT(use <= PN_USE_SLRU);
-	return use == PN_USE_SLRU ? pn_protocol_slru_image(e, before_redo) : 0;
+	return use == PN_USE_SLRU ? pn_protocol_slru_image(pc, before_redo) : 0;
 }
 
-static uint64_t dw_file_size(const struct pn_engine *e, enum pn_file f)
+static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	PN_ASSERT(f < PN_FILE_COUNT);
 	if (f == PN_FILE_SELECTOR)
 		return 0;
@@ -65,7 +68,8 @@ static uint64_t dw_file_size(const struct pn_engine *e, enum pn_file f)
 
 static bool uses_dw(const struct pn_engine *e, uint32_t frame, enum pn_io_why why)
 {
-	return !pn_store_is_slru(&e->store, e->frames[frame].page) && why != PN_WHY_RECOVERY;
+	return !pn_store_is_slru(&e->store, pn_buf_frame(&e->buf, frame)->page) &&
+	       why != PN_WHY_RECOVERY;
 }
 
 static void dw_fsync_done(void *ctx, struct pn_io *io)
@@ -73,14 +77,14 @@ static void dw_fsync_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
 	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_frame *f = &e->frames[dw->frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, dw->frame);
 	PN_ASSERT(f->io_writes > 0);
 	f->io_writes--; /* the in-place write below counts itself */
-	e->data_writes_inflight--;
+	e->buf.data_writes_inflight--;
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
-	pn_buf_issue_write(e, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
+	pn_buf_issue_write(&e->buf, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
 		->ckpt_seq = dw->ckpt_seq;
 	pn_io_release(&e->svc, dw);
 }
@@ -90,12 +94,12 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
-		struct pn_frame *f = &e->frames[io->frame];
+		struct pn_frame *f = pn_buf_frame(&e->buf, io->frame);
 		PN_ASSERT(f->io_writes > 0);
 		f->io_writes--;
-		e->data_writes_inflight--;
+		e->buf.data_writes_inflight--;
 		struct pn_io_then then = {io->then, io->then_ctx};
-		pn_buf_issue_write(e, io->frame, 0, io->why, io->proc,
+		pn_buf_issue_write(&e->buf, io->frame, 0, io->why, io->proc,
 				   io->buf + e->sc->storage.sector_size, io->lsn, &then)
 			->ckpt_seq = io->ckpt_seq;
 		return;
@@ -118,8 +122,9 @@ static void dw_sync_done(void *ctx, struct pn_io *io)
 }
 
 /* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
-static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
+static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	if (!uses_dw(e, frame, why))
 		return true;
@@ -127,7 +132,7 @@ static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
 		return false;
 	if (d->used_since_sync < e->store.dw_slots)
 		return true;
-	if (e->data_writes_inflight > 0)
+	if (e->buf.data_writes_inflight > 0)
 		return false;
 	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
 	d->sync_in_flight = true; /* FILLING --> SYNCING */
@@ -136,13 +141,14 @@ static bool dw_reserve(struct pn_engine *e, uint32_t frame, enum pn_io_why why)
 	return false;
 }
 
-static bool dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why, uint32_t proc,
+static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why, uint32_t proc,
 		     const uint8_t *image, const struct pn_io_then *then)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	if (!uses_dw(e, frame, why))
 		return false;
 	struct dw_state *d = dw_of(e);
-	struct pn_frame *f = &e->frames[frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	uint32_t sec = e->sc->storage.sector_size;
 	PN_ASSERT(!d->sync_in_flight);
 	PN_ASSERT(d->used_since_sync < e->store.dw_slots);
@@ -167,12 +173,12 @@ static bool dw_write(struct pn_engine *e, uint32_t frame, enum pn_io_why why, ui
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	io->ckpt_seq = e->ckpt_seq_begun;
+	io->ckpt_seq = e->ckpt.seq_begun;
 	io->lsn = f->last_lsn;
 	d->next = (d->next + 1) % e->store.dw_slots;
 	d->used_since_sync++;
 	f->io_writes++;
-	e->data_writes_inflight++;
+	e->buf.data_writes_inflight++;
 	e->m.dw_bytes_written += io->len;
 	pn_io_issue(&e->svc, io);
 	return true;
@@ -202,8 +208,9 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pa
 	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
 }
 
-static bool plan_restore(struct pn_engine *e, pn_lsn redo, pn_lsn *from)
+static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t sec = e->sc->storage.sector_size;
@@ -242,11 +249,12 @@ static void restore_fsync_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	PN_ASSERT(io->file == PN_FILE_DATA);
 	dw_of(e)->restore_len = 0;
-	pn_wake(e, e->proc_startup, 0);
+	pn_svc_wake(&e->svc, e->proc_startup, 0);
 }
 
-static bool restore_step(struct pn_engine *e, struct pn_proc *p)
+static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
 	uint32_t page;
@@ -256,7 +264,7 @@ static bool restore_step(struct pn_engine *e, struct pn_proc *p)
 	if (d->restore_pos == UINT32_MAX)
 		return true; /* the fsync is in flight */
 	if (d->restore_pos == d->restore_len) {
-		if (e->data_writes_inflight)
+		if (e->buf.data_writes_inflight)
 			return true; /* woken by the last write's completion */
 		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
 					       restore_fsync_done, e);
@@ -266,21 +274,22 @@ static bool restore_step(struct pn_engine *e, struct pn_proc *p)
 		return true;
 	}
 	dw_entry(e, d->restore[d->restore_pos], buf, &page, &lsn);
-	uint32_t fi = pn_buf_pin(e, page, p->id, true);
+	uint32_t fi = pn_buf_pin(&e->buf, page, p->id, true);
 	if (fi == PN_NO_FRAME)
 		return true;
-	memcpy(pn_frame_page(e, fi), buf + e->sc->storage.sector_size, e->page_size);
-	e->frames[fi].dirty = true;
-	e->frames[fi].last_lsn = lsn;
-	pn_buf_unpin(e, fi);
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
+	memcpy(pn_frame_page(&e->buf, fi), buf + e->sc->storage.sector_size, e->page_size);
+	pn_buf_frame(&e->buf, fi)->dirty = true;
+	pn_buf_frame(&e->buf, fi)->last_lsn = lsn;
+	pn_buf_unpin(&e->buf, fi);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	d->restore_pos++;
 	return true; /* woken when the write completes */
 }
 
-static void dw_check(struct pn_engine *e)
+static void dw_check(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct dw_state *d = dw_of(e);
 	PN_ASSERT(d->next < e->store.dw_slots);
 	PN_ASSERT(d->used_since_sync <= e->store.dw_slots);
@@ -291,6 +300,7 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.name = "doublewrite",
 	.store_flags = PN_STORE_DOUBLEWRITE,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.init = dw_init,
 	.free = dw_free,
 	.file_size = dw_file_size,

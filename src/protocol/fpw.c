@@ -7,12 +7,12 @@
  */
 #include "rows.h"
 
-static unsigned fpw_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+static unsigned fpw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo)
 {
-	uint32_t mut = pn_engine_scenario(e)->protocol.mutations;
+	uint32_t mut = pc->sc->protocol.mutations;
 	PN_ASSERT(use <= PN_USE_SLRU);
 	switch (use) {
-	case PN_USE_SLRU: return pn_protocol_slru_image(e, before_redo);
+	case PN_USE_SLRU: return pn_protocol_slru_image(pc, before_redo);
 	case PN_USE_HINT:
 	case PN_USE_HINT_BLOCK:
 		return before_redo && !(mut & PN_MUT_HINT_NO_FPI) ? PN_PROTECT_IMAGE : 0;
@@ -30,11 +30,13 @@ const struct pn_protocol_ops pn_protocol_fpw = {
 	.name = "fpw",
 	.fpw_byte = true,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.decide = fpw_decide,
 };
 
 const struct pn_protocol_ops pn_protocol_nofpw = {
 	.name = "nofpw",
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.decide = pn_protocol_decide_none,
 };

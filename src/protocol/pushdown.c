@@ -122,10 +122,10 @@ struct pn_pageserver {
 	uint32_t check_next; /* pn_ps_check's rotation */
 };
 
-/* The row's state (e->proto_state; the engine knows it as a void pointer). */
-static struct pn_pageserver *ps_of(const struct pn_engine *e) { return e->proto_state; }
+/* The row's state (e->pctx.state; the engine knows it as a void pointer). */
+static struct pn_pageserver *ps_of(const struct pn_engine *e) { return e->pctx.state; }
 
-static bool pushdown(const struct pn_engine *e) { return e->proto_state != NULL; }
+static bool pushdown(const struct pn_engine *e) { return e->pctx.state != NULL; }
 
 static uint32_t meta_len(const struct pn_engine *e)
 {
@@ -170,12 +170,12 @@ bool pn_ps_init(struct pn_engine *e)
 	struct pn_pageserver *ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return false;
-	e->proto_state = ps;
+	e->pctx.state = ps;
 	ps->meta_len = meta_len(e);
 	ps->log_len = log_len(e);
 	ps->pages = calloc(e->pages, sizeof(*ps->pages));
 	ps->queue = malloc(sizeof(uint32_t) * e->pages);
-	ps->req = malloc(sizeof(*ps->req) * e->nframes);
+	ps->req = malloc(sizeof(*ps->req) * e->buf.nframes);
 	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
 	ps->enc = malloc(pn_wal_rec_cap(&e->wal));
@@ -188,8 +188,9 @@ bool pn_ps_init(struct pn_engine *e)
 				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read, e);
 }
 
-void pn_ps_free(struct pn_engine *e)
+void pn_ps_free(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	if (!ps)
 		return;
@@ -204,7 +205,7 @@ void pn_ps_free(struct pn_engine *e)
 	free(ps->enc);
 	free(ps->images);
 	free(ps);
-	e->proto_state = NULL;
+	e->pctx.state = NULL;
 }
 
 pn_lsn pn_ps_horizon(const struct pn_engine *e)
@@ -292,8 +293,9 @@ static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *s
 	return true;
 }
 
-void pn_ps_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+void pn_ps_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	uint8_t *page = ps->images;
 	for (uint32_t p = 0; p < e->pages; p++) {
@@ -349,9 +351,10 @@ static void maybe_queue(struct pn_engine *e, uint32_t page)
 	}
 }
 
-void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_lsn start,
+void pn_ps_ingest_record(struct pn_proto_ctx *pc, const struct pn_wal_record *r, pn_lsn start,
 			 pn_lsn end)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	uint32_t len = 0;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
@@ -360,9 +363,9 @@ void pn_ps_ingest_record(struct pn_engine *e, const struct pn_wal_record *r, pn_
 		for (uint32_t j = 0; j < i; j++)
 			seen |= r->blocks[j].blkno == page;
 		if (page >= e->pages) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
-					    "record at %llX names page %u of %u",
-					    (unsigned long long)start, page, e->pages);
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
+					 "record at %llX names page %u of %u",
+					 (unsigned long long)start, page, e->pages);
 			return;
 		}
 		struct ps_page *pg = &ps->pages[page];
@@ -396,9 +399,9 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 		if (rec.blocks[i].blkno != page)
 			continue;
 		if (!pn_redo_apply(out, e->page_size, &rec, &rec.blocks[i])) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, page,
-					    "the delta at %llX does not apply to page %u",
-					    (unsigned long long)pn_get64(d + 4), page);
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
+					 "the delta at %llX does not apply to page %u",
+					 (unsigned long long)pn_get64(d + 4), page);
 			return false;
 		}
 	}
@@ -430,14 +433,15 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 
 void pn_ps_drop(struct pn_engine *e, uint32_t frame)
 {
-	struct pn_frame *f = &e->frames[frame];
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	pn_lsn *lw = &ps_of(e)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
 	f->dirty = f->dirty_hint_only = f->redirtied = false;
 }
 
-bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
+bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_lsn lsn = ps_of(e)->last_written[page];
 	if (lsn <= ps_of(e)->ingested)
 		return true;
@@ -445,17 +449,18 @@ bool pn_ps_page_ready(struct pn_engine *e, uint32_t page, uint32_t proc)
 	 * durable WAL (P3). */
 	if (!pn_wal_flush_request(&e->wal, lsn, proc))
 		return false;
-	pn_wake(e, e->proc_ps, 0);
-	pn_wake(e, proc, PS_POLL_NS);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, proc, PS_POLL_NS);
 	return false;
 }
 
-void pn_ps_request(struct pn_engine *e, uint32_t frame, uint32_t page, uint32_t proc)
+void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint32_t proc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
-	PN_ASSERT(ps->nreq < e->nframes); /* one read in flight per frame at most */
+	PN_ASSERT(ps->nreq < e->buf.nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
-	pn_wake(e, e->proc_ps, PS_GETPAGE_NS);
+	pn_svc_wake(&e->svc, e->proc_ps, PS_GETPAGE_NS);
 }
 
 static void serve(struct pn_engine *e)
@@ -463,9 +468,9 @@ static void serve(struct pn_engine *e)
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t i = 0; i < ps->nreq; i++) {
 		const struct ps_request *q = &ps->req[i];
-		struct pn_frame *f = &e->frames[q->frame];
+		struct pn_frame *f = pn_buf_frame(&e->buf, q->frame);
 		PN_ASSERT(f->page == q->page && f->io_reads == 1 && q->lsn <= ps->ingested);
-		uint8_t *page = pn_frame_page(e, q->frame);
+		uint8_t *page = pn_frame_page(&e->buf, q->frame);
 		uint32_t n = pn_ps_reconstruct(e, q->page, q->lsn, page);
 		/* Every change of the page is at or before its last-written LSN. */
 		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->svc.failed);
@@ -478,7 +483,7 @@ static void serve(struct pn_engine *e)
 		bool headerless = pn_store_is_slru(&e->store, q->page) &&
 				  !e->sc->protocol.slru_headers;
 		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
-		pn_wake(e, q->proc, 0);
+		pn_svc_wake(&e->svc, q->proc, 0);
 	}
 	ps->nreq = 0;
 }
@@ -500,7 +505,7 @@ static void ingest(struct pn_engine *e)
 	while (ps->reader.next < limit && !e->svc.failed) {
 		bool ok = pn_wal_read_next(&ps->reader, &rec, &start, &end);
 		PN_ASSERT(ok); /* flushed WAL is whole */
-		pn_ps_ingest_record(e, &rec, start, end);
+		pn_ps_ingest_record(&e->pctx, &rec, start, end);
 		ps->next = ps->reader.next;
 		ps->prev = start;
 	}
@@ -582,7 +587,7 @@ static void image_done(void *ctx, struct pn_io *io)
 		return;
 	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
 	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
-	pn_wake(e, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
 }
 
 /* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
@@ -662,7 +667,7 @@ static void round_commit(struct pn_engine *e)
 	ps->seq++;
 	PN_ASSERT(ps->horizon_next >= ps->horizon);
 	ps->horizon = ps->horizon_next;
-	pn_wal_set_keep_from(&e->wal, PN_MIN(e->redo_done, ps->horizon));
+	pn_wal_set_keep_from(&e->wal, PN_MIN(e->ckpt.redo_done, ps->horizon));
 	ps->round = PS_IDLE;
 }
 
@@ -677,7 +682,7 @@ static void round_io_done(void *ctx, struct pn_io *io)
 	case PS_META_FSYNC: round_commit(e); break;
 	default: PN_ASSERT(!"unexpected page server I/O");
 	}
-	pn_wake(e, e->proc_ps, 0);
+	pn_svc_wake(&e->svc, e->proc_ps, 0);
 }
 
 static void round_advance(struct pn_engine *e)
@@ -710,23 +715,25 @@ static void round_advance(struct pn_engine *e)
 
 /* ---- the process ---- */
 
-void pn_ps_start(struct pn_engine *e)
+void pn_ps_start(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	if (pushdown(e)) {
 		ps_of(e)->running = true;
-		pn_wake(e, e->proc_ps, PS_TICK_NS);
+		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
 	}
 }
 
-void pn_ps_step(struct pn_engine *e)
+void pn_ps_step(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(!e->recovering); /* recovery feeds it (pn_ps_ingest_record) */
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(!e->rcv.active); /* recovery feeds it (pn_ps_ingest_record) */
 	ingest(e);
 	serve(e);
 	round_advance(e);
 	/* After the workload, it goes on until what it ingested has its images. */
-	if (!e->stopping || !pn_ps_idle(e))
-		pn_wake(e, e->proc_ps, PS_TICK_NS);
+	if (!e->stopping || !pn_ps_idle(&e->pctx))
+		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
 }
 
 /*
@@ -737,17 +744,19 @@ void pn_ps_step(struct pn_engine *e)
  * about, and the run stalls with every commit done. Whoever makes it not idle need not know:
  * a sleeping page server that is not idle is woken here for its next tick.
  */
-void pn_ps_rearm(struct pn_engine *e)
+void pn_ps_rearm(struct pn_proto_ctx *pc)
 {
-	if (!pushdown(e) || pn_ps_idle(e) || e->recovering || e->svc.failed)
+	struct pn_engine *e = pn_proto_engine(pc);
+	if (!pushdown(e) || pn_ps_idle(&e->pctx) || e->rcv.active || e->svc.failed)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
 		    !pn_svc_scheduled(&e->svc, e->proc_ps));
-	pn_wake(e, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
+	pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
 }
 
-bool pn_ps_idle(const struct pn_engine *e)
+bool pn_ps_idle(const struct pn_proto_ctx *pc)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	const struct pn_pageserver *ps = ps_of(e);
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
@@ -755,17 +764,18 @@ bool pn_ps_idle(const struct pn_engine *e)
 }
 
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
-void pn_ps_check(struct pn_engine *e)
+void pn_ps_check(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	if (!ps)
 		return;
-	PN_ASSERT(ps->horizon <= ps->next || e->recovering);
-	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->recovering);
-	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->nframes);
+	PN_ASSERT(ps->horizon <= ps->next || e->rcv.active);
+	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->rcv.active);
+	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->buf.nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
-	PN_ASSERT(e->recovering || pn_wal_keep_from(&e->wal) <= ps->horizon);
+	PN_ASSERT(e->rcv.active || pn_wal_keep_from(&e->wal) <= ps->horizon);
 	const struct ps_page *pg = &ps->pages[ps->check_next];
 	ps->check_next = (ps->check_next + 1) % e->pages;
 	uint32_t n = 0;
@@ -797,8 +807,8 @@ static bool load_meta(struct pn_engine *e)
 		}
 	}
 	if (area < 0) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-				    "the page server has no valid metadata area");
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
+				 "the page server has no valid metadata area");
 		return false;
 	}
 	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
@@ -838,8 +848,9 @@ static void replay_log(struct pn_engine *e)
 	}
 }
 
-bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
+bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	if (!load_meta(e))
 		return false;
@@ -853,8 +864,8 @@ bool pn_ps_recover(struct pn_engine *e, pn_lsn redo, pn_lsn *replay_from)
 		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
 				     pn_ps_image_offset(e, p, pg->img_slot), e->page_size, page);
 		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
-			pn_engine_violation(
-				e, PN_VIOL_RECOVERY, p,
+			pn_svc_violation(
+				&e->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u (slot %u, LSN %llX) that "
 				"its metadata %llu names is torn or missing",
 				p, pg->img_slot, (unsigned long long)pg->img_lsn,
@@ -874,8 +885,8 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 	struct pn_pageserver *ps = ps_of(e);
 	for (uint32_t p = 0; p < e->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
-			pn_engine_violation(
-				e, PN_VIOL_RECOVERY, p,
+			pn_svc_violation(
+				&e->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u is at LSN %llX, past the end "
 				"of the WAL at %llX (P3)",
 				p, (unsigned long long)ps->pages[p].dur_lsn,
@@ -884,8 +895,8 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 		}
 	}
 	if (ps->horizon > end) {
-		pn_engine_violation(
-			e, PN_VIOL_RECOVERY, UINT32_MAX,
+		pn_svc_violation(
+			&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 			"the page server's horizon %llX is past the end of the WAL at %llX (P3)",
 			(unsigned long long)ps->horizon, (unsigned long long)end);
 		return true;
@@ -893,8 +904,9 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 	return false;
 }
 
-void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start)
+void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_pageserver *ps = ps_of(e);
 	if (ahead_of_wal(e, end))
 		return;
@@ -903,8 +915,9 @@ void pn_ps_recovery_end(struct pn_engine *e, pn_lsn end, pn_lsn last_start)
 	ps->ingested = PN_MAX(ps->ingested, end);
 }
 
-void pn_ps_finish_metrics(struct pn_engine *e)
+void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	if (!pushdown(e) || e->m.ps_reads == 0)
 		return;
 	const uint64_t *h = ps_of(e)->hist;
@@ -927,9 +940,10 @@ void pn_ps_finish_metrics(struct pn_engine *e)
 
 static pn_lsn horizon_of(void *ctx) { return pn_ps_horizon(ctx); }
 
-static bool ps_init(struct pn_engine *e)
+static bool ps_init(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->proto_state == NULL);
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
 	PN_ASSERT(e->sc->protocol.mode == PN_MODE_PUSHDOWN);
 	if (!pn_ps_init(e))
 		return false;
@@ -937,20 +951,23 @@ static bool ps_init(struct pn_engine *e)
 	return true;
 }
 
-static bool drop_write(struct pn_engine *e, uint32_t frame)
+static bool drop_write(struct pn_proto_ctx *pc, uint32_t frame)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_ps_drop(e, frame);
 	return true;
 }
 
-static void read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out)
+static void read_page(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_t *out)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_ps_reconstruct(e, page, lsn, out);
 }
 
 const struct pn_protocol_ops pn_protocol_pushdown = {
 	.name = "pushdown",
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.init = ps_init,
 	.free = pn_ps_free,
 	.format_pages = pn_ps_format,

@@ -13,9 +13,12 @@
  * slru_header_unprotected mutant is off; no protection at all; and the refusal of the
  * script steps only a row with a publish step runs (checkpoint_epoch, update_hold,
  * release). */
-unsigned pn_protocol_slru_image(const struct pn_engine *e, bool before_redo);
-unsigned pn_protocol_decide_none(const struct pn_engine *e, enum pn_block_use use,
+unsigned pn_protocol_slru_image(const struct pn_proto_ctx *pc, bool before_redo);
+unsigned pn_protocol_decide_none(const struct pn_proto_ctx *pc, enum pn_block_use use,
 				 bool before_redo);
-bool pn_protocol_refuse_publish_steps(struct pn_engine *e);
+bool pn_protocol_refuse_publish_steps(struct pn_proto_ctx *pc);
+/* Every row's recheck hook: the insert decides again unless the shift_split mutant (named
+ * for Umbra's split shift; under the in-place rows it skips the image recheck alike). */
+bool pn_protocol_recheck(const struct pn_proto_ctx *pc);
 
 #endif

@@ -22,18 +22,20 @@ uint32_t pn_umbra_generations(const struct pn_scenario *sc)
 	return sc->protocol.generations;
 }
 
-uint64_t pn_umbra_file_size(const struct pn_engine *e, enum pn_file f)
+uint64_t pn_umbra_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	PN_ASSERT(f < PN_FILE_COUNT);
 	return f == PN_FILE_SELECTOR ? PN_SELECTOR_AREAS * pn_store_selector_bytes(&e->store) : 0;
 }
 
-unsigned pn_umbra_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo)
+unsigned pn_umbra_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo)
 {
-	uint32_t mut = e->sc->protocol.mutations;
+	const struct pn_engine *e = pn_proto_engine_const(pc);
+	uint32_t mut = pc->sc->protocol.mutations;
 	PN_ASSERT(use <= PN_USE_SLRU);
 	switch (use) {
-	case PN_USE_SLRU: return pn_protocol_slru_image(e, before_redo);
+	case PN_USE_SLRU: return pn_protocol_slru_image(pc, before_redo);
 	case PN_USE_HINT: {
 		bool fpi = before_redo && !(mut & PN_MUT_HINT_NO_FPI);
 		/* l4: HINT_DELTA, no image; l3's eligibility excludes a MAIN FPI_FOR_HINT (it
@@ -55,8 +57,9 @@ unsigned pn_umbra_decide(const struct pn_engine *e, enum pn_block_use use, bool 
 	return 0;
 }
 
-bool pn_umbra_bind_late(const struct pn_engine *e, uint32_t page)
+bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	/* aio_late_bind: the device offset is looked up when the I/O is dispatched (5.3) */
 	return (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) &&
 	       !pn_store_is_slru(&e->store, page);
@@ -66,47 +69,51 @@ bool pn_umbra_bind_late(const struct pn_engine *e, uint32_t page)
 
 /* R4 at publication: a page changed after the completed checkpoint's redo is off its
  * baseline. */
-static void shifted(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
+static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
-	uint32_t page = e->frames[frame].page;
+	struct pn_engine *e = pn_proto_engine(pc);
+	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
 	PN_ASSERT(page < e->heap_pages);
 	PN_ASSERT(lsn > 0);
 	pn_store_set_slot(&e->store, page, target);
 	e->m.shifts++;
 	if (target == e->store.base_done[page])
-		pn_engine_violation(e, PN_VIOL_MAPPING, page,
-				    "page %u shifted onto slot %u, its recovery baseline (R4)",
-				    page, target);
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, page,
+				 "page %u shifted onto slot %u, its recovery baseline (R4)", page,
+				 target);
 }
 
-static void ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_WRITING);
 	memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 	if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
 		memcpy(e->store.base_done, pn_store_slots(&e->store),
 		       e->heap_pages); /* the bug: reclaim at begin */
-	pn_ckpt_select(e, run);
+	pn_ckpt_select(&e->ckpt, run);
 }
 
 /* After the data fsync: the snapshot into the selector area seq % 3, then its fsync. */
-static uint64_t ckpt_durable_step(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t len = pn_store_selector_bytes(&e->store);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub == UC_SELECTOR_FSYNC) {
-		pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+		pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 		return UINT64_MAX;
 	}
 	PN_ASSERT(run->proto_sub == 0); /* the first sub-state: SELECTOR_WRITE */
 	pn_store_encode_selector(&e->store, run->snapshot, run->seq, run->redo, run->selbuf);
-	pn_ckpt_run_io(e, run, PN_IO_WRITE, PN_FILE_SELECTOR, (run->seq % PN_SELECTOR_AREAS) * len,
-		       run->selbuf, len);
+	pn_ckpt_run_io(&e->ckpt, run, PN_IO_WRITE, PN_FILE_SELECTOR,
+		       (run->seq % PN_SELECTOR_AREAS) * len, run->selbuf, len);
 	return UINT64_MAX;
 }
 
-static void ckpt_io_done(struct pn_engine *e, struct pn_ckpt_run *run)
+static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub == UC_SELECTOR_FSYNC ||
 	    (e->sc->protocol.mutations & PN_MUT_SELECTOR_UNSYNCED))
@@ -115,40 +122,43 @@ static void ckpt_io_done(struct pn_engine *e, struct pn_ckpt_run *run)
 		run->proto_sub = UC_SELECTOR_FSYNC;
 }
 
-static void ckpt_control(struct pn_engine *e, const struct pn_ckpt_run *run)
+static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_CONTROL_WRITE);
 	memcpy(e->store.base_inflight, run->snapshot, e->heap_pages);
 	e->store.inflight_valid = true;
 }
 
-static void ckpt_end(struct pn_engine *e, const struct pn_ckpt_run *run)
+static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->seq > 0);
 	memcpy(e->store.base_done, run->snapshot, e->heap_pages);
 }
 
 /* Selector area 0: every baseline slot 0. */
-static void format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
-	struct pn_ckpt_run *run = &e->runs[0];
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	pn_store_encode_selector(&e->store, e->store.base_done, 0, pn_wal_redo(&e->wal),
 				 run->selbuf);
 	write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 }
 
-static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
+static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t len = pn_store_selector_bytes(&e->store);
-	uint8_t *buf = e->runs[0].selbuf;
+	uint8_t *buf = e->ckpt.runs[0].selbuf;
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
 				  (uint64_t)c->selector_area * len, len, buf) ||
 	    !pn_store_decode_selector(&e->store, buf, c->ckpt_seq, e->store.base_done)) {
-		pn_engine_violation(
-			e, PN_VIOL_RECOVERY, UINT32_MAX,
-			"the selector snapshot of checkpoint %llu (area %u) is missing or "
-			"torn: no baselines to recover from",
-			(unsigned long long)c->ckpt_seq, c->selector_area);
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
+				 "the selector snapshot of checkpoint %llu (area %u) is missing or "
+				 "torn: no baselines to recover from",
+				 (unsigned long long)c->ckpt_seq, c->selector_area);
 		return false;
 	}
 	for (uint32_t p = 0; p < e->heap_pages; p++)
@@ -158,20 +168,20 @@ static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
 
 /* R4 on a resident frame: changed after the completed checkpoint's redo => off its
  * baseline slot. */
-static void check_frame(struct pn_engine *e, uint32_t i)
+static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
-	const struct pn_frame *f = &e->frames[i];
+	struct pn_engine *e = pn_proto_engine(pc);
+	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
 	PN_ASSERT(f->page < e->pages);
 	if (pn_store_is_slru(&e->store, f->page) || !f->valid)
 		return;
-	if (pn_page_lsn(pn_frame_page(e, i)) > e->redo_done &&
-	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->recovering)
-		pn_engine_violation(
-			e, PN_VIOL_MAPPING, f->page,
-			"page %u changed after redo %llX but still mapped to its baseline "
-			"slot %u (R4)",
-			f->page, (unsigned long long)e->redo_done,
-			pn_store_slot(&e->store, f->page));
+	if (pn_page_lsn(pn_frame_page(&e->buf, i)) > e->ckpt.redo_done &&
+	    pn_store_slot(&e->store, f->page) == e->store.base_done[f->page] && !e->rcv.active)
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, f->page,
+				 "page %u changed after redo %llX but still mapped to its baseline "
+				 "slot %u (R4)",
+				 f->page, (unsigned long long)e->ckpt.redo_done,
+				 pn_store_slot(&e->store, f->page));
 }
 
 const struct pn_protocol_ops pn_protocol_umbra = {
@@ -179,6 +189,7 @@ const struct pn_protocol_ops pn_protocol_umbra = {
 	.store_flags = PN_STORE_SLOTTED,
 	.generations = pn_umbra_generations,
 	.unsupported = pn_protocol_refuse_publish_steps,
+	.recheck = pn_protocol_recheck,
 	.format = format,
 	.file_size = pn_umbra_file_size,
 	.decide = pn_umbra_decide,

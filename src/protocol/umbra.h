@@ -17,8 +17,8 @@
 enum umbra_ckpt_state { UC_SELECT, UC_MAP_WRITE, UC_SELECTOR_WRITE, UC_SELECTOR_FSYNC };
 
 uint32_t pn_umbra_generations(const struct pn_scenario *sc);
-uint64_t pn_umbra_file_size(const struct pn_engine *e, enum pn_file f);
-unsigned pn_umbra_decide(const struct pn_engine *e, enum pn_block_use use, bool before_redo);
-bool pn_umbra_bind_late(const struct pn_engine *e, uint32_t page);
+uint64_t pn_umbra_file_size(const struct pn_proto_ctx *pc, enum pn_file f);
+unsigned pn_umbra_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo);
+bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page);
 
 #endif

@@ -37,27 +37,48 @@
 #define STEP_NS 5000u
 #define GUTS_NS 200000u /* 200 us from the redo pointer to the buffer selection */
 
-/* The selector (MAP) pages, 2 bits per heap page: e->proto_state. */
+/* The selector (MAP) pages, 2 bits per heap page: e->pctx.state. */
 struct umbra_map {
 	uint32_t npages;
 	uint8_t *dirty, *busy, *ckpt_needed; /* per MAP page */
 	pn_lsn *lsn;                         /* wal_flush_lsn: WAL before the MAP page */
+	struct umbra_pub *pubs;              /* per backend */
+	uint32_t npubs;
 };
+
+/* A backend's shift between its WAL and its publication (DELAY_CHKPT_START: a checkpoint
+ * does not select while one is pending). */
+struct umbra_pub {
+	bool pending;
+	uint32_t target;
+	pn_lsn lsn;
+};
+
+/*
+ * A backend's protocol step (its PN_B_PROTO sub-state, pn_proc.proto_sub; the numbers after
+ * PN_B_PROTO are what the world's trace shows: publish, held):
+ *   INSERT --a pending shift (after_insert)--> PUBLISH --published (proc_step)--> NEXT
+ *   INSERT --an update_hold (after_insert)--> HELD --its release is the script's next
+ *   step: published (proc_step)--> NEXT
+ */
+enum umbra_pub_state { UMBRA_PUB_PUBLISH, UMBRA_PUB_HELD, UMBRA_PUB_COUNT };
 
 static uint64_t pn_umbra_slot_index(const struct pn_engine *e, uint32_t page, uint32_t slot);
 static uint64_t pn_umbra_heap_slots(const struct pn_engine *e);
-static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn);
+static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target,
+				  pn_lsn lsn);
 
 static struct umbra_map *map_of(const struct pn_engine *e)
 {
-	PN_ASSERT(e->proto_state != NULL);
-	return e->proto_state;
+	PN_ASSERT(e->pctx.state != NULL);
+	return e->pctx.state;
 }
 
-static void pn_umbra_ckpt_begin(struct pn_engine *e, struct pn_ckpt_run *run)
+static void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	run->pause_select = e->ckpt_pause_select_next;
-	e->ckpt_pause_select_next = false;
+	struct pn_engine *e = pn_proto_engine(pc);
+	run->pause_select = e->ckpt.pause_select_next;
+	e->ckpt.pause_select_next = false;
 	run->select_ns = run->start_ns + GUTS_NS;
 	pn_ckpt_set_state(run, PN_C_PROTO_SELECT);
 	run->proto_sub = UC_SELECT;
@@ -77,11 +98,12 @@ static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
 	return pn_umbra_slot_index(ctx, page, slot);
 }
 
-static bool map_init(struct pn_engine *e)
+static bool map_init(struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->proto_state == NULL);
-	e->proto_state = calloc(1, sizeof(struct umbra_map));
-	if (!e->proto_state)
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
+	e->pctx.state = calloc(1, sizeof(struct umbra_map));
+	if (!e->pctx.state)
 		return false;
 	pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), place, e);
 	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
@@ -90,23 +112,30 @@ static bool map_init(struct pn_engine *e)
 	map_of(e)->lsn = calloc(n, sizeof(pn_lsn));
 	if (!map_of(e)->dirty || !map_of(e)->lsn)
 		return false;
+	map_of(e)->npubs = e->nbackends;
+	map_of(e)->pubs = calloc(e->nbackends ? e->nbackends : 1, sizeof(struct umbra_pub));
+	if (!map_of(e)->pubs)
+		return false;
 	map_of(e)->busy = map_of(e)->dirty + n;
 	map_of(e)->ckpt_needed = map_of(e)->dirty + 2u * n;
 	return true;
 }
 
-static void map_free(struct pn_engine *e)
+static void map_free(struct pn_proto_ctx *pc)
 {
-	if (!e->proto_state)
+	struct pn_engine *e = pn_proto_engine(pc);
+	if (!e->pctx.state)
 		return;
 	free(map_of(e)->dirty);
 	free(map_of(e)->lsn);
-	free(e->proto_state);
-	e->proto_state = NULL;
+	free(map_of(e)->pubs);
+	free(e->pctx.state);
+	e->pctx.state = NULL;
 }
 
-static bool unsupported(struct pn_engine *e)
+static bool unsupported(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
 	const uint32_t *at = NULL;
@@ -161,8 +190,9 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 	pn_put32(out + 8, pn_crc32c(out + 16, e->page_size - 16));
 }
 
-static void pn_umbra_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+static void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
 	if (is_l3(e)) {
 		encode_root(e, buf);
@@ -189,7 +219,7 @@ static void map_write_done(void *ctx, struct pn_io *io)
 	struct pn_engine *e = ctx;
 	map_of(e)->busy[io->aux] = 0;
 	if (io->proc != UINT32_MAX)
-		pn_wake(e, io->proc, 0);
+		pn_svc_wake(&e->svc, io->proc, 0);
 }
 
 /* MapPageFlushBuffer: the caller has flushed the WAL to lsn[k]. The bytes are bound at
@@ -213,8 +243,9 @@ static void map_write(struct pn_engine *e, uint32_t k, uint32_t proc)
 	pn_io_issue(&e->svc, io);
 }
 
-static void pn_umbra_mapwriter(struct pn_engine *e)
+static void pn_umbra_mapwriter(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
 		if (!map_of(e)->dirty[k] || map_of(e)->busy[k])
 			continue;
@@ -238,7 +269,7 @@ static bool selecting(const struct pn_ckpt_run *run)
 static int capture_run(const struct pn_engine *e, const struct pn_frame *f)
 {
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)))
 			return r;
 	}
@@ -256,7 +287,7 @@ static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct 
 	}
 	if (b->has_image || b->will_init)
 		return;
-	bool captured = capture_run(e, &e->frames[frame]) >= 0 && rdata;
+	bool captured = capture_run(e, pn_buf_frame(&e->buf, frame)) >= 0 && rdata;
 	PN_TESTCASE("l3: image-free shift of a buffer the checkpoint selected (captured_source)",
 		    captured);
 	if (captured) {
@@ -271,40 +302,88 @@ static void pn_umbra_assemble_block(struct pn_engine *e, uint32_t frame, struct 
 	pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 }
 
-static void pn_umbra_publish(struct pn_engine *e, struct pn_proc *p)
+static struct umbra_pub *pub_of(struct pn_engine *e, const struct pn_proc *p)
 {
-	if (!p->delay_chkpt)
-		return; /* a held update that did not shift */
-	pn_umbra_publish_page(e, p->frame, p->pub_target, p->pub_lsn);
-	p->delay_chkpt = false;
+	PN_ASSERT(p->kind == PN_PROC_BACKEND);
+	PN_ASSERT(p->id < map_of(e)->npubs);
+	return &map_of(e)->pubs[p->id];
 }
 
-static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t target, pn_lsn lsn)
+static void defer_shift(struct pn_proto_ctx *pc, const struct pn_proc *p, uint32_t target,
+			pn_lsn lsn)
 {
-	struct pn_frame *f = &e->frames[frame];
+	struct umbra_pub *u = pub_of(pn_proto_engine(pc), p);
+	PN_ASSERT(!u->pending);
+	u->pending = true;
+	u->target = target;
+	u->lsn = lsn;
+}
+
+static bool after_insert(struct pn_proto_ctx *pc, struct pn_proc *p, bool hold)
+{
+	const struct umbra_pub *u = pub_of(pn_proto_engine(pc), p);
+	PN_ASSERT(p->state == PN_B_INSERT);
+	if (!u->pending && !hold)
+		return false;
+	p->proto_sub = hold ? UMBRA_PUB_HELD : UMBRA_PUB_PUBLISH;
+	return true;
+}
+
+/* A HELD backend: true when its release step is the script's next (it is taken). */
+static bool take_release(struct pn_engine *e, struct pn_proc *p)
+{
+	struct pn_step st;
+	PN_ASSERT(p->proto_sub == UMBRA_PUB_HELD);
+	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+		return false;
+	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
+	p->op = st;
+	return true;
+}
+
+static bool proc_step(struct pn_proto_ctx *pc, struct pn_proc *p)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct umbra_pub *u = pub_of(e, p);
+	PN_ASSERT(p->state == PN_B_PROTO);
+	PN_ASSERT(p->proto_sub >= 0 && p->proto_sub < UMBRA_PUB_COUNT);
+	if (p->proto_sub == UMBRA_PUB_HELD && !take_release(e, p))
+		return false; /* woken when its release is the script's next step */
+	if (!u->pending)
+		return true; /* a held update that did not shift */
+	pn_umbra_publish_page(&e->pctx, p->frame, u->target, u->lsn);
+	u->pending = false;
+	return true;
+}
+
+static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target,
+				  pn_lsn lsn)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	uint32_t pg = f->page;
 	uint32_t source = pn_store_slot(&e->store, pg);
 	if ((source + 1u) % e->generations != target) {
-		pn_engine_violation(e, PN_VIOL_MAPPING, pg,
-				    "MapPublishSlotShift: page %u is on slot "
-				    "%u, not the source of its shift to %u",
-				    pg, source, target);
+		pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
+				 "MapPublishSlotShift: page %u is on slot "
+				 "%u, not the source of its shift to %u",
+				 pg, source, target);
 		return;
 	}
 	if (!is_l3(e)) {
 		/* BufferPublishUmbraSlotShift: tag with the newest epoch whose redo precedes it. */
 		const struct pn_ckpt_run *tag = NULL;
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-			const struct pn_ckpt_run *run = &e->runs[r];
+			const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 			if (run->state != PN_C_IDLE && lsn > run->redo &&
 			    (!tag || run->seq > tag->seq))
 				tag = run;
 		}
 		if (tag && f->shift_epoch == tag->seq) {
-			pn_engine_violation(e, PN_VIOL_MAPPING, pg,
-					    "page %u shifted twice in checkpoint "
-					    "epoch %llu",
-					    pg, (unsigned long long)tag->seq);
+			pn_svc_violation(&e->svc, PN_VIOL_MAPPING, pg,
+					 "page %u shifted twice in checkpoint "
+					 "epoch %llu",
+					 pg, (unsigned long long)tag->seq);
 			return;
 		}
 		PN_TESTCASE("l4: a shift tags its buffer with the running checkpoint's epoch",
@@ -319,9 +398,10 @@ static void pn_umbra_publish_page(struct pn_engine *e, uint32_t frame, uint32_t 
 
 /* ---- checkpointer ---- */
 
-static uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_frame *f,
+static uint8_t pn_umbra_ckpt_slot(const struct pn_proto_ctx *pc, const struct pn_frame *f,
 				  const struct pn_ckpt_run *run)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	uint8_t cur = pn_store_slot(&e->store, f->page);
 	/* l4 FlushBuffer: a buffer tagged with this epoch goes to previous(active), its source. */
 	if (!is_l3(e) && f->shift_epoch == run->seq)
@@ -331,15 +411,16 @@ static uint8_t pn_umbra_ckpt_slot(const struct pn_engine *e, const struct pn_fra
 
 static bool delay_chkpt(const struct pn_engine *e)
 {
-	for (uint32_t i = 0; i < e->nbackends; i++)
-		if (e->procs[i].delay_chkpt)
+	const struct umbra_map *m = map_of(e);
+	for (uint32_t i = 0; i < m->npubs; i++)
+		if (m->pubs[i].pending)
 			return true;
 	return false;
 }
 
 static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	uint32_t r = (uint32_t)(run - e->runs);
+	uint32_t r = (uint32_t)(run - e->ckpt.runs);
 	/* CheckPointGuts flushes the SLRUs and the rest before the buffers: a window between
 	 * the redo pointer and the selection that backends and evictions use. */
 	uint64_t now = e->svc.env.now_ns(e->svc.env.ctx);
@@ -352,7 +433,7 @@ static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *ru
 	PN_TESTCASE("checkpoint waits for a shift between its WAL and its publication", waiting);
 	if (waiting)
 		return POLL_NS; /* the fresh DELAY_CHKPT_START wait */
-	pn_ckpt_select(e, run);
+	pn_ckpt_select(&e->ckpt, run);
 	for (uint32_t k = 0; k < map_of(e)->npages; k++)
 		if (map_of(e)->dirty[k])
 			map_of(e)->ckpt_needed[k] |= (uint8_t)(1u << r);
@@ -360,19 +441,21 @@ static uint64_t pn_umbra_ckpt_select(struct pn_engine *e, struct pn_ckpt_run *ru
 	return STEP_NS;
 }
 
-static uint8_t pn_umbra_write_slot(const struct pn_engine *e, struct pn_frame *f, int r)
+static uint8_t pn_umbra_write_slot(const struct pn_proto_ctx *pc, struct pn_frame *f, int r)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	/* l4's FlushBuffer decides at each write (tagged: previous(active), else active); l3
 	 * writes where selection and a captured shift put it (the prototype's rule). */
 	if (!is_l3(e))
-		f->ckpt_slot[r] = pn_umbra_ckpt_slot(e, f, &e->runs[r]);
+		f->ckpt_slot[r] = pn_umbra_ckpt_slot(&e->pctx, f, &e->ckpt.runs[r]);
 	return f->ckpt_slot[r];
 }
 
-static bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool resumed)
+static bool pn_umbra_ckpt_reached(const struct pn_proto_ctx *pc, uint64_t seq, bool resumed)
 {
+	const struct pn_engine *e = pn_proto_engine_const(pc);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
-		const struct pn_ckpt_run *run = &e->runs[r];
+		const struct pn_ckpt_run *run = &e->ckpt.runs[r];
 		if (run->state == PN_C_IDLE || run->seq != seq)
 			continue;
 		if (run->state != PN_C_PROTO_SELECT)
@@ -388,7 +471,7 @@ static bool pn_umbra_ckpt_reached(const struct pn_engine *e, uint64_t seq, bool 
 
 static uint64_t pn_umbra_ckpt_map_write(struct pn_engine *e, struct pn_ckpt_run *run)
 {
-	uint8_t bit = (uint8_t)(1u << (run - e->runs));
+	uint8_t bit = (uint8_t)(1u << (run - e->ckpt.runs));
 	bool busy = false;
 	for (uint32_t k = 0; k < map_of(e)->npages; k++) {
 		if (!(map_of(e)->ckpt_needed[k] & bit))
@@ -423,8 +506,8 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 		if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, 0, e->page_size, buf) ||
 		    pn_get32(buf) != ROOT_MAGIC ||
 		    pn_get32(buf + 8) != pn_crc32c(buf + 16, e->page_size - 16)) {
-			pn_engine_violation(e, PN_VIOL_RECOVERY, UINT32_MAX,
-					    "the Umbra map root page is unreadable (magic or CRC)");
+			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
+					 "the Umbra map root page is unreadable (magic or CRC)");
 			return false;
 		}
 	}
@@ -437,9 +520,9 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 		for (uint32_t i = 0; i < per && k * per + i < e->heap_pages; i++) {
 			uint8_t v = (uint8_t)((buf[i / 4] >> (2 * (i % 4))) & 3u);
 			if (v >= e->generations) {
-				pn_engine_violation(e, PN_VIOL_RECOVERY, k * per + i,
-						    "invalid Umbra active slot %u of page %u", v,
-						    k * per + i);
+				pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, k * per + i,
+						 "invalid Umbra active slot %u of page %u", v,
+						 k * per + i);
 				return false;
 			}
 			pn_store_set_slot(&e->store, k * per + i, v);
@@ -449,17 +532,19 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 	return true;
 }
 
-static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block *b, uint32_t proc)
+static bool pn_umbra_redo_source(struct pn_proto_ctx *pc, const struct pn_wal_block *b,
+				 uint32_t proc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t pg = b->blkno;
 	uint8_t source = is_l3(e) ? b->shift_source & 0x03u /* XLR_SLOT_SHIFT_SOURCE_SLOT_MASK */
 				  : (uint8_t)((b->shift_target + e->generations - 1u) %
 					      e->generations);
-	uint32_t fi = e->page_frame[pg];
+	uint32_t fi = e->buf.page_frame[pg];
 	if (source >= e->generations || b->shift_target >= e->generations) {
-		pn_engine_violation(e, PN_VIOL_RECOVERY, pg,
-				    "shift of page %u from slot %u to %u of %u", pg, source,
-				    b->shift_target, e->generations);
+		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, pg,
+				 "shift of page %u from slot %u to %u of %u", pg, source,
+				 b->shift_target, e->generations);
 		return false;
 	}
 	/* UmRedoSetActiveSlot(source); a resident page changed by earlier records is flushed
@@ -467,26 +552,27 @@ static bool pn_umbra_redo_source(struct pn_engine *e, const struct pn_wal_block 
 	 * the bytes it was read from, so no I/O is issued for it. */
 	pn_store_set_slot(&e->store, pg, source);
 	pn_umbra_map_dirty(e, pg, 0);
-	bool changed = fi != PN_NO_FRAME && e->frames[fi].valid &&
-		       (e->frames[fi].dirty || e->frames[fi].io_writes);
+	bool changed = fi != PN_NO_FRAME && pn_buf_frame(&e->buf, fi)->valid &&
+		       (pn_buf_frame(&e->buf, fi)->dirty || pn_buf_frame(&e->buf, fi)->io_writes);
 	PN_TESTCASE("l3/l4 redo of an image-free shift finds its page resident and changed",
 		    changed);
 	if (!changed)
 		return true;
-	if (e->frames[fi].io_writes) {
-		pn_wake(e, proc, POLL_NS);
+	if (pn_buf_frame(&e->buf, fi)->io_writes) {
+		pn_svc_wake(&e->svc, proc, POLL_NS);
 		return false;
 	}
-	enum pn_write_result w = pn_buf_write(e, fi, PN_WHY_RECOVERY, proc, -1, NULL);
+	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, proc, -1, NULL);
 	if (w == PN_WRITE_BUSY)
-		pn_wake(e, proc, POLL_NS);
+		pn_svc_wake(&e->svc, proc, POLL_NS);
 	return w == PN_WRITE_NONE;
 }
 
 /* ---- the checkpoint run's protocol steps ---- */
 
-static uint64_t select_step(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t select_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_SELECT);
 	PN_ASSERT(run->proto_sub == UC_SELECT || run->proto_sub == UC_MAP_WRITE);
 	return run->proto_sub == UC_SELECT ? pn_umbra_ckpt_select(e, run)
@@ -494,41 +580,47 @@ static uint64_t select_step(struct pn_engine *e, struct pn_ckpt_run *run)
 }
 
 /* After the data fsync: the MAP pages' fsync. */
-static uint64_t durable_step(struct pn_engine *e, struct pn_ckpt_run *run)
+static uint64_t durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	PN_ASSERT(run->proto_sub == 0);
-	pn_ckpt_run_io(e, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+	pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 	return UINT64_MAX;
 }
 
-static void durable_io_done(struct pn_engine *e, struct pn_ckpt_run *run)
+static void durable_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	PN_ASSERT(e->proto_state != NULL);
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state != NULL);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	pn_ckpt_set_state(run, PN_C_RECORD);
 }
 
-static void assemble(struct pn_engine *e, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
+static void assemble(struct pn_proto_ctx *pc, uint32_t frame, struct pn_wal_block *b, uint8_t *page,
 		     bool rdata)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_umbra_assemble_block(e, frame, b, page, rdata);
 }
 
-static bool recovery_begin(struct pn_engine *e, const struct pn_control *c)
+static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(c != NULL);
-	PN_ASSERT(e->proto_state != NULL);
+	PN_ASSERT(e->pctx.state != NULL);
 	return pn_umbra_read_map(e); /* the MAP pages name every page's slot; no area to pick */
 }
 
-static void redo_shifted(struct pn_engine *e, uint32_t page)
+static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	pn_umbra_map_dirty(e, page, 0); /* MapRedoSetActiveSlot: dirty, no LSN */
 }
 
-static void map_check(struct pn_engine *e)
+static void map_check(struct pn_proto_ctx *pc)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
 	const struct umbra_map *m = map_of(e);
 	PN_ASSERT(m->npages * entries_per_map_page(e) >= e->heap_pages);
 	PN_ASSERT(m->npages == 0 || m->dirty != NULL);
@@ -540,7 +632,8 @@ static void map_check(struct pn_engine *e)
 	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,                      \
 	.unsupported = unsupported, .init = map_init, .free = map_free, .format = pn_umbra_format, \
 	.file_size = pn_umbra_file_size, .decide = pn_umbra_decide, .assemble = assemble,          \
-	.shifted = pn_umbra_publish_page, .publish = pn_umbra_publish,                             \
+	.shifted = pn_umbra_publish_page, .defer_shift = defer_shift,                              \
+	.after_insert = after_insert, .proc_step = proc_step, .recheck = pn_protocol_recheck,      \
 	.script_reached = pn_umbra_ckpt_reached, .bind_late = pn_umbra_bind_late,                  \
 	.ckpt_begin = pn_umbra_ckpt_begin, .ckpt_slot = pn_umbra_ckpt_slot,                        \
 	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \

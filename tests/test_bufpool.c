@@ -1,0 +1,301 @@
+/*
+ * test_bufpool.c: the buffer pool (src/engine/bufpool.c) through its own interface: struct
+ * pn_bufpool over real services, WAL and store, a stub protocol row (every hook the in-place
+ * default) and a stub environment that holds each submitted I/O until the test completes
+ * it; no engine. A miss reads the page's slot and a hit pins it; the clock sweep's eviction
+ * order; a dirty victim's write-out waits for the WAL flush and holds its frame meanwhile
+ * (B1, B7), then goes to the page's slot and leaves the frame clean; R1 is reported when the
+ * mutant skips the flush; a read that fails verification is reported; an unpin without a
+ * pin aborts.
+ */
+#include "bufpool.h"
+
+#include "engine_stub.h"
+#include "page.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#define PS STUB_PS
+#define PAGES STUB_PAGES
+#define FRAMES 3u
+#define PROCS STUB_PROCS
+
+static struct pn_bufpool bp;
+static uint64_t seq_begun, seq_done;
+static bool recovering;
+
+static void open_pool(uint32_t mutations, bool checksums)
+{
+	seq_begun = seq_done = 0;
+	recovering = false;
+	stub_begin();
+	stub.sc.protocol.mutations = mutations;
+	stub.sc.protocol.checksums = checksums;
+	stub_open(4 * FRAMES + 16);
+	struct pn_buf_handles h = stub_buf_handles(&stub_row, &seq_begun, &seq_done, &recovering);
+	ck_assert(pn_buf_init(&bp, &h, FRAMES));
+}
+
+static void close_pool(void)
+{
+	pn_buf_free(&bp);
+	stub_close();
+}
+
+/* Completes the pending read of `page` with a fresh page's bytes (or garbage). */
+static void complete_read(uint32_t page, bool garbage)
+{
+	int i = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(i, 0);
+	struct pn_io *io = stub_take((uint32_t)i);
+	ck_assert_int_eq(io->op, PN_IO_READ);
+	ck_assert_uint_eq(io->page, page);
+	ck_assert_uint_eq(io->offset, (uint64_t)page * PS); /* in place: slot 0, page order */
+	ck_assert_uint_eq(io->len, PS);
+	if (garbage)
+		memset(io->buf, 0x5a, PS);
+	else
+		pn_page_init(io->buf, PS, page, false);
+	pn_io_complete(&stub.svc, io);
+}
+
+/* Page into a frame: a miss, its read completed, pinned on the retry. Returns the frame. */
+static uint32_t load(uint32_t page)
+{
+	ck_assert_uint_eq(pn_buf_pin(&bp, page, 0, false), PN_NO_FRAME);
+	complete_read(page, false);
+	uint32_t fi = pn_buf_pin(&bp, page, 0, false);
+	ck_assert_uint_ne(fi, PN_NO_FRAME);
+	return fi;
+}
+
+/* load(), unpinned again: resident and idle. */
+static uint32_t resident(uint32_t page)
+{
+	uint32_t fi = load(page);
+	pn_buf_unpin(&bp, fi);
+	return fi;
+}
+
+/* Dirties frame fi as a logged change ending at the WAL's next record would. */
+static pn_lsn dirty(uint32_t fi)
+{
+	static uint8_t main[64];
+	struct pn_wal_record r = {.xid = 3, .main_data = main, .main_len = sizeof(main)};
+	pn_lsn start, end = pn_wal_insert(&stub.wal, &r, PN_REC_XACT_COMMIT, &start);
+	struct pn_frame *f = pn_buf_frame(&bp, fi);
+	pn_page_set_lsn(pn_frame_page(&bp, fi), end);
+	f->dirty = true;
+	f->last_lsn = end;
+	return end;
+}
+
+START_TEST(test_miss_reads_then_hit_pins)
+{
+	open_pool(0, false);
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME);
+	ck_assert_uint_eq(stub.nios, 1);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 4), 0); /* bound to a frame while it reads */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME); /* not valid yet: wait */
+	complete_read(4, false);
+	ck_assert_uint_ge(stub.woken[1], 1);
+	uint32_t fi = pn_buf_pin(&bp, 4, 1, false);
+	ck_assert_uint_eq(fi, 0);
+	ck_assert_uint_eq(pn_buf_frame(&bp, fi)->pins, 1);
+	ck_assert(pn_buf_frame(&bp, fi)->valid);
+	ck_assert_uint_eq(pn_page_lsn(pn_frame_page(&bp, fi)), 0);
+	ck_assert_uint_eq(stub.m.data_reads, 1);
+	ck_assert_uint_eq(stub.m.data_bytes_read, PS);
+	ck_assert(!pn_buf_idle(&bp, fi));
+	pn_buf_unpin(&bp, fi);
+	ck_assert(pn_buf_idle(&bp, fi));
+	ck_assert(!stub.svc.failed);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_clock_sweep_order)
+{
+	open_pool(0, false);
+	for (uint32_t p = 0; p < FRAMES; p++)
+		ck_assert_uint_eq(resident(p), p); /* empty frames are taken in order */
+	/* page 0 used again: usage 2; pages 1 and 2 usage 1 */
+	pn_buf_unpin(&bp, pn_buf_pin(&bp, 0, 0, false));
+	ck_assert_uint_eq(pn_buf_frame(&bp, 0)->usage, 2);
+	/* the sweep from frame 0: 0 (2->1), 1 (1->0), 2 (1->0), 0 (1->0), 1: the victim */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 5, 0, false), PN_NO_FRAME);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 5), 1);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 1), PN_NO_FRAME);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 0), 0);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 2), 2);
+	complete_read(5, false);
+	/* next: the hand is at 2; frame 2 has usage 0, so page 2 goes */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 3, 0, false), PN_NO_FRAME);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 3), 2);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 2), PN_NO_FRAME);
+	complete_read(3, false);
+	/* a pinned frame is never a victim: with every frame pinned the pin waits */
+	uint32_t a = pn_buf_pin(&bp, 0, 0, false), b = pn_buf_pin(&bp, 5, 0, false);
+	uint32_t c = pn_buf_pin(&bp, 3, 0, false);
+	ck_assert(a != PN_NO_FRAME && b != PN_NO_FRAME && c != PN_NO_FRAME);
+	uint32_t before = stub.woken[1];
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 1, false), PN_NO_FRAME);
+	ck_assert_uint_eq(stub.nios, 0); /* no read issued */
+	ck_assert_uint_eq(stub.woken[1], before + 1);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 4), PN_NO_FRAME);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_dirty_victim_waits_for_wal)
+{
+	open_pool(0, false);
+	uint32_t fi = resident(2);
+	pn_lsn lsn = dirty(fi);
+	ck_assert_uint_gt(lsn, pn_wal_flushed(&stub.wal));
+	/* B1: no data write before the WAL is flushed to the page's LSN; B7: the frame is held
+	 * for the writer while it waits, so another process cannot write or evict it */
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_WAL);
+	ck_assert(pn_buf_frame(&bp, fi)->held);
+	ck_assert_uint_eq(pn_buf_frame(&bp, fi)->holder, 0);
+	ck_assert_int_eq(stub_find(PN_FILE_DATA), -1);
+	ck_assert_int_ge(stub_find(PN_FILE_WAL), 0);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 1, -1, NULL), PN_WRITE_BUSY);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_BGWRITER, UINT32_MAX, -1, NULL),
+			 PN_WRITE_BUSY);
+	ck_assert(!pn_buf_idle(&bp, fi));
+	stub_complete_file(PN_FILE_WAL); /* the flush's write, then its fsync */
+	ck_assert_uint_ge(pn_wal_flushed(&stub.wal), lsn);
+	ck_assert_uint_ge(stub.woken[0], 1);
+	/* the holder comes back: the write goes out to the page's slot with its LSN */
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
+	ck_assert(!pn_buf_frame(&bp, fi)->held);
+	int w = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(w, 0);
+	struct pn_io *io = stub_take((uint32_t)w);
+	ck_assert_int_eq(io->op, PN_IO_WRITE);
+	ck_assert_uint_eq(io->offset, 2ull * PS);
+	ck_assert_uint_eq(io->lsn, lsn);
+	ck_assert_uint_eq(pn_page_lsn(io->buf), lsn); /* B2: the copy made when issued */
+	ck_assert_uint_eq(bp.data_writes_inflight, 1);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_BUSY);
+	pn_io_complete(&stub.svc, io);
+	ck_assert(!pn_buf_frame(&bp, fi)->dirty);
+	ck_assert_uint_eq(bp.data_writes_inflight, 0);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_NONE);
+	ck_assert_uint_eq(stub.m.data_writes, 1);
+	ck_assert(!stub.svc.failed);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_eviction_writes_dirty_victim_first)
+{
+	open_pool(0, false);
+	for (uint32_t p = 0; p < FRAMES; p++)
+		resident(p);
+	pn_lsn lsn = dirty(0);
+	/* every usage 1: the sweep takes them to 0 and comes back to frame 0, dirty: its
+	 * write-out waits for the WAL (B1) and the victim is held for this backend (B7) */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
+	ck_assert_int_eq(stub_find(PN_FILE_DATA), -1);
+	ck_assert(pn_buf_frame(&bp, 0)->held);
+	ck_assert(bp.victims[0].held);
+	ck_assert_uint_eq(bp.victims[0].frame, 0);
+	stub_complete_file(PN_FILE_WAL);
+	ck_assert_uint_ge(pn_wal_flushed(&stub.wal), lsn);
+	/* back: its held victim is written, not another frame */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
+	int w = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(w, 0);
+	ck_assert_int_eq(stub.ios[w]->op, PN_IO_WRITE);
+	ck_assert_uint_eq(stub.ios[w]->page, 0);
+	ck_assert_uint_eq(stub.m.evictions, 1);
+	ck_assert(!bp.victims[0].held);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 0), 0); /* still page 0 while it is written */
+	pn_io_complete(&stub.svc, stub_take((uint32_t)w));
+	ck_assert(!pn_buf_frame(&bp, 0)->dirty);
+	/* the sweep goes on from where it stopped (frame 1, usage 0): page 1 makes room */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 4, 0, false), PN_NO_FRAME);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 4), 1);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 1), PN_NO_FRAME);
+	ck_assert_uint_eq(pn_buf_frame_of(&bp, 0), 0);
+	complete_read(4, false);
+	ck_assert(!stub.svc.failed);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_r1_reported_under_mutant)
+{
+	open_pool(PN_MUT_NO_WAL_BEFORE_DATA, false);
+	uint32_t fi = resident(1);
+	pn_lsn lsn = dirty(fi);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
+	ck_assert(stub.svc.failed);
+	ck_assert_int_eq(stub.svc.viol.kind, PN_VIOL_WAL_BEFORE_DATA);
+	ck_assert_uint_eq(stub.svc.viol.page, 1);
+	int w = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(w, 0);
+	ck_assert_uint_eq(stub.ios[w]->lsn, lsn);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_torn_read_reported)
+{
+	open_pool(0, true);
+	ck_assert_uint_eq(pn_buf_pin(&bp, 3, 0, false), PN_NO_FRAME);
+	complete_read(3, true);
+	ck_assert(stub.svc.failed);
+	ck_assert_int_eq(stub.svc.viol.kind, PN_VIOL_CHECKSUM);
+	ck_assert_uint_eq(stub.svc.viol.page, 3);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_zeroed_pin_reads_nothing)
+{
+	open_pool(0, false);
+	uint32_t fi = pn_buf_pin(&bp, 2, 0, true); /* redo of an image: RBM_ZERO_AND_LOCK */
+	ck_assert_uint_ne(fi, PN_NO_FRAME);
+	ck_assert_uint_eq(stub.nios, 0);
+	ck_assert(pn_buf_frame(&bp, fi)->valid);
+	static const uint8_t zero[PS];
+	ck_assert_mem_eq(pn_frame_page(&bp, fi), zero, PS);
+	close_pool();
+}
+END_TEST
+
+START_TEST(test_unpin_unpinned_aborts)
+{
+	open_pool(0, false);
+	pn_buf_unpin(&bp, resident(0)); /* no pin left: aborts */
+}
+END_TEST
+
+static Suite *bufpool_suite(void)
+{
+	Suite *s = suite_create("bufpool");
+	TCase *tc = tcase_create("pool");
+	tcase_add_test(tc, test_miss_reads_then_hit_pins);
+	tcase_add_test(tc, test_clock_sweep_order);
+	tcase_add_test(tc, test_dirty_victim_waits_for_wal);
+	tcase_add_test(tc, test_eviction_writes_dirty_victim_first);
+	tcase_add_test(tc, test_r1_reported_under_mutant);
+	tcase_add_test(tc, test_torn_read_reported);
+	tcase_add_test(tc, test_zeroed_pin_reads_nothing);
+	tcase_add_test_raise_signal(tc, test_unpin_unpinned_aborts, SIGABRT);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(bufpool_suite());
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
