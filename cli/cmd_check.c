@@ -177,8 +177,9 @@ struct run {
 	size_t n, done, printed;
 	FILE *human; /* stdout, or stderr when the JSON goes to stdout (K3) */
 	struct pn_progress prog;
-	uint64_t states_done; /* crash states of the finished items (--jobs: units) */
-	uint64_t (*cov)[2];   /* per pn_testcase_all() site: true, false hits */
+	uint64_t states_done;    /* crash states of the finished items (--jobs: units) */
+	uint64_t schedules_done; /* schedules of the finished items (the progress line) */
+	uint64_t (*cov)[2];      /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
 	struct job *jobs; /* --jobs N: N slots */
 };
@@ -563,6 +564,7 @@ static void mark_done(struct run *r, struct item *it)
 	r->done++;
 	if (!r->jobs)
 		r->states_done += it->out.res.crash_states; /* --jobs: counted per unit */
+	r->schedules_done += it->out.res.schedules_explored;
 }
 
 /* Prints the finished items at the head of the list, in the order named. */
@@ -578,6 +580,7 @@ static void print_ready(struct run *r)
 static void serial_progress(void *arg, const struct pn_check_result *res)
 {
 	struct run *r = arg;
+	r->prog.schedules = r->schedules_done + res->schedules_explored;
 	pn_progress_update(&r->prog, r->done, r->states_done + res->crash_states, false);
 }
 

@@ -253,6 +253,18 @@ static bool same(const struct pn_scenario *a, const struct pn_scenario *b)
 
 static bool stop_requested(const struct pn_check_options *opt) { return opt->stop && *opt->stop; }
 
+/* A smaller variant of a bounded search is searched only as deep as the violation was found
+ * (its preemptions): a variant that needs more is not the smaller counterexample sought, and
+ * the search of a variant that passes costs every schedule up to its bound. */
+static void bound_to_found(struct pn_scenario *cand, const struct pn_check_result *res)
+{
+	uint32_t found = res->choices[0] ? 1 : 0;
+	for (const char *p = res->choices; *p; p++)
+		found += *p == ',';
+	if (cand->schedules.strategy == PN_STRATEGY_BOUNDED)
+		cand->schedules.preemption_bound = PN_MIN(cand->schedules.preemption_bound, found);
+}
+
 /* Fewer preemptions: the violation's schedule with one of them left out, each in turn, while
  * that still shows it (the schedule alone is checked, explore.h's fixed list). */
 static void shrink_choices(const struct pn_scenario *sc, const struct pn_check_options *opt,
@@ -305,6 +317,7 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 				pn_scenario_free(&cand);
 				continue;
 			}
+			bound_to_found(&cand, res);
 			out->attempts++;
 			if (!still_fails(&cand, opt, kind, res)) {
 				pn_scenario_free(&cand);

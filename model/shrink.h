@@ -4,7 +4,8 @@
  * Shrinking re-checks smaller variants of a violating scenario and keeps each one that still
  * shows the same kind of violation: fewer transactions (halving), fewer clients, fewer pages
  * per transaction, fewer pages; for a script, each step left out in turn (last first); then
- * each preemption of the violation's schedule left out in turn (explore.h). It
+ * each preemption of the violation's schedule left out in turn (explore.h); under the
+ * bounded search a variant is searched only up to as many preemptions as the violation had. It
  * stops at a fixed point, after a bounded number of attempts, or when opt->stop is set (a
  * signal: the last variant kept stands). The result is written as a
  * complete scenario (every key), so its trace no longer depends on the original file.
