@@ -8,6 +8,8 @@
  *   COMPLETE  the device reports it done; the engine's completion callback runs.
  * Latencies (virtual): dispatch 1-3 us; read 60-150 us; data write 15-80 us; WAL write
  * 10-40 us; fsync 200-1500 us. With aio.reorder off, completions keep dispatch order.
+ * With a chooser (world.h, choice points) the next event is picked among the first
+ * PN_CHOICE_WIDTH pending ones; without one the loop is the seeded order, unchanged.
  */
 #include "world.h"
 #include "protocols.h"
@@ -488,6 +490,8 @@ void pn_world_free(struct pn_world *w)
 	free(w->heap);
 	free(w->aio_pending);
 	free(w->fsync_of_io);
+	free(w->fp_order);
+	free(w->fp_page);
 }
 
 /* ---- choice points (world.h) ---- */
@@ -585,9 +589,13 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 		h = XXH3_64bits_withSeed(q, sizeof(q), h);
 	}
 	/* the pending events in the order they would run, by kind and actor (not their times) */
-	struct pn_event *order = malloc((w->heap_len + w->nheld + 1) * sizeof(*order));
+	if (w->fp_cap < w->heap_len + w->nheld + 1) { /* grows with the heap, then stays */
+		w->fp_cap = 2 * (w->heap_len + w->nheld + 1);
+		w->fp_order = realloc(w->fp_order, w->fp_cap * sizeof(*w->fp_order));
+		PN_ASSERT(w->fp_order != NULL);
+	}
+	struct pn_event *order = w->fp_order;
 	uint32_t n = 0;
-	PN_ASSERT(order != NULL);
 	for (uint32_t i = 0; i < w->heap_len; i++)
 		if (!stale(w, &w->heap[i]))
 			order[n++] = w->heap[i];
@@ -598,12 +606,13 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 		uint64_t q = (uint64_t)order[i].kind << 32 | order[i].arg;
 		h = XXH3_64bits_withSeed(&q, sizeof(q), h);
 	}
-	free(order);
 	/* every page's header as the engine would read it now (its buffer if resident: LSN,
 	 * flags, free-space bounds) and its slots */
 	struct pn_geometry geo = pn_engine_geometry(w->e);
 	if (w->sc->protocol.mode != PN_MODE_PUSHDOWN) { /* pushdown would rebuild each page */
-		uint8_t *page = malloc(geo.page_size);
+		if (!w->fp_page)
+			w->fp_page = malloc(geo.page_size);
+		uint8_t *page = w->fp_page;
 		PN_ASSERT(page != NULL);
 		for (uint32_t p = 0; p < geo.pages; p++) {
 			uint8_t slots[2] = {0, 0};
@@ -613,7 +622,6 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 			h = XXH3_64bits_withSeed(page, PN_MIN(geo.page_size, 24u), h);
 			h = XXH3_64bits_withSeed(slots, sizeof(slots), h);
 		}
-		free(page);
 	}
 	/* and what the world will draw next */
 	const struct pn_prng *streams[3] = {&w->rng_sched, &w->rng_io, &w->rng_workload};

@@ -4,9 +4,10 @@
  * depth, dispatch and completion as separate events, completions out of order when
  * `aio.reorder`), per-component PRNG streams and scheduling jitter.
  *
- * One scenario, one seed, one schedule index = one exact history: events are ordered by
- * (virtual time, sequence number), never by address, and every random choice comes from a
- * stream seeded from the scenario's seed.
+ * One scenario, one seed, one schedule index (and, under a search, one list of preemptions:
+ * choice points below) = one exact history: events are ordered by (virtual time, sequence
+ * number), never by address, and every random choice comes from a stream seeded from the
+ * scenario's seed.
  */
 #ifndef PN_WORLD_H
 #define PN_WORLD_H
@@ -120,13 +121,16 @@ struct pn_world {
 	uint64_t wal_hash;              /* the WAL records inserted, in order (fingerprints) */
 	uint64_t fp_version, fp_device; /* the device hash as of dev.version (fingerprints) */
 	const struct pn_event *held;    /* the candidates popped while the chooser runs */
+	uint32_t nheld;
+	struct pn_event *fp_order; /* fingerprint scratch: the pending events, fp_cap of them */
+	uint32_t fp_cap;
+	uint8_t *fp_page; /* fingerprint scratch: one page */
 	/* The durable image's history by content (opt.choose set): a hash chained over every
 	 * change to dur, each fsync completion that changed it (the unsynced writes before and
 	 * after, by file, place and bytes; a WAL segment created or removed is not one: D3 in
 	 * device.h). Two runs of one scenario with equal chains hold equal durable images,
 	 * whatever their schedules. */
 	uint64_t dur_chain;
-	uint32_t nheld;
 	uint64_t hash_logged;     /* events whose hash the twin has taken */
 	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
