@@ -71,7 +71,7 @@ struct pn_check_result {
 	uint64_t schedules_explored, schedules_pruned, distinct_states;
 	enum pn_strategy strategy;
 	uint32_t preemption_bound;
-	char choices[1024]; /* the violation's schedule: its preemptions (replay.choices) */
+	char choices[PN_CHOICES_TEXT_MAX]; /* the violation's schedule: its preemptions */
 	double seconds, seconds_to_violation;
 	/* the violation */
 	enum pn_violation_kind kind;

@@ -48,7 +48,16 @@ bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len)
 
 bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_t why_len)
 {
-	size_t commas = 0;
+	size_t commas = 0, len = strlen(text);
+	if (len >= 3 && strcmp(text + len - 3, "...") == 0) {
+		snprintf(why, why_len,
+			 "the schedule had more preemptions than a trace holds (%u bytes): it ends "
+			 "in '...' and cannot be replayed",
+			 PN_CHOICES_TEXT_MAX - 1);
+		s->c = NULL;
+		s->n = 0;
+		return false;
+	}
 	for (const char *p = text; *p; p++)
 		commas += *p == ',';
 	s->n = 0;

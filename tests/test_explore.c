@@ -10,7 +10,8 @@
  *     found at bound 1, written to a trace with its choices, and replayed from it; without
  *     its choices the same trace does not reproduce;
  *   - a schedule's text round-trips and malformed text is refused;
- *   - pct runs are deterministic and count as schedules.
+ *   - pct runs are deterministic and count as schedules; pct finds shift_split and its trace
+ *     (hundreds of preemptions) replays.
  */
 #include <check.h>
 #include <stdio.h>
@@ -238,6 +239,30 @@ START_TEST(test_pct_is_deterministic)
 }
 END_TEST
 
+/* pct finds what the seeded schedule misses, and its many preemptions replay from the trace */
+START_TEST(test_pct_finds_and_replays)
+{
+	struct pn_scenario sc, trace;
+	static struct pn_check_result a, r;
+	char path[1024], err[512];
+	load_split(&sc, "schedules: {strategy: pct, runs: 20, depth: 2}\n");
+	check(&sc, &a);
+	ck_assert(a.violation);
+	ck_assert_uint_gt(a.schedules_explored, 1);
+	ck_assert_uint_gt(strlen(a.choices), 1023); /* more than the old 1 KiB field held */
+	ck_assert_msg(pn_trace_write(&sc, &a, tmp_dir, path, sizeof(path), err, sizeof(err)), "%s",
+		      err);
+	ck_assert_msg(pn_scenario_load(path, &trace, err, sizeof(err)), "%s", err);
+	struct pn_check_options o = pn_check_replay_options(&trace);
+	pn_check_scenario(&trace, &o, &r);
+	ck_assert_msg(r.violation && !r.error, "%s", r.detail);
+	ck_assert_uint_eq(r.crash_point, a.crash_point);
+	unlink(path);
+	pn_scenario_free(&sc);
+	pn_scenario_free(&trace);
+}
+END_TEST
+
 static Suite *explore_suite(void)
 {
 	Suite *s = suite_create("explore");
@@ -249,6 +274,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_preemption_finds_and_replays);
 	tcase_add_test(tc, test_schedule_text);
 	tcase_add_test(tc, test_pct_is_deterministic);
+	tcase_add_test(tc, test_pct_finds_and_replays);
 	suite_add_tcase(s, tc);
 	return s;
 }

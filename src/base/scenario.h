@@ -124,7 +124,9 @@ enum pn_tear { PN_TEAR_LIST(PN_ENUM_VALUE) PN_TEAR_COUNT };
 extern const char *const pn_tear_names[PN_TEAR_COUNT + 1];
 const char *pn_tear_name(enum pn_tear t);
 enum pn_points_kind { PN_POINTS_ALL, PN_POINTS_EVERY, PN_POINTS_LIST };
-/* schedules.strategy (docs/checker.md section 13) */
+/* schedules.strategy (docs/checker.md section 13); a schedule's preemptions as text fit in
+ * PN_CHOICES_TEXT_MAX bytes with their NUL (a pct run can take one at most events) */
+#define PN_CHOICES_TEXT_MAX 16384
 #define PN_STRATEGY_LIST(X) \
 	X(PN_STRATEGY_SEEDED, "seeded") X(PN_STRATEGY_BOUNDED, "bounded") X(PN_STRATEGY_PCT, "pct")
 enum pn_strategy { PN_STRATEGY_LIST(PN_ENUM_VALUE) PN_STRATEGY_COUNT };
@@ -219,7 +221,7 @@ struct pn_scenario {
 		uint64_t recovery_crash_point;
 		char recovery_state[256];
 		/* the schedule's preemptions, "E:I,E:I" (event E ran candidate I; "" = none) */
-		char choices[1024];
+		char choices[PN_CHOICES_TEXT_MAX];
 		/* the hash of the scenario as check wrote it (model/trace.h); "" = not recorded */
 		char scenario_hash[24];
 	} replay;
