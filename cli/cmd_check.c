@@ -177,8 +177,9 @@ struct run {
 	size_t n, done, printed;
 	FILE *human; /* stdout, or stderr when the JSON goes to stdout (K3) */
 	struct pn_progress prog;
-	uint64_t states_done; /* crash states of the finished items (--jobs: units) */
-	uint64_t (*cov)[2];   /* per pn_testcase_all() site: true, false hits */
+	uint64_t states_done;    /* crash states of the finished items (--jobs: units) */
+	uint64_t schedules_done; /* schedules of the finished items (the progress line) */
+	uint64_t (*cov)[2];      /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
 	struct job *jobs; /* --jobs N: N slots */
 };
@@ -391,6 +392,7 @@ static void adopt_shrunk(struct outcome *out, const struct pn_check_result *r)
 	res->recovery_point = r->recovery_point;
 	memcpy(res->recovery_state, r->recovery_state, sizeof(res->recovery_state));
 	memcpy(res->state, r->state, sizeof(res->state));
+	memcpy(res->choices, r->choices, sizeof(res->choices));
 	memcpy(res->state_text, r->state_text, sizeof(res->state_text));
 	memcpy(res->detail, r->detail, sizeof(res->detail));
 	memcpy(res->timeline, r->timeline, sizeof(res->timeline));
@@ -562,6 +564,7 @@ static void mark_done(struct run *r, struct item *it)
 	r->done++;
 	if (!r->jobs)
 		r->states_done += it->out.res.crash_states; /* --jobs: counted per unit */
+	r->schedules_done += it->out.res.schedules_explored;
 }
 
 /* Prints the finished items at the head of the list, in the order named. */
@@ -577,6 +580,7 @@ static void print_ready(struct run *r)
 static void serial_progress(void *arg, const struct pn_check_result *res)
 {
 	struct run *r = arg;
+	r->prog.schedules = r->schedules_done + res->schedules_explored;
 	pn_progress_update(&r->prog, r->done, r->states_done + res->crash_states, false);
 }
 
@@ -1020,6 +1024,7 @@ static json_t *violation_json(const struct outcome *out)
 	json_object_set_new(v, "crash_point", json_integer((json_int_t)r->crash_point));
 	json_object_set_new(v, "schedule", json_integer(r->schedule));
 	json_object_set_new(v, "state", json_string(r->state[0] ? r->state : "none"));
+	json_object_set_new(v, "choices", json_string(r->choices));
 	json_object_set_new(v, "in_recovery", json_boolean(r->in_recovery));
 	json_object_set_new(v, "detail", json_string(r->detail));
 	json_object_set_new(v, "trace",
@@ -1051,6 +1056,12 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(o, "crash_states", json_integer((json_int_t)r->crash_states));
 	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
 	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
+	json_object_set_new(o, "strategy", json_string(pn_strategy_name(r->strategy)));
+	json_object_set_new(o, "preemption_bound", json_integer(r->preemption_bound));
+	json_object_set_new(o, "schedules_explored",
+			    json_integer((json_int_t)r->schedules_explored));
+	json_object_set_new(o, "schedules_pruned", json_integer((json_int_t)r->schedules_pruned));
+	json_object_set_new(o, "distinct_states", json_integer((json_int_t)r->distinct_states));
 	json_object_set_new(o, "seconds", json_real(r->seconds));
 	if (r->diverged)
 		json_object_set_new(o, "divergence", json_string(r->divergence));

@@ -81,6 +81,8 @@ static int print_head(FILE *out, const char *path, const struct pn_scenario *sc)
 			path, now, sc->replay.scenario_hash);
 	fprintf(out, "replaying %s: seed %llu, schedule %u, ", sc->name,
 		(unsigned long long)sc->seed, sc->replay.schedule);
+	if (sc->replay.choices[0])
+		fprintf(out, "preemptions %s, ", sc->replay.choices);
 	if (sc->crash.present)
 		fprintf(out, "crash after event %llu in state %s",
 			(unsigned long long)sc->replay.crash_point, sc->replay.state);

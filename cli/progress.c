@@ -55,9 +55,13 @@ void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool
 		clock_text(left, sizeof(left), dt / (double)done * (double)(p->total - done));
 		snprintf(eta, sizeof(eta), "ETA %s", left);
 	}
-	fprintf(stderr, "\r\033[K%s: %zu/%zu %s, %llu %s, %.0f %s/s, %s elapsed, %s", p->cmd, done,
-		p->total, p->units, (unsigned long long)count, p->counted,
-		dt > 0 ? (double)count / dt : 0.0, p->counted, elapsed, eta);
+	char schedules[40] = "";
+	if (p->schedules)
+		snprintf(schedules, sizeof(schedules), ", %llu schedules",
+			 (unsigned long long)p->schedules);
+	fprintf(stderr, "\r\033[K%s: %zu/%zu %s, %llu %s, %.0f %s/s%s, %s elapsed, %s", p->cmd,
+		done, p->total, p->units, (unsigned long long)count, p->counted,
+		dt > 0 ? (double)count / dt : 0.0, p->counted, schedules, elapsed, eta);
 	fflush(stderr);
 	p->drawn = true;
 }

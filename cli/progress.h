@@ -7,6 +7,7 @@
  * else to the terminal clears the line first (pn_progress_clear), and the next update draws it
  * again. Shape:
  *   check: 3/47 scenarios, 93780 states, 5353 states/s, 0:16 elapsed, ETA 2:05
+ * and when `schedules` is set, ", 812 schedules" after the rate (docs/checker.md section 13).
  * ETA: the elapsed time per finished unit times the units left ("ETA ?" before the first).
  */
 #ifndef PN_PROGRESS_H
@@ -26,6 +27,7 @@ struct pn_progress {
 	bool drawn;          /* a line is on the terminal now */
 	double t0_s, last_s; /* wall clock at init and at the last draw */
 	size_t total;
+	uint64_t schedules; /* check: schedules run so far; 0: not shown */
 };
 
 /* Starts the clock; tty from isatty(2). */

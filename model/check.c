@@ -8,8 +8,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "crashstate.h"
+#include "explore.h"
 #include "oracle.h"
 #include "unit.h"
 
@@ -45,6 +47,10 @@ struct checker {
 	struct pn_unit_result *ur;
 	bool surveying; /* past the unit's range (a head's budget): keys only */
 	bool cov_taken; /* ur->cov holds the range's coverage hits (U4) */
+	/* the search over schedules (explore.h); NULL: the seeded schedule alone */
+	struct pn_explore *x;
+	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
+	uint32_t write_hash_cap;
 };
 
 static double wall_seconds(void)
@@ -241,6 +247,9 @@ static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page
 	res->crash_point = point;
 	res->schedule = c->schedule;
 	res->in_recovery = in_recovery;
+	res->choices[0] = 0;
+	if (c->x && !pn_schedule_format(&c->x->taken, res->choices, sizeof(res->choices)))
+		snprintf(res->choices, sizeof(res->choices), "%s", "...");
 	res->seconds_to_violation = wall_seconds() - c->t0;
 	snprintf(res->detail, sizeof(res->detail), "%s", c->detail);
 	FILE *f = fmemopen(res->timeline, sizeof(res->timeline) - 1, "w");
@@ -434,6 +443,43 @@ static bool unit_point(struct checker *c, uint64_t point)
 	return true;
 }
 
+/* A crash state's key. The enumeration's names the durable image by its version and the
+ * writes kept by their sequence numbers, which mean something within one run only; across
+ * the schedules of a search the durable image's history by content (world.h, dur_chain) and
+ * the place and bytes of every write kept join it, so one image is recovered once per
+ * search whichever schedule meets it, and two that only share numbers never pass for one.
+ * Within a run both are functions of what the enumeration's key holds: no state that was
+ * one before becomes two. */
+static uint64_t state_key(const struct checker *c)
+{
+	uint64_t key = pn_crash_enum_key(&c->ce);
+	if (!c->x)
+		return key;
+	key = XXH3_64bits_withSeed(&key, sizeof(key), c->w->dur_chain);
+	for (uint32_t r = 0; r < c->ce.nrel; r++) {
+		const struct pn_write_fate *f = &c->ce.fates[c->ce.rel[r]];
+		uint64_t units = f->fate == PN_FATE_PERSISTED ? c->ce.diff[r]
+				 : f->fate == PN_FATE_TORN    ? f->sectors & c->ce.diff[r]
+							      : 0;
+		if (units) /* a write the enumeration's key counts (no new unit: as lost) */
+			key = XXH3_64bits_withSeed(&c->write_hash[c->ce.rel[r]], sizeof(key), key);
+	}
+	return key;
+}
+
+/* At a crash point of a search: the content hash of each unsynced write (state_key). */
+static void hash_writes(struct checker *c)
+{
+	const struct pn_device *d = &c->w->dev;
+	if (d->nunsynced >= c->write_hash_cap) {
+		c->write_hash_cap = 2 * d->nunsynced + 16;
+		c->write_hash = realloc(c->write_hash, c->write_hash_cap * sizeof(uint64_t));
+		PN_ASSERT(c->write_hash != NULL);
+	}
+	for (uint32_t i = 0; i < d->nunsynced; i++)
+		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
+}
+
 /* All crash states of the current point. Returns false at the first violation. */
 static bool explore_point(struct checker *c, uint64_t point)
 {
@@ -443,7 +489,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
-		uint64_t key = pn_crash_enum_key(&c->ce);
+		uint64_t key = state_key(c);
 		struct verdict *slot = cache_slot(c, key);
 		bool torn_wal = false;
 		for (uint32_t r = 0; r < c->ce.nrel; r++)
@@ -710,7 +756,9 @@ static int run_schedule(struct checker *c)
 	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
 				     .check_each_event = true,
 				     .schedule = c->schedule,
-				     .twin = c->twin};
+				     .twin = c->twin,
+				     .choose = c->x ? pn_explore_choose : NULL,
+				     .choose_arg = c->x};
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
@@ -722,14 +770,28 @@ static int run_schedule(struct checker *c)
 	if (c->sc->crash.present)
 		oracle_start(c);
 	pn_engine_start(c->w->e);
-	if (c->opt->replay)
-		return replay_point(c);
+	if (c->opt->replay) {
+		int rc = replay_point(c);
+		if (c->x && c->x->mismatch) {
+			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
+				 c->x->error);
+			res->error = true;
+			return 2;
+		}
+		return rc;
+	}
 	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
+	uint64_t from = c->x ? pn_explore_first_new_point(c->x) : 0; /* earlier: as its parent */
 	for (;;) {
 		if (c->unit && unit_edge(c))
 			return c->res->detail[0] ? 2 : 0;
 		int step = pn_world_step(c->w);
 		uint64_t point = c->w->events;
+		if (c->x && c->x->mismatch) {
+			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
+				 c->x->error);
+			return 2;
+		}
 		if (c->surveying && (step == PN_STEP_VIOLATION || step == PN_STEP_STALL))
 			return 0; /* past the head's range: a later unit finds it */
 		if (step == PN_STEP_VIOLATION) {
@@ -750,7 +812,10 @@ static int run_schedule(struct checker *c)
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
 			version = c->w->dev.version;
 			acked = acks.n;
-			if (!(c->unit ? unit_point(c, point) : explore_point(c, point)))
+			if (c->x && point >= from)
+				hash_writes(c);
+			if (point >= from &&
+			    !(c->unit ? unit_point(c, point) : explore_point(c, point)))
 				return c->interrupted ? 3 : 1;
 			progress(c);
 		} else if (point % PN_CHECK_PROGRESS_EVENTS == 0) {
@@ -758,6 +823,8 @@ static int run_schedule(struct checker *c)
 		}
 		if (stopping(c))
 			return 3;
+		if (c->x && c->x->stop)
+			return 0; /* a state an earlier schedule reached: explored from there */
 		if (step == PN_STEP_FINISHED) {
 			if (c->ur && !c->surveying)
 				c->ur->finished = true;
@@ -866,6 +933,7 @@ static void checker_open(struct checker *c, const struct pn_scenario *sc,
 static void checker_close(struct checker *c)
 {
 	pn_crash_enum_free(&c->ce);
+	free(c->write_hash);
 	free(c->cache);
 	free(c->expected);
 	free(c->found);
@@ -940,7 +1008,40 @@ struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
 		.replay_state = sc->replay.state,
 		.replay_recovery_point = sc->replay.recovery_crash_point,
 		.replay_recovery_state = sc->replay.recovery_state,
+		.replay_choices = sc->replay.choices,
 	};
+}
+
+/* The schedules of one seeded index that the search (explore.h) or the replay's choices
+ * name, each with its crash points: 0 passed, else run_schedule()'s status. */
+static int run_search(struct checker *c)
+{
+	struct pn_explore x;
+	struct pn_check_result *res = c->res;
+	const char *given = c->opt->replay ? c->opt->replay_choices : c->opt->choices;
+	if (given && !pn_explore_init_fixed(&x, c->sc, given)) {
+		snprintf(res->detail, sizeof(res->detail), "replay.choices: %s", x.error);
+		pn_explore_free(&x);
+		return 2;
+	}
+	if (!given)
+		pn_explore_init(&x, c->sc, c->schedule);
+	c->x = &x;
+	int rc = 0;
+	while (rc == 0 && pn_explore_next(&x)) {
+		rc = run_schedule(c);
+		if (c->w)
+			res->events = c->events_done + c->w->events;
+		c->events_done = res->events;
+		res->schedules_explored += 1;
+		res->schedules_pruned = x.pruned;
+		res->distinct_states = pn_explore_states(&x);
+		checker_free(c);
+		progress(c);
+	}
+	c->x = NULL;
+	pn_explore_free(&x);
+	return rc;
 }
 
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
@@ -948,20 +1049,30 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 {
 	struct checker c;
 	checker_open(&c, sc, opt, res);
+	bool search = opt->replay ? opt->replay_choices && opt->replay_choices[0]
+				  : opt->choices || sc->schedules.strategy != PN_STRATEGY_SEEDED;
 	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
-	c.twin = opt->twice && !opt->replay ? &twin : NULL;
+	c.twin = opt->twice && !opt->replay && !search ? &twin : NULL;
+	res->strategy = sc->schedules.strategy;
+	res->preemption_bound = sc->schedules.preemption_bound;
 	int rc = 0;
-	uint32_t first = opt->replay ? opt->replay_schedule : 0;
-	uint32_t last = opt->replay ? opt->replay_schedule + 1 : sc->schedules.runs;
+	bool pct = sc->schedules.strategy == PN_STRATEGY_PCT;
+	uint32_t first = opt->replay || opt->choices ? opt->replay_schedule : 0;
+	uint32_t last = opt->replay || opt->choices ? first + 1 : pct ? 1 : sc->schedules.runs;
 	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
 		/* keys name durable-image versions of one run: a new run starts a new cache */
 		if (c.cache)
 			memset(c.cache, 0, c.cache_cap * sizeof(*c.cache));
 		c.cache_len = 0;
+		if (search) {
+			rc = run_search(&c);
+			continue;
+		}
 		rc = c.twin ? run_twice(&c) : run_schedule(&c);
 		if (c.w)
 			res->events = c.events_done + c.w->events;
 		c.events_done = res->events;
+		res->schedules_explored++;
 		checker_free(&c);
 		progress(&c);
 	}

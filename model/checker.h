@@ -40,6 +40,11 @@ struct pn_check_options {
 	const char *replay_state;
 	uint64_t replay_recovery_point; /* 0: no crash inside recovery */
 	const char *replay_recovery_state;
+	const char *replay_choices; /* the schedule's preemptions (explore.h); NULL or "": none */
+	/* Not a replay: check only the schedule with these preemptions (explore.h) around seeded
+	 * schedule replay_schedule, every crash point of it ("" the seeded schedule itself);
+	 * NULL: the search the schedules: section asks for. */
+	const char *choices;
 	FILE *timeline; /* replay: print the events up to the crash here */
 	/* Replay observers (penumbra report; NULL: none): at the crash point, the run's world
 	 * (its last events, its device's unsynced writes) and the fates replayed; after its
@@ -61,6 +66,12 @@ struct pn_check_result {
 	bool error;       /* could not run (bad input, stall): message in detail */
 	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
+	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
+	 * state met before cut short, and the distinct state fingerprints met */
+	uint64_t schedules_explored, schedules_pruned, distinct_states;
+	enum pn_strategy strategy;
+	uint32_t preemption_bound;
+	char choices[PN_CHOICES_TEXT_MAX]; /* the violation's schedule: its preemptions */
 	double seconds, seconds_to_violation;
 	/* the violation */
 	enum pn_violation_kind kind;

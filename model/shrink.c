@@ -3,6 +3,8 @@
  */
 #include "shrink.h"
 
+#include "explore.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,7 +152,12 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	fprintf(out, "aio: {queue_depth: %u, reorder: %s}\n", sc->aio.queue_depth,
 		sc->aio.reorder ? "true" : "false");
 	write_workload(out, sc);
-	fprintf(out, "schedules: {runs: %u}\n", sc->schedules.runs);
+	fprintf(out, "schedules: {runs: %u", sc->schedules.runs);
+	if (sc->schedules.strategy != PN_STRATEGY_SEEDED)
+		fprintf(out, ", strategy: %s, preemption_bound: %u, depth: %u, reduce: %s",
+			pn_strategy_name(sc->schedules.strategy), sc->schedules.preemption_bound,
+			sc->schedules.depth, sc->schedules.reduce ? "true" : "false");
+	fprintf(out, "}\n");
 	if (sc->crash.present) {
 		fprintf(out, "crash: {points: ");
 		if (sc->crash.points == PN_POINTS_ALL)
@@ -249,6 +256,52 @@ static bool same(const struct pn_scenario *a, const struct pn_scenario *b)
 
 static bool stop_requested(const struct pn_check_options *opt) { return opt->stop && *opt->stop; }
 
+/* A smaller variant of a bounded search is searched only as deep as the violation was found
+ * (its preemptions): a variant that needs more is not the smaller counterexample sought, and
+ * the search of a variant that passes costs every schedule up to its bound. */
+static void bound_to_found(struct pn_scenario *cand, const struct pn_check_result *res)
+{
+	uint32_t found = res->choices[0] ? 1 : 0;
+	for (const char *p = res->choices; *p; p++)
+		found += *p == ',';
+	if (cand->schedules.strategy == PN_STRATEGY_BOUNDED)
+		cand->schedules.preemption_bound = PN_MIN(cand->schedules.preemption_bound, found);
+}
+
+/* Fewer preemptions: the violation's schedule with one of them left out, each in turn, while
+ * that still shows it (the schedule alone is checked, explore.h's fixed list). */
+static void shrink_choices(const struct pn_scenario *sc, const struct pn_check_options *opt,
+			   enum pn_violation_kind kind, struct pn_check_result *res,
+			   struct pn_shrink_result *out)
+{
+	struct pn_schedule s;
+	char why[160], text[sizeof(res->choices)];
+	bool progress = true;
+	while (progress && res->choices[0] && out->attempts < SHRINK_ATTEMPTS_MAX &&
+	       !stop_requested(opt) && pn_schedule_parse(res->choices, &s, why, sizeof(why))) {
+		progress = false;
+		struct pn_schedule fewer = {calloc(s.n + 1, sizeof(*s.c)), s.n - 1};
+		PN_ASSERT(fewer.c != NULL);
+		for (uint32_t drop = s.n; drop-- > 0 && out->attempts < SHRINK_ATTEMPTS_MAX;) {
+			memcpy(fewer.c, s.c, drop * sizeof(*s.c)); /* all but choice number drop */
+			memcpy(fewer.c + drop, s.c + drop + 1, (s.n - drop - 1) * sizeof(*s.c));
+			PN_ASSERT(pn_schedule_format(&fewer, text, sizeof(text)));
+			struct pn_check_options o = *opt;
+			o.choices = text;
+			o.replay_schedule = res->schedule;
+			out->attempts++;
+			if (still_fails(sc, &o, kind, res)) {
+				out->accepted++;
+				out->choices_dropped++;
+				progress = true;
+				break;
+			}
+		}
+		pn_schedule_free(&fewer);
+		pn_schedule_free(&s);
+	}
+}
+
 void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 	       struct pn_check_result *res, struct pn_shrink_result *out)
 {
@@ -267,6 +320,7 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 				pn_scenario_free(&cand);
 				continue;
 			}
+			bound_to_found(&cand, res);
 			out->attempts++;
 			if (!still_fails(&cand, opt, kind, res)) {
 				pn_scenario_free(&cand);
@@ -279,6 +333,8 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 			break;
 		}
 	}
+	if (!stop_requested(opt))
+		shrink_choices(sc, opt, kind, res, out);
 	size_t at = (size_t)snprintf(out->summary, sizeof(out->summary),
 				     "%u of %u smaller variants kept", out->accepted,
 				     out->attempts);
@@ -299,4 +355,7 @@ void pn_shrink(struct pn_scenario *sc, const struct pn_check_options *opt,
 					       ", %s %llu -> %llu", change[i].what,
 					       (unsigned long long)change[i].from,
 					       (unsigned long long)change[i].to);
+	if (out->choices_dropped && at < sizeof(out->summary))
+		snprintf(out->summary + at, sizeof(out->summary) - at, ", %u preemptions left out",
+			 out->choices_dropped);
 }

@@ -3,7 +3,9 @@
  *
  * Shrinking re-checks smaller variants of a violating scenario and keeps each one that still
  * shows the same kind of violation: fewer transactions (halving), fewer clients, fewer pages
- * per transaction, fewer pages; for a script, each step left out in turn (last first). It
+ * per transaction, fewer pages; for a script, each step left out in turn (last first); then
+ * each preemption of the violation's schedule left out in turn (explore.h); under the
+ * bounded search a variant is searched only up to as many preemptions as the violation had. It
  * stops at a fixed point, after a bounded number of attempts, or when opt->stop is set (a
  * signal: the last variant kept stands). The result is written as a
  * complete scenario (every key), so its trace no longer depends on the original file.
@@ -20,7 +22,8 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc);
 
 struct pn_shrink_result {
 	uint32_t attempts, accepted;
-	char summary[256]; /* "transactions 10 -> 2, clients 2 -> 1" */
+	uint32_t choices_dropped; /* preemptions left out of the violation's schedule */
+	char summary[256];        /* "transactions 10 -> 2, clients 2 -> 1" */
 };
 
 /* Shrinks sc (which showed res->kind) in place; on return res is the check result of the

@@ -12,29 +12,39 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
-/* The replay: section, without its scenario_hash (schedule, point, state, and when rpoint is
- * not 0 the crash inside recovery). */
-static void write_replay(FILE *f, uint32_t schedule, uint64_t point, const char *state,
-			 uint64_t rpoint, const char *rstate)
+/* The keys of a replay: section (its scenario_hash aside). */
+struct replay_keys {
+	uint32_t schedule;
+	uint64_t point;
+	const char *state;
+	uint64_t rpoint; /* 0: no crash inside recovery */
+	const char *rstate;
+	const char *choices; /* "": the seeded order */
+};
+
+/* The replay: section, without its scenario_hash (schedule, point, state, when rpoint is
+ * not 0 the crash inside recovery, and the schedule's preemptions when it has any). */
+static void write_replay(FILE *f, const struct replay_keys *k)
 {
-	fprintf(f, "replay:\n  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", schedule,
-		(unsigned long long)point, state);
-	if (rpoint)
+	fprintf(f, "replay:\n  schedule: %u\n  crash_point: %llu\n  state: \"%s\"\n", k->schedule,
+		(unsigned long long)k->point, k->state);
+	if (k->rpoint)
 		fprintf(f, "  recovery_crash_point: %llu\n  recovery_state: \"%s\"\n",
-			(unsigned long long)rpoint, rstate);
+			(unsigned long long)k->rpoint, k->rstate);
+	if (k->choices[0])
+		fprintf(f, "  choices: \"%s\"\n", k->choices);
 }
 
 /* The hash a trace records: of the scenario as pn_scenario_write() prints it and of the
  * replay keys, so any edit to a value shows. */
-static uint64_t trace_hash(const struct pn_scenario *sc, uint32_t schedule, uint64_t point,
-			   const char *state, uint64_t rpoint, const char *rstate)
+static uint64_t trace_hash(const struct pn_scenario *sc, const struct replay_keys *k)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	PN_ASSERT(f != NULL);
 	pn_scenario_write(f, sc);
-	write_replay(f, schedule, point, state, rpoint, rstate);
+	write_replay(f, k);
 	PN_ASSERT(fclose(f) == 0);
 	uint64_t h = XXH3_64bits(text, len);
 	free(text);
@@ -44,9 +54,10 @@ static uint64_t trace_hash(const struct pn_scenario *sc, uint32_t schedule, uint
 int pn_trace_edited(const struct pn_scenario *sc, char *now, size_t len)
 {
 	const typeof(sc->replay) *r = &sc->replay;
-	snprintf(now, len, "%016llx",
-		 (unsigned long long)trace_hash(sc, r->schedule, r->crash_point, r->state,
-						r->recovery_crash_point, r->recovery_state));
+	struct replay_keys k = {r->schedule,       r->crash_point,
+				r->state,          r->recovery_crash_point,
+				r->recovery_state, r->choices};
+	snprintf(now, len, "%016llx", (unsigned long long)trace_hash(sc, &k));
 	if (!r->scenario_hash[0])
 		return -1;
 	return strcmp(now, r->scenario_hash) != 0;
@@ -107,12 +118,14 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 	put_comment_text(f, path_out);
 	fputc('\n', f);
 	pn_scenario_write(f, sc);
-	const char *state = r->state[0] ? r->state : "none";
-	uint64_t rpoint = r->in_recovery ? r->recovery_point : 0;
-	write_replay(f, r->schedule, r->crash_point, state, rpoint, r->recovery_state);
-	fprintf(f, "  scenario_hash: \"%016llx\"\n",
-		(unsigned long long)trace_hash(sc, r->schedule, r->crash_point, state, rpoint,
-					       r->recovery_state));
+	struct replay_keys k = {r->schedule,
+				r->crash_point,
+				r->state[0] ? r->state : "none",
+				r->in_recovery ? r->recovery_point : 0,
+				r->recovery_state,
+				r->choices};
+	write_replay(f, &k);
+	fprintf(f, "  scenario_hash: \"%016llx\"\n", (unsigned long long)trace_hash(sc, &k));
 	if (fclose(f) != 0) {
 		snprintf(err, err_len, "%s: cannot write: %s", path_out, strerror(errno));
 		return false;
@@ -127,6 +140,8 @@ void pn_trace_report(FILE *out, const struct pn_scenario *sc, const struct pn_ch
 		r->in_recovery ? " (after a crash inside recovery)" : "");
 	fprintf(out, "  seed:        %llu   schedule: %u   crash point: event %llu\n",
 		(unsigned long long)sc->seed, r->schedule, (unsigned long long)r->crash_point);
+	if (r->choices[0])
+		fprintf(out, "  preemptions: %s (event:candidate)\n", r->choices);
 	if (r->state[0])
 		fprintf(out, "  crash state: %s\n               (%s)\n", r->state_text, r->state);
 	if (r->in_recovery)

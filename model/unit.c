@@ -9,8 +9,9 @@
  *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
  *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, events,
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
- *     schedule, u64 crash_point, recovery_point, then the strings name, recovery_state,
- *     state, state_text, detail, timeline, trace_path, shrunk, divergence, each a u32 length
+ *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
+ *     distinct_states, u32 strategy, preemption_bound, then the strings name, recovery_state,
+ *     state, state_text, detail, timeline, trace_path, shrunk, divergence, choices, each a u32 length
  *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
  *   u32 npoints, then per point u64 event, states, fresh;
  *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
@@ -22,7 +23,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC 0x31554e50u
-#define RESULT_FIELDS 26u
+#define RESULT_FIELDS 32u
 #define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
 
 /* ---- bytes ---- */
@@ -132,8 +133,13 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u32(b, c->schedule);
 	put_u64(b, c->crash_point);
 	put_u64(b, c->recovery_point);
+	put_u64(b, c->schedules_explored);
+	put_u64(b, c->schedules_pruned);
+	put_u64(b, c->distinct_states);
+	put_u32(b, (uint32_t)c->strategy);
+	put_u32(b, c->preemption_bound);
 	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
-			   c->timeline, c->trace_path,     c->shrunk, c->divergence};
+			   c->timeline, c->trace_path,     c->shrunk, c->divergence, c->choices};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		put_str(b, s[i]);
 }
@@ -159,6 +165,11 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->schedule = get_u32(r);
 	c->crash_point = get_u64(r);
 	c->recovery_point = get_u64(r);
+	c->schedules_explored = get_u64(r);
+	c->schedules_pruned = get_u64(r);
+	c->distinct_states = get_u64(r);
+	c->strategy = (enum pn_strategy)get_u32(r);
+	c->preemption_bound = get_u32(r);
 	get_str(r, c->name, sizeof(c->name));
 	get_str(r, c->recovery_state, sizeof(c->recovery_state));
 	get_str(r, c->state, sizeof(c->state));
@@ -168,6 +179,7 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	get_str(r, c->trace_path, sizeof(c->trace_path));
 	get_str(r, c->shrunk, sizeof(c->shrunk));
 	get_str(r, c->divergence, sizeof(c->divergence));
+	get_str(r, c->choices, sizeof(c->choices));
 }
 
 uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
@@ -344,7 +356,7 @@ struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_
 	p->sc = sc;
 	p->jobs = jobs;
 	p->unit_states = unit_states;
-	if (whole || sc->schedules.runs == 0) {
+	if (whole || sc->schedules.runs == 0 || sc->schedules.strategy != PN_STRATEGY_SEEDED) {
 		struct pn_unit u = {.whole = true, .hi = UINT64_MAX};
 		add_unit(p, &u, true);
 		p->last_head = true;
@@ -508,6 +520,9 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		res->recoveries = recoveries;
 		res->events = events;
 		res->seconds = 0;
+		/* units split seeded runs only: those up to the one stopped, or all */
+		res->schedules_explored = p->stopped ? last->u.schedule + 1 : p->sc->schedules.runs;
+		res->strategy = p->sc->schedules.strategy;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", p->sc->name);
 	res->expected_violation = p->sc->expect.violation;

@@ -8,6 +8,8 @@
  *   COMPLETE  the device reports it done; the engine's completion callback runs.
  * Latencies (virtual): dispatch 1-3 us; read 60-150 us; data write 15-80 us; WAL write
  * 10-40 us; fsync 200-1500 us. With aio.reorder off, completions keep dispatch order.
+ * With a chooser (world.h, choice points) the next event is picked among the first
+ * PN_CHOICE_WIDTH pending ones; without one the loop is the seeded order, unchanged.
  */
 #include "world.h"
 #include "protocols.h"
@@ -24,14 +26,14 @@ static bool ev_less(const struct pn_event *a, const struct pn_event *b)
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-static void push(struct pn_world *w, uint64_t time, uint32_t kind, uint32_t arg, uint64_t token)
+/* Inserts ev as it is (its seq kept: a candidate not chosen goes back where it was). */
+static void heap_insert(struct pn_world *w, struct pn_event ev)
 {
 	if (w->heap_len == w->heap_cap) {
 		w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 256;
 		w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap));
 		PN_ASSERT(w->heap != NULL);
 	}
-	struct pn_event ev = {time, ++w->seq, kind, arg, token};
 	uint32_t i = w->heap_len++;
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
@@ -41,6 +43,11 @@ static void push(struct pn_world *w, uint64_t time, uint32_t kind, uint32_t arg,
 		i = parent;
 	}
 	w->heap[i] = ev;
+}
+
+static void push(struct pn_world *w, uint64_t time, uint32_t kind, uint32_t arg, uint64_t token)
+{
+	heap_insert(w, (struct pn_event){time, ++w->seq, kind, arg, token});
 }
 
 static struct pn_event pop(struct pn_world *w)
@@ -197,8 +204,27 @@ static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn
 	pn_lsn at[2] = {start, end};
 	hash_bytes(w, at, sizeof(at));
 	hash_bytes(w, rec, len);
+	if (w->opt.choose)
+		w->wal_hash = XXH3_64bits_withSeed(rec, len, w->wal_hash ^ start);
 	if (w->on_wal)
 		w->on_wal(w->on_wal_arg, rec, len, start, end);
+}
+
+uint64_t pn_world_write_hash(const struct pn_unsynced *u)
+{
+	uint64_t v[3] = {u->file, u->offset, u->len};
+	return XXH3_64bits_withSeed(u->data, u->len, XXH3_64bits(v, sizeof(v)));
+}
+
+/* The unsynced writes by content (not their sequence numbers), for the durable chain. */
+static uint64_t unsynced_hash(const struct pn_device *d, uint64_t seed)
+{
+	uint64_t h = seed;
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		uint64_t v = pn_world_write_hash(&d->unsynced[i]);
+		h = XXH3_64bits_withSeed(&v, sizeof(v), h);
+	}
+	return h;
 }
 
 static void env_wal_segment(void *ctx, uint64_t off, uint64_t len, bool remove)
@@ -294,8 +320,15 @@ static void on_complete(struct pn_world *w, uint32_t index)
 	struct pn_io *io = pn_engine_io(w->e, index);
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
-	else if (io->op == PN_IO_FSYNC)
+	else if (io->op == PN_IO_FSYNC && !w->opt.choose)
 		pn_device_fsync_done(&w->dev, io->file, w->fsync_of_io[index]);
+	else if (io->op == PN_IO_FSYNC) {
+		uint64_t before = unsynced_hash(&w->dev, w->dur_chain),
+			 version = w->dev.dur_version;
+		pn_device_fsync_done(&w->dev, io->file, w->fsync_of_io[index]);
+		if (w->dev.dur_version != version)
+			w->dur_chain = unsynced_hash(&w->dev, before ^ 0x9e3779b97f4a7c15ull);
+	}
 	w->aio_inflight--;
 	if (w->aio_len) {
 		uint32_t next = w->aio_pending[w->aio_head];
@@ -457,44 +490,178 @@ void pn_world_free(struct pn_world *w)
 	free(w->heap);
 	free(w->aio_pending);
 	free(w->fsync_of_io);
+	free(w->fp_order);
+	free(w->fp_page);
+}
+
+/* ---- choice points (world.h) ---- */
+
+static bool stale(struct pn_world *w, const struct pn_event *ev)
+{
+	if (ev->kind != PN_EV_STEP)
+		return false;
+	struct pn_proc_info p;
+	pn_engine_proc_info(w->e, ev->arg, &p);
+	return ev->token != p.wake_token; /* superseded by a later wake: never an event */
+}
+
+/* Pops the event the chooser picks among the candidates; the others go back as they were.
+ * Each pending event is its own actor's (a process has one live wake, an I/O one event). */
+static bool choose_event(struct pn_world *w, struct pn_event *out)
+{
+	struct pn_event cand[2 * PN_CHOICE_WIDTH], *rest = cand + PN_CHOICE_WIDTH;
+	uint32_t n = 0, nrest = 0;
+	bool completion = false;
+	while (w->heap_len && n < PN_CHOICE_WIDTH && nrest < PN_CHOICE_WIDTH) {
+		struct pn_event ev = pop(w);
+		if (stale(w, &ev))
+			continue;
+		bool behind = ev.kind == PN_EV_COMPLETE && completion && !w->sc->aio.reorder;
+		completion |= ev.kind == PN_EV_COMPLETE;
+		if (behind)
+			rest[nrest++] = ev; /* FIFO completions: never before an earlier one */
+		else
+			cand[n++] = ev;
+	}
+	if (n == 0) {
+		for (uint32_t i = 0; i < nrest; i++)
+			heap_insert(w, rest[i]);
+		return false;
+	}
+	memmove(cand + n, rest, nrest * sizeof(*rest)); /* the popped ones, for fingerprints */
+	w->held = cand;
+	w->nheld = n + nrest;
+	uint32_t pick = w->opt.choose(w->opt.choose_arg, w, cand, n);
+	w->nheld = 0;
+	rest = cand + n;
+	PN_ASSERT(pick < n);
+	*out = cand[pick];
+	for (uint32_t i = 0; i < n; i++)
+		if (i != pick)
+			heap_insert(w, cand[i]);
+	for (uint32_t i = 0; i < nrest; i++)
+		heap_insert(w, rest[i]);
+	return true;
+}
+
+/* The next event in the seeded order, or the chooser's; false when none is pending. */
+static bool next_event(struct pn_world *w, struct pn_event *out)
+{
+	if (w->opt.choose)
+		return choose_event(w, out);
+	while (w->heap_len) {
+		*out = pop(w);
+		if (!stale(w, out))
+			return true;
+	}
+	return false;
+}
+
+static int event_order(const void *a, const void *b)
+{
+	const struct pn_event *x = a, *y = b;
+	return ev_less(x, y) ? -1 : ev_less(y, x);
+}
+
+uint64_t pn_world_fingerprint(struct pn_world *w)
+{
+	struct pn_acks_view acks;
+	uint64_t begun, done;
+	if (w->fp_version != w->dev.version || !w->fp_device) {
+		w->fp_device = pn_world_device_hash(&w->dev) | 1;
+		w->fp_version = w->dev.version;
+	}
+	pn_engine_acks(w->e, &acks);
+	pn_engine_ckpt_seqs(w->e, &begun, &done);
+	uint64_t v[7] = {w->fp_device,
+			 w->wal_hash,
+			 pn_engine_wal_insert_lsn(w->e),
+			 acks.n,
+			 begun << 32 | done,
+			 pn_engine_ckpt_phase(w->e),
+			 pn_engine_wal_flushed(w->e)};
+	uint64_t h = XXH3_64bits(v, sizeof(v));
+	for (uint32_t i = 0; i < pn_engine_proc_count(w->e); i++) {
+		struct pn_proc_info p;
+		pn_engine_proc_info(w->e, i, &p);
+		uint64_t q[3] = {(uint64_t)p.kind << 32 | p.state,
+				 (uint64_t)p.op.op << 32 | p.op.page, p.xid};
+		h = XXH3_64bits_withSeed(q, sizeof(q), h);
+	}
+	/* the pending events in the order they would run, by kind and actor (not their times) */
+	if (w->fp_cap < w->heap_len + w->nheld + 1) { /* grows with the heap, then stays */
+		w->fp_cap = 2 * (w->heap_len + w->nheld + 1);
+		w->fp_order = realloc(w->fp_order, w->fp_cap * sizeof(*w->fp_order));
+		PN_ASSERT(w->fp_order != NULL);
+	}
+	struct pn_event *order = w->fp_order;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->heap_len; i++)
+		if (!stale(w, &w->heap[i]))
+			order[n++] = w->heap[i];
+	for (uint32_t i = 0; i < w->nheld; i++) /* popped for the chooser: still pending */
+		order[n++] = w->held[i];
+	qsort(order, n, sizeof(*order), event_order);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t q = (uint64_t)order[i].kind << 32 | order[i].arg;
+		h = XXH3_64bits_withSeed(&q, sizeof(q), h);
+	}
+	/* every page's header as the engine would read it now (its buffer if resident: LSN,
+	 * flags, free-space bounds) and its slots */
+	struct pn_geometry geo = pn_engine_geometry(w->e);
+	if (w->sc->protocol.mode != PN_MODE_PUSHDOWN) { /* pushdown would rebuild each page */
+		if (!w->fp_page)
+			w->fp_page = malloc(geo.page_size);
+		uint8_t *page = w->fp_page;
+		PN_ASSERT(page != NULL);
+		for (uint32_t p = 0; p < geo.pages; p++) {
+			uint8_t slots[2] = {0, 0};
+			pn_engine_read_page(w->e, p, UINT64_MAX, page, NULL);
+			if (p < geo.heap_pages)
+				pn_engine_page_slots(w->e, p, &slots[0], &slots[1]);
+			h = XXH3_64bits_withSeed(page, PN_MIN(geo.page_size, 24u), h);
+			h = XXH3_64bits_withSeed(slots, sizeof(slots), h);
+		}
+	}
+	/* and what the world will draw next */
+	const struct pn_prng *streams[3] = {&w->rng_sched, &w->rng_io, &w->rng_workload};
+	for (int i = 0; i < 3; i++)
+		h = XXH3_64bits_withSeed(streams[i]->s, sizeof(streams[i]->s), h);
+	return h;
 }
 
 int pn_world_step(struct pn_world *w)
 {
 	struct pn_engine *e = w->e;
-	for (;;) {
-		if (pn_engine_finished(e))
-			return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
-		if (w->heap_len == 0 || w->events >= w->max_events) {
-			snprintf(w->error, sizeof(w->error),
-				 "the simulation made no progress after %llu events (a stall)",
-				 (unsigned long long)w->events);
-			return PN_STEP_STALL;
-		}
-		struct pn_event ev = pop(w);
-		struct pn_proc_info proc = {0};
-		if (ev.kind == PN_EV_STEP) {
-			pn_engine_proc_info(e, ev.arg, &proc);
-			if (ev.token != proc.wake_token)
-				continue; /* superseded by a later wake: not an event */
-		}
-		twin_take(w);
-		w->now = ev.time;
-		record_trace(w, &ev, &proc);
-		w->events++;
-		switch (ev.kind) {
-		case PN_EV_STEP: pn_engine_fire(e, ev.arg, ev.token); break;
-		case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
-		case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
-		}
-		if (w->opt.check_each_event && !pn_engine_failed(e))
-			pn_engine_check(e);
-		if (w->opt.twin)
-			hash_event(w, &ev);
-		if (w->series)
-			pn_series_observe(w->series, e, w->now, w->events);
-		return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
+	if (pn_engine_finished(e))
+		return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_FINISHED;
+	struct pn_event ev;
+	if (w->events >= w->max_events || !next_event(w, &ev)) {
+		snprintf(w->error, sizeof(w->error),
+			 "the simulation made no progress after %llu events (a stall)",
+			 (unsigned long long)w->events);
+		return PN_STEP_STALL;
 	}
+	struct pn_proc_info proc = {0};
+	if (ev.kind == PN_EV_STEP)
+		pn_engine_proc_info(e, ev.arg, &proc);
+	twin_take(w);
+	ev.time = PN_MAX(ev.time, w->now); /* a preempting event ran early: time stays */
+	w->now = ev.time;
+	record_trace(w, &ev, &proc);
+	w->events++;
+	switch (ev.kind) {
+	case PN_EV_STEP: pn_engine_fire(e, ev.arg, ev.token); break;
+	case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
+	case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
+	}
+	if (w->opt.check_each_event && !pn_engine_failed(e))
+		pn_engine_check(e);
+	if (w->opt.twin)
+		hash_event(w, &ev);
+	if (w->series)
+		pn_series_observe(w->series, e, w->now, w->events);
+	return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 }
 
 int pn_world_run(struct pn_world *w)

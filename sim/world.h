@@ -4,9 +4,10 @@
  * depth, dispatch and completion as separate events, completions out of order when
  * `aio.reorder`), per-component PRNG streams and scheduling jitter.
  *
- * One scenario, one seed, one schedule index = one exact history: events are ordered by
- * (virtual time, sequence number), never by address, and every random choice comes from a
- * stream seeded from the scenario's seed.
+ * One scenario, one seed, one schedule index (and, under a search, one list of preemptions:
+ * choice points below) = one exact history: events are ordered by (virtual time, sequence
+ * number), never by address, and every random choice comes from a stream seeded from the
+ * scenario's seed.
  */
 #ifndef PN_WORLD_H
 #define PN_WORLD_H
@@ -66,13 +67,33 @@ struct pn_world_twin {
 	uint64_t perturb_at;
 };
 
+/*
+ * Choice points (docs/checker.md section 13). Before every event the world orders the
+ * events it could run next: the first PN_CHOICE_WIDTH pending events by (time, seq), stale
+ * wakes dropped, one per actor (a process, or an I/O), and with aio.reorder off no
+ * completion behind another. Candidate 0 is the seeded order's next event; running
+ * candidate i > 0 instead is a preemption. A chooser (opt.choose), when set, picks the
+ * index; the chosen event runs at max(now, its time), the rest stay pending. Without a
+ * chooser the world never looks past candidate 0 (the seeded schedule, as before).
+ */
+#define PN_CHOICE_WIDTH 3
+struct pn_choice {
+	uint64_t event; /* the event number it applies to (1: the first event) */
+	uint32_t pick;  /* the candidate run there (1 .. PN_CHOICE_WIDTH - 1) */
+};
+/* Returns the candidate to run, below n (n >= 1; w->events + 1 is the event it will be). */
+typedef uint32_t (*pn_world_choose_fn)(void *arg, struct pn_world *w, const struct pn_event *cand,
+				       uint32_t n);
+
 struct pn_world_options {
 	struct pn_world_twin *twin; /* the determinism self-check; NULL: off */
 	bool track;                 /* keep the crash model's durable image and unsynced writes */
 	bool check_each_event;      /* pn_engine_check() after every event */
 	uint32_t schedule;          /* schedule variation index (schedules.runs) */
 	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
-	bool blank; /* leave the device empty: the caller fills it (a crash image) */
+	bool blank;                /* leave the device empty: the caller fills it (a crash image) */
+	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
+	void *choose_arg;
 };
 
 struct pn_world {
@@ -96,7 +117,20 @@ struct pn_world {
 	/* Observer of every WAL record inserted (the checker's oracle). */
 	void (*on_wal)(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
 	void *on_wal_arg;
-	uint64_t hash;            /* the running hash of the history (opt.twin set) */
+	uint64_t hash;                  /* the running hash of the history (opt.twin set) */
+	uint64_t wal_hash;              /* the WAL records inserted, in order (fingerprints) */
+	uint64_t fp_version, fp_device; /* the device hash as of dev.version (fingerprints) */
+	const struct pn_event *held;    /* the candidates popped while the chooser runs */
+	uint32_t nheld;
+	struct pn_event *fp_order; /* fingerprint scratch: the pending events, fp_cap of them */
+	uint32_t fp_cap;
+	uint8_t *fp_page; /* fingerprint scratch: one page */
+	/* The durable image's history by content (opt.choose set): a hash chained over every
+	 * change to dur, each fsync completion that changed it (the unsynced writes before and
+	 * after, by file, place and bytes; a WAL segment created or removed is not one: D3 in
+	 * device.h). Two runs of one scenario with equal chains hold equal durable images,
+	 * whatever their schedules. */
+	uint64_t dur_chain;
 	uint64_t hash_logged;     /* events whose hash the twin has taken */
 	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
@@ -115,6 +149,17 @@ int pn_world_step(struct pn_world *w);
 int pn_world_run(struct pn_world *w);
 /* Starts recovery (on a world created from a crash image) and runs it to completion. */
 int pn_world_recover(struct pn_world *w);
+/* A fingerprint of the state between events, blind to virtual time: the device's bytes, the
+ * WAL inserted, each process's step, operation and transaction, the acknowledged commits, the
+ * checkpoint's phase and counts, every page's header as the engine would read it (its buffer
+ * if resident) and its slots, the pending events in the order they would run by kind and
+ * actor, and the world's PRNG streams. Not in it: the times of the pending events (two
+ * states whose events run in the same order but with other gaps between them are one), and
+ * the engine's other memory. Equal fingerprints are a strong hint that two states have the
+ * same futures, not a proof (docs/checker.md section 13). */
+uint64_t pn_world_fingerprint(struct pn_world *w);
+/* An unsynced write by what it writes: file, offset, length and bytes (no sequence number). */
+uint64_t pn_world_write_hash(const struct pn_unsynced *u);
 /* Prints the last events, oldest first. */
 void pn_world_print_trace(const struct pn_world *w, FILE *out);
 

@@ -485,15 +485,20 @@ START_TEST(test_limits_and_positions)
 	unsetenv("PENUMBRA_MEMORY_LIMIT");
 	load_bad("name: t\nworkload: {kind: tpcc, warehouses: 1001}\n");
 	ck_assert_ptr_nonnull(strstr(err, "expected an integer from 1 to 1000"));
-	/* preemption_bound: 0 is the only value until bounded preemption exists */
+	/* a preemption bound asks for the bounded search; with another strategy it is refused */
 	ck_assert(load("name: t\nschedules: {preemption_bound: 0}\n", &s));
+	ck_assert_int_eq(s.schedules.strategy, PN_STRATEGY_SEEDED);
 	pn_scenario_free(&s);
-	load_bad("name: t\nschedules: {preemption_bound: 1}\n");
-	ck_assert_msg(
-		strstr(err,
-		       "t.yaml:2:31: schedules.preemption_bound is 1, but bounded preemption is not implemented yet") ==
-			err,
-		"%s", err);
+	ck_assert(load("name: t\nschedules: {preemption_bound: 2}\n", &s));
+	ck_assert_int_eq(s.schedules.strategy, PN_STRATEGY_BOUNDED);
+	ck_assert_uint_eq(s.schedules.preemption_bound, 2);
+	ck_assert(s.schedules.reduce);
+	pn_scenario_free(&s);
+	load_bad("name: t\nschedules: {strategy: seeded, preemption_bound: 1}\n");
+	ck_assert_msg(strstr(err,
+			     "t.yaml:2:49: schedules.preemption_bound is 1 with strategy seeded") ==
+			      err,
+		      "%s", err);
 	/* U+0085, U+2028, U+2029 do not end lines in positions; a lone CR and CRLF do */
 	load_bad("name: t\ndescription: \"a\xC2\x85"
 		 "b\xE2\x80\xA8"

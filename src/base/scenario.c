@@ -21,6 +21,7 @@ const char *const pn_op_names[PN_OP_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME
 const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME)
 									NULL};
 const char *const pn_tear_names[PN_TEAR_COUNT + 1] = {PN_TEAR_LIST(PN_ENUM_NAME) NULL};
+const char *const pn_strategy_names[PN_STRATEGY_COUNT + 1] = {PN_STRATEGY_LIST(PN_ENUM_NAME) NULL};
 #define MUTATION_NAME_(e, name) [PN_MUT_BIT_##e] = name,
 const char *const pn_mutation_names[PN_MUT_COUNT + 1] = {PN_MUTATION_LIST(MUTATION_NAME_) NULL};
 
@@ -66,6 +67,8 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->workload.inserts = 100000;
 	s->workload.distinct_keys = 1000;
 	s->schedules.runs = 1;
+	s->schedules.depth = 3;
+	s->schedules.reduce = true;
 	s->crash.points = PN_POINTS_ALL;
 	s->crash.max_unsynced = 6;
 	s->crash.tear = PN_TEAR_SECTORS;
@@ -139,6 +142,10 @@ const char *pn_policy_name(enum pn_policy p)
 	return name_of(pn_policy_names, PN_POLICY_COUNT, p);
 }
 const char *pn_tear_name(enum pn_tear t) { return name_of(pn_tear_names, PN_TEAR_COUNT, t); }
+const char *pn_strategy_name(enum pn_strategy s)
+{
+	return name_of(pn_strategy_names, PN_STRATEGY_COUNT, s);
+}
 const char *pn_op_name(enum pn_op op) { return name_of(pn_op_names, PN_OP_COUNT, op); }
 const char *pn_workload_kind_name(enum pn_workload_kind k)
 {

@@ -124,6 +124,14 @@ enum pn_tear { PN_TEAR_LIST(PN_ENUM_VALUE) PN_TEAR_COUNT };
 extern const char *const pn_tear_names[PN_TEAR_COUNT + 1];
 const char *pn_tear_name(enum pn_tear t);
 enum pn_points_kind { PN_POINTS_ALL, PN_POINTS_EVERY, PN_POINTS_LIST };
+/* schedules.strategy (docs/checker.md section 13); a schedule's preemptions as text fit in
+ * PN_CHOICES_TEXT_MAX bytes with their NUL (a pct run can take one at most events) */
+#define PN_CHOICES_TEXT_MAX 16384
+#define PN_STRATEGY_LIST(X) \
+	X(PN_STRATEGY_SEEDED, "seeded") X(PN_STRATEGY_BOUNDED, "bounded") X(PN_STRATEGY_PCT, "pct")
+enum pn_strategy { PN_STRATEGY_LIST(PN_ENUM_VALUE) PN_STRATEGY_COUNT };
+extern const char *const pn_strategy_names[PN_STRATEGY_COUNT + 1];
+const char *pn_strategy_name(enum pn_strategy s);
 
 struct pn_scenario {
 	char name[128];
@@ -181,8 +189,11 @@ struct pn_scenario {
 	} workload;
 
 	struct {
-		uint32_t runs;
-		uint32_t preemption_bound;
+		uint32_t runs; /* seeded, bounded: schedule indexes 0..runs-1; pct: its runs */
+		enum pn_strategy strategy;
+		uint32_t preemption_bound; /* bounded: at most this many preemptions */
+		uint32_t depth;            /* pct: d (d - 1 priority change points a run) */
+		bool reduce;               /* bounded: prune states met before (fingerprints) */
 	} schedules;
 
 	struct {
@@ -212,6 +223,8 @@ struct pn_scenario {
 		/* a second crash inside the recovery from that state (0 = none) */
 		uint64_t recovery_crash_point;
 		char recovery_state[256];
+		/* the schedule's preemptions, "E:I,E:I" (event E ran candidate I; "" = none) */
+		char choices[PN_CHOICES_TEXT_MAX];
 		/* the hash of the scenario as check wrote it (model/trace.h); "" = not recorded */
 		char scenario_hash[24];
 	} replay;

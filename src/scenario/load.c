@@ -197,7 +197,10 @@ static const struct field workload_fields[] = {
 };
 static const struct field schedules_fields[] = {
 	NUM("runs", V_U32, schedules.runs, 1, 100000),
-	NUM("preemption_bound", V_U32, schedules.preemption_bound, 0, 1000),
+	ENUM("strategy", schedules.strategy, pn_strategy_names),
+	NUM("preemption_bound", V_U32, schedules.preemption_bound, 0, 8),
+	NUM("depth", V_U32, schedules.depth, 1, 16),
+	FLAG("reduce", schedules.reduce),
 };
 static const struct field crash_fields[] = {
 	CUSTOM("points", crash.points, read_points),
@@ -218,6 +221,7 @@ static const struct field replay_fields[] = {
 	STR("state", replay.state, 0),
 	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 0, UINT64_MAX),
 	STR("recovery_state", replay.recovery_state, 0),
+	STR("choices", replay.choices, 0),
 	STR("scenario_hash", replay.scenario_hash, 0),
 };
 
@@ -1544,11 +1548,6 @@ static bool validate_engine(struct loader *L)
 								   : s->workload.clients + 2;
 	uint64_t per = s->storage.page_size > 24 ? (s->storage.page_size - 24) / 36 : 1;
 
-	if (s->schedules.preemption_bound != 0)
-		return fail(
-			L, mark_of(L, &s->schedules.preemption_bound, NULL),
-			"schedules.preemption_bound is %u, but bounded preemption is not implemented yet (schedules differ by their seed); expected 0, or no preemption_bound",
-			s->schedules.preemption_bound);
 	if (s->storage.buffers < buffers)
 		return fail(
 			L, mark_of(L, &s->storage.buffers, &s->workload.clients),
@@ -1604,6 +1603,27 @@ static bool key_positions(struct loader *L)
 }
 
 /* Relations between keys, checked once everything is read (any order of sections). */
+/* schedules: a preemption bound alone asks for the bounded search; with another strategy
+ * named it is an error. */
+static bool validate_schedules(struct loader *L)
+{
+	struct pn_scenario *s = L->s;
+	bool named = given(L, &s->schedules.strategy, NULL);
+	if (s->schedules.preemption_bound && !named)
+		s->schedules.strategy = PN_STRATEGY_BOUNDED;
+	if (s->schedules.preemption_bound && s->schedules.strategy != PN_STRATEGY_BOUNDED)
+		return fail(
+			L, mark_of(L, &s->schedules.preemption_bound, NULL),
+			"schedules.preemption_bound is %u with strategy %s; expected strategy: bounded (or no strategy), or no preemption_bound",
+			s->schedules.preemption_bound, pn_strategy_name(s->schedules.strategy));
+	if (s->schedules.strategy == PN_STRATEGY_PCT && s->schedules.runs < 2)
+		return fail(
+			L, mark_of(L, &s->schedules.runs, &s->schedules.strategy),
+			"schedules.runs is %u with strategy pct; expected 2 or more (the seeded run, then the pct runs)",
+			s->schedules.runs);
+	return true;
+}
+
 static bool validate(struct loader *L)
 {
 	const struct pn_scenario *s = L->s;
@@ -1656,7 +1676,8 @@ static bool validate(struct loader *L)
 			L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			"protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
 			pn_policy_name(s->protocol.policy));
-	return validate_script(L) && validate_engine(L) && key_positions(L);
+	return validate_schedules(L) && validate_script(L) && validate_engine(L) &&
+	       key_positions(L);
 }
 
 /* One walk over the input with a fresh parser. */

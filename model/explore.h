@@ -1,0 +1,92 @@
+/*
+ * explore.h: the search over schedules (model layer; docs/checker.md section 13).
+ *
+ * A schedule is its list of preemptions: (event number, candidate) pairs in event order,
+ * each a choice against the seeded order at one of the world's choice points (sim/world.h).
+ * The empty list is the seeded schedule. The explorer is the world's chooser
+ * (pn_explore_choose) and decides which schedule runs next:
+ *
+ *   bounded  every schedule with at most schedules.preemption_bound preemptions, fewest
+ *            first (iterative context bounding): a schedule's children add one preemption
+ *            at an event after its last one, each candidate of that event in turn, so each
+ *            list is generated once. With schedules.reduce, a run that reaches a state
+ *            (pn_world_fingerprint) already reached with as many preemptions left is cut
+ *            there: its continuations were explored from the first visit (pruned).
+ *   pct      schedules.runs runs: the first the seeded one, then each with random actor
+ *            priorities and depth - 1 priority change points (Burckhardt et al.), the
+ *            highest-priority candidate running at each event (but never more than
+ *            PCT_PASSED_MAX events in a row past the seeded order's next one: polling
+ *            processes would starve the rest); the preemptions it took are recorded as a
+ *            list like any other.
+ *   fixed    one given list (replay, shrinking).
+ *
+ * Everything is ordered by event number and candidate index; the PRNG of pct is seeded from
+ * the scenario's seed and the run's number.
+ */
+#ifndef PN_EXPLORE_H
+#define PN_EXPLORE_H
+
+#include "world.h"
+
+struct pn_schedule {
+	struct pn_choice *c;
+	uint32_t n;
+};
+
+enum pn_explore_mode { PN_EXPLORE_BOUNDED, PN_EXPLORE_PCT, PN_EXPLORE_FIXED };
+
+struct pn_explore {
+	const struct pn_scenario *sc;
+	enum pn_explore_mode mode;
+	uint32_t bound; /* bounded: the preemption bound */
+	bool reduce;
+	struct pn_schedule *queue; /* bounded: schedules still to run, FIFO */
+	uint64_t head, len, cap;
+	struct pn_schedule cur;   /* the schedule running (bounded, fixed) */
+	struct pn_schedule taken; /* the preemptions the running schedule took, in order */
+	uint32_t next;            /* the index in cur of the next preemption to take */
+	bool started;
+	bool stop;     /* the run reached a state met before: the caller ends it (pruned) */
+	bool mismatch; /* a choice named a candidate the event does not have */
+	char error[160];
+	/* state fingerprints met, with the most preemptions left at them (open addressing) */
+	uint64_t *seen_fp;
+	uint8_t *seen_left;
+	uint64_t *seen_run; /* the run (x->explored) that recorded it */
+	uint64_t seen_cap, seen_len;
+	/* pct */
+	struct pn_prng rng;
+	uint32_t run, runs, depth;
+	uint64_t horizon;    /* events of the seeded run: change points fall below it */
+	uint64_t change[16]; /* this run's priority change points (event numbers) */
+	uint64_t *prio;      /* per actor, 0: not drawn yet */
+	uint32_t nprio;
+	uint32_t passed; /* events in a row that passed over candidate 0 */
+	/* counts */
+	uint64_t explored, pruned;
+};
+
+/* A bounded or pct search of sc (its schedules: section), for the seeded schedule `index`. */
+void pn_explore_init(struct pn_explore *x, const struct pn_scenario *sc, uint32_t index);
+/* One given list (text as pn_schedule_format writes it). False with x->error when it does
+ * not parse. */
+bool pn_explore_init_fixed(struct pn_explore *x, const struct pn_scenario *sc, const char *text);
+void pn_explore_free(struct pn_explore *x);
+/* Readies the next schedule; false when the search is done. */
+bool pn_explore_next(struct pn_explore *x);
+/* The chooser to give the world (world.h, pn_world_choose_fn; arg: the explorer). */
+uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event *cand, uint32_t n);
+/* The first crash point that the running schedule can reach differently from the one it
+ * was derived from: its last preemption's event (1 when it has none). */
+uint64_t pn_explore_first_new_point(const struct pn_explore *x);
+/* Distinct state fingerprints met so far. */
+uint64_t pn_explore_states(const struct pn_explore *x);
+
+/* "E:I,E:I" ("" for none); false when it does not fit in len. */
+bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len);
+/* Parses what pn_schedule_format writes (events increasing, candidates 1..width-1); false
+ * with the reason in why. s->c is allocated (pn_schedule_free). */
+bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_t why_len);
+void pn_schedule_free(struct pn_schedule *s);
+
+#endif

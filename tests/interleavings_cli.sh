@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# interleavings_cli.sh: the bounded search from the command line (CTest label cli;
+# docs/checker.md section 13). Usage: interleavings_cli.sh PENUMBRA_BINARY SOURCE_DIR.
+#   - the seeded schedule misses shift_split, the same scenario at preemption_bound 2 finds
+#     it; its trace records the preemptions and replays the violation (exit 1), and with
+#     its choices: line removed replays none (exit 0);
+#   - the race window: umbra-race-seeded never lets a checkpoint begin between DECIDE and
+#     INSERT (the marker seen false only), umbra-race-bounded does (seen both ways);
+#   - check --json reports strategy, preemption_bound and the schedule counts.
+# Prints one line per case and "N passed, M failed"; exits 1 if any failed.
+set -u
+if [[ $# -ne 2 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY SOURCE_DIR" >&2
+	exit 2
+fi
+bin=$1
+dir=$2/scenarios/interleavings
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_interleavings.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+marker='redo pointer moved between decide and insert'
+
+# expect NAME WANT_STATUS PATTERN COMMAND...: exit WANT_STATUS, stdout+stderr match PATTERN.
+expect() {
+	local name=$1 want=$2 pattern=$3
+	shift 3
+	"$@" >"$tmp/out" 2>&1
+	local rc=$?
+	if [[ $rc -ne $want ]] || ! grep -Eq -- "$pattern" "$tmp/out"; then
+		echo "FAIL $name: exit $rc (expected $want), output:"
+		sed -n 1,12p "$tmp/out"
+		fail=$((fail + 1))
+	else
+		echo "ok   $name"
+		pass=$((pass + 1))
+	fi
+}
+
+expect seeded-misses 0 'pass +\(expected pass' \
+	"$bin" check "$dir/shift-split-seeded.yaml" --traces "$tmp/t"
+expect bounded-finds 0 'preemptions: [0-9]+:[12]' \
+	"$bin" check "$dir/shift-split-bounded.yaml" --traces "$tmp/t" --no-shrink
+trace=$tmp/t/shift-split-bounded.trace.yaml
+expect trace-has-choices 0 '^  choices: "[0-9]+:[12]' cat "$trace"
+expect replay-reproduces 1 'the violation reproduces' "$bin" replay "$trace"
+grep -v '^  choices:' "$trace" >"$tmp/seeded.trace.yaml"
+expect replay-without-choices 0 'no violation' "$bin" replay "$tmp/seeded.trace.yaml"
+expect window-never-seeded 0 "ONLY FALSE +$marker" \
+	"$bin" check "$dir/umbra-race-seeded.yaml" --coverage
+expect window-reached-bounded 0 "both +$marker" \
+	"$bin" check "$dir/umbra-race-bounded.yaml" --coverage
+expect json-counts 0 '"strategy": "bounded".*"preemption_bound": 1.*"schedules_explored": [1-9][0-9]+' \
+	bash -c "'$bin' check '$dir/umbra-race-bounded.yaml' --json - 2>/dev/null | tr -d '\n'"
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,296 @@
+/*
+ * test_explore.c: Check suite for the world's choice points and the search over schedules
+ * (sim/world.c, model/explore.c, model/check.c, model/trace.c; label unit).
+ *   - a world whose chooser always takes candidate 0 has the seeded history, event by event
+ *     (the determinism twin compares them), and `strategy: bounded` with bound 0 checks
+ *     exactly what the seeded schedule checks;
+ *   - bound 1 without reduction runs one schedule per alternative candidate of the seeded
+ *     run's events, plus the seeded one; with reduction no more, some cut short;
+ *   - a violation only a preemption reaches (shift_split) is missed by the seeded schedule,
+ *     found at bound 1, written to a trace with its choices, and replayed from it; without
+ *     its choices the same trace does not reproduce;
+ *   - a schedule's text round-trips and malformed text is refused;
+ *   - pct runs are deterministic and count as schedules; pct finds shift_split and its trace
+ *     (hundreds of preemptions) replays.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "explore.h"
+#include "load.h"
+#include "trace.h"
+#include "world.h"
+
+static char tmp_dir[256];
+
+/* 12 transactions, 2 clients, Umbra with shift_split: the seeded schedule misses it. */
+static const char split_text[] =
+	"name: split\nseed: 1\nprotocol: {mode: umbra, mutations: [shift_split]}\n"
+	"storage: {pages: 12, buffers: 8, wal_segment_size: 64KiB}\n"
+	"checkpoint: {interval: 0s, every_transactions: 2, max_wal_size: 0}\n"
+	"workload: {kind: random, clients: 2, transactions: 12, pages_per_transaction: 2}\n"
+	"%s";
+
+static const char tiny_text[] =
+	"name: tiny\nseed: 5\nstorage: {pages: 8, buffers: 4}\n"
+	"checkpoint: {interval: 0s, every_transactions: 3, max_wal_size: 0}\n"
+	"workload: {kind: random, clients: 2, transactions: %u, pages_per_transaction: 2}\n"
+	"%s";
+
+static void load_text(struct pn_scenario *sc, const char *text)
+{
+	char err[512];
+	ck_assert_msg(pn_scenario_load_string("test.yaml", text, strlen(text), sc, err,
+					      sizeof(err)),
+		      "%s", err);
+}
+
+static void load_split(struct pn_scenario *sc, const char *tail)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), split_text, tail);
+	load_text(sc, text);
+}
+
+static void load_tiny(struct pn_scenario *sc, uint32_t transactions, const char *tail)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), tiny_text, transactions, tail);
+	load_text(sc, text);
+}
+
+static int check(const struct pn_scenario *sc, struct pn_check_result *r)
+{
+	struct pn_check_options o = {0};
+	return pn_check_scenario(sc, &o, r);
+}
+
+/* A chooser that takes the seeded order and adds up the alternatives it was offered. */
+static uint32_t count_alternatives(void *arg, struct pn_world *w, const struct pn_event *cand,
+				   uint32_t n)
+{
+	(void)w;
+	(void)cand;
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_le(n, PN_CHOICE_WIDTH);
+	*(uint64_t *)arg += n - 1;
+	return 0;
+}
+
+/* Runs sc to its end; with count set, under the counting chooser. */
+static int run_world(const struct pn_scenario *sc, struct pn_world_twin *twin, uint64_t *count)
+{
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.twin = twin,
+				     .check_each_event = true,
+				     .track = true,
+				     .choose = count ? count_alternatives : NULL,
+				     .choose_arg = count};
+	char msg[512];
+	ck_assert(w != NULL);
+	ck_assert(pn_world_init(w, sc, &o, NULL));
+	pn_engine_start(w->e);
+	int rc = pn_world_run(w);
+	bool same = twin ? pn_world_twin_end(twin, w, msg, sizeof(msg)) : true;
+	ck_assert_msg(same, "%s", msg);
+	pn_world_free(w);
+	free(w);
+	return rc;
+}
+
+START_TEST(test_candidate_zero_is_the_seeded_history)
+{
+	struct pn_scenario sc;
+	struct pn_world_twin twin = {0};
+	uint64_t alternatives = 0;
+	load_tiny(&sc, 6, "crash: {points: all, max_unsynced: 3, tear: halves}\n");
+	ck_assert_int_eq(run_world(&sc, &twin, NULL), 0);
+	ck_assert_int_eq(run_world(&sc, &twin, &alternatives), 0); /* compared event by event */
+	ck_assert_uint_gt(twin.events[1], 20);
+	ck_assert_uint_gt(alternatives, 0); /* there were choices, and 0 took the seeded one */
+	pn_world_twin_free(&twin);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_bound_zero_checks_the_seeded_schedule)
+{
+	struct pn_scenario seeded, bounded;
+	struct pn_check_result a, b;
+	load_tiny(&seeded, 6, "crash: {points: all, max_unsynced: 3, tear: halves}\n");
+	load_tiny(&bounded, 6,
+		  "crash: {points: all, max_unsynced: 3, tear: halves}\n"
+		  "schedules: {strategy: bounded, preemption_bound: 0}\n");
+	ck_assert_int_eq(check(&seeded, &a), 0);
+	ck_assert_int_eq(check(&bounded, &b), 0);
+	ck_assert_uint_gt(a.crash_points, 5);
+	ck_assert_uint_eq(a.events, b.events);
+	ck_assert_uint_eq(a.crash_points, b.crash_points);
+	ck_assert_uint_eq(a.crash_states, b.crash_states);
+	ck_assert_uint_eq(a.recoveries, b.recoveries);
+	ck_assert_uint_eq(b.schedules_explored, 1);
+	ck_assert_uint_eq(b.schedules_pruned, 0);
+	ck_assert_int_eq(b.strategy, PN_STRATEGY_BOUNDED);
+	pn_scenario_free(&seeded);
+	pn_scenario_free(&bounded);
+}
+END_TEST
+
+START_TEST(test_bound_one_counts)
+{
+	struct pn_scenario seeded, full, reduced;
+	struct pn_check_result a, b;
+	uint64_t alternatives = 0;
+	load_tiny(&seeded, 3, "");
+	load_tiny(&full, 3, "schedules: {preemption_bound: 1, reduce: false}\n");
+	load_tiny(&reduced, 3, "schedules: {preemption_bound: 1}\n");
+	ck_assert_int_eq(full.schedules.strategy, PN_STRATEGY_BOUNDED); /* a bound asks for it */
+	ck_assert_int_eq(run_world(&seeded, NULL, &alternatives), 0);
+	ck_assert_int_eq(check(&full, &a), 0);
+	ck_assert_uint_eq(a.schedules_explored, 1 + alternatives);
+	ck_assert_uint_eq(a.schedules_pruned, 0);
+	ck_assert_int_eq(check(&reduced, &b), 0);
+	ck_assert_uint_le(b.schedules_explored, a.schedules_explored);
+	ck_assert_uint_gt(b.schedules_pruned, 0);
+	ck_assert_uint_lt(b.events, a.events); /* the cut runs stopped early */
+	ck_assert_uint_gt(b.distinct_states, 0);
+	pn_scenario_free(&seeded);
+	pn_scenario_free(&full);
+	pn_scenario_free(&reduced);
+}
+END_TEST
+
+START_TEST(test_preemption_finds_and_replays)
+{
+	struct pn_scenario seeded, bounded, trace;
+	static struct pn_check_result a, b, r;
+	char path[1024], err[512];
+	load_split(&seeded, "expect: {verdict: violation}\n");
+	load_split(&bounded, "schedules: {preemption_bound: 1}\nexpect: {verdict: violation}\n");
+	ck_assert_int_eq(check(&seeded, &a), 1); /* missed: expected a violation */
+	ck_assert(!a.violation);
+	ck_assert_int_eq(check(&bounded, &b), 0);
+	ck_assert(b.violation);
+	ck_assert_str_ne(b.choices, "");
+	ck_assert_uint_gt(b.schedules_explored, 1);
+	ck_assert_msg(pn_trace_write(&bounded, &b, tmp_dir, path, sizeof(path), err, sizeof(err)),
+		      "%s", err);
+	ck_assert_msg(pn_scenario_load(path, &trace, err, sizeof(err)), "%s", err);
+	ck_assert_str_eq(trace.replay.choices, b.choices);
+	char now[24];
+	ck_assert_int_eq(pn_trace_edited(&trace, now, sizeof(now)), 0);
+	struct pn_check_options o = pn_check_replay_options(&trace);
+	pn_check_scenario(&trace, &o, &r);
+	ck_assert_msg(r.violation && !r.error, "%s", r.detail);
+	ck_assert_int_eq(r.kind, b.kind);
+	ck_assert_uint_eq(r.crash_point, b.crash_point);
+	ck_assert_str_eq(r.choices, b.choices);
+	o.replay_choices = ""; /* the seeded order up to the same event: no violation */
+	pn_check_scenario(&trace, &o, &r);
+	ck_assert_msg(!r.violation && !r.error, "%s", r.detail);
+	/* the schedule alone, checked as a scenario's only schedule, shows it too */
+	struct pn_check_options only = {.choices = b.choices};
+	pn_check_scenario(&seeded, &only, &r);
+	ck_assert(r.violation);
+	ck_assert_uint_eq(r.schedules_explored, 1);
+	unlink(path);
+	pn_scenario_free(&seeded);
+	pn_scenario_free(&bounded);
+	pn_scenario_free(&trace);
+}
+END_TEST
+
+START_TEST(test_schedule_text)
+{
+	struct pn_schedule s;
+	char why[160], buf[64];
+	ck_assert(pn_schedule_parse("3:1,17:2", &s, why, sizeof(why)));
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(s.c[1].event, 17);
+	ck_assert_uint_eq(s.c[1].pick, 2);
+	ck_assert(pn_schedule_format(&s, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "3:1,17:2");
+	ck_assert(!pn_schedule_format(&s, buf, 5)); /* does not fit */
+	pn_schedule_free(&s);
+	ck_assert(pn_schedule_parse("", &s, why, sizeof(why)));
+	ck_assert_uint_eq(s.n, 0);
+	pn_schedule_free(&s);
+	const char *bad[] = {"3", "3:0", "3:3", "5:1,5:2", "0:1", "4:1;5:1", "x:1", "4:1,x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(!pn_schedule_parse(bad[i], &s, why, sizeof(why)), "%s", bad[i]);
+}
+END_TEST
+
+START_TEST(test_pct_is_deterministic)
+{
+	struct pn_scenario sc;
+	struct pn_check_result a, b;
+	load_tiny(&sc, 4, "schedules: {strategy: pct, runs: 5, depth: 3}\n");
+	ck_assert_int_eq(check(&sc, &a), 0);
+	ck_assert_int_eq(check(&sc, &b), 0);
+	ck_assert_uint_eq(a.schedules_explored, 5);
+	ck_assert_uint_eq(a.events, b.events);
+	ck_assert_uint_eq(a.schedules_explored, b.schedules_explored);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* pct finds what the seeded schedule misses, and its many preemptions replay from the trace */
+START_TEST(test_pct_finds_and_replays)
+{
+	struct pn_scenario sc, trace;
+	static struct pn_check_result a, r;
+	char path[1024], err[512];
+	load_split(&sc, "schedules: {strategy: pct, runs: 20, depth: 2}\n");
+	check(&sc, &a);
+	ck_assert(a.violation);
+	ck_assert_uint_gt(a.schedules_explored, 1);
+	ck_assert_uint_gt(strlen(a.choices), 1023); /* more than the old 1 KiB field held */
+	ck_assert_msg(pn_trace_write(&sc, &a, tmp_dir, path, sizeof(path), err, sizeof(err)), "%s",
+		      err);
+	ck_assert_msg(pn_scenario_load(path, &trace, err, sizeof(err)), "%s", err);
+	struct pn_check_options o = pn_check_replay_options(&trace);
+	pn_check_scenario(&trace, &o, &r);
+	ck_assert_msg(r.violation && !r.error, "%s", r.detail);
+	ck_assert_uint_eq(r.crash_point, a.crash_point);
+	unlink(path);
+	pn_scenario_free(&sc);
+	pn_scenario_free(&trace);
+}
+END_TEST
+
+static Suite *explore_suite(void)
+{
+	Suite *s = suite_create("explore");
+	TCase *tc = tcase_create("explore");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_candidate_zero_is_the_seeded_history);
+	tcase_add_test(tc, test_bound_zero_checks_the_seeded_schedule);
+	tcase_add_test(tc, test_bound_one_counts);
+	tcase_add_test(tc, test_preemption_finds_and_replays);
+	tcase_add_test(tc, test_schedule_text);
+	tcase_add_test(tc, test_pct_is_deterministic);
+	tcase_add_test(tc, test_pct_finds_and_replays);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/pn_test_explore.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(explore_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rmdir(tmp_dir);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
