@@ -62,7 +62,8 @@ static inline void fold_row(uint32_t sums[LANES], const uint8_t *row, bool first
 __attribute__((target_clones("avx512f", "default")))
 #endif
 #endif
-uint16_t pn_page_checksum(const uint8_t *page, uint32_t page_size, uint32_t blkno)
+uint16_t
+pn_page_checksum(const uint8_t *page, uint32_t page_size, uint32_t blkno)
 {
 	uint32_t sums[LANES];
 
