@@ -32,6 +32,11 @@
  *      (shrinking) runs in a child of its own once the units are merged. Test hook: with
  *      PN_TEST_KILL_UNIT=T in the environment, the child of the first scenario's first unit
  *      kills itself (SIGKILL) before its result, the first T times it is run.
+ *   K8 --cross-check N judges every Nth state also the full way (model/check.c,
+ *      cross_check); a difference stops the process at once, exit 3 (with --jobs, that
+ *      child: its unit is run again once, then the scenario is an error). Test hook: with
+ *      PN_TEST_CROSS_FAULT=K in the environment, the fast verdict of the Kth state judged
+ *      (in each process) is made wrong.
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
@@ -68,6 +73,7 @@ static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
 	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
+	"                      [--cross-check N]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -95,13 +101,16 @@ static const char usage[] =
 	"                self-check; exit 1 at the first event where the runs differ)\n"
 	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
 	"                weaker check; for slow builds)\n"
+	"  --cross-check N  judge every Nth crash state, and every state of a violation,\n"
+	"                also the full way (a new recovery, the oracle's pages afresh, no\n"
+	"                verdict cache) and stop at once, exit 3, where the two differ\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: what\n"
 	"finished is reported and written (marked interrupted), exit 130.\n"
 	"\n"
 	"exit status: 0 every verdict as expected, 1 any not, 2 bad input or an output that\n"
-	"could not be written, 130 interrupted\n";
+	"could not be written, 3 a cross-check failed, 130 interrupted\n";
 
 enum {
 	OPT_JSON = 256,
@@ -115,7 +124,8 @@ enum {
 	OPT_NO_SHRINK,
 	OPT_POINTS_EVERY,
 	OPT_TWICE,
-	OPT_UNIT_STATES
+	OPT_UNIT_STATES,
+	OPT_CROSS_CHECK
 };
 
 #define EXIT_INTERRUPTED 130
@@ -124,7 +134,7 @@ enum {
 
 struct check_args {
 	const char *json, *junit, *traces;
-	uint64_t jobs, seed, nested, points_every, unit_states;
+	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
 	bool seed_set, coverage, quiet, no_shrink, twice;
 	char **paths;
 	size_t npaths, cap;
@@ -266,6 +276,7 @@ static int parse_option(int c, struct check_args *a, char **argv)
 	case OPT_TWICE: a->twice = true; return -1;
 	case OPT_UNIT_STATES: return parse_positive("--unit-states", &a->unit_states);
 	case OPT_POINTS_EVERY: return parse_positive("--points-every", &a->points_every);
+	case OPT_CROSS_CHECK: return parse_positive("--cross-check", &a->cross_check);
 	case OPT_JOBS:
 		if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
 			return 2;
@@ -298,6 +309,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
 		{"twice", no_argument, NULL, OPT_TWICE},
 		{"unit-states", required_argument, NULL, OPT_UNIT_STATES},
+		{"cross-check", required_argument, NULL, OPT_CROSS_CHECK},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -431,6 +443,14 @@ static void write_trace(struct item *it, const struct check_args *a,
 	pn_scenario_free(&small);
 }
 
+/* K8's test hook: the judged state whose fast verdict is made wrong (0: none). */
+static uint64_t cross_fault(void)
+{
+	uint64_t k = 0;
+	const char *env = getenv("PN_TEST_CROSS_FAULT");
+	return env && pn_cli_parse_uint("check", "PN_TEST_CROSS_FAULT", env, &k) ? k : 0;
+}
+
 static void check_one(struct item *it, const struct check_args *a, pn_check_progress_fn fn,
 		      void *arg)
 {
@@ -440,6 +460,8 @@ static void check_one(struct item *it, const struct check_args *a, pn_check_prog
 		.stop = &stop_signal,
 		.nested_every = (uint32_t)a->nested,
 		.twice = a->twice,
+		.cross_check_every = a->cross_check,
+		.cross_check_fault = cross_fault(),
 	};
 	struct outcome *out = &it->out;
 	double t0 = pn_progress_clock_s();
@@ -656,7 +678,9 @@ static struct pn_check_options unit_options(const struct check_args *a, void *ar
 					 .progress_arg = arg,
 					 .stop = &stop_signal,
 					 .nested_every = (uint32_t)a->nested,
-					 .twice = a->twice};
+					 .twice = a->twice,
+					 .cross_check_every = a->cross_check,
+					 .cross_check_fault = cross_fault()};
 }
 
 /* A child: one unit (its result's bytes, MSG_UNIT) or an item's trace (MSG_OUTCOME, then

@@ -35,6 +35,14 @@ struct checker {
 	struct verdict *cache;
 	uint64_t cache_cap, cache_len;
 	uint8_t *expected, *found;
+	/* the oracle's pages at one recovered end, for the states of one crash point (the
+	 * oracle changes only between points): exp_have[p], page p of exp_pages is filled */
+	uint8_t *exp_pages;
+	bool *exp_have;
+	uint32_t exp_npages;
+	pn_lsn exp_end;
+	bool exp_valid;
+	uint64_t cross_checked; /* states judged twice (--cross-check) */
 	char detail[2048];
 	double t0;
 	uint32_t schedule;
@@ -102,57 +110,104 @@ static void hex(char *buf, size_t len, const uint8_t *p, uint32_t n)
 		at += (size_t)snprintf(buf + at, len - at, "%02x", p[i]);
 }
 
+/* C2 for page p of a recovered engine against the oracle's page `expected`. */
+static bool recovered_page(struct pn_engine *e, const struct pn_oracle *o, uint32_t p, pn_lsn end,
+			   const uint8_t *expected, uint8_t *found, char *detail, size_t detail_len)
+{
+	const struct pn_scenario *sc = pn_engine_scenario(e);
+	struct pn_geometry geo = pn_engine_geometry(e);
+	/* the recovered engine's bytes, read through its own seam (the simulated device, or a
+	 * real file); pushdown: what the page server reconstructs at the recovered end (C2 for
+	 * pushdown). Its page server checked its images' CRCs; the page it rebuilds is not
+	 * checksummed until the compute writes it, which it never does */
+	bool resident;
+	pn_engine_read_page(e, p, end, found, &resident);
+	bool headerless = pn_engine_is_slru(e, p) && !sc->protocol.slru_headers;
+	bool sums = pn_engine_is_slru(e, p) ? sc->protocol.slru_headers : sc->protocol.checksums;
+	if (!resident && !headerless && !pn_page_verify(found, geo.page_size, p, sums)) {
+		snprintf(detail, detail_len,
+			 "after recovery page %u fails verification (%s): the next read of it is "
+			 "an error",
+			 p, sums ? "checksum or header" : "header");
+		return false;
+	}
+	int off = pn_oracle_compare(o, p, expected, found);
+	if (off < 0)
+		return true;
+	char exp[40], got[40];
+	uint32_t n = PN_MIN(16u, geo.page_size - (uint32_t)off);
+	hex(exp, sizeof(exp), expected + off, n);
+	hex(got, sizeof(got), found + off, n);
+	snprintf(detail, detail_len,
+		 "page %u%s differs from the oracle at byte %d: expected %s, found %s; expected "
+		 "page LSN %llX, found %llX (recovered WAL ends at %llX)",
+		 p, pn_engine_is_slru(e, p) ? " (SLRU)" : "", off, exp, got,
+		 (unsigned long long)pn_page_lsn(expected), (unsigned long long)pn_page_lsn(found),
+		 (unsigned long long)end);
+	return false;
+}
+
 bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn end,
 			      uint8_t *expected, uint8_t *found, char *detail, size_t detail_len,
 			      uint32_t *bad_page)
 {
-	const struct pn_scenario *sc = pn_engine_scenario(e);
 	struct pn_geometry geo = pn_engine_geometry(e);
 	for (uint32_t p = 0; p < geo.pages; p++) {
 		pn_oracle_page(o, p, end, expected);
-		/* the recovered engine's bytes, read through its own seam (the simulated device,
-		 * or a real file); pushdown: what the page server reconstructs at the recovered
-		 * end (C2 for pushdown). Its page server checked its images' CRCs; the page it
-		 * rebuilds is not checksummed until the compute writes it, which it never does */
-		bool resident;
-		pn_engine_read_page(e, p, end, found, &resident);
-		bool headerless = pn_engine_is_slru(e, p) && !sc->protocol.slru_headers;
-		bool sums = pn_engine_is_slru(e, p) ? sc->protocol.slru_headers
-						    : sc->protocol.checksums;
-		if (!resident && !headerless && !pn_page_verify(found, geo.page_size, p, sums)) {
-			snprintf(
-				detail, detail_len,
-				"after recovery page %u fails verification (%s): the next read of it "
-				"is an error",
-				p, sums ? "checksum or header" : "header");
+		if (!recovered_page(e, o, p, end, expected, found, detail, detail_len)) {
 			*bad_page = p;
 			return false;
 		}
-		int off = pn_oracle_compare(o, p, expected, found);
-		if (off < 0)
-			continue;
-		char exp[40], got[40];
-		uint32_t n = PN_MIN(16u, geo.page_size - (uint32_t)off);
-		hex(exp, sizeof(exp), expected + off, n);
-		hex(got, sizeof(got), found + off, n);
-		bool slru = pn_engine_is_slru(e, p);
-		snprintf(detail, detail_len,
-			 "page %u%s differs from the oracle at byte %d: expected %s, found %s; "
-			 "expected page LSN %llX, found %llX (recovered WAL ends at %llX)",
-			 p, slru ? " (SLRU)" : "", off, exp, got,
-			 (unsigned long long)pn_page_lsn(expected),
-			 (unsigned long long)pn_page_lsn(found), (unsigned long long)end);
-		*bad_page = p;
-		return false;
 	}
 	return true;
 }
 
-/* C2: every page against the oracle at the recovered end. */
-static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page)
+/* The oracle's page p at end, from the point's table (filled on first use). Valid while
+ * the oracle takes no record: within one crash point (explore_point clears the table). */
+static const uint8_t *expected_page(struct checker *c, uint32_t p, pn_lsn end)
 {
-	return pn_check_recovered_pages(r->e, c->oracle, end, c->expected, c->found, c->detail,
-					sizeof(c->detail), bad_page);
+	size_t size = c->sc->storage.page_size;
+	if (!c->exp_valid || c->exp_end != end) {
+		memset(c->exp_have, 0, c->exp_npages * sizeof(*c->exp_have));
+		c->exp_end = end;
+		c->exp_valid = true;
+	}
+	PN_ASSERT(p < c->exp_npages);
+	if (!c->exp_have[p]) {
+		pn_oracle_page(c->oracle, p, end, c->exp_pages + p * size);
+		c->exp_have[p] = true;
+	}
+	return c->exp_pages + p * size;
+}
+
+/* C2: every page against the oracle at the recovered end; fast: the oracle's pages from
+ * the point's table (the same bytes as pn_oracle_page's, --cross-check compares). */
+static bool compare_pages(struct checker *c, struct pn_world *r, pn_lsn end, uint32_t *bad_page,
+			  bool fast)
+{
+	if (!fast)
+		return pn_check_recovered_pages(r->e, c->oracle, end, c->expected, c->found,
+						c->detail, sizeof(c->detail), bad_page);
+	uint32_t pages = pn_engine_geometry(r->e).pages;
+	if (c->exp_npages < pages) {
+		free(c->exp_pages);
+		free(c->exp_have);
+		c->exp_pages = malloc((size_t)pages * c->sc->storage.page_size);
+		c->exp_have = calloc(pages, sizeof(*c->exp_have));
+		PN_ASSERT(c->exp_pages != NULL && c->exp_have != NULL);
+		c->exp_npages = pages;
+		c->exp_valid = false;
+	}
+	for (uint32_t p = 0; p < pages; p++) {
+		const uint8_t *exp = expected_page(c, p, end);
+		if (!recovered_page(r->e, c->oracle, p, end, exp, c->found, c->detail,
+				    sizeof(c->detail))) {
+			memcpy(c->expected, exp, c->sc->storage.page_size);
+			*bad_page = p;
+			return false;
+		}
+	}
+	return true;
 }
 
 /* A new world whose device is the crash image of dev under fates (recovery not begun). */
@@ -186,8 +241,10 @@ static void free_world(struct pn_world *r)
 	free(r);
 }
 
-/* C3 and C2 for a recovered world; upto bounds the oracle (nested crashes). */
-static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, struct verdict *v)
+/* C3 and C2 for a recovered world; upto bounds the oracle (nested crashes); fast: C2 from
+ * the point's table of oracle pages. */
+static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, struct verdict *v,
+		  bool fast)
 {
 	v->end = pn_engine_recovery_end(r->e);
 	v->kind = PN_VIOL_NONE;
@@ -200,7 +257,7 @@ static void judge(struct checker *c, struct pn_world *r, int rc, pn_lsn upto, st
 		v->kind = PN_VIOL_RECOVERY;
 		v->page = UINT32_MAX;
 		snprintf(c->detail, sizeof(c->detail), "recovery did not finish: %s", r->error);
-	} else if (!compare_pages(c, r, PN_MIN(upto, v->end), &v->page)) {
+	} else if (!compare_pages(c, r, PN_MIN(upto, v->end), &v->page, fast)) {
 		v->kind = strstr(c->detail, "fails verification") ? PN_VIOL_CHECKSUM
 								  : PN_VIOL_EXACTNESS;
 	}
@@ -259,6 +316,73 @@ static void report(struct checker *c, enum pn_violation_kind kind, uint32_t page
 	}
 }
 
+/*
+ * --cross-check N: every Nth state judged (and every state whose verdict is a violation) is
+ * recovered again in a new world from its fates and judged the full way (C2 with the
+ * oracle's pages made afresh, no verdict cache: the reference path); any difference from
+ * the verdict the check uses (v: cached, or judged with the point's table of oracle pages)
+ * aborts the check, exit 3. Neither counted nor seen by coverage (its hits are undone), so
+ * the results are those of a check without it. rec_event: the event of the recovery
+ * crashed in (0: a crash of the run).
+ */
+static size_t cov_copy(uint64_t (*out)[2], bool restore);
+
+/* A verdict as the cross-check reports it. */
+static void verdict_text(const struct verdict *v, char *buf, size_t len)
+{
+	if (v->kind == PN_VIOL_NONE)
+		snprintf(buf, len, "pass, recovered WAL end %llX", (unsigned long long)v->end);
+	else
+		snprintf(buf, len, "%s at page %u, recovered WAL end %llX",
+			 pn_violation_name((enum pn_violation_kind)v->kind), v->page,
+			 (unsigned long long)v->end);
+}
+static void cross_check(struct checker *c, const struct pn_device *dev,
+			const struct pn_write_fate *fates, pn_lsn upto, struct verdict *v,
+			uint64_t point, uint64_t rec_event)
+{
+	uint64_t every = c->opt->cross_check_every, n = ++c->cross_checked;
+	if (c->opt->cross_check_fault && n == c->opt->cross_check_fault)
+		v->end++; /* test hook: a fast path that is wrong */
+	if (!every || (n % every != 0 && v->kind == PN_VIOL_NONE))
+		return;
+	struct pn_testcase_site *const *sites;
+	size_t nsites = pn_testcase_all(&sites);
+	uint64_t(*saved)[2] = calloc(nsites + 1, sizeof(*saved));
+	char *detail = malloc(sizeof(c->detail));
+	PN_ASSERT(saved != NULL && detail != NULL);
+	cov_copy(saved, false);
+	memcpy(detail, c->detail, sizeof(c->detail));
+	int rc;
+	struct verdict full = {0};
+	struct pn_world *r = recover_image(c, dev, fates, false, &rc);
+	judge(c, r, rc, upto, &full, false);
+	free_world(r);
+	cov_copy(saved, true);
+	bool same = full.kind == v->kind && full.end == v->end &&
+		    (full.kind == PN_VIOL_NONE || full.page == v->page);
+	if (!same) {
+		char in_rec[64] = "";
+		if (rec_event)
+			snprintf(in_rec, sizeof(in_rec),
+				 ", crash inside recovery at its event %llu",
+				 (unsigned long long)rec_event);
+		char fast[128], slow[128];
+		verdict_text(v, fast, sizeof(fast));
+		verdict_text(&full, slow, sizeof(slow));
+		fprintf(stderr,
+			"penumbra check: cross-check failed: %s, schedule %u, crash point %llu%s, "
+			"judged state %llu: the fast path says %s, the full path %s%s%s\n",
+			c->sc->name, c->schedule, (unsigned long long)point, in_rec,
+			(unsigned long long)n, fast, slow, full.kind ? ": " : "",
+			full.kind ? c->detail : "");
+		exit(3);
+	}
+	memcpy(c->detail, detail, sizeof(c->detail));
+	free(detail);
+	free(saved);
+}
+
 /* One crash state inside recovery (r: the recovering world, stopped after an event): recover
  * it, judge it against the first recovery's end. Returns false at a violation (reported). */
 static bool nested_state(struct checker *c, const struct pn_world *r,
@@ -267,8 +391,9 @@ static bool nested_state(struct checker *c, const struct pn_world *r,
 	int rc;
 	struct verdict v;
 	struct pn_world *r2 = recover_image(c, &r->dev, ce->fates, false, &rc);
-	judge(c, r2, rc, first_end, &v);
+	judge(c, r2, rc, first_end, &v, true);
 	free_world(r2);
+	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
 	c->res->crash_states++;
 	c->res->recoveries++;
 	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
@@ -362,7 +487,7 @@ static void relearn(struct checker *c, struct verdict *slot)
 	cov_copy(saved, false);
 	int rc;
 	struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
-	judge(c, r, rc, UINT64_MAX, slot);
+	judge(c, r, rc, UINT64_MAX, slot, true);
 	free_world(r);
 	slot->known = true;
 	cov_copy(saved, true);
@@ -486,6 +611,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	struct pn_check_result *res = c->res;
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
+	c->exp_valid = false; /* the oracle took records since the last point */
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
@@ -501,7 +627,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 			int rc;
 			struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
 			struct verdict v = {.key = key, .used = true, .known = true};
-			judge(c, r, rc, UINT64_MAX, &v);
+			judge(c, r, rc, UINT64_MAX, &v, true);
 			free_world(r);
 			res->recoveries++;
 			c->new_states++;
@@ -520,6 +646,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 		}
 		struct verdict v =
 			*slot; /* a failing state stops the search: cached ones pass C2/C3 */
+		cross_check(c, &c->w->dev, c->ce.fates, UINT64_MAX, &v, point, 0);
 		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
 			v.kind = PN_VIOL_DURABILITY;
 		pn_world_hash_mix(c->w, key,
@@ -654,7 +781,7 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 	if (ok) {
 		int rc;
 		struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
-		judge(c, r2, rc, first_end, v);
+		judge(c, r2, rc, first_end, v, false);
 		c->res->in_recovery = true;
 		c->res->recovery_point = opt->replay_recovery_point;
 		snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s",
@@ -726,7 +853,7 @@ static int replay_point(struct checker *c)
 	int rc;
 	struct pn_world *r = recover_image(c, &c->w->dev, f, false, &rc);
 	struct verdict v;
-	judge(c, r, rc, UINT64_MAX, &v);
+	judge(c, r, rc, UINT64_MAX, &v, false);
 	/* C2 compared the pages (recovery finished): the bytes are the failing page's */
 	if (opt->replay_page && rc == 0 &&
 	    (v.kind == PN_VIOL_EXACTNESS || v.kind == PN_VIOL_CHECKSUM))
@@ -937,6 +1064,8 @@ static void checker_close(struct checker *c)
 	free(c->cache);
 	free(c->expected);
 	free(c->found);
+	free(c->exp_pages);
+	free(c->exp_have);
 	c->res->seconds = wall_seconds() - c->t0;
 }
 

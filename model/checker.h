@@ -58,6 +58,11 @@ struct pn_check_options {
 	 * verdicts compared event by event (sim/world.h, struct pn_world_twin). */
 	bool twice;
 	uint64_t twice_perturb_at; /* test hook: the second run diverges after this event */
+	/* --cross-check N: every Nth state judged, and every state of a violation, judged again
+	 * the full way (a new recovery, the oracle's pages afresh); a difference aborts, exit 3
+	 * (check.c, cross_check). 0: never. */
+	uint64_t cross_check_every;
+	uint64_t cross_check_fault; /* test hook: the fast verdict of this judged state is wrong */
 };
 
 struct pn_check_result {

@@ -20,18 +20,7 @@ for a in "$@"; do # scenario paths made absolute: each run works in a directory 
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_jobs_same.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
-strip_json() {
-	python3 -c '
-import json, sys
-def strip(o):
-    if isinstance(o, dict):
-        return {k: strip(v) for k, v in o.items()
-                if k not in ("seconds", "seconds_to_violation", "shrink_seconds")}
-    if isinstance(o, list):
-        return [strip(x) for x in o]
-    return o
-json.dump(strip(json.load(open(sys.argv[1]))), sys.stdout, indent=1)' "$1"
-}
+strip_json() { python3 "$(dirname "$0")/strip_timings.py" "$1"; }
 fail=0
 for j in 1 2 3; do
 	mkdir -p "$tmp/j$j/tr"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# states.sh: crash states judged per second (`check --nested 0`, one process) of the current
+# binary and of a reference commit's, side by side from one run, with their ratio (issue 12).
+# Not a test: timings are the machine's. Usage:
+#   bench/states.sh [NEW_BINARY [REF_COMMIT [ROUNDS [SCENARIO...]]]]
+# NEW_BINARY defaults to build-release/penumbra (built first if absent); REF_COMMIT to
+# 854e4f4, built as Release in a temporary git worktree under a mktemp directory (removed at
+# the end; set PN_BENCH_REF_BIN to reuse a binary already built). The scenarios default to
+# scenarios/protocols/{umbra,fpw,doublewrite}-random.yaml. The two binaries run in turn,
+# ROUNDS times each (default 3), so that a shared machine weighs on both alike; the best
+# round of each (least CPU seconds: user + system of the process) gives states/s. The
+# crash-state counts of the two must agree (the same enumeration); a line says so if not.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+new=${1:-$here/build-release/penumbra}
+ref_commit=${2:-854e4f4}
+rounds=${3:-3}
+shift $(($# < 3 ? $# : 3))
+scenarios=("$@")
+if [[ ${#scenarios[@]} -eq 0 ]]; then
+	for m in umbra fpw doublewrite; do
+		scenarios+=("$here/scenarios/protocols/$m-random.yaml")
+	done
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_states.XXXXXX") || exit 2
+cleanup() {
+	if [[ -d $tmp/ref-src ]]; then
+		git -C "$here" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if [[ ! -x $new ]]; then
+	cmake -S "$here" -B "$here/build-release" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+		cmake --build "$here/build-release" -j2 --target penumbra >/dev/null || exit 2
+fi
+ref=${PN_BENCH_REF_BIN:-}
+if [[ -z $ref ]]; then
+	echo "building $ref_commit (Release) in a temporary worktree..." >&2
+	git -C "$here" worktree add --detach "$tmp/ref-src" "$ref_commit" >/dev/null 2>&1 || {
+		echo "$0: cannot check out $ref_commit" >&2
+		exit 2
+	}
+	cmake -S "$tmp/ref-src" -B "$tmp/ref-build" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+		cmake --build "$tmp/ref-build" -j2 --target penumbra >/dev/null || {
+		echo "$0: cannot build $ref_commit" >&2
+		exit 2
+	}
+	ref=$tmp/ref-build/penumbra
+fi
+echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); new $(
+	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +), ref $ref_commit"
+TIMEFORMAT='%U %S'
+# one run: prints "cpu_s states recoveries" of binary $1 on scenario $2
+one() {
+	local t
+	t=$({ time "$1" check "$2" --nested 0 --jobs 1 --quiet --traces "$tmp/tr" \
+		--json "$tmp/out.json" >/dev/null 2>&1; } 2>&1)
+	read -r user sys <<<"$t"
+	python3 -c 'import json,sys
+s = json.load(open(sys.argv[1]))["scenarios"][0]
+print(float(sys.argv[2]) + float(sys.argv[3]), s["crash_states"], s["recoveries"])' \
+		"$tmp/out.json" "$user" "$sys"
+}
+printf '%-26s %12s %12s %10s %10s %8s\n' scenario states "$ref_commit/s" "new/s" \
+	"new rec/s" ratio
+for s in "${scenarios[@]}"; do
+	best_new=1e9 best_ref=1e9
+	for ((k = 1; k <= rounds; k++)); do
+		read -r cn sn rn < <(one "$new" "$s")
+		read -r cr sr rr < <(one "$ref" "$s")
+		best_new=$(awk -v a="$best_new" -v b="$cn" 'BEGIN { print (b < a ? b : a) }')
+		best_ref=$(awk -v a="$best_ref" -v b="$cr" 'BEGIN { print (b < a ? b : a) }')
+	done
+	[[ $sn == "$sr" ]] || echo "note: $(basename "$s"): crash states differ: new $sn, ref $sr"
+	awk -v n="$(basename "$s" .yaml)" -v st="$sn" -v sr="$sr" -v rn="$rn" -v cn="$best_new" \
+		-v cr="$best_ref" 'BEGIN {
+		cn = cn < 0.001 ? 0.001 : cn; cr = cr < 0.001 ? 0.001 : cr
+		printf "%-26s %12d %12.0f %10.0f %10.0f %7.1fx\n", n, st, sr / cr, st / cn, rn / cn,
+		       (st / cn) / (sr / cr) }'
+done

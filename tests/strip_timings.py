@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""strip_timings.py FILE: a check --json output without the keys that measure the machine
+(seconds, seconds_to_violation, shrink_seconds), printed as indented JSON, so that two runs
+that must agree but for their timings compare with diff (tests/jobs_same.sh,
+tests/cross_check.sh)."""
+import json
+import sys
+
+TIMINGS = ("seconds", "seconds_to_violation", "shrink_seconds")
+
+
+def strip(o):
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items() if k not in TIMINGS}
+    if isinstance(o, list):
+        return [strip(x) for x in o]
+    return o
+
+
+json.dump(strip(json.load(open(sys.argv[1]))), sys.stdout, indent=1)
