@@ -8,6 +8,11 @@
  * figures are taken when the duration is over; I/Os then in flight are waited for, not
  * counted. Every mode starts on freshly formatted files in DIR, which penumbra creates and
  * marks (refusing a directory that holds other files unless --force).
+ *
+ * --atomic sends the data file's page writes with RWF_ATOMIC (disk.h D6), where statx reports
+ * an atomic write unit range that holds the page; where it does not, the first mode is
+ * refused with what statx reported and what the kernel and file system need, and no mode
+ * runs (exit 2).
  */
 #include "cli.h"
 #include "workload.h"
@@ -23,7 +28,7 @@
 
 static const char usage[] =
 	"usage: penumbra bench S.yaml --path DIR [--modes LIST] [--duration D] [--json FILE]\n"
-	"                      [--seed N] [--force] [--wal-dir DIR]\n"
+	"                      [--seed N] [--force] [--wal-dir DIR] [--atomic]\n"
 	"\n"
 	"Runs the scenario's workload on real files through io_uring (or worker threads where\n"
 	"io_uring is unavailable; PN_IO_METHOD=worker forces them), in real time, for the\n"
@@ -40,18 +45,30 @@ static const char usage[] =
 	"  --wal-dir DIR also write each mode's WAL into DIR/MODE as PostgreSQL segment\n"
 	"                files, which pg_waldump reads (a second copy of every WAL byte: it\n"
 	"                costs the run time)\n"
+	"  --atomic      write data pages with RWF_ATOMIC (Linux 6.11+, O_DIRECT), so that\n"
+	"                none can tear; refused unless statx reports an atomic write unit\n"
+	"                range for DIR's data file that holds the page size\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 ok, 1 a run broke a runtime invariant or hit an I/O error, 2 bad input\n";
 
 #define DEFAULT_MODES "fpw,nofpw,umbra"
 
-enum { OPT_PATH = 256, OPT_MODES, OPT_DURATION, OPT_JSON, OPT_SEED, OPT_FORCE, OPT_WAL_DIR };
+enum {
+	OPT_PATH = 256,
+	OPT_MODES,
+	OPT_DURATION,
+	OPT_JSON,
+	OPT_SEED,
+	OPT_FORCE,
+	OPT_WAL_DIR,
+	OPT_ATOMIC
+};
 
 struct bench_opts {
 	const char *scenario, *path, *json, *modes_arg, *wal_dir;
 	uint64_t duration_ns, seed;
-	bool seed_set, force;
+	bool seed_set, force, atomic;
 	enum pn_mode modes[PN_CLI_MAX_MODES];
 	int nmodes;
 };
@@ -63,6 +80,7 @@ struct bench_result {
 	struct pn_disk_counters c;
 	char method[256];
 	bool direct;
+	struct pn_disk_atomic atomic; /* --atomic: what statx reported */
 };
 
 /* What the observers see during one run. */
@@ -85,6 +103,7 @@ static int option(int c, struct bench_opts *o, char **argv)
 	case OPT_MODES: o->modes_arg = optarg; return -1;
 	case OPT_FORCE: o->force = true; return -1;
 	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
+	case OPT_ATOMIC: o->atomic = true; return -1;
 	case OPT_DURATION:
 		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1
 											     : 2;
@@ -106,6 +125,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
+		{"atomic", no_argument, NULL, OPT_ATOMIC},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -224,7 +244,7 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 				.d = d};
 	PN_ASSERT(d != NULL);
 	result_init(res, sc);
-	if (!pn_disk_open(d, sc, dir, true, true)) {
+	if (!pn_disk_open(d, sc, dir, true, true) || (o->atomic && !pn_disk_use_atomic(d))) {
 		sim->status = 2;
 		snprintf(sim->error, sizeof(sim->error), "%s", d->error);
 		goto out;
@@ -241,6 +261,7 @@ static void bench_mode(const struct pn_scenario *sc, const struct bench_opts *o,
 	sim->status = pn_disk_run(d, o->duration_ns);
 	collect(res, &run, d, t0);
 	res->direct = d->direct;
+	res->atomic = d->atomic_unit;
 	snprintf(res->method, sizeof(res->method), "%s", d->method_note);
 	sim->viol = *pn_engine_violation_of(d->e);
 	if (sim->status == 2) { /* the scenario was fine: the run failed */
@@ -281,6 +302,7 @@ static double v_iops(const struct bench_result *r) { return per_s(r->c.writes, s
 static double v_mbs(const struct bench_result *r) { return per_s(r->c.write_bytes, secs(r)) / 1e6; }
 static double v_tx(const struct bench_result *r) { return (double)met(r)->commits; }
 static double v_ckpt(const struct bench_result *r) { return (double)met(r)->checkpoints; }
+static double v_atomic(const struct bench_result *r) { return (double)r->c.atomic_writes; }
 
 /* A mode that did not run to its end has no figures: its cells say so. */
 static const char *no_figures(const struct bench_result *r)
@@ -333,9 +355,13 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 		print_errors(res, n);
 		return;
 	}
-	fprintf(out, "bench: %s on %s, %.1f s per mode; I/O: %s, %s\n", o->scenario, o->path,
+	fprintf(out, "bench: %s on %s, %.1f s per mode; I/O: %s, %s", o->scenario, o->path,
 		o->duration_ns / 1e9, first->method,
 		first->direct ? "O_DIRECT" : "buffered (the filesystem refused O_DIRECT)");
+	if (o->atomic)
+		fprintf(out, ", RWF_ATOMIC page writes (statx: units of %u to %u bytes)",
+			first->atomic.unit_min_bytes, first->atomic.unit_max_bytes);
+	fputc('\n', out);
 	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%14s", res[i].r.label);
@@ -351,6 +377,8 @@ static void print_table(FILE *out, const struct bench_opts *o, const struct benc
 	row(out, "device write MB/s", res, n, v_mbs, "%14.2f");
 	row(out, "transactions", res, n, v_tx, "%14.0f");
 	row(out, "checkpoints", res, n, v_ckpt, "%14.0f");
+	if (o->atomic)
+		row(out, "RWF_ATOMIC page writes", res, n, v_atomic, "%14.0f");
 	const struct bench_result *fpw = find(res, n, PN_MODE_FPW),
 				  *nofpw = find(res, n, PN_MODE_NOFPW),
 				  *umbra = find(res, n, PN_MODE_UMBRA);
@@ -383,6 +411,9 @@ static json_t *result_json(const struct bench_result *r)
 	json_object_set_new(j, "device_write_mb_per_s", json_real(v_mbs(r)));
 	json_object_set_new(j, "io_method", json_string(r->method));
 	json_object_set_new(j, "o_direct", json_boolean(r->direct));
+	if (r->atomic.unit_max_bytes) /* --atomic */
+		json_object_set_new(j, "rwf_atomic_writes",
+				    json_integer((json_int_t)r->c.atomic_writes));
 	return j;
 }
 
@@ -418,6 +449,10 @@ int pn_cmd_bench(int argc, char **argv)
 		sc.protocol.mode = o.modes[i];
 		bench_mode(&sc, &o, &dir, &res[i]);
 		rc = pn_cli_worst(rc, res[i].r.sim.status);
+		if (o.atomic && res[i].r.sim.status == 2) { /* D6: every mode would be refused */
+			o.nmodes = i + 1;
+			break;
+		}
 	}
 	print_table(json == stdout ? stderr : stdout, &o, res, o.nmodes);
 	if (json)

@@ -28,7 +28,8 @@ struct lane_event {
 
 struct write_row {
 	uint64_t seq, event, offset;
-	uint32_t len, unit, nunits, page, slot;
+	uint32_t len, nunits, page, slot;
+	uint64_t unit_from[64], unit_to[64]; /* each unit's bytes in the file (device.h D5) */
 	const char *file, *why;
 	bool completed;
 	struct pn_write_fate fate;
@@ -127,7 +128,12 @@ static void take_writes(struct view *v, const struct pn_world *w, const struct p
 		r->event = u->event;
 		r->offset = u->offset;
 		r->len = u->len;
-		r->unit = pn_device_unit(&w->dev, u->len, &r->nunits);
+		pn_device_unit(&w->dev, u->offset, u->len, &r->nunits);
+		for (uint32_t k = 0, at; k < r->nunits; k++) {
+			uint32_t n = pn_device_unit_span(&w->dev, u->offset, u->len, k, &at);
+			r->unit_from[k] = u->offset + at;
+			r->unit_to[k] = u->offset + at + n - 1;
+		}
 		r->page = u->page;
 		r->slot = u->slot;
 		r->file = pn_file_name(u->file);
@@ -281,9 +287,8 @@ static void sector_map(FILE *f, const struct view *v)
 				      (r->fate.fate == PN_FATE_TORN && (r->fate.sectors >> u & 1));
 			snprintf(tip, sizeof(tip),
 				 "write #%llu unit %u (bytes %llu-%llu of the file): %s",
-				 (unsigned long long)r->seq, u,
-				 (unsigned long long)(r->offset + (uint64_t)u * r->unit),
-				 (unsigned long long)(r->offset + (uint64_t)(u + 1) * r->unit - 1),
+				 (unsigned long long)r->seq, u, (unsigned long long)r->unit_from[u],
+				 (unsigned long long)r->unit_to[u],
 				 is_new ? "new bytes reach the disk" : "old bytes stay");
 			pn_plot_rect(&p, u + 0.08, y - 0.85, u + 0.92, y - 0.15,
 				     is_new                         ? "#59a14f"

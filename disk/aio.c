@@ -18,9 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define WORKERS_MAX 8u
+
+/* RWF_ATOMIC (the kernel's UAPI, Linux 6.11): Debian 12's linux-libc-dev (6.1) lacks
+ * it. A kernel without it refuses the write (EINVAL, EOPNOTSUPP): the run then fails on its
+ * first atomic write, with that error. */
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC 0x00000040
+#endif
 
 struct req {
 	enum pn_aio_op op;
@@ -118,6 +126,10 @@ static void uring_prep(struct pn_aio *a, const struct req *r)
 	case PN_AIO_READ: io_uring_prep_read(sqe, r->fd, r->buf, r->len, r->offset); break;
 	case PN_AIO_WRITE: io_uring_prep_write(sqe, r->fd, r->buf, r->len, r->offset); break;
 	case PN_AIO_FDATASYNC: io_uring_prep_fsync(sqe, r->fd, IORING_FSYNC_DATASYNC); break;
+	case PN_AIO_WRITE_ATOMIC: /* A2 */
+		io_uring_prep_write(sqe, r->fd, r->buf, r->len, r->offset);
+		sqe->rw_flags = RWF_ATOMIC;
+		break;
 	}
 	sqe->user_data = r->tag;
 }
@@ -173,6 +185,14 @@ static int64_t do_syscall(const struct req *r)
 {
 	if (r->op == PN_AIO_FDATASYNC)
 		return fdatasync(r->fd) == 0 ? 0 : -errno;
+	if (r->op == PN_AIO_WRITE_ATOMIC) { /* A2: one system call, whole or an error */
+		struct iovec iov = {.iov_base = r->buf, .iov_len = r->len};
+		ssize_t n;
+		do
+			n = pwritev2(r->fd, &iov, 1, (off_t)r->offset, RWF_ATOMIC);
+		while (n < 0 && errno == EINTR);
+		return n < 0 ? -errno : n;
+	}
 	uint32_t at = 0;
 	while (at < r->len) {
 		ssize_t n = r->op == PN_AIO_READ ? pread(r->fd, (uint8_t *)r->buf + at, r->len - at,

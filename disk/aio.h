@@ -11,6 +11,10 @@
  * of the system call (bytes, or -errno). An fsync is always fdatasync: the data and WAL files
  * are preallocated, so no metadata change needs a full fsync for the data to be found.
  * Rule A1: at most `depth` operations are outstanding; the caller counts them (disk.c).
+ * Rule A2: PN_AIO_WRITE_ATOMIC is a write with RWF_ATOMIC (Linux 6.11+: the device stores it
+ * whole or not at all): io_uring's rw_flags, or pwritev2 in a worker, sent once, never split
+ * (a short one is an error). The caller checks first that the file takes it (disk.h
+ * pn_disk_use_atomic: O_DIRECT, and a length within the unit statx reports).
  */
 #ifndef PN_AIO_H
 #define PN_AIO_H
@@ -20,7 +24,7 @@
 #include <stdbool.h>
 
 enum pn_aio_method { PN_AIO_URING, PN_AIO_WORKER };
-enum pn_aio_op { PN_AIO_READ, PN_AIO_WRITE, PN_AIO_FDATASYNC };
+enum pn_aio_op { PN_AIO_READ, PN_AIO_WRITE, PN_AIO_FDATASYNC, PN_AIO_WRITE_ATOMIC };
 
 struct pn_aio_done {
 	uint32_t tag;

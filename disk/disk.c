@@ -27,6 +27,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -422,8 +424,13 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 		d->c.reads++;
 		d->c.read_bytes += io->len;
 	}
-	pn_aio_prep(d->aio, io->op == PN_IO_WRITE ? PN_AIO_WRITE : PN_AIO_READ, fd, buf, io->len,
-		    io->offset, io->index);
+	enum pn_aio_op op = io->op == PN_IO_WRITE ? PN_AIO_WRITE : PN_AIO_READ;
+	if (d->atomic && op == PN_AIO_WRITE && aligned && io->file == PN_FILE_DATA &&
+	    io->len == pn_engine_geometry(d->e).page_size && io->offset % io->len == 0) { /* D6 */
+		op = PN_AIO_WRITE_ATOMIC;
+		d->c.atomic_writes++;
+	}
+	pn_aio_prep(d->aio, op, fd, buf, io->len, io->offset, io->index);
 }
 
 /* D4: hands the commits the engine acknowledged to the observer, and empties its log. */
@@ -603,6 +610,98 @@ int pn_disk_recover(struct pn_disk *d)
 const char *pn_disk_method(const struct pn_disk *d)
 {
 	return d->aio ? pn_aio_method_name(pn_aio_method_of(d->aio)) : NULL;
+}
+
+/* ---- atomic writes (D6) ---- */
+
+/*
+ * statx's atomic write fields (the kernel's UAPI, Linux 6.11). Debian 12's headers
+ * (linux-libc-dev 6.1, glibc 2.36) stop at stx_dio_offset_align, so the constants and the
+ * layout of struct statx up to the fields used are written out here; the kernel says at run
+ * time whether it filled them (stx_mask), and an older kernel leaves them zero.
+ */
+#ifndef STATX_WRITE_ATOMIC
+#define STATX_WRITE_ATOMIC 0x00010000U
+#endif
+#ifndef STATX_ATTR_WRITE_ATOMIC
+#define STATX_ATTR_WRITE_ATOMIC 0x00400000ULL
+#endif
+struct statx_atomic {
+	uint32_t mask, blksize;
+	uint64_t attributes;
+	uint8_t other[0xa8 - 0x10]; /* nlink .. stx_subvol */
+	uint32_t unit_min, unit_max, segments_max;
+	uint8_t spare[0x100 - 0xb4];
+};
+_Static_assert(offsetof(struct statx_atomic, unit_min) == 0xa8, "stx_atomic_write_unit_min");
+_Static_assert(sizeof(struct statx_atomic) == 0x100, "struct statx is 256 bytes");
+
+bool pn_disk_atomic_probe(int fd, struct pn_disk_atomic *a)
+{
+	struct statx_atomic sx;
+	memset(&sx, 0, sizeof sx);
+	memset(a, 0, sizeof *a);
+	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_WRITE_ATOMIC, &sx) != 0)
+		return false;
+	a->reported = (sx.mask & STATX_WRITE_ATOMIC) != 0;
+	a->supported = a->reported && (sx.attributes & STATX_ATTR_WRITE_ATOMIC) != 0;
+	a->unit_min_bytes = a->reported ? sx.unit_min : 0;
+	a->unit_max_bytes = a->reported ? sx.unit_max : 0;
+	return true;
+}
+
+bool pn_disk_atomic_allows(const struct pn_disk_atomic *a, bool direct, uint32_t page_size,
+			   char *why, size_t why_len)
+{
+	static const char needs[] =
+		"RWF_ATOMIC needs Linux 6.11 or later, a block device that writes atomically "
+		"(NVMe, SCSI) and, for a file, ext4 or XFS on Linux 6.13 or later, with O_DIRECT";
+	if (!direct)
+		snprintf(why, why_len, "the file system refuses O_DIRECT; %s", needs);
+	else if (!a->reported)
+		snprintf(why, why_len,
+			 "statx reports no atomic write unit (STATX_WRITE_ATOMIC not in stx_mask: "
+			 "the kernel predates it, or the file system does not report it); %s",
+			 needs);
+	else if (!a->supported || a->unit_max_bytes == 0)
+		snprintf(why, why_len,
+			 "statx reports no atomic write unit (stx_atomic_write_unit_max 0: the "
+			 "device or file system cannot write atomically); %s",
+			 needs);
+	else if (page_size < a->unit_min_bytes || page_size > a->unit_max_bytes)
+		snprintf(why, why_len,
+			 "statx reports atomic write units of %u to %u bytes, which do not hold "
+			 "the %u-byte page; %s",
+			 a->unit_min_bytes, a->unit_max_bytes, page_size, needs);
+	else
+		return true;
+	return false;
+}
+
+bool pn_disk_use_atomic(struct pn_disk *d)
+{
+	struct pn_disk_atomic a;
+	struct utsname un;
+	char why[400];
+	uint32_t page = pn_engine_geometry(d->e).page_size;
+	const char *name = pn_file_disk_name(PN_FILE_DATA);
+	if (!pn_disk_atomic_probe(d->fd[PN_FILE_DATA], &a)) {
+		snprintf(d->error, sizeof(d->error), "--atomic: %s/%s: statx failed: %s",
+			 d->dir->path, name, strerror(errno));
+		return false;
+	}
+	if (!pn_disk_atomic_allows(&a, d->direct, page, why, sizeof why)) {
+		if (uname(&un) != 0)
+			snprintf(un.release, sizeof un.release, "unknown");
+		snprintf(
+			d->error, sizeof(d->error),
+			"--atomic: %.400s/%s: %.400s (this kernel: Linux %.64s); run without --atomic",
+			d->dir->path, name, why, un.release);
+		return false;
+	}
+	d->atomic = true;
+	d->atomic_unit = a;
+	return true;
 }
 
 /* ---- open and close ---- */

@@ -36,6 +36,11 @@
  *   D5 One penumbra at a time uses a directory: the marker is flock'ed by pn_disk_dir_lock
  *      for the whole command (every bench mode, every crash test run and recovery; a crash
  *      test's child shares its parent's lock), and pn_disk_open requires it held.
+ *   D6 Atomic page writes (bench --atomic, pn_disk_use_atomic): taken only where statx
+ *      (STATX_WRITE_ATOMIC, Linux 6.11+) reports for the data file an atomic write unit
+ *      range that holds the page size, with O_DIRECT; then every page-sized, page-aligned
+ *      write of the data file is sent with RWF_ATOMIC (aio.h A2), so no page can tear.
+ *      Elsewhere the request is refused before anything runs.
  */
 #ifndef PN_DISK_H
 #define PN_DISK_H
@@ -57,8 +62,17 @@ struct pn_disk_dir {
 /* Device-level counters (every file, every I/O the backend dispatched). */
 struct pn_disk_counters {
 	uint64_t writes, write_bytes, reads, read_bytes, fsyncs;
+	uint64_t atomic_writes; /* D6: data page writes sent with RWF_ATOMIC */
 	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT],
 		file_fsyncs[PN_FILE_COUNT];
+};
+
+/* D6: what statx says of a file's atomic writes. */
+struct pn_disk_atomic {
+	bool reported;           /* the kernel filled the fields (STATX_WRITE_ATOMIC in stx_mask) */
+	bool supported;          /* STATX_ATTR_WRITE_ATOMIC: this file takes RWF_ATOMIC */
+	uint32_t unit_min_bytes; /* stx_atomic_write_unit_min, _max: 0 = none */
+	uint32_t unit_max_bytes;
 };
 
 /* A process's pending wake (one a process: a later one supersedes it). */
@@ -74,8 +88,10 @@ struct pn_disk {
 	int fd[PN_FILE_COUNT];         /* O_DIRECT when the filesystem allows it */
 	int bfd[PN_FILE_COUNT];        /* buffered: start-up reads and unaligned I/O */
 	bool direct;
-	uint32_t align;     /* O_DIRECT alignment of offsets, lengths and memory */
-	struct pn_aio *aio; /* opened at the first run (after a fork) */
+	uint32_t align;                    /* O_DIRECT alignment of offsets, lengths and memory */
+	bool atomic;                       /* D6: page writes of the data file with RWF_ATOMIC */
+	struct pn_disk_atomic atomic_unit; /* D6: what statx reported, when atomic */
+	struct pn_aio *aio;                /* opened at the first run (after a fork) */
 	char method_note[256];
 	struct pn_disk_timer *timers; /* one per engine process */
 	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
@@ -120,6 +136,15 @@ void pn_disk_close(struct pn_disk *d);
 int pn_disk_run(struct pn_disk *d, uint64_t duration_ns);
 /* Recovery on the files, to its end (the end-of-recovery checkpoint included). */
 int pn_disk_recover(struct pn_disk *d);
+/* statx of an open file; false (errno) if the call failed. */
+bool pn_disk_atomic_probe(int fd, struct pn_disk_atomic *a);
+/* Whether writes of page_size bytes may go with RWF_ATOMIC on a file statx described as a
+ * (direct: opened O_DIRECT); false with the reason, and what it needs, in why. Pure. */
+bool pn_disk_atomic_allows(const struct pn_disk_atomic *a, bool direct, uint32_t page_size,
+			   char *why, size_t why_len);
+/* D6: turns atomic page writes on for the opened d; false (d->error: the file, what statx
+ * reported, the kernel and what it needs) where they cannot be had. */
+bool pn_disk_use_atomic(struct pn_disk *d);
 /* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */
 const char *pn_disk_method(const struct pn_disk *d);
 /* The backend's clock (the engine's env.now_ns): ns since pn_disk_open. */

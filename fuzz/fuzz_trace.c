@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (s.replay.present) {
 		memset(&dev, 0, sizeof dev);
-		dev.sector_size = s.storage.sector_size; /* torn masks are checked in its units */
+		dev.atomic_unit = pn_scenario_atomic_unit(
+			&s); /* torn masks are checked in its units */
 		for (uint32_t i = 0; i < UNSYNCED_MAX; i++)
 			unsynced[i] = (struct pn_unsynced){.seq = i + 1, .len = 8192};
 		dev.unsynced = unsynced;

@@ -49,7 +49,8 @@ static bool overlaps(const struct pn_unsynced *a, const struct pn_unsynced *b)
 static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t *full)
 {
 	const struct pn_unsynced *u = &d->unsynced[i];
-	uint32_t nunits, unit = pn_device_unit(d, u->len, &nunits);
+	uint32_t nunits, off;
+	pn_device_unit(d, u->offset, u->len, &nunits);
 	*full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1;
 	for (uint32_t j = 0; j < d->nunsynced; j++)
 		if (j != i && overlaps(u, &d->unsynced[j]))
@@ -57,7 +58,7 @@ static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t 
 	uint8_t buf[4096];
 	uint64_t mask = 0;
 	for (uint32_t s = 0; s < nunits; s++) {
-		uint32_t off = s * unit, len = PN_MIN(unit, u->len - off);
+		uint32_t len = pn_device_unit_span(d, u->offset, u->len, s, &off);
 		for (uint32_t done = 0; done < len; done += sizeof(buf)) {
 			uint32_t n = PN_MIN((uint32_t)sizeof(buf), len - done);
 			pn_device_read_dur(d, u->file, u->offset + off + done, n, buf);
@@ -433,7 +434,7 @@ bool pn_crash_fates_decode(const struct pn_device *dev, const char *state,
 			return false;
 		}
 		uint32_t nunits;
-		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
+		pn_device_unit(dev, dev->unsynced[i].offset, dev->unsynced[i].len, &nunits);
 		if (kind == 't' && nunits < 64 && (mask >> nunits) != 0) {
 			snprintf(why, len,
 				 "torn write #%llu has %u units, but its mask 0x%llx names "
@@ -477,7 +478,7 @@ bool pn_crash_fates_allowed(const struct pn_device *dev, const struct pn_scenari
 		if (fates[i].fate != PN_FATE_TORN)
 			continue;
 		uint32_t nunits;
-		pn_device_unit(dev, dev->unsynced[i].len, &nunits);
+		pn_device_unit(dev, dev->unsynced[i].offset, dev->unsynced[i].len, &nunits);
 		uint64_t full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1,
 			 m = fates[i].sectors;
 		uint64_t lower = ((nunits + 1) / 2 >= 64) ? UINT64_MAX

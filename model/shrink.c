@@ -162,8 +162,11 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 				fprintf(out, "%s%llu%s", i ? ", " : "[",
 					(unsigned long long)sc->crash.list[i],
 					i + 1 == sc->crash.list_len ? "]" : "");
-		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u}\n", sc->crash.max_unsynced,
+		fprintf(out, ", max_unsynced: %u, tear: %s, samples: %u", sc->crash.max_unsynced,
 			pn_tear_name(sc->crash.tear), sc->crash.samples);
+		if (sc->crash.atomic_unit) /* given: left out otherwise, as older traces were */
+			fprintf(out, ", atomic_unit: %u", sc->crash.atomic_unit);
+		fprintf(out, "}\n");
 	}
 	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");
 }

@@ -9,11 +9,12 @@
 #include "pn.h"
 #include <xxhash.h>
 
-void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size)
+void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit)
 {
+	PN_ASSERT(atomic_unit >= 512 && (atomic_unit & (atomic_unit - 1)) == 0);
 	memset(d, 0, sizeof(*d));
 	d->track = track;
-	d->sector_size = sector_size;
+	d->atomic_unit = atomic_unit;
 }
 
 /* The REMOVED marks (D1): a chunk entry, and a whole leaf of them. Compared by identity
@@ -399,13 +400,36 @@ static void image_copy(const struct pn_file_image *src, struct pn_file_image *ds
 	}
 }
 
-uint32_t pn_device_unit(const struct pn_device *d, uint32_t len, uint32_t *nunits)
+/* D5: the aligned blocks [off, off + len) touches, and how many of them make one unit. */
+static uint64_t blocks_of(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t *per)
 {
-	uint32_t sectors = (len + d->sector_size - 1) / d->sector_size;
-	uint32_t per = (sectors + 63) / 64;
-	uint32_t unit = per * d->sector_size;
-	*nunits = (len + unit - 1) / unit;
-	return unit;
+	PN_ASSERT(len > 0 && d->atomic_unit > 0);
+	uint64_t first = off / d->atomic_unit, last = (off + len - 1) / d->atomic_unit;
+	uint64_t blocks = last - first + 1;
+	*per = (uint32_t)((blocks + 63) / 64);
+	return blocks;
+}
+
+uint32_t pn_device_unit(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t *nunits)
+{
+	uint32_t per;
+	uint64_t blocks = blocks_of(d, off, len, &per);
+	*nunits = (uint32_t)((blocks + per - 1) / per);
+	PN_ASSERT(*nunits >= 1 && *nunits <= 64);
+	return per * d->atomic_unit;
+}
+
+uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t i,
+			     uint32_t *at)
+{
+	uint32_t per;
+	blocks_of(d, off, len, &per);
+	uint64_t unit = (uint64_t)per * d->atomic_unit;
+	uint64_t start = off / d->atomic_unit * d->atomic_unit + i * unit;
+	uint64_t from = PN_MAX(off, start), to = PN_MIN(off + len, start + unit);
+	PN_ASSERT(from < to);
+	*at = (uint32_t)(from - off);
+	return (uint32_t)(to - from);
 }
 
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
@@ -422,12 +446,14 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 			image_write(&out->cur[u->file], u->offset, u->data, u->len);
 			continue;
 		}
-		uint32_t nunits, unit = pn_device_unit(d, u->len, &nunits);
-		for (uint32_t s = 0; s < nunits; s++)
-			if (fates[i].sectors & (1ull << s))
-				image_write(&out->cur[u->file], u->offset + (uint64_t)s * unit,
-					    u->data + (uint64_t)s * unit,
-					    PN_MIN(unit, u->len - s * unit));
+		uint32_t nunits, at;
+		pn_device_unit(d, u->offset, u->len, &nunits);
+		for (uint32_t s = 0; s < nunits; s++) {
+			if (!(fates[i].sectors & (1ull << s)))
+				continue;
+			uint32_t n = pn_device_unit_span(d, u->offset, u->len, s, &at);
+			image_write(&out->cur[u->file], u->offset + at, u->data + at, n);
+		}
 	}
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)

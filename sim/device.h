@@ -8,7 +8,7 @@
  *   - a write is applied to cur when dispatched and listed as unsynced;
  *   - an fsync covers the writes to its file that had completed when it was dispatched;
  *     when it completes, those are applied to dur and dropped from the list;
- *   - at a crash each unsynced write is lost, persisted, or torn (some of its sectors new,
+ *   - at a crash each unsynced write is lost, persisted, or torn (some of its units new,
  *     the rest as before); pn_device_crash_image() builds that state.
  * Without tracking (cost runs) only cur exists.
  *
@@ -27,6 +27,13 @@
  *    is that chunk (shared copy-on-write, refs 2), checked by content after each format
  *    write and each write made durable: synced bytes are held once, not once per image.
  *    Sharing changes no byte any image reads.
+ *
+ * Tearing (pn_device_unit):
+ *   D5 The device writes each aligned block of `atomic_unit` bytes atomically: a torn write
+ *      is cut only at multiples of atomic_unit in the file (the scenario's
+ *      storage.sector_size, or crash.atomic_unit when larger). A write's units are the
+ *      aligned blocks it touches, grouped in runs of consecutive blocks so that it has at
+ *      most 64; a write that lies within one block is one unit and never tears.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -72,7 +79,7 @@ struct pn_unsynced {
 
 struct pn_device {
 	bool track;
-	uint32_t sector_size;
+	uint32_t atomic_unit; /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
 	struct pn_file_image dur[PN_FILE_COUNT];
 	struct pn_unsynced *unsynced;
@@ -83,7 +90,7 @@ struct pn_device {
 	uint64_t bytes_written[PN_FILE_COUNT];
 };
 
-void pn_device_init(struct pn_device *d, bool track, uint32_t sector_size);
+void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit);
 void pn_device_free(struct pn_device *d);
 /* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);
@@ -103,9 +110,13 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark);
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len);
 
-/* Tearing granularity of a write of len bytes: the sector, or a multiple of it so that a
- * write has at most 64 units. Returns the unit size and sets *nunits. */
-uint32_t pn_device_unit(const struct pn_device *d, uint32_t len, uint32_t *nunits);
+/* D5: the tearing units of a write of len bytes at off: sets *nunits (1 to 64) and returns
+ * the size of a unit (atomic_unit, or a multiple of it when the write touches more than 64
+ * aligned blocks); the first and last unit may be shorter (pn_device_unit_span). */
+uint32_t pn_device_unit(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t *nunits);
+/* The bytes of unit i of that write, as an offset into the write (*at) and a length. */
+uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t i,
+			     uint32_t *at);
 
 /* What happens to one unsynced write at a crash. */
 enum pn_fate { PN_FATE_LOST, PN_FATE_PERSISTED, PN_FATE_TORN };

@@ -416,7 +416,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_prng_seed(&w->rng_workload, sc->seed, PN_STREAM_WORKLOAD, 0);
 	pn_prng_seed(&w->rng_sched, sc->seed, PN_STREAM_SCHEDULE, opt->schedule);
 	pn_prng_seed(&w->rng_io, sc->seed, PN_STREAM_IO, opt->schedule);
-	pn_device_init(&w->dev, opt->track, sc->storage.sector_size);
+	pn_device_init(&w->dev, opt->track, pn_scenario_atomic_unit(sc));
 	struct pn_env env = {
 		.ctx = w,
 		.submit = env_submit,

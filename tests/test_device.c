@@ -11,9 +11,14 @@
  *                  removed segment: that would abort), with a ring that never wraps and
  *                  with one that wraps;
  *   cur/dur        with tracking, formatted and synced bytes are held once (D4), an
- *                  unsynced write costs its own chunk until it is synced.
+ *                  unsynced write costs its own chunk until it is synced;
+ *   atomic unit    a write's tearing units are the aligned blocks of the atomic unit it
+ *                  touches (D5), and no crash state the checker enumerates leaves such a
+ *                  block part old and part new (crash.atomic_unit), while a smaller unit
+ *                  does split it.
  */
 #include "checker.h"
+#include "crashstate.h"
 #include "device.h"
 #include "load.h"
 #include "world.h"
@@ -228,6 +233,121 @@ START_TEST(test_checker_ring_wraps)
 }
 END_TEST
 
+/* D5: the units of a write are the aligned blocks it touches, at most 64: per case the
+ * device's unit, the write, its unit size and count, and one unit's span in the write. */
+START_TEST(test_units_aligned)
+{
+	static const struct {
+		uint32_t atomic;
+		uint64_t off;
+		uint32_t len, unit, nunits, i, span_at, span_len;
+	} cases[] = {
+		{8192, 3 * 8192, 8192, 8192, 1, 0, 0, 8192}, /* a page at its place never tears */
+		/* a doublewrite entry (a sector + a page) at 8704: cut at 16384 only */
+		{8192, 8704, 8704, 8192, 2, 0, 0, 7680},
+		{8192, 8704, 8704, 8192, 2, 1, 7680, 1024},
+		{512, 8192, 8192, 512, 16, 15, 7680, 512},
+		{512, 1u << 20, 1u << 20, 16384, 64, 63, 63u << 14, 16384}, /* 32 sectors a unit */
+		{4096, 4000, 100, 4096, 2, 1, 96, 4},
+	};
+	for (size_t k = 0; k < PN_ARRAY_LEN(cases); k++) {
+		struct pn_device d;
+		uint32_t n, at;
+		pn_device_init(&d, false, cases[k].atomic);
+		ck_assert_uint_eq(pn_device_unit(&d, cases[k].off, cases[k].len, &n),
+				  cases[k].unit);
+		ck_assert_uint_eq(n, cases[k].nunits);
+		ck_assert_uint_eq(pn_device_unit_span(&d, cases[k].off, cases[k].len, cases[k].i,
+						      &at),
+				  cases[k].span_len);
+		ck_assert_uint_eq(at, cases[k].span_at);
+	}
+}
+END_TEST
+
+/* Blocks of `block` bytes (aligned in the file) that state img leaves part old (zeros) and
+ * part new, over the unsynced writes of d; every byte must be one or the other. */
+static uint32_t split_blocks(const struct pn_device *d, const struct pn_device *img, uint32_t block)
+{
+	static uint8_t got[8192];
+	uint32_t split = 0;
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		for (uint64_t b = u->offset / block * block; b < u->offset + u->len; b += block) {
+			uint64_t from = PN_MAX(b, u->offset),
+				 to = PN_MIN(b + block, u->offset + u->len);
+			bool old = false, now = false, other = false;
+			pn_device_read(img, u->file, from, (uint32_t)(to - from), got);
+			for (uint64_t k = 0; k < to - from; k++) {
+				bool is_new = got[k] == u->data[from - u->offset + k];
+				other |= !is_new && got[k] != 0;
+				now |= is_new;
+				old |= !is_new;
+			}
+			ck_assert_msg(!other, "bytes neither old nor new at %llu",
+				      (unsigned long long)from);
+			split += old && now;
+		}
+	}
+	return split;
+}
+
+static void write_data(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		       uint32_t index)
+{
+	uint8_t *buf = malloc(len);
+	ck_assert_ptr_nonnull(buf);
+	for (uint32_t k = 0; k < len; k++)
+		buf[k] = (uint8_t)(1 + (index * 37 + k / 512) % 255); /* never 0: each byte new */
+	struct pn_io io = {.file = f, .offset = off, .len = len, .buf = buf, .index = index};
+	pn_device_write(d, &io, index);
+	pn_device_write_done(d, index);
+	free(buf);
+}
+
+/* Every crash state of two page writes, a doublewrite-like entry off the page grid and a
+ * 64 KiB WAL write on a device of atomic unit `unit`: returns the aligned 4 KiB blocks left
+ * split over all states, and checks that none of the device's own blocks is. */
+static uint32_t states_split_4k(uint32_t unit)
+{
+	struct pn_device d, img;
+	struct pn_scenario sc;
+	struct pn_crash_enum ce;
+	uint32_t split = 0, torn = 0;
+	pn_device_init(&d, true, unit);
+	write_data(&d, PN_FILE_DATA, 0, 8192, 1);
+	write_data(&d, PN_FILE_DATA, 25088, 8704, 2);
+	write_data(&d, PN_FILE_DATA, 40960, 8192, 3);
+	write_data(&d, PN_FILE_WAL, 0, 65536, 4);
+	pn_scenario_defaults(&sc);
+	sc.crash.samples = 64;
+	pn_crash_enum_init(&ce);
+	pn_crash_enum_begin(&ce, &d, &sc, 1);
+	while (pn_crash_enum_next(&ce)) {
+		pn_device_init(&img, false, unit);
+		pn_device_crash_image(&d, ce.fates, &img);
+		ck_assert_uint_eq(split_blocks(&d, &img, unit), 0);
+		split += split_blocks(&d, &img, 4096);
+		for (uint32_t i = 0; i < d.nunsynced; i++)
+			torn += ce.fates[i].fate == PN_FATE_TORN;
+		pn_device_free(&img);
+	}
+	ck_assert_uint_gt(torn, 0); /* the WAL write tears at every unit up to 8 KiB */
+	pn_crash_enum_free(&ce);
+	pn_device_free(&d);
+	pn_scenario_free(&sc);
+	return split;
+}
+
+START_TEST(test_states_keep_atomic_blocks)
+{
+	ck_assert_uint_gt(states_split_4k(512), 0); /* sectors split a 4 KiB block */
+	ck_assert_uint_gt(states_split_4k(2048), 0);
+	ck_assert_uint_eq(states_split_4k(4096), 0);
+	ck_assert_uint_eq(states_split_4k(8192), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("device");
@@ -240,6 +360,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_held_wal_bounded);
 	tcase_add_test(tc, test_checker_ring_never_wraps);
 	tcase_add_test(tc, test_checker_ring_wraps);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("atomic");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_units_aligned);
+	tcase_add_test(tc, test_states_keep_atomic_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,12 @@
  *     the lock held across opens, no symbolic links or FIFOs);
  *   - crashtest: SIGKILLed runs pass with a sound engine, and fail with ack_before_flush,
  *     whose acknowledged commits are not in the WAL a crash leaves (the test can fail);
+ *   - atomic writes (disk.h D6, aio.h A2): what statx reports decides, in each case, whether
+ *     RWF_ATOMIC page writes are allowed; an RWF_ATOMIC write reaches the kernel with its
+ *     flag (refused where statx reports no unit, written where it does), with each method;
+ *     bench --atomic refuses, naming the file, what statx reported and what the kernel and
+ *     file system need, before any mode runs (or, on a device that has them, runs and
+ *     counts them);
  *   - bench: each mode's figures, as JSON with the contract's keys; a failed mode's cells;
  *     crashtest's and bench's `--json -` is pure JSON; both refuse a foreign marker and a
  *     symbolic link in the directory.
@@ -155,6 +161,79 @@ START_TEST(test_aio_round_trip)
 		;
 	ck_assert_int_eq(d[0].res, 2 * 8192);
 	ck_assert(memcmp(buf, buf + 2 * 8192, 2 * 8192) == 0);
+	close(fd);
+	free(buf);
+	pn_aio_close(a);
+	unsetenv("PN_IO_METHOD");
+}
+END_TEST
+
+/* D6: the decision from what statx reported, each way. */
+START_TEST(test_atomic_allows)
+{
+	static const struct {
+		struct pn_disk_atomic a;
+		bool direct, ok;
+		const char *why;
+	} cases[] = {
+		{{true, true, 4096, 65536}, false, false, "refuses O_DIRECT"},
+		{{false, false, 0, 0}, true, false, "STATX_WRITE_ATOMIC not in stx_mask"},
+		{{true, false, 0, 0}, true, false, "stx_atomic_write_unit_max 0"},
+		{{true, true, 512, 4096},
+		 true,
+		 false,
+		 "units of 512 to 4096 bytes, which do not hold the 8192-byte page"},
+		{{true, true, 16384, 65536}, true, false, "units of 16384 to 65536 bytes"},
+		{{true, true, 4096, 65536}, true, true, ""},
+		{{true, true, 8192, 8192}, true, true, ""},
+	};
+	for (size_t i = 0; i < PN_ARRAY_LEN(cases); i++) {
+		char why[512] = "";
+		bool ok = pn_disk_atomic_allows(&cases[i].a, cases[i].direct, 8192, why,
+						sizeof why);
+		ck_assert_msg(ok == cases[i].ok, "case %zu: %s", i, why);
+		ck_assert_msg(strstr(why, cases[i].why) != NULL, "case %zu: %s", i, why);
+		if (!ok)
+			ck_assert_msg(strstr(why, "Linux 6.11") && strstr(why, "ext4 or XFS"), "%s",
+				      why);
+	}
+}
+END_TEST
+
+/* A2: an RWF_ATOMIC write goes to the kernel with its flag: written whole where statx
+ * allows 8 KiB atomic writes, refused (an errno) where it does not, as a plain write is not. */
+START_TEST(test_aio_atomic_write)
+{
+	char path[320], note[256], why[512];
+	uint8_t *buf;
+	struct pn_disk_atomic at;
+	setenv("PN_IO_METHOD", methods[_i], 1);
+	struct pn_aio *a = pn_aio_open(4, note, sizeof note);
+	ck_assert_msg(a != NULL, "%s", note);
+	snprintf(path, sizeof path, "%s/atomic-%s", tmp_dir, methods[_i]);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+	ck_assert(fd >= 0);
+	ck_assert(pn_disk_atomic_probe(fd, &at));
+	bool allowed = pn_disk_atomic_allows(&at, true, 8192, why, sizeof why);
+	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, 8192), 0);
+	memset(buf, 0x5A, 8192);
+	int e = 0;
+	struct pn_aio_done d[2];
+	pn_aio_prep(a, PN_AIO_WRITE, fd, buf, 8192, 0, 1);
+	ck_assert(pn_aio_submit(a, &e));
+	while (pn_aio_reap(a, d, 2, 1000000000u) == 0)
+		;
+	ck_assert_int_eq(d[0].res, 8192); /* the same write without the flag */
+	pn_aio_prep(a, PN_AIO_WRITE_ATOMIC, fd, buf, 8192, 8192, 2);
+	ck_assert(pn_aio_submit(a, &e));
+	while (pn_aio_reap(a, d, 2, 1000000000u) == 0)
+		;
+	ck_assert_uint_eq(d[0].tag, 2);
+	if (allowed)
+		ck_assert_int_eq(d[0].res, 8192);
+	else
+		ck_assert_msg(d[0].res < 0, "an RWF_ATOMIC write where %s: %lld", why,
+			      (long long)d[0].res);
 	close(fd);
 	free(buf);
 	pn_aio_close(a);
@@ -507,6 +586,37 @@ START_TEST(test_bench_failed_mode)
 }
 END_TEST
 
+/* bench --atomic: refused before any mode runs where statx reports no unit that holds the
+ * page (this machine's virtio disk); where one does, every mode runs and counts them. */
+START_TEST(test_bench_atomic)
+{
+	char dir[320], data[400], why[512];
+	struct pn_disk_atomic at;
+	snprintf(dir, sizeof dir, "%s/bench-atomic", tmp_dir);
+	int rc = cli("bench", good, "--path", dir, "--duration", "200ms", "--modes", "nofpw,umbra",
+		     "--atomic", NULL);
+	snprintf(data, sizeof data, "%s/data", dir);
+	int fd = open(data, O_RDONLY | O_DIRECT);
+	ck_assert(fd >= 0 && pn_disk_atomic_probe(fd, &at));
+	close(fd);
+	if (pn_disk_atomic_allows(&at, true, 8192, why, sizeof why)) {
+		ck_assert_msg(rc == 0, "%s%s", out, err);
+		ck_assert_msg(strstr(out, "RWF_ATOMIC page writes (statx: units of ") != NULL, "%s",
+			      out);
+		ck_assert_msg(strstr(out, "\nRWF_ATOMIC page writes    ") != NULL, "%s", out);
+		return;
+	}
+	ck_assert_int_eq(rc, 2);
+	char want[700];
+	snprintf(want, sizeof want, "penumbra bench: nofpw: --atomic: %s: statx reports ", data);
+	ck_assert_msg(strstr(err, want) == err, "%s", err);
+	ck_assert_msg(strstr(err, "RWF_ATOMIC needs Linux 6.11 or later") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "(this kernel: Linux ") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, " umbra: ") == NULL, "a second mode ran: %s", err);
+	ck_assert_msg(strstr(out, "transactions/s") == NULL, "%s", out);
+}
+END_TEST
+
 START_TEST(test_crashtest_json_stdout)
 {
 	char dir[320];
@@ -560,6 +670,8 @@ static Suite *disk_suite(void)
 	tcase_add_loop_test(io, test_aio_round_trip, 0, 2);
 	tcase_add_test(io, test_aio_bad_method);
 	tcase_add_test(io, test_aio_fallback);
+	tcase_add_test(io, test_atomic_allows);
+	tcase_add_loop_test(io, test_aio_atomic_write, 0, 2);
 	tcase_add_test(io, test_disk_directory_rule);
 	tcase_add_test(io, test_disk_foreign_marker);
 	tcase_add_test(io, test_disk_lock_held);
@@ -571,6 +683,7 @@ static Suite *disk_suite(void)
 	tcase_add_test(runs, test_bench_json);
 	tcase_add_test(runs, test_bench_contract);
 	tcase_add_test(runs, test_bench_failed_mode);
+	tcase_add_test(runs, test_bench_atomic);
 	tcase_add_test(runs, test_crashtest_json_stdout);
 	tcase_add_test(runs, test_realdisk_dir_refusals);
 	tcase_set_timeout(runs, 120);

@@ -245,7 +245,7 @@ START_TEST(test_long_state_is_not_replayed_short)
 	 * fewer persisted writes (a different crash state) */
 	struct pn_unsynced u[100];
 	struct pn_write_fate fates[100], back[100];
-	struct pn_device dev = {.track = true, .sector_size = 512, .unsynced = u, .nunsynced = 100};
+	struct pn_device dev = {.track = true, .atomic_unit = 512, .unsynced = u, .nunsynced = 100};
 	char state[256], why[256];
 	memset(u, 0, sizeof(u));
 	for (uint32_t i = 0; i < 100; i++) {

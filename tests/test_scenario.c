@@ -538,6 +538,7 @@ START_TEST(test_writer_round_trip)
 		"name: '- x'\ncheckpoint: {completion_target: 0.00000000000000000000000000001}\n",
 		/* YAML's escapes of NEL, LS, PS: written raw, NEL loaded back as a folded space */
 		"name: \"x\\N\"\ndescription: \"a\\Nb\\Lc\\Pd\"\n",
+		"name: t\ncrash: {tear: sectors, atomic_unit: 4KiB}\n",
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(texts); i++) {
 		struct pn_scenario s, again;
@@ -552,6 +553,7 @@ START_TEST(test_writer_round_trip)
 		ck_assert_str_eq(again.name, s.name);
 		ck_assert_str_eq(again.description, s.description);
 		ck_assert(again.checkpoint.completion_target == s.checkpoint.completion_target);
+		ck_assert_uint_eq(again.crash.atomic_unit, s.crash.atomic_unit);
 		free(text);
 		pn_scenario_free(&again);
 		pn_scenario_free(&s);

@@ -72,6 +72,12 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->crash.samples = 1000;
 }
 
+uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s)
+{
+	PN_ASSERT(s->storage.sector_size >= 512);
+	return PN_MAX(s->storage.sector_size, s->crash.atomic_unit);
+}
+
 /* Copies of each page on the simulated device: Umbra's slots; pushdown keeps the page
  * server's images beside the data file. */
 static uint64_t page_copies(const struct pn_scenario *s)

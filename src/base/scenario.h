@@ -194,6 +194,9 @@ struct pn_scenario {
 		uint32_t max_unsynced;
 		enum pn_tear tear;
 		uint32_t samples;
+		/* crash.atomic_unit: bytes the device writes atomically at aligned offsets (a
+		 * torn write is cut only between such blocks); 0 = storage.sector_size */
+		uint32_t atomic_unit;
 	} crash;
 
 	struct {
@@ -231,6 +234,9 @@ void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
+/* The simulated device's atomic write unit (sim/device.h D5): crash.atomic_unit when given,
+ * else storage.sector_size. */
+uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);
 
 #endif

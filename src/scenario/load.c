@@ -204,6 +204,7 @@ static const struct field crash_fields[] = {
 	NUM("max_unsynced", V_U32, crash.max_unsynced, 0, 64),
 	ENUM("tear", crash.tear, pn_tear_names),
 	NUM("samples", V_U32, crash.samples, 0, 1000000000),
+	POW2("atomic_unit", crash.atomic_unit, 512, 32768),
 };
 static const struct field every_fields[] = {
 	NUM("every", V_U64, crash.every, 1, UINT64_MAX),
@@ -1617,6 +1618,13 @@ static bool validate(struct loader *L)
 			L, mark_of(L, &s->storage.sector_size, &s->storage.page_size),
 			"storage.sector_size (%u) is larger than storage.page_size (%u); expected a power of two that divides page_size",
 			s->storage.sector_size, s->storage.page_size);
+	if (given(L, &s->crash.atomic_unit, NULL) &&
+	    (s->crash.atomic_unit < s->storage.sector_size ||
+	     s->crash.atomic_unit > s->storage.page_size))
+		return fail(
+			L, mark_of(L, &s->crash.atomic_unit, &s->storage.page_size),
+			"crash.atomic_unit (%u) is not between storage.sector_size (%u) and storage.page_size (%u); expected a power of two from the sector to the page",
+			s->crash.atomic_unit, s->storage.sector_size, s->storage.page_size);
 	if (s->workload.pages_per_transaction > s->storage.pages)
 		return fail(
 			L, mark_of(L, &s->workload.pages_per_transaction, &s->storage.pages),
