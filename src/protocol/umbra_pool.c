@@ -62,6 +62,9 @@ struct pool {
 	uint32_t *stack, nfree;                /* returned entries, taken last-in first */
 	uint32_t next_new;                     /* entries [next_new, spares) never taken */
 	pn_lsn *image_redo;                    /* page -> 1 + redo pointer of its last fallback image */
+	/* entry -> the handle whose baseline it is for the completed checkpoint ([0]) and the
+	 * one whose control write is in flight ([1]), or NO_ENTRY: what P1's check reads */
+	uint32_t *base_owner[2];
 	uint8_t *mapbuf[PN_MAX_CKPT_RUNS + 1]; /* a run's map area; the last: recovery's */
 };
 
@@ -156,25 +159,9 @@ static void release(struct pn_engine *e, bool early)
 	for (uint32_t p = 0; p < e->heap_pages; p++)
 		for (uint32_t s = 1; s <= 2; s++)
 			if (pl->entry_of[handle(p, s)] != NO_ENTRY &&
-			    !(needed(e, p, early) & (1u << s)))
+			    !(needed(e, p, early) & (1u << s))) {
 				give(pl, handle(p, s));
-}
-
-/* pool_no_fallback: the spare of a page that is not on it, only a completed or in-flight
- * checkpoint's baseline (the bug: that baseline is then overwritten). */
-static uint32_t steal(struct pn_engine *e)
-{
-	struct pool *pl = pool_of(e);
-	for (uint32_t en = 0; en < pl->spares; en++) {
-		uint32_t h = pl->owner[en], q = h / 2, s = h % 2 + 1;
-		if (h != NO_ENTRY && pn_store_slot(&e->store, q) != s &&
-		    !(pn_ckpt_baselines_busy(&e->ckpt, q) & (1u << s))) {
-			pl->owner[en] = NO_ENTRY;
-			pl->entry_of[h] = NO_ENTRY;
-			return en;
-		}
-	}
-	return NO_ENTRY;
+			}
 }
 
 static uint32_t fallback(struct pn_engine *e, uint32_t page)
@@ -196,16 +183,24 @@ static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
 		target++;
 	if (target == 3) /* every slot is a baseline; the bug: rotate onto one */
 		return bug ? (pn_store_slot(&e->store, page) + 1) % 3 : fallback(e, page);
+	if (target != 0 && !pl->nfree && pl->next_new == pl->spares && bug)
+		return pn_store_slot(&e->store, page); /* the bug: stay on the baseline, no image */
 	if (target == 0)
 		return 0;
 	/* P1: a spare no one needs was returned */
 	PN_ASSERT(pl->entry_of[handle(page, target)] == NO_ENTRY);
-	uint32_t en = take(pl);
-	if (en == NO_ENTRY && bug)
-		en = steal(e);
+	uint32_t en = take(pl), h = handle(page, target);
 	if (en == NO_ENTRY)
 		return fallback(e, page);
-	hold(pl, handle(page, target), en);
+	for (int i = 0; i < 2; i++) {
+		uint32_t o = pl->base_owner[i][en];
+		if (o != NO_ENTRY && o != h && (i == 0 || e->store.inflight_valid))
+			pn_svc_violation(&e->svc, PN_VIOL_PROTECTED_SLOT, page,
+					 "page %u takes spare %u, still the recovery baseline of "
+					 "page %u (P1)",
+					 page, en, o / 2);
+	}
+	hold(pl, h, en);
 	return target;
 }
 
@@ -226,13 +221,24 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 		release(e, true); /* the bug: before the control file names the new baselines */
 }
 
+/* The entries the run's snapshot names become the in-flight baselines (for P1's check). */
 static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct pool *pl = pool_of(e);
 	pn_protocol_umbra.ckpt_control(pc, run);
+	memset(pl->base_owner[1], 0xff, sizeof(uint32_t) * (pl->spares + 1u));
+	for (uint32_t p = 0; p < e->heap_pages; p++) {
+		uint32_t h = run->snapshot[p] ? handle(p, run->snapshot[p]) : NO_ENTRY;
+		if (h != NO_ENTRY && pl->entry_of[h] != NO_ENTRY)
+			pl->base_owner[1][pl->entry_of[h]] = h;
+	}
 }
 
 static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
+	struct pool *pl = pool_of(pn_proto_engine(pc));
+	memcpy(pl->base_owner[0], pl->base_owner[1], sizeof(uint32_t) * (pl->spares + 1u));
 	pn_protocol_umbra.ckpt_end(pc, run);
 	release(pn_proto_engine(pc), false); /* P1: the control file is durable */
 }
@@ -322,10 +328,13 @@ static bool init(struct pn_proto_ctx *pc)
 	pl->owner = malloc(sizeof(uint32_t) * (pl->spares + 1u));
 	pl->stack = malloc(sizeof(uint32_t) * (pl->spares + 1u));
 	pl->image_redo = calloc(e->heap_pages, sizeof(pn_lsn));
-	if (!pl->entry_of || !pl->owner || !pl->stack || !pl->image_redo)
+	pl->base_owner[0] = malloc(sizeof(uint32_t) * 2 * (pl->spares + 1u));
+	if (!pl->entry_of || !pl->owner || !pl->stack || !pl->image_redo || !pl->base_owner[0])
 		return false;
+	pl->base_owner[1] = pl->base_owner[0] + pl->spares + 1u;
 	memset(pl->entry_of, 0xff, sizeof(uint32_t) * 2 * e->heap_pages);
 	memset(pl->owner, 0xff, sizeof(uint32_t) * (pl->spares + 1u));
+	memset(pl->base_owner[0], 0xff, sizeof(uint32_t) * 2 * (pl->spares + 1u));
 	for (int r = 0; r <= PN_MAX_CKPT_RUNS; r++)
 		if (!(pl->mapbuf[r] = malloc(map_bytes(e))))
 			return false;
@@ -342,6 +351,7 @@ static void pool_free(struct pn_proto_ctx *pc)
 	free(pl->owner);
 	free(pl->stack);
 	free(pl->image_redo);
+	free(pl->base_owner[0]);
 	for (int r = 0; r <= PN_MAX_CKPT_RUNS; r++)
 		free(pl->mapbuf[r]);
 	free(pl);
@@ -378,6 +388,7 @@ static bool decode_map(struct pn_engine *e, const uint8_t *buf, uint64_t seq)
 			return false;
 		if (v != 0) {
 			hold(pl, handle(p, e->store.base_done[p]), v - 1);
+			pl->base_owner[0][v - 1] = handle(p, e->store.base_done[p]);
 			pl->next_new = PN_MAX(pl->next_new, v);
 		}
 	}
