@@ -56,12 +56,12 @@
 enum { PC_MAP_WRITE = UC_SELECTOR_FSYNC + 1, PC_MAP_FSYNC };
 
 struct pool {
-	uint32_t spares;                       /* protocol.spare_slots, as a count */
-	uint32_t *entry_of;                    /* 2 * page + slot - 1 -> its entry, or NO_ENTRY */
-	uint32_t *owner;                       /* entry -> 2 * page + slot - 1, or NO_ENTRY */
-	uint32_t *stack, nfree;                /* returned entries, taken last-in first */
-	uint32_t next_new;                     /* entries [next_new, spares) never taken */
-	pn_lsn *image_redo;                    /* page -> 1 + redo pointer of its last fallback image */
+	uint32_t spares;        /* protocol.spare_slots, as a count */
+	uint32_t *entry_of;     /* 2 * page + slot - 1 -> its entry, or NO_ENTRY */
+	uint32_t *owner;        /* entry -> 2 * page + slot - 1, or NO_ENTRY */
+	uint32_t *stack, nfree; /* returned entries, taken last-in first */
+	uint32_t next_new;      /* entries [next_new, spares) never taken */
+	pn_lsn *image_redo;     /* page -> 1 + redo pointer of its last fallback image */
 	/* entry -> the handle whose baseline it is for the completed checkpoint ([0]) and the
 	 * one whose control write is in flight ([1]), or NO_ENTRY: what P1's check reads */
 	uint32_t *base_owner[2];
@@ -303,9 +303,7 @@ static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 		else
 			run->proto_sub = PC_MAP_FSYNC;
 		break;
-	default:
-		PN_ASSERT(run->proto_sub == PC_MAP_FSYNC);
-		pn_ckpt_set_state(run, PN_C_RECORD);
+	default: PN_ASSERT(run->proto_sub == PC_MAP_FSYNC); pn_ckpt_set_state(run, PN_C_RECORD);
 	}
 }
 
@@ -405,8 +403,8 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 	uint8_t *buf = pool_of(e)->mapbuf[PN_MAX_CKPT_RUNS];
 	if (!pn_protocol_umbra.recovery_begin(pc, c))
 		return false;
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR,
-				  map_offset(e, c->selector_area), map_bytes(e), buf) ||
+	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_offset(e, c->selector_area),
+				  map_bytes(e), buf) ||
 	    !decode_map(e, buf, c->ckpt_seq)) {
 		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				 "the pool map of checkpoint %llu (area %u) is missing, torn or "
@@ -427,9 +425,10 @@ static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 		return;
 	uint32_t en = take(pl);
 	if (en == NO_ENTRY) {
-		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
-				 "replay shifts page %u onto a spare, and the pool of %u is empty (P4)",
-				 page, pl->spares);
+		pn_svc_violation(
+			&e->svc, PN_VIOL_RECOVERY, page,
+			"replay shifts page %u onto a spare, and the pool of %u is empty (P4)",
+			page, pl->spares);
 		return;
 	}
 	hold(pl, handle(page, slot), en);
