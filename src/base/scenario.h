@@ -51,7 +51,7 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")      \
 	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")        \
 	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")  \
-	/* umbra pool: protocol/umbra_pool.c */                   \
+	/* umbra pool: protocol/umbra_pool.c */                    \
 	X(POOL_EARLY_RETURN, "pool_early_return")                  \
 	X(POOL_NO_FALLBACK, "pool_no_fallback")                    \
 	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")

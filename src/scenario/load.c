@@ -136,8 +136,7 @@ static bool read_script(struct loader *L, const struct field *f, void *base, con
 static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_points(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path);
-static bool read_spare_slots(struct loader *L, const struct field *f, void *base,
-			     const char *path);
+static bool read_spare_slots(struct loader *L, const struct field *f, void *base, const char *path);
 
 /* ---- the schema ---- */
 
@@ -1076,8 +1075,8 @@ static bool validate_hold(struct loader *L, uint32_t i)
 {
 	const struct pn_scenario *s = L->s;
 	const struct pn_step *st = &s->workload.script[i], *o;
-	bool policy = s->protocol.mode == PN_MODE_UMBRA && (s->protocol.policy == PN_POLICY_L3 ||
-							     s->protocol.policy == PN_POLICY_L4);
+	bool policy = s->protocol.mode == PN_MODE_UMBRA &&
+		      (s->protocol.policy == PN_POLICY_L3 || s->protocol.policy == PN_POLICY_L4);
 	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD &&
 	    st->op != PN_OP_RELEASE)
 		return true;
@@ -1300,8 +1299,7 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 }
 
 /* protocol.spare_slots: a count of slots, or P% of storage.pages (0 to 200: two a page). */
-static bool read_spare_slots(struct loader *L, const struct field *f, void *base,
-			     const char *path)
+static bool read_spare_slots(struct loader *L, const struct field *f, void *base, const char *path)
 {
 	static const char want[] = "a count of slots or a percentage of the pages such as 10%";
 	const char *text = NULL;
@@ -1321,7 +1319,8 @@ static bool read_spare_slots(struct loader *L, const struct field *f, void *base
 	memcpy(digits, text, n);
 	digits[n] = 0;
 	if (pn_parse_uint(digits, &v) != PN_PARSE_OK || v > (pct ? 200u : UINT32_MAX))
-		return fail(L, L->ev.start_mark, "%s is '%s', not a count or a percentage up to 200%%; expected %s",
+		return fail(L, L->ev.start_mark,
+			    "%s is '%s', not a count or a percentage up to 200%%; expected %s",
 			    path, show(L, text), want);
 	L->s->protocol.spare_slots = (uint32_t)v;
 	L->s->protocol.spare_percent = pct;
