@@ -43,12 +43,16 @@ static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
 	fprintf(out,
 		"protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
-		"wal_log_hints: %s, slru_headers: %s, image_threshold: %u, mutations: [",
+		"wal_log_hints: %s, slru_headers: %s, image_threshold: %u, ",
 		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
 		pn_layout_name(sc->protocol.layout), pn_policy_name(sc->protocol.policy),
 		sc->protocol.checksums ? "true" : "false",
 		sc->protocol.wal_log_hints ? "true" : "false",
 		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
+	if (sc->protocol.policy == PN_POLICY_POOL) /* only the pool reads it */
+		fprintf(out, "spare_slots: %u%s, ", sc->protocol.spare_slots,
+			sc->protocol.spare_percent ? "%" : "");
+	fprintf(out, "mutations: [");
 	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
 		if (sc->protocol.mutations & (1u << i))
 			fprintf(out, "%s%s", n++ ? ", " : "", pn_mutation_name(i));

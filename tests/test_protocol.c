@@ -196,6 +196,51 @@ START_TEST(test_file_sizes)
 }
 END_TEST
 
+/* umbra-pool (umbra_pool.c): a shift takes a spare from the pool, falls back to an image
+ * when the pool is empty, and a spare returns only when the control file of a checkpoint
+ * whose baselines do not need it is durable (ckpt_end), not at its control write (P1). */
+START_TEST(test_pool_spares)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "umbra, policy: pool, spare_slots: 1");
+	const struct pn_protocol_ops *row = e->proto;
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
+	ck_assert_ptr_eq(row, &pn_protocol_umbra_pool);
+	ck_assert_uint_eq(pn_engine_geometry(e).generations, 3);
+	/* 64 home slots, 1 spare, 2 SLRU pages */
+	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (64ull + 1 + 2) * 8192);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* page 0 takes the spare */
+	pn_store_set_slot(&e->store, 0, 1);
+	ck_assert_uint_eq(pn_store_offset(&e->store, 0, 1), 64ull * 8192);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* pool empty */
+	/* checkpoint 1 completes with page 0 on its spare: its baseline */
+	run->seq = 1;
+	run->state = PN_C_CONTROL_WRITE;
+	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
+	row->ckpt_control(&e->pctx, run);
+	row->ckpt_end(&e->pctx, run);
+	e->store.inflight_valid = false;
+	run->state = PN_C_IDLE;
+	ck_assert_uint_eq(e->store.base_done[0], 1);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free */
+	pn_store_set_slot(&e->store, 0, 0);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* still a baseline */
+	/* checkpoint 2, page 0 at home: its control write in flight keeps the spare taken */
+	run->seq = 2;
+	run->state = PN_C_CONTROL_WRITE;
+	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
+	row->ckpt_control(&e->pctx, run);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE);
+	row->ckpt_end(&e->pctx, run); /* the control file is durable: the spare returns */
+	e->store.inflight_valid = false;
+	run->state = PN_C_IDLE;
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1);
+	ck_assert_uint_eq(pn_store_offset(&e->store, 1, 1), 64ull * 8192);
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* The checks pn_engine_check runs hold on a fresh engine and on the states the engine makes;
  * each of the two below breaks one of them. */
 START_TEST(test_checks_hold)
@@ -290,6 +335,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_table);
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
+	tcase_add_test(tc, test_pool_spares);
 	tcase_add_test(tc, test_ckpt_edges);
 	tcase_add_test(tc, test_checks_hold);
 	tcase_add_test_raise_signal(tc, test_ckpt_check_unbegun_run, SIGABRT);

@@ -366,6 +366,9 @@ START_TEST(test_names)
 		"pushdown_image_unsynced",
 		"pushdown_horizon_early",
 		"pushdown_ingest_unflushed",
+		"pool_early_return",
+		"pool_no_fallback",
+		"pool_map_unsynced",
 	};
 	char text[1024];
 	struct pn_scenario s;
@@ -390,8 +393,22 @@ START_TEST(test_names)
 	ck_assert_ptr_null(pn_mutation_name(-1));
 	ck_assert(load(text, &s));
 	ck_assert_uint_eq(s.protocol.mutations, (1u << PN_MUT_COUNT) - 1);
-	ck_assert_uint_eq(PN_MUT_PUSHDOWN_INGEST_UNFLUSHED, 1u << (PN_MUT_COUNT - 1));
+	ck_assert_uint_eq(PN_MUT_POOL_MAP_UNSYNCED, 1u << (PN_MUT_COUNT - 1));
 	pn_scenario_free(&s);
+	/* protocol.spare_slots: a count or a percentage up to 200% */
+	ck_assert(load("name: m\nprotocol: {mode: umbra, policy: pool, spare_slots: 35%}\n", &s));
+	ck_assert(s.protocol.policy == PN_POLICY_POOL && s.protocol.spare_slots == 35 &&
+		  s.protocol.spare_percent);
+	pn_scenario_free(&s);
+	ck_assert(load("name: m\nprotocol: {mode: umbra, policy: pool, spare_slots: 7}\n", &s));
+	ck_assert(s.protocol.spare_slots == 7 && !s.protocol.spare_percent);
+	pn_scenario_free(&s);
+	static const char *const bad_spares[] = {"201%", "'%'", "x5"};
+	for (unsigned i = 0; i < PN_ARRAY_LEN(bad_spares); i++) {
+		snprintf(text, sizeof text, "name: m\nprotocol: {spare_slots: %s}\n",
+			 bad_spares[i]);
+		ck_assert_ptr_nonnull(strstr(load_bad(text), "spare_slots"));
+	}
 }
 END_TEST
 

@@ -52,6 +52,8 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->protocol.policy = PN_POLICY_PROTOTYPE;
 	s->protocol.checksums = true; /* PostgreSQL 18 initializes clusters with checksums */
 	s->protocol.image_threshold = 16;
+	s->protocol.spare_slots = 100; /* policy pool: one spare a page (200%: never an image) */
+	s->protocol.spare_percent = true;
 	s->checkpoint.interval_ns = 5ull * 60 * 1000 * 1000 * 1000; /* checkpoint_timeout */
 	s->checkpoint.completion_target = 0.9;
 	s->checkpoint.max_wal_size = 1ull << 30;

@@ -22,7 +22,9 @@
 	X(PN_MODE_FPW, "fpw") X(PN_MODE_NOFPW, "nofpw") X(PN_MODE_UMBRA, "umbra")              \
 	X(PN_MODE_DOUBLEWRITE, "doublewrite") X(PN_MODE_PUSHDOWN, "pushdown")
 #define PN_LAYOUT_LIST(X) X(PN_LAYOUT_INTERLEAVED, "interleaved") X(PN_LAYOUT_STRIPED, "striped")
-#define PN_POLICY_LIST(X) X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")
+#define PN_POLICY_LIST(X)                                                                  \
+	X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")        \
+	X(PN_POLICY_POOL, "pool")
 /* clang-format on */
 
 enum pn_mode { PN_MODE_LIST(PN_ENUM_VALUE) PN_MODE_COUNT };
@@ -48,7 +50,11 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 	X(NO_DELAY_CHKPT, "no_delay_chkpt")                        \
 	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")      \
 	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")        \
-	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")
+	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")  \
+	/* umbra pool: protocol/umbra_pool.c */                    \
+	X(POOL_EARLY_RETURN, "pool_early_return")                  \
+	X(POOL_NO_FALLBACK, "pool_no_fallback")                    \
+	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
 enum { PN_MUTATION_LIST(PN_MUT_BIT_) PN_MUT_COUNT };
@@ -156,6 +162,10 @@ struct pn_scenario {
 		bool wal_log_hints;
 		bool slru_headers; /* protocol.slru_headers: SLRU pages carry LSN + checksum */
 		uint32_t image_threshold;
+		/* policy pool: spare slots shared by the heap pages, a count or (spare_percent)
+		 * a percentage of storage.pages */
+		uint32_t spare_slots;
+		bool spare_percent;
 		uint32_t mutations; /* enum pn_mutation bits */
 		/* LINE and COLUMN of protocol.generations and protocol.layout in the file (0: not
 		 * given): the engine refuses them for l3 and l4 at that position when --mode picks

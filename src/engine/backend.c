@@ -173,6 +173,12 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
 	if (p->op.op != PN_OP_HINT && !pn_redo_apply(page, e->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
+	uint32_t target = 0;
+	if (p->decided_shift && e->proto->shift_target &&
+	    (target = e->proto->shift_target(&e->pctx, pg)) == PN_SHIFT_IMAGE) {
+		p->decided_shift = false; /* no slot to shift to: an image instead */
+		p->decided_image = true;
+	}
 	if (p->decided_image) {
 		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
 		b->data_len = 0;
@@ -180,9 +186,10 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->image = page;
 		pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
 	}
-	uint32_t target = 0;
 	if (p->decided_shift) {
-		target = pn_store_shift_target(&e->store, pg, pn_ckpt_baselines_busy(&e->ckpt, pg));
+		if (!e->proto->shift_target)
+			target = pn_store_shift_target(&e->store, pg,
+						       pn_ckpt_baselines_busy(&e->ckpt, pg));
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
 		b->shift_target = (uint8_t)target;

@@ -70,6 +70,12 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 {
 	struct pn_engine *e = c->e;
 	PN_ASSERT(pg < e->pages);
+	uint32_t target = shift && e->proto->shift_target ? e->proto->shift_target(&e->pctx, pg)
+							  : 0;
+	if (target == PN_SHIFT_IMAGE) {
+		shift = false; /* no slot to shift to: an image instead */
+		image = true;
+	}
 	PN_ASSERT(!image || page != NULL);
 	if (image) {
 		b->data = NULL; /* an image replaces the block data (needs_data = !needs_backup) */
@@ -83,9 +89,10 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 	if (shift) {
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(&e->store, pg);
-		b->shift_target = (uint8_t)pn_store_shift_target(&e->store, pg,
-								 pn_ckpt_baselines_busy(&e->ckpt,
-											pg));
+		if (!e->proto->shift_target)
+			target = pn_store_shift_target(&e->store, pg,
+						       pn_ckpt_baselines_busy(&e->ckpt, pg));
+		b->shift_target = (uint8_t)target;
 	}
 }
 

@@ -7,8 +7,8 @@
  *
  * Rows (docs/ARCHITECTURE.md, the protocol table): fpw, nofpw (protocol/fpw.c), doublewrite
  * (protocol/doublewrite.c), umbra-prototype (protocol/umbra.c), umbra-l3, umbra-l4
- * (protocol/umbra_map.c), pushdown (protocol/pushdown.c). A row keeps its own state behind
- * its context's state (NULL when it has none) and the mutants it owns (docs/ARCHITECTURE.md section 2a).
+ * (protocol/umbra_map.c), umbra-pool (protocol/umbra_pool.c), pushdown (protocol/pushdown.c).
+ * A row keeps its own state behind its context's state (NULL when it has none) and the mutants it owns (docs/ARCHITECTURE.md section 2a).
  */
 #ifndef PN_PROTOCOL_H
 #define PN_PROTOCOL_H
@@ -36,6 +36,8 @@ enum pn_block_use {
 /* decide's answer, a mask: the block carries its page image, and/or shifts its slot. */
 #define PN_PROTECT_IMAGE 1u
 #define PN_PROTECT_SHIFT 2u
+/* shift_target's answer: no slot to shift to, the block takes its image. */
+#define PN_SHIFT_IMAGE UINT32_MAX
 
 /* What a hook is called with: the handles of the modules below the callers (services, WAL,
  * store), the scenario and the row's own state (init sets it; NULL when the row has none).
@@ -73,6 +75,10 @@ struct pn_protocol_ops {
 	/* A shifting block's header (rdata: the record has data for it); NULL: as decided. */
 	void (*assemble)(struct pn_proto_ctx *c, uint32_t frame, struct pn_wal_block *b,
 			 uint8_t *page, bool rdata);
+	/* INSERT, a block decided to shift, in the step of its record: the slot it moves to
+	 * (NULL: pn_store_shift_target), or PN_SHIFT_IMAGE: a full-page image instead, without
+	 * a shift (the pool's fallback). */
+	uint32_t (*shift_target)(struct pn_proto_ctx *c, uint32_t page);
 	/* The page in `frame` now lives in slot `target` (its record ends at lsn). */
 	void (*shifted)(struct pn_proto_ctx *c, uint32_t frame, uint32_t target, pn_lsn lsn);
 	/* Non-NULL: a backend's shift is published in a step of its own after its INSERT

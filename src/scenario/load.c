@@ -136,6 +136,7 @@ static bool read_script(struct loader *L, const struct field *f, void *base, con
 static bool read_mutations(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_points(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path);
+static bool read_spare_slots(struct loader *L, const struct field *f, void *base, const char *path);
 
 /* ---- the schema ---- */
 
@@ -169,6 +170,7 @@ static const struct field protocol_fields[] = {
 	FLAG("wal_log_hints", protocol.wal_log_hints),
 	FLAG("slru_headers", protocol.slru_headers),
 	NUM("image_threshold", V_U32, protocol.image_threshold, 1, UINT32_MAX),
+	CUSTOM("spare_slots", protocol.spare_slots, read_spare_slots),
 	CUSTOM("mutations", protocol.mutations, read_mutations),
 };
 static const struct field checkpoint_fields[] = {
@@ -1078,7 +1080,7 @@ static bool validate_hold(struct loader *L, uint32_t i)
 	const struct pn_scenario *s = L->s;
 	const struct pn_step *st = &s->workload.script[i], *o;
 	bool policy = s->protocol.mode == PN_MODE_UMBRA &&
-		      s->protocol.policy != PN_POLICY_PROTOTYPE;
+		      (s->protocol.policy == PN_POLICY_L3 || s->protocol.policy == PN_POLICY_L4);
 	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD &&
 	    st->op != PN_OP_RELEASE)
 		return true;
@@ -1297,6 +1299,35 @@ static bool read_verdict(struct loader *L, const struct field *f, void *base, co
 	if (!read_enum(L, &verdict, &v, path))
 		return false;
 	L->s->expect.violation = v == 1;
+	return true;
+}
+
+/* protocol.spare_slots: a count of slots, or P% of storage.pages (0 to 200: two a page). */
+static bool read_spare_slots(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	static const char want[] = "a count of slots or a percentage of the pages such as 10%";
+	const char *text = NULL;
+	uint64_t v = 0;
+	char digits[32];
+	(void)f;
+	(void)base;
+	if (!scalar(L, path, want, &text))
+		return false;
+	size_t n = strlen(text);
+	bool pct = n > 0 && text[n - 1] == '%';
+	if (pct)
+		n--;
+	if (n == 0 || n >= sizeof digits)
+		return fail(L, L->ev.start_mark, "%s is '%s'; expected %s", path, show(L, text),
+			    want);
+	memcpy(digits, text, n);
+	digits[n] = 0;
+	if (pn_parse_uint(digits, &v) != PN_PARSE_OK || v > (pct ? 200u : UINT32_MAX))
+		return fail(L, L->ev.start_mark,
+			    "%s is '%s', not a count or a percentage up to 200%%; expected %s",
+			    path, show(L, text), want);
+	L->s->protocol.spare_slots = (uint32_t)v;
+	L->s->protocol.spare_percent = pct;
 	return true;
 }
 
@@ -1664,14 +1695,14 @@ static bool validate(struct loader *L)
 			L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
 			"replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
 			s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
-	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
-	    s->protocol.generations > 4)
+	bool placed = s->protocol.mode == PN_MODE_UMBRA &&
+		      (s->protocol.policy == PN_POLICY_L3 || s->protocol.policy == PN_POLICY_L4);
+	if (placed && s->protocol.generations > 4)
 		return fail(
 			L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
 			"protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
 			s->protocol.generations, pn_policy_name(s->protocol.policy));
-	if (s->protocol.mode == PN_MODE_UMBRA && s->protocol.policy != PN_POLICY_PROTOTYPE &&
-	    s->protocol.layout != PN_LAYOUT_INTERLEAVED)
+	if (placed && s->protocol.layout != PN_LAYOUT_INTERLEAVED)
 		return fail(
 			L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			"protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
