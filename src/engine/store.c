@@ -89,7 +89,7 @@ void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_pl
 			    void *ctx)
 {
 	PN_ASSERT(fn && s->umbra);
-	PN_ASSERT(heap_slots >= s->heap_pages); /* the pool shares its spares (umbra_pool.c) */
+	PN_ASSERT(heap_slots >= s->heap_pages); /* a home slot each; the row asserts the rest */
 	s->place = fn;
 	s->place_ctx = ctx;
 	s->heap_slots = heap_slots;

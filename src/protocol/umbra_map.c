@@ -105,6 +105,8 @@ static bool map_init(struct pn_proto_ctx *pc)
 	e->pctx.state = calloc(1, sizeof(struct umbra_map));
 	if (!e->pctx.state)
 		return false;
+	/* l3/l4 give every page all its generations (the store asks only for a home each) */
+	PN_ASSERT(pn_umbra_heap_slots(e) >= (uint64_t)e->heap_pages * e->generations);
 	pn_store_set_placement(&e->store, pn_umbra_heap_slots(e), place, e);
 	uint32_t n = (e->heap_pages + entries_per_map_page(e) - 1) / entries_per_map_page(e);
 	map_of(e)->npages = n;
