@@ -7,6 +7,9 @@
  * since the redo pointer, none after; XLogInsertRecord's recheck when the redo pointer moves
  * between DECIDE and INSERT, and none under shift_split; a commit acknowledged only once its
  * record is flushed (R2); and pn_backend_check's abort on a DECIDE-d page left unpinned.
+ * The backends' own log (struct pn_backends) needs no engine: its view, its drain in order
+ * (latency 0 past nlat), the latency figures, and the assertion that latencies never
+ * outnumber the commits.
  */
 #include "engine.h"
 #include "load.h"
@@ -189,6 +192,80 @@ START_TEST(test_check_aborts_on_unpinned_decided_page)
 }
 END_TEST
 
+/* Logs n commits as acknowledge() does: xid 10+i at LSN 100*(i+1), latencies from lat[]. */
+static void log_commits(struct pn_backends *bk, uint32_t n, const uint64_t *lat, uint32_t nlat)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		bk->acked_xids[bk->nacked] = 10 + i;
+		bk->acked_lsns[bk->nacked++] = 100u * (i + 1);
+		if (i < nlat)
+			bk->latencies[bk->nlat++] = lat[i];
+	}
+}
+
+struct ack {
+	uint32_t xid;
+	pn_lsn lsn;
+	uint64_t lat;
+};
+struct drained {
+	uint32_t n;
+	struct ack got[8];
+};
+static void drain_into(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
+{
+	struct drained *d = arg;
+	ck_assert_uint_lt(d->n, 8);
+	d->got[d->n++] = (struct ack){.xid = xid, .lsn = lsn, .lat = latency_ns};
+}
+
+START_TEST(test_ack_log_view_drain_latency)
+{
+	struct pn_backends bk = {0};
+	ck_assert(pn_backends_init(&bk, 4));
+	ck_assert_uint_ge(bk.acked_cap, 4);
+	uint64_t p50, p99, max;
+	ck_assert(!pn_backends_latency(&bk, &p50, &p99, &max)); /* none yet */
+	static const uint64_t lat[] = {30, 10, 20};
+	log_commits(&bk, 4, lat, 3); /* the fourth commit has no latency */
+	struct pn_acks_view v;
+	pn_backends_acks(&bk, &v);
+	ck_assert_uint_eq(v.n, 4);
+	ck_assert_uint_eq(v.nlat, 3);
+	ck_assert_uint_eq(v.xids[3], 13);
+	ck_assert_uint_eq(v.lsns[0], 100);
+	struct drained d = {0};
+	pn_backends_drain(&bk, drain_into, &d);
+	ck_assert_uint_eq(d.n, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(d.got[i].xid, 10 + i);
+		ck_assert_uint_eq(d.got[i].lsn, 100u * (i + 1));
+		ck_assert_uint_eq(d.got[i].lat, i < 3 ? lat[i] : 0);
+	}
+	pn_backends_acks(&bk, &v);
+	ck_assert_uint_eq(v.n, 0);
+	ck_assert_uint_eq(v.nlat, 0);
+	static const uint64_t lat2[] = {50, 7, 9, 1000};
+	log_commits(&bk, 4, lat2, 4);
+	ck_assert(pn_backends_latency(&bk, &p50, &p99, &max));
+	ck_assert_uint_eq(p50, 50);   /* sorted 7 9 50 1000: [4 / 2] */
+	ck_assert_uint_eq(p99, 1000); /* [4 * 99 / 100] = [3] */
+	ck_assert_uint_eq(max, 1000);
+	pn_backends_free(&bk);
+	ck_assert_ptr_null(bk.acked_xids);
+}
+END_TEST
+
+START_TEST(test_ack_log_aborts_on_latencies_past_commits)
+{
+	struct pn_backends bk = {0};
+	ck_assert(pn_backends_init(&bk, 2));
+	bk.latencies[bk.nlat++] = 5; /* a latency with no commit */
+	struct pn_acks_view v;
+	pn_backends_acks(&bk, &v);
+}
+END_TEST
+
 static Suite *backend_suite(void)
 {
 	Suite *s = suite_create("backend");
@@ -196,6 +273,8 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_update_image_once_then_commit);
 	tcase_add_test(tc, test_recheck_when_redo_moves);
 	tcase_add_test_raise_signal(tc, test_check_aborts_on_unpinned_decided_page, SIGABRT);
+	tcase_add_test(tc, test_ack_log_view_drain_latency);
+	tcase_add_test_raise_signal(tc, test_ack_log_aborts_on_latencies_past_commits, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;
 }

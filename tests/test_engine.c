@@ -345,11 +345,11 @@ static void assert_round_trip(const struct pn_world *w, enum pn_fate fate, uint6
 		      (unsigned long long)k, fate, rc, r->e->svc.viol.detail, r->error);
 	ck_assert_int_eq(r->e->svc.viol.kind, PN_VIOL_NONE);
 	ck_assert_uint_ge(r->e->rcv.replay_end, pn_wal_flushed(&w->e->wal));
-	for (uint64_t i = 0; i < w->e->nacked; i++)
-		ck_assert_msg(w->e->acked_lsns[i] <= r->e->rcv.replay_end,
+	for (uint64_t i = 0; i < w->e->bk.nacked; i++)
+		ck_assert_msg(w->e->bk.acked_lsns[i] <= r->e->rcv.replay_end,
 			      "%s k=%llu: commit %llu at %llX lost (replay ends at %llX)",
 			      w->sc->name, (unsigned long long)k, (unsigned long long)i,
-			      (unsigned long long)w->e->acked_lsns[i],
+			      (unsigned long long)w->e->bk.acked_lsns[i],
 			      (unsigned long long)r->e->rcv.replay_end);
 	world_drop(r);
 	free(f);
@@ -387,7 +387,7 @@ START_TEST(test_recovery_round_trip)
 	crash_events(&sc, k);
 	for (uint32_t i = 0; i < CRASH_POINTS; i++) {
 		struct pn_world *w = world_at(&sc, k[i]);
-		acked += w->e->nacked;
+		acked += w->e->bk.nacked;
 		unsynced += w->dev.nunsynced;
 		assert_round_trip(w, PN_FATE_LOST, k[i]);
 		assert_round_trip(w, PN_FATE_PERSISTED, k[i]);
@@ -608,7 +608,7 @@ START_TEST(test_accessors)
 		}
 		struct pn_acks_view v;
 		pn_engine_acks(e, &v);
-		ck_assert_uint_eq(v.n, e->nacked);
+		ck_assert_uint_eq(v.n, e->bk.nacked);
 		if (v.n > 2) { /* drain now and then: what it hands over is the log, in order */
 			uint32_t first = d.n;
 			uint32_t xid0 = v.xids[0];
@@ -618,15 +618,15 @@ START_TEST(test_accessors)
 			ck_assert_uint_eq(d.n - first, v.n);
 			ck_assert_uint_eq(d.xids[first], xid0);
 			ck_assert_uint_eq(d.lsns[d.n - 1], lsn_last);
-			ck_assert_uint_eq(e->nacked, 0);
-			ck_assert_uint_eq(e->nlat, 0);
+			ck_assert_uint_eq(e->bk.nacked, 0);
+			ck_assert_uint_eq(e->bk.nlat, 0);
 			d.n = 0;
 		}
 		ck_assert(pn_engine_wal_flushed(e) == pn_wal_flushed(&e->wal));
 		ck_assert(pn_engine_wal_keep_from(e) == pn_wal_keep_from(&e->wal));
 	}
 	ck_assert_int_eq(step, PN_STEP_FINISHED);
-	acked += e->nacked;
+	acked += e->bk.nacked;
 	ck_assert_uint_eq(acked, pn_engine_metrics(e)->commits);
 	ck_assert_uint_gt(acked, 0);
 	ck_assert_ptr_eq(pn_engine_metrics(e), &e->m);

@@ -14,6 +14,7 @@
  */
 #include "engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define STEP_NS 2000u
@@ -453,15 +454,16 @@ static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
 			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
 			p->xid, (unsigned long long)lsn,
 			(unsigned long long)pn_wal_flushed(&e->wal));
-	if (e->nacked == e->acked_cap) {
+	struct pn_backends *bk = &e->bk;
+	if (bk->nacked == bk->acked_cap) {
 		PN_ASSERT(!"acknowledged-commit log full");
 	}
-	e->acked_xids[e->nacked] = p->xid;
-	e->acked_lsns[e->nacked] = lsn;
-	e->nacked++;
+	bk->acked_xids[bk->nacked] = p->xid;
+	bk->acked_lsns[bk->nacked] = lsn;
+	bk->nacked++;
 	uint64_t lat = e->svc.env.now_ns(e->svc.env.ctx) - p->commit_start_ns;
-	if (e->nlat < e->lat_cap)
-		e->latencies[e->nlat++] = lat;
+	if (bk->nlat < bk->lat_cap)
+		bk->latencies[bk->nlat++] = lat;
 	e->m.commits++;
 	txn_end(e, p);
 	pn_ckpt_commit(&e->ckpt);
@@ -786,8 +788,70 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 	}
 }
 
+bool pn_backends_init(struct pn_backends *bk, uint64_t commits)
+{
+	PN_ASSERT(bk->acked_xids == NULL);
+	PN_ASSERT(bk->latencies == NULL);
+	bk->acked_cap = commits + 16;
+	bk->lat_cap = bk->acked_cap;
+	bk->acked_xids = malloc(sizeof(uint32_t) * bk->acked_cap);
+	bk->acked_lsns = malloc(sizeof(pn_lsn) * bk->acked_cap);
+	bk->latencies = malloc(sizeof(uint64_t) * bk->lat_cap);
+	return bk->acked_xids && bk->acked_lsns && bk->latencies;
+}
+
+void pn_backends_free(struct pn_backends *bk)
+{
+	free(bk->acked_xids);
+	free(bk->acked_lsns);
+	free(bk->latencies);
+	*bk = (struct pn_backends){0};
+}
+
+void pn_backends_acks(const struct pn_backends *bk, struct pn_acks_view *out)
+{
+	PN_ASSERT(bk->nacked <= bk->acked_cap);
+	PN_ASSERT(bk->nlat <= bk->nacked);
+	*out = (struct pn_acks_view){.xids = bk->acked_xids,
+				     .lsns = bk->acked_lsns,
+				     .n = bk->nacked,
+				     .latencies = bk->latencies,
+				     .nlat = bk->nlat};
+}
+
+void pn_backends_drain(struct pn_backends *bk, pn_ack_fn fn, void *arg)
+{
+	PN_ASSERT(bk->nacked <= bk->acked_cap);
+	PN_ASSERT(bk->nlat <= bk->nacked);
+	for (uint64_t i = 0; i < bk->nacked && fn; i++)
+		fn(arg, bk->acked_xids[i], bk->acked_lsns[i], i < bk->nlat ? bk->latencies[i] : 0);
+	bk->nacked = bk->nlat = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+bool pn_backends_latency(struct pn_backends *bk, uint64_t *p50, uint64_t *p99, uint64_t *max)
+{
+	PN_ASSERT(bk->nlat <= bk->lat_cap);
+	PN_ASSERT(p50 && p99);
+	PN_ASSERT(max != NULL);
+	if (bk->nlat == 0)
+		return false;
+	qsort(bk->latencies, bk->nlat, sizeof(uint64_t), cmp_u64);
+	*p50 = bk->latencies[bk->nlat / 2];
+	*p99 = bk->latencies[(bk->nlat * 99) / 100];
+	*max = bk->latencies[bk->nlat - 1];
+	return true;
+}
+
 void pn_backend_check(const struct pn_engine *e)
 {
+	PN_ASSERT(e->bk.nacked <= e->bk.acked_cap);
+	PN_ASSERT(e->bk.nlat <= e->bk.nacked);
 	for (uint32_t i = 0; i < e->nbackends; i++) {
 		const struct pn_proc *p = &e->procs[i];
 		PN_ASSERT(p->kind == PN_PROC_BACKEND);

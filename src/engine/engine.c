@@ -94,12 +94,7 @@ static bool alloc_logs(struct pn_engine *e)
 	const struct pn_scenario *sc = e->sc;
 	uint64_t n = sc->workload.kind == PN_WL_SCRIPT ? sc->workload.script_len
 						       : sc->workload.transactions;
-	e->acked_cap = n + 16;
-	e->lat_cap = e->acked_cap;
-	e->acked_xids = malloc(sizeof(uint32_t) * e->acked_cap);
-	e->acked_lsns = malloc(sizeof(pn_lsn) * e->acked_cap);
-	e->latencies = malloc(sizeof(uint64_t) * e->lat_cap);
-	return e->acked_xids && e->acked_lsns && e->latencies;
+	return pn_backends_init(&e->bk, n);
 }
 
 /* The WAL passed checkpoint_segments (wal.c's XLogCheckpointNeeded). */
@@ -220,9 +215,7 @@ void pn_engine_free(struct pn_engine *e)
 	}
 	free(e->procs);
 	pn_svc_free(&e->svc);
-	free(e->acked_xids);
-	free(e->acked_lsns);
-	free(e->latencies);
+	pn_backends_free(&e->bk);
 }
 
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
@@ -419,12 +412,6 @@ void pn_engine_check(struct pn_engine *e)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 void pn_engine_finish_metrics(struct pn_engine *e)
 {
 	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
@@ -432,12 +419,8 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.read_runs = pn_store_read_runs(&e->store);
 	if (e->proto->finish_metrics)
 		e->proto->finish_metrics(&e->pctx);
-	if (e->nlat) {
-		qsort(e->latencies, e->nlat, sizeof(uint64_t), cmp_u64);
-		e->m.commit_latency_ns_p50 = e->latencies[e->nlat / 2];
-		e->m.commit_latency_ns_p99 = e->latencies[(e->nlat * 99) / 100];
-		e->m.commit_latency_ns_max = e->latencies[e->nlat - 1];
-	}
+	pn_backends_latency(&e->bk, &e->m.commit_latency_ns_p50, &e->m.commit_latency_ns_p99,
+			    &e->m.commit_latency_ns_max);
 }
 
 /* ---- Accessors for the layers above ----
@@ -496,18 +479,12 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 
 void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out)
 {
-	*out = (struct pn_acks_view){.xids = e->acked_xids,
-				     .lsns = e->acked_lsns,
-				     .n = e->nacked,
-				     .latencies = e->latencies,
-				     .nlat = e->nlat};
+	pn_backends_acks(&e->bk, out);
 }
 
 void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg)
 {
-	for (uint64_t i = 0; i < e->nacked && fn; i++)
-		fn(arg, e->acked_xids[i], e->acked_lsns[i], i < e->nlat ? e->latencies[i] : 0);
-	e->nacked = e->nlat = 0;
+	pn_backends_drain(&e->bk, fn, arg);
 }
 
 bool pn_engine_failed(const struct pn_engine *e) { return e->svc.failed; }

@@ -92,12 +92,7 @@ struct pn_engine {
 	uint32_t next_xid;
 	bool stopping; /* workload done: let background work drain */
 
-	/* acknowledged commits, in order (C1) */
-	uint32_t *acked_xids;
-	pn_lsn *acked_lsns;
-	uint64_t nacked, acked_cap;
-	uint64_t *latencies; /* commit latencies, ns */
-	uint64_t nlat, lat_cap;
+	struct pn_backends bk; /* acknowledged commits, in order (C1), and latencies (backend.c) */
 
 	struct pn_recovery rcv; /* the startup process's replay (recovery.c) */
 
@@ -182,17 +177,9 @@ struct pn_proc_info {
 uint32_t pn_engine_proc_count(const struct pn_engine *e);
 void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);
 
-/* The commits acknowledged since the last drain, in order (C1); latencies[i] is commit i's
- * latency while i < nlat. drain hands each to fn (latency 0 past nlat) and empties the log. */
-struct pn_acks_view {
-	const uint32_t *xids;
-	const pn_lsn *lsns;
-	uint64_t n;
-	const uint64_t *latencies;
-	uint64_t nlat;
-};
+/* The commits acknowledged since the last drain (backend.h's struct pn_acks_view, C1); drain
+ * hands each to fn (latency 0 past nlat) and empties the log. */
 void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out);
-typedef void (*pn_ack_fn)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);
 void pn_engine_drain_acks(struct pn_engine *e, pn_ack_fn fn, void *arg);
 
 /* A protocol violation stopped the run (pn_svc_violation); which one. */
