@@ -23,31 +23,10 @@ if [[ ${#scenarios[@]} -eq 0 ]]; then
 	done
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_states.XXXXXX") || exit 2
-cleanup() {
-	if [[ -d $tmp/ref-src ]]; then
-		git -C "$here" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-if [[ ! -x $new ]]; then
-	cmake -S "$here" -B "$here/build-release" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-		cmake --build "$here/build-release" -j2 --target penumbra >/dev/null || exit 2
-fi
-ref=${PN_BENCH_REF_BIN:-}
-if [[ -z $ref ]]; then
-	echo "building $ref_commit (Release) in a temporary worktree..." >&2
-	git -C "$here" worktree add --detach "$tmp/ref-src" "$ref_commit" >/dev/null 2>&1 || {
-		echo "$0: cannot check out $ref_commit" >&2
-		exit 2
-	}
-	cmake -S "$tmp/ref-src" -B "$tmp/ref-build" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-		cmake --build "$tmp/ref-build" -j2 --target penumbra >/dev/null || {
-		echo "$0: cannot build $ref_commit" >&2
-		exit 2
-	}
-	ref=$tmp/ref-build/penumbra
-fi
+. "$here/bench/lib.sh"
+trap pn_bench_cleanup EXIT
+pn_bench_build_new || exit 2
+pn_bench_ref "$ref_commit" || exit 2
 echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); new $(
 	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +), ref $ref_commit"
 TIMEFORMAT='%U %S'
