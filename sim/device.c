@@ -28,11 +28,13 @@ static bool is_real(const struct pn_chunk *c) { return c && c != REMOVED; }
 /*
  * Chunk bytes come from slabs of SLAB_CHUNKS and go back to a free list (linked through the
  * free chunks' first bytes), not to malloc: jemalloc pads every large allocation by a page
- * (cache-oblivious placement), 25 % on a 16 KiB chunk. The pool only grows, to the most
+ * (cache-oblivious placement), 25 % on a 16 KiB chunk. A slab is one huge page
+ * (pn_huge_alloc): formatting a 160 MiB data file used to take 41,000 page faults, a fifth
+ * of `run`'s time on pgbench scale 10 (docs/performance.md). The pool only grows, to the most
  * chunks alive at once; a run that follows another reuses its chunks. One pool per
  * process: the simulator is single-threaded (check --jobs forks).
  */
-#define SLAB_CHUNKS 64u
+#define SLAB_CHUNKS (PN_HUGE_PAGE / PN_CHUNK_SIZE)
 static struct {
 	uint8_t *free; /* a free chunk; its first bytes point at the next */
 	uint8_t *slab; /* the newest slab and how many of its chunks are handed out */
@@ -56,7 +58,7 @@ static uint8_t *bytes_get(void)
 			pool.slabs = realloc(pool.slabs, pool.cap * sizeof(*pool.slabs));
 			PN_ASSERT(pool.slabs != NULL);
 		}
-		pool.slab = malloc((size_t)SLAB_CHUNKS * PN_CHUNK_SIZE);
+		pool.slab = pn_huge_alloc((size_t)SLAB_CHUNKS * PN_CHUNK_SIZE);
 		PN_ASSERT(pool.slab != NULL);
 		pool.slabs[pool.nslabs++] = pool.slab;
 		pool.slab_used = 0;
@@ -79,15 +81,20 @@ static void chunk_put(struct pn_chunk *c)
 	}
 }
 
-static struct pn_chunk *chunk_new(const uint8_t *from)
+/* A chunk with from's bytes, or zeros but for [in, in + n), which the caller writes next
+ * (the WAL and the data file are written once a page at a time: zeroing what is
+ * overwritten at once was a pass over every byte). */
+static struct pn_chunk *chunk_new(const uint8_t *from, uint32_t in, uint32_t n)
 {
 	struct pn_chunk *c = malloc(sizeof(*c));
 	PN_ASSERT(c != NULL);
 	c->data = bytes_get();
-	if (from)
+	if (from) {
 		memcpy(c->data, from, PN_CHUNK_SIZE);
-	else
-		memset(c->data, 0, PN_CHUNK_SIZE);
+	} else {
+		memset(c->data, 0, in);
+		memset(c->data + in + n, 0, PN_CHUNK_SIZE - in - n);
+	}
 	c->refs = 1;
 	return c;
 }
@@ -168,19 +175,20 @@ static void leaf_settle(struct pn_file_image *im, uint64_t idx)
 	free(l);
 }
 
-/* The chunk at idx, private to this image (copied first if shared). */
-static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx)
+/* The chunk at idx, private to this image (copied first if shared); the caller writes
+ * [in, in + n) of it. */
+static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx, uint32_t in, uint32_t n)
 {
 	struct pn_leaf *l = leaf_for(im, idx);
 	struct pn_chunk **slot = &l->chunk[idx % PN_LEAF_CHUNKS];
 	PN_ASSERT(*slot != REMOVED && "a write to a removed (recycled) region (D1)");
 	if (!*slot) {
-		*slot = chunk_new(NULL);
+		*slot = chunk_new(NULL, in, n);
 		l->real++;
 		im->chunks++;
 		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
 	} else if ((*slot)->refs > 1) {
-		struct pn_chunk *copy = chunk_new((*slot)->data);
+		struct pn_chunk *copy = chunk_new((*slot)->data, 0, 0);
 		(*slot)->refs--;
 		*slot = copy;
 	}
@@ -192,7 +200,7 @@ static void image_write(struct pn_file_image *im, uint64_t off, const uint8_t *b
 	while (len) {
 		uint64_t idx = off / PN_CHUNK_SIZE;
 		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
-		memcpy(chunk_for(im, idx) + in, buf, n);
+		memcpy(chunk_for(im, idx, in, n) + in, buf, n);
 		off += n;
 		buf += n;
 		len -= n;

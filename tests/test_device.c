@@ -10,6 +10,8 @@
  *   checker        every crash state of such runs recovers (recovery never reads a
  *                  removed segment: that would abort), with a ring that never wraps and
  *                  with one that wraps;
+ *   fresh chunks   a chunk a write creates reads as zeros around that write, whatever its
+ *                  pool bytes held before; the huge-page slabs are zeroed and aligned;
  *   cur/dur        with tracking, formatted and synced bytes are held once (D4), an
  *                  unsynced write costs its own chunk until it is synced;
  *   atomic unit    a write's tearing units are the aligned blocks of the atomic unit it
@@ -79,6 +81,38 @@ START_TEST(test_remove_frees_and_create_zeroes)
 	ck_assert_uint_eq(byte_at(&d, 64u * SEG), 0);
 	pn_device_free(&img);
 	pn_device_free(&d);
+}
+END_TEST
+
+/* A fresh chunk is zeroed only around the write that creates it: its bytes come from the
+ * pool's free list, here dirty with the freed device's 0xEE, and none may show. The slabs
+ * behind the pool are pn_huge_alloc's: zeroed and 2 MiB aligned. */
+START_TEST(test_fresh_chunk_zero_around_write)
+{
+	struct pn_device d;
+	pn_device_init(&d, false, 512);
+	write_at(&d, 0, 0xEE, 4 * PN_CHUNK_SIZE);
+	pn_device_free(&d);
+	pn_device_init(&d, false, 512);
+	write_at(&d, 100, 0x5A, 300);                  /* inside the first chunk */
+	write_at(&d, 2 * PN_CHUNK_SIZE - 8, 0x5B, 16); /* across two fresh chunks */
+	uint8_t got[3 * PN_CHUNK_SIZE];
+	pn_device_read(&d, PN_FILE_WAL, 0, sizeof(got), got);
+	for (uint32_t i = 0; i < sizeof(got); i++) {
+		uint8_t want = i >= 100 && i < 400                                       ? 0x5A
+			       : i >= 2 * PN_CHUNK_SIZE - 8 && i < 2 * PN_CHUNK_SIZE + 8 ? 0x5B
+											 : 0;
+		ck_assert_msg(got[i] == want, "byte %u: %#x, want %#x", i, got[i], want);
+	}
+	pn_device_free(&d);
+
+	uint8_t *h = pn_huge_alloc(PN_HUGE_PAGE + 1);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq((uintptr_t)h % PN_HUGE_PAGE, 0);
+	for (size_t i = 0; i < 2 * PN_HUGE_PAGE; i += 4096)
+		ck_assert_uint_eq(h[i], 0);
+	h[2 * PN_HUGE_PAGE - 1] = 1; /* rounded up: the second huge page is there */
+	pn_huge_free(h, PN_HUGE_PAGE + 1);
 }
 END_TEST
 
@@ -354,6 +388,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("memory");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
+	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test_raise_signal(tc, test_read_of_removed_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_write_of_removed_aborts, SIGABRT);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 static void (*context_print)(void *arg);
 static void *context_arg;
@@ -54,4 +55,29 @@ const char *pn_page_text(uint32_t page, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%" PRIu32, page);
 	return buf;
+}
+
+void *pn_huge_alloc(size_t bytes)
+{
+	size_t len = (bytes + PN_HUGE_PAGE - 1) / PN_HUGE_PAGE * PN_HUGE_PAGE;
+	/* map one huge page more, then unmap the unaligned head and the tail */
+	uint8_t *m = mmap(NULL, len + PN_HUGE_PAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	size_t head = (PN_HUGE_PAGE - (uintptr_t)m % PN_HUGE_PAGE) % PN_HUGE_PAGE;
+	if (head)
+		munmap(m, head);
+	if (PN_HUGE_PAGE - head)
+		munmap(m + head + len, PN_HUGE_PAGE - head);
+#ifdef MADV_HUGEPAGE
+	madvise(m + head, len, MADV_HUGEPAGE); /* advice only: no error to handle */
+#endif
+	return m + head;
+}
+
+void pn_huge_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, (bytes + PN_HUGE_PAGE - 1) / PN_HUGE_PAGE * PN_HUGE_PAGE);
 }

@@ -60,6 +60,15 @@ size_t pn_testcase_all(struct pn_testcase_site *const **out);
 #define PN_NO_PAGE UINT32_MAX
 const char *pn_page_text(uint32_t page, char *buf, size_t len);
 
+/* Zeroed memory in its own mapping, 2 MiB aligned and advised for transparent huge pages,
+ * so that first touching it costs a fault per 2 MiB rather than per 4 KiB (the device's
+ * chunk slabs, a big buffer pool's frames). Size it in multiples of 2 MiB: the mapping is
+ * rounded up. For large regions only: each call is a system call. pn_huge_free takes the
+ * size that was asked for. On a system without madvise(MADV_HUGEPAGE), ordinary pages. */
+#define PN_HUGE_PAGE ((size_t)2 << 20)
+void *pn_huge_alloc(size_t bytes);
+void pn_huge_free(void *p, size_t bytes);
+
 #define PN_TESTCASE(name_, cond)                                                         \
 	do {                                                                             \
 		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__, 0, \

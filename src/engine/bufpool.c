@@ -48,6 +48,21 @@
 
 #define POLL_NS 20000u
 
+/* The frames of a pool of 32 MiB or more (a simulation's shared buffers, not a checker's
+ * recovering world, which allocates its small pool per crash state) are a huge-page
+ * mapping: pgbench scale 10's 16,384 frames took 32,768 page faults as they were first
+ * read into (docs/performance.md). */
+#define FRAMES_HUGE_BYTES ((size_t)32 << 20)
+static size_t frames_bytes(const struct pn_bufpool *b)
+{
+	return (size_t)b->nframes * b->h.page_size;
+}
+static bool frames_huge(const struct pn_bufpool *b) { return frames_bytes(b) >= FRAMES_HUGE_BYTES; }
+static uint8_t *frames_alloc(const struct pn_bufpool *b)
+{
+	return frames_huge(b) ? pn_huge_alloc(frames_bytes(b)) : calloc(b->nframes, b->h.page_size);
+}
+
 bool pn_buf_init(struct pn_bufpool *b, const struct pn_buf_handles *h, uint32_t nframes)
 {
 	PN_ASSERT(h->sc != NULL);
@@ -65,7 +80,7 @@ bool pn_buf_init(struct pn_bufpool *b, const struct pn_buf_handles *h, uint32_t 
 	b->h = *h;
 	b->nframes = nframes;
 	b->frames = calloc(b->nframes, sizeof(*b->frames));
-	b->frame_data = calloc(b->nframes, b->h.page_size);
+	b->frame_data = frames_alloc(b);
 	b->page_frame = malloc(sizeof(uint32_t) * b->h.pages);
 	b->victims = calloc(b->h.nprocs ? b->h.nprocs : 1, sizeof(*b->victims));
 	if (!b->frames || !b->frame_data || !b->page_frame || !b->victims)
@@ -80,7 +95,10 @@ bool pn_buf_init(struct pn_bufpool *b, const struct pn_buf_handles *h, uint32_t 
 void pn_buf_free(struct pn_bufpool *b)
 {
 	free(b->frames);
-	free(b->frame_data);
+	if (frames_huge(b))
+		pn_huge_free(b->frame_data, frames_bytes(b));
+	else
+		free(b->frame_data);
 	free(b->page_frame);
 	free(b->victims);
 	memset(b, 0, sizeof(*b));
