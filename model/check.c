@@ -176,7 +176,7 @@ bool pn_check_recovered_pages(struct pn_engine *e, struct pn_oracle *o, pn_lsn e
 enum exp_state {
 	EXP_NONE,
 	EXP_FILLED,
-	EXP_PASSED,	     /* passed from the buffer pool (not verified) */
+	EXP_PASSED,          /* passed from the buffer pool (not verified) */
 	EXP_PASSED_VERIFIED, /* passed as read back from storage (checksum and header verified) */
 };
 
