@@ -81,19 +81,23 @@ static void chunk_put(struct pn_chunk *c)
 	}
 }
 
-/* A chunk with from's bytes, or zeros but for [in, in + n), which the caller writes next
- * (the WAL and the data file are written once a page at a time: zeroing what is
- * overwritten at once was a pass over every byte). */
-static struct pn_chunk *chunk_new(const uint8_t *from, uint32_t in, uint32_t n)
+/* A new chunk holding from's bytes (NULL: zeros), except [skip, skip + skip_len), left as
+ * the allocator had it: the caller is about to overwrite it (the WAL and the data file are
+ * written once a page at a time: filling what is overwritten at once was a pass over every
+ * byte). */
+static struct pn_chunk *chunk_new_but(const uint8_t *from, uint32_t skip, uint32_t skip_len)
 {
 	struct pn_chunk *c = malloc(sizeof(*c));
 	PN_ASSERT(c != NULL);
+	PN_ASSERT(skip + skip_len <= PN_CHUNK_SIZE);
 	c->data = bytes_get();
+	uint32_t tail = skip + skip_len;
 	if (from) {
-		memcpy(c->data, from, PN_CHUNK_SIZE);
+		memcpy(c->data, from, skip);
+		memcpy(c->data + tail, from + tail, PN_CHUNK_SIZE - tail);
 	} else {
-		memset(c->data, 0, in);
-		memset(c->data + in + n, 0, PN_CHUNK_SIZE - in - n);
+		memset(c->data, 0, skip);
+		memset(c->data + tail, 0, PN_CHUNK_SIZE - tail);
 	}
 	c->refs = 1;
 	return c;
@@ -175,20 +179,20 @@ static void leaf_settle(struct pn_file_image *im, uint64_t idx)
 	free(l);
 }
 
-/* The chunk at idx, private to this image (copied first if shared); the caller writes
- * [in, in + n) of it. */
+/* The chunk at idx, private to this image (copied first if shared), about to have
+ * [in, in + n) overwritten: those bytes of a new or copied chunk are not filled first. */
 static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx, uint32_t in, uint32_t n)
 {
 	struct pn_leaf *l = leaf_for(im, idx);
 	struct pn_chunk **slot = &l->chunk[idx % PN_LEAF_CHUNKS];
 	PN_ASSERT(*slot != REMOVED && "a write to a removed (recycled) region (D1)");
 	if (!*slot) {
-		*slot = chunk_new(NULL, in, n);
+		*slot = chunk_new_but(NULL, in, n);
 		l->real++;
 		im->chunks++;
 		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
 	} else if ((*slot)->refs > 1) {
-		struct pn_chunk *copy = chunk_new((*slot)->data, 0, 0);
+		struct pn_chunk *copy = chunk_new_but((*slot)->data, in, n);
 		(*slot)->refs--;
 		*slot = copy;
 	}

@@ -14,6 +14,9 @@
  *                  pool bytes held before; the huge-page slabs are zeroed and aligned;
  *   cur/dur        with tracking, formatted and synced bytes are held once (D4), an
  *                  unsynced write costs its own chunk until it is synced;
+ *   copy on write  a write into part of a shared chunk, or of an unwritten one, leaves
+ *                  every other byte as it was (the copy fills only what the write does
+ *                  not), in the writer's image and in the one it shared with;
  *   atomic unit    a write's tearing units are the aligned blocks of the atomic unit it
  *                  touches (D5), and no crash state the checker enumerates leaves such a
  *                  block part old and part new (crash.atomic_unit), while a smaller unit
@@ -153,6 +156,42 @@ START_TEST(test_cur_dur_share_synced)
 	pn_device_free(&img);
 	pn_device_free(&d);
 	ck_assert_uint_eq(pn_device_pool_bytes(), base);
+}
+END_TEST
+
+/* A chunk made private for a write fills only the bytes the write leaves (device.c
+ * chunk_for): the rest must read as before, or as zeros in an unwritten chunk, even when the
+ * pool hands out bytes a freed chunk left behind. */
+START_TEST(test_partial_write_keeps_the_rest)
+{
+	struct pn_device junk, d, img;
+	pn_device_init(&junk, false, 512);
+	write_at(&junk, 0, 0xEE, 4 * PN_CHUNK_SIZE);
+	pn_device_free(&junk); /* the pool's free chunks now hold 0xEE */
+	pn_device_init(&d, false, 512);
+	write_at(&d, 0, 0xAB, PN_CHUNK_SIZE);
+	pn_device_init(&img, false, 512);
+	pn_device_copy(&d, &img); /* shares the chunk */
+	write_at(&img, 4096, 0x11, 8192);
+	write_at(&img, PN_CHUNK_SIZE + 1000, 0x22, 100); /* an unwritten chunk */
+	uint8_t *buf = malloc(2 * PN_CHUNK_SIZE);
+	ck_assert_ptr_nonnull(buf);
+	pn_device_read(&img, PN_FILE_WAL, 0, 2 * PN_CHUNK_SIZE, buf);
+	for (uint32_t i = 0; i < 2 * PN_CHUNK_SIZE; i++) {
+		uint8_t want = i < 4096                   ? 0xAB
+			       : i < 4096 + 8192          ? 0x11
+			       : i < PN_CHUNK_SIZE        ? 0xAB
+			       : i < PN_CHUNK_SIZE + 1000 ? 0
+			       : i < PN_CHUNK_SIZE + 1100 ? 0x22
+							  : 0;
+		ck_assert_msg(buf[i] == want, "byte %u: %02x, not %02x", i, buf[i], want);
+	}
+	pn_device_read(&d, PN_FILE_WAL, 0, PN_CHUNK_SIZE, buf);
+	for (uint32_t i = 0; i < PN_CHUNK_SIZE; i++)
+		ck_assert_uint_eq(buf[i], 0xAB);
+	free(buf);
+	pn_device_free(&img);
+	pn_device_free(&d);
 }
 END_TEST
 
@@ -390,6 +429,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
+	tcase_add_test(tc, test_partial_write_keeps_the_rest);
 	tcase_add_test_raise_signal(tc, test_read_of_removed_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_write_of_removed_aborts, SIGABRT);
 	tcase_add_test(tc, test_held_wal_bounded);
