@@ -25,8 +25,8 @@ static void schedule_copy(struct pn_schedule *dst, const struct pn_schedule *src
 void pn_schedule_free(struct pn_schedule *s)
 {
 	free(s->c);
-	s->c = NULL;
-	s->n = 0;
+	free(s->sleep);
+	*s = (struct pn_schedule){0};
 }
 
 bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len)
@@ -49,6 +49,8 @@ bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len)
 bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_t why_len)
 {
 	size_t commas = 0, len = strlen(text);
+	s->sleep = NULL;
+	s->nsleep = 0;
 	if (len >= 3 && strcmp(text + len - 3, "...") == 0) {
 		snprintf(why, why_len,
 			 "the schedule had more preemptions than a trace holds (%u bytes): it ends "
@@ -69,7 +71,8 @@ bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_
 		unsigned long long e = strtoull(p, &end, 10);
 		unsigned long i = end != p && *end == ':' ? strtoul(end + 1, &end, 10) : 0;
 		uint64_t prev = s->n ? s->c[s->n - 1].event : 0;
-		if (e <= prev || i == 0 || i >= PN_CHOICE_WIDTH || (*end && *end != ',')) {
+		if (e <= prev || i == 0 || i >= PN_CHOICE_WIDTH || (*end && *end != ',') ||
+		    (*end == ',' && end[1] == 0)) {
 			snprintf(
 				why, why_len,
 				"choice %u is not EVENT:CANDIDATE with events increasing from 1 and "
@@ -115,11 +118,12 @@ void pn_explore_free(struct pn_explore *x)
 	free(x->seen_left);
 	free(x->seen_run);
 	free(x->prio);
+	free(x->live);
 	memset(x, 0, sizeof(*x));
 }
 
 static void enqueue(struct pn_explore *x, const struct pn_schedule *parent, uint64_t event,
-		    uint32_t pick)
+		    uint32_t pick, const struct pn_touch *sleep, uint32_t nsleep)
 {
 	if (x->len == x->cap) {
 		uint64_t ncap = x->cap ? x->cap * 2 : 256;
@@ -135,6 +139,13 @@ static void enqueue(struct pn_explore *x, const struct pn_schedule *parent, uint
 	struct pn_schedule *s = &x->queue[(x->head + x->len++) % x->cap];
 	schedule_copy(s, parent, 1);
 	s->c[s->n++] = (struct pn_choice){event, pick};
+	s->sleep = NULL;
+	s->nsleep = nsleep;
+	if (nsleep) {
+		s->sleep = malloc(nsleep * sizeof(*sleep));
+		PN_ASSERT(s->sleep != NULL);
+		memcpy(s->sleep, sleep, nsleep * sizeof(*sleep));
+	}
 }
 
 /* The pct run's change points: depth - 1 events drawn in 1..horizon. */
@@ -172,6 +183,16 @@ bool pn_explore_next(struct pn_explore *x)
 		x->head = (x->head + 1) % x->cap;
 		x->len--;
 	}
+	x->nlive = 0; /* the sleep set: the schedule's, past its last preemption */
+	if (x->mode == PN_EXPLORE_BOUNDED && x->cur.nsleep) {
+		if (x->live_cap < x->cur.nsleep) {
+			x->live_cap = 2 * x->cur.nsleep;
+			x->live = realloc(x->live, x->live_cap * sizeof(*x->live));
+			PN_ASSERT(x->live != NULL);
+		}
+		memcpy(x->live, x->cur.sleep, x->cur.nsleep * sizeof(*x->live));
+		x->nlive = x->cur.nsleep;
+	}
 	x->explored++;
 	return true;
 }
@@ -195,8 +216,9 @@ static void take(struct pn_explore *x, uint64_t event, uint32_t pick)
 }
 
 /* Whether an earlier run met fp with at least `left` preemptions to spare; records it
- * otherwise. */
-static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left)
+ * otherwise, when `record` (a run with events asleep has not explored all of the state's
+ * continuations: it does not stand for them). */
+static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left, bool record)
 {
 	if (x->seen_len * 2 >= x->seen_cap) {
 		uint64_t ncap = x->seen_cap ? x->seen_cap * 2 : 4096;
@@ -229,6 +251,8 @@ static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left)
 	/* a run meeting its own state again is waiting (a state blind to time repeats): go on */
 	if (x->seen_fp[j] && x->seen_left[j] >= left)
 		return x->seen_run[j] != x->explored;
+	if (!record)
+		return false;
 	if (!x->seen_fp[j])
 		x->seen_len++;
 	x->seen_fp[j] = fp;
@@ -237,19 +261,106 @@ static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left)
 	return false;
 }
 
+static bool asleep(const struct pn_explore *x, uint64_t seq)
+{
+	for (uint32_t i = 0; i < x->nlive; i++)
+		if (x->live[i].seq == seq)
+			return true;
+	return false;
+}
+
+/* Whether t, asleep, stays asleep when x runs: they commute (a poll: until what it reads
+ * changes, which the next event's frontier sees). */
+static bool stays_asleep(const struct pn_touch *t, const struct pn_touch *x)
+{
+	if (t->actor == x->actor)
+		return false;
+	if (t->poll)
+		return true;
+	if (x->poll)
+		return !t->engine;
+	return pn_touch_independent(t, x);
+}
+
+/* Wakes the polls whose reads changed (by the event that just ran). */
+static void wake_polls(struct pn_explore *x, struct pn_world *w)
+{
+	uint64_t reads = 0;
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < x->nlive; j++) {
+		if (x->live[j].poll && !reads)
+			reads = pn_world_poll_reads(w) | 1;
+		if (!x->live[j].poll || (x->live[j].reads | 1) == reads)
+			x->live[k++] = x->live[j];
+	}
+	x->nlive = k;
+}
+
+/* Child i's sleep set: the running one's and the candidates before i (explored first: this
+ * run takes candidate 0, the earlier children the others), those that commute with i. */
+static uint32_t child_sleep(const struct pn_explore *x, uint32_t i, struct pn_touch *out)
+{
+	uint32_t n = 0;
+	for (uint32_t j = 0; j < x->nlive; j++)
+		if (stays_asleep(&x->live[j], &x->touch[i]))
+			out[n++] = x->live[j];
+	for (uint32_t j = 0; j < i; j++)
+		if (!asleep(x, x->touch[j].seq) && stays_asleep(&x->touch[j], &x->touch[i]))
+			out[n++] = x->touch[j];
+	return n;
+}
+
+/* Keeps asleep the events that commute with the one that runs (t). */
+static void wake_dependent(struct pn_explore *x, const struct pn_touch *t)
+{
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < x->nlive; j++)
+		if (stays_asleep(&x->live[j], t))
+			x->live[k++] = x->live[j];
+	x->nlive = k;
+}
+
 /* Bounded: past the schedule's last preemption, a state met before ends the run; else each
- * other candidate of the event is a child with one preemption more. */
-static void bounded_frontier(struct pn_explore *x, struct pn_world *w, uint64_t event, uint32_t n)
+ * other candidate of the event not asleep is a child with one preemption more, and a run
+ * whose candidate 0 is asleep ends (an earlier schedule ran it from here). */
+static void bounded_frontier(struct pn_explore *x, struct pn_world *w, const struct pn_event *cand,
+			     uint64_t event, uint32_t n)
 {
 	uint8_t left = (uint8_t)(x->bound - x->cur.n);
-	if (x->reduce && seen_before(x, pn_world_fingerprint(w), left)) {
+	if (x->reduce && seen_before(x, pn_world_fingerprint(w), left, x->nlive == 0)) {
 		x->stop = true;
 		x->pruned++;
 		return;
 	}
-	if (x->cur.n < x->bound)
-		for (uint32_t i = 1; i < n; i++)
-			enqueue(x, &x->cur, event, i);
+	if (!x->reduce) {
+		if (x->cur.n < x->bound)
+			for (uint32_t i = 1; i < n; i++)
+				enqueue(x, &x->cur, event, i, NULL, 0);
+		return;
+	}
+	wake_polls(x, w);
+	for (uint32_t i = 0; i < n; i++)
+		pn_world_touch(w, &cand[i], &x->touch[i]);
+	struct pn_touch *sleep = NULL;
+	if (x->cur.n < x->bound && n > 1) {
+		sleep = malloc((x->nlive + n) * sizeof(*sleep));
+		PN_ASSERT(sleep != NULL);
+	}
+	for (uint32_t i = 1; sleep && i < n; i++) {
+		if (asleep(x, cand[i].seq)) {
+			x->skipped++;
+			continue;
+		}
+		enqueue(x, &x->cur, event, i, sleep, child_sleep(x, i, sleep));
+	}
+	free(sleep);
+	if (asleep(x, cand[0].seq)) {
+		x->stop = true;
+		x->pruned++;
+		x->slept++;
+		return;
+	}
+	wake_dependent(x, &x->touch[0]);
 }
 
 static uint64_t actor(const struct pn_world *w, const struct pn_event *ev)
@@ -309,7 +420,7 @@ uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event 
 			pick = 0;
 		}
 	} else if (x->mode == PN_EXPLORE_BOUNDED && x->next == x->cur.n) {
-		bounded_frontier(x, w, event, n); /* past the schedule's last preemption */
+		bounded_frontier(x, w, cand, event, n); /* past the schedule's last preemption */
 	}
 	if (pick)
 		take(x, event, pick);

@@ -11,7 +11,12 @@
  *            at an event after its last one, each candidate of that event in turn, so each
  *            list is generated once. With schedules.reduce, a run that reaches a state
  *            (pn_world_fingerprint) already reached with as many preemptions left is cut
- *            there: its continuations were explored from the first visit (pruned).
+ *            there: its continuations were explored from the first visit (pruned);
+ *            and sleep sets: a child does not run, first or by preempting, an event that
+ *            commutes with its preempting one and that an earlier sibling or the parent ran
+ *            from the same state (pn_touch_independent), until an event that does not
+ *            commute with it runs; a run whose next seeded event is asleep ends there
+ *            (pruned), a child whose preempting event is asleep is never queued.
  *   pct      schedules.runs runs: the first the seeded one, then each with random actor
  *            priorities and depth - 1 priority change points (Burckhardt et al.), the
  *            highest-priority candidate running at each event (but never more than
@@ -31,6 +36,9 @@
 struct pn_schedule {
 	struct pn_choice *c;
 	uint32_t n;
+	/* bounded with reduce: the events asleep where its last preemption ran (sleep sets) */
+	struct pn_touch *sleep;
+	uint32_t nsleep;
 };
 
 enum pn_explore_mode { PN_EXPLORE_BOUNDED, PN_EXPLORE_PCT, PN_EXPLORE_FIXED };
@@ -54,6 +62,10 @@ struct pn_explore {
 	uint8_t *seen_left;
 	uint64_t *seen_run; /* the run (x->explored) that recorded it */
 	uint64_t seen_cap, seen_len;
+	/* the running schedule's sleep set past its last preemption (reduce) */
+	struct pn_touch *live;
+	uint32_t nlive, live_cap;
+	struct pn_touch touch[PN_CHOICE_WIDTH]; /* the event's candidates' */
 	/* pct */
 	struct pn_prng rng;
 	uint32_t run, runs, depth;
@@ -64,6 +76,8 @@ struct pn_explore {
 	uint32_t passed; /* events in a row that passed over candidate 0 */
 	/* counts */
 	uint64_t explored, pruned;
+	uint64_t slept;   /* of the pruned: runs whose next event was asleep */
+	uint64_t skipped; /* children never queued: their preempting event was asleep */
 };
 
 /* A bounded or pct search of sc (its schedules: section), for the seeded schedule `index`. */

@@ -623,11 +623,70 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 			h = XXH3_64bits_withSeed(slots, sizeof(slots), h);
 		}
 	}
-	/* and what the world will draw next */
-	const struct pn_prng *streams[3] = {&w->rng_sched, &w->rng_io, &w->rng_workload};
-	for (int i = 0; i < 3; i++)
-		h = XXH3_64bits_withSeed(streams[i]->s, sizeof(streams[i]->s), h);
+	/* and the workload the world will draw next (not the scheduling and I/O streams: they
+	 * draw only delays, times to come, which a fingerprint is blind to like the times of
+	 * the pending events; two orders of commuting events differ in which event drew which
+	 * delay, and are one state) */
+	h = XXH3_64bits_withSeed(w->rng_workload.s, sizeof(w->rng_workload.s), h);
 	return h;
+}
+
+uint64_t pn_world_poll_reads(const struct pn_world *w)
+{
+	uint64_t v[3] = {pn_engine_wal_insert_lsn(w->e), pn_engine_wal_flushed(w->e), 0};
+	for (uint32_t i = 0; i < pn_engine_proc_count(w->e); i++) {
+		struct pn_proc_info p;
+		pn_engine_proc_info(w->e, i, &p);
+		v[2] += p.kind == PN_PROC_BACKEND && p.state == PN_B_DONE;
+	}
+	return XXH3_64bits(v, sizeof(v));
+}
+
+void pn_world_touch(struct pn_world *w, const struct pn_event *ev, struct pn_touch *out)
+{
+	uint32_t procs = pn_engine_proc_count(w->e);
+	*out = (struct pn_touch){.seq = ev->seq, .file = -1};
+	if (ev->kind == PN_EV_STEP) {
+		struct pn_proc_info p;
+		pn_engine_proc_info(w->e, ev->arg, &p);
+		out->actor = ev->arg;
+		out->engine = true;
+		out->device = p.kind == PN_PROC_STARTUP || p.kind == PN_PROC_PAGESERVER ||
+			      w->sc->protocol.mode == PN_MODE_PUSHDOWN;
+		out->poll = p.kind == PN_PROC_WALWRITER && !out->device &&
+			    pn_engine_wal_insert_lsn(w->e) == pn_engine_wal_flushed(w->e);
+		if (out->poll)
+			out->reads = pn_world_poll_reads(w);
+		return;
+	}
+	const struct pn_io *io = pn_engine_io(w->e, ev->arg);
+	out->actor = procs + ev->arg;
+	out->file = (int32_t)io->file;
+	out->whole = io->op == PN_IO_FSYNC;
+	out->off = io->offset;
+	out->len = io->len;
+	if (ev->kind == PN_EV_COMPLETE) {
+		out->engine = true;
+		if (io->op == PN_IO_READ)
+			out->file = -1; /* its bytes were copied at dispatch */
+		return;
+	}
+	bool shared = io->why == PN_WHY_WAL || io->why == PN_WHY_CONTROL ||
+		      io->why == PN_WHY_SELECTOR || io->why == PN_WHY_PS_META;
+	out->engine = io->bind != NULL || (io->op == PN_IO_WRITE && shared);
+}
+
+bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b)
+{
+	if (a->actor == b->actor || (a->engine && b->engine))
+		return false;
+	if ((a->device && (b->device || b->file >= 0)) || (b->device && a->file >= 0))
+		return false;
+	if (a->file < 0 || b->file < 0 || a->file != b->file)
+		return true;
+	if (a->whole || b->whole)
+		return false;
+	return a->off + a->len <= b->off || b->off + b->len <= a->off;
 }
 
 int pn_world_step(struct pn_world *w)

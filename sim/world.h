@@ -153,11 +153,47 @@ int pn_world_recover(struct pn_world *w);
  * WAL inserted, each process's step, operation and transaction, the acknowledged commits, the
  * checkpoint's phase and counts, every page's header as the engine would read it (its buffer
  * if resident) and its slots, the pending events in the order they would run by kind and
- * actor, and the world's PRNG streams. Not in it: the times of the pending events (two
- * states whose events run in the same order but with other gaps between them are one), and
- * the engine's other memory. Equal fingerprints are a strong hint that two states have the
+ * actor, and the workload's PRNG stream. Not in it: the times of the pending events (two
+ * states whose events run in the same order but with other gaps between them are one), the
+ * scheduling and I/O streams (they draw only delays: times to come), and the engine's other
+ * memory. Equal fingerprints are a strong hint that two states have the
  * same futures, not a proof (docs/checker.md section 13). */
 uint64_t pn_world_fingerprint(struct pn_world *w);
+
+/*
+ * What a pending event touches, as the world knows it before the event runs (the
+ * independence rule of docs/checker.md section 13). A process step reads and writes the
+ * engine's memory, and the device too when it is recovery's (a startup or page-server step,
+ * or any step of pushdown: they read files synchronously). An I/O's dispatch touches its
+ * file's bytes [offset, offset + len) (a write places them, a read copies them), or the whole
+ * file (an fsync takes the writes to sync), and the engine's memory only when it reads a
+ * buffer the engine goes on writing (a WAL page, a checkpoint's control or selector image, a
+ * page server's metadata) or binds its offset at dispatch. A completion calls into the engine
+ * (its done callback) and touches the write's bytes, or for an fsync the whole file.
+ *
+ * One step is known to be a poll: the WAL writer's while the WAL is flushed as far as it is
+ * inserted. It reads what pn_world_poll_reads hashes (the WAL's insert and flush positions,
+ * the backends done) and writes nothing but its own next wake; it commutes with an event
+ * after which that hash is the same (explore.c observes it) and with a dispatch that does not
+ * touch the engine's memory.
+ */
+struct pn_touch {
+	uint64_t seq;   /* the pending event (its sequence number) */
+	uint32_t actor; /* a process, or the process count + the I/O's index */
+	bool engine;    /* the engine's memory */
+	bool device;    /* every file */
+	bool whole;     /* all of `file` */
+	int32_t file;   /* -1: no file */
+	bool poll;      /* the WAL writer with nothing to flush */
+	uint64_t off, len;
+	uint64_t reads; /* a poll: pn_world_poll_reads as of then */
+};
+void pn_world_touch(struct pn_world *w, const struct pn_event *ev, struct pn_touch *out);
+/* What a poll reads, hashed. */
+uint64_t pn_world_poll_reads(const struct pn_world *w);
+/* Two events commute: other actors, not both the engine's memory, no byte of a file in
+ * common. Up to timing: either order draws the same delays, for other events. */
+bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b);
 /* An unsynced write by what it writes: file, offset, length and bytes (no sequence number). */
 uint64_t pn_world_write_hash(const struct pn_unsynced *u);
 /* Prints the last events, oldest first. */

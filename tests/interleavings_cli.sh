@@ -4,6 +4,8 @@
 #   - the seeded schedule misses shift_split, the same scenario at preemption_bound 2 finds
 #     it; its trace records the preemptions and replays the violation (exit 1), and with
 #     its choices: line removed replays none (exit 0);
+#   - the same for aio_late_bind at 12 transactions with crash points (its counterexample is
+#     a crash state of a preempted schedule);
 #   - the race window: umbra-race-seeded never lets a checkpoint begin between DECIDE and
 #     INSERT (the marker seen false only), umbra-race-bounded does (seen both ways);
 #   - check --json reports strategy, preemption_bound and the schedule counts.
@@ -46,6 +48,12 @@ expect trace-has-choices 0 '^  choices: "[0-9]+:[12]' cat "$trace"
 expect replay-reproduces 1 'the violation reproduces' "$bin" replay "$trace"
 grep -v '^  choices:' "$trace" >"$tmp/seeded.trace.yaml"
 expect replay-without-choices 0 'no violation' "$bin" replay "$tmp/seeded.trace.yaml"
+expect late-bind-seeded-misses 0 'pass +\(expected pass' \
+	"$bin" check "$dir/aio-late-bind-seeded.yaml" --traces "$tmp/t"
+expect late-bind-bounded-finds 0 'preemptions: [0-9]+:[12]' \
+	"$bin" check "$dir/aio-late-bind-bounded.yaml" --traces "$tmp/t" --no-shrink
+expect late-bind-replays 1 'the violation reproduces' \
+	"$bin" replay "$tmp/t/aio-late-bind-bounded.trace.yaml"
 expect window-never-seeded 0 "ONLY FALSE +$marker" \
 	"$bin" check "$dir/umbra-race-seeded.yaml" --coverage
 expect window-reached-bounded 0 "both +$marker" \

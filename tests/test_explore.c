@@ -9,7 +9,12 @@
  *   - a violation only a preemption reaches (shift_split) is missed by the seeded schedule,
  *     found at bound 1, written to a trace with its choices, and replayed from it; without
  *     its choices the same trace does not reproduce;
- *   - a schedule's text round-trips and malformed text is refused;
+ *   - a schedule's text round-trips and malformed text is refused (a trailing comma too);
+ *   - the independence rule (pn_touch_independent): other actors, not both the engine's
+ *     memory, no byte in common; on a run's real candidates it is symmetric, steps and
+ *     completions touch the engine's memory, the WAL writer polls only with the WAL flushed,
+ *     and some pairs commute;
+ *   - reduction keeps the verdict: shift_split at bound 1 with and without it;
  *   - pct runs are deterministic and count as schedules; pct finds shift_split and its trace
  *     (hundreds of preemptions) replays.
  */
@@ -219,9 +224,119 @@ START_TEST(test_schedule_text)
 	ck_assert(pn_schedule_parse("", &s, why, sizeof(why)));
 	ck_assert_uint_eq(s.n, 0);
 	pn_schedule_free(&s);
-	const char *bad[] = {"3", "3:0", "3:3", "5:1,5:2", "0:1", "4:1;5:1", "x:1", "4:1,x"};
+	const char *bad[] = {"3",   "3:0",   "3:3",  "5:1,5:2",  "0:1", "4:1;5:1",
+			     "x:1", "4:1,x", "4:1,", "4:1,,5:1", ",4:1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(!pn_schedule_parse(bad[i], &s, why, sizeof(why)), "%s", bad[i]);
+}
+END_TEST
+
+/* A step, a dispatch and a completion as pn_world_touch describes them. */
+static struct pn_touch touch_of(uint32_t actor, bool engine, int32_t file, uint64_t off,
+				uint64_t len, bool whole)
+{
+	return (struct pn_touch){.actor = actor,
+				 .engine = engine,
+				 .file = file,
+				 .off = off,
+				 .len = len,
+				 .whole = whole};
+}
+
+START_TEST(test_touch_rule)
+{
+	struct pn_touch step0 = touch_of(0, true, -1, 0, 0, false),
+			step1 = touch_of(1, true, -1, 0, 0, false),
+			write_a = touch_of(10, false, PN_FILE_DATA, 0, 8192, false),
+			write_b = touch_of(11, false, PN_FILE_DATA, 8192, 8192, false),
+			write_c = touch_of(12, false, PN_FILE_DATA, 4096, 8192, false),
+			fsync = touch_of(13, false, PN_FILE_DATA, 0, 0, true),
+			wal = touch_of(14, false, PN_FILE_WAL, 0, 8192, false),
+			done_a = touch_of(15, true, PN_FILE_DATA, 0, 8192, false), recovery = step1;
+	recovery.device = true;
+	ck_assert(!pn_touch_independent(&step0, &step1));     /* both the engine's memory */
+	ck_assert(!pn_touch_independent(&step0, &step0));     /* one actor */
+	ck_assert(pn_touch_independent(&step0, &write_a));    /* a dispatch from its own buffer */
+	ck_assert(pn_touch_independent(&write_a, &write_b));  /* adjacent bytes */
+	ck_assert(!pn_touch_independent(&write_a, &write_c)); /* overlapping bytes */
+	ck_assert(!pn_touch_independent(&write_c, &write_b));
+	ck_assert(!pn_touch_independent(&fsync, &write_b)); /* an fsync takes the whole file */
+	ck_assert(pn_touch_independent(&fsync, &wal));      /* another file */
+	ck_assert(!pn_touch_independent(&done_a, &step0));  /* a completion calls the engine */
+	ck_assert(pn_touch_independent(&done_a, &write_b));
+	ck_assert(!pn_touch_independent(&done_a, &write_c));
+	ck_assert(!pn_touch_independent(&recovery, &wal)); /* reads the files synchronously */
+	ck_assert(!pn_touch_independent(&wal, &recovery));
+}
+END_TEST
+
+struct touch_count {
+	uint64_t pairs, independent, polls;
+};
+
+/* A chooser that takes the seeded order and checks what each candidate touches. */
+static uint32_t check_touches(void *arg, struct pn_world *w, const struct pn_event *cand,
+			      uint32_t n)
+{
+	struct touch_count *k = arg;
+	struct pn_touch t[PN_CHOICE_WIDTH];
+	for (uint32_t i = 0; i < n; i++) {
+		pn_world_touch(w, &cand[i], &t[i]);
+		ck_assert_uint_eq(t[i].seq, cand[i].seq);
+		if (cand[i].kind != PN_EV_DISPATCH)
+			ck_assert(t[i].engine);
+		if (t[i].poll) {
+			k->polls++;
+			ck_assert_uint_eq(pn_engine_wal_insert_lsn(w->e),
+					  pn_engine_wal_flushed(w->e));
+			ck_assert_uint_eq(t[i].reads, pn_world_poll_reads(w));
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++) {
+			bool ij = pn_touch_independent(&t[i], &t[j]);
+			ck_assert(ij == pn_touch_independent(&t[j], &t[i]));
+			k->pairs++;
+			k->independent += ij;
+		}
+	return 0;
+}
+
+START_TEST(test_touch_of_events)
+{
+	struct pn_scenario sc;
+	struct touch_count k = {0};
+	load_tiny(&sc, 6, "");
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.track = true, .choose = check_touches, .choose_arg = &k};
+	ck_assert(w != NULL);
+	ck_assert(pn_world_init(w, &sc, &o, NULL));
+	pn_engine_start(w->e);
+	ck_assert_int_eq(pn_world_run(w), 0);
+	pn_world_free(w);
+	free(w);
+	ck_assert_uint_gt(k.pairs, 0);
+	ck_assert_uint_gt(k.independent, 0);       /* some candidates commute */
+	ck_assert_uint_lt(k.independent, k.pairs); /* not all */
+	ck_assert_uint_gt(k.polls, 0);             /* the WAL writer idles */
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_reduction_keeps_the_verdict)
+{
+	struct pn_scenario full, reduced;
+	static struct pn_check_result a, b;
+	load_split(&full, "schedules: {preemption_bound: 1, reduce: false}\n"
+			  "expect: {verdict: violation}\n");
+	load_split(&reduced, "schedules: {preemption_bound: 1}\nexpect: {verdict: violation}\n");
+	ck_assert_int_eq(check(&full, &a), 0);
+	ck_assert_int_eq(check(&reduced, &b), 0);
+	ck_assert(a.violation && b.violation);
+	ck_assert_int_eq(a.kind, b.kind);
+	ck_assert_uint_le(b.schedules_explored, a.schedules_explored);
+	pn_scenario_free(&full);
+	pn_scenario_free(&reduced);
 }
 END_TEST
 
@@ -273,6 +388,9 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_bound_one_counts);
 	tcase_add_test(tc, test_preemption_finds_and_replays);
 	tcase_add_test(tc, test_schedule_text);
+	tcase_add_test(tc, test_touch_rule);
+	tcase_add_test(tc, test_touch_of_events);
+	tcase_add_test(tc, test_reduction_keeps_the_verdict);
 	tcase_add_test(tc, test_pct_is_deterministic);
 	tcase_add_test(tc, test_pct_finds_and_replays);
 	suite_add_tcase(s, tc);

@@ -1652,6 +1652,12 @@ static bool validate_schedules(struct loader *L)
 			L, mark_of(L, &s->schedules.runs, &s->schedules.strategy),
 			"schedules.runs is %u with strategy pct; expected 2 or more (the seeded run, then the pct runs)",
 			s->schedules.runs);
+	size_t n = strlen(s->replay.choices);
+	if (n && s->replay.choices[n - 1] == ',')
+		return fail(
+			L, mark_of(L, &s->replay.choices, NULL),
+			"replay.choices \"%s\" ends in a comma; expected EVENT:CANDIDATE pairs with a comma between two, none after the last",
+			s->replay.choices);
 	return true;
 }
 
