@@ -297,8 +297,9 @@ static int parse_option(int c, struct check_args *a, char **argv)
 		return -1;
 	case OPT_MPI:
 		if (!pn_mpi_built())
-			return pn_cli_usage_error("check", "--mpi: this penumbra was built without "
-							   "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
+			return pn_cli_usage_error("check",
+						  "--mpi: this penumbra was built without "
+						  "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
 		a->mpi = true;
 		return -1;
 	case OPT_RANK_TIMEOUT: return parse_positive("--rank-timeout", &a->rank_timeout_s);
@@ -1072,15 +1073,20 @@ static void rank_answer(struct run *r, struct pn_mpi_event *ev)
 	if (ev->kind == PN_MPI_RESULT) {
 		char bad[256];
 		got = pn_unit_result_decode(ev->bytes, ev->len, &res, bad, sizeof(bad));
-		snprintf(why, sizeof(why), "rank %d: its result does not decode: %s", ev->rank, bad);
+		snprintf(why, sizeof(why), "rank %d: its result does not decode: %s", ev->rank,
+			 bad);
 	} else {
 		snprintf(why, sizeof(why), "%s", ev->why);
 	}
 	free(ev->bytes);
-	if (ev->kind == PN_MPI_LOST)
-		fprintf(stderr, "penumbra check: %s; unit %u of %s is handed out again\n", ev->why,
-			ev->unit, it->name);
-	if (!it->plan || pn_plan_cancelled(it->plan, ev->unit)) {
+	bool dropped = !it->plan || pn_plan_cancelled(it->plan, ev->unit);
+	if (!got && !dropped) {
+		pn_progress_clear(&r->prog);
+		fprintf(stderr, "penumbra check: %s; unit %u of %s%s\n", why, ev->unit, it->name,
+			ev->kind == PN_MPI_LOST ? " is handed to another rank"
+						: " is handed out again (once)");
+	}
+	if (dropped) {
 		if (got)
 			pn_unit_result_free(&res);
 		return; /* dropped (U1) */
@@ -1145,10 +1151,11 @@ static void rank_end(struct run *r, uint64_t units)
 	uint64_t messages, bytes;
 	pn_mpi_stop(&messages, &bytes);
 	pn_progress_clear(&r->prog);
-	fprintf(r->human, "mpi: %d ranks (%d checking at the end), %llu units, %llu messages, "
-			  "%llu bytes through rank 0\n",
-		r->ranks, pn_mpi_live(), (unsigned long long)units,
-		(unsigned long long)messages, (unsigned long long)bytes);
+	fprintf(r->human,
+		"mpi: %d ranks (%d checking at the end), %llu units, %llu messages, "
+		"%llu bytes through rank 0\n",
+		r->ranks, pn_mpi_live(), (unsigned long long)units, (unsigned long long)messages,
+		(unsigned long long)bytes);
 }
 
 static void run_ranks(struct run *r)

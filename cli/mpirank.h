@@ -51,11 +51,10 @@ int pn_mpi_end(int rc, bool abort);
 
 /* ---- a rank other than 0 ---- */
 /* Checks one unit of item `item` in the calling (child) process: the result's bytes, malloc'd. */
-typedef uint8_t *(*pn_mpi_unit_fn)(void *arg, uint32_t item, const struct pn_unit *u,
-				   size_t *len);
+typedef uint8_t *(*pn_mpi_unit_fn)(void *arg, uint32_t item, const struct pn_unit *u, size_t *len);
 /* Serves units until STOP. Test hooks: PN_TEST_MPI_KILL=R (rank R's first unit's child is
- * killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R stops itself, SIGSTOP, on its
- * first unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on its first unit). */
+ * killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R hangs, in pause(), on its first
+ * unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on its first unit). */
 void pn_mpi_serve(pn_mpi_unit_fn fn, void *arg);
 
 /* ---- rank 0 ---- */
