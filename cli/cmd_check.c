@@ -37,6 +37,11 @@
  *      child: its unit is run again once, then the scenario is an error). Test hook: with
  *      PN_TEST_CROSS_FAULT=K in the environment, the fast verdict of the Kth state judged
  *      (in each process) is made wrong.
+ *   K9 Under MPI (--mpi, or started by mpirun / srun in a PN_MPI build; docs/cluster.md) rank 0
+ *      runs the --jobs loop over ranks instead of children (run_ranks: cli/mpirank.h M1-M3):
+ *      every other rank loads the same files and serves units; rank 0 alone opens the
+ *      outputs, writes the traces and prints, and gives what --jobs 1 gives but for the
+ *      timings, plus "ranks" in the JSON and the rank count on the check: line.
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
