@@ -37,6 +37,11 @@
  *      child: its unit is run again once, then the scenario is an error). Test hook: with
  *      PN_TEST_CROSS_FAULT=K in the environment, the fast verdict of the Kth state judged
  *      (in each process) is made wrong.
+ *   K9 Under MPI (--mpi, or started by mpirun / srun in a PN_MPI build; docs/cluster.md) rank 0
+ *      runs the --jobs loop over ranks instead of children (run_ranks: cli/mpirank.h M1-M3):
+ *      every other rank loads the same files and serves units; rank 0 alone opens the
+ *      outputs, writes the traces and prints, and gives what --jobs 1 gives but for the
+ *      timings, plus "ranks" in the JSON and the rank count on the check: line.
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
@@ -67,13 +72,14 @@
 #include "progress.h"
 #include "shrink.h"
 #include "trace.h"
+#include "mpirank.h"
 #include "unit.h"
 
 static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
 	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
-	"                      [--cross-check N]\n"
+	"                      [--cross-check N] [--mpi] [--rank-timeout S]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -90,6 +96,11 @@ static const char usage[] =
 	"                scenario are cut into units spread over them; the results are those\n"
 	"                of --jobs 1 but for the timings\n"
 	"  --unit-states N  with --jobs: about N distinct crash states a unit (default 2048)\n"
+	"  --mpi         run as a rank of an MPI job (implied under mpirun or srun): rank 0\n"
+	"                hands the units out to the other ranks and writes the outputs\n"
+	"                (docs/cluster.md); not with --jobs\n"
+	"  --rank-timeout S  under MPI: a rank silent for S seconds in a unit is lost and its\n"
+	"                unit handed to another rank (default 60)\n"
 	"  --seed N      override each scenario's seed\n"
 	"  --traces DIR  where counterexample traces go (default: penumbra-traces)\n"
 	"  --nested N    also crash inside recovery, for every Nth new crash state\n"
@@ -125,7 +136,9 @@ enum {
 	OPT_POINTS_EVERY,
 	OPT_TWICE,
 	OPT_UNIT_STATES,
-	OPT_CROSS_CHECK
+	OPT_CROSS_CHECK,
+	OPT_MPI,
+	OPT_RANK_TIMEOUT
 };
 
 #define EXIT_INTERRUPTED 130
@@ -136,6 +149,8 @@ struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
 	bool seed_set, coverage, quiet, no_shrink, twice;
+	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
+	uint64_t rank_timeout_s; /* K9 */
 	char **paths;
 	size_t npaths, cap;
 };
@@ -192,6 +207,7 @@ struct run {
 	uint64_t (*cov)[2];      /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
 	struct job *jobs; /* --jobs N: N slots */
+	int ranks;        /* under MPI (K9): the job's ranks, else 0 */
 };
 
 static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
@@ -282,7 +298,16 @@ static int parse_option(int c, struct check_args *a, char **argv)
 			return 2;
 		if (a->jobs < 1 || a->jobs > 256)
 			return pn_cli_usage_error("check", "--jobs takes 1 to 256, not %s", optarg);
+		a->jobs_set = true;
 		return -1;
+	case OPT_MPI:
+		if (!pn_mpi_built())
+			return pn_cli_usage_error("check",
+						  "--mpi: this penumbra was built without "
+						  "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
+		a->mpi = true;
+		return -1;
+	case OPT_RANK_TIMEOUT: return parse_positive("--rank-timeout", &a->rank_timeout_s);
 	case OPT_NESTED: return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
 	case OPT_SEED:
 		if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
@@ -310,6 +335,8 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"twice", no_argument, NULL, OPT_TWICE},
 		{"unit-states", required_argument, NULL, OPT_UNIT_STATES},
 		{"cross-check", required_argument, NULL, OPT_CROSS_CHECK},
+		{"mpi", no_argument, NULL, OPT_MPI},
+		{"rank-timeout", required_argument, NULL, OPT_RANK_TIMEOUT},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -322,6 +349,10 @@ static int parse(int argc, char **argv, struct check_args *a)
 		if ((rc = parse_option(c, a, argv)) >= 0)
 			return rc;
 	}
+	a->mpi |= pn_mpi_built() && pn_mpi_detected();
+	if (a->mpi && a->jobs_set)
+		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
+						   "ranks are the jobs (docs/cluster.md)");
 	if (optind >= argc)
 		return pn_cli_usage_error("check", "no scenario named");
 	for (int i = optind; i < argc; i++) {
@@ -386,6 +417,8 @@ static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
 	}
 	return true;
 }
+
+static bool load_item(struct item *it, const struct check_args *a);
 
 /* ---- checking one scenario ---- */
 /* K6: the violation of the shrunk scenario becomes the one reported. */
@@ -1004,6 +1037,170 @@ static void run_parallel(struct run *r)
 	r->jobs = NULL;
 }
 
+/* ---- MPI: units on the other ranks (K9, cli/mpirank.h) ---- */
+/* A rank's unit, in the child process the rank checks it in. */
+static uint8_t *rank_unit(void *arg, uint32_t item, const struct pn_unit *u, size_t *len)
+{
+	struct run *r = arg;
+	struct pn_check_options o = unit_options(r->a, NULL);
+	struct pn_unit_result ur;
+	o.progress = NULL;
+	pn_check_unit(&r->items[item].sc, &o, u, &ur);
+	uint8_t *bytes = pn_unit_result_encode(&ur, len);
+	pn_unit_result_free(&ur);
+	return bytes;
+}
+
+/* Rank 0 writes a violation's trace itself (the traces are its files). */
+static void rank_trace(struct run *r, struct item *it)
+{
+	double t0 = pn_progress_clock_s();
+	struct pn_check_options o = unit_options(r->a, NULL);
+	o.progress = NULL;
+	o.twice = false; /* shrinking re-checks variants: once each */
+	write_trace(it, r->a, &o);
+	it->out.res.seconds += pn_progress_clock_s() - t0; /* K6 */
+	cov_take_local(r);
+	it->finishing = false;
+	if (it->out.rc != 3)
+		mark_done(r, it);
+	pn_mpi_touch();
+}
+
+/* A unit's answer, or its rank lost: merged, or handed out again (U5); units after a
+ * violation cancelled on their ranks (U1). */
+static void rank_answer(struct run *r, struct pn_mpi_event *ev)
+{
+	struct item *it = &r->items[ev->item];
+	struct pn_unit_result res;
+	char why[400];
+	bool got = false;
+	if (ev->kind == PN_MPI_RESULT) {
+		char bad[256];
+		got = pn_unit_result_decode(ev->bytes, ev->len, &res, bad, sizeof(bad));
+		snprintf(why, sizeof(why), "rank %d: its result does not decode: %s", ev->rank,
+			 bad);
+	} else {
+		snprintf(why, sizeof(why), "%s", ev->why);
+	}
+	free(ev->bytes);
+	bool dropped = !it->plan || pn_plan_cancelled(it->plan, ev->unit);
+	if (!got && !dropped) {
+		pn_progress_clear(&r->prog);
+		fprintf(stderr, "penumbra check: %s; unit %u of %s%s\n", why, ev->unit, it->name,
+			ev->kind == PN_MPI_LOST ? " is handed to another rank"
+						: " is handed out again (once)");
+	}
+	if (dropped) {
+		if (got)
+			pn_unit_result_free(&res);
+		return; /* dropped (U1) */
+	}
+	if (got)
+		pn_plan_done(it->plan, ev->unit, &res);
+	else
+		pn_plan_failed(it->plan, ev->unit, why);
+	if (got)
+		pn_unit_result_free(&res);
+	for (int k = 1; k < r->ranks; k++) {
+		uint32_t item, unit;
+		if (pn_mpi_busy(k, &item, &unit) && item == ev->item &&
+		    pn_plan_cancelled(it->plan, unit))
+			pn_mpi_cancel(k);
+	}
+}
+
+/* Hands a unit to every idle rank (a trace is written here); false when no rank is busy. */
+static bool rank_dispatch(struct run *r, uint64_t *units)
+{
+	bool busy = false;
+	for (int k = 1; k < r->ranks; k++) {
+		struct job j;
+		struct pn_unit u;
+		while (!stop_signal && pn_mpi_idle(k) && next_job(r, &j, &u)) {
+			if (j.finish) {
+				rank_trace(r, j.it);
+				continue;
+			}
+			pn_mpi_send_unit(k, (uint32_t)(j.it - r->items), j.unit, &u);
+			++*units;
+		}
+		uint32_t item, unit;
+		busy |= pn_mpi_busy(k, &item, &unit);
+	}
+	return busy;
+}
+
+/* The end of an MPI check: the units still in work when it stopped (K5), the items no rank
+ * was left to check (M2: errors, never a silent partial result), the message counts. */
+static void rank_end(struct run *r, uint64_t units)
+{
+	for (int k = 1; k < r->ranks; k++) {
+		uint32_t item, unit;
+		char who[128];
+		pn_mpi_name(k, who, sizeof(who));
+		if (pn_mpi_busy(k, &item, &unit))
+			fprintf(stderr, "penumbra check: stopped while %s checked unit %u of %s\n",
+				who, unit, r->items[item].name);
+	}
+	for (size_t i = 0; i < r->n && !stop_signal && pn_mpi_live() == 0; i++) {
+		struct item *it = &r->items[i];
+		if (it->done)
+			continue;
+		it->out.rc = 2;
+		it->out.res.error = true;
+		snprintf(it->out.error, sizeof(it->out.error),
+			 "not checked: every rank but rank 0 was lost (see above)");
+		mark_done(r, it);
+	}
+	uint64_t messages, bytes;
+	pn_mpi_stop(&messages, &bytes);
+	pn_progress_clear(&r->prog);
+	fprintf(r->human,
+		"mpi: %d ranks (%d checking at the end), %llu units, %llu messages, "
+		"%llu bytes through rank 0\n",
+		r->ranks, pn_mpi_live(), (unsigned long long)units, (unsigned long long)messages,
+		(unsigned long long)bytes);
+}
+
+static void run_ranks(struct run *r)
+{
+	uint64_t units = 0;
+	pn_mpi_lead(r->ranks, (double)r->a->rank_timeout_s);
+	while (rank_dispatch(r, &units) && !stop_signal) {
+		struct pn_mpi_event ev;
+		print_ready(r);
+		if (pn_mpi_next(&ev, PN_PROGRESS_INTERVAL_MS))
+			rank_answer(r, &ev);
+		print_ready(r);
+		pn_progress_update(&r->prog, r->done, r->states_done, false);
+	}
+	print_ready(r);
+	rank_end(r, units);
+	for (size_t i = 0; i < r->n; i++) {
+		pn_plan_free(r->items[i].plan);
+		r->items[i].plan = NULL;
+	}
+}
+
+/* A rank other than 0: the same scenarios loaded, units served until rank 0 stops. */
+static int serve_rank(const struct check_args *a)
+{
+	struct run r = {.a = a, .n = a->npaths};
+	r.items = calloc(a->npaths, sizeof(*r.items));
+	PN_ASSERT(r.items != NULL);
+	for (size_t i = 0; i < r.n; i++) {
+		r.items[i].path = a->paths[i];
+		r.items[i].loaded = load_item(&r.items[i], a);
+	}
+	pn_mpi_serve(rank_unit, &r);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.items[i].loaded)
+			pn_scenario_free(&r.items[i].sc);
+	free(r.items);
+	return 0;
+}
+
 /* ---- summary, JSON, JUnit ---- */
 static void print_summary(struct run *r)
 {
@@ -1036,6 +1233,8 @@ static void print_summary(struct run *r)
 	fprintf(r->human, "check: %zu passed, %zu failed", ok, r->done - ok);
 	if (stop_signal)
 		fprintf(r->human, ", %zu not finished (interrupted)", r->n - r->done);
+	if (r->ranks)
+		fprintf(r->human, "; %d MPI ranks", r->ranks);
 	fprintf(r->human, "\n");
 }
 
@@ -1164,6 +1363,8 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	json_object_set_new(root, "scenarios", arr);
 	json_object_set_new(root, "interrupted", json_boolean(stop_signal != 0));
 	json_object_set_new(root, "not_finished", left);
+	if (r->ranks)
+		json_object_set_new(root, "ranks", json_integer(r->ranks));
 	if (r->a->coverage)
 		json_object_set_new(root, "coverage", coverage_json(r));
 	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
@@ -1277,7 +1478,9 @@ static int check_all(struct run *r, FILE *json, FILE *junit)
 	}
 	pn_progress_init(&r->prog, "check", "scenarios", "states", r->n);
 	print_ready(r);
-	if (r->a->jobs > 1)
+	if (r->ranks > 1)
+		run_ranks(r);
+	else if (r->a->jobs > 1)
 		run_parallel(r);
 	else
 		run_serial(r);
@@ -1298,9 +1501,16 @@ int pn_cmd_check(int argc, char **argv)
 	struct check_args a = {.jobs = 1,
 			       .nested = 64,
 			       .traces = "penumbra-traces",
-			       .unit_states = 2048};
-	int rc = parse(argc, argv, &a);
+			       .unit_states = 2048,
+			       .rank_timeout_s = 60};
+	int rc = parse(argc, argv, &a), rank = 0, ranks = 0;
 	FILE *json = NULL, *junit = NULL;
+	if (rc < 0 && a.mpi) { /* K9 */
+		pn_mpi_start(&rank, &ranks);
+		a.jobs = ranks > 1 ? (uint64_t)ranks - 1 : 1;
+		if (rank > 0)
+			rc = serve_rank(&a);
+	}
 	if (rc < 0 && !open_outputs(&a, &json, &junit))
 		rc = 2;
 	if (rc < 0) {
@@ -1312,7 +1522,7 @@ int pn_cmd_check(int argc, char **argv)
 		if (!sigint_ignored)
 			sigaction(SIGINT, &on, NULL);
 		sigaction(SIGTERM, &on, &old_term);
-		struct run r = {.a = &a, .n = a.npaths};
+		struct run r = {.a = &a, .n = a.npaths, .ranks = ranks};
 		r.human = a.json && strcmp(a.json, "-") == 0 ? stderr : stdout;
 		r.items = calloc(a.npaths, sizeof(*r.items));
 		PN_ASSERT(r.items != NULL);
@@ -1326,6 +1536,8 @@ int pn_cmd_check(int argc, char **argv)
 		free(r.items);
 		free(r.cov);
 	}
+	if (ranks)
+		rc = pn_mpi_end(rc, rank == 0 && stop_signal);
 	for (size_t i = 0; i < a.npaths; i++)
 		free(a.paths[i]);
 	free(a.paths);
