@@ -140,12 +140,12 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
 	if (client_op(p->op.op)) { /* the workload's own records (client.h change) */
-		struct pn_client c = pn_client_of(e, p);
+		struct pn_client c = pn_client_of(&e->cl, p);
 		PN_ASSERT(e->client->change != NULL);
 		e->client->change(e->client_state, &c);
 		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
 			pn_buf_frame(&e->buf, p->extra_frames[i])->locked = false;
-		pn_client_unpin_extra(e, p);
+		pn_client_unpin_extra(&e->cl, p);
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
@@ -382,7 +382,7 @@ static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
 	rec.blocks[0].data = data0;
 	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
-	struct pn_client cl = pn_client_of(e, p);
+	struct pn_client cl = pn_client_of(&e->cl, p);
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
 		uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
@@ -540,7 +540,7 @@ void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to)
 /* NEXT: take the next operation and start it. */
 static void start_op(struct pn_engine *e, struct pn_proc *p)
 {
-	enum pn_client_next n = pn_client_next(e, p, &p->op);
+	enum pn_client_next n = pn_client_next(&e->cl, p, &p->op);
 	if (n == PN_CLIENT_DONE) {
 		pn_backend_set_state(p, PN_B_DONE);
 		return;
@@ -604,7 +604,7 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 static void step_done(struct pn_engine *e, struct pn_proc *p)
 {
 	if (e->client->step_done) {
-		struct pn_client c = pn_client_of(e, p);
+		struct pn_client c = pn_client_of(&e->cl, p);
 		e->client->step_done(e->client_state, &c);
 	}
 }
@@ -742,7 +742,7 @@ void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
 			step_decide(e, p);
 			break;
 		}
-		if (!pn_client_pin_extra(e, p)) /* a workload op's other pages first */
+		if (!pn_client_pin_extra(&e->cl, p)) /* a workload op's other pages first */
 			return;
 		uint32_t fi = pn_buf_pin(&e->buf, op_page(e, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)

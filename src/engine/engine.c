@@ -143,6 +143,50 @@ static void init_rcv(struct pn_engine *e)
 	pn_recovery_init(&e->rcv, &h);
 }
 
+/* The workload's init, over what it reads; it may size the relation. */
+static bool init_client(struct pn_engine *e)
+{
+	struct pn_client_setup s = {
+		.sc = e->sc,
+		.error = e->svc.error,
+		.error_size = sizeof(e->svc.error),
+		.page_size = e->page_size,
+		.slru_pages = e->slru_pages,
+		.heap_pages = e->heap_pages,
+		.pages = e->pages,
+	};
+	if (!e->client->init(&s, &e->client_state)) {
+		if (e->client_state && e->client->free)
+			e->client->free(e->client_state);
+		e->client_state = NULL;
+		return false;
+	}
+	PN_ASSERT(s.pages == s.heap_pages + s.slru_pages);
+	PN_ASSERT(s.slru_pages == e->slru_pages);
+	e->heap_pages = s.heap_pages;
+	e->pages = s.pages;
+	return true;
+}
+
+static void init_client_handles(struct pn_engine *e)
+{
+	e->cl = (struct pn_client_handles){
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.ckpt = &e->ckpt,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.ops = e->client,
+		.state = e->client_state,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.nbackends = e->nbackends,
+	};
+}
+
 bool pn_engine_recover(struct pn_engine *e)
 {
 	for (uint32_t i = 0; i < e->nbackends; i++) /* crash recovery: no client runs */
@@ -176,12 +220,8 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
 	if (unsupported(e))
 		return false;
-	if (!client->init(e, &e->client_state)) {
-		if (e->client_state && client->free)
-			client->free(e->client_state);
-		e->client_state = NULL;
+	if (!init_client(e))
 		return false;
-	}
 	uint32_t nframes = sc->storage.buffers;
 	if (!alloc_procs(e) || !init_buf(e, nframes) ||
 	    !pn_svc_init(&e->svc, env, 4 * nframes + 64, 2u * e->page_size, e->nprocs) ||
@@ -193,6 +233,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		return false;
 	}
 	init_rcv(e);
+	init_client_handles(e);
 	pn_wal_on_segments(&e->wal, wal_segments_due, &e->ckpt);
 	(void)fresh;
 	return true;
@@ -460,6 +501,13 @@ struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index)
 {
 	PN_ASSERT(index < e->svc.nios);
 	return &e->svc.ios[index];
+}
+
+const struct pn_client_ops *pn_engine_client(const struct pn_engine *e, void **state)
+{
+	PN_ASSERT(state != NULL);
+	*state = e->client_state;
+	return e->client;
 }
 
 uint32_t pn_engine_proc_count(const struct pn_engine *e) { return e->nprocs; }

@@ -336,7 +336,7 @@ static bool take_release(struct pn_engine *e, struct pn_proc *p)
 {
 	struct pn_step st;
 	PN_ASSERT(p->proto_sub == UMBRA_PUB_HELD);
-	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+	if (pn_client_next(&e->cl, p, &st) != PN_CLIENT_OP)
 		return false;
 	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
 	p->op = st;
