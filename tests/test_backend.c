@@ -109,8 +109,8 @@ static struct pn_proc *until(enum pn_bstate to)
 		if (nios)
 			complete_one();
 		else
-			pn_backend_step(e, p);
-		pn_backend_check(e);
+			pn_backend_step(&e->bk, p);
+		pn_backend_check(&e->bk);
 		if (p->state == to)
 			return p;
 	}
@@ -129,7 +129,7 @@ START_TEST(test_update_image_once_then_commit)
 	struct pn_frame *f = pn_buf_frame(&e->buf, p->frame);
 	ck_assert(f->locked);
 	ck_assert_uint_eq(f->pins, 1);
-	pn_backend_step(e, p); /* INSERT */
+	pn_backend_step(&e->bk, p); /* INSERT */
 	ck_assert_int_eq(p->state, PN_B_NEXT);
 	ck_assert_uint_eq(e->m.fpi_count, 1);
 	ck_assert(f->dirty && !f->locked);
@@ -152,7 +152,7 @@ START_TEST(test_update_image_once_then_commit)
 	p = until(PN_B_INSERT);
 	ck_assert_uint_eq(p->op.page, 3);
 	ck_assert(!p->decided_image);
-	pn_backend_step(e, p);
+	pn_backend_step(&e->bk, p);
 	ck_assert_uint_eq(e->m.fpi_count, 1);
 	ck_assert(!e->svc.failed);
 	engine_down();
@@ -164,12 +164,12 @@ static uint64_t images_after_redo_moves(uint32_t mutations)
 {
 	engine_up(mutations);
 	struct pn_proc *p = until(PN_B_INSERT);
-	pn_backend_step(e, p); /* the first change, with its image */
+	pn_backend_step(&e->bk, p); /* the first change, with its image */
 	p = until(PN_B_COMMIT_WAIT);
 	p = until(PN_B_INSERT); /* the second: decided without an image */
 	ck_assert(!p->decided_image);
 	pn_wal_set_redo(&e->wal, pn_wal_insert_start(&e->wal));
-	pn_backend_step(e, p);
+	pn_backend_step(&e->bk, p);
 	ck_assert_int_eq(p->state, PN_B_NEXT);
 	uint64_t n = e->m.fpi_count;
 	engine_down();
@@ -188,7 +188,7 @@ START_TEST(test_check_aborts_on_unpinned_decided_page)
 	engine_up(0);
 	struct pn_proc *p = until(PN_B_INSERT);
 	pn_buf_unpin(&e->buf, p->frame); /* the page it decided on is no longer held */
-	pn_backend_check(e);
+	pn_backend_check(&e->bk);
 }
 END_TEST
 

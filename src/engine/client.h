@@ -41,9 +41,10 @@ struct pn_client_setup {
 };
 
 /* What the client services work with (set by the assembly once the workload's init has
- * run): the modules a change uses, the protocol's row and context (the image / shift
+ * run): the scenario, the modules a change uses, the protocol's row and context (the image / shift
  * decision), the workload's row and its state, and the sizes fixed at init. */
 struct pn_client_handles {
+	const struct pn_scenario *sc;
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_bufpool *buf;

@@ -168,9 +168,11 @@ static bool init_client(struct pn_engine *e)
 	return true;
 }
 
+/* The client services' and the backends' handles. */
 static void init_client_handles(struct pn_engine *e)
 {
 	e->cl = (struct pn_client_handles){
+		.sc = e->sc,
 		.svc = &e->svc,
 		.wal = &e->wal,
 		.buf = &e->buf,
@@ -185,6 +187,14 @@ static void init_client_handles(struct pn_engine *e)
 		.pages = e->pages,
 		.nbackends = e->nbackends,
 	};
+	struct pn_backend_handles h = {
+		.cl = &e->cl,
+		.procs = e->procs,
+		.next_xid = &e->next_xid,
+		.heap_pages = e->heap_pages,
+		.slru_pages = e->slru_pages,
+	};
+	pn_backends_bind(&e->bk, &h);
 }
 
 bool pn_engine_recover(struct pn_engine *e)
@@ -368,7 +378,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	if (!pn_svc_fire(&e->svc, proc, token))
 		return;
 	switch (p->kind) {
-	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
+	case PN_PROC_BACKEND: pn_backend_step(&e->bk, p); break;
 	case PN_PROC_CHECKPOINTER: pn_ckpt_step(&e->ckpt); break;
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
@@ -440,7 +450,7 @@ void pn_engine_check(struct pn_engine *e)
 			e->proto->check(&e->pctx);
 		pn_store_check(&e->store);
 		pn_ckpt_check(&e->ckpt);
-		pn_backend_check(e);
+		pn_backend_check(&e->bk);
 	}
 	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
 	 * event a violation is found at is part of the result): every event stays O(1), and
