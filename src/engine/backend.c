@@ -150,7 +150,6 @@ static enum pn_rec build_record(struct pn_backends *bk, struct pn_proc *p,
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
 static void do_change(struct pn_backends *bk, struct pn_proc *p)
 {
-	struct pn_frame *f = pn_buf_frame(bk->cl->buf, p->frame);
 	uint8_t *page = pn_frame_page(bk->cl->buf, p->frame);
 	uint32_t pg = op_page(bk, &p->op);
 	uint32_t nitems = pn_store_is_slru(bk->cl->store, pg) ? 0 : pn_page_nitems(page);
@@ -161,7 +160,7 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 		PN_ASSERT(bk->cl->ops->change != NULL);
 		bk->cl->ops->change(bk->cl->state, &c);
 		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
-			pn_buf_frame(bk->cl->buf, p->extra_frames[i])->locked = false;
+			pn_buf_unlock(bk->cl->buf, p->extra_frames[i]);
 		pn_client_unpin_extra(bk->cl, p);
 		return;
 	}
@@ -176,10 +175,7 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
-		if (!f->dirty)
-			f->dirty_hint_only = true;
-		f->dirty = true;
-		f->redirtied |= f->io_writes > 0;
+		pn_buf_set_hint_dirty(bk->cl->buf, p->frame);
 		return;
 	}
 	enum pn_rec kind = build_record(bk, p, &rec, main, data, nitems);
@@ -217,14 +213,12 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 			bk->cl->proto->assemble(bk->cl->pctx, p->frame, b, page,
 						b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
-	f->dirty = true;
-	f->dirty_hint_only = false;
-	f->redirtied |= f->io_writes > 0;
+	pn_buf_set_dirty(bk->cl->buf, p->frame);
 	pn_lsn end = pn_wal_insert(bk->cl->wal, &rec, kind, NULL);
 	bool headerless = pn_store_is_slru(bk->cl->store, pg) && !bk->cl->sc->protocol.slru_headers;
 	if (!headerless)
 		pn_page_set_lsn(page, end);
-	f->last_lsn = end;
+	pn_buf_set_last_lsn(bk->cl->buf, p->frame, end);
 	if (p->decided_shift && bk->cl->proto->defer_shift) {
 		bk->cl->proto->defer_shift(bk->cl->pctx, p, target,
 					   end); /* published in its own step */
@@ -442,7 +436,7 @@ static bool pin_change(struct pn_backends *bk, struct pn_proc *p)
 static void release_change(struct pn_backends *bk, struct pn_proc *p)
 {
 	for (uint32_t i = 0; i < p->chg_pinned; i++) {
-		pn_buf_frame(bk->cl->buf, p->chg_frames[i])->locked = false;
+		pn_buf_unlock(bk->cl->buf, p->chg_frames[i]);
 		pn_buf_unpin(bk->cl->buf, p->chg_frames[i]);
 	}
 	p->chg_pinned = 0;
@@ -674,9 +668,7 @@ static void lock_frames(struct pn_backends *bk, const struct pn_proc *p)
 {
 	uint32_t frames[OP_FRAMES_MAX];
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		PN_ASSERT(!pn_buf_frame(bk->cl->buf, frames[i])->held &&
-			  pn_buf_frame(bk->cl->buf, frames[i])->pins > 0);
-		pn_buf_frame(bk->cl->buf, frames[i])->locked = true;
+		pn_buf_lock(bk->cl->buf, frames[i]); /* asserts it is pinned and not held */
 	}
 }
 
@@ -728,7 +720,7 @@ static void step_insert(struct pn_backends *bk, struct pn_proc *p)
 			pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 		return;
 	}
-	pn_buf_frame(bk->cl->buf, p->frame)->locked = false;
+	pn_buf_unlock(bk->cl->buf, p->frame);
 	pn_buf_unpin(bk->cl->buf, p->frame);
 	finish_op(bk, p);
 }
@@ -802,7 +794,7 @@ void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 		PN_ASSERT(bk->cl->proto->proc_step != NULL);
 		if (!bk->cl->proto->proc_step(bk->cl->pctx, p))
 			break; /* woken when it can go on (a hold: its release is next) */
-		pn_buf_frame(bk->cl->buf, p->frame)->locked = false;
+		pn_buf_unlock(bk->cl->buf, p->frame);
 		pn_buf_unpin(bk->cl->buf, p->frame);
 		finish_op(bk, p);
 		break;

@@ -91,4 +91,26 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 				 pn_lsn lsn, const struct pn_io_then *then);
 uint8_t *pn_frame_page(struct pn_bufpool *b, uint32_t frame);
 
+/* ---- the frame's flag edges, each asserted (the one way other modules and the rows change
+ * a frame's flags; the pool's own reads and writes keep theirs in bufpool.c) ---- */
+/* A WAL-logged change of pinned `frame`: dirty, no longer hint-only; redirtied when a write
+ * is in flight. Then its LSN: the end of the change's record (0: a headerless SLRU page). */
+void pn_buf_set_dirty(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_set_last_lsn(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn);
+/* A change no WAL covers (hint bits): dirty, and hint-only if it was clean. */
+void pn_buf_set_hint_dirty(struct pn_bufpool *b, uint32_t frame);
+/* Redo changed or moved the page: dirty (hint-only as it was); redirtied as above. */
+void pn_buf_set_redo_dirty(struct pn_bufpool *b, uint32_t frame);
+/* The page server took a dirty frame instead of its write (B6): clean. */
+void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame);
+/* A read the row served itself (GetPage@LSN) filled the frame; lsn: its last change. */
+void pn_buf_set_read_done(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn);
+/* The exclusive content lock (a backend between DECIDE and the end of its op). */
+void pn_buf_lock(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_unlock(struct pn_bufpool *b, uint32_t frame);
+/* A data write a row issues itself (doublewrite's area write) begins, and ends (before
+ * the in-place write, which pn_buf_issue_write counts itself). */
+void pn_buf_write_begun(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_write_ended(struct pn_bufpool *b, uint32_t frame);
+
 #endif

@@ -138,10 +138,8 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		struct pn_frame *f = pn_buf_frame(h->buf, frames[i]);
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
 		pn_page_set_lsn(pn_frame_page(h->buf, frames[i]), end);
-		f->dirty = true;
-		f->dirty_hint_only = false;
-		f->redirtied |= f->io_writes > 0;
-		f->last_lsn = end;
+		pn_buf_set_dirty(h->buf, frames[i]);
+		pn_buf_set_last_lsn(h->buf, frames[i], end);
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
@@ -176,12 +174,8 @@ void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p)
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
 {
 	PN_ASSERT(frame < c->h->buf->nframes);
-	struct pn_frame *f = pn_buf_frame(c->h->buf, frame);
-	PN_ASSERT(f->pins > 0);
-	if (!f->dirty)
-		f->dirty_hint_only = true;
-	f->dirty = true;
-	f->redirtied |= f->io_writes > 0;
+	PN_ASSERT(pn_buf_frame(c->h->buf, frame)->pins > 0);
+	pn_buf_set_hint_dirty(c->h->buf, frame);
 }
 
 void pn_client_changed(const struct pn_client *c, uint64_t bytes)
