@@ -251,8 +251,8 @@ static void write_done(void *ctx, struct pn_io *io);
 
 static uint64_t late_bind(void *ctx, struct pn_io *io)
 {
-	(void)ctx; /* the world passes its engine; the issuer's pool is io->ctx */
-	struct pn_bufpool *b = io->ctx;
+	struct pn_bufpool *b = ctx; /* the issuer's, io->ctx, as the environment passes it */
+	PN_ASSERT(ctx == io->ctx);
 	PN_ASSERT(io->done == write_done);
 	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */

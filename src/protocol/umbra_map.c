@@ -530,7 +530,7 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 			pn_store_set_slot(&e->store, k * per + i, v);
 		}
 	}
-	memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages);
+	pn_store_set_baselines_done(&e->store, pn_store_slots(&e->store));
 	return true;
 }
 
