@@ -403,7 +403,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	PN_ASSERT(io->state == PN_IO_ISSUED && d->inflight < d->depth);
 	pn_io_dispatched(io);
 	if (io->bind)
-		io->offset = io->bind(d->e, io);
+		io->offset = io->bind(io->ctx, io);
 	d->inflight++;
 	if (io->op == PN_IO_FSYNC) { /* D3 */
 		d->c.fsyncs++;

@@ -298,7 +298,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 	PN_ASSERT(io->state == PN_IO_ISSUED);
 	pn_io_dispatched(io);
 	if (io->bind)
-		io->offset = io->bind(w->e, io);
+		io->offset = io->bind(io->ctx, io);
 	switch (io->op) {
 	case PN_IO_WRITE:
 		pn_device_write(&w->dev, io, w->events);

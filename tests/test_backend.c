@@ -1,12 +1,15 @@
 /*
- * test_backend.c: the client backends (src/engine/backend.c). The backend still takes the
- * engine (it builds the workload's struct pn_client from it), so the suite builds one with
- * pn_engine_init over a stub world that holds each I/O until the test completes it and a
+ * test_backend.c: the client backends (src/engine/backend.c). Most tests build an engine
+ * with pn_engine_init (its assembly binds the backends' handles) over a stub world that holds each I/O until the test completes it and a
  * PRNG that always draws page 3; no process is started: the test steps backend 0 itself.
  * An update's PIN / DECIDE / INSERT: the image decided at DECIDE for a page not changed
  * since the redo pointer, none after; XLogInsertRecord's recheck when the redo pointer moves
  * between DECIDE and INSERT, and none under shift_split; a commit acknowledged only once its
  * record is flushed (R2); and pn_backend_check's abort on a DECIDE-d page left unpinned.
+ * The backends over their handles alone (pn_backends_bind, no engine: the modules below, a
+ * row that protects nothing and a client that runs one update and a commit): the update's
+ * page dirty at its record's LSN, the commit acknowledged only once its WAL is flushed, the
+ * client's DONE ends the backend.
  * The backends' own log (struct pn_backends) needs no engine: its view, its drain in order
  * (latency 0 past nlat), the latency figures, and the assertion that latencies never
  * outnumber the commits.
@@ -109,8 +112,8 @@ static struct pn_proc *until(enum pn_bstate to)
 		if (nios)
 			complete_one();
 		else
-			pn_backend_step(e, p);
-		pn_backend_check(e);
+			pn_backend_step(&e->bk, p);
+		pn_backend_check(&e->bk);
 		if (p->state == to)
 			return p;
 	}
@@ -129,7 +132,7 @@ START_TEST(test_update_image_once_then_commit)
 	struct pn_frame *f = pn_buf_frame(&e->buf, p->frame);
 	ck_assert(f->locked);
 	ck_assert_uint_eq(f->pins, 1);
-	pn_backend_step(e, p); /* INSERT */
+	pn_backend_step(&e->bk, p); /* INSERT */
 	ck_assert_int_eq(p->state, PN_B_NEXT);
 	ck_assert_uint_eq(e->m.fpi_count, 1);
 	ck_assert(f->dirty && !f->locked);
@@ -152,7 +155,7 @@ START_TEST(test_update_image_once_then_commit)
 	p = until(PN_B_INSERT);
 	ck_assert_uint_eq(p->op.page, 3);
 	ck_assert(!p->decided_image);
-	pn_backend_step(e, p);
+	pn_backend_step(&e->bk, p);
 	ck_assert_uint_eq(e->m.fpi_count, 1);
 	ck_assert(!e->svc.failed);
 	engine_down();
@@ -164,12 +167,12 @@ static uint64_t images_after_redo_moves(uint32_t mutations)
 {
 	engine_up(mutations);
 	struct pn_proc *p = until(PN_B_INSERT);
-	pn_backend_step(e, p); /* the first change, with its image */
+	pn_backend_step(&e->bk, p); /* the first change, with its image */
 	p = until(PN_B_COMMIT_WAIT);
 	p = until(PN_B_INSERT); /* the second: decided without an image */
 	ck_assert(!p->decided_image);
 	pn_wal_set_redo(&e->wal, pn_wal_insert_start(&e->wal));
-	pn_backend_step(e, p);
+	pn_backend_step(&e->bk, p);
 	ck_assert_int_eq(p->state, PN_B_NEXT);
 	uint64_t n = e->m.fpi_count;
 	engine_down();
@@ -188,7 +191,7 @@ START_TEST(test_check_aborts_on_unpinned_decided_page)
 	engine_up(0);
 	struct pn_proc *p = until(PN_B_INSERT);
 	pn_buf_unpin(&e->buf, p->frame); /* the page it decided on is no longer held */
-	pn_backend_check(e);
+	pn_backend_check(&e->bk);
 }
 END_TEST
 
@@ -218,6 +221,179 @@ static void drain_into(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns)
 	ck_assert_uint_lt(d->n, 8);
 	d->got[d->n++] = (struct ack){.xid = xid, .lsn = lsn, .lat = latency_ns};
 }
+
+/* ---- the backends over their handles, no engine ---------------------------------------- */
+
+#define LONE_PS 8192u
+static struct {
+	struct pn_scenario sc;
+	struct pn_services svc;
+	struct pn_metrics m;
+	struct pn_wal wal;
+	struct pn_store st;
+	struct pn_bufpool buf;
+	struct pn_ckpt ck;
+	struct pn_proto_ctx pctx;
+	struct pn_proc procs[2]; /* backend 0, the checkpointer */
+	struct pn_client_handles cl;
+	struct pn_backends bk;
+	uint32_t next_xid, nexts;
+	bool stopping, recovering;
+} L;
+
+static unsigned lone_decide(const struct pn_proto_ctx *c, enum pn_block_use use, bool before)
+{
+	(void)c;
+	(void)use;
+	(void)before;
+	return 0; /* no image, no shift */
+}
+static const struct pn_protocol_ops lone_row = {.name = "lone", .decide = lone_decide};
+
+/* One update of page 2, its commit, then done. */
+static enum pn_client_next lone_next(void *state, const struct pn_client *c, struct pn_step *out)
+{
+	(void)state;
+	if (L.nexts >= 2)
+		return PN_CLIENT_DONE;
+	*out = (struct pn_step){.op = L.nexts++ == 0 ? PN_OP_UPDATE : PN_OP_COMMIT,
+				.page = 2,
+				.client = c->id};
+	return PN_CLIENT_OP;
+}
+static const struct pn_client_ops lone_ops = {.name = "lone", .next = lone_next};
+
+static void lone_up(void)
+{
+	memset(&L, 0, sizeof(L));
+	nios = 0;
+	pn_scenario_defaults(&L.sc);
+	L.sc.storage.page_size = LONE_PS;
+	L.sc.checkpoint.interval_ns = 0;
+	L.sc.checkpoint.every_transactions = 0;
+	struct pn_env env = {.submit = stub_submit,
+			     .now_ns = stub_now,
+			     .schedule = stub_schedule,
+			     .random = stub_random};
+	ck_assert(pn_svc_init(&L.svc, &env, 32, 2 * LONE_PS, 2));
+	ck_assert(pn_wal_init(&L.wal, &L.sc, &L.svc, &L.m, 42, 2));
+	pn_wal_set_redo(&L.wal, pn_wal_insert_start(&L.wal));
+	ck_assert(pn_store_init(&L.st, &L.sc, &L.svc, 6, 8, 1, 0));
+	L.pctx = (struct pn_proto_ctx){.sc = &L.sc, .svc = &L.svc, .wal = &L.wal, .store = &L.st};
+	struct pn_buf_handles bh = {.sc = &L.sc,
+				    .svc = &L.svc,
+				    .wal = &L.wal,
+				    .store = &L.st,
+				    .m = &L.m,
+				    .proto = &lone_row,
+				    .pctx = &L.pctx,
+				    .ckpt_seq_begun = &L.ck.seq_begun,
+				    .ckpt_seq_done = &L.ck.seq_done,
+				    .recovering = &L.recovering,
+				    .page_size = LONE_PS,
+				    .pages = 8,
+				    .nprocs = 2};
+	ck_assert(pn_buf_init(&L.buf, &bh, 4));
+	L.procs[0] = (struct pn_proc){.id = 0, .kind = PN_PROC_BACKEND, .state = PN_B_NEXT};
+	L.procs[1] = (struct pn_proc){.id = 1, .kind = PN_PROC_CHECKPOINTER, .state = PN_B_DONE};
+	struct pn_ckpt_handles kh = {.sc = &L.sc,
+				     .svc = &L.svc,
+				     .wal = &L.wal,
+				     .buf = &L.buf,
+				     .store = &L.st,
+				     .m = &L.m,
+				     .proto = &lone_row,
+				     .pctx = &L.pctx,
+				     .procs = L.procs,
+				     .nprocs = 2,
+				     .proc_ckpt = 1,
+				     .stopping = &L.stopping,
+				     .recovering = &L.recovering,
+				     .next_xid = &L.next_xid,
+				     .sysid = 42,
+				     .heap_pages = 6,
+				     .generations = 1};
+	pn_ckpt_init(&L.ck, &kh);
+	L.cl = (struct pn_client_handles){.sc = &L.sc,
+					  .svc = &L.svc,
+					  .wal = &L.wal,
+					  .buf = &L.buf,
+					  .store = &L.st,
+					  .ckpt = &L.ck,
+					  .m = &L.m,
+					  .proto = &lone_row,
+					  .pctx = &L.pctx,
+					  .ops = &lone_ops,
+					  .page_size = LONE_PS,
+					  .pages = 8,
+					  .nbackends = 1};
+	ck_assert(pn_backends_init(&L.bk, 4));
+	struct pn_backend_handles h = {.cl = &L.cl,
+				       .procs = L.procs,
+				       .next_xid = &L.next_xid,
+				       .heap_pages = 6,
+				       .slru_pages = 2};
+	pn_backends_bind(&L.bk, &h);
+}
+
+static void lone_down(void)
+{
+	pn_backends_free(&L.bk);
+	pn_buf_free(&L.buf);
+	pn_store_free(&L.st);
+	pn_wal_free(&L.wal);
+	pn_svc_free(&L.svc);
+	pn_scenario_free(&L.sc);
+}
+
+/* Steps the backend, or completes the oldest I/O (a read gets an empty heap page). */
+static void lone_step(void)
+{
+	if (nios == 0) {
+		pn_backend_step(&L.bk, &L.procs[0]);
+		pn_backend_check(&L.bk);
+		return;
+	}
+	struct pn_io *io = ios[0];
+	memmove(ios, ios + 1, --nios * sizeof(ios[0]));
+	pn_io_dispatched(io);
+	if (io->op == PN_IO_READ)
+		pn_page_init(io->buf, LONE_PS, io->page, false);
+	pn_io_complete(&L.svc, io);
+}
+
+START_TEST(test_backends_over_handles)
+{
+	lone_up();
+	struct pn_proc *p = &L.procs[0];
+	for (int guard = 0; guard < 64 && L.nexts < 2; guard++)
+		lone_step(); /* the update runs until the commit is the next op */
+	ck_assert_uint_eq(L.nexts, 2);
+	uint32_t fi = pn_buf_frame_of(&L.buf, 2);
+	ck_assert_uint_ne(fi, PN_NO_FRAME);
+	const struct pn_frame *f = pn_buf_frame(&L.buf, fi);
+	ck_assert(f->dirty && !f->dirty_hint_only && !f->locked);
+	ck_assert_uint_eq(f->pins, 0);
+	ck_assert_uint_eq(f->last_lsn, pn_page_lsn(pn_frame_page(&L.buf, fi)));
+	ck_assert_uint_gt(f->last_lsn, 0);
+	ck_assert_uint_lt(f->last_lsn,
+			  pn_wal_insert_lsn(&L.wal)); /* the commit's record is after */
+	ck_assert_uint_eq(L.next_xid, 1);             /* the update took xid 1 through the handle */
+	/* the commit: not acknowledged while its WAL is not flushed (R2) */
+	for (int guard = 0; guard < 64 && nios == 0 && L.bk.nacked == 0; guard++)
+		lone_step();
+	ck_assert_uint_eq(L.bk.nacked, 0);
+	ck_assert_uint_gt(nios, 0); /* the WAL write of the commit */
+	for (int guard = 0; guard < 64 && p->state != PN_B_DONE; guard++)
+		lone_step();
+	ck_assert_int_eq(p->state, PN_B_DONE);
+	ck_assert_uint_eq(L.bk.nacked, 1);
+	ck_assert_uint_eq(L.bk.acked_xids[0], 1);
+	ck_assert_uint_le(L.bk.acked_lsns[0], pn_wal_flushed(&L.wal));
+	ck_assert_uint_eq(L.m.commits, 1);
+	lone_down();
+}
+END_TEST
 
 START_TEST(test_ack_log_view_drain_latency)
 {
@@ -273,6 +449,7 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_update_image_once_then_commit);
 	tcase_add_test(tc, test_recheck_when_redo_moves);
 	tcase_add_test_raise_signal(tc, test_check_aborts_on_unpinned_decided_page, SIGABRT);
+	tcase_add_test(tc, test_backends_over_handles);
 	tcase_add_test(tc, test_ack_log_view_drain_latency);
 	tcase_add_test_raise_signal(tc, test_ack_log_aborts_on_latencies_past_commits, SIGABRT);
 	suite_add_tcase(s, tc);

@@ -14,7 +14,10 @@
  *   vacuum   the relation sized from workload.rows (storage.pages replaced), one
  *            VACUUM_PAGE per heap page in order, the visibility-map page pinned with each,
  *            the formatted bytes of a heap page and of the map page;
- *   table    every workload.kind has its row, the engine holds the row it was given.
+ *   table    every workload.kind has its row, the engine holds the row it was given;
+ *   setup    a row's init runs over a struct pn_client_setup alone, no engine: vacuum sizes
+ *            the relation there (the size pn_engine_init then has), slru refuses more
+ *            pages a transaction than heap pages with a message naming the file.
  */
 #include "engine.h"
 #include "load.h"
@@ -89,7 +92,7 @@ static void engine_up(struct pn_engine *e, const struct pn_scenario *sc, struct 
 /* next() of backend `client` through the row, as backend.c's NEXT step asks it. */
 static enum pn_client_next next_of(struct pn_engine *e, uint32_t client, struct pn_step *out)
 {
-	struct pn_client c = pn_client_of(e, &e->procs[client]);
+	struct pn_client c = pn_client_of(&e->cl, &e->procs[client]);
 	ck_assert_uint_eq(c.id, client);
 	return e->client->next(e->client_state, &c, out);
 }
@@ -167,7 +170,7 @@ START_TEST(test_script_steps_in_order)
 	ck_assert_int_eq(op.op, PN_OP_UPDATE);
 	ck_assert_uint_eq(op.page, 6);
 	ck_assert_int_eq(next_of(&e, 1, &op), PN_CLIENT_WAIT); /* one step at a time */
-	struct pn_client c1 = pn_client_of(&e, &e.procs[1]);
+	struct pn_client c1 = pn_client_of(&e.cl, &e.procs[1]);
 	ops->step_done(e.client_state, &c1);
 	ck_assert_uint_eq(s.nwoken, 1);
 	ck_assert_uint_eq(s.woken[0], 1); /* the next step is client 1's again */
@@ -179,7 +182,7 @@ START_TEST(test_script_steps_in_order)
 	ck_assert_int_eq(next_of(&e, 1, &op), PN_CLIENT_WAIT);
 	ck_assert_int_eq(next_of(&e, 2, &op), PN_CLIENT_OP);
 	ck_assert_uint_eq(op.page, 2);
-	struct pn_client c2 = pn_client_of(&e, &e.procs[2]);
+	struct pn_client c2 = pn_client_of(&e.cl, &e.procs[2]);
 	ops->step_done(e.client_state, &c2);
 	ck_assert_int_eq(next_of(&e, 2, &op), PN_CLIENT_OP);
 	ck_assert_int_eq(op.op, PN_OP_COMMIT);
@@ -221,7 +224,7 @@ START_TEST(test_vacuum_pass_and_pages)
 		ck_assert_int_eq(op.op, PN_OP_VACUUM_PAGE);
 		ck_assert_uint_eq(op.page, p);
 		e.procs[client].op = op;
-		struct pn_client c = pn_client_of(&e, &e.procs[client]);
+		struct pn_client c = pn_client_of(&e.cl, &e.procs[client]);
 		uint32_t extra[2] = {UINT32_MAX, UINT32_MAX};
 		ck_assert_uint_eq(ops->extra_pages(e.client_state, &c, extra), 1);
 		ck_assert_uint_eq(extra[0], 5); /* the map page covers every heap page */
@@ -271,6 +274,59 @@ START_TEST(test_every_kind_has_a_row)
 }
 END_TEST
 
+/* ---- init over the setup struct ---------------------------------------------------------- */
+
+static struct pn_client_setup setup_of(const struct pn_scenario *sc, char *error, size_t n)
+{
+	error[0] = '\0';
+	return (struct pn_client_setup){.sc = sc,
+					.error = error,
+					.error_size = n,
+					.page_size = sc->storage.page_size,
+					.slru_pages = 2,
+					.heap_pages = sc->storage.pages,
+					.pages = sc->storage.pages + 2};
+}
+
+START_TEST(test_init_over_setup)
+{
+	struct pn_scenario sc;
+	load("name: v\nseed: 1\nstorage: {pages: 64, buffers: 8}\n"
+	     "workload: {kind: vacuum, rows: 1000, clients: 2}\n",
+	     &sc);
+	char err[PN_ERROR_LEN];
+	struct pn_client_setup su = setup_of(&sc, err, sizeof(err));
+	const struct pn_client_ops *row = pn_workload_of(&sc);
+	void *state = NULL;
+	ck_assert(row->init(&su, &state));
+	ck_assert_ptr_nonnull(state);
+	ck_assert_uint_ne(su.heap_pages, 64); /* sized from workload.rows, not storage.pages */
+	ck_assert_uint_eq(su.pages, su.heap_pages + 2);
+	ck_assert_str_eq(err, "");
+	row->free(state);
+	struct stub s = {0};
+	struct pn_engine e;
+	engine_up(&e, &sc, &s);
+	ck_assert_uint_eq(pn_engine_geometry(&e).heap_pages, su.heap_pages);
+	ck_assert_uint_eq(pn_engine_geometry(&e).pages, su.pages);
+	pn_engine_free(&e);
+	pn_scenario_free(&sc);
+
+	load("name: l\nseed: 1\nstorage: {pages: 4, buffers: 8}\n"
+	     "workload: {kind: slru, transactions: 2, pages_per_transaction: 3}\n",
+	     &sc);
+	su = setup_of(&sc, err, sizeof(err));
+	su.heap_pages = 2; /* fewer heap pages than a transaction changes */
+	su.pages = 4;
+	state = NULL;
+	ck_assert(!pn_workload_of(&sc)->init(&su, &state));
+	ck_assert_ptr_nonnull(strstr(err, "client.yaml"));
+	if (state && pn_workload_of(&sc)->free)
+		pn_workload_of(&sc)->free(state);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
 	Suite *s = suite_create("client");
@@ -279,6 +335,7 @@ static Suite *client_suite(void)
 	tcase_add_test(rows, test_script_steps_in_order);
 	tcase_add_test(rows, test_vacuum_pass_and_pages);
 	tcase_add_test(rows, test_every_kind_has_a_row);
+	tcase_add_test(rows, test_init_over_setup);
 	suite_add_tcase(s, rows);
 	return s;
 }

@@ -248,7 +248,7 @@ START_TEST(test_checks_hold)
 	struct pn_scenario sc;
 	struct pn_engine *e = engine_of(&sc, "fpw");
 	pn_ckpt_check(&e->ckpt);
-	pn_backend_check(e);
+	pn_backend_check(&e->bk);
 	e->ckpt.seq_begun = 1;
 	e->ckpt.runs[0].state = PN_C_WRITING; /* run 1 in progress */
 	e->ckpt.runs[0].seq = 1;
@@ -258,7 +258,7 @@ START_TEST(test_checks_hold)
 	pn_buf_frame(&e->buf, 3)->pins = 1;
 	pn_buf_frame(&e->buf, 3)->locked = true;
 	pn_ckpt_check(&e->ckpt);
-	pn_backend_check(e);
+	pn_backend_check(&e->bk);
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
 }
@@ -283,7 +283,7 @@ START_TEST(test_backend_check_unpinned)
 	e->procs[0].state = PN_B_INSERT;
 	e->procs[0].op.op = PN_OP_HINT;
 	e->procs[0].frame = 2;
-	pn_backend_check(e);
+	pn_backend_check(&e->bk);
 }
 END_TEST
 

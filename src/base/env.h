@@ -90,7 +90,8 @@ struct pn_io {
 	uint32_t len;
 	uint8_t *buf;
 	/* Late binding (the aio_late_bind mutant only): when set, the environment calls it at
-	 * dispatch and uses the offset it returns. */
+	 * dispatch, with the issuer's ctx (io->ctx, as done gets), and uses the offset it
+	 * returns. */
 	uint64_t (*bind)(void *ctx, struct pn_io *io);
 	/* The issuer's completion, called with its own ctx (its module's struct). */
 	void (*done)(void *ctx, struct pn_io *io);

@@ -12,7 +12,22 @@
  *           respect to the redo pointer), unlock.
  * A commit inserts its record and waits for the WAL flush before it is acknowledged (R2).
  */
-#include "engine.h"
+#include "backend.h"
+
+#include "btree.h"
+#include "bufpool.h"
+#include "ckpt.h"
+#include "client.h"
+#include "metrics.h"
+#include "page.h"
+#include "protocol.h"
+#include "redo.h"
+#include "redo_btree.h"
+#include "redo_xlog.h"
+#include "services.h"
+#include "slru.h"
+#include "store.h"
+#include "wal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,44 +42,45 @@ static bool client_op(enum pn_op op)
 	       op == PN_OP_IMPORT;
 }
 
-static bool hint_logged(const struct pn_engine *e)
+static bool hint_logged(const struct pn_backends *bk)
 {
-	return e->sc->protocol.checksums || e->sc->protocol.wal_log_hints;
+	return bk->cl->sc->protocol.checksums || bk->cl->sc->protocol.wal_log_hints;
 }
 
-static uint32_t op_page(const struct pn_engine *e, const struct pn_step *op)
+static uint32_t op_page(const struct pn_backends *bk, const struct pn_step *op)
 {
 	if (op->op == PN_OP_SLRU_SET)
-		return e->heap_pages + pn_slru_page_of(op->xid, e->page_size,
-						       e->sc->protocol.slru_headers, e->slru_pages);
+		return bk->heap_pages + pn_slru_page_of(op->xid, bk->cl->page_size,
+							bk->cl->sc->protocol.slru_headers,
+							bk->slru_pages);
 	return op->page;
 }
 
 /* The image / shift decision for the op against redo pointer `redo` (the protocol's). */
-static void decide(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
+static void decide(struct pn_backends *bk, struct pn_proc *p, pn_lsn redo)
 {
-	const struct pn_scenario *sc = e->sc;
-	uint8_t *page = pn_frame_page(&e->buf, p->frame);
-	uint32_t pg = op_page(e, &p->op);
+	const struct pn_scenario *sc = bk->cl->sc;
+	uint8_t *page = pn_frame_page(bk->cl->buf, p->frame);
+	uint32_t pg = op_page(bk, &p->op);
 	bool before_redo = pn_page_lsn(page) <= redo;
 	enum pn_block_use use = PN_USE_CHANGE;
-	if (pn_store_is_slru(&e->store, pg)) {
+	if (pn_store_is_slru(bk->cl->store, pg)) {
 		use = PN_USE_SLRU;
 		before_redo = before_redo && sc->protocol.slru_headers;
 	} else if (p->op.op == PN_OP_HINT) {
 		use = PN_USE_HINT;
-		before_redo = before_redo && hint_logged(e);
+		before_redo = before_redo && hint_logged(bk);
 	} else if (p->op.op == PN_OP_DEDUP) {
 		use = PN_USE_DEDUP;
 	}
-	unsigned protect = e->proto->decide(&e->pctx, use, before_redo);
+	unsigned protect = bk->cl->proto->decide(bk->cl->pctx, use, before_redo);
 	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
 	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
 	p->decided_shift = (protect & PN_PROTECT_SHIFT) != 0;
 }
 
-static uint32_t change_bytes(const struct pn_engine *e, enum pn_op op, uint32_t nitems)
+static uint32_t change_bytes(const struct pn_backends *bk, enum pn_op op, uint32_t nitems)
 {
 	switch (op) {
 	case PN_OP_UPDATE: return 4;
@@ -75,12 +91,13 @@ static uint32_t change_bytes(const struct pn_engine *e, enum pn_op op, uint32_t 
 }
 
 /* Builds the op's record into rec (main data into `main`, block data into `data`). */
-static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
-				uint8_t *main, uint8_t *data, uint32_t nitems)
+static enum pn_rec build_record(struct pn_backends *bk, struct pn_proc *p,
+				struct pn_wal_record *rec, uint8_t *main, uint8_t *data,
+				uint32_t nitems)
 {
 	struct pn_wal_block *b = &rec->blocks[0];
 	rec->nblocks = 1;
-	b->blkno = op_page(e, &p->op);
+	b->blkno = op_page(bk, &p->op);
 	switch (p->op.op) {
 	case PN_OP_UPDATE:
 		pn_put32(main, p->xid);                       /* old_xmax */
@@ -122,7 +139,7 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 		return PN_REC_BTREE_DEDUP;
 	case PN_OP_SLRU_SET:
 		pn_put32(main, p->op.xid);
-		main[4] = e->sc->protocol.slru_headers;
+		main[4] = bk->cl->sc->protocol.slru_headers;
 		rec->main_len = 5;
 		rec->main_data = main;
 		return PN_REC_CLOG_SET;
@@ -131,52 +148,50 @@ static enum pn_rec build_record(struct pn_engine *e, struct pn_proc *p, struct p
 }
 
 /* INSERT: the change, its record and the shift, in one step (rule 5.1). */
-static void do_change(struct pn_engine *e, struct pn_proc *p)
+static void do_change(struct pn_backends *bk, struct pn_proc *p)
 {
-	struct pn_frame *f = pn_buf_frame(&e->buf, p->frame);
-	uint8_t *page = pn_frame_page(&e->buf, p->frame);
-	uint32_t pg = op_page(e, &p->op);
-	uint32_t nitems = pn_store_is_slru(&e->store, pg) ? 0 : pn_page_nitems(page);
+	uint8_t *page = pn_frame_page(bk->cl->buf, p->frame);
+	uint32_t pg = op_page(bk, &p->op);
+	uint32_t nitems = pn_store_is_slru(bk->cl->store, pg) ? 0 : pn_page_nitems(page);
 	uint8_t main[6 + 12 * 512], data[16];
 	struct pn_wal_record rec = {.xid = p->xid};
 	if (client_op(p->op.op)) { /* the workload's own records (client.h change) */
-		struct pn_client c = pn_client_of(e, p);
-		PN_ASSERT(e->client->change != NULL);
-		e->client->change(e->client_state, &c);
+		struct pn_client c = pn_client_of(bk->cl, p);
+		PN_ASSERT(bk->cl->ops->change != NULL);
+		bk->cl->ops->change(bk->cl->state, &c);
 		for (uint32_t i = 0; i < p->nextra; i++) /* locked with its page at DECIDE */
-			pn_buf_frame(&e->buf, p->extra_frames[i])->locked = false;
-		pn_client_unpin_extra(e, p);
+			pn_buf_unlock(bk->cl->buf, p->extra_frames[i]);
+		pn_client_unpin_extra(bk->cl, p);
 		return;
 	}
 	PN_ASSERT(nitems <= 512);
-	p->item = nitems ? (uint32_t)(e->svc.env.random(e->svc.env.ctx) % nitems) : 0;
+	p->item = nitems ? (uint32_t)(bk->cl->svc->env.random(bk->cl->svc->env.ctx) % nitems) : 0;
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
-	if (p->op.op == PN_OP_HINT && !unlogged_hint && e->proto->hint_delta)
-		before = memcpy(e->svc.io_bufs + ((size_t)e->svc.nios * 2u + 2u) * e->page_size,
-				page, e->page_size);
+	if (p->op.op == PN_OP_HINT && !unlogged_hint && bk->cl->proto->hint_delta)
+		before = memcpy(bk->cl->svc->io_bufs +
+					((size_t)bk->cl->svc->nios * 2u + 2u) * bk->cl->page_size,
+				page, bk->cl->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {
-		if (!f->dirty)
-			f->dirty_hint_only = true;
-		f->dirty = true;
-		f->redirtied |= f->io_writes > 0;
+		pn_buf_set_hint_dirty(bk->cl->buf, p->frame);
 		return;
 	}
-	enum pn_rec kind = build_record(e, p, &rec, main, data, nitems);
+	enum pn_rec kind = build_record(bk, p, &rec, main, data, nitems);
 	struct pn_wal_block *b = &rec.blocks[0];
 	if (before) {
 		kind = PN_REC_XLOG2_HINT_DELTA;
 		b->data = data;
-		b->data_len = pn_hint_delta_encode(before, page, e->page_size, data, sizeof(data));
+		b->data_len = pn_hint_delta_encode(before, page, bk->cl->page_size, data,
+						   sizeof(data));
 	}
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
-	if (p->op.op != PN_OP_HINT && !pn_redo_apply(page, e->page_size, &rec, b))
+	if (p->op.op != PN_OP_HINT && !pn_redo_apply(page, bk->cl->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
 	uint32_t target = 0;
-	if (p->decided_shift && e->proto->shift_target &&
-	    (target = e->proto->shift_target(&e->pctx, pg)) == PN_SHIFT_IMAGE) {
+	if (p->decided_shift && bk->cl->proto->shift_target &&
+	    (target = bk->cl->proto->shift_target(bk->cl->pctx, pg)) == PN_SHIFT_IMAGE) {
 		p->decided_shift = false; /* no slot to shift to: an image instead */
 		p->decided_image = true;
 	}
@@ -185,33 +200,32 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 		b->data_len = 0;
 		b->has_image = b->image_apply = true;
 		b->image = page;
-		pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+		pn_page_hole(page, bk->cl->page_size, &b->hole_offset, &b->hole_length);
 	}
 	if (p->decided_shift) {
-		if (!e->proto->shift_target)
-			target = pn_store_shift_target(&e->store, pg,
-						       pn_ckpt_baselines_busy(&e->ckpt, pg));
+		if (!bk->cl->proto->shift_target)
+			target = pn_store_shift_target(bk->cl->store, pg,
+						       pn_ckpt_baselines_busy(bk->cl->ckpt, pg));
 		b->has_shift = true;
-		b->shift_source = pn_store_slot(&e->store, pg);
+		b->shift_source = pn_store_slot(bk->cl->store, pg);
 		b->shift_target = (uint8_t)target;
-		if (e->proto->assemble)
-			e->proto->assemble(&e->pctx, p->frame, b, page,
-					   b->data_len != 0 || p->op.op != PN_OP_HINT);
+		if (bk->cl->proto->assemble)
+			bk->cl->proto->assemble(bk->cl->pctx, p->frame, b, page,
+						b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
-	f->dirty = true;
-	f->dirty_hint_only = false;
-	f->redirtied |= f->io_writes > 0;
-	pn_lsn end = pn_wal_insert(&e->wal, &rec, kind, NULL);
-	bool headerless = pn_store_is_slru(&e->store, pg) && !e->sc->protocol.slru_headers;
+	pn_buf_set_dirty(bk->cl->buf, p->frame);
+	pn_lsn end = pn_wal_insert(bk->cl->wal, &rec, kind, NULL);
+	bool headerless = pn_store_is_slru(bk->cl->store, pg) && !bk->cl->sc->protocol.slru_headers;
 	if (!headerless)
 		pn_page_set_lsn(page, end);
-	f->last_lsn = end;
-	if (p->decided_shift && e->proto->defer_shift) {
-		e->proto->defer_shift(&e->pctx, p, target, end); /* published in its own step */
+	pn_buf_set_last_lsn(bk->cl->buf, p->frame, end);
+	if (p->decided_shift && bk->cl->proto->defer_shift) {
+		bk->cl->proto->defer_shift(bk->cl->pctx, p, target,
+					   end); /* published in its own step */
 	} else if (p->decided_shift) {
-		e->proto->shifted(&e->pctx, p->frame, target, end);
+		bk->cl->proto->shifted(bk->cl->pctx, p->frame, target, end);
 	}
-	e->m.logical_bytes_changed += change_bytes(e, p->op.op, nitems);
+	bk->cl->m->logical_bytes_changed += change_bytes(bk, p->op.op, nitems);
 }
 
 /* ---- PN_OP_CHANGE: the records of the realistic workloads, over one or two blocks ---- */
@@ -219,31 +233,31 @@ static void do_change(struct pn_engine *e, struct pn_proc *p)
 /* A block the record initializes: a split's new right page; the page a heap insert or
  * update puts its tuple on when that page is new, or reused by the workload's growth and
  * not yet re-initialized (layout.h Growth). */
-static bool change_block_init(const struct pn_engine *e, const struct pn_change *c, uint32_t i,
+static bool change_block_init(const struct pn_backends *bk, const struct pn_change *c, uint32_t i,
 			      const uint8_t *page)
 {
 	if (c->kind == PN_REC_BTREE_SPLIT_R)
 		return i == 1;
 	return i == 0 && (c->kind == PN_REC_HEAP_INSERT || c->kind == PN_REC_HEAP_UPDATE) &&
 	       (pn_page_is_new(page) ||
-		(e->client->page_stale && e->client->page_stale(e->client_state, c->pages[0])));
+		(bk->cl->ops->page_stale && bk->cl->ops->page_stale(bk->cl->state, c->pages[0])));
 }
 
 /* Per block: image (fpw) or shift (umbra) from page LSN <= redo; a block the record
  * initializes (REGBUF_WILL_INIT) takes no image, but in umbra it still leaves its baseline. */
-static void decide_change(struct pn_engine *e, struct pn_proc *p, pn_lsn redo)
+static void decide_change(struct pn_backends *bk, struct pn_proc *p, pn_lsn redo)
 {
 	struct pn_change *c = &p->chg;
 	p->decided_redo = redo;
 	p->chg_image = p->chg_shift = p->chg_init = 0;
 	for (uint32_t i = 0; i < c->nblocks; i++) {
-		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
+		const uint8_t *page = pn_frame_page(bk->cl->buf, p->chg_frames[i]);
 		bool before_redo = pn_page_lsn(page) <= redo;
-		bool init = change_block_init(e, c, i, page);
+		bool init = change_block_init(bk, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		unsigned protect = e->proto->decide(&e->pctx,
-						    init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
-						    before_redo);
+		unsigned protect = bk->cl->proto->decide(bk->cl->pctx,
+							 init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
+							 before_redo);
 		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
 		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
 	}
@@ -282,18 +296,20 @@ static void put_update_main(uint8_t *main, uint32_t xid, uint16_t old_off, uint8
 }
 
 /* Btree split: the record of redo_btree.c's pn_btree_split_record, over the change's blocks. */
-static enum pn_rec build_split(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
+static enum pn_rec build_split(struct pn_backends *bk, struct pn_proc *p, struct pn_wal_record *rec,
 			       uint8_t *main, uint8_t *data0, uint8_t *data1)
 {
 	struct pn_change *c = &p->chg;
 	uint8_t itup[64];
 	pn_itup_make(itup, c->itup_len, c->key, c->heap_blk, c->heap_off);
-	return pn_btree_split_record(pn_frame_page(&e->buf, p->chg_frames[0]), e->page_size, itup,
-				     c->itup_len, c->split_key, rec, main, data0, data1);
+	return pn_btree_split_record(pn_frame_page(bk->cl->buf, p->chg_frames[0]),
+				     bk->cl->page_size, itup, c->itup_len, c->split_key, rec, main,
+				     data0, data1);
 }
 
-static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct pn_wal_record *rec,
-				uint8_t *main, uint8_t *data0, uint8_t *data1)
+static enum pn_rec build_change(struct pn_backends *bk, struct pn_proc *p,
+				struct pn_wal_record *rec, uint8_t *main, uint8_t *data0,
+				uint8_t *data1)
 {
 	struct pn_change *c = &p->chg;
 	bool init = p->chg_init & 1;
@@ -356,59 +372,59 @@ static enum pn_rec build_change(struct pn_engine *e, struct pn_proc *p, struct p
 		return PN_REC_HEAP2_PRUNE;
 	}
 	case PN_REC_BTREE_INSERT_LEAF: {
-		const uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[0]);
+		const uint8_t *page = pn_frame_page(bk->cl->buf, p->chg_frames[0]);
 		pn_put16(main, pn_btree_insert_offnum(page, c->key));
 		rec->main_len = 2;
 		pn_itup_make(data0, c->itup_len, c->key, c->heap_blk, c->heap_off);
 		b->data_len = c->itup_len;
 		return PN_REC_BTREE_INSERT_LEAF;
 	}
-	case PN_REC_BTREE_SPLIT_R: return build_split(e, p, rec, main, data0, data1);
+	case PN_REC_BTREE_SPLIT_R: return build_split(bk, p, rec, main, data0, data1);
 	default: PN_ASSERT(!"a change of no kind"); return PN_REC_COUNT;
 	}
 }
 
 /* INSERT for PN_OP_CHANGE: every block changed, one record, shifts published (5.1). */
-static void do_change_blocks(struct pn_engine *e, struct pn_proc *p)
+static void do_change_blocks(struct pn_backends *bk, struct pn_proc *p)
 {
 	struct pn_change *c = &p->chg;
 	uint8_t main[16], data0[64 + 8192], data1[32768 + 64];
-	PN_ASSERT(e->page_size <= 32768 && c->t_len <= 8192 && c->change_len <= 8192);
+	PN_ASSERT(bk->cl->page_size <= 32768 && c->t_len <= 8192 && c->change_len <= 8192);
 	struct pn_wal_record rec = {.xid = p->xid, .nblocks = c->nblocks};
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		rec.blocks[i].blkno = c->pages[i];
 		rec.blocks[i].will_init = (p->chg_init >> i) & 1;
 	}
 	rec.blocks[0].data = data0;
-	enum pn_rec kind = build_change(e, p, &rec, main, data0, data1);
+	enum pn_rec kind = build_change(bk, p, &rec, main, data0, data1);
 	pn_rec_ids(kind, &rec.rmid, &rec.info);
-	struct pn_client cl = pn_client_of(e, p);
+	struct pn_client cl = pn_client_of(bk->cl, p);
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct pn_wal_block *b = &rec.blocks[i];
-		uint8_t *page = pn_frame_page(&e->buf, p->chg_frames[i]);
-		if (!pn_redo_apply(page, e->page_size, &rec, b))
+		uint8_t *page = pn_frame_page(bk->cl->buf, p->chg_frames[i]);
+		if (!pn_redo_apply(page, bk->cl->page_size, &rec, b))
 			PN_ASSERT(!"a record that does not fit its page");
-		if (b->will_init && e->client->page_inited)
-			e->client->page_inited(e->client_state, c->pages[i]);
+		if (b->will_init && bk->cl->ops->page_inited)
+			bk->cl->ops->page_inited(bk->cl->state, c->pages[i]);
 		pn_client_mark(&cl, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
 			       (p->chg_shift >> i) & 1);
 	}
-	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
+	p->txn_wal += pn_wal_record_size(&rec, bk->cl->page_size);
 	pn_client_insert(&cl, &rec, kind, p->chg_frames);
-	e->m.logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
-				      : c->t_len                        ? c->t_len
-									: c->itup_len;
-	if (e->client->change_done)
-		e->client->change_done(e->client_state, &cl, c);
+	bk->cl->m->logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
+					    : c->t_len                        ? c->t_len
+									      : c->itup_len;
+	if (bk->cl->ops->change_done)
+		bk->cl->ops->change_done(bk->cl->state, &cl, c);
 }
 
-static bool pin_change(struct pn_engine *e, struct pn_proc *p)
+static bool pin_change(struct pn_backends *bk, struct pn_proc *p)
 {
 	struct pn_change *c = &p->chg;
 	while (p->chg_pinned < c->nblocks) {
 		uint32_t i = p->chg_pinned;
 		bool fresh = c->kind == PN_REC_BTREE_SPLIT_R && i == 1; /* the new right page */
-		uint32_t fi = pn_buf_pin(&e->buf, c->pages[i], p->id, fresh);
+		uint32_t fi = pn_buf_pin(bk->cl->buf, c->pages[i], p->id, fresh);
 		if (fi == PN_NO_FRAME)
 			return false;
 		p->chg_frames[i] = fi;
@@ -417,89 +433,88 @@ static bool pin_change(struct pn_engine *e, struct pn_proc *p)
 	return true;
 }
 
-static void release_change(struct pn_engine *e, struct pn_proc *p)
+static void release_change(struct pn_backends *bk, struct pn_proc *p)
 {
 	for (uint32_t i = 0; i < p->chg_pinned; i++) {
-		pn_buf_frame(&e->buf, p->chg_frames[i])->locked = false;
-		pn_buf_unpin(&e->buf, p->chg_frames[i]);
+		pn_buf_unlock(bk->cl->buf, p->chg_frames[i]);
+		pn_buf_unpin(bk->cl->buf, p->chg_frames[i]);
 	}
 	p->chg_pinned = 0;
 }
 
-static void txn_begin_write(struct pn_engine *e, struct pn_proc *p)
+static void txn_begin_write(struct pn_backends *bk, struct pn_proc *p)
 {
 	if (p->xid == 0)
-		p->xid = ++e->next_xid;
+		p->xid = ++*bk->next_xid;
 	p->ops_in_txn++;
 }
 
-static void txn_end(struct pn_engine *e, struct pn_proc *p)
+static void txn_end(struct pn_backends *bk, struct pn_proc *p)
 {
-	if (e->client->txn_name && e->client->txn_name(p->txn_type) != NULL) {
-		e->m.txn_type_count[p->txn_type]++;
-		e->m.txn_type_wal[p->txn_type] += p->txn_wal;
+	if (bk->cl->ops->txn_name && bk->cl->ops->txn_name(p->txn_type) != NULL) {
+		bk->cl->m->txn_type_count[p->txn_type]++;
+		bk->cl->m->txn_type_wal[p->txn_type] += p->txn_wal;
 	}
 	p->txn_type = -1;
 	p->txn_wal = 0;
 	p->xid = 0;
 	p->ops_in_txn = 0;
-	e->m.transactions++;
+	bk->cl->m->transactions++;
 }
 
-static void acknowledge(struct pn_engine *e, struct pn_proc *p, pn_lsn lsn)
+static void acknowledge(struct pn_backends *bk, struct pn_proc *p, pn_lsn lsn)
 {
-	if (lsn > pn_wal_flushed(&e->wal))
+	if (lsn > pn_wal_flushed(bk->cl->wal))
 		pn_svc_violation(
-			&e->svc, PN_VIOL_DURABILITY, UINT32_MAX,
+			bk->cl->svc, PN_VIOL_DURABILITY, UINT32_MAX,
 			"commit of xid %u acknowledged at LSN %llX, WAL flushed to %llX (R2)",
 			p->xid, (unsigned long long)lsn,
-			(unsigned long long)pn_wal_flushed(&e->wal));
-	struct pn_backends *bk = &e->bk;
+			(unsigned long long)pn_wal_flushed(bk->cl->wal));
 	if (bk->nacked == bk->acked_cap) {
 		PN_ASSERT(!"acknowledged-commit log full");
 	}
 	bk->acked_xids[bk->nacked] = p->xid;
 	bk->acked_lsns[bk->nacked] = lsn;
 	bk->nacked++;
-	uint64_t lat = e->svc.env.now_ns(e->svc.env.ctx) - p->commit_start_ns;
+	uint64_t lat = bk->cl->svc->env.now_ns(bk->cl->svc->env.ctx) - p->commit_start_ns;
 	if (bk->nlat < bk->lat_cap)
 		bk->latencies[bk->nlat++] = lat;
-	e->m.commits++;
-	txn_end(e, p);
-	pn_ckpt_commit(&e->ckpt);
+	bk->cl->m->commits++;
+	txn_end(bk, p);
+	pn_ckpt_commit(bk->cl->ckpt);
 }
 
-static void commit(struct pn_engine *e, struct pn_proc *p)
+static void commit(struct pn_backends *bk, struct pn_proc *p)
 {
-	p->commit_start_ns = e->svc.env.now_ns(e->svc.env.ctx);
+	p->commit_start_ns = bk->cl->svc->env.now_ns(bk->cl->svc->env.ctx);
 	if (p->xid == 0) { /* read-only: nothing to log */
-		txn_end(e, p);
+		txn_end(bk, p);
 		return;
 	}
 	uint8_t main[8];
 	pn_put64(main, p->commit_start_ns); /* xact_time */
 	struct pn_wal_record rec = {.xid = p->xid, .main_data = main, .main_len = 8};
-	p->txn_wal += pn_wal_record_size(&rec, e->page_size);
-	p->wait_lsn = pn_wal_insert(&e->wal, &rec, PN_REC_XACT_COMMIT, NULL);
-	pn_wal_rewait(&e->wal, p->id, p->wait_lsn);
-	if (e->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
-		acknowledge(e, p, p->wait_lsn);
+	p->txn_wal += pn_wal_record_size(&rec, bk->cl->page_size);
+	p->wait_lsn = pn_wal_insert(bk->cl->wal, &rec, PN_REC_XACT_COMMIT, NULL);
+	pn_wal_rewait(bk->cl->wal, p->id, p->wait_lsn);
+	if (bk->cl->sc->protocol.mutations & PN_MUT_ACK_BEFORE_FLUSH) {
+		acknowledge(bk, p, p->wait_lsn);
 		return;
 	}
 	pn_backend_set_state(p, PN_B_COMMIT_WAIT);
 }
 
-static void abort_txn(struct pn_engine *e, struct pn_proc *p)
+static void abort_txn(struct pn_backends *bk, struct pn_proc *p)
 {
 	if (p->xid) {
 		struct pn_wal_record rec = {.xid = p->xid};
 		uint8_t main[8] = {0};
 		rec.main_data = main;
 		rec.main_len = 8;
-		pn_wal_insert(&e->wal, &rec, PN_REC_XACT_ABORT, NULL);
-		e->m.aborts++;
+		pn_wal_insert(bk->cl->wal, &rec, PN_REC_XACT_ABORT, NULL);
+		bk->cl->m->aborts++;
 	}
-	txn_end(e, p);
+	txn_end(bk, p);
 }
 
 static bool needs_page(enum pn_op op)
@@ -508,7 +523,7 @@ static bool needs_page(enum pn_op op)
 	       op == PN_OP_SLRU_SET || op == PN_OP_CHANGE || client_op(op);
 }
 
-static void finish_op(struct pn_engine *e, struct pn_proc *p);
+static void finish_op(struct pn_backends *bk, struct pn_proc *p);
 
 /* legal[from][to]: procs.h's diagram; the startup process (recovery.c) goes DONE --> NEXT
  * --> WAIT_CKPT --> DONE, the backends NEXT --> DONE when recovery begins. */
@@ -538,9 +553,9 @@ void pn_backend_set_state(struct pn_proc *p, enum pn_bstate to)
 }
 
 /* NEXT: take the next operation and start it. */
-static void start_op(struct pn_engine *e, struct pn_proc *p)
+static void start_op(struct pn_backends *bk, struct pn_proc *p)
 {
-	enum pn_client_next n = pn_client_next(e, p, &p->op);
+	enum pn_client_next n = pn_client_next(bk->cl, p, &p->op);
 	if (n == PN_CLIENT_DONE) {
 		pn_backend_set_state(p, PN_B_DONE);
 		return;
@@ -552,68 +567,69 @@ static void start_op(struct pn_engine *e, struct pn_proc *p)
 		p->op.op = PN_OP_UPDATE;
 	if (needs_page(p->op.op)) {
 		if (p->op.op != PN_OP_HINT && p->op.op != PN_OP_VACUUM_PAGE) /* VACUUM: no xid */
-			txn_begin_write(e, p);
+			txn_begin_write(bk, p);
 		pn_backend_set_state(p, PN_B_PIN);
-		pn_svc_wake(&e->svc, p->id, STEP_NS);
+		pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 		return;
 	}
 	switch (p->op.op) {
 	case PN_OP_COMMIT:
-		commit(e, p);
+		commit(bk, p);
 		if (p->state != PN_B_COMMIT_WAIT)
-			finish_op(e, p); /* read-only, or acknowledged at once (ack_before_flush) */
+			finish_op(bk,
+				  p); /* read-only, or acknowledged at once (ack_before_flush) */
 		else
-			pn_svc_wake(&e->svc, p->id, STEP_NS);
+			pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 		return;
 	case PN_OP_ABORT:
-		abort_txn(e, p);
-		finish_op(e, p);
+		abort_txn(bk, p);
+		finish_op(bk, p);
 		return;
 	case PN_OP_CHECKPOINT:
 	case PN_OP_CHECKPOINT_BEGIN:
 	case PN_OP_CHECKPOINT_EPOCH: /* l3/l4: a begin that pauses before selection */
-		e->ckpt.pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
-		e->ckpt.pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
+		bk->cl->ckpt->pause_next = p->op.op == PN_OP_CHECKPOINT_BEGIN;
+		bk->cl->ckpt->pause_select_next = p->op.op == PN_OP_CHECKPOINT_EPOCH;
 		if (p->op.op == PN_OP_CHECKPOINT_EPOCH)
 			p->op.op = PN_OP_CHECKPOINT_BEGIN; /* finished once begun */
-		p->ckpt_wait_seq = e->ckpt.seq_begun + 1;
-		pn_ckpt_request(&e->ckpt, PN_CKPT_REQUEST, true);
+		p->ckpt_wait_seq = bk->cl->ckpt->seq_begun + 1;
+		pn_ckpt_request(bk->cl->ckpt, PN_CKPT_REQUEST, true);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_CHECKPOINT_END:
 		p->op.op = PN_OP_CHECKPOINT; /* wait for completion below */
-		p->ckpt_wait_seq = e->ckpt.seq_begun;
-		pn_ckpt_release_pause(&e->ckpt);
+		p->ckpt_wait_seq = bk->cl->ckpt->seq_begun;
+		pn_ckpt_release_pause(bk->cl->ckpt);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	case PN_OP_EVICT: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
 	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
-		finish_op(e, p);
+		finish_op(bk, p);
 		return;
 	case PN_OP_CHECKPOINT_RESUME:
-		pn_ckpt_release_pause(&e->ckpt);
-		p->ckpt_wait_seq = e->ckpt.seq_begun;
+		pn_ckpt_release_pause(bk->cl->ckpt);
+		p->ckpt_wait_seq = bk->cl->ckpt->seq_begun;
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
 	default: PN_ASSERT(!"unknown op");
 	}
-	pn_svc_wake(&e->svc, p->id, STEP_NS);
+	pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 }
 
 /* The workload's step_done (a script's next step may start). */
-static void step_done(struct pn_engine *e, struct pn_proc *p)
+static void step_done(struct pn_backends *bk, struct pn_proc *p)
 {
-	if (e->client->step_done) {
-		struct pn_client c = pn_client_of(e, p);
-		e->client->step_done(e->client_state, &c);
+	if (bk->cl->ops->step_done) {
+		struct pn_client c = pn_client_of(bk->cl, p);
+		bk->cl->ops->step_done(bk->cl->state, &c);
 	}
 }
 
-static void finish_op(struct pn_engine *e, struct pn_proc *p)
+static void finish_op(struct pn_backends *bk, struct pn_proc *p)
 {
 	pn_backend_set_state(p, PN_B_NEXT);
-	step_done(e, p);
-	pn_svc_wake(&e->svc, p->id, STEP_NS);
+	step_done(bk, p);
+	pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 }
 
 #define OP_FRAMES_MAX (PN_CHANGE_MAX_BLOCKS + 3) /* a change's blocks, or a page and 2 extra */
@@ -636,156 +652,166 @@ static uint32_t op_frames(const struct pn_proc *p, uint32_t *out)
 
 /* Another backend holds a frame's content lock, or a writer holds the frame while it waits
  * for its WAL flush (bufpool.c B7): DECIDE waits for both alike. */
-static bool frames_busy(const struct pn_engine *e, const struct pn_proc *p)
+static bool frames_busy(const struct pn_backends *bk, const struct pn_proc *p)
 {
 	uint32_t frames[OP_FRAMES_MAX];
 	bool locked = false, held = false;
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		locked |= pn_buf_frame(&e->buf, frames[i])->locked;
-		held |= pn_buf_frame(&e->buf, frames[i])->held;
+		locked |= pn_buf_frame(bk->cl->buf, frames[i])->locked;
+		held |= pn_buf_frame(bk->cl->buf, frames[i])->held;
 	}
 	PN_TESTCASE("a change waits for a frame held across a WAL flush (B7)", held);
 	return locked || held;
 }
 
-static void lock_frames(struct pn_engine *e, const struct pn_proc *p)
+static void lock_frames(struct pn_backends *bk, const struct pn_proc *p)
 {
 	uint32_t frames[OP_FRAMES_MAX];
 	for (uint32_t i = 0, n = op_frames(p, frames); i < n; i++) {
-		PN_ASSERT(!pn_buf_frame(&e->buf, frames[i])->held &&
-			  pn_buf_frame(&e->buf, frames[i])->pins > 0);
-		pn_buf_frame(&e->buf, frames[i])->locked = true;
+		pn_buf_lock(bk->cl->buf, frames[i]); /* asserts it is pinned and not held */
 	}
 }
 
-static void step_decide(struct pn_engine *e, struct pn_proc *p)
+static void step_decide(struct pn_backends *bk, struct pn_proc *p)
 {
-	if (frames_busy(e, p)) {
-		pn_svc_wake(&e->svc, p->id, POLL_NS);
+	if (frames_busy(bk, p)) {
+		pn_svc_wake(bk->cl->svc, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(&e->wal, 3 * e->page_size + 8192)) {
-		e->m.stalls_wal++;
-		pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
-		if (!pn_ckpt_active(&e->ckpt))
-			pn_ckpt_request(&e->ckpt, PN_CKPT_WAL, false);
-		pn_svc_wake(&e->svc, p->id, POLL_NS * 5);
+	if (!pn_wal_has_room(bk->cl->wal, 3 * bk->cl->page_size + 8192)) {
+		bk->cl->m->stalls_wal++;
+		pn_wal_start_flush(bk->cl->wal, pn_wal_insert_lsn(bk->cl->wal));
+		if (!pn_ckpt_active(bk->cl->ckpt))
+			pn_ckpt_request(bk->cl->ckpt, PN_CKPT_WAL, false);
+		pn_svc_wake(bk->cl->svc, p->id, POLL_NS * 5);
 		return;
 	}
-	lock_frames(e, p);
+	lock_frames(bk, p);
 	if (p->op.op == PN_OP_CHANGE)
-		decide_change(e, p, pn_wal_redo(&e->wal));
+		decide_change(bk, p, pn_wal_redo(bk->cl->wal));
 	else
-		decide(e, p, pn_wal_redo(&e->wal));
+		decide(bk, p, pn_wal_redo(bk->cl->wal));
 	pn_backend_set_state(p, PN_B_INSERT);
-	pn_svc_wake(&e->svc, p->id, STEP_NS);
+	pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 }
 
-static void step_insert(struct pn_engine *e, struct pn_proc *p)
+static void step_insert(struct pn_backends *bk, struct pn_proc *p)
 {
-	bool moved = pn_wal_redo(&e->wal) != p->decided_redo;
+	bool moved = pn_wal_redo(bk->cl->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	bool recheck = moved && (!e->proto->recheck || e->proto->recheck(&e->pctx));
+	bool recheck = moved && (!bk->cl->proto->recheck || bk->cl->proto->recheck(bk->cl->pctx));
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
-			decide_change(e, p, pn_wal_redo(&e->wal));
-		do_change_blocks(e, p);
-		release_change(e, p);
-		finish_op(e, p);
+			decide_change(bk, p, pn_wal_redo(bk->cl->wal));
+		do_change_blocks(bk, p);
+		release_change(bk, p);
+		finish_op(bk, p);
 		return;
 	}
 	if (recheck)
-		decide(e, p, pn_wal_redo(&e->wal)); /* XLogInsertRecord's recheck */
-	do_change(e, p);
-	if (e->proto->after_insert && e->proto->after_insert(&e->pctx, p, p->hold)) {
+		decide(bk, p, pn_wal_redo(bk->cl->wal)); /* XLogInsertRecord's recheck */
+	do_change(bk, p);
+	if (bk->cl->proto->after_insert && bk->cl->proto->after_insert(bk->cl->pctx, p, p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
 		pn_backend_set_state(p, PN_B_PROTO);
 		if (p->hold)
-			step_done(e, p);
+			step_done(bk, p);
 		else
-			pn_svc_wake(&e->svc, p->id, STEP_NS);
+			pn_svc_wake(bk->cl->svc, p->id, STEP_NS);
 		return;
 	}
-	pn_buf_frame(&e->buf, p->frame)->locked = false;
-	pn_buf_unpin(&e->buf, p->frame);
-	finish_op(e, p);
+	pn_buf_unlock(bk->cl->buf, p->frame);
+	pn_buf_unpin(bk->cl->buf, p->frame);
+	finish_op(bk, p);
 }
 
-static void step_evict(struct pn_engine *e, struct pn_proc *p)
+static void step_evict(struct pn_backends *bk, struct pn_proc *p)
 {
-	uint32_t fi = e->buf.page_frame[p->op.page];
-	if (fi == PN_NO_FRAME ||
-	    (!pn_buf_frame(&e->buf, fi)->dirty && pn_buf_frame(&e->buf, fi)->io_writes == 0)) {
-		finish_op(e, p);
+	uint32_t fi = bk->cl->buf->page_frame[p->op.page];
+	if (fi == PN_NO_FRAME || (!pn_buf_frame(bk->cl->buf, fi)->dirty &&
+				  pn_buf_frame(bk->cl->buf, fi)->io_writes == 0)) {
+		finish_op(bk, p);
 		return;
 	}
-	if (pn_buf_frame(&e->buf, fi)->io_writes) {
-		pn_svc_wake(&e->svc, p->id, POLL_NS);
+	if (pn_buf_frame(bk->cl->buf, fi)->io_writes) {
+		pn_svc_wake(bk->cl->svc, p->id, POLL_NS);
 		return;
 	}
-	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_EVICT, p->id, -1, NULL);
+	enum pn_write_result w = pn_buf_write(bk->cl->buf, fi, PN_WHY_EVICT, p->id, -1, NULL);
 	if (w == PN_WRITE_BUSY)
-		pn_svc_wake(&e->svc, p->id, POLL_NS);
+		pn_svc_wake(bk->cl->svc, p->id, POLL_NS);
 	else if (w == PN_WRITE_NONE)
-		finish_op(e, p);
+		finish_op(bk, p);
 }
 
-void pn_backend_step(struct pn_engine *e, struct pn_proc *p)
+void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 {
 	switch (p->state) {
-	case PN_B_NEXT: start_op(e, p); break;
+	case PN_B_NEXT: start_op(bk, p); break;
 	case PN_B_PIN: {
 		if (p->op.op == PN_OP_CHANGE) {
-			if (!pin_change(e, p))
+			if (!pin_change(bk, p))
 				return; /* woken when the read (or a victim's write) completes */
 			pn_backend_set_state(p, PN_B_DECIDE);
-			step_decide(e, p);
+			step_decide(bk, p);
 			break;
 		}
-		if (!pn_client_pin_extra(e, p)) /* a workload op's other pages first */
+		if (!pn_client_pin_extra(bk->cl, p)) /* a workload op's other pages first */
 			return;
-		uint32_t fi = pn_buf_pin(&e->buf, op_page(e, &p->op), p->id, false);
+		uint32_t fi = pn_buf_pin(bk->cl->buf, op_page(bk, &p->op), p->id, false);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
 		pn_backend_set_state(p, PN_B_DECIDE);
-		step_decide(e, p);
+		step_decide(bk, p);
 		break;
 	}
-	case PN_B_DECIDE: step_decide(e, p); break;
-	case PN_B_INSERT: step_insert(e, p); break;
+	case PN_B_DECIDE: step_decide(bk, p); break;
+	case PN_B_INSERT: step_insert(bk, p); break;
 	case PN_B_COMMIT_WAIT:
-		if (pn_wal_flush_request(&e->wal, p->wait_lsn, p->id)) {
-			acknowledge(e, p, p->wait_lsn);
-			finish_op(e, p);
+		if (pn_wal_flush_request(bk->cl->wal, p->wait_lsn, p->id)) {
+			acknowledge(bk, p, p->wait_lsn);
+			finish_op(bk, p);
 		}
 		break;
 	case PN_B_WAIT_CKPT: {
-		bool begun = e->ckpt.seq_begun >= p->ckpt_wait_seq;
+		bool begun = bk->cl->ckpt->seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
-				  ? e->ckpt.seq_done >= p->ckpt_wait_seq
-				  : begun && (!e->proto->script_reached ||
-					      e->proto->script_reached(
-						      &e->pctx, p->ckpt_wait_seq,
+				  ? bk->cl->ckpt->seq_done >= p->ckpt_wait_seq
+				  : begun && (!bk->cl->proto->script_reached ||
+					      bk->cl->proto->script_reached(
+						      bk->cl->pctx, p->ckpt_wait_seq,
 						      p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
-			finish_op(e, p);
+			finish_op(bk, p);
 		else if (begun && p->op.op != PN_OP_CHECKPOINT)
-			pn_svc_wake(&e->svc, p->id,
+			pn_svc_wake(bk->cl->svc, p->id,
 				    POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
-	case PN_B_EVICT_WAIT: step_evict(e, p); break;
+	case PN_B_EVICT_WAIT: step_evict(bk, p); break;
 	case PN_B_PROTO:
-		PN_ASSERT(e->proto->proc_step != NULL);
-		if (!e->proto->proc_step(&e->pctx, p))
+		PN_ASSERT(bk->cl->proto->proc_step != NULL);
+		if (!bk->cl->proto->proc_step(bk->cl->pctx, p))
 			break; /* woken when it can go on (a hold: its release is next) */
-		pn_buf_frame(&e->buf, p->frame)->locked = false;
-		pn_buf_unpin(&e->buf, p->frame);
-		finish_op(e, p);
+		pn_buf_unlock(bk->cl->buf, p->frame);
+		pn_buf_unpin(bk->cl->buf, p->frame);
+		finish_op(bk, p);
 		break;
 	default: break;
 	}
+}
+
+void pn_backends_bind(struct pn_backends *bk, const struct pn_backend_handles *h)
+{
+	PN_ASSERT(h->cl != NULL && h->cl->sc != NULL);
+	PN_ASSERT(h->procs != NULL && h->next_xid != NULL);
+	PN_ASSERT(h->heap_pages + h->slru_pages == h->cl->pages);
+	bk->cl = h->cl;
+	bk->procs = h->procs;
+	bk->next_xid = h->next_xid;
+	bk->heap_pages = h->heap_pages;
+	bk->slru_pages = h->slru_pages;
 }
 
 bool pn_backends_init(struct pn_backends *bk, uint64_t commits)
@@ -848,12 +874,12 @@ bool pn_backends_latency(struct pn_backends *bk, uint64_t *p50, uint64_t *p99, u
 	return true;
 }
 
-void pn_backend_check(const struct pn_engine *e)
+void pn_backend_check(const struct pn_backends *bk)
 {
-	PN_ASSERT(e->bk.nacked <= e->bk.acked_cap);
-	PN_ASSERT(e->bk.nlat <= e->bk.nacked);
-	for (uint32_t i = 0; i < e->nbackends; i++) {
-		const struct pn_proc *p = &e->procs[i];
+	PN_ASSERT(bk->nacked <= bk->acked_cap);
+	PN_ASSERT(bk->nlat <= bk->nacked);
+	for (uint32_t i = 0; i < bk->cl->nbackends; i++) {
+		const struct pn_proc *p = &bk->procs[i];
 		PN_ASSERT(p->kind == PN_PROC_BACKEND);
 		PN_ASSERT(p->state < PN_B_COUNT);
 		bool holds = p->state == PN_B_DECIDE || p->state == PN_B_INSERT ||
@@ -862,8 +888,8 @@ void pn_backend_check(const struct pn_engine *e)
 			continue;
 		/* from the pin to the end of the op its page stays pinned (and, after DECIDE
 		 * took the content lock, locked) */
-		PN_ASSERT(p->frame < e->buf.nframes);
-		PN_ASSERT(pn_buf_frame(&e->buf, p->frame)->pins > 0);
-		PN_ASSERT(p->state == PN_B_DECIDE || pn_buf_frame(&e->buf, p->frame)->locked);
+		PN_ASSERT(p->frame < bk->cl->buf->nframes);
+		PN_ASSERT(pn_buf_frame(bk->cl->buf, p->frame)->pins > 0);
+		PN_ASSERT(p->state == PN_B_DECIDE || pn_buf_frame(bk->cl->buf, p->frame)->locked);
 	}
 }

@@ -269,8 +269,8 @@ static void write_done(void *ctx, struct pn_io *io);
 
 static uint64_t late_bind(void *ctx, struct pn_io *io)
 {
-	(void)ctx; /* the world passes its engine; the issuer's pool is io->ctx */
-	struct pn_bufpool *b = io->ctx;
+	struct pn_bufpool *b = ctx; /* the issuer's, io->ctx, as the environment passes it */
+	PN_ASSERT(ctx == io->ctx);
 	PN_ASSERT(io->done == write_done);
 	/* aio_late_bind: the device offset is looked up in the mapping when the I/O is
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
@@ -454,4 +454,102 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	}
 	pn_buf_issue_write(b, frame, cur, why, proc, img, f->last_lsn, then);
 	return PN_WRITE_STARTED;
+}
+
+/* ---- the frame's flag edges (bufpool.h) ---- */
+
+static struct pn_frame *pinned_frame(struct pn_bufpool *b, uint32_t frame)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->pins > 0);
+	PN_ASSERT(f->valid);
+	return f;
+}
+
+void pn_buf_set_dirty(struct pn_bufpool *b, uint32_t frame)
+{
+	struct pn_frame *f = pinned_frame(b, frame);
+	f->dirty = true;
+	f->dirty_hint_only = false;
+	f->redirtied |= f->io_writes > 0;
+}
+
+void pn_buf_set_last_lsn(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn)
+{
+	struct pn_frame *f = pinned_frame(b, frame);
+	PN_ASSERT(f->dirty);
+	f->last_lsn = lsn;
+}
+
+void pn_buf_set_hint_dirty(struct pn_bufpool *b, uint32_t frame)
+{
+	struct pn_frame *f = pinned_frame(b, frame);
+	if (!f->dirty)
+		f->dirty_hint_only = true;
+	f->dirty = true;
+	f->redirtied |= f->io_writes > 0;
+}
+
+void pn_buf_set_redo_dirty(struct pn_bufpool *b, uint32_t frame)
+{
+	struct pn_frame *f = pinned_frame(b, frame);
+	f->dirty = true;
+	f->redirtied |= f->io_writes > 0;
+}
+
+void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->valid && f->dirty);
+	PN_ASSERT(f->io_writes == 0 && !f->locked);
+	f->dirty = f->dirty_hint_only = f->redirtied = false;
+}
+
+void pn_buf_set_read_done(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->io_reads == 1);
+	PN_ASSERT(!f->valid && f->page != PN_NO_FRAME);
+	f->io_reads = 0;
+	f->valid = true;
+	f->last_lsn = lsn;
+}
+
+void pn_buf_lock(struct pn_bufpool *b, uint32_t frame)
+{
+	struct pn_frame *f = pinned_frame(b, frame);
+	PN_ASSERT(!f->locked);
+	PN_ASSERT(!f->held);
+	f->locked = true;
+}
+
+void pn_buf_unlock(struct pn_bufpool *b, uint32_t frame)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->locked);
+	PN_ASSERT(f->pins > 0);
+	f->locked = false;
+}
+
+void pn_buf_write_begun(struct pn_bufpool *b, uint32_t frame)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->valid && f->io_writes < UINT8_MAX);
+	f->io_writes++;
+	b->data_writes_inflight++;
+}
+
+void pn_buf_write_ended(struct pn_bufpool *b, uint32_t frame)
+{
+	PN_ASSERT(frame < b->nframes);
+	struct pn_frame *f = &b->frames[frame];
+	PN_ASSERT(f->io_writes > 0);
+	PN_ASSERT(b->data_writes_inflight > 0);
+	f->io_writes--;
+	b->data_writes_inflight--;
 }

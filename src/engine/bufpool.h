@@ -3,13 +3,14 @@
  * state machine are in bufpool.c's header): buffer frames, clock-sweep eviction, write-out
  * with WAL before data. struct pn_bufpool owns the frames, their bytes, the page -> frame
  * map, the clock hand and each process's held victim; it works with the handles it is
- * given at init (struct pn_buf_handles), never with the engine. PN_MAX_CKPT_RUNS is here
- * because a frame has a slot per checkpoint run.
+ * given at init (struct pn_buf_handles), never with the engine. struct pn_frame, a frame's
+ * fields, is frame.h's (the protocol table names it too).
  */
 #ifndef PN_BUFPOOL_H
 #define PN_BUFPOOL_H
 
 #include "env.h"
+#include "frame.h"
 #include "services.h"
 #include "walfmt.h"
 
@@ -19,31 +20,6 @@ struct pn_protocol_ops;
 struct pn_scenario;
 struct pn_store;
 struct pn_wal;
-
-#define PN_NO_FRAME UINT32_MAX
-#define PN_MAX_CKPT_RUNS 2
-
-struct pn_frame {
-	uint32_t page; /* PN_NO_FRAME if empty */
-	bool valid;    /* holds the page's bytes */
-	bool dirty;
-	bool dirty_hint_only; /* dirtied only by hint bits, no WAL */
-	bool redirtied;       /* changed while a write was in flight */
-	bool locked;          /* exclusive content lock (a backend between decide and insert) */
-	uint16_t pins;
-	uint8_t usage;                       /* clock sweep, <= 5 */
-	uint8_t io_reads;                    /* read in flight */
-	uint8_t io_writes;                   /* writes in flight */
-	uint8_t ckpt_needed;                 /* bit r: checkpoint run r must write this frame */
-	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
-	bool held;       /* B7: a writer waits for the WAL flush to held_lsn; no change */
-	uint32_t holder; /* that writer's proc (held only) */
-	pn_lsn held_lsn; /* last_lsn when the hold was taken (held only) */
-	uint64_t ckpt_run_seq[PN_MAX_CKPT_RUNS]; /* the seq of the run that set bit r */
-	pn_lsn last_lsn; /* LSN of the last WAL-logged change (SLRU pages have none) */
-	uint64_t
-		shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
-};
 
 /* What the pool works with: the modules it calls (services for I/O, wakes and violations;
  * the WAL for B1; the store for slots), the protocol's row and its context (the hooks of
@@ -114,5 +90,27 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
 				 pn_lsn lsn, const struct pn_io_then *then);
 uint8_t *pn_frame_page(struct pn_bufpool *b, uint32_t frame);
+
+/* ---- the frame's flag edges, each asserted (the one way other modules and the rows change
+ * a frame's flags; the pool's own reads and writes keep theirs in bufpool.c) ---- */
+/* A WAL-logged change of pinned `frame`: dirty, no longer hint-only; redirtied when a write
+ * is in flight. Then its LSN: the end of the change's record (0: a headerless SLRU page). */
+void pn_buf_set_dirty(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_set_last_lsn(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn);
+/* A change no WAL covers (hint bits): dirty, and hint-only if it was clean. */
+void pn_buf_set_hint_dirty(struct pn_bufpool *b, uint32_t frame);
+/* Redo changed or moved the page: dirty (hint-only as it was); redirtied as above. */
+void pn_buf_set_redo_dirty(struct pn_bufpool *b, uint32_t frame);
+/* The page server took a dirty frame instead of its write (B6): clean. */
+void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame);
+/* A read the row served itself (GetPage@LSN) filled the frame; lsn: its last change. */
+void pn_buf_set_read_done(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn);
+/* The exclusive content lock (a backend between DECIDE and the end of its op). */
+void pn_buf_lock(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_unlock(struct pn_bufpool *b, uint32_t frame);
+/* A data write a row issues itself (doublewrite's area write) begins, and ends (before
+ * the in-place write, which pn_buf_issue_write counts itself). */
+void pn_buf_write_begun(struct pn_bufpool *b, uint32_t frame);
+void pn_buf_write_ended(struct pn_bufpool *b, uint32_t frame);
 
 #endif

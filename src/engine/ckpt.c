@@ -423,7 +423,7 @@ static void ckpt_end(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	k->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (k->h.proto->ckpt_end) /* the prototype's baselines */
 		k->h.proto->ckpt_end(k->h.pctx, run);
-	k->h.store->inflight_valid = false;
+	pn_store_drop_baselines_inflight(k->h.store);
 	k->redo_done = run->redo;
 	k->seq_done = run->seq;
 	pn_wal_checkpoint_done(k->h.wal, run->redo);

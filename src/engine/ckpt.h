@@ -1,14 +1,15 @@
 /*
  * ckpt.h: the checkpointer (engine layer, owned by ckpt.c, which keeps R5 and documents the
- * control file byte by byte): the causes of a checkpoint, one checkpoint run's state
- * machine, the control file's contents and its codec, and struct pn_ckpt, the checkpointer's
+ * control file byte by byte): the control file's codec and struct pn_ckpt, the checkpointer's
  * own state (its runs, the requests, the sequence numbers, the control file it last wrote)
- * with the handles it works with (struct pn_ckpt_handles, set at init).
+ * with the handles it works with (struct pn_ckpt_handles, set at init). The causes of a
+ * checkpoint, one run's state machine and the control file's contents are ckpt_run.h's.
  */
 #ifndef PN_CKPT_H
 #define PN_CKPT_H
 
 #include "bufpool.h"
+#include "ckpt_run.h"
 #include "env.h"
 #include "procs.h"
 #include "walfmt.h"
@@ -21,46 +22,6 @@ struct pn_services;
 struct pn_store;
 struct pn_wal;
 
-#define PN_CONTROL_SIZE_ 512u
-/* Selector areas: checkpoint n writes area n % 3, never the one the completed checkpoint
- * names, even with two checkpoints in progress (overlap). */
-#define PN_SELECTOR_AREAS 3u
-enum pn_ckpt_cause {
-	PN_CKPT_TIME,
-	PN_CKPT_XACT,
-	PN_CKPT_WAL,
-	PN_CKPT_REQUEST,
-	PN_CKPT_END_OF_RECOVERY
-};
-
-/*
- * One checkpoint run (every edge asserted by pn_ckpt_set_state):
- *
- *   IDLE --ckpt_begin()--> WRITING --all written--> WAIT_WRITES --> FSYNC_DATA -->
- *   [PROTO_DURABLE] --> RECORD (insert) --> RECORD_FLUSH (flush WAL) -->
- *   CONTROL_WRITE --> CONTROL_FSYNC --ckpt_end()--> IDLE
- *   WAIT_WRITES --a flagged frame left--> WRITING
- *   WRITING --the row's ckpt_begin--> PROTO_SELECT --the row's steps--> WRITING
- *
- * PROTO_SELECT and PROTO_DURABLE are the protocol's steps (protocol.h ckpt_select_step,
- * ckpt_durable_step), whose own sub-state is run->proto_sub (the row's enum: umbra.h's
- * SELECT, MAP_WRITE, SELECTOR_WRITE, SELECTOR_FSYNC). A script's checkpoint_begin pauses a
- * run in WRITING until checkpoint_end.
- */
-enum pn_cstate {
-	PN_C_IDLE,
-	PN_C_WRITING,
-	PN_C_WAIT_WRITES,
-	PN_C_FSYNC_DATA,
-	PN_C_PROTO_DURABLE,
-	PN_C_RECORD,
-	PN_C_RECORD_FLUSH,
-	PN_C_CONTROL_WRITE,
-	PN_C_CONTROL_FSYNC,
-	PN_C_PROTO_SELECT,
-	PN_C_COUNT
-};
-
 /*
  * Where a run is relative to its data fsync: not running; before the fsync completed
  * (PROTO_SELECT, WRITING .. FSYNC_DATA); after it (PROTO_DURABLE .. CONTROL_FSYNC: the data
@@ -68,40 +29,6 @@ enum pn_cstate {
  * in enum pn_cstate.
  */
 enum pn_ckpt_phase { PN_CKPT_PHASE_IDLE, PN_CKPT_PHASE_BEFORE_FSYNC, PN_CKPT_PHASE_AFTER_FSYNC };
-
-struct pn_ckpt_run {
-	enum pn_cstate state; /* pn_ckpt_set_state only */
-	int proto_sub;        /* the protocol's sub-state in PROTO_SELECT / PROTO_DURABLE */
-	enum pn_ckpt_cause cause;
-	uint64_t seq; /* checkpoint number, 1.. (0 = the initial state) */
-	pn_lsn redo;
-	pn_lsn record; /* start LSN of its checkpoint record */
-	uint64_t start_ns;
-	uint64_t start_commits; /* commits when it began (the count interval's start) */
-	uint64_t nap_until_ns;  /* CheckpointWriteDelay's nap: no write before then */
-	uint32_t scan;          /* next frame to look at */
-	uint32_t to_write, written;
-	bool paused;        /* script checkpoint_begin */
-	bool pause_select;  /* script checkpoint_epoch (l3/l4): pause before selection */
-	uint64_t select_ns; /* l3/l4: CheckPointGuts' work before selection ends then */
-	bool delay_wait;    /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
-	bool immediate;
-	bool io_pending;
-	uint8_t *snapshot; /* Umbra: each page's slot at the redo pointer (its baseline) */
-	uint8_t *selbuf;   /* the selector area it writes */
-	uint8_t ctlbuf[PN_CONTROL_SIZE_];
-	pn_lsn record_end;
-};
-
-/* ---- control file (written by ckpt.c; its bytes are documented there) ---- */
-struct pn_control {
-	uint64_t ckpt_seq;
-	pn_lsn checkpoint; /* start of the checkpoint record */
-	pn_lsn redo;
-	uint32_t selector_area;
-	uint32_t state; /* 1 in production, 2 in recovery */
-};
-#define PN_CONTROL_SIZE PN_CONTROL_SIZE_
 
 /* What the checkpointer works with: the modules it calls, the protocol's row and context
  * (protocol.h's checkpointer section), its own process, the processes it wakes when a

@@ -25,15 +25,24 @@
  *                  after the change.
  *   pn_client_insert  inserts the record, then for each block: page LSN = end of the
  *                  record, frame dirty (WAL-logged), its last LSN, and the shift reported
- *                  to e->client_shifted, which engine.c installs (publication, R4) (also
+ *                  to the protocol row's shifted hook (publication, R4) (also
  *                  backend.c's for PN_OP_CHANGE's records).
  */
-#include "engine.h"
+#include "client.h"
 
-struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p)
+#include "bufpool.h"
+#include "ckpt.h"
+#include "metrics.h"
+#include "page.h"
+#include "protocol.h"
+#include "services.h"
+#include "store.h"
+#include "wal.h"
+
+struct pn_client pn_client_of(const struct pn_client_handles *h, struct pn_proc *p)
 {
 	PN_ASSERT(p->kind == PN_PROC_BACKEND);
-	return (struct pn_client){.e = e,
+	return (struct pn_client){.h = h,
 				  .p = p,
 				  .id = p->id,
 				  .xid = p->xid,
@@ -41,10 +50,11 @@ struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p)
 				  .op = &p->op};
 }
 
-enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out)
+enum pn_client_next pn_client_next(const struct pn_client_handles *h, struct pn_proc *p,
+				   struct pn_step *out)
 {
-	struct pn_client c = pn_client_of(e, p);
-	return e->client->next(e->client_state, &c, out);
+	struct pn_client c = pn_client_of(h, p);
+	return h->ops->next(h->state, &c, out);
 }
 
 uint32_t pn_client_pinned(const struct pn_client *c) { return 1 + c->p->nextra; }
@@ -57,21 +67,20 @@ uint32_t pn_client_frame(const struct pn_client *c, uint32_t i)
 
 uint8_t *pn_client_page(const struct pn_client *c, uint32_t i)
 {
-	return pn_frame_page(&c->e->buf, pn_client_frame(c, i));
+	return pn_frame_page(c->h->buf, pn_client_frame(c, i));
 }
 
 uint32_t pn_client_blkno(const struct pn_client *c, uint32_t i)
 {
-	return pn_buf_frame(&c->e->buf, pn_client_frame(c, i))->page;
+	return pn_buf_frame(c->h->buf, pn_client_frame(c, i))->page;
 }
 
 void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg, uint8_t *page,
 		    bool image, bool whole, bool shift)
 {
-	struct pn_engine *e = c->e;
-	PN_ASSERT(pg < e->pages);
-	uint32_t target = shift && e->proto->shift_target ? e->proto->shift_target(&e->pctx, pg)
-							  : 0;
+	const struct pn_client_handles *h = c->h;
+	PN_ASSERT(pg < h->pages);
+	uint32_t target = shift && h->proto->shift_target ? h->proto->shift_target(h->pctx, pg) : 0;
 	if (target == PN_SHIFT_IMAGE) {
 		shift = false; /* no slot to shift to: an image instead */
 		image = true;
@@ -84,14 +93,14 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 		b->image = page;
 		b->hole_offset = b->hole_length = 0;
 		if (!whole)
-			pn_page_hole(page, e->page_size, &b->hole_offset, &b->hole_length);
+			pn_page_hole(page, h->page_size, &b->hole_offset, &b->hole_length);
 	}
 	if (shift) {
 		b->has_shift = true;
-		b->shift_source = pn_store_slot(&e->store, pg);
-		if (!e->proto->shift_target)
-			target = pn_store_shift_target(&e->store, pg,
-						       pn_ckpt_baselines_busy(&e->ckpt, pg));
+		b->shift_source = pn_store_slot(h->store, pg);
+		if (!h->proto->shift_target)
+			target = pn_store_shift_target(h->store, pg,
+						       pn_ckpt_baselines_busy(h->ckpt, pg));
 		b->shift_target = (uint8_t)target;
 	}
 }
@@ -99,16 +108,16 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32_t pg,
 		       uint8_t *page, enum pn_client_reg reg)
 {
-	const struct pn_engine *e = c->e;
+	const struct pn_client_handles *h = c->h;
 	PN_ASSERT(reg <= PN_REG_WILL_INIT);
 	PN_ASSERT(b->blkno == pg);
-	bool before = pn_page_lsn(page) <= pn_wal_redo(&e->wal);
+	bool before = pn_page_lsn(page) <= pn_wal_redo(h->wal);
 	enum pn_block_use use = reg == PN_REG_WILL_INIT ? PN_USE_WILL_INIT
 				: reg == PN_REG_HINT    ? PN_USE_HINT_BLOCK
 							: PN_USE_CHANGE;
 	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
-	unsigned protect = e->proto->decide(&e->pctx, use, before);
+	unsigned protect = h->proto->decide(h->pctx, use, before);
 	pn_client_mark(c, b, pg, page, (protect & PN_PROTECT_IMAGE) != 0, reg == PN_REG_PLAIN,
 		       (protect & PN_PROTECT_SHIFT) != 0);
 }
@@ -116,41 +125,39 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum pn_rec kind,
 			const uint32_t *frames)
 {
-	struct pn_engine *e = c->e;
+	const struct pn_client_handles *h = c->h;
 	PN_ASSERT(r->nblocks <= PN_WAL_MAX_BLOCKS);
 	PN_ASSERT(r->nblocks == 0 || frames != NULL);
-	for (uint32_t i = 0; i < r->nblocks && e->proto->assemble; i++)
+	for (uint32_t i = 0; i < r->nblocks && h->proto->assemble; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
-			e->proto->assemble(&e->pctx, frames[i], &r->blocks[i],
-					   pn_frame_page(&e->buf, frames[i]),
+			h->proto->assemble(h->pctx, frames[i], &r->blocks[i],
+					   pn_frame_page(h->buf, frames[i]),
 					   r->blocks[i].data_len != 0);
-	pn_lsn end = pn_wal_insert(&e->wal, r, kind, NULL);
+	pn_lsn end = pn_wal_insert(h->wal, r, kind, NULL);
 	for (uint32_t i = 0; i < r->nblocks; i++) {
-		struct pn_frame *f = pn_buf_frame(&e->buf, frames[i]);
+		struct pn_frame *f = pn_buf_frame(h->buf, frames[i]);
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
-		pn_page_set_lsn(pn_frame_page(&e->buf, frames[i]), end);
-		f->dirty = true;
-		f->dirty_hint_only = false;
-		f->redirtied |= f->io_writes > 0;
-		f->last_lsn = end;
+		pn_page_set_lsn(pn_frame_page(h->buf, frames[i]), end);
+		pn_buf_set_dirty(h->buf, frames[i]);
+		pn_buf_set_last_lsn(h->buf, frames[i], end);
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
-			e->proto->shifted(&e->pctx, frames[i], r->blocks[i].shift_target, end);
+			h->proto->shifted(h->pctx, frames[i], r->blocks[i].shift_target, end);
 	}
 	return end;
 }
 
-bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
+bool pn_client_pin_extra(const struct pn_client_handles *h, struct pn_proc *p)
 {
 	uint32_t pages[2], n = 0;
-	if (e->client->extra_pages) {
-		struct pn_client c = pn_client_of(e, p);
-		n = e->client->extra_pages(e->client_state, &c, pages);
+	if (h->ops->extra_pages) {
+		struct pn_client c = pn_client_of(h, p);
+		n = h->ops->extra_pages(h->state, &c, pages);
 	}
 	PN_ASSERT(n <= PN_ARRAY_LEN(p->extra_frames));
 	while (p->nextra < n) {
-		uint32_t f = pn_buf_pin(&e->buf, pages[p->nextra], p->id, false);
+		uint32_t f = pn_buf_pin(h->buf, pages[p->nextra], p->id, false);
 		if (f == PN_NO_FRAME)
 			return false; /* woken when the read or a victim's write completes */
 		p->extra_frames[p->nextra++] = f;
@@ -158,38 +165,34 @@ bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p)
 	return true;
 }
 
-void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p)
+void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p)
 {
 	while (p->nextra > 0)
-		pn_buf_unpin(&e->buf, p->extra_frames[--p->nextra]);
+		pn_buf_unpin(h->buf, p->extra_frames[--p->nextra]);
 }
 
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)
 {
-	PN_ASSERT(frame < c->e->buf.nframes);
-	struct pn_frame *f = pn_buf_frame(&c->e->buf, frame);
-	PN_ASSERT(f->pins > 0);
-	if (!f->dirty)
-		f->dirty_hint_only = true;
-	f->dirty = true;
-	f->redirtied |= f->io_writes > 0;
+	PN_ASSERT(frame < c->h->buf->nframes);
+	PN_ASSERT(pn_buf_frame(c->h->buf, frame)->pins > 0);
+	pn_buf_set_hint_dirty(c->h->buf, frame);
 }
 
 void pn_client_changed(const struct pn_client *c, uint64_t bytes)
 {
-	c->e->m.logical_bytes_changed += bytes;
+	c->h->m->logical_bytes_changed += bytes;
 }
 
 uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 {
 	PN_ASSERT(lo <= hi);
-	return lo + c->e->svc.env.random(c->e->svc.env.ctx) % (hi - lo + 1);
+	return lo + c->h->svc->env.random(c->h->svc->env.ctx) % (hi - lo + 1);
 }
 
 void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_ns)
 {
-	PN_ASSERT(client < c->e->nbackends);
-	pn_svc_wake(&c->e->svc, client, delay_ns);
+	PN_ASSERT(client < c->h->nbackends);
+	pn_svc_wake(c->h->svc, client, delay_ns);
 }
 
 struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->p->chg; }

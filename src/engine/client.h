@@ -18,16 +18,54 @@
 #include "scenario.h"
 #include "walfmt.h"
 
-struct pn_engine;
+struct pn_bufpool;
+struct pn_ckpt;
+struct pn_metrics;
+struct pn_proto_ctx;
+struct pn_protocol_ops;
+struct pn_services;
+struct pn_store;
+struct pn_wal;
+struct pn_client_ops;
+
+/* What a workload's init reads, and the relation's size it may set: in, the scenario's
+ * (storage.pages heap pages, then slru_pages SLRU pages); out, the workload's (pages =
+ * heap_pages + slru_pages). A refusal is a message in error (error_size bytes). */
+struct pn_client_setup {
+	const struct pn_scenario *sc;
+	char *error;
+	size_t error_size;
+	uint32_t page_size;
+	uint32_t slru_pages;
+	uint32_t heap_pages, pages;
+};
+
+/* What the client services work with (set by the assembly once the workload's init has
+ * run): the scenario, the modules a change uses, the protocol's row and context (the image / shift
+ * decision), the workload's row and its state, and the sizes fixed at init. */
+struct pn_client_handles {
+	const struct pn_scenario *sc;
+	struct pn_services *svc;
+	struct pn_wal *wal;
+	struct pn_bufpool *buf;
+	struct pn_store *store;
+	struct pn_ckpt *ckpt;
+	struct pn_metrics *m;
+	const struct pn_protocol_ops *proto;
+	struct pn_proto_ctx *pctx;
+	const struct pn_client_ops *ops;
+	void *state;
+	uint32_t page_size, pages, nbackends;
+};
 
 /* What a workload's next() gives: an op in *out, nothing yet (the client is woken when
  * there is something: the workload wakes it), or the client is done. */
 enum pn_client_next { PN_CLIENT_OP, PN_CLIENT_WAIT, PN_CLIENT_DONE };
 
-/* A backend as a workload sees it (built by the engine for each call). e and p are for the
+/* A backend as a workload sees it (built by the engine for each call). h and p are for the
  * pn_client_* services only. */
 struct pn_client {
-	struct pn_engine *e;
+	const struct pn_client_handles *h;
 	struct pn_proc *p;
 	uint32_t id;              /* backend 0..workload.clients-1 */
 	uint32_t xid;             /* its transaction's xid, 0 before its first write */
@@ -39,8 +77,8 @@ struct pn_client {
 struct pn_client_ops {
 	const char *name;
 	/* Allocates *state (set before any failure, so that free can follow); may size the
-	 * relation (e->heap_pages, e->pages); false with e->svc.error set refuses the scenario. */
-	bool (*init)(struct pn_engine *e, void **state);
+	 * relation (s->heap_pages, s->pages); false with s->error set refuses the scenario. */
+	bool (*init)(struct pn_client_setup *s, void **state);
 	void (*free)(void *state);
 	/* The initial bytes of heap page `page` (format). */
 	void (*page_init)(const void *state, uint32_t page, uint8_t *bytes);
@@ -100,14 +138,15 @@ void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_n
 struct pn_change *pn_client_change_slot(const struct pn_client *c);
 void pn_client_begin_txn(const struct pn_client *c, int type);
 
-/* ---- the engine's side (backend.c, engine.c, the protocol rows) ---- */
+/* ---- the engine's side (backend.c, engine.c, the protocol rows), over the handles ---- */
 
 /* The view of backend p, for a call into the workload. */
-struct pn_client pn_client_of(struct pn_engine *e, struct pn_proc *p);
+struct pn_client pn_client_of(const struct pn_client_handles *h, struct pn_proc *p);
 /* The workload's next op for backend p. */
-enum pn_client_next pn_client_next(struct pn_engine *e, struct pn_proc *p, struct pn_step *out);
+enum pn_client_next pn_client_next(const struct pn_client_handles *h, struct pn_proc *p,
+				   struct pn_step *out);
 /* The op's extra pages pinned into p->extra_frames; false if it must wait (it is woken). */
-bool pn_client_pin_extra(struct pn_engine *e, struct pn_proc *p);
-void pn_client_unpin_extra(struct pn_engine *e, struct pn_proc *p);
+bool pn_client_pin_extra(const struct pn_client_handles *h, struct pn_proc *p);
+void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p);
 
 #endif

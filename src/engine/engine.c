@@ -143,6 +143,60 @@ static void init_rcv(struct pn_engine *e)
 	pn_recovery_init(&e->rcv, &h);
 }
 
+/* The workload's init, over what it reads; it may size the relation. */
+static bool init_client(struct pn_engine *e)
+{
+	struct pn_client_setup s = {
+		.sc = e->sc,
+		.error = e->svc.error,
+		.error_size = sizeof(e->svc.error),
+		.page_size = e->page_size,
+		.slru_pages = e->slru_pages,
+		.heap_pages = e->heap_pages,
+		.pages = e->pages,
+	};
+	if (!e->client->init(&s, &e->client_state)) {
+		if (e->client_state && e->client->free)
+			e->client->free(e->client_state);
+		e->client_state = NULL;
+		return false;
+	}
+	PN_ASSERT(s.pages == s.heap_pages + s.slru_pages);
+	PN_ASSERT(s.slru_pages == e->slru_pages);
+	e->heap_pages = s.heap_pages;
+	e->pages = s.pages;
+	return true;
+}
+
+/* The client services' and the backends' handles. */
+static void init_client_handles(struct pn_engine *e)
+{
+	e->cl = (struct pn_client_handles){
+		.sc = e->sc,
+		.svc = &e->svc,
+		.wal = &e->wal,
+		.buf = &e->buf,
+		.store = &e->store,
+		.ckpt = &e->ckpt,
+		.m = &e->m,
+		.proto = e->proto,
+		.pctx = &e->pctx,
+		.ops = e->client,
+		.state = e->client_state,
+		.page_size = e->page_size,
+		.pages = e->pages,
+		.nbackends = e->nbackends,
+	};
+	struct pn_backend_handles h = {
+		.cl = &e->cl,
+		.procs = e->procs,
+		.next_xid = &e->next_xid,
+		.heap_pages = e->heap_pages,
+		.slru_pages = e->slru_pages,
+	};
+	pn_backends_bind(&e->bk, &h);
+}
+
 bool pn_engine_recover(struct pn_engine *e)
 {
 	for (uint32_t i = 0; i < e->nbackends; i++) /* crash recovery: no client runs */
@@ -176,12 +230,8 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
 	if (unsupported(e))
 		return false;
-	if (!client->init(e, &e->client_state)) {
-		if (e->client_state && client->free)
-			client->free(e->client_state);
-		e->client_state = NULL;
+	if (!init_client(e))
 		return false;
-	}
 	uint32_t nframes = sc->storage.buffers;
 	if (!alloc_procs(e) || !init_buf(e, nframes) ||
 	    !pn_svc_init(&e->svc, env, 4 * nframes + 64, 2u * e->page_size, e->nprocs) ||
@@ -193,6 +243,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		return false;
 	}
 	init_rcv(e);
+	init_client_handles(e);
 	pn_wal_on_segments(&e->wal, wal_segments_due, &e->ckpt);
 	(void)fresh;
 	return true;
@@ -327,7 +378,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	if (!pn_svc_fire(&e->svc, proc, token))
 		return;
 	switch (p->kind) {
-	case PN_PROC_BACKEND: pn_backend_step(e, p); break;
+	case PN_PROC_BACKEND: pn_backend_step(&e->bk, p); break;
 	case PN_PROC_CHECKPOINTER: pn_ckpt_step(&e->ckpt); break;
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
@@ -399,7 +450,7 @@ void pn_engine_check(struct pn_engine *e)
 			e->proto->check(&e->pctx);
 		pn_store_check(&e->store);
 		pn_ckpt_check(&e->ckpt);
-		pn_backend_check(e);
+		pn_backend_check(&e->bk);
 	}
 	/* Frames in rotation, CHECK_SLICE each call (they may report R4, so every call: the
 	 * event a violation is found at is part of the result): every event stays O(1), and
@@ -460,6 +511,13 @@ struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index)
 {
 	PN_ASSERT(index < e->svc.nios);
 	return &e->svc.ios[index];
+}
+
+const struct pn_client_ops *pn_engine_client(const struct pn_engine *e, void **state)
+{
+	PN_ASSERT(state != NULL);
+	*state = e->client_state;
+	return e->client;
 }
 
 uint32_t pn_engine_proc_count(const struct pn_engine *e) { return e->nprocs; }

@@ -107,6 +107,7 @@ struct pn_engine {
 	/* the workload (client.h): its row and its state */
 	const struct pn_client_ops *client;
 	void *client_state;
+	struct pn_client_handles cl; /* what the client services work with (client.h) */
 };
 /* The engine a protocol hook's context belongs to (for the rows, above the engine). */
 static inline struct pn_engine *pn_proto_engine(struct pn_proto_ctx *c)
@@ -159,6 +160,8 @@ struct pn_geometry {
 };
 struct pn_geometry pn_engine_geometry(const struct pn_engine *e);
 const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e);
+/* The workload's row, and its state in *state (what its init returned; NULL before). */
+const struct pn_client_ops *pn_engine_client(const struct pn_engine *e, void **state);
 
 /* The I/O table: index 0 .. count-1 (an I/O's index is its place; the world dispatches and
  * completes I/Os by it). */

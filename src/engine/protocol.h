@@ -13,15 +13,14 @@
 #ifndef PN_PROTOCOL_H
 #define PN_PROTOCOL_H
 
+#include "ckpt_run.h"
 #include "env.h"
+#include "frame.h"
 #include "procs.h"
 #include "scenario.h"
 #include "store.h"
 #include "walfmt.h"
 
-struct pn_frame;
-struct pn_ckpt_run;
-struct pn_control;
 struct pn_io_then;
 
 /* How a block is registered, for decide: what the change does to it. */

@@ -169,9 +169,8 @@ static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal
 		}
 		if (!headerless)
 			pn_page_set_lsn(page, rv->rec_end);
-		f->dirty = true;
-		f->redirtied |= f->io_writes > 0;
-		f->last_lsn = rv->rec_end;
+		pn_buf_set_redo_dirty(rv->h.buf, fi);
+		pn_buf_set_last_lsn(rv->h.buf, fi, rv->rec_end);
 	}
 	if (b->has_shift && !pn_store_is_slru(rv->h.store, pg)) {
 		uint32_t target = b->shift_target & 0x7fu;
@@ -187,10 +186,9 @@ static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal
 		pn_store_set_slot(rv->h.store, pg, target);
 		if (rv->h.proto->redo_shifted)
 			rv->h.proto->redo_shifted(rv->h.pctx, pg);
-		f->dirty = true;
-		f->redirtied |= f->io_writes > 0;
+		pn_buf_set_redo_dirty(rv->h.buf, fi);
 		if (f->last_lsn < pn_page_lsn(page))
-			f->last_lsn = pn_page_lsn(page);
+			pn_buf_set_last_lsn(rv->h.buf, fi, pn_page_lsn(page));
 	}
 }
 

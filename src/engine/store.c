@@ -243,3 +243,25 @@ void pn_store_check(struct pn_store *s)
 			s->check_next = 0;
 	}
 }
+
+void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots)
+{
+	PN_ASSERT(s->umbra && s->base_done != NULL);
+	PN_ASSERT(slots != NULL);
+	memcpy(s->base_done, slots, s->heap_pages);
+}
+
+void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots)
+{
+	PN_ASSERT(s->umbra && s->base_inflight != NULL);
+	PN_ASSERT(slots != NULL);
+	memcpy(s->base_inflight, slots, s->heap_pages);
+	s->inflight_valid = true;
+}
+
+void pn_store_drop_baselines_inflight(struct pn_store *s)
+{
+	PN_ASSERT(!s->inflight_valid || s->base_inflight != NULL);
+	PN_ASSERT(s->heap_pages <= s->pages);
+	s->inflight_valid = false;
+}

@@ -57,6 +57,12 @@ void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_pl
 			    void *ctx);
 /* Field relationships, asserted; O(1) a call (pages in rotation). */
 void pn_store_check(struct pn_store *s);
+/* Umbra's baselines (R3; heap_pages bytes each, a slot per heap page): those of the last
+ * completed checkpoint become `slots`; those of the checkpoint whose control-file write is
+ * in flight become `slots` (valid from then) and are dropped when it has completed. */
+void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots);
+void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots);
+void pn_store_drop_baselines_inflight(struct pn_store *s);
 
 static inline bool pn_store_is_slru(const struct pn_store *s, uint32_t page)
 {

@@ -79,8 +79,7 @@ static void dw_fsync_done(void *ctx, struct pn_io *io)
 	uint32_t sec = e->sc->storage.sector_size;
 	struct pn_frame *f = pn_buf_frame(&e->buf, dw->frame);
 	PN_ASSERT(f->io_writes > 0);
-	f->io_writes--; /* the in-place write below counts itself */
-	e->buf.data_writes_inflight--;
+	pn_buf_write_ended(&e->buf, dw->frame); /* the in-place write below counts itself */
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
@@ -96,8 +95,7 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
 		struct pn_frame *f = pn_buf_frame(&e->buf, io->frame);
 		PN_ASSERT(f->io_writes > 0);
-		f->io_writes--;
-		e->buf.data_writes_inflight--;
+		pn_buf_write_ended(&e->buf, io->frame);
 		struct pn_io_then then = {io->then, io->then_ctx};
 		pn_buf_issue_write(&e->buf, io->frame, 0, io->why, io->proc,
 				   io->buf + e->sc->storage.sector_size, io->lsn, &then)
@@ -177,8 +175,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	io->lsn = f->last_lsn;
 	d->next = (d->next + 1) % e->store.dw_slots;
 	d->used_since_sync++;
-	f->io_writes++;
-	e->buf.data_writes_inflight++;
+	pn_buf_write_begun(&e->buf, frame);
 	e->m.dw_bytes_written += io->len;
 	pn_io_issue(&e->svc, io);
 	return true;
@@ -286,8 +283,8 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	if (fi == PN_NO_FRAME)
 		return true;
 	memcpy(pn_frame_page(&e->buf, fi), buf + e->sc->storage.sector_size, e->page_size);
-	pn_buf_frame(&e->buf, fi)->dirty = true;
-	pn_buf_frame(&e->buf, fi)->last_lsn = lsn;
+	pn_buf_set_redo_dirty(&e->buf, fi);
+	pn_buf_set_last_lsn(&e->buf, fi, lsn);
 	pn_buf_unpin(&e->buf, fi);
 	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);

@@ -436,7 +436,7 @@ void pn_ps_drop(struct pn_engine *e, uint32_t frame)
 	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	pn_lsn *lw = &ps_of(e)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
-	f->dirty = f->dirty_hint_only = f->redirtied = false;
+	pn_buf_set_clean(&e->buf, frame);
 }
 
 bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
@@ -478,11 +478,9 @@ static void serve(struct pn_engine *e)
 		e->m.ps_reads++;
 		e->m.ps_deltas_replayed += n;
 		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
-		f->io_reads = 0;
-		f->valid = true;
 		bool headerless = pn_store_is_slru(&e->store, q->page) &&
 				  !e->sc->protocol.slru_headers;
-		f->last_lsn = headerless ? 0 : pn_page_lsn(page);
+		pn_buf_set_read_done(&e->buf, q->frame, headerless ? 0 : pn_page_lsn(page));
 		pn_svc_wake(&e->svc, q->proc, 0);
 	}
 	ps->nreq = 0;

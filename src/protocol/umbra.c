@@ -89,8 +89,9 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	PN_ASSERT(run->state == PN_C_WRITING);
 	memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 	if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-		memcpy(e->store.base_done, pn_store_slots(&e->store),
-		       e->heap_pages); /* the bug: reclaim at begin */
+		pn_store_set_baselines_done(&e->store,
+					    pn_store_slots(
+						    &e->store)); /* the bug: reclaim at begin */
 	pn_ckpt_select(&e->ckpt, run);
 }
 
@@ -126,15 +127,14 @@ static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_CONTROL_WRITE);
-	memcpy(e->store.base_inflight, run->snapshot, e->heap_pages);
-	e->store.inflight_valid = true;
+	pn_store_set_baselines_inflight(&e->store, run->snapshot);
 }
 
 static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->seq > 0);
-	memcpy(e->store.base_done, run->snapshot, e->heap_pages);
+	pn_store_set_baselines_done(&e->store, run->snapshot);
 }
 
 /* Selector area 0: every baseline slot 0. */

@@ -336,7 +336,7 @@ static bool take_release(struct pn_engine *e, struct pn_proc *p)
 {
 	struct pn_step st;
 	PN_ASSERT(p->proto_sub == UMBRA_PUB_HELD);
-	if (pn_client_next(e, p, &st) != PN_CLIENT_OP)
+	if (pn_client_next(&e->cl, p, &st) != PN_CLIENT_OP)
 		return false;
 	PN_ASSERT(st.op == PN_OP_RELEASE); /* the loader pairs each hold with its release */
 	p->op = st;
@@ -530,7 +530,7 @@ static bool pn_umbra_read_map(struct pn_engine *e)
 			pn_store_set_slot(&e->store, k * per + i, v);
 		}
 	}
-	memcpy(e->store.base_done, pn_store_slots(&e->store), e->heap_pages);
+	pn_store_set_baselines_done(&e->store, pn_store_slots(&e->store));
 	return true;
 }
 

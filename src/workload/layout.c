@@ -156,19 +156,19 @@ void wl_layout_free(struct wl_layout *L)
 	L->nrels = 0;
 }
 
-bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char *what)
+bool wl_check_storage(struct pn_client_setup *setup, const struct wl_layout *L, const char *what)
 {
-	const struct pn_scenario *sc = e->sc;
-	if (e->heap_pages < L->pages) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+	const struct pn_scenario *sc = setup->sc;
+	if (setup->heap_pages < L->pages) {
+		snprintf(setup->error, setup->error_size,
 			 "%s: storage.pages is %u; %s and %llu transactions needs %u pages (its "
 			 "tables, indexes and room to grow): set storage.pages to %u or more",
-			 sc->path, e->heap_pages, what,
+			 sc->path, setup->heap_pages, what,
 			 (unsigned long long)sc->workload.transactions, L->pages, L->pages);
 		return false;
 	}
 	if (sc->storage.buffers < 2 * sc->workload.clients + 2) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+		snprintf(setup->error, setup->error_size,
 			 "%s: %s needs storage.buffers of at least "
 			 "2 x workload.clients + 2 (%u)",
 			 sc->path, what, 2 * sc->workload.clients + 2);

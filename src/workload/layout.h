@@ -127,9 +127,9 @@ uint32_t wl_index(struct wl_layout *L, const char *name, uint32_t table, uint32_
 		  uint64_t nkeys, wl_key_fn key, const void *ctx, uint64_t inserts);
 void wl_layout_free(struct wl_layout *L);
 
-/* Refuses (e->svc.error, false) a storage.pages below the layout's pages or too few buffers;
+/* Refuses (setup->svc.error, false) a storage.pages below the layout's pages or too few buffers;
  * `what` names the workload and its size in the message ("tpcc with 1 warehouses"). */
-bool wl_check_storage(struct pn_engine *e, const struct wl_layout *L, const char *what);
+bool wl_check_storage(struct pn_client_setup *setup, const struct wl_layout *L, const char *what);
 
 /* Format: the initial bytes of page blkno; false when no relation holds it. */
 bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno);

@@ -11,27 +11,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client)
+bool wl_base_init(struct wl_base *b, struct pn_client_setup *setup, bool per_client)
 {
-	const struct pn_scenario *sc = e->sc;
+	const struct pn_scenario *sc = setup->sc;
 	b->sc = sc;
-	b->page_size = e->page_size;
-	b->heap_pages = e->heap_pages;
+	b->page_size = setup->page_size;
+	b->heap_pages = setup->heap_pages;
 	if (!per_client)
 		return true;
 	b->clients = calloc(sc->workload.clients, sizeof(*b->clients));
 	if (b->clients == NULL)
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
+		snprintf(setup->error, setup->error_size, "%s: out of memory", sc->path);
 	return b->clients != NULL;
 }
 
 void wl_base_free(struct wl_base *b) { free(b->clients); }
 
-bool wl_state_new(struct pn_engine *e, void **state, size_t size)
+bool wl_state_new(struct pn_client_setup *setup, void **state, size_t size)
 {
 	*state = calloc(1, size);
 	if (*state == NULL)
-		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", e->sc->path);
+		snprintf(setup->error, setup->error_size, "%s: out of memory", setup->sc->path);
 	return *state != NULL;
 }
 
@@ -91,9 +91,9 @@ void pn_workload_pick_pages(struct wl_base *b, const struct pn_client *c, uint32
 	w->txn_pos = 1;
 }
 
-bool wl_base_new(struct pn_engine *e, void **state, size_t size, bool per_client)
+bool wl_base_new(struct pn_client_setup *setup, void **state, size_t size, bool per_client)
 {
-	return wl_state_new(e, state, size) && wl_base_init(*state, e, per_client);
+	return wl_state_new(setup, state, size) && wl_base_init(*state, setup, per_client);
 }
 
 void wl_base_only_free(void *state)
@@ -102,7 +102,7 @@ void wl_base_only_free(void *state)
 	free(state);
 }
 
-bool wl_base_only_init(struct pn_engine *e, void **state)
+bool wl_base_only_init(struct pn_client_setup *setup, void **state)
 {
-	return wl_base_new(e, state, sizeof(struct wl_base), true);
+	return wl_base_new(setup, state, sizeof(struct wl_base), true);
 }

@@ -10,8 +10,6 @@
 #include "scenario.h"
 #include "walfmt.h"
 
-struct pn_engine;
-
 struct wl_client {
 	uint32_t txn_pages[PN_WAL_MAX_BLOCKS]; /* random, slru: the transaction's pages */
 	uint32_t txn_pos, txn_len;             /* (btree_dedup: its inserts) */
@@ -22,8 +20,8 @@ struct wl_base {
 	uint64_t txns_started;
 	struct wl_client *clients; /* per backend (random, slru, btree_dedup), or NULL */
 };
-/* Fills b from e (after the row sized the relation); false: out of memory (e->svc.error). */
-bool wl_base_init(struct wl_base *b, struct pn_engine *e, bool per_client);
+/* Fills b from e (after the row sized the relation); false: out of memory (setup->svc.error). */
+bool wl_base_init(struct wl_base *b, struct pn_client_setup *setup, bool per_client);
 void wl_base_free(struct wl_base *b);
 /* A run without end: bench and crashtest size the workload at init, then set
  * workload.transactions to UINT64_MAX (disk/disk.c); a workload with a fixed amount of
@@ -40,12 +38,12 @@ bool pn_workload_txn_next(struct wl_base *b, const struct pn_client *c, struct p
 /* k distinct heap pages chosen uniformly into c's txn_pages; txn_len = k, txn_pos = 1. */
 void pn_workload_pick_pages(struct wl_base *b, const struct pn_client *c, uint32_t k);
 
-/* A row's state: calloc'ed *state of size bytes (e->svc.error if it fails); one that begins
+/* A row's state: calloc'ed *state of size bytes (setup->svc.error if it fails); one that begins
  * with a wl_base, filled (per_client: with each client's transaction pages); the rows whose
  * state is a wl_base alone (random, slru). */
-bool wl_state_new(struct pn_engine *e, void **state, size_t size);
-bool wl_base_new(struct pn_engine *e, void **state, size_t size, bool per_client);
-bool wl_base_only_init(struct pn_engine *e, void **state);
+bool wl_state_new(struct pn_client_setup *setup, void **state, size_t size);
+bool wl_base_new(struct pn_client_setup *setup, void **state, size_t size, bool per_client);
+bool wl_base_only_init(struct pn_client_setup *setup, void **state);
 void wl_base_only_free(void *state);
 /* page_init of pn_page_init's empty heap page. */
 void wl_plain_page_init(const void *state, uint32_t p, uint8_t *page);

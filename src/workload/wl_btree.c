@@ -112,13 +112,13 @@ static void free_state(void *state)
 	free(st);
 }
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	const struct pn_scenario *sc = e->sc;
+	const struct pn_scenario *sc = setup->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
 	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
 		snprintf(
-			e->svc.error, sizeof(e->svc.error),
+			setup->error, setup->error_size,
 			"%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
 			"be at least 1, and the index at most %u pages; lower inserts",
 			sc->path, (unsigned long long)sc->workload.inserts,
@@ -127,7 +127,7 @@ static bool init(struct pn_engine *e, void **state)
 	}
 	size_t bytes = sizeof(struct bt_state) + 3u * l * sizeof(uint32_t) +
 		       sc->workload.clients * sizeof(struct bt_client);
-	if (!wl_state_new(e, state, bytes))
+	if (!wl_state_new(setup, state, bytes))
 		return false;
 	struct bt_state *st = *state;
 	st->client = (struct bt_client *)(st + 1);
@@ -140,9 +140,9 @@ static bool init(struct pn_engine *e, void **state)
 	st->txns_sized = sc->workload.transactions;
 	st->nclients = sc->workload.clients;
 	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
-	e->heap_pages = (uint32_t)l;
-	e->pages = e->heap_pages + e->slru_pages;
-	return wl_base_init(&st->b, e, true);
+	setup->heap_pages = (uint32_t)l;
+	setup->pages = setup->heap_pages + setup->slru_pages;
+	return wl_base_init(&st->b, setup, true);
 }
 
 /* The leaf a key belongs to now: the last one whose low key is <= key. */
@@ -479,14 +479,18 @@ static void directory_split(struct bt_state *st, uint32_t left, uint32_t right, 
 
 uint64_t pn_workload_btree_recycled(const struct pn_engine *e)
 {
-	const struct bt_state *st = e->client_state;
-	return e->client == &pn_workload_btree_dedup && st ? st->recycled : 0;
+	void *state;
+	const struct bt_state *st = pn_engine_client(e, &state) == &pn_workload_btree_dedup ? state
+											    : NULL;
+	return st ? st->recycled : 0;
 }
 
 uint64_t pn_workload_btree_single_value_splits(const struct pn_engine *e)
 {
-	const struct bt_state *st = e->client_state;
-	return e->client == &pn_workload_btree_dedup && st ? st->single_value_splits : 0;
+	void *state;
+	const struct bt_state *st = pn_engine_client(e, &state) == &pn_workload_btree_dedup ? state
+											    : NULL;
+	return st ? st->single_value_splits : 0;
 }
 
 /* A new page a split did not use: kept for the splits past the sized room (recycle);

@@ -88,50 +88,50 @@ static void trace_path(const struct pn_scenario *sc, char *out, size_t len)
 }
 
 /* The trace's two header lines; false (e's error set) if the file is none or does not fit. */
-static bool open_trace(struct pn_engine *e, struct imp *s)
+static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 {
 	char path[PN_ERROR_LEN], line[LINE_MAX_LEN];
 	unsigned version = 0, pages = 0;
-	const struct pn_scenario *sc = e->sc;
+	const struct pn_scenario *sc = setup->sc;
 	trace_path(sc, path, sizeof path);
 	if (!(s->f = fopen(path, "r"))) {
-		snprintf(e->svc.error, sizeof e->svc.error,
+		snprintf(setup->error, setup->error_size,
 			 "%.300s: workload.trace %.600s cannot be read", sc->path, path);
 		return false;
 	}
 	if (!fgets(line, sizeof line, s->f) ||
 	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1 ||
 	    !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
-		snprintf(e->svc.error, sizeof e->svc.error,
+		snprintf(setup->error, setup->error_size,
 			 "%.300s: %.600s is not a trace of penumbra import "
 			 "(version 1)",
 			 sc->path, path);
 		return false;
 	}
-	if (pages > e->heap_pages) {
-		snprintf(e->svc.error, sizeof e->svc.error,
+	if (pages > setup->heap_pages) {
+		snprintf(setup->error, setup->error_size,
 			 "%s: storage.pages is %u; the imported WAL "
 			 "touches %u pages: set storage.pages to %u or more",
-			 sc->path, e->heap_pages, pages, pages);
+			 sc->path, setup->heap_pages, pages, pages);
 		return false;
 	}
 	s->pages = pages;
 	return true;
 }
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	if (!wl_base_new(e, state, sizeof(struct imp), false))
+	if (!wl_base_new(setup, state, sizeof(struct imp), false))
 		return false;
 	struct imp *s = *state;
 	PN_ASSERT(s != NULL && s->f == NULL);
-	if (!open_trace(e, s))
+	if (!open_trace(setup, s))
 		return false;
-	if (e->sc->workload.clients != 1) {
-		snprintf(e->svc.error, sizeof e->svc.error,
+	if (setup->sc->workload.clients != 1) {
+		snprintf(setup->error, setup->error_size,
 			 "%s: workload.clients is %u; an imported WAL "
 			 "is replayed by one client",
-			 e->sc->path, e->sc->workload.clients);
+			 setup->sc->path, setup->sc->workload.clients);
 		return false;
 	}
 	return true;

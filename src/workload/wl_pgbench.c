@@ -81,19 +81,19 @@ uint32_t wl_pgbench_pages(const struct pn_scenario *sc)
 	return g.s.L.pages;
 }
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	const struct pn_scenario *sc = e->sc;
+	const struct pn_scenario *sc = setup->sc;
 	uint64_t scale = sc->workload.scale, n = sc->workload.transactions;
-	if (!wl_state_new(e, state, sizeof(struct pgbench)))
+	if (!wl_state_new(setup, state, sizeof(struct pgbench)))
 		return false;
 	struct pgbench *g = *state;
-	if (!wl_base_init(&g->s.b, e, false))
+	if (!wl_base_init(&g->s.b, setup, false))
 		return false;
-	g->s.L.page_size = e->page_size;
+	g->s.L.page_size = setup->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (scale * ACCOUNTS_PER_SCALE > UINT32_MAX || n > UINT32_MAX) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+		snprintf(setup->error, setup->error_size,
 			 "%s: pgbench scale %llu or %llu transactions "
 			 "is too large for this model",
 			 sc->path, (unsigned long long)scale, (unsigned long long)n);
@@ -105,7 +105,7 @@ static bool init(struct pn_engine *e, void **state)
 		return false;
 	char what[64];
 	snprintf(what, sizeof(what), "pgbench at scale %llu", (unsigned long long)scale);
-	return wl_check_storage(e, &g->s.L, what);
+	return wl_check_storage(setup, &g->s.L, what);
 }
 
 static void free_state(void *state)

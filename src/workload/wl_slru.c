@@ -18,15 +18,16 @@
 
 #include <stdio.h>
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	if (e->sc->workload.pages_per_transaction > e->heap_pages) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+	if (setup->sc->workload.pages_per_transaction > setup->heap_pages) {
+		snprintf(setup->error, setup->error_size,
 			 "%s: workload.pages_per_transaction (%u) exceeds storage.pages (%u)",
-			 e->sc->path, e->sc->workload.pages_per_transaction, e->heap_pages);
+			 setup->sc->path, setup->sc->workload.pages_per_transaction,
+			 setup->heap_pages);
 		return false;
 	}
-	return wl_base_only_init(e, state);
+	return wl_base_only_init(setup, state);
 }
 
 static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)

@@ -325,19 +325,19 @@ uint32_t wl_tpcc_pages(const struct pn_scenario *sc)
 	return g.s.L.pages;
 }
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	const struct pn_scenario *sc = e->sc;
-	if (!wl_state_new(e, state, sizeof(struct tpcc)))
+	const struct pn_scenario *sc = setup->sc;
+	if (!wl_state_new(setup, state, sizeof(struct tpcc)))
 		return false;
 	struct tpcc *g = *state;
-	if (!wl_base_init(&g->s.b, e, false))
+	if (!wl_base_init(&g->s.b, setup, false))
 		return false;
 	g->W = sc->workload.warehouses;
-	g->s.L.page_size = e->page_size;
+	g->s.L.page_size = setup->page_size;
 	g->s.L.clients = sc->workload.clients;
 	if (g->W > 1000 || sc->workload.transactions > 50000000) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+		snprintf(setup->error, setup->error_size,
 			 "%s: tpcc models at most 1000 warehouses and "
 			 "50,000,000 transactions",
 			 sc->path);
@@ -355,7 +355,7 @@ static bool init(struct pn_engine *e, void **state)
 	}
 	char what[64];
 	snprintf(what, sizeof(what), "tpcc with %u warehouses", g->W);
-	return wl_check_storage(e, &g->s.L, what);
+	return wl_check_storage(setup, &g->s.L, what);
 }
 
 static void free_state(void *state)

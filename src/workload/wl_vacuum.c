@@ -75,27 +75,27 @@ struct vacuum {
 	uint32_t table_pages; /* heap pages of the table (the VM pages follow) */
 };
 
-static bool init(struct pn_engine *e, void **state)
+static bool init(struct pn_client_setup *setup, void **state)
 {
-	uint64_t per = rows_per_page(e->page_size);
-	uint64_t heap = (e->sc->workload.rows + per - 1) / per;
-	if (e->sc->workload.rows == 0 || heap > UINT32_MAX / 2) {
-		snprintf(e->svc.error, sizeof(e->svc.error),
+	uint64_t per = rows_per_page(setup->page_size);
+	uint64_t heap = (setup->sc->workload.rows + per - 1) / per;
+	if (setup->sc->workload.rows == 0 || heap > UINT32_MAX / 2) {
+		snprintf(setup->error, setup->error_size,
 			 "%s: workload.rows is %llu; the vacuum workload needs 1 to %llu rows",
-			 e->sc->path, (unsigned long long)e->sc->workload.rows,
+			 setup->sc->path, (unsigned long long)setup->sc->workload.rows,
 			 (unsigned long long)(UINT32_MAX / 2) * per);
 		return false;
 	}
-	uint32_t per_vm = heap_blocks_per_vm_page(e->page_size);
+	uint32_t per_vm = heap_blocks_per_vm_page(setup->page_size);
 	uint32_t vm = (uint32_t)((heap + per_vm - 1) / per_vm);
 	/* The relation is sized by the rows: storage.pages is replaced (docs/scenarios.md). */
-	e->heap_pages = (uint32_t)heap + vm;
-	e->pages = e->heap_pages + e->slru_pages;
-	if (!wl_state_new(e, state, sizeof(struct vacuum)))
+	setup->heap_pages = (uint32_t)heap + vm;
+	setup->pages = setup->heap_pages + setup->slru_pages;
+	if (!wl_state_new(setup, state, sizeof(struct vacuum)))
 		return false;
 	struct vacuum *v = *state;
 	v->table_pages = (uint32_t)heap;
-	return wl_base_init(&v->b, e, false);
+	return wl_base_init(&v->b, setup, false);
 }
 
 /* The visibility-map page of heap page `p` (pinned with it). */

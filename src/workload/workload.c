@@ -40,8 +40,10 @@ const char *pn_workload_txn_name(const struct pn_scenario *sc, int t)
 
 struct wl_layout *wl_layout_of(const struct pn_engine *e)
 {
-	bool layout = e->client == &pn_workload_pgbench || e->client == &pn_workload_tpcc;
-	return layout && e->client_state ? &((struct wl_layout_state *)e->client_state)->L : NULL;
+	void *state;
+	const struct pn_client_ops *ops = pn_engine_client(e, &state);
+	bool layout = ops == &pn_workload_pgbench || ops == &pn_workload_tpcc;
+	return layout && state ? &((struct wl_layout_state *)state)->L : NULL;
 }
 
 uint32_t pn_scenario_layout_pages(const struct pn_scenario *s)
@@ -61,9 +63,9 @@ struct script {
 	bool busy;    /* a step is running */
 };
 
-static bool script_init(struct pn_engine *e, void **state)
+static bool script_init(struct pn_client_setup *setup, void **state)
 {
-	return wl_base_new(e, state, sizeof(struct script), false);
+	return wl_base_new(setup, state, sizeof(struct script), false);
 }
 
 static enum pn_client_next script_next(void *state, const struct pn_client *c, struct pn_step *out)
