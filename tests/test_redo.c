@@ -672,8 +672,8 @@ START_TEST(test_describe)
 	ck_assert(build(35, &fx, &name)); /* xl_smgr_truncate, PostgreSQL 15's bytes */
 	pn_redo_describe(&fx.r, line, sizeof(line));
 	ck_assert_str_eq(line, "Storage/TRUNCATE base/5/16384 to 3 blocks flags 7");
-	static const uint8_t want[PN_SMGR_TRUNCATE_BYTES] = {
-		3, 0, 0, 0, 0x7f, 6, 0, 0, 5, 0, 0, 0, 0, 0x40, 0, 0, 7, 0, 0, 0};
+	static const uint8_t want[PN_SMGR_TRUNCATE_BYTES] = {3, 0, 0, 0,    0x7f, 6, 0, 0, 5, 0,
+							     0, 0, 0, 0x40, 0,    0, 7, 0, 0, 0};
 	ck_assert_mem_eq(fx.main, want, sizeof(want));
 	ck_assert_uint_eq(fx.r.rmid, 2);
 	ck_assert_uint_eq(fx.r.info, 0x20);

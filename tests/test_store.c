@@ -212,9 +212,9 @@ START_TEST(test_truncate_regrow)
 	ck_assert(pn_store_exists(&st, 4));
 	ck_assert(!pn_store_exists(&st, 5));
 	ck_assert(!pn_store_exists(&st, HEAP - 1));
-	ck_assert(pn_store_exists(&st, HEAP)); /* SLRU pages always exist */
-	ck_assert_uint_eq(pn_store_slot(&st, 8), 0); /* the selector reset */
-	ck_assert_uint_eq(pn_store_slot(&st, 3), 1); /* kept below the new size */
+	ck_assert(pn_store_exists(&st, HEAP));           /* SLRU pages always exist */
+	ck_assert_uint_eq(pn_store_slot(&st, 8), 0);     /* the selector reset */
+	ck_assert_uint_eq(pn_store_slot(&st, 3), 1);     /* kept below the new size */
 	ck_assert_uint_eq(pn_store_truncate(&st, 7), 5); /* larger: no effect */
 	ck_assert_uint_eq(st.nblocks, 5);
 	pn_store_extend(&st, 7);
