@@ -92,6 +92,12 @@
  *     both are 0 (refused unless 24 <= lower <= upper <= page_size); then the bytes from
  *     pd_lower to pd_upper become zero and the filler is copied from pd_upper on, as much
  *     as fits before page_size;
+ *   Storage/TRUNCATE (2, 0x20): no block; main (20 B or more) {blkno u32, spcNode u32,
+ *     dbNode u32, relNode u32, flags u32}: when the relation is 1663/5/16384 and flags has
+ *     bit 0x1 (the heap), heap pages blkno and up stop existing (I5); their bytes are kept
+ *     and no longer compared;
+ *   a block of a heap page at or past the relation's size extends the relation to it (the
+ *     pages between come into existence too, I5); the engine gives such a block an image;
  *   XLOG/FPI_FOR_HINT (0, 0xA0), Transaction COMMIT/ABORT (1, 0x00/0x20), XLOG
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
@@ -120,6 +126,12 @@
  *   I4 ckpt_bytes = checkpoints * page_size <= budget after every add: over it,
  *      ckpt_weight doubles and every page drops every other checkpoint (image bases stay).
  *      ckpt_weight is a power of two >= 64.
+ *   I5 the relation's size: size events {end, nblocks} in strictly increasing end order, one
+ *      per record that changed the size (a truncation to fewer blocks, a block at or past
+ *      the size), nblocks <= heap_pages; size_tip = the last event's nblocks (heap_pages
+ *      with none). After recovery to `upto` the relation has the nblocks of the last event
+ *      ending at or before upto (heap_pages before the first): heap pages below it exist
+ *      and are compared, the others must not exist (pn_oracle_rel_blocks).
  * pn_oracle_page() starts from the nearest base at or below the asked position, or from the
  * cursor when it lies between the two, applies the few ops after it, and allocates nothing.
  * Memory: 3 pages per page (initial, tip, cursor), 48 B per op plus its payload, 16 B per
@@ -260,7 +272,11 @@ struct pn_oracle {
 	uint32_t ckpt_weight;
 	uint64_t nstored, nimages, ckpt_bytes, ckpt_budget;
 	uint64_t misfits;
-	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	uint8_t *images;   /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	pn_lsn *size_ends; /* I5: the size events' ends and their sizes */
+	uint32_t *size_blocks;
+	uint64_t nsizes, size_ends_cap, size_blocks_cap;
+	uint32_t size_tip;
 };
 
 /* ---- small helpers --------------------------------------------------------------------- */
@@ -1062,6 +1078,47 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 	o->ends[o->nrecords++] = end;
 }
 
+/* How many of n ends in nondecreasing order are at or before upto (a binary search). */
+static uint64_t ends_upto(const pn_lsn *ends, uint64_t n, pn_lsn upto)
+{
+	uint64_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (ends[mid] <= upto)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* I5: the size after record r (a truncation of this relation, then its blocks). */
+static void resize(struct pn_oracle *o, const struct pn_wal_record *r, pn_lsn end)
+{
+	uint32_t n = o->size_tip;
+	const uint8_t *m = r->main_data;
+	if (r->rmid == 2 && (r->info & 0xF0u) == 0x20u && r->main_len >= 20 &&
+	    pn_get32(m + 4) == 1663u && pn_get32(m + 8) == 5u && pn_get32(m + 12) == 16384u &&
+	    (pn_get32(m + 16) & 1u) && pn_get32(m) < n)
+		n = pn_get32(m);
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		if (r->blocks[i].blkno < o->heap_pages && r->blocks[i].blkno >= n)
+			n = r->blocks[i].blkno + 1;
+	if (n == o->size_tip)
+		return;
+	o->size_ends = grow(o->size_ends, &o->size_ends_cap, o->nsizes + 1, sizeof(pn_lsn));
+	o->size_blocks = grow(o->size_blocks, &o->size_blocks_cap, o->nsizes + 1, sizeof(uint32_t));
+	o->size_ends[o->nsizes] = end;
+	o->size_blocks[o->nsizes++] = n;
+	o->size_tip = n;
+}
+
+uint32_t pn_oracle_rel_blocks(const struct pn_oracle *o, uint64_t upto)
+{
+	uint64_t n = ends_upto(o->size_ends, o->nsizes, upto);
+	return n ? o->size_blocks[n - 1] : o->heap_pages;
+}
+
 bool pn_oracle_add_why(struct pn_oracle *o, const uint8_t *rec, uint32_t len, uint64_t start,
 		       uint64_t end, char *why, size_t why_len)
 {
@@ -1076,6 +1133,7 @@ bool pn_oracle_add_why(struct pn_oracle *o, const uint8_t *rec, uint32_t len, ui
 		if (!plan_block(o, &r, &r.blocks[i], &kinds[i], why, why_len))
 			return false;
 	log_record(o, &r, kinds, end);
+	resize(o, &r, end);
 	return true;
 }
 
@@ -1090,15 +1148,7 @@ bool pn_oracle_add(struct pn_oracle *o, const uint8_t *rec, uint32_t len, uint64
 /* How many of the page's ops end at or before upto (I1: a binary search). */
 static uint32_t ops_upto(const struct page_log *pl, pn_lsn upto)
 {
-	uint32_t lo = 0, hi = pl->nops;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (pl->ends[mid] <= upto)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)ends_upto(pl->ends, pl->nops, upto);
 }
 
 /* How many of the page's bases lie at or below position n (I2: a binary search). */
@@ -1225,6 +1275,7 @@ struct pn_oracle *pn_oracle_new(uint32_t heap_pages, uint32_t slru_pages, uint32
 	size_t bytes = (size_t)npages * page_size;
 	*o = (struct pn_oracle){
 		.heap_pages = heap_pages,
+		.size_tip = heap_pages,
 		.slru_pages = slru_pages,
 		.npages = (uint32_t)npages,
 		.page_size = page_size,
@@ -1266,6 +1317,8 @@ void pn_oracle_free(struct pn_oracle *o)
 	free(o->ops);
 	free(o->arena);
 	free(o->ends);
+	free(o->size_ends);
+	free(o->size_blocks);
 	free(o->images);
 	free(o);
 }
@@ -1372,5 +1425,13 @@ bool pn_oracle_check(const struct pn_oracle *o, char *why, size_t why_len)
 			    (unsigned long long)o->ckpt_bytes, (unsigned long long)o->ckpt_budget);
 	if (o->ckpt_weight < WEIGHT_MIN || (o->ckpt_weight & (o->ckpt_weight - 1)) != 0)
 		return fail(why, why_len, "ckpt_weight %u (I4)", o->ckpt_weight);
+	for (uint64_t i = 0; i < o->nsizes; i++)
+		if ((i && o->size_ends[i] <= o->size_ends[i - 1]) ||
+		    o->size_blocks[i] > o->heap_pages ||
+		    (i && o->size_blocks[i] == o->size_blocks[i - 1]))
+			return fail(why, why_len, "size event %llu of %llu (I5)",
+				    (unsigned long long)i, (unsigned long long)o->nsizes);
+	if (o->size_tip != (o->nsizes ? o->size_blocks[o->nsizes - 1] : o->heap_pages))
+		return fail(why, why_len, "size_tip %u (I5)", o->size_tip);
 	return true;
 }

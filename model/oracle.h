@@ -70,6 +70,10 @@ uint64_t pn_oracle_records(const struct pn_oracle *o);
 /* The end LSN of the last logged record with end <= upto (0 if none). */
 uint64_t pn_oracle_last_end(const struct pn_oracle *o, uint64_t upto);
 
+/* The relation's size in heap pages after every logged record with end <= upto (I5):
+ * heap pages at or past it do not exist (truncated, not regrown); SLRU pages always do. */
+uint32_t pn_oracle_rel_blocks(const struct pn_oracle *o, uint64_t upto);
+
 void pn_oracle_stats(const struct pn_oracle *o, struct pn_oracle_stats *out);
 /* Verifies every field relationship; false (and why) on the first broken one. */
 bool pn_oracle_check(const struct pn_oracle *o, char *why, size_t why_len);

@@ -92,7 +92,7 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 			fprintf(out, ", xid: %u", s->xid);
 		else if (s->op == PN_OP_UPDATE || s->op == PN_OP_EVICT || s->op == PN_OP_HINT ||
 			 s->op == PN_OP_VACUUM || s->op == PN_OP_DEDUP ||
-			 s->op == PN_OP_UPDATE_HOLD)
+			 s->op == PN_OP_UPDATE_HOLD || s->op == PN_OP_TRUNCATE)
 			fprintf(out, ", page: %u", s->page);
 		fprintf(out, ", client: %u}\n", s->client);
 	}

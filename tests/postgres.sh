@@ -23,7 +23,10 @@
 #      checkpoint, in fpw, nofpw, doublewrite and pushdown; on the imported WAL it counts the
 #      records our run wrote (plus that checkpoint), under PostgreSQL's own type names;
 #      umbra's WAL stops it at the first record with a slot shift (our extension); `bench
-#      --wal-dir` (1 s of real files per mode) likewise.
+#      --wal-dir` (1 s of real files per mode) likewise;
+#   6. a script of ours that truncates the relation and regrows it writes a Storage/TRUNCATE
+#      record that pg_waldump decodes as PostgreSQL 15's (its row and its description
+#      "base/5/16384 to 4 blocks flags 7"), in fpw and nofpw.
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
@@ -232,6 +235,41 @@ for m in fpw nofpw; do
 		2>/dev/null || true; } | awk '$1 == "Total" { print $2 }')
 	[[ -n $ours && $theirs == $((ours + 1)) ]] ||
 		fail "bench --wal-dir $m: pg_waldump counts $theirs records, bench $ours (+1)"
+done
+
+# 6. Storage/TRUNCATE read by real pg_waldump.
+cat >"$work/trunc.yaml" <<'EOF2'
+name: t
+storage: {pages: 8, buffers: 4, wal_segment_size: 1MiB}
+protocol: {mode: fpw}
+checkpoint: {interval: 0s, max_wal_size: 0}
+workload:
+  kind: script
+  script:
+    - {op: update, page: 5}
+    - {op: commit}
+    - {op: truncate, page: 4}
+    - {op: update, page: 6}
+    - {op: commit}
+EOF2
+"$pn" compare "$work/trunc.yaml" --modes fpw,nofpw --stats --wal-dir "$work/trunc" \
+	>"$work/trunc.out" 2>&1 || fail "compare --wal-dir of a truncation: $(tail -3 "$work/trunc.out")"
+for m in fpw nofpw; do
+	awk -v m="$m" '/^WAL records of mode / { on = ($5 == m ":") } on' "$work/trunc.out" | rows \
+		>"$work/ours.rows"
+	{ "$pgbin/pg_waldump" -p "$work/trunc/$m" --start 0/100000 --stats=record \
+		2>"$work/pg.err" || true; } | rows | grep -v '^XLOG/CHECKPOINT_SHUTDOWN 1 114 0$' \
+		>"$work/pg.rows" || true
+	grep -q '^Storage/TRUNCATE 1 46 0$' "$work/ours.rows" ||
+		fail "truncation $m: no Storage/TRUNCATE row of 46 B in ours: $(cat "$work/ours.rows")"
+	cmp -s "$work/ours.rows" "$work/pg.rows" || {
+		fail "truncation $m: pg_waldump's rows are not ours"
+		diff "$work/ours.rows" "$work/pg.rows" >&2 || true
+	}
+	"$pgbin/pg_waldump" -p "$work/trunc/$m" --start 0/100000 -r Storage >"$work/pg.out" \
+		2>/dev/null || true
+	grep -q 'desc: TRUNCATE base/5/16384 to 4 blocks flags 7$' "$work/pg.out" ||
+		fail "truncation $m: pg_waldump does not describe the record as PostgreSQL's"
 done
 
 if [[ $failed -eq 0 ]]; then

@@ -163,6 +163,18 @@ static void rec_clog(struct trec *t, uint32_t xid, uint32_t blkno, bool header)
 	add_block(t, blkno, 0);
 }
 
+/* Storage/TRUNCATE of the model's relation to n blocks (xl_smgr_truncate, its own bytes). */
+static void rec_truncate(struct trec *t, uint32_t n, uint32_t rel)
+{
+	rec_init(t, 2, 0x20, 0);
+	pn_put32(t->main, n);
+	pn_put32(t->main + 4, 1663);
+	pn_put32(t->main + 8, 5);
+	pn_put32(t->main + 12, rel);
+	pn_put32(t->main + 16, 7);
+	t->r.main_len = 20;
+}
+
 static void rec_commit(struct trec *t, uint32_t xid)
 {
 	rec_init(t, PN_RM_XACT, 0x00, xid);
@@ -493,6 +505,39 @@ START_TEST(test_no_page_change)
 	struct pn_oracle_stats st;
 	pn_oracle_stats(o, &st);
 	ck_assert_uint_eq(st.ops, 0);
+	pn_oracle_free(o);
+	free(init);
+}
+END_TEST
+
+/* I5: truncation shrinks the relation at its record's end, a block past the size (an
+ * image) regrows it; another relation's truncation and a larger size change nothing. */
+START_TEST(test_rel_size)
+{
+	struct trec t;
+	struct feeder f;
+	uint8_t *init;
+	struct pn_oracle *o = oracle(6, 1, true, &init);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, UINT64_MAX), 6); /* no record: every page */
+	feeder_init(&f, o);
+	rec_truncate(&t, 2, 16384);
+	uint64_t cut = feed(&f, &t);
+	rec_truncate(&t, 1, 16385); /* another relation */
+	feed(&f, &t);
+	rec_truncate(&t, 4, 16384); /* not smaller */
+	feed(&f, &t);
+	rec_init(&t, PN_RM_XLOG, 0xA0, 0);
+	add_image(&t, 4, init + 4u * PAGE, 0, 0); /* regrows to 5 blocks */
+	uint64_t grown = feed(&f, &t);
+	rec_clog(&t, 3, 6, true); /* an SLRU page: never a size */
+	feed(&f, &t);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, cut - 1), 6);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, cut), 2);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, grown - 1), 2);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, grown), 5);
+	ck_assert_uint_eq(pn_oracle_rel_blocks(o, UINT64_MAX), 5);
+	char why[160];
+	ck_assert_msg(pn_oracle_check(o, why, sizeof(why)), "%s", why);
 	pn_oracle_free(o);
 	free(init);
 }
@@ -1134,6 +1179,7 @@ static Suite *oracle_suite(void)
 	tcase_add_test(kinds, test_image_wins_over_data);
 	tcase_add_test(kinds, test_no_page_change);
 	tcase_add_test(kinds, test_misfit_counted);
+	tcase_add_test(kinds, test_rel_size);
 	tcase_add_test(kinds, test_refused);
 	tcase_add_test(kinds, test_new_bad_arguments);
 	tcase_add_test(upto, test_upto_prefix);

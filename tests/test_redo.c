@@ -437,6 +437,12 @@ static bool build(int c, struct fix *f, const char **name)
 		pn_put16(f->data[0] + 2, 800);
 		data(f, 0, 8);
 		return true;
+	case 35:
+		*name = "SMGR_TRUNCATE";
+		kind(f, PN_REC_SMGR_TRUNCATE, 0, 0);
+		pn_smgr_truncate_encode(3, f->main);
+		f->r.main_len = PN_SMGR_TRUNCATE_BYTES;
+		return true;
 	default: return false;
 	}
 }
@@ -486,6 +492,8 @@ static const struct expect expected[] = {
 	 * import branch wrote it) */
 	{"IMPORTED will-init", {1, 0, 0}, 0x8310608f},
 	{"IMPORTED bad hole", {0, 0, 0}, 0xfc3852c1},
+	/* relation truncation (no block) */
+	{"SMGR_TRUNCATE", {0, 0, 0}, 0x00000000},
 };
 
 /* Applies every block of case c; the pages' CRC-32C in order. */
@@ -661,6 +669,22 @@ START_TEST(test_describe)
 	ck_assert(build(32, &fx, &name));
 	pn_redo_describe(&fx.r, line, sizeof(line));
 	ck_assert_str_eq(line, "rmid 10 info 0x70 (unknown)");
+	ck_assert(build(35, &fx, &name)); /* xl_smgr_truncate, PostgreSQL 15's bytes */
+	pn_redo_describe(&fx.r, line, sizeof(line));
+	ck_assert_str_eq(line, "Storage/TRUNCATE base/5/16384 to 3 blocks flags 7");
+	static const uint8_t want[PN_SMGR_TRUNCATE_BYTES] = {3, 0, 0, 0,    0x7f, 6, 0, 0, 5, 0,
+							     0, 0, 0, 0x40, 0,    0, 7, 0, 0, 0};
+	ck_assert_mem_eq(fx.main, want, sizeof(want));
+	ck_assert_uint_eq(fx.r.rmid, 2);
+	ck_assert_uint_eq(fx.r.info, 0x20);
+	uint32_t nb = 0;
+	ck_assert(pn_smgr_truncate_decode(&fx.r, &nb));
+	ck_assert_uint_eq(nb, 3);
+	fx.main[12] = 1; /* another relation */
+	ck_assert(!pn_smgr_truncate_decode(&fx.r, &nb));
+	fx.main[12] = 0;
+	fx.r.main_len = 19;
+	ck_assert(!pn_smgr_truncate_decode(&fx.r, &nb));
 	ck_assert(build(12, &fx, &name)); /* truncated: snprintf's count, the text cut */
 	n = pn_redo_describe(&fx.r, line, 8);
 	ck_assert_str_eq(line, "XLOG/FP");

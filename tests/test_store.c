@@ -2,7 +2,8 @@
  * test_store.c: the page store (src/engine/store.c) through its own interface: struct
  * pn_store over real services with a stub environment. Slot offsets for each layout and for
  * a policy's placement, the slot map's single writer and its bounds (ST1), the prototype's
- * shift target, R3 on writes, the selector codec, and the space figures.
+ * shift target, R3 on writes, the selector codec, the space figures, and the relation's
+ * size (truncation resets the truncated pages' slots, extension regrows; ST3).
  */
 #include "store.h"
 
@@ -200,6 +201,33 @@ START_TEST(test_selector_codec)
 }
 END_TEST
 
+START_TEST(test_truncate_regrow)
+{
+	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
+	ck_assert_uint_eq(st.nblocks, HEAP);
+	pn_store_set_slot(&st, 8, 2);
+	pn_store_set_slot(&st, 3, 1);
+	ck_assert_uint_eq(pn_store_truncate(&st, 5), HEAP);
+	ck_assert_uint_eq(st.nblocks, 5);
+	ck_assert(pn_store_exists(&st, 4));
+	ck_assert(!pn_store_exists(&st, 5));
+	ck_assert(!pn_store_exists(&st, HEAP - 1));
+	ck_assert(pn_store_exists(&st, HEAP));           /* SLRU pages always exist */
+	ck_assert_uint_eq(pn_store_slot(&st, 8), 0);     /* the selector reset */
+	ck_assert_uint_eq(pn_store_slot(&st, 3), 1);     /* kept below the new size */
+	ck_assert_uint_eq(pn_store_truncate(&st, 7), 5); /* larger: no effect */
+	ck_assert_uint_eq(st.nblocks, 5);
+	pn_store_extend(&st, 7);
+	ck_assert_uint_eq(st.nblocks, 8);
+	ck_assert(pn_store_exists(&st, 6));
+	pn_store_extend(&st, 2); /* an existing page: no effect */
+	ck_assert_uint_eq(st.nblocks, 8);
+	for (int i = 0; i < 8; i++)
+		pn_store_check(&st); /* ST3 holds */
+	teardown();
+}
+END_TEST
+
 START_TEST(test_slots_used)
 {
 	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
@@ -229,6 +257,7 @@ static Suite *store_suite(void)
 	tcase_add_test_raise_signal(tc, test_set_slot_slru, SIGABRT);
 	tcase_add_test(tc, test_selector_codec);
 	tcase_add_test(tc, test_slots_used);
+	tcase_add_test(tc, test_truncate_regrow);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,28 +33,30 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 
 /* protocol.mutations: deliberate bugs (docs/protocol.md section 5), one bit each, in
  * the order of their bits. */
-#define PN_MUTATION_LIST(X)                                        \
-	X(FPW_OFF, "fpw_off")                                      \
-	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                \
-	X(ACK_BEFORE_FLUSH, "ack_before_flush")                    \
-	X(SHIFT_SPLIT, "shift_split")                              \
-	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                    \
-	X(AIO_LATE_BIND, "aio_late_bind")                          \
-	X(EARLY_RECLAIM, "early_reclaim")                          \
-	X(SELECTOR_UNSYNCED, "selector_unsynced")                  \
-	X(HINT_NO_FPI, "hint_no_fpi")                              \
-	X(DEDUP_NO_IMAGE, "dedup_no_image")                        \
-	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")      \
-	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")            \
-	/* umbra l3/l4: selection does not wait for publication */ \
-	X(NO_DELAY_CHKPT, "no_delay_chkpt")                        \
-	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")      \
-	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")        \
-	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")  \
-	/* umbra pool: protocol/umbra_pool.c */                    \
-	X(POOL_EARLY_RETURN, "pool_early_return")                  \
-	X(POOL_NO_FALLBACK, "pool_no_fallback")                    \
-	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")
+#define PN_MUTATION_LIST(X)                                                              \
+	X(FPW_OFF, "fpw_off")                                                            \
+	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                                      \
+	X(ACK_BEFORE_FLUSH, "ack_before_flush")                                          \
+	X(SHIFT_SPLIT, "shift_split")                                                    \
+	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                                          \
+	X(AIO_LATE_BIND, "aio_late_bind")                                                \
+	X(EARLY_RECLAIM, "early_reclaim")                                                \
+	X(SELECTOR_UNSYNCED, "selector_unsynced")                                        \
+	X(HINT_NO_FPI, "hint_no_fpi")                                                    \
+	X(DEDUP_NO_IMAGE, "dedup_no_image")                                              \
+	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")                            \
+	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")                                  \
+	/* umbra l3/l4: selection does not wait for publication */                       \
+	X(NO_DELAY_CHKPT, "no_delay_chkpt")                                              \
+	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")                            \
+	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")                              \
+	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")                        \
+	/* umbra pool: protocol/umbra_pool.c */                                          \
+	X(POOL_EARLY_RETURN, "pool_early_return")                                        \
+	X(POOL_NO_FALLBACK, "pool_no_fallback")                                          \
+	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")                                        \
+	/* umbra l3/l4: the truncate's selector reset written with no WAL-before-data */ \
+	X(TRUNCATE_RESET_NO_WAL, "truncate_reset_no_wal")
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
 enum { PN_MUTATION_LIST(PN_MUT_BIT_) PN_MUT_COUNT };
@@ -99,7 +101,9 @@ const char *pn_workload_kind_name(enum pn_workload_kind k);
 	X(PN_OP_CHECKPOINT_EPOCH, "checkpoint_epoch") X(PN_OP_UPDATE_HOLD, "update_hold")      \
 	X(PN_OP_RELEASE, "release")                                                            \
 	/* any mode: let a paused checkpoint go on without waiting for it to complete */       \
-	X(PN_OP_CHECKPOINT_RESUME, "checkpoint_resume")
+	X(PN_OP_CHECKPOINT_RESUME, "checkpoint_resume")                                        \
+	/* relation truncation (vacuum's tail truncation): page N and up stop existing */      \
+	X(PN_OP_TRUNCATE, "truncate")
 /* PN_OP_CHANGE (pgbench, tpcc: the change in the backend's pn_proc.chg), the others
  * src/workload/wl_vacuum.c, src/workload/wl_btree.c */
 #define PN_GENERATED_OP_LIST(X)                                                            \
@@ -116,7 +120,7 @@ const char *pn_op_name(enum pn_op op);
 
 struct pn_step {
 	enum pn_op op;
-	uint32_t page;   /* update, evict, hint, vacuum, dedup */
+	uint32_t page;   /* update, evict, hint, vacuum, dedup; truncate: the new size */
 	uint32_t xid;    /* slru_set */
 	uint32_t client; /* default 0 */
 	uint32_t key;    /* bt_insert: the index key */

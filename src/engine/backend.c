@@ -73,11 +73,14 @@ static void decide(struct pn_backends *bk, struct pn_proc *p, pn_lsn redo)
 	} else if (p->op.op == PN_OP_DEDUP) {
 		use = PN_USE_DEDUP;
 	}
+	if (p->extended) /* a new block (XLOG_HEAP_INIT_PAGE's WILL_INIT: it leaves its slot) */
+		use = PN_USE_WILL_INIT;
 	unsigned protect = bk->cl->proto->decide(bk->cl->pctx, use, before_redo);
 	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
 	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
 	p->decided_shift = (protect & PN_PROTECT_SHIFT) != 0;
+	p->decided_image |= p->extended; /* and carries an image (the oracle's base, I5) */
 }
 
 static uint32_t change_bytes(const struct pn_backends *bk, enum pn_op op, uint32_t nitems)
@@ -563,6 +566,7 @@ static void start_op(struct pn_backends *bk, struct pn_proc *p)
 	if (n == PN_CLIENT_WAIT)
 		return; /* woken when there is something */
 	p->hold = p->op.op == PN_OP_UPDATE_HOLD;
+	p->extended = false;
 	if (p->hold)
 		p->op.op = PN_OP_UPDATE;
 	if (needs_page(p->op.op)) {
@@ -602,7 +606,8 @@ static void start_op(struct pn_backends *bk, struct pn_proc *p)
 		pn_ckpt_release_pause(bk->cl->ckpt);
 		pn_backend_set_state(p, PN_B_WAIT_CKPT);
 		break;
-	case PN_OP_EVICT: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
+	case PN_OP_EVICT:
+	case PN_OP_TRUNCATE: pn_backend_set_state(p, PN_B_EVICT_WAIT); break;
 	case PN_OP_RELEASE: /* nothing held (taken by a HELD backend otherwise) */
 		finish_op(bk, p);
 		return;
@@ -744,6 +749,37 @@ static void step_evict(struct pn_backends *bk, struct pn_proc *p)
 		finish_op(bk, p);
 }
 
+/* RelationTruncate: the Storage/TRUNCATE record, then DropRelationBuffers (waits while a
+ * frame of a truncated page is busy), then the store's size and slot reset and the row's
+ * hook. No WAL flush here: the row orders its selector write after the record (or not:
+ * truncate_reset_no_wal); the file's size is the control file's (ckpt.c). */
+static void step_truncate(struct pn_backends *bk, struct pn_proc *p)
+{
+	const struct pn_client_handles *h = bk->cl;
+	uint32_t n = p->op.page, old = h->store->nblocks;
+	PN_ASSERT(p->op.op == PN_OP_TRUNCATE);
+	PN_ASSERT(p->state == PN_B_EVICT_WAIT);
+	for (uint32_t pg = n; pg < old; pg++) {
+		uint32_t fi = pn_buf_frame_of(h->buf, pg);
+		if (fi != PN_NO_FRAME && !pn_buf_idle(h->buf, fi)) {
+			pn_svc_wake(h->svc, p->id, POLL_NS);
+			return;
+		}
+	}
+	if (n < old) {
+		uint8_t main[PN_SMGR_TRUNCATE_BYTES];
+		pn_smgr_truncate_encode(n, main);
+		struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
+		pn_lsn lsn = pn_wal_insert(h->wal, &rec, PN_REC_SMGR_TRUNCATE, NULL);
+		for (uint32_t pg = n; pg < old; pg++)
+			PN_ASSERT(pn_buf_drop(h->buf, pg));
+		pn_store_truncate(h->store, n);
+		if (h->proto->truncated)
+			h->proto->truncated(h->pctx, n, old, lsn);
+	}
+	finish_op(bk, p);
+}
+
 void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 {
 	switch (p->state) {
@@ -758,10 +794,17 @@ void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 		}
 		if (!pn_client_pin_extra(bk->cl, p)) /* a workload op's other pages first */
 			return;
-		uint32_t fi = pn_buf_pin(bk->cl->buf, op_page(bk, &p->op), p->id, false);
+		uint32_t pg = op_page(bk, &p->op);
+		bool extend = !pn_store_exists(bk->cl->store, pg); /* smgrextend: a zero page */
+		uint32_t fi = pn_buf_pin(bk->cl->buf, pg, p->id, extend);
 		if (fi == PN_NO_FRAME)
 			return; /* woken when the read or the victim's write completes */
 		p->frame = fi;
+		if (extend) { /* the table's new page, as the workload lays one out */
+			pn_client_initial_page(bk->cl, pg, pn_frame_page(bk->cl->buf, fi));
+			pn_store_extend(bk->cl->store, pg);
+			p->extended = true;
+		}
 		pn_backend_set_state(p, PN_B_DECIDE);
 		step_decide(bk, p);
 		break;
@@ -789,7 +832,12 @@ void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 				    POLL_NS); /* l3/l4: until it reaches its next wait */
 		break;
 	}
-	case PN_B_EVICT_WAIT: step_evict(bk, p); break;
+	case PN_B_EVICT_WAIT:
+		if (p->op.op == PN_OP_TRUNCATE)
+			step_truncate(bk, p);
+		else
+			step_evict(bk, p);
+		break;
 	case PN_B_PROTO:
 		PN_ASSERT(bk->cl->proto->proc_step != NULL);
 		if (!bk->cl->proto->proc_step(bk->cl->pctx, p))

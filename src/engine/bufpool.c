@@ -115,6 +115,19 @@ bool pn_buf_idle(const struct pn_bufpool *b, uint32_t frame)
 	return f->pins == 0 && !f->locked && !f->held && f->io_reads == 0 && f->io_writes == 0;
 }
 
+bool pn_buf_drop(struct pn_bufpool *b, uint32_t page)
+{
+	uint32_t fi = b->page_frame[page];
+	if (fi == PN_NO_FRAME)
+		return true;
+	if (!pn_buf_idle(b, fi))
+		return false;
+	memset(&b->frames[fi], 0, sizeof(b->frames[fi]));
+	b->frames[fi].page = PN_NO_FRAME;
+	b->page_frame[page] = PN_NO_FRAME;
+	return true;
+}
+
 static bool page_checksummed(const struct pn_bufpool *b, uint32_t page)
 {
 	if (pn_store_is_slru(b->h.store, page))

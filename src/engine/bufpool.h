@@ -71,6 +71,10 @@ static inline uint32_t pn_buf_frame_of(const struct pn_bufpool *b, uint32_t page
 /* no_read: the caller overwrites the whole page (redo of an image): zero it, read nothing. */
 uint32_t pn_buf_pin(struct pn_bufpool *b, uint32_t page, uint32_t proc, bool no_read);
 void pn_buf_unpin(struct pn_bufpool *b, uint32_t frame);
+/* DropRelationBuffers for one page (a truncation): its frame, if any, is emptied with its
+ * changes discarded and no checkpoint run owes it a write; false (nothing done) while the
+ * frame is not idle (pinned, locked, held or under I/O). */
+bool pn_buf_drop(struct pn_bufpool *b, uint32_t page);
 enum pn_write_result {
 	PN_WRITE_STARTED, /* I/O issued; proc (if any) is woken as each completes */
 	PN_WRITE_NONE,    /* nothing to write (clean, or an unlogged hint dropped: B4) */

@@ -28,7 +28,10 @@
  * The control file (PN_FILE_CONTROL, one 512-byte sector, written atomically), little-endian:
  *   0 magic u32 'PNCT' | 4 version u32 = 1 | 8 ckpt_seq u64 | 16 checkpoint u64 (start LSN
  *   of the checkpoint record) | 24 redo u64 | 32 selector_area u32 | 36 state u32 |
- *   40 sysid u64 | 48 crc32c u32 over bytes [0, 48) | zeros to 512.
+ *   40 sysid u64 | 48 crc32c u32 over bytes [0, 48) | 52 sized u32 (1: the relation was
+ *   truncated) | 56 rel_blocks u32 (its size at the redo pointer: the model's stand-in for
+ *   the data file's length) | 60 crc32c u32 over [52, 60) | zeros to 512. A relation that
+ *   never shrank leaves 52.. zero (the bytes of a control file before truncation existed).
  */
 #include "ckpt.h"
 
@@ -190,6 +193,8 @@ static void ckpt_begin(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	run->paused = k->pause_next;
 	k->pause_next = false;
 	run->redo = pn_wal_insert_start(k->h.wal);
+	run->sized = k->h.store->nblocks < k->h.store->heap_pages;
+	run->rel_blocks = run->sized ? k->h.store->nblocks : 0;
 	run->start_ns = k->h.svc->env.now_ns(k->h.svc->env.ctx);
 	run->start_commits = k->h.m->commits;
 	pn_ckpt_set_state(run, PN_C_WRITING);
@@ -401,6 +406,11 @@ void pn_ckpt_encode_control(const struct pn_ckpt *k, const struct pn_control *c,
 	pn_put32(out + 36, c->state);
 	pn_put64(out + 40, k->h.sysid);
 	pn_put32(out + 48, pn_crc32c(out, 48));
+	if (c->sized) {
+		pn_put32(out + 52, 1);
+		pn_put32(out + 56, c->rel_blocks);
+		pn_put32(out + 60, pn_crc32c(out + 52, 8));
+	}
 }
 
 bool pn_ckpt_decode_control(const uint8_t *in, struct pn_control *c)
@@ -412,6 +422,10 @@ bool pn_ckpt_decode_control(const uint8_t *in, struct pn_control *c)
 	c->redo = pn_get64(in + 24);
 	c->selector_area = pn_get32(in + 32);
 	c->state = pn_get32(in + 36);
+	c->sized = pn_get32(in + 52) == 1;
+	c->rel_blocks = c->sized ? pn_get32(in + 56) : 0;
+	if (pn_get32(in + 52) > 1 || (c->sized && pn_get32(in + 60) != pn_crc32c(in + 52, 8)))
+		return false;
 	return true;
 }
 
@@ -420,6 +434,8 @@ static void ckpt_end(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	k->control.ckpt_seq = run->seq;
 	k->control.checkpoint = run->record;
 	k->control.redo = run->redo;
+	k->control.sized = run->sized;
+	k->control.rel_blocks = run->rel_blocks;
 	k->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (k->h.proto->ckpt_end) /* the prototype's baselines */
 		k->h.proto->ckpt_end(k->h.pctx, run);
@@ -491,6 +507,8 @@ static uint64_t advance(struct pn_ckpt *k, struct pn_ckpt_run *run)
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;
 		c.redo = run->redo;
+		c.sized = run->sized;
+		c.rel_blocks = run->rel_blocks;
 		c.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 		c.state = 1;
 		pn_ckpt_encode_control(k, &c, run->ctlbuf);

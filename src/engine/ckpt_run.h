@@ -55,6 +55,8 @@ struct pn_ckpt_run {
 	enum pn_ckpt_cause cause;
 	uint64_t seq; /* checkpoint number, 1.. (0 = the initial state) */
 	pn_lsn redo;
+	bool sized; /* the store's size at redo (pn_control's), when truncated */
+	uint32_t rel_blocks;
 	pn_lsn record; /* start LSN of its checkpoint record */
 	uint64_t start_ns;
 	uint64_t start_commits; /* commits when it began (the count interval's start) */
@@ -79,7 +81,9 @@ struct pn_control {
 	pn_lsn checkpoint; /* start of the checkpoint record */
 	pn_lsn redo;
 	uint32_t selector_area;
-	uint32_t state; /* 1 in production, 2 in recovery */
+	uint32_t state;      /* 1 in production, 2 in recovery */
+	bool sized;          /* the relation was truncated: rel_blocks is its size at redo */
+	uint32_t rel_blocks; /* (sized only; unsized: every heap page exists) */
 };
 #define PN_CONTROL_SIZE PN_CONTROL_SIZE_
 

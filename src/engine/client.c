@@ -198,3 +198,18 @@ void pn_client_wake(const struct pn_client *c, uint32_t client, uint64_t delay_n
 struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->p->chg; }
 
 void pn_client_begin_txn(const struct pn_client *c, int type) { c->p->txn_type = type; }
+
+void pn_client_initial_page(const struct pn_client_handles *h, uint32_t p, uint8_t *page)
+{
+	PN_ASSERT(p < h->pages);
+	PN_ASSERT(page != NULL);
+	bool slru = pn_store_is_slru(h->store, p);
+	if (slru)
+		pn_page_init(page, h->page_size, p, true);
+	else if (h->ops->page_init)
+		h->ops->page_init(h->state, p, page);
+	else
+		pn_page_init(page, h->page_size, p, false);
+	if (!slru && h->sc->protocol.checksums && !pn_page_is_new(page))
+		pn_page_set_checksum(page, h->page_size, p);
+}

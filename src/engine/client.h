@@ -147,6 +147,9 @@ enum pn_client_next pn_client_next(const struct pn_client_handles *h, struct pn_
 				   struct pn_step *out);
 /* The op's extra pages pinned into p->extra_frames; false if it must wait (it is woken). */
 bool pn_client_pin_extra(const struct pn_client_handles *h, struct pn_proc *p);
+/* Page p as the relation lays it out before any change (the workload's page_init, or an
+ * empty heap or SLRU page), checksummed when checksums are on: formatting and smgrextend. */
+void pn_client_initial_page(const struct pn_client_handles *h, uint32_t p, uint8_t *page);
 void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p);
 
 #endif

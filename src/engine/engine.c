@@ -28,6 +28,21 @@ static bool unsupported(struct pn_engine *e)
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
+	/* truncation: the rows whose pages live outside the store's size (docs/protocol.md) */
+	bool no_size = sc->protocol.mode == PN_MODE_PUSHDOWN ||
+		       (sc->protocol.mode == PN_MODE_UMBRA &&
+			sc->protocol.policy == PN_POLICY_POOL);
+	for (uint32_t i = 0;
+	     no_size && sc->workload.kind == PN_WL_SCRIPT && i < sc->workload.script_len; i++)
+		if (sc->workload.script[i].op == PN_OP_TRUNCATE) {
+			snprintf(e->svc.error, sizeof(e->svc.error),
+				 "%s:%d:%d: op truncate is not modelled under %s (its page "
+				 "server or its pool keep no relation size): expected fpw, "
+				 "nofpw, doublewrite or umbra with policy prototype, l3 or l4",
+				 sc->path, sc->workload.script[i].line,
+				 sc->workload.script[i].column, e->proto->name);
+			return true;
+		}
 	if (what)
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
@@ -271,15 +286,7 @@ void pn_engine_free(struct pn_engine *e)
 
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page)
 {
-	bool slru = pn_store_is_slru(&e->store, p);
-	if (slru)
-		pn_page_init(page, e->page_size, p, true);
-	else if (e->client->page_init)
-		e->client->page_init(e->client_state, p, page);
-	else
-		pn_page_init(page, e->page_size, p, false);
-	if (!slru && e->sc->protocol.checksums && !pn_page_is_new(page))
-		pn_page_set_checksum(page, e->page_size, p);
+	pn_client_initial_page(&e->cl, p, page);
 }
 
 /* Formats a fresh device: every page at slot 0 (pushdown: the page server's images), a
@@ -502,6 +509,8 @@ struct pn_geometry pn_engine_geometry(const struct pn_engine *e)
 				    .generations = e->generations,
 				    .sysid = e->sysid};
 }
+
+uint32_t pn_engine_rel_blocks(const struct pn_engine *e) { return e->store.nblocks; }
 
 const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e) { return e->sc; }
 

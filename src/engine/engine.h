@@ -159,6 +159,8 @@ struct pn_geometry {
 	uint64_t sysid;
 };
 struct pn_geometry pn_engine_geometry(const struct pn_engine *e);
+/* The relation's size now (heap pages; a truncation shrinks it, an extension regrows it). */
+uint32_t pn_engine_rel_blocks(const struct pn_engine *e);
 const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e);
 /* The workload's row, and its state in *state (what its init returned; NULL before). */
 const struct pn_client_ops *pn_engine_client(const struct pn_engine *e, void **state);

@@ -88,6 +88,7 @@ struct pn_proc {
 	uint32_t xid;        /* current transaction, 0 if none */
 	pn_lsn decided_redo; /* RedoRecPtr read at DECIDE */
 	bool decided_image, decided_shift;
+	bool extended; /* the op's page was extended at its pin: its record carries an image */
 	uint64_t commit_start_ns;
 	uint32_t ops_in_txn;
 	uint64_t ckpt_wait_seq;

@@ -80,6 +80,9 @@ struct pn_protocol_ops {
 	uint32_t (*shift_target)(struct pn_proto_ctx *c, uint32_t page);
 	/* The page in `frame` now lives in slot `target` (its record ends at lsn). */
 	void (*shifted)(struct pn_proto_ctx *c, uint32_t frame, uint32_t target, pn_lsn lsn);
+	/* Storage/TRUNCATE: heap pages from .. to-1 stopped existing and their slots are 0 again
+	 * (the store's reset); lsn: the record's end in normal running, 0 in redo. */
+	void (*truncated)(struct pn_proto_ctx *c, uint32_t from, uint32_t to, pn_lsn lsn);
 	/* Non-NULL: a backend's shift is published in a step of its own after its INSERT
 	 * (DELAY_CHKPT_START): defer_shift takes the shift instead of `shifted`; after_insert
 	 * says whether backend p goes on to that step (PN_B_PROTO; the row sets p->proto_sub,

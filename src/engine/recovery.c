@@ -15,6 +15,11 @@
  *      an error here, rule C3) and the record applied if its end LSN is past the page LSN
  *      (BLK_NEEDS_REDO) and skipped otherwise (BLK_DONE); a block's slot shift moves the
  *      page to the shift's target after the change, as at run time;
+ *   The relation's size: the control file's (its size at the redo pointer, when it was
+ *   truncated), applied after step 3 (the truncated pages' slots are 0 again); a
+ *   Storage/TRUNCATE record shrinks it as at run time (DropRelationBuffers, the slot reset,
+ *   the row's truncated hook); a block past the size extends it, which only an image or a
+ *   will-init block may do (otherwise: an invalid page, a recovery failure);
  *   5. continue the WAL after the last valid record and run an end-of-recovery checkpoint
  *      (immediate, recorded as CHECKPOINT_SHUTDOWN); recovery is over when it completes.
  * Pushdown: the row's recovery_from loads the page server's metadata and images; step 4
@@ -34,6 +39,7 @@
 #include "page.h"
 #include "protocol.h"
 #include "redo.h"
+#include "redo_xlog.h"
 #include "scenario.h"
 #include "services.h"
 #include "store.h"
@@ -133,6 +139,11 @@ bool pn_recovery_begin(struct pn_recovery *rv)
 		return false;
 	if (rv->h.proto->recovery_begin && !rv->h.proto->recovery_begin(rv->h.pctx, &c))
 		return false;
+	if (c.sized && c.rel_blocks <= rv->h.store->heap_pages) {
+		uint32_t old = pn_store_truncate(rv->h.store, c.rel_blocks);
+		if (rv->h.proto->truncated && c.rel_blocks < old)
+			rv->h.proto->truncated(rv->h.pctx, c.rel_blocks, old, 0);
+	}
 	pn_wal_set_redo(rv->h.wal, c.redo);
 	pn_wal_set_keep_from(rv->h.wal, c.redo);
 	pn_ckpt_recovered(rv->h.ckpt, &c);
@@ -206,6 +217,25 @@ static void end_of_wal(struct pn_recovery *rv, struct pn_proc *p)
 	startup_set_state(p, PN_B_WAIT_CKPT);
 }
 
+/* Redo of Storage/TRUNCATE (false: a truncated page's frame is busy; proc is woken). */
+static bool redo_truncate(struct pn_recovery *rv, uint32_t n, uint32_t proc)
+{
+	uint32_t old = rv->h.store->nblocks;
+	for (uint32_t pg = n; pg < old; pg++) {
+		uint32_t fi = pn_buf_frame_of(rv->h.buf, pg);
+		if (fi != PN_NO_FRAME && !pn_buf_idle(rv->h.buf, fi)) {
+			pn_svc_wake(rv->h.svc, proc, STEP_NS);
+			return false;
+		}
+	}
+	for (uint32_t pg = n; pg < old; pg++)
+		PN_ASSERT(pn_buf_drop(rv->h.buf, pg));
+	pn_store_truncate(rv->h.store, n);
+	if (rv->h.proto->truncated && n < old)
+		rv->h.proto->truncated(rv->h.pctx, n, old, 0);
+	return true;
+}
+
 void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 {
 	if (p->state == PN_B_WAIT_CKPT) {
@@ -238,6 +268,10 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 			return;
 		}
 	}
+	uint32_t n;
+	if (rv->rec.nblocks == 0 && pn_smgr_truncate_decode(&rv->rec, &n) &&
+	    !redo_truncate(rv, n, p->id))
+		return;
 	if (rv->rec_block >= rv->rec.nblocks) {
 		rv->rec_valid = false;
 		pn_svc_wake(rv->h.svc, p->id, STEP_NS);
@@ -251,6 +285,17 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 	}
 	/* an image, or a page the record rebuilds (WILL_INIT): RBM_ZERO_AND_LOCK, no read */
 	bool full = (b->has_image && b->image_apply) || b->will_init;
+	if (!pn_store_exists(rv->h.store, b->blkno)) {
+		if (!full) {
+			pn_svc_violation(rv->h.svc, PN_VIOL_RECOVERY, b->blkno,
+					 "record at %X/%08X names page %u, past the relation's %u "
+					 "blocks, without an image (an invalid page)",
+					 (unsigned)(rv->rec_start >> 32), (unsigned)rv->rec_start,
+					 b->blkno, rv->h.store->nblocks);
+			return;
+		}
+		pn_store_extend(rv->h.store, b->blkno);
+	}
 	if (b->has_shift && !full && rv->h.proto->redo_source &&
 	    !pn_store_is_slru(rv->h.store, b->blkno) &&
 	    !rv->h.proto->redo_source(rv->h.pctx, b, p->id))

@@ -21,8 +21,15 @@
  * (the placement their row installs, pn_store_set_placement); the prototype's baselines and
  * R3 do not apply to them.
  *
+ * Relation size (nblocks, heap pages; heap_pages until a truncation): a Storage/TRUNCATE
+ * to n resets the slot entries of pages n .. nblocks-1 to 0 (the selector reset on
+ * truncate: the public implementation's MapResetActiveSlots) and they stop existing; the
+ * first change of a page >= nblocks extends the relation to it (a zero page, smgrextend;
+ * its record carries an image).
+ *
  * Rules: ST1 slot_of[p] < generations, and 0 for SLRU pages; ST2 base_done names
- * generations too.
+ * generations too; ST3 nblocks <= heap_pages, and slot_of[p] = 0 for heap pages p >=
+ * nblocks.
  * The module takes struct pn_store and its services handle, never struct pn_engine.
  *
  * Selector file (PN_FILE_SELECTOR): three areas (PN_SELECTOR_AREAS), checkpoint seq
@@ -76,6 +83,7 @@ bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_s
 	for (uint32_t p = 0; p < pages; p++)
 		s->used[p] = 1;
 	s->dw_slots = 32;
+	s->nblocks = heap_pages;
 	return true;
 }
 
@@ -100,6 +108,24 @@ void pn_store_set_slot(struct pn_store *s, uint32_t page, uint32_t slot)
 	PN_ASSERT(page < s->heap_pages); /* ST1: SLRU pages never move */
 	PN_ASSERT(slot < s->generations);
 	s->slot_of[page] = (uint8_t)slot;
+}
+
+uint32_t pn_store_truncate(struct pn_store *s, uint32_t n)
+{
+	uint32_t old = s->nblocks;
+	PN_ASSERT(old <= s->heap_pages);
+	for (uint32_t p = n; p < old; p++)
+		s->slot_of[p] = 0; /* ST3 */
+	if (n < old)
+		s->nblocks = n;
+	return old;
+}
+
+void pn_store_extend(struct pn_store *s, uint32_t page)
+{
+	PN_ASSERT(page < s->heap_pages);
+	if (page >= s->nblocks)
+		s->nblocks = page + 1;
 }
 
 uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot)
@@ -233,12 +259,14 @@ bool pn_store_decode_selector(const struct pn_store *s, const uint8_t *in, uint6
 void pn_store_check(struct pn_store *s)
 {
 	PN_ASSERT(s->heap_pages <= s->pages);
+	PN_ASSERT(s->nblocks <= s->heap_pages); /* ST3 */
 	PN_ASSERT(!s->place || s->umbra);
 	for (uint32_t n = 0; n < PN_MIN(s->pages, CHECK_SLICE) && s->generations > 1; n++) {
 		uint32_t p = s->check_next;
 		PN_ASSERT(s->slot_of[p] < s->generations);   /* ST1 */
 		PN_ASSERT(s->base_done[p] < s->generations); /* ST2 */
 		PN_ASSERT(p < s->heap_pages || s->slot_of[p] == 0);
+		PN_ASSERT(p >= s->heap_pages || p < s->nblocks || s->slot_of[p] == 0); /* ST3 */
 		if (++s->check_next == s->pages) /* no division on the per-event path */
 			s->check_next = 0;
 	}

@@ -42,6 +42,7 @@ struct pn_store {
 	uint8_t *used;       /* bit g of used[p]: slot g of page p was ever written */
 	uint32_t dw_slots;   /* doublewrite entries */
 	uint32_t check_next; /* pn_store_check()'s rotation */
+	uint32_t nblocks;    /* the relation's size: heap pages >= nblocks do not exist (ST3) */
 };
 
 /* What the protocol keeps in the store (its row's store_flags): heap pages move between
@@ -68,6 +69,18 @@ static inline bool pn_store_is_slru(const struct pn_store *s, uint32_t page)
 {
 	return page >= s->heap_pages;
 }
+/* The relation's size (a truncation shrinks it, the first change of a later block regrows
+ * it); SLRU pages always exist. */
+static inline bool pn_store_exists(const struct pn_store *s, uint32_t page)
+{
+	return page >= s->heap_pages || page < s->nblocks;
+}
+/* Storage/TRUNCATE to n blocks (no effect when the relation is no larger): heap pages n ..
+ * nblocks-1 stop existing and their slot entries go back to slot 0 (the selector reset on
+ * truncate, MapResetActiveSlots); returns the old size. */
+uint32_t pn_store_truncate(struct pn_store *s, uint32_t n);
+/* Page p comes into existence (smgrextend, a zero page; the blocks before it too). */
+void pn_store_extend(struct pn_store *s, uint32_t page);
 /* The slot page p's write-outs and reads go to now. */
 static inline uint32_t pn_store_slot(const struct pn_store *s, uint32_t page)
 {

@@ -16,6 +16,11 @@
  *     page_size; 0 0: kept), the hole [pd_lower, pd_upper) is zeroed, and the filler is
  *     written from pd_upper on, as much as fits before page_size. So an image taken after
  *     the record leaves out the hole PostgreSQL's image left out.
+ *   Storage/TRUNCATE (2, 0x20): no block; main = PostgreSQL 15's xl_smgr_truncate (20 B:
+ *     blkno, RelFileNode 1663/5/16384, flags 7 = heap | fsm | vm): the relation shrinks to
+ *     blkno blocks. Recovery (engine/recovery.c) and the oracle read it; the flag bit
+ *     XLR_SPECIAL_REL_UPDATE (0x01) PostgreSQL sets in xl_info is left out (the table's
+ *     info values have no flag bits), which pg_waldump decodes alike.
  *   Transaction/COMMIT, ABORT, XLOG/CHECKPOINT_*: no block (recovery, the checkpointer and
  *     the oracle read them); XLOG/FPI_FOR_HINT: an image only (redo.c restores it).
  */
@@ -115,8 +120,40 @@ bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_rec
 	return true;
 }
 
+#define SMGR_SPC 1663u
+#define SMGR_DB 5u
+#define SMGR_REL 16384u
+#define SMGR_TRUNCATE_HEAP 0x1u
+#define SMGR_TRUNCATE_ALL 0x7u
+
+void pn_smgr_truncate_encode(uint32_t nblocks, uint8_t *out)
+{
+	pn_put32(out, nblocks);
+	pn_put32(out + 4, SMGR_SPC);
+	pn_put32(out + 8, SMGR_DB);
+	pn_put32(out + 12, SMGR_REL);
+	pn_put32(out + 16, SMGR_TRUNCATE_ALL);
+}
+
+bool pn_smgr_truncate_decode(const struct pn_wal_record *r, uint32_t *nblocks)
+{
+	if (r->rmid != PN_RM_SMGR || (r->info & 0xF0u) != 0x20u ||
+	    r->main_len < PN_SMGR_TRUNCATE_BYTES || r->nblocks != 0)
+		return false;
+	const uint8_t *m = r->main_data;
+	if (pn_get32(m + 4) != SMGR_SPC || pn_get32(m + 8) != SMGR_DB ||
+	    pn_get32(m + 12) != SMGR_REL || !(pn_get32(m + 16) & SMGR_TRUNCATE_HEAP))
+		return false;
+	*nblocks = pn_get32(m);
+	return true;
+}
+
 int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len)
 {
+	uint32_t nblocks;
+	if (pn_smgr_truncate_decode(r, &nblocks)) /* smgr_desc's text */
+		return snprintf(out, len, " base/%u/%u to %u blocks flags %u", SMGR_DB, SMGR_REL,
+				nblocks, pn_get32(r->main_data + 16));
 	if (r->rmid == PN_RM_CLOG && r->main_len == 5)
 		return snprintf(out, len, " xid %u", pn_get32(r->main_data));
 	if (r->rmid == PN_RM_XLOG2 && r->nblocks == 1 && r->blocks[0].data_len >= 2)

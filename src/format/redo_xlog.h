@@ -15,6 +15,14 @@ bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_r
 /* An imported record's block (PN_REC_IMPORTED; src/workload/wl_import.c writes them). */
 bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		      const struct pn_wal_block *b);
+/* Storage/TRUNCATE's main data, PostgreSQL 15's xl_smgr_truncate (PN_SMGR_TRUNCATE_BYTES):
+ * {blkno u32 = the new size in blocks, RelFileNode {spcNode, dbNode, relNode} u32 each =
+ * 1663 / 5 / 16384, flags i32 = SMGR_TRUNCATE_ALL 7}. */
+#define PN_SMGR_TRUNCATE_BYTES 20u
+void pn_smgr_truncate_encode(uint32_t nblocks, uint8_t *out);
+/* The new size of a Storage/TRUNCATE record of the model's relation; false for any other
+ * record (another kind, another relation, no heap flag, a short main). */
+bool pn_smgr_truncate_decode(const struct pn_wal_record *r, uint32_t *nblocks);
 int pn_redo_xlog_describe(const struct pn_wal_record *r, char *out, size_t len);
 /* XLOG2/HINT_DELTA's block data for the bytes that differ between before and after
  * (page_size each) into out (cap bytes); returns its length. The block data: u16 n, n x

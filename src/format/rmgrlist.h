@@ -42,4 +42,6 @@ PN_RECORD(BTREE_SPLIT_R, "Btree/SPLIT_R", PN_RM_BTREE, 0x40, pn_redo_btree_split
 PN_RECORD(HEAP2_PRUNE, "Heap2/PRUNE", PN_RM_HEAP2, 0x10, pn_redo_heap2_prune, pn_redo_heap_describe)
 /* the vacuum workload's */
 PN_RECORD(HEAP2_VISIBLE, "Heap2/VISIBLE", PN_RM_HEAP2, 0x40, pn_redo_heap2_visible, pn_redo_heap_describe)
+/* relation truncation (no block; recovery and the oracle read its main data: redo_xlog.c) */
+PN_RECORD(SMGR_TRUNCATE, "Storage/TRUNCATE", PN_RM_SMGR, 0x20, NULL, pn_redo_xlog_describe)
 /* clang-format on */

@@ -32,6 +32,7 @@
 enum {
 	PN_RM_XLOG = 0,
 	PN_RM_XACT = 1,
+	PN_RM_SMGR = 2, /* Storage/TRUNCATE */
 	PN_RM_CLOG = 3,
 	PN_RM_HEAP2 = 9,
 	PN_RM_HEAP = 10,

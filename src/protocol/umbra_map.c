@@ -22,6 +22,13 @@
  * [4*page_size*k, 4*page_size*(k+1))) is block (k/256)*258 + 2 + k%256, plus 1 in l3 (the
  * FSM and VM selector pages of each 258-page group are left unused: the model has no FSM or
  * VM fork). Entry i of a page: bits 2*(i%4) of byte i/4; values >= generations are invalid.
+ * Truncation (Storage/TRUNCATE to n): the store resets the entries of pages n and up to slot
+ * 0 (MapResetActiveSlots, in both lineages here: L4 061's "regrowth restores the selector
+ * default (slot 0)"; L3 070's retained nonzero slot is not modelled) and their MAP pages
+ * are dirtied with the record's end as their WAL-before-MAP LSN, so the map writer or the
+ * checkpoint flushes the record first. Mutation truncate_reset_no_wal: with LSN 0, the
+ * implementation's InvalidXLogRecPtr, so the reset may reach the disk before the record.
+ * Redo of the record dirties them with no LSN (the record is durable).
  * l3 root (block 0): 0 magic 'PNRT' u32 | 8 crc32c u32 over [16, page_size) | 16 flags u32
  * = 0x3 (MAIN_SLOT0 | 0x1) | 20 heap pages u32; written at format, never rewritten.
  */
@@ -398,6 +405,15 @@ static void pn_umbra_publish_page(struct pn_proto_ctx *pc, uint32_t frame, uint3
 	pn_umbra_map_dirty(e, pg, lsn);
 }
 
+static void truncated(struct pn_proto_ctx *pc, uint32_t from, uint32_t to, pn_lsn lsn)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	bool no_wal = (e->sc->protocol.mutations & PN_MUT_TRUNCATE_RESET_NO_WAL) != 0;
+	PN_TESTCASE("l3/l4: a truncate's selector reset with no WAL-before-MAP", no_wal && lsn);
+	for (uint32_t pg = from; pg < to; pg++)
+		pn_umbra_map_dirty(e, pg, no_wal ? 0 : lsn);
+}
+
 /* ---- checkpointer ---- */
 
 static uint8_t pn_umbra_ckpt_slot(const struct pn_proto_ctx *pc, const struct pn_frame *f,
@@ -641,7 +657,7 @@ static void map_check(struct pn_proto_ctx *pc)
 	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
 	.ckpt_io_done = durable_io_done, .background = pn_umbra_mapwriter,                         \
 	.recovery_begin = recovery_begin, .redo_source = pn_umbra_redo_source,                     \
-	.redo_shifted = redo_shifted, .check = map_check
+	.redo_shifted = redo_shifted, .truncated = truncated, .check = map_check
 
 const struct pn_protocol_ops pn_protocol_umbra_l3 = {
 	.name = "umbra-l3",

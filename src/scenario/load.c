@@ -1062,7 +1062,7 @@ static bool grow(struct loader *L, void **array, size_t *cap, size_t len, size_t
 static bool op_has_page(enum pn_op op)
 {
 	return op == PN_OP_UPDATE || op == PN_OP_EVICT || op == PN_OP_HINT || op == PN_OP_VACUUM ||
-	       op == PN_OP_DEDUP || op == PN_OP_UPDATE_HOLD;
+	       op == PN_OP_DEDUP || op == PN_OP_UPDATE_HOLD || op == PN_OP_TRUNCATE;
 }
 
 /* The step of `client` next after step i (dir +1) or before it (dir -1), or NULL. */
