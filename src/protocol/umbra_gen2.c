@@ -51,6 +51,8 @@
 
 struct gen2 {
 	pn_lsn *image_redo; /* page -> 1 + the redo pointer of its last fallback image */
+	uint8_t *second;    /* page -> its second slot was ever taken (the space metric) */
+	uint64_t seconds;   /* how many pages have */
 };
 
 static struct gen2 *gen2_of(const struct pn_engine *e)
@@ -143,7 +145,8 @@ static bool init(struct pn_proto_ctx *pc)
 	if (!g)
 		return false;
 	e->pctx.state = g;
-	if (!(g->image_redo = calloc(e->heap_pages, sizeof(pn_lsn))))
+	if (!(g->image_redo = calloc(e->heap_pages, sizeof(pn_lsn))) ||
+	    !(g->second = calloc(e->heap_pages, 1)))
 		return false;
 	pn_store_set_placement(&e->store, 2ull * e->heap_pages, place, e);
 	return true;
@@ -155,6 +158,7 @@ static void gen2_free(struct pn_proto_ctx *pc)
 	if (!g)
 		return;
 	free(g->image_redo);
+	free(g->second);
 	free(g);
 	pc->state = NULL;
 }
@@ -163,7 +167,22 @@ static void gen2_free(struct pn_proto_ctx *pc)
 
 static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct gen2 *g = gen2_of(e);
+	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
+	if (target == 1 && page < e->heap_pages && !g->second[page]) {
+		g->second[page] = 1;
+		g->seconds++;
+	}
 	pn_protocol_umbra.shifted(pc, frame, target, lsn);
+}
+
+/* Space as the pool counts it: the home slots and the second slots ever taken (not only
+ * those written by the end of the run). */
+static void finish_metrics(struct pn_proto_ctx *pc)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	e->m.slots_used = (uint64_t)e->heap_pages + gen2_of(e)->seconds;
 }
 
 static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
@@ -214,5 +233,6 @@ const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.shift_target = shift_target,
 	.bind_late = pn_umbra_bind_late,
 	.check_frame = check_frame,
+	.finish_metrics = finish_metrics,
 	PN_UMBRA_PROTOTYPE_HOOKS,
 };
