@@ -41,15 +41,22 @@ static void duration(FILE *out, const char *key, uint64_t ns)
 
 static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
+	/* the pool and gen2 fix their slots: the loader refuses generations (and, for gen2,
+	 * layout) under them */
+	bool pool = sc->protocol.policy == PN_POLICY_POOL,
+	     gen2 = sc->protocol.policy == PN_POLICY_GEN2;
+	fprintf(out, "protocol: {mode: %s, ", pn_mode_name(sc->protocol.mode));
+	if (!pool && !gen2)
+		fprintf(out, "generations: %u, ", sc->protocol.generations);
+	if (!gen2)
+		fprintf(out, "layout: %s, ", pn_layout_name(sc->protocol.layout));
 	fprintf(out,
-		"protocol: {mode: %s, generations: %u, layout: %s, policy: %s, checksums: %s, "
-		"wal_log_hints: %s, slru_headers: %s, image_threshold: %u, ",
-		pn_mode_name(sc->protocol.mode), sc->protocol.generations,
-		pn_layout_name(sc->protocol.layout), pn_policy_name(sc->protocol.policy),
-		sc->protocol.checksums ? "true" : "false",
+		"policy: %s, checksums: %s, wal_log_hints: %s, slru_headers: %s, "
+		"image_threshold: %u, ",
+		pn_policy_name(sc->protocol.policy), sc->protocol.checksums ? "true" : "false",
 		sc->protocol.wal_log_hints ? "true" : "false",
 		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
-	if (sc->protocol.policy == PN_POLICY_POOL) /* only the pool reads it */
+	if (pool) /* only the pool reads it */
 		fprintf(out, "spare_slots: %u%s, ", sc->protocol.spare_slots,
 			sc->protocol.spare_percent ? "%" : "");
 	fprintf(out, "mutations: [");

@@ -241,6 +241,57 @@ START_TEST(test_pool_spares)
 }
 END_TEST
 
+/* umbra-gen2 (umbra_gen2.c): two slots a page, home first; a shift takes the other slot
+ * only when no possible recovery reads it (G1), else an image (G3); the completed
+ * checkpoint's baseline is free again only at the end of a checkpoint that does not name it
+ * (G2). */
+START_TEST(test_gen2_fallback)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "umbra, policy: gen2");
+	const struct pn_protocol_ops *row = e->proto;
+	struct pn_ckpt_run *run = &e->ckpt.runs[0];
+	ck_assert_ptr_eq(row, &pn_protocol_umbra_gen2);
+	ck_assert_uint_eq(pn_engine_geometry(e).generations, 2);
+	/* 64 home slots, 64 second slots, 2 SLRU pages */
+	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (2 * 64ull + 2) * 8192);
+	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 0), 3ull * 8192);
+	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 1), (64ull + 3) * 8192);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* the second slot is free */
+	pn_store_set_slot(&e->store, 0, 1);
+	/* checkpoint 1 begins with page 0 on slot 1: home is still checkpoint 0's baseline */
+	run->seq = 1;
+	run->state = PN_C_WRITING;
+	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1); /* page 1 still may shift */
+	run->state = PN_C_CONTROL_WRITE;
+	row->ckpt_control(&e->pctx, run);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	row->ckpt_end(&e->pctx, run); /* the control file naming slot 1 is durable */
+	e->store.inflight_valid = false;
+	run->state = PN_C_IDLE;
+	ck_assert_uint_eq(e->store.base_done[0], 1);
+	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free again */
+	ck_assert(!pn_engine_failed(e));
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+	/* gen2_early_reuse takes home back while checkpoint 1 runs: G1's check reports it */
+	e = engine_of(&sc, "umbra, policy: gen2, mutations: [gen2_early_reuse]");
+	run = &e->ckpt.runs[0];
+	pn_store_set_slot(&e->store, 0, 1);
+	run->seq = 1;
+	run->state = PN_C_WRITING;
+	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
+	ck_assert_uint_eq(e->proto->shift_target(&e->pctx, 0), 0);
+	ck_assert(pn_engine_failed(e));
+	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_PROTECTED_SLOT);
+	run->state = PN_C_IDLE;
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* The checks pn_engine_check runs hold on a fresh engine and on the states the engine makes;
  * each of the two below breaks one of them. */
 START_TEST(test_checks_hold)
@@ -336,6 +387,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
 	tcase_add_test(tc, test_pool_spares);
+	tcase_add_test(tc, test_gen2_fallback);
 	tcase_add_test(tc, test_ckpt_edges);
 	tcase_add_test(tc, test_checks_hold);
 	tcase_add_test_raise_signal(tc, test_ckpt_check_unbegun_run, SIGABRT);

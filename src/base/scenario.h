@@ -24,7 +24,7 @@
 #define PN_LAYOUT_LIST(X) X(PN_LAYOUT_INTERLEAVED, "interleaved") X(PN_LAYOUT_STRIPED, "striped")
 #define PN_POLICY_LIST(X)                                                                  \
 	X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")        \
-	X(PN_POLICY_POOL, "pool")
+	X(PN_POLICY_POOL, "pool") X(PN_POLICY_GEN2, "gen2")
 /* clang-format on */
 
 enum pn_mode { PN_MODE_LIST(PN_ENUM_VALUE) PN_MODE_COUNT };
@@ -56,7 +56,11 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 	X(POOL_NO_FALLBACK, "pool_no_fallback")                                          \
 	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")                                        \
 	/* umbra l3/l4: the truncate's selector reset written with no WAL-before-data */ \
-	X(TRUNCATE_RESET_NO_WAL, "truncate_reset_no_wal")
+	X(TRUNCATE_RESET_NO_WAL, "truncate_reset_no_wal")                                \
+	/* umbra gen2: protocol/umbra_gen2.c */                                          \
+	X(GEN2_NO_FALLBACK, "gen2_no_fallback")                                          \
+	X(GEN2_EARLY_REUSE, "gen2_early_reuse")                                          \
+	X(GEN2_NO_IMAGE, "gen2_no_image")
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
 enum { PN_MUTATION_LIST(PN_MUT_BIT_) PN_MUT_COUNT };

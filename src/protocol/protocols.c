@@ -22,5 +22,7 @@ const struct pn_protocol_ops *pn_protocol_of(const struct pn_scenario *sc)
 		return &pn_protocol_umbra_l4;
 	if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy == PN_POLICY_POOL)
 		return &pn_protocol_umbra_pool;
+	if (sc->protocol.mode == PN_MODE_UMBRA && sc->protocol.policy == PN_POLICY_GEN2)
+		return &pn_protocol_umbra_gen2;
 	return pn_protocols[sc->protocol.mode];
 }

@@ -13,6 +13,7 @@
  */
 #include "umbra.h"
 
+#include <stdio.h>
 #include <string.h>
 
 uint32_t pn_umbra_generations(const struct pn_scenario *sc)
@@ -63,6 +64,17 @@ bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page)
 	/* aio_late_bind: the device offset is looked up when the I/O is dispatched (5.3) */
 	return (e->sc->protocol.mutations & PN_MUT_AIO_LATE_BIND) &&
 	       !pn_store_is_slru(&e->store, page);
+}
+
+bool pn_umbra_refuse_key(struct pn_proto_ctx *pc, const uint32_t at[2], const char *what)
+{
+	const struct pn_scenario *sc = pc->sc;
+	if (at[0]) {
+		snprintf(pc->svc->error, sizeof(pc->svc->error), "%s:%u:%u: %s", sc->path, at[0],
+			 at[1], what);
+		return true;
+	}
+	return pn_protocol_refuse_publish_steps(pc);
 }
 
 /* ---- the prototype ---- */
@@ -184,22 +196,23 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 				 pn_store_slot(&e->store, f->page));
 }
 
+void pn_umbra_check_frame_imaged(struct pn_proto_ctx *pc, uint32_t frame, const pn_lsn *image_redo)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	const struct pn_frame *f = pn_buf_frame(&e->buf, frame);
+	if (f->page >= e->heap_pages || image_redo[f->page] <= e->ckpt.redo_done)
+		check_frame(pc, frame);
+}
+
 const struct pn_protocol_ops pn_protocol_umbra = {
 	.name = "umbra-prototype",
 	.store_flags = PN_STORE_SLOTTED,
 	.generations = pn_umbra_generations,
 	.unsupported = pn_protocol_refuse_publish_steps,
 	.recheck = pn_protocol_recheck,
-	.format = format,
 	.file_size = pn_umbra_file_size,
 	.decide = pn_umbra_decide,
-	.shifted = shifted,
 	.bind_late = pn_umbra_bind_late,
-	.ckpt_begin = ckpt_begin,
-	.ckpt_durable_step = ckpt_durable_step,
-	.ckpt_io_done = ckpt_io_done,
-	.ckpt_control = ckpt_control,
-	.ckpt_end = ckpt_end,
-	.recovery_begin = recovery_begin,
 	.check_frame = check_frame,
+	PN_UMBRA_PROTOTYPE_HOOKS,
 };

@@ -313,6 +313,15 @@ static uint32_t generations(const struct pn_scenario *sc)
 	return 3; /* home and two spares */
 }
 
+/* protocol.generations, not read here, at its position when --mode umbra-pool chose the
+ * policy for a file that names it (the loader refuses it under policy pool). */
+static bool unsupported(struct pn_proto_ctx *pc)
+{
+	return pn_umbra_refuse_key(pc, pc->sc->protocol.generations_at,
+				   "protocol.generations is not read by policy pool (a home slot "
+				   "and two spares a page); remove it");
+}
+
 static bool init(struct pn_proto_ctx *pc)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
@@ -437,11 +446,7 @@ static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 /* R4, except for a page with an image since the completed checkpoint's redo (P5). */
 static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
-	if (f->page < e->heap_pages && pool_of(e)->image_redo[f->page] > e->ckpt.redo_done)
-		return;
-	pn_protocol_umbra.check_frame(pc, i);
+	pn_umbra_check_frame_imaged(pc, i, pool_of(pn_proto_engine(pc))->image_redo);
 }
 
 /* Space: the home slots and the spares ever taken (the pool a run needed). */
@@ -455,7 +460,7 @@ const struct pn_protocol_ops pn_protocol_umbra_pool = {
 	.name = "umbra-pool",
 	.store_flags = PN_STORE_SLOTTED,
 	.generations = generations,
-	.unsupported = pn_protocol_refuse_publish_steps,
+	.unsupported = unsupported,
 	.init = init,
 	.free = pool_free,
 	.recheck = pn_protocol_recheck,

@@ -1713,6 +1713,22 @@ static bool validate(struct loader *L)
 			L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
 			"protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
 			pn_policy_name(s->protocol.policy));
+	/* the pool (home + two spares) and gen2 (home + a second slot) place their slots */
+	bool fixed = s->protocol.mode == PN_MODE_UMBRA &&
+		     (s->protocol.policy == PN_POLICY_POOL || s->protocol.policy == PN_POLICY_GEN2);
+	yaml_mark_t m;
+	if (fixed && given(L, &s->protocol.generations, &m))
+		return fail(L, m, "protocol.generations is not read by policy %s (%s); remove it",
+			    pn_policy_name(s->protocol.policy),
+			    s->protocol.policy == PN_POLICY_POOL
+				    ? "a home slot and two spares a page"
+				    : "two slots a page");
+	if (fixed && s->protocol.policy == PN_POLICY_GEN2 && given(L, &s->protocol.layout, &m))
+		return fail(
+			L, m,
+			"protocol.layout is not read by policy gen2 (home slots first, then the second slots); remove it");
+	if (fixed && s->protocol.policy == PN_POLICY_GEN2 && given(L, &s->protocol.spare_slots, &m))
+		return fail(L, m, "protocol.spare_slots is read only by policy pool; remove it");
 	return validate_schedules(L) && validate_script(L) && validate_engine(L) &&
 	       key_positions(L);
 }

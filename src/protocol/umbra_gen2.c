@@ -1,0 +1,238 @@
+/*
+ * umbra_gen2.c: the umbra-gen2 row of the protocol table (protocol layer; issue 17's second
+ * space-saving policy, docs/protocol.md section 4e). Umbra with two generations a page and
+ * a full-page-image fallback.
+ *
+ * Every heap page has two slots: its home (slot 0, data file index = the page) and its
+ * second slot (index heap_pages + page), so a logical scan of the pages at home is one run
+ * and the second half of the file holds only the pages that shifted (a sparse file). The
+ * prototype with `generations: 2` rotates onto the other slot even when that slot may still
+ * be a recovery baseline (docs/umbra-findings.md F3). This row shifts only when the other
+ * slot is free for every possible recovery; otherwise the change takes a full-page image and
+ * the page stays where it is, as in fpw (shift_target, in the step of the record). That
+ * happens when a page changes after a checkpoint's redo pointer while the completed
+ * checkpoint and the running one (or its in-flight control write) name its two slots. The
+ * checkpoint, the selector (one byte a page, three areas, seq + CRC, R5) and recovery are
+ * the prototype's (umbra.c, called through its row); the row adds no metadata of its own.
+ *
+ * Rules (each names the mutant that breaks it; the scenarios are scenarios/less-space/):
+ *   G1 a shift goes to the other slot only when no possible recovery may read it: it is not
+ *      the page's current slot, the completed checkpoint's baseline, the in-flight control
+ *      write's baseline or any running checkpoint's snapshot; else the change carries its
+ *      full-page image (gen2_no_fallback rotates onto the other slot anyway, the
+ *      prototype's `generations: 2`). Checked at run time: shift_target reports a target
+ *      that is a baseline (protected_slot).
+ *   G2 the completed checkpoint's baseline becomes free only when the control file of a
+ *      checkpoint whose baselines do not name it is durable (ckpt_end), not when the next
+ *      checkpoint begins (gen2_early_reuse reclaims it at checkpoint begin: a page that
+ *      shifted in the last cycle shifts back over the baseline a crash before the running
+ *      checkpoint ends recovers from; G1's check reports it)
+ *   G3 a page that found no free slot takes its image in the record that changes it and
+ *      stays on its slot, which may be a baseline; its writes may tear it, redo restores the
+ *      image first (gen2_no_image stays without the image: R4 reports the page changed on
+ *      its baseline, and a torn write loses the change)
+ *   G4 R4 exempts exactly the pages of G3: a page with an image since the completed
+ *      checkpoint's redo pointer; every other page changed after it is off its baseline
+ *      (check_frame; umbra.c's R4 at publication). R3 is the checker's oracle here: the row
+ *      places the slots, so store.c's R3 does not apply (a G3 page writes its baseline).
+ *   G5 the selector is the prototype's: written and fsynced after the data fsync, before the
+ *      checkpoint record and the control file, in an area the completed checkpoint does not
+ *      name (selector_unsynced breaks it; the prototype's scenarios own that mutant)
+ *
+ * Keys: the row has two generations and places them itself; protocol.generations,
+ * protocol.layout and protocol.spare_slots are refused (scenario/load.c, and unsupported
+ * below when --mode picks this policy for a file that names them).
+ */
+#include "umbra.h"
+
+#include "protocols.h"
+
+#include <stdlib.h>
+
+struct gen2 {
+	pn_lsn *image_redo; /* page -> 1 + the redo pointer of its last fallback image */
+	uint8_t *second;    /* page -> its second slot was ever taken (the space metric) */
+	uint64_t seconds;   /* how many pages have */
+};
+
+static struct gen2 *gen2_of(const struct pn_engine *e)
+{
+	PN_ASSERT(e->pctx.state != NULL);
+	return e->pctx.state;
+}
+
+static uint32_t generations(const struct pn_scenario *sc)
+{
+	PN_ASSERT(sc->protocol.policy == PN_POLICY_GEN2);
+	return 2;
+}
+
+/* Page p's home slot is p, its second slot heap_pages + p. */
+static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
+{
+	const struct pn_engine *e = ctx;
+	PN_ASSERT(slot < 2 && page < e->heap_pages);
+	return (uint64_t)slot * e->heap_pages + page;
+}
+
+/* The slots some possible recovery may read for page p (G1, G2): its current slot, the
+ * completed checkpoint's baseline, every running checkpoint's snapshot and the in-flight
+ * control write's baseline. early: as gen2_early_reuse sees them, the completed
+ * checkpoint's baseline reclaimed as soon as a checkpoint is running. */
+static uint32_t needed(const struct pn_engine *e, uint32_t p, bool early)
+{
+	uint32_t busy = pn_ckpt_baselines_busy(&e->ckpt, p);
+	uint32_t mask = 1u << pn_store_slot(&e->store, p) | busy;
+	if (!early || !busy)
+		mask |= 1u << e->store.base_done[p];
+	if (e->store.inflight_valid)
+		mask |= 1u << e->store.base_inflight[p];
+	return mask;
+}
+
+static uint32_t fallback(struct pn_engine *e, uint32_t page)
+{
+	PN_TESTCASE("a gen2 shift falls back to a full-page image", true);
+	gen2_of(e)->image_redo[page] = pn_wal_redo(&e->wal) + 1;
+	return PN_SHIFT_IMAGE;
+}
+
+/* G1: the other slot when no recovery needs it, else an image (G3). */
+static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	uint32_t mut = e->sc->protocol.mutations;
+	PN_ASSERT(page < e->heap_pages);
+	uint32_t other = 1u - pn_store_slot(&e->store, page);
+	uint32_t mask = needed(e, page, (mut & PN_MUT_GEN2_EARLY_REUSE) != 0);
+	if ((mask & (1u << other)) && !(mut & PN_MUT_GEN2_NO_FALLBACK)) {
+		if (!(mut & PN_MUT_GEN2_NO_IMAGE))
+			return fallback(e, page);
+		return pn_store_slot(&e->store, page); /* the bug: stays, without an image */
+	}
+	if (needed(e, page, false) & (1u << other)) /* G1's check */
+		pn_svc_violation(&e->svc, PN_VIOL_PROTECTED_SLOT, page,
+				 "page %u shifts onto slot %u, still a recovery baseline (G1)",
+				 page, other);
+	return other;
+}
+
+/* G4: R4, except for a page with an image since the completed checkpoint's redo. */
+static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
+{
+	pn_umbra_check_frame_imaged(pc, i, gen2_of(pn_proto_engine(pc))->image_redo);
+}
+
+/* The keys this row does not read, at their position when the loader saw them under
+ * another policy (--mode umbra-gen2). */
+static bool unsupported(struct pn_proto_ctx *pc)
+{
+	const struct pn_scenario *sc = pc->sc;
+	if (sc->protocol.generations_at[0])
+		return pn_umbra_refuse_key(pc, sc->protocol.generations_at,
+					   "protocol.generations is not read by policy gen2 (two "
+					   "slots a page); remove it");
+	return pn_umbra_refuse_key(pc, sc->protocol.layout_at,
+				   "protocol.layout is not read by policy gen2 (home slots first, "
+				   "then the second slots); remove it");
+}
+
+static bool init(struct pn_proto_ctx *pc)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->pctx.state == NULL);
+	struct gen2 *g = calloc(1, sizeof *g);
+	if (!g)
+		return false;
+	e->pctx.state = g;
+	if (!(g->image_redo = calloc(e->heap_pages, sizeof(pn_lsn))) ||
+	    !(g->second = calloc(e->heap_pages, 1)))
+		return false;
+	pn_store_set_placement(&e->store, 2ull * e->heap_pages, place, e);
+	return true;
+}
+
+static void gen2_free(struct pn_proto_ctx *pc)
+{
+	struct gen2 *g = pc->state;
+	if (!g)
+		return;
+	free(g->image_redo);
+	free(g->second);
+	free(g);
+	pc->state = NULL;
+}
+
+/* ---- the prototype's hooks (umbra.c), through its row ---- */
+
+static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	struct gen2 *g = gen2_of(e);
+	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
+	if (target == 1 && page < e->heap_pages && !g->second[page]) {
+		g->second[page] = 1;
+		g->seconds++;
+	}
+	pn_protocol_umbra.shifted(pc, frame, target, lsn);
+}
+
+/* Space as the pool counts it: the home slots and the second slots ever taken (not only
+ * those written by the end of the run). */
+static void finish_metrics(struct pn_proto_ctx *pc)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	e->m.slots_used = (uint64_t)e->heap_pages + gen2_of(e)->seconds;
+}
+
+static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+{
+	pn_protocol_umbra.ckpt_begin(pc, run);
+}
+
+static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+{
+	return pn_protocol_umbra.ckpt_durable_step(pc, run);
+}
+
+static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+{
+	pn_protocol_umbra.ckpt_io_done(pc, run);
+}
+
+static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
+{
+	pn_protocol_umbra.ckpt_control(pc, run);
+}
+
+static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
+{
+	pn_protocol_umbra.ckpt_end(pc, run); /* G2: the other slot is free from here */
+}
+
+static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
+{
+	pn_protocol_umbra.format(pc, write, ctx);
+}
+
+static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
+{
+	return pn_protocol_umbra.recovery_begin(pc, c);
+}
+
+const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
+	.name = "umbra-gen2",
+	.store_flags = PN_STORE_SLOTTED,
+	.generations = generations,
+	.unsupported = unsupported,
+	.init = init,
+	.free = gen2_free,
+	.recheck = pn_protocol_recheck,
+	.file_size = pn_umbra_file_size,
+	.decide = pn_umbra_decide,
+	.shift_target = shift_target,
+	.bind_late = pn_umbra_bind_late,
+	.check_frame = check_frame,
+	.finish_metrics = finish_metrics,
+	PN_UMBRA_PROTOTYPE_HOOKS,
+};
