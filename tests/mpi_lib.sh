@@ -20,7 +20,7 @@ mpi_args() {
 mpi_run() {
 	local np=$1
 	shift
-	timeout "${PN_MPI_TIMEOUT:-300}" "$mpiexec" --allow-run-as-root --oversubscribe --mca btl self,vader -np "$np" \
+	timeout -k 10 "${PN_MPI_TIMEOUT:-300}" "$mpiexec" --allow-run-as-root --oversubscribe --mca btl self,vader -np "$np" \
 		"$@" </dev/null
 }
 
