@@ -7,18 +7,16 @@
 # crash states, states recovered, both per wall second, and for MPI the units and the messages
 # and bytes through rank 0 (its "mpi:" line), with bytes per unit.
 set -u
-if [[ $# -lt 1 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" >&2
-	exit 2
-fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/lib.sh"
+pn_bench_usage 1 "PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" "$@"
 bin=$1
 rounds=${2:-1}
 scenario=${3:-$(dirname "$0")/jobs-big.yaml}
 shift $(($# < 3 ? $# : 3))
 mpiexec=${MPIEXEC:-mpirun}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_mpi.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-echo "scenario $scenario, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+pn_bench_tmp mpi
+echo "scenario $scenario, $(pn_bench_machine)"
 printf '%-6s %-9s %8s %10s %10s %10s %12s %6s %8s %10s %10s\n' round how wall_s states \
 	recovered states/s recovered/s units messages bytes bytes/unit
 TIMEFORMAT='%R'
@@ -32,9 +30,7 @@ for ((k = 1; k <= rounds; k++)); do
 		esac
 		wall=$( { time "${run[@]}" "$scenario" "$@" --quiet --traces "$tmp/tr" \
 			--json "$tmp/$how.json" >"$tmp/$how.txt" 2>&1 </dev/null; } 2>&1 )
-		read -r states rec < <(python3 -c 'import json,sys
-s = json.load(open(sys.argv[1]))["scenarios"]
-print(sum(x["crash_states"] for x in s), sum(x["recoveries"] for x in s))' "$tmp/$how.json")
+		read -r states rec < <(pn_bench_counts "$tmp/$how.json")
 		read -r units msgs bytes < <(sed -nE \
 			's/^mpi: .* ([0-9]+) units, ([0-9]+) messages, ([0-9]+) bytes.*/\1 \2 \3/p' \
 			"$tmp/$how.txt")

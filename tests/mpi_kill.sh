@@ -11,13 +11,11 @@
 #      silent partial result).
 # And: --mpi with --jobs exits 2 with a message.
 set -u
-if [[ $# -lt 3 ]]; then
-	echo "usage: $0 PENUMBRA MPIEXEC CHECK_ARG..." >&2
-	exit 2
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/mpi_lib.sh
-. "$here/mpi_lib.sh"
+name=mpi_kill
+# shellcheck source=tests/same_lib.sh
+. "$here/same_lib.sh"
+same_usage 3 "PENUMBRA MPIEXEC CHECK_ARG..." "$@"
 mpi_args "$@"
 fail=0
 bad() {
@@ -31,26 +29,18 @@ run() { # run DIR [ENV=V...] -- NP|serial CHECK_OPTION...
 	shift
 	local np=$1
 	shift
-	mkdir -p "$d/tr"
 	if [[ $np == serial ]]; then
-		(cd "$d" && "$bin" check "${args[@]}" "$@" --quiet --traces tr --json out.json \
-			--junit out.xml >out.txt 2>err.txt; echo $? >rc)
+		same_check "$d" -- "$@"
 	else
-		(cd "$d" && mpi_run "$np" "${envs[@]}" "$bin" check "${args[@]}" "$@" --quiet \
-			--traces tr --json out.json --junit out.xml >out.txt 2>err.txt; echo $? >rc)
+		same_check "$d" mpi_run "$np" "${envs[@]}" -- "$@"
 	fi
 	for e in "${envs[@]}"; do [[ $e == -x ]] || unset "${e%%=*}"; done
-	mpi_normalise "$d"
 }
 same() { # same DIR: DIR's outputs are j1's
-	for f in rc json xml txt; do
-		if ! diff -u "$tmp/j1/$f" "$tmp/$1/$f" >"$tmp/diff"; then
-			bad "$1 differs from --jobs 1 in $f:"
-			head -30 "$tmp/diff"
-			cat "$tmp/$1/err.txt"
-		fi
-	done
-	diff -r "$tmp/j1/tr" "$tmp/$1/tr" >/dev/null 2>&1 || bad "$1 wrote other traces"
+	same_diff "$tmp/j1" "$tmp/$1" "$1" || {
+		cat "$tmp/$1/err.txt"
+		fail=1
+	}
 }
 run j1 -- serial
 grep -q '"verdict"' "$tmp/j1/out.json" || bad "--jobs 1 checked nothing: $(cat "$tmp/j1/err.txt")"
