@@ -32,7 +32,7 @@ for ((k = 1; k <= rounds; k++)); do
 			--json "$tmp/$how.json" >"$tmp/$how.txt" 2>&1 </dev/null; } 2>&1 )
 		read -r states rec < <(pn_bench_counts "$tmp/$how.json")
 		read -r units msgs bytes < <(sed -nE \
-			's/^mpi: .* ([0-9]+) units, ([0-9]+) messages, ([0-9]+) bytes.*/\1 \2 \3/p' \
+			's/^mpi: .* ([0-9]+) units[^,]*, ([0-9]+) messages, ([0-9]+) bytes.*/\1 \2 \3/p' \
 			"$tmp/$how.txt")
 		awk -v k="$k" -v h="$how" -v w="$wall" -v st="$states" -v r="$rec" -v u="${units:--}" \
 			-v m="${msgs:--}" -v b="${bytes:--}" 'BEGIN {

@@ -5,7 +5,8 @@
 #      the unit is checked again, the outputs are those of --jobs 1, and stderr says so.
 #   2. PN_TEST_MPI_HANG=2 with --rank-timeout 3: rank 2 hangs (pause()) on its first unit:
 #      rank 0 names it lost, hands its unit to rank 1, the outputs are those of --jobs 1, the
-#      exit status too (the job ends with MPI_Abort carrying it).
+#      exit status too (the job ends with MPI_Abort carrying it). The same at -np 2 with rank 1
+#      hung: rank 0, left alone, checks the rest itself.
 #   3. PN_TEST_MPI_DIE=1: rank 1 itself is killed (SIGKILL): mpirun ends the job; the exit
 #      status is not 0, rank 1 is named, and any JSON written is marked interrupted (never a
 #      silent partial result).
@@ -50,18 +51,27 @@ same kill
 grep -q 'rank 1 (pid [0-9]* on .*): its checking process died of signal 9; unit [0-9]* of .* is handed out again' \
 	"$tmp/kill/err.txt" || bad "kill: stderr does not name rank 1 and its unit: $(cat "$tmp/kill/err.txt")"
 
-PN_MPI_TIMEOUT=60 run hang PN_TEST_MPI_HANG=2 -- 3 --rank-timeout 3
 # The job ends with MPI_Abort(exit status); Open MPI 4.1.4's mpirun then sometimes crashes in
 # its own finalize (status 139) or hangs until the timeout (124; 137 when it ignores the
 # TERM and is killed 10 s later) with a hung rank: the status
 # is checked only when mpirun itself came through (docs/cluster.md "Faults").
-case $(cat "$tmp/hang/rc") in
-124 | 137 | 139) echo "mpi_kill: hang: mpirun itself ended with $(cat "$tmp/hang/rc") after MPI_Abort"
-	cp "$tmp/j1/rc" "$tmp/hang/rc" ;;
-esac
+aborted() { # aborted DIR: DIR's exit status taken as j1's when mpirun itself failed
+	case $(cat "$tmp/$1/rc") in
+	124 | 137 | 139) echo "mpi_kill: $1: mpirun itself ended with $(cat "$tmp/$1/rc") after MPI_Abort"
+		cp "$tmp/j1/rc" "$tmp/$1/rc" ;;
+	esac
+}
+PN_MPI_TIMEOUT=60 run hang PN_TEST_MPI_HANG=2 -- 3 --rank-timeout 3
+aborted hang
 same hang
 grep -q 'rank 2 (pid [0-9]* on .*) sent nothing for 3 s: it died or hangs; unit [0-9]* of .* is handed to another rank' \
 	"$tmp/hang/err.txt" || bad "hang: stderr does not name rank 2 and its unit: $(cat "$tmp/hang/err.txt")"
+# -np 2, rank 1 hangs: rank 0 is left alone and checks the rest itself.
+PN_MPI_TIMEOUT=60 run alone PN_TEST_MPI_HANG=1 -- 2 --rank-timeout 3
+aborted alone
+same alone
+grep -q 'rank 1 (pid [0-9]* on .*) sent nothing for 3 s' "$tmp/alone/err.txt" ||
+	bad "alone: stderr does not name rank 1: $(cat "$tmp/alone/err.txt")"
 
 run die PN_TEST_MPI_DIE=1 -- 3
 [[ $(cat "$tmp/die/rc") -ne 0 ]] || bad "die: exit 0 with rank 1 killed"

@@ -5,7 +5,7 @@
 # Runs both in directories of their own with `--traces tr` and compares (tests/same_lib.sh):
 # the JSON without its timing keys and "ranks" (which must be NP), the JUnit XML without its
 # time attributes, the readable output without its seconds and MPI lines, every trace file,
-# the exit status.
+# the exit status; and that rank 0 checked units itself (with NP up to 8).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 name=mpi_same
@@ -27,5 +27,10 @@ fi
 same_checked "$tmp/j1"
 same_diff "$tmp/j1" "$tmp/np" "-np $np" || fail=1
 grep '^mpi: ' "$tmp/np/out.txt"
+own=$(sed -nE 's/^mpi: .* units \(([0-9]+) on rank 0\).*/\1/p' "$tmp/np/out.txt")
+if [[ $np -le 8 && ${own:-0} -eq 0 ]]; then
+	echo "mpi_same: with -np $np rank 0 checked no unit (${own:-no mpi: line})"
+	fail=1
+fi
 echo "mpi_same: $n scenarios, $states crash states, exit $(cat "$tmp/j1/rc"): -np $np $( ((fail)) && echo DIFFERS || echo "gives the same")"
 exit $fail
