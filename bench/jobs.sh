@@ -11,7 +11,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
-pn_bench_usage 1 "PENUMBRA_BINARY [N [ROUNDS [SCENARIO [CHECK_ARG...]]]]" "$@"
+same_usage 1 "PENUMBRA_BINARY [N [ROUNDS [SCENARIO [CHECK_ARG...]]]]" "$@"
 bin=$1
 n=${2:-2}
 rounds=${3:-3}

@@ -1,6 +1,7 @@
 # lib.sh: sourced by bench/states.sh, bench/run.sh, bench/jobs.sh and bench/mpi.sh (not run
 # by itself).
-#   pn_bench_usage MIN USAGE ARG...  exits 2 with "usage: $0 USAGE" when fewer than MIN ARGs;
+#   same_usage MIN USAGE ARG...  (tests/same_lib.sh, sourced here) exits 2 with "usage: $0
+#                       USAGE" when fewer than MIN ARGs;
 #   pn_bench_tmp NAME   sets $tmp to a new mktemp directory, removed at exit (pn_bench_cleanup);
 #   pn_bench_machine    prints the cores and the load average (no newline);
 #   pn_bench_counts JSON  prints the crash states and the recoveries summed over the
@@ -11,6 +12,8 @@
 #   pn_bench_ref REF    sets $ref to PN_BENCH_REF_BIN or to the penumbra of commit REF, built
 #                       as Release in a temporary git worktree under $tmp;
 #   pn_bench_cleanup    removes that worktree and $tmp (the callers' EXIT trap).
+# shellcheck source=tests/same_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/same_lib.sh"
 pn_bench_cleanup() {
 	if [[ -d $tmp/ref-src ]]; then
 		git -C "$here" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1
@@ -40,14 +43,6 @@ pn_bench_ref() {
 pn_bench_new_ref() {
 	pn_bench_build_new || exit 2
 	pn_bench_ref "$1" || exit 2
-}
-pn_bench_usage() {
-	local min=$1 usage=$2
-	shift 2
-	if [[ $# -lt $min ]]; then
-		echo "usage: $0 $usage" >&2
-		exit 2
-	fi
 }
 pn_bench_tmp() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_$1.XXXXXX") || exit 2

@@ -11,7 +11,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
-pn_bench_usage 1 "PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" "$@"
+same_usage 1 "PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" "$@"
 bin=$1
 rounds=${2:-1}
 scenario=${3:-$(dirname "$0")/jobs-big.yaml}
