@@ -9,18 +9,16 @@
 # the best round of each (least wall time) side by side, with the CPU the units cost beyond
 # --jobs 1 (reruns of the schedule, surveys, states met again: docs/checker.md section 12).
 set -u
-if [[ $# -lt 1 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY [N [ROUNDS [SCENARIO [CHECK_ARG...]]]]" >&2
-	exit 2
-fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/lib.sh"
+same_usage 1 "PENUMBRA_BINARY [N [ROUNDS [SCENARIO [CHECK_ARG...]]]]" "$@"
 bin=$1
 n=${2:-2}
 rounds=${3:-3}
 scenario=${4:-$(dirname "$0")/jobs-big.yaml}
 shift $(($# < 4 ? $# : 4))
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_jobs.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-echo "scenario $scenario, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+pn_bench_tmp jobs
+echo "scenario $scenario, $(pn_bench_machine)"
 printf '%-6s %-5s %8s %8s %10s %10s %12s %12s\n' round jobs wall_s cpu_s states recovered \
 	states/s recovered/s
 TIMEFORMAT='%R %U %S'
@@ -29,9 +27,7 @@ for ((k = 1; k <= rounds; k++)); do
 		t=$( { time "$bin" check "$scenario" "$@" --jobs "$j" --quiet --traces "$tmp/tr" \
 			--json "$tmp/$j.json" >/dev/null 2>&1; } 2>&1 )
 		read -r wall user sys <<<"$t"
-		read -r states rec < <(python3 -c 'import json,sys
-s = json.load(open(sys.argv[1]))["scenarios"][0]
-print(s["crash_states"], s["recoveries"])' "$tmp/$j.json")
+		read -r states rec < <(pn_bench_counts "$tmp/$j.json")
 		echo "$j $wall $user $sys $states $rec" >>"$tmp/runs"
 		awk -v k="$k" -v j="$j" -v w="$wall" -v u="$user" -v s="$sys" -v st="$states" -v r="$rec" 'BEGIN {
 			printf "%-6s %-5s %8.2f %8.2f %10d %10d %12.0f %12.0f\n", k, j, w, u + s, st, r, st / w, r / w }'

@@ -4,24 +4,24 @@
 # (docs/cluster.md). Not a test: timings are the machine's. Usage:
 #   bench/mpi.sh PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]
 # (defaults: ROUNDS 1, SCENARIO bench/jobs-big.yaml). Each line: the way it ran, wall seconds,
-# crash states, states recovered, both per wall second, and for MPI the units and the messages
-# and bytes through rank 0 (its "mpi:" line), with bytes per unit.
+# CPU seconds (user + system of the run and its children: mpirun's ranks are its children on
+# one machine), crash states, states recovered, both per wall second, and for MPI the units,
+# those rank 0 checked itself, the messages and bytes through rank 0 (its "mpi:" line), with
+# bytes per unit sent to another rank.
 set -u
-if [[ $# -lt 1 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" >&2
-	exit 2
-fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/lib.sh"
+same_usage 1 "PENUMBRA_BINARY [ROUNDS [SCENARIO [CHECK_ARG...]]]" "$@"
 bin=$1
 rounds=${2:-1}
 scenario=${3:-$(dirname "$0")/jobs-big.yaml}
 shift $(($# < 3 ? $# : 3))
 mpiexec=${MPIEXEC:-mpirun}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_mpi.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-echo "scenario $scenario, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-9s %8s %10s %10s %10s %12s %6s %8s %10s %10s\n' round how wall_s states \
-	recovered states/s recovered/s units messages bytes bytes/unit
-TIMEFORMAT='%R'
+pn_bench_tmp mpi
+echo "scenario $scenario, $(pn_bench_machine)"
+printf '%-6s %-6s %7s %7s %8s %9s %9s %11s %6s %5s %8s %8s %10s\n' round how wall_s cpu_s \
+	states recovered states/s recovered/s units own messages bytes bytes/unit
+TIMEFORMAT='%R %U %S'
 for ((k = 1; k <= rounds; k++)); do
 	for how in jobs1 jobs2 np2 np3; do
 		case $how in
@@ -30,17 +30,18 @@ for ((k = 1; k <= rounds; k++)); do
 		np*) run=("$mpiexec" --allow-run-as-root --oversubscribe --mca btl self,vader
 			-np "${how#np}" "$bin" check) ;;
 		esac
-		wall=$( { time "${run[@]}" "$scenario" "$@" --quiet --traces "$tmp/tr" \
+		t=$( { time "${run[@]}" "$scenario" "$@" --quiet --traces "$tmp/tr" \
 			--json "$tmp/$how.json" >"$tmp/$how.txt" 2>&1 </dev/null; } 2>&1 )
-		read -r states rec < <(python3 -c 'import json,sys
-s = json.load(open(sys.argv[1]))["scenarios"]
-print(sum(x["crash_states"] for x in s), sum(x["recoveries"] for x in s))' "$tmp/$how.json")
-		read -r units msgs bytes < <(sed -nE \
-			's/^mpi: .* ([0-9]+) units, ([0-9]+) messages, ([0-9]+) bytes.*/\1 \2 \3/p' \
+		read -r wall user sys <<<"$t"
+		read -r states rec < <(pn_bench_counts "$tmp/$how.json")
+		read -r units own msgs bytes < <(sed -nE \
+			's/^mpi: .* ([0-9]+) units \(([0-9]+) on rank 0\), ([0-9]+) messages, ([0-9]+) bytes.*/\1 \2 \3 \4/p' \
 			"$tmp/$how.txt")
-		awk -v k="$k" -v h="$how" -v w="$wall" -v st="$states" -v r="$rec" -v u="${units:--}" \
-			-v m="${msgs:--}" -v b="${bytes:--}" 'BEGIN {
-			printf "%-6s %-9s %8.2f %10d %10d %10.0f %12.0f %6s %8s %10s %10s\n", k, h, w, st,
-				r, st / w, r / w, u, m, b, (u == "-" ? "-" : sprintf("%.0f", b / u)) }'
+		awk -v k="$k" -v h="$how" -v w="$wall" -v c="$user $sys" -v st="$states" -v r="$rec" \
+			-v u="${units:--}" -v o="${own:--}" -v m="${msgs:--}" -v b="${bytes:--}" 'BEGIN {
+			split(c, cs, " ")
+			printf "%-6s %-6s %7.2f %7.2f %8d %9d %9.0f %11.0f %6s %5s %8s %8s %10s\n", k, h, w,
+				cs[1] + cs[2], st, r, st / w, r / w, u, o, m, b,
+				(u == "-" || u == o ? "-" : sprintf("%.0f", b / (u - o))) }'
 	done
 done

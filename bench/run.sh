@@ -23,12 +23,10 @@ scenario=${4:-$here/scenarios/results/pgbench-scale10.yaml}
 	echo "$0: needs /usr/bin/time (Debian package time)" >&2
 	exit 2
 }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_run.XXXXXX") || exit 2
 . "$here/bench/lib.sh"
-trap pn_bench_cleanup EXIT
-pn_bench_build_new || exit 2
-pn_bench_ref "$ref_commit" || exit 2
-echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); new $(
+pn_bench_tmp run
+pn_bench_new_ref "$ref_commit"
+echo "$(pn_bench_machine); new $(
 	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +)," \
 	"ref $ref_commit; $(basename "$scenario"), best of $rounds"
 TIMEFORMAT='%3R %3U %3S'

@@ -22,12 +22,10 @@ if [[ ${#scenarios[@]} -eq 0 ]]; then
 		scenarios+=("$here/scenarios/protocols/$m-random.yaml")
 	done
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_bench_states.XXXXXX") || exit 2
 . "$here/bench/lib.sh"
-trap pn_bench_cleanup EXIT
-pn_bench_build_new || exit 2
-pn_bench_ref "$ref_commit" || exit 2
-echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); new $(
+pn_bench_tmp states
+pn_bench_new_ref "$ref_commit"
+echo "$(pn_bench_machine); new $(
 	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +), ref $ref_commit"
 TIMEFORMAT='%U %S'
 # one run: prints "cpu_s states recoveries" of binary $1 on scenario $2

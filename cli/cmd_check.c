@@ -41,7 +41,9 @@
  *      runs the --jobs loop over ranks instead of children (run_ranks: cli/mpirank.h M1-M3):
  *      every other rank loads the same files and serves units; rank 0 alone opens the
  *      outputs, writes the traces and prints, and gives what --jobs 1 gives but for the
- *      timings, plus "ranks" in the JSON and the rank count on the check: line.
+ *      timings, plus "ranks" in the JSON and the rank count on the check: line. With at
+ *      most PN_MPI_LEAD_CHECKS_UPTO ranks, or every other rank lost, rank 0 also checks
+ *      units, one at a time in a child of its own (spawn, drain, reap as for --jobs).
  *
  * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
  *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
@@ -866,6 +868,19 @@ static void no_result(const struct job *j, int status, char *why, size_t len)
 			 WEXITSTATUS(status));
 }
 
+/* U1: the children of units of `it` after a violation are killed (their results dropped). */
+static void cancel_jobs(struct run *r, const struct item *it)
+{
+	for (size_t i = 0; i < r->a->jobs; i++) {
+		struct job *o = &r->jobs[i];
+		if (o->pid > 0 && o->it == it && !o->finish && !o->cancelled &&
+		    pn_plan_cancelled(it->plan, o->unit)) {
+			o->cancelled = true;
+			kill(o->pid, SIGKILL); /* not reaped yet: the pid is still its own */
+		}
+	}
+}
+
 /* The child closed its pipe: reap it; its result, or why it has none. */
 static void reap(struct run *r, struct job *j)
 {
@@ -903,14 +918,7 @@ static void reap(struct run *r, struct job *j)
 		pn_plan_failed(it->plan, unit, why);
 	}
 	pn_unit_result_free(&res);
-	for (size_t i = 0; i < r->a->jobs; i++) { /* U1: units after a violation */
-		struct job *o = &r->jobs[i];
-		if (o->pid > 0 && o->it == it && !o->finish && !o->cancelled &&
-		    pn_plan_cancelled(it->plan, o->unit)) {
-			o->cancelled = true;
-			kill(o->pid, SIGKILL); /* not reaped yet: the pid is still its own */
-		}
-	}
+	cancel_jobs(r, it);
 }
 
 /* The next job for a free slot: a ready unit of the first item that has one, or the trace
@@ -1067,6 +1075,32 @@ static void rank_trace(struct run *r, struct item *it)
 	pn_mpi_touch();
 }
 
+/* Up to this many ranks, rank 0 checks units too, one at a time in a child process of its
+ * own as --jobs does (K9): one checking process more where it counts; beyond, it only leads.
+ * With every other rank lost it checks the rest itself, whatever the count. */
+#define PN_MPI_LEAD_CHECKS_UPTO 8
+
+struct rank_counts {
+	uint64_t units, own; /* handed out, of them checked by rank 0 */
+};
+
+static bool lead_checks(const struct run *r)
+{
+	return r->ranks <= PN_MPI_LEAD_CHECKS_UPTO || pn_mpi_live() == 0;
+}
+
+/* U1 after a violation in `it`: the units after it cancelled on their ranks and on rank 0. */
+static void rank_cancel(struct run *r, const struct item *it)
+{
+	for (int k = 1; k < r->ranks; k++) {
+		uint32_t item, unit;
+		if (pn_mpi_busy(k, &item, &unit) && &r->items[item] == it &&
+		    pn_plan_cancelled(it->plan, unit))
+			pn_mpi_cancel(k);
+	}
+	cancel_jobs(r, it);
+}
+
 /* A unit's answer, or its rank lost: merged, or handed out again (U5); units after a
  * violation cancelled on their ranks (U1). */
 static void rank_answer(struct run *r, struct pn_mpi_event *ev)
@@ -1096,44 +1130,69 @@ static void rank_answer(struct run *r, struct pn_mpi_event *ev)
 			pn_unit_result_free(&res);
 		return; /* dropped (U1) */
 	}
-	if (got)
+	if (got) {
+		r->states_done += res.res.crash_states;
 		pn_plan_done(it->plan, ev->unit, &res);
-	else
-		pn_plan_failed(it->plan, ev->unit, why);
-	if (got)
 		pn_unit_result_free(&res);
-	for (int k = 1; k < r->ranks; k++) {
-		uint32_t item, unit;
-		if (pn_mpi_busy(k, &item, &unit) && item == ev->item &&
-		    pn_plan_cancelled(it->plan, unit))
-			pn_mpi_cancel(k);
+	} else {
+		pn_plan_failed(it->plan, ev->unit, why);
 	}
+	rank_cancel(r, it);
 }
 
-/* Hands a unit to every idle rank (a trace is written here); false when no rank is busy. */
-static bool rank_dispatch(struct run *r, uint64_t *units)
+/* Hands a unit to every idle rank, and to rank 0's own child when it checks (a trace is
+ * written here); false when no rank and no child of rank 0 is busy. */
+static bool rank_dispatch(struct run *r, struct rank_counts *c)
 {
 	bool busy = false;
+	struct job j;
+	struct pn_unit u;
 	for (int k = 1; k < r->ranks; k++) {
-		struct job j;
-		struct pn_unit u;
 		while (!stop_signal && pn_mpi_idle(k) && next_job(r, &j, &u)) {
 			if (j.finish) {
 				rank_trace(r, j.it);
 				continue;
 			}
 			pn_mpi_send_unit(k, (uint32_t)(j.it - r->items), j.unit, &u);
-			++*units;
+			c->units++;
 		}
 		uint32_t item, unit;
 		busy |= pn_mpi_busy(k, &item, &unit);
 	}
-	return busy;
+	struct job *own = &r->jobs[0];
+	while (!stop_signal && own->pid == 0 && lead_checks(r) && next_job(r, &j, &u)) {
+		if (j.finish) {
+			rank_trace(r, j.it);
+			continue;
+		}
+		*own = j;
+		spawn(r, own, &u);
+		c->units++;
+		c->own++;
+	}
+	return busy || own->pid > 0;
 }
 
-/* The end of an MPI check: the units still in work when it stopped (K5), the items no rank
- * was left to check (M2: errors, never a silent partial result), the message counts. */
-static void rank_end(struct run *r, uint64_t units)
+/* Rank 0's own unit: its child's messages read, the child reaped and its unit merged when it
+ * is done (as --jobs does, K4), the units after a violation cancelled everywhere. */
+static void rank_own(struct run *r)
+{
+	struct job *own = &r->jobs[0];
+	struct pollfd p = {.fd = own->fd, .events = POLLIN};
+	while (own->pid > 0 && poll(&p, 1, 0) > 0) {
+		if (!drain(r, own)) {
+			struct item *it = own->it;
+			bool unit = !own->finish;
+			reap(r, own);
+			if (unit)
+				rank_cancel(r, it);
+		}
+	}
+}
+
+/* The end of an MPI check: the units still in work when it stopped (K5), the message
+ * counts. */
+static void rank_end(struct run *r, const struct rank_counts *c)
 {
 	for (int k = 1; k < r->ranks; k++) {
 		uint32_t item, unit;
@@ -1143,44 +1202,41 @@ static void rank_end(struct run *r, uint64_t units)
 			fprintf(stderr, "penumbra check: stopped while %s checked unit %u of %s\n",
 				who, unit, r->items[item].name);
 	}
-	for (size_t i = 0; i < r->n && !stop_signal && pn_mpi_live() == 0; i++) {
-		struct item *it = &r->items[i];
-		if (it->done)
-			continue;
-		it->out.rc = 2;
-		it->out.res.error = true;
-		snprintf(it->out.error, sizeof(it->out.error),
-			 "not checked: every rank but rank 0 was lost (see above)");
-		mark_done(r, it);
-	}
 	uint64_t messages, bytes;
 	pn_mpi_stop(&messages, &bytes);
 	pn_progress_clear(&r->prog);
 	fprintf(r->human,
-		"mpi: %d ranks (%d checking at the end), %llu units, %llu messages, "
-		"%llu bytes through rank 0\n",
-		r->ranks, pn_mpi_live(), (unsigned long long)units, (unsigned long long)messages,
-		(unsigned long long)bytes);
+		"mpi: %d ranks (%d checking at the end), %llu units (%llu on rank 0), %llu "
+		"messages, %llu bytes through rank 0\n",
+		r->ranks, pn_mpi_live(), (unsigned long long)c->units, (unsigned long long)c->own,
+		(unsigned long long)messages, (unsigned long long)bytes);
 }
 
 static void run_ranks(struct run *r)
 {
-	uint64_t units = 0;
+	struct rank_counts c = {0};
 	pn_mpi_lead(r->ranks, (double)r->a->rank_timeout_s);
-	while (rank_dispatch(r, &units) && !stop_signal) {
+	r->jobs = calloc(r->a->jobs, sizeof(*r->jobs)); /* slot 0: rank 0's own unit */
+	PN_ASSERT(r->jobs != NULL);
+	while (rank_dispatch(r, &c) && !stop_signal) {
 		struct pn_mpi_event ev;
 		print_ready(r);
-		if (pn_mpi_next(&ev, PN_PROGRESS_INTERVAL_MS))
+		if (pn_mpi_next(&ev, r->jobs[0].pid > 0 ? 2 : PN_PROGRESS_INTERVAL_MS))
 			rank_answer(r, &ev);
+		rank_own(r);
 		print_ready(r);
-		pn_progress_update(&r->prog, r->done, r->states_done, false);
+		pn_progress_update(&r->prog, r->done, live_states(r), false);
 	}
+	if (stop_signal)
+		stop_children(r);
 	print_ready(r);
-	rank_end(r, units);
+	rank_end(r, &c);
 	for (size_t i = 0; i < r->n; i++) {
 		pn_plan_free(r->items[i].plan);
 		r->items[i].plan = NULL;
 	}
+	free(r->jobs);
+	r->jobs = NULL;
 }
 
 /* A rank other than 0: the same scenarios loaded, units served until rank 0 stops. */

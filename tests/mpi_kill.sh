@@ -5,19 +5,18 @@
 #      the unit is checked again, the outputs are those of --jobs 1, and stderr says so.
 #   2. PN_TEST_MPI_HANG=2 with --rank-timeout 3: rank 2 hangs (pause()) on its first unit:
 #      rank 0 names it lost, hands its unit to rank 1, the outputs are those of --jobs 1, the
-#      exit status too (the job ends with MPI_Abort carrying it).
+#      exit status too (the job ends with MPI_Abort carrying it). The same at -np 2 with rank 1
+#      hung: rank 0, left alone, checks the rest itself.
 #   3. PN_TEST_MPI_DIE=1: rank 1 itself is killed (SIGKILL): mpirun ends the job; the exit
 #      status is not 0, rank 1 is named, and any JSON written is marked interrupted (never a
 #      silent partial result).
 # And: --mpi with --jobs exits 2 with a message.
 set -u
-if [[ $# -lt 3 ]]; then
-	echo "usage: $0 PENUMBRA MPIEXEC CHECK_ARG..." >&2
-	exit 2
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/mpi_lib.sh
-. "$here/mpi_lib.sh"
+name=mpi_kill
+# shellcheck source=tests/same_lib.sh
+. "$here/same_lib.sh"
+same_usage 3 "PENUMBRA MPIEXEC CHECK_ARG..." "$@"
 mpi_args "$@"
 fail=0
 bad() {
@@ -31,26 +30,18 @@ run() { # run DIR [ENV=V...] -- NP|serial CHECK_OPTION...
 	shift
 	local np=$1
 	shift
-	mkdir -p "$d/tr"
 	if [[ $np == serial ]]; then
-		(cd "$d" && "$bin" check "${args[@]}" "$@" --quiet --traces tr --json out.json \
-			--junit out.xml >out.txt 2>err.txt; echo $? >rc)
+		same_check "$d" -- "$@"
 	else
-		(cd "$d" && mpi_run "$np" "${envs[@]}" "$bin" check "${args[@]}" "$@" --quiet \
-			--traces tr --json out.json --junit out.xml >out.txt 2>err.txt; echo $? >rc)
+		same_check "$d" mpi_run "$np" "${envs[@]}" -- "$@"
 	fi
 	for e in "${envs[@]}"; do [[ $e == -x ]] || unset "${e%%=*}"; done
-	mpi_normalise "$d"
 }
 same() { # same DIR: DIR's outputs are j1's
-	for f in rc json xml txt; do
-		if ! diff -u "$tmp/j1/$f" "$tmp/$1/$f" >"$tmp/diff"; then
-			bad "$1 differs from --jobs 1 in $f:"
-			head -30 "$tmp/diff"
-			cat "$tmp/$1/err.txt"
-		fi
-	done
-	diff -r "$tmp/j1/tr" "$tmp/$1/tr" >/dev/null 2>&1 || bad "$1 wrote other traces"
+	same_diff "$tmp/j1" "$tmp/$1" "$1" || {
+		cat "$tmp/$1/err.txt"
+		fail=1
+	}
 }
 run j1 -- serial
 grep -q '"verdict"' "$tmp/j1/out.json" || bad "--jobs 1 checked nothing: $(cat "$tmp/j1/err.txt")"
@@ -60,18 +51,27 @@ same kill
 grep -q 'rank 1 (pid [0-9]* on .*): its checking process died of signal 9; unit [0-9]* of .* is handed out again' \
 	"$tmp/kill/err.txt" || bad "kill: stderr does not name rank 1 and its unit: $(cat "$tmp/kill/err.txt")"
 
-PN_MPI_TIMEOUT=60 run hang PN_TEST_MPI_HANG=2 -- 3 --rank-timeout 3
 # The job ends with MPI_Abort(exit status); Open MPI 4.1.4's mpirun then sometimes crashes in
 # its own finalize (status 139) or hangs until the timeout (124; 137 when it ignores the
 # TERM and is killed 10 s later) with a hung rank: the status
 # is checked only when mpirun itself came through (docs/cluster.md "Faults").
-case $(cat "$tmp/hang/rc") in
-124 | 137 | 139) echo "mpi_kill: hang: mpirun itself ended with $(cat "$tmp/hang/rc") after MPI_Abort"
-	cp "$tmp/j1/rc" "$tmp/hang/rc" ;;
-esac
+aborted() { # aborted DIR: DIR's exit status taken as j1's when mpirun itself failed
+	case $(cat "$tmp/$1/rc") in
+	124 | 137 | 139) echo "mpi_kill: $1: mpirun itself ended with $(cat "$tmp/$1/rc") after MPI_Abort"
+		cp "$tmp/j1/rc" "$tmp/$1/rc" ;;
+	esac
+}
+PN_MPI_TIMEOUT=60 run hang PN_TEST_MPI_HANG=2 -- 3 --rank-timeout 3
+aborted hang
 same hang
 grep -q 'rank 2 (pid [0-9]* on .*) sent nothing for 3 s: it died or hangs; unit [0-9]* of .* is handed to another rank' \
 	"$tmp/hang/err.txt" || bad "hang: stderr does not name rank 2 and its unit: $(cat "$tmp/hang/err.txt")"
+# -np 2, rank 1 hangs: rank 0 is left alone and checks the rest itself.
+PN_MPI_TIMEOUT=60 run alone PN_TEST_MPI_HANG=1 -- 2 --rank-timeout 3
+aborted alone
+same alone
+grep -q 'rank 1 (pid [0-9]* on .*) sent nothing for 3 s' "$tmp/alone/err.txt" ||
+	bad "alone: stderr does not name rank 1: $(cat "$tmp/alone/err.txt")"
 
 run die PN_TEST_MPI_DIE=1 -- 3
 [[ $(cat "$tmp/die/rc") -ne 0 ]] || bad "die: exit 0 with rank 1 killed"
