@@ -686,7 +686,10 @@ static bool point_met(struct checker *c)
 	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),
 					    c->w->dur_chain ^ pn_world_fingerprint(c->w));
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
-	return pn_explore_point_seen(c->x, key) && c->x->explored > 1;
+	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
+		return false;
+	c->x->points_skipped++;
+	return true;
 }
 
 /* All crash states of the current point. Returns false at the first violation. */
@@ -1250,6 +1253,7 @@ static int run_search(struct checker *c)
 		res->schedules_explored += 1;
 		res->schedules_pruned = x.pruned;
 		res->distinct_states = pn_explore_states(&x);
+		res->points_met = x.points_skipped;
 		checker_free(c);
 		progress(c);
 	}

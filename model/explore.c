@@ -244,10 +244,8 @@ bool pn_explore_point_seen(struct pn_explore *x, uint64_t key)
 	uint64_t j = key & (x->point_cap - 1);
 	while (x->point_key[j] && x->point_key[j] != key)
 		j = (j + 1) & (x->point_cap - 1);
-	if (x->point_key[j]) {
-		x->points_skipped++;
+	if (x->point_key[j])
 		return true;
-	}
 	x->point_key[j] = key;
 	x->point_len++;
 	return false;
