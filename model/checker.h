@@ -74,6 +74,7 @@ struct pn_check_result {
 	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
 	 * state met before cut short, and the distinct state fingerprints met */
 	uint64_t schedules_explored, schedules_pruned, distinct_states;
+	uint64_t points_met; /* a search's crash points skipped: met by an earlier schedule */
 	enum pn_strategy strategy;
 	uint32_t preemption_bound;
 	char choices[PN_CHOICES_TEXT_MAX]; /* the violation's schedule: its preemptions */

@@ -117,6 +117,7 @@ void pn_explore_free(struct pn_explore *x)
 	free(x->seen_fp);
 	free(x->seen_left);
 	free(x->seen_run);
+	free(x->point_key);
 	free(x->prio);
 	free(x->live);
 	memset(x, 0, sizeof(*x));
@@ -218,6 +219,38 @@ static void take(struct pn_explore *x, uint64_t event, uint32_t pick)
 /* Whether an earlier run met fp with at least `left` preemptions to spare; records it
  * otherwise, when `record` (a run with events asleep has not explored all of the state's
  * continuations: it does not stand for them). */
+/* A crash point's key met before in this search (and recorded if not): its crash states, a
+ * function of what the key holds, were all judged then and passed (a violation ends the
+ * search), so the caller skips them. */
+bool pn_explore_point_seen(struct pn_explore *x, uint64_t key)
+{
+	if (x->point_len * 2 >= x->point_cap) {
+		uint64_t ncap = x->point_cap ? x->point_cap * 2 : 4096;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		PN_ASSERT(nk != NULL);
+		for (uint64_t i = 0; i < x->point_cap; i++) {
+			if (!x->point_key[i])
+				continue;
+			uint64_t j = x->point_key[i] & (ncap - 1);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = x->point_key[i];
+		}
+		free(x->point_key);
+		x->point_key = nk;
+		x->point_cap = ncap;
+	}
+	key |= 1; /* 0 marks an empty slot */
+	uint64_t j = key & (x->point_cap - 1);
+	while (x->point_key[j] && x->point_key[j] != key)
+		j = (j + 1) & (x->point_cap - 1);
+	if (x->point_key[j])
+		return true;
+	x->point_key[j] = key;
+	x->point_len++;
+	return false;
+}
+
 static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left, bool record)
 {
 	if (x->seen_len * 2 >= x->seen_cap) {

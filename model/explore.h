@@ -62,6 +62,10 @@ struct pn_explore {
 	uint8_t *seen_left;
 	uint64_t *seen_run; /* the run (x->explored) that recorded it */
 	uint64_t seen_cap, seen_len;
+	/* crash points checked (reduce): their keys, open addressing (pn_explore_point_seen) */
+	uint64_t *point_key;
+	uint64_t point_cap, point_len;
+	uint64_t points_skipped;
 	/* the running schedule's sleep set past its last preemption (reduce) */
 	struct pn_touch *live;
 	uint32_t nlive, live_cap;
@@ -95,6 +99,7 @@ uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event 
 uint64_t pn_explore_first_new_point(const struct pn_explore *x);
 /* Distinct state fingerprints met so far. */
 uint64_t pn_explore_states(const struct pn_explore *x);
+bool pn_explore_point_seen(struct pn_explore *x, uint64_t key);
 
 /* "E:I,E:I" ("" for none); false when it does not fit in len. */
 bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len);

@@ -323,6 +323,34 @@ START_TEST(test_touch_of_events)
 }
 END_TEST
 
+/* A crash point an earlier schedule met is skipped with reduce (never without, never in the
+ * first schedule), with fewer crash states checked and the same verdict. */
+START_TEST(test_points_met_are_skipped)
+{
+	struct pn_scenario full, reduced, first;
+	static struct pn_check_result a, b, c;
+	const char *crash = "crash: {points: all, max_unsynced: 2, tear: none}\n";
+	char tail[256];
+	snprintf(tail, sizeof(tail), "%sschedules: {preemption_bound: 1, reduce: false}\n", crash);
+	load_tiny(&full, 4, tail);
+	snprintf(tail, sizeof(tail), "%sschedules: {preemption_bound: 1}\n", crash);
+	load_tiny(&reduced, 4, tail);
+	snprintf(tail, sizeof(tail), "%sschedules: {preemption_bound: 0}\n", crash);
+	load_tiny(&first, 4, tail);
+	ck_assert_int_eq(check(&full, &a), 0);
+	ck_assert_int_eq(check(&reduced, &b), 0);
+	ck_assert_int_eq(check(&first, &c), 0);
+	ck_assert(!a.violation && !b.violation);
+	ck_assert_uint_eq(a.points_met, 0);
+	ck_assert_uint_eq(c.points_met, 0);
+	ck_assert_uint_gt(b.points_met, 0);
+	ck_assert_uint_lt(b.crash_states, a.crash_states);
+	pn_scenario_free(&full);
+	pn_scenario_free(&reduced);
+	pn_scenario_free(&first);
+}
+END_TEST
+
 START_TEST(test_reduction_keeps_the_verdict)
 {
 	struct pn_scenario full, reduced;
@@ -390,6 +418,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_schedule_text);
 	tcase_add_test(tc, test_touch_rule);
 	tcase_add_test(tc, test_touch_of_events);
+	tcase_add_test(tc, test_points_met_are_skipped);
 	tcase_add_test(tc, test_reduction_keeps_the_verdict);
 	tcase_add_test(tc, test_pct_is_deterministic);
 	tcase_add_test(tc, test_pct_finds_and_replays);
