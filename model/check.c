@@ -25,6 +25,21 @@ struct verdict {
 	bool known; /* verdict computed (false: key met in a unit's survey only) */
 };
 
+/* A fully recovered state of the current crash point kept for derivation (docs/checker.md,
+ * "Derived crash states"): its recovered world (after recovery, not modified since), its
+ * fates, what recovery and its first judgement read from the crash image (sorted, merged),
+ * recovery's outcome and the coverage hits recovery added. */
+#define BASES_MAX 4u
+struct base {
+	struct pn_world *r;
+	struct pn_write_fate *fates;
+	struct pn_range *reads;
+	uint32_t nreads, nfates;
+	int rc;
+	uint64_t (*cov)[2];
+	size_t ncov;
+};
+
 struct checker {
 	const struct pn_scenario *sc;
 	const struct pn_check_options *opt;
@@ -61,6 +76,12 @@ struct checker {
 	struct pn_explore *x;
 	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
 	uint32_t write_hash_cap;
+	/* derivation (opt->derive): the point's bases, the next to replace, scratch */
+	struct base bases[BASES_MAX];
+	uint32_t nbases, base_next;
+	struct pn_read_log log;
+	uint8_t *cmp[2];
+	uint32_t cmp_cap;
 };
 
 static double wall_seconds(void)
@@ -676,6 +697,156 @@ static void hash_writes(struct checker *c)
 		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
 }
 
+/* ---- derived crash states (docs/checker.md "Derived crash states") ---- */
+static void base_free(struct base *b)
+{
+	if (b->r)
+		free_world(b->r);
+	free(b->fates);
+	free(b->reads);
+	free(b->cov);
+	*b = (struct base){0};
+}
+
+static void bases_clear(struct checker *c)
+{
+	for (uint32_t i = 0; i < c->nbases; i++)
+		base_free(&c->bases[i]);
+	c->nbases = c->base_next = 0;
+}
+
+static int range_order(const void *a, const void *b)
+{
+	const struct pn_range *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The log's ranges sorted by file and offset, overlapping and adjacent ones merged. */
+static uint32_t reads_merge(struct pn_read_log *log)
+{
+	if (!log->n)
+		return 0;
+	qsort(log->r, log->n, sizeof(*log->r), range_order);
+	uint32_t n = 0;
+	for (uint32_t i = 1; i < log->n; i++) {
+		struct pn_range *m = &log->r[n], *x = &log->r[i];
+		uint64_t end = m->off + m->len;
+		if (x->file == m->file && x->off <= end) {
+			uint64_t xend = x->off + x->len;
+			if (xend > end)
+				m->len = (uint32_t)(xend - m->off);
+			PN_ASSERT(m->off + m->len >= xend);
+		} else {
+			log->r[++n] = *x;
+		}
+	}
+	return n + 1;
+}
+
+/* Whether the crash image under c->ce.fates reads, over every range base b's recovery and
+ * judgement read, the same bytes as b's: they can differ only where an unsynced write lies
+ * (both images are the durable image plus writes from the same list). */
+static bool base_fits(struct checker *c, const struct base *b)
+{
+	const struct pn_device *d = &c->w->dev;
+	PN_ASSERT(b->nfates == d->nunsynced);
+	for (uint32_t k = 0; k < b->nreads; k++) {
+		const struct pn_range *rr = &b->reads[k];
+		for (uint32_t i = 0; i < d->nunsynced; i++) {
+			const struct pn_unsynced *u = &d->unsynced[i];
+			uint64_t lo = PN_MAX(rr->off, u->offset),
+				 hi = PN_MIN(rr->off + rr->len, u->offset + u->len);
+			if (u->file != rr->file || lo >= hi)
+				continue;
+			uint32_t n = (uint32_t)(hi - lo);
+			if (n > c->cmp_cap) {
+				c->cmp_cap = 2 * n;
+				for (int j = 0; j < 2; j++) {
+					c->cmp[j] = realloc(c->cmp[j], c->cmp_cap);
+					PN_ASSERT(c->cmp[j] != NULL);
+				}
+			}
+			enum pn_file f = (enum pn_file)u->file;
+			pn_device_crash_read(d, c->ce.fates, f, lo, n, c->cmp[0]);
+			pn_device_crash_read(d, b->fates, f, lo, n, c->cmp[1]);
+			if (memcmp(c->cmp[0], c->cmp[1], n) != 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The verdict of the current state without recovering it, from a base whose read bytes it
+ * shares: recovery's coverage hits added, the base's recovered world judged again (what a
+ * recovery of this state would judge over every byte the judgement reads). False: no base
+ * fits. */
+static bool derive_state(struct checker *c, struct verdict *v)
+{
+	for (uint32_t i = 0; i < c->nbases; i++) {
+		struct base *b = &c->bases[i];
+		if (!base_fits(c, b))
+			continue; /* no marker here: --coverage is the same with derivation off */
+		struct pn_testcase_site *const *sites;
+		size_t n = pn_testcase_all(&sites);
+		PN_ASSERT(n >= b->ncov);
+		for (size_t s = 0; s < b->ncov; s++) {
+			sites[s]->hits_true += b->cov[s][0];
+			sites[s]->hits_false += b->cov[s][1];
+		}
+		judge(c, b->r, b->rc, UINT64_MAX, v, true);
+		c->res->derived++;
+		return true;
+	}
+	return false;
+}
+
+/* A full recovery of the current state, judged; kept as a base when derivation is on. */
+static void recover_state(struct checker *c, struct verdict *v)
+{
+	if (!c->opt->derive) {
+		int rc;
+		struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
+		judge(c, r, rc, UINT64_MAX, v, true);
+		free_world(r);
+		return;
+	}
+	struct pn_testcase_site *const *sites;
+	size_t n0 = pn_testcase_all(&sites);
+	uint64_t(*before)[2] = calloc(n0 + 1, sizeof(*before));
+	PN_ASSERT(before != NULL);
+	cov_copy(before, false);
+	struct pn_world *r = crashed_world(c, &c->w->dev, c->ce.fates, false);
+	c->log.n = 0;
+	r->dev.reads = &c->log;
+	int rc = pn_world_recover(r);
+	pn_assert_context(NULL, NULL);
+	size_t n = pn_testcase_all(&sites);
+	uint64_t(*cov)[2] = calloc(n + 1, sizeof(*cov));
+	PN_ASSERT(cov != NULL && n >= n0);
+	for (size_t s = 0; s < n; s++) {
+		cov[s][0] = sites[s]->hits_true - (s < n0 ? before[s][0] : 0);
+		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
+	}
+	free(before);
+	judge(c, r, rc, UINT64_MAX, v, true);
+	r->dev.reads = NULL;
+	struct base *b = &c->bases[c->base_next];
+	base_free(b);
+	c->base_next = (c->base_next + 1) % BASES_MAX;
+	c->nbases = PN_MIN(c->nbases + 1, BASES_MAX);
+	uint32_t nf = c->w->dev.nunsynced;
+	*b = (struct base){.r = r, .rc = rc, .cov = cov, .ncov = n, .nfates = nf};
+	b->fates = malloc((nf + 1) * sizeof(*b->fates));
+	PN_ASSERT(b->fates != NULL);
+	memcpy(b->fates, c->ce.fates, nf * sizeof(*b->fates));
+	b->nreads = reads_merge(&c->log);
+	b->reads = malloc((b->nreads + 1) * sizeof(*b->reads));
+	PN_ASSERT(b->reads != NULL);
+	memcpy(b->reads, c->log.r, b->nreads * sizeof(*b->reads));
+}
+
 /* All crash states of the current point. Returns false at the first violation. */
 static bool explore_point(struct checker *c, uint64_t point)
 {
@@ -683,6 +854,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
 	c->exp_valid = false; /* the oracle took records since the last point */
+	bases_clear(c);       /* bases hold for the unsynced writes of one point */
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
@@ -695,11 +867,9 @@ static bool explore_point(struct checker *c, uint64_t point)
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
 		if (!slot->used) {
-			int rc;
-			struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
 			struct verdict v = {.key = key, .used = true, .known = true};
-			judge(c, r, rc, UINT64_MAX, &v, true);
-			free_world(r);
+			if (!c->opt->derive || !derive_state(c, &v))
+				recover_state(c, &v);
 			res->recoveries++;
 			c->new_states++;
 			*slot = v;
@@ -1130,6 +1300,10 @@ static void checker_open(struct checker *c, const struct pn_scenario *sc,
 
 static void checker_close(struct checker *c)
 {
+	bases_clear(c);
+	free(c->log.r);
+	free(c->cmp[0]);
+	free(c->cmp[1]);
 	pn_crash_enum_free(&c->ce);
 	free(c->write_hash);
 	free(c->cache);

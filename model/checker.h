@@ -63,6 +63,10 @@ struct pn_check_options {
 	 * (check.c, cross_check). 0: never. */
 	uint64_t cross_check_every;
 	uint64_t cross_check_fault; /* test hook: the fast verdict of this judged state is wrong */
+	/* --derive on: a new state whose bytes equal a recovered base's over every range that
+	 * base's recovery and judgement read is judged without recovery (check.c, derive_state;
+	 * docs/checker.md "Derived crash states"). */
+	bool derive;
 };
 
 struct pn_check_result {
@@ -71,6 +75,7 @@ struct pn_check_result {
 	bool error;       /* could not run (bad input, stall): message in detail */
 	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
+	uint64_t derived; /* of the recoveries, states judged from a base without recovery */
 	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
 	 * state met before cut short, and the distinct state fingerprints met */
 	uint64_t schedules_explored, schedules_pruned, distinct_states;

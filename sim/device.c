@@ -306,6 +306,15 @@ uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak)
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out)
 {
+	struct pn_read_log *log = d->reads;
+	if (log && len) { /* D6 */
+		if (log->n == log->cap) {
+			log->cap = log->cap ? 2 * log->cap : 256;
+			log->r = realloc(log->r, log->cap * sizeof(*log->r));
+			PN_ASSERT(log->r != NULL);
+		}
+		log->r[log->n++] = (struct pn_range){.file = (uint32_t)f, .len = len, .off = off};
+	}
 	image_read(&d->cur[f], off, len, out);
 }
 
@@ -470,6 +479,41 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)
 			image_copy(&out->cur[f], &out->dur[f]);
+}
+
+/* Overlays [lo, hi) of the write's bytes (file offsets) onto out, which holds [off, off+len). */
+static void overlay(const struct pn_unsynced *u, uint64_t lo, uint64_t hi, uint64_t off,
+		    uint8_t *out)
+{
+	lo = PN_MAX(lo, off);
+	if (lo < hi)
+		memcpy(out + (lo - off), u->data + (lo - u->offset), hi - lo);
+}
+
+void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
+			  enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
+{
+	PN_ASSERT(d->track);
+	image_read(&d->dur[f], off, len, out);
+	for (uint32_t i = 0; i < d->nunsynced; i++) { /* in the order crash_image applies them */
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint64_t end = PN_MIN(off + len, u->offset + u->len);
+		if (u->file != f || fates[i].fate == PN_FATE_LOST || u->offset >= end ||
+		    off >= end)
+			continue;
+		if (fates[i].fate == PN_FATE_PERSISTED) {
+			overlay(u, u->offset, end, off, out);
+			continue;
+		}
+		uint32_t nunits, at;
+		pn_device_unit(d, u->offset, u->len, &nunits);
+		for (uint32_t s = 0; s < nunits; s++) {
+			if (!(fates[i].sectors & (1ull << s)))
+				continue;
+			uint32_t n = pn_device_unit_span(d, u->offset, u->len, s, &at);
+			overlay(u, u->offset + at, PN_MIN(end, u->offset + at + n), off, out);
+		}
+	}
 }
 
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
