@@ -498,8 +498,7 @@ void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate 
 	for (uint32_t i = 0; i < d->nunsynced; i++) { /* in the order crash_image applies them */
 		const struct pn_unsynced *u = &d->unsynced[i];
 		uint64_t end = PN_MIN(off + len, u->offset + u->len);
-		if (u->file != f || fates[i].fate == PN_FATE_LOST || u->offset >= end ||
-		    off >= end)
+		if (u->file != f || fates[i].fate == PN_FATE_LOST || u->offset >= end || off >= end)
 			continue;
 		if (fates[i].fate == PN_FATE_PERSISTED) {
 			overlay(u, u->offset, end, off, out);

@@ -97,7 +97,7 @@ struct pn_read_log {
 struct pn_device {
 	bool track;
 	struct pn_read_log *reads; /* D6: NULL = not tracked */
-	uint32_t atomic_unit; /* D5: bytes written atomically, at aligned offsets */
+	uint32_t atomic_unit;      /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
 	struct pn_file_image dur[PN_FILE_COUNT];
 	struct pn_unsynced *unsynced;
