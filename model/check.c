@@ -26,18 +26,25 @@ struct verdict {
 };
 
 /* A fully recovered state of the current crash point kept for derivation (docs/checker.md,
- * "Derived crash states"): its recovered world (after recovery, not modified since), its
- * fates, what recovery and its first judgement read from the crash image (sorted, merged),
- * recovery's outcome and the coverage hits recovery added. */
+ * "Derived crash states"): its recovered world (judged, otherwise untouched), its fates, the
+ * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
+ * its judgement read (J), recovery's outcome and the coverage hits recovery added. */
 #define BASES_MAX 4u
 struct base {
 	struct pn_world *r;
 	struct pn_write_fate *fates;
-	struct pn_range *reads;
-	uint32_t nreads, nfates;
+	struct pn_range *reads, *writes, *judged;
+	uint32_t nreads, nwrites, njudged, nfates;
 	int rc;
 	uint64_t (*cov)[2];
 	size_t ncov;
+};
+
+/* A range of a base's recovered image replaced by the derived state's bytes; saved holds
+ * what it held, then the state's bytes (len each). */
+struct patch {
+	struct pn_range at;
+	uint8_t *saved;
 };
 
 struct checker {
@@ -79,9 +86,11 @@ struct checker {
 	/* derivation (opt->derive): the point's bases, the next to replace, scratch */
 	struct base bases[BASES_MAX];
 	uint32_t nbases, base_next;
-	struct pn_read_log log;
+	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
 	uint8_t *cmp[2];
 	uint32_t cmp_cap;
+	struct patch *patch;
+	uint32_t npatch, patch_cap;
 };
 
 static double wall_seconds(void)
@@ -698,12 +707,16 @@ static void hash_writes(struct checker *c)
 }
 
 /* ---- derived crash states (docs/checker.md "Derived crash states") ---- */
+#define PATCH_BLOCK 512u /* the unit in which two crash images are compared for patches */
+
 static void base_free(struct base *b)
 {
 	if (b->r)
 		free_world(b->r);
 	free(b->fates);
 	free(b->reads);
+	free(b->writes);
+	free(b->judged);
 	free(b->cov);
 	*b = (struct base){0};
 }
@@ -723,32 +736,58 @@ static int range_order(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The log's ranges sorted by file and offset, overlapping and adjacent ones merged. */
-static uint32_t reads_merge(struct pn_read_log *log)
+/* A copy of the log's ranges sorted by file and offset, overlapping and adjacent ones merged
+ * (into *n of them); the log is emptied. */
+static struct pn_range *ranges_keep(struct pn_range_log *log, uint32_t *n)
 {
-	if (!log->n)
-		return 0;
-	qsort(log->r, log->n, sizeof(*log->r), range_order);
-	uint32_t n = 0;
+	uint32_t m = 0;
+	if (log->n)
+		qsort(log->r, log->n, sizeof(*log->r), range_order);
 	for (uint32_t i = 1; i < log->n; i++) {
-		struct pn_range *m = &log->r[n], *x = &log->r[i];
-		uint64_t end = m->off + m->len;
-		if (x->file == m->file && x->off <= end) {
-			uint64_t xend = x->off + x->len;
+		struct pn_range *a = &log->r[m], *x = &log->r[i];
+		uint64_t end = a->off + a->len, xend = x->off + x->len;
+		if (x->file == a->file && x->off <= end) {
 			if (xend > end)
-				m->len = (uint32_t)(xend - m->off);
-			PN_ASSERT(m->off + m->len >= xend);
+				a->len = (uint32_t)(xend - a->off);
 		} else {
-			log->r[++n] = *x;
+			log->r[++m] = *x;
 		}
 	}
-	return n + 1;
+	*n = log->n ? m + 1 : 0;
+	struct pn_range *out = malloc((*n + 1) * sizeof(*out));
+	PN_ASSERT(out != NULL);
+	memcpy(out, log->r, *n * sizeof(*out));
+	log->n = 0;
+	return out;
 }
 
-/* Whether the crash image under c->ce.fates reads, over every range base b's recovery and
- * judgement read, the same bytes as b's: they can differ only where an unsynced write lies
- * (both images are the durable image plus writes from the same list). */
-static bool base_fits(struct checker *c, const struct base *b)
+static void cmp_room(struct checker *c, uint32_t n)
+{
+	if (n <= c->cmp_cap)
+		return;
+	c->cmp_cap = 2 * n;
+	for (int j = 0; j < 2; j++) {
+		c->cmp[j] = realloc(c->cmp[j], c->cmp_cap);
+		PN_ASSERT(c->cmp[j] != NULL);
+	}
+}
+
+/* Whether [off, off + n) of file f holds the same bytes in the current state's crash image
+ * as in base b's; the current state's bytes are left in c->cmp[0]. */
+static bool same_bytes(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
+		       uint32_t n)
+{
+	const struct pn_device *d = &c->w->dev;
+	cmp_room(c, n);
+	pn_device_crash_read(d, c->ce.fates, (enum pn_file)f, off, n, c->cmp[0]);
+	pn_device_crash_read(d, b->fates, (enum pn_file)f, off, n, c->cmp[1]);
+	return memcmp(c->cmp[0], c->cmp[1], n) == 0;
+}
+
+/* Whether recovery of the current state would read what base b's read: the two crash images
+ * can differ only where an unsynced write lies (both are the durable image plus writes from
+ * the same list), so only the reads that meet one are compared. */
+static bool reads_same(struct checker *c, const struct base *b)
 {
 	const struct pn_device *d = &c->w->dev;
 	PN_ASSERT(b->nfates == d->nunsynced);
@@ -758,35 +797,99 @@ static bool base_fits(struct checker *c, const struct base *b)
 			const struct pn_unsynced *u = &d->unsynced[i];
 			uint64_t lo = PN_MAX(rr->off, u->offset),
 				 hi = PN_MIN(rr->off + rr->len, u->offset + u->len);
-			if (u->file != rr->file || lo >= hi)
-				continue;
-			uint32_t n = (uint32_t)(hi - lo);
-			if (n > c->cmp_cap) {
-				c->cmp_cap = 2 * n;
-				for (int j = 0; j < 2; j++) {
-					c->cmp[j] = realloc(c->cmp[j], c->cmp_cap);
-					PN_ASSERT(c->cmp[j] != NULL);
-				}
-			}
-			enum pn_file f = (enum pn_file)u->file;
-			pn_device_crash_read(d, c->ce.fates, f, lo, n, c->cmp[0]);
-			pn_device_crash_read(d, b->fates, f, lo, n, c->cmp[1]);
-			if (memcmp(c->cmp[0], c->cmp[1], n) != 0)
+			if (u->file == rr->file && lo < hi &&
+			    !same_bytes(c, b, rr->file, lo, (uint32_t)(hi - lo)))
 				return false;
 		}
 	}
 	return true;
 }
 
-/* The verdict of the current state without recovering it, from a base whose read bytes it
- * shares: recovery's coverage hits added, the base's recovered world judged again (what a
- * recovery of this state would judge over every byte the judgement reads). False: no base
- * fits. */
+/* Adds a patch of [lo, hi) of file f (the current state's bytes at cmp[0] + (lo - at)). */
+static void patch_add(struct checker *c, uint32_t f, uint64_t lo, uint64_t hi, uint64_t at)
+{
+	if (c->npatch == c->patch_cap) {
+		c->patch_cap = c->patch_cap ? 2 * c->patch_cap : 16;
+		c->patch = realloc(c->patch, c->patch_cap * sizeof(*c->patch));
+		PN_ASSERT(c->patch != NULL);
+	}
+	uint32_t n = (uint32_t)(hi - lo);
+	struct patch *p = &c->patch[c->npatch++];
+	p->at = (struct pn_range){.file = f, .len = n, .off = lo};
+	p->saved = malloc(2 * (size_t)n); /* the base's bytes, then the state's */
+	PN_ASSERT(p->saved != NULL);
+	memcpy(p->saved + n, c->cmp[0] + (lo - at), n);
+}
+
+/* The part of [lo, hi) of file f that recovery did not write (there both recovered images
+ * hold recovery's bytes) and the judgement read, as patches. */
+static void patch_block(struct checker *c, const struct base *b, uint32_t f, uint64_t lo,
+			uint64_t hi)
+{
+	uint64_t at = lo;
+	for (uint32_t k = 0; k <= b->nwrites && lo < hi; k++) {
+		const struct pn_range *w = k < b->nwrites ? &b->writes[k] : NULL;
+		if (w && (w->file != f || w->off + w->len <= lo))
+			continue;
+		uint64_t to = w ? PN_MIN(hi, PN_MAX(lo, w->off)) : hi;
+		for (uint32_t j = 0; j < b->njudged && lo < to; j++) { /* [lo, to) not written */
+			const struct pn_range *r = &b->judged[j];
+			uint64_t a = PN_MAX(lo, r->off), e = PN_MIN(to, r->off + r->len);
+			if (r->file == f && a < e)
+				patch_add(c, f, a, e, at);
+		}
+		lo = w ? PN_MAX(lo, w->off + w->len) : hi;
+	}
+}
+
+static void patches_drop(struct checker *c)
+{
+	for (uint32_t i = 0; i < c->npatch; i++)
+		free(c->patch[i].saved);
+	c->npatch = 0;
+}
+
+/* The patches that make base b's recovered image the current state's wherever the judgement
+ * reads. False: patches are needed where the judgement may not read them again (a page
+ * server keeps what it reconstructed). */
+static bool patches_find(struct checker *c, const struct base *b)
+{
+	const struct pn_device *d = &c->w->dev;
+	patches_drop(c);
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
+			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);
+			if (!same_bytes(c, b, u->file, lo, (uint32_t)(hi - lo)))
+				patch_block(c, b, u->file, lo, hi);
+		}
+	}
+	return !c->npatch || c->sc->protocol.mode != PN_MODE_PUSHDOWN;
+}
+
+/* Applies the patches to base b's device (apply), or undoes them, in reverse order. */
+static void patches_apply(struct checker *c, struct base *b, bool apply)
+{
+	struct pn_device *d = &b->r->dev;
+	for (uint32_t k = 0; k < c->npatch; k++) {
+		struct patch *p = &c->patch[apply ? k : c->npatch - 1 - k];
+		enum pn_file f = (enum pn_file)p->at.file;
+		if (apply)
+			pn_device_read(d, f, p->at.off, p->at.len, p->saved);
+		pn_device_format_write(d, f, p->at.off, p->saved + (apply ? p->at.len : 0),
+				       p->at.len);
+	}
+}
+
+/* The verdict of the current state without recovering it, from a base whose recovery read
+ * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
+ * the state's bytes wherever they differ, were not recovery's and the judgement reads,
+ * judged (what a recovery of this state would judge). False: no base fits. */
 static bool derive_state(struct checker *c, struct verdict *v)
 {
 	for (uint32_t i = 0; i < c->nbases; i++) {
 		struct base *b = &c->bases[i];
-		if (!base_fits(c, b))
+		if (!reads_same(c, b) || !patches_find(c, b))
 			continue; /* no marker here: --coverage is the same with derivation off */
 		struct pn_testcase_site *const *sites;
 		size_t n = pn_testcase_all(&sites);
@@ -795,41 +898,55 @@ static bool derive_state(struct checker *c, struct verdict *v)
 			sites[s]->hits_true += b->cov[s][0];
 			sites[s]->hits_false += b->cov[s][1];
 		}
+		patches_apply(c, b, true);
 		judge(c, b->r, b->rc, UINT64_MAX, v, true);
+		patches_apply(c, b, false);
+		patches_drop(c);
 		c->res->derived++;
 		return true;
 	}
+	patches_drop(c);
 	return false;
+}
+
+/* The coverage hits since `before` (n0 sites then), per site now registered (*n). */
+static uint64_t (*cov_since(const uint64_t (*before)[2], size_t n0, size_t *n))[2]
+{
+	struct pn_testcase_site *const *sites;
+	*n = pn_testcase_all(&sites);
+	uint64_t(*cov)[2] = calloc(*n + 1, sizeof(*cov));
+	PN_ASSERT(cov != NULL && *n >= n0);
+	for (size_t s = 0; s < *n; s++) {
+		cov[s][0] = sites[s]->hits_true - (s < n0 ? before[s][0] : 0);
+		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
+	}
+	return cov;
 }
 
 /* A full recovery of the current state, judged; kept as a base when derivation is on. */
 static void recover_state(struct checker *c, struct verdict *v)
 {
+	int rc;
 	if (!c->opt->derive) {
-		int rc;
 		struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
 		judge(c, r, rc, UINT64_MAX, v, true);
 		free_world(r);
 		return;
 	}
 	struct pn_testcase_site *const *sites;
-	size_t n0 = pn_testcase_all(&sites);
+	size_t n0 = pn_testcase_all(&sites), n;
 	uint64_t(*before)[2] = calloc(n0 + 1, sizeof(*before));
 	PN_ASSERT(before != NULL);
 	cov_copy(before, false);
 	struct pn_world *r = crashed_world(c, &c->w->dev, c->ce.fates, false);
-	c->log.n = 0;
-	r->dev.reads = &c->log;
-	int rc = pn_world_recover(r);
+	r->dev.reads = &c->log[0];
+	r->dev.writes = &c->log[1];
+	rc = pn_world_recover(r);
 	pn_assert_context(NULL, NULL);
-	size_t n = pn_testcase_all(&sites);
-	uint64_t(*cov)[2] = calloc(n + 1, sizeof(*cov));
-	PN_ASSERT(cov != NULL && n >= n0);
-	for (size_t s = 0; s < n; s++) {
-		cov[s][0] = sites[s]->hits_true - (s < n0 ? before[s][0] : 0);
-		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
-	}
+	uint64_t(*cov)[2] = cov_since(before, n0, &n);
 	free(before);
+	r->dev.reads = &c->log[2];
+	r->dev.writes = NULL;
 	judge(c, r, rc, UINT64_MAX, v, true);
 	r->dev.reads = NULL;
 	struct base *b = &c->bases[c->base_next];
@@ -841,10 +958,9 @@ static void recover_state(struct checker *c, struct verdict *v)
 	b->fates = malloc((nf + 1) * sizeof(*b->fates));
 	PN_ASSERT(b->fates != NULL);
 	memcpy(b->fates, c->ce.fates, nf * sizeof(*b->fates));
-	b->nreads = reads_merge(&c->log);
-	b->reads = malloc((b->nreads + 1) * sizeof(*b->reads));
-	PN_ASSERT(b->reads != NULL);
-	memcpy(b->reads, c->log.r, b->nreads * sizeof(*b->reads));
+	b->reads = ranges_keep(&c->log[0], &b->nreads);
+	b->writes = ranges_keep(&c->log[1], &b->nwrites);
+	b->judged = ranges_keep(&c->log[2], &b->njudged);
 }
 
 /* All crash states of the current point. Returns false at the first violation. */
@@ -1301,7 +1417,9 @@ static void checker_open(struct checker *c, const struct pn_scenario *sc,
 static void checker_close(struct checker *c)
 {
 	bases_clear(c);
-	free(c->log.r);
+	for (int i = 0; i < 3; i++)
+		free(c->log[i].r);
+	free(c->patch);
 	free(c->cmp[0]);
 	free(c->cmp[1]);
 	pn_crash_enum_free(&c->ce);

@@ -303,18 +303,23 @@ uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak)
 	return (peak ? im->chunks_peak : im->chunks) * PN_CHUNK_SIZE;
 }
 
+/* D6 */
+static void range_log(struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
+{
+	if (!log || !len)
+		return;
+	if (log->n == log->cap) {
+		log->cap = log->cap ? 2 * log->cap : 256;
+		log->r = realloc(log->r, log->cap * sizeof(*log->r));
+		PN_ASSERT(log->r != NULL);
+	}
+	log->r[log->n++] = (struct pn_range){.file = (uint32_t)f, .len = len, .off = off};
+}
+
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out)
 {
-	struct pn_read_log *log = d->reads;
-	if (log && len) { /* D6 */
-		if (log->n == log->cap) {
-			log->cap = log->cap ? 2 * log->cap : 256;
-			log->r = realloc(log->r, log->cap * sizeof(*log->r));
-			PN_ASSERT(log->r != NULL);
-		}
-		log->r[log->n++] = (struct pn_range){.file = (uint32_t)f, .len = len, .off = off};
-	}
+	range_log(d->reads, f, off, len);
 	image_read(&d->cur[f], off, len, out);
 }
 
@@ -327,6 +332,7 @@ void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off,
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len)
 {
+	range_log(d->writes, f, off, len);
 	image_write(&d->cur[f], off, buf, len);
 	if (d->track) {
 		image_write(&d->dur[f], off, buf, len);
@@ -338,6 +344,7 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event)
 {
+	range_log(d->writes, io->file, io->offset, io->len);
 	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
 	d->bytes_written[io->file] += io->len;
 	d->version++;

@@ -39,7 +39,9 @@
  *   D6 With `reads` set, every range read from cur (pn_device_read: the engine's synchronous
  *      reads and the I/O path's dispatched reads alike, sim/world.c) is appended to it, in
  *      order, unmerged. It is the only way reads leave the device: what recovery computes is
- *      a function of these bytes (and the seeds). Tracking changes no byte read.
+ *      a function of these bytes (and the seeds). With `writes` set, every range written
+ *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
+ *      changes no byte read or written.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -83,21 +85,21 @@ struct pn_unsynced {
 	uint32_t page, slot;
 };
 
-/* D6: ranges read from cur. */
+/* D6: ranges read from or written to cur. */
 struct pn_range {
 	uint32_t file; /* enum pn_file */
 	uint32_t len;
 	uint64_t off;
 };
-struct pn_read_log {
+struct pn_range_log {
 	struct pn_range *r;
 	uint32_t n, cap;
 };
 
 struct pn_device {
 	bool track;
-	struct pn_read_log *reads; /* D6: NULL = not tracked */
-	uint32_t atomic_unit;      /* D5: bytes written atomically, at aligned offsets */
+	struct pn_range_log *reads, *writes; /* D6: NULL = not tracked */
+	uint32_t atomic_unit;                /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
 	struct pn_file_image dur[PN_FILE_COUNT];
 	struct pn_unsynced *unsynced;
