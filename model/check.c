@@ -784,25 +784,35 @@ static bool same_bytes(struct checker *c, const struct base *b, uint32_t f, uint
 	return memcmp(c->cmp[0], c->cmp[1], n) == 0;
 }
 
-/* Whether recovery of the current state would read what base b's read: the two crash images
- * can differ only where an unsynced write lies (both are the durable image plus writes from
- * the same list), so only the reads that meet one are compared. */
-static bool reads_same(struct checker *c, const struct base *b)
+bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n)
 {
-	const struct pn_device *d = &c->w->dev;
-	PN_ASSERT(b->nfates == d->nunsynced);
-	for (uint32_t k = 0; k < b->nreads; k++) {
-		const struct pn_range *rr = &b->reads[k];
+	uint8_t x[512], y[512];
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pn_range *rr = &reads[k];
 		for (uint32_t i = 0; i < d->nunsynced; i++) {
 			const struct pn_unsynced *u = &d->unsynced[i];
 			uint64_t lo = PN_MAX(rr->off, u->offset),
 				 hi = PN_MIN(rr->off + rr->len, u->offset + u->len);
-			if (u->file == rr->file && lo < hi &&
-			    !same_bytes(c, b, rr->file, lo, (uint32_t)(hi - lo)))
-				return false;
+			if (u->file != rr->file)
+				continue;
+			for (; lo < hi; lo += sizeof(x)) {
+				uint32_t m = (uint32_t)PN_MIN(hi - lo, sizeof(x));
+				pn_device_crash_read(d, a, u->file, lo, m, x);
+				pn_device_crash_read(d, b, u->file, lo, m, y);
+				if (memcmp(x, y, m) != 0)
+					return false;
+			}
 		}
 	}
 	return true;
+}
+
+/* Whether recovery of the current state would read what base b's read. */
+static bool reads_same(struct checker *c, const struct base *b)
+{
+	PN_ASSERT(b->nfates == c->w->dev.nunsynced);
+	return pn_check_reads_same(&c->w->dev, c->ce.fates, b->fates, b->reads, b->nreads);
 }
 
 /* Adds a patch of [lo, hi) of file f (the current state's bytes at cmp[0] + (lo - at)). */
