@@ -30,6 +30,11 @@ struct verdict {
  * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
  * its judgement read (J), recovery's outcome and the coverage hits recovery added. */
 #define BASES_MAX 4u
+/* After this many states of a point in a row that no base fitted, the point's remaining
+ * states are recovered without keeping bases (where recovery reads every unsynced write, as
+ * doublewrite's reads its buffer, keeping them costs without a gain). A function of the
+ * point's states alone: deterministic. */
+#define REFUSED_MAX 16u
 struct base {
 	struct pn_world *r;
 	struct pn_write_fate *fates;
@@ -86,6 +91,7 @@ struct checker {
 	/* derivation (opt->derive): the point's bases, the next to replace, scratch */
 	struct base bases[BASES_MAX];
 	uint32_t nbases, base_next;
+	uint32_t refused;           /* states of this point no base fitted, in a row */
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
 	uint8_t *cmp[2];
 	uint32_t cmp_cap;
@@ -897,6 +903,8 @@ static void patches_apply(struct checker *c, struct base *b, bool apply)
  * judged (what a recovery of this state would judge). False: no base fits. */
 static bool derive_state(struct checker *c, struct verdict *v)
 {
+	if (c->refused >= REFUSED_MAX)
+		return false;
 	for (uint32_t i = 0; i < c->nbases; i++) {
 		struct base *b = &c->bases[i];
 		if (!reads_same(c, b) || !patches_find(c, b))
@@ -913,9 +921,11 @@ static bool derive_state(struct checker *c, struct verdict *v)
 		patches_apply(c, b, false);
 		patches_drop(c);
 		c->res->derived++;
+		c->refused = 0;
 		return true;
 	}
 	patches_drop(c);
+	c->refused++;
 	return false;
 }
 
@@ -937,7 +947,7 @@ static uint64_t (*cov_since(const uint64_t (*before)[2], size_t n0, size_t *n))[
 static void recover_state(struct checker *c, struct verdict *v)
 {
 	int rc;
-	if (!c->opt->derive) {
+	if (!c->opt->derive || c->refused >= REFUSED_MAX) {
 		struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
 		judge(c, r, rc, UINT64_MAX, v, true);
 		free_world(r);
@@ -981,6 +991,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 	res->crash_points++;
 	c->exp_valid = false; /* the oracle took records since the last point */
 	bases_clear(c);       /* bases hold for the unsynced writes of one point */
+	c->refused = 0;
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
