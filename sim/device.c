@@ -460,6 +460,25 @@ uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t l
 	return (uint32_t)(to - from);
 }
 
+/* The next run of write u's bytes that a crash under fate keeps, from unit *s on: its length
+ * (0: none left) and its offset into the write (*at). PERSISTED: the whole write, once. */
+static uint32_t kept_span(const struct pn_device *d, const struct pn_unsynced *u,
+			  const struct pn_write_fate *fate, uint32_t *s, uint32_t *at)
+{
+	if (fate->fate == PN_FATE_LOST)
+		return 0;
+	if (fate->fate == PN_FATE_PERSISTED) {
+		*at = 0;
+		return (*s)++ ? 0 : u->len;
+	}
+	uint32_t nunits;
+	pn_device_unit(d, u->offset, u->len, &nunits);
+	for (; *s < nunits; (*s)++)
+		if (fate->sectors & (1ull << *s))
+			return pn_device_unit_span(d, u->offset, u->len, (*s)++, at);
+	return 0;
+}
+
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
 			   struct pn_device *out)
 {
@@ -468,33 +487,13 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 		image_copy(&d->dur[f], &out->cur[f]);
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
-		if (fates[i].fate == PN_FATE_LOST)
-			continue;
-		if (fates[i].fate == PN_FATE_PERSISTED) {
-			image_write(&out->cur[u->file], u->offset, u->data, u->len);
-			continue;
-		}
-		uint32_t nunits, at;
-		pn_device_unit(d, u->offset, u->len, &nunits);
-		for (uint32_t s = 0; s < nunits; s++) {
-			if (!(fates[i].sectors & (1ull << s)))
-				continue;
-			uint32_t n = pn_device_unit_span(d, u->offset, u->len, s, &at);
+		uint32_t s = 0, at, n;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0)
 			image_write(&out->cur[u->file], u->offset + at, u->data + at, n);
-		}
 	}
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)
 			image_copy(&out->cur[f], &out->dur[f]);
-}
-
-/* Overlays [lo, hi) of the write's bytes (file offsets) onto out, which holds [off, off+len). */
-static void overlay(const struct pn_unsynced *u, uint64_t lo, uint64_t hi, uint64_t off,
-		    uint8_t *out)
-{
-	lo = PN_MAX(lo, off);
-	if (lo < hi)
-		memcpy(out + (lo - off), u->data + (lo - u->offset), hi - lo);
 }
 
 void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
@@ -505,19 +504,15 @@ void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate 
 	for (uint32_t i = 0; i < d->nunsynced; i++) { /* in the order crash_image applies them */
 		const struct pn_unsynced *u = &d->unsynced[i];
 		uint64_t end = PN_MIN(off + len, u->offset + u->len);
-		if (u->file != f || fates[i].fate == PN_FATE_LOST || u->offset >= end || off >= end)
+		if (u->file != f || u->offset >= end || off >= end)
 			continue;
-		if (fates[i].fate == PN_FATE_PERSISTED) {
-			overlay(u, u->offset, end, off, out);
-			continue;
-		}
-		uint32_t nunits, at;
-		pn_device_unit(d, u->offset, u->len, &nunits);
-		for (uint32_t s = 0; s < nunits; s++) {
-			if (!(fates[i].sectors & (1ull << s)))
-				continue;
-			uint32_t n = pn_device_unit_span(d, u->offset, u->len, s, &at);
-			overlay(u, u->offset + at, PN_MIN(end, u->offset + at + n), off, out);
+		uint32_t s = 0, at, n;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0) {
+			/* [lo, hi) of the file, the part of this run inside [off, off + len) */
+			uint64_t lo = PN_MAX(off, u->offset + at),
+				 hi = PN_MIN(end, u->offset + at + n);
+			if (lo < hi)
+				memcpy(out + (lo - off), u->data + (lo - u->offset), hi - lo);
 		}
 	}
 }
