@@ -969,6 +969,14 @@ static void recover_state(struct checker *c, struct verdict *v)
 	r->dev.writes = NULL;
 	judge(c, r, rc, UINT64_MAX, v, true);
 	r->dev.reads = NULL;
+	if (rc == 0 && v->kind != PN_VIOL_NONE) {
+		/* C2 stopped at a page: J does not hold the pages after it, which a state that
+		 * passes there would read (and the search stops here anyway) */
+		free(cov);
+		c->log[0].n = c->log[1].n = c->log[2].n = 0;
+		free_world(r);
+		return;
+	}
 	struct base *b = &c->bases[c->base_next];
 	base_free(b);
 	c->base_next = (c->base_next + 1) % BASES_MAX;
