@@ -10,6 +10,8 @@
 # ROUNDS times each (default 3), so that a shared machine weighs on both alike; the best
 # round of each (least CPU seconds: user + system of the process) gives states/s. The
 # crash-state counts of the two must agree (the same enumeration); a line says so if not.
+# "derived" is the share of the new binary's distinct states judged without a recovery of
+# their own (check --derive, docs/checker.md "Derived crash states").
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 new=${1:-$here/build-release/penumbra}
@@ -28,7 +30,7 @@ pn_bench_new_ref "$ref_commit"
 echo "$(pn_bench_machine); new $(
 	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +), ref $ref_commit"
 TIMEFORMAT='%U %S'
-# one run: prints "cpu_s states recoveries" of binary $1 on scenario $2
+# one run: prints "cpu_s states recoveries derived" of binary $1 on scenario $2
 one() {
 	local t
 	t=$({ time "$1" check "$2" --nested 0 --jobs 1 --quiet --traces "$tmp/tr" \
@@ -36,23 +38,25 @@ one() {
 	read -r user sys <<<"$t"
 	python3 -c 'import json,sys
 s = json.load(open(sys.argv[1]))["scenarios"][0]
-print(float(sys.argv[2]) + float(sys.argv[3]), s["crash_states"], s["recoveries"])' \
+print(float(sys.argv[2]) + float(sys.argv[3]), s["crash_states"], s["recoveries"],
+      s.get("derived", 0))' \
 		"$tmp/out.json" "$user" "$sys"
 }
-printf '%-26s %12s %12s %10s %10s %8s\n' scenario states "$ref_commit/s" "new/s" \
-	"new rec/s" ratio
+printf '%-26s %12s %12s %10s %10s %8s %8s\n' scenario states "$ref_commit/s" "new/s" \
+	"new rec/s" derived ratio
 for s in "${scenarios[@]}"; do
 	best_new=1e9 best_ref=1e9
 	for ((k = 1; k <= rounds; k++)); do
-		read -r cn sn rn < <(one "$new" "$s")
-		read -r cr sr rr < <(one "$ref" "$s")
+		read -r cn sn rn dn < <(one "$new" "$s")
+		read -r cr sr rr dr < <(one "$ref" "$s")
 		best_new=$(awk -v a="$best_new" -v b="$cn" 'BEGIN { print (b < a ? b : a) }')
 		best_ref=$(awk -v a="$best_ref" -v b="$cr" 'BEGIN { print (b < a ? b : a) }')
 	done
 	[[ $sn == "$sr" ]] || echo "note: $(basename "$s"): crash states differ: new $sn, ref $sr"
-	awk -v n="$(basename "$s" .yaml)" -v st="$sn" -v sr="$sr" -v rn="$rn" -v cn="$best_new" \
+	awk -v n="$(basename "$s" .yaml)" -v st="$sn" -v sr="$sr" -v rn="$rn" -v dn="$dn" \
+		-v cn="$best_new" \
 		-v cr="$best_ref" 'BEGIN {
 		cn = cn < 0.001 ? 0.001 : cn; cr = cr < 0.001 ? 0.001 : cr
-		printf "%-26s %12d %12.0f %10.0f %10.0f %7.1fx\n", n, st, sr / cr, st / cn, rn / cn,
-		       (st / cn) / (sr / cr) }'
+		printf "%-26s %12d %12.0f %10.0f %10.0f %7.0f%% %7.1fx\n", n, st, sr / cr, st / cn,
+		       rn / cn, rn > 0 ? 100 * dn / rn : 0, (st / cn) / (sr / cr) }'
 done

@@ -81,7 +81,7 @@ static const char usage[] =
 	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
 	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
-	"                      [--cross-check N] [--mpi] [--rank-timeout S]\n"
+	"                      [--cross-check N] [--derive on|off] [--mpi] [--rank-timeout S]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -117,6 +117,9 @@ static const char usage[] =
 	"  --cross-check N  judge every Nth crash state, and every state of a violation,\n"
 	"                also the full way (a new recovery, the oracle's pages afresh, no\n"
 	"                verdict cache) and stop at once, exit 3, where the two differ\n"
+	"  --derive on|off  judge a new crash state without recovering it when its bytes\n"
+	"                equal a recovered state's over every range that recovery and its\n"
+	"                judgement read (default on; the verdicts are the same either way)\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: what\n"
@@ -139,6 +142,7 @@ enum {
 	OPT_TWICE,
 	OPT_UNIT_STATES,
 	OPT_CROSS_CHECK,
+	OPT_DERIVE,
 	OPT_MPI,
 	OPT_RANK_TIMEOUT
 };
@@ -150,7 +154,7 @@ enum {
 struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
-	bool seed_set, coverage, quiet, no_shrink, twice;
+	bool seed_set, coverage, quiet, no_shrink, twice, derive;
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
 	uint64_t rank_timeout_s; /* K9 */
 	char **paths;
@@ -295,6 +299,12 @@ static int parse_option(int c, struct check_args *a, char **argv)
 	case OPT_UNIT_STATES: return parse_positive("--unit-states", &a->unit_states);
 	case OPT_POINTS_EVERY: return parse_positive("--points-every", &a->points_every);
 	case OPT_CROSS_CHECK: return parse_positive("--cross-check", &a->cross_check);
+	case OPT_DERIVE:
+		if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+			return pn_cli_usage_error("check", "--derive takes on or off, not %s",
+						  optarg);
+		a->derive = strcmp(optarg, "on") == 0;
+		return -1;
 	case OPT_JOBS:
 		if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
 			return 2;
@@ -337,6 +347,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"twice", no_argument, NULL, OPT_TWICE},
 		{"unit-states", required_argument, NULL, OPT_UNIT_STATES},
 		{"cross-check", required_argument, NULL, OPT_CROSS_CHECK},
+		{"derive", required_argument, NULL, OPT_DERIVE},
 		{"mpi", no_argument, NULL, OPT_MPI},
 		{"rank-timeout", required_argument, NULL, OPT_RANK_TIMEOUT},
 		{NULL, 0, NULL, 0},
@@ -497,6 +508,7 @@ static void check_one(struct item *it, const struct check_args *a, pn_check_prog
 		.twice = a->twice,
 		.cross_check_every = a->cross_check,
 		.cross_check_fault = cross_fault(),
+		.derive = a->derive,
 	};
 	struct outcome *out = &it->out;
 	double t0 = pn_progress_clock_s();
@@ -715,7 +727,8 @@ static struct pn_check_options unit_options(const struct check_args *a, void *ar
 					 .nested_every = (uint32_t)a->nested,
 					 .twice = a->twice,
 					 .cross_check_every = a->cross_check,
-					 .cross_check_fault = cross_fault()};
+					 .cross_check_fault = cross_fault(),
+					 .derive = a->derive};
 }
 
 /* A child: one unit (its result's bytes, MSG_UNIT) or an item's trace (MSG_OUTCOME, then
@@ -1334,6 +1347,7 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(o, "crash_points", json_integer((json_int_t)r->crash_points));
 	json_object_set_new(o, "crash_states", json_integer((json_int_t)r->crash_states));
 	json_object_set_new(o, "recoveries", json_integer((json_int_t)r->recoveries));
+	json_object_set_new(o, "derived", json_integer((json_int_t)r->derived));
 	json_object_set_new(o, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(o, "strategy", json_string(pn_strategy_name(r->strategy)));
 	json_object_set_new(o, "preemption_bound", json_integer(r->preemption_bound));
@@ -1556,6 +1570,7 @@ int pn_cmd_check(int argc, char **argv)
 {
 	struct check_args a = {.jobs = 1,
 			       .nested = 64,
+			       .derive = true,
 			       .traces = "penumbra-traces",
 			       .unit_states = 2048,
 			       .rank_timeout_s = 60};

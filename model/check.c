@@ -25,6 +25,33 @@ struct verdict {
 	bool known; /* verdict computed (false: key met in a unit's survey only) */
 };
 
+/* A fully recovered state of the current crash point kept for derivation (docs/checker.md,
+ * "Derived crash states"): its recovered world (judged, otherwise untouched), its fates, the
+ * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
+ * its judgement read (J), recovery's outcome and the coverage hits recovery added. */
+#define BASES_MAX 4u
+/* After this many states of a point in a row that no base fitted, the point's remaining
+ * states are recovered without keeping bases (where recovery reads every unsynced write, as
+ * doublewrite's reads its buffer, keeping them costs without a gain). A function of the
+ * point's states alone: deterministic. */
+#define REFUSED_MAX 16u
+struct base {
+	struct pn_world *r;
+	struct pn_write_fate *fates;
+	struct pn_range *reads, *writes, *judged;
+	uint32_t nreads, nwrites, njudged, nfates;
+	int rc;
+	uint64_t (*cov)[2];
+	size_t ncov;
+};
+
+/* A range of a base's recovered image replaced by the derived state's bytes; saved holds
+ * what it held, then the state's bytes (len each). */
+struct patch {
+	struct pn_range at;
+	uint8_t *saved;
+};
+
 struct checker {
 	const struct pn_scenario *sc;
 	const struct pn_check_options *opt;
@@ -61,6 +88,15 @@ struct checker {
 	struct pn_explore *x;
 	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
 	uint32_t write_hash_cap;
+	/* derivation (opt->derive): the point's bases, the next to replace, scratch */
+	struct base bases[BASES_MAX];
+	uint32_t nbases, base_next;
+	uint32_t refused;           /* states of this point no base fitted, in a row */
+	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
+	uint8_t *cmp[2];
+	uint32_t cmp_cap;
+	struct patch *patch;
+	uint32_t npatch, patch_cap;
 };
 
 static double wall_seconds(void)
@@ -692,6 +728,285 @@ static bool point_met(struct checker *c)
 	return true;
 }
 
+/* ---- derived crash states (docs/checker.md "Derived crash states") ---- */
+#define PATCH_BLOCK 512u /* the unit in which two crash images are compared for patches */
+
+static void base_free(struct base *b)
+{
+	if (b->r)
+		free_world(b->r);
+	free(b->fates);
+	free(b->reads);
+	free(b->writes);
+	free(b->judged);
+	free(b->cov);
+	*b = (struct base){0};
+}
+
+static void bases_clear(struct checker *c)
+{
+	for (uint32_t i = 0; i < c->nbases; i++)
+		base_free(&c->bases[i]);
+	c->nbases = c->base_next = 0;
+}
+
+static int range_order(const void *a, const void *b)
+{
+	const struct pn_range *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* A copy of the log's ranges sorted by file and offset, overlapping and adjacent ones merged
+ * (into *n of them); the log is emptied. */
+static struct pn_range *ranges_keep(struct pn_range_log *log, uint32_t *n)
+{
+	uint32_t m = 0;
+	if (log->n)
+		qsort(log->r, log->n, sizeof(*log->r), range_order);
+	for (uint32_t i = 1; i < log->n; i++) {
+		struct pn_range *a = &log->r[m], *x = &log->r[i];
+		uint64_t end = a->off + a->len, xend = x->off + x->len;
+		if (x->file == a->file && x->off <= end) {
+			if (xend > end)
+				a->len = (uint32_t)(xend - a->off);
+		} else {
+			log->r[++m] = *x;
+		}
+	}
+	*n = log->n ? m + 1 : 0;
+	struct pn_range *out = malloc((*n + 1) * sizeof(*out));
+	PN_ASSERT(out != NULL);
+	memcpy(out, log->r, *n * sizeof(*out));
+	log->n = 0;
+	return out;
+}
+
+static void cmp_room(struct checker *c, uint32_t n)
+{
+	if (n <= c->cmp_cap)
+		return;
+	c->cmp_cap = 2 * n;
+	for (int j = 0; j < 2; j++) {
+		c->cmp[j] = realloc(c->cmp[j], c->cmp_cap);
+		PN_ASSERT(c->cmp[j] != NULL);
+	}
+}
+
+/* Whether [off, off + n) of file f holds the same bytes in the current state's crash image
+ * as in base b's; the current state's bytes are left in c->cmp[0]. */
+static bool same_bytes(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
+		       uint32_t n)
+{
+	const struct pn_device *d = &c->w->dev;
+	cmp_room(c, n);
+	pn_device_crash_read(d, c->ce.fates, (enum pn_file)f, off, n, c->cmp[0]);
+	pn_device_crash_read(d, b->fates, (enum pn_file)f, off, n, c->cmp[1]);
+	return memcmp(c->cmp[0], c->cmp[1], n) == 0;
+}
+
+bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n)
+{
+	uint8_t x[512], y[512];
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pn_range *rr = &reads[k];
+		for (uint32_t i = 0; i < d->nunsynced; i++) {
+			const struct pn_unsynced *u = &d->unsynced[i];
+			uint64_t lo = PN_MAX(rr->off, u->offset),
+				 hi = PN_MIN(rr->off + rr->len, u->offset + u->len);
+			if (u->file != rr->file)
+				continue;
+			for (; lo < hi; lo += sizeof(x)) {
+				uint32_t m = (uint32_t)PN_MIN(hi - lo, sizeof(x));
+				pn_device_crash_read(d, a, u->file, lo, m, x);
+				pn_device_crash_read(d, b, u->file, lo, m, y);
+				if (memcmp(x, y, m) != 0)
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Whether recovery of the current state would read what base b's read. */
+static bool reads_same(struct checker *c, const struct base *b)
+{
+	PN_ASSERT(b->nfates == c->w->dev.nunsynced);
+	return pn_check_reads_same(&c->w->dev, c->ce.fates, b->fates, b->reads, b->nreads);
+}
+
+/* Adds a patch of [lo, hi) of file f (the current state's bytes at cmp[0] + (lo - at)). */
+static void patch_add(struct checker *c, uint32_t f, uint64_t lo, uint64_t hi, uint64_t at)
+{
+	if (c->npatch == c->patch_cap) {
+		c->patch_cap = c->patch_cap ? 2 * c->patch_cap : 16;
+		c->patch = realloc(c->patch, c->patch_cap * sizeof(*c->patch));
+		PN_ASSERT(c->patch != NULL);
+	}
+	uint32_t n = (uint32_t)(hi - lo);
+	struct patch *p = &c->patch[c->npatch++];
+	p->at = (struct pn_range){.file = f, .len = n, .off = lo};
+	p->saved = malloc(2 * (size_t)n); /* the base's bytes, then the state's */
+	PN_ASSERT(p->saved != NULL);
+	memcpy(p->saved + n, c->cmp[0] + (lo - at), n);
+}
+
+/* The part of [lo, hi) of file f that recovery did not write (there both recovered images
+ * hold recovery's bytes) and the judgement read, as patches. */
+static void patch_block(struct checker *c, const struct base *b, uint32_t f, uint64_t lo,
+			uint64_t hi)
+{
+	uint64_t at = lo;
+	for (uint32_t k = 0; k <= b->nwrites && lo < hi; k++) {
+		const struct pn_range *w = k < b->nwrites ? &b->writes[k] : NULL;
+		if (w && (w->file != f || w->off + w->len <= lo))
+			continue;
+		uint64_t to = w ? PN_MIN(hi, PN_MAX(lo, w->off)) : hi;
+		for (uint32_t j = 0; j < b->njudged && lo < to; j++) { /* [lo, to) not written */
+			const struct pn_range *r = &b->judged[j];
+			uint64_t a = PN_MAX(lo, r->off), e = PN_MIN(to, r->off + r->len);
+			if (r->file == f && a < e)
+				patch_add(c, f, a, e, at);
+		}
+		lo = w ? PN_MAX(lo, w->off + w->len) : hi;
+	}
+}
+
+static void patches_drop(struct checker *c)
+{
+	for (uint32_t i = 0; i < c->npatch; i++)
+		free(c->patch[i].saved);
+	c->npatch = 0;
+}
+
+/* The patches that make base b's recovered image the current state's wherever the judgement
+ * reads. False: patches are needed where the judgement may not read them again (a page
+ * server keeps what it reconstructed). */
+static bool patches_find(struct checker *c, const struct base *b)
+{
+	const struct pn_device *d = &c->w->dev;
+	patches_drop(c);
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
+			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);
+			if (!same_bytes(c, b, u->file, lo, (uint32_t)(hi - lo)))
+				patch_block(c, b, u->file, lo, hi);
+		}
+	}
+	return !c->npatch || c->sc->protocol.mode != PN_MODE_PUSHDOWN;
+}
+
+/* Applies the patches to base b's device (apply), or undoes them, in reverse order. */
+static void patches_apply(struct checker *c, struct base *b, bool apply)
+{
+	struct pn_device *d = &b->r->dev;
+	for (uint32_t k = 0; k < c->npatch; k++) {
+		struct patch *p = &c->patch[apply ? k : c->npatch - 1 - k];
+		enum pn_file f = (enum pn_file)p->at.file;
+		if (apply)
+			pn_device_read(d, f, p->at.off, p->at.len, p->saved);
+		pn_device_format_write(d, f, p->at.off, p->saved + (apply ? p->at.len : 0),
+				       p->at.len);
+	}
+}
+
+/* The verdict of the current state without recovering it, from a base whose recovery read
+ * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
+ * the state's bytes wherever they differ, were not recovery's and the judgement reads,
+ * judged (what a recovery of this state would judge). False: no base fits. */
+static bool derive_state(struct checker *c, struct verdict *v)
+{
+	if (c->refused >= REFUSED_MAX)
+		return false;
+	for (uint32_t i = 0; i < c->nbases; i++) {
+		struct base *b = &c->bases[i];
+		if (!reads_same(c, b) || !patches_find(c, b))
+			continue; /* no marker here: --coverage is the same with derivation off */
+		struct pn_testcase_site *const *sites;
+		size_t n = pn_testcase_all(&sites);
+		PN_ASSERT(n >= b->ncov);
+		for (size_t s = 0; s < b->ncov; s++) {
+			sites[s]->hits_true += b->cov[s][0];
+			sites[s]->hits_false += b->cov[s][1];
+		}
+		patches_apply(c, b, true);
+		judge(c, b->r, b->rc, UINT64_MAX, v, true);
+		patches_apply(c, b, false);
+		patches_drop(c);
+		c->res->derived++;
+		c->refused = 0;
+		return true;
+	}
+	patches_drop(c);
+	c->refused++;
+	return false;
+}
+
+/* The coverage hits since `before` (n0 sites then), per site now registered (*n). */
+static uint64_t (*cov_since(const uint64_t (*before)[2], size_t n0, size_t *n))[2]
+{
+	struct pn_testcase_site *const *sites;
+	*n = pn_testcase_all(&sites);
+	uint64_t(*cov)[2] = calloc(*n + 1, sizeof(*cov));
+	PN_ASSERT(cov != NULL && *n >= n0);
+	for (size_t s = 0; s < *n; s++) {
+		cov[s][0] = sites[s]->hits_true - (s < n0 ? before[s][0] : 0);
+		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
+	}
+	return cov;
+}
+
+/* A full recovery of the current state, judged; kept as a base when derivation is on. */
+static void recover_state(struct checker *c, struct verdict *v)
+{
+	int rc;
+	if (!c->opt->derive || c->refused >= REFUSED_MAX) {
+		struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
+		judge(c, r, rc, UINT64_MAX, v, true);
+		free_world(r);
+		return;
+	}
+	struct pn_testcase_site *const *sites;
+	size_t n0 = pn_testcase_all(&sites), n;
+	uint64_t(*before)[2] = calloc(n0 + 1, sizeof(*before));
+	PN_ASSERT(before != NULL);
+	cov_copy(before, false);
+	struct pn_world *r = crashed_world(c, &c->w->dev, c->ce.fates, false);
+	r->dev.reads = &c->log[0];
+	r->dev.writes = &c->log[1];
+	rc = pn_world_recover(r);
+	pn_assert_context(NULL, NULL);
+	uint64_t(*cov)[2] = cov_since(before, n0, &n);
+	free(before);
+	r->dev.reads = &c->log[2];
+	r->dev.writes = NULL;
+	judge(c, r, rc, UINT64_MAX, v, true);
+	r->dev.reads = NULL;
+	if (rc == 0 && v->kind != PN_VIOL_NONE) {
+		/* C2 stopped at a page: J does not hold the pages after it, which a state that
+		 * passes there would read (and the search stops here anyway) */
+		free(cov);
+		c->log[0].n = c->log[1].n = c->log[2].n = 0;
+		free_world(r);
+		return;
+	}
+	struct base *b = &c->bases[c->base_next];
+	base_free(b);
+	c->base_next = (c->base_next + 1) % BASES_MAX;
+	c->nbases = PN_MIN(c->nbases + 1, BASES_MAX);
+	uint32_t nf = c->w->dev.nunsynced;
+	*b = (struct base){.r = r, .rc = rc, .cov = cov, .ncov = n, .nfates = nf};
+	b->fates = malloc((nf + 1) * sizeof(*b->fates));
+	PN_ASSERT(b->fates != NULL);
+	memcpy(b->fates, c->ce.fates, nf * sizeof(*b->fates));
+	b->reads = ranges_keep(&c->log[0], &b->nreads);
+	b->writes = ranges_keep(&c->log[1], &b->nwrites);
+	b->judged = ranges_keep(&c->log[2], &b->njudged);
+}
+
 /* All crash states of the current point. Returns false at the first violation. */
 static bool explore_point(struct checker *c, uint64_t point)
 {
@@ -699,6 +1014,8 @@ static bool explore_point(struct checker *c, uint64_t point)
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
 	c->exp_valid = false; /* the oracle took records since the last point */
+	bases_clear(c);       /* bases hold for the unsynced writes of one point */
+	c->refused = 0;
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!stopping(c) && pn_crash_enum_next(&c->ce)) {
@@ -711,11 +1028,9 @@ static bool explore_point(struct checker *c, uint64_t point)
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
 		if (!slot->used) {
-			int rc;
-			struct pn_world *r = recover_image(c, &c->w->dev, c->ce.fates, false, &rc);
 			struct verdict v = {.key = key, .used = true, .known = true};
-			judge(c, r, rc, UINT64_MAX, &v, true);
-			free_world(r);
+			if (!c->opt->derive || !derive_state(c, &v))
+				recover_state(c, &v);
 			res->recoveries++;
 			c->new_states++;
 			*slot = v;
@@ -1146,6 +1461,12 @@ static void checker_open(struct checker *c, const struct pn_scenario *sc,
 
 static void checker_close(struct checker *c)
 {
+	bases_clear(c);
+	for (int i = 0; i < 3; i++)
+		free(c->log[i].r);
+	free(c->patch);
+	free(c->cmp[0]);
+	free(c->cmp[1]);
 	pn_crash_enum_free(&c->ce);
 	free(c->write_hash);
 	free(c->cache);

@@ -63,6 +63,10 @@ struct pn_check_options {
 	 * (check.c, cross_check). 0: never. */
 	uint64_t cross_check_every;
 	uint64_t cross_check_fault; /* test hook: the fast verdict of this judged state is wrong */
+	/* --derive on: a new state whose bytes equal a recovered base's over every range that
+	 * base's recovery and judgement read is judged without recovery (check.c, derive_state;
+	 * docs/checker.md "Derived crash states"). */
+	bool derive;
 };
 
 struct pn_check_result {
@@ -71,6 +75,7 @@ struct pn_check_result {
 	bool error;       /* could not run (bad input, stall): message in detail */
 	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
+	uint64_t derived; /* of the recoveries, states judged from a base without recovery */
 	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
 	 * state met before cut short, and the distinct state fingerprints met */
 	uint64_t schedules_explored, schedules_pruned, distinct_states;
@@ -128,5 +133,12 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 /* The options that replay a trace as its replay: section says (schedule, crash point and
  * state, the crash inside recovery); the caller adds a timeline or observers. */
 struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc);
+
+/* Derivation's test (docs/checker.md "Derived crash states"): whether the crash images of d
+ * under fates a and under fates b hold the same bytes over every range of reads (sorted or
+ * not). They can differ only where an unsynced write lies (both are d's durable image plus
+ * writes from its list), so only the reads that meet one are compared. */
+bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n);
 
 #endif

@@ -303,9 +303,23 @@ uint64_t pn_device_held(const struct pn_device *d, enum pn_file f, bool peak)
 	return (peak ? im->chunks_peak : im->chunks) * PN_CHUNK_SIZE;
 }
 
+/* D6 */
+static void range_log(struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
+{
+	if (!log || !len)
+		return;
+	if (log->n == log->cap) {
+		log->cap = log->cap ? 2 * log->cap : 256;
+		log->r = realloc(log->r, log->cap * sizeof(*log->r));
+		PN_ASSERT(log->r != NULL);
+	}
+	log->r[log->n++] = (struct pn_range){.file = (uint32_t)f, .len = len, .off = off};
+}
+
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out)
 {
+	range_log(d->reads, f, off, len);
 	image_read(&d->cur[f], off, len, out);
 }
 
@@ -318,6 +332,7 @@ void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off,
 void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, const uint8_t *buf,
 			    uint32_t len)
 {
+	range_log(d->writes, f, off, len);
 	image_write(&d->cur[f], off, buf, len);
 	if (d->track) {
 		image_write(&d->dur[f], off, buf, len);
@@ -329,6 +344,7 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event)
 {
+	range_log(d->writes, io->file, io->offset, io->len);
 	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
 	d->bytes_written[io->file] += io->len;
 	d->version++;
@@ -444,6 +460,25 @@ uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t l
 	return (uint32_t)(to - from);
 }
 
+/* The next run of write u's bytes that a crash under fate keeps, from unit *s on: its length
+ * (0: none left) and its offset into the write (*at). PERSISTED: the whole write, once. */
+static uint32_t kept_span(const struct pn_device *d, const struct pn_unsynced *u,
+			  const struct pn_write_fate *fate, uint32_t *s, uint32_t *at)
+{
+	if (fate->fate == PN_FATE_LOST)
+		return 0;
+	if (fate->fate == PN_FATE_PERSISTED) {
+		*at = 0;
+		return (*s)++ ? 0 : u->len;
+	}
+	uint32_t nunits;
+	pn_device_unit(d, u->offset, u->len, &nunits);
+	for (; *s < nunits; (*s)++)
+		if (fate->sectors & (1ull << *s))
+			return pn_device_unit_span(d, u->offset, u->len, (*s)++, at);
+	return 0;
+}
+
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
 			   struct pn_device *out)
 {
@@ -452,24 +487,34 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 		image_copy(&d->dur[f], &out->cur[f]);
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
-		if (fates[i].fate == PN_FATE_LOST)
-			continue;
-		if (fates[i].fate == PN_FATE_PERSISTED) {
-			image_write(&out->cur[u->file], u->offset, u->data, u->len);
-			continue;
-		}
-		uint32_t nunits, at;
-		pn_device_unit(d, u->offset, u->len, &nunits);
-		for (uint32_t s = 0; s < nunits; s++) {
-			if (!(fates[i].sectors & (1ull << s)))
-				continue;
-			uint32_t n = pn_device_unit_span(d, u->offset, u->len, s, &at);
+		uint32_t s = 0, at, n;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0)
 			image_write(&out->cur[u->file], u->offset + at, u->data + at, n);
-		}
 	}
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)
 			image_copy(&out->cur[f], &out->dur[f]);
+}
+
+void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
+			  enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
+{
+	PN_ASSERT(d->track);
+	image_read(&d->dur[f], off, len, out);
+	for (uint32_t i = 0; i < d->nunsynced; i++) { /* in the order crash_image applies them */
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint64_t end = PN_MIN(off + len, u->offset + u->len);
+		if (u->file != f || u->offset >= end || off >= end)
+			continue;
+		uint32_t s = 0, at, n;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0) {
+			/* [lo, hi) of the file, the part of this run inside [off, off + len) */
+			uint64_t lo = PN_MAX(off, u->offset + at),
+				 hi = PN_MIN(end, u->offset + at + n);
+			if (lo < hi)
+				memcpy(out + (lo - off), u->data + (lo - u->offset), hi - lo);
+		}
+	}
 }
 
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst)

@@ -34,6 +34,14 @@
  *      storage.sector_size, or crash.atomic_unit when larger). A write's units are the
  *      aligned blocks it touches, grouped in runs of consecutive blocks so that it has at
  *      most 64; a write that lies within one block is one unit and never tears.
+ *
+ * Read tracking (the checker's derivation, docs/checker.md "Derived crash states"):
+ *   D6 With `reads` set, every range read from cur (pn_device_read: the engine's synchronous
+ *      reads and the I/O path's dispatched reads alike, sim/world.c) is appended to it, in
+ *      order, unmerged. It is the only way reads leave the device: what recovery computes is
+ *      a function of these bytes (and the seeds). With `writes` set, every range written
+ *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
+ *      changes no byte read or written.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -77,9 +85,21 @@ struct pn_unsynced {
 	uint32_t page, slot;
 };
 
+/* D6: ranges read from or written to cur. */
+struct pn_range {
+	uint32_t file; /* enum pn_file */
+	uint32_t len;
+	uint64_t off;
+};
+struct pn_range_log {
+	struct pn_range *r;
+	uint32_t n, cap;
+};
+
 struct pn_device {
 	bool track;
-	uint32_t atomic_unit; /* D5: bytes written atomically, at aligned offsets */
+	struct pn_range_log *reads, *writes; /* D6: NULL = not tracked */
+	uint32_t atomic_unit;                /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
 	struct pn_file_image dur[PN_FILE_COUNT];
 	struct pn_unsynced *unsynced;
@@ -128,6 +148,10 @@ struct pn_write_fate {
  * of the unsynced writes (fates[i] for d->unsynced[i]). */
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
 			   struct pn_device *out);
+/* The bytes [off, off + len) of file f in the image pn_device_crash_image would build under
+ * fates, without building it (d tracks crashes). */
+void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
+			  enum pn_file f, uint64_t off, uint32_t len, uint8_t *out);
 /* Copies every byte of src's cur image into dst (which becomes fully durable). */
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
 

@@ -20,7 +20,11 @@
  *   atomic unit    a write's tearing units are the aligned blocks of the atomic unit it
  *                  touches (D5), and no crash state the checker enumerates leaves such a
  *                  block part old and part new (crash.atomic_unit), while a smaller unit
- *                  does split it.
+ *                  does split it;
+ *   derivation     the read log holds every read (D6); pn_device_crash_read gives the bytes
+ *                  of the crash image pn_device_crash_image builds; the checker's
+ *                  derivation refuses a state whose bytes differ from the base's where
+ *                  recovery read, and takes one that differs only where it did not.
  */
 #include "checker.h"
 #include "crashstate.h"
@@ -51,6 +55,78 @@ static uint8_t byte_at(const struct pn_device *d, uint64_t off)
 	pn_device_read(d, PN_FILE_WAL, off, 1, &b);
 	return b;
 }
+
+/* Two unsynced WAL writes, 8 KiB at SEG (bytes 0x11) and 8 KiB at 3 * SEG (0x22), over a
+ * durable image of 0xAB. */
+static void two_unsynced(struct pn_device *d)
+{
+	pn_device_init(d, true, 512);
+	write_at(d, 0, 0xAB, 4 * SEG);
+	uint8_t page[8192];
+	for (uint32_t i = 0; i < 2; i++) {
+		memset(page, 0x11 * (i + 1), sizeof(page));
+		struct pn_io io = {.file = PN_FILE_WAL,
+				   .offset = (1 + 2 * i) * SEG,
+				   .len = sizeof(page),
+				   .buf = page,
+				   .index = i};
+		pn_device_write(d, &io, 1 + i);
+		pn_device_write_done(d, i);
+	}
+	ck_assert_uint_eq(d->nunsynced, 2);
+}
+
+START_TEST(test_crash_read_is_the_crash_image)
+{
+	struct pn_device d, img;
+	two_unsynced(&d);
+	struct pn_write_fate fates[2] = {{.fate = PN_FATE_TORN, .sectors = 0x5},
+					 {.fate = PN_FATE_PERSISTED}};
+	pn_device_init(&img, false, 512);
+	pn_device_crash_image(&d, fates, &img);
+	static uint8_t want[4 * SEG], got[4 * SEG];
+	struct pn_range_log log = {0};
+	img.reads = &log;
+	pn_device_read(&img, PN_FILE_WAL, 0, sizeof(want), want);
+	pn_device_read(&img, PN_FILE_WAL, SEG + 100, 7, got);
+	ck_assert_uint_eq(log.n, 2);
+	ck_assert_uint_eq(log.r[1].off, SEG + 100);
+	ck_assert_uint_eq(log.r[1].len, 7);
+	img.reads = NULL;
+	pn_device_crash_read(&d, fates, PN_FILE_WAL, 0, sizeof(got), got);
+	ck_assert_mem_eq(got, want, sizeof(want));
+	ck_assert_uint_eq(got[SEG], 0x11);       /* unit 0 new */
+	ck_assert_uint_eq(got[SEG + 512], 0xAB); /* unit 1 old */
+	ck_assert_uint_eq(got[3 * SEG + 8191], 0x22);
+	free(log.r);
+	pn_device_free(&img);
+	pn_device_free(&d);
+}
+END_TEST
+
+START_TEST(test_derive_refuses_read_bytes)
+{
+	struct pn_device d;
+	two_unsynced(&d);
+	struct pn_write_fate base[2] = {{.fate = PN_FATE_LOST}, {.fate = PN_FATE_LOST}};
+	struct pn_write_fate second_new[2] = {{.fate = PN_FATE_LOST}, {.fate = PN_FATE_PERSISTED}};
+	struct pn_write_fate first_torn[2] = {{.fate = PN_FATE_TORN, .sectors = 0x2},
+					      {.fate = PN_FATE_LOST}};
+	/* recovery read the first write's place, and the durable bytes past the second's */
+	struct pn_range reads[2] = {{.file = PN_FILE_WAL, .off = SEG, .len = 8192},
+				    {.file = PN_FILE_WAL, .off = 3 * SEG + 8192, .len = 512}};
+	ck_assert(pn_check_reads_same(&d, base, base, reads, 2));
+	ck_assert(pn_check_reads_same(&d, base, second_new, reads, 2));  /* unread: derived */
+	ck_assert(!pn_check_reads_same(&d, base, first_torn, reads, 2)); /* read: refused */
+	struct pn_range unit1 = {.file = PN_FILE_WAL, .off = SEG + 600, .len = 1};
+	struct pn_range unit0 = {.file = PN_FILE_WAL, .off = SEG + 10, .len = 1};
+	ck_assert(!pn_check_reads_same(&d, base, first_torn, &unit1, 1));
+	ck_assert(pn_check_reads_same(&d, base, first_torn, &unit0, 1)); /* unit 0 kept old */
+	struct pn_range other = {.file = PN_FILE_DATA, .off = SEG, .len = 8192};
+	ck_assert(pn_check_reads_same(&d, base, first_torn, &other, 1)); /* another file */
+	pn_device_free(&d);
+}
+END_TEST
 
 START_TEST(test_remove_frees_and_create_zeroes)
 {
@@ -427,6 +503,8 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("memory");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
+	tcase_add_test(tc, test_crash_read_is_the_crash_image);
+	tcase_add_test(tc, test_derive_refuses_read_bytes);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);
