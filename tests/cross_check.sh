@@ -5,10 +5,8 @@
 # purpose (the test hook PN_TEST_CROSS_FAULT, cli/cmd_check.c K8) stops the check with exit 3
 # and a message naming the state. Usage: cross_check.sh PENUMBRA_BINARY CHECK_ARG...
 set -u
-if [[ $# -lt 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY CHECK_ARG..." >&2
-	exit 2
-fi
+. "$(dirname "$0")/same_lib.sh"
+same_usage 2 "PENUMBRA_BINARY CHECK_ARG..." "$@"
 bin=$1
 shift
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_cross_check.XXXXXX") || exit 2

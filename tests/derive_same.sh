@@ -7,10 +7,8 @@
 # seconds, and the exit status. Fails on any difference, when nothing was checked, when
 # --derive off derived a state or when --derive on derived none (a test that cannot fail).
 set -u
-if [[ $# -lt 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY CHECK_ARG..." >&2
-	exit 2
-fi
+. "$(dirname "$0")/same_lib.sh"
+same_usage 2 "PENUMBRA_BINARY CHECK_ARG..." "$@"
 bin=$1
 shift
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_derive_same.XXXXXX") || exit 2

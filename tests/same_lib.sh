@@ -1,4 +1,5 @@
-# same_lib.sh: what tests/jobs_same.sh, tests/mpi_same.sh and tests/mpi_kill.sh share
+# same_lib.sh: what tests/jobs_same.sh, tests/mpi_same.sh and tests/mpi_kill.sh share (and
+# the usage check of tests/derive_same.sh and tests/cross_check.sh)
 # (sourced, not run): runs of `penumbra check` in directories of their own, their outputs
 # normalised, and their comparison with a `--jobs 1` run. The caller sets `here` (this
 # directory) and `name` (its own name, for messages).
