@@ -264,15 +264,24 @@ static void lazy_read(const struct pn_device *d, enum pn_file f, uint64_t off, u
 	}
 }
 
-/* D8: before a write to cur, the unwritten chunks of a lazy file it touches start as built. */
+/* D8: before a write to cur of [off, off + len), the unwritten chunks of a lazy file it
+ * touches start as built, but for the bytes the write is about to overwrite. */
 static void lazy_fill(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len)
 {
 	struct pn_file_image *im = &d->cur[f];
 	for (uint64_t idx = off / PN_CHUNK_SIZE; idx * PN_CHUNK_SIZE < off + len; idx++) {
-		if (chunk_at(im, idx) || !lazy_chunk(d, f, idx))
+		uint64_t at = idx * PN_CHUNK_SIZE;
+		if (chunk_at(im, idx) || at >= d->lazy_end[f])
 			continue;
+		uint32_t in = (uint32_t)(PN_MAX(off, at) - at);
+		uint32_t end = (uint32_t)(PN_MIN(off + len, at + PN_CHUNK_SIZE) - at);
+		struct pn_chunk *c = chunk_new_but(NULL, 0, PN_CHUNK_SIZE); /* filled below */
+		if (in)
+			(void)d->lazy(d->lazy_ctx, f, at, in, c->data);
+		if (end < PN_CHUNK_SIZE)
+			(void)d->lazy(d->lazy_ctx, f, at + end, PN_CHUNK_SIZE - end, c->data + end);
 		struct pn_leaf *l = leaf_for(im, idx);
-		l->chunk[idx % PN_LEAF_CHUNKS] = chunk_new_but(lazy_buf, 0, 0);
+		l->chunk[idx % PN_LEAF_CHUNKS] = c;
 		l->real++;
 		im->chunks++;
 		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
