@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # run.sh: the simulator's speed and memory (issue 12): transactions per wall second and peak
-# resident set of `penumbra run SCENARIO` for the current binary and a reference commit's,
-# side by side from one run, with their ratios, and the sizes the memory should be near (the
-# device's data image, the WAL recovery can need, the buffer pool). Not a test: timings are
-# the machine's. Usage:
-#   bench/run.sh [NEW_BINARY [REF_COMMIT [ROUNDS [SCENARIO]]]]
-# NEW_BINARY defaults to build-release/penumbra (built first if absent); REF_COMMIT to
-# PN_BENCH_REF or 854e4f4, built as Release in a temporary git worktree under a mktemp
-# directory (removed at the end; set PN_BENCH_REF_BIN to reuse a binary already built).
-# SCENARIO defaults to scenarios/results/pgbench-scale10.yaml. The binaries run in turn,
-# ROUNDS times each (default 3), so that a shared machine weighs on both alike; the best
-# round (least wall seconds) gives transactions/s, the largest "Maximum resident set size"
-# of /usr/bin/time the memory. The two runs' metrics must agree (same transactions, WAL
-# bytes and events); a line says so if not.
+# resident set of `penumbra run SCENARIO` for the current binary and one or more reference
+# commits', side by side from one run, with their ratios, and the sizes the memory should be
+# near (the device's data image, the WAL recovery can need, the buffer pool). Not a test:
+# timings are the machine's. Usage:
+#   bench/run.sh [NEW_BINARY [REF_COMMITS [ROUNDS [SCENARIO]]]]
+# NEW_BINARY defaults to build-release/penumbra (built first if absent); REF_COMMITS, a
+# comma-separated list, to PN_BENCH_REF or 854e4f4, each built as Release in a temporary git
+# worktree under a mktemp directory (removed at the end; PN_BENCH_REF_BIN, a comma-separated
+# list of binaries in the same order, reuses binaries already built). The ratios are the new
+# binary's against each reference's. SCENARIO defaults to
+# scenarios/results/pgbench-scale10.yaml. The binaries run in turn, ROUNDS times each
+# (default 3), so that a shared machine weighs on all alike; the best round (least wall
+# seconds) gives transactions/s, the largest "Maximum resident set size" of /usr/bin/time the
+# memory. The runs' metrics must agree (same transactions, WAL bytes and events); a line says
+# so if not.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 new=${1:-$here/build-release/penumbra}
-ref_commit=${2:-${PN_BENCH_REF:-854e4f4}}
+refs=${2:-${PN_BENCH_REF:-854e4f4}}
 rounds=${3:-3}
 scenario=${4:-$here/scenarios/results/pgbench-scale10.yaml}
 [[ -x /usr/bin/time ]] || {
@@ -25,10 +27,38 @@ scenario=${4:-$here/scenarios/results/pgbench-scale10.yaml}
 }
 . "$here/bench/lib.sh"
 pn_bench_tmp run
-pn_bench_new_ref "$ref_commit"
+pn_bench_build_new || exit 2
+IFS=, read -r -a names <<<"$refs"
+IFS=, read -r -a given <<<"${PN_BENCH_REF_BIN:-}"
+bins=()
+cleanup() { # every reference worktree, then lib.sh's cleanup
+	for ((i = 0; i < ${#names[@]}; i++)); do
+		[[ -d $tmp/ref-src-$i ]] && git -C "$here" worktree remove --force "$tmp/ref-src-$i" \
+			>/dev/null 2>&1
+	done
+	pn_bench_cleanup
+}
+trap cleanup EXIT
+for ((i = 0; i < ${#names[@]}; i++)); do
+	if [[ -n ${given[i]:-} ]]; then
+		bins+=("${given[i]}")
+		continue
+	fi
+	echo "building ${names[i]} (Release) in a temporary worktree..." >&2
+	git -C "$here" worktree add --detach "$tmp/ref-src-$i" "${names[i]}" >/dev/null 2>&1 &&
+		cmake -S "$tmp/ref-src-$i" -B "$tmp/ref-build-$i" -DCMAKE_BUILD_TYPE=Release \
+			>/dev/null &&
+		cmake --build "$tmp/ref-build-$i" -j2 --target penumbra >/dev/null || {
+		echo "$0: cannot build ${names[i]}" >&2
+		exit 2
+	}
+	bins+=("$tmp/ref-build-$i/penumbra")
+done
+names+=(new)
+bins+=("$new")
 echo "$(pn_bench_machine); new $(
 	git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD || echo +)," \
-	"ref $ref_commit; $(basename "$scenario"), best of $rounds"
+	"refs $refs; $(basename "$scenario"), best of $rounds"
 TIMEFORMAT='%3R %3U %3S'
 # one run: prints "wall_s user_s sys_s max_rss_kb transactions wal_bytes checkpoints events"
 one() {
@@ -42,39 +72,63 @@ r = json.load(open(sys.argv[1]))["results"][0]
 print(*sys.argv[2:5], sys.argv[5], r["transactions"], r["wal_bytes"], r["checkpoints"], sys.argv[6])' \
 		"$tmp/out.json" $t "$(tail -1 "$tmp/rss")" "${ev:-0}"
 }
-best_n=1e9 best_r=1e9 rss_n=0 rss_r=0
+n=${#bins[@]}
+declare -a best cpu rss metrics
+for ((i = 0; i < n; i++)); do best[i]=1e9 cpu[i]=0 rss[i]=0; done
 for ((k = 1; k <= rounds; k++)); do
-	read -r wn un sn mn tn wbn cpn evn < <(one "$new")
-	read -r wr ur sr mr tr wbr cpr evr < <(one "$ref")
-	if awk -v a="$wn" -v b="$best_n" 'BEGIN { exit !(a < b) }'; then
-		best_n=$wn cpu_n=$(awk -v u="$un" -v s="$sn" 'BEGIN { print u + s }')
-	fi
-	if awk -v a="$wr" -v b="$best_r" 'BEGIN { exit !(a < b) }'; then
-		best_r=$wr cpu_r=$(awk -v u="$ur" -v s="$sr" 'BEGIN { print u + s }')
-	fi
-	((mn > rss_n)) && rss_n=$mn
-	((mr > rss_r)) && rss_r=$mr
+	for ((i = 0; i < n; i++)); do
+		read -r w u s m t wb cp ev < <(one "${bins[i]}")
+		if awk -v a="$w" -v b="${best[i]}" 'BEGIN { exit !(a < b) }'; then
+			best[i]=$w cpu[i]=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+		fi
+		((m > rss[i])) && rss[i]=$m
+		metrics[i]="$t $wb $ev"
+		[[ ${names[i]} == new ]] && tn=$t wbn=$wb cpn=$cp
+	done
 done
-[[ "$tn $wbn $evn" == "$tr $wbr $evr" ]] ||
-	echo "note: the runs differ: new $tn tx, $wbn WAL bytes, $evn events;" \
-		"ref $tr tx, $wbr WAL bytes, $evr events"
-printf '%-24s %14s %14s %8s\n' "" "$ref_commit" new ratio
-awk -v tn="$tn" -v tr="$tr" -v wn="$best_n" -v wr="$best_r" -v cn="$cpu_n" -v cr="$cpu_r" \
-	-v mn="$rss_n" -v mr="$rss_r" -v en="$evn" 'BEGIN {
-	wn = wn < 0.001 ? 0.001 : wn; wr = wr < 0.001 ? 0.001 : wr
-	printf "%-24s %14.3f %14.3f %7.2fx\n", "wall seconds", wr, wn, wr / wn
-	printf "%-24s %14.3f %14.3f %7.2fx\n", "CPU seconds", cr, cn, cr / (cn < 0.001 ? 0.001 : cn)
-	printf "%-24s %14.0f %14.0f %7.2fx\n", "transactions / wall s", tr / wr, tn / wn,
-	       (tn / wn) / (tr / wr)
-	printf "%-24s %14.0f %14.0f %7.2fx\n", "events / wall s", en / wr, en / wn, wr / wn
-	printf "%-24s %14.0f %14.0f %7.2fx\n", "peak RSS (KiB)", mr, mn, mn / mr }'
+for ((i = 0; i + 1 < n; i++)); do
+	[[ ${metrics[i]} == "${metrics[n - 1]}" ]] ||
+		echo "note: the runs differ (transactions, WAL bytes, events): new ${metrics[n - 1]};" \
+			"${names[i]} ${metrics[i]}"
+done
+# one table row: LABEL FORMAT then a value per binary, then new's ratio to each reference
+row() {
+	local label=$1 fmt=$2 inv=$3
+	shift 3
+	awk -v label="$label" -v fmt="$fmt" -v inv="$inv" -v vals="$*" 'BEGIN {
+		k = split(vals, v, " "); printf "%-24s", label
+		for (i = 1; i <= k; i++) printf " %14" fmt, v[i]
+		for (i = 1; i < k; i++) {
+			a = v[k] < 0.001 ? 0.001 : v[k]; b = v[i] < 0.001 ? 0.001 : v[i]
+			printf " %9.2fx", inv ? b / a : a / b
+		}
+		printf "\n" }'
+}
+hdr=$(printf '%-24s' "")
+for ((i = 0; i < n; i++)); do hdr+=$(printf ' %14s' "${names[i]}"); done
+for ((i = 0; i + 1 < n; i++)); do hdr+=$(printf ' %10s' "/${names[i]}"); done
+echo "$hdr"
+walls=() cpus=() tps=() eps=() rsss=()
+for ((i = 0; i < n; i++)); do
+	w=$(awk -v w="${best[i]}" 'BEGIN { print w < 0.001 ? 0.001 : w }')
+	read -r t _ ev <<<"${metrics[i]}"
+	walls+=("$w") cpus+=("${cpu[i]}") rsss+=("${rss[i]}")
+	tps+=("$(awk -v t="$t" -v w="$w" 'BEGIN { printf "%.0f", t / w }')")
+	eps+=("$(awk -v e="$ev" -v w="$w" 'BEGIN { printf "%.0f", e / w }')")
+done
+row "wall seconds" .3f 1 "${walls[@]}"
+row "CPU seconds" .3f 1 "${cpus[@]}"
+row "transactions / wall s" .0f 0 "${tps[@]}"
+row "events / wall s" .0f 0 "${eps[@]}"
+row "peak RSS (KiB)" .0f 0 "${rsss[@]}"
 # the floor: the data file image (pages + the two control pages), the WAL recovery can need
 # (with no checkpoint after the start, all of it), the buffer pool's frames
 field() { grep -o "$1: *[0-9]*" "$scenario" | head -1 | grep -o '[0-9]*$'; }
 pages=$(field pages) buffers=$(field buffers)
-awk -v p="${pages:-0}" -v b="${buffers:-0}" -v w="$wbn" -v c="$cpn" -v m="$rss_n" 'BEGIN {
+awk -v p="${pages:-0}" -v b="${buffers:-0}" -v w="$wbn" -v c="$cpn" -v m="${rss[n - 1]}" 'BEGIN {
 	img = (p + 2) * 8; wal = w / 1024; pool = b * 8
 	printf "device data image %.0f KiB (%d pages), WAL %.0f KiB (%d checkpoints: %s),\n",
 	       img, p, wal, c, c == 0 ? "recovery needs all of it" : "recovery needs less"
 	printf "buffer pool %.0f KiB (%d frames); sum %.0f KiB, new peak RSS %.2fx of it\n",
 	       pool, b, img + wal + pool, m / (img + wal + pool) }'
+: "${tn:?}"

@@ -17,6 +17,16 @@ void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit)
 	d->atomic_unit = atomic_unit;
 }
 
+void pn_device_set_lazy(struct pn_device *d, enum pn_file f, uint64_t end, pn_device_lazy_fn fn,
+			void *ctx)
+{
+	PN_ASSERT(!d->track && "a tracked device takes no lazy extents (D8)");
+	PN_ASSERT(fn != NULL && (!d->lazy || (d->lazy == fn && d->lazy_ctx == ctx)));
+	d->lazy = fn;
+	d->lazy_ctx = ctx;
+	d->lazy_end[f] = end;
+}
+
 /* The REMOVED marks (D1): a chunk entry, and a whole leaf of them. Compared by identity
  * only, never ordered. */
 static struct pn_chunk removed_chunk;
@@ -228,6 +238,56 @@ static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t le
 	}
 }
 
+/* D8: one chunk's bytes as built (false: the format wrote none there). */
+static uint8_t lazy_buf[PN_CHUNK_SIZE];
+static bool lazy_chunk(const struct pn_device *d, enum pn_file f, uint64_t idx)
+{
+	uint64_t off = idx * PN_CHUNK_SIZE;
+	return off < d->lazy_end[f] && d->lazy(d->lazy_ctx, f, off, PN_CHUNK_SIZE, lazy_buf);
+}
+
+/* D8: cur's reads of a lazy file, chunk by chunk: an unwritten chunk below its end is built. */
+static void lazy_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		      uint8_t *out)
+{
+	const struct pn_file_image *im = &d->cur[f];
+	while (len) {
+		uint64_t idx = off / PN_CHUNK_SIZE;
+		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
+		if (chunk_at(im, idx) || off >= d->lazy_end[f])
+			image_read(im, off, n, out);
+		else
+			(void)d->lazy(d->lazy_ctx, f, off, n, out); /* zeros where nothing was */
+		off += n;
+		out += n;
+		len -= n;
+	}
+}
+
+/* D8: before a write to cur of [off, off + len), the unwritten chunks of a lazy file it
+ * touches start as built, but for the bytes the write is about to overwrite. */
+static void lazy_fill(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len)
+{
+	struct pn_file_image *im = &d->cur[f];
+	for (uint64_t idx = off / PN_CHUNK_SIZE; idx * PN_CHUNK_SIZE < off + len; idx++) {
+		uint64_t at = idx * PN_CHUNK_SIZE;
+		if (chunk_at(im, idx) || at >= d->lazy_end[f])
+			continue;
+		uint32_t in = (uint32_t)(PN_MAX(off, at) - at);
+		uint32_t end = (uint32_t)(PN_MIN(off + len, at + PN_CHUNK_SIZE) - at);
+		struct pn_chunk *c = chunk_new_but(NULL, 0, PN_CHUNK_SIZE); /* filled below */
+		if (in)
+			(void)d->lazy(d->lazy_ctx, f, at, in, c->data);
+		if (end < PN_CHUNK_SIZE)
+			(void)d->lazy(d->lazy_ctx, f, at + end, PN_CHUNK_SIZE - end, c->data + end);
+		struct pn_leaf *l = leaf_for(im, idx);
+		l->chunk[idx % PN_LEAF_CHUNKS] = c;
+		l->real++;
+		im->chunks++;
+		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
+	}
+}
+
 /* D4: the chunks of [off, off + len) in dur that hold the same bytes as cur's become cur's
  * (one copy, shared copy-on-write): what was synced is usually what reads see. */
 static void share_synced(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len)
@@ -320,7 +380,10 @@ void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uin
 		    uint8_t *out)
 {
 	range_log(d->reads, f, off, len);
-	image_read(&d->cur[f], off, len, out);
+	if (d->lazy_end[f])
+		lazy_read(d, f, off, len, out);
+	else
+		image_read(&d->cur[f], off, len, out);
 }
 
 void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
@@ -333,6 +396,8 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 			    uint32_t len)
 {
 	range_log(d->writes, f, off, len);
+	if (d->lazy_end[f])
+		lazy_fill(d, f, off, len);
 	image_write(&d->cur[f], off, buf, len);
 	if (d->track) {
 		image_write(&d->dur[f], off, buf, len);
@@ -345,6 +410,8 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event)
 {
 	range_log(d->writes, io->file, io->offset, io->len);
+	if (d->lazy_end[io->file])
+		lazy_fill(d, io->file, io->offset, io->len);
 	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
 	d->bytes_written[io->file] += io->len;
 	d->version++;
@@ -523,6 +590,15 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 		image_copy(&src->cur[f], &dst->cur[f]);
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
+		/* D8: the copy holds the lazy chunks as real ones */
+		for (uint64_t idx = 0; idx * PN_CHUNK_SIZE < src->lazy_end[f]; idx++) {
+			if (chunk_at(&src->cur[f], idx) || !lazy_chunk(src, (enum pn_file)f, idx))
+				continue;
+			image_write(&dst->cur[f], idx * PN_CHUNK_SIZE, lazy_buf, PN_CHUNK_SIZE);
+			if (dst->track)
+				image_write(&dst->dur[f], idx * PN_CHUNK_SIZE, lazy_buf,
+					    PN_CHUNK_SIZE);
+		}
 	}
 }
 
@@ -535,15 +611,18 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		for (int which = 0; which < (d->track ? 2 : 1); which++) {
 			const struct pn_file_image *im = which ? &d->dur[f] : &d->cur[f];
-			for (uint64_t c = 0; c < im->nleaves * PN_LEAF_CHUNKS; c++) {
+			uint64_t lazy = (d->lazy_end[f] + PN_CHUNK_SIZE - 1) / PN_CHUNK_SIZE;
+			for (uint64_t c = 0; c < PN_MAX(im->nleaves * PN_LEAF_CHUNKS, lazy); c++) {
 				const struct pn_chunk *ch = chunk_at(im, c);
-				if (!ch)
+				bool built = !ch && lazy_chunk(d, (enum pn_file)f, c); /* D8 */
+				if (!ch && !built)
 					continue;
 				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c,
 						     ch == REMOVED};
 				h = XXH3_64bits_withSeed(where, sizeof(where), h);
 				if (ch != REMOVED)
-					h = XXH3_64bits_withSeed(ch->data, PN_CHUNK_SIZE, h);
+					h = XXH3_64bits_withSeed(built ? lazy_buf : ch->data,
+								 PN_CHUNK_SIZE, h);
 			}
 		}
 	}

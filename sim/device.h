@@ -42,6 +42,18 @@
  *      a function of these bytes (and the seeds). With `writes` set, every range written
  *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
  *      changes no byte read or written.
+ *
+ * Lazy extents (pn_device_set_lazy; `penumbra run`'s device, docs/performance.md):
+ *   D8 A file may be lazy below an end offset: a chunk of it that was never written reads
+ *      as the bytes the builder gives (what the format would have put there: the engine's
+ *      pn_engine_lazy_read, the workload's page_init_fixed), not as zeros, and the first
+ *      write to such a chunk starts it from those bytes. So a fresh data file costs no
+ *      memory until written, and every read, write and pn_device_hash sees the bytes an
+ *      eagerly formatted device holds (a chunk the builder says holds no formatted byte
+ *      is unwritten, as the format left it). Only untracked devices take lazy extents
+ *      (PN_ASSERT): the crash model and the checker's worlds see real chunks alone;
+ *      pn_device_copy builds the lazy chunks into the copy (real chunks there).
+ *      pn_device_held counts real chunks only.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -96,8 +108,16 @@ struct pn_range_log {
 	uint32_t n, cap;
 };
 
+/* D8: the bytes [off, off + len) of file f as formatted (zeros where nothing was); false
+ * when the format wrote no byte there. */
+typedef bool (*pn_device_lazy_fn)(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
+				  uint8_t *out);
+
 struct pn_device {
 	bool track;
+	pn_device_lazy_fn lazy; /* D8: NULL = no lazy extents */
+	void *lazy_ctx;
+	uint64_t lazy_end[PN_FILE_COUNT];    /* D8: file f is lazy below lazy_end[f] */
 	struct pn_range_log *reads, *writes; /* D6: NULL = not tracked */
 	uint32_t atomic_unit;                /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
@@ -111,6 +131,9 @@ struct pn_device {
 };
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit);
+/* D8: file f's unwritten chunks below end read as fn's bytes (d untracked). */
+void pn_device_set_lazy(struct pn_device *d, enum pn_file f, uint64_t end, pn_device_lazy_fn fn,
+			void *ctx);
 void pn_device_free(struct pn_device *d);
 /* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);

@@ -440,6 +440,25 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 	pn_device_format_write(&((struct pn_world *)ctx)->dev, f, off, buf, len);
 }
 
+/* D8 (device.h): the data file's pages as formatting writes them, built when read. */
+static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
+{
+	PN_ASSERT(f == PN_FILE_DATA);
+	return pn_engine_lazy_read(((struct pn_world *)ctx)->e, off, len, out);
+}
+
+/* A fresh device: an untracked one (`run`) lazily (D8), unless the engine cannot. */
+static void format(struct pn_world *w)
+{
+	uint64_t end = w->opt.track || w->opt.eager ? 0 : pn_engine_lazy_end(w->e);
+	if (!end) {
+		pn_engine_format(w->e, format_write, w);
+		return;
+	}
+	pn_device_set_lazy(&w->dev, PN_FILE_DATA, end, lazy_read, w);
+	pn_engine_format_lazy(w->e, format_write, w);
+}
+
 bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		   const struct pn_world_options *opt, const struct pn_device *from)
 {
@@ -472,7 +491,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	if (from)
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
-		pn_engine_format(w->e, format_write, w);
+		format(w);
 	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
 				? sc->workload.script_len
 				: sc->workload.transactions *

@@ -92,6 +92,7 @@ struct pn_world_options {
 	uint32_t schedule;          /* schedule variation index (schedules.runs) */
 	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
 	bool blank;                /* leave the device empty: the caller fills it (a crash image) */
+	bool eager;                /* format every page up front even when untracked (D8 off) */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
 };

@@ -24,7 +24,13 @@
  *   derivation     the read log holds every read (D6); pn_device_crash_read gives the bytes
  *                  of the crash image pn_device_crash_image builds; the checker's
  *                  derivation refuses a state whose bytes differ from the base's where
- *                  recovery read, and takes one that differs only where it did not.
+ *                  recovery read, and takes one that differs only where it did not;
+ *   lazy           D8: a lazy file's unwritten chunks read as the builder's bytes, a write
+ *                  into one keeps the rest as built, pn_device_hash and a copy are those of
+ *                  the eagerly filled device, a tracked device refuses lazy extents; whole
+ *                  runs (pgbench under fpw and umbra, tpcc) on a lazily formatted device
+ *                  end with the device, the pages and the metrics of an eager one, holding
+ *                  fewer data chunks.
  */
 #include "checker.h"
 #include "crashstate.h"
@@ -497,6 +503,148 @@ START_TEST(test_states_keep_atomic_blocks)
 }
 END_TEST
 
+/* ---- D8: lazy extents ----------------------------------------------------------------- */
+
+/* A builder: byte i of the file is (i / 8192 * 7 + i) % 251 + 1 below 5 pages, then zeros
+ * (no formatted byte past 80 KiB: chunk 5 holds formatted bytes, chunk 6 none). */
+#define LAZY_END (5u * 8192)
+static bool lazy_bytes(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
+{
+	(void)ctx;
+	ck_assert_int_eq(f, PN_FILE_DATA);
+	bool any = false;
+	for (uint32_t i = 0; i < len; i++) {
+		uint64_t at = off + i;
+		out[i] = at < LAZY_END ? (uint8_t)((at / 8192 * 7 + at) % 251 + 1) : 0;
+		any |= at < LAZY_END;
+	}
+	return any;
+}
+
+START_TEST(test_lazy_reads_writes_hash)
+{
+	struct pn_device lazy, eager;
+	pn_device_init(&lazy, false, 512);
+	pn_device_init(&eager, false, 512);
+	pn_device_set_lazy(&lazy, PN_FILE_DATA, LAZY_END + 3 * 8192, lazy_bytes, NULL);
+	static uint8_t buf[LAZY_END], got[LAZY_END], want[LAZY_END];
+	lazy_bytes(NULL, PN_FILE_DATA, 0, LAZY_END, buf);
+	pn_device_format_write(&eager, PN_FILE_DATA, 0, buf, LAZY_END);
+	ck_assert_uint_eq(pn_device_held(&lazy, PN_FILE_DATA, false), 0);
+	ck_assert_uint_eq(pn_world_device_hash(&lazy), pn_world_device_hash(&eager));
+	pn_device_read(&lazy, PN_FILE_DATA, 100, LAZY_END - 100, got);
+	ck_assert_mem_eq(got, buf + 100, LAZY_END - 100);
+	/* a page write into chunk 1 (and a WAL write): the chunk's other page stays as built */
+	memset(want, 0xa5, 8192);
+	struct pn_io io = {.op = PN_IO_WRITE,
+			   .file = PN_FILE_DATA,
+			   .offset = 3 * 8192,
+			   .len = 8192,
+			   .buf = want};
+	pn_device_write(&lazy, &io, 1);
+	pn_device_write(&eager, &io, 1);
+	io.file = PN_FILE_WAL;
+	pn_device_write(&lazy, &io, 2);
+	pn_device_write(&eager, &io, 2);
+	ck_assert_uint_eq(pn_device_held(&lazy, PN_FILE_DATA, false), PN_CHUNK_SIZE);
+	pn_device_read(&lazy, PN_FILE_DATA, 2 * 8192, 2 * 8192, got);
+	ck_assert_mem_eq(got, buf + 2 * 8192, 8192);
+	ck_assert_mem_eq(got + 8192, want, 8192);
+	/* a write past every formatted byte (chunk 6): zeros around it, as on the eager device */
+	io.file = PN_FILE_DATA;
+	io.offset = 6 * PN_CHUNK_SIZE + 512;
+	io.len = 512;
+	pn_device_write(&lazy, &io, 3);
+	pn_device_write(&eager, &io, 3);
+	ck_assert_uint_eq(pn_world_device_hash(&lazy), pn_world_device_hash(&eager));
+	/* a copy into a tracked device holds the lazy chunks as real ones */
+	struct pn_device copy;
+	pn_device_init(&copy, true, 512);
+	pn_device_copy(&lazy, &copy);
+	ck_assert_uint_eq(pn_device_held(&copy, PN_FILE_DATA, false),
+			  pn_device_held(&eager, PN_FILE_DATA, false));
+	for (uint64_t off = 0; off < 7 * PN_CHUNK_SIZE; off += 4096) {
+		pn_device_read(&eager, PN_FILE_DATA, off, 4096, want);
+		pn_device_read_dur(&copy, PN_FILE_DATA, off, 4096, got);
+		ck_assert_mem_eq(got, want, 4096);
+	}
+	pn_device_free(&copy);
+	pn_device_free(&lazy);
+	pn_device_free(&eager);
+}
+END_TEST
+
+START_TEST(test_lazy_refused_when_tracked)
+{
+	struct pn_device d;
+	pn_device_init(&d, true, 512);
+	pn_device_set_lazy(&d, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL); /* aborts */
+}
+END_TEST
+
+/* One run to the end on a lazily (opt.eager false) or an eagerly formatted device. */
+static struct pn_world *lazy_run(const struct pn_scenario *sc, bool eager)
+{
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.check_each_event = true, .eager = eager};
+	ck_assert_ptr_nonnull(w);
+	ck_assert_msg(pn_world_init(w, sc, &o, NULL), "%s", w->error);
+	pn_engine_start(w->e);
+	ck_assert_int_eq(pn_world_run(w), 0);
+	return w;
+}
+
+static void lazy_same_as_eager(const char *workload, const char *mode, uint32_t pages,
+			       uint32_t buffers)
+{
+	char yaml[512], err[256];
+	snprintf(yaml, sizeof(yaml),
+		 "name: lazy\nseed: 3\n"
+		 "storage: {pages: %u, buffers: %u, wal_segment_size: 1MiB}\n"
+		 "protocol: {mode: %s, checksums: true}\n"
+		 "checkpoint: {interval: 20ms, max_wal_size: 8MiB}\n"
+		 "workload: %s\n",
+		 pages, buffers, mode, workload);
+	struct pn_scenario sc;
+	ck_assert_msg(pn_scenario_load_string("lazy.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
+		      "%s", err);
+	struct pn_world *l = lazy_run(&sc, false), *e = lazy_run(&sc, true);
+	ck_assert_uint_gt(l->dev.lazy_end[PN_FILE_DATA], 0); /* it did format lazily */
+	ck_assert_uint_eq(e->dev.lazy_end[PN_FILE_DATA], 0);
+	ck_assert_uint_eq(l->events, e->events);
+	const struct pn_metrics *ml = pn_engine_metrics(l->e), *me = pn_engine_metrics(e->e);
+	ck_assert_uint_eq(ml->wal_bytes, me->wal_bytes);
+	ck_assert_uint_eq(ml->data_reads, me->data_reads);
+	ck_assert_uint_gt(ml->data_reads, buffers); /* pages were evicted and read again */
+	ck_assert_uint_eq(pn_world_device_hash(&l->dev), pn_world_device_hash(&e->dev));
+	uint64_t size = pn_engine_file_size(e->e, PN_FILE_DATA);
+	uint8_t a[8192], b[8192];
+	for (uint64_t off = 0; off < size; off += sizeof(a)) {
+		pn_device_read(&l->dev, PN_FILE_DATA, off, sizeof(a), a);
+		pn_device_read(&e->dev, PN_FILE_DATA, off, sizeof(b), b);
+		ck_assert_msg(memcmp(a, b, sizeof(a)) == 0, "%s %s: data bytes at %llu differ",
+			      workload, mode, (unsigned long long)off);
+	}
+	ck_assert_uint_lt(pn_device_held(&l->dev, PN_FILE_DATA, true),
+			  pn_device_held(&e->dev, PN_FILE_DATA, true) / 2);
+	pn_world_free(l);
+	pn_world_free(e);
+	free(l);
+	free(e);
+	pn_scenario_free(&sc);
+}
+
+START_TEST(test_lazy_runs_same_as_eager)
+{
+	const char *pgbench = "{kind: pgbench, scale: 1, clients: 4, transactions: 300}";
+	lazy_same_as_eager(pgbench, "fpw", 2100, 48);
+	lazy_same_as_eager(pgbench, "umbra", 2100, 48);
+	lazy_same_as_eager("{kind: tpcc, warehouses: 1, clients: 4, transactions: 40}", "fpw",
+			   40000, 256);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("device");
@@ -518,6 +666,12 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_units_aligned);
 	tcase_add_test(tc, test_states_keep_atomic_blocks);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lazy");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_lazy_reads_writes_hash);
+	tcase_add_test_raise_signal(tc, test_lazy_refused_when_tracked, SIGABRT);
+	tcase_add_test(tc, test_lazy_runs_same_as_eager);
 	suite_add_tcase(s, tc);
 	return s;
 }

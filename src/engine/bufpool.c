@@ -140,7 +140,7 @@ static void read_done(void *ctx, struct pn_io *io)
 	struct pn_bufpool *b = ctx;
 	struct pn_frame *f = &b->frames[io->frame];
 	uint8_t *page = pn_frame_page(b, io->frame);
-	memcpy(page, io->buf, b->h.page_size);
+	PN_ASSERT(io->buf == page); /* read straight into the frame (start_read) */
 	f->io_reads = 0;
 	f->valid = true;
 	f->last_lsn = pn_store_is_slru(b->h.store, io->page) && !b->h.sc->protocol.slru_headers
@@ -182,6 +182,7 @@ static void start_read(struct pn_bufpool *b, uint32_t frame, uint32_t page, uint
 	io->slot = pn_store_is_slru(b->h.store, page) ? 0 : pn_store_slot(b->h.store, page);
 	io->offset = pn_store_offset(b->h.store, page, io->slot);
 	io->len = b->h.page_size;
+	io->buf = pn_frame_page(b, frame); /* no bounce buffer: the frame is the read's own */
 	io->proc = proc;
 	io->done = read_done;
 	io->ctx = b;

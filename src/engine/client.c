@@ -199,17 +199,33 @@ struct pn_change *pn_client_change_slot(const struct pn_client *c) { return &c->
 
 void pn_client_begin_txn(const struct pn_client *c, int type) { c->p->txn_type = type; }
 
-void pn_client_initial_page(const struct pn_client_handles *h, uint32_t p, uint8_t *page)
+/* page_init (or page_init_fixed when fixed) of page p, checksummed as formatting does. */
+static void initial(const struct pn_client_handles *h, uint32_t p, uint8_t *page, bool fixed)
 {
 	PN_ASSERT(p < h->pages);
 	PN_ASSERT(page != NULL);
 	bool slru = pn_store_is_slru(h->store, p);
 	if (slru)
 		pn_page_init(page, h->page_size, p, true);
+	else if (fixed)
+		h->ops->page_init_fixed(h->state, p, page);
 	else if (h->ops->page_init)
 		h->ops->page_init(h->state, p, page);
 	else
 		pn_page_init(page, h->page_size, p, false);
 	if (!slru && h->sc->protocol.checksums && !pn_page_is_new(page))
 		pn_page_set_checksum(page, h->page_size, p);
+}
+
+void pn_client_initial_page(const struct pn_client_handles *h, uint32_t p, uint8_t *page)
+{
+	initial(h, p, page, false);
+}
+
+bool pn_client_initial_fixed(const struct pn_client_handles *h, uint32_t p, uint8_t *page)
+{
+	if (!h->ops->page_init_fixed)
+		return false;
+	initial(h, p, page, true);
+	return true;
 }

@@ -82,6 +82,10 @@ struct pn_client_ops {
 	void (*free)(void *state);
 	/* The initial bytes of heap page `page` (format). */
 	void (*page_init)(const void *state, uint32_t page, uint8_t *bytes);
+	/* The bytes page_init gave at format time, from the page number alone, at any time
+	 * later (whatever the run has changed in state since): NULL when the row cannot, and
+	 * then the device is formatted up front (sim/device.h D8). */
+	void (*page_init_fixed)(const void *state, uint32_t page, uint8_t *bytes);
 	/* The next operation of client c; for PN_OP_CHANGE the change goes to
 	 * *pn_client_change_slot(c). */
 	enum pn_client_next (*next)(void *state, const struct pn_client *c, struct pn_step *out);
@@ -150,6 +154,9 @@ bool pn_client_pin_extra(const struct pn_client_handles *h, struct pn_proc *p);
 /* Page p as the relation lays it out before any change (the workload's page_init, or an
  * empty heap or SLRU page), checksummed when checksums are on: formatting and smgrextend. */
 void pn_client_initial_page(const struct pn_client_handles *h, uint32_t p, uint8_t *page);
+/* The bytes pn_client_initial_page gave page p at format time, built at any time later
+ * (the workload's page_init_fixed): false, and nothing built, when the workload has none. */
+bool pn_client_initial_fixed(const struct pn_client_handles *h, uint32_t p, uint8_t *page);
 void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p);
 
 #endif

@@ -291,18 +291,11 @@ void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page
 	pn_client_initial_page(&e->cl, p, page);
 }
 
-/* Formats a fresh device: every page at slot 0 (pushdown: the page server's images), a
- * shutdown checkpoint as the only WAL record, the control file naming it, and selector
- * area 0 (every baseline = slot 0). */
-void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+/* What formatting writes besides the pages: a shutdown checkpoint as the only WAL record,
+ * the control file naming it, and the protocol's own (selector area 0: every baseline = slot
+ * 0). */
+static void format_rest(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
-	uint8_t *page = e->svc.io_bufs;
-	for (uint32_t p = 0; p < e->pages && !e->proto->format_pages; p++) {
-		pn_engine_initial_page(e, p, page);
-		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
-	}
-	if (e->proto->format_pages)
-		e->proto->format_pages(&e->pctx, write, ctx);
 	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	uint8_t main[88] = {0};
 	pn_lsn start = pn_wal_insert_start(&e->wal);
@@ -328,6 +321,75 @@ void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
 	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
 	e->m.wal_bytes = e->m.wal_records = 0;
+}
+
+/* Formats a fresh device: every page at slot 0 (pushdown: the page server's images), then
+ * format_rest. */
+void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+{
+	uint8_t *page = e->svc.io_bufs;
+	for (uint32_t p = 0; p < e->pages && !e->proto->format_pages; p++) {
+		pn_engine_initial_page(e, p, page);
+		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
+	}
+	if (e->proto->format_pages)
+		e->proto->format_pages(&e->pctx, write, ctx);
+	format_rest(e, write, ctx);
+}
+
+uint64_t pn_engine_lazy_end(const struct pn_engine *e)
+{
+	if (e->proto->format_pages || e->store.place || !e->client->page_init_fixed)
+		return 0;
+	uint64_t end = 0;
+	for (uint32_t p = 0; p < e->pages; p++)
+		end = PN_MAX(end, pn_store_offset(&e->store, p, 0) + e->page_size);
+	return end;
+}
+
+void pn_engine_format_lazy(struct pn_engine *e, pn_format_write_fn write, void *ctx)
+{
+	PN_ASSERT(pn_engine_lazy_end(e) != 0);
+	format_rest(e, write, ctx);
+}
+
+/* The page whose slot 0 is at data file offset off, or UINT32_MAX (pn_store_offset's
+ * inverse; no placement policy). */
+static uint32_t page_at(const struct pn_store *s, uint64_t off)
+{
+	uint64_t idx = off / s->page_size, heap = (uint64_t)s->heap_pages * s->generations;
+	uint64_t p = idx >= heap                      ? s->heap_pages + (idx - heap)
+		     : s->layout == PN_LAYOUT_STRIPED ? idx
+		     : idx % s->generations == 0      ? idx / s->generations
+						      : UINT64_MAX;
+	if (p >= s->pages || pn_store_offset(s, (uint32_t)p, 0) != off)
+		return UINT32_MAX;
+	return (uint32_t)p;
+}
+
+bool pn_engine_lazy_read(struct pn_engine *e, uint64_t off, uint32_t len, uint8_t *out)
+{
+	PN_ASSERT(e->client->page_init_fixed && !e->store.place);
+	/* a page only partly read is built in the second spare's second page (backend.c's
+	 * copy takes its first) */
+	uint8_t *part = e->svc.io_bufs + (size_t)(e->svc.nios + 2) * e->svc.io_buf_bytes -
+			e->page_size;
+	bool any = false;
+	for (uint64_t at = off - off % e->page_size; at < off + len; at += e->page_size) {
+		uint64_t lo = PN_MAX(at, off), hi = PN_MIN(at + e->page_size, off + len);
+		uint32_t p = page_at(&e->store, at);
+		if (p == UINT32_MAX) {
+			memset(out + (lo - off), 0, hi - lo);
+			continue;
+		}
+		bool whole = hi - lo == e->page_size;
+		uint8_t *page = whole ? out + (lo - off) : part;
+		PN_ASSERT(pn_client_initial_fixed(&e->cl, p, page));
+		if (!whole)
+			memcpy(out + (lo - off), page + (lo - at), hi - lo);
+		any = true;
+	}
+	return any;
 }
 
 void pn_engine_start(struct pn_engine *e)

@@ -128,6 +128,17 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		    const struct pn_protocol_ops *proto);
 void pn_engine_free(struct pn_engine *e);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+/* D8 (sim/device.h): the end of the data file pn_engine_format's pages fill, when a device
+ * may build them on read instead (pn_engine_lazy_read); 0 when the workload cannot build a
+ * page from its number alone (client.h page_init_fixed) or the protocol places or formats
+ * the pages itself: then pn_engine_format it is. */
+uint64_t pn_engine_lazy_end(const struct pn_engine *e);
+/* pn_engine_format without the pages (the device, lazy below pn_engine_lazy_end, builds
+ * them when read). */
+void pn_engine_format_lazy(struct pn_engine *e, pn_format_write_fn write, void *ctx);
+/* The data file bytes [off, off + len) as pn_engine_format left them (zeros where it wrote
+ * no page); false when it wrote no page there. */
+bool pn_engine_lazy_read(struct pn_engine *e, uint64_t off, uint32_t len, uint8_t *out);
 /* Page p as formatting writes it (checksummed when the scenario asks). */
 void pn_engine_initial_page(const struct pn_engine *e, uint32_t p, uint8_t *page);
 void pn_engine_start(struct pn_engine *e); /* schedule every process */

@@ -92,16 +92,22 @@ void pn_itup_make(uint8_t *out, uint32_t itup_len, uint64_t key, uint32_t heap_b
 void pn_btree_leaf_fill(uint8_t *page, uint32_t page_size, const uint64_t *keys, uint32_t n,
 			uint32_t itup_len)
 {
-	uint8_t itup[64];
-	PN_ASSERT(itup_len <= sizeof(itup));
-	memset(page, 0, page_size);
+	/* what pn_btree_add of keys 1..n makes, in one pass (a lazily formatted device builds a
+	 * leaf at each read of it: docs/performance.md) */
+	memset(page, 0, 8);
 	pn_btree_page_init(page, page_size, 0, 0);
+	uint32_t room = (uint32_t)PN_ALIGN8(itup_len), upper = pn_get16(page + 14);
+	PN_ASSERT(itup_len >= PN_ITUP_HEADER + 8 && itup_len <= 64);
+	PN_ASSERT((uint64_t)n * (room + 4u) <= upper - PN_PAGE_HEADER);
 	for (uint32_t i = 0; i < n; i++) {
-		pn_itup_make(itup, itup_len, keys[i], (uint32_t)(keys[i] >> 6),
+		upper -= room;
+		pn_itup_make(page + upper, itup_len, keys[i], (uint32_t)(keys[i] >> 6),
 			     (uint16_t)(keys[i] % 64 + 1));
-		bool ok = pn_btree_add(page, page_size, itup, itup_len, i + 1);
-		PN_ASSERT(ok);
+		pn_put16(page + PN_PAGE_HEADER + 4 * i, (uint16_t)upper);
+		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, (uint16_t)itup_len);
 	}
+	pn_put16(page + 12, (uint16_t)(PN_PAGE_HEADER + 4u * n));
+	pn_put16(page + 14, (uint16_t)upper);
 }
 
 uint16_t pn_btree_insert_offnum(const uint8_t *page, uint64_t key)

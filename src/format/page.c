@@ -184,11 +184,17 @@ uint32_t pn_heap_rows_per_page(uint32_t page_size, uint32_t t_len, uint32_t fill
 void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32_t rows,
 		       uint32_t t_len)
 {
+	/* what pn_heap_page_init and pn_heap_place of offnums 1..rows make, in one pass (a
+	 * lazily formatted device builds a page at each read of it: docs/performance.md) */
+	uint32_t room = (uint32_t)PN_ALIGN8(t_len), upper = page_size;
+	PN_ASSERT(t_len >= PN_TUPLE_HEADER);
+	PN_ASSERT((uint64_t)rows * (room + 4u) <= page_size - PN_PAGE_HEADER);
 	memset(page, 0, page_size);
-	pn_heap_page_init(page, page_size);
 	for (uint32_t i = 0; i < rows; i++) {
-		uint8_t *t = pn_heap_place(page, page_size, i + 1, t_len);
-		PN_ASSERT(t != NULL);
+		upper -= room;
+		uint8_t *t = page + upper;
+		pn_put16(page + PN_PAGE_HEADER + 4 * i, (uint16_t)upper);
+		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, (uint16_t)t_len);
 		pn_put32(t, 2); /* t_xmin: frozen-ish bootstrap xid */
 		pn_put16(t + 12, (uint16_t)(blkno >> 16));
 		pn_put16(t + 14, (uint16_t)blkno);
@@ -201,4 +207,6 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 			memcpy(t + j, &v, PN_MIN(8u, t_len - j));
 		}
 	}
+	pn_page_header_init(page, page_size, (uint16_t)(PN_PAGE_HEADER + 4u * rows),
+			    (uint16_t)upper);
 }

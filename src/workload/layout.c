@@ -19,6 +19,13 @@ void wl_layout_page_init(const void *state, uint32_t p, uint8_t *page)
 		pn_page_init(page, ls->b.page_size, p, false);
 }
 
+void wl_layout_page_init_fixed(const void *state, uint32_t p, uint8_t *page)
+{
+	const struct wl_layout_state *ls = state;
+	if (!wl_page_init_fixed(&ls->L, page, p))
+		pn_page_init(page, ls->b.page_size, p, false);
+}
+
 /* The append page of a layout relation that holds blkno, or NULL. */
 static uint8_t *stale_of(const struct wl_layout *L, uint32_t blkno)
 {
@@ -137,7 +144,7 @@ uint32_t wl_index(struct wl_layout *L, const char *name, uint32_t table, uint32_
 			l->keys[l->n++] = key(ctx, k);
 		ix->order[i] = i;
 	}
-	ix->used = initial;
+	ix->used = ix->init_leaves = initial;
 	return L->nrels - 1;
 }
 
@@ -148,8 +155,10 @@ void wl_layout_free(struct wl_layout *L)
 		free(x->room);
 		free(x->versions);
 		free(x->stale);
-		for (uint32_t i = 0; i < x->nleaves; i++)
+		for (uint32_t i = 0; i < x->nleaves; i++) {
 			free(x->leaves[i].keys);
+			free(x->leaves[i].init);
+		}
 		free(x->leaves);
 		free(x->order);
 	}
@@ -177,7 +186,8 @@ bool wl_check_storage(struct pn_client_setup *setup, const struct wl_layout *L, 
 	return true;
 }
 
-bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno)
+/* The initial bytes of page blkno with leaf k's keys as keys(k) gives them. */
+static bool page_init_with(const struct wl_layout *L, uint8_t *page, uint32_t blkno, bool fixed)
 {
 	for (uint32_t r = 0; r < L->nrels; r++) {
 		const struct wl_rel *x = &L->rels[r];
@@ -189,12 +199,26 @@ bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno)
 			pn_heap_page_fill(page, L->page_size, blkno,
 					  PN_MIN(x->rows_per_page, x->rows - k * x->rows_per_page),
 					  x->t_len);
-		else if (x->index && k < x->nleaves && x->leaves[k].page == blkno)
-			pn_btree_leaf_fill(page, L->page_size, x->leaves[k].keys, x->leaves[k].n,
-					   x->itup_len);
+		else if (x->index && k < (fixed ? x->init_leaves : x->nleaves) &&
+			 x->leaves[k].page == blkno) {
+			const struct wl_leaf *l = &x->leaves[k];
+			bool kept = fixed && l->init;
+			pn_btree_leaf_fill(page, L->page_size, kept ? l->init : l->keys,
+					   kept ? l->init_n : l->n, x->itup_len);
+		}
 		return true; /* else a new page: all zero until something initializes it */
 	}
 	return false;
+}
+
+bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno)
+{
+	return page_init_with(L, page, blkno, false);
+}
+
+bool wl_page_init_fixed(const struct wl_layout *L, uint8_t *page, uint32_t blkno)
+{
+	return page_init_with(L, page, blkno, true);
 }
 
 void wl_row_at(const struct wl_rel *t, uint64_t row, uint32_t *page, uint16_t *offnum)
@@ -254,6 +278,17 @@ static uint32_t key_pos(const struct wl_leaf *l, uint64_t key)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* D8: an initial leaf about to change keeps its format-time keys first. */
+static void leaf_keep(const struct wl_rel *ix, struct wl_leaf *l)
+{
+	if (l->init || (uint32_t)(l - ix->leaves) >= ix->init_leaves)
+		return;
+	l->init = malloc(sizeof(uint64_t) * PN_MAX(l->n, 1u));
+	PN_ASSERT(l->init != NULL);
+	memcpy(l->init, l->keys, sizeof(uint64_t) * l->n);
+	l->init_n = l->n;
 }
 
 static void leaf_add(struct wl_leaf *l, uint64_t key)
@@ -343,6 +378,7 @@ bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t he
 	};
 	if (l->pending)
 		return false; /* its split has not run yet */
+	leaf_keep(ix, l);
 	if (l->n < ix->leaf_limit) {
 		leaf_add(l, key);
 		return true;
@@ -356,6 +392,7 @@ bool wl_index_route(struct wl_layout *L, uint32_t rel, uint64_t key, uint32_t he
 		return false; /* every leaf is pending or next to one: a split's end frees one */
 	uint64_t split_key = at < l->n ? l->keys[at] : key;
 	struct wl_leaf *r = &ix->leaves[rid];
+	leaf_keep(ix, r);
 	r->low = split_key;
 	r->pending = true;
 	memcpy(r->keys, l->keys + at, sizeof(uint64_t) * (l->n - at));

@@ -67,6 +67,10 @@ struct wl_leaf {
 	uint32_t page;
 	uint64_t low; /* smallest key routed here */
 	bool pending; /* a split made it; it takes items once that split has run */
+	/* D8 (sim/device.h): an initial leaf's keys as the format laid them out, kept when it
+	 * first changes (NULL: unchanged, keys[0..n) are still those) */
+	uint64_t *init;
+	uint32_t init_n;
 };
 
 struct wl_rel {
@@ -87,6 +91,7 @@ struct wl_rel {
 	uint16_t itup_len;
 	uint32_t leaf_cap, leaf_limit;
 	uint32_t nleaves, leaves_cap, used;
+	uint32_t init_leaves;   /* leaves the format laid out (ids 0..init_leaves-1) */
 	uint64_t recycled;      /* splits that took a recycled leaf (Growth) */
 	struct wl_leaf *leaves; /* by id (stable) */
 	uint32_t *order;        /* leaf ids by low key */
@@ -133,6 +138,10 @@ bool wl_check_storage(struct pn_client_setup *setup, const struct wl_layout *L, 
 
 /* Format: the initial bytes of page blkno; false when no relation holds it. */
 bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno);
+/* The same bytes as wl_page_init gave at format time, whatever has changed since (index
+ * leaves keep their format-time keys when they first change): a lazily formatted device
+ * builds a never-written page with it (sim/device.h D8). */
+bool wl_page_init_fixed(const struct wl_layout *L, uint8_t *page, uint32_t blkno);
 
 /* Where row `row` of a table lives at load. */
 void wl_row_at(const struct wl_rel *t, uint64_t row, uint32_t *page, uint16_t *offnum);
@@ -192,16 +201,18 @@ enum pn_client_next wl_next(struct wl_layout_state *ls, void *g, const struct pn
 uint64_t wl_random(const struct pn_client *c, uint64_t lo, uint64_t hi);
 uint64_t wl_nurand(const struct pn_client *c, uint64_t a, uint64_t k, uint64_t lo, uint64_t hi);
 
-/* page_init of a layout (wl_page_init, else pn_page_init's empty heap page). */
+/* page_init of a layout (wl_page_init, else pn_page_init's empty heap page), and its
+ * page_init_fixed (wl_page_init_fixed). */
 void wl_layout_page_init(const void *state, uint32_t p, uint8_t *page);
+void wl_layout_page_init_fixed(const void *state, uint32_t p, uint8_t *page);
 /* The layout rows' page_stale, page_inited and change_done (a split's end wakes every
  * client: one waiting for it may go on). */
 bool wl_page_stale(const void *state, uint32_t blkno);
 void wl_page_inited(void *state, uint32_t blkno);
 void wl_change_done(void *state, const struct pn_client *c, const struct pn_change *chg);
 /* The hooks of a row over a layout (pgbench's, tpcc's designated initializers). */
-#define WL_LAYOUT_HOOKS                                                \
-	.page_init = wl_layout_page_init, .page_stale = wl_page_stale, \
-	.page_inited = wl_page_inited, .change_done = wl_change_done
+#define WL_LAYOUT_HOOKS                                                                 \
+	.page_init = wl_layout_page_init, .page_init_fixed = wl_layout_page_init_fixed, \
+	.page_stale = wl_page_stale, .page_inited = wl_page_inited, .change_done = wl_change_done
 
 #endif

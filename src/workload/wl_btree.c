@@ -556,6 +556,7 @@ const struct pn_client_ops pn_workload_btree_dedup = {
 	.init = init,
 	.free = free_state,
 	.page_init = page_init,
+	.page_init_fixed = page_init, /* state it reads never changes */
 	.next = next,
 	.change = change,
 	.extra_pages = extra_pages,

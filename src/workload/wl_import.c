@@ -305,6 +305,7 @@ const struct pn_client_ops pn_workload_import = {
 	.init = init,
 	.free = import_free,
 	.page_init = wl_plain_page_init,
+	.page_init_fixed = wl_plain_page_init,
 	.next = next,
 	.change = change,
 	.extra_pages = extra_pages,

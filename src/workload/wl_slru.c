@@ -58,5 +58,6 @@ const struct pn_client_ops pn_workload_slru = {
 	.init = init,
 	.free = wl_base_only_free,
 	.page_init = wl_plain_page_init,
+	.page_init_fixed = wl_plain_page_init,
 	.next = next,
 };

@@ -266,6 +266,7 @@ const struct pn_client_ops pn_workload_vacuum = {
 	.init = init,
 	.free = wl_base_only_free,
 	.page_init = page_init,
+	.page_init_fixed = page_init, /* state it reads never changes */
 	.next = next,
 	.change = change,
 	.extra_pages = extra_pages,

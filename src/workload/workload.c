@@ -99,6 +99,7 @@ const struct pn_client_ops pn_workload_script = {
 	.init = script_init,
 	.free = wl_base_only_free,
 	.page_init = wl_plain_page_init,
+	.page_init_fixed = wl_plain_page_init,
 	.next = script_next,
 	.step_done = script_step_done,
 };
@@ -127,5 +128,6 @@ const struct pn_client_ops pn_workload_random = {
 	.init = wl_base_only_init,
 	.free = wl_base_only_free,
 	.page_init = wl_plain_page_init,
+	.page_init_fixed = wl_plain_page_init,
 	.next = random_next,
 };
