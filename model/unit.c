@@ -354,16 +354,11 @@ static bool answers_agree(uint32_t schedule, const struct pn_unit_keys *asked, c
 	return true;
 }
 
-enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_check_options *opt,
-				  const struct pn_unit *u, struct pn_unit_lookup *lk,
-				  struct pn_unit_result *out)
+/* pn_unit_check's lookups: publish, ask, and the run without lookups unless it stands. */
+static void lookup_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
+			const struct pn_unit *u, struct pn_unit_lookup *lk,
+			struct pn_unit_result *out)
 {
-	if (!lk || u->whole)
-		return pn_check_unit(sc, opt, u, out);
-	struct pn_unit d = *u;
-	d.lookups = true;
-	if (pn_check_unit(sc, opt, &d, out) == PN_UNIT_INTERRUPTED)
-		return out->status;
 	lk->publish(lk->arg, u->schedule, out->recovered.v, out->recovered.n);
 	keys_once(&out->asked);
 	uint64_t *ends = calloc(out->asked.n + 1, sizeof(*ends)), hits = 0;
@@ -379,7 +374,7 @@ enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_
 	out->hits = hits;
 	if (stands && !lk->verify) {
 		free(ends);
-		return out->status;
+		return;
 	}
 	struct pn_unit_result again;
 	pn_check_unit(sc, opt, u, &again); /* U6: relearns as U2 says */
@@ -391,6 +386,21 @@ enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_
 	free(ends);
 	pn_unit_result_free(out);
 	*out = again;
+}
+
+enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_lookup *lk,
+				  struct pn_unit_result *out)
+{
+	if (!lk || u->whole)
+		return pn_check_unit(sc, opt, u, out);
+	struct pn_unit d = *u;
+	d.lookups = true;
+	if (pn_check_unit(sc, opt, &d, out) == PN_UNIT_INTERRUPTED)
+		return out->status;
+	lookup_unit(sc, opt, u, lk, out);
+	if (lk->counts)
+		lk->counts(lk->arg, out);
 	return out->status;
 }
 

@@ -104,6 +104,8 @@ struct pn_unit_lookup {
 	/* ends[i]: the WAL end an owner knows for keys[i].key, else PN_UNIT_UNKNOWN */
 	void (*ask)(void *arg, uint32_t schedule, const struct pn_unit_key *keys, uint32_t n,
 		    uint64_t *ends);
+	/* the unit's U6 counts, once it is done (may be NULL) */
+	void (*counts)(void *arg, const struct pn_unit_result *r);
 	bool verify; /* run again anyway, the answers compared with what it relearns */
 	bool wrong;  /* verify found an answer that differs (set by pn_unit_check) */
 };
