@@ -177,6 +177,17 @@ static void le64(uint8_t *p, uint64_t v)
 	le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* v (n of `each` bytes, room for *cap) with room for one more. */
+static void *grow(void *v, uint32_t n, uint32_t *cap, size_t each)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? 2 * *cap : 16;
+	v = realloc(v, *cap * each);
+	PN_ASSERT(v != NULL);
+	return v;
+}
+
 /* A lookup message, sent without waiting (its buffer, malloc'd, is the send's from now). */
 static void lk_send(int rank, int tag, uint8_t *buf, size_t len)
 {
@@ -184,11 +195,7 @@ static void lk_send(int rank, int tag, uint8_t *buf, size_t len)
 		free(buf);
 		return;
 	}
-	if (dd.nsent == dd.cap_sent) {
-		dd.cap_sent = dd.cap_sent ? 2 * dd.cap_sent : 16;
-		dd.sent = realloc(dd.sent, dd.cap_sent * sizeof(*dd.sent));
-		PN_ASSERT(dd.sent != NULL);
-	}
+	dd.sent = grow(dd.sent, dd.nsent, &dd.cap_sent, sizeof(*dd.sent));
 	struct sent *x = &dd.sent[dd.nsent++];
 	PN_ASSERT(len <= INT32_MAX);
 	x->buf = buf;
@@ -271,11 +278,7 @@ static void got_ask(int from, const uint8_t *m, size_t n)
 {
 	if (n < 12 || (n - 12) % 8)
 		return;
-	if (dd.npend == dd.cap_pend) {
-		dd.cap_pend = dd.cap_pend ? 2 * dd.cap_pend : 8;
-		dd.pend = realloc(dd.pend, dd.cap_pend * sizeof(*dd.pend));
-		PN_ASSERT(dd.pend != NULL);
-	}
+	dd.pend = grow(dd.pend, dd.npend, &dd.cap_pend, sizeof(*dd.pend));
 	struct pending *q = &dd.pend[dd.npend++];
 	*q = (struct pending){.from = from,
 			      .id = get32(m),
