@@ -1204,10 +1204,10 @@ static void rank_own(struct run *r)
 			struct item *it = own->it;
 			bool unit = !own->finish;
 			reap(r, own);
-			if (unit)
-				pn_mpi_chan_close();
-			if (unit)
+			if (unit) {
+				pn_mpi_chan_close(); /* M4: the child's last frames */
 				rank_cancel(r, it);
+			}
 		}
 	}
 }

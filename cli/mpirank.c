@@ -42,6 +42,7 @@ void pn_mpi_chan_close(void) {}
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,7 +149,8 @@ static struct {
 	uint32_t npend, cap_pend;
 	struct sent *sent;
 	uint32_t nsent, cap_sent;
-	/* the channel to this rank's unit child: [0] read, [1] write ends */
+	/* the channel to this rank's unit child: frames in req (a pipe: [0] read, [1] write
+	 * end), answers out rep (a socket pair: [1] the rank's, [0] the child's) */
 	int req[2], rep[2];
 	uint8_t *buf;
 	size_t len, cap;
@@ -305,7 +307,8 @@ static void ask_finish(bool force)
 	const uint8_t *p = (const uint8_t *)dd.ends;
 	size_t len = 8 * (size_t)dd.n;
 	for (size_t at = 0; at < len && dd.rep[1] >= 0;) {
-		ssize_t w = write(dd.rep[1], p + at, len - at);
+		/* a socket: a child killed meanwhile is EPIPE here, not a SIGPIPE for the rank */
+		ssize_t w = send(dd.rep[1], p + at, len - at, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -526,7 +529,7 @@ static void chan_poll(bool block)
 void pn_mpi_chan_open(void)
 {
 	PN_ASSERT(dd.req[0] < 0 && dd.rep[1] < 0);
-	PN_ASSERT(pipe(dd.req) == 0 && pipe(dd.rep) == 0);
+	PN_ASSERT(pipe(dd.req) == 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, dd.rep) == 0);
 	dd.asking = false;
 	dd.len = 0;
 }

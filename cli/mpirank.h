@@ -18,7 +18,7 @@
  *   M3 Without MPI (PN_MPI=OFF) only pn_mpi_built() and pn_mpi_detected() may be called.
  *   M4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
  *      1 + pn_unit_key_hash() mod (ranks - 1); it keeps a pn_unit_table. A unit's child talks
- *      to its rank over two pipes (a channel: frames child -> rank, the answers back); the
+ *      to its rank over a channel (a pipe for its frames, a socket pair for the answers); the
  *      rank sends the child's recovered keys to their owners (one KEYS batch per owner) and
  *      its questions (one ASK per owner), and gives the child the answers once every owner
  *      asked has answered, or is lost, or PN_MPI_ASK_WAIT_S (+ 2 s) has passed; a key not
