@@ -761,7 +761,9 @@ static _Noreturn void child(struct run *r, const struct job *j, const struct pn_
 	}
 	struct pn_unit_result ur;
 	size_t len;
-	pn_check_unit(&j->it->sc, &o, u, &ur);
+	struct pn_unit_lookup lk; /* K9: rank 0's own unit's lookups (cli/mpirank.h M4) */
+	bool look = r->ranks && pn_mpi_chan_child(&lk, (uint32_t)(j->it - r->items));
+	pn_unit_check(&j->it->sc, &o, u, look ? &lk : NULL, &ur);
 	uint8_t *bytes = pn_unit_result_encode(&ur, &len);
 	send_msg(fd, MSG_UNIT, bytes, len);
 	_exit(0);
@@ -786,6 +788,8 @@ static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
 	int p[2];
 	PN_ASSERT(pipe(p) == 0);
 	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES); /* K4; the kernel may round it up */
+	if (r->ranks && !j->finish)
+		pn_mpi_chan_open();
 	fflush(NULL);
 	pid_t parent = getpid(), pid = fork();
 	PN_ASSERT(pid >= 0);
@@ -796,6 +800,8 @@ static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
 		child(r, j, u, p[1], parent);
 	}
 	close(p[1]);
+	if (r->ranks && !j->finish)
+		pn_mpi_chan_parent();
 	j->pid = pid;
 	j->fd = p[0];
 }
@@ -1060,13 +1066,14 @@ static void run_parallel(struct run *r)
 
 /* ---- MPI: units on the other ranks (K9, cli/mpirank.h) ---- */
 /* A rank's unit, in the child process the rank checks it in. */
-static uint8_t *rank_unit(void *arg, uint32_t item, const struct pn_unit *u, size_t *len)
+static uint8_t *rank_unit(void *arg, uint32_t item, const struct pn_unit *u,
+			  struct pn_unit_lookup *lk, size_t *len)
 {
 	struct run *r = arg;
 	struct pn_check_options o = unit_options(r->a, NULL);
 	struct pn_unit_result ur;
 	o.progress = NULL;
-	pn_check_unit(&r->items[item].sc, &o, u, &ur);
+	pn_unit_check(&r->items[item].sc, &o, u, lk, &ur);
 	uint8_t *bytes = pn_unit_result_encode(&ur, len);
 	pn_unit_result_free(&ur);
 	return bytes;
@@ -1197,8 +1204,10 @@ static void rank_own(struct run *r)
 			struct item *it = own->it;
 			bool unit = !own->finish;
 			reap(r, own);
-			if (unit)
+			if (unit) {
+				pn_mpi_chan_close(); /* M4: the child's last frames */
 				rank_cancel(r, it);
+			}
 		}
 	}
 }
@@ -1215,14 +1224,18 @@ static void rank_end(struct run *r, const struct rank_counts *c)
 			fprintf(stderr, "penumbra check: stopped while %s checked unit %u of %s\n",
 				who, unit, r->items[item].name);
 	}
-	uint64_t messages, bytes;
-	pn_mpi_stop(&messages, &bytes);
+	struct pn_mpi_tally t;
+	pn_mpi_stop(&t, !stop_signal);
 	pn_progress_clear(&r->prog);
 	fprintf(r->human,
 		"mpi: %d ranks (%d checking at the end), %llu units (%llu on rank 0), %llu "
-		"messages, %llu bytes through rank 0\n",
+		"messages, %llu bytes through rank 0; lookups: %llu keys asked, %llu answered, "
+		"%llu relearned, %llu units run again, %llu messages, %llu bytes between ranks\n",
 		r->ranks, pn_mpi_live(), (unsigned long long)c->units, (unsigned long long)c->own,
-		(unsigned long long)messages, (unsigned long long)bytes);
+		(unsigned long long)t.messages, (unsigned long long)t.bytes,
+		(unsigned long long)t.asked, (unsigned long long)t.answered,
+		(unsigned long long)t.relearned, (unsigned long long)t.reruns,
+		(unsigned long long)t.lk_messages, (unsigned long long)t.lk_bytes);
 }
 
 static void run_ranks(struct run *r)

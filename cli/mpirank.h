@@ -16,6 +16,19 @@
  *      anything it sends later is dropped. A job that lost a rank ends with MPI_Abort (the
  *      lost rank may never reach MPI_Finalize), with the check's exit status.
  *   M3 Without MPI (PN_MPI=OFF) only pn_mpi_built() and pn_mpi_detected() may be called.
+ *   M4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
+ *      1 + pn_unit_key_hash() mod (ranks - 1); it keeps a pn_unit_table. A unit's child talks
+ *      to its rank over a channel (a pipe for its frames, a socket pair for the answers); the
+ *      rank sends the child's recovered keys to their owners (one KEYS batch per owner) and
+ *      its questions (one ASK per owner), and gives the child the answers once every owner
+ *      asked has answered, or is lost, or PN_MPI_ASK_WAIT_S (+ 2 s) has passed; a key not
+ *      answered is unknown (the unit runs again: never a wrong result). An owner answers at
+ *      once the keys it knows, holds a question with unknown keys until they come or
+ *      PN_MPI_ASK_WAIT_S has passed. A rank serves owners' messages while idle and while
+ *      busy; rank 0 owns no key and passes its own child's frames on. Rank 0 tells every
+ *      rank of a lost rank (LOST): its keys are unknown from then on. At STOP each rank
+ *      sends rank 0 its TALLY, then every rank drains its sends and meets the others in a
+ *      barrier before MPI_Finalize.
  *
  * Messages (tags), every integer little-endian:
  *   UNIT    0 -> r  u32 item, u32 unit id, PN_UNIT_BYTES of pn_unit_encode()
@@ -25,6 +38,15 @@
  *   BEAT    r -> 0  u32 item, u32 unit id (every PN_MPI_BEAT_MS of work on a unit)
  *   RESULT  r -> 0  u32 item, u32 unit id, the unit result's bytes
  *   FAILED  r -> 0  u32 item, u32 unit id, why (text, no NUL)
+ *   KEYS    r -> o  u32 item, u32 schedule, then per state u64 key, u64 WAL end
+ *   ASK     r -> o  u32 question id, u32 item, u32 schedule, then per state u64 key
+ *   ANSWER  o -> r  u32 question id, then per key asked u64 WAL end (UINT64_MAX: unknown)
+ *   LOST    0 -> r  u32 the rank lost
+ *   TALLY   r -> 0  u64 keys asked, answered, relearned, units run again, lookup messages
+ *                   and bytes the rank sent
+ * A channel's frames (child -> rank): u32 type (1 KEYS, 2 ASK, 3 COUNTS), u32 length, the
+ * body: KEYS and ASK as the messages above without the question id, COUNTS u64 relearned,
+ * asked, answered, run again; the answer (rank -> child): u64 per key asked.
  */
 #ifndef PN_MPIRANK_H
 #define PN_MPIRANK_H
@@ -49,12 +71,26 @@ void pn_mpi_start(int *rank, int *size);
  * by a signal: mpirun tears the job down). Returns rc. */
 int pn_mpi_end(int rc, bool abort);
 
+/* ---- a unit's child and its channel (M4) ---- */
+#define PN_MPI_ASK_WAIT_S 20 /* default; the environment's PN_MPI_ASK_WAIT_S overrides it */
+/* Rank 0, before it forks its own unit's child: the channel's pipes. */
+void pn_mpi_chan_open(void);
+/* In the child: lk filled for item's unit, true when lookups are on (2 ranks or more, an
+ * owner not lost). Test hook: PN_TEST_MPI_VERIFY=1 (lk->verify, model/unit.h U6). */
+bool pn_mpi_chan_child(struct pn_unit_lookup *lk, uint32_t item);
+/* In rank 0 after the fork, and once its child is reaped. */
+void pn_mpi_chan_parent(void);
+void pn_mpi_chan_close(void);
+
 /* ---- a rank other than 0 ---- */
-/* Checks one unit of item `item` in the calling (child) process: the result's bytes, malloc'd. */
-typedef uint8_t *(*pn_mpi_unit_fn)(void *arg, uint32_t item, const struct pn_unit *u, size_t *len);
-/* Serves units until STOP. Test hooks: PN_TEST_MPI_KILL=R (rank R's first unit's child is
- * killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R hangs, in pause(), on its first
- * unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on its first unit). */
+/* Checks one unit of item `item` in the calling (child) process, with lookups lk (NULL: off):
+ * the result's bytes, malloc'd. */
+typedef uint8_t *(*pn_mpi_unit_fn)(void *arg, uint32_t item, const struct pn_unit *u,
+				   struct pn_unit_lookup *lk, size_t *len);
+/* Serves units (and, M4, owners' messages) until STOP. Test hooks: PN_TEST_MPI_KILL=R (rank
+ * R's first unit's child is killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R
+ * hangs, in pause(), on its first unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on
+ * its first unit), PN_TEST_MPI_WRONG_END=1 (every owner answers a WAL end one byte short). */
 void pn_mpi_serve(pn_mpi_unit_fn fn, void *arg);
 
 /* ---- rank 0 ---- */
@@ -82,7 +118,14 @@ bool pn_mpi_busy(int rank, uint32_t *item, uint32_t *unit);
 bool pn_mpi_next(struct pn_mpi_event *ev, int wait_ms);
 /* Rank 0 was busy itself (a trace): every busy rank's silence restarts from now. */
 void pn_mpi_touch(void);
-/* STOP to every rank not lost; the message and byte counts so far. */
-void pn_mpi_stop(uint64_t *messages, uint64_t *bytes);
+/* What a job did: rank 0's messages and bytes, and the lookups of every rank (M4). */
+struct pn_mpi_tally {
+	uint64_t messages, bytes;       /* through rank 0, the lookups' aside */
+	uint64_t asked, answered;       /* keys asked for, of them answered */
+	uint64_t relearned, reruns;     /* states relearned, units run again */
+	uint64_t lk_messages, lk_bytes; /* the lookups' messages between ranks */
+};
+/* STOP to every rank not lost; the tally (each rank's TALLY awaited when wait is set). */
+void pn_mpi_stop(struct pn_mpi_tally *t, bool wait);
 
 #endif

@@ -599,6 +599,20 @@ static void relearn(struct checker *c, struct verdict *slot)
 	slot->known = true;
 	cov_copy(saved, true);
 	free(saved);
+	c->ur->relearned++;
+	pn_unit_keys_add(&c->ur->relearnt, slot->key, slot->end);
+}
+
+/* U6: a state met before the unit's range, its C1 check deferred: its key and the end C1
+ * needs (every acknowledged commit at or before it) kept for the unit's lookups. */
+static void defer_acks(struct checker *c, uint64_t key)
+{
+	struct pn_acks_view acks;
+	pn_lsn need = 0;
+	pn_engine_acks(c->w->e, &acks);
+	for (uint64_t i = 0; i < acks.n; i++)
+		need = PN_MAX(need, acks.lsns[i]);
+	pn_unit_keys_add(&c->ur->asked, key, need);
 }
 
 /* The keys of a crash point's states, none recovered (U2); record: a surveyed point. */
@@ -1035,6 +1049,8 @@ static bool explore_point(struct checker *c, uint64_t point)
 			c->new_states++;
 			*slot = v;
 			c->cache_len++;
+			if (c->unit && c->unit->lookups) /* U6: for the owners */
+				pn_unit_keys_add(&c->ur->recovered, key, v.end);
 			if (v.kind == PN_VIOL_NONE && c->opt->nested_every &&
 			    c->new_states % c->opt->nested_every == 0 &&
 			    !nested(c, c->ce.fates, v.end, point)) {
@@ -1043,6 +1059,9 @@ static bool explore_point(struct checker *c, uint64_t point)
 						       sizeof(res->state_text));
 				return false;
 			}
+		} else if (!slot->known && c->unit->lookups) {
+			defer_acks(c, key); /* U6: judged once the run is over */
+			continue;
 		} else if (!slot->known) {
 			relearn(c, slot);
 		}
@@ -1532,6 +1551,10 @@ void pn_unit_result_free(struct pn_unit_result *r)
 {
 	free(r->points);
 	free(r->cov);
+	free(r->recovered.v);
+	free(r->asked.v);
+	free(r->relearnt.v);
+	r->recovered = r->asked = r->relearnt = (struct pn_unit_keys){0};
 	r->points = NULL;
 	r->cov = NULL;
 	r->npoints = r->ncov = 0;

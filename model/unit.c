@@ -1,11 +1,13 @@
 /*
  * unit.c: the checker's work units: their bytes, the cutting of a schedule into units, and a
- * scenario's plan, which hands units out and merges their results (model layer; unit.h has
- * rules U1-U5; pn_check_unit() is in check.c, beside the exploration it restricts).
+ * scenario's plan, which hands units out and merges their results, a unit's lookups and an
+ * owner's table of WAL ends (model layer; unit.h has rules U1-U6; pn_check_unit() is in
+ * check.c, beside the exploration it restricts).
  *
  * The bytes of a unit result, every integer little-endian:
- *   u32 magic "PNU1" (0x31554e50), u32 count of check-result fields that follow (F);
+ *   u32 magic "PNU2" (0x32554e50), u32 count of check-result fields that follow (F);
  *   u32 status, u64 end, u64 events, u32 finished, u64 fresh_end;
+ *   u64 relearned, lookups, hits, reruns (U6);
  *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
  *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, derived,
  *     events,
@@ -20,10 +22,12 @@
  */
 #include "unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
-#define UNIT_MAGIC 0x31554e50u
+#define UNIT_MAGIC 0x32554e50u
 #define RESULT_FIELDS 33u
 #define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
 
@@ -195,6 +199,10 @@ uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
 	put_u64(&b, u->events);
 	put_u32(&b, u->finished);
 	put_u64(&b, u->fresh_end);
+	put_u64(&b, u->relearned);
+	put_u64(&b, u->lookups);
+	put_u64(&b, u->hits);
+	put_u64(&b, u->reruns);
 	put_check_result(&b, &u->res);
 	put_u32(&b, u->npoints);
 	for (uint32_t i = 0; i < u->npoints; i++) {
@@ -226,6 +234,10 @@ bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_resu
 	u->events = get_u64(&r);
 	u->finished = get_u32(&r) != 0;
 	u->fresh_end = get_u64(&r);
+	u->relearned = get_u64(&r);
+	u->lookups = get_u64(&r);
+	u->hits = get_u64(&r);
+	u->reruns = get_u64(&r);
 	get_check_result(&r, &u->res);
 	u->npoints = get_u32(&r);
 	if (!r.bad && u->npoints > (len - r.at) / 24)
@@ -277,8 +289,198 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 	u->budget = get_u64(&r);
 	u->fresh_base = get_u64(&r);
 	u->fresh_lo = get_u64(&r);
+	u->lookups = false;
 	PN_ASSERT(!r.bad && r.at == PN_UNIT_BYTES);
 }
+
+/* ---- lookups (U6) ---- */
+void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn)
+{
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->v = realloc(k->v, k->cap * sizeof(*k->v));
+		PN_ASSERT(k->v != NULL);
+	}
+	k->v[k->n++] = (struct pn_unit_key){key, lsn};
+}
+
+static int key_order(const void *a, const void *b)
+{
+	const struct pn_unit_key *x = a, *y = b;
+	return x->key != y->key ? (x->key > y->key) - (x->key < y->key)
+				: (x->lsn > y->lsn) - (x->lsn < y->lsn);
+}
+
+static int key_only(const void *a, const void *b)
+{
+	const struct pn_unit_key *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+/* The asked keys once each, with the largest end any of its meetings needs. */
+static void keys_once(struct pn_unit_keys *k)
+{
+	uint32_t n = 0;
+	if (k->n)
+		qsort(k->v, k->n, sizeof(*k->v), key_order);
+	for (uint32_t i = 0; i < k->n; i++) {
+		if (n && k->v[n - 1].key == k->v[i].key)
+			k->v[n - 1].lsn = k->v[i].lsn; /* sorted: the largest comes last */
+		else
+			k->v[n++] = k->v[i];
+	}
+	k->n = n;
+}
+
+/* verify: each answer against the end the run without lookups relearned; false at the first
+ * that differs (said on stderr). */
+static bool answers_agree(uint32_t schedule, const struct pn_unit_keys *asked, const uint64_t *ends,
+			  struct pn_unit_keys *relearnt)
+{
+	keys_once(relearnt);
+	for (uint32_t i = 0; i < asked->n; i++) {
+		const struct pn_unit_key *k = bsearch(&asked->v[i], relearnt->v, relearnt->n,
+						      sizeof(*relearnt->v), key_only);
+		if (!k || ends[i] == PN_UNIT_UNKNOWN || ends[i] == k->lsn)
+			continue; /* not relearned: the run stopped before it */
+		fprintf(stderr,
+			"penumbra check: a lookup answered WAL end %llX for state %016llx of "
+			"schedule %u, its recovery ends at %llX; the unit's run without lookups "
+			"is used\n",
+			(unsigned long long)ends[i], (unsigned long long)k->key, schedule,
+			(unsigned long long)k->lsn);
+		return false;
+	}
+	return true;
+}
+
+/* pn_unit_check's lookups: publish, ask, and the run without lookups unless it stands. */
+static void lookup_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
+			const struct pn_unit *u, struct pn_unit_lookup *lk,
+			struct pn_unit_result *out)
+{
+	lk->publish(lk->arg, u->schedule, out->recovered.v, out->recovered.n);
+	keys_once(&out->asked);
+	uint64_t *ends = calloc(out->asked.n + 1, sizeof(*ends)), hits = 0;
+	PN_ASSERT(ends != NULL);
+	if (out->asked.n)
+		lk->ask(lk->arg, u->schedule, out->asked.v, out->asked.n, ends);
+	bool stands = true;
+	for (uint32_t i = 0; i < out->asked.n; i++) {
+		hits += ends[i] != PN_UNIT_UNKNOWN;
+		stands &= ends[i] != PN_UNIT_UNKNOWN && ends[i] >= out->asked.v[i].lsn;
+	}
+	out->lookups = out->asked.n;
+	out->hits = hits;
+	if (stands && !lk->verify) {
+		free(ends);
+		return;
+	}
+	struct pn_unit_result again;
+	pn_check_unit(sc, opt, u, &again); /* U6: relearns as U2 says */
+	again.lookups = out->lookups;
+	again.hits = hits;
+	again.reruns = !stands;
+	if (stands && !answers_agree(u->schedule, &out->asked, ends, &again.relearnt))
+		lk->wrong = true;
+	free(ends);
+	pn_unit_result_free(out);
+	*out = again;
+}
+
+enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_lookup *lk,
+				  struct pn_unit_result *out)
+{
+	if (!lk || u->whole)
+		return pn_check_unit(sc, opt, u, out);
+	struct pn_unit d = *u;
+	d.lookups = true;
+	if (pn_check_unit(sc, opt, &d, out) == PN_UNIT_INTERRUPTED)
+		return out->status;
+	lookup_unit(sc, opt, u, lk, out);
+	if (lk->counts)
+		lk->counts(lk->arg, out);
+	return out->status;
+}
+
+/* ---- an owner's table (U6): open addressing over (item, schedule, key) ---- */
+struct table_slot {
+	uint64_t key, end;
+	uint32_t item, schedule;
+	bool used;
+};
+
+struct pn_unit_table {
+	struct table_slot *v;
+	uint64_t cap, n;
+};
+
+uint64_t pn_unit_key_hash(uint32_t item, uint32_t schedule, uint64_t key)
+{
+	uint64_t seed = (uint64_t)item << 32 | schedule;
+	return XXH3_64bits_withSeed(&key, sizeof(key), seed);
+}
+
+struct pn_unit_table *pn_unit_table_new(void)
+{
+	struct pn_unit_table *t = calloc(1, sizeof(*t));
+	PN_ASSERT(t != NULL);
+	t->cap = 1024;
+	t->v = calloc(t->cap, sizeof(*t->v));
+	PN_ASSERT(t->v != NULL);
+	return t;
+}
+
+void pn_unit_table_free(struct pn_unit_table *t)
+{
+	if (t)
+		free(t->v);
+	free(t);
+}
+
+static struct table_slot *table_find(const struct pn_unit_table *t, uint32_t item,
+				     uint32_t schedule, uint64_t key)
+{
+	uint64_t j = pn_unit_key_hash(item, schedule, key) & (t->cap - 1);
+	while (t->v[j].used &&
+	       (t->v[j].key != key || t->v[j].item != item || t->v[j].schedule != schedule))
+		j = (j + 1) & (t->cap - 1);
+	return &t->v[j];
+}
+
+void pn_unit_table_put(struct pn_unit_table *t, uint32_t item, uint32_t schedule, uint64_t key,
+		       uint64_t end)
+{
+	if (2 * (t->n + 1) > t->cap) {
+		struct pn_unit_table old = *t;
+		t->cap *= 2;
+		t->n = 0;
+		t->v = calloc(t->cap, sizeof(*t->v));
+		PN_ASSERT(t->v != NULL);
+		for (uint64_t i = 0; i < old.cap; i++) {
+			const struct table_slot *o = &old.v[i];
+			if (!o->used)
+				continue;
+			*table_find(t, o->item, o->schedule, o->key) = *o;
+			t->n++;
+		}
+		free(old.v);
+	}
+	struct table_slot *s = table_find(t, item, schedule, key);
+	PN_ASSERT(!s->used || s->end == end); /* a state's WAL end is a function of it */
+	t->n += !s->used;
+	*s = (struct table_slot){key, end, item, schedule, true};
+}
+
+uint64_t pn_unit_table_get(const struct pn_unit_table *t, uint32_t item, uint32_t schedule,
+			   uint64_t key)
+{
+	const struct table_slot *s = table_find(t, item, schedule, key);
+	return s->used ? s->end : PN_UNIT_UNKNOWN;
+}
+
+uint64_t pn_unit_table_size(const struct pn_unit_table *t) { return t->n; }
 
 /* ---- cutting ---- */
 static uint64_t point_cost(const struct pn_unit_point *p) { return p->fresh + p->states / 16 + 1; }

@@ -29,6 +29,15 @@
  *      its explorations; a head's stop at hi (budget) ends them before its survey.
  *   U5 A unit that fails (its process died, its bytes do not decode) is handed out again,
  *      once; a second failure is the scenario's error. No partial result is merged.
+ *   U6 Lookups (pn_unit_check with a struct pn_unit_lookup): a unit reports the (key, WAL
+ *      end) of every state it recovered first (publish); the C1 check of a state met before
+ *      lo is deferred, not relearned (its key and the end C1 needs, the largest acknowledged
+ *      commit LSN, are kept), and once the run is over the keys are asked for (ask). The
+ *      run's result stands only when every key is answered with an end at or past what it
+ *      needs (C1 then passes as it would have; a state met before lo passed C2/C3 there, or
+ *      the unit is cancelled, U1); otherwise the unit is run again without lookups, which
+ *      relearns as U2 says: a lookup saves work, it never changes a result. verify: the
+ *      unit is run again anyway and every answer compared with the end it relearns.
  */
 #ifndef PN_UNIT_H
 #define PN_UNIT_H
@@ -42,7 +51,19 @@ struct pn_unit {
 	uint64_t budget; /* head: distinct states met before it surveys the rest (0: no limit) */
 	uint64_t fresh_base; /* distinct states met by the schedules before this one */
 	uint64_t fresh_lo;   /* distinct states met before lo (the unit checks it reaches this) */
+	bool lookups;        /* U6: C1 of states met before lo deferred (not in the bytes) */
 };
+
+/* A state's key and a WAL end: its recovered end (recovered, relearnt), or the end its C1
+ * check needs (asked). A growing array of them. */
+struct pn_unit_key {
+	uint64_t key, lsn;
+};
+struct pn_unit_keys {
+	struct pn_unit_key *v;
+	uint32_t n, cap;
+};
+void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn);
 
 /* A surveyed crash point: its event, its states, the states of it met for the first time. */
 struct pn_unit_point {
@@ -62,12 +83,48 @@ struct pn_unit_result {
 	struct pn_unit_point *points;
 	uint32_t ncov; /* coverage hits (true, false) per pn_testcase_all() site (U4) */
 	uint64_t (*cov)[2];
+	/* U6: states relearned (U2), keys asked for, of them answered, runs again (0 or 1) */
+	uint64_t relearned, lookups, hits, reruns;
+	/* U6, in the checking process only (not in the bytes): the states recovered first, the
+	 * deferred C1 checks (a key once per meeting), the states relearned */
+	struct pn_unit_keys recovered, asked, relearnt;
 };
 
 /* Explores one unit of sc. Returns the status; out is filled (pn_unit_result_free it). */
 enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
 				  const struct pn_unit *u, struct pn_unit_result *out);
 void pn_unit_result_free(struct pn_unit_result *r);
+
+/* U6: where a unit's keys go and its questions are answered. */
+#define PN_UNIT_UNKNOWN UINT64_MAX /* an end no owner knows */
+struct pn_unit_lookup {
+	void *arg;
+	/* the states the unit recovered first, with their WAL ends */
+	void (*publish)(void *arg, uint32_t schedule, const struct pn_unit_key *keys, uint32_t n);
+	/* ends[i]: the WAL end an owner knows for keys[i].key, else PN_UNIT_UNKNOWN */
+	void (*ask)(void *arg, uint32_t schedule, const struct pn_unit_key *keys, uint32_t n,
+		    uint64_t *ends);
+	/* the unit's U6 counts, once it is done (may be NULL) */
+	void (*counts)(void *arg, const struct pn_unit_result *r);
+	bool verify; /* run again anyway, the answers compared with what it relearns */
+	bool wrong;  /* verify found an answer that differs (set by pn_unit_check) */
+};
+/* Explores one unit as pn_check_unit() does, with lookups when lk is set (U6): the same
+ * result, but for the U6 counts. */
+enum pn_unit_status pn_unit_check(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_lookup *lk,
+				  struct pn_unit_result *out);
+
+/* An owner's table (U6): (item, schedule, key) -> WAL end; hash: what picks the owner. */
+struct pn_unit_table;
+struct pn_unit_table *pn_unit_table_new(void);
+void pn_unit_table_free(struct pn_unit_table *t);
+void pn_unit_table_put(struct pn_unit_table *t, uint32_t item, uint32_t schedule, uint64_t key,
+		       uint64_t end);
+uint64_t pn_unit_table_get(const struct pn_unit_table *t, uint32_t item, uint32_t schedule,
+			   uint64_t key); /* PN_UNIT_UNKNOWN when absent */
+uint64_t pn_unit_table_size(const struct pn_unit_table *t);
+uint64_t pn_unit_key_hash(uint32_t item, uint32_t schedule, uint64_t key);
 
 /* The bytes of a result (malloc'd, *len set; format in unit.c) and back. decode: false with
  * the reason in why when the bytes are not one whole result of this build. */

@@ -2,7 +2,8 @@
  * test_units.c: the checker's work units (model/unit.h): cutting, the bytes of a result, and
  * plans whose units run in this process in scrambled orders and through their bytes, merged
  * into exactly what pn_check_scenario() gives (counts, events, the violation and its texts,
- * the coverage hits); a violation in a middle unit; a unit that fails once, and twice.
+ * the coverage hits); a violation in a middle unit; a unit that fails once, and twice; and
+ * units with lookups (U6) against an owner's table in this process: honest, lying, silent.
  */
 #include <check.h>
 #include <stdio.h>
@@ -38,6 +39,36 @@ static void cov_read(uint64_t (*out)[2])
 	}
 }
 
+/* U6: one owner for every key, in this process. lie: answers one byte short of the truth;
+ * deaf: knows nothing. The sums of the units' U6 counts, through their bytes. */
+struct owner {
+	struct pn_unit_table *t;
+	bool lie, deaf, wrong;
+	uint64_t relearned, lookups, hits, reruns, units_asking;
+};
+
+static void owner_publish(void *arg, uint32_t schedule, const struct pn_unit_key *k, uint32_t n)
+{
+	struct owner *o = arg;
+	for (uint32_t i = 0; i < n; i++)
+		pn_unit_table_put(o->t, 7, schedule, k[i].key, k[i].lsn);
+}
+
+static void owner_ask(void *arg, uint32_t schedule, const struct pn_unit_key *k, uint32_t n,
+		      uint64_t *ends)
+{
+	struct owner *o = arg;
+	for (uint32_t i = 0; i < n; i++) {
+		ends[i] = o->deaf ? PN_UNIT_UNKNOWN
+				  : pn_unit_table_get(o->t, 7, schedule, k[i].key);
+		if (o->lie && ends[i] != PN_UNIT_UNKNOWN && ends[i] > 0)
+			ends[i]--;
+	}
+}
+
+static struct pn_unit_lookup *lookup; /* run_unit's, when set */
+static struct owner *owner;
+
 /* A unit through its bytes, as a child process sends it. */
 static void run_unit(const struct pn_scenario *sc, const struct pn_check_options *o,
 		     const struct pn_unit *u, struct pn_unit_result *out)
@@ -52,9 +83,19 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
 	ck_assert(back.schedule == u->schedule && back.whole == u->whole && back.lo == u->lo &&
 		  back.hi == u->hi && back.budget == u->budget &&
 		  back.fresh_base == u->fresh_base && back.fresh_lo == u->fresh_lo);
-	pn_check_unit(sc, o, &back, &r);
+	ck_assert(!back.lookups);
+	pn_unit_check(sc, o, &back, lookup, &r);
 	uint8_t *bytes = pn_unit_result_encode(&r, &len);
 	ck_assert_msg(pn_unit_result_decode(bytes, len, out, why, sizeof(why)), "%s", why);
+	ck_assert_uint_eq(out->relearned, r.relearned);
+	ck_assert_uint_eq(out->reruns, r.reruns);
+	if (owner) {
+		owner->relearned += out->relearned;
+		owner->lookups += out->lookups;
+		owner->hits += out->hits;
+		owner->reruns += out->reruns;
+		owner->units_asking += out->lookups > 0;
+	}
 	/* cut short, or one byte more: refused */
 	struct pn_unit_result bad;
 	ck_assert(!pn_unit_result_decode(bytes, len - 1, &bad, why, sizeof(why)));
@@ -267,6 +308,66 @@ START_TEST(unit_failing_twice_is_an_error)
 }
 END_TEST
 
+/* U6: the plan of `file` whose units look their relearned states up (units taken one at a
+ * time, in order, so that the earlier ones have published): exactly the whole result. */
+static void compare_lookups(const char *file, uint64_t unit_states, struct owner *o, bool verify)
+{
+	struct pn_unit_lookup lk = {.arg = o,
+				    .publish = owner_publish,
+				    .ask = owner_ask,
+				    .verify = verify};
+	o->t = pn_unit_table_new();
+	lookup = &lk;
+	owner = o;
+	compare(file, 0, unit_states, 1, false, 4);
+	lookup = NULL;
+	owner = NULL;
+	o->wrong = lk.wrong;
+	pn_unit_table_free(o->t);
+}
+
+/* Honest answers: every relearned state of a plan without lookups is asked for and answered,
+ * none is relearned, no unit runs again; the result is the whole one (compare()). */
+START_TEST(lookups_answered)
+{
+	const char *f = "scenarios/protocols/nofpw-random-atomic.yaml";
+	struct owner plain = {0}, asked = {0};
+	owner = &plain;
+	compare(f, 0, 64, 1, false, 8);
+	owner = NULL;
+	compare_lookups(f, 64, &asked, false);
+	ck_assert_msg(plain.relearned > 100, "%llu relearned", (unsigned long long)plain.relearned);
+	ck_assert_uint_eq(asked.lookups, plain.relearned);
+	ck_assert_uint_eq(asked.hits, asked.lookups);
+	ck_assert_uint_eq(asked.relearned, 0);
+	ck_assert_uint_eq(asked.reruns, 0);
+}
+END_TEST
+
+/* No answers: each unit that asked runs again without lookups, with the whole result. */
+START_TEST(lookups_unanswered_run_again)
+{
+	struct owner o = {.deaf = true};
+	compare_lookups("scenarios/protocols/nofpw-random-atomic.yaml", 64, &o, false);
+	ck_assert(o.lookups > 100 && o.hits == 0);
+	ck_assert_uint_eq(o.reruns, o.units_asking);
+	ck_assert_uint_eq(o.relearned, o.lookups);
+}
+END_TEST
+
+/* Answers short of the truth: a unit whose answer falls below an end C1 needs runs again;
+ * verify finds the lie; the result is the whole one either way. */
+START_TEST(lookups_lying_caught)
+{
+	struct owner o = {.lie = true}, v = {.lie = true};
+	compare_lookups("scenarios/protocols/nofpw-random-atomic.yaml", 64, &o, false);
+	ck_assert(o.hits == o.lookups && o.reruns > 0);
+	ck_assert(!o.wrong);
+	compare_lookups("scenarios/protocols/nofpw-random-atomic.yaml", 64, &v, true);
+	ck_assert(v.wrong);
+}
+END_TEST
+
 static Suite *units_suite(void)
 {
 	Suite *s = suite_create("units");
@@ -277,6 +378,9 @@ static Suite *units_suite(void)
 	tcase_add_loop_test(tc, split_matches_whole, 0,
 			    (int)(sizeof(split_cases) / sizeof(split_cases[0])));
 	tcase_add_test(tc, unit_failing_twice_is_an_error);
+	tcase_add_test(tc, lookups_answered);
+	tcase_add_test(tc, lookups_unanswered_run_again);
+	tcase_add_test(tc, lookups_lying_caught);
 	suite_add_tcase(s, tc);
 	return s;
 }
