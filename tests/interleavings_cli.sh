@@ -12,6 +12,9 @@
 #     search finds (slow/no-delay-chkpt-bounded.yaml, minutes: CTest
 #     scenarios_interleavings_slow) replays from its choices to the same violation (exit 1),
 #     and without them to none (exit 0);
+#   - the DELAY_CHKPT_START window: l4-window-seeded never brings a checkpoint to its
+#     selection while a backend is between its shift's WAL insert and its publication (the
+#     marker seen false only), l4-window-bounded does (seen both ways);
 #   - check --json reports strategy, preemption_bound and the schedule counts.
 # Prints one line per case and "N passed, M failed"; exits 1 if any failed.
 set -u
@@ -74,6 +77,11 @@ expect window-never-seeded 0 "ONLY FALSE +$marker" \
 	"$bin" check "$dir/umbra-race-seeded.yaml" --coverage
 expect window-reached-bounded 0 "both +$marker" \
 	"$bin" check "$dir/umbra-race-bounded.yaml" --coverage
+delay='checkpoint waits for a shift between its WAL and its publication'
+expect delay-window-never-seeded 0 "ONLY FALSE +$delay" \
+	"$bin" check "$dir/l4-window-seeded.yaml" --coverage
+expect delay-window-reached-bounded 0 "both +$delay" \
+	"$bin" check "$dir/l4-window-bounded.yaml" --coverage
 expect json-counts 0 '"strategy": "bounded".*"preemption_bound": 1.*"schedules_explored": [1-9][0-9]+' \
 	bash -c "'$bin' check '$dir/umbra-race-bounded.yaml' --json - 2>/dev/null | tr -d '\n'"
 
