@@ -161,7 +161,8 @@ struct pn_protocol_ops {
 	void (*read_page)(struct pn_proto_ctx *c, uint32_t page, pn_lsn lsn, uint8_t *out);
 	void (*check)(struct pn_proto_ctx *c);
 	/* The row's memory a state's future depends on, into a fingerprint (pn_engine_memory;
-	 * NULL: the row keeps none the engine's accessors do not show). No times, no pointers. */
+	 * no times, no pointers). NULL: nothing added (fpw has no state; the doublewrite
+	 * area's next entry and the pool's and gen2's state are not in the fingerprint yet). */
 	void (*memory)(const struct pn_proto_ctx *c, const struct pn_hasher *h);
 	void (*check_frame)(struct pn_proto_ctx *c, uint32_t frame);
 	void (*finish_metrics)(struct pn_proto_ctx *c);
