@@ -20,9 +20,12 @@ check)
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j"$jobs"
 	# every scenario but issue 12's suite (scenarios/bench/suite18: minutes on 2 cores; run
-	# it with ./penumbra.sh suite18), in the order `check scenarios` takes them
+	# it with ./penumbra.sh suite18) and the slow bounded searches of
+	# scenarios/interleavings/slow (minutes each: ./penumbra.sh slow runs them), in the order
+	# `check scenarios` takes them
 	./build-release/penumbra check $(find scenarios -name '*.yaml' -o -name '*.yml' |
-		grep -v '^scenarios/bench/suite18/' | LC_ALL=C sort) --jobs "$jobs" \
+		grep -v -e '^scenarios/bench/suite18/' -e '^scenarios/interleavings/slow/' |
+		LC_ALL=C sort) --jobs "$jobs" \
 		--traces build-release/traces --junit build-release/scenarios.xml
 	;;
 suite18)

@@ -582,6 +582,12 @@ static int event_order(const void *a, const void *b)
 	return ev_less(x, y) ? -1 : ev_less(y, x);
 }
 
+static void fp_feed(void *ctx, const void *bytes, size_t len)
+{
+	uint64_t *h = ctx;
+	*h = XXH3_64bits_withSeed(bytes, len, *h);
+}
+
 uint64_t pn_world_fingerprint(struct pn_world *w)
 {
 	struct pn_acks_view acks;
@@ -647,6 +653,9 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 	 * the pending events; two orders of commuting events differ in which event drew which
 	 * delay, and are one state) */
 	h = XXH3_64bits_withSeed(w->rng_workload.s, sizeof(w->rng_workload.s), h);
+	/* and the engine's memory inside a phase (the checkpoint's progress, the frames' bits,
+	 * the protocol row's: l3/l4's pending publications) */
+	pn_engine_memory(w->e, &(struct pn_hasher){fp_feed, &h});
 	return h;
 }
 

@@ -156,8 +156,12 @@ int pn_world_recover(struct pn_world *w);
  * if resident) and its slots, the pending events in the order they would run by kind and
  * actor, and the workload's PRNG stream. Not in it: the times of the pending events (two
  * states whose events run in the same order but with other gaps between them are one), the
- * scheduling and I/O streams (they draw only delays: times to come), and the engine's other
- * memory. Equal fingerprints are a strong hint that two states have the
+ * scheduling and I/O streams (they draw only delays: times to come). And the engine's memory
+ * inside a phase (engine.h pn_engine_memory): each checkpoint run's state, sub-state, number,
+ * redo pointer and progress, each frame's page and bits (dirty, ckpt-needed, its slot), and
+ * the protocol row's (l3/l4: the selector pages' bits and LSNs, pending publications, epoch
+ * tags), without which a checkpoint selecting before a shift's publication and after it
+ * were one state. Equal fingerprints are a strong hint that two states have the
  * same futures, not a proof (docs/checker.md section 13). */
 uint64_t pn_world_fingerprint(struct pn_world *w);
 

@@ -8,6 +8,13 @@
 #     a crash state of a preempted schedule);
 #   - the race window: umbra-race-seeded never lets a checkpoint begin between DECIDE and
 #     INSERT (the marker seen false only), umbra-race-bounded does (seen both ways);
+#   - no_delay_chkpt (Umbra l4): the seeded schedule misses it, and the schedule the bounded
+#     search finds (slow/no-delay-chkpt-bounded.yaml, minutes: CTest
+#     scenarios_interleavings_slow) replays from its choices to the same violation (exit 1),
+#     and without them to none (exit 0);
+#   - the DELAY_CHKPT_START window: l4-window-seeded never brings a checkpoint to its
+#     selection while a backend is between its shift's WAL insert and its publication (the
+#     marker seen false only), l4-window-bounded does (seen both ways);
 #   - check --json reports strategy, preemption_bound and the schedule counts.
 # Prints one line per case and "N passed, M failed"; exits 1 if any failed.
 set -u
@@ -54,10 +61,27 @@ expect late-bind-bounded-finds 0 'preemptions: [0-9]+:[12]' \
 	"$bin" check "$dir/aio-late-bind-bounded.yaml" --traces "$tmp/t" --no-shrink
 expect late-bind-replays 1 'the violation reproduces' \
 	"$bin" replay "$tmp/t/aio-late-bind-bounded.trace.yaml"
+expect nodelay-seeded-misses 0 'pass +\(expected pass' \
+	"$bin" check "$dir/no-delay-chkpt-seeded.yaml" --traces "$tmp/t"
+# the counterexample slow/no-delay-chkpt-bounded.yaml finds (docs/checker.md section 13)
+nodelay_replay() { # CHOICES: the seeded scenario with that schedule and its crash state
+	cat "$dir/no-delay-chkpt-seeded.yaml"
+	printf 'replay: {schedule: 0, crash_point: 294, state: "p73", choices: "%s"}\n' "$1"
+}
+nodelay_replay 237:2,243:2 >"$tmp/nodelay.trace.yaml"
+expect nodelay-choices-replay 1 'the violation reproduces' "$bin" replay "$tmp/nodelay.trace.yaml"
+expect nodelay-exactness 1 'kind: exactness' "$bin" replay "$tmp/nodelay.trace.yaml"
+nodelay_replay "" >"$tmp/nodelay-seeded.trace.yaml"
+expect nodelay-without-choices 0 'no violation' "$bin" replay "$tmp/nodelay-seeded.trace.yaml"
 expect window-never-seeded 0 "ONLY FALSE +$marker" \
 	"$bin" check "$dir/umbra-race-seeded.yaml" --coverage
 expect window-reached-bounded 0 "both +$marker" \
 	"$bin" check "$dir/umbra-race-bounded.yaml" --coverage
+delay='checkpoint waits for a shift between its WAL and its publication'
+expect delay-window-never-seeded 0 "ONLY FALSE +$delay" \
+	"$bin" check "$dir/l4-window-seeded.yaml" --coverage
+expect delay-window-reached-bounded 0 "both +$delay" \
+	"$bin" check "$dir/l4-window-bounded.yaml" --coverage
 expect json-counts 0 '"strategy": "bounded".*"preemption_bound": 1.*"schedules_explored": [1-9][0-9]+' \
 	bash -c "'$bin' check '$dir/umbra-race-bounded.yaml' --json - 2>/dev/null | tr -d '\n'"
 

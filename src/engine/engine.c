@@ -713,3 +713,45 @@ enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 		phase = PN_MAX(phase, pn_ckpt_run_phase(&e->ckpt.runs[r]));
 	return phase;
 }
+
+void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h)
+{
+	const struct pn_ckpt *k = &e->ckpt;
+	uint64_t q[4] = {(uint64_t)k->requested << 8 | (uint64_t)k->request_immediate << 4 |
+				 (uint64_t)k->pause_next << 2 | (uint64_t)k->pause_select_next,
+			 k->request_cause, k->commits_at, k->redo_done};
+	h->feed(h->ctx, q, sizeof(q));
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
+		const struct pn_ckpt_run *run = &k->runs[r];
+		uint64_t v[8] = {(uint64_t)run->state << 32 | (uint32_t)run->proto_sub,
+				 run->seq,
+				 run->redo,
+				 (uint64_t)run->scan << 32 | run->cause,
+				 (uint64_t)run->to_write << 32 | run->written,
+				 (uint64_t)run->paused << 5 | (uint64_t)run->pause_select << 4 |
+					 (uint64_t)run->delay_wait << 3 |
+					 (uint64_t)run->immediate << 2 |
+					 (uint64_t)run->io_pending << 1 | run->sized,
+				 run->record,
+				 run->start_commits};
+		h->feed(h->ctx, v, sizeof(v));
+		if (run->state != PN_C_IDLE && run->snapshot)
+			h->feed(h->ctx, run->snapshot, e->heap_pages);
+	}
+	for (uint32_t i = 0; i < e->buf.nframes; i++) {
+		const struct pn_frame *f = pn_buf_frame(&e->buf, i);
+		uint64_t v[3] = {(uint64_t)f->page << 32 | (uint64_t)f->valid << 7 |
+					 (uint64_t)f->dirty << 6 |
+					 (uint64_t)f->dirty_hint_only << 5 |
+					 (uint64_t)f->redirtied << 4 | (uint64_t)f->locked << 3 |
+					 (uint64_t)f->held << 2,
+				 (uint64_t)f->pins << 48 | (uint64_t)f->io_reads << 40 |
+					 (uint64_t)f->io_writes << 32 |
+					 (uint64_t)f->ckpt_needed << 16 |
+					 (uint64_t)f->ckpt_slot[0] << 8 | f->ckpt_slot[1],
+				 f->last_lsn};
+		h->feed(h->ctx, v, sizeof(v));
+	}
+	if (e->proto->memory)
+		e->proto->memory(&e->pctx, h);
+}

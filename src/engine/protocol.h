@@ -23,6 +23,13 @@
 
 struct pn_io_then;
 
+/* Where a fingerprint takes bytes (pn_engine_memory, the row's memory hook): feed adds len
+ * bytes to the hash the caller keeps behind ctx (sim/world.c pn_world_fingerprint). */
+struct pn_hasher {
+	void (*feed)(void *ctx, const void *bytes, size_t len);
+	void *ctx;
+};
+
 /* How a block is registered, for decide: what the change does to it. */
 enum pn_block_use {
 	PN_USE_CHANGE,     /* a record that changes the block's contents */
@@ -153,6 +160,10 @@ struct pn_protocol_ops {
 	/* Page `page` as of lsn into out, not from the buffer pool (NULL: the buffer or slot). */
 	void (*read_page)(struct pn_proto_ctx *c, uint32_t page, pn_lsn lsn, uint8_t *out);
 	void (*check)(struct pn_proto_ctx *c);
+	/* The row's memory a state's future depends on, into a fingerprint (pn_engine_memory;
+	 * no times, no pointers). NULL: nothing added (fpw has no state; the doublewrite
+	 * area's next entry and the pool's and gen2's state are not in the fingerprint yet). */
+	void (*memory)(const struct pn_proto_ctx *c, const struct pn_hasher *h);
 	void (*check_frame)(struct pn_proto_ctx *c, uint32_t frame);
 	void (*finish_metrics)(struct pn_proto_ctx *c);
 };

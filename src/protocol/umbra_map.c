@@ -644,6 +644,30 @@ static void map_check(struct pn_proto_ctx *pc)
 	PN_ASSERT(m->npages == 0 || m->dirty != NULL);
 }
 
+/* The fingerprint's share of the row (protocol.h memory): each MAP page's dirty, busy and
+ * ckpt-needed bits and its WAL-before-MAP LSN, each backend's pending publication, and each
+ * frame's l4 epoch tag (which slot a selected buffer's write goes to). */
+static void map_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct pn_engine *e = pn_proto_engine_const(pc);
+	const struct umbra_map *m = map_of(e);
+	for (uint32_t k = 0; k < m->npages; k++) {
+		uint64_t v[2] = {(uint64_t)m->dirty[k] << 16 | (uint64_t)m->busy[k] << 8 |
+					 m->ckpt_needed[k],
+				 m->lsn[k]};
+		h->feed(h->ctx, v, sizeof(v));
+	}
+	for (uint32_t i = 0; i < m->npubs; i++) {
+		const struct umbra_pub *u = &m->pubs[i];
+		uint64_t v[2] = {(uint64_t)u->pending << 32 | u->target, u->lsn};
+		h->feed(h->ctx, v, sizeof(v));
+	}
+	for (uint32_t i = 0; i < e->buf.nframes; i++) {
+		uint64_t tag = pn_buf_frame(&e->buf, i)->shift_epoch;
+		h->feed(h->ctx, &tag, sizeof(tag));
+	}
+}
+
 /* l3 and l4 differ in slot placement (pn_umbra_slot_index), assembly, the checkpoint's
  * write slot, hint handling (l4: HINT_DELTA) and redo's source: read from is_l3(). */
 #define UMBRA_MAP_ROW                                                                              \
@@ -657,7 +681,8 @@ static void map_check(struct pn_proto_ctx *pc)
 	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
 	.ckpt_io_done = durable_io_done, .background = pn_umbra_mapwriter,                         \
 	.recovery_begin = recovery_begin, .redo_source = pn_umbra_redo_source,                     \
-	.redo_shifted = redo_shifted, .truncated = truncated, .check = map_check
+	.redo_shifted = redo_shifted, .truncated = truncated, .check = map_check,                  \
+	.memory = map_memory
 
 const struct pn_protocol_ops pn_protocol_umbra_l3 = {
 	.name = "umbra-l3",
