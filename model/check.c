@@ -28,7 +28,8 @@ struct verdict {
 /* A fully recovered state of the current crash point kept for derivation (docs/checker.md,
  * "Derived crash states"): its recovered world (judged, otherwise untouched), its fates, the
  * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
- * its judgement read (J), recovery's outcome and the coverage hits recovery added. */
+ * its judgement read (J), recovery's outcome and the coverage hits recovery added; when its
+ * judgement passed, its WAL end and the coverage hits the judgement added. */
 #define BASES_MAX 4u
 /* After this many states of a point in a row that no base fitted, the point's remaining
  * states are recovered without keeping bases (where recovery reads every unsynced write, as
@@ -43,6 +44,10 @@ struct base {
 	int rc;
 	uint64_t (*cov)[2];
 	size_t ncov;
+	bool passed; /* its judgement passed, at WAL end `end`, adding the hits jcov */
+	pn_lsn end;
+	uint64_t (*jcov)[2];
+	size_t njcov;
 };
 
 /* A range of a base's recovered image replaced by the derived state's bytes; saved holds
@@ -740,6 +745,7 @@ static void base_free(struct base *b)
 	free(b->writes);
 	free(b->judged);
 	free(b->cov);
+	free(b->jcov);
 	*b = (struct base){0};
 }
 
@@ -901,36 +907,15 @@ static void patches_apply(struct checker *c, struct base *b, bool apply)
 	}
 }
 
-/* The verdict of the current state without recovering it, from a base whose recovery read
- * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
- * the state's bytes wherever they differ, were not recovery's and the judgement reads,
- * judged (what a recovery of this state would judge). False: no base fits. */
-static bool derive_state(struct checker *c, struct verdict *v)
+/* Adds n sites' hits (from cov_since) to the sites. */
+static void cov_add(const uint64_t (*cov)[2], size_t n)
 {
-	if (c->refused >= REFUSED_MAX)
-		return false;
-	for (uint32_t i = 0; i < c->nbases; i++) {
-		struct base *b = &c->bases[i];
-		if (!reads_same(c, b) || !patches_find(c, b))
-			continue; /* no marker here: --coverage is the same with derivation off */
-		struct pn_testcase_site *const *sites;
-		size_t n = pn_testcase_all(&sites);
-		PN_ASSERT(n >= b->ncov);
-		for (size_t s = 0; s < b->ncov; s++) {
-			sites[s]->hits_true += b->cov[s][0];
-			sites[s]->hits_false += b->cov[s][1];
-		}
-		patches_apply(c, b, true);
-		judge(c, b->r, b->rc, UINT64_MAX, v, true);
-		patches_apply(c, b, false);
-		patches_drop(c);
-		c->res->derived++;
-		c->refused = 0;
-		return true;
+	struct pn_testcase_site *const *sites;
+	PN_ASSERT(pn_testcase_all(&sites) >= n);
+	for (size_t s = 0; s < n; s++) {
+		sites[s]->hits_true += cov[s][0];
+		sites[s]->hits_false += cov[s][1];
 	}
-	patches_drop(c);
-	c->refused++;
-	return false;
 }
 
 /* The coverage hits since `before` (n0 sites then), per site now registered (*n). */
@@ -945,6 +930,40 @@ static uint64_t (*cov_since(const uint64_t (*before)[2], size_t n0, size_t *n))[
 		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
 	}
 	return cov;
+}
+
+/* The verdict of the current state without recovering it, from a base whose recovery read
+ * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
+ * the state's bytes wherever they differ, were not recovery's and the judgement reads,
+ * judged (what a recovery of this state would judge). False: no base fits. */
+static bool derive_state(struct checker *c, struct verdict *v)
+{
+	if (c->refused >= REFUSED_MAX)
+		return false;
+	for (uint32_t i = 0; i < c->nbases; i++) {
+		struct base *b = &c->bases[i];
+		if (!reads_same(c, b) || !patches_find(c, b))
+			continue; /* no marker here: --coverage is the same with derivation off */
+		cov_add(b->cov, b->ncov);
+		if (!c->npatch && b->passed) {
+			/* no patch: the world to judge is the base's as it was judged, so the
+			 * judgement is the base's (its hits added, as a judgement adds them) */
+			cov_add(b->jcov, b->njcov);
+			v->end = b->end;
+			v->kind = PN_VIOL_NONE;
+		} else {
+			patches_apply(c, b, true);
+			judge(c, b->r, b->rc, UINT64_MAX, v, true);
+			patches_apply(c, b, false);
+		}
+		patches_drop(c);
+		c->res->derived++;
+		c->refused = 0;
+		return true;
+	}
+	patches_drop(c);
+	c->refused++;
+	return false;
 }
 
 /* A full recovery of the current state, judged; kept as a base when derivation is on. */
@@ -969,14 +988,22 @@ static void recover_state(struct checker *c, struct verdict *v)
 	pn_assert_context(NULL, NULL);
 	uint64_t(*cov)[2] = cov_since(before, n0, &n);
 	free(before);
+	n0 = n;
+	before = calloc(n0 + 1, sizeof(*before));
+	PN_ASSERT(before != NULL);
+	cov_copy(before, false);
 	r->dev.reads = &c->log[2];
 	r->dev.writes = NULL;
 	judge(c, r, rc, UINT64_MAX, v, true);
 	r->dev.reads = NULL;
+	size_t nj;
+	uint64_t(*jcov)[2] = cov_since(before, n0, &nj);
+	free(before);
 	if (rc == 0 && v->kind != PN_VIOL_NONE) {
 		/* C2 stopped at a page: J does not hold the pages after it, which a state that
 		 * passes there would read (and the search stops here anyway) */
 		free(cov);
+		free(jcov);
 		c->log[0].n = c->log[1].n = c->log[2].n = 0;
 		free_world(r);
 		return;
@@ -986,7 +1013,15 @@ static void recover_state(struct checker *c, struct verdict *v)
 	c->base_next = (c->base_next + 1) % BASES_MAX;
 	c->nbases = PN_MIN(c->nbases + 1, BASES_MAX);
 	uint32_t nf = c->w->dev.nunsynced;
-	*b = (struct base){.r = r, .rc = rc, .cov = cov, .ncov = n, .nfates = nf};
+	*b = (struct base){.r = r,
+			   .rc = rc,
+			   .cov = cov,
+			   .ncov = n,
+			   .nfates = nf,
+			   .passed = v->kind == PN_VIOL_NONE,
+			   .end = v->end,
+			   .jcov = jcov,
+			   .njcov = nj};
 	b->fates = malloc((nf + 1) * sizeof(*b->fates));
 	PN_ASSERT(b->fates != NULL);
 	memcpy(b->fates, c->ce.fates, nf * sizeof(*b->fates));
