@@ -800,16 +800,15 @@ static void cmp_room(struct checker *c, uint32_t n)
 	}
 }
 
-/* Whether [off, off + n) of file f holds the same bytes in the current state's crash image
- * as in base b's; the current state's bytes are left in c->cmp[0]. */
-static bool same_bytes(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
-		       uint32_t n)
+/* Reads [off, off + n) of file f of the current state's crash image into c->cmp[0] and of
+ * base b's into c->cmp[1]. */
+static void both_images(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
+			uint32_t n)
 {
 	const struct pn_device *d = &c->w->dev;
 	cmp_room(c, n);
 	pn_device_crash_read(d, c->ce.fates, (enum pn_file)f, off, n, c->cmp[0]);
 	pn_device_crash_read(d, b->fates, (enum pn_file)f, off, n, c->cmp[1]);
-	return memcmp(c->cmp[0], c->cmp[1], n) == 0;
 }
 
 bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
@@ -846,11 +845,11 @@ static void patch_add(struct checker *c, uint32_t f, uint64_t lo, uint64_t hi, u
 }
 
 /* The part of [lo, hi) of file f that recovery did not write (there both recovered images
- * hold recovery's bytes) and the judgement read, as patches. */
+ * hold recovery's bytes) and the judgement read, as patches (the state's bytes of file
+ * offset at are at cmp[0]). */
 static void patch_block(struct checker *c, const struct base *b, uint32_t f, uint64_t lo,
-			uint64_t hi)
+			uint64_t hi, uint64_t at)
 {
-	uint64_t at = lo;
 	for (uint32_t k = 0; k <= b->nwrites && lo < hi; k++) {
 		const struct pn_range *w = k < b->nwrites ? &b->writes[k] : NULL;
 		if (w && (w->file != f || w->off + w->len <= lo))
@@ -884,10 +883,12 @@ static bool patches_find(struct checker *c, const struct base *b)
 		const struct pn_unsynced *u = &d->unsynced[i];
 		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]))
 			continue; /* D7: the images differ only inside the other writes */
+		both_images(c, b, u->file, u->offset, u->len); /* the write at once, then blocks */
 		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
 			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);
-			if (!same_bytes(c, b, u->file, lo, (uint32_t)(hi - lo)))
-				patch_block(c, b, u->file, lo, hi);
+			if (memcmp(c->cmp[0] + (lo - u->offset), c->cmp[1] + (lo - u->offset),
+				   hi - lo) != 0)
+				patch_block(c, b, u->file, lo, hi, u->offset);
 		}
 	}
 	return !c->npatch || c->sc->protocol.mode != PN_MODE_PUSHDOWN;

@@ -542,7 +542,7 @@ bool pn_device_fate_same(const struct pn_device *d, uint32_t i, const struct pn_
 bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate *a,
 			  const struct pn_write_fate *b, enum pn_file f, uint64_t off, uint64_t len)
 {
-	uint8_t x[512], y[512];
+	uint8_t x[4096], y[4096]; /* compared a piece at a time: each read visits every write */
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
 		uint64_t lo = PN_MAX(off, u->offset), hi = PN_MIN(off + len, u->offset + u->len);
