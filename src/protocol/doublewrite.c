@@ -238,12 +238,14 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 			if (j != i && ent[j].valid && ent[j].page == ent[i].page &&
 			    (ent[j].lsn > ent[i].lsn || (ent[j].lsn == ent[i].lsn && j > i)))
 				newest = false;
+		if (!newest)
+			continue; /* its home page is read for the newest entry only */
 		uint32_t page = ent[i].page;
 		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
 		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA,
 				     pn_store_offset(&e->store, page, 0), e->page_size, home);
 		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
-		if (newest && (torn || pn_page_lsn(home) <= ent[i].lsn))
+		if (torn || pn_page_lsn(home) <= ent[i].lsn)
 			d->restore[d->restore_len++] = i;
 	}
 	return true;
