@@ -73,11 +73,9 @@ for s in "${scenarios[@]}"; do
 		-v cn="$best_new" -v cr="$best_ref" -v cm="$best_mid" -v mid="${mid:+1}" 'BEGIN {
 		cn = cn < 0.001 ? 0.001 : cn; cr = cr < 0.001 ? 0.001 : cr
 		cm = cm < 0.001 ? 0.001 : cm
-		if (mid)
-			printf "%-26s %12d %12.0f %12.0f %12.0f %10.0f %7.0f%% %7.1fx %7.2fx\n", n, st,
-			       sr / cr, st / cm, st / cn, rn / cn, rn > 0 ? 100 * dn / rn : 0,
-			       (st / cn) / (sr / cr), cm / cn
-		else
-			printf "%-26s %12d %12.0f %10.0f %10.0f %7.0f%% %7.1fx\n", n, st, sr / cr,
-			       st / cn, rn / cn, rn > 0 ? 100 * dn / rn : 0, (st / cn) / (sr / cr) }'
+		d = rn > 0 ? 100 * dn / rn : 0; r = (st / cn) / (sr / cr)
+		f = "%-26s %12d %12.0f %10.0f %10.0f %7.0f%% %7.1fx\n"
+		g = "%-26s %12d %12.0f %12.0f %12.0f %10.0f %7.0f%% %7.1fx %7.2fx\n"
+		if (mid) printf g, n, st, sr / cr, st / cm, st / cn, rn / cn, d, r, cm / cn
+		else printf f, n, st, sr / cr, st / cn, rn / cn, d, r }'
 done
