@@ -11,7 +11,9 @@
 # round of each (least CPU seconds: user + system of the process) gives states/s. The
 # crash-state counts of the two must agree (the same enumeration); a line says so if not.
 # "derived" is the share of the new binary's distinct states judged without a recovery of
-# their own (check --derive, docs/checker.md "Derived crash states").
+# their own (check --derive, docs/checker.md "Derived crash states"). With PN_BENCH_MID_BIN
+# set (a third binary, PN_BENCH_MID_NAME its label, default "mid"), it runs in the same
+# rounds, between the two, and its states/s and the new binary's ratio to it are printed too.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 new=${1:-$here/build-release/penumbra}
@@ -42,21 +44,38 @@ print(float(sys.argv[2]) + float(sys.argv[3]), s["crash_states"], s["recoveries"
       s.get("derived", 0))' \
 		"$tmp/out.json" "$user" "$sys"
 }
-printf '%-26s %12s %12s %10s %10s %8s %8s\n' scenario states "$ref_commit/s" "new/s" \
-	"new rec/s" derived ratio
+mid=${PN_BENCH_MID_BIN:-}
+mid_name=${PN_BENCH_MID_NAME:-mid}
+if [[ -n $mid ]]; then
+	printf '%-26s %12s %12s %12s %10s %10s %8s %8s %8s\n' scenario states "$ref_commit/s" \
+		"$mid_name/s" "new/s" "new rec/s" derived ratio "vs $mid_name"
+else
+	printf '%-26s %12s %12s %10s %10s %8s %8s\n' scenario states "$ref_commit/s" "new/s" \
+		"new rec/s" derived ratio
+fi
+best() { awk -v a="$1" -v b="$2" 'BEGIN { print (b < a ? b : a) }'; }
 for s in "${scenarios[@]}"; do
-	best_new=1e9 best_ref=1e9
+	best_new=1e9 best_ref=1e9 best_mid=1e9
 	for ((k = 1; k <= rounds; k++)); do
 		read -r cn sn rn dn < <(one "$new" "$s")
+		if [[ -n $mid ]]; then
+			read -r cm sm _ _ < <(one "$mid" "$s")
+			best_mid=$(best "$best_mid" "$cm")
+			[[ $sn == "$sm" ]] ||
+				echo "note: $(basename "$s"): crash states differ: new $sn, $mid_name $sm"
+		fi
 		read -r cr sr rr dr < <(one "$ref" "$s")
-		best_new=$(awk -v a="$best_new" -v b="$cn" 'BEGIN { print (b < a ? b : a) }')
-		best_ref=$(awk -v a="$best_ref" -v b="$cr" 'BEGIN { print (b < a ? b : a) }')
+		best_new=$(best "$best_new" "$cn")
+		best_ref=$(best "$best_ref" "$cr")
 	done
 	[[ $sn == "$sr" ]] || echo "note: $(basename "$s"): crash states differ: new $sn, ref $sr"
 	awk -v n="$(basename "$s" .yaml)" -v st="$sn" -v sr="$sr" -v rn="$rn" -v dn="$dn" \
-		-v cn="$best_new" \
-		-v cr="$best_ref" 'BEGIN {
+		-v cn="$best_new" -v cr="$best_ref" -v cm="$best_mid" -v mid="${mid:+1}" 'BEGIN {
 		cn = cn < 0.001 ? 0.001 : cn; cr = cr < 0.001 ? 0.001 : cr
-		printf "%-26s %12d %12.0f %10.0f %10.0f %7.0f%% %7.1fx\n", n, st, sr / cr, st / cn,
-		       rn / cn, rn > 0 ? 100 * dn / rn : 0, (st / cn) / (sr / cr) }'
+		cm = cm < 0.001 ? 0.001 : cm
+		d = rn > 0 ? 100 * dn / rn : 0; r = (st / cn) / (sr / cr)
+		f = "%-26s %12d %12.0f %10.0f %10.0f %7.0f%% %7.1fx\n"
+		g = "%-26s %12d %12.0f %12.0f %12.0f %10.0f %7.0f%% %7.1fx %7.2fx\n"
+		if (mid) printf g, n, st, sr / cr, st / cm, st / cn, rn / cn, d, r, cm / cn
+		else printf f, n, st, sr / cr, st / cn, rn / cn, d, r }'
 done

@@ -28,7 +28,8 @@ struct verdict {
 /* A fully recovered state of the current crash point kept for derivation (docs/checker.md,
  * "Derived crash states"): its recovered world (judged, otherwise untouched), its fates, the
  * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
- * its judgement read (J), recovery's outcome and the coverage hits recovery added. */
+ * its judgement read (J), recovery's outcome and the coverage hits recovery added; when its
+ * judgement passed, its WAL end and the coverage hits the judgement added. */
 #define BASES_MAX 4u
 /* After this many states of a point in a row that no base fitted, the point's remaining
  * states are recovered without keeping bases (where recovery reads every unsynced write, as
@@ -43,6 +44,10 @@ struct base {
 	int rc;
 	uint64_t (*cov)[2];
 	size_t ncov;
+	bool passed; /* its judgement passed, at WAL end `end`, adding the hits jcov */
+	pn_lsn end;
+	uint64_t (*jcov)[2];
+	size_t njcov;
 };
 
 /* A range of a base's recovered image replaced by the derived state's bytes; saved holds
@@ -754,6 +759,7 @@ static void base_free(struct base *b)
 	free(b->writes);
 	free(b->judged);
 	free(b->cov);
+	free(b->jcov);
 	*b = (struct base){0};
 }
 
@@ -808,39 +814,24 @@ static void cmp_room(struct checker *c, uint32_t n)
 	}
 }
 
-/* Whether [off, off + n) of file f holds the same bytes in the current state's crash image
- * as in base b's; the current state's bytes are left in c->cmp[0]. */
-static bool same_bytes(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
-		       uint32_t n)
+/* Reads [off, off + n) of file f of the current state's crash image into c->cmp[0] and of
+ * base b's into c->cmp[1]. */
+static void both_images(struct checker *c, const struct base *b, uint32_t f, uint64_t off,
+			uint32_t n)
 {
 	const struct pn_device *d = &c->w->dev;
 	cmp_room(c, n);
 	pn_device_crash_read(d, c->ce.fates, (enum pn_file)f, off, n, c->cmp[0]);
 	pn_device_crash_read(d, b->fates, (enum pn_file)f, off, n, c->cmp[1]);
-	return memcmp(c->cmp[0], c->cmp[1], n) == 0;
 }
 
 bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
 			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n)
 {
-	uint8_t x[512], y[512];
-	for (uint32_t k = 0; k < n; k++) {
-		const struct pn_range *rr = &reads[k];
-		for (uint32_t i = 0; i < d->nunsynced; i++) {
-			const struct pn_unsynced *u = &d->unsynced[i];
-			uint64_t lo = PN_MAX(rr->off, u->offset),
-				 hi = PN_MIN(rr->off + rr->len, u->offset + u->len);
-			if (u->file != rr->file)
-				continue;
-			for (; lo < hi; lo += sizeof(x)) {
-				uint32_t m = (uint32_t)PN_MIN(hi - lo, sizeof(x));
-				pn_device_crash_read(d, a, u->file, lo, m, x);
-				pn_device_crash_read(d, b, u->file, lo, m, y);
-				if (memcmp(x, y, m) != 0)
-					return false;
-			}
-		}
-	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!pn_device_crash_same(d, a, b, (enum pn_file)reads[k].file, reads[k].off,
+					  reads[k].len))
+			return false;
 	return true;
 }
 
@@ -868,11 +859,11 @@ static void patch_add(struct checker *c, uint32_t f, uint64_t lo, uint64_t hi, u
 }
 
 /* The part of [lo, hi) of file f that recovery did not write (there both recovered images
- * hold recovery's bytes) and the judgement read, as patches. */
+ * hold recovery's bytes) and the judgement read, as patches (the state's bytes of file
+ * offset at are at cmp[0]). */
 static void patch_block(struct checker *c, const struct base *b, uint32_t f, uint64_t lo,
-			uint64_t hi)
+			uint64_t hi, uint64_t at)
 {
-	uint64_t at = lo;
 	for (uint32_t k = 0; k <= b->nwrites && lo < hi; k++) {
 		const struct pn_range *w = k < b->nwrites ? &b->writes[k] : NULL;
 		if (w && (w->file != f || w->off + w->len <= lo))
@@ -904,10 +895,14 @@ static bool patches_find(struct checker *c, const struct base *b)
 	patches_drop(c);
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
+		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]))
+			continue; /* D7: the images differ only inside the other writes */
+		both_images(c, b, u->file, u->offset, u->len); /* the write at once, then blocks */
 		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
 			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);
-			if (!same_bytes(c, b, u->file, lo, (uint32_t)(hi - lo)))
-				patch_block(c, b, u->file, lo, hi);
+			if (memcmp(c->cmp[0] + (lo - u->offset), c->cmp[1] + (lo - u->offset),
+				   hi - lo) != 0)
+				patch_block(c, b, u->file, lo, hi, u->offset);
 		}
 	}
 	return !c->npatch || c->sc->protocol.mode != PN_MODE_PUSHDOWN;
@@ -927,36 +922,15 @@ static void patches_apply(struct checker *c, struct base *b, bool apply)
 	}
 }
 
-/* The verdict of the current state without recovering it, from a base whose recovery read
- * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
- * the state's bytes wherever they differ, were not recovery's and the judgement reads,
- * judged (what a recovery of this state would judge). False: no base fits. */
-static bool derive_state(struct checker *c, struct verdict *v)
+/* Adds n sites' hits (from cov_since) to the sites. */
+static void cov_add(const uint64_t (*cov)[2], size_t n)
 {
-	if (c->refused >= REFUSED_MAX)
-		return false;
-	for (uint32_t i = 0; i < c->nbases; i++) {
-		struct base *b = &c->bases[i];
-		if (!reads_same(c, b) || !patches_find(c, b))
-			continue; /* no marker here: --coverage is the same with derivation off */
-		struct pn_testcase_site *const *sites;
-		size_t n = pn_testcase_all(&sites);
-		PN_ASSERT(n >= b->ncov);
-		for (size_t s = 0; s < b->ncov; s++) {
-			sites[s]->hits_true += b->cov[s][0];
-			sites[s]->hits_false += b->cov[s][1];
-		}
-		patches_apply(c, b, true);
-		judge(c, b->r, b->rc, UINT64_MAX, v, true);
-		patches_apply(c, b, false);
-		patches_drop(c);
-		c->res->derived++;
-		c->refused = 0;
-		return true;
+	struct pn_testcase_site *const *sites;
+	PN_ASSERT(pn_testcase_all(&sites) >= n);
+	for (size_t s = 0; s < n; s++) {
+		sites[s]->hits_true += cov[s][0];
+		sites[s]->hits_false += cov[s][1];
 	}
-	patches_drop(c);
-	c->refused++;
-	return false;
 }
 
 /* The coverage hits since `before` (n0 sites then), per site now registered (*n). */
@@ -971,6 +945,40 @@ static uint64_t (*cov_since(const uint64_t (*before)[2], size_t n0, size_t *n))[
 		cov[s][1] = sites[s]->hits_false - (s < n0 ? before[s][1] : 0);
 	}
 	return cov;
+}
+
+/* The verdict of the current state without recovering it, from a base whose recovery read
+ * the same bytes: recovery's coverage hits added, the base's recovered world, patched with
+ * the state's bytes wherever they differ, were not recovery's and the judgement reads,
+ * judged (what a recovery of this state would judge). False: no base fits. */
+static bool derive_state(struct checker *c, struct verdict *v)
+{
+	if (c->refused >= REFUSED_MAX)
+		return false;
+	for (uint32_t i = 0; i < c->nbases; i++) {
+		struct base *b = &c->bases[i];
+		if (!reads_same(c, b) || !patches_find(c, b))
+			continue; /* no marker here: --coverage is the same with derivation off */
+		cov_add(b->cov, b->ncov);
+		if (!c->npatch && b->passed) {
+			/* no patch: the world to judge is the base's as it was judged, so the
+			 * judgement is the base's (its hits added, as a judgement adds them) */
+			cov_add(b->jcov, b->njcov);
+			v->end = b->end;
+			v->kind = PN_VIOL_NONE;
+		} else {
+			patches_apply(c, b, true);
+			judge(c, b->r, b->rc, UINT64_MAX, v, true);
+			patches_apply(c, b, false);
+		}
+		patches_drop(c);
+		c->res->derived++;
+		c->refused = 0;
+		return true;
+	}
+	patches_drop(c);
+	c->refused++;
+	return false;
 }
 
 /* A full recovery of the current state, judged; kept as a base when derivation is on. */
@@ -995,14 +1003,22 @@ static void recover_state(struct checker *c, struct verdict *v)
 	pn_assert_context(NULL, NULL);
 	uint64_t(*cov)[2] = cov_since(before, n0, &n);
 	free(before);
+	n0 = n;
+	before = calloc(n0 + 1, sizeof(*before));
+	PN_ASSERT(before != NULL);
+	cov_copy(before, false);
 	r->dev.reads = &c->log[2];
 	r->dev.writes = NULL;
 	judge(c, r, rc, UINT64_MAX, v, true);
 	r->dev.reads = NULL;
+	size_t nj;
+	uint64_t(*jcov)[2] = cov_since(before, n0, &nj);
+	free(before);
 	if (rc == 0 && v->kind != PN_VIOL_NONE) {
 		/* C2 stopped at a page: J does not hold the pages after it, which a state that
 		 * passes there would read (and the search stops here anyway) */
 		free(cov);
+		free(jcov);
 		c->log[0].n = c->log[1].n = c->log[2].n = 0;
 		free_world(r);
 		return;
@@ -1012,7 +1028,15 @@ static void recover_state(struct checker *c, struct verdict *v)
 	c->base_next = (c->base_next + 1) % BASES_MAX;
 	c->nbases = PN_MIN(c->nbases + 1, BASES_MAX);
 	uint32_t nf = c->w->dev.nunsynced;
-	*b = (struct base){.r = r, .rc = rc, .cov = cov, .ncov = n, .nfates = nf};
+	*b = (struct base){.r = r,
+			   .rc = rc,
+			   .cov = cov,
+			   .ncov = n,
+			   .nfates = nf,
+			   .passed = v->kind == PN_VIOL_NONE,
+			   .end = v->end,
+			   .jcov = jcov,
+			   .njcov = nj};
 	b->fates = malloc((nf + 1) * sizeof(*b->fates));
 	PN_ASSERT(b->fates != NULL);
 	memcpy(b->fates, c->ce.fates, nf * sizeof(*b->fates));

@@ -584,6 +584,48 @@ void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate 
 	}
 }
 
+/* D7: the units of write u a crash under fate keeps, as a mask (bit i: unit i). */
+static uint64_t kept_units(const struct pn_device *d, const struct pn_unsynced *u,
+			   const struct pn_write_fate *fate)
+{
+	if (fate->fate == PN_FATE_LOST)
+		return 0;
+	uint32_t nunits;
+	pn_device_unit(d, u->offset, u->len, &nunits);
+	uint64_t all = nunits == 64 ? ~0ull : (1ull << nunits) - 1;
+	return fate->fate == PN_FATE_PERSISTED ? all : fate->sectors & all;
+}
+
+bool pn_device_fate_same(const struct pn_device *d, uint32_t i, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b)
+{
+	PN_ASSERT(i < d->nunsynced);
+	if (a->fate == b->fate && a->fate != PN_FATE_TORN)
+		return true;
+	const struct pn_unsynced *u = &d->unsynced[i];
+	return kept_units(d, u, a) == kept_units(d, u, b);
+}
+
+bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate *a,
+			  const struct pn_write_fate *b, enum pn_file f, uint64_t off, uint64_t len)
+{
+	uint8_t x[4096], y[4096]; /* compared a piece at a time: each read visits every write */
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint64_t lo = PN_MAX(off, u->offset), hi = PN_MIN(off + len, u->offset + u->len);
+		if (u->file != f || lo >= hi || pn_device_fate_same(d, i, &a[i], &b[i]))
+			continue;
+		for (; lo < hi; lo += sizeof(x)) {
+			uint32_t m = (uint32_t)PN_MIN(hi - lo, sizeof(x));
+			pn_device_crash_read(d, a, f, lo, m, x);
+			pn_device_crash_read(d, b, f, lo, m, y);
+			if (memcmp(x, y, m) != 0)
+				return false;
+		}
+	}
+	return true;
+}
+
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 {
 	for (int f = 0; f < PN_FILE_COUNT; f++) {

@@ -43,6 +43,14 @@
  *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
  *      changes no byte read or written.
  *
+ * Comparing crash images (the checker's derivation):
+ *   D7 Every crash image of one device is its durable image with the kept units of its
+ *      unsynced writes laid over it, in list order (pn_device_crash_image). Two fates of a
+ *      write that keep the same units (LOST and TORN with no unit new; PERSISTED and TORN
+ *      with every unit new) lay the same bytes (pn_device_fate_same). So two crash images
+ *      can differ only inside writes whose fates differ, and pn_device_crash_same compares
+ *      only there, with neither image built.
+ *
  * Lazy extents (pn_device_set_lazy; `penumbra run`'s device, docs/performance.md):
  *   D8 A file may be lazy below an end offset: a chunk of it that was never written reads
  *      as the bytes the builder gives (what the format would have put there: the engine's
@@ -175,6 +183,15 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
  * fates, without building it (d tracks crashes). */
 void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
 			  enum pn_file f, uint64_t off, uint32_t len, uint8_t *out);
+/* D7: whether fates a and b of unsynced write i of d keep the same units of it. */
+bool pn_device_fate_same(const struct pn_device *d, uint32_t i, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b);
+/* D7: whether [off, off + len) of file f holds the same bytes in the crash images of d
+ * under fates a and under fates b; compares the bytes only inside the writes whose fates
+ * differ (d tracks crashes). */
+bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate *a,
+			  const struct pn_write_fate *b, enum pn_file f, uint64_t off,
+			  uint64_t len);
 /* Copies every byte of src's cur image into dst (which becomes fully durable). */
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
 

@@ -645,6 +645,93 @@ START_TEST(test_lazy_runs_same_as_eager)
 }
 END_TEST
 
+/* D7: a deterministic xorshift for the random fates below. */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void random_fates(uint64_t *s, struct pn_write_fate *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t r = rnd(s);
+		f[i].fate = (enum pn_fate)(r % 3);
+		f[i].sectors = f[i].fate == PN_FATE_TORN ? rnd(s) & (r & 8 ? 0x3 : 0xFFFF) : 0;
+		if (f[i].fate == PN_FATE_TORN && (r & 0x30) == 0x30)
+			f[i].sectors = ~0ull; /* every unit new: as persisted */
+	}
+}
+
+/* D7: pn_device_fate_same and pn_device_crash_same (and so pn_check_reads_same) against a
+ * byte-by-byte comparison of the two crash images, over random pairs of fates of six
+ * overlapping unsynced writes in two files (one of them holding the durable bytes again). */
+START_TEST(test_reads_same_agrees_with_every_byte)
+{
+	struct pn_device d;
+	pn_device_init(&d, true, 512);
+	write_at(&d, 0, 0xAB, 2 * SEG);
+	static const struct {
+		enum pn_file f;
+		uint64_t off;
+		uint32_t len;
+		uint8_t byte;
+	} w[] = {{PN_FILE_WAL, 1000, 8192, 0x11},  {PN_FILE_WAL, 4096, 8192, 0x22},
+		 {PN_FILE_WAL, 20000, 4000, 0xAB}, {PN_FILE_DATA, 0, 8192, 0x33},
+		 {PN_FILE_DATA, 512, 1024, 0x44},  {PN_FILE_WAL, 40000, 300, 0x55}};
+	enum { NW = sizeof(w) / sizeof(w[0]) };
+	uint8_t buf[8192];
+	for (uint32_t i = 0; i < NW; i++) {
+		memset(buf, w[i].byte, sizeof(buf));
+		struct pn_io io = {.file = w[i].f,
+				   .offset = w[i].off,
+				   .len = w[i].len,
+				   .buf = buf,
+				   .index = i};
+		pn_device_write(&d, &io, 1 + i);
+	}
+	ck_assert_uint_eq(d.nunsynced, NW);
+	static uint8_t x[2 * SEG], y[2 * SEG];
+	uint64_t s = 0x9E3779B97F4A7C15ull;
+	uint32_t differ = 0, same_fates = 0;
+	for (uint32_t k = 0; k < 4000; k++) {
+		struct pn_write_fate a[NW], b[NW];
+		random_fates(&s, a, NW);
+		if (k % 2)
+			memcpy(b, a, sizeof(b));
+		else
+			random_fates(&s, b, NW);
+		random_fates(&s, b, (uint32_t)(rnd(&s) % (NW + 1))); /* a prefix drawn anew */
+		enum pn_file f = rnd(&s) % 2 ? PN_FILE_WAL : PN_FILE_DATA;
+		uint64_t off = rnd(&s) % (48u << 10), len = 1 + rnd(&s) % 12000;
+		pn_device_crash_read(&d, a, f, off, (uint32_t)len, x);
+		pn_device_crash_read(&d, b, f, off, (uint32_t)len, y);
+		bool bytes = memcmp(x, y, len) == 0;
+		struct pn_range r = {.file = f, .off = off, .len = (uint32_t)len};
+		ck_assert(pn_device_crash_same(&d, a, b, f, off, len) == bytes);
+		ck_assert(pn_check_reads_same(&d, a, b, &r, 1) == bytes);
+		differ += !bytes;
+		bool all = true;
+		for (uint32_t i = 0; i < NW; i++)
+			all &= pn_device_fate_same(&d, i, &a[i], &b[i]);
+		if (all) { /* the same units of every write: the same image, file by file */
+			same_fates++;
+			for (int g = 0; g < 2; g++) {
+				enum pn_file h = g ? PN_FILE_DATA : PN_FILE_WAL;
+				pn_device_crash_read(&d, a, h, 0, sizeof(x), x);
+				pn_device_crash_read(&d, b, h, 0, sizeof(y), y);
+				ck_assert_mem_eq(x, y, sizeof(x));
+			}
+		}
+	}
+	ck_assert_uint_gt(differ, 100);     /* both answers met often */
+	ck_assert_uint_gt(same_fates, 100); /* and equal fates of unlike kinds */
+	pn_device_free(&d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("device");
@@ -653,6 +740,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
 	tcase_add_test(tc, test_crash_read_is_the_crash_image);
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
+	tcase_add_test(tc, test_reads_same_agrees_with_every_byte);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);

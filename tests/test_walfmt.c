@@ -501,6 +501,19 @@ START_TEST(test_crc32c_paths_agree)
 				EXPECT(pn_crc32c_update_hw(seed, buf + off, len) == sw);
 		}
 	}
+	static uint8_t big[3 * 8192 + 64];
+	fill_random(big, sizeof(big), 11);
+	for (int k = 0; k < 400; k++) { /* long inputs: the three-stream path and its tails */
+		size_t off = next_rand(&s) % 64, len = next_rand(&s) % (3 * 8192);
+		if (k < 8)
+			len = (size_t[]){
+				1008, 1009, 8160, 8159, 8192, 8192 + 1008, 3 * 8160, 1007}[k];
+		uint32_t seed = next_rand(&s);
+		uint32_t sw = pn_crc32c_update_sw(seed, big + off, len);
+		EXPECT(pn_crc32c_update(seed, big + off, len) == sw);
+		if (hw)
+			EXPECT(pn_crc32c_update_hw(seed, big + off, len) == sw);
+	}
 	for (int k = 0; k < 200; k++) { /* a fold: any split gives the same CRC */
 		size_t len = next_rand(&s) % 4096, cut = len == 0 ? 0 : next_rand(&s) % len;
 		uint32_t whole = pn_crc32c_update_sw(~0u, buf, len);
