@@ -8,13 +8,18 @@
  *     + 2^(n-2) sum_{r<s} P_r P_s, every state distinct, at most two torn writes;
  *   - beyond crash.max_unsynced, or with tear: none, 2 adds nothing;
  *   - PN_CRASH_MIXED_MAX stops the added states and sets ce.capped;
- *   - a state with two tears encodes and decodes to itself and is one the crash model allows.
+ *   - a state with two tears encodes and decodes to itself and is one the crash model allows;
+ *   - the replay of fpw-off's violation (a torn page) in a state that also tears another
+ *     write reproduces it: replay applies both tears.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checker.h"
 #include "crashstate.h"
+#include "load.h"
+#include "world.h"
 
 struct states {
 	uint64_t n;
@@ -267,6 +272,74 @@ START_TEST(test_double_tear_round_trips)
 }
 END_TEST
 
+/* scenarios/mutants/fpw-off.yaml with crash.torn_writes: 2 */
+static const char fpw_off_text[] =
+	"name: fpw-off\nseed: 7\nprotocol: {mode: fpw, mutations: [fpw_off]}\n"
+	"storage: {pages: 12, buffers: 5, wal_segment_size: 64KiB}\n"
+	"checkpoint: {interval: 0s, every_transactions: 5, max_wal_size: 0}\n"
+	"workload: {kind: random, clients: 2, transactions: 8, pages_per_transaction: 2}\n"
+	"crash: {points: all, max_unsynced: 4, tear: sectors, torn_writes: 2}\n"
+	"expect: {verdict: violation}\n";
+
+/* The first state at crash point `point` of sc's schedule 0 that tears the write `first`
+ * tears (its compact form "t7:1") and one more; "" when there is none. */
+static void double_tear_with(const struct pn_scenario *sc, uint64_t point, const char *first,
+			     char *out, size_t len)
+{
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.track = true, .check_each_event = true};
+	struct pn_crash_enum ce;
+	char buf[256];
+	out[0] = 0;
+	ck_assert(w != NULL && pn_world_init(w, sc, &o, NULL));
+	pn_engine_start(w->e);
+	while (w->events < point && pn_world_step(w) == PN_STEP_EVENT)
+		;
+	ck_assert_uint_eq(w->events, point);
+	pn_crash_enum_init(&ce);
+	pn_crash_enum_begin(&ce, &w->dev, sc, point);
+	while (!out[0] && pn_crash_enum_next(&ce)) {
+		uint32_t torn = 0;
+		for (uint32_t i = 0; i < w->dev.nunsynced; i++)
+			torn += ce.fates[i].fate == PN_FATE_TORN;
+		pn_crash_enum_encode(&ce, buf, sizeof(buf));
+		if (torn == 2 && strstr(buf, first))
+			snprintf(out, len, "%s", buf);
+	}
+	pn_crash_enum_free(&ce);
+	pn_world_free(w);
+	free(w);
+}
+
+START_TEST(test_double_tear_replays)
+{
+	struct pn_scenario sc;
+	struct pn_check_result *res = calloc(1, sizeof(*res));
+	char err[512], state[256], first[256];
+	ck_assert(res != NULL);
+	ck_assert_msg(pn_scenario_load_string("fpw-off.yaml", fpw_off_text, strlen(fpw_off_text),
+					      &sc, err, sizeof(err)),
+		      "%s", err);
+	struct pn_check_options o = {0};
+	ck_assert_int_eq(pn_check_scenario(&sc, &o, res), 0);
+	ck_assert(res->violation && res->state[0] == 't' && !strchr(res->state, ','));
+	snprintf(first, sizeof(first), "%s", res->state);
+	double_tear_with(&sc, res->crash_point, first, state, sizeof(state));
+	ck_assert_msg(state[0], "no state tears %s and another write", first);
+	sc.replay.present = true;
+	sc.replay.schedule = 0;
+	sc.replay.crash_point = res->crash_point;
+	snprintf(sc.replay.state, sizeof(sc.replay.state), "%s", state);
+	o = pn_check_replay_options(&sc);
+	int rc = pn_check_scenario(&sc, &o, res);
+	ck_assert_msg(rc != 2 && res->violation && !res->error, "%s: %s", state, res->detail);
+	ck_assert_int_eq(res->kind, PN_VIOL_CHECKSUM);
+	ck_assert_str_eq(res->state, state);
+	pn_scenario_free(&sc);
+	free(res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crashstate");
@@ -277,6 +350,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_two_adds_nothing_outside_the_bound);
 	tcase_add_test(tc, test_cap_is_reported);
 	tcase_add_test(tc, test_double_tear_round_trips);
+	tcase_add_test(tc, test_double_tear_replays);
 	suite_add_tcase(s, tc);
 	return s;
 }
