@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "checker.h"
+#include "crashstate.h"
 #include "load.h"
 #include "progress.h"
 #include "shrink.h"
@@ -82,6 +83,7 @@ static const char usage[] =
 	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
 	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
 	"                      [--cross-check N] [--derive on|off] [--mpi] [--rank-timeout S]\n"
+	"                      [--torn-writes 1|2]\n"
 	"\n"
 	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
 	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
@@ -120,6 +122,8 @@ static const char usage[] =
 	"  --derive on|off  judge a new crash state without recovering it when its bytes\n"
 	"                equal a recovered state's over every range that recovery and its\n"
 	"                judgement read (default on; the verdicts are the same either way)\n"
+	"  --torn-writes 1|2  override each scenario's crash.torn_writes: 2 also tears each\n"
+	"                write with mixed subsets of the others, and pairs of writes at once\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: what\n"
@@ -144,7 +148,8 @@ enum {
 	OPT_CROSS_CHECK,
 	OPT_DERIVE,
 	OPT_MPI,
-	OPT_RANK_TIMEOUT
+	OPT_RANK_TIMEOUT,
+	OPT_TORN_WRITES
 };
 
 #define EXIT_INTERRUPTED 130
@@ -157,6 +162,7 @@ struct check_args {
 	bool seed_set, coverage, quiet, no_shrink, twice, derive;
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
 	uint64_t rank_timeout_s; /* K9 */
+	uint64_t torn_writes;    /* --torn-writes: 1 or 2; 0 = each scenario's own */
 	char **paths;
 	size_t npaths, cap;
 };
@@ -320,6 +326,13 @@ static int parse_option(int c, struct check_args *a, char **argv)
 		a->mpi = true;
 		return -1;
 	case OPT_RANK_TIMEOUT: return parse_positive("--rank-timeout", &a->rank_timeout_s);
+	case OPT_TORN_WRITES:
+		if (!pn_cli_parse_uint("check", "--torn-writes", optarg, &a->torn_writes))
+			return 2;
+		if (a->torn_writes < 1 || a->torn_writes > 2)
+			return pn_cli_usage_error("check", "--torn-writes takes 1 or 2, not %s",
+						  optarg);
+		return -1;
 	case OPT_NESTED: return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
 	case OPT_SEED:
 		if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
@@ -350,6 +363,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		{"derive", required_argument, NULL, OPT_DERIVE},
 		{"mpi", no_argument, NULL, OPT_MPI},
 		{"rank-timeout", required_argument, NULL, OPT_RANK_TIMEOUT},
+		{"torn-writes", required_argument, NULL, OPT_TORN_WRITES},
 		{NULL, 0, NULL, 0},
 	};
 	int c, rc;
@@ -610,6 +624,12 @@ static void print_item(struct run *r, struct item *it)
 		res->seconds);
 	if (res->diverged)
 		fprintf(h, "     %s\n", res->divergence);
+	if (res->capped_points)
+		fprintf(h,
+			"     note: at %llu crash points crash.torn_writes: 2 stopped at %llu states "
+			"with a tear (the others were not enumerated)\n",
+			(unsigned long long)res->capped_points,
+			(unsigned long long)PN_CRASH_MIXED_MAX);
 	if (res->violation && !res->error && !r->a->quiet) {
 		pn_trace_report(h, &it->sc, res);
 		if (it->out.shrunk &&
@@ -1286,7 +1306,7 @@ static int serve_rank(const struct check_args *a)
 /* ---- summary, JSON, JUnit ---- */
 static void print_summary(struct run *r)
 {
-	size_t ok = 0, viol = 0;
+	size_t ok = 0, viol = 0, capped = 0;
 	uint64_t states = 0, rec = 0;
 	double secs = 0;
 	pn_progress_clear(&r->prog);
@@ -1301,12 +1321,18 @@ static void print_summary(struct run *r)
 		states += it->out.res.crash_states;
 		rec += it->out.res.recoveries;
 		secs += it->out.res.seconds;
+		capped += it->out.res.capped_points > 0;
 	}
 	fprintf(r->human,
 		"\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
 		"states, %llu recovered (%.0f per second of checking)\n",
 		r->done, ok, r->done - ok, viol, (unsigned long long)states,
 		(unsigned long long)rec, secs > 0 ? rec / secs : 0.0);
+	if (capped)
+		fprintf(r->human,
+			"note: %zu scenarios had crash points whose torn-write states were capped "
+			"(crash.torn_writes: 2, docs/checker.md section 10)\n",
+			capped);
 	if (stop_signal)
 		fprintf(r->human,
 			"interrupted by %s: %zu of %zu scenarios finished, the others were not "
@@ -1371,6 +1397,8 @@ static json_t *item_json(const struct item *it)
 	json_object_set_new(o, "seconds", json_real(r->seconds));
 	if (r->diverged)
 		json_object_set_new(o, "divergence", json_string(r->divergence));
+	if (r->capped_points)
+		json_object_set_new(o, "capped_points", json_integer((json_int_t)r->capped_points));
 	json_object_set_new(o, "violation",
 			    r->violation && !r->error ? violation_json(&it->out) : json_null());
 	if (it->out.error[0])
@@ -1542,6 +1570,8 @@ static bool load_item(struct item *it, const struct check_args *a)
 	snprintf(it->name, sizeof(it->name), "%s", it->sc.name);
 	if (a->seed_set)
 		it->sc.seed = a->seed;
+	if (a->torn_writes) /* given: then written to its traces, which replay it */
+		it->sc.crash.torn_writes = (uint32_t)a->torn_writes;
 	if (a->points_every > 1 && it->sc.crash.points == PN_POINTS_ALL) {
 		it->sc.crash.points = PN_POINTS_EVERY;
 		it->sc.crash.every = a->points_every;

@@ -76,6 +76,8 @@ struct pn_check_result {
 	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
 	uint64_t derived; /* of the recoveries, states judged from a base without recovery */
+	/* crash points whose states crash.torn_writes: 2 cut at PN_CRASH_MIXED_MAX (crashstate.h) */
+	uint64_t capped_points;
 	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
 	 * state met before cut short, and the distinct state fingerprints met */
 	uint64_t schedules_explored, schedules_pruned, distinct_states;

@@ -13,7 +13,18 @@
 #include <xxhash.h>
 
 /* The phases of a crash point's enumeration, then those of a crash inside recovery. */
-enum { PH_SUBSETS, PH_SINGLES, PH_SAMPLES, PH_TEARS, PH_DONE, PH_N_EDGES, PH_N_TEARS, PH_N_DONE };
+enum {
+	PH_SUBSETS,
+	PH_SINGLES,
+	PH_SAMPLES,
+	PH_TEARS,
+	PH_MIXED,
+	PH_PAIRS,
+	PH_DONE,
+	PH_N_EDGES,
+	PH_N_TEARS,
+	PH_N_DONE
+};
 
 void pn_crash_enum_init(struct pn_crash_enum *ce) { memset(ce, 0, sizeof(*ce)); }
 
@@ -90,6 +101,9 @@ static void relevant(struct pn_crash_enum *ce, const struct pn_device *dev,
 	}
 	ce->i = ce->j = ce->k = 0;
 	ce->produced = 0;
+	ce->exhaustive = false;
+	ce->mixed = 0;
+	ce->capped = false;
 }
 
 void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
@@ -97,7 +111,8 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 {
 	relevant(ce, dev, sc);
 	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
-	ce->phase = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u) ? PH_SUBSETS : PH_SINGLES;
+	ce->exhaustive = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u);
+	ce->phase = ce->exhaustive ? PH_SUBSETS : PH_SINGLES;
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
 }
 
@@ -236,6 +251,105 @@ static bool next_tear(struct pn_crash_enum *ce)
 	return false;
 }
 
+static bool mixed_on(const struct pn_crash_enum *ce)
+{
+	return ce->exhaustive && ce->sc->crash.tear != PN_TEAR_NONE &&
+	       pn_scenario_torn_writes(ce->sc) >= 2;
+}
+
+/* Writes other than a and b (UINT32_MAX: none) persisted as the bits of m, in order. */
+static void set_others(struct pn_crash_enum *ce, uint32_t a, uint32_t b, uint64_t m)
+{
+	set_all(ce, PN_FATE_LOST);
+	for (uint32_t r = 0, bit = 0; r < ce->nrel; r++) {
+		if (r == a || r == b)
+			continue;
+		if (m & (1ull << bit++))
+			ce->fates[ce->rel[r]].fate = PN_FATE_PERSISTED;
+	}
+}
+
+/* A tear pattern of write r that is a tear (neither none nor all of its differing units). */
+static bool real_tear(const struct pn_crash_enum *ce, uint32_t r, uint64_t p, uint64_t *mask)
+{
+	*mask = tear_pattern(ce, r, p);
+	return *mask && *mask != ce->diff[r];
+}
+
+/* The next state of phase 3: write a torn in ma, b (UINT32_MAX: none) in mb, the others
+ * persisted as the bits of m; false, and ce->capped, when phase 3 is full. */
+static bool emit_tears(struct pn_crash_enum *ce, uint32_t a, uint64_t ma, uint32_t b, uint64_t mb,
+		       uint64_t m)
+{
+	if (ce->mixed >= PN_CRASH_MIXED_MAX) {
+		ce->capped = true;
+		return false;
+	}
+	ce->k++;
+	ce->mixed++;
+	set_others(ce, a, b, m);
+	ce->fates[ce->rel[a]] = (struct pn_write_fate){PN_FATE_TORN, ma};
+	if (b != UINT32_MAX)
+		ce->fates[ce->rel[b]] = (struct pn_write_fate){PN_FATE_TORN, mb};
+	return true;
+}
+
+/* Phase 3a: write j torn in pattern p, the others persisted as the mixed subset m (1 ..
+ * 2^(n-1) - 2; phase 2 had 0 and all); k counts p * mixes + m - 1. */
+static bool next_mixed(struct pn_crash_enum *ce)
+{
+	if (!mixed_on(ce) || ce->nrel < 3)
+		return false;
+	uint64_t mixes = (1ull << (ce->nrel - 1)) - 2;
+	while (ce->j < ce->nrel) {
+		uint32_t r = (uint32_t)ce->j;
+		if (ce->k >= tear_patterns(ce, r) * mixes) {
+			ce->j++;
+			ce->k = 0;
+			continue;
+		}
+		uint64_t p = ce->k / mixes, m = ce->k % mixes + 1, mask;
+		if (!real_tear(ce, r, p, &mask)) {
+			ce->k = (p + 1) * mixes; /* the pattern's other mixes: skipped too */
+			continue;
+		}
+		return emit_tears(ce, r, mask, UINT32_MAX, 0, m);
+	}
+	return false;
+}
+
+/* Phase 3b: writes j < i both torn, in patterns pj and pi, the other n - 2 persisted as the
+ * subset m (all 2^(n-2)); k counts (pj * patterns(i) + pi) * 2^(n-2) + m. */
+static bool next_pair(struct pn_crash_enum *ce)
+{
+	if (!mixed_on(ce) || ce->nrel < 2)
+		return false;
+	uint64_t subs = 1ull << (ce->nrel - 2);
+	if (ce->i <= ce->j)
+		ce->i = ce->j + 1;
+	while (ce->j + 1 < ce->nrel) {
+		if (ce->i >= ce->nrel) {
+			ce->j++;
+			ce->i = ce->j + 1;
+			continue;
+		}
+		uint32_t a = (uint32_t)ce->j, b = (uint32_t)ce->i;
+		uint64_t pb = tear_patterns(ce, b);
+		if (ce->k >= tear_patterns(ce, a) * pb * subs) {
+			ce->i++;
+			ce->k = 0;
+			continue;
+		}
+		uint64_t m = ce->k % subs, q = ce->k / subs, ma, mb;
+		if (!real_tear(ce, a, q / pb, &ma) || !real_tear(ce, b, q % pb, &mb)) {
+			ce->k = (q + 1) * subs;
+			continue;
+		}
+		return emit_tears(ce, a, ma, b, mb, m);
+	}
+	return false;
+}
+
 /* A crash inside recovery: all lost, then all persisted (one state if nothing matters). */
 static bool next_nested_edge(struct pn_crash_enum *ce)
 {
@@ -283,6 +397,8 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 		case PH_SINGLES: got = next_singles(ce); break;
 		case PH_SAMPLES: got = next_sample(ce); break;
 		case PH_TEARS: got = next_tear(ce); break;
+		case PH_MIXED: got = next_mixed(ce); break;
+		case PH_PAIRS: got = next_pair(ce); break;
 		case PH_N_EDGES: got = next_nested_edge(ce); break;
 		case PH_N_TEARS: got = next_nested_tear(ce); break;
 		default: return false;

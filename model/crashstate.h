@@ -25,6 +25,9 @@
 #include "prng.h"
 #include "scenario.h"
 
+/* The most states phase 3 adds at one crash point (crash.torn_writes: 2). */
+#define PN_CRASH_MIXED_MAX (1ull << 20)
+
 struct pn_crash_enum {
 	const struct pn_device *dev;
 	const struct pn_scenario *sc;
@@ -38,6 +41,9 @@ struct pn_crash_enum {
 	uint64_t i, j, k;
 	struct pn_prng rng;
 	uint64_t produced;
+	bool exhaustive; /* phase 1 enumerated all 2^n subsets */
+	uint64_t mixed;  /* states of phase 3 so far */
+	bool capped;     /* phase 3 stopped at PN_CRASH_MIXED_MAX: states left out */
 };
 
 void pn_crash_enum_init(struct pn_crash_enum *ce);

@@ -184,6 +184,8 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 			pn_tear_name(sc->crash.tear), sc->crash.samples);
 		if (sc->crash.atomic_unit) /* given: left out otherwise, as older traces were */
 			fprintf(out, ", atomic_unit: %u", sc->crash.atomic_unit);
+		if (sc->crash.torn_writes) /* likewise */
+			fprintf(out, ", torn_writes: %u", sc->crash.torn_writes);
 		fprintf(out, "}\n");
 	}
 	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");

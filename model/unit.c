@@ -10,7 +10,7 @@
  *   u64 relearned, lookups, hits, reruns (U6);
  *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
  *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, derived,
- *     events,
+ *     capped_points, events,
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
  *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
  *     distinct_states, u32 strategy, preemption_bound, then the strings name, recovery_state,
@@ -28,7 +28,7 @@
 #include <xxhash.h>
 
 #define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 33u
+#define RESULT_FIELDS 34u
 #define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
 
 /* ---- bytes ---- */
@@ -131,6 +131,7 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u64(b, c->crash_states);
 	put_u64(b, c->recoveries);
 	put_u64(b, c->derived);
+	put_u64(b, c->capped_points);
 	put_u64(b, c->events);
 	put_f64(b, c->seconds);
 	put_f64(b, c->seconds_to_violation);
@@ -164,6 +165,7 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->crash_states = get_u64(r);
 	c->recoveries = get_u64(r);
 	c->derived = get_u64(r);
+	c->capped_points = get_u64(r);
 	c->events = get_u64(r);
 	c->seconds = get_f64(r);
 	c->seconds_to_violation = get_f64(r);
@@ -701,7 +703,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 {
 	PN_ASSERT(pn_plan_finished(p) && p->n > 0);
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
-	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, events = 0;
+	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct pn_unit_result *r = &p->units[i].r;
 		if (!counted(p, i))
@@ -710,6 +712,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		states += r->res.crash_states;
 		recoveries += r->res.recoveries;
 		derived += r->res.derived;
+		capped += r->res.capped_points;
 		if (r->finished || (p->stopped && i == p->stop))
 			events += r->events; /* a schedule's total, or where it stopped */
 		for (uint32_t j = 0; cov && j < r->ncov && j < ncov; j++) {
@@ -725,6 +728,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		res->crash_states = states;
 		res->recoveries = recoveries;
 		res->derived = derived;
+		res->capped_points = capped;
 		res->events = events;
 		res->seconds = 0;
 		/* units split seeded runs only: those up to the one stopped, or all */

@@ -44,8 +44,16 @@ static const char mutated_scenario[] = "name: m\nseed: 3\nstorage: {pages: 64, b
 				       "protocol: {mutations: [no_wal_before_data]}\n"
 				       "workload: {kind: random, transactions: 200, clients: 2}\n";
 
+/* Two or more writes that can tear at some crash points: crash.torn_writes 2 adds states. */
+static const char torn_scenario[] =
+	"name: tw\nseed: 7\nprotocol: {mode: fpw}\n"
+	"storage: {pages: 12, buffers: 5, wal_segment_size: 64KiB}\n"
+	"checkpoint: {interval: 0s, every_transactions: 3, max_wal_size: 0}\n"
+	"workload: {kind: random, clients: 2, transactions: 3, pages_per_transaction: 2}\n"
+	"crash: {points: all, max_unsynced: 4, tear: sectors}\n";
+
 static char tmp_dir[256];
-static char scenario[320], mutated[320], no_page[320], refused[320];
+static char scenario[320], mutated[320], no_page[320], refused[320], torn[320];
 
 struct capture {
 	int status;
@@ -354,6 +362,63 @@ START_TEST(test_check_and_replay)
 	fclose(f);
 	ck_assert_int_eq(cli("check", wrong, "--traces", traces, "--quiet", NULL), 1);
 	ck_assert_msg(strstr(cap.out, "check: 0 passed, 1 failed") != NULL, "summary: %s", cap.out);
+}
+END_TEST
+
+/* check --torn-writes takes 1 or 2 only. */
+START_TEST(test_torn_writes_usage)
+{
+	cli("check", scenario, "--torn-writes", "3", NULL);
+	assert_usage_error("--torn-writes takes 1 or 2, not 3");
+	cli("check", scenario, "--torn-writes", "0", NULL);
+	assert_usage_error("--torn-writes takes 1 or 2, not 0");
+	cli("check", scenario, "--torn-writes", "two", NULL);
+	assert_usage_error("--torn-writes 'two'");
+}
+END_TEST
+
+static json_int_t scenario_count(const char *path, const char *key)
+{
+	json_t *root = load_json_file(path);
+	json_t *sc = json_array_get(json_object_get(root, "scenarios"), 0);
+	ck_assert_ptr_nonnull(sc);
+	ck_assert_ptr_null(json_object_get(sc, "capped_points")); /* present only when cut */
+	json_int_t v = json_integer_value(json_object_get(sc, key));
+	json_decref(root);
+	return v;
+}
+
+/* --torn-writes 2: more states, the same verdicts; a mutant's trace keeps the key and
+ * replays without the option; a check without it writes no key. */
+START_TEST(test_torn_writes_check)
+{
+	char j1[320], j2[320], traces[320], trace[400], src[512];
+	const char *root = getenv("PN_SOURCE_DIR");
+
+	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
+	tmp_path(j1, sizeof j1, "tw1.json");
+	tmp_path(j2, sizeof j2, "tw2.json");
+	tmp_path(traces, sizeof traces, "traces-tw");
+	ck_assert_int_eq(cli("check", torn, "--nested", "0", "--json", j1, NULL), 0);
+	ck_assert_int_eq(cli("check", torn, "--nested", "0", "--torn-writes", "2", "--json", j2,
+			     NULL),
+			 0);
+	ck_assert_int_gt(scenario_count(j2, "crash_states"), scenario_count(j1, "crash_states"));
+	ck_assert_int_gt(scenario_count(j2, "recoveries"), scenario_count(j1, "recoveries"));
+	snprintf(src, sizeof src, "%s/scenarios/mutants/fpw-off.yaml", root);
+	snprintf(trace, sizeof trace, "%s/fpw-off.trace.yaml", traces);
+	ck_assert_int_eq(cli("check", src, "--quiet", "--traces", traces, NULL), 0);
+	slurp(trace, cap.err, sizeof cap.err);
+	ck_assert_ptr_null(strstr(cap.err, "torn_writes"));
+	ck_assert_int_eq(cli("check", src, "--quiet", "--torn-writes", "2", "--traces", traces,
+			     NULL),
+			 0);
+	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "%s", cap.out);
+	slurp(trace, cap.err, sizeof cap.err);
+	ck_assert_msg(strstr(cap.err, "torn_writes: 2}") != NULL, "trace: %s", cap.err);
+	ck_assert_int_eq(cli("replay", trace, NULL), 1);
+	ck_assert_msg(strstr(cap.out, "the violation reproduces") != NULL, "replay: %s", cap.out);
+	ck_assert_ptr_null(strstr(cap.out, "EDITED TRACE"));
 }
 END_TEST
 
@@ -769,6 +834,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(usage, test_real_disk_usage);
 	tcase_add_test(usage, test_loader_error);
 	tcase_add_test(usage, test_check_and_replay);
+	tcase_add_test(usage, test_torn_writes_usage);
 	tcase_add_test(usage, test_value_parsers);
 	tcase_add_test(usage, test_records_format);
 	suite_add_tcase(s, usage);
@@ -784,6 +850,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_no_page);
 	tcase_add_test(runs, test_mode_refusal_position);
 	tcase_add_test(runs, test_compare_labels);
+	tcase_add_test(runs, test_torn_writes_check);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
 	return s;
@@ -815,6 +882,8 @@ static void make_fixture(void)
 	write_file(no_page, no_page_scenario);
 	snprintf(refused, sizeof refused, "%s/rf.yaml", tmp_dir);
 	write_file(refused, refused_scenario);
+	snprintf(torn, sizeof torn, "%s/tw.yaml", tmp_dir);
+	write_file(torn, torn_scenario);
 }
 
 static void remove_fixture(void)

@@ -83,6 +83,11 @@ uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s)
 	return PN_MAX(s->storage.sector_size, s->crash.atomic_unit);
 }
 
+uint32_t pn_scenario_torn_writes(const struct pn_scenario *s)
+{
+	return s->crash.torn_writes ? s->crash.torn_writes : 1;
+}
+
 /* Copies of each page on the simulated device: Umbra's slots; pushdown keeps the page
  * server's images beside the data file. */
 static uint64_t page_copies(const struct pn_scenario *s)

@@ -226,6 +226,9 @@ struct pn_scenario {
 		/* crash.atomic_unit: bytes the device writes atomically at aligned offsets (a
 		 * torn write is cut only between such blocks); 0 = storage.sector_size */
 		uint32_t atomic_unit;
+		/* crash.torn_writes: how many writes one enumerated state may tear, 1 or 2
+		 * (model/crashstate.h); 0 = not given (1), and then left out of traces */
+		uint32_t torn_writes;
 	} crash;
 
 	struct {
@@ -268,6 +271,8 @@ void pn_scenario_defaults(struct pn_scenario *s);
 /* The simulated device's atomic write unit (sim/device.h D5): crash.atomic_unit when given,
  * else storage.sector_size. */
 uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s);
+/* crash.torn_writes when given, else 1. */
+uint32_t pn_scenario_torn_writes(const struct pn_scenario *s);
 void pn_scenario_free(struct pn_scenario *s);
 
 #endif

@@ -210,6 +210,7 @@ static const struct field crash_fields[] = {
 	ENUM("tear", crash.tear, pn_tear_names),
 	NUM("samples", V_U32, crash.samples, 0, 1000000000),
 	POW2("atomic_unit", crash.atomic_unit, 512, 32768),
+	NUM("torn_writes", V_U32, crash.torn_writes, 1, 2),
 };
 static const struct field every_fields[] = {
 	NUM("every", V_U64, crash.every, 1, UINT64_MAX),
