@@ -1,7 +1,7 @@
 /*
  * device.h: the simulated device and its crash model (sim layer; docs/protocol.md sec. 3).
  *
- * Each file is sparse: a directory of leaves, each leaf PN_LEAF_CHUNKS pointers to 8 KiB
+ * Each file is sparse: a directory of leaves, each leaf PN_LEAF_CHUNKS pointers to 16 KiB
  * chunks (PN_CHUNK_SIZE); unwritten bytes read as zero and cost nothing. With crash
  * tracking on, the device keeps two images: `cur`, what reads see, and `dur`, what survives
  * a crash for sure, plus the list of unsynced writes (with their bytes) between them:
@@ -66,8 +66,8 @@
 
 #include "env.h"
 
-#define PN_CHUNK_SIZE 8192u /* one page: a page write touches no neighbour's bytes */
-#define PN_LEAF_CHUNKS 256u /* 2 MiB of file per leaf */
+#define PN_CHUNK_SIZE 16384u
+#define PN_LEAF_CHUNKS 128u /* 2 MiB of file per leaf */
 
 /* A chunk may be shared by several images (copy-on-write): crash states and recovering
  * worlds share every chunk they do not write, so a crash image costs a table copy. The
