@@ -27,6 +27,12 @@ void pn_device_set_lazy(struct pn_device *d, enum pn_file f, uint64_t end, pn_de
 	d->lazy_end[f] = end;
 }
 
+void pn_device_set_sink(struct pn_device *d, enum pn_file f)
+{
+	PN_ASSERT(!d->track && "a tracked device keeps every write (D9)");
+	d->sink[f] = true;
+}
+
 /* The REMOVED marks (D1): a chunk entry, and a whole leaf of them. Compared by identity
  * only, never ordered. */
 static struct pn_chunk removed_chunk;
@@ -380,6 +386,7 @@ void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uin
 		    uint8_t *out)
 {
 	range_log(d->reads, f, off, len);
+	PN_ASSERT(!d->sink[f] && "a write-only file is read (D9)");
 	if (d->lazy_end[f])
 		lazy_read(d, f, off, len, out);
 	else
@@ -398,7 +405,8 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 	range_log(d->writes, f, off, len);
 	if (d->lazy_end[f])
 		lazy_fill(d, f, off, len);
-	image_write(&d->cur[f], off, buf, len);
+	if (!d->sink[f]) /* D9 */
+		image_write(&d->cur[f], off, buf, len);
 	if (d->track) {
 		image_write(&d->dur[f], off, buf, len);
 		share_synced(d, f, off, len);
@@ -412,7 +420,8 @@ void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event
 	range_log(d->writes, io->file, io->offset, io->len);
 	if (d->lazy_end[io->file])
 		lazy_fill(d, io->file, io->offset, io->len);
-	image_write(&d->cur[io->file], io->offset, io->buf, io->len);
+	if (!d->sink[io->file]) /* D9 */
+		image_write(&d->cur[io->file], io->offset, io->buf, io->len);
 	d->bytes_written[io->file] += io->len;
 	d->version++;
 	if (!d->track)
@@ -629,6 +638,7 @@ bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate 
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 {
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		PN_ASSERT(!src->sink[f] && "a write-only file is copied (D9)");
 		image_copy(&src->cur[f], &dst->cur[f]);
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
@@ -651,6 +661,7 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 {
 	uint64_t h = seed;
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		PN_ASSERT(!d->sink[f] && "a write-only file is hashed (D9)");
 		for (int which = 0; which < (d->track ? 2 : 1); which++) {
 			const struct pn_file_image *im = which ? &d->dur[f] : &d->cur[f];
 			uint64_t lazy = (d->lazy_end[f] + PN_CHUNK_SIZE - 1) / PN_CHUNK_SIZE;

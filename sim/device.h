@@ -62,6 +62,12 @@
  *      (PN_ASSERT): the crash model and the checker's worlds see real chunks alone;
  *      pn_device_copy builds the lazy chunks into the copy (real chunks there).
  *      pn_device_held counts real chunks only.
+ *
+ * Write-only files (pn_device_set_sink; `penumbra run`'s WAL, docs/performance.md):
+ *   D9 An untracked device may keep none of a file's bytes: a write to it is counted
+ *      (bytes_written, D6's write log) and dropped, and reading it, copying the device or
+ *      hashing it is a broken invariant (PN_ASSERT). For a run that never reads the file
+ *      back: `run` without --twice, nothing crashes, and no page server reads the WAL.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -126,6 +132,7 @@ struct pn_device {
 	pn_device_lazy_fn lazy; /* D8: NULL = no lazy extents */
 	void *lazy_ctx;
 	uint64_t lazy_end[PN_FILE_COUNT];    /* D8: file f is lazy below lazy_end[f] */
+	bool sink[PN_FILE_COUNT];            /* D9: file f's writes are dropped */
 	struct pn_range_log *reads, *writes; /* D6: NULL = not tracked */
 	uint32_t atomic_unit;                /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
@@ -142,6 +149,8 @@ void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit);
 /* D8: file f's unwritten chunks below end read as fn's bytes (d untracked). */
 void pn_device_set_lazy(struct pn_device *d, enum pn_file f, uint64_t end, pn_device_lazy_fn fn,
 			void *ctx);
+/* D9: file f keeps none of its writes (d untracked; nothing may read f from here on). */
+void pn_device_set_sink(struct pn_device *d, enum pn_file f);
 void pn_device_free(struct pn_device *d);
 /* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);

@@ -450,6 +450,8 @@ static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uin
 /* A fresh device: an untracked one (`run`) lazily (D8), unless the engine cannot. */
 static void format(struct pn_world *w)
 {
+	if (w->opt.wal_sink && !w->opt.track)
+		pn_device_set_sink(&w->dev, PN_FILE_WAL);
 	uint64_t end = w->opt.track || w->opt.eager ? 0 : pn_engine_lazy_end(w->e);
 	if (!end) {
 		pn_engine_format(w->e, format_write, w);
@@ -784,7 +786,11 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		   struct pn_sim_wal_observer *obs)
 {
 	struct pn_world *w = calloc(1, sizeof(*w));
-	struct pn_world_options opt = {.track = false, .check_each_event = true, .twin = twin};
+	/* D9: a single run reads no WAL back unless a page server replays it (pushdown) */
+	struct pn_world_options opt = {.track = false,
+				       .check_each_event = true,
+				       .twin = twin,
+				       .wal_sink = !twin && sc->protocol.mode != PN_MODE_PUSHDOWN};
 	memset(out, 0, sizeof(*out));
 	PN_ASSERT(w != NULL);
 	if (!pn_world_init(w, sc, &opt, NULL)) {

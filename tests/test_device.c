@@ -254,14 +254,15 @@ START_TEST(test_partial_write_keeps_the_rest)
 	write_at(&d, 0, 0xAB, PN_CHUNK_SIZE);
 	pn_device_init(&img, false, 512);
 	pn_device_copy(&d, &img); /* shares the chunk */
-	write_at(&img, 4096, 0x11, 8192);
+	const uint32_t q = PN_CHUNK_SIZE / 4, h = PN_CHUNK_SIZE / 2;
+	write_at(&img, q, 0x11, h);
 	write_at(&img, PN_CHUNK_SIZE + 1000, 0x22, 100); /* an unwritten chunk */
 	uint8_t *buf = malloc(2 * PN_CHUNK_SIZE);
 	ck_assert_ptr_nonnull(buf);
 	pn_device_read(&img, PN_FILE_WAL, 0, 2 * PN_CHUNK_SIZE, buf);
 	for (uint32_t i = 0; i < 2 * PN_CHUNK_SIZE; i++) {
-		uint8_t want = i < 4096                   ? 0xAB
-			       : i < 4096 + 8192          ? 0x11
+		uint8_t want = i < q                      ? 0xAB
+			       : i < q + h                ? 0x11
 			       : i < PN_CHUNK_SIZE        ? 0xAB
 			       : i < PN_CHUNK_SIZE + 1000 ? 0
 			       : i < PN_CHUNK_SIZE + 1100 ? 0x22
@@ -294,6 +295,43 @@ START_TEST(test_read_of_removed_aborts) { touch_removed(false); }
 END_TEST
 
 START_TEST(test_write_of_removed_aborts) { touch_removed(true); }
+END_TEST
+
+/* D9: a write-only file's writes are counted and dropped; the other files keep theirs. */
+static void sunk(struct pn_device *d)
+{
+	pn_device_init(d, false, 512);
+	pn_device_set_sink(d, PN_FILE_WAL);
+	uint8_t page[8192];
+	memset(page, 0x5A, sizeof(page));
+	struct pn_io io = {.file = PN_FILE_WAL, .offset = SEG, .len = sizeof(page), .buf = page};
+	pn_device_write(d, &io, 1);
+	write_at(d, 0, 0xAB, 2 * SEG);
+	io.file = PN_FILE_DATA;
+	pn_device_write(d, &io, 2);
+}
+
+START_TEST(test_sink_keeps_no_bytes)
+{
+	uint64_t base = pn_device_pool_bytes();
+	struct pn_device d;
+	sunk(&d);
+	ck_assert_uint_eq(pn_device_pool_bytes() - base, PN_CHUNK_SIZE); /* the data page alone */
+	ck_assert_uint_eq(d.bytes_written[PN_FILE_WAL], 8192);
+	ck_assert_uint_eq(pn_device_held(&d, PN_FILE_WAL, true), 0);
+	uint8_t back[8192];
+	pn_device_read(&d, PN_FILE_DATA, SEG, sizeof(back), back);
+	ck_assert_uint_eq(back[0], 0x5A);
+	pn_device_free(&d);
+}
+END_TEST
+
+START_TEST(test_read_of_sink_aborts)
+{
+	struct pn_device d;
+	sunk(&d);
+	(void)byte_at(&d, SEG);
+}
 END_TEST
 
 /* fpw, 64 KiB segments, a checkpoint every 4 transactions; crash points when `crash`. */
@@ -746,6 +784,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);
 	tcase_add_test_raise_signal(tc, test_read_of_removed_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_write_of_removed_aborts, SIGABRT);
+	tcase_add_test(tc, test_sink_keeps_no_bytes);
+	tcase_add_test_raise_signal(tc, test_read_of_sink_aborts, SIGABRT);
 	tcase_add_test(tc, test_held_wal_bounded);
 	tcase_add_test(tc, test_checker_ring_never_wraps);
 	tcase_add_test(tc, test_checker_ring_wraps);
