@@ -92,17 +92,6 @@ static double clock_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void send_to(int rank, int tag, const uint8_t *bytes, size_t len)
 {
 	PN_ASSERT(len <= INT32_MAX);
@@ -116,8 +105,8 @@ static void send_answer(int tag, uint32_t item, uint32_t unit, const void *body,
 {
 	uint8_t *m = malloc(8 + len);
 	PN_ASSERT(m != NULL);
-	le32(m, item);
-	le32(m + 4, unit);
+	pn_put32(m, item);
+	pn_put32(m + 4, unit);
 	if (len)
 		memcpy(m + 8, body, len);
 	send_to(0, tag, m, 8 + len);
@@ -171,14 +160,6 @@ static int owner_of(uint32_t item, uint32_t schedule, uint64_t key)
 	return 1 + (int)(pn_unit_key_hash(item, schedule, key) % (uint64_t)(lead.size - 1));
 }
 
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	le32(p, (uint32_t)v);
-	le32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* v (n of `each` bytes, room for *cap) with room for one more. */
 static void *grow(void *v, uint32_t n, uint32_t *cap, size_t each)
 {
@@ -229,12 +210,12 @@ static void answer(int to, uint32_t id, const uint64_t *ends, uint32_t n)
 {
 	uint8_t *m = malloc(4 + 8 * (size_t)n);
 	PN_ASSERT(m != NULL);
-	le32(m, id);
+	pn_put32(m, id);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t e = ends[i];
 		if (dd.wrong_end && e != PN_UNIT_UNKNOWN && e > 0)
 			e--; /* test hook: an owner that lies (short: the unit runs again) */
-		le64(m + 4 + 8 * (size_t)i, e);
+		pn_put64(m + 4 + 8 * (size_t)i, e);
 	}
 	lk_send(to, TAG_ANSWER, m, 4 + 8 * (size_t)n);
 }
@@ -270,9 +251,9 @@ static void got_keys(const uint8_t *m, size_t n)
 {
 	if (n < 8 || (n - 8) % 16)
 		return;
-	uint32_t item = get32(m), schedule = get32(m + 4);
+	uint32_t item = pn_get32(m), schedule = pn_get32(m + 4);
 	for (size_t at = 8; at < n; at += 16)
-		pn_unit_table_put(dd.table, item, schedule, get64(m + at), get64(m + at + 8));
+		pn_unit_table_put(dd.table, item, schedule, pn_get64(m + at), pn_get64(m + at + 8));
 	pending_check();
 }
 
@@ -283,16 +264,16 @@ static void got_ask(int from, const uint8_t *m, size_t n)
 	dd.pend = grow(dd.pend, dd.npend, &dd.cap_pend, sizeof(*dd.pend));
 	struct pending *q = &dd.pend[dd.npend++];
 	*q = (struct pending){.from = from,
-			      .id = get32(m),
-			      .item = get32(m + 4),
-			      .schedule = get32(m + 8),
+			      .id = pn_get32(m),
+			      .item = pn_get32(m + 4),
+			      .schedule = pn_get32(m + 8),
 			      .n = (uint32_t)((n - 12) / 8),
 			      .until_s = clock_s() + dd.wait_s};
 	q->keys = malloc(8 * (size_t)q->n + 8);
 	q->ends = malloc(8 * (size_t)q->n + 8);
 	PN_ASSERT(q->keys != NULL && q->ends != NULL);
 	for (uint32_t j = 0; j < q->n; j++) {
-		q->keys[j] = get64(m + 12 + 8 * (size_t)j);
+		q->keys[j] = pn_get64(m + 12 + 8 * (size_t)j);
 		q->ends[j] = PN_UNIT_UNKNOWN;
 	}
 	pending_check();
@@ -320,13 +301,13 @@ static void ask_finish(bool force)
 /* Owner `from` answered part of the child's question. */
 static void got_answer(int from, const uint8_t *m, size_t n)
 {
-	if (!dd.asking || n < 4 || get32(m) != dd.id || !dd.part[from])
+	if (!dd.asking || n < 4 || pn_get32(m) != dd.id || !dd.part[from])
 		return;
 	size_t at = 4;
 	for (uint32_t i = 0; i < dd.n && at + 8 <= n; i++) {
 		if (dd.owner[i] != from)
 			continue;
-		dd.ends[i] = get64(m + at);
+		dd.ends[i] = pn_get64(m + at);
 		at += 8;
 	}
 	dd.part[from] = false;
@@ -357,7 +338,7 @@ static bool route(int from, int tag, const uint8_t *m, size_t n)
 	case TAG_ANSWER: got_answer(from, m, n); return true;
 	case TAG_LOST:
 		if (n >= 4)
-			got_lost((int)get32(m));
+			got_lost((int)pn_get32(m));
 		return true;
 	default: return false;
 	}
@@ -411,7 +392,7 @@ static void frame_keys(const uint8_t *b, size_t n)
 {
 	if (n < 8 || (n - 8) % 16)
 		return;
-	uint32_t item = get32(b), schedule = get32(b + 4), nk = (uint32_t)((n - 8) / 16);
+	uint32_t item = pn_get32(b), schedule = pn_get32(b + 4), nk = (uint32_t)((n - 8) / 16);
 	for (int o = 1; o < lead.size; o++) {
 		uint8_t *m = malloc(n);
 		size_t len = 8;
@@ -419,7 +400,7 @@ static void frame_keys(const uint8_t *b, size_t n)
 		memcpy(m, b, 8);
 		for (uint32_t i = 0; i < nk; i++) {
 			const uint8_t *k = b + 8 + 16 * (size_t)i;
-			if (owner_of(item, schedule, get64(k)) != o)
+			if (owner_of(item, schedule, pn_get64(k)) != o)
 				continue;
 			memcpy(m + len, k, 16);
 			len += 16;
@@ -437,7 +418,7 @@ static void frame_ask(const uint8_t *b, size_t n)
 	static uint32_t next_id;
 	if (n < 8 || (n - 8) % 8)
 		return;
-	uint32_t item = get32(b), schedule = get32(b + 4);
+	uint32_t item = pn_get32(b), schedule = pn_get32(b + 4);
 	free(dd.ends);
 	free(dd.owner);
 	dd.n = (uint32_t)((n - 8) / 8);
@@ -452,13 +433,13 @@ static void frame_ask(const uint8_t *b, size_t n)
 		dd.part[o] = false;
 	for (uint32_t i = 0; i < dd.n; i++) {
 		dd.ends[i] = PN_UNIT_UNKNOWN;
-		dd.owner[i] = owner_of(item, schedule, get64(b + 8 + 8 * (size_t)i));
+		dd.owner[i] = owner_of(item, schedule, pn_get64(b + 8 + 8 * (size_t)i));
 	}
 	for (int o = 1; o < lead.size; o++) {
 		uint8_t *m = malloc(n + 4);
 		size_t len = 12;
 		PN_ASSERT(m != NULL);
-		le32(m, dd.id);
+		pn_put32(m, dd.id);
 		memcpy(m + 4, b, 8);
 		for (uint32_t i = 0; i < dd.n; i++) {
 			if (dd.owner[i] != o)
@@ -481,10 +462,10 @@ static void frame_counts(const uint8_t *b, size_t n)
 {
 	if (n != 32)
 		return;
-	dd.t.relearned += get64(b);
-	dd.t.asked += get64(b + 8);
-	dd.t.answered += get64(b + 16);
-	dd.t.reruns += get64(b + 24);
+	dd.t.relearned += pn_get64(b);
+	dd.t.asked += pn_get64(b + 8);
+	dd.t.answered += pn_get64(b + 16);
+	dd.t.reruns += pn_get64(b + 24);
 }
 
 /* Reads what the child's channel holds, its frames handled; block: until end of file. */
@@ -510,8 +491,8 @@ static void chan_poll(bool block)
 		}
 		dd.len += (size_t)got;
 		size_t at = 0;
-		while (dd.len - at >= 8 && dd.len - at - 8 >= get32(dd.buf + at + 4)) {
-			uint32_t type = get32(dd.buf + at), len = get32(dd.buf + at + 4);
+		while (dd.len - at >= 8 && dd.len - at - 8 >= pn_get32(dd.buf + at + 4)) {
+			uint32_t type = pn_get32(dd.buf + at), len = pn_get32(dd.buf + at + 4);
 			const uint8_t *body = dd.buf + at + 8;
 			if (type == FRAME_KEYS)
 				frame_keys(body, len);
@@ -569,8 +550,8 @@ static bool write_all(int fd, const void *p, size_t len)
 static void frame(uint32_t type, const uint8_t *body, size_t len)
 {
 	uint8_t h[8];
-	le32(h, type);
-	le32(h + 4, (uint32_t)len);
+	pn_put32(h, type);
+	pn_put32(h + 4, (uint32_t)len);
 	if (!write_all(dd.req[1], h, 8) || !write_all(dd.req[1], body, len))
 		_exit(2); /* the rank is gone */
 }
@@ -582,12 +563,12 @@ static uint8_t *key_body(uint32_t schedule, const struct pn_unit_key *k, uint32_
 	size_t each = ends ? 16 : 8;
 	uint8_t *b = malloc(8 + each * n);
 	PN_ASSERT(b != NULL);
-	le32(b, dd.item);
-	le32(b + 4, schedule);
+	pn_put32(b, dd.item);
+	pn_put32(b + 4, schedule);
 	for (uint32_t i = 0; i < n; i++) {
-		le64(b + 8 + each * i, k[i].key);
+		pn_put64(b + 8 + each * i, k[i].key);
 		if (ends)
-			le64(b + 16 + each * i, k[i].lsn);
+			pn_put64(b + 16 + each * i, k[i].lsn);
 	}
 	*len = 8 + each * n;
 	return b;
@@ -620,17 +601,17 @@ static void child_ask(void *arg, uint32_t schedule, const struct pn_unit_key *k,
 		got += (size_t)r;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		ends[i] = got == 8 * (size_t)n ? get64(in + 8 * (size_t)i) : PN_UNIT_UNKNOWN;
+		ends[i] = got == 8 * (size_t)n ? pn_get64(in + 8 * (size_t)i) : PN_UNIT_UNKNOWN;
 	free(in);
 }
 
 static void child_counts(void *arg, const struct pn_unit_result *r)
 {
 	uint8_t b[32];
-	le64(b, r->relearned);
-	le64(b + 8, r->lookups);
-	le64(b + 16, r->hits);
-	le64(b + 24, r->reruns);
+	pn_put64(b, r->relearned);
+	pn_put64(b + 8, r->lookups);
+	pn_put64(b + 16, r->hits);
+	pn_put64(b + 24, r->reruns);
 	frame(FRAME_COUNTS, b, sizeof(b));
 }
 
@@ -656,17 +637,17 @@ static void tally_bytes(const struct pn_mpi_tally *t, uint8_t out[48])
 	const uint64_t v[6] = {t->asked,  t->answered,    t->relearned,
 			       t->reruns, t->lk_messages, t->lk_bytes};
 	for (int i = 0; i < 6; i++)
-		le64(out + 8 * i, v[i]);
+		pn_put64(out + 8 * i, v[i]);
 }
 
 static void tally_add(struct pn_mpi_tally *t, const uint8_t *m)
 {
-	t->asked += get64(m);
-	t->answered += get64(m + 8);
-	t->relearned += get64(m + 16);
-	t->reruns += get64(m + 24);
-	t->lk_messages += get64(m + 32);
-	t->lk_bytes += get64(m + 40);
+	t->asked += pn_get64(m);
+	t->answered += pn_get64(m + 8);
+	t->relearned += pn_get64(m + 16);
+	t->reruns += pn_get64(m + 24);
+	t->lk_messages += pn_get64(m + 32);
+	t->lk_bytes += pn_get64(m + 40);
 }
 
 /* Every rank: what is still sent to it read (and dropped), its own sends finished, then the
@@ -814,7 +795,7 @@ static void watch(struct work *w, uint32_t item, uint32_t unit)
 
 static void serve_unit(pn_mpi_unit_fn fn, void *arg, const uint8_t *m, bool *first)
 {
-	uint32_t item = get32(m), unit = get32(m + 4);
+	uint32_t item = pn_get32(m), unit = pn_get32(m + 4);
 	struct pn_unit u;
 	pn_unit_decode(m + 8, &u);
 	bool die = *first && hook("PN_TEST_MPI_KILL");
@@ -861,7 +842,7 @@ static void serve_unit(pn_mpi_unit_fn fn, void *arg, const uint8_t *m, bool *fir
 void pn_mpi_serve(pn_mpi_unit_fn fn, void *arg)
 {
 	uint8_t hello[4 + HOST_LEN] = {0};
-	le32(hello, (uint32_t)getpid());
+	pn_put32(hello, (uint32_t)getpid());
 	gethostname((char *)hello + 4, HOST_LEN - 1);
 	send_to(0, TAG_HELLO, hello, 4 + strlen((char *)hello + 4));
 	bool first = true;
@@ -917,8 +898,8 @@ void pn_mpi_send_unit(int rank, uint32_t item, uint32_t unit, const struct pn_un
 	struct rank *k = &lead.ranks[rank];
 	uint8_t m[8 + PN_UNIT_BYTES];
 	PN_ASSERT(pn_mpi_idle(rank));
-	le32(m, item);
-	le32(m + 4, unit);
+	pn_put32(m, item);
+	pn_put32(m + 4, unit);
 	pn_unit_encode(u, m + 8);
 	send_to(rank, TAG_UNIT, m, sizeof(m));
 	k->busy = true;
@@ -983,7 +964,7 @@ static bool find_lost(struct pn_mpi_event *ev)
 		for (int o = 1; o < lead.size; o++) { /* M4: its keys are unknown */
 			uint8_t *m = malloc(4);
 			PN_ASSERT(m != NULL);
-			le32(m, (uint32_t)r);
+			pn_put32(m, (uint32_t)r);
 			if (!lead.ranks[o].lost)
 				lk_send(o, TAG_LOST, m, 4);
 			else
@@ -1000,7 +981,7 @@ static bool receive(int from, int tag, uint8_t *m, size_t n, struct pn_mpi_event
 	struct rank *k = &lead.ranks[from];
 	k->heard_s = clock_s();
 	if (tag == TAG_HELLO && n >= 4) {
-		k->pid = get32(m);
+		k->pid = pn_get32(m);
 		snprintf(k->host, sizeof(k->host), "%.*s", (int)PN_MIN(n - 4, HOST_LEN - 1),
 			 (const char *)m + 4);
 		k->hello = true;
@@ -1008,7 +989,7 @@ static bool receive(int from, int tag, uint8_t *m, size_t n, struct pn_mpi_event
 	}
 	if ((tag != TAG_RESULT && tag != TAG_FAILED) || n < 8 || k->lost || !k->busy)
 		return false; /* a BEAT, or a lost rank's late word (M2) */
-	uint32_t item = get32(m), unit = get32(m + 4);
+	uint32_t item = pn_get32(m), unit = pn_get32(m + 4);
 	if (item != k->item || unit != k->unit)
 		return false;
 	k->busy = false;

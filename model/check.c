@@ -1083,7 +1083,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 						       sizeof(res->state_text));
 				return false;
 			}
-		} else if (!slot->known && c->unit->lookups) {
+		} else if (!slot->known && c->unit && c->unit->lookups) {
 			defer_acks(c, key); /* U6: judged once the run is over */
 			continue;
 		} else if (!slot->known) {
