@@ -244,12 +244,12 @@ static void image_read(const struct pn_file_image *im, uint64_t off, uint32_t le
 	}
 }
 
-/* D8: one chunk's bytes as built (false: the format wrote none there). */
-static uint8_t lazy_buf[PN_CHUNK_SIZE];
-static bool lazy_chunk(const struct pn_device *d, enum pn_file f, uint64_t idx)
+/* D8: one chunk's bytes as built, into out (false: the format wrote none there). */
+static bool lazy_chunk(const struct pn_device *d, enum pn_file f, uint64_t idx,
+		       uint8_t out[PN_CHUNK_SIZE])
 {
 	uint64_t off = idx * PN_CHUNK_SIZE;
-	return off < d->lazy_end[f] && d->lazy(d->lazy_ctx, f, off, PN_CHUNK_SIZE, lazy_buf);
+	return off < d->lazy_end[f] && d->lazy(d->lazy_ctx, f, off, PN_CHUNK_SIZE, out);
 }
 
 /* D8: cur's reads of a lazy file, chunk by chunk: an unwritten chunk below its end is built. */
@@ -643,8 +643,10 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
 		/* D8: the copy holds the lazy chunks as real ones */
+		uint8_t lazy_buf[PN_CHUNK_SIZE];
 		for (uint64_t idx = 0; idx * PN_CHUNK_SIZE < src->lazy_end[f]; idx++) {
-			if (chunk_at(&src->cur[f], idx) || !lazy_chunk(src, (enum pn_file)f, idx))
+			if (chunk_at(&src->cur[f], idx) ||
+			    !lazy_chunk(src, (enum pn_file)f, idx, lazy_buf))
 				continue;
 			image_write(&dst->cur[f], idx * PN_CHUNK_SIZE, lazy_buf, PN_CHUNK_SIZE);
 			if (dst->track)
@@ -660,6 +662,7 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 {
 	uint64_t h = seed;
+	uint8_t lazy_buf[PN_CHUNK_SIZE]; /* D8: a chunk as built */
 	for (int f = 0; f < PN_FILE_COUNT; f++) {
 		PN_ASSERT(!d->sink[f] && "a write-only file is hashed (D9)");
 		for (int which = 0; which < (d->track ? 2 : 1); which++) {
@@ -667,7 +670,7 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 			uint64_t lazy = (d->lazy_end[f] + PN_CHUNK_SIZE - 1) / PN_CHUNK_SIZE;
 			for (uint64_t c = 0; c < PN_MAX(im->nleaves * PN_LEAF_CHUNKS, lazy); c++) {
 				const struct pn_chunk *ch = chunk_at(im, c);
-				bool built = !ch && lazy_chunk(d, (enum pn_file)f, c); /* D8 */
+				bool built = !ch && lazy_chunk(d, (enum pn_file)f, c, lazy_buf);
 				if (!ch && !built)
 					continue;
 				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c,
