@@ -41,7 +41,10 @@
  *      order, unmerged. It is the only way reads leave the device: what recovery computes is
  *      a function of these bytes (and the seeds). With `writes` set, every range written
  *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
- *      changes no byte read or written.
+ *      changes no byte read or written. With `writes` set too, a read that lies inside one
+ *      range written before it is not appended: its bytes are what the reader wrote (a
+ *      function of what it read before), not the image it started from (a page recovery
+ *      restored and reads back after an eviction).
  *
  * Comparing crash images (the checker's derivation):
  *   D7 Every crash image of one device is its durable image with the kept units of its
