@@ -41,6 +41,8 @@ struct base {
 	struct pn_write_fate *fates;
 	struct pn_range *reads, *writes, *judged;
 	uint32_t nreads, nwrites, njudged, nfates;
+	struct pn_summary_read *sums; /* recovery's summarized reads (sim/device.h D10) */
+	uint32_t nsums;
 	int rc;
 	uint64_t (*cov)[2];
 	size_t ncov;
@@ -98,6 +100,7 @@ struct checker {
 	uint32_t nbases, base_next;
 	uint32_t refused;           /* states of this point no base fitted, in a row */
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
+	struct pn_summary_log slog; /* a base's recovery summarized reads (D10) */
 	uint8_t *cmp[2];
 	uint32_t cmp_cap;
 	struct patch *patch;
@@ -758,6 +761,7 @@ static void base_free(struct base *b)
 	free(b->reads);
 	free(b->writes);
 	free(b->judged);
+	free(b->sums);
 	free(b->cov);
 	free(b->jcov);
 	*b = (struct base){0};
@@ -835,11 +839,20 @@ bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *
 	return true;
 }
 
-/* Whether recovery of the current state would read what base b's read. */
+/* Whether recovery of the current state would read what base b's read: the same bytes, and
+ * the same value of every summarized read (D10). */
 static bool reads_same(struct checker *c, const struct base *b)
 {
 	PN_ASSERT(b->nfates == c->w->dev.nunsynced);
-	return pn_check_reads_same(&c->w->dev, c->ce.fates, b->fates, b->reads, b->nreads);
+	if (!pn_check_reads_same(&c->w->dev, c->ce.fates, b->fates, b->reads, b->nreads))
+		return false;
+	for (uint32_t k = 0; k < b->nsums; k++) {
+		cmp_room(c, b->sums[k].len);
+		if (!pn_device_crash_summary_same(&c->w->dev, c->ce.fates, b->fates, &b->sums[k],
+						  c->cmp[0]))
+			return false;
+	}
+	return true;
 }
 
 /* Adds a patch of [lo, hi) of file f (the current state's bytes at cmp[0] + (lo - at)). */
@@ -886,6 +899,20 @@ static void patches_drop(struct checker *c)
 	c->npatch = 0;
 }
 
+/* Whether [off, off + len) of file f may need a patch for base b: the judgement read some of
+ * it (J) and recovery did not write all of it (W, sorted and merged). */
+static bool patch_may(const struct base *b, uint32_t f, uint64_t off, uint64_t len)
+{
+	bool judged = false;
+	for (uint32_t j = 0; j < b->njudged && !judged; j++)
+		judged = b->judged[j].file == f && b->judged[j].off < off + len &&
+			 off < b->judged[j].off + b->judged[j].len;
+	for (uint32_t k = 0; k < b->nwrites && judged; k++)
+		judged = !(b->writes[k].file == f && b->writes[k].off <= off &&
+			   off + len <= b->writes[k].off + b->writes[k].len);
+	return judged;
+}
+
 /* The patches that make base b's recovered image the current state's wherever the judgement
  * reads. False: patches are needed where the judgement may not read them again (a page
  * server keeps what it reconstructed). */
@@ -895,7 +922,8 @@ static bool patches_find(struct checker *c, const struct base *b)
 	patches_drop(c);
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
-		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]))
+		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]) ||
+		    !patch_may(b, u->file, u->offset, u->len))
 			continue; /* D7: the images differ only inside the other writes */
 		both_images(c, b, u->file, u->offset, u->len); /* the write at once, then blocks */
 		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
@@ -999,7 +1027,9 @@ static void recover_state(struct checker *c, struct verdict *v)
 	struct pn_world *r = crashed_world(c, &c->w->dev, c->ce.fates, false);
 	r->dev.reads = &c->log[0];
 	r->dev.writes = &c->log[1];
+	r->dev.summaries = &c->slog;
 	rc = pn_world_recover(r);
+	r->dev.summaries = NULL;
 	pn_assert_context(NULL, NULL);
 	uint64_t(*cov)[2] = cov_since(before, n0, &n);
 	free(before);
@@ -1019,7 +1049,7 @@ static void recover_state(struct checker *c, struct verdict *v)
 		 * passes there would read (and the search stops here anyway) */
 		free(cov);
 		free(jcov);
-		c->log[0].n = c->log[1].n = c->log[2].n = 0;
+		c->log[0].n = c->log[1].n = c->log[2].n = c->slog.n = 0;
 		free_world(r);
 		return;
 	}
@@ -1043,6 +1073,11 @@ static void recover_state(struct checker *c, struct verdict *v)
 	b->reads = ranges_keep(&c->log[0], &b->nreads);
 	b->writes = ranges_keep(&c->log[1], &b->nwrites);
 	b->judged = ranges_keep(&c->log[2], &b->njudged);
+	b->nsums = c->slog.n;
+	b->sums = malloc((b->nsums + 1) * sizeof(*b->sums));
+	PN_ASSERT(b->sums != NULL);
+	memcpy(b->sums, c->slog.r, b->nsums * sizeof(*b->sums));
+	c->slog.n = 0;
 }
 
 /* All crash states of the current point. Returns false at the first violation. */
@@ -1508,6 +1543,7 @@ static void checker_close(struct checker *c)
 	bases_clear(c);
 	for (int i = 0; i < 3; i++)
 		free(c->log[i].r);
+	free(c->slog.r);
 	free(c->patch);
 	free(c->cmp[0]);
 	free(c->cmp[1]);

@@ -144,6 +144,7 @@ void pn_device_free(struct pn_device *d)
 	for (uint32_t i = 0; i < d->nunsynced; i++)
 		free(d->unsynced[i].data);
 	free(d->unsynced);
+	free(d->summary_buf);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -382,15 +383,73 @@ static void range_log(struct pn_range_log *log, enum pn_file f, uint64_t off, ui
 	log->r[log->n++] = (struct pn_range){.file = (uint32_t)f, .len = len, .off = off};
 }
 
-void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
-		    uint8_t *out)
+static void cur_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		     uint8_t *out)
 {
-	range_log(d->reads, f, off, len);
 	PN_ASSERT(!d->sink[f] && "a write-only file is read (D9)");
 	if (d->lazy_end[f])
 		lazy_read(d, f, off, len, out);
 	else
 		image_read(&d->cur[f], off, len, out);
+}
+
+/* D10: whether a write of the log meets [off, off + len) of file f. */
+static bool written(const struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
+{
+	for (uint32_t i = 0; i < log->n; i++)
+		if (log->r[i].file == (uint32_t)f && log->r[i].off < off + len &&
+		    off < log->r[i].off + log->r[i].len)
+			return true;
+	return false;
+}
+
+/* D6: whether one write of the log holds all of [off, off + len) of file f (the newest
+ * first: a page read back is most often one written just before). */
+static bool inside_written(const struct pn_range_log *log, enum pn_file f, uint64_t off,
+			   uint32_t len)
+{
+	for (uint32_t i = log->n; i-- > 0;)
+		if (log->r[i].file == (uint32_t)f && log->r[i].off <= off &&
+		    off + len <= log->r[i].off + log->r[i].len)
+			return true;
+	return false;
+}
+
+void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out)
+{
+	if (!d->writes || !inside_written(d->writes, f, off, len))
+		range_log(d->reads, f, off, len);
+	cur_read(d, f, off, len, out);
+}
+
+static void summary_log(struct pn_summary_log *log, const struct pn_summary_read *r)
+{
+	if (log->n == log->cap) {
+		log->cap = log->cap ? 2 * log->cap : 64;
+		log->r = realloc(log->r, log->cap * sizeof(*log->r));
+		PN_ASSERT(log->r != NULL);
+	}
+	log->r[log->n++] = *r;
+}
+
+struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file f, uint64_t off,
+					       uint32_t len, const struct pn_summary *s)
+{
+	PN_ASSERT(s->fn != NULL && len > 0);
+	if (len > d->summary_cap) {
+		d->summary_buf = realloc(d->summary_buf, len);
+		PN_ASSERT(d->summary_buf != NULL);
+		d->summary_cap = len;
+	}
+	cur_read(d, f, off, len, d->summary_buf);
+	struct pn_summary_read r = {.file = (uint32_t)f, .len = len, .off = off, .s = *s};
+	r.v = s->fn(d->summary_buf, len, s->arg);
+	if (d->summaries && d->reads && d->writes && !written(d->writes, f, off, len))
+		summary_log(d->summaries, &r);
+	else if (!d->writes || !inside_written(d->writes, f, off, len))
+		range_log(d->reads, f, off, len);
+	return r.v;
 }
 
 void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
@@ -633,6 +692,24 @@ bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate 
 		}
 	}
 	return true;
+}
+
+bool pn_device_crash_summary_same(const struct pn_device *d, const struct pn_write_fate *a,
+				  const struct pn_write_fate *b, const struct pn_summary_read *r,
+				  uint8_t *buf)
+{
+	enum pn_file f = (enum pn_file)r->file;
+	bool differ = false; /* D7: the images differ only inside writes whose fates differ */
+	for (uint32_t i = 0; i < d->nunsynced && !differ; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		differ = u->file == f && u->offset < r->off + r->len &&
+			 r->off < u->offset + u->len && !pn_device_fate_same(d, i, &a[i], &b[i]);
+	}
+	if (!differ)
+		return true;
+	pn_device_crash_read(d, a, f, r->off, r->len, buf); /* b's bytes gave r->v */
+	struct pn_summary_value v = r->s.fn(buf, r->len, r->s.arg);
+	return v.v[0] == r->v.v[0] && v.v[1] == r->v.v[1];
 }
 
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst)

@@ -41,7 +41,10 @@
  *      order, unmerged. It is the only way reads leave the device: what recovery computes is
  *      a function of these bytes (and the seeds). With `writes` set, every range written
  *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
- *      changes no byte read or written.
+ *      changes no byte read or written. With `writes` set too, a read that lies inside one
+ *      range written before it is not appended: its bytes are what the reader wrote (a
+ *      function of what it read before), not the image it started from (a page recovery
+ *      restored and reads back after an eviction).
  *
  * Comparing crash images (the checker's derivation):
  *   D7 Every crash image of one device is its durable image with the kept units of its
@@ -68,6 +71,19 @@
  *      (bytes_written, D6's write log) and dropped, and reading it, copying the device or
  *      hashing it is a broken invariant (PN_ASSERT). For a run that never reads the file
  *      back: `run` without --twice, nothing crashes, and no page server reads the WAL.
+ *
+ * Summarized reads (env.h `read_summary`; the checker's derivation):
+ *   D10 pn_device_read_summary reads a range of cur into the device's own buffer and hands
+ *      the caller only a summary of it (struct pn_summary: a pure function of the bytes and
+ *      its arguments, held by value), never the bytes. With `reads`, `writes` and
+ *      `summaries` all set and no write logged so far meeting the range, it is appended to
+ *      `summaries` as (range, summary, value) instead of to `reads`; otherwise (recovery
+ *      wrote there first, or summaries are not tracked) it is logged as a D6 byte range.
+ *      So every summarized read's bytes are those of the crash image recovery started
+ *      from, and what recovery computes is a function of its D6 bytes and these values:
+ *      pn_device_crash_summary_same takes a summarized read as the same under other fates
+ *      when the bytes are (D7) or the summary of the other crash image equals the value.
+ *      A caller that needs some of the bytes reads them with an ordinary read (D6).
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -122,6 +138,19 @@ struct pn_range_log {
 	uint32_t n, cap;
 };
 
+/* D10: a summarized read and its value, as logged. */
+struct pn_summary_read {
+	uint32_t file; /* enum pn_file */
+	uint32_t len;
+	uint64_t off;
+	struct pn_summary s;
+	struct pn_summary_value v;
+};
+struct pn_summary_log {
+	struct pn_summary_read *r;
+	uint32_t n, cap;
+};
+
 /* D8: the bytes [off, off + len) of file f as formatted (zeros where nothing was); false
  * when the format wrote no byte there. */
 typedef bool (*pn_device_lazy_fn)(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
@@ -134,7 +163,10 @@ struct pn_device {
 	uint64_t lazy_end[PN_FILE_COUNT];    /* D8: file f is lazy below lazy_end[f] */
 	bool sink[PN_FILE_COUNT];            /* D9: file f's writes are dropped */
 	struct pn_range_log *reads, *writes; /* D6: NULL = not tracked */
-	uint32_t atomic_unit;                /* D5: bytes written atomically, at aligned offsets */
+	struct pn_summary_log *summaries;    /* D10: NULL = logged as D6 byte ranges */
+	uint8_t *summary_buf;                /* D10: the bytes a summary is taken of */
+	uint32_t summary_cap;
+	uint32_t atomic_unit; /* D5: bytes written atomically, at aligned offsets */
 	struct pn_file_image cur[PN_FILE_COUNT];
 	struct pn_file_image dur[PN_FILE_COUNT];
 	struct pn_unsynced *unsynced;
@@ -156,6 +188,9 @@ void pn_device_free(struct pn_device *d);
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out);
+/* D10: the summary s of [off, off + len) of file f (cur), logged as a summary or a range. */
+struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file f, uint64_t off,
+					       uint32_t len, const struct pn_summary *s);
 /* Reads the durable image (crash tracking on). */
 void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 			uint8_t *out);
@@ -201,6 +236,12 @@ bool pn_device_fate_same(const struct pn_device *d, uint32_t i, const struct pn_
 bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate *a,
 			  const struct pn_write_fate *b, enum pn_file f, uint64_t off,
 			  uint64_t len);
+/* D10: whether the crash image of d under fates a gives summarized read r the value it gave
+ * in the crash image under fates b (where r was logged): the same bytes there (D7), or the
+ * same summary of a's bytes, taken in buf (r->len bytes). */
+bool pn_device_crash_summary_same(const struct pn_device *d, const struct pn_write_fate *a,
+				  const struct pn_write_fate *b, const struct pn_summary_read *r,
+				  uint8_t *buf);
 /* Copies every byte of src's cur image into dst (which becomes fully durable). */
 void pn_device_copy(const struct pn_device *src, struct pn_device *dst);
 

@@ -254,6 +254,13 @@ static bool env_read_sync(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
 	return true;
 }
 
+static bool env_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
+			     const struct pn_summary *s, struct pn_summary_value *out)
+{
+	*out = pn_device_read_summary(&((struct pn_world *)ctx)->dev, f, off, len, s);
+	return true;
+}
+
 static void dispatch_later(struct pn_world *w, uint32_t io)
 {
 	push(w, w->now + pn_prng_range(&w->rng_io, 1000, 3000), PN_EV_DISPATCH, io, 0);
@@ -475,6 +482,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.ctx = w,
 		.submit = env_submit,
 		.read_sync = env_read_sync,
+		.read_summary = env_read_summary,
 		.now_ns = env_now,
 		.schedule = env_schedule,
 		.random = env_random,

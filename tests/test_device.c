@@ -25,6 +25,12 @@
  *                  of the crash image pn_device_crash_image builds; the checker's
  *                  derivation refuses a state whose bytes differ from the base's where
  *                  recovery read, and takes one that differs only where it did not;
+ *   read back      D6: a read inside one range written before it is not logged (its bytes
+ *                  are the writer's), one that reaches past it is;
+ *   summaries      D10: a summarized read is logged as its summary and value, not as a
+ *                  range, unless recovery wrote there first or summaries are not tracked;
+ *                  the derivation takes a state whose bytes differ there but whose summary
+ *                  is the same, and refuses one whose summary differs;
  *   lazy           D8: a lazy file's unwritten chunks read as the builder's bytes, a write
  *                  into one keeps the rest as built, pn_device_hash and a copy are those of
  *                  the eagerly filled device, a tracked device refuses lazy extents; whole
@@ -130,6 +136,98 @@ START_TEST(test_derive_refuses_read_bytes)
 	ck_assert(pn_check_reads_same(&d, base, first_torn, &unit0, 1)); /* unit 0 kept old */
 	struct pn_range other = {.file = PN_FILE_DATA, .off = SEG, .len = 8192};
 	ck_assert(pn_check_reads_same(&d, base, first_torn, &other, 1)); /* another file */
+	pn_device_free(&d);
+}
+END_TEST
+
+START_TEST(test_read_back_not_logged)
+{
+	struct pn_device d;
+	pn_device_init(&d, false, 512);
+	struct pn_range_log reads = {0}, writes = {0};
+	uint8_t buf[8192];
+	d.reads = &reads;
+	write_at(&d, SEG, 0x11, 8192);
+	pn_device_read(&d, PN_FILE_WAL, SEG, 8192, buf);
+	ck_assert_uint_eq(reads.n, 1); /* writes not tracked: every read is logged */
+	d.writes = &writes;
+	write_at(&d, 2 * SEG, 0x22, 8192);
+	pn_device_read(&d, PN_FILE_WAL, SEG, 8192, buf); /* written before tracking began */
+	ck_assert_uint_eq(reads.n, 2);
+	pn_device_read(&d, PN_FILE_WAL, 2 * SEG + 512, 4096, buf);
+	ck_assert_uint_eq(reads.n, 2); /* the writer's bytes */
+	ck_assert_uint_eq(buf[0], 0x22);
+	pn_device_read(&d, PN_FILE_WAL, 2 * SEG + 4096, 8192, buf);
+	ck_assert_uint_eq(reads.n, 3); /* past the write: logged */
+	pn_device_read(&d, PN_FILE_DATA, 2 * SEG, 512, buf);
+	ck_assert_uint_eq(reads.n, 4); /* another file */
+	free(reads.r);
+	free(writes.r);
+	pn_device_free(&d);
+}
+END_TEST
+
+/* A summary for the tests: {1} when any byte of the range is 0xAB (two_unsynced's durable
+ * bytes), {0} when none is; arg[0] is added to v[1]. */
+static struct pn_summary_value any_old(const uint8_t *bytes, uint32_t len, const uint64_t *arg)
+{
+	bool old = memchr(bytes, 0xAB, len) != NULL;
+	return (struct pn_summary_value){{old, arg[0]}};
+}
+
+START_TEST(test_summary_logged_and_compared)
+{
+	struct pn_device d, img;
+	two_unsynced(&d);
+	struct pn_write_fate lost[2] = {{.fate = PN_FATE_LOST}, {.fate = PN_FATE_LOST}};
+	struct pn_write_fate torn[2] = {{.fate = PN_FATE_TORN, .sectors = 0x2},
+					{.fate = PN_FATE_LOST}};
+	struct pn_write_fate persisted[2] = {{.fate = PN_FATE_PERSISTED}, {.fate = PN_FATE_LOST}};
+	struct pn_write_fate second[2] = {{.fate = PN_FATE_LOST}, {.fate = PN_FATE_PERSISTED}};
+	pn_device_init(&img, false, 512);
+	pn_device_crash_image(&d, lost, &img);
+	struct pn_range_log reads = {0}, writes = {0};
+	struct pn_summary_log sums = {0};
+	const struct pn_summary s = {.fn = any_old, .arg = {7}};
+	struct pn_summary_value v = pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
+	ck_assert(v.v[0] == 1 && v.v[1] == 7);
+	ck_assert_uint_eq(reads.n + sums.n, 0); /* nothing tracked: nothing logged */
+	img.reads = &reads;
+	pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
+	ck_assert_uint_eq(reads.n, 1); /* summaries not tracked: a byte range (D6) */
+	reads.n = 0;
+	img.writes = &writes;
+	img.summaries = &sums;
+	v = pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
+	ck_assert_uint_eq(reads.n, 0);
+	ck_assert_uint_eq(sums.n, 1);
+	const struct pn_summary_read r = sums.r[0];
+	ck_assert(r.file == PN_FILE_WAL && r.off == SEG && r.len == 8192 && r.s.fn == any_old);
+	ck_assert(r.v.v[0] == 1 && r.v.v[1] == 7 && r.s.arg[0] == 7);
+	write_at(&img, SEG + 4096, 0x11, 512); /* recovery writes there: then a byte range */
+	pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
+	ck_assert_uint_eq(sums.n, 1);
+	ck_assert_uint_eq(reads.n, 1);
+	pn_device_read_summary(&img, PN_FILE_WAL, 3 * SEG, 8192, &s); /* not written there */
+	ck_assert_uint_eq(sums.n, 2);
+	/* r was logged under `lost`: the torn state's bytes differ there, its summary does not */
+	uint8_t buf[8192];
+	ck_assert(!pn_device_crash_same(&d, torn, lost, PN_FILE_WAL, SEG, 8192));
+	ck_assert(pn_device_crash_summary_same(&d, lost, lost, &r, buf));
+	ck_assert(pn_device_crash_summary_same(&d, torn, lost, &r, buf));
+	ck_assert(!pn_device_crash_summary_same(&d, persisted, lost, &r, buf));
+	ck_assert(pn_device_crash_summary_same(&d, second, lost, &r, buf)); /* not there */
+	struct pn_summary_read q = r; /* logged under `persisted`: its value there was {0, 7} */
+	q.v.v[0] = 0;
+	ck_assert(pn_device_crash_summary_same(&d, persisted, persisted, &q, buf));
+	ck_assert(!pn_device_crash_summary_same(&d, torn, persisted, &q, buf));
+	q = r;
+	q.v.v[1] = 8; /* every word of the value counts */
+	ck_assert(!pn_device_crash_summary_same(&d, torn, lost, &q, buf));
+	free(reads.r);
+	free(writes.r);
+	free(sums.r);
+	pn_device_free(&img);
 	pn_device_free(&d);
 }
 END_TEST
@@ -779,6 +877,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_crash_read_is_the_crash_image);
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
 	tcase_add_test(tc, test_reads_same_agrees_with_every_byte);
+	tcase_add_test(tc, test_summary_logged_and_compared);
+	tcase_add_test(tc, test_read_back_not_logged);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);

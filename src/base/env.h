@@ -111,6 +111,19 @@ struct pn_io {
 	bool keep;         /* set by a done callback: the engine frees it later itself */
 };
 
+/* A summarized read (sim/device.h D10): what a caller that needs only a summary of some bytes
+ * asks for instead of the bytes. fn is a pure function of the bytes (len of them) and arg,
+ * which stay in the summary by value, so that the same summary can be taken again over
+ * other bytes (the checker's derivation, over another crash image). */
+#define PN_SUMMARY_ARGS 3u
+struct pn_summary_value {
+	uint64_t v[2];
+};
+struct pn_summary {
+	struct pn_summary_value (*fn)(const uint8_t *bytes, uint32_t len, const uint64_t *arg);
+	uint64_t arg[PN_SUMMARY_ARGS];
+};
+
 struct pn_env {
 	void *ctx;
 	/* Hands an issued I/O to the world; it calls pn_engine_io_done() later. */
@@ -118,6 +131,11 @@ struct pn_env {
 	/* Synchronous read, for recovery's start-up reads (control file, WAL, selector). */
 	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
 			  uint8_t *out);
+	/* Synchronous summarized read (D10): reads [offset, offset + len) of file into the
+	 * backend's own buffer and sets *out to s->fn of those bytes; the caller never sees them
+	 * (a caller that needs bytes reads them with read_sync). */
+	bool (*read_summary)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
+			     const struct pn_summary *s, struct pn_summary_value *out);
 	/* Now, in nanoseconds (virtual in the simulator). */
 	uint64_t (*now_ns)(void *ctx);
 	/* Call pn_engine_fire(e, proc, token) after about delay_ns (the world may add jitter). */
