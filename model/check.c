@@ -899,6 +899,20 @@ static void patches_drop(struct checker *c)
 	c->npatch = 0;
 }
 
+/* Whether [off, off + len) of file f may need a patch for base b: the judgement read some of
+ * it (J) and recovery did not write all of it (W, sorted and merged). */
+static bool patch_may(const struct base *b, uint32_t f, uint64_t off, uint64_t len)
+{
+	bool judged = false;
+	for (uint32_t j = 0; j < b->njudged && !judged; j++)
+		judged = b->judged[j].file == f && b->judged[j].off < off + len &&
+			 off < b->judged[j].off + b->judged[j].len;
+	for (uint32_t k = 0; k < b->nwrites && judged; k++)
+		judged = !(b->writes[k].file == f && b->writes[k].off <= off &&
+			   off + len <= b->writes[k].off + b->writes[k].len);
+	return judged;
+}
+
 /* The patches that make base b's recovered image the current state's wherever the judgement
  * reads. False: patches are needed where the judgement may not read them again (a page
  * server keeps what it reconstructed). */
@@ -908,7 +922,8 @@ static bool patches_find(struct checker *c, const struct base *b)
 	patches_drop(c);
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
-		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]))
+		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]) ||
+		    !patch_may(b, u->file, u->offset, u->len))
 			continue; /* D7: the images differ only inside the other writes */
 		both_images(c, b, u->file, u->offset, u->len); /* the write at once, then blocks */
 		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {

@@ -38,10 +38,11 @@
  * Read tracking (the checker's derivation, docs/checker.md "Derived crash states"):
  *   D6 With `reads` set, every range read from cur (pn_device_read: the engine's synchronous
  *      reads and the I/O path's dispatched reads alike, sim/world.c) is appended to it, in
- *      order, unmerged (less the parts D11 leaves out). It is the only way reads leave the device: what recovery computes is
+ *      order, unmerged. It is the only way reads leave the device: what recovery computes is
  *      a function of these bytes (and the seeds). With `writes` set, every range written
- *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
- *      changes no byte read or written.
+ *      to cur (pn_device_write, pn_device_format_write) is appended to it alike, and of a
+ *      read only the parts that no range written before it covers are appended (D11).
+ *      Tracking changes no byte read or written.
  *
  * Comparing crash images (the checker's derivation):
  *   D7 Every crash image of one device is its durable image with the kept units of its

@@ -28,6 +28,8 @@
  *   own bytes      D11: a read logs only its parts no earlier logged write covers; the
  *                  checker derives almost every state of umbra-random (its redo reads back
  *                  the pages it evicted to their shift targets);
+ *   read back      D6: a read inside one range written before it is not logged (its bytes
+ *                  are the writer's), one that reaches past it is;
  *   summaries      D10: a summarized read is logged as its summary and value, not as a
  *                  range, unless recovery wrote there first or summaries are not tracked;
  *                  the derivation takes a state whose bytes differ there but whose summary
@@ -137,6 +139,33 @@ START_TEST(test_derive_refuses_read_bytes)
 	ck_assert(pn_check_reads_same(&d, base, first_torn, &unit0, 1)); /* unit 0 kept old */
 	struct pn_range other = {.file = PN_FILE_DATA, .off = SEG, .len = 8192};
 	ck_assert(pn_check_reads_same(&d, base, first_torn, &other, 1)); /* another file */
+	pn_device_free(&d);
+}
+END_TEST
+
+START_TEST(test_read_back_not_logged)
+{
+	struct pn_device d;
+	pn_device_init(&d, false, 512);
+	struct pn_range_log reads = {0}, writes = {0};
+	uint8_t buf[8192];
+	d.reads = &reads;
+	write_at(&d, SEG, 0x11, 8192);
+	pn_device_read(&d, PN_FILE_WAL, SEG, 8192, buf);
+	ck_assert_uint_eq(reads.n, 1); /* writes not tracked: every read is logged */
+	d.writes = &writes;
+	write_at(&d, 2 * SEG, 0x22, 8192);
+	pn_device_read(&d, PN_FILE_WAL, SEG, 8192, buf); /* written before tracking began */
+	ck_assert_uint_eq(reads.n, 2);
+	pn_device_read(&d, PN_FILE_WAL, 2 * SEG + 512, 4096, buf);
+	ck_assert_uint_eq(reads.n, 2); /* the writer's bytes */
+	ck_assert_uint_eq(buf[0], 0x22);
+	pn_device_read(&d, PN_FILE_WAL, 2 * SEG + 4096, 8192, buf);
+	ck_assert_uint_eq(reads.n, 3); /* past the write: logged */
+	pn_device_read(&d, PN_FILE_DATA, 2 * SEG, 512, buf);
+	ck_assert_uint_eq(reads.n, 4); /* another file */
+	free(reads.r);
+	free(writes.r);
 	pn_device_free(&d);
 }
 END_TEST
@@ -925,6 +954,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_summary_logged_and_compared);
 	tcase_add_test(tc, test_read_log_skips_own_writes);
 	tcase_add_test(tc, test_umbra_reads_back_derived);
+	tcase_add_test(tc, test_read_back_not_logged);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);

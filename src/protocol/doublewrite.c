@@ -187,6 +187,12 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
  * home copy, or whose home copy fails verification, is restored from that entry (InnoDB's
  * buf_dblwr recovery). The entry was fsynced before the in-place write began (B5), so a
  * torn home page always has an intact copy there.
+ *
+ * The plan reads entries and home pages as summaries (sim/device.h D10): an entry as valid
+ * or not and, if valid, its page and LSN; a home page as "restore it from an entry of LSN
+ * x" or not. So a torn, lost or persisted entry or home page counts (for the checker's
+ * derivation) only through what the plan does with it. restore_step reads a restored
+ * entry's bytes in full (it writes them home).
  */
 static uint32_t dw_entry_len(const struct pn_engine *e)
 {
@@ -203,21 +209,58 @@ static void dw_read(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pag
 	*lsn = pn_get64(buf + 8);
 }
 
-/* Reads entry i; whether it is valid (magic, page in range, the page's CRC-32C). */
-static bool dw_entry(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
+/* D10 summary of an entry (arg: sector size, heap pages): {page + 1, LSN} when it is valid
+ * (magic, page in range, the page's CRC-32C), {0, 0} when not. */
+static struct pn_summary_value entry_summary(const uint8_t *buf, uint32_t len, const uint64_t *arg)
 {
-	uint32_t sec = e->sc->storage.sector_size;
-	dw_read(e, i, buf, page, lsn);
-	return pn_get32(buf) == DW_MAGIC && *page < e->heap_pages &&
-	       pn_get32(buf + 16) == pn_crc32c(buf + sec, e->page_size);
+	uint32_t sec = (uint32_t)arg[0], page = pn_get32(buf + 4);
+	PN_ASSERT(len > sec && sec >= 20);
+	if (pn_get32(buf) != DW_MAGIC || page >= arg[1] ||
+	    pn_get32(buf + 16) != pn_crc32c(buf + sec, len - sec))
+		return (struct pn_summary_value){{0, 0}};
+	return (struct pn_summary_value){{(uint64_t)page + 1, pn_get64(buf + 8)}};
+}
+
+/* D10 summary of a home page (arg: its page number, checksums on, the LSN of its newest
+ * valid entry): {1} when it must be restored from that entry (it fails verification, or
+ * the entry is at least as new), {0} when not. */
+static struct pn_summary_value home_summary(const uint8_t *home, uint32_t len, const uint64_t *arg)
+{
+	bool torn = !pn_page_verify(home, len, (uint32_t)arg[0], arg[1] != 0);
+	return (struct pn_summary_value){{torn || pn_page_lsn(home) <= arg[2], 0}};
+}
+
+/* Whether entry i is valid, and its page and LSN if so, as a summary (the bytes are read
+ * again, by restore_step, only for an entry that is restored). */
+static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *lsn)
+{
+	struct pn_summary s = {.fn = entry_summary,
+			       .arg = {e->sc->storage.sector_size, e->heap_pages}};
+	struct pn_summary_value v;
+	PN_ASSERT(i < e->store.dw_slots);
+	if (!e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
+				     dw_entry_len(e), &s, &v) ||
+	    !v.v[0])
+		return false;
+	*page = (uint32_t)(v.v[0] - 1);
+	*lsn = v.v[1];
+	return true;
+}
+
+/* Whether home page `page` must be restored from an entry of LSN lsn, as a summary. */
+static bool home_restore(struct pn_engine *e, uint32_t page, pn_lsn lsn)
+{
+	struct pn_summary s = {.fn = home_summary, .arg = {page, e->sc->protocol.checksums, lsn}};
+	struct pn_summary_value v = {{1, 0}}; /* a failed read: restore */
+	e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
+				e->page_size, &s, &v);
+	return v.v[0] != 0;
 }
 
 static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	struct dw_state *d = dw_of(e);
-	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
-	uint32_t sec = e->sc->storage.sector_size;
 	/* every entry read and its CRC computed once, not once per pair of entries (1,056
 	 * CRC-32Cs of a page with 32 entries: over half of a crash state's recovery) */
 	struct {
@@ -229,7 +272,7 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
 	d->restore_len = d->restore_pos = 0;
 	for (uint32_t i = 0; i < e->store.dw_slots; i++)
-		ent[i].valid = dw_entry(e, i, buf, &ent[i].page, &ent[i].lsn);
+		ent[i].valid = dw_entry(e, i, &ent[i].page, &ent[i].lsn);
 	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
 		if (!ent[i].valid)
 			continue;
@@ -240,12 +283,7 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 				newest = false;
 		if (!newest)
 			continue; /* its home page is read for the newest entry only */
-		uint32_t page = ent[i].page;
-		uint8_t *home = buf + sec + e->page_size; /* the spare buffer holds two pages */
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DATA,
-				     pn_store_offset(&e->store, page, 0), e->page_size, home);
-		bool torn = !pn_page_verify(home, e->page_size, page, e->sc->protocol.checksums);
-		if (torn || pn_page_lsn(home) <= ent[i].lsn)
+		if (home_restore(e, ent[i].page, ent[i].lsn))
 			d->restore[d->restore_len++] = i;
 	}
 	return true;
