@@ -30,12 +30,12 @@ struct verdict {
  * ranges its recovery read from the crash image and wrote (sorted, merged; R and W), those
  * its judgement read (J), recovery's outcome and the coverage hits recovery added; when its
  * judgement passed, its WAL end and the coverage hits the judgement added. */
-#define BASES_MAX 4u
+#define BASES_MAX 8u
 /* After this many states of a point in a row that no base fitted, the point's remaining
- * states are recovered without keeping bases (where recovery reads every unsynced write, as
- * doublewrite's reads its buffer, keeping them costs without a gain). A function of the
- * point's states alone: deterministic. */
-#define REFUSED_MAX 16u
+ * states are recovered without keeping bases (where recovery reads every unsynced write,
+ * keeping them costs without a gain). A function of the point's states alone:
+ * deterministic. */
+#define REFUSED_MAX 64u
 struct base {
 	struct pn_world *r;
 	struct pn_write_fate *fates;

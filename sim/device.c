@@ -393,6 +393,32 @@ static void cur_read(const struct pn_device *d, enum pn_file f, uint64_t off, ui
 		image_read(&d->cur[f], off, len, out);
 }
 
+/* D11: logs to `reads` the parts of [off, off + len) of file f that no range of the write
+ * log from index k on covers (those hold the tracked run's own bytes). */
+static void read_log(const struct pn_device *d, uint32_t k, enum pn_file f, uint64_t off,
+		     uint64_t end)
+{
+	for (; k < (d->writes ? d->writes->n : 0) && off < end; k++) {
+		const struct pn_range *w = &d->writes->r[k];
+		uint64_t wend = w->off + w->len;
+		if (w->file != (uint32_t)f || wend <= off || end <= w->off)
+			continue;
+		if (off < w->off)
+			read_log(d, k + 1, f, off, w->off);
+		off = wend; /* [w->off, wend) is the run's own */
+	}
+	if (off < end)
+		range_log(d->reads, f, off, (uint32_t)(end - off));
+}
+
+void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out)
+{
+	if (d->reads)
+		read_log(d, 0, f, off, off + len);
+	cur_read(d, f, off, len, out);
+}
+
 /* D10: whether a write of the log meets [off, off + len) of file f. */
 static bool written(const struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
 {
@@ -401,26 +427,6 @@ static bool written(const struct pn_range_log *log, enum pn_file f, uint64_t off
 		    off < log->r[i].off + log->r[i].len)
 			return true;
 	return false;
-}
-
-/* D6: whether one write of the log holds all of [off, off + len) of file f (the newest
- * first: a page read back is most often one written just before). */
-static bool inside_written(const struct pn_range_log *log, enum pn_file f, uint64_t off,
-			   uint32_t len)
-{
-	for (uint32_t i = log->n; i-- > 0;)
-		if (log->r[i].file == (uint32_t)f && log->r[i].off <= off &&
-		    off + len <= log->r[i].off + log->r[i].len)
-			return true;
-	return false;
-}
-
-void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
-		    uint8_t *out)
-{
-	if (!d->writes || !inside_written(d->writes, f, off, len))
-		range_log(d->reads, f, off, len);
-	cur_read(d, f, off, len, out);
 }
 
 static void summary_log(struct pn_summary_log *log, const struct pn_summary_read *r)
@@ -447,8 +453,8 @@ struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file
 	r.v = s->fn(d->summary_buf, len, s->arg);
 	if (d->summaries && d->reads && d->writes && !written(d->writes, f, off, len))
 		summary_log(d->summaries, &r);
-	else if (!d->writes || !inside_written(d->writes, f, off, len))
-		range_log(d->reads, f, off, len);
+	else if (d->reads)
+		read_log(d, 0, f, off, off + len);
 	return r.v;
 }
 

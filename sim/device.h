@@ -40,11 +40,9 @@
  *      reads and the I/O path's dispatched reads alike, sim/world.c) is appended to it, in
  *      order, unmerged. It is the only way reads leave the device: what recovery computes is
  *      a function of these bytes (and the seeds). With `writes` set, every range written
- *      to cur (pn_device_write, pn_device_format_write) is appended to it alike. Tracking
- *      changes no byte read or written. With `writes` set too, a read that lies inside one
- *      range written before it is not appended: its bytes are what the reader wrote (a
- *      function of what it read before), not the image it started from (a page recovery
- *      restored and reads back after an eviction).
+ *      to cur (pn_device_write, pn_device_format_write) is appended to it alike, and of a
+ *      read only the parts that no range written before it covers are appended (D11).
+ *      Tracking changes no byte read or written.
  *
  * Comparing crash images (the checker's derivation):
  *   D7 Every crash image of one device is its durable image with the kept units of its
@@ -84,6 +82,17 @@
  *      pn_device_crash_summary_same takes a summarized read as the same under other fates
  *      when the bytes are (D7) or the summary of the other crash image equals the value.
  *      A caller that needs some of the bytes reads them with an ordinary read (D6).
+ *
+ * A tracked run's own bytes (the checker's derivation):
+ *   D11 With `reads` and `writes` both set, a read (pn_device_read, and a summarized read
+ *      logged as ranges) appends to `reads` only its parts that no range already in
+ *      `writes` covers, split around the writes (none when they cover all of it). Each
+ *      byte a read returns is the byte of the last write logged there before it or, with
+ *      none, the image's the run started from (writes change cur at dispatch, when they
+ *      are logged; D1/D2 only ever give zeros). So `reads` holds exactly the bytes of the
+ *      starting image the run read, and what it wrote is a function of earlier reads: a
+ *      run whose `reads` ranges hold the same bytes in another image reads the same bytes
+ *      everywhere (umbra's redo reads back the pages it evicted to their shift targets).
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H

@@ -25,6 +25,9 @@
  *                  of the crash image pn_device_crash_image builds; the checker's
  *                  derivation refuses a state whose bytes differ from the base's where
  *                  recovery read, and takes one that differs only where it did not;
+ *   own bytes      D11: a read logs only its parts no earlier logged write covers; the
+ *                  checker derives almost every state of umbra-random (its redo reads back
+ *                  the pages it evicted to their shift targets);
  *   read back      D6: a read inside one range written before it is not logged (its bytes
  *                  are the writer's), one that reaches past it is;
  *   summaries      D10: a summarized read is logged as its summary and value, not as a
@@ -204,10 +207,10 @@ START_TEST(test_summary_logged_and_compared)
 	const struct pn_summary_read r = sums.r[0];
 	ck_assert(r.file == PN_FILE_WAL && r.off == SEG && r.len == 8192 && r.s.fn == any_old);
 	ck_assert(r.v.v[0] == 1 && r.v.v[1] == 7 && r.s.arg[0] == 7);
-	write_at(&img, SEG + 4096, 0x11, 512); /* recovery writes there: then a byte range */
+	write_at(&img, SEG + 4096, 0x11, 512); /* recovery writes there: then byte ranges */
 	pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
 	ck_assert_uint_eq(sums.n, 1);
-	ck_assert_uint_eq(reads.n, 1);
+	ck_assert_uint_eq(reads.n, 2); /* D11: around the write, not over it */
 	pn_device_read_summary(&img, PN_FILE_WAL, 3 * SEG, 8192, &s); /* not written there */
 	ck_assert_uint_eq(sums.n, 2);
 	/* r was logged under `lost`: the torn state's bytes differ there, its summary does not */
@@ -229,6 +232,77 @@ START_TEST(test_summary_logged_and_compared)
 	free(sums.r);
 	pn_device_free(&img);
 	pn_device_free(&d);
+}
+END_TEST
+
+/* D11: with a write log, a read logs only its parts that no write logged before it covers
+ * (those bytes are the tracked run's own); without one, every read whole. */
+START_TEST(test_read_log_skips_own_writes)
+{
+	struct pn_device img;
+	pn_device_init(&img, false, 512);
+	write_at(&img, 0, 0xAB, 2 * SEG);
+	struct pn_range_log reads = {0}, writes = {0};
+	uint8_t buf[8192];
+	img.reads = &reads;
+	img.writes = &writes;
+	pn_device_read(&img, PN_FILE_WAL, SEG, 8192, buf); /* before any write: whole */
+	ck_assert_uint_eq(reads.n, 1);
+	ck_assert(reads.r[0].off == SEG && reads.r[0].len == 8192);
+	reads.n = 0;
+	write_at(&img, SEG + 4096, 0x11, 4096);
+	write_at(&img, SEG + 1024, 0x22, 1024);
+	write_at(&img, SEG + 200, 0x33, 200); /* the newer one overlaps the older, unsorted */
+	write_at(&img, SEG + 100, 0x44, 200);
+	ck_assert_uint_eq(writes.n, 4);
+	pn_device_read(&img, PN_FILE_WAL, SEG, 8192, buf);
+	static const uint64_t at[][2] = {{0, 100}, {400, 1024}, {2048, 4096}};
+	ck_assert_uint_eq(reads.n, PN_ARRAY_LEN(at));
+	for (uint32_t i = 0; i < reads.n; i++) {
+		ck_assert_uint_eq(reads.r[i].file, PN_FILE_WAL);
+		ck_assert_uint_eq(reads.r[i].off, SEG + at[i][0]);
+		ck_assert_uint_eq(reads.r[i].len, at[i][1] - at[i][0]);
+	}
+	ck_assert_uint_eq(buf[4096], 0x11); /* the reads see the writes */
+	ck_assert_uint_eq(buf[150], 0x44);
+	ck_assert_uint_eq(buf[350], 0x33);
+	reads.n = 0;
+	pn_device_read(&img, PN_FILE_WAL, SEG + 4096, 4096, buf); /* all written: nothing */
+	pn_device_read(&img, PN_FILE_WAL, SEG + 150, 200, buf);
+	ck_assert_uint_eq(reads.n, 0);
+	pn_device_read(&img, PN_FILE_DATA, SEG + 4096, 512, buf); /* another file: whole */
+	ck_assert_uint_eq(reads.n, 1);
+	img.writes = NULL; /* no write log: every read whole */
+	pn_device_read(&img, PN_FILE_WAL, SEG + 4096, 4096, buf);
+	ck_assert_uint_eq(reads.n, 2);
+	ck_assert_uint_eq(reads.r[1].len, 4096);
+	free(reads.r);
+	free(writes.r);
+	pn_device_free(&img);
+}
+END_TEST
+
+/* D11 in the checker: umbra's redo evicts pages to their shift targets and reads them
+ * back; those reads meet unsynced writes whose fates differ between states, yet return
+ * recovery's own bytes, so almost every state of umbra-random is derived from a base. */
+START_TEST(test_umbra_reads_back_derived)
+{
+	const char *root = getenv("PN_SOURCE_DIR");
+	char path[1024], err[PN_ERROR_LEN];
+	snprintf(path, sizeof(path), "%s/scenarios/protocols/umbra-random.yaml", root ? root : ".");
+	struct pn_scenario sc;
+	ck_assert_msg(pn_scenario_load(path, &sc, err, sizeof(err)), "%s", err);
+	struct pn_check_options opt = {.derive = true};
+	struct pn_check_result *res = calloc(1, sizeof(*res));
+	ck_assert_ptr_nonnull(res);
+	int rc = pn_check_scenario(&sc, &opt, res);
+	ck_assert_msg(rc == 0 && !res->violation, "rc %d: %s", rc, res->detail);
+	ck_assert_uint_eq(res->crash_states, 56833); /* docs/performance.md */
+	ck_assert_uint_eq(res->recoveries, 45878);
+	ck_assert_msg(res->derived * 100 >= res->recoveries * 99, "%llu of %llu derived",
+		      (unsigned long long)res->derived, (unsigned long long)res->recoveries);
+	free(res);
+	pn_scenario_free(&sc);
 }
 END_TEST
 
@@ -878,6 +952,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
 	tcase_add_test(tc, test_reads_same_agrees_with_every_byte);
 	tcase_add_test(tc, test_summary_logged_and_compared);
+	tcase_add_test(tc, test_read_log_skips_own_writes);
+	tcase_add_test(tc, test_umbra_reads_back_derived);
 	tcase_add_test(tc, test_read_back_not_logged);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_cur_dur_share_synced);
