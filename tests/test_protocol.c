@@ -153,13 +153,14 @@ static void stub_submit(void *ctx, struct pn_io *io)
 }
 
 /* An engine of mode/policy through pn_engine_init, as the assembly builds it. */
-static struct pn_engine *engine_of(struct pn_scenario *sc, const char *mode)
+static struct pn_engine *engine_sized(struct pn_scenario *sc, const char *mode, uint32_t pages,
+				      uint32_t buffers)
 {
 	char yaml[256], err[PN_ERROR_LEN];
 	snprintf(yaml, sizeof(yaml),
-		 "name: p\nseed: 1\nstorage: {pages: 64, buffers: 8}\nprotocol: {mode: %s}\n"
+		 "name: p\nseed: 1\nstorage: {pages: %u, buffers: %u}\nprotocol: {mode: %s}\n"
 		 "workload: {kind: random, clients: 1, transactions: 2}\n",
-		 mode);
+		 pages, buffers, mode);
 	ck_assert_msg(pn_scenario_load_string("p.yaml", yaml, strlen(yaml), sc, err, sizeof(err)),
 		      "%s", err);
 	struct pn_env env = {.submit = stub_submit,
@@ -170,6 +171,11 @@ static struct pn_engine *engine_of(struct pn_scenario *sc, const char *mode)
 	ck_assert_msg(pn_engine_init(e, sc, &env, true, pn_workload_of(sc), pn_protocol_of(sc)),
 		      "%s", pn_engine_error(e));
 	return e;
+}
+
+static struct pn_engine *engine_of(struct pn_scenario *sc, const char *mode)
+{
+	return engine_sized(sc, mode, 64, 8);
 }
 
 /* The files a row owns get their size from it; the others have none. */
@@ -326,6 +332,43 @@ START_TEST(test_ckpt_check_unbegun_run)
 }
 END_TEST
 
+/* A big pool (1,024 frames, fpw: no check_frame hook) checks the frames an event changed
+ * right after it (bufpool.h PN_BUF_TOUCHED): a broken frame the pool touched stops the
+ * first pn_engine_check, between the rotation's turns. */
+static struct pn_engine *big_pool(struct pn_scenario *sc)
+{
+	struct pn_engine *e = engine_sized(sc, "fpw", 2048, 1024);
+	uint32_t n = 0;
+	(void)pn_buf_take_touched(&e->buf, &n); /* what init touched */
+	e->rcv.active = true; /* a formatted engine not started: its WAL is as recovery's */
+	return e;
+}
+
+START_TEST(test_engine_check_touched_frame)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = big_pool(&sc);
+	pn_buf_frame(&e->buf, 700)->usage = 6; /* beyond the clock sweep's 5 */
+	pn_buf_touch(&e->buf, 700);
+	pn_engine_check(e);
+}
+END_TEST
+
+/* ... and every frame is still reached by the slower rotation (every CHECK_EVERY calls). */
+START_TEST(test_engine_check_rotation_reaches_all)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = big_pool(&sc);
+	for (uint32_t call = 0; call < 1024 * 8; call++) /* no abort before the broken frame */
+		pn_engine_check(e);
+	pn_buf_frame(&e->buf, 1023)->usage = 6;
+	for (uint32_t call = 0; call < 1024 * 8; call++)
+		pn_engine_check(e);
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* A backend inserting a change into a page it does not hold. */
 START_TEST(test_backend_check_unpinned)
 {
@@ -392,6 +435,8 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_checks_hold);
 	tcase_add_test_raise_signal(tc, test_ckpt_check_unbegun_run, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_backend_check_unpinned, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_engine_check_touched_frame, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_engine_check_rotation_reaches_all, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_ckpt_illegal_edge, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_ckpt_no_protocol_step_after_record, SIGABRT);
 	suite_add_tcase(s, tc);

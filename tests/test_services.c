@@ -128,6 +128,21 @@ START_TEST(test_io_table_bounded)
 }
 END_TEST
 
+/* pn_svc_check's rotation covers the entries ever handed out (io_high), lowest first: one
+ * I/O taken and a broken entry behind it is found at once, wherever the rotation stood. */
+START_TEST(test_check_rotation_high_water)
+{
+	pn_svc_check(&svc); /* nothing handed out: nothing in rotation */
+	ck_assert_uint_eq(svc.io_high, 0);
+	struct pn_io *io = pn_io_get(&svc);
+	ck_assert_uint_eq(io->index, 0);
+	ck_assert_uint_eq(svc.io_high, 1);
+	pn_svc_check(&svc);
+	io->state = 7; /* no such state */
+	pn_svc_check(&svc);
+}
+END_TEST
+
 START_TEST(test_io_complete_before_dispatch)
 {
 	struct seen seen = {0};
@@ -219,6 +234,7 @@ static Suite *services_suite(void)
 	tcase_add_test(io, test_io_life);
 	tcase_add_test(io, test_io_keep_release);
 	tcase_add_test_raise_signal(io, test_io_table_bounded, SIGABRT);
+	tcase_add_test_raise_signal(io, test_check_rotation_high_water, SIGABRT);
 	tcase_add_test_raise_signal(io, test_io_complete_before_dispatch, SIGABRT);
 	tcase_add_test_raise_signal(io, test_io_dispatch_twice, SIGABRT);
 	tcase_add_test_raise_signal(io, test_io_issue_without_done, SIGABRT);

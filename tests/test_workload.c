@@ -80,6 +80,24 @@ static void heap_insert(struct pn_wal_record *r, uint8_t *main, uint8_t *data, u
 	r->blocks[0].data_len = (uint16_t)(5 + t_len - 23);
 }
 
+/* pn_heap_page_fill's bytes, over tuple sizes 24-400 (every tail length) and full and
+ * half pages: one FNV-1a hash, the value the fill gave before its 8-byte stores (80a272d). */
+START_TEST(test_heap_page_fill_bytes)
+{
+	static uint8_t page[PAGE];
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t t_len = PN_TUPLE_HEADER; t_len <= 400; t_len++) {
+		uint32_t full = pn_heap_rows_per_page(PAGE, t_len, 100);
+		for (uint32_t rows = full / 2; rows <= full; rows += full - full / 2) {
+			pn_heap_page_fill(page, PAGE, 7 * t_len, rows, t_len);
+			for (uint32_t i = 0; i < PAGE; i++)
+				h = (h ^ page[i]) * 0x100000001b3ull;
+		}
+	}
+	ck_assert_uint_eq(h, 755240384909094053ull);
+}
+END_TEST
+
 START_TEST(test_heap_insert_fills_the_hole)
 {
 	static uint8_t page[PAGE], before[PAGE];
@@ -445,6 +463,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("workload");
 	TCase *pages = tcase_create("pages");
+	tcase_add_test(pages, test_heap_page_fill_bytes);
 	tcase_add_test(pages, test_heap_insert_fills_the_hole);
 	tcase_add_test(pages, test_heap_update_lock_delete);
 	tcase_add_test(pages, test_btree_insert_and_split);

@@ -141,6 +141,7 @@ static void read_done(void *ctx, struct pn_io *io)
 	struct pn_frame *f = &b->frames[io->frame];
 	uint8_t *page = pn_frame_page(b, io->frame);
 	PN_ASSERT(io->buf == page); /* read straight into the frame (start_read) */
+	pn_buf_touch(b, io->frame);
 	f->io_reads = 0;
 	f->valid = true;
 	f->last_lsn = pn_store_is_slru(b->h.store, io->page) && !b->h.sc->protocol.slru_headers
@@ -165,6 +166,7 @@ static void start_read(struct pn_bufpool *b, uint32_t frame, uint32_t page, uint
 	struct pn_frame *f = &b->frames[frame];
 	if (f->page != PN_NO_FRAME)
 		b->page_frame[f->page] = PN_NO_FRAME;
+	pn_buf_touch(b, frame);
 	memset(f, 0, sizeof(*f));
 	f->page = page;
 	f->io_reads = 1;
@@ -212,6 +214,7 @@ static void start_zero(struct pn_bufpool *b, uint32_t frame, uint32_t page)
 	struct pn_frame *f = &b->frames[frame];
 	if (f->page != PN_NO_FRAME)
 		b->page_frame[f->page] = PN_NO_FRAME;
+	pn_buf_touch(b, frame);
 	memset(f, 0, sizeof(*f));
 	f->page = page;
 	f->valid = true;
@@ -233,6 +236,7 @@ uint32_t pn_buf_pin(struct pn_bufpool *b, uint32_t page, uint32_t proc, bool no_
 		f->pins++;
 		if (f->usage < 5)
 			f->usage++;
+		pn_buf_touch(b, fi);
 		return fi;
 	}
 	if (b->h.proto->page_ready && !no_read && !b->h.proto->page_ready(b->h.pctx, page, proc))
@@ -271,6 +275,7 @@ void pn_buf_unpin(struct pn_bufpool *b, uint32_t frame)
 {
 	PN_ASSERT(b->frames[frame].pins > 0);
 	b->frames[frame].pins--;
+	pn_buf_touch(b, frame);
 }
 
 /* A heap page of a row whose pages move between slots (umbra). */
@@ -345,6 +350,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	struct pn_bufpool *b = ctx;
 	struct pn_frame *f = &b->frames[io->frame];
 	PN_ASSERT(f->io_writes > 0 && f->page == io->page);
+	pn_buf_touch(b, io->frame);
 	f->io_writes--;
 	b->data_writes_inflight--;
 	bool umbra = is_umbra_heap(b, io->page);
@@ -381,6 +387,7 @@ static void hold_take(struct pn_bufpool *b, struct pn_frame *f, uint32_t proc)
 	f->held = true;
 	f->holder = proc;
 	f->held_lsn = f->last_lsn;
+	pn_buf_touch(b, (uint32_t)(f - b->frames));
 }
 
 /* B7: proc issues the write it held the frame for; nothing changed the frame meanwhile. */
@@ -390,6 +397,7 @@ static void hold_release(struct pn_bufpool *b, struct pn_frame *f, uint32_t proc
 	PN_ASSERT(f->last_lsn == f->held_lsn && f->held_lsn <= pn_wal_flushed(b->h.wal));
 	PN_ASSERT(!f->locked && f->io_writes == 0);
 	f->held = false;
+	pn_buf_touch(b, (uint32_t)(f - b->frames));
 }
 
 static void prepare_image(struct pn_bufpool *b, uint32_t frame, uint8_t *out)
@@ -478,6 +486,7 @@ static struct pn_frame *pinned_frame(struct pn_bufpool *b, uint32_t frame)
 	struct pn_frame *f = &b->frames[frame];
 	PN_ASSERT(f->pins > 0);
 	PN_ASSERT(f->valid);
+	pn_buf_touch(b, frame);
 	return f;
 }
 
@@ -516,6 +525,7 @@ void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame)
 {
 	PN_ASSERT(frame < b->nframes);
 	struct pn_frame *f = &b->frames[frame];
+	pn_buf_touch(b, frame);
 	PN_ASSERT(f->valid && f->dirty);
 	PN_ASSERT(f->io_writes == 0 && !f->locked);
 	f->dirty = f->dirty_hint_only = f->redirtied = false;
@@ -525,6 +535,7 @@ void pn_buf_set_read_done(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn)
 {
 	PN_ASSERT(frame < b->nframes);
 	struct pn_frame *f = &b->frames[frame];
+	pn_buf_touch(b, frame);
 	PN_ASSERT(f->io_reads == 1);
 	PN_ASSERT(!f->valid && f->page != PN_NO_FRAME);
 	f->io_reads = 0;
@@ -544,6 +555,7 @@ void pn_buf_unlock(struct pn_bufpool *b, uint32_t frame)
 {
 	PN_ASSERT(frame < b->nframes);
 	struct pn_frame *f = &b->frames[frame];
+	pn_buf_touch(b, frame);
 	PN_ASSERT(f->locked);
 	PN_ASSERT(f->pins > 0);
 	f->locked = false;
@@ -553,6 +565,7 @@ void pn_buf_write_begun(struct pn_bufpool *b, uint32_t frame)
 {
 	PN_ASSERT(frame < b->nframes);
 	struct pn_frame *f = &b->frames[frame];
+	pn_buf_touch(b, frame);
 	PN_ASSERT(f->valid && f->io_writes < UINT8_MAX);
 	f->io_writes++;
 	b->data_writes_inflight++;
@@ -562,6 +575,7 @@ void pn_buf_write_ended(struct pn_bufpool *b, uint32_t frame)
 {
 	PN_ASSERT(frame < b->nframes);
 	struct pn_frame *f = &b->frames[frame];
+	pn_buf_touch(b, frame);
 	PN_ASSERT(f->io_writes > 0);
 	PN_ASSERT(b->data_writes_inflight > 0);
 	f->io_writes--;

@@ -44,15 +44,22 @@ struct pn_buf_victim {
 	uint32_t frame;
 };
 
+/* Frames a pool remembers as changed since pn_engine_check() last took them (pin, unpin, a
+ * flag edge, a read or write done): it checks those after the event that changed them, and
+ * the rest in a slower rotation. A frame beyond the bound is left to the rotation. */
+#define PN_BUF_TOUCHED 8u
+
 struct pn_bufpool {
 	struct pn_buf_handles h; /* set at init */
 	struct pn_frame *frames;
 	uint8_t *frame_data;
 	uint32_t nframes;
 	uint32_t clock_hand;
-	uint32_t *page_frame;          /* page -> frame or PN_NO_FRAME */
-	uint32_t data_writes_inflight; /* data writes issued and not completed (rows' too) */
-	struct pn_buf_victim *victims; /* per process (pn_buf_pin) */
+	uint32_t *page_frame;             /* page -> frame or PN_NO_FRAME */
+	uint32_t data_writes_inflight;    /* data writes issued and not completed (rows' too) */
+	struct pn_buf_victim *victims;    /* per process (pn_buf_pin) */
+	uint32_t touched[PN_BUF_TOUCHED]; /* frames changed since pn_buf_take_touched() */
+	uint32_t ntouched;
 };
 
 /* false when out of memory (pn_buf_free frees what was allocated). */
@@ -61,6 +68,20 @@ void pn_buf_free(struct pn_bufpool *b);
 static inline struct pn_frame *pn_buf_frame(const struct pn_bufpool *b, uint32_t frame)
 {
 	return &b->frames[frame];
+}
+/* Remembers frame as changed (PN_BUF_TOUCHED). */
+static inline void pn_buf_touch(struct pn_bufpool *b, uint32_t frame)
+{
+	if (b->ntouched < PN_BUF_TOUCHED)
+		b->touched[b->ntouched++] = frame;
+}
+/* The frames changed since the last call, *count of them (the array stays valid until the
+ * next pool call); forgets them. */
+static inline const uint32_t *pn_buf_take_touched(struct pn_bufpool *b, uint32_t *count)
+{
+	*count = b->ntouched;
+	b->ntouched = 0;
+	return b->touched;
 }
 /* The frame holding page, or PN_NO_FRAME. */
 static inline uint32_t pn_buf_frame_of(const struct pn_bufpool *b, uint32_t page)

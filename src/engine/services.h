@@ -61,7 +61,8 @@ struct pn_services {
 	uint8_t *io_bufs;
 	uint32_t io_buf_bytes;
 	uint32_t nios, *io_free, io_free_len;
-	uint32_t check_next; /* pn_svc_check()'s rotation */
+	uint32_t io_high;    /* 1 + the highest index pn_io_get() has handed out */
+	uint32_t check_next; /* pn_svc_check()'s rotation, over [0, io_high) */
 	/* wakes, one per process */
 	struct pn_wake *wakes;
 	uint32_t nwakes;

@@ -49,11 +49,21 @@ void pn_wal_set_state(struct pn_wal *w, enum pn_wal_flush_state to)
 	w->flush_state = to;
 }
 
-static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr, uint64_t **tagp);
+static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero);
 
-static uint8_t *page_cb(void *arg, pn_lsn page_addr) { return ring_page(arg, page_addr, NULL); }
+/* pn_wal_copy_record's pages: a page it enters it begins itself (walfmt.c W3: the header,
+ * then zeroes the rest), so the ring does not zero it first; pn_wal_insert asserts that a
+ * record starting past a page's header finds that page in the ring. */
+static uint8_t *page_cb(void *arg, pn_lsn page_addr) { return ring_slot(arg, page_addr, false); }
 
-static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr, uint64_t **tagp)
+static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr)
+{
+	return ring_slot(w, page_addr, true);
+}
+
+/* The ring's page for page_addr, taking its slot over (zeroed, if zero) when it held
+ * another page. */
+static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero)
 {
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
 	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
@@ -61,12 +71,16 @@ static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr, uint64_t **tagp)
 	uint8_t *p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
 	if (tags[slot] != page_addr) {
 		PN_ASSERT(tags[slot] < w->ring_base || tags[slot] == UINT64_MAX); /* W5 */
-		memset(p, 0, PN_XLOG_BLCKSZ);
+		if (zero)
+			memset(p, 0, PN_XLOG_BLCKSZ);
 		tags[slot] = page_addr;
 	}
-	if (tagp)
-		*tagp = &tags[slot];
 	return p;
+}
+
+static bool in_ring(const struct pn_wal *w, pn_lsn page_addr)
+{
+	return w->tags[(page_addr / PN_XLOG_BLCKSZ) % w->npages] == page_addr;
 }
 
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr)
@@ -247,6 +261,10 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	pn_wal_record_encode(r, w->page_size, w->rec_buf);
 	uint64_t pos = w->insert_bytepos;
 	pn_lsn s = pn_wal_bytepos_to_recptr(pos, w->seg_size);
+	pn_lsn page_addr = s - s % PN_XLOG_BLCKSZ;
+	/* page_cb: a page entered mid-way must be in the ring (only its first record begins it) */
+	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
+		  in_ring(w, page_addr));
 	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
 	w->insert_bytepos = pos + PN_ALIGN8(len);
 	w->prev_start = s;
@@ -322,7 +340,7 @@ static void issue_wal_write(struct pn_wal *w, pn_lsn from, pn_lsn to)
 	io->why = PN_WHY_WAL;
 	io->offset = pn_wal_file_offset(w, from);
 	io->len = (uint32_t)(to - from);
-	io->buf = ring_page(w, from, NULL);
+	io->buf = ring_page(w, from);
 	io->lsn = w->flush_target;
 	io->done = wal_write_done;
 	io->ctx = w;
@@ -413,7 +431,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 		w->tags[i] = UINT64_MAX;
 	pn_lsn page_addr = end - end % PN_XLOG_BLCKSZ;
 	w->ring_base = page_addr;
-	uint8_t *p = ring_page(w, page_addr, NULL);
+	uint8_t *p = ring_page(w, page_addr);
 	if (end % PN_XLOG_BLCKSZ) {
 		const struct pn_env *env = &w->svc->env;
 		bool ok = env->read_sync(env->ctx, PN_FILE_WAL, pn_wal_file_offset(w, page_addr),

@@ -189,6 +189,7 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 	uint32_t room = (uint32_t)PN_ALIGN8(t_len), upper = page_size;
 	PN_ASSERT(t_len >= PN_TUPLE_HEADER);
 	PN_ASSERT((uint64_t)rows * (room + 4u) <= page_size - PN_PAGE_HEADER);
+	_Static_assert(PN_TUPLE_HEADER % 8 == 0, "a tuple's 8-byte stores end by its room");
 	memset(page, 0, page_size);
 	for (uint32_t i = 0; i < rows; i++) {
 		upper -= room;
@@ -202,10 +203,14 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 		pn_put16(t + 18, 4); /* t_infomask2: natts */
 		pn_put16(t + 20, PN_HEAP_XMAX_INVALID);
 		t[22] = PN_TUPLE_HEADER;
+		/* whole 8-byte stores (a short last one was a byte loop: most of the fill's
+		 * time), the last one's bytes past t_len zeroed again: they are the padding up
+		 * to room, inside this tuple's own space */
 		for (uint32_t j = PN_TUPLE_HEADER; j < t_len; j += 8) {
 			uint64_t v = mix64(((uint64_t)blkno << 32) ^ (i << 12) ^ j);
-			memcpy(t + j, &v, PN_MIN(8u, t_len - j));
+			memcpy(t + j, &v, 8);
 		}
+		memset(t + t_len, 0, room - t_len);
 	}
 	pn_page_header_init(page, page_size, (uint16_t)(PN_PAGE_HEADER + 4u * rows),
 			    (uint16_t)upper);
