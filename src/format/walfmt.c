@@ -697,6 +697,7 @@ static bool load_page(struct pn_wal_reader *r, pn_lsn page_addr)
 	r->page_loaded = false;
 	r->page_addr = page_addr;
 	r->page_have = 0;
+	r->run_start = r->run_end = 0;
 	if (r->read_part == NULL) {
 		if (!r->read(r->arg, page_addr, r->page))
 			return fail(r, "could not read WAL page at " LSN_FMT, LSN_ARGS(page_addr));
@@ -786,6 +787,28 @@ static struct pn_summary_value record_summary(const uint8_t *h, uint32_t len, co
 	return pn_get32(h + 20) == crc ? found(REC_VALID, 0, tot_len) : found(REC_CRC, 0, 0);
 }
 
+/* record_summary() of the records from a start to the end of its page, one after another
+ * while each is valid and ends on the page (arg as there): v[0] = the kind of the first
+ * that is not (REC_UNDECIDED also when the page ends) | its offset from the start << 16, v[1]
+ * its value. One summary and one byte range a page, not one of each a record. */
+static struct pn_summary_value run_summary(const uint8_t *h, uint32_t len, const uint64_t *arg)
+{
+	uint64_t a[PN_SUMMARY_ARGS] = {arg[0], arg[1], arg[2]};
+	uint32_t pos = 0;
+	struct pn_summary_value v = {{REC_UNDECIDED, 0}};
+	while (len - pos >= PN_WAL_RECORD_HEADER) {
+		v = record_summary(h + pos, len - pos, a);
+		if (v.v[0] != REC_VALID)
+			break;
+		a[0] = a[1];
+		a[1] += PN_ALIGN8(v.v[1]);
+		pos += (uint32_t)PN_ALIGN8(v.v[1]);
+		v = (struct pn_summary_value){{REC_UNDECIDED, 0}};
+	}
+	PN_ASSERT((v.v[0] >> 16) == 0 && pos <= len);
+	return (struct pn_summary_value){{v.v[0] | (uint64_t)pos << 16, v.v[1]}};
+}
+
 /* The bytes from a record's start (off on its page) to its end, page headers included, or
  * 0 when it enters another segment. */
 static uint32_t record_span(pn_lsn start, uint32_t off, uint32_t tot_len, uint32_t seg_size)
@@ -802,17 +825,30 @@ static uint32_t record_span(pn_lsn start, uint32_t off, uint32_t tot_len, uint32
 }
 
 /* With summarize: how many bytes of the page the record at start (off on the page, its
- * header whole there) needs read, 0 (and r->why) when no valid record starts there. A short
- * summary first (most records are short and most invalid ones fail in the header), then
- * one over the record's span. A record that enters another segment is read as bytes. */
+ * header whole there) needs read, 0 (and r->why, the byte path's) when no valid record
+ * starts there. The run of valid records from start to the page's end first (run_summary;
+ * its bytes are read at once), then, for the record that ends it with a valid header, one
+ * over that record's span. A record that enters another segment, or a summarized read that
+ * fails, is left to the bytes. */
 static uint32_t summarized_need(struct pn_wal_reader *r, pn_lsn start, uint32_t off)
 {
-	struct pn_summary s = {.fn = record_summary,
+	struct pn_summary s = {.fn = run_summary,
 			       .arg = {r->prev, start, r->rec_cap | (uint64_t)r->seg_size << 32}};
 	struct pn_summary_value v = {{REC_UNDECIDED, 0}};
-	uint32_t first = PN_MIN(BLCKSZ - off, 512u), span = 0;
-	if (!r->summarize(r->arg, start, first, &s, &v))
-		return BLCKSZ; /* the bytes say which page could not be read */
+	uint32_t span = 0;
+	if (!(r->run_end != 0 && r->run_start <= start && start <= r->run_end)) {
+		if (!r->summarize(r->arg, start, BLCKSZ - off, &s, &v))
+			return BLCKSZ; /* the bytes say which page could not be read */
+		r->run_start = start;
+		r->run_end = start + (v.v[0] >> 16);
+		r->run_stop = (struct pn_summary_value){{v.v[0] & 0xFFFFu, v.v[1]}};
+		if (!page_bytes(r, (uint32_t)(r->run_end - r->page_addr)))
+			return 0;
+	}
+	if (start < r->run_end) /* a valid record of the run: its bytes are read */
+		return off + pn_get32(r->page + off);
+	v = r->run_stop;
+	s.fn = record_summary;
 	if (v.v[0] == REC_UNDECIDED) {
 		span = record_span(start, off, (uint32_t)v.v[1], r->seg_size);
 		if (span == 0 || !r->summarize(r->arg, start, span, &s, &v))
@@ -1022,6 +1058,7 @@ void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev)
 	r->next = next;
 	r->prev = prev;
 	r->page_loaded = false;
+	r->run_start = r->run_end = 0;
 	r->why[0] = '\0';
 }
 

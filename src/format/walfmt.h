@@ -17,6 +17,7 @@
 #ifndef PN_WALFMT_H
 #define PN_WALFMT_H
 
+#include "env.h"
 #include "pn.h"
 
 #define PN_XLOG_BLCKSZ 8192u
@@ -124,8 +125,6 @@ typedef bool (*pn_wal_read_fn)(void *arg, pn_lsn page_addr, uint8_t *out);
 /* Reads [addr, addr + len) of one WAL page into out; false if unavailable. */
 typedef bool (*pn_wal_part_fn)(void *arg, pn_lsn addr, uint32_t len, uint8_t *out);
 /* A summarized read (env.h, sim/device.h D10) of [addr, addr + len) of one WAL page. */
-struct pn_summary;
-struct pn_summary_value;
 typedef bool (*pn_wal_summary_fn)(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
 				  struct pn_summary_value *out);
 
@@ -152,6 +151,10 @@ struct pn_wal_reader {
 	pn_wal_part_fn read_part;
 	pn_wal_summary_fn summarize;
 	uint32_t page_have;
+	/* The last run of valid records summarized (walfmt.c run_summary), [run_start, run_end)
+	 * on page_addr's page, and what ends it (run_end 0: none). */
+	pn_lsn run_start, run_end;
+	struct pn_summary_value run_stop;
 };
 
 /* Prepares a reader at `start`; max_record bounds xl_tot_len. Returns false on no memory. */
