@@ -9,6 +9,7 @@
  */
 #include "checksum.h"
 #include "crc32c.h"
+#include "env.h"
 #include "walfmt.h"
 
 #include <check.h>
@@ -653,6 +654,15 @@ static uint8_t *wal_page(void *arg, pn_lsn page_addr)
 	return wal_at(arg, page_addr);
 }
 
+/* pn_wal_reader_parts()'s callbacks over the same bytes: every byte range read and every
+ * summary taken is kept, to show what the reader read as bytes. */
+static struct {
+	pn_lsn read_end; /* the end of the last byte range read */
+	pn_lsn read_max; /* the highest end of a byte range read */
+	unsigned summaries;
+	struct pn_summary_value last; /* the last summary's value */
+} parts;
+
 static bool wal_read(void *arg, pn_lsn page_addr, uint8_t *out)
 {
 	struct wal *w = arg;
@@ -661,6 +671,36 @@ static bool wal_read(void *arg, pn_lsn page_addr, uint8_t *out)
 	    page_addr >= (MEM_SEGS + 1ull) * w->seg_size)
 		return false;
 	memcpy(out, wal_at(w, page_addr), PAGE);
+	if (page_addr + PAGE > parts.read_max)
+		parts.read_max = page_addr + PAGE;
+	return true;
+}
+
+static bool wal_part(void *arg, pn_lsn addr, uint32_t len, uint8_t *out)
+{
+	struct wal *w = arg;
+	pn_lsn page = addr - addr % PAGE;
+	ck_assert(len > 0 && addr % PAGE + len <= PAGE);
+	if (page == w->missing || page < w->seg_size || page >= (MEM_SEGS + 1ull) * w->seg_size)
+		return false;
+	memcpy(out, wal_at(w, addr), len);
+	parts.read_end = addr + len;
+	if (parts.read_end > parts.read_max)
+		parts.read_max = parts.read_end;
+	return true;
+}
+
+static bool wal_summarize(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
+			  struct pn_summary_value *out)
+{
+	struct wal *w = arg;
+	pn_lsn page = addr - addr % PAGE;
+	for (pn_lsn p = page; p < addr + len; p += PAGE)
+		if (p == w->missing || p < w->seg_size || p >= (MEM_SEGS + 1ull) * w->seg_size)
+			return false;
+	*out = s->fn(wal_at(w, addr), len, s->arg);
+	parts.summaries++;
+	parts.last = *out;
 	return true;
 }
 
@@ -947,15 +987,30 @@ END_TEST
 
 /* ---- end of WAL ----------------------------------------------------------------------------- */
 
-/* Builds the standard WAL, lets `damage` break it, reads: returns the count, r->why in why. */
-static unsigned read_damaged(struct wal *w, uint32_t max_record, uint64_t sysid, char *why)
+/* Reads the (damaged) WAL from its start, in parts and summaries (pn_wal_reader_parts) or in
+ * whole pages: returns the count, r->why in why. */
+static unsigned read_mode(struct wal *w, uint32_t max_record, uint64_t sysid, char *why,
+			  bool in_parts)
 {
 	struct pn_wal_reader r;
 	ck_assert(pn_wal_reader_init(&r, w->start[0], 0, w->seg_size, PAGE, max_record, sysid,
 				     wal_read, w));
+	memset(&parts, 0, sizeof(parts));
+	if (in_parts)
+		pn_wal_reader_parts(&r, wal_part, wal_summarize);
 	unsigned n = read_all(&r, w, 0);
 	strcpy(why, r.why);
 	pn_wal_reader_free(&r);
+	return n;
+}
+
+/* Both ways, which must agree on where and why the WAL ends: returns the count, r->why. */
+static unsigned read_damaged(struct wal *w, uint32_t max_record, uint64_t sysid, char *why)
+{
+	char whole[160];
+	unsigned n = read_mode(w, max_record, sysid, whole, false);
+	ck_assert_uint_eq(read_mode(w, max_record, sysid, why, true), n);
+	ck_assert_str_eq(why, whole);
 	return n;
 }
 
@@ -1149,6 +1204,52 @@ START_TEST(test_end_record_header_errors)
 }
 END_TEST
 
+/* In parts, the reader reads no byte of a record that is not valid (D10): it ends the WAL on
+ * a summary of the bytes, equal for two different tears of the same record, in a page or
+ * across pages. */
+START_TEST(test_parts_tail_summarized)
+{
+	struct wal *w = wal_new(KIB64);
+	struct layout l = wal_build(w);
+	char why[160];
+	struct {
+		unsigned rec;
+		uint32_t at[2]; /* two bytes of the record, each flipped alone */
+	} tears[] = {
+		{l.four, {2 * PAGE + 1000, 2 * PAGE + 3000}}, /* on its third page */
+		{l.four, {30, 2 * PAGE + 1000}},              /* on its first and third */
+		{l.commit, {4, 21}},                          /* a record inside a page */
+	};
+	for (unsigned t = 0; t < sizeof(tears) / sizeof(tears[0]); t++) {
+		unsigned k = tears[t].rec;
+		struct pn_summary_value v[2];
+		ck_assert_msg(t < 2 ? w->end[k] - w->start[k] > 2 * PAGE
+				    : w->start[k] % PAGE + w->len[k] <= PAGE,
+			      "tear %u: record %u at %X/%08X, %u bytes", t, k, HI(w->start[k]),
+			      LO(w->start[k]), w->len[k]);
+		for (unsigned j = 0; j < 2; j++) {
+			uint8_t *b = wal_at(w, w->start[k] + tears[t].at[j]);
+			*b ^= 0x5A;
+			ck_assert_uint_eq(read_mode(w, 65536, SYSID, why, false), k);
+			ck_assert(parts.read_max > w->start[k]); /* whole pages: read */
+			ck_assert_uint_eq(read_mode(w, 65536, SYSID, why, true), k);
+			ck_assert_msg(parts.read_max <= w->start[k],
+				      "tear %u: read up to %X/%08X, the record starts at %X/%08X",
+				      t, HI(parts.read_max), LO(parts.read_max), HI(w->start[k]),
+				      LO(w->start[k]));
+			ck_assert(parts.summaries > 0);
+			v[j] = parts.last;
+			*b ^= 0x5A;
+		}
+		ck_assert(v[0].v[0] == v[1].v[0] && v[0].v[1] == v[1].v[1]);
+	}
+	/* undamaged, every record is read, and the bytes up to the last one's end */
+	ck_assert_uint_eq(read_mode(w, 65536, SYSID, why, true), w->n);
+	ck_assert(parts.read_max >= w->end[w->n - 1] - 7);
+	wal_free(w);
+}
+END_TEST
+
 START_TEST(test_reader_positions)
 {
 	struct wal *w = wal_new(KIB64);
@@ -1274,6 +1375,7 @@ static Suite *walfmt_suite(void)
 	tcase_add_test(wal, test_end_missing_page);
 	tcase_add_test(wal, test_end_page_header_errors);
 	tcase_add_test(wal, test_end_record_header_errors);
+	tcase_add_test(wal, test_parts_tail_summarized);
 	tcase_add_test(wal, test_reader_positions);
 	tcase_add_test(sum, test_checksum_matches_postgres);
 	tcase_add_test(sum, test_checksum_properties);

@@ -57,6 +57,23 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 					pn_wal_file_offset(rv->h.wal, addr), PN_XLOG_BLCKSZ, out);
 }
 
+/* Parts of a page and summaries of them (D10): the bytes past the last valid record are
+ * summarized, never read (walfmt.h pn_wal_reader_parts). */
+static bool wal_part_cb(void *arg, pn_lsn addr, uint32_t len, uint8_t *out)
+{
+	struct pn_recovery *rv = arg;
+	return rv->h.svc->env.read_sync(rv->h.svc->env.ctx, PN_FILE_WAL,
+					pn_wal_file_offset(rv->h.wal, addr), len, out);
+}
+
+static bool wal_summary_cb(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
+			   struct pn_summary_value *out)
+{
+	struct pn_recovery *rv = arg;
+	return rv->h.svc->env.read_summary(rv->h.svc->env.ctx, PN_FILE_WAL,
+					   pn_wal_file_offset(rv->h.wal, addr), len, s, out);
+}
+
 /* The startup process's states (procs.h's enum, the numbers the world's trace shows):
  * DONE --pn_recovery_begin--> NEXT (replay) --end of WAL--> WAIT_CKPT
  * --the end-of-recovery checkpoint has happened--> DONE. */
@@ -97,9 +114,11 @@ void pn_recovery_free(struct pn_recovery *rv)
 
 static bool reader_at(struct pn_recovery *rv, pn_lsn start)
 {
-	return pn_wal_reader_init(&rv->reader, start, 0, pn_wal_seg_size(rv->h.wal),
-				  rv->h.page_size, pn_wal_rec_cap(rv->h.wal), rv->h.sysid,
-				  wal_read_cb, rv);
+	if (!pn_wal_reader_init(&rv->reader, start, 0, pn_wal_seg_size(rv->h.wal), rv->h.page_size,
+				pn_wal_rec_cap(rv->h.wal), rv->h.sysid, wal_read_cb, rv))
+		return false;
+	pn_wal_reader_parts(&rv->reader, wal_part_cb, wal_summary_cb);
+	return true;
 }
 
 static bool read_checkpoint_record(struct pn_recovery *rv, const struct pn_control *c)

@@ -434,8 +434,9 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 	uint8_t *p = ring_page(w, page_addr);
 	if (end % PN_XLOG_BLCKSZ) {
 		const struct pn_env *env = &w->svc->env;
+		/* only the part kept: the bytes past the end are not recovery's inputs */
 		bool ok = env->read_sync(env->ctx, PN_FILE_WAL, pn_wal_file_offset(w, page_addr),
-					 PN_XLOG_BLCKSZ, p);
+					 (uint32_t)(end % PN_XLOG_BLCKSZ), p);
 		PN_ASSERT(ok);
 		memset(p + end % PN_XLOG_BLCKSZ, 0, PN_XLOG_BLCKSZ - end % PN_XLOG_BLCKSZ);
 	}

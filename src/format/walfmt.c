@@ -76,6 +76,7 @@
 #include "walfmt.h"
 
 #include "crc32c.h"
+#include "env.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -675,19 +676,226 @@ static bool check_page_header(struct pn_wal_reader *r, pn_lsn page_addr)
 	return true;
 }
 
-/* Reads and validates the page at page_addr into r->page, unless it is already there. */
+/* Bytes [0, n) of the page at r->page_addr in r->page (with read_part, what is not yet). */
+static bool page_bytes(struct pn_wal_reader *r, uint32_t n)
+{
+	if (n <= r->page_have)
+		return true;
+	if (!r->read_part(r->arg, r->page_addr + r->page_have, n - r->page_have,
+			  r->page + r->page_have))
+		return fail(r, "could not read WAL page at " LSN_FMT, LSN_ARGS(r->page_addr));
+	r->page_have = n;
+	return true;
+}
+
+/* Reads and validates the page at page_addr into r->page, unless it is already there (with
+ * read_part: only its header, page_bytes() reads on). */
 static bool load_page(struct pn_wal_reader *r, pn_lsn page_addr)
 {
 	if (r->page_loaded && r->page_addr == page_addr)
 		return true;
 	r->page_loaded = false;
-	if (!r->read(r->arg, page_addr, r->page))
-		return fail(r, "could not read WAL page at " LSN_FMT, LSN_ARGS(page_addr));
+	r->page_addr = page_addr;
+	r->page_have = 0;
+	r->run_start = r->run_end = 0;
+	if (r->read_part == NULL) {
+		if (!r->read(r->arg, page_addr, r->page))
+			return fail(r, "could not read WAL page at " LSN_FMT, LSN_ARGS(page_addr));
+		r->page_have = BLCKSZ;
+	} else if (!page_bytes(r, pn_wal_page_header_size(page_addr, r->seg_size))) {
+		return false;
+	}
 	if (!check_page_header(r, page_addr))
 		return false;
 	r->page_loaded = true;
-	r->page_addr = page_addr;
 	return true;
+}
+
+/* What record_summary() finds at a record's start: v[0] = the kind | detail << 16. */
+enum rec_found {
+	REC_UNDECIDED, /* a valid header whose record goes past the bytes summarized; v[1]: xl_tot_len */
+	REC_VALID, /* v[1]: xl_tot_len */
+	REC_SHORT, /* v[1]: xl_tot_len */
+	REC_LONG,  /* v[1]: xl_tot_len */
+	REC_RMID,  /* v[1]: xl_rmid */
+	REC_PREV,  /* v[1]: xl_prev */
+	/* a continuation page (detail: its offset from the start << 8 | which check failed,
+	 * check_page_header()'s order) */
+	REC_MAGIC,    /* v[1]: xlp_magic */
+	REC_INFO,     /* v[1]: xlp_info */
+	REC_PAGEADDR, /* v[1]: xlp_pageaddr */
+	REC_TIMELINE, /* v[1]: xlp_tli */
+	REC_CONTRECORD,
+	REC_REM_LEN, /* detail: the length expected; v[1]: xlp_rem_len */
+	REC_CRC,
+};
+
+static struct pn_summary_value found(enum rec_found f, uint64_t detail, uint64_t v)
+{
+	return (struct pn_summary_value){{f | detail << 16, v}};
+}
+
+/* check_record_header(), read_continuation()'s checks (check_page_header() of a page inside
+ * the segment, the contrecord flag and length) and pn_wal_record_decode()'s CRC check over the
+ * bytes from a record's start, as a summary (D10): the reader's decision whether a valid
+ * record starts there, without its bytes. arg: the reader's prev, the start, rec_cap | the
+ * segment size << 32; the bytes stay inside the start's segment. */
+static struct pn_summary_value record_summary(const uint8_t *h, uint32_t len, const uint64_t *arg)
+{
+	uint32_t tot_len = pn_get32(h), rec_cap = (uint32_t)arg[2];
+	uint32_t seg_size = (uint32_t)(arg[2] >> 32);
+	pn_lsn prev = pn_get64(h + 8), start = arg[1];
+	uint32_t here = BLCKSZ - (uint32_t)(start % BLCKSZ);
+	PN_ASSERT(len >= PN_WAL_RECORD_HEADER && here >= PN_WAL_RECORD_HEADER);
+	if (tot_len < PN_WAL_RECORD_HEADER)
+		return found(REC_SHORT, 0, tot_len);
+	if (tot_len > rec_cap)
+		return found(REC_LONG, 0, tot_len);
+	if (h[17] > PN_RM_MAX)
+		return found(REC_RMID, 0, h[17]);
+	if (arg[0] != 0 ? prev != arg[0] : prev >= start)
+		return found(REC_PREV, 0, prev);
+	uint32_t crc = pn_crc32c_init(), got = PN_MIN(here, tot_len), at = here;
+	if (len < got)
+		return found(REC_UNDECIDED, 0, tot_len);
+	crc = pn_crc32c_update(crc, h + PN_WAL_RECORD_HEADER, got - PN_WAL_RECORD_HEADER);
+	while (got < tot_len) {
+		pn_lsn page_addr = start + at;
+		const uint8_t *ph = h + at;
+		uint32_t n = PN_MIN(USABLE_PER_PAGE, tot_len - got);
+		if (len < at + PN_WAL_SHORT_PHD + n)
+			return found(REC_UNDECIDED, 0, tot_len);
+		PN_ASSERT(page_addr % seg_size != 0);
+		uint32_t info = pn_get16(ph + 2), rem_len = pn_get32(ph + 16);
+		if (pn_get16(ph) != PN_WAL_PAGE_MAGIC)
+			return found(REC_MAGIC, at, pn_get16(ph));
+		if ((info & ~XLP_ALL_FLAGS) != 0 || (info & PN_XLP_LONG_HEADER))
+			return found(REC_INFO, at, info);
+		if (pn_get64(ph + 8) != page_addr)
+			return found(REC_PAGEADDR, at, pn_get64(ph + 8));
+		if (pn_get32(ph + 4) != TIMELINE)
+			return found(REC_TIMELINE, at, pn_get32(ph + 4));
+		if (!(info & PN_XLP_FIRST_IS_CONTRECORD))
+			return found(REC_CONTRECORD, 0, 0);
+		if (rem_len == 0 || rem_len != tot_len - got)
+			return found(REC_REM_LEN, tot_len - got, rem_len);
+		crc = pn_crc32c_update(crc, ph + PN_WAL_SHORT_PHD, n);
+		got += n;
+		at += BLCKSZ;
+	}
+	crc = pn_crc32c_final(pn_crc32c_update(crc, h, CRC_COVERED_HEADER));
+	return pn_get32(h + 20) == crc ? found(REC_VALID, 0, tot_len) : found(REC_CRC, 0, 0);
+}
+
+/* record_summary() of the records from a start to the end of its page, one after another
+ * while each is valid and ends on the page (arg as there): v[0] = the kind of the first
+ * that is not (REC_UNDECIDED also when the page ends) | its offset from the start << 16, v[1]
+ * its value. One summary and one byte range a page, not one of each a record. */
+static struct pn_summary_value run_summary(const uint8_t *h, uint32_t len, const uint64_t *arg)
+{
+	uint64_t a[PN_SUMMARY_ARGS] = {arg[0], arg[1], arg[2]};
+	uint32_t pos = 0;
+	struct pn_summary_value v = {{REC_UNDECIDED, 0}};
+	while (len - pos >= PN_WAL_RECORD_HEADER) {
+		v = record_summary(h + pos, len - pos, a);
+		if (v.v[0] != REC_VALID)
+			break;
+		a[0] = a[1];
+		a[1] += PN_ALIGN8(v.v[1]);
+		pos += (uint32_t)PN_ALIGN8(v.v[1]);
+		v = (struct pn_summary_value){{REC_UNDECIDED, 0}};
+	}
+	PN_ASSERT((v.v[0] >> 16) == 0 && pos <= len);
+	return (struct pn_summary_value){{v.v[0] | (uint64_t)pos << 16, v.v[1]}};
+}
+
+/* The bytes from a record's start (off on its page) to its end, page headers included, or
+ * 0 when it enters another segment. */
+static uint32_t record_span(pn_lsn start, uint32_t off, uint32_t tot_len, uint32_t seg_size)
+{
+	uint32_t span = PN_MIN(BLCKSZ - off, tot_len), got = span;
+	while (got < tot_len) {
+		uint32_t n = PN_MIN(USABLE_PER_PAGE, tot_len - got);
+		if ((start + span) % seg_size == 0) /* the next page's address */
+			return 0;
+		span += PN_WAL_SHORT_PHD + n;
+		got += n;
+	}
+	return span;
+}
+
+/* With summarize: how many bytes of the page the record at start (off on the page, its
+ * header whole there) needs read, 0 (and r->why, the byte path's) when no valid record
+ * starts there. The run of valid records from start to the page's end first (run_summary;
+ * its bytes are read at once), then, for the record that ends it with a valid header, one
+ * over that record's span. A record that enters another segment, or a summarized read that
+ * fails, is left to the bytes. */
+static uint32_t summarized_need(struct pn_wal_reader *r, pn_lsn start, uint32_t off)
+{
+	struct pn_summary s = {.fn = run_summary,
+			       .arg = {r->prev, start, r->rec_cap | (uint64_t)r->seg_size << 32}};
+	struct pn_summary_value v = {{REC_UNDECIDED, 0}};
+	uint32_t span = 0;
+	if (!(r->run_end != 0 && r->run_start <= start && start <= r->run_end)) {
+		if (!r->summarize(r->arg, start, BLCKSZ - off, &s, &v))
+			return BLCKSZ; /* the bytes say which page could not be read */
+		r->run_start = start;
+		r->run_end = start + (v.v[0] >> 16);
+		r->run_stop = (struct pn_summary_value){{v.v[0] & 0xFFFFu, v.v[1]}};
+		if (!page_bytes(r, (uint32_t)(r->run_end - r->page_addr)))
+			return 0;
+	}
+	if (start < r->run_end) /* a valid record of the run: its bytes are read */
+		return off + pn_get32(r->page + off);
+	v = r->run_stop;
+	s.fn = record_summary;
+	if (v.v[0] == REC_UNDECIDED) {
+		span = record_span(start, off, (uint32_t)v.v[1], r->seg_size);
+		if (span == 0 || !r->summarize(r->arg, start, span, &s, &v))
+			return BLCKSZ;
+	}
+	uint64_t detail = v.v[0] >> 16;
+	pn_lsn page = start + detail; /* a continuation page's address */
+	char seg[32];
+	segment_name(seg, sizeof(seg), page, r->seg_size);
+	switch ((enum rec_found)(v.v[0] & 0xFFFFu)) {
+	case REC_UNDECIDED: PN_ASSERT(false); return 0;
+	case REC_VALID: return v.v[1] > BLCKSZ - off ? BLCKSZ : off + (uint32_t)v.v[1];
+	case REC_SHORT:
+		return fail(r, "invalid record length at " LSN_FMT ": wanted %u, got %u",
+			    LSN_ARGS(start), PN_WAL_RECORD_HEADER, (unsigned)v.v[1]);
+	case REC_LONG:
+		return fail(r, "record length %u at " LSN_FMT " too long", (unsigned)v.v[1],
+			    LSN_ARGS(start));
+	case REC_RMID:
+		return fail(r, "invalid resource manager ID %u at " LSN_FMT, (unsigned)v.v[1],
+			    LSN_ARGS(start));
+	case REC_PREV:
+		return fail(r, "record with incorrect prev-link " LSN_FMT " at " LSN_FMT,
+			    LSN_ARGS(v.v[1]), LSN_ARGS(start));
+	case REC_MAGIC:
+		return fail(r, "invalid magic number %04X in log segment %s, offset %u",
+			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+	case REC_INFO:
+		return fail(r, "invalid info bits %04X in log segment %s, offset %u",
+			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+	case REC_PAGEADDR:
+		return fail(r, "unexpected pageaddr " LSN_FMT " in log segment %s, offset %u",
+			    LSN_ARGS(v.v[1]), seg, (unsigned)(page % r->seg_size));
+	case REC_TIMELINE:
+		return fail(r, "unexpected timeline ID %u in log segment %s, offset %u",
+			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+	case REC_CONTRECORD:
+		return fail(r, "there is no contrecord flag at " LSN_FMT, LSN_ARGS(start));
+	case REC_REM_LEN:
+		return fail(r, "invalid contrecord length %u (expected %lld) at " LSN_FMT,
+			    (unsigned)v.v[1], (long long)detail, LSN_ARGS(start));
+	case REC_CRC:
+		return fail(r, "incorrect resource manager data checksum in record at " LSN_FMT,
+			    LSN_ARGS(start));
+	}
+	PN_ASSERT(false);
+	return 0;
 }
 
 /* ValidXLogRecordHeader; `whole` false checks only xl_tot_len (the rest is on the next page). */
@@ -744,6 +952,8 @@ static bool read_continuation(struct pn_wal_reader *r, pn_lsn start, pn_lsn page
 				    rem_len, (long long)(tot_len - got), LSN_ARGS(start));
 		uint32_t hdr = pn_wal_page_header_size(page_addr, r->seg_size);
 		uint32_t n = PN_MIN(BLCKSZ - hdr, tot_len - got);
+		if (!page_bytes(r, hdr + n))
+			return false;
 		memcpy(r->rec + got, r->page + hdr, n);
 		got += n;
 	}
@@ -766,6 +976,11 @@ static const uint8_t *read_record_bytes(struct pn_wal_reader *r, pn_lsn start)
 	const uint8_t *h = r->page + off;
 	uint32_t avail = BLCKSZ - off;
 	bool whole_header = avail >= PN_WAL_RECORD_HEADER;
+	uint32_t need = BLCKSZ;
+	if (r->summarize != NULL && whole_header && (need = summarized_need(r, start, off)) == 0)
+		return NULL;
+	if (!page_bytes(r, need))
+		return NULL;
 	PN_TESTCASE("wal record header split across pages", !whole_header);
 	if (!check_record_header(r, h, start, whole_header))
 		return NULL;
@@ -830,11 +1045,20 @@ bool pn_wal_reader_init(struct pn_wal_reader *r, pn_lsn start, pn_lsn prev, uint
 	return true;
 }
 
+void pn_wal_reader_parts(struct pn_wal_reader *r, pn_wal_part_fn part, pn_wal_summary_fn summarize)
+{
+	PN_ASSERT(part != NULL && summarize != NULL);
+	r->read_part = part;
+	r->summarize = summarize;
+	r->page_loaded = false;
+}
+
 void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev)
 {
 	r->next = next;
 	r->prev = prev;
 	r->page_loaded = false;
+	r->run_start = r->run_end = 0;
 	r->why[0] = '\0';
 }
 

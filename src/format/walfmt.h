@@ -17,6 +17,7 @@
 #ifndef PN_WALFMT_H
 #define PN_WALFMT_H
 
+#include "env.h"
 #include "pn.h"
 
 #define PN_XLOG_BLCKSZ 8192u
@@ -121,6 +122,11 @@ void pn_wal_page_init(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64
 
 /* Reads the WAL page at page_addr into out (PN_XLOG_BLCKSZ bytes); false if unavailable. */
 typedef bool (*pn_wal_read_fn)(void *arg, pn_lsn page_addr, uint8_t *out);
+/* Reads [addr, addr + len) of one WAL page into out; false if unavailable. */
+typedef bool (*pn_wal_part_fn)(void *arg, pn_lsn addr, uint32_t len, uint8_t *out);
+/* A summarized read (env.h, sim/device.h D10) of [addr, addr + len) of one WAL page. */
+typedef bool (*pn_wal_summary_fn)(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
+				  struct pn_summary_value *out);
 
 struct pn_wal_reader {
 	uint32_t seg_size;
@@ -139,6 +145,16 @@ struct pn_wal_reader {
 	 * Dropped on every failure and by pn_wal_reader_seek(). */
 	pn_lsn page_addr;
 	bool page_loaded;
+	/* Optional (pn_wal_reader_parts): a page is read only as far as its records reach
+	 * (page_have bytes of it are in `page`), and whether a record that starts on it is
+	 * valid is taken as a summary before its bytes are read. */
+	pn_wal_part_fn read_part;
+	pn_wal_summary_fn summarize;
+	uint32_t page_have;
+	/* The last run of valid records summarized (walfmt.c run_summary), [run_start, run_end)
+	 * on page_addr's page, and what ends it (run_end 0: none). */
+	pn_lsn run_start, run_end;
+	struct pn_summary_value run_stop;
 };
 
 /* Prepares a reader at `start`; max_record bounds xl_tot_len. Returns false on no memory. */
@@ -146,6 +162,9 @@ bool pn_wal_reader_init(struct pn_wal_reader *r, pn_lsn start, pn_lsn prev, uint
 			uint32_t page_size, uint32_t max_record, uint64_t sysid,
 			pn_wal_read_fn read, void *arg);
 void pn_wal_reader_free(struct pn_wal_reader *r);
+/* Reads pages in parts and records' validity as summaries from here on (recovery's reader:
+ * the bytes past the last valid record are never read as bytes, only summarized). */
+void pn_wal_reader_parts(struct pn_wal_reader *r, pn_wal_part_fn part, pn_wal_summary_fn summarize);
 /* Repositions the reader (next, prev as in init) and drops its cached page: use it after
  * the WAL under the reader changed (e.g. more WAL appended to the page it last read). */
 void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev);
