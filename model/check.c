@@ -905,8 +905,7 @@ static bool patch_may(const struct base *b, uint32_t f, uint64_t off, uint64_t l
 {
 	bool judged = false;
 	for (uint32_t j = 0; j < b->njudged && !judged; j++)
-		judged = b->judged[j].file == f && b->judged[j].off < off + len &&
-			 off < b->judged[j].off + b->judged[j].len;
+		judged = pn_range_meets(&b->judged[j], f, off, len);
 	for (uint32_t k = 0; k < b->nwrites && judged; k++)
 		judged = !(b->writes[k].file == f && b->writes[k].off <= off &&
 			   off + len <= b->writes[k].off + b->writes[k].len);

@@ -400,12 +400,11 @@ static void read_log(const struct pn_device *d, uint32_t k, enum pn_file f, uint
 {
 	for (; k < (d->writes ? d->writes->n : 0) && off < end; k++) {
 		const struct pn_range *w = &d->writes->r[k];
-		uint64_t wend = w->off + w->len;
-		if (w->file != (uint32_t)f || wend <= off || end <= w->off)
+		if (!pn_range_meets(w, (uint32_t)f, off, end - off))
 			continue;
 		if (off < w->off)
 			read_log(d, k + 1, f, off, w->off);
-		off = wend; /* [w->off, wend) is the run's own */
+		off = w->off + w->len; /* [w->off, off) is the run's own */
 	}
 	if (off < end)
 		range_log(d->reads, f, off, (uint32_t)(end - off));
@@ -423,8 +422,7 @@ void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uin
 static bool written(const struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
 {
 	for (uint32_t i = 0; i < log->n; i++)
-		if (log->r[i].file == (uint32_t)f && log->r[i].off < off + len &&
-		    off < log->r[i].off + log->r[i].len)
+		if (pn_range_meets(&log->r[i], (uint32_t)f, off, len))
 			return true;
 	return false;
 }

@@ -142,6 +142,11 @@ struct pn_range {
 	uint32_t len;
 	uint64_t off;
 };
+/* Whether range r meets [off, off + len) of file f. */
+static inline bool pn_range_meets(const struct pn_range *r, uint32_t f, uint64_t off, uint64_t len)
+{
+	return r->file == f && r->off < off + len && off < r->off + r->len;
+}
 struct pn_range_log {
 	struct pn_range *r;
 	uint32_t n, cap;
