@@ -89,6 +89,7 @@ START_TEST(test_heap_page_fill_bytes)
 	for (uint32_t t_len = PN_TUPLE_HEADER; t_len <= 400; t_len++) {
 		uint32_t full = pn_heap_rows_per_page(PAGE, t_len, 100);
 		for (uint32_t rows = full / 2; rows <= full; rows += full - full / 2) {
+			memset(page, 0xa5, PAGE); /* every byte is the fill's own */
 			pn_heap_page_fill(page, PAGE, 7 * t_len, rows, t_len);
 			for (uint32_t i = 0; i < PAGE; i++)
 				h = (h ^ page[i]) * 0x100000001b3ull;

@@ -190,19 +190,26 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 	PN_ASSERT(t_len >= PN_TUPLE_HEADER);
 	PN_ASSERT((uint64_t)rows * (room + 4u) <= page_size - PN_PAGE_HEADER);
 	_Static_assert(PN_TUPLE_HEADER % 8 == 0, "a tuple's 8-byte stores end by its room");
-	memset(page, 0, page_size);
+	/* every byte stored once: the header, the line pointers, the hole zeroed, and each
+	 * tuple whole (a memset of the page first was a second pass over it) */
+	memset(page, 0, PN_PAGE_HEADER);
+	uint32_t lower = PN_PAGE_HEADER + 4u * rows;
+	memset(page + lower, 0, page_size - (uint64_t)rows * room - lower);
 	for (uint32_t i = 0; i < rows; i++) {
 		upper -= room;
 		uint8_t *t = page + upper;
 		pn_put16(page + PN_PAGE_HEADER + 4 * i, (uint16_t)upper);
 		pn_put16(page + PN_PAGE_HEADER + 4 * i + 2, (uint16_t)t_len);
-		pn_put32(t, 2); /* t_xmin: frozen-ish bootstrap xid */
+		pn_put32(t, 2);     /* t_xmin: frozen-ish bootstrap xid */
+		pn_put32(t + 4, 0); /* t_xmax */
+		pn_put32(t + 8, 0); /* t_cid */
 		pn_put16(t + 12, (uint16_t)(blkno >> 16));
 		pn_put16(t + 14, (uint16_t)blkno);
 		pn_put16(t + 16, (uint16_t)(i + 1));
 		pn_put16(t + 18, 4); /* t_infomask2: natts */
 		pn_put16(t + 20, PN_HEAP_XMAX_INVALID);
 		t[22] = PN_TUPLE_HEADER;
+		t[23] = 0;
 		/* whole 8-byte stores (a short last one was a byte loop: most of the fill's
 		 * time), the last one's bytes past t_len zeroed again: they are the padding up
 		 * to room, inside this tuple's own space */
@@ -212,6 +219,5 @@ void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32
 		}
 		memset(t + t_len, 0, room - t_len);
 	}
-	pn_page_header_init(page, page_size, (uint16_t)(PN_PAGE_HEADER + 4u * rows),
-			    (uint16_t)upper);
+	pn_page_header_init(page, page_size, (uint16_t)lower, (uint16_t)upper);
 }

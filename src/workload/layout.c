@@ -194,7 +194,7 @@ static bool page_init_with(const struct wl_layout *L, uint8_t *page, uint32_t bl
 		if (blkno < x->first || blkno >= x->first + x->npages)
 			continue;
 		uint32_t k = blkno - x->first;
-		memset(page, 0, L->page_size);
+		/* each fill writes every byte of the page: no memset before it */
 		if (!x->index && k < x->home_pages)
 			pn_heap_page_fill(page, L->page_size, blkno,
 					  PN_MIN(x->rows_per_page, x->rows - k * x->rows_per_page),
@@ -205,8 +205,10 @@ static bool page_init_with(const struct wl_layout *L, uint8_t *page, uint32_t bl
 			bool kept = fixed && l->init;
 			pn_btree_leaf_fill(page, L->page_size, kept ? l->init : l->keys,
 					   kept ? l->init_n : l->n, x->itup_len);
+		} else {
+			memset(page, 0, L->page_size); /* a new page: all zero until initialized */
 		}
-		return true; /* else a new page: all zero until something initializes it */
+		return true;
 	}
 	return false;
 }
