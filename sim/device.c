@@ -116,6 +116,7 @@ static struct pn_chunk *chunk_new_but(const uint8_t *from, uint32_t skip, uint32
 		memset(c->data + tail, 0, PN_CHUNK_SIZE - tail);
 	}
 	c->refs = 1;
+	c->unbuilt = 0;
 	return c;
 }
 
@@ -253,7 +254,40 @@ static bool lazy_chunk(const struct pn_device *d, enum pn_file f, uint64_t idx,
 	return off < d->lazy_end[f] && d->lazy(d->lazy_ctx, f, off, PN_CHUNK_SIZE, out);
 }
 
-/* D8: cur's reads of a lazy file, chunk by chunk: an unwritten chunk below its end is built. */
+/* D8: a chunk's parts, PART bytes each, as bits of pn_chunk.unbuilt. */
+#define PART (PN_CHUNK_SIZE / 32u)
+#define ALL_PARTS UINT32_MAX
+
+/* The parts that [in, end) of a chunk meets (end > in). */
+static uint32_t parts_meeting(uint32_t in, uint32_t end)
+{
+	uint32_t first = in / PART, last = (end - 1) / PART;
+	return (last == 31 ? ALL_PARTS : (1u << (last + 1)) - 1) & ~((1u << first) - 1);
+}
+
+/* D8: [in, in + n) of real chunk c of lazy file f (at chunk index idx), as readers see it:
+ * its bytes where built, the builder's where not. */
+static void chunk_read(const struct pn_device *d, enum pn_file f, uint64_t idx,
+		       const struct pn_chunk *c, uint32_t in, uint32_t n, uint8_t *out)
+{
+	uint64_t at = idx * PN_CHUNK_SIZE;
+	for (uint32_t end = in + n; in < end;) {
+		bool unbuilt = (c->unbuilt >> (in / PART)) & 1;
+		uint32_t to = (in / PART + 1) * PART; /* the run of parts alike from in */
+		while (to < end && (((c->unbuilt >> (to / PART)) & 1) == unbuilt))
+			to += PART;
+		to = PN_MIN(to, end);
+		if (unbuilt)
+			(void)d->lazy(d->lazy_ctx, f, at + in, to - in, out); /* zeros where none */
+		else
+			memcpy(out, c->data + in, to - in);
+		out += to - in;
+		in = to;
+	}
+}
+
+/* D8: cur's reads of a lazy file, chunk by chunk: an unwritten chunk below its end, and the
+ * unbuilt parts of a written one, are built. */
 static void lazy_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		      uint8_t *out)
 {
@@ -261,7 +295,10 @@ static void lazy_read(const struct pn_device *d, enum pn_file f, uint64_t off, u
 	while (len) {
 		uint64_t idx = off / PN_CHUNK_SIZE;
 		uint32_t in = (uint32_t)(off % PN_CHUNK_SIZE), n = PN_MIN(len, PN_CHUNK_SIZE - in);
-		if (chunk_at(im, idx) || off >= d->lazy_end[f])
+		const struct pn_chunk *c = chunk_at(im, idx);
+		if (is_real(c) && c->unbuilt)
+			chunk_read(d, f, idx, c, in, n, out);
+		else if (c || off >= d->lazy_end[f])
 			image_read(im, off, n, out);
 		else
 			(void)d->lazy(d->lazy_ctx, f, off, n, out); /* zeros where nothing was */
@@ -271,27 +308,37 @@ static void lazy_read(const struct pn_device *d, enum pn_file f, uint64_t off, u
 	}
 }
 
-/* D8: before a write to cur of [off, off + len), the unwritten chunks of a lazy file it
- * touches start as built, but for the bytes the write is about to overwrite. */
+/* D8: before a write to cur of [off, off + len), a chunk of a lazy file it touches is real,
+ * and each unbuilt part of it that the write covers only in part is built; the parts it
+ * touches are built from then on, and a new chunk's other parts stay unbuilt. */
 static void lazy_fill(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len)
 {
 	struct pn_file_image *im = &d->cur[f];
 	for (uint64_t idx = off / PN_CHUNK_SIZE; idx * PN_CHUNK_SIZE < off + len; idx++) {
 		uint64_t at = idx * PN_CHUNK_SIZE;
-		if (chunk_at(im, idx) || at >= d->lazy_end[f])
+		const struct pn_chunk *had = chunk_at(im, idx);
+		if (had == REMOVED || (!had && at >= d->lazy_end[f]) || (had && !had->unbuilt))
 			continue;
+		struct pn_leaf *l = leaf_for(im, idx);
+		struct pn_chunk *c = l->chunk[idx % PN_LEAF_CHUNKS];
+		if (!c) {
+			c = chunk_new_but(NULL, 0, PN_CHUNK_SIZE); /* built below, or unbuilt */
+			c->unbuilt = ALL_PARTS;
+			l->chunk[idx % PN_LEAF_CHUNKS] = c;
+			l->real++;
+			im->chunks++;
+			im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
+		}
+		PN_ASSERT(c->refs == 1 && "a chunk with unbuilt parts is never shared (D8)");
 		uint32_t in = (uint32_t)(PN_MAX(off, at) - at);
 		uint32_t end = (uint32_t)(PN_MIN(off + len, at + PN_CHUNK_SIZE) - at);
-		struct pn_chunk *c = chunk_new_but(NULL, 0, PN_CHUNK_SIZE); /* filled below */
-		if (in)
-			(void)d->lazy(d->lazy_ctx, f, at, in, c->data);
-		if (end < PN_CHUNK_SIZE)
-			(void)d->lazy(d->lazy_ctx, f, at + end, PN_CHUNK_SIZE - end, c->data + end);
-		struct pn_leaf *l = leaf_for(im, idx);
-		l->chunk[idx % PN_LEAF_CHUNKS] = c;
-		l->real++;
-		im->chunks++;
-		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
+		uint32_t partial = (in % PART ? 1u << (in / PART) : 0) |
+				   (end % PART ? 1u << ((end - 1) / PART) : 0);
+		for (uint32_t p = 0; p < 32; p++)
+			if ((c->unbuilt & partial) >> p & 1)
+				(void)d->lazy(d->lazy_ctx, f, at + p * PART, PART,
+					      c->data + p * PART);
+		c->unbuilt &= ~parts_meeting(in, end);
 	}
 }
 
@@ -723,11 +770,15 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 		image_copy(&src->cur[f], &dst->cur[f]);
 		if (dst->track)
 			image_copy(&src->cur[f], &dst->dur[f]);
-		/* D8: the copy holds the lazy chunks as real ones */
+		/* D8: the copy holds the lazy chunks as real ones, and its own built copy of each
+		 * chunk with unbuilt parts (all below lazy_end; the shared one goes back to refs 1) */
 		uint8_t lazy_buf[PN_CHUNK_SIZE];
 		for (uint64_t idx = 0; idx * PN_CHUNK_SIZE < src->lazy_end[f]; idx++) {
-			if (chunk_at(&src->cur[f], idx) ||
-			    !lazy_chunk(src, (enum pn_file)f, idx, lazy_buf))
+			const struct pn_chunk *c = chunk_at(&src->cur[f], idx);
+			if (is_real(c) && c->unbuilt)
+				chunk_read(src, (enum pn_file)f, idx, c, 0, PN_CHUNK_SIZE,
+					   lazy_buf);
+			else if (c || !lazy_chunk(src, (enum pn_file)f, idx, lazy_buf))
 				continue;
 			image_write(&dst->cur[f], idx * PN_CHUNK_SIZE, lazy_buf, PN_CHUNK_SIZE);
 			if (dst->track)
@@ -752,6 +803,11 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 			for (uint64_t c = 0; c < PN_MAX(im->nleaves * PN_LEAF_CHUNKS, lazy); c++) {
 				const struct pn_chunk *ch = chunk_at(im, c);
 				bool built = !ch && lazy_chunk(d, (enum pn_file)f, c, lazy_buf);
+				if (is_real(ch) && ch->unbuilt) {
+					chunk_read(d, (enum pn_file)f, c, ch, 0, PN_CHUNK_SIZE,
+						   lazy_buf);
+					built = true;
+				}
 				if (!ch && !built)
 					continue;
 				uint64_t where[3] = {(uint64_t)f << 1 | (uint64_t)which, c,

@@ -63,6 +63,14 @@
  *      (PN_ASSERT): the crash model and the checker's worlds see real chunks alone;
  *      pn_device_copy builds the lazy chunks into the copy (real chunks there).
  *      pn_device_held counts real chunks only.
+ *      A write that creates a chunk of a lazy file builds only the parts of it (32 of
+ *      PN_CHUNK_SIZE / 32 bytes each) that it covers in part; the parts it does not touch
+ *      stay unbuilt (the chunk's `unbuilt` mask: their bytes are garbage, never read), and
+ *      each reader of chunk bytes (a read, pn_device_hash, pn_device_copy) takes the
+ *      builder's bytes there, as for an unwritten chunk; a later write builds or covers
+ *      the parts it touches. So the other page of a chunk is built only if something
+ *      reads it. A chunk with unbuilt parts is never shared (refs 1: pn_device_copy gives
+ *      the copy built chunks), and tracked devices have none.
  *
  * Write-only files (pn_device_set_sink; `penumbra run`'s WAL, docs/performance.md):
  *   D9 An untracked device may keep none of a file's bytes: a write to it is counted
@@ -107,6 +115,7 @@
  * bytes are their own allocation of exactly PN_CHUNK_SIZE (no allocator size-class slack). */
 struct pn_chunk {
 	uint32_t refs;
+	uint32_t unbuilt; /* D8: bit i set = part i (PN_CHUNK_SIZE / 32 bytes) not yet built */
 	uint8_t *data;
 };
 
