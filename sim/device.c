@@ -48,7 +48,9 @@ static bool is_real(const struct pn_chunk *c) { return c && c != REMOVED; }
  * (pn_huge_alloc): formatting a 160 MiB data file used to take 41,000 page faults, a fifth
  * of `run`'s time on pgbench scale 10 (docs/performance.md). The pool only grows, to the most
  * chunks alive at once; a run that follows another reuses its chunks. One pool per
- * process: the simulator is single-threaded (check --jobs forks).
+ * process: the simulator is single-threaded (check --jobs forks). A lazy chunk written in one
+ * half only (D8) takes half a slot: the slot's other half waits in half_free for a chunk
+ * that holds the other half.
  */
 #define SLAB_CHUNKS (PN_HUGE_PAGE / PN_CHUNK_SIZE)
 static struct {
@@ -57,12 +59,16 @@ static struct {
 	uint32_t slab_used;
 	uint8_t **slabs; /* every slab, so that all stay reachable */
 	size_t nslabs, cap;
-	uint64_t live; /* chunks handed out and not yet back */
+	uint8_t *half_free[2]; /* D8: slots whose low (0) or high (1) half is free; the link is
+				* in that half's first bytes */
+	uint64_t live;         /* halves of chunks handed out and not yet back */
 } pool;
+
+#define HALF (PN_CHUNK_SIZE / 2u)
 
 static uint8_t *bytes_get(void)
 {
-	pool.live++;
+	pool.live += 2;
 	uint8_t *b = pool.free;
 	if (b) {
 		memcpy(&pool.free, b, sizeof(pool.free));
@@ -84,15 +90,42 @@ static uint8_t *bytes_get(void)
 
 static void bytes_put(uint8_t *b)
 {
-	pool.live--;
+	pool.live -= 2;
 	memcpy(b, &pool.free, sizeof(pool.free));
 	pool.free = b;
+}
+
+/* D8: a slot of which half h (0 low, 1 high) is the caller's; the other half of a slot
+ * split for it waits for a chunk holding that half. */
+static uint8_t *half_get(uint32_t h)
+{
+	uint8_t *slot = pool.half_free[h];
+	if (slot) {
+		memcpy(&pool.half_free[h], slot + h * HALF, sizeof(slot));
+		pool.live++;
+		return slot;
+	}
+	slot = bytes_get();
+	pool.live--;
+	memcpy(slot + (1 - h) * HALF, &pool.half_free[1 - h], sizeof(slot));
+	pool.half_free[1 - h] = slot;
+	return slot;
+}
+
+static void half_put(uint8_t *slot, uint32_t h)
+{
+	pool.live--;
+	memcpy(slot + h * HALF, &pool.half_free[h], sizeof(slot));
+	pool.half_free[h] = slot;
 }
 
 static void chunk_put(struct pn_chunk *c)
 {
 	if (is_real(c) && --c->refs == 0) {
-		bytes_put(c->data);
+		if (c->half)
+			half_put(c->data, c->half - 1u);
+		else
+			bytes_put(c->data);
 		free(c);
 	}
 }
@@ -117,6 +150,7 @@ static struct pn_chunk *chunk_new_but(const uint8_t *from, uint32_t skip, uint32
 	}
 	c->refs = 1;
 	c->unbuilt = 0;
+	c->half = 0;
 	return c;
 }
 
@@ -255,14 +289,45 @@ static bool lazy_chunk(const struct pn_device *d, enum pn_file f, uint64_t idx,
 }
 
 /* D8: a chunk's parts, PART bytes each, as bits of pn_chunk.unbuilt. */
-#define PART (PN_CHUNK_SIZE / 32u)
-#define ALL_PARTS UINT32_MAX
+#define PARTS 16u
+#define PART (PN_CHUNK_SIZE / PARTS)
+#define ALL_PARTS ((1u << PARTS) - 1)
+#define HALF_PARTS ((1u << PARTS / 2) - 1) /* the low half's parts */
 
 /* The parts that [in, end) of a chunk meets (end > in). */
 static uint32_t parts_meeting(uint32_t in, uint32_t end)
 {
 	uint32_t first = in / PART, last = (end - 1) / PART;
-	return (last == 31 ? ALL_PARTS : (1u << (last + 1)) - 1) & ~((1u << first) - 1);
+	return ((1u << (last + 1)) - 1) & ~((1u << first) - 1);
+}
+
+/* D8: a new chunk of which every part is unbuilt, holding bytes for the half of it that
+ * [in, end) lies in (c->half), or for all of it when [in, end) meets both. */
+static struct pn_chunk *chunk_unbuilt(uint32_t in, uint32_t end)
+{
+	uint32_t h = end <= HALF ? 1 : in >= HALF ? 2 : 0;
+	struct pn_chunk *c = h ? malloc(sizeof(*c)) : chunk_new_but(NULL, 0, PN_CHUNK_SIZE);
+	PN_ASSERT(c != NULL);
+	if (h)
+		c->data = half_get(h - 1);
+	c->refs = 1;
+	c->unbuilt = ALL_PARTS;
+	c->half = (uint16_t)h;
+	return c;
+}
+
+/* D8: half chunk c, about to have its other half written, holds all its bytes from now on
+ * (its other half still unbuilt). */
+static void chunk_whole(struct pn_chunk *c)
+{
+	uint32_t h = c->half - 1u;
+	PN_ASSERT(c->half &&
+		  (c->unbuilt | (h ? HALF_PARTS : ALL_PARTS & ~HALF_PARTS)) == c->unbuilt);
+	uint8_t *b = bytes_get();
+	memcpy(b + h * HALF, c->data + h * HALF, HALF);
+	half_put(c->data, h);
+	c->data = b;
+	c->half = 0;
 }
 
 /* D8: [in, in + n) of real chunk c of lazy file f (at chunk index idx), as readers see it:
@@ -321,24 +386,25 @@ static void lazy_fill(struct pn_device *d, enum pn_file f, uint64_t off, uint32_
 			continue;
 		struct pn_leaf *l = leaf_for(im, idx);
 		struct pn_chunk *c = l->chunk[idx % PN_LEAF_CHUNKS];
+		uint32_t in = (uint32_t)(PN_MAX(off, at) - at);
+		uint32_t end = (uint32_t)(PN_MIN(off + len, at + PN_CHUNK_SIZE) - at);
 		if (!c) {
-			c = chunk_new_but(NULL, 0, PN_CHUNK_SIZE); /* built below, or unbuilt */
-			c->unbuilt = ALL_PARTS;
+			c = chunk_unbuilt(in, end); /* built below, or unbuilt */
 			l->chunk[idx % PN_LEAF_CHUNKS] = c;
 			l->real++;
 			im->chunks++;
 			im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
 		}
 		PN_ASSERT(c->refs == 1 && "a chunk with unbuilt parts is never shared (D8)");
-		uint32_t in = (uint32_t)(PN_MAX(off, at) - at);
-		uint32_t end = (uint32_t)(PN_MIN(off + len, at + PN_CHUNK_SIZE) - at);
+		if (c->half && (c->half == 1 ? end > HALF : in < HALF))
+			chunk_whole(c);
 		uint32_t partial = (in % PART ? 1u << (in / PART) : 0) |
 				   (end % PART ? 1u << ((end - 1) / PART) : 0);
-		for (uint32_t p = 0; p < 32; p++)
+		for (uint32_t p = 0; p < PARTS; p++)
 			if ((c->unbuilt & partial) >> p & 1)
 				(void)d->lazy(d->lazy_ctx, f, at + p * PART, PART,
 					      c->data + p * PART);
-		c->unbuilt &= ~parts_meeting(in, end);
+		c->unbuilt = (uint16_t)(c->unbuilt & ~parts_meeting(in, end));
 	}
 }
 
@@ -362,7 +428,7 @@ static void share_synced(struct pn_device *d, enum pn_file f, uint64_t off, uint
 	}
 }
 
-uint64_t pn_device_pool_bytes(void) { return pool.live * PN_CHUNK_SIZE; }
+uint64_t pn_device_pool_bytes(void) { return pool.live * HALF; }
 
 /* D1 (remove) and D2 (create) on one image, chunk by chunk. */
 static void image_mark(struct pn_file_image *im, uint64_t idx, bool remove)

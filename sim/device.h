@@ -63,9 +63,12 @@
  *      (PN_ASSERT): the crash model and the checker's worlds see real chunks alone;
  *      pn_device_copy builds the lazy chunks into the copy (real chunks there).
  *      pn_device_held counts real chunks only.
- *      A write that creates a chunk of a lazy file builds only the parts of it (32 of
- *      PN_CHUNK_SIZE / 32 bytes each) that it covers in part; the parts it does not touch
- *      stay unbuilt (the chunk's `unbuilt` mask: their bytes are garbage, never read), and
+ *      A write that creates a chunk of a lazy file builds only the parts of it (16 of
+ *      PN_CHUNK_SIZE / 16 bytes each) that it covers in part; the parts it does not touch
+ *      stay unbuilt (the chunk's `unbuilt` mask: their bytes are garbage, never read); a
+ *      chunk whose writes all lie in one half holds bytes for that half alone (`half`:
+ *      its data is a whole slot of which the other half belongs to another chunk), until
+ *      a write reaches the other half; and
  *      each reader of chunk bytes (a read, pn_device_hash, pn_device_copy) takes the
  *      builder's bytes there, as for an unwritten chunk; a later write builds or covers
  *      the parts it touches. So the other page of a chunk is built only if something
@@ -112,10 +115,12 @@
 
 /* A chunk may be shared by several images (copy-on-write): crash states and recovering
  * worlds share every chunk they do not write, so a crash image costs a table copy. The
- * bytes are their own allocation of exactly PN_CHUNK_SIZE (no allocator size-class slack). */
+ * bytes are their own allocation of exactly PN_CHUNK_SIZE (no allocator size-class slack),
+ * or of its one half (D8, `half`). */
 struct pn_chunk {
 	uint32_t refs;
-	uint32_t unbuilt; /* D8: bit i set = part i (PN_CHUNK_SIZE / 32 bytes) not yet built */
+	uint16_t unbuilt; /* D8: bit i set = part i (PN_CHUNK_SIZE / 16 bytes) not yet built */
+	uint16_t half;    /* D8: 1 or 2 = data holds only the low or high half's bytes */
 	uint8_t *data;
 };
 

@@ -37,7 +37,8 @@
  *   lazy           D8: a lazy file's unwritten chunks read as the builder's bytes, a write
  *                  into one keeps the rest as built, pn_device_hash and a copy are those of
  *                  the eagerly filled device, a tracked device refuses lazy extents; a
- *                  chunk's parts no write touched stay unbuilt until read, and reads,
+ *                  chunk's parts no write touched stay unbuilt until read (a chunk
+ *                  written in one half holds bytes for that half alone), and reads,
  *                  hash and copy see the builder's bytes there, not stale ones; whole
  *                  runs (pgbench under fpw and umbra, tpcc) on a lazily formatted device
  *                  end with the device, the pages and the metrics of an eager one, holding
@@ -829,7 +830,9 @@ START_TEST(test_lazy_unbuilt_parts)
 			   .offset = 3 * 8192,
 			   .len = 8192,
 			   .buf = page};
+	uint64_t pool = pn_device_pool_bytes();
 	pn_device_write(&lazy, &io, 1); /* first: it takes the freed chunk */
+	ck_assert_uint_eq(pn_device_pool_bytes() - pool, PN_CHUNK_SIZE / 2); /* half of it */
 	lazy_bytes(NULL, PN_FILE_DATA, 0, LAZY_END, buf);
 	pn_device_format_write(&eager, PN_FILE_DATA, 0, buf, LAZY_END);
 	pn_device_write(&eager, &io, 1);
@@ -851,6 +854,8 @@ START_TEST(test_lazy_unbuilt_parts)
 	pn_device_write(&lazy, &io, 3);
 	pn_device_write(&eager, &io, 3);
 	ck_assert_uint_eq(built, 0);
+	ck_assert_uint_eq(pn_device_pool_bytes() - pool, /* now all of it, and eager's */
+			  PN_CHUNK_SIZE + pn_device_held(&eager, PN_FILE_DATA, false));
 	same_bytes(&lazy, &eager, false, LAZY_END);
 	ck_assert_uint_eq(pn_world_device_hash(&lazy), pn_world_device_hash(&eager));
 	struct pn_device copy; /* a copy holds them built */
