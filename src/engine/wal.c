@@ -52,7 +52,7 @@ void pn_wal_set_state(struct pn_wal *w, enum pn_wal_flush_state to)
 static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero);
 
 /* pn_wal_copy_record's pages: a page it enters it begins itself (walfmt.c W3: the header,
- * then zeroes the rest), so the ring does not zero it first; pn_wal_insert asserts that a
+ * then zeroes what follows the record), so the ring does not zero it first; pn_wal_insert asserts that a
  * record starting past a page's header finds that page in the ring. */
 static uint8_t *page_cb(void *arg, pn_lsn page_addr) { return ring_slot(arg, page_addr, false); }
 
@@ -61,12 +61,28 @@ static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr)
 	return ring_slot(w, page_addr, true);
 }
 
+/* The slot of page_addr: the page after the one last placed takes the next slot (the
+ * insert path enters pages in order), any other is divided out. */
+static uint32_t slot_of(struct pn_wal *w, pn_lsn page_addr)
+{
+	uint32_t slot;
+	if (page_addr == w->slot_page)
+		slot = w->slot_last;
+	else if (page_addr == w->slot_page + PN_XLOG_BLCKSZ)
+		slot = w->slot_last + 1 == w->npages ? 0 : w->slot_last + 1;
+	else
+		slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
+	w->slot_page = page_addr;
+	w->slot_last = slot;
+	return slot;
+}
+
 /* The ring's page for page_addr, taking its slot over (zeroed, if zero) when it held
  * another page. */
 static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero)
 {
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
-	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
+	uint32_t slot = slot_of(w, page_addr);
 	uint64_t *tags = w->tags;
 	uint8_t *p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
 	if (tags[slot] != page_addr) {
@@ -78,9 +94,9 @@ static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero)
 	return p;
 }
 
-static bool in_ring(const struct pn_wal *w, pn_lsn page_addr)
+static bool in_ring(struct pn_wal *w, pn_lsn page_addr)
 {
-	return w->tags[(page_addr / PN_XLOG_BLCKSZ) % w->npages] == page_addr;
+	return w->tags[slot_of(w, page_addr)] == page_addr;
 }
 
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr)
@@ -147,7 +163,16 @@ static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
 	w->tags = (uint64_t *)(w->pages + (size_t)w->npages * PN_XLOG_BLCKSZ);
 	for (uint32_t i = 0; i < w->npages; i++)
 		w->tags[i] = UINT64_MAX;
+	w->slot_page = UINT64_MAX - PN_XLOG_BLCKSZ; /* none yet: no page follows it */
 	return true;
+}
+
+/* W1: the insert position moves; its start and end LSNs with it. */
+static void set_insert(struct pn_wal *w, uint64_t bytepos)
+{
+	w->insert_bytepos = bytepos;
+	w->insert_start = pn_wal_bytepos_to_recptr(bytepos, w->seg_size);
+	w->insert_end = pn_wal_bytepos_to_endrecptr(bytepos, w->seg_size);
 }
 
 bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_services *svc,
@@ -168,7 +193,7 @@ bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_servi
 		return false;
 	/* WAL starts in segment 1, as a fresh cluster's does, so that LSN 0 stays invalid. */
 	pn_lsn start = (pn_lsn)w->seg_size + PN_WAL_LONG_PHD;
-	w->insert_bytepos = pn_wal_recptr_to_bytepos(start, w->seg_size);
+	set_insert(w, pn_wal_recptr_to_bytepos(start, w->seg_size));
 	w->written = w->flushed = start;
 	w->ring_base = start - PN_WAL_LONG_PHD;
 	w->keep_from = start;
@@ -201,16 +226,6 @@ void pn_wal_set_horizon(struct pn_wal *w, pn_lsn (*fn)(void *ctx), void *ctx)
 	w->horizon_ctx = ctx;
 }
 
-pn_lsn pn_wal_insert_lsn(const struct pn_wal *w)
-{
-	return pn_wal_bytepos_to_endrecptr(w->insert_bytepos, w->seg_size);
-}
-
-pn_lsn pn_wal_insert_start(const struct pn_wal *w)
-{
-	return pn_wal_bytepos_to_recptr(w->insert_bytepos, w->seg_size);
-}
-
 uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn addr)
 {
 	uint64_t segno = addr / w->seg_size;
@@ -219,8 +234,9 @@ uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn addr)
 
 bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 {
-	uint64_t end_pos = w->insert_bytepos + PN_ALIGN8(len) + PN_XLOG_BLCKSZ;
-	pn_lsn end = pn_wal_bytepos_to_endrecptr(end_pos, w->seg_size);
+	pn_lsn end, next;
+	pn_wal_lsn_advance(w->insert_start, PN_ALIGN8((uint64_t)len) + PN_XLOG_BLCKSZ, w->seg_size,
+			   &end, &next);
 	PN_ASSERT(end >= w->ring_base);
 	/* W5: the in-memory ring must not wrap onto pages not yet written. */
 	if (end - w->ring_base >= (uint64_t)(w->npages - 2) * PN_XLOG_BLCKSZ)
@@ -231,23 +247,25 @@ bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 	return seg_end - seg_keep + 1 < w->nsegs;
 }
 
+/* The image bytes are pn_wal_record_fpi_bytes(), counted in the same pass. */
 static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum pn_rec kind,
 			 uint32_t len)
 {
-	uint32_t fpi = pn_wal_record_fpi_bytes(r, w->page_size);
-	PN_ASSERT(fpi <= len);
 	struct pn_metrics *m = w->m;
+	uint32_t fpi = 0;
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		if (r->blocks[i].has_image) {
+			m->fpi_count++;
+			fpi += w->page_size - r->blocks[i].hole_length;
+		}
+	}
+	PN_ASSERT(fpi <= len);
+	m->fpi_bytes += fpi;
 	m->wal_bytes += len;
 	m->wal_records++;
 	m->rec_count[kind]++;
 	m->rec_bytes[kind] += len - fpi;
 	m->rec_fpi_bytes[kind] += fpi;
-	for (uint32_t i = 0; i < r->nblocks; i++) {
-		if (r->blocks[i].has_image) {
-			m->fpi_count++;
-			m->fpi_bytes += w->page_size - r->blocks[i].hole_length;
-		}
-	}
 }
 
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start)
@@ -258,21 +276,24 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	if (kind != PN_REC_IMPORTED) /* an imported record keeps its own (wl_import.c) */
 		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = w->prev_start;
-	pn_wal_record_encode(r, w->page_size, w->rec_buf);
-	uint64_t pos = w->insert_bytepos;
-	pn_lsn s = pn_wal_bytepos_to_recptr(pos, w->seg_size);
+	uint32_t encoded = pn_wal_record_encode(r, w->page_size, w->rec_buf);
+	PN_ASSERT(encoded == len);
+	pn_lsn s = w->insert_start;
 	pn_lsn page_addr = s - s % PN_XLOG_BLCKSZ;
 	/* page_cb: a page entered mid-way must be in the ring (only its first record begins it) */
 	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
 		  in_ring(w, page_addr));
 	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
-	w->insert_bytepos = pos + PN_ALIGN8(len);
+	w->insert_bytepos += PN_ALIGN8(len);
+	pn_wal_lsn_advance(s, PN_ALIGN8(len), w->seg_size, &w->insert_end, &w->insert_start);
 	w->prev_start = s;
+	w->last_len = len;
 	count_record(w, r, kind, len);
 	if (start)
 		*start = s;
-	pn_lsn end = pn_wal_insert_lsn(w);
-	enter_segment(w, end / w->seg_size);
+	pn_lsn end = w->insert_end;
+	if (end >= (w->seg_entered + 1) * (uint64_t)w->seg_size) /* W6, without dividing */
+		enter_segment(w, end / w->seg_size);
 	const struct pn_env *env = &w->svc->env;
 	if (env->wal_inserted)
 		env->wal_inserted(env->ctx, w->rec_buf, len, s, end);
@@ -360,15 +381,14 @@ void pn_wal_start_flush(struct pn_wal *w, pn_lsn upto)
 	pn_lsn end = upto - 1 - (upto - 1) % PN_XLOG_BLCKSZ + PN_XLOG_BLCKSZ;
 	w->flush_ios = 1; /* hold until every write is issued */
 	pn_lsn run = from;
-	uint32_t slot_prev = UINT32_MAX;
+	uint32_t slot = (uint32_t)((from / PN_XLOG_BLCKSZ) % w->npages);
 	for (pn_lsn a = from; a < end; a += PN_XLOG_BLCKSZ) {
-		uint32_t slot = (uint32_t)((a / PN_XLOG_BLCKSZ) % w->npages);
 		bool seg_start = a % w->seg_size == 0;
-		if (a != run && (seg_start || slot != slot_prev + 1)) {
+		if (a != run && (seg_start || slot == 0)) { /* a segment or the ring starts anew */
 			issue_wal_write(w, run, a);
 			run = a;
 		}
-		slot_prev = slot;
+		slot = slot + 1 == w->npages ? 0 : slot + 1;
 	}
 	issue_wal_write(w, run, end);
 	wal_write_done(w, NULL);
@@ -440,7 +460,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 		PN_ASSERT(ok);
 		memset(p + end % PN_XLOG_BLCKSZ, 0, PN_XLOG_BLCKSZ - end % PN_XLOG_BLCKSZ);
 	}
-	w->insert_bytepos = pn_wal_recptr_to_bytepos(end, w->seg_size);
+	set_insert(w, pn_wal_recptr_to_bytepos(end, w->seg_size));
 	/* An end exactly at a page boundary: the next record starts past the next header. */
 	w->written = w->flushed = end;
 	w->prev_start = prev_start;
@@ -460,4 +480,6 @@ void pn_wal_check(const struct pn_wal *w, bool recovering)
 	PN_ASSERT(recovering || w->flushed <= pn_wal_insert_lsn(w));
 	PN_ASSERT(w->keep_from <= w->redo || recovering);
 	PN_ASSERT(w->nwaiters == 0 || w->waiters);
+	PN_ASSERT(w->insert_start == pn_wal_bytepos_to_recptr(w->insert_bytepos, w->seg_size));
+	PN_ASSERT(w->insert_end == pn_wal_bytepos_to_endrecptr(w->insert_bytepos, w->seg_size));
 }
