@@ -1,5 +1,5 @@
 /*
- * wal.h: WAL insertion and flushing (engine layer, owned by wal.c; its rules W1-W6 are in
+ * wal.h: WAL insertion and flushing (engine layer, owned by wal.c; its rules W1-W7 are in
  * wal.c's header, the record bytes in walfmt.h): insert (LSN = byte position), group flush,
  * the segment ring. struct pn_wal is e->wal in struct pn_engine; only wal.c writes its
  * fields, everyone else reads them through the functions below.
@@ -69,6 +69,14 @@ struct pn_wal {
 	uint32_t last_len; /* xl_tot_len of the last record inserted */
 	pn_lsn slot_page;  /* the page ring_slot() last placed, in slot slot_last */
 	uint32_t slot_last;
+	/* W7: hot slots (nhot pages, 0: none) and the bounce area of non-adjacent writes */
+	uint8_t *hot;
+	uint64_t *hot_tags;
+	uint32_t nhot;
+	uint8_t *bounce;
+	uint64_t bounce_used; /* bytes of it the current flush took */
+	pn_lsn bounce_page;   /* the last page bounced, while bounce_last is set */
+	uint8_t *bounce_last; /* its copy in the bounce area; NULL: none in flight */
 };
 
 /* nprocs: processes that may wait for a flush. */
