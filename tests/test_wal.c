@@ -332,17 +332,77 @@ static void poison_free_slots(void)
 	for (uint32_t i = 0; i < wal.npages; i++)
 		if (wal.tags[i] == UINT64_MAX || wal.tags[i] < wal.ring_base)
 			memset(wal.pages + (size_t)i * PN_XLOG_BLCKSZ, 0xaa, PN_XLOG_BLCKSZ);
+	for (uint32_t i = 0; i < wal.nhot; i++)
+		if (wal.hot_tags[i] == UINT64_MAX || wal.hot_tags[i] < wal.ring_base)
+			memset(wal.hot + (size_t)i * PN_XLOG_BLCKSZ, 0xaa, PN_XLOG_BLCKSZ);
 }
+
+/* A pool of 256 buffers: a ring of 640 pages, so with hot slots (W7). */
+static void big_ring(void)
+{
+	pn_wal_free(&wal);
+	sc.storage.buffers = 256;
+	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, 4));
+	pn_wal_set_redo(&wal, pn_wal_insert_start(&wal));
+	ck_assert_uint_eq(wal.npages, 640);
+	ck_assert_uint_eq(wal.nhot, 8);
+}
+
+/* Completes every I/O, each checked against the ring's pages as they are now (its dispatch):
+ * the WAL here stays below the ring's 10 segments, so a file offset is the page's LSN. */
+static uint32_t complete_checked(void)
+{
+	uint32_t n = 0;
+	while (stub.nios) {
+		struct pn_io *io = stub.ios[0];
+		for (uint32_t off = 0; off < io->len; off += PN_XLOG_BLCKSZ)
+			ck_assert_msg(memcmp(io->buf + off,
+					     pn_wal_ring_page(&wal, io->offset + off),
+					     PN_XLOG_BLCKSZ) == 0,
+				      "write at %llu: page %u differs from the ring's",
+				      (unsigned long long)io->offset, off / PN_XLOG_BLCKSZ);
+		memmove(stub.ios, stub.ios + 1, --stub.nios * sizeof(stub.ios[0]));
+		pn_io_dispatched(io);
+		pn_io_complete(&svc, io);
+		n++;
+	}
+	return n;
+}
+
+/* W7: with hot slots, writes that span a hot wrap or mix hot and ring slots (a window of
+ * more than 8 pages) are bounced, and a record inserted while the write is in flight
+ * reaches the write's last page: every write carries the ring's bytes at its dispatch. */
+START_TEST(test_hot_ring_writes_match)
+{
+	big_ring();
+	uint32_t round = 0;
+	pn_lsn end = 0;
+	while (pn_wal_insert_lsn(&wal) < 8ull * SEG) {
+		uint32_t burst = round % 17 == 0 ? 200 : 1 + round % 4; /* 200: about 75 pages */
+		for (uint32_t i = 0; i < burst; i++)
+			end = insert(1000 + (round * 977 + i * 131) % 3000, NULL);
+		round++;
+		if (pn_wal_flush_request(&wal, end, 0))
+			continue;
+		insert(40, NULL); /* while the writes are in flight */
+		while (stub.nios)
+			complete_checked();
+	}
+	ck_assert_uint_gt(round, 100);
+}
+END_TEST
 
 /* The ring does not zero a page it hands to pn_wal_copy_record: the copy begins every page
  * it enters (walfmt.c W3: header, then zeros). With stale bytes in every free slot before
  * each insert, over three turns of the ring, the pages the records entered hold no run of
  * 16 stale bytes (more than a CRC or an LSN could make), the zeros past the last record
  * included. */
-START_TEST(test_ring_pages_begun_whole)
+/* Inserts 3000-byte records until the insert position passes `until`, poisoning the free
+ * slots before each: no page a record entered holds a run of 16 stale bytes. */
+static void check_pages_begun_whole(pn_lsn until)
 {
 	pn_lsn start = 0, end = 0;
-	while (pn_wal_insert_lsn(&wal) < 3ull * wal.npages * PN_XLOG_BLCKSZ) {
+	while (pn_wal_insert_lsn(&wal) < until) {
 		poison_free_slots();
 		end = insert(3000, &start);
 		for (pn_lsn page = start - start % PN_XLOG_BLCKSZ; page < end;
@@ -358,6 +418,18 @@ START_TEST(test_ring_pages_begun_whole)
 		if (!pn_wal_flush_request(&wal, end, 0))
 			complete_all();
 	}
+}
+
+START_TEST(test_ring_pages_begun_whole)
+{
+	check_pages_begun_whole(3ull * wal.npages * PN_XLOG_BLCKSZ);
+}
+END_TEST
+
+START_TEST(test_hot_ring_pages_begun_whole)
+{
+	big_ring();
+	check_pages_begun_whole(3ull * wal.nhot * PN_XLOG_BLCKSZ + SEG);
 }
 END_TEST
 
@@ -407,6 +479,8 @@ static Suite *wal_suite(void)
 	tcase_add_test(tc, test_keep_from_and_horizon);
 	tcase_add_test(tc, test_no_room_when_keep_from_pins_the_ring);
 	tcase_add_test(tc, test_ring_pages_begun_whole);
+	tcase_add_test(tc, test_hot_ring_writes_match);
+	tcase_add_test(tc, test_hot_ring_pages_begun_whole);
 	tcase_add_test(tc, test_start_at_after_recovery);
 	tcase_add_test_raise_signal(tc, test_redo_only_forward, SIGABRT);
 	suite_add_tcase(s, tc);

@@ -601,6 +601,31 @@ START_TEST(test_positions_roundtrip_64k)
 }
 END_TEST
 
+/* The insert path's arithmetic: from any start, any length (above 0) on, the same end and next start
+ * as the byte-position conversions (across pages, segment starts and exact page ends). */
+static void check_advance(uint64_t b, uint64_t n, uint32_t seg_size)
+{
+	pn_lsn end, next;
+	pn_wal_lsn_advance(pn_wal_bytepos_to_recptr(b, seg_size), n, seg_size, &end, &next);
+	EXPECT(end == pn_wal_bytepos_to_endrecptr(b + n, seg_size));
+	EXPECT(next == pn_wal_bytepos_to_recptr(b + n, seg_size));
+}
+
+START_TEST(test_positions_advance)
+{
+	static const uint64_t lens[] = {8, 24, 8144, 8152, 8160, 8168, 8176, 16336, 3 * 8168 + 8};
+	uint64_t per_seg_64k = 8 * 8168 - 16, per_seg_16m = 2048 * 8168 - 16;
+	for (uint64_t b = 0; b < 3 * per_seg_64k; b += 8)
+		for (size_t i = 0; i < PN_ARRAY_LEN(lens); i++)
+			check_advance(b, lens[i], KIB64);
+	for (uint64_t b = per_seg_16m - 3 * 8168; b < per_seg_16m + 3 * 8168; b += 8)
+		for (size_t i = 0; i < PN_ARRAY_LEN(lens); i++)
+			check_advance(b, lens[i], MIB16);
+	for (uint64_t n = 8; n < 5 * 8168; n += 8)
+		check_advance(8136, n, KIB64);
+}
+END_TEST
+
 START_TEST(test_positions_roundtrip_16m)
 {
 	uint64_t per_seg = 2048 * 8168 - 16;
@@ -1363,6 +1388,7 @@ static Suite *walfmt_suite(void)
 	tcase_add_test(pos, test_positions_match_pg_waldump);
 	tcase_add_test(pos, test_positions_roundtrip_64k);
 	tcase_add_test(pos, test_positions_roundtrip_16m);
+	tcase_add_test(pos, test_positions_advance);
 	tcase_add_loop_test(wal, test_copy_read_all, 0, 2);
 	tcase_add_test(wal, test_copy_page_headers);
 	tcase_add_test(wal, test_page_init);

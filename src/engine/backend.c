@@ -412,8 +412,13 @@ static void do_change_blocks(struct pn_backends *bk, struct pn_proc *p)
 		pn_client_mark(&cl, b, c->pages[i], page, (p->chg_image >> i) & 1, false,
 			       (p->chg_shift >> i) & 1);
 	}
-	p->txn_wal += pn_wal_record_size(&rec, bk->cl->page_size);
+	/* counted as built: l3/l4's assemble (a shifted block's) may still change the record */
+	bool shifted = false;
+	for (uint32_t i = 0; i < c->nblocks; i++)
+		shifted |= rec.blocks[i].has_shift;
+	uint32_t built = shifted ? pn_wal_record_size(&rec, bk->cl->page_size) : 0;
 	pn_client_insert(&cl, &rec, kind, p->chg_frames);
+	p->txn_wal += shifted ? built : pn_wal_last_len(bk->cl->wal);
 	bk->cl->m->logical_bytes_changed += c->kind == PN_REC_HEAP_HOT_UPDATE ? c->change_len
 					    : c->t_len                        ? c->t_len
 									      : c->itup_len;

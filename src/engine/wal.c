@@ -24,6 +24,16 @@
  *      device holds the WAL from keep_from's segment to the insert position's, plus one
  *      segment, whatever the ring's size (max_wal_size).
  *
+ *   W7 Where a ring page lives is not what it means: a big ring (WAL_HOT_RING pages and
+ *      more) places a page it enters in hot slot (page number mod WAL_HOT_PAGES) when what
+ *      that slot holds is written (W5), else in its ring slot (page number mod npages), so
+ *      that a run whose flushes keep up writes its WAL into 64 KiB that stay in the cache
+ *      instead of walking the ring's 8 MiB. The
+ *      ring's size still sets the room (pn_wal_has_room) and where a flush splits its writes
+ *      (a segment start, ring slot 0); a write whose pages do not lie side by side is
+ *      copied to the bounce area, and its last page follows the inserts until the flush's
+ *      writes are done, so the device sees the bytes it saw before at every dispatch.
+ *
  * The module takes struct pn_wal (wal.h) and the handles it was given at init: services
  * (I/O, wakes), metrics, and the two callbacks the assembly installs (the checkpoint
  * trigger, the page server's horizon). It names no other engine module.
@@ -34,6 +44,8 @@
 #include <string.h>
 
 #define WAL_RING_PAGES 1024u /* 8 MiB of WAL buffers */
+#define WAL_HOT_PAGES 8u     /* W7: 64 KiB that stay in the cache (a power of two) */
+#define WAL_HOT_RING 256u    /* W7: the ring size from which hot slots are used */
 
 static const bool legal[PN_WAL_FLUSH_STATES][PN_WAL_FLUSH_STATES] = {
 	[PN_WAL_IDLE] = {[PN_WAL_WRITING] = true},
@@ -52,7 +64,7 @@ void pn_wal_set_state(struct pn_wal *w, enum pn_wal_flush_state to)
 static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero);
 
 /* pn_wal_copy_record's pages: a page it enters it begins itself (walfmt.c W3: the header,
- * then zeroes the rest), so the ring does not zero it first; pn_wal_insert asserts that a
+ * then zeroes what follows the record), so the ring does not zero it first; pn_wal_insert asserts that a
  * record starting past a page's header finds that page in the ring. */
 static uint8_t *page_cb(void *arg, pn_lsn page_addr) { return ring_slot(arg, page_addr, false); }
 
@@ -61,34 +73,74 @@ static uint8_t *ring_page(struct pn_wal *w, pn_lsn page_addr)
 	return ring_slot(w, page_addr, true);
 }
 
-/* The ring's page for page_addr, taking its slot over (zeroed, if zero) when it held
- * another page. */
+/* The slot of page_addr: the page after the one last placed takes the next slot (the
+ * insert path enters pages in order), any other is divided out. */
+static uint32_t slot_of(struct pn_wal *w, pn_lsn page_addr)
+{
+	uint32_t slot;
+	if (page_addr == w->slot_page)
+		slot = w->slot_last;
+	else if (page_addr == w->slot_page + PN_XLOG_BLCKSZ)
+		slot = w->slot_last + 1 == w->npages ? 0 : w->slot_last + 1;
+	else
+		slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
+	w->slot_page = page_addr;
+	w->slot_last = slot;
+	return slot;
+}
+
+/* Where page_addr is held now: its hot slot, its ring slot, or NULL. */
+static uint8_t *locate(const struct pn_wal *w, pn_lsn page_addr, uint32_t slot)
+{
+	uint32_t hot = (uint32_t)(page_addr / PN_XLOG_BLCKSZ) & (w->nhot - 1);
+	if (w->nhot && w->hot_tags[hot] == page_addr)
+		return w->hot + (size_t)hot * PN_XLOG_BLCKSZ;
+	if (w->tags[slot] == page_addr)
+		return w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
+	return NULL;
+}
+
+/* W7: a slot is free when what it holds (if anything) lies before ring_base (W5). */
+static bool slot_free(const struct pn_wal *w, uint64_t tag)
+{
+	return tag == UINT64_MAX || tag < w->ring_base;
+}
+
+/* The ring's page for page_addr; a page not held yet takes its hot slot if that is free,
+ * else its ring slot (zeroed, if zero). */
 static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero)
 {
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
-	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
-	uint64_t *tags = w->tags;
-	uint8_t *p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
-	if (tags[slot] != page_addr) {
-		PN_ASSERT(tags[slot] < w->ring_base || tags[slot] == UINT64_MAX); /* W5 */
-		if (zero)
-			memset(p, 0, PN_XLOG_BLCKSZ);
-		tags[slot] = page_addr;
+	uint32_t slot = slot_of(w, page_addr);
+	uint8_t *p = locate(w, page_addr, slot);
+	if (p)
+		return p;
+	uint32_t hot = (uint32_t)(page_addr / PN_XLOG_BLCKSZ) & (w->nhot - 1);
+	if (w->nhot && slot_free(w, w->hot_tags[hot])) {
+		w->hot_tags[hot] = page_addr;
+		p = w->hot + (size_t)hot * PN_XLOG_BLCKSZ;
+	} else {
+		PN_ASSERT(slot_free(w, w->tags[slot])); /* W5 */
+		w->tags[slot] = page_addr;
+		p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
 	}
+	if (zero)
+		memset(p, 0, PN_XLOG_BLCKSZ);
 	return p;
 }
 
-static bool in_ring(const struct pn_wal *w, pn_lsn page_addr)
+static bool in_ring(struct pn_wal *w, pn_lsn page_addr)
 {
-	return w->tags[(page_addr / PN_XLOG_BLCKSZ) % w->npages] == page_addr;
+	return locate(w, page_addr, slot_of(w, page_addr)) != NULL;
 }
 
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr)
 {
 	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
-	PN_ASSERT(w->tags[slot] == page_addr);
-	return w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
+	const uint8_t *p = locate(w, page_addr, slot);
+	PN_ASSERT(p != NULL);
+	return p;
 }
 
 /* PostgreSQL's CheckPointSegments; bounded so that the ring's segment count fits 32 bits
@@ -131,6 +183,16 @@ static void enter_segment(struct pn_wal *w, uint64_t seg)
 	w->seg_entered = seg;
 }
 
+/* No page held (init, and after recovery). */
+static void forget_pages(struct pn_wal *w)
+{
+	for (uint32_t i = 0; i < w->npages; i++)
+		w->tags[i] = UINT64_MAX;
+	for (uint32_t i = 0; i < w->nhot; i++)
+		w->hot_tags[i] = UINT64_MAX;
+	w->bounce_last = NULL;
+}
+
 static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
 {
 	/* Sized by the buffer pool: a larger pool dirties more WAL between flushes. */
@@ -145,9 +207,26 @@ static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
 	if (!w->pages || !w->rec_buf || !w->waiters)
 		return false;
 	w->tags = (uint64_t *)(w->pages + (size_t)w->npages * PN_XLOG_BLCKSZ);
-	for (uint32_t i = 0; i < w->npages; i++)
-		w->tags[i] = UINT64_MAX;
+	w->slot_page = UINT64_MAX - PN_XLOG_BLCKSZ; /* none yet: no page follows it */
+	/* W7: a big ring gets hot slots and a bounce area (touched only when a write needs it) */
+	if (w->npages >= WAL_HOT_RING) {
+		w->nhot = WAL_HOT_PAGES;
+		w->hot = malloc((size_t)w->nhot * (PN_XLOG_BLCKSZ + sizeof(uint64_t)));
+		w->bounce = malloc((size_t)w->npages * PN_XLOG_BLCKSZ);
+		if (!w->hot || !w->bounce)
+			return false;
+		w->hot_tags = (uint64_t *)(w->hot + (size_t)w->nhot * PN_XLOG_BLCKSZ);
+	}
+	forget_pages(w);
 	return true;
+}
+
+/* W1: the insert position moves; its start and end LSNs with it. */
+static void set_insert(struct pn_wal *w, uint64_t bytepos)
+{
+	w->insert_bytepos = bytepos;
+	w->insert_start = pn_wal_bytepos_to_recptr(bytepos, w->seg_size);
+	w->insert_end = pn_wal_bytepos_to_endrecptr(bytepos, w->seg_size);
 }
 
 bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_services *svc,
@@ -168,7 +247,7 @@ bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_servi
 		return false;
 	/* WAL starts in segment 1, as a fresh cluster's does, so that LSN 0 stays invalid. */
 	pn_lsn start = (pn_lsn)w->seg_size + PN_WAL_LONG_PHD;
-	w->insert_bytepos = pn_wal_recptr_to_bytepos(start, w->seg_size);
+	set_insert(w, pn_wal_recptr_to_bytepos(start, w->seg_size));
 	w->written = w->flushed = start;
 	w->ring_base = start - PN_WAL_LONG_PHD;
 	w->keep_from = start;
@@ -181,7 +260,9 @@ void pn_wal_free(struct pn_wal *w)
 	free(w->pages);
 	free(w->rec_buf);
 	free(w->waiters);
-	w->pages = w->rec_buf = NULL;
+	free(w->hot);
+	free(w->bounce);
+	w->pages = w->rec_buf = w->hot = w->bounce = NULL;
 	w->waiters = NULL;
 }
 
@@ -201,16 +282,6 @@ void pn_wal_set_horizon(struct pn_wal *w, pn_lsn (*fn)(void *ctx), void *ctx)
 	w->horizon_ctx = ctx;
 }
 
-pn_lsn pn_wal_insert_lsn(const struct pn_wal *w)
-{
-	return pn_wal_bytepos_to_endrecptr(w->insert_bytepos, w->seg_size);
-}
-
-pn_lsn pn_wal_insert_start(const struct pn_wal *w)
-{
-	return pn_wal_bytepos_to_recptr(w->insert_bytepos, w->seg_size);
-}
-
 uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn addr)
 {
 	uint64_t segno = addr / w->seg_size;
@@ -219,8 +290,9 @@ uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn addr)
 
 bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 {
-	uint64_t end_pos = w->insert_bytepos + PN_ALIGN8(len) + PN_XLOG_BLCKSZ;
-	pn_lsn end = pn_wal_bytepos_to_endrecptr(end_pos, w->seg_size);
+	pn_lsn end, next;
+	pn_wal_lsn_advance(w->insert_start, PN_ALIGN8((uint64_t)len) + PN_XLOG_BLCKSZ, w->seg_size,
+			   &end, &next);
 	PN_ASSERT(end >= w->ring_base);
 	/* W5: the in-memory ring must not wrap onto pages not yet written. */
 	if (end - w->ring_base >= (uint64_t)(w->npages - 2) * PN_XLOG_BLCKSZ)
@@ -231,23 +303,25 @@ bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 	return seg_end - seg_keep + 1 < w->nsegs;
 }
 
+/* The image bytes are pn_wal_record_fpi_bytes(), counted in the same pass. */
 static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum pn_rec kind,
 			 uint32_t len)
 {
-	uint32_t fpi = pn_wal_record_fpi_bytes(r, w->page_size);
-	PN_ASSERT(fpi <= len);
 	struct pn_metrics *m = w->m;
+	uint32_t fpi = 0;
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		if (r->blocks[i].has_image) {
+			m->fpi_count++;
+			fpi += w->page_size - r->blocks[i].hole_length;
+		}
+	}
+	PN_ASSERT(fpi <= len);
+	m->fpi_bytes += fpi;
 	m->wal_bytes += len;
 	m->wal_records++;
 	m->rec_count[kind]++;
 	m->rec_bytes[kind] += len - fpi;
 	m->rec_fpi_bytes[kind] += fpi;
-	for (uint32_t i = 0; i < r->nblocks; i++) {
-		if (r->blocks[i].has_image) {
-			m->fpi_count++;
-			m->fpi_bytes += w->page_size - r->blocks[i].hole_length;
-		}
-	}
 }
 
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start)
@@ -258,21 +332,29 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	if (kind != PN_REC_IMPORTED) /* an imported record keeps its own (wl_import.c) */
 		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = w->prev_start;
-	pn_wal_record_encode(r, w->page_size, w->rec_buf);
-	uint64_t pos = w->insert_bytepos;
-	pn_lsn s = pn_wal_bytepos_to_recptr(pos, w->seg_size);
+	uint32_t encoded = pn_wal_record_encode(r, w->page_size, w->rec_buf);
+	PN_ASSERT(encoded == len);
+	pn_lsn s = w->insert_start;
 	pn_lsn page_addr = s - s % PN_XLOG_BLCKSZ;
 	/* page_cb: a page entered mid-way must be in the ring (only its first record begins it) */
 	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
 		  in_ring(w, page_addr));
 	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
-	w->insert_bytepos = pos + PN_ALIGN8(len);
+	w->insert_bytepos += PN_ALIGN8(len);
+	pn_wal_lsn_advance(s, PN_ALIGN8(len), w->seg_size, &w->insert_end, &w->insert_start);
+	if (w->bounce_last && w->bounce_page == page_addr) { /* W7: the write in flight sees it */
+		uint32_t off = (uint32_t)(s % PN_XLOG_BLCKSZ);
+		uint32_t n = (uint32_t)PN_MIN(PN_XLOG_BLCKSZ - off, PN_ALIGN8((uint64_t)len));
+		memcpy(w->bounce_last + off, pn_wal_ring_page(w, page_addr) + off, n);
+	}
 	w->prev_start = s;
+	w->last_len = len;
 	count_record(w, r, kind, len);
 	if (start)
 		*start = s;
-	pn_lsn end = pn_wal_insert_lsn(w);
-	enter_segment(w, end / w->seg_size);
+	pn_lsn end = w->insert_end;
+	if (end >= (w->seg_entered + 1) * (uint64_t)w->seg_size) /* W6, without dividing */
+		enter_segment(w, end / w->seg_size);
 	const struct pn_env *env = &w->svc->env;
 	if (env->wal_inserted)
 		env->wal_inserted(env->ctx, w->rec_buf, len, s, end);
@@ -323,10 +405,34 @@ static void wal_write_done(void *ctx, struct pn_io *io)
 		return;
 	w->written = w->flush_target;
 	w->ring_base = w->written - w->written % PN_XLOG_BLCKSZ;
+	w->bounce_last = NULL; /* W7: every write of the flush is done */
 	pn_wal_set_state(w, PN_WAL_FSYNC);
 	struct pn_io *f = pn_io_fsync(w->svc, PN_FILE_WAL, PN_WHY_WAL, wal_fsync_done, w);
 	f->lsn = w->flush_target;
 	pn_io_issue(w->svc, f);
+}
+
+/* W7: the bytes of [from, to) in one piece: the ring's own if its pages lie side by side,
+ * else a copy in the bounce area, whose last page follows the inserts until the flush's
+ * writes are done (only the flush's last page can still take records). */
+static uint8_t *write_buf(struct pn_wal *w, pn_lsn from, pn_lsn to)
+{
+	uint8_t *first = ring_page(w, from);
+	bool whole = true;
+	for (pn_lsn a = from + PN_XLOG_BLCKSZ; a < to && whole; a += PN_XLOG_BLCKSZ)
+		whole = ring_page(w, a) == first + (a - from);
+	PN_TESTCASE("wal write bounced", !whole);
+	if (whole)
+		return first;
+	PN_ASSERT(w->bounce &&
+		  w->bounce_used + (to - from) <= (uint64_t)w->npages * PN_XLOG_BLCKSZ);
+	uint8_t *b = w->bounce + w->bounce_used;
+	for (pn_lsn a = from; a < to; a += PN_XLOG_BLCKSZ)
+		memcpy(b + (a - from), ring_page(w, a), PN_XLOG_BLCKSZ);
+	w->bounce_used += to - from;
+	w->bounce_page = to - PN_XLOG_BLCKSZ;
+	w->bounce_last = b + (w->bounce_page - from);
+	return b;
 }
 
 static void issue_wal_write(struct pn_wal *w, pn_lsn from, pn_lsn to)
@@ -340,7 +446,7 @@ static void issue_wal_write(struct pn_wal *w, pn_lsn from, pn_lsn to)
 	io->why = PN_WHY_WAL;
 	io->offset = pn_wal_file_offset(w, from);
 	io->len = (uint32_t)(to - from);
-	io->buf = ring_page(w, from);
+	io->buf = write_buf(w, from, to);
 	io->lsn = w->flush_target;
 	io->done = wal_write_done;
 	io->ctx = w;
@@ -359,16 +465,16 @@ void pn_wal_start_flush(struct pn_wal *w, pn_lsn upto)
 	pn_lsn from = w->written - w->written % PN_XLOG_BLCKSZ;
 	pn_lsn end = upto - 1 - (upto - 1) % PN_XLOG_BLCKSZ + PN_XLOG_BLCKSZ;
 	w->flush_ios = 1; /* hold until every write is issued */
+	w->bounce_used = 0;
 	pn_lsn run = from;
-	uint32_t slot_prev = UINT32_MAX;
+	uint32_t slot = (uint32_t)((from / PN_XLOG_BLCKSZ) % w->npages);
 	for (pn_lsn a = from; a < end; a += PN_XLOG_BLCKSZ) {
-		uint32_t slot = (uint32_t)((a / PN_XLOG_BLCKSZ) % w->npages);
 		bool seg_start = a % w->seg_size == 0;
-		if (a != run && (seg_start || slot != slot_prev + 1)) {
+		if (a != run && (seg_start || slot == 0)) { /* a segment or the ring starts anew */
 			issue_wal_write(w, run, a);
 			run = a;
 		}
-		slot_prev = slot;
+		slot = slot + 1 == w->npages ? 0 : slot + 1;
 	}
 	issue_wal_write(w, run, end);
 	wal_write_done(w, NULL);
@@ -427,8 +533,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 	PN_ASSERT(prev_start < end);
 	/* After recovery: continue at the end of valid WAL, keeping the valid part of its page
 	 * and zeroing the rest, as PostgreSQL does at the end of recovery. */
-	for (uint32_t i = 0; i < w->npages; i++)
-		w->tags[i] = UINT64_MAX;
+	forget_pages(w);
 	pn_lsn page_addr = end - end % PN_XLOG_BLCKSZ;
 	w->ring_base = page_addr;
 	uint8_t *p = ring_page(w, page_addr);
@@ -440,7 +545,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 		PN_ASSERT(ok);
 		memset(p + end % PN_XLOG_BLCKSZ, 0, PN_XLOG_BLCKSZ - end % PN_XLOG_BLCKSZ);
 	}
-	w->insert_bytepos = pn_wal_recptr_to_bytepos(end, w->seg_size);
+	set_insert(w, pn_wal_recptr_to_bytepos(end, w->seg_size));
 	/* An end exactly at a page boundary: the next record starts past the next header. */
 	w->written = w->flushed = end;
 	w->prev_start = prev_start;
@@ -460,4 +565,6 @@ void pn_wal_check(const struct pn_wal *w, bool recovering)
 	PN_ASSERT(recovering || w->flushed <= pn_wal_insert_lsn(w));
 	PN_ASSERT(w->keep_from <= w->redo || recovering);
 	PN_ASSERT(w->nwaiters == 0 || w->waiters);
+	PN_ASSERT(w->insert_start == pn_wal_bytepos_to_recptr(w->insert_bytepos, w->seg_size));
+	PN_ASSERT(w->insert_end == pn_wal_bytepos_to_endrecptr(w->insert_bytepos, w->seg_size));
 }

@@ -1,5 +1,5 @@
 /*
- * wal.h: WAL insertion and flushing (engine layer, owned by wal.c; its rules W1-W6 are in
+ * wal.h: WAL insertion and flushing (engine layer, owned by wal.c; its rules W1-W7 are in
  * wal.c's header, the record bytes in walfmt.h): insert (LSN = byte position), group flush,
  * the segment ring. struct pn_wal is e->wal in struct pn_engine; only wal.c writes its
  * fields, everyone else reads them through the functions below.
@@ -50,11 +50,12 @@ struct pn_wal {
 	uint32_t seg_size;
 	uint32_t nsegs; /* segment ring on the device */
 	uint64_t insert_bytepos;
-	pn_lsn prev_start;       /* start LSN of the last record */
-	pn_lsn redo;             /* RedoRecPtr */
-	pn_lsn written, flushed; /* end LSNs */
-	uint8_t *pages;          /* ring of WAL pages in memory */
-	uint64_t *tags;          /* the page address each ring slot holds */
+	pn_lsn insert_start, insert_end; /* W1: bytepos_to_recptr / _endrecptr of insert_bytepos */
+	pn_lsn prev_start;               /* start LSN of the last record */
+	pn_lsn redo;                     /* RedoRecPtr */
+	pn_lsn written, flushed;         /* end LSNs */
+	uint8_t *pages;                  /* ring of WAL pages in memory */
+	uint64_t *tags;                  /* the page address each ring slot holds */
 	uint32_t npages;
 	pn_lsn ring_base; /* first page address still held (not yet written) */
 	enum pn_wal_flush_state flush_state;
@@ -65,6 +66,17 @@ struct pn_wal {
 	uint64_t seg_entered; /* W6: the newest segment the insert position entered */
 	uint8_t *rec_buf;     /* encode scratch */
 	uint32_t rec_cap;
+	uint32_t last_len; /* xl_tot_len of the last record inserted */
+	pn_lsn slot_page;  /* the page ring_slot() last placed, in slot slot_last */
+	uint32_t slot_last;
+	/* W7: hot slots (nhot pages, 0: none) and the bounce area of non-adjacent writes */
+	uint8_t *hot;
+	uint64_t *hot_tags;
+	uint32_t nhot;
+	uint8_t *bounce;
+	uint64_t bounce_used; /* bytes of it the current flush took */
+	pn_lsn bounce_page;   /* the last page bounced, while bounce_last is set */
+	uint8_t *bounce_last; /* its copy in the bounce area; NULL: none in flight */
 };
 
 /* nprocs: processes that may wait for a flush. */
@@ -82,9 +94,6 @@ void pn_wal_check(const struct pn_wal *w, bool recovering);
 bool pn_wal_has_room(const struct pn_wal *w, uint32_t len);
 /* Encodes r, assigns its place, copies it into the WAL pages; returns the end LSN. */
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start);
-pn_lsn pn_wal_insert_lsn(const struct pn_wal *w);
-/* Where the next record will start (the redo pointer a checkpoint beginning now takes). */
-pn_lsn pn_wal_insert_start(const struct pn_wal *w);
 /* Asks for a flush up to lsn; true if already flushed, else proc is woken when it is. */
 bool pn_wal_flush_request(struct pn_wal *w, pn_lsn lsn, uint32_t proc);
 void pn_wal_start_flush(struct pn_wal *w, pn_lsn upto);
@@ -114,5 +123,11 @@ static inline bool pn_wal_flushing(const struct pn_wal *w) { return w->flush_sta
 static inline uint32_t pn_wal_seg_size(const struct pn_wal *w) { return w->seg_size; }
 static inline uint32_t pn_wal_nsegs(const struct pn_wal *w) { return w->nsegs; }
 static inline uint32_t pn_wal_rec_cap(const struct pn_wal *w) { return w->rec_cap; }
+/* The end LSN of the last record inserted (where the next byte goes). */
+static inline pn_lsn pn_wal_insert_lsn(const struct pn_wal *w) { return w->insert_end; }
+/* Where the next record will start (the redo pointer a checkpoint beginning now takes). */
+static inline pn_lsn pn_wal_insert_start(const struct pn_wal *w) { return w->insert_start; }
+/* xl_tot_len of the last record pn_wal_insert() placed. */
+static inline uint32_t pn_wal_last_len(const struct pn_wal *w) { return w->last_len; }
 
 #endif

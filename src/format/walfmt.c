@@ -62,8 +62,9 @@
  *   W2. recptr_to_bytepos(bytepos_to_recptr(b)) == b == recptr_to_bytepos(
  *       bytepos_to_endrecptr(b)).
  *   W3. pn_wal_copy_record() writes the header of every page it enters and zeroes the rest
- *       of that page (as AdvanceXLInsertBuffer does), so records are copied in LSN order;
- *       it zeroes the MAXALIGN padding after the record.
+ *       of that page past the record (as AdvanceXLInsertBuffer does, which zeroes it all
+ *       first), so records are copied in LSN order; on a page an earlier record entered it
+ *       zeroes the MAXALIGN padding after the record (the rest is zero already).
  *   W4. The reader stops at the first of, in PostgreSQL's order: unreadable page, page
  *       header (magic, info bits, long-header fields, pageaddr, timeline), record offset,
  *       xl_tot_len < 24 or too long, rmid, prev-link, contrecord flag and rem_len, CRC,
@@ -79,6 +80,7 @@
 #include "env.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,13 +240,17 @@ static uint32_t record_crc(const uint8_t *rec, uint32_t tot_len)
 	return pn_crc32c_final(crc);
 }
 
+/* The size is where the bytes end (W1: the size formula's terms, placed in order). */
 uint32_t pn_wal_record_encode(const struct pn_wal_record *r, uint32_t page_size, uint8_t *out)
 {
-	uint32_t tot_len = pn_wal_record_size(r, page_size);
 	uint8_t *p = out + PN_WAL_RECORD_HEADER;
 
-	for (unsigned i = 0; i < r->nblocks; i++)
+	PN_ASSERT(r->nblocks <= PN_WAL_MAX_BLOCKS);
+	PN_ASSERT(r->main_len == 0 || r->main_data != NULL);
+	for (unsigned i = 0; i < r->nblocks; i++) {
+		check_block(&r->blocks[i], page_size);
 		p = put_block_header(p, &r->blocks[i], i, page_size);
+	}
 	p = put_main_header(p, r->main_len);
 	for (unsigned i = 0; i < r->nblocks; i++)
 		p = put_block_payload(p, &r->blocks[i], page_size);
@@ -252,7 +258,8 @@ uint32_t pn_wal_record_encode(const struct pn_wal_record *r, uint32_t page_size,
 		memcpy(p, r->main_data, r->main_len);
 		p += r->main_len;
 	}
-	PN_ASSERT((uint32_t)(p - out) == tot_len);
+	PN_ASSERT(p - out <= (ptrdiff_t)UINT32_MAX);
+	uint32_t tot_len = (uint32_t)(p - out);
 
 	pn_put32(out, tot_len);
 	pn_put32(out + 4, r->xid);
@@ -531,6 +538,33 @@ uint32_t pn_wal_page_header_size(pn_lsn page_addr, uint32_t seg_size)
 	return page_addr % seg_size < BLCKSZ ? PN_WAL_LONG_PHD : PN_WAL_SHORT_PHD;
 }
 
+/* Page by page: a position that fills its page to the end is that page's boundary as an end
+ * and the next page's first usable byte as a start (section 3). seg_size is a power of two. */
+void pn_wal_lsn_advance(pn_lsn start, uint64_t bytes, uint32_t seg_size, pn_lsn *end, pn_lsn *next)
+{
+	pn_lsn at = start;
+	uint64_t left = bytes;
+
+	PN_ASSERT(at % BLCKSZ != 0);
+	PN_ASSERT(bytes > 0); /* none: a start at a page's first byte would also be its end */
+	for (;;) {
+		uint32_t room = BLCKSZ - (uint32_t)(at % BLCKSZ);
+		if (left < room) {
+			*end = *next = at + left;
+			return;
+		}
+		left -= room;
+		pn_lsn page = at + room;
+		uint32_t hdr = (page & (seg_size - 1)) == 0 ? PN_WAL_LONG_PHD : PN_WAL_SHORT_PHD;
+		if (left == 0) {
+			*end = page;
+			*next = page + hdr;
+			return;
+		}
+		at = page + hdr;
+	}
+}
+
 /* ---- writing pages --------------------------------------------------------------------- */
 
 static void put_page_header(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64_t sysid,
@@ -554,21 +588,20 @@ static void put_page_header(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, 
 	}
 }
 
-/* A page the WAL enters: header, then zeros (invariant W3). Returns the header size. */
+/* A page the WAL enters: its header (invariant W3: the caller zeroes what follows the record
+ * it places there). Returns the header size. */
 static uint32_t begin_page(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64_t sysid,
 			   uint16_t info, uint32_t rem_len)
 {
-	uint32_t hdr = pn_wal_page_header_size(page_addr, seg_size);
-
 	put_page_header(page, page_addr, seg_size, sysid, info, rem_len);
-	memset(page + hdr, 0, BLCKSZ - hdr);
-	return hdr;
+	return pn_wal_page_header_size(page_addr, seg_size);
 }
 
 void pn_wal_page_init(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64_t sysid)
 {
 	check_seg_size(seg_size);
-	begin_page(page, page_addr, seg_size, sysid, 0, 0);
+	uint32_t hdr = begin_page(page, page_addr, seg_size, sysid, 0, 0);
+	memset(page + hdr, 0, BLCKSZ - hdr);
 }
 
 void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t seg_size,
@@ -583,7 +616,9 @@ void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t
 	PN_ASSERT(len >= PN_WAL_RECORD_HEADER && start % 8 == 0);
 	PN_ASSERT(off >= pn_wal_page_header_size(page_addr, seg_size));
 	PN_ASSERT(page != NULL);
-	if (off == pn_wal_page_header_size(page_addr, seg_size))
+	/* begun: this call entered the page, so its bytes past the record are not yet zero */
+	bool begun = off == pn_wal_page_header_size(page_addr, seg_size);
+	if (begun)
 		begin_page(page, page_addr, seg_size, sysid, 0, 0);
 	for (;;) {
 		uint32_t n = PN_MIN(BLCKSZ - off, len - done);
@@ -600,8 +635,11 @@ void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t
 		PN_ASSERT(page != NULL);
 		off = begin_page(page, page_addr, seg_size, sysid, PN_XLP_FIRST_IS_CONTRECORD,
 				 len - done);
+		begun = true;
 	}
-	memset(page + off, 0, PN_ALIGN8(off) - off);
+	/* W3: a page entered here is zero past the record; on a page an earlier record entered,
+	 * that is already so past the MAXALIGN padding */
+	memset(page + off, 0, (begun ? BLCKSZ : PN_ALIGN8(off)) - off);
 }
 
 /* ---- reading --------------------------------------------------------------------------- */

@@ -104,6 +104,10 @@ bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, 
 pn_lsn pn_wal_bytepos_to_recptr(uint64_t bytepos, uint32_t seg_size);
 pn_lsn pn_wal_bytepos_to_endrecptr(uint64_t bytepos, uint32_t seg_size);
 uint64_t pn_wal_recptr_to_bytepos(pn_lsn lsn, uint32_t seg_size);
+/* From a start position (a value of pn_wal_bytepos_to_recptr) `bytes` (> 0) usable bytes on:
+ * *end and *next are what pn_wal_bytepos_to_endrecptr and pn_wal_bytepos_to_recptr give for
+ * that byte position (W2), found without dividing (the insert path's arithmetic). */
+void pn_wal_lsn_advance(pn_lsn start, uint64_t bytes, uint32_t seg_size, pn_lsn *end, pn_lsn *next);
 /* Header size of the WAL page that starts at page_addr (40 at a segment start, else 24). */
 uint32_t pn_wal_page_header_size(pn_lsn page_addr, uint32_t seg_size);
 
