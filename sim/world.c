@@ -755,6 +755,13 @@ bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b)
 	return a->off + a->len <= b->off || b->off + b->len <= a->off;
 }
 
+static bool series_due(const struct pn_world *w)
+{
+	uint64_t begun, done;
+	pn_engine_ckpt_seqs(w->e, &begun, &done);
+	return pn_series_due(w->series, w->events, begun, done);
+}
+
 int pn_world_step(struct pn_world *w)
 {
 	struct pn_engine *e = w->e;
@@ -785,7 +792,7 @@ int pn_world_step(struct pn_world *w)
 		pn_engine_check(e);
 	if (w->opt.twin)
 		hash_event(w, &ev);
-	if (w->series)
+	if (w->series && series_due(w))
 		pn_series_observe(w->series, e, w->now, w->events);
 	return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 }

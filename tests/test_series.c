@@ -82,6 +82,35 @@ START_TEST(test_samples_skipping_counts)
 }
 END_TEST
 
+/* pn_series_due: a series observed only when it says so (the world's way) ends equal to one
+ * observed after every event, over samples and checkpoints that begin and end. */
+START_TEST(test_due_skips_only_no_ops)
+{
+	struct pn_engine *e = calloc(1, sizeof(*e));
+	struct pn_series *all = malloc(sizeof(*all)), *due = malloc(sizeof(*due));
+	ck_assert(e != NULL && all != NULL && due != NULL);
+	e->generations = 1;
+	pn_series_init(all, e);
+	pn_series_init(due, e);
+	for (uint64_t ev = 1; ev <= 300000; ev++) {
+		e->m.wal_bytes += ev % 5;
+		if (ev % 1013 == 0)
+			e->ckpt.seq_begun++;
+		if (ev % 1013 == 400 && e->ckpt.seq_done < e->ckpt.seq_begun)
+			e->ckpt.seq_done++;
+		pn_series_observe(all, e, ev * 3, ev);
+		if (pn_series_due(due, ev, e->ckpt.seq_begun, e->ckpt.seq_done))
+			pn_series_observe(due, e, ev * 3, ev);
+	}
+	ck_assert_uint_gt(all->nckpt, 0);
+	due->events_seen = all->events_seen; /* the one field a skipped call would have set */
+	ck_assert(memcmp(all, due, sizeof(*all)) == 0);
+	free(all);
+	free(due);
+	free(e);
+}
+END_TEST
+
 /* S2: checkpoints 1, 1 + k, 1 + 2k, ... with k doubling, at most PN_SERIES_CKPT_CAP. */
 START_TEST(test_checkpoints_bounded)
 {
@@ -186,6 +215,7 @@ static Suite *series_suite(void)
 	TCase *tc = tcase_create("series");
 	tcase_add_test(tc, test_samples_bounded);
 	tcase_add_test(tc, test_samples_skipping_counts);
+	tcase_add_test(tc, test_due_skips_only_no_ops);
 	tcase_add_test(tc, test_checkpoints_bounded);
 	tcase_add_test(tc, test_real_run);
 	tcase_add_test(tc, test_fpw_deterministic);
