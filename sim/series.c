@@ -17,6 +17,7 @@ void pn_series_init(struct pn_series *s, const struct pn_engine *e)
 {
 	memset(s, 0, sizeof(*s));
 	s->every_events = 1;
+	s->next_at = 1;
 	s->ckpt_every = 1;
 	pn_engine_ckpt_seqs(e, &s->seen_begun, &s->seen_done);
 	s->generations = pn_engine_geometry(e).generations;
@@ -53,6 +54,24 @@ static void take_sample(struct pn_series *s, const struct pn_engine *e, uint64_t
 	v[PN_SC_FSYNCS] = m->fsyncs;
 	v[PN_SC_SHIFTS] = m->shifts;
 	v[PN_SC_CHECKPOINTS] = m->checkpoints;
+}
+
+/* The stride a sample is due under: as it will be after a halving (S1: multiples only). */
+static uint64_t stride_due(const struct pn_series *s)
+{
+	return s->n == PN_SERIES_CAP ? 2 * s->every_events : s->every_events;
+}
+
+/* At or past next_at: the sample if events is a multiple of the stride, then the next
+ * multiple after events under the stride as it is now (a sample may have doubled it). */
+static void sample_due(struct pn_series *s, const struct pn_engine *e, uint64_t now_ns,
+		       uint64_t events)
+{
+	if (events % stride_due(s) == 0)
+		take_sample(s, e, now_ns, events);
+	uint64_t stride = stride_due(s);
+	s->next_at = (events / stride + 1) * stride;
+	PN_ASSERT(s->next_at > events && s->next_at % stride == 0);
 }
 
 /* S3: adds the lowest-numbered pages that shifted, up to PN_SERIES_PAGES. */
@@ -117,10 +136,10 @@ void pn_series_observe(struct pn_series *s, const struct pn_engine *e, uint64_t 
 		       uint64_t events)
 {
 	PN_ASSERT(s->every_events > 0);
-	/* due under the stride as it will be after a halving (S1: multiples only) */
-	uint64_t stride = s->n == PN_SERIES_CAP ? 2 * s->every_events : s->every_events;
-	if (events % stride == 0)
-		take_sample(s, e, now_ns, events);
+	PN_ASSERT(events > s->events_seen);
+	s->events_seen = events;
+	if (events >= s->next_at) /* no multiple of the stride lies before next_at */
+		sample_due(s, e, now_ns, events);
 	uint64_t begun, done;
 	pn_engine_ckpt_seqs(e, &begun, &done);
 	while (s->seen_begun < begun)

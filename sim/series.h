@@ -60,6 +60,8 @@ struct pn_series_ckpt {
 struct pn_series {
 	uint32_t n;            /* samples held */
 	uint64_t every_events; /* S1 stride */
+	uint64_t next_at;      /* the first multiple of the stride due after events_seen */
+	uint64_t events_seen;  /* the event count of the last pn_series_observe() */
 	uint64_t v[PN_SERIES_CAP][PN_SC_COUNT];
 	uint32_t nckpt;
 	uint64_t ckpt_every; /* S2 */
@@ -72,10 +74,19 @@ struct pn_series {
 };
 
 void pn_series_init(struct pn_series *s, const struct pn_engine *e);
-/* After each event: a sample when the event count is a multiple of the stride (S1), and the
- * checkpoints that began or ended since the last call (S2, S3). */
+/* After each event (events rising from call to call): a sample when the event count is a
+ * multiple of the stride (S1), and the checkpoints that began or ended since the last call
+ * (S2, S3). A call between samples compares events with next_at (no division). */
 void pn_series_observe(struct pn_series *s, const struct pn_engine *e, uint64_t now_ns,
 		       uint64_t events);
+/* Whether pn_series_observe() after event `events` would change anything, given the engine's
+ * checkpoint counts (pn_engine_ckpt_seqs): a sample is due or a checkpoint began or ended.
+ * The world's per-event test: a call it skips is one that would have changed nothing. */
+static inline bool pn_series_due(const struct pn_series *s, uint64_t events, uint64_t begun,
+				 uint64_t done)
+{
+	return events >= s->next_at || begun != s->seen_begun || done != s->seen_done;
+}
 /* At the run's end (after pn_engine_finish_metrics): the last sample, with the totals. */
 void pn_series_finish(struct pn_series *s, const struct pn_engine *e, uint64_t now_ns,
 		      uint64_t events);

@@ -26,9 +26,37 @@ static bool ev_less(const struct pn_event *a, const struct pn_event *b)
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-/* Inserts ev as it is (its seq kept: a candidate not chosen goes back where it was). */
+/* Places ev in the hole at the root, moving the smaller child up until ev is no greater
+ * than both children (pop, and a push into an open top). */
+static void sift_down(struct pn_world *w, struct pn_event ev)
+{
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= w->heap_len)
+			break;
+		if (c + 1 < w->heap_len && ev_less(&w->heap[c + 1], &w->heap[c]))
+			c++;
+		if (!ev_less(&w->heap[c], &ev))
+			break;
+		w->heap[i] = w->heap[c];
+		i = c;
+	}
+	w->heap[i] = ev;
+}
+
+/* Inserts ev as it is (its seq kept: a candidate not chosen goes back where it was). An open
+ * top (the running event's place, next_event) takes it instead: one sift down replaces the
+ * pop's and the push's two sifts, and the events leave in the same order ((time, seq) is a
+ * total order: any heap of the same events pops them alike). */
 static void heap_insert(struct pn_world *w, struct pn_event ev)
 {
+	if (w->top_open) {
+		PN_ASSERT(w->heap_len > 0);
+		w->top_open = false;
+		sift_down(w, ev);
+		return;
+	}
 	if (w->heap_len == w->heap_cap) {
 		w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 256;
 		w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap));
@@ -52,22 +80,20 @@ static void push(struct pn_world *w, uint64_t time, uint32_t kind, uint32_t arg,
 
 static struct pn_event pop(struct pn_world *w)
 {
+	PN_ASSERT(w->heap_len > 0 && !w->top_open);
 	struct pn_event top = w->heap[0], last = w->heap[--w->heap_len];
-	uint32_t i = 0;
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= w->heap_len)
-			break;
-		if (c + 1 < w->heap_len && ev_less(&w->heap[c + 1], &w->heap[c]))
-			c++;
-		if (!ev_less(&w->heap[c], &last))
-			break;
-		w->heap[i] = w->heap[c];
-		i = c;
-	}
 	if (w->heap_len)
-		w->heap[i] = last;
+		sift_down(w, last);
 	return top;
+}
+
+/* The running event's place, if no push took it: removed as pop removes the root. */
+static void close_top(struct pn_world *w)
+{
+	if (!w->top_open)
+		return;
+	w->top_open = false;
+	(void)pop(w);
 }
 
 /* ---- the running hash of the history (the determinism self-check) ---- */
@@ -527,11 +553,9 @@ void pn_world_free(struct pn_world *w)
 
 static bool stale(struct pn_world *w, const struct pn_event *ev)
 {
-	if (ev->kind != PN_EV_STEP)
-		return false;
-	struct pn_proc_info p;
-	pn_engine_proc_info(w->e, ev->arg, &p);
-	return ev->token != p.wake_token; /* superseded by a later wake: never an event */
+	/* superseded by a later wake: never an event (the token alone, not the whole
+	 * pn_proc_info: this runs for every popped event) */
+	return ev->kind == PN_EV_STEP && ev->token != pn_engine_wake_token(w->e, ev->arg);
 }
 
 /* Pops the event the chooser picks among the candidates; the others go back as they were.
@@ -579,9 +603,13 @@ static bool next_event(struct pn_world *w, struct pn_event *out)
 	if (w->opt.choose)
 		return choose_event(w, out);
 	while (w->heap_len) {
-		*out = pop(w);
-		if (!stale(w, out))
-			return true;
+		if (stale(w, &w->heap[0])) {
+			(void)pop(w);
+			continue;
+		}
+		*out = w->heap[0]; /* its place stays open for the event's first push */
+		w->top_open = true;
+		return true;
 	}
 	return false;
 }
@@ -727,6 +755,13 @@ bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b)
 	return a->off + a->len <= b->off || b->off + b->len <= a->off;
 }
 
+static bool series_due(const struct pn_world *w)
+{
+	uint64_t begun, done;
+	pn_engine_ckpt_seqs(w->e, &begun, &done);
+	return pn_series_due(w->series, w->events, begun, done);
+}
+
 int pn_world_step(struct pn_world *w)
 {
 	struct pn_engine *e = w->e;
@@ -752,11 +787,12 @@ int pn_world_step(struct pn_world *w)
 	case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
 	case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
 	}
+	close_top(w);
 	if (w->opt.check_each_event && !pn_engine_failed(e))
 		pn_engine_check(e);
 	if (w->opt.twin)
 		hash_event(w, &ev);
-	if (w->series)
+	if (w->series && series_due(w))
 		pn_series_observe(w->series, e, w->now, w->events);
 	return pn_engine_failed(e) ? PN_STEP_VIOLATION : PN_STEP_EVENT;
 }

@@ -109,6 +109,7 @@ struct pn_world {
 	uint64_t seq;
 	struct pn_event *heap;
 	uint32_t heap_len, heap_cap;
+	bool top_open;         /* heap[0] is the running event's, taken by the event's first push */
 	uint32_t *aio_pending; /* I/O indexes waiting for a queue slot (FIFO ring) */
 	uint32_t aio_head, aio_len, aio_cap;
 	uint32_t aio_inflight;

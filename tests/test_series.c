@@ -45,6 +45,72 @@ START_TEST(test_samples_bounded)
 }
 END_TEST
 
+/* S1 with event counts that skip (pn_series_observe compares with next_at between samples):
+ * the samples are exactly the ones the rule picks, each count tested against the stride as
+ * it is at that call, as a model that divides at every call computes them. */
+START_TEST(test_samples_skipping_counts)
+{
+	struct pn_engine *e = calloc(1, sizeof(*e));
+	struct pn_series *s = malloc(sizeof(*s));
+	uint64_t *want = malloc(4096 * sizeof(uint64_t));
+	ck_assert(e != NULL && s != NULL && want != NULL);
+	e->generations = 1;
+	pn_series_init(s, e);
+	uint64_t every = 1, ev = 0;
+	uint32_t n = 0;
+	for (uint64_t k = 0; k < 200000; k++) {
+		ev += 1 + (k * 7919 % 13 == 0 ? k % 37 : 0); /* mostly +1, now and then a jump */
+		pn_series_observe(s, e, ev, ev);
+		uint64_t stride = n == PN_SERIES_CAP ? 2 * every : every;
+		if (ev % stride != 0)
+			continue;
+		if (n == PN_SERIES_CAP) { /* the model's halving: keep indexes 1, 3, 5, ... */
+			for (uint32_t i = 0; i < PN_SERIES_CAP / 2; i++)
+				want[i] = want[2 * i + 1];
+			n = PN_SERIES_CAP / 2;
+			every *= 2;
+		}
+		want[n++] = ev;
+	}
+	ck_assert_uint_eq(s->n, n);
+	ck_assert_uint_eq(s->every_events, every);
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_uint_eq(s->v[i][PN_SC_EVENTS], want[i]);
+	free(want);
+	free(s);
+	free(e);
+}
+END_TEST
+
+/* pn_series_due: a series observed only when it says so (the world's way) ends equal to one
+ * observed after every event, over samples and checkpoints that begin and end. */
+START_TEST(test_due_skips_only_no_ops)
+{
+	struct pn_engine *e = calloc(1, sizeof(*e));
+	struct pn_series *all = malloc(sizeof(*all)), *due = malloc(sizeof(*due));
+	ck_assert(e != NULL && all != NULL && due != NULL);
+	e->generations = 1;
+	pn_series_init(all, e);
+	pn_series_init(due, e);
+	for (uint64_t ev = 1; ev <= 300000; ev++) {
+		e->m.wal_bytes += ev % 5;
+		if (ev % 1013 == 0)
+			e->ckpt.seq_begun++;
+		if (ev % 1013 == 400 && e->ckpt.seq_done < e->ckpt.seq_begun)
+			e->ckpt.seq_done++;
+		pn_series_observe(all, e, ev * 3, ev);
+		if (pn_series_due(due, ev, e->ckpt.seq_begun, e->ckpt.seq_done))
+			pn_series_observe(due, e, ev * 3, ev);
+	}
+	ck_assert_uint_gt(all->nckpt, 0);
+	due->events_seen = all->events_seen; /* the one field a skipped call would have set */
+	ck_assert(memcmp(all, due, sizeof(*all)) == 0);
+	free(all);
+	free(due);
+	free(e);
+}
+END_TEST
+
 /* S2: checkpoints 1, 1 + k, 1 + 2k, ... with k doubling, at most PN_SERIES_CKPT_CAP. */
 START_TEST(test_checkpoints_bounded)
 {
@@ -148,6 +214,8 @@ static Suite *series_suite(void)
 	Suite *s = suite_create("series");
 	TCase *tc = tcase_create("series");
 	tcase_add_test(tc, test_samples_bounded);
+	tcase_add_test(tc, test_samples_skipping_counts);
+	tcase_add_test(tc, test_due_skips_only_no_ops);
 	tcase_add_test(tc, test_checkpoints_bounded);
 	tcase_add_test(tc, test_real_run);
 	tcase_add_test(tc, test_fpw_deterministic);

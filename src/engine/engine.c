@@ -419,7 +419,8 @@ static void bgwriter_step(struct pn_engine *e)
 {
 	uint32_t written = 0;
 	for (uint32_t n = 0, i = e->buf.clock_hand;
-	     n < e->buf.nframes && written < BGWRITER_MAXPAGES; n++, i = (i + 1) % e->buf.nframes) {
+	     n < e->buf.nframes && written < BGWRITER_MAXPAGES;
+	     n++, i = i + 1 == e->buf.nframes ? 0 : i + 1) { /* no division a frame */
 		struct pn_frame *f = pn_buf_frame(&e->buf, i);
 		if (!f->valid || !f->dirty || f->usage || !pn_buf_idle(&e->buf, i))
 			continue;
@@ -622,6 +623,12 @@ void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_pro
 				     .op = p->op,
 				     .xid = p->xid,
 				     .wake_token = e->svc.wakes[proc].token};
+}
+
+uint64_t pn_engine_wake_token(const struct pn_engine *e, uint32_t proc)
+{
+	PN_ASSERT(proc < e->nprocs);
+	return e->svc.wakes[proc].token;
 }
 
 void pn_engine_acks(const struct pn_engine *e, struct pn_acks_view *out)

@@ -192,6 +192,8 @@ struct pn_proc_info {
 };
 uint32_t pn_engine_proc_count(const struct pn_engine *e);
 void pn_engine_proc_info(const struct pn_engine *e, uint32_t proc, struct pn_proc_info *out);
+/* proc's pending wake's token (pn_proc_info.wake_token alone: the world's stale test). */
+uint64_t pn_engine_wake_token(const struct pn_engine *e, uint32_t proc);
 
 /* The commits acknowledged since the last drain (backend.h's struct pn_acks_view, C1); drain
  * hands each to fn (latency 0 past nlat) and empties the log. */
