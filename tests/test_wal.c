@@ -125,12 +125,15 @@ static pn_lsn insert(uint32_t bytes, pn_lsn *start)
 	return pn_wal_insert(&wal, &r, PN_REC_XACT_COMMIT, start);
 }
 
-/* Completes every I/O submitted so far, in order; returns how many. */
-static uint32_t complete_all(void)
+/* Completes every I/O submitted so far, in order, each first given to check (if any) as it
+ * is at its dispatch; returns how many. */
+static uint32_t complete_each(void (*check)(const struct pn_io *io))
 {
 	uint32_t n = 0;
 	while (stub.nios) {
 		struct pn_io *io = stub.ios[0];
+		if (check)
+			check(io);
 		memmove(stub.ios, stub.ios + 1, --stub.nios * sizeof(stub.ios[0]));
 		pn_io_dispatched(io);
 		pn_io_complete(&svc, io);
@@ -138,6 +141,8 @@ static uint32_t complete_all(void)
 	}
 	return n;
 }
+
+static uint32_t complete_all(void) { return complete_each(NULL); }
 
 START_TEST(test_init_positions)
 {
@@ -348,26 +353,18 @@ static void big_ring(void)
 	ck_assert_uint_eq(wal.nhot, 8);
 }
 
-/* Completes every I/O, each checked against the ring's pages as they are now (its dispatch):
- * the WAL here stays below the ring's 10 segments, so a file offset is the page's LSN. */
-static uint32_t complete_checked(void)
+/* An I/O checked against the ring's pages as they are now (its dispatch): the WAL here
+ * stays below the ring's 10 segments, so a file offset is the page's LSN. */
+static void check_against_ring(const struct pn_io *io)
 {
-	uint32_t n = 0;
-	while (stub.nios) {
-		struct pn_io *io = stub.ios[0];
-		for (uint32_t off = 0; off < io->len; off += PN_XLOG_BLCKSZ)
-			ck_assert_msg(memcmp(io->buf + off,
-					     pn_wal_ring_page(&wal, io->offset + off),
-					     PN_XLOG_BLCKSZ) == 0,
-				      "write at %llu: page %u differs from the ring's",
-				      (unsigned long long)io->offset, off / PN_XLOG_BLCKSZ);
-		memmove(stub.ios, stub.ios + 1, --stub.nios * sizeof(stub.ios[0]));
-		pn_io_dispatched(io);
-		pn_io_complete(&svc, io);
-		n++;
-	}
-	return n;
+	for (uint32_t off = 0; off < io->len; off += PN_XLOG_BLCKSZ)
+		ck_assert_msg(memcmp(io->buf + off, pn_wal_ring_page(&wal, io->offset + off),
+				     PN_XLOG_BLCKSZ) == 0,
+			      "write at %llu: page %u differs from the ring's",
+			      (unsigned long long)io->offset, off / PN_XLOG_BLCKSZ);
 }
+
+static uint32_t complete_checked(void) { return complete_each(check_against_ring); }
 
 /* W7: with hot slots, writes that span a hot wrap or mix hot and ring slots (a window of
  * more than 8 pages) are bounced, and a record inserted while the write is in flight

@@ -303,19 +303,14 @@ bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 	return seg_end - seg_keep + 1 < w->nsegs;
 }
 
-/* The image bytes are pn_wal_record_fpi_bytes(), counted in the same pass. */
 static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum pn_rec kind,
 			 uint32_t len)
 {
 	struct pn_metrics *m = w->m;
-	uint32_t fpi = 0;
-	for (uint32_t i = 0; i < r->nblocks; i++) {
-		if (r->blocks[i].has_image) {
-			m->fpi_count++;
-			fpi += w->page_size - r->blocks[i].hole_length;
-		}
-	}
+	uint32_t fpi = pn_wal_record_fpi_bytes(r, w->page_size);
 	PN_ASSERT(fpi <= len);
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		m->fpi_count += r->blocks[i].has_image;
 	m->fpi_bytes += fpi;
 	m->wal_bytes += len;
 	m->wal_records++;
