@@ -91,9 +91,10 @@ struct pn_world_options {
 	bool check_each_event;      /* pn_engine_check() after every event */
 	uint32_t schedule;          /* schedule variation index (schedules.runs) */
 	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
-	bool blank;    /* leave the device empty: the caller fills it (a crash image) */
-	bool eager;    /* format every page up front even when untracked (D8 off) */
-	bool wal_sink; /* untracked: keep none of the WAL's bytes (D9; nothing reads it) */
+	bool blank;      /* leave the device empty: the caller fills it (a crash image) */
+	bool eager;      /* format every page up front even when untracked (D8 off) */
+	bool wal_sink;   /* untracked: keep none of the WAL's bytes (D9; nothing reads it) */
+	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W8); no on_wal */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
 };

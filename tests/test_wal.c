@@ -88,7 +88,7 @@ static pn_lsn horizon(void *ctx)
 	return horizon_lsn;
 }
 
-static void setup(void)
+static void setup_env(bool unread)
 {
 	memset(&stub, 0, sizeof(stub));
 	memset(&m, 0, sizeof(m));
@@ -103,12 +103,15 @@ static void setup(void)
 			     .schedule = stub_schedule,
 			     .read_sync = stub_read,
 			     .wal_inserted = stub_inserted,
-			     .wal_segment = stub_segment};
+			     .wal_segment = stub_segment,
+			     .wal_unread = unread};
 	ck_assert(pn_svc_init(&svc, &env, 64, 2 * sc.storage.page_size, 4));
 	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, 4));
 	pn_wal_on_segments(&wal, segments_due, NULL);
 	pn_wal_set_redo(&wal, pn_wal_insert_start(&wal)); /* as formatting does */
 }
+
+static void setup(void) { setup_env(false); }
 
 static void teardown(void)
 {
@@ -452,6 +455,95 @@ START_TEST(test_start_at_after_recovery)
 }
 END_TEST
 
+/* W8: what one run of inserts, flushes and completions shows of the WAL, dispatch by
+ * dispatch: every record's start and end and every I/O's op, offset and length, with the
+ * metrics after it. Records carry main data, block data and images with and without holes;
+ * the run crosses segments (8 of them) and fills the ring. */
+#define SHOWN_MAX 40000
+struct shown {
+	uint64_t v[SHOWN_MAX];
+	uint32_t n;
+	uint32_t null_bufs, bufs; /* WAL writes without and with a buffer */
+};
+
+static void show(struct shown *sh, uint64_t a) { sh->v[sh->n++ % SHOWN_MAX] = a; }
+
+static void unread_run(struct shown *sh)
+{
+	static uint8_t page[8192], data[300];
+	for (uint32_t i = 0; i < sizeof(page); i++)
+		page[i] = (uint8_t)(i * 7);
+	for (uint32_t round = 0; pn_wal_insert_lsn(&wal) < 8ull * SEG; round++) {
+		pn_lsn start, end = 0;
+		for (uint32_t i = 0; i < 1 + round % 5; i++) {
+			struct pn_wal_block b = {.blkno = round, .data = data, .data_len = 40};
+			b.has_image = (round + i) % 3 == 0;
+			b.image = page;
+			b.hole_offset = (uint16_t)(b.has_image && i % 2 ? 200 + round % 64 : 0);
+			b.hole_length = (uint16_t)(b.hole_offset ? 3000 : 0);
+			struct pn_wal_record r = {.xid = round,
+						  .main_data = data,
+						  .main_len = 10 + (round * 37 + i) % 280,
+						  .nblocks = 1,
+						  .blocks = {b}};
+			end = pn_wal_insert(&wal, &r, PN_REC_HEAP_INSERT, &start);
+			show(sh, start);
+			show(sh, end);
+		}
+		if (pn_wal_flush_request(&wal, end, 0))
+			continue;
+		while (stub.nios) {
+			struct pn_io *io = stub.ios[0];
+			show(sh, (uint64_t)io->op << 32 | io->file);
+			show(sh, io->offset);
+			show(sh, io->len);
+			if (io->op == PN_IO_WRITE) {
+				sh->null_bufs += io->buf == NULL;
+				sh->bufs += io->buf != NULL;
+			}
+			memmove(stub.ios, stub.ios + 1, --stub.nios * sizeof(stub.ios[0]));
+			pn_io_dispatched(io);
+			pn_io_complete(&svc, io);
+		}
+		show(sh, m.wal_bytes);
+		show(sh, m.fpi_bytes);
+		show(sh, m.wal_write_bytes);
+		show(sh, m.wal_flushes);
+	}
+}
+
+/* W8: with wal_unread the WAL module shows the same positions, I/Os and metrics as with its
+ * bytes built, and builds none: no record reaches wal_inserted, no page is held, no write
+ * has a buffer. */
+START_TEST(test_unread_same)
+{
+	static struct shown built, unread;
+	memset(&built, 0, sizeof(built));
+	memset(&unread, 0, sizeof(unread));
+	unread_run(&built);
+	struct pn_metrics built_m = m;
+	uint32_t built_inserted = stub.inserted, built_segs = stub.seg_calls;
+	ck_assert_uint_gt(built_inserted, 1000);
+	ck_assert_uint_gt(built.bufs, 100);
+	ck_assert_uint_eq(built.null_bufs, 0);
+	teardown();
+	setup_env(true);
+	unread_run(&unread);
+	ck_assert_uint_eq(stub.inserted, 0);
+	ck_assert_uint_eq(unread.bufs, 0);
+	ck_assert_uint_eq(unread.null_bufs, built.bufs);
+	ck_assert_ptr_null(
+		pn_wal_ring_page(&wal, pn_wal_insert_start(&wal) -
+					       pn_wal_insert_start(&wal) % PN_XLOG_BLCKSZ));
+	ck_assert_uint_eq(stub.seg_calls, built_segs);
+	ck_assert_uint_eq(unread.n, built.n);
+	for (uint32_t i = 0; i < PN_MIN(built.n, SHOWN_MAX); i++)
+		ck_assert_msg(unread.v[i] == built.v[i], "differs at %u: %llu, built %llu", i,
+			      (unsigned long long)unread.v[i], (unsigned long long)built.v[i]);
+	ck_assert_int_eq(memcmp(&m, &built_m, sizeof(m)), 0);
+}
+END_TEST
+
 START_TEST(test_redo_only_forward)
 {
 	pn_wal_set_redo(&wal, 2ull * SEG);
@@ -479,6 +571,7 @@ static Suite *wal_suite(void)
 	tcase_add_test(tc, test_hot_ring_writes_match);
 	tcase_add_test(tc, test_hot_ring_pages_begun_whole);
 	tcase_add_test(tc, test_start_at_after_recovery);
+	tcase_add_test(tc, test_unread_same);
 	tcase_add_test_raise_signal(tc, test_redo_only_forward, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;

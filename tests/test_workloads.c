@@ -107,6 +107,64 @@ START_TEST(test_pgbench_wal_pinned)
 }
 END_TEST
 
+/* W8 (wal.c): a single run with no observer builds no WAL bytes; with one (the bytes built,
+ * each record shown to it), every metric and the event count are the same, in each mode,
+ * over a dozen checkpoints and recycled segments. */
+static void count_page(struct pn_sim_wal_observer *o, pn_lsn addr, const uint8_t *bytes)
+{
+	(void)addr;
+	ck_assert_ptr_nonnull(bytes);
+	((struct wal_fold *)o)->records++;
+}
+
+static void count_record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t len,
+			 pn_lsn start, pn_lsn end)
+{
+	(void)start;
+	(void)end;
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_uint_gt(len, 0);
+	((struct wal_fold *)o)->records++;
+}
+
+START_TEST(test_unread_wal_same)
+{
+	static const char *const modes[] = {"fpw", "nofpw", "umbra", "doublewrite"};
+	for (unsigned k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+		char yaml[600];
+		snprintf(yaml, sizeof(yaml),
+			 "name: wl-unread\nseed: 5\n"
+			 "storage: {pages: 2100, buffers: 128, wal_segment_size: 1MiB}\n"
+			 "protocol: {mode: %s, checksums: true}\n"
+			 "checkpoint: {interval: 200ms, max_wal_size: 4MiB}\n"
+			 "workload: {kind: pgbench, scale: 1, clients: 3, transactions: 2000}\n",
+			 modes[k]);
+		struct pn_scenario sc;
+		char err[PN_ERROR_LEN];
+		ck_assert_msg(pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), &sc, err,
+						      sizeof(err)),
+			      "%s", err);
+		struct pn_sim_result *unread = calloc(1, sizeof(*unread));
+		struct pn_sim_result *built = calloc(1, sizeof(*built));
+		ck_assert(unread && built);
+		struct wal_fold f = {.obs = {.page = count_page, .record = count_record}};
+		ck_assert_int_eq(pn_sim_run(&sc, unread), 0);
+		ck_assert_int_eq(pn_sim_run_observed(&sc, built, &f.obs), 0);
+		ck_assert_uint_eq(f.records, built->m.wal_records + 1); /* + the format's page */
+		ck_assert_uint_gt(built->m.checkpoints, 2);
+		ck_assert(k != 0 || built->m.fpi_count > 100);
+		ck_assert_uint_eq(unread->events, built->events);
+		ck_assert_msg(memcmp(&unread->m, &built->m, sizeof(built->m)) == 0,
+			      "%s: metrics differ (WAL bytes %llu, built %llu)", modes[k],
+			      (unsigned long long)unread->m.wal_bytes,
+			      (unsigned long long)built->m.wal_bytes);
+		free(unread);
+		free(built);
+		pn_scenario_free(&sc);
+	}
+}
+END_TEST
+
 START_TEST(test_vacuum_checksums)
 {
 	struct pn_sim_result r;
@@ -469,6 +527,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_records_by_hand);
 	tcase_add_test(tc, test_split_three_blocks);
 	tcase_add_test(tc, test_pgbench_wal_pinned);
+	tcase_add_test(tc, test_unread_wal_same);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -136,6 +136,8 @@ static bool in_ring(struct pn_wal *w, pn_lsn page_addr)
 
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr)
 {
+	if (w->unread) /* W8 */
+		return NULL;
 	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
 	const uint8_t *p = locate(w, page_addr, slot);
@@ -237,6 +239,7 @@ bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_servi
 	memset(w, 0, sizeof(*w));
 	w->svc = svc;
 	w->m = m;
+	w->unread = svc->env.wal_unread;
 	w->sysid = sysid;
 	w->page_size = sc->storage.page_size;
 	w->nwaiters = nprocs;
@@ -319,6 +322,24 @@ static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum p
 	m->rec_fpi_bytes[kind] += fpi;
 }
 
+/* The record's bytes at s: encoded into rec_buf, copied into the ring's pages (the pages it
+ * enters begun), and into the bounce copy of a write in flight (W7). */
+static void place_bytes(struct pn_wal *w, const struct pn_wal_record *r, uint32_t len, pn_lsn s)
+{
+	uint32_t encoded = pn_wal_record_encode(r, w->page_size, w->rec_buf);
+	PN_ASSERT(encoded == len);
+	pn_lsn page_addr = s - s % PN_XLOG_BLCKSZ;
+	/* page_cb: a page entered mid-way must be in the ring (only its first record begins it) */
+	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
+		  in_ring(w, page_addr));
+	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
+	if (w->bounce_last && w->bounce_page == page_addr) { /* W7: the write in flight sees it */
+		uint32_t off = (uint32_t)(s % PN_XLOG_BLCKSZ);
+		uint32_t n = (uint32_t)PN_MIN(PN_XLOG_BLCKSZ - off, PN_ALIGN8((uint64_t)len));
+		memcpy(w->bounce_last + off, pn_wal_ring_page(w, page_addr) + off, n);
+	}
+}
+
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start)
 {
 	PN_ASSERT((unsigned)kind < PN_REC_COUNT);
@@ -327,21 +348,11 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	if (kind != PN_REC_IMPORTED) /* an imported record keeps its own (wl_import.c) */
 		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = w->prev_start;
-	uint32_t encoded = pn_wal_record_encode(r, w->page_size, w->rec_buf);
-	PN_ASSERT(encoded == len);
 	pn_lsn s = w->insert_start;
-	pn_lsn page_addr = s - s % PN_XLOG_BLCKSZ;
-	/* page_cb: a page entered mid-way must be in the ring (only its first record begins it) */
-	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
-		  in_ring(w, page_addr));
-	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
+	if (!w->unread) /* W8 */
+		place_bytes(w, r, len, s);
 	w->insert_bytepos += PN_ALIGN8(len);
 	pn_wal_lsn_advance(s, PN_ALIGN8(len), w->seg_size, &w->insert_end, &w->insert_start);
-	if (w->bounce_last && w->bounce_page == page_addr) { /* W7: the write in flight sees it */
-		uint32_t off = (uint32_t)(s % PN_XLOG_BLCKSZ);
-		uint32_t n = (uint32_t)PN_MIN(PN_XLOG_BLCKSZ - off, PN_ALIGN8((uint64_t)len));
-		memcpy(w->bounce_last + off, pn_wal_ring_page(w, page_addr) + off, n);
-	}
 	w->prev_start = s;
 	w->last_len = len;
 	count_record(w, r, kind, len);
@@ -351,7 +362,7 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 	if (end >= (w->seg_entered + 1) * (uint64_t)w->seg_size) /* W6, without dividing */
 		enter_segment(w, end / w->seg_size);
 	const struct pn_env *env = &w->svc->env;
-	if (env->wal_inserted)
+	if (env->wal_inserted && !w->unread)
 		env->wal_inserted(env->ctx, w->rec_buf, len, s, end);
 	return end;
 }
@@ -412,6 +423,8 @@ static void wal_write_done(void *ctx, struct pn_io *io)
  * writes are done (only the flush's last page can still take records). */
 static uint8_t *write_buf(struct pn_wal *w, pn_lsn from, pn_lsn to)
 {
+	if (w->unread) /* W8: no bytes were built, and the device keeps none */
+		return NULL;
 	uint8_t *first = ring_page(w, from);
 	bool whole = true;
 	for (pn_lsn a = from + PN_XLOG_BLCKSZ; a < to && whole; a += PN_XLOG_BLCKSZ)
@@ -528,6 +541,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 	PN_ASSERT(prev_start < end);
 	/* After recovery: continue at the end of valid WAL, keeping the valid part of its page
 	 * and zeroing the rest, as PostgreSQL does at the end of recovery. */
+	PN_ASSERT(!w->unread); /* W8: recovery reads WAL */
 	forget_pages(w);
 	pn_lsn page_addr = end - end % PN_XLOG_BLCKSZ;
 	w->ring_base = page_addr;

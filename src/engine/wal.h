@@ -77,6 +77,7 @@ struct pn_wal {
 	uint64_t bounce_used; /* bytes of it the current flush took */
 	pn_lsn bounce_page;   /* the last page bounced, while bounce_last is set */
 	uint8_t *bounce_last; /* its copy in the bounce area; NULL: none in flight */
+	bool unread;          /* W8: no one reads the WAL's bytes, so none are built */
 };
 
 /* nprocs: processes that may wait for a flush. */
@@ -107,7 +108,8 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start);
 /* Everything up to end is durable (format wrote it synchronously; replay's sentinel). */
 void pn_wal_set_durable(struct pn_wal *w, pn_lsn end);
 uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn page_addr);
-/* The in-memory page holding page_addr (it must be there: format writes it out). */
+/* The in-memory page holding page_addr (it must be there: format writes it out); NULL when
+ * no bytes are built (W8). */
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr);
 /* A checkpoint completed with this redo pointer: keep WAL from it (or the horizon), W6. */
 void pn_wal_checkpoint_done(struct pn_wal *w, pn_lsn redo);

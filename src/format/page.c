@@ -181,6 +181,11 @@ uint32_t pn_heap_rows_per_page(uint32_t page_size, uint32_t t_len, uint32_t fill
 	return usable / ((uint32_t)PN_ALIGN8(t_len) + 4u);
 }
 
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__clang__)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("arch=x86-64-v4", "default")))
+#endif
+#endif
 void pn_heap_page_fill(uint8_t *page, uint32_t page_size, uint32_t blkno, uint32_t rows,
 		       uint32_t t_len)
 {
