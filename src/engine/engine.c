@@ -391,6 +391,8 @@ bool pn_engine_lazy_read(struct pn_engine *e, uint64_t off, uint32_t len, uint8_
 		PN_ASSERT(pn_client_initial_fixed(&e->cl, p, page));
 		if (!whole)
 			memcpy(out + (lo - off), page + (lo - at), hi - lo);
+		else
+			pn_buf_note_built(&e->buf, page); /* B8 */
 		any = true;
 	}
 	return any;

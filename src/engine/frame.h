@@ -20,9 +20,10 @@ struct pn_frame {
 	bool redirtied;       /* changed while a write was in flight */
 	bool locked;          /* exclusive content lock (a backend between decide and insert) */
 	uint16_t pins;
-	uint8_t usage;                       /* clock sweep, <= 5 */
-	uint8_t io_reads;                    /* read in flight */
-	uint8_t io_writes;                   /* writes in flight */
+	uint8_t usage;     /* clock sweep, <= 5 */
+	uint8_t io_reads;  /* read in flight */
+	uint8_t io_writes; /* writes in flight */
+	bool built; /* being read, and its bytes are the builder's whole page (pn_buf_note_built) */
 	uint8_t ckpt_needed;                 /* bit r: checkpoint run r must write this frame */
 	uint8_t ckpt_slot[PN_MAX_CKPT_RUNS]; /* Umbra: where run r must write it */
 	bool held;       /* B7: a writer waits for the WAL flush to held_lsn; no change */
