@@ -432,6 +432,47 @@ START_TEST(test_ack_log_view_drain_latency)
 }
 END_TEST
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* p50, p99 and max by selection equal a sort's, over sizes 1 to 3000 and value patterns with
+ * few and many duplicates, sorted, reversed and all equal. */
+START_TEST(test_latency_selection_as_sorted)
+{
+	enum { N = 3000 };
+	struct pn_backends bk = {0};
+	ck_assert(pn_backends_init(&bk, N));
+	static uint64_t ref[N];
+	uint64_t x = 12345;
+	for (uint32_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 3 / 2) {
+		for (uint32_t pattern = 0; pattern < 5; pattern++) {
+			for (uint32_t i = 0; i < n; i++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				uint64_t v = pattern == 0   ? x >> 20
+					     : pattern == 1 ? (x >> 40) % 7
+					     : pattern == 2 ? i
+					     : pattern == 3 ? n - i
+							    : 42;
+				bk.latencies[i] = ref[i] = v;
+			}
+			bk.nlat = bk.nacked = n;
+			qsort(ref, n, sizeof(ref[0]), cmp_u64);
+			uint64_t p50, p99, max;
+			ck_assert(pn_backends_latency(&bk, &p50, &p99, &max));
+			ck_assert_msg(p50 == ref[n / 2] && p99 == ref[n * 99 / 100] &&
+					      max == ref[n - 1],
+				      "n %u pattern %u: %llu %llu %llu", n, pattern,
+				      (unsigned long long)p50, (unsigned long long)p99,
+				      (unsigned long long)max);
+		}
+	}
+	pn_backends_free(&bk);
+}
+END_TEST
+
 START_TEST(test_ack_log_aborts_on_latencies_past_commits)
 {
 	struct pn_backends bk = {0};
@@ -451,6 +492,7 @@ static Suite *backend_suite(void)
 	tcase_add_test_raise_signal(tc, test_check_aborts_on_unpinned_decided_page, SIGABRT);
 	tcase_add_test(tc, test_backends_over_handles);
 	tcase_add_test(tc, test_ack_log_view_drain_latency);
+	tcase_add_test(tc, test_latency_selection_as_sorted);
 	tcase_add_test_raise_signal(tc, test_ack_log_aborts_on_latencies_past_commits, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;

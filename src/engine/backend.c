@@ -907,12 +907,52 @@ void pn_backends_drain(struct pn_backends *bk, pn_ack_fn fn, void *arg)
 	bk->nacked = bk->nlat = 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static void swap_u64(uint64_t *a, uint64_t *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	uint64_t t = *a;
+	*a = *b;
+	*b = t;
 }
 
+/* Reorders a[lo, hi) so that a[k] holds the value it would hold sorted, with nothing larger
+ * before it and nothing smaller after it (lo <= k < hi): Hoare's selection, the pivot the
+ * median of the first, middle and last, O(n) expected. */
+static void select_u64(uint64_t *a, size_t lo, size_t hi, size_t k)
+{
+	PN_ASSERT(lo <= k && k < hi);
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2, last = hi - 1;
+		if (a[mid] < a[lo])
+			swap_u64(&a[mid], &a[lo]);
+		if (a[last] < a[lo])
+			swap_u64(&a[last], &a[lo]);
+		if (a[last] < a[mid])
+			swap_u64(&a[last], &a[mid]);
+		uint64_t pivot = a[mid];
+		size_t i = lo, j = last;
+		while (i <= j) { /* a[lo] <= pivot <= a[last]: neither scan leaves the range */
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i <= j) {
+				swap_u64(&a[i], &a[j]);
+				i++;
+				j--;
+			}
+		}
+		/* now a[lo, j] <= pivot <= a[i, hi), and a[j + 1, i) == pivot */
+		if (k <= j)
+			hi = j + 1;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* The latencies' p50, p99 and max, as a sort would give them. The latencies are reordered
+ * (selected, not sorted: the end of a run is their one reader). */
 bool pn_backends_latency(struct pn_backends *bk, uint64_t *p50, uint64_t *p99, uint64_t *max)
 {
 	PN_ASSERT(bk->nlat <= bk->lat_cap);
@@ -920,10 +960,16 @@ bool pn_backends_latency(struct pn_backends *bk, uint64_t *p50, uint64_t *p99, u
 	PN_ASSERT(max != NULL);
 	if (bk->nlat == 0)
 		return false;
-	qsort(bk->latencies, bk->nlat, sizeof(uint64_t), cmp_u64);
-	*p50 = bk->latencies[bk->nlat / 2];
-	*p99 = bk->latencies[(bk->nlat * 99) / 100];
-	*max = bk->latencies[bk->nlat - 1];
+	uint64_t *a = bk->latencies;
+	size_t n = bk->nlat, k50 = n / 2, k99 = (n * 99) / 100;
+	select_u64(a, 0, n, k99);
+	if (k50 < k99) /* a[0, k99) holds the k99 smallest */
+		select_u64(a, 0, k99, k50);
+	*p50 = a[k50];
+	*p99 = a[k99];
+	*max = a[k99];
+	for (size_t i = k99 + 1; i < n; i++)
+		*max = PN_MAX(*max, a[i]);
 	return true;
 }
 

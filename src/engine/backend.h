@@ -55,7 +55,7 @@ void pn_backends_free(struct pn_backends *bk);
 void pn_backends_acks(const struct pn_backends *bk, struct pn_acks_view *out);
 /* Hands each commit to fn (latency 0 past nlat), in order, and empties the log. */
 void pn_backends_drain(struct pn_backends *bk, pn_ack_fn fn, void *arg);
-/* The latencies' p50, p99 and max (sorts them); false if there are none. */
+/* The latencies' p50, p99 and max (reorders them: selection); false if there are none. */
 bool pn_backends_latency(struct pn_backends *bk, uint64_t *p50, uint64_t *p99, uint64_t *max);
 
 /* The handles the steps work with (after pn_backends_init). */
