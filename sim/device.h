@@ -81,7 +81,7 @@
  *      hashing it is a broken invariant (PN_ASSERT). For a run that never reads the file
  *      back: `run` without --twice, nothing crashes, and no page server reads the WAL.
  *      With no observer of the records either, the engine builds no WAL bytes at all (env.h
- *      wal_unread, wal.c W8): a write to the sink then has no buffer.
+ *      wal_unread, wal.c W7): a write to the sink then has no buffer.
  *
  * Summarized reads (env.h `read_summary`; the checker's derivation):
  *   D10 pn_device_read_summary reads a range of cur into the device's own buffer and hands

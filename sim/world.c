@@ -516,7 +516,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.wal_segment = env_wal_segment,
 		.wal_unread = opt->wal_unread,
 	};
-	/* W8: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
+	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
 	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
 	w->e = pn_engine_new();
 	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
@@ -802,7 +802,7 @@ int pn_world_step(struct pn_world *w)
 
 int pn_world_run(struct pn_world *w)
 {
-	PN_ASSERT(!w->opt.wal_unread || !w->on_wal); /* W8: no record has a reader */
+	PN_ASSERT(!w->opt.wal_unread || !w->on_wal); /* W7: no record has a reader */
 	for (;;) {
 		if (w->opt.stop_at_event && w->events >= w->opt.stop_at_event)
 			return 0;
@@ -839,7 +839,7 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 				       .check_each_event = true,
 				       .twin = twin,
 				       .wal_sink = !twin && sc->protocol.mode != PN_MODE_PUSHDOWN};
-	opt.wal_unread = opt.wal_sink && !obs; /* W8: no observer reads a record either */
+	opt.wal_unread = opt.wal_sink && !obs; /* W7: no observer reads a record either */
 	memset(out, 0, sizeof(*out));
 	PN_ASSERT(w != NULL);
 	if (!pn_world_init(w, sc, &opt, NULL)) {

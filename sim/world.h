@@ -94,7 +94,7 @@ struct pn_world_options {
 	bool blank;      /* leave the device empty: the caller fills it (a crash image) */
 	bool eager;      /* format every page up front even when untracked (D8 off) */
 	bool wal_sink;   /* untracked: keep none of the WAL's bytes (D9; nothing reads it) */
-	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W8); no on_wal */
+	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W7); no on_wal */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
 };

@@ -340,12 +340,9 @@ static void poison_free_slots(void)
 	for (uint32_t i = 0; i < wal.npages; i++)
 		if (wal.tags[i] == UINT64_MAX || wal.tags[i] < wal.ring_base)
 			memset(wal.pages + (size_t)i * PN_XLOG_BLCKSZ, 0xaa, PN_XLOG_BLCKSZ);
-	for (uint32_t i = 0; i < wal.nhot; i++)
-		if (wal.hot_tags[i] == UINT64_MAX || wal.hot_tags[i] < wal.ring_base)
-			memset(wal.hot + (size_t)i * PN_XLOG_BLCKSZ, 0xaa, PN_XLOG_BLCKSZ);
 }
 
-/* A pool of 256 buffers: a ring of 640 pages, so with hot slots (W7). */
+/* A pool of 256 buffers: a ring of 640 pages. */
 static void big_ring(void)
 {
 	pn_wal_free(&wal);
@@ -353,7 +350,6 @@ static void big_ring(void)
 	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, 4));
 	pn_wal_set_redo(&wal, pn_wal_insert_start(&wal));
 	ck_assert_uint_eq(wal.npages, 640);
-	ck_assert_uint_eq(wal.nhot, 8);
 }
 
 /* An I/O checked against the ring's pages as they are now (its dispatch): the WAL here
@@ -369,10 +365,10 @@ static void check_against_ring(const struct pn_io *io)
 
 static uint32_t complete_checked(void) { return complete_each(check_against_ring); }
 
-/* W7: with hot slots, writes that span a hot wrap or mix hot and ring slots (a window of
- * more than 8 pages) are bounced, and a record inserted while the write is in flight
- * reaches the write's last page: every write carries the ring's bytes at its dispatch. */
-START_TEST(test_hot_ring_writes_match)
+/* A big ring, with bursts of inserts of up to about 75 pages and a record inserted while the
+ * writes are in flight (it reaches the flush's last page): every write carries the ring's
+ * bytes at its dispatch. */
+START_TEST(test_ring_writes_match)
 {
 	big_ring();
 	uint32_t round = 0;
@@ -426,13 +422,6 @@ START_TEST(test_ring_pages_begun_whole)
 }
 END_TEST
 
-START_TEST(test_hot_ring_pages_begun_whole)
-{
-	big_ring();
-	check_pages_begun_whole(3ull * wal.nhot * PN_XLOG_BLCKSZ + SEG);
-}
-END_TEST
-
 START_TEST(test_start_at_after_recovery)
 {
 	pn_wal_set_durable(&wal, UINT64_MAX / 2); /* replay's sentinel */
@@ -455,7 +444,7 @@ START_TEST(test_start_at_after_recovery)
 }
 END_TEST
 
-/* W8: what one run of inserts, flushes and completions shows of the WAL, dispatch by
+/* W7: what one run of inserts, flushes and completions shows of the WAL, dispatch by
  * dispatch: every record's start and end and every I/O's op, offset and length, with the
  * metrics after it. Records carry main data, block data and images with and without holes;
  * the run crosses segments (8 of them) and fills the ring. */
@@ -512,7 +501,7 @@ static void unread_run(struct shown *sh)
 	}
 }
 
-/* W8: with wal_unread the WAL module shows the same positions, I/Os and metrics as with its
+/* W7: with wal_unread the WAL module shows the same positions, I/Os and metrics as with its
  * bytes built, and builds none: no record reaches wal_inserted, no page is held, no write
  * has a buffer. */
 START_TEST(test_unread_same)
@@ -568,8 +557,7 @@ static Suite *wal_suite(void)
 	tcase_add_test(tc, test_keep_from_and_horizon);
 	tcase_add_test(tc, test_no_room_when_keep_from_pins_the_ring);
 	tcase_add_test(tc, test_ring_pages_begun_whole);
-	tcase_add_test(tc, test_hot_ring_writes_match);
-	tcase_add_test(tc, test_hot_ring_pages_begun_whole);
+	tcase_add_test(tc, test_ring_writes_match);
 	tcase_add_test(tc, test_start_at_after_recovery);
 	tcase_add_test(tc, test_unread_same);
 	tcase_add_test_raise_signal(tc, test_redo_only_forward, SIGABRT);

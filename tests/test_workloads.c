@@ -107,7 +107,7 @@ START_TEST(test_pgbench_wal_pinned)
 }
 END_TEST
 
-/* W8 (wal.c): a single run with no observer builds no WAL bytes; with one (the bytes built,
+/* W7 (wal.c): a single run with no observer builds no WAL bytes; with one (the bytes built,
  * each record shown to it), every metric and the event count are the same, in each mode,
  * over a dozen checkpoints and recycled segments. */
 static void count_page(struct pn_sim_wal_observer *o, pn_lsn addr, const uint8_t *bytes)

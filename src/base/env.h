@@ -151,7 +151,7 @@ struct pn_env {
 	 * (the real-disk backend): the bytes stay in the file, as recycled segments' do. */
 	void (*wal_segment)(void *ctx, uint64_t offset, uint64_t len, bool remove);
 	/* No one will read the WAL's bytes (the device keeps none of them, and wal_inserted
-	 * shows no record to anyone): the engine builds none (wal.c W8); a WAL write's buffer is
+	 * shows no record to anyone): the engine builds none (wal.c W7); a WAL write's buffer is
 	 * then NULL. The simulator's single run only; the real disk never sets it. */
 	bool wal_unread;
 };

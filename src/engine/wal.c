@@ -24,15 +24,13 @@
  *      device holds the WAL from keep_from's segment to the insert position's, plus one
  *      segment, whatever the ring's size (max_wal_size).
  *
- *   W7 Where a ring page lives is not what it means: a big ring (WAL_HOT_RING pages and
- *      more) places a page it enters in hot slot (page number mod WAL_HOT_PAGES) when what
- *      that slot holds is written (W5), else in its ring slot (page number mod npages), so
- *      that a run whose flushes keep up writes its WAL into 64 KiB that stay in the cache
- *      instead of walking the ring's 8 MiB. The
- *      ring's size still sets the room (pn_wal_has_room) and where a flush splits its writes
- *      (a segment start, ring slot 0); a write whose pages do not lie side by side is
- *      copied to the bounce area, and its last page follows the inserts until the flush's
- *      writes are done, so the device sees the bytes it saw before at every dispatch.
+ *   W7 WAL no one reads (env.wal_unread: the simulator's single run, whose device keeps none
+ *      of the WAL (sim/device.h D9) and where no observer, twin or page server sees a
+ *      record): an insert lays out positions, sizes and counts as always but builds no
+ *      bytes (no encoding, no CRC, no copy into the ring, no page header), and a flush
+ *      writes the same ranges with no buffer (NULL). Every decision the engine takes
+ *      depends on lengths and positions only, so every event, metric and output is the
+ *      same (tests/test_wal.c unread_same, tests/test_workloads.c unread_wal_same).
  *
  * The module takes struct pn_wal (wal.h) and the handles it was given at init: services
  * (I/O, wakes), metrics, and the two callbacks the assembly installs (the checkpoint
@@ -44,8 +42,6 @@
 #include <string.h>
 
 #define WAL_RING_PAGES 1024u /* 8 MiB of WAL buffers */
-#define WAL_HOT_PAGES 8u     /* W7: 64 KiB that stay in the cache (a power of two) */
-#define WAL_HOT_RING 256u    /* W7: the ring size from which hot slots are used */
 
 static const bool legal[PN_WAL_FLUSH_STATES][PN_WAL_FLUSH_STATES] = {
 	[PN_WAL_IDLE] = {[PN_WAL_WRITING] = true},
@@ -89,60 +85,36 @@ static uint32_t slot_of(struct pn_wal *w, pn_lsn page_addr)
 	return slot;
 }
 
-/* Where page_addr is held now: its hot slot, its ring slot, or NULL. */
-static uint8_t *locate(const struct pn_wal *w, pn_lsn page_addr, uint32_t slot)
-{
-	uint32_t hot = (uint32_t)(page_addr / PN_XLOG_BLCKSZ) & (w->nhot - 1);
-	if (w->nhot && w->hot_tags[hot] == page_addr)
-		return w->hot + (size_t)hot * PN_XLOG_BLCKSZ;
-	if (w->tags[slot] == page_addr)
-		return w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
-	return NULL;
-}
-
-/* W7: a slot is free when what it holds (if anything) lies before ring_base (W5). */
-static bool slot_free(const struct pn_wal *w, uint64_t tag)
-{
-	return tag == UINT64_MAX || tag < w->ring_base;
-}
-
-/* The ring's page for page_addr; a page not held yet takes its hot slot if that is free,
- * else its ring slot (zeroed, if zero). */
+/* The ring's page for page_addr, taking its slot over (zeroed, if zero) when it held
+ * another page. */
 static uint8_t *ring_slot(struct pn_wal *w, pn_lsn page_addr, bool zero)
 {
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
 	uint32_t slot = slot_of(w, page_addr);
-	uint8_t *p = locate(w, page_addr, slot);
-	if (p)
-		return p;
-	uint32_t hot = (uint32_t)(page_addr / PN_XLOG_BLCKSZ) & (w->nhot - 1);
-	if (w->nhot && slot_free(w, w->hot_tags[hot])) {
-		w->hot_tags[hot] = page_addr;
-		p = w->hot + (size_t)hot * PN_XLOG_BLCKSZ;
-	} else {
-		PN_ASSERT(slot_free(w, w->tags[slot])); /* W5 */
-		w->tags[slot] = page_addr;
-		p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
+	uint64_t *tags = w->tags;
+	uint8_t *p = w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
+	if (tags[slot] != page_addr) {
+		PN_ASSERT(tags[slot] < w->ring_base || tags[slot] == UINT64_MAX); /* W5 */
+		if (zero)
+			memset(p, 0, PN_XLOG_BLCKSZ);
+		tags[slot] = page_addr;
 	}
-	if (zero)
-		memset(p, 0, PN_XLOG_BLCKSZ);
 	return p;
 }
 
 static bool in_ring(struct pn_wal *w, pn_lsn page_addr)
 {
-	return locate(w, page_addr, slot_of(w, page_addr)) != NULL;
+	return w->tags[slot_of(w, page_addr)] == page_addr;
 }
 
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr)
 {
-	if (w->unread) /* W8 */
+	if (w->unread) /* W7 */
 		return NULL;
 	uint32_t slot = (uint32_t)((page_addr / PN_XLOG_BLCKSZ) % w->npages);
 	PN_ASSERT(page_addr % PN_XLOG_BLCKSZ == 0);
-	const uint8_t *p = locate(w, page_addr, slot);
-	PN_ASSERT(p != NULL);
-	return p;
+	PN_ASSERT(w->tags[slot] == page_addr);
+	return w->pages + (size_t)slot * PN_XLOG_BLCKSZ;
 }
 
 /* PostgreSQL's CheckPointSegments; bounded so that the ring's segment count fits 32 bits
@@ -190,9 +162,6 @@ static void forget_pages(struct pn_wal *w)
 {
 	for (uint32_t i = 0; i < w->npages; i++)
 		w->tags[i] = UINT64_MAX;
-	for (uint32_t i = 0; i < w->nhot; i++)
-		w->hot_tags[i] = UINT64_MAX;
-	w->bounce_last = NULL;
 }
 
 static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
@@ -210,15 +179,6 @@ static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
 		return false;
 	w->tags = (uint64_t *)(w->pages + (size_t)w->npages * PN_XLOG_BLCKSZ);
 	w->slot_page = UINT64_MAX - PN_XLOG_BLCKSZ; /* none yet: no page follows it */
-	/* W7: a big ring gets hot slots and a bounce area (touched only when a write needs it) */
-	if (w->npages >= WAL_HOT_RING) {
-		w->nhot = WAL_HOT_PAGES;
-		w->hot = malloc((size_t)w->nhot * (PN_XLOG_BLCKSZ + sizeof(uint64_t)));
-		w->bounce = malloc((size_t)w->npages * PN_XLOG_BLCKSZ);
-		if (!w->hot || !w->bounce)
-			return false;
-		w->hot_tags = (uint64_t *)(w->hot + (size_t)w->nhot * PN_XLOG_BLCKSZ);
-	}
 	forget_pages(w);
 	return true;
 }
@@ -263,9 +223,7 @@ void pn_wal_free(struct pn_wal *w)
 	free(w->pages);
 	free(w->rec_buf);
 	free(w->waiters);
-	free(w->hot);
-	free(w->bounce);
-	w->pages = w->rec_buf = w->hot = w->bounce = NULL;
+	w->pages = w->rec_buf = NULL;
 	w->waiters = NULL;
 }
 
@@ -322,8 +280,8 @@ static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum p
 	m->rec_fpi_bytes[kind] += fpi;
 }
 
-/* The record's bytes at s: encoded into rec_buf, copied into the ring's pages (the pages it
- * enters begun), and into the bounce copy of a write in flight (W7). */
+/* The record's bytes at s: encoded into rec_buf, then copied into the ring's pages (the pages
+ * it enters begun). */
 static void place_bytes(struct pn_wal *w, const struct pn_wal_record *r, uint32_t len, pn_lsn s)
 {
 	uint32_t encoded = pn_wal_record_encode(r, w->page_size, w->rec_buf);
@@ -333,11 +291,6 @@ static void place_bytes(struct pn_wal *w, const struct pn_wal_record *r, uint32_
 	PN_ASSERT(s % PN_XLOG_BLCKSZ == pn_wal_page_header_size(page_addr, w->seg_size) ||
 		  in_ring(w, page_addr));
 	pn_wal_copy_record(w->rec_buf, len, s, w->seg_size, w->sysid, page_cb, w);
-	if (w->bounce_last && w->bounce_page == page_addr) { /* W7: the write in flight sees it */
-		uint32_t off = (uint32_t)(s % PN_XLOG_BLCKSZ);
-		uint32_t n = (uint32_t)PN_MIN(PN_XLOG_BLCKSZ - off, PN_ALIGN8((uint64_t)len));
-		memcpy(w->bounce_last + off, pn_wal_ring_page(w, page_addr) + off, n);
-	}
 }
 
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start)
@@ -349,7 +302,7 @@ pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind
 		pn_rec_ids(kind, &r->rmid, &r->info);
 	r->prev = w->prev_start;
 	pn_lsn s = w->insert_start;
-	if (!w->unread) /* W8 */
+	if (!w->unread) /* W7 */
 		place_bytes(w, r, len, s);
 	w->insert_bytepos += PN_ALIGN8(len);
 	pn_wal_lsn_advance(s, PN_ALIGN8(len), w->seg_size, &w->insert_end, &w->insert_start);
@@ -411,36 +364,10 @@ static void wal_write_done(void *ctx, struct pn_io *io)
 		return;
 	w->written = w->flush_target;
 	w->ring_base = w->written - w->written % PN_XLOG_BLCKSZ;
-	w->bounce_last = NULL; /* W7: every write of the flush is done */
 	pn_wal_set_state(w, PN_WAL_FSYNC);
 	struct pn_io *f = pn_io_fsync(w->svc, PN_FILE_WAL, PN_WHY_WAL, wal_fsync_done, w);
 	f->lsn = w->flush_target;
 	pn_io_issue(w->svc, f);
-}
-
-/* W7: the bytes of [from, to) in one piece: the ring's own if its pages lie side by side,
- * else a copy in the bounce area, whose last page follows the inserts until the flush's
- * writes are done (only the flush's last page can still take records). */
-static uint8_t *write_buf(struct pn_wal *w, pn_lsn from, pn_lsn to)
-{
-	if (w->unread) /* W8: no bytes were built, and the device keeps none */
-		return NULL;
-	uint8_t *first = ring_page(w, from);
-	bool whole = true;
-	for (pn_lsn a = from + PN_XLOG_BLCKSZ; a < to && whole; a += PN_XLOG_BLCKSZ)
-		whole = ring_page(w, a) == first + (a - from);
-	PN_TESTCASE("wal write bounced", !whole);
-	if (whole)
-		return first;
-	PN_ASSERT(w->bounce &&
-		  w->bounce_used + (to - from) <= (uint64_t)w->npages * PN_XLOG_BLCKSZ);
-	uint8_t *b = w->bounce + w->bounce_used;
-	for (pn_lsn a = from; a < to; a += PN_XLOG_BLCKSZ)
-		memcpy(b + (a - from), ring_page(w, a), PN_XLOG_BLCKSZ);
-	w->bounce_used += to - from;
-	w->bounce_page = to - PN_XLOG_BLCKSZ;
-	w->bounce_last = b + (w->bounce_page - from);
-	return b;
 }
 
 static void issue_wal_write(struct pn_wal *w, pn_lsn from, pn_lsn to)
@@ -454,7 +381,7 @@ static void issue_wal_write(struct pn_wal *w, pn_lsn from, pn_lsn to)
 	io->why = PN_WHY_WAL;
 	io->offset = pn_wal_file_offset(w, from);
 	io->len = (uint32_t)(to - from);
-	io->buf = write_buf(w, from, to);
+	io->buf = w->unread ? NULL : ring_page(w, from); /* W7: no bytes were built */
 	io->lsn = w->flush_target;
 	io->done = wal_write_done;
 	io->ctx = w;
@@ -473,7 +400,6 @@ void pn_wal_start_flush(struct pn_wal *w, pn_lsn upto)
 	pn_lsn from = w->written - w->written % PN_XLOG_BLCKSZ;
 	pn_lsn end = upto - 1 - (upto - 1) % PN_XLOG_BLCKSZ + PN_XLOG_BLCKSZ;
 	w->flush_ios = 1; /* hold until every write is issued */
-	w->bounce_used = 0;
 	pn_lsn run = from;
 	uint32_t slot = (uint32_t)((from / PN_XLOG_BLCKSZ) % w->npages);
 	for (pn_lsn a = from; a < end; a += PN_XLOG_BLCKSZ) {
@@ -541,7 +467,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start)
 	PN_ASSERT(prev_start < end);
 	/* After recovery: continue at the end of valid WAL, keeping the valid part of its page
 	 * and zeroing the rest, as PostgreSQL does at the end of recovery. */
-	PN_ASSERT(!w->unread); /* W8: recovery reads WAL */
+	PN_ASSERT(!w->unread); /* W7: recovery reads WAL */
 	forget_pages(w);
 	pn_lsn page_addr = end - end % PN_XLOG_BLCKSZ;
 	w->ring_base = page_addr;

@@ -69,15 +69,7 @@ struct pn_wal {
 	uint32_t last_len; /* xl_tot_len of the last record inserted */
 	pn_lsn slot_page;  /* the page ring_slot() last placed, in slot slot_last */
 	uint32_t slot_last;
-	/* W7: hot slots (nhot pages, 0: none) and the bounce area of non-adjacent writes */
-	uint8_t *hot;
-	uint64_t *hot_tags;
-	uint32_t nhot;
-	uint8_t *bounce;
-	uint64_t bounce_used; /* bytes of it the current flush took */
-	pn_lsn bounce_page;   /* the last page bounced, while bounce_last is set */
-	uint8_t *bounce_last; /* its copy in the bounce area; NULL: none in flight */
-	bool unread;          /* W8: no one reads the WAL's bytes, so none are built */
+	bool unread; /* W7: no one reads the WAL's bytes, so none are built */
 };
 
 /* nprocs: processes that may wait for a flush. */
@@ -109,7 +101,7 @@ void pn_wal_start_at(struct pn_wal *w, pn_lsn end, pn_lsn prev_start);
 void pn_wal_set_durable(struct pn_wal *w, pn_lsn end);
 uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn page_addr);
 /* The in-memory page holding page_addr (it must be there: format writes it out); NULL when
- * no bytes are built (W8). */
+ * no bytes are built (W7). */
 const uint8_t *pn_wal_ring_page(const struct pn_wal *w, pn_lsn page_addr);
 /* A checkpoint completed with this redo pointer: keep WAL from it (or the horizon), W6. */
 void pn_wal_checkpoint_done(struct pn_wal *w, pn_lsn redo);
