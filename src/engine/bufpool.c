@@ -321,8 +321,6 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 				 "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
 				 f->page, (unsigned long long)io->lsn,
 				 (unsigned long long)pn_wal_flushed(b->h.wal));
-	if (io->buf != image)
-		memcpy(io->buf, image, b->h.page_size);
 	io->done = write_done;
 	io->ctx = b;
 	if (then) {
@@ -336,6 +334,7 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 		io->offset = pn_store_offset(b->h.store, f->page, slot);
 		pn_store_check_write(b->h.store, f->page, slot, *b->h.ckpt_seq_done);
 	}
+	pn_io_fill(b->h.svc, io, image); /* offset bound first: env.h write_buf may lend by it */
 	pn_store_note_written(b->h.store, f->page, slot);
 	f->io_writes++;
 	b->data_writes_inflight++;

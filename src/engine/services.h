@@ -82,6 +82,10 @@ void pn_svc_check(struct pn_services *s);
 /* I/O: take a free one (zeroed, its buffer attached), hand it to the world. */
 struct pn_io *pn_io_get(struct pn_services *s);
 void pn_io_issue(struct pn_services *s, struct pn_io *io);
+/* Puts a write's len bytes in its buffer, before pn_io_issue: memory the environment lends
+ * (env.h write_buf; io->lent set, the engine reads it no more) when the offset is bound
+ * (no io->bind) and it gives some, else the engine's io->buf. */
+void pn_io_fill(struct pn_services *s, struct pn_io *io, const uint8_t *bytes);
 /* A free one made an fsync of file (why, completing through done(ctx, io)), not yet issued:
  * the caller sets what else it needs (aux, lsn) and issues it. */
 struct pn_io *pn_io_fsync(struct pn_services *s, enum pn_file file, enum pn_io_why why,
