@@ -343,15 +343,16 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 	pn_io_dispatched(io);
 	if (io->bind)
 		io->offset = io->bind(io->ctx, io);
-	PN_ASSERT(io->lent == (w->lent && w->lent[index])); /* D12: whose memory io->buf is */
 	switch (io->op) {
 	case PN_IO_WRITE:
 		/* before a lent half that the device does not take goes back */
 		hash_bytes(w, io->buf, io->len);
 		if (!io->lent) {
+			PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the engine's io->buf */
 			pn_device_write(&w->dev, io, w->events);
 			break;
 		}
+		PN_ASSERT(w->lent && w->lent[index]); /* D12: the device's, lent at issue */
 		pn_device_write_lent(&w->dev, io, w->lent[index], w->events);
 		w->lent[index] = 0;
 		break;
@@ -563,10 +564,12 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
-	for (uint32_t i = 0; w->lent && i < pn_engine_io_count(w->e); i++)
-		if (w->lent[i]) /* D12: a write never dispatched gives its half back */
-			pn_device_lend_back(pn_engine_io(w->e, i)->buf, w->lent[i]);
-	free(w->lent);
+	if (w->lent) { /* D12: a write never dispatched gives its half back */
+		for (uint32_t i = 0; i < pn_engine_io_count(w->e); i++)
+			if (w->lent[i])
+				pn_device_lend_back(pn_engine_io(w->e, i)->buf, w->lent[i]);
+		free(w->lent);
+	}
 	pn_engine_delete(w->e);
 	pn_device_free(&w->dev);
 	free(w->heap);

@@ -111,18 +111,6 @@ void pn_io_issue(struct pn_services *s, struct pn_io *io)
 
 void pn_io_dispatched(struct pn_io *io) { pn_io_set_state(io, PN_IO_DISPATCHED); }
 
-void pn_io_fill(struct pn_services *s, struct pn_io *io, const uint8_t *bytes)
-{
-	PN_ASSERT(io->state == PN_IO_FREE && io->op == PN_IO_WRITE && !io->lent);
-	uint8_t *lent = s->env.write_buf && !io->bind ? s->env.write_buf(s->env.ctx, io) : NULL;
-	if (lent) {
-		io->buf = lent;
-		io->lent = true;
-	}
-	if (io->buf != bytes)
-		memcpy(io->buf, bytes, io->len);
-}
-
 static void put_free(struct pn_services *s, struct pn_io *io)
 {
 	PN_ASSERT(s->io_free_len < s->nios);
