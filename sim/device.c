@@ -623,6 +623,75 @@ void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event
 	u->slot = io->slot;
 }
 
+/* D12: the chunk at idx of f, if a lent half h (0 low, 1 high) can become its bytes: absent
+ * (below the lazy end: a new half chunk), or a half chunk of h of its own (refs 1). */
+static bool lend_fits(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		      uint32_t h)
+{
+	if (d->track || d->sink[f] || len != HALF || off % HALF ||
+	    (off % PN_CHUNK_SIZE) / HALF != h)
+		return false;
+	uint64_t idx = off / PN_CHUNK_SIZE;
+	const struct pn_chunk *c = chunk_at(&d->cur[f], idx);
+	if (!c)
+		return idx * PN_CHUNK_SIZE < d->lazy_end[f];
+	return c != REMOVED && c->half == h + 1 && c->refs == 1;
+}
+
+uint8_t *pn_device_lend(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+			uint32_t *half)
+{
+	uint32_t h = (uint32_t)(off % PN_CHUNK_SIZE / HALF);
+	if (!lend_fits(d, f, off, len, h))
+		return NULL;
+	*half = h + 1;
+	return half_get(h) + h * HALF;
+}
+
+void pn_device_lend_back(uint8_t *buf, uint32_t half)
+{
+	PN_ASSERT(half == 1 || half == 2);
+	half_put(buf - (half - 1) * HALF, half - 1);
+}
+
+void pn_device_write_lent(struct pn_device *d, const struct pn_io *io, uint32_t half,
+			  uint64_t event)
+{
+	PN_ASSERT(io->lent && (half == 1 || half == 2) && !d->track);
+	if (!lend_fits(d, io->file, io->offset, io->len, half - 1)) {
+		pn_device_write(d, io, event); /* as a copy; the half goes back */
+		pn_device_lend_back(io->buf, half);
+		d->lent_copied++;
+		return;
+	}
+	struct pn_file_image *im = &d->cur[io->file];
+	uint64_t idx = io->offset / PN_CHUNK_SIZE;
+	uint32_t in = (uint32_t)(io->offset % PN_CHUNK_SIZE);
+	struct pn_leaf *l = leaf_for(im, idx);
+	struct pn_chunk **at = &l->chunk[idx % PN_LEAF_CHUNKS];
+	uint8_t *slot = io->buf - in;
+	if (*at) { /* a half chunk of this half: the lent half replaces its bytes */
+		half_put((*at)->data, half - 1);
+		(*at)->data = slot;
+	} else { /* as lazy_fill makes it (chunk_unbuilt), holding the lent half */
+		struct pn_chunk *c = malloc(sizeof(*c));
+		PN_ASSERT(c != NULL);
+		c->data = slot;
+		c->refs = 1;
+		c->unbuilt = ALL_PARTS;
+		c->half = (uint16_t)half;
+		*at = c;
+		l->real++;
+		im->chunks++;
+		im->chunks_peak = PN_MAX(im->chunks_peak, im->chunks);
+	}
+	(*at)->unbuilt = (uint16_t)((*at)->unbuilt & ~parts_meeting(in, in + HALF));
+	range_log(d->writes, io->file, io->offset, io->len);
+	d->bytes_written[io->file] += io->len;
+	d->version++;
+	d->lent_taken++;
+}
+
 void pn_device_write_done(struct pn_device *d, uint32_t io_index)
 {
 	for (uint32_t i = d->nunsynced; i-- > 0;) {

@@ -106,6 +106,24 @@
  *      starting image the run read, and what it wrote is a function of earlier reads: a
  *      run whose `reads` ranges hold the same bytes in another image reads the same bytes
  *      everywhere (umbra's redo reads back the pages it evicted to their shift targets).
+ *
+ * Lent writes (pn_device_lend; `penumbra run`'s data writes, env.h write_buf):
+ *   D12 An untracked device may lend the engine, for a data write of one HALF (8 KiB) at an
+ *      offset aligned to it, below the file's lazy end (D8), whose chunk is absent or a half
+ *      chunk of the same half (refs 1), half a slot of its pool: the half of the write's
+ *      parity (a half chunk's bytes are at data + (half - 1) * HALF). The engine puts the
+ *      write's bytes there at issue and no longer reads them. At dispatch,
+ *      pn_device_write_lent makes that memory the chunk's bytes, as a new half chunk (its
+ *      other half unbuilt, as a copied write leaves it) or in place of a half chunk's own
+ *      half (which goes back to the pool); where it cannot any more (the chunk became
+ *      whole or holds the other half, the offset bound at dispatch has the other parity, a
+ *      sink file, a REMOVED chunk) it copies the bytes as pn_device_write does and gives the
+ *      half back, and a write that never reaches dispatch gives it back too (the world,
+ *      when freed). Either way the chunk holds the same bytes at the same offsets and the
+ *      same unbuilt parts as after a copied write, so no read, hash, copy or count
+ *      (`version`, bytes_written, D6's log) can tell; the pool holds the same memory once
+ *      the write is dispatched. Tracked devices never lend: their writes keep their copies
+ *      and unsynced lists.
  */
 #ifndef PN_DEVICE_H
 #define PN_DEVICE_H
@@ -205,6 +223,7 @@ struct pn_device {
 	uint64_t version;     /* changes whenever a crash could leave a different state */
 	uint64_t dur_version; /* changes whenever the durable image changes */
 	uint64_t bytes_written[PN_FILE_COUNT];
+	uint64_t lent_taken, lent_copied; /* D12: lent writes installed, and copied */
 };
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit);
@@ -227,6 +246,15 @@ void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off,
 /* Applies a write at dispatch (cur; listed as unsynced when tracking). */
 void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event);
 void pn_device_write_done(struct pn_device *d, uint32_t io_index);
+/* D12: half a slot for the bytes of a write of len at off of file f, lent to the caller
+ * (the bytes at the pointer; *half as in pn_chunk), or NULL when the chunk could not take it
+ * in place. pn_device_write_lent writes it at dispatch (io->buf that pointer, io->lent), and
+ * a write never dispatched gives it back (pn_device_lend_back). */
+uint8_t *pn_device_lend(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+			uint32_t *half);
+void pn_device_write_lent(struct pn_device *d, const struct pn_io *io, uint32_t half,
+			  uint64_t event);
+void pn_device_lend_back(uint8_t *buf, uint32_t half);
 /* An fsync was dispatched: returns its mark. When it completes, every write to its file
  * that completed before the mark becomes durable (whichever fsync completes first). */
 uint64_t pn_device_fsync_start(struct pn_device *d);

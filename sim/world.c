@@ -287,6 +287,17 @@ static bool env_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t l
 	return true;
 }
 
+/* D12 (device.h): a data write's bytes go into half a slot of the device's pool. */
+static uint8_t *env_write_buf(void *ctx, const struct pn_io *io)
+{
+	struct pn_world *w = ctx;
+	uint32_t half;
+	uint8_t *buf = pn_device_lend(&w->dev, io->file, io->offset, io->len, &half);
+	if (buf)
+		w->lent[io->index] = (uint8_t)half;
+	return buf;
+}
+
 static void dispatch_later(struct pn_world *w, uint32_t io)
 {
 	push(w, w->now + pn_prng_range(&w->rng_io, 1000, 3000), PN_EV_DISPATCH, io, 0);
@@ -334,8 +345,16 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 		io->offset = io->bind(io->ctx, io);
 	switch (io->op) {
 	case PN_IO_WRITE:
-		pn_device_write(&w->dev, io, w->events);
+		/* before a lent half that the device does not take goes back */
 		hash_bytes(w, io->buf, io->len);
+		if (!io->lent) {
+			PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the engine's io->buf */
+			pn_device_write(&w->dev, io, w->events);
+			break;
+		}
+		PN_ASSERT(w->lent && w->lent[index]); /* D12: the device's, lent at issue */
+		pn_device_write_lent(&w->dev, io, w->lent[index], w->events);
+		w->lent[index] = 0;
 		break;
 	case PN_IO_READ: pn_device_read(&w->dev, io->file, io->offset, io->len, io->buf); break;
 	case PN_IO_FSYNC: w->fsync_of_io[index] = pn_device_fsync_start(&w->dev); break;
@@ -351,6 +370,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 static void on_complete(struct pn_world *w, uint32_t index)
 {
 	struct pn_io *io = pn_engine_io(w->e, index);
+	PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the device took the lent half */
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC && !w->opt.choose)
@@ -518,6 +538,9 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	};
 	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
 	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
+	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* D12: lazy devices */
+	if (lend)
+		env.write_buf = env_write_buf;
 	w->e = pn_engine_new();
 	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
@@ -526,7 +549,8 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		return false;
 	}
 	w->fsync_of_io = calloc(pn_engine_io_count(w->e), sizeof(uint64_t));
-	PN_ASSERT(w->fsync_of_io != NULL);
+	w->lent = lend ? calloc(pn_engine_io_count(w->e), 1) : NULL;
+	PN_ASSERT(w->fsync_of_io != NULL && (w->lent || !lend));
 	if (from)
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
@@ -543,6 +567,12 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
+	if (w->lent) { /* D12: a write never dispatched gives its half back */
+		for (uint32_t i = 0; i < pn_engine_io_count(w->e); i++)
+			if (w->lent[i])
+				pn_device_lend_back(pn_engine_io(w->e, i)->buf, w->lent[i]);
+		free(w->lent);
+	}
 	pn_engine_delete(w->e);
 	pn_device_free(&w->dev);
 	free(w->heap);

@@ -116,6 +116,7 @@ struct pn_world {
 	uint32_t aio_inflight;
 	uint64_t last_completion; /* FIFO completion when reorder is off */
 	uint64_t *fsync_of_io;    /* the device's name for each in-flight fsync */
+	uint8_t *lent; /* D12: each I/O's lent half (pn_chunk.half), 0: none; NULL: no lending */
 	uint64_t max_events;
 	struct pn_trace_entry trace[PN_TRACE_LEN];
 	/* Observer of every WAL record inserted (the checker's oracle). */

@@ -877,6 +877,176 @@ START_TEST(test_lazy_refused_when_tracked)
 }
 END_TEST
 
+/* ---- D12: lent writes ------------------------------------------------------------------ */
+
+/* A data write of one page of byte `fill` at off: on `lent` through a lent half (given at
+ * off_lent: another half than off's when it differs), on `copied` as a copy. Checks that
+ * each device's pool holds the same memory after it (a lent half taken, or given back) and
+ * returns whether the lent one installed it. */
+static bool lent_write(struct pn_device *lent, struct pn_device *copied, uint64_t off_lent,
+		       uint64_t off, uint8_t fill)
+{
+	static uint8_t page[8192];
+	memset(page, fill, sizeof(page));
+	struct pn_io io = {.op = PN_IO_WRITE, .file = PN_FILE_DATA, .offset = off, .len = 8192};
+	uint64_t before = pn_device_pool_bytes();
+	io.buf = page;
+	pn_device_write(copied, &io, 1);
+	uint64_t grew = pn_device_pool_bytes() - before;
+	uint32_t half = 0;
+	uint64_t taken = lent->lent_taken, copies = lent->lent_copied;
+	before = pn_device_pool_bytes();
+	io.buf = pn_device_lend(lent, PN_FILE_DATA, off_lent, 8192, &half);
+	ck_assert_ptr_nonnull(io.buf);
+	ck_assert_uint_eq(half, off_lent % PN_CHUNK_SIZE / 8192 + 1);
+	ck_assert_uint_eq(pn_device_pool_bytes() - before, 8192); /* the lent half */
+	memcpy(io.buf, page, sizeof(page));
+	io.lent = true;
+	pn_device_write_lent(lent, &io, half, 1);
+	ck_assert_uint_eq(pn_device_pool_bytes() - before, grew);
+	ck_assert_uint_eq(lent->lent_taken + lent->lent_copied, taken + copies + 1);
+	return lent->lent_taken > taken;
+}
+
+/* Every reader sees the same bytes on a and b: reads, the hash, a copy. */
+static void lent_same(const struct pn_device *a, const struct pn_device *b)
+{
+	same_bytes(a, b, false, LAZY_END);
+	ck_assert_uint_eq(pn_world_device_hash(a), pn_world_device_hash(b));
+	struct pn_device ca, cb;
+	pn_device_init(&ca, true, 512);
+	pn_device_init(&cb, true, 512);
+	pn_device_copy(a, &ca);
+	pn_device_copy(b, &cb);
+	same_bytes(&ca, &cb, true, LAZY_END);
+	ck_assert_uint_eq(pn_world_device_hash(&ca), pn_world_device_hash(&cb));
+	pn_device_free(&ca);
+	pn_device_free(&cb);
+}
+
+/* D12: a lent write's half becomes the chunk's bytes (a new half chunk; a half chunk of the
+ * same half swaps, the old half back in the pool), and every reader sees the bytes a copied
+ * write leaves; where it cannot (the other half, a whole chunk, another parity at dispatch)
+ * the write is copied and the half goes back; pn_device_lend refuses what could not take it.
+ * The pool's halves come back from a freed chunk full of 0xa5. */
+START_TEST(test_lent_writes_same_as_copied)
+{
+	struct pn_device old, lent, copied;
+	static uint8_t buf[PN_CHUNK_SIZE];
+	pn_device_init(&old, false, 512);
+	memset(buf, 0xa5, sizeof(buf));
+	pn_device_format_write(&old, PN_FILE_DATA, 0, buf, sizeof(buf));
+	pn_device_free(&old);
+	pn_device_init(&lent, false, 512);
+	pn_device_init(&copied, false, 512);
+	pn_device_set_lazy(&lent, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL);
+	pn_device_set_lazy(&copied, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL);
+	uint64_t pool = pn_device_pool_bytes();
+	ck_assert(lent_write(&lent, &copied, 3 * 8192, 3 * 8192, 0x11)); /* a new half chunk */
+	ck_assert(lent_write(&lent, &copied, 0, 0, 0x22));               /* a low one */
+	lent_same(&lent, &copied);
+	ck_assert(lent_write(&lent, &copied, 3 * 8192, 3 * 8192, 0x33)); /* swapped */
+	lent_same(&lent, &copied);
+	ck_assert_uint_eq(pn_device_pool_bytes() - pool, 4 * 8192); /* both devices: 2 halves */
+	ck_assert_uint_eq(pn_device_held(&lent, PN_FILE_DATA, false), 2 * PN_CHUNK_SIZE);
+	/* bound to the other half at dispatch (a late binding guessed wrong): copied, and the
+	 * chunk becomes whole as the copied device's does */
+	ck_assert(!lent_write(&lent, &copied, 3 * 8192, 2 * 8192, 0x44));
+	lent_same(&lent, &copied);
+	uint32_t half;
+	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_DATA, 3 * 8192, 8192, &half)); /* whole */
+	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_DATA, 4 * 8192 + 512, 8192, &half));
+	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_DATA, 4 * 8192, 4096, &half));
+	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_DATA, 6 * 8192, 8192, &half)); /* past */
+	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_WAL, 0, 8192, &half)); /* not lazy */
+	/* lent for a new chunk, which a copied write makes whole before the lent one lands */
+	uint64_t before = pn_device_pool_bytes();
+	uint8_t *early = pn_device_lend(&lent, PN_FILE_DATA, 4 * 8192, 8192, &half);
+	ck_assert_ptr_nonnull(early);
+	struct pn_io io = {.op = PN_IO_WRITE,
+			   .file = PN_FILE_DATA,
+			   .offset = 5 * 8192,
+			   .len = 8192};
+	memset(buf, 0x55, 8192);
+	io.buf = buf;
+	pn_device_write(&lent, &io, 1);
+	pn_device_write(&copied, &io, 1);
+	io.offset = 4 * 8192;
+	pn_device_write(&copied, &io, 1);
+	memcpy(early, buf, 8192);
+	io.buf = early;
+	io.lent = true;
+	pn_device_write_lent(&lent, &io, half, 1);
+	lent_same(&lent, &copied);
+	ck_assert_uint_eq(pn_device_pool_bytes() - before, 2 * PN_CHUNK_SIZE); /* one chunk each */
+	/* a lent half never written goes back */
+	before = pn_device_pool_bytes();
+	early = pn_device_lend(&lent, PN_FILE_DATA, 8192, 8192, &half);
+	ck_assert_ptr_null(early); /* chunk 0 is a half chunk of the low half */
+	struct pn_device fresh;
+	pn_device_init(&fresh, false, 512);
+	pn_device_set_lazy(&fresh, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL);
+	early = pn_device_lend(&fresh, PN_FILE_DATA, 8192, 8192, &half);
+	ck_assert_ptr_nonnull(early);
+	ck_assert_uint_eq(half, 2);
+	pn_device_lend_back(early, half);
+	ck_assert_uint_eq(pn_device_pool_bytes(), before);
+	ck_assert_uint_eq(lent.lent_taken, 3);
+	ck_assert_uint_eq(lent.lent_copied, 2);
+	pn_device_free(&fresh);
+	pn_device_free(&lent);
+	pn_device_free(&copied);
+	ck_assert_uint_eq(pn_device_pool_bytes(), pool);
+}
+END_TEST
+
+/* D12: a run stopped with lent writes not yet dispatched gives their halves back when its
+ * world is freed (and every lent write was dispatched through the device at most once). */
+START_TEST(test_lent_given_back_at_the_end)
+{
+	const char *yaml = "name: lent\nseed: 5\n"
+			   "storage: {pages: 2100, buffers: 48, wal_segment_size: 1MiB}\n"
+			   "protocol: {mode: fpw, checksums: true}\n"
+			   "aio: {queue_depth: 1}\n"
+			   "workload: {kind: pgbench, scale: 1, clients: 4, transactions: 300}\n";
+	char err[256];
+	struct pn_scenario sc;
+	ck_assert_msg(pn_scenario_load_string("lent.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
+		      "%s", err);
+	uint64_t pool = pn_device_pool_bytes();
+	uint32_t stopped = 0;
+	for (uint64_t stop = 1000; stop < 60000 && stopped < 3; stop += 331) {
+		struct pn_world *w = calloc(1, sizeof(*w));
+		struct pn_world_options o = {.check_each_event = true, .stop_at_event = stop};
+		ck_assert_ptr_nonnull(w);
+		ck_assert_msg(pn_world_init(w, &sc, &o, NULL), "%s", w->error);
+		pn_engine_start(w->e);
+		ck_assert_int_eq(pn_world_run(w), 0);
+		uint32_t queued = 0;
+		for (uint32_t i = 0; i < pn_engine_io_count(w->e); i++)
+			queued += w->lent[i] != 0;
+		stopped += queued > 0;
+		pn_world_free(w);
+		free(w);
+		ck_assert_uint_eq(pn_device_pool_bytes(), pool);
+	}
+	ck_assert_uint_eq(stopped, 3); /* some runs did stop with lent writes queued */
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* D12: a tracked device lends nothing: its writes keep their copies and unsynced lists. */
+START_TEST(test_lent_refused_when_tracked)
+{
+	struct pn_device d;
+	uint32_t half;
+	pn_device_init(&d, true, 512);
+	ck_assert_ptr_null(pn_device_lend(&d, PN_FILE_DATA, 0, 8192, &half));
+	pn_device_free(&d);
+}
+END_TEST
+
 /* One run to the end on a lazily (opt.eager false) or an eagerly formatted device. */
 static struct pn_world *lazy_run(const struct pn_scenario *sc, bool eager)
 {
@@ -906,6 +1076,7 @@ static void lazy_same_as_eager(const char *workload, const char *mode, uint32_t 
 		      "%s", err);
 	struct pn_world *l = lazy_run(&sc, false), *e = lazy_run(&sc, true);
 	ck_assert_uint_gt(l->dev.lazy_end[PN_FILE_DATA], 0); /* it did format lazily */
+	ck_assert_uint_gt(l->dev.lent_taken, 0);             /* and its writes were lent (D12) */
 	ck_assert_uint_eq(e->dev.lazy_end[PN_FILE_DATA], 0);
 	ck_assert_uint_eq(l->events, e->events);
 	const struct pn_metrics *ml = pn_engine_metrics(l->e), *me = pn_engine_metrics(e->e);
@@ -1062,6 +1233,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_unbuilt_parts);
 	tcase_add_test_raise_signal(tc, test_lazy_refused_when_tracked, SIGABRT);
 	tcase_add_test(tc, test_lazy_runs_same_as_eager);
+	tcase_add_test(tc, test_lent_writes_same_as_copied);
+	tcase_add_test(tc, test_lent_refused_when_tracked);
+	tcase_add_test(tc, test_lent_given_back_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

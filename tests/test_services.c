@@ -81,7 +81,7 @@ START_TEST(test_io_life)
 {
 	struct seen seen = {0};
 	struct pn_io *io = pn_io_get(&svc);
-	ck_assert_uint_eq(svc.io_free_len, 3);
+	ck_assert_uint_eq(pn_io_free_count(&svc), 3);
 	ck_assert_uint_eq(io->frame, UINT32_MAX);
 	ck_assert_ptr_eq(io->buf, svc.io_bufs + (size_t)io->index * 64);
 	io->done = record_done;
@@ -110,7 +110,7 @@ START_TEST(test_io_keep_release)
 	pn_io_complete(&svc, io);
 	ck_assert_int_eq(seen.calls, 1);
 	ck_assert_int_eq(io->state, PN_IO_DISPATCHED); /* kept: not on the free list */
-	ck_assert_uint_eq(svc.io_free_len, 3);
+	ck_assert_uint_eq(pn_io_free_count(&svc), 3);
 	ck_assert_ptr_eq(pn_io_at(&svc, io->index), io);
 	pn_io_release(&svc, io);
 	ck_assert_int_eq(io->state, PN_IO_FREE);
@@ -123,8 +123,32 @@ START_TEST(test_io_table_bounded)
 	struct seen seen = {0};
 	for (int i = 0; i < 4; i++)
 		issue_one(&seen);
-	ck_assert_uint_eq(svc.io_free_len, 0);
+	ck_assert_uint_eq(pn_io_free_count(&svc), 0);
 	pn_io_get(&svc); /* a fifth: the bound is asserted */
+}
+END_TEST
+
+/* S1: I/Os are handed out as from a list of every index with the lowest on top (freed ones
+ * pushed back on it): the ones given back, last first, then the next never used; the table
+ * beyond the highest handed out is untouched (zeros, as calloc left it). */
+START_TEST(test_io_order_lowest_first)
+{
+	struct seen seen = {0};
+	struct pn_io *io[3];
+	for (uint32_t i = 0; i < 3; i++) {
+		io[i] = issue_one(&seen);
+		ck_assert_uint_eq(io[i]->index, i);
+		pn_io_dispatched(io[i]);
+	}
+	ck_assert_uint_eq(svc.ios[3].index, 0); /* never handed out: not written */
+	pn_io_complete(&svc, io[1]);
+	pn_io_complete(&svc, io[0]);
+	ck_assert_uint_eq(pn_io_free_count(&svc), 3);
+	static const uint32_t want[3] = {0, 1, 3};
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(pn_io_get(&svc)->index, want[i]);
+	ck_assert_uint_eq(pn_io_free_count(&svc), 0);
+	ck_assert_uint_eq(svc.io_high, 4);
 }
 END_TEST
 
@@ -233,6 +257,7 @@ static Suite *services_suite(void)
 	tcase_add_checked_fixture(rest, setup, teardown);
 	tcase_add_test(io, test_io_life);
 	tcase_add_test(io, test_io_keep_release);
+	tcase_add_test(io, test_io_order_lowest_first);
 	tcase_add_test_raise_signal(io, test_io_table_bounded, SIGABRT);
 	tcase_add_test_raise_signal(io, test_check_rotation_high_water, SIGABRT);
 	tcase_add_test_raise_signal(io, test_io_complete_before_dispatch, SIGABRT);

@@ -109,6 +109,7 @@ struct pn_io {
 	pn_lsn lsn;        /* WAL: the flush target this write serves; data: page LSN */
 	uint32_t aux;      /* per-why detail */
 	bool keep;         /* set by a done callback: the engine frees it later itself */
+	bool lent;         /* buf is the environment's (pn_env write_buf), not the engine's */
 };
 
 /* A summarized read (sim/device.h D10): what a caller that needs only a summary of some bytes
@@ -128,6 +129,12 @@ struct pn_env {
 	void *ctx;
 	/* Hands an issued I/O to the world; it calls pn_engine_io_done() later. */
 	void (*submit)(void *ctx, struct pn_io *io);
+	/* Optional: memory for the bytes of data write io (not yet issued, its offset bound),
+	 * which the environment owns from then on and takes them from at dispatch (the
+	 * simulator: half a slot of the device's chunk pool, installed as the chunk's bytes,
+	 * sim/device.h D12). The engine fills it and reads it no more. NULL, or a NULL return:
+	 * the engine's own io->buf. */
+	uint8_t *(*write_buf)(void *ctx, const struct pn_io *io);
 	/* Synchronous read, for recovery's start-up reads (control file, WAL, selector). */
 	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
 			  uint8_t *out);

@@ -323,9 +323,11 @@ static uint64_t late_bind(void *ctx, struct pn_io *io)
 	return pn_store_offset(b->h.store, io->page, slot);
 }
 
-struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t slot,
-				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
-				 pn_lsn lsn, const struct pn_io_then *then)
+/* The write of frame's page to slot, its offset bound (late-bound: at dispatch), its bytes
+ * not yet in its buffer, not yet issued (write_issue). */
+static struct pn_io *write_io(struct pn_bufpool *b, uint32_t frame, uint32_t slot,
+			      enum pn_io_why why, uint32_t proc, pn_lsn lsn,
+			      const struct pn_io_then *then)
 {
 	struct pn_frame *f = &b->frames[frame];
 	struct pn_io *io = pn_io_get(b->h.svc);
@@ -345,8 +347,6 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 				 "page %u written with LSN %llX beyond the flushed WAL %llX (R1)",
 				 f->page, (unsigned long long)io->lsn,
 				 (unsigned long long)pn_wal_flushed(b->h.wal));
-	if (io->buf != image)
-		memcpy(io->buf, image, b->h.page_size);
 	io->done = write_done;
 	io->ctx = b;
 	if (then) {
@@ -360,12 +360,27 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 		io->offset = pn_store_offset(b->h.store, f->page, slot);
 		pn_store_check_write(b->h.store, f->page, slot, *b->h.ckpt_seq_done);
 	}
-	pn_store_note_written(b->h.store, f->page, slot);
+	return io; /* the offset bound first: env.h write_buf may lend by it */
+}
+
+static void write_issue(struct pn_bufpool *b, struct pn_io *io)
+{
+	struct pn_frame *f = &b->frames[io->frame];
+	pn_store_note_written(b->h.store, f->page, io->slot);
 	f->io_writes++;
 	b->data_writes_inflight++;
 	b->h.m->data_writes++;
 	b->h.m->data_bytes_written += b->h.page_size;
 	pn_io_issue(b->h.svc, io);
+}
+
+struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t slot,
+				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
+				 pn_lsn lsn, const struct pn_io_then *then)
+{
+	struct pn_io *io = write_io(b, frame, slot, why, proc, lsn, then);
+	pn_io_fill(b->h.svc, io, image);
+	write_issue(b, io);
 	return io;
 }
 
@@ -474,6 +489,14 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(b, f, proc);
+	if (!umbra &&
+	    !b->h.proto->write_image) { /* one write: its image straight into its buffer */
+		struct pn_io *io = write_io(b, frame, 0, why, proc, f->last_lsn, then);
+		prepare_image(b, frame, pn_io_buffer(b->h.svc, io));
+		f->redirtied = false;
+		write_issue(b, io);
+		return PN_WRITE_STARTED;
+	}
 	prepare_image(b, frame, img);
 	f->redirtied = false;
 	if (b->h.proto->write_image &&

@@ -16,6 +16,7 @@
 #define PN_SERVICES_H
 
 #include <stdarg.h>
+#include <string.h>
 
 #include "env.h"
 
@@ -82,6 +83,26 @@ void pn_svc_check(struct pn_services *s);
 /* I/O: take a free one (zeroed, its buffer attached), hand it to the world. */
 struct pn_io *pn_io_get(struct pn_services *s);
 void pn_io_issue(struct pn_services *s, struct pn_io *io);
+/* The buffer a write's len bytes go in, before pn_io_issue: memory the environment lends
+ * (env.h write_buf; io->lent set, the engine reads it no more) when the offset is bound
+ * (no io->bind) and it gives some, else the engine's io->buf. Called once a write. */
+static inline uint8_t *pn_io_buffer(struct pn_services *s, struct pn_io *io)
+{
+	PN_ASSERT(!io->lent);
+	uint8_t *lent = s->env.write_buf && !io->bind ? s->env.write_buf(s->env.ctx, io) : NULL;
+	if (lent) {
+		io->buf = lent;
+		io->lent = true;
+	}
+	return io->buf;
+}
+/* Copies a write's len bytes into its buffer (pn_io_buffer). */
+static inline void pn_io_fill(struct pn_services *s, struct pn_io *io, const uint8_t *bytes)
+{
+	uint8_t *buf = pn_io_buffer(s, io);
+	if (buf != bytes)
+		memcpy(buf, bytes, io->len);
+}
 /* A free one made an fsync of file (why, completing through done(ctx, io)), not yet issued:
  * the caller sets what else it needs (aux, lsn) and issues it. */
 struct pn_io *pn_io_fsync(struct pn_services *s, enum pn_file file, enum pn_io_why why,
@@ -94,6 +115,8 @@ void pn_io_complete(struct pn_services *s, struct pn_io *io);
 /* Frees an I/O its done callback kept. */
 void pn_io_release(struct pn_services *s, struct pn_io *io);
 struct pn_io *pn_io_at(struct pn_services *s, uint32_t index);
+/* How many I/Os pn_io_get can still hand out (S1: on the free list, or never used). */
+uint32_t pn_io_free_count(const struct pn_services *s);
 /* No I/O in flight or kept. */
 bool pn_io_all_free(const struct pn_services *s);
 
