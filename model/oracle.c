@@ -27,10 +27,10 @@
  *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
  *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
  *     pd_flags |= ALL_VISIBLE;
- *   Btree/DEDUP (11, 0xD0) on a heap page (the script op): main 2 B; block data 4 B, salt
+ *   Btree/DEDUP (11, 0x60) on a heap page (the script op): main 2 B; block data 4 B, salt
  *     s = byte 0: for every item i,
  *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
- *   CLOG/SET (3, 0x10): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
+ *   CLOG/SET (3, 0x20): main 5 B {xid u32, header u8}: base = header ? 24 : 0,
  *     per_page = (page_size-base)*4, bit = (xid % per_page)*2, byte base+bit/8 |= 1<<(bit%8);
  *     with header, a page whose pd_lower is 0 first gets its four header fields;
  *   XLOG2/HINT_DELTA (22, 0x00; Umbra l4): block data u16 n, n x {offset u16, length u16},
@@ -211,7 +211,7 @@ static const struct {
 	uint8_t kind;
 } meanings[] = {
 	{PN_RM_HEAP, 0x40, OP_HOT_UPDATE}, {PN_RM_HEAP2, 0x30, OP_FREEZE},
-	{PN_RM_BTREE, 0xD0, OP_DEDUP},     {PN_RM_CLOG, 0x10, OP_CLOG_SET},
+	{PN_RM_BTREE, 0x60, OP_DEDUP},     {PN_RM_CLOG, 0x20, OP_CLOG_SET},
 	{PN_RM_XLOG, 0xA0, OP_NONE},       {PN_RM_XACT, 0x00, OP_NONE},
 	{PN_RM_XACT, 0x20, OP_NONE},       {PN_RM_XLOG, 0x00, OP_NONE},
 	{PN_RM_XLOG, 0x10, OP_NONE},       {PN_RM_XLOG2, 0x00, OP_HINT_DELTA},

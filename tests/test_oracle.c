@@ -145,7 +145,7 @@ static void rec_freeze(struct trec *t, uint32_t xid, uint32_t blkno, uint32_t n,
 
 static void rec_dedup(struct trec *t, uint32_t xid, uint32_t blkno, uint8_t salt)
 {
-	rec_init(t, PN_RM_BTREE, 0xD0, xid);
+	rec_init(t, PN_RM_BTREE, 0x60, xid);
 	pn_put16(t->main, 1);
 	t->r.main_len = 2;
 	add_block(t, blkno, 4);
@@ -156,7 +156,7 @@ static void rec_dedup(struct trec *t, uint32_t xid, uint32_t blkno, uint8_t salt
 
 static void rec_clog(struct trec *t, uint32_t xid, uint32_t blkno, bool header)
 {
-	rec_init(t, PN_RM_CLOG, 0x10, xid);
+	rec_init(t, PN_RM_CLOG, 0x20, xid);
 	pn_put32(t->main, xid);
 	t->main[4] = header;
 	t->r.main_len = 5;

@@ -411,7 +411,7 @@ START_TEST(test_records_by_hand)
 	pn_put16(iv, 2); /* items 2..3 (key 7) into one posting tuple */
 	pn_put16(iv + 2, 2);
 	struct pn_wal_record r = {.rmid = PN_RM_BTREE,
-				  .info = 0xD0,
+				  .info = 0x60,
 				  .nblocks = 1,
 				  .main_data = main,
 				  .main_len = 2};
@@ -472,7 +472,7 @@ START_TEST(test_split_three_blocks)
 	pn_put16(iv, 2);
 	pn_put16(iv + 2, 2);
 	struct pn_wal_record d = {.rmid = PN_RM_BTREE,
-				  .info = 0xD0,
+				  .info = 0x60,
 				  .nblocks = 1,
 				  .main_data = dmain,
 				  .main_len = 2};

@@ -13,7 +13,7 @@
  *     (SPLIT_L) the new item at newitemoff, btpo_next = right; right is a fresh leaf with
  *     btpo_prev = left, btpo_next = block 2 (else P_NONE, 0) holding the logged items in
  *     order; block 2 gets btpo_prev = right.
- *   Btree/DEDUP (11, 0xD0): when a tuple does not fit (_bt_dedup_pass): main
+ *   Btree/DEDUP (11, 0x60): when a tuple does not fit (_bt_dedup_pass): main
  *     xl_btree_dedup {nintervals u16}; block 0 data = intervals {baseoff u16, nitems u16},
  *     runs of equal keys with at least two items: 24 + 20 + 2 + 2 + 4 k B. Redo: the page's
  *     tuples are rebuilt in order, each interval merged into one posting tuple (TIDs of its
@@ -232,8 +232,9 @@ bool pn_redo_btree_split_r(uint8_t *page, uint32_t page_size, const struct pn_wa
 int pn_redo_btree_describe(const struct pn_wal_record *r, char *out, size_t len)
 {
 	const uint8_t *m = r->main_data;
+	enum pn_rec kind;
 	int n = 0;
-	if (r->main_len == 2 && r->info == 0xD0) /* DEDUP */
+	if (pn_rec_from_ids(r->rmid, r->info, &kind) && kind == PN_REC_BTREE_DEDUP)
 		n = snprintf(out, len, " nintervals %u", pn_get16(m));
 	else if (r->main_len == 2) /* INSERT_LEAF */
 		n = snprintf(out, len, " off %u", pn_get16(m));

@@ -3,7 +3,7 @@
  * rmgrlist.h): XLOG, Transaction and CLOG records, and XLOG2/HINT_DELTA, Umbra l4's hint
  * record with its codec.
  *
- *   CLOG/SET (3, 0x10): main {xid u32, slru_headers u8}: xid's commit bits on its SLRU page
+ *   CLOG/SET (3, 0x20): main {xid u32, slru_headers u8}: xid's commit bits on its SLRU page
  *     (slru.c).
  *   XLOG2/HINT_DELTA (22, 0x00): no image; block 0 data: u16 n, n x {u16 offset, u16
  *     length}, then the final bytes of each fragment in order (one fragment per run of

@@ -52,7 +52,7 @@
  *     records and redo, the same as pgbench's and tpcc's (pn_btree_split_record builds a split: the
  *     old right sibling is its third block). INSERT_LEAF with the 16 B tuple is 64 B (53 +
  *     image with an FPI).
- *   Btree/DEDUP (11, 0xD0): when a tuple does not fit (_bt_dedup_pass): main
+ *   Btree/DEDUP (11, 0x60): when a tuple does not fit (_bt_dedup_pass): main
  *     xl_btree_dedup {nintervals u16}; block 0 data = intervals {baseoff u16, nitems u16},
  *     runs of equal keys with at least two items: 24 + 20 + 2 + 2 + 4 k B. Redo
  *     (redo_btree.c): the page's tuples are rebuilt in order, each interval merged into one
