@@ -131,7 +131,7 @@ static int distinct_labels(const struct pn_scenario *scenario, const struct comp
 	return -1;
 }
 
-/* One mode's run; with --wal-dir its WAL goes to DIR/LABEL (both created if absent). */
+/* One mode's run; with --wal-dir its WAL goes to DIR/LABEL (created with its missing parents, as run does). */
 static int simulate(struct pn_scenario *sc, const struct compare_opts *o, int i,
 		    struct pn_cli_result *res)
 {

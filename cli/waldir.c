@@ -73,20 +73,41 @@ static void record(struct pn_sim_wal_observer *o, const uint8_t *rec, uint32_t l
 		pn_wal_copy_record(rec, len, start, o->seg_size, o->sysid, page_of, d);
 }
 
+/* Creates dir and every directory above it that is missing (mkdir -p); false, errno set,
+ * if one cannot be made. */
+static bool make_path(const char *dir)
+{
+	char path[PN_ERROR_LEN];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			return false;
+		if (c == '\0')
+			return true;
+		*p = c;
+	}
+}
+
 bool pn_waldir_open(struct pn_waldir *d, const char *dir, uint32_t seg_size, char *err, size_t len)
 {
 	struct stat st;
-	char parent[PN_ERROR_LEN];
-	const char *slash = strrchr(dir, '/');
 
 	memset(d, 0, sizeof *d);
 	d->obs.page = first_page;
 	d->obs.record = record;
 	d->segno = UINT64_MAX;
 	snprintf(d->dir, sizeof d->dir, "%s", dir);
-	snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - dir) : 0, dir);
-	if ((parent[0] && mkdir(parent, 0777) != 0 && errno != EEXIST) ||
-	    (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+	if (!make_path(dir)) {
 		snprintf(err, len, "%s: %s", dir, strerror(errno));
 		return false;
 	}

@@ -20,8 +20,8 @@ struct pn_waldir {
  * a model's small segments being on purpose, but with a warning that no PostgreSQL reads them. */
 #define PN_WALDIR_PG_MIN_SEG (1u << 20)
 
-/* Creates DIR (and its parent) if absent; false with err when it cannot. Warns on stderr when
- * seg_size is below PN_WALDIR_PG_MIN_SEG. */
+/* Creates DIR and its missing parents (mkdir -p); false with err when it cannot. Warns on
+ * stderr when seg_size is below PN_WALDIR_PG_MIN_SEG. */
 bool pn_waldir_open(struct pn_waldir *d, const char *dir, uint32_t seg_size, char *err, size_t len);
 /* For a run not made by the simulator (bench): the engine's sysid, segment size and the
  * page its format wrote, as pn_sim_run_observed hands them; then call d->obs.record for

@@ -3,7 +3,8 @@
 # PostgreSQL (tests/postgres.sh reads the files with the real pg_waldump): the files are named
 # and sized as PostgreSQL's segments; a segment size below PostgreSQL's 1 MiB minimum still
 # writes them but warns, once per directory, and a 1 MiB one does not; compare writes one
-# directory per column; a directory that cannot be made is status 2 with its path.
+# directory per column; both create a directory and its missing parents; a directory that
+# cannot be made is status 2 with its path.
 # Usage: waldir_cli.sh PENUMBRA_BINARY SOURCE_DIR. Prints a line per case, exits 1 if any failed.
 set -u
 bin=$1 src=$2
@@ -34,6 +35,18 @@ verdict "compare --wal-dir exits 0" $?
 verdict "compare: one directory per column" $?
 [[ $(grep -c warning cmp.err) == 2 ]]
 verdict "compare: one warning per directory" $?
+
+# A directory whose parents are missing: run and compare both create the whole path (issue
+# 30: compare refused DIR when DIR did not exist, since it made only DIR/MODE's parent).
+for cmd in run compare; do
+	"$bin" $cmd "$src/scenarios/bench/ci-vacuum.yaml" --wal-dir "new-$cmd/a/b" \
+		>/dev/null 2>"new-$cmd.err"
+	status=$?
+	dir=new-$cmd/a/b
+	[[ $cmd == compare ]] && dir=$dir/fpw
+	[[ $status == 0 && -f $dir/$first ]]
+	verdict "$cmd --wal-dir new-$cmd/a/b (none of it there) exits 0 and writes $dir/$first" $?
+done
 
 touch afile
 "$bin" run "$src/scenarios/protocols/fpw-random.yaml" --wal-dir afile/x >/dev/null 2>bad.err
