@@ -21,7 +21,8 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
 # Functions and files of other projects that the docs cite (PostgreSQL, Neon).
 external=' pg_checksum_page() bufmgr.c pagestore_smgr.c xlog_internal.h xlogrecord.h
-	xlogreader.c '
+	xlogreader.c nbtxlog.h heapam_xlog.h xact.h pg_control.h storage_xlog.h
+	pg_current_wal_lsn() pg_current_wal_insert_lsn() '
 
 mapfile -t sources < <(find . -path './build*' -prune -o \( -name '*.c' -o -name '*.h' \) \
 	-type f -print | sort)
