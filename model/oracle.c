@@ -24,9 +24,9 @@
  *   Heap/HOT_UPDATE (10, 0x40): main 14 B, new_offnum u16 at 12; block data 9 B
  *     {t_infomask2 u16, t_infomask u16, t_hoff u8, 4 new bytes}. Tuple new_offnum-1:
  *     t_xmin = xid, t_xmax = 0, t_infomask2, t_infomask, payload[0..3]; pd_prune_xid = xid;
- *   Heap2/FREEZE_PAGE (9, 0x30): main {cutoff u32, n u16} + n x 12 B {offnum u16, xmax u32,
- *     t_infomask2 u16, t_infomask u16, frzflags u8, pad}: each tuple's t_infomask; then
- *     pd_flags |= ALL_VISIBLE;
+ *   Heap2/FREEZE_PAGE (9, 0x30; main 6 B, PostgreSQL 15's): main {cutoff u32, n u16};
+ *     block data n x 12 B {xmax u32, offnum u16, t_infomask2 u16, t_infomask u16, frzflags
+ *     u8, pad}: each tuple's t_xmax, t_infomask2 and t_infomask; then pd_flags |= ALL_VISIBLE;
  *   Btree/DEDUP (11, 0x60) on a heap page (the script op): main 2 B; block data 4 B, salt
  *     s = byte 0: for every item i,
  *     every payload byte b (tuple offsets 24..103): b = b*5 + s + i (mod 256);
@@ -401,12 +401,14 @@ static bool apply_freeze(const struct pn_oracle *o, uint8_t *page, const struct 
 	uint32_t n = pn_get16(main + 4);
 	bool fits = true;
 	for (uint32_t k = 0; k < n; k++) {
-		const uint8_t *f = main + 6 + 12u * k;
-		uint32_t t = tuple_off(page, o->page_size, (uint32_t)pn_get16(f) - 1u, TUP_LEN);
+		const uint8_t *f = main + op->main_len + 12u * k;
+		uint32_t t = tuple_off(page, o->page_size, (uint32_t)pn_get16(f + 4) - 1u, TUP_LEN);
 		if (t == 0) {
 			fits = false;
 			continue;
 		}
+		pn_put32(page + t + TUP_XMAX, pn_get32(f));
+		pn_put16(page + t + TUP_INFOMASK2, pn_get16(f + 6));
 		pn_put16(page + t + TUP_INFOMASK, pn_get16(f + 8));
 	}
 	pn_put16(page + OFF_FLAGS, (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
@@ -874,8 +876,7 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 {
 	switch (kind) {
 	case OP_HOT_UPDATE: return r->main_len == 14 && b->data_len >= 5;
-	case OP_FREEZE:
-		return r->main_len >= 6 && r->main_len == 6 + 12u * pn_get16(r->main_data + 4);
+	case OP_FREEZE: return r->main_len == 6 && b->data_len == 12u * pn_get16(r->main_data + 4);
 	case OP_DEDUP: return r->main_len == 2 && b->data_len == 4u * pn_get16(r->main_data);
 	case OP_FREEZE_PLANS: return b->data_len >= FREEZE_PLAN_BYTES * pn_get16(r->main_data + 4);
 	case OP_VM_SET: return r->nblocks == 2 && r->main_len == 5;

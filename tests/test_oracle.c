@@ -89,8 +89,8 @@ static void put_lsn(uint8_t *page, uint64_t lsn)
 /* A record and the bytes it points at; build in place (the record points into itself). */
 struct trec {
 	struct pn_wal_record r;
-	uint8_t main[6 + 12 * NITEMS];
-	uint8_t data[PN_WAL_MAX_BLOCKS][16];
+	uint8_t main[32];
+	uint8_t data[PN_WAL_MAX_BLOCKS][12 * 8]; /* up to 8 frozen tuples, or 16 B of a record */
 };
 
 static void rec_init(struct trec *t, uint8_t rmid, uint8_t info, uint32_t xid)
@@ -132,15 +132,16 @@ static void rec_freeze(struct trec *t, uint32_t xid, uint32_t blkno, uint32_t n,
 	rec_init(t, PN_RM_HEAP2, 0x30, xid);
 	pn_put32(t->main, xid);
 	pn_put16(t->main + 4, (uint16_t)n);
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *f = t->main + 6 + 12 * i;
-		pn_put16(f, offnums[i]);
-		pn_put32(f + 2, 0);
-		pn_put16(f + 6, 1);
+	t->r.main_len = 6;
+	for (uint32_t i = 0; i < n; i++) { /* block data: xl_heap_freeze_tuple (PostgreSQL 15) */
+		uint8_t *f = t->data[0] + 12 * i;
+		memset(f, 0, 12);
+		pn_put32(f, 0); /* xmax */
+		pn_put16(f + 4, offnums[i]);
+		pn_put16(f + 6, 1); /* t_infomask2 */
 		pn_put16(f + 8, masks[i]);
 	}
-	t->r.main_len = 6 + 12 * n;
-	add_block(t, blkno, 0);
+	add_block(t, blkno, (uint16_t)(12 * n));
 }
 
 static void rec_dedup(struct trec *t, uint32_t xid, uint32_t blkno, uint8_t salt)
@@ -844,9 +845,13 @@ static void naive_apply(const struct world *w, uint32_t pg, uint8_t *p, const st
 		pn_put32(p + 20, e->xid);
 		break;
 	}
-	case EV_FREEZE:
-		for (uint32_t k = 0; k < e->nfreeze; k++)
-			pn_put16(p + tuple_at(p, e->fitems[k]) + 20, e->fmasks[k]);
+	case EV_FREEZE: /* rec_freeze's xl_heap_freeze_tuple: xmax 0, t_infomask2 1, the mask */
+		for (uint32_t k = 0; k < e->nfreeze; k++) {
+			uint8_t *t = p + tuple_at(p, e->fitems[k]);
+			pn_put32(t + 4, 0);
+			pn_put16(t + 18, 1);
+			pn_put16(t + 20, e->fmasks[k]);
+		}
 		p[10] |= 0x04;
 		break;
 	case EV_DEDUP:

@@ -21,6 +21,7 @@
 #include "page.h"
 #include "redo.h"
 #include "redo_btree.h"
+#include "redo_heap.h"
 #include "redo_xlog.h"
 
 #include <check.h>
@@ -137,13 +138,15 @@ static bool build(int c, struct fix *f, const char **name)
 		script_page(f->page[0], 7);
 		pn_put32(f->main, 250);
 		pn_put16(f->main + 4, 3);
-		for (uint32_t i = 0; i < 3; i++) {
-			uint8_t *z = f->main + 6 + 12 * i;
-			memset(z, 0, 12);
-			pn_put16(z, (uint16_t)(2 + 3 * i));
+		f->r.main_len = PN_FREEZE_MAIN_PG15;
+		for (uint32_t i = 0; i < 3; i++) { /* xl_heap_freeze_tuple, PostgreSQL 15 */
+			uint8_t *z = f->data[0] + PN_FREEZE_TUPLE * i;
+			memset(z, 0, PN_FREEZE_TUPLE);
+			pn_put16(z + 4, (uint16_t)(2 + 3 * i)); /* offset */
+			pn_put16(z + 6, 1);                     /* t_infomask2: as on the page */
 			pn_put16(z + 8, PN_HINT_FROZEN);
 		}
-		f->r.main_len = 6 + 36;
+		data(f, 0, 3 * PN_FREEZE_TUPLE);
 		return true;
 	case 4:
 		*name = "HEAP2_FREEZE_PAGE freeze plans";

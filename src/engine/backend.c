@@ -23,6 +23,7 @@
 #include "protocol.h"
 #include "redo.h"
 #include "redo_btree.h"
+#include "redo_heap.h"
 #include "redo_xlog.h"
 #include "services.h"
 #include "slru.h"
@@ -118,17 +119,15 @@ static enum pn_rec build_record(struct pn_backends *bk, struct pn_proc *p,
 		rec->main_data = main;
 		b->data = data;
 		return PN_REC_HEAP_HOT_UPDATE;
-	case PN_OP_VACUUM:
+	case PN_OP_VACUUM:              /* PostgreSQL 15's layout: the tuples are block 0's data */
 		pn_put32(main, p->xid); /* cutoff xid */
 		pn_put16(main + 4, (uint16_t)nitems);
-		for (uint32_t i = 0; i < nitems; i++) {
-			uint8_t *f = main + 6 + 12 * i;
-			memset(f, 0, 12);
-			pn_put16(f, (uint16_t)(i + 1));
-			pn_put16(f + 8, PN_HINT_FROZEN);
-		}
-		rec->main_len = 6 + 12 * nitems;
+		rec->main_len = PN_FREEZE_MAIN_PG15;
 		rec->main_data = main;
+		b->data = data;
+		b->data_len = pn_heap_freeze_tuples(pn_frame_page(bk->cl->buf, p->frame),
+						    bk->cl->page_size, nitems, PN_HINT_FROZEN,
+						    data);
 		return PN_REC_HEAP2_FREEZE_PAGE;
 	case PN_OP_DEDUP:
 		pn_put16(main, 1); /* nintervals */
@@ -156,7 +155,7 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 	uint8_t *page = pn_frame_page(bk->cl->buf, p->frame);
 	uint32_t pg = op_page(bk, &p->op);
 	uint32_t nitems = pn_store_is_slru(bk->cl->store, pg) ? 0 : pn_page_nitems(page);
-	uint8_t main[6 + 12 * 512], data[16];
+	uint8_t main[16], data[PN_FREEZE_TUPLE * 512];
 	struct pn_wal_record rec = {.xid = p->xid};
 	if (client_op(p->op.op)) { /* the workload's own records (client.h change) */
 		struct pn_client c = pn_client_of(bk->cl, p);

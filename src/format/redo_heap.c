@@ -30,8 +30,10 @@
  *     versions on the page to remove: its effect is pd_prune_xid = 0 (the record's size
  *     and count are what is modelled).
  *   Heap2/FREEZE_PAGE (9, 0x30), two layouts told apart by the main data's length:
- *     the script op's {cutoff u32, n u16, n x 12 B {offnum u16, 6 B, t_infomask u16, 2 B}}
- *     (each tuple's t_infomask set, then PD_ALL_VISIBLE); and PostgreSQL 16's freeze plans
+ *     PostgreSQL 15's (the script op's): main xl_heap_freeze_page {cutoff_xid u32, ntuples
+ *     u16}, block 0 data ntuples xl_heap_freeze_tuple {xmax u32, offset u16, t_infomask2
+ *     u16, t_infomask u16, frzflags u8, pad} (each tuple's t_xmax and infomasks set, then
+ *     PD_ALL_VISIBLE: the op's "VISIBLE-like" part); and PostgreSQL 16's freeze plans
  *     (the vacuum workload's, main {snapshotConflictHorizon u32, nplans u16, isCatalogRel
  *     u8}, PN_FREEZE_MAIN bytes; block 0 data = nplans plans {xmax u32, t_infomask2 u16,
  *     t_infomask u16, frzflags u8, pad, ntuples u16} (PN_FREEZE_PLAN bytes) + the plans'
@@ -162,20 +164,37 @@ static bool apply_heap_lock_delete(uint8_t *page, uint32_t page_size, const stru
 	return true;
 }
 
-static bool freeze_script(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r)
+uint16_t pn_heap_freeze_tuples(const uint8_t *page, uint32_t page_size, uint32_t n,
+			       uint16_t infomask, uint8_t *out)
 {
-	if (r->main_len < 6)
-		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *t = pn_page_tuple((uint8_t *)page, page_size, i, PN_TUPLE_LEN);
+		uint8_t *f = out + PN_FREEZE_TUPLE * i;
+		PN_ASSERT(t != NULL);
+		memset(f, 0, PN_FREEZE_TUPLE);
+		pn_put32(f, pn_get32(t + 4));       /* xmax */
+		pn_put16(f + 4, (uint16_t)(i + 1)); /* offset */
+		pn_put16(f + 6, pn_get16(t + 18));  /* t_infomask2 */
+		pn_put16(f + 8, infomask);          /* t_infomask; frzflags 0 */
+	}
+	return (uint16_t)(PN_FREEZE_TUPLE * n);
+}
+
+static bool freeze_tuples(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			  const struct pn_wal_block *b)
+{
 	uint32_t n = pn_get16(r->main_data + 4);
-	if (r->main_len != 6 + 12 * n)
+	if (b->data_len != PN_FREEZE_TUPLE * n)
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *f = r->main_data + 6 + 12 * i;
-		uint8_t *t = pn_page_tuple(page, page_size, (uint32_t)pn_get16(f) - 1u,
+		const uint8_t *f = b->data + PN_FREEZE_TUPLE * i;
+		uint8_t *t = pn_page_tuple(page, page_size, (uint32_t)pn_get16(f + 4) - 1u,
 					   PN_TUPLE_LEN);
 		if (!t)
 			return false;
-		pn_put16(t + 20, pn_get16(f + 8));
+		pn_put32(t + 4, pn_get32(f));      /* t_xmax */
+		pn_put16(t + 18, pn_get16(f + 6)); /* t_infomask2 */
+		pn_put16(t + 20, pn_get16(f + 8)); /* t_infomask */
 	}
 	pn_put16(page + 10, pn_get16(page + 10) | PN_PD_ALL_VISIBLE);
 	return true;
@@ -231,8 +250,9 @@ bool pn_redo_heap_hot_update(uint8_t *page, uint32_t page_size, const struct pn_
 bool pn_redo_heap2_freeze(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			  const struct pn_wal_block *b)
 {
-	return r->main_len == PN_FREEZE_MAIN ? freeze_plans(page, page_size, r, b)
-					     : freeze_script(page, page_size, r);
+	if (r->main_len == PN_FREEZE_MAIN)
+		return freeze_plans(page, page_size, r, b);
+	return r->main_len == PN_FREEZE_MAIN_PG15 && freeze_tuples(page, page_size, r, b);
 }
 
 bool pn_redo_heap_insert(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,

@@ -13,6 +13,16 @@
 /* Heap2/FREEZE_PAGE in PostgreSQL 16's layout: the main data and one freeze plan. */
 #define PN_FREEZE_MAIN 7u
 #define PN_FREEZE_PLAN 12u
+/* ... and in PostgreSQL 15's (the script op's): xl_heap_freeze_page and one
+ * xl_heap_freeze_tuple of block 0's data. */
+#define PN_FREEZE_MAIN_PG15 6u
+#define PN_FREEZE_TUPLE 12u
+
+/* Block 0's data of a PostgreSQL 15 FREEZE_PAGE that freezes the page's first n tuples:
+ * per tuple its offset, its current t_xmax and t_infomask2, and t_infomask = infomask.
+ * Returns the length (n * PN_FREEZE_TUPLE). */
+uint16_t pn_heap_freeze_tuples(const uint8_t *page, uint32_t page_size, uint32_t n,
+			       uint16_t infomask, uint8_t *out);
 
 bool pn_redo_heap_hot_update(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			     const struct pn_wal_block *b);
