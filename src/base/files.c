@@ -95,20 +95,20 @@ void pn_file_note_in(const char *path)
 int pn_file_open_in(const char *path, const char *expected, char *why, size_t why_len)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), e;
+	int fd, flags;
 
-	if (fd < 0) {
+	PN_ASSERT(path != NULL && expected != NULL);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) != 0 ||
+	    (S_ISREG(st.st_mode) &&
+	     ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0))) {
 		snprintf(why, why_len, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-		e = errno;
-		if (!S_ISREG(st.st_mode))
-			snprintf(why, why_len, "it is %s; expected %s", pn_file_kind(st.st_mode),
-				 expected);
-		else
-			snprintf(why, why_len, "%s", strerror(e));
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, why_len, "it is %s; expected %s", pn_file_kind(st.st_mode), expected);
 		close(fd);
 		return -1;
 	}
@@ -215,6 +215,7 @@ static int create_tmp(struct output *o)
 	size_t len = strlen(o->path) + 32;
 	int fd = -1;
 
+	PN_ASSERT(o->tmp == NULL && o->path != NULL);
 	o->tmp = malloc(len);
 	PN_ASSERT(o->tmp != NULL);
 	for (int tries = 0; fd < 0 && tries < 100; tries++) {
@@ -248,7 +249,7 @@ FILE *pn_file_open_out(const char *path, char *why, size_t why_len)
 		release(o);
 		return NULL;
 	}
-	o->fd = direct ? open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) : create_tmp(o);
+	o->fd = direct ? open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY) : create_tmp(o);
 	if (o->fd < 0 || !(o->f = fopencookie(o, "w", io))) {
 		snprintf(why, why_len, "%s", strerror(errno));
 		if (o->fd >= 0)
