@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,7 +130,7 @@ int pn_cli_main(int argc, char **argv)
 	cmd = pn_cli_find(argv[optind]);
 	if (!cmd)
 		return pn_cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
-	signal(SIGXFSZ, SIG_IGN); /* files.h F5: a file size limit is EFBIG and a message */
+	pn_file_catch_signals(); /* files.h F5: EFBIG and a message, not signal 25 */
 	pn_file_reset();
 	rc = cmd->fn(argc - optind, argv + optind);
 	pn_file_reset(); /* an output a command left open is removed, never half-written */

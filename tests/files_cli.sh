@@ -8,7 +8,8 @@
 #            status 2 naming both files, the input byte for byte unchanged;
 #   outputs  a write that fails (RLIMIT_FSIZE: EFBIG, a full tmpfs: ENOSPC) is status 2 (not
 #            signal 25) with a message naming the file and the errno's text; no partial
-#            file and no temporary is left, and an output that existed keeps its content.
+#            file and no temporary is left, and an output that existed keeps its content;
+#   signals  a command ended by SIGTERM leaves no temporary and no partial file.
 # The tmpfs cases need mount(2) (root, as in CI); without it they are reported as skipped.
 # Usage: files_cli.sh PENUMBRA_BINARY SOURCE_DIR. Prints a line per case, exits 1 if any failed.
 set -u
@@ -223,6 +224,22 @@ if mount -t tmpfs -o size=16k tmpfs "$mnt" 2>/dev/null; then
 else
 	echo "skip tmpfs cases: mount -t tmpfs is not permitted here"
 fi
+
+# ---- F5: a command ended by SIGTERM (here timeout's) leaves no temporary and no partial file ----
+mkdir sig
+timeout 60 "$bin" bench "$src/scenarios/bench/ci-small.yaml" --path sig/b --duration 30s \
+	--modes fpw --json sig/b.json >/dev/null 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 300); do # until its output is open (the temporary, or b.json itself)
+	compgen -G 'sig/b.json*' >/dev/null && break
+	sleep 0.1
+done
+opened=$(compgen -G 'sig/b.json*')
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ -n $opened && $status != 0 ]] && [[ -z $(ls -A sig | grep -v '^b$') ]]
+verdict "bench --json ended by SIGTERM: no b.json, no temporary" $?
 
 # ---- what still works: outputs that are not regular files, and a symbolic link kept ----
 pn run s.yaml --json /dev/null

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@ struct output {
 	int err;    /* the first failed write's errno, 0 */
 	char *path; /* the file replaced (a symbolic link's target) */
 	char *tmp;  /* the temporary; NULL when written in place (F4) */
+	pid_t pid;  /* the process that made it: a forked child never removes it (F5) */
 };
 
 static struct input *inputs;
@@ -184,9 +186,12 @@ static struct output *output_of(FILE *f)
 
 static void release(struct output *o)
 {
-	free(o->path);
-	free(o->tmp);
+	char *path = o->path, *tmp = o->tmp;
+
+	*(FILE *volatile *)&o->f = NULL; /* first: on_fatal_signal skips the slot from here */
 	*o = (struct output){.fd = -1};
+	free(path);
+	free(tmp);
 }
 
 /* F4: whether path is written in place (it exists and is not a regular file, or names a
@@ -217,6 +222,7 @@ static int create_tmp(struct output *o)
 
 	PN_ASSERT(o->tmp == NULL && o->path != NULL);
 	o->tmp = malloc(len);
+	o->pid = getpid();
 	PN_ASSERT(o->tmp != NULL);
 	for (int tries = 0; fd < 0 && tries < 100; tries++) {
 		snprintf(o->tmp, len, "%s.tmp%ld_%u", o->path, (long)getpid(), tmp_serial++);
@@ -303,6 +309,30 @@ void pn_file_abort_out(FILE *f)
 	if (o->tmp)
 		unlink(o->tmp);
 	release(o);
+}
+
+/* F5: the temporaries of this process go, then the signal does what it would have done. */
+static void on_fatal_signal(int sig)
+{
+	pid_t self = getpid();
+
+	for (size_t i = 0; i < OUT_MAX; i++)
+		if (outputs[i].f && outputs[i].tmp && outputs[i].pid == self)
+			unlink(outputs[i].tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void pn_file_catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction on = {.sa_handler = on_fatal_signal}, old;
+
+	sigemptyset(&on.sa_mask);
+	signal(SIGXFSZ, SIG_IGN);
+	for (size_t i = 0; i < PN_ARRAY_LEN(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &on, NULL);
 }
 
 void pn_file_reset(void)

@@ -23,8 +23,10 @@
  *      there is nothing to rename and nothing to remove. A directory is refused. "-" is
  *      stdout, flushed and checked. A symbolic link to a regular file is kept: its target
  *      is the file replaced.
- *   F5 A file size limit (RLIMIT_FSIZE) must surface as EFBIG on a write, so the program
- *      ignores SIGXFSZ before it writes (cli.c, pn_cli_main): then F3 applies.
+ *   F5 Signals: a file size limit (RLIMIT_FSIZE) must surface as EFBIG on a write, so the
+ *      program ignores SIGXFSZ before it writes (pn_file_catch_signals, from pn_cli_main):
+ *      then F3 applies. SIGINT, SIGTERM and SIGHUP remove the temporaries before the
+ *      process ends; only SIGKILL (or a crash) can leave a PATH.tmp<pid>_<n> behind.
  * One thread opens and closes files (the table of open outputs is not locked).
  */
 #ifndef PN_FILES_H
@@ -58,6 +60,11 @@ FILE *pn_file_open_out(const char *path, char *why, size_t why_len);
 bool pn_file_close_out(FILE *f, bool written, char *why, size_t why_len);
 /* Closes f (from pn_file_open_out) and removes its temporary: nothing reaches its path. */
 void pn_file_abort_out(FILE *f);
+/* F5: ignores SIGXFSZ, and makes SIGINT, SIGTERM and SIGHUP (where they have their default
+ * action, so not in a background job that ignores SIGINT) remove this process's open
+ * temporaries before they end it. A command that catches them itself (check, K5) closes
+ * its outputs on its way out instead. */
+void pn_file_catch_signals(void);
 /* Aborts every output still open and forgets every input: the start and the end of one
  * command (pn_cli_main), so that in-process tests start clean. */
 void pn_file_reset(void);
