@@ -53,7 +53,7 @@ fresh() {
 	cases=$((cases + 1))
 	mkdir "$tmp/f$cases" && cp -r "$tmp/wal" "$tmp/run.json" "$tmp/s.yaml" "$tmp/imp.yaml" \
 		"$tmp/imp.trace" "$tmp/f$cases/" && cp "$tmp/$trace" "$tmp/f$cases/t.trace.yaml" &&
-		cd "$tmp/f$cases"
+		cd "$tmp/f$cases" || exit 2
 }
 
 # ---- setup: a run's JSON, a real-format WAL, its import, a trace ----
