@@ -143,7 +143,7 @@ fresh
 before=$(sum imp.trace)
 pn run imp.yaml --json imp.trace
 refused "cannot write 'imp.trace': it is the input 'imp.trace'" && [[ $(sum imp.trace) == "$before" ]] &&
-	[[ -z $(ls | grep '\.tmp') ]]
+	! compgen -G '*.tmp*' >/dev/null
 verdict "run IMPORT.yaml --json its workload.trace (read during the run): status 2, unchanged" $?
 fresh
 before=$(sum t.trace.yaml)
@@ -238,7 +238,7 @@ opened=$(compgen -G 'sig/b.json*')
 kill -TERM "$pid"
 wait "$pid"
 status=$?
-[[ -n $opened && $status != 0 ]] && [[ -z $(ls -A sig | grep -v '^b$') ]]
+[[ -n $opened && $status != 0 ]] && ! compgen -G 'sig/b.json*' >/dev/null
 verdict "bench --json ended by SIGTERM: no b.json, no temporary" $?
 
 # ---- what still works: outputs that are not regular files, and a symbolic link kept ----
