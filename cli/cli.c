@@ -10,6 +10,7 @@
  * in cli.h.
  */
 #include "cli.h"
+#include "files.h"
 #include "load.h"
 #include "parse.h"
 #include "workload.h"
@@ -105,7 +106,7 @@ int pn_cli_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const struct pn_command *cmd;
-	int c;
+	int c, rc;
 
 	pn_cli_getopt_reset();
 	/* '+': stop at the command; its options are its own. */
@@ -129,7 +130,11 @@ int pn_cli_main(int argc, char **argv)
 	cmd = pn_cli_find(argv[optind]);
 	if (!cmd)
 		return pn_cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
-	return cmd->fn(argc - optind, argv + optind);
+	pn_file_catch_signals(); /* files.h F5: EFBIG and a message, not signal 25 */
+	pn_file_reset();
+	rc = cmd->fn(argc - optind, argv + optind);
+	pn_file_reset(); /* an output a command left open is removed, never half-written */
+	return rc;
 }
 
 /* ---- 2. option parsing ---- */
@@ -1039,23 +1044,28 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 
 FILE *pn_cli_open_output(const char *cmd, const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	char why[PN_ERROR_LEN];
+	FILE *f = pn_file_open_out(path, why, sizeof why);
 
 	if (!f)
-		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, why);
 	return f;
+}
+
+int pn_cli_close_output(const char *cmd, FILE *f, const char *path, bool written)
+{
+	char why[PN_ERROR_LEN] = "";
+
+	if (pn_file_close_out(f, written, why, sizeof why))
+		return 0;
+	fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, why);
+	return 2;
 }
 
 static int write_text(const char *cmd, FILE *f, const char *path, const char *text)
 {
 	bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-
-	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-	if (!ok) {
-		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
-		return 2;
-	}
-	return 0;
+	return pn_cli_close_output(cmd, f, path, ok);
 }
 
 int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct pn_cli_result *res,
@@ -1071,10 +1081,7 @@ int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct p
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	if (!text) {
-		fprintf(stderr, "penumbra %s: cannot encode the results as JSON\n", cmd);
-		if (f != stdout)
-			fclose(f);
-		return 2;
+		return pn_cli_close_output(cmd, f, path, false);
 	}
 	rc = write_text(cmd, f, path, text);
 	free(text);

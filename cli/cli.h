@@ -141,11 +141,18 @@ void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, s
 json_t *pn_cli_result_json(const struct pn_cli_result *r);
 /* Its "series" key: the run's time series, column-wise (cli/series_json.c). */
 json_t *pn_cli_series_json(const struct pn_series *s);
-/* Opens an output file before the work starts ("-" = stdout); NULL (message printed) when
- * it cannot be created, so a long run does not end in an unwritable path. */
+/* Every output file goes through these (src/base/files.h F1-F5: a temporary beside it,
+ * renamed into place when every write succeeded, removed otherwise; never onto an input).
+ * Opens an output file before the work starts ("-" = stdout); NULL (message printed:
+ * "penumbra CMD: cannot write 'PATH': WHY") when it cannot be created or is one of the
+ * command's inputs, so a long run does not end in an unwritable path. */
 FILE *pn_cli_open_output(const char *cmd, const char *path);
-/* Writes {"results": [...]} to f (from pn_cli_open_output(path)) and closes it unless it
- * is stdout. Returns 0, or 2 when it cannot be written. */
+/* Closes f (from pn_cli_open_output(path)) and puts it in place when `written` (the caller's
+ * writes all succeeded) and the flush, fsync and close succeed; else removes it. Returns 0,
+ * or 2 with the message printed, naming the file and the errno's text. */
+int pn_cli_close_output(const char *cmd, FILE *f, const char *path, bool written);
+/* Writes {"results": [...]} to f (from pn_cli_open_output(path)) and closes it
+ * (pn_cli_close_output). Returns 0, or 2 when it cannot be written. */
 int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct pn_cli_result *res,
 		      size_t n);
 

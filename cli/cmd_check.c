@@ -71,6 +71,7 @@
 
 #include "checker.h"
 #include "crashstate.h"
+#include "files.h"
 #include "load.h"
 #include "progress.h"
 #include "shrink.h"
@@ -435,11 +436,12 @@ static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
 		fprintf(stderr, "penumbra check: --traces %s: %s\n", a->traces, why);
 		return false;
 	}
+	for (size_t i = 0; i < a->npaths; i++) /* files.h F2: no output replaces one */
+		pn_file_note_in(a->paths[i]);
 	if (a->json && !(*json = pn_cli_open_output("check", a->json)))
 		return false;
 	if (a->junit && !(*junit = pn_cli_open_output("check", a->junit))) {
-		if (*json && *json != stdout)
-			fclose(*json);
+		pn_file_abort_out(*json);
 		return false;
 	}
 	return true;
@@ -1406,16 +1408,6 @@ static json_t *item_json(const struct item *it)
 	return o;
 }
 
-/* Writes and closes (unless stdout) an output opened by open_outputs; 0, or 2. */
-static int finish_output(FILE *f, const char *path, bool ok)
-{
-	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-	if (ok)
-		return 0;
-	fprintf(stderr, "penumbra check: %s: cannot write: %s\n", path, strerror(errno));
-	return 2;
-}
-
 /* "coverage" (with --coverage): every marker, by file and line, with its merged counts. */
 struct cov_row {
 	const struct pn_testcase_site *site;
@@ -1481,7 +1473,7 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
 		  fputc('\n', f) != EOF;
 	json_decref(root);
-	return finish_output(f, path, ok);
+	return pn_cli_close_output("check", f, path, ok);
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -1541,7 +1533,7 @@ static int write_junit(const struct run *r, FILE *f, const char *path)
 	for (size_t i = 0; i < r->n; i++)
 		junit_case(f, &r->items[i]);
 	bool ok = fprintf(f, "  </testsuite>\n</testsuites>\n") > 0;
-	return finish_output(f, path, ok);
+	return pn_cli_close_output("check", f, path, ok);
 }
 
 /* ---- the command ---- */

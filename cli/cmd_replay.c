@@ -62,11 +62,8 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
 	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
 		  fputc('\n', f) != EOF;
-	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
 	json_decref(o);
-	if (!ok)
-		fprintf(stderr, "penumbra replay: %s: cannot write JSON\n", path);
-	return ok ? 0 : 2;
+	return pn_cli_close_output("replay", f, path, ok);
 }
 
 /* The first line: the scenario edited or not, what is replayed. */

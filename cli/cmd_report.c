@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "report.h"
 #include "report_svg.h"
 
@@ -39,26 +40,33 @@ static const char usage[] =
 	"exit status: 0 written, 2 bad input (an input that is none of these, a trace\n"
 	"that does not replay) or an output that cannot be written\n";
 
-/* Whether the file's first non-blank byte opens a JSON document. */
-static bool looks_json(const char *path)
+/* Whether the file's first non-blank byte opens a JSON document; f is rewound. */
+static bool looks_json(FILE *f)
 {
-	FILE *f = fopen(path, "r");
 	int ch = EOF;
-	if (!f)
-		return false;
 	while ((ch = fgetc(f)) != EOF && isspace(ch))
 		;
-	fclose(f);
+	rewind(f);
 	return ch == '{' || ch == '[';
 }
 
 static int one_input(FILE *page, const char *path, int src)
 {
-	if (!looks_json(path))
+	char why[PN_ERROR_LEN];
+	FILE *f = pn_file_fopen_in(path, "a run, compare or check JSON, or a trace", why,
+				   sizeof why); /* files.h F1 */
+	if (!f) {
+		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, why);
+		return 2;
+	}
+	if (!looks_json(f)) {
+		fclose(f);
 		return pn_report_trace(page, path, src);
+	}
 	json_error_t err;
-	json_t *doc = json_load_file(path, 0, &err);
+	json_t *doc = json_loadf(f, 0, &err);
 	int rc = 2;
+	fclose(f);
 	if (!doc)
 		fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.column, err.text);
 	else if (json_is_array(json_object_get(doc, "results")))
@@ -76,11 +84,7 @@ static int one_input(FILE *page, const char *path, int src)
 
 static int write_page(const char *out, FILE *f, const char *buf, size_t len)
 {
-	bool ok = fwrite(buf, 1, len, f) == len;
-	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-	if (!ok)
-		fprintf(stderr, "penumbra report: cannot write '%s'\n", out);
-	return ok ? 0 : 2;
+	return pn_cli_close_output("report", f, out, fwrite(buf, 1, len, f) == len);
 }
 
 static int report(char **inputs, int n, const char *out)

@@ -22,7 +22,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "xlogread.h"
 
 #define MAX_REPLAY_BLOCKS 3
@@ -388,8 +390,9 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 			  r->why);
 		goto out;
 	}
-	if (!(yaml = fopen(out, "w")) || !(tf = fopen(trace, "w"))) {
-		rc = fail("%s: cannot be written%s", yaml ? trace : out, "");
+	if (!(yaml = pn_cli_open_output("import", out)) ||
+	    !(tf = pn_cli_open_output("import", trace))) {
+		rc = 2;
 		goto out;
 	}
 	if (!write_trace(r, start, to, p1, &m, tf, &fig)) {
@@ -397,16 +400,22 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		goto out;
 	}
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
-	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
-	       " checkpoints), %zu pages of %zu relations\n"
-	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
-	       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
-	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
-	       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
-	       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
+	rc = pn_cli_close_output("import", tf, trace, true); /* files.h F3: both or neither */
+	tf = NULL;
+	if (rc == 0 && (rc = pn_cli_close_output("import", yaml, out, true)) != 0)
+		unlink(trace);
+	yaml = NULL;
+	if (rc == 0)
+		printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64
+		       " commits, %" PRIu64 " checkpoints), %zu pages of %zu relations\n"
+		       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
+		       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
+		       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
+		       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
+		       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
 out:
-	if ((yaml && fclose(yaml) != 0) || (tf && fclose(tf) != 0))
-		rc = fail("%s: cannot be written%s", out, "");
+	pn_file_abort_out(tf);
+	pn_file_abort_out(yaml);
 	free(m.slots);
 	free(m.rels);
 	free(p1->redo);

@@ -5,6 +5,7 @@
 #include "realdisk.h"
 
 #include "disk.h"
+#include "files.h"
 
 int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path, bool force,
 			const char *json_path, struct pn_scenario *sc, FILE **json,
@@ -31,8 +32,7 @@ int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path,
 	}
 	return -1;
 refused:
-	if (*json && *json != stdout)
-		fclose(*json);
+	pn_file_abort_out(*json);
 	*json = NULL;
 	pn_scenario_free(sc);
 	return 2;
@@ -44,9 +44,5 @@ int pn_realdisk_write_json(const char *cmd, json_t *root, FILE *f, const char *p
 			    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);
 	rc |= fputc('\n', f) == EOF;
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || rc != 0) {
-		fprintf(stderr, "penumbra %s: cannot write '%s'\n", cmd, path);
-		return 2;
-	}
-	return 0;
+	return pn_cli_close_output(cmd, f, path, rc == 0);
 }

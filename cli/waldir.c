@@ -15,11 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "files.h"
 #include "walfmt.h"
 
 static bool flush(struct pn_waldir *d)
 {
-	char path[PN_ERROR_LEN + 32];
+	char path[PN_ERROR_LEN + 32], why[PN_ERROR_LEN / 4];
 	uint64_t per_id = ((uint64_t)1 << 32) / d->obs.seg_size;
 	FILE *f;
 
@@ -27,9 +28,10 @@ static bool flush(struct pn_waldir *d)
 		return !d->failed;
 	snprintf(path, sizeof path, "%s/%08X%08X%08X", d->dir, 1u, (unsigned)(d->segno / per_id),
 		 (unsigned)(d->segno % per_id));
-	f = fopen(path, "wb");
-	if (!f || fwrite(d->seg, 1, d->obs.seg_size, f) != d->obs.seg_size || fclose(f) != 0) {
-		snprintf(d->error, sizeof d->error, "%s: %s", path, strerror(errno ? errno : EIO));
+	f = pn_file_open_out(path, why, sizeof why); /* files.h F2-F4: whole or absent */
+	if (!f || !pn_file_close_out(f, fwrite(d->seg, 1, d->obs.seg_size, f) == d->obs.seg_size,
+				     why, sizeof why)) {
+		snprintf(d->error, sizeof d->error, "%.800s: %s", path, why);
 		d->failed = true;
 		return false;
 	}

@@ -3,6 +3,7 @@
  */
 #include "trace.h"
 
+#include "files.h"
 #include "shrink.h"
 
 #include <ctype.h>
@@ -105,9 +106,10 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 	char file[PN_TRACE_NAME_MAX + 1];
 	pn_trace_file_name(sc->name, file, sizeof file);
 	snprintf(path_out, path_len, "%s/%s.trace.yaml", dir, file);
-	FILE *f = fopen(path_out, "w");
+	char why[PN_ERROR_LEN / 2];
+	FILE *f = pn_file_open_out(path_out, why, sizeof why); /* files.h F2-F4 */
 	if (!f) {
-		snprintf(err, err_len, "%s: cannot write: %s", path_out, strerror(errno));
+		snprintf(err, err_len, "%s: cannot write: %s", path_out, why);
 		return false;
 	}
 	fputs("# A counterexample written by penumbra check from ", f);
@@ -126,8 +128,8 @@ bool pn_trace_write(const struct pn_scenario *sc, const struct pn_check_result *
 				r->choices};
 	write_replay(f, &k);
 	fprintf(f, "  scenario_hash: \"%016llx\"\n", (unsigned long long)trace_hash(sc, &k));
-	if (fclose(f) != 0) {
-		snprintf(err, err_len, "%s: cannot write: %s", path_out, strerror(errno));
+	if (!pn_file_close_out(f, true, why, sizeof why)) {
+		snprintf(err, err_len, "%s: cannot write: %s", path_out, why);
 		return false;
 	}
 	return true;

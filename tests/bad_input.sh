@@ -8,9 +8,10 @@
 #                      the default; `replay` for a corpus of traces, where a trace that
 #                      loads but does not fit its run may say "penumbra replay: FILE: ");
 #   DIR/traces/*.yaml  edited counterexample traces, run as `PENUMBRA replay FILE`;
-#   generated cases    (COMMAND run only) made here in a temporary directory, never committed: a FIFO, a
-#                      directory, a device, files above the 16 MiB cap, a million-step
-#                      script, deep nesting, an alias bomb, a 10 MiB scalar...
+#   generated cases    (COMMAND run only) made here in a temporary directory, never committed:
+#                      a FIFO (to run, replay, check and report -o), a directory, a device,
+#                      files above the 16 MiB cap, a million-step script, deep nesting, an
+#                      alias bomb, a 10 MiB scalar...
 # Each committed file's first line is "# expect: <substring>"; a second line
 # "# at: LINE:COL" (or "# at: LINE:") also pins the position. A case passes when penumbra exits with status 2
 # within the time bound, the first line of its stderr starts with "FILE:LINE:COLUMN: "
@@ -65,7 +66,8 @@ run_case() {
 		if $limit_vmem; then
 			ulimit -v "$vmem_kib"
 		fi
-		exec timeout "$seconds" "$bin" "$command" "$file"
+		# shellcheck disable=SC2086 # COMMAND may carry options: "report -o OUT"
+		exec timeout "$seconds" "$bin" $command "$file"
 	) >/dev/null 2>"$stderr_file" </dev/null
 	status=$?
 	first=$(head -n 1 -- "$stderr_file")
@@ -126,6 +128,11 @@ mkdir -p "$g"
 mkfifo "$g/fifo.yaml"
 run_case run "$g/fifo.yaml" "it is a FIFO (named pipe); expected a regular scenario file" 1:1
 run_case replay "$g/fifo.yaml" "it is a FIFO" 1:1
+run_case check "$g/fifo.yaml" "it is a FIFO (named pipe); expected a regular scenario file" 1:1
+mkfifo "$g/fifo.json"
+run_case "report -o $g/report.html" "$g/fifo.json" "it is a FIFO (named pipe); expected a run" 1:1
+mkdir "$g/directory.json"
+run_case "report -o $g/report.html" "$g/directory.json" "it is a directory" 1:1
 mkdir "$g/directory.yaml"
 run_case run "$g/directory.yaml" "it is a directory" 1:1
 run_case run /dev/null "it is a character device" 1:1

@@ -23,6 +23,7 @@
 #include "xlogread.h"
 
 #include "crc32c.h"
+#include "files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "walfmt.h"
 
@@ -253,13 +255,15 @@ static int cmp_named(const void *a, const void *b)
 static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_t len)
 {
 	uint8_t hdr[PHD_LONG];
-	FILE *f = fopen(path, "rb");
+	char why[PN_ERROR_LEN / 2] = "";
+	FILE *f = pn_file_fopen_in(path, "a WAL segment file", why, sizeof why);
 	bool ok = f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr;
 
 	if (f)
 		fclose(f);
 	if (!ok) {
-		snprintf(err, len, "%s: cannot read its first page header", path);
+		snprintf(err, len, "%s: cannot read its first page header%s%s", path,
+			 why[0] ? ": " : "", why);
 		return false;
 	}
 	*seg_size = pn_get32(hdr + 32);
@@ -275,6 +279,22 @@ static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_
 		snprintf(err, len, "%s: WAL block size %u, this reader reads 8192", path,
 			 (unsigned)pn_get32(hdr + 36));
 		return false;
+	}
+	return true;
+}
+
+/* Every segment kept is a regular file (files.h F1), refused at once otherwise: a FIFO named
+ * like a segment would block the read, or end the WAL there as if it had run out. */
+static bool segments_regular(const struct pn_xlr *r, char *err, size_t len)
+{
+	char why[PN_ERROR_LEN / 2];
+	for (size_t i = 0; i < r->nsegs; i++) {
+		int fd = pn_file_open_in(r->segs[i].path, "a WAL segment file", why, sizeof why);
+		if (fd < 0) {
+			snprintf(err, len, "%s: cannot read: %s", r->segs[i].path, why);
+			return false;
+		}
+		close(fd);
 	}
 	return true;
 }
@@ -325,6 +345,7 @@ bool pn_xlr_open(struct pn_xlr *r, char *const *paths, size_t npaths, char *err,
 		snprintf(err, len, "out of memory");
 		ok = false;
 	}
+	ok = ok && segments_regular(r, err, len);
 	for (size_t i = 0; i < c.n; i++)
 		free(c.v[i].path);
 	free(c.v);
@@ -401,8 +422,9 @@ static bool load(struct pn_xlr *r, pn_lsn addr)
 		if (r->file)
 			fclose(r->file);
 		r->file_seg = at;
-		if (!(r->file = fopen(s->path, "rb"))) {
-			stop(r, "could not open file \"%s\": %s", s->path, strerror(errno));
+		char why[PN_ERROR_LEN / 2];
+		if (!(r->file = pn_file_fopen_in(s->path, "a WAL segment file", why, sizeof why))) {
+			stop(r, "could not open file \"%s\": %s", s->path, why);
 			return false;
 		}
 	}

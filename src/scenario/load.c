@@ -27,6 +27,7 @@
  *   6. What the engine cannot run is refused at its key, with what it would need
  *      (validate_engine(), validate_memory(); docs/scenarios.md, "Limits").
  */
+#include "files.h"
 #include "load.h"
 #include "parse.h"
 #include "walfmt.h"
@@ -1784,44 +1785,23 @@ bool pn_scenario_load_string(const char *name, const char *text, size_t len,
 	return ok;
 }
 
-/* What a non-regular file is, for "is a FIFO; expected a regular file". */
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO (named pipe)";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	return "not a regular file";
-}
-
 /*
- * Reads a whole regular file of at most MAX_FILE_BYTES. Opened with O_NONBLOCK, so that a
- * FIFO without a writer cannot block the open; anything but a regular file is refused
- * before a byte is read (a FIFO, a terminal or a device could block or never end). Returns
- * 0, an errno, or -1 when too large; *kind says what a refused file is.
+ * Reads a whole regular file of at most MAX_FILE_BYTES, opened by pn_file_open_in (files.h
+ * F1: anything but a regular file is refused before a byte is read; a FIFO, a terminal or
+ * a device could block or never end). Returns 0, an errno, or -1 when too large; `why`
+ * says what is wrong with a file that could not be opened (errno EINVAL).
  */
-static int read_file(const char *path, char **out, size_t *out_len, const char **kind)
+static int read_file(const char *path, char **out, size_t *out_len, char *why, size_t why_len)
 {
 	struct stat st;
 	size_t cap, len = 0;
 	char *buf = NULL;
-	int e = 0, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int e = 0, fd = pn_file_open_in(path, "a regular scenario file", why, why_len);
 
 	if (fd < 0)
-		return errno;
+		return EINVAL;
 	if (fstat(fd, &st) != 0) {
 		e = errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*kind = file_kind(st.st_mode);
-		e = EINVAL;
 		goto out;
 	}
 	if (st.st_size > (off_t)MAX_FILE_BYTES) {
@@ -1872,8 +1852,7 @@ out:
 
 bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size_t err_len)
 {
-	char *text = NULL;
-	const char *kind = NULL;
+	char *text = NULL, why[PN_ERROR_LEN / 2] = "";
 	size_t len = 0;
 	int e;
 	bool ok;
@@ -1883,10 +1862,9 @@ bool pn_scenario_load(const char *path, struct pn_scenario *out, char *err, size
 		err[0] = '\0';
 	if (!path)
 		return message(err, err_len, "<none>", 1, 1, "cannot read: no file name given");
-	e = read_file(path, &text, &len, &kind);
-	if (kind)
-		return message(err, err_len, path, 1, 1,
-			       "cannot read: it is %s; expected a regular scenario file", kind);
+	e = read_file(path, &text, &len, why, sizeof why);
+	if (why[0])
+		return message(err, err_len, path, 1, 1, "cannot read: %s", why);
 	if (e == -1)
 		return message(
 			err, err_len, path, 1, 1,

@@ -40,6 +40,7 @@
  * records without a block run on page 0 without changing it.
  */
 #include "engine.h"
+#include "files.h"
 #include "redo_xlog.h"
 #include "txn.h"
 
@@ -90,13 +91,13 @@ static void trace_path(const struct pn_scenario *sc, char *out, size_t len)
 /* The trace's two header lines; false (e's error set) if the file is none or does not fit. */
 static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 {
-	char path[PN_ERROR_LEN], line[LINE_MAX_LEN];
+	char path[PN_ERROR_LEN], line[LINE_MAX_LEN], why[256];
 	unsigned version = 0, pages = 0;
 	const struct pn_scenario *sc = setup->sc;
 	trace_path(sc, path, sizeof path);
-	if (!(s->f = fopen(path, "r"))) {
+	if (!(s->f = pn_file_fopen_in(path, "the trace penumbra import wrote", why, sizeof why))) {
 		snprintf(setup->error, setup->error_size,
-			 "%.300s: workload.trace %.600s cannot be read", sc->path, path);
+			 "%.300s: workload.trace %.400s cannot be read: %s", sc->path, path, why);
 		return false;
 	}
 	if (!fgets(line, sizeof line, s->f) ||
