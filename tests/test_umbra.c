@@ -170,6 +170,16 @@ START_TEST(test_hazard_verdicts)
 	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l3.yaml", false, PN_VIOL_NONE);
 	assert_verdict("scenarios/peer-umbra/062-slot-checkpoint-publication.yaml", false,
 		       PN_VIOL_NONE);
+	/* F5: a page dirtied without a stamp is still on its baseline when a checkpoint
+	 * writes its source */
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l3.yaml", true,
+		       PN_VIOL_EXACTNESS);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l4.yaml", true,
+		       PN_VIOL_EXACTNESS);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-prototype.yaml", true,
+		       PN_VIOL_PROTECTED_SLOT);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l3-checksums.yaml", false,
+		       PN_VIOL_NONE);
 }
 END_TEST
 
