@@ -105,7 +105,7 @@
  *   a headerless SLRU page never does (its bytes 0..7 are status bits), image or not; nor
  *   does VISIBLE's block 1 (the heap page) without an image when hint bits are not logged
  *   (pn_oracle_set_hints_logged false: neither data checksums nor wal_log_hints), as
- *   PostgreSQL's visibilitymap_set() and heap_xlog_visible() leave it.
+ *   PostgreSQL's visibilitymap_set and heap_xlog_visible leave it.
  *   A change naming a tuple the page lacks (lp_len < 104 or beyond the page) skips that
  *   tuple and is counted as a misfit (pn_oracle_stats); the LSN is still set.
  *   Every record is applied exactly once, in LSN order: no page-LSN skipping.
