@@ -1173,6 +1173,8 @@ struct pn_oracle *pn_check_oracle_new(const struct pn_engine *e)
 					    pn_engine_scenario(e)->protocol.slru_headers, initial);
 	free(initial);
 	PN_ASSERT(o != NULL);
+	const struct pn_scenario *sc = pn_engine_scenario(e);
+	pn_oracle_set_hints_logged(o, sc->protocol.checksums || sc->protocol.wal_log_hints);
 	return o;
 }
 

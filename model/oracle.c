@@ -102,7 +102,10 @@
  *     CHECKPOINT_SHUTDOWN/ONLINE (0, 0x00/0x10): no change to any block but an image;
  *   any other kind: accepted without blocks (or with images only), refused otherwise.
  *   After a change (image or not) a page with a header gets pd_lsn = the record's end LSN;
- *   a headerless SLRU page never does (its bytes 0..7 are status bits), image or not.
+ *   a headerless SLRU page never does (its bytes 0..7 are status bits), image or not; nor
+ *   does VISIBLE's block 1 (the heap page) without an image when hint bits are not logged
+ *   (pn_oracle_set_hints_logged false: neither data checksums nor wal_log_hints), as
+ *   PostgreSQL's visibilitymap_set and heap_xlog_visible leave it.
  *   A change naming a tuple the page lacks (lp_len < 104 or beyond the page) skips that
  *   tuple and is counted as a misfit (pn_oracle_stats); the LSN is still set.
  *   Every record is applied exactly once, in LSN order: no page-LSN skipping.
@@ -259,7 +262,8 @@ struct page_log {
 struct pn_oracle {
 	uint32_t heap_pages, slru_pages, npages, page_size;
 	bool slru_headers;
-	uint8_t *initial; /* npages * page_size each */
+	bool hints_logged; /* VISIBLE stamps its heap page (pn_oracle_set_hints_logged) */
+	uint8_t *initial;  /* npages * page_size each */
 	uint8_t *tips;
 	uint8_t *cursors;
 	struct page_log *pages;
@@ -832,7 +836,7 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 	case OP_IMPORTED_INIT: fits = apply_imported(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
-	if (has_header(o, id))
+	if (has_header(o, id) && (op->kind != OP_ALL_VISIBLE || o->hints_logged))
 		set_lsn(page, op->end);
 	return fits;
 }
@@ -1281,6 +1285,7 @@ struct pn_oracle *pn_oracle_new(uint32_t heap_pages, uint32_t slru_pages, uint32
 		.npages = (uint32_t)npages,
 		.page_size = page_size,
 		.slru_headers = slru_headers,
+		.hints_logged = true,
 		.ckpt_weight = WEIGHT_MIN,
 		.ckpt_budget = PN_ORACLE_CKPT_BUDGET_DEFAULT,
 		.initial = malloc(bytes),
@@ -1322,6 +1327,12 @@ void pn_oracle_free(struct pn_oracle *o)
 	free(o->size_blocks);
 	free(o->images);
 	free(o);
+}
+
+void pn_oracle_set_hints_logged(struct pn_oracle *o, bool logged)
+{
+	PN_ASSERT(o->nrecords == 0); /* read as each record is logged */
+	o->hints_logged = logged;
 }
 
 void pn_oracle_set_ckpt_budget(struct pn_oracle *o, uint64_t bytes)

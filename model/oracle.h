@@ -41,6 +41,10 @@ struct pn_oracle *pn_oracle_new(uint32_t heap_pages, uint32_t slru_pages, uint32
 				bool slru_headers, const uint8_t *initial);
 void pn_oracle_free(struct pn_oracle *o);
 
+/* Whether the cluster logs hint bits (data checksums or wal_log_hints; true until set):
+ * without, VISIBLE leaves its heap page's LSN. Set before the first record is logged. */
+void pn_oracle_set_hints_logged(struct pn_oracle *o, bool logged);
+
 /* Bounds the cached page states (default PN_ORACLE_CKPT_BUDGET_DEFAULT); thins them now
  * if they exceed it. Only speed depends on it, never a result. */
 void pn_oracle_set_ckpt_budget(struct pn_oracle *o, uint64_t bytes);

@@ -221,12 +221,13 @@ START_TEST(test_r3_protected_slot)
 	struct pn_scenario sc;
 	struct pn_world *w = fresh_world("umbra", &sc);
 	struct pn_engine *e = w->e;
+	pn_lsn stamped = e->ckpt.redo_done + 1; /* a page a record changed after the redo */
 	ck_assert_uint_eq(e->store.base_done[5], 0);
-	pn_store_check_write(&e->store, 5, 1, e->ckpt.seq_done);
-	pn_store_check_write(&e->store, 5, 2, e->ckpt.seq_done);
+	pn_store_check_write(&e->store, 5, 1, stamped, e->ckpt.seq_done);
+	pn_store_check_write(&e->store, 5, 2, stamped, e->ckpt.seq_done);
 	ck_assert(!e->svc.failed);
 	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_NONE);
-	pn_store_check_write(&e->store, 5, e->store.base_done[5], e->ckpt.seq_done);
+	pn_store_check_write(&e->store, 5, e->store.base_done[5], stamped, e->ckpt.seq_done);
 	ck_assert(e->svc.failed);
 	ck_assert_int_eq(e->svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
 	ck_assert_uint_eq(e->svc.viol.page, 5);
@@ -234,7 +235,7 @@ START_TEST(test_r3_protected_slot)
 	pn_scenario_free(&sc);
 
 	w = fresh_world("fpw", &sc);
-	pn_store_check_write(&w->e->store, 5, 0, w->e->ckpt.seq_done);
+	pn_store_check_write(&w->e->store, 5, 0, UINT64_MAX, w->e->ckpt.seq_done);
 	ck_assert(!w->e->svc.failed);
 	ck_assert_int_eq(w->e->svc.viol.kind, PN_VIOL_NONE);
 	world_drop(w);

@@ -69,7 +69,7 @@ START_TEST(test_in_place_offsets)
 	ck_assert_uint_eq(pn_store_offset(&st, HEAP + 1, 0), (HEAP + 1ull) * PS); /* SLRU after */
 	ck_assert_uint_eq(pn_store_read_runs(&st), 1); /* one contiguous run */
 	ck_assert_uint_eq(pn_store_slots_used(&st), HEAP);
-	pn_store_check_write(&st, 3, 0, 0); /* not umbra: R3 does not apply */
+	pn_store_check_write(&st, 3, 0, 1, 0); /* not umbra: R3 does not apply */
 	ck_assert(!svc.failed);
 	pn_store_check(&st);
 	teardown();
@@ -110,7 +110,7 @@ START_TEST(test_policy_placement)
 	/* l3/l4: strict rotation, no baselines, no R3 */
 	pn_store_set_slot(&st, 5, 2);
 	ck_assert_uint_eq(pn_store_shift_target(&st, 5, 0x7), 0);
-	pn_store_check_write(&st, 5, 0, 1);
+	pn_store_check_write(&st, 5, 0, 1, 1);
 	ck_assert(!svc.failed);
 	teardown();
 }
@@ -140,10 +140,10 @@ START_TEST(test_r3_protected_slot)
 {
 	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
 	pn_store_set_slot(&st, 5, 1);
-	pn_store_check_write(&st, 5, 1, 4);    /* its current slot: allowed */
-	pn_store_check_write(&st, HEAP, 0, 4); /* SLRU: in place */
+	pn_store_check_write(&st, 5, 1, 1, 4);    /* its current slot: allowed */
+	pn_store_check_write(&st, HEAP, 0, 1, 4); /* SLRU: in place */
 	ck_assert(!svc.failed);
-	pn_store_check_write(&st, 5, 0, 4); /* base_done[5] = 0 */
+	pn_store_check_write(&st, 5, 0, 1, 4); /* base_done[5] = 0 */
 	ck_assert(svc.failed);
 	ck_assert_int_eq(svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
 	ck_assert_uint_eq(svc.viol.page, 5);
@@ -152,14 +152,45 @@ START_TEST(test_r3_protected_slot)
 }
 END_TEST
 
+/* R3's in-place case: a page no record stamped since a baseline's redo pointer (page LSN <=
+ * that redo) is written onto its baseline slot as PostgreSQL writes it in place (its changes
+ * since are hint-like: VISIBLE's PD_ALL_VISIBLE, hint bits); one LSN past it is not, nor one
+ * past the in-flight checkpoint's redo while that one's baselines are valid. */
+START_TEST(test_r3_unstamped_in_place)
+{
+	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
+	uint8_t done[HEAP] = {0}, inflight[HEAP] = {0};
+	pn_store_set_baselines_done(&st, done, 100);
+	pn_store_check_write(&st, 5, 0, 100, 1); /* unstamped since redo 100 */
+	pn_store_check_write(&st, 5, 0, 40, 1);
+	/* page 5 shifted to 1 after redo 100; the in-flight checkpoint (redo 200) wrote it */
+	inflight[5] = 1;
+	pn_store_set_slot(&st, 5, 1);
+	pn_store_set_baselines_inflight(&st, inflight, 200);
+	pn_store_check_write(&st, 5, 1, 150, 1); /* unstamped since redo 200 */
+	ck_assert(!svc.failed);
+	pn_store_check_write(&st, 5, 1, 201, 1); /* stamped after it */
+	ck_assert(svc.failed);
+	ck_assert_int_eq(svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
+	teardown();
+	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
+	pn_store_set_baselines_done(&st, st.base_done, 100); /* its own map: only the redo */
+	ck_assert_uint_eq(st.redo_done, 100);
+	pn_store_check_write(&st, 5, 0, 101, 1); /* stamped after redo 100, onto its baseline */
+	ck_assert(svc.failed);
+	ck_assert_int_eq(svc.viol.kind, PN_VIOL_PROTECTED_SLOT);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_r3_inflight_baseline)
 {
 	open_store(PN_MODE_UMBRA, 3, PN_LAYOUT_INTERLEAVED);
 	st.base_inflight[2] = 2;
-	pn_store_check_write(&st, 2, 2, 1);
+	pn_store_check_write(&st, 2, 2, 1, 1);
 	ck_assert(!svc.failed); /* not valid yet */
 	st.inflight_valid = true;
-	pn_store_check_write(&st, 2, 2, 1);
+	pn_store_check_write(&st, 2, 2, 1, 1);
 	ck_assert(svc.failed);
 	teardown();
 }
@@ -253,6 +284,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_shift_target_prototype);
 	tcase_add_test(tc, test_r3_protected_slot);
 	tcase_add_test(tc, test_r3_inflight_baseline);
+	tcase_add_test(tc, test_r3_unstamped_in_place);
 	tcase_add_test_raise_signal(tc, test_set_slot_bounds, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_set_slot_slru, SIGABRT);
 	tcase_add_test(tc, test_selector_codec);

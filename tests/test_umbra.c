@@ -6,6 +6,8 @@
  *               image per shift but the captured ones, near fpw; hints: l4 logs
  *               XLOG2/HINT_DELTA without an image, l3 FPI_FOR_HINT;
  *   verdicts    the hazard scenarios of scenarios/peer-umbra and their l3 controls;
+ *   no image    seed 001's VACUUM without checksums runs clean under every Umbra row (its
+ *               REGBUF_NO_IMAGE heap page keeps its LSN and is written in place);
  *   CLI         umbra-l3 / umbra-l4 as mode names, and their refusals.
  */
 #include "checker.h"
@@ -105,6 +107,38 @@ START_TEST(test_hints)
 }
 END_TEST
 
+/* Seed 001's VACUUM without checksums under every Umbra row: VISIBLE registers the heap page
+ * REGBUF_NO_IMAGE and leaves its LSN (PostgreSQL's visibilitymap_set), so only the VM page
+ * shifts and the heap pages, evicted from 8 buffers, are written in place onto their
+ * baselines; no runtime invariant breaks (R4 reported every heap page while VISIBLE stamped
+ * it, R3 its in-place write). */
+START_TEST(test_vacuum_no_image)
+{
+	static const char *const rows[] = {"", "policy: l3, ", "policy: l4, ", "policy: pool, ",
+					   "policy: gen2, "};
+	for (size_t i = 0; i < PN_ARRAY_LEN(rows); i++) {
+		char yaml[512];
+		struct pn_scenario sc;
+		static struct pn_sim_result r;
+		snprintf(yaml, sizeof(yaml),
+			 "name: umbra-vacuum\nstorage: {buffers: 8}\n"
+			 "protocol: {mode: umbra, %schecksums: false}\n"
+			 "checkpoint: {interval: 0s, max_wal_size: 1GiB}\n"
+			 "workload: {kind: vacuum, rows: 20000}\n",
+			 rows[i]);
+		load_text(yaml, &sc);
+		pn_sim_run(&sc, &r);
+		pn_scenario_free(&sc);
+		ck_assert_msg(r.status == 0, "%s: %s %s", rows[i], r.viol.detail, r.error);
+		ck_assert_uint_eq(r.m.rec_count[PN_REC_HEAP2_VISIBLE], 89); /* 20,000 / 226 */
+		ck_assert_uint_eq(r.m.shifts, 1);                           /* the VM page */
+		ck_assert_uint_eq(r.m.fpi_count,
+				  i == 1);              /* l3's first-touch shift keeps its image */
+		ck_assert_uint_ge(r.m.data_writes, 80); /* heap pages evicted mid-vacuum */
+	}
+}
+END_TEST
+
 static void assert_verdict(const char *rel, bool violation, enum pn_violation_kind kind)
 {
 	static struct pn_check_result res;
@@ -135,6 +169,16 @@ START_TEST(test_hazard_verdicts)
 		       PN_VIOL_CHECKSUM);
 	assert_verdict("scenarios/peer-umbra/hazard-source-rewrite-l3.yaml", false, PN_VIOL_NONE);
 	assert_verdict("scenarios/peer-umbra/062-slot-checkpoint-publication.yaml", false,
+		       PN_VIOL_NONE);
+	/* F5: a page dirtied without a stamp is still on its baseline when a checkpoint
+	 * writes its source */
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l3.yaml", true,
+		       PN_VIOL_EXACTNESS);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l4.yaml", true,
+		       PN_VIOL_EXACTNESS);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-prototype.yaml", true,
+		       PN_VIOL_PROTECTED_SLOT);
+	assert_verdict("scenarios/peer-umbra/hazard-unstamped-source-l3-checksums.yaml", false,
 		       PN_VIOL_NONE);
 }
 END_TEST
@@ -171,6 +215,7 @@ static Suite *umbra_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_wal_per_policy);
 	tcase_add_test(tc, test_hints);
+	tcase_add_test(tc, test_vacuum_no_image);
 	tcase_add_test(tc, test_hazard_verdicts);
 	tcase_add_test(tc, test_mode_specs);
 	suite_add_tcase(s, tc);

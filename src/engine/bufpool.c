@@ -319,7 +319,7 @@ static uint64_t late_bind(void *ctx, struct pn_io *io)
 	 * dispatched; the engine still believes it wrote io->slot (the bug of 5.3). */
 	uint32_t slot = pn_store_slot(b->h.store, io->page);
 	PN_TESTCASE("late-bound write lands on another slot", slot != io->slot);
-	pn_store_check_write(b->h.store, io->page, slot, *b->h.ckpt_seq_done);
+	pn_store_check_write(b->h.store, io->page, slot, pn_page_lsn(io->buf), *b->h.ckpt_seq_done);
 	return pn_store_offset(b->h.store, io->page, slot);
 }
 
@@ -358,7 +358,8 @@ static struct pn_io *write_io(struct pn_bufpool *b, uint32_t frame, uint32_t slo
 		io->bind = late_bind;
 	} else {
 		io->offset = pn_store_offset(b->h.store, f->page, slot);
-		pn_store_check_write(b->h.store, f->page, slot, *b->h.ckpt_seq_done);
+		pn_store_check_write(b->h.store, f->page, slot,
+				     pn_page_lsn(pn_frame_page(b, frame)), *b->h.ckpt_seq_done);
 	}
 	return io; /* the offset bound first: env.h write_buf may lend by it */
 }

@@ -24,7 +24,10 @@
  *                  page in the PIN step (the workload's extra_pages names them), unpinned
  *                  after the change.
  *   pn_client_insert  inserts the record, then for each block: page LSN = end of the
- *                  record, frame dirty (WAL-logged), its last LSN, and the shift reported
+ *                  record (unless pn_redo_sets_lsn says the record leaves it: VISIBLE's
+ *                  heap page without logged hints), frame dirty (WAL-logged), its last
+ *                  LSN = end of the record (the write waits for the WAL flush, also where
+ *                  PostgreSQL's waits only for the unchanged page LSN), and the shift reported
  *                  to the protocol row's shifted hook (publication, R4) (also
  *                  backend.c's for PN_OP_CHANGE's records).
  */
@@ -35,6 +38,7 @@
 #include "metrics.h"
 #include "page.h"
 #include "protocol.h"
+#include "redo.h"
 #include "services.h"
 #include "store.h"
 #include "wal.h"
@@ -134,10 +138,15 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 					   pn_frame_page(h->buf, frames[i]),
 					   r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(h->wal, r, kind, NULL);
+	bool hints_logged = h->sc->protocol.checksums || h->sc->protocol.wal_log_hints;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		struct pn_frame *f = pn_buf_frame(h->buf, frames[i]);
 		PN_ASSERT(f->page == r->blocks[i].blkno && f->pins > 0);
-		pn_page_set_lsn(pn_frame_page(h->buf, frames[i]), end);
+		/* VISIBLE's unlogged-hint heap page keeps its LSN (redo.h pn_redo_sets_lsn): R4
+		 * and the next change's image or shift decision see it unchanged, as
+		 * PostgreSQL's do; its write still waits for the record's flush (last_lsn) */
+		if (pn_redo_sets_lsn(r, &r->blocks[i], hints_logged))
+			pn_page_set_lsn(pn_frame_page(h->buf, frames[i]), end);
 		pn_buf_set_dirty(h->buf, frames[i]);
 		pn_buf_set_last_lsn(h->buf, frames[i], end);
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script

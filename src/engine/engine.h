@@ -31,7 +31,9 @@
  *   R1 WAL before data: a data page is written only after the WAL up to its LSN is flushed.
  *   R2 Commit durability: a commit is acknowledged only after its record is flushed.
  *   R3 Umbra baselines: no write goes to a slot that the last completed checkpoint (or the
- *      one whose control-file update is in flight) names as a page's recovery baseline.
+ *      one whose control-file update is in flight) names as a page's recovery baseline,
+ *      unless no record stamped the page after that checkpoint's redo pointer (an in-place
+ *      write of hint-like changes: VISIBLE's REGBUF_NO_IMAGE heap page, docs/protocol.md 4.7a).
  *   R4 Umbra mapping: a page changed after the redo pointer of the last completed
  *      checkpoint is not mapped to that checkpoint's baseline slot.
  *   R5 Checkpoint order: every buffer dirty at begin is written (to its baseline slot in

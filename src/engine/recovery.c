@@ -180,6 +180,12 @@ bool pn_recovery_begin(struct pn_recovery *rv)
 	return true;
 }
 
+/* XLogHintBitIsNeeded(): the cluster's, which redo reads as the insert did. */
+static bool hints_logged(const struct pn_recovery *rv)
+{
+	return rv->h.sc->protocol.checksums || rv->h.sc->protocol.wal_log_hints;
+}
+
 static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal_block *b)
 {
 	struct pn_frame *f = pn_buf_frame(rv->h.buf, fi);
@@ -197,7 +203,7 @@ static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal
 					 pg);
 			return;
 		}
-		if (!headerless)
+		if (!headerless && pn_redo_sets_lsn(&rv->rec, b, hints_logged(rv)))
 			pn_page_set_lsn(page, rv->rec_end);
 		pn_buf_set_redo_dirty(rv->h.buf, fi);
 		pn_buf_set_last_lsn(rv->h.buf, fi, rv->rec_end);

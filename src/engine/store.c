@@ -174,7 +174,8 @@ void pn_store_note_written(struct pn_store *s, uint32_t page, uint32_t slot)
 	s->used[page] |= (uint8_t)(1u << slot);
 }
 
-void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, uint64_t ckpt_seq_done)
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, pn_lsn lsn,
+			  uint64_t ckpt_seq_done)
 {
 	PN_ASSERT(page < s->pages);
 	if (!s->umbra || pn_store_is_slru(s, page) || s->place)
@@ -182,7 +183,15 @@ void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, uint
 	PN_ASSERT(slot < s->generations);
 	PN_TESTCASE("write to the in-flight checkpoint's baseline",
 		    s->inflight_valid && slot == s->base_inflight[page]);
-	if (slot == s->base_done[page] || (s->inflight_valid && slot == s->base_inflight[page]))
+	/* A page no record has stamped since a baseline's redo pointer differs from that
+	 * baseline only by changes no redo from it needs to find there (hint bits) or that
+	 * redo from it sets again (VISIBLE's PD_ALL_VISIBLE): the in-place write PostgreSQL
+	 * makes of it, which a tear cannot spoil (docs/umbra-findings.md section 8). */
+	bool done = slot == s->base_done[page];
+	bool inflight = s->inflight_valid && slot == s->base_inflight[page];
+	PN_TESTCASE("a page unstamped since its baseline is written in place onto it",
+		    done && lsn <= s->redo_done);
+	if ((done && lsn > s->redo_done) || (inflight && lsn > s->redo_inflight))
 		pn_svc_violation(s->svc, PN_VIOL_PROTECTED_SLOT, page,
 				 "write to slot %u of page %u, the recovery baseline of "
 				 "checkpoint %llu (R3)",
@@ -272,19 +281,22 @@ void pn_store_check(struct pn_store *s)
 	}
 }
 
-void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots)
+void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots, pn_lsn redo)
 {
 	PN_ASSERT(s->umbra && s->base_done != NULL);
 	PN_ASSERT(slots != NULL);
-	memcpy(s->base_done, slots, s->heap_pages);
+	if (slots != s->base_done)
+		memcpy(s->base_done, slots, s->heap_pages);
+	s->redo_done = redo;
 }
 
-void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots)
+void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots, pn_lsn redo)
 {
 	PN_ASSERT(s->umbra && s->base_inflight != NULL);
 	PN_ASSERT(slots != NULL);
 	memcpy(s->base_inflight, slots, s->heap_pages);
 	s->inflight_valid = true;
+	s->redo_inflight = redo;
 }
 
 void pn_store_drop_baselines_inflight(struct pn_store *s)

@@ -39,6 +39,8 @@ struct pn_store {
 	uint8_t *base_done;     /* baselines of the last completed checkpoint */
 	uint8_t *base_inflight; /* baselines of the checkpoint whose control write is in flight */
 	bool inflight_valid;
+	pn_lsn redo_done, redo_inflight; /* the redo pointers of those two checkpoints (R3) */
+
 	uint8_t *used;       /* bit g of used[p]: slot g of page p was ever written */
 	uint32_t dw_slots;   /* doublewrite entries */
 	uint32_t check_next; /* pn_store_check()'s rotation */
@@ -59,10 +61,11 @@ void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_pl
 /* Field relationships, asserted; O(1) a call (pages in rotation). */
 void pn_store_check(struct pn_store *s);
 /* Umbra's baselines (R3; heap_pages bytes each, a slot per heap page): those of the last
- * completed checkpoint become `slots`; those of the checkpoint whose control-file write is
- * in flight become `slots` (valid from then) and are dropped when it has completed. */
-void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots);
-void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots);
+ * completed checkpoint become `slots` (base_done itself: only its redo changes); those of
+ * the checkpoint whose control-file write is in flight become `slots` (valid from then) and
+ * are dropped when it has completed. redo: that checkpoint's redo pointer. */
+void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots, pn_lsn redo);
+void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots, pn_lsn redo);
 void pn_store_drop_baselines_inflight(struct pn_store *s);
 
 static inline bool pn_store_is_slru(const struct pn_store *s, uint32_t page)
@@ -95,8 +98,10 @@ uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot)
 /* Umbra: the slot a shift of `page` moves to (policy), from its current slot; busy: a mask
  * of the generations checkpoints in progress hold as p's baseline. */
 uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t busy);
-/* R3: called when a data write's slot is bound (ckpt_seq_done: for the report). */
-void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, uint64_t ckpt_seq_done);
+/* R3: called when a data write's slot is bound, lsn the page LSN of the bytes it writes
+ * (ckpt_seq_done: for the report). */
+void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, pn_lsn lsn,
+			  uint64_t ckpt_seq_done);
 /* A slot count of pages ever written in distinct slots (space amplification). */
 uint64_t pn_store_slots_used(const struct pn_store *s);
 uint64_t pn_store_read_runs(const struct pn_store *s);

@@ -90,6 +90,17 @@ bool pn_redo_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 	return rows[kind].apply(page, page_size, r, b);
 }
 
+bool pn_redo_sets_lsn(const struct pn_wal_record *r, const struct pn_wal_block *b,
+		      bool hints_logged)
+{
+	enum pn_rec kind;
+	PN_ASSERT(b >= r->blocks && b < r->blocks + r->nblocks);
+	if (hints_logged || (b->has_image && b->image_apply) ||
+	    !pn_rec_from_ids(r->rmid, r->info, &kind))
+		return true;
+	return !(kind == PN_REC_HEAP2_VISIBLE && b == &r->blocks[1]);
+}
+
 /* Where text goes after n characters of out (len bytes): its end, or len once cut. */
 static size_t at_of(int n, size_t len) { return n > 0 && (size_t)n < len ? (size_t)n : len; }
 

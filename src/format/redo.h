@@ -39,6 +39,17 @@ bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out);
  */
 bool pn_redo_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		   const struct pn_wal_block *b);
+/*
+ * Whether block b of record r stamps its page with the record's LSN (PageSetLSN), at insert
+ * and in redo alike: every block of every kind does, except Heap2/VISIBLE's heap page (block
+ * 1) when hint bits are not WAL-logged (hints_logged: data checksums or wal_log_hints, PG's
+ * XLogHintBitIsNeeded()). There visibilitymap_set and heap_xlog_visible leave the heap
+ * page's LSN: the record carries no image of it (REGBUF_NO_IMAGE), and its PD_ALL_VISIBLE is
+ * set again by redo from any redo point before the record, as an unstamped page never looks
+ * newer than the record (docs/umbra-findings.md section 8).
+ */
+bool pn_redo_sets_lsn(const struct pn_wal_record *r, const struct pn_wal_block *b,
+		      bool hints_logged);
 /* "Heap/INSERT off 3; blk 7" (pg_waldump's shape): the name, the row's description. */
 int pn_redo_describe(const struct pn_wal_record *r, char *out, size_t len);
 

@@ -101,9 +101,8 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	PN_ASSERT(run->state == PN_C_WRITING);
 	memcpy(run->snapshot, pn_store_slots(&e->store), e->heap_pages);
 	if (e->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
-		pn_store_set_baselines_done(&e->store,
-					    pn_store_slots(
-						    &e->store)); /* the bug: reclaim at begin */
+		pn_store_set_baselines_done(&e->store, pn_store_slots(&e->store),
+					    e->ckpt.redo_done); /* the bug: reclaim at begin */
 	pn_ckpt_select(&e->ckpt, run);
 }
 
@@ -139,14 +138,14 @@ static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_CONTROL_WRITE);
-	pn_store_set_baselines_inflight(&e->store, run->snapshot);
+	pn_store_set_baselines_inflight(&e->store, run->snapshot, run->redo);
 }
 
 static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->seq > 0);
-	pn_store_set_baselines_done(&e->store, run->snapshot);
+	pn_store_set_baselines_done(&e->store, run->snapshot, run->redo);
 }
 
 /* Selector area 0: every baseline slot 0. */
@@ -156,6 +155,7 @@ static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 	struct pn_ckpt_run *run = &e->ckpt.runs[0];
 	pn_store_encode_selector(&e->store, e->store.base_done, 0, pn_wal_redo(&e->wal),
 				 run->selbuf);
+	pn_store_set_baselines_done(&e->store, e->store.base_done, pn_wal_redo(&e->wal));
 	write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 }
 
@@ -173,6 +173,7 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 				 (unsigned long long)c->ckpt_seq, c->selector_area);
 		return false;
 	}
+	pn_store_set_baselines_done(&e->store, e->store.base_done, c->redo);
 	for (uint32_t p = 0; p < e->heap_pages; p++)
 		pn_store_set_slot(&e->store, p, e->store.base_done[p]);
 	return true;

@@ -40,8 +40,8 @@
  * After the pass the workload is done; a run without end (bench, crashtest) idles instead,
  * as a second VACUUM of the all-visible, all-frozen table would write nothing, while
  * checkpoints go on.
- * Simplification: the heap page's LSN is stamped by VISIBLE also without checksums
- * (PostgreSQL leaves it, as the record carries no image for it); no later change reads it.
+ * Without checksums VISIBLE leaves the heap page's LSN, as PostgreSQL does (the record carries
+ * no image of it): pn_client_insert stamps by format's pn_redo_sets_lsn.
  */
 #include "engine.h"
 #include "redo_heap.h"
