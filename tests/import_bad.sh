@@ -13,7 +13,7 @@
 #    and --out with --to past the end both exit 2 with the same stderr (the reason, the LSN,
 #    "the WAL ends before --to"), no scenario written; without --to both exit 0.
 # 3. The valid WAL (images compressed with pglz, lz4 and zstd among its records) converts,
-#    and runs; each edited trace (a bad line, a record that does not fit its page, a cut
+#    and runs; each edited trace (a bad line or header line, a record that does not fit its page, a cut
 #    line) is refused by run with exit 2 and "TRACE:LINE: ", never a signal.
 # Prints one line per failure, then "N checks, M failed"; exits 1 when any failed.
 set -u
@@ -132,6 +132,18 @@ for d in "$work"/edit-*; do
 	first=$(head -n 1 "$work/err")
 	[[ $status -eq 2 && $first == *"$d/s.trace:$n: "* ]] ||
 		fail "${d##*/}: run exited $status, expected 2 with '$d/s.trace:$n: ': $first"
+done
+for hdr in 1:penumbra-import-trace-1 1:'penumbra-import-trace 2' 2:'pages' 2:'K'; do
+	check
+	d=$work/edit-header-${hdr%%:*}
+	rm -rf "$d"
+	mkdir -p "$d"
+	awk -v n="${hdr%%:*}" -v text="${hdr#*:}" 'NR == n { print text; next } { print }' "$trace" >"$d/s.trace"
+	cp "$ok/s.yaml" "$d/s.yaml"
+	timeout 60 "$pn" run "$d/s.yaml" >/dev/null 2>"$work/err"
+	status=$?
+	[[ $status -eq 2 && $(head -n 1 "$work/err") == *"$d/s.trace:${hdr%%:*}: expected "* ]] ||
+		fail "header line '${hdr#*:}': run exited $status, expected 2 with '$d/s.trace:${hdr%%:*}: expected': $(head -n 1 "$work/err")"
 done
 check # a trace cut inside its last line
 d=$work/edit-cut

@@ -102,12 +102,16 @@ static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 		return false;
 	}
 	if (!fgets(line, sizeof line, s->f) ||
-	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1 ||
-	    !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1) {
 		snprintf(setup->error, setup->error_size,
-			 "%.300s: %.600s is not a trace of penumbra import "
-			 "(version 1)",
-			 sc->path, path);
+			 "%.600s:1: expected 'penumbra-import-trace 1': not a trace of penumbra "
+			 "import (version 1)",
+			 path);
+		return false;
+	}
+	if (!fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+		snprintf(setup->error, setup->error_size,
+			 "%.600s:2: expected 'pages N', the page map's size", path);
 		return false;
 	}
 	if (pages > setup->heap_pages) {
