@@ -15,7 +15,12 @@
  *   - a block PostgreSQL imaged carries no data: its data_len is the mean of that record
  *     type's block without an image (0 when there is none), so that nofpw, umbra and the
  *     others log what PostgreSQL would have logged without the image;
- *   - blocks past the third are folded into the main data (their header and data bytes).
+ *   - blocks past the third are folded into the main data (their header and data bytes);
+ *   - a checkpoint record holds PostgreSQL's 88-byte CheckPoint whose redo point is at or
+ *     before it, else it is refused as the reader refuses a corrupt record (xlogread.h R5);
+ *   - every pass ends its range by pn_import_end, the rule --stats follows too (R6): a
+ *     refusal or a WAL that ends before --to fails the conversion (passes 1 and 2 meet it
+ *     before a file is opened).
  */
 #include "cli.h"
 
