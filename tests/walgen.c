@@ -183,16 +183,23 @@ static uint32_t lz4_stream(uint8_t *out, uint32_t want)
 	return n;
 }
 
-/* A pglz stream of `want` bytes: a literal, tags of up to 273 bytes at offset 1, literals. */
-static uint32_t pglz_stream(uint8_t *out, uint32_t want)
+/* A pglz stream of `want` bytes: a literal, tags of up to 273 bytes at offset 1, literals;
+ * with cut, its last item is an 18-byte tag without the length byte that such a tag has
+ * (a stream cut short: PostgreSQL's pglz_decompress refuses it). */
+static uint32_t pglz_stream(uint8_t *out, uint32_t want, bool cut)
 {
-	uint32_t n = 0, got = 0, item = 0, ctrl = 0;
+	uint32_t n = 0, got = 0, item = 0, ctrl = 0, body = want - (cut ? 18u : 0u);
 
 	while (got < want) {
-		uint32_t left = want - got;
+		uint32_t left = body - got;
 		if (item % 8 == 0)
 			ctrl = n++, out[ctrl] = 0;
-		if (got == 0 || left < 3) {
+		if (got == body) { /* cut: the 18-byte tag, its length byte left out */
+			out[ctrl] |= (uint8_t)(1u << (item % 8));
+			out[n++] = 15;
+			out[n++] = 1;
+			got += 18;
+		} else if (got == 0 || left < 3) {
 			out[n++] = 'A';
 			got++;
 		} else {
@@ -223,7 +230,7 @@ static uint32_t zstd_stream(uint8_t *out, uint32_t size)
 static void heap_compressed(struct rec *r, uint8_t how, uint32_t image_bytes, uint32_t hole)
 {
 	uint8_t s[512];
-	uint32_t n = how == PGLZ  ? pglz_stream(s, image_bytes)
+	uint32_t n = how == PGLZ  ? pglz_stream(s, image_bytes, false)
 		     : how == LZ4 ? lz4_stream(s, image_bytes)
 				  : zstd_stream(s, image_bytes);
 	begin(r, RM_HEAP, 0x00);
@@ -277,6 +284,11 @@ static bool odd_block(struct rec *r, const char *c)
 					 "\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f"
 					 "\x09\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f\x09\x0f",
 			40);
+	} else if (strcmp(c, "pglz-cut") == 0) {
+		uint32_t n = pglz_stream(s, BLCKSZ - 4000, true);
+		block(r, 0, IMG, 0);
+		image(r, n, 200, PGLZ | HOLE | APPLY, 4000);
+		payload(r, s, n);
 	} else if (strcmp(c, "lz4-short") == 0) {
 		uint32_t n = lz4_stream(s, 1000);
 		block(r, 0, IMG, 0);

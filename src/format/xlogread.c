@@ -900,7 +900,9 @@ static int64_t pglz_size(const uint8_t *p, uint32_t n, uint32_t cap)
 			len = (p[sp] & 0x0Fu) + 3u;
 			off = (uint32_t)(p[sp] & 0xF0u) << 4 | p[sp + 1];
 			sp += 2;
-			if (len == 18 && sp < n)
+			if (len == 18 && sp == n)
+				return -1; /* the extra length byte is missing */
+			if (len == 18)
 				len += p[sp++];
 			if (off == 0 || off > dp)
 				return -1;
