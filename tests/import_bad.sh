@@ -9,7 +9,8 @@
 #    --out S.yaml` exit 2 (--stats 0 for a case only the conversion reads), the message
 #    names the segment file, the offset and the LSN ("SEG, offset N: record at X/Y: ") and
 #    says what was expected; no scenario is written.
-# 2. One end-of-range rule: on a truncated segment and on a record with a wrong CRC, --stats
+# 2. One end-of-range rule: on a truncated segment (of `run --wal-dir`'s WAL, cut inside a
+#    record) and on a record with a wrong CRC, --stats
 #    and --out with --to past the end both exit 2 with the same stderr (the reason, the LSN,
 #    "the WAL ends before --to"), no scenario written; without --to both exit 0.
 # 3. The valid WAL (images compressed with pglz, lz4 and zstd among its records) converts,
@@ -72,7 +73,16 @@ mkdir -p "$ok"
 cut=$work/cut
 crc=$work/crc
 mkdir -p "$cut" "$crc"
-head -c 12000 "$ok/$seg_name" >"$cut/$seg_name"
+# a real WAL of many pages (run --wal-dir), its first segment cut inside a record
+cat >"$work/pgb.yaml" <<'EOF2'
+name: pgb
+storage: {pages: 2100, buffers: 64, wal_segment_size: 1MiB}
+protocol: {mode: fpw}
+checkpoint: {interval: 0s, every_transactions: 50, max_wal_size: 0}
+workload: {kind: pgbench, scale: 1, clients: 2, transactions: 100}
+EOF2
+timeout 120 "$pn" run "$work/pgb.yaml" --wal-dir "$work/real" >/dev/null 2>&1 || fail "run --wal-dir"
+head -c 20000 "$work/real/$seg_name" >"$cut/$seg_name"
 cp "$ok/$seg_name" "$crc/$seg_name"
 lsn=$("$gen" "$work" ok)
 off=$((16#${lsn#*/} - 0x100000 + 30)) # a byte of the ok record's block data
@@ -97,6 +107,9 @@ done
 check
 grep -q 'incorrect resource manager data checksum in record at' "$work/err" ||
 	fail "crc: the end is not the checksum: $(cat "$work/err")"
+check
+"$pn" import "$cut" --stats 2>&1 >/dev/null | grep -q "could not read from file \"$cut/$seg_name\", offset 16384: short read" ||
+	fail "cut: the end is not the cut"
 
 # 3. the valid WAL runs; edited traces are refused
 expect_import 0 "ok --stats" "$ok" --stats
