@@ -14,8 +14,9 @@
  * where its image showed them, and PostgreSQL's own figures for the replayed range.
  *
  * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
- * record in the range, the WAL ends before --to, no checkpoint to start a replay at, an
- * output that cannot be written).
+ * record in the range, a corrupt record whose CRC is right (xlogread.h R5), the WAL ends
+ * before --to, no checkpoint to start a replay at, an output that cannot be written). Both
+ * --stats and --out judge where the range ended with pn_import_end (xlogread.h R6).
  */
 #include "cli.h"
 
@@ -43,7 +44,7 @@ static const char usage[] =
 	"                PostgreSQL's own figures for the replayed range\n"
 	"  -h, --help    show this help\n"
 	"\n"
-	"exit status: 0 ok, 2 bad input (or the WAL ends before --to)\n";
+	"exit status: 0 ok, 2 bad input (a corrupt record, or the WAL ends before --to)\n";
 
 enum { OPT_FROM = 256, OPT_TO, OPT_STATS, OPT_OUT };
 
@@ -135,35 +136,20 @@ static int import(const struct import_opts *o, struct pn_xlr *r)
 	struct pn_xlr_stats *stats = calloc(1, sizeof *stats);
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	pn_lsn first = pn_xlr_begin(r, o->from, o->to);
-	int rc = 0;
+	int rc;
 
 	PN_ASSERT(stats && rec);
-	if (!first) {
-		fprintf(stderr, "penumbra import: could not find a valid record after %X/%X%s%s\n",
-			(unsigned)(o->from >> 32), (unsigned)o->from, r->why[0] ? ": " : "",
-			r->why);
-		rc = 2;
-		goto out;
-	}
-	if (first != o->from && o->from % r->seg_size != 0) /* as pg_waldump says it */
+	if (first && first != o->from && o->from % r->seg_size != 0) /* as pg_waldump says it */
 		printf("first record is after %X/%X, at %X/%X, skipping "
 		       "over %" PRIu64 " bytes\n",
 		       (unsigned)(o->from >> 32), (unsigned)o->from, (unsigned)(first >> 32),
 		       (unsigned)first, first - o->from);
-	while (pn_xlr_read(r, rec))
+	while (first && pn_xlr_read(r, rec))
 		pn_xlr_stats_add(stats, rec);
-	if (o->stats)
+	if (first)
 		print_stats(stdout, stats);
-	if (r->why[0]) {
-		fprintf(stderr, "penumbra import: end of WAL at %X/%X: %s\n",
-			(unsigned)(r->next >> 32), (unsigned)r->next, r->why);
-		if (o->to) {
-			fprintf(stderr, "penumbra import: the WAL ends before --to %X/%X\n",
-				(unsigned)(o->to >> 32), (unsigned)o->to);
-			rc = 2;
-		}
-	}
-out:
+	/* the end after the table, as pg_waldump prints it; --out notes it itself */
+	rc = pn_import_end(r, o->from, o->to, first, !o->out);
 	free(rec);
 	free(stats);
 	return rc;

@@ -15,7 +15,12 @@
  *   - a block PostgreSQL imaged carries no data: its data_len is the mean of that record
  *     type's block without an image (0 when there is none), so that nofpw, umbra and the
  *     others log what PostgreSQL would have logged without the image;
- *   - blocks past the third are folded into the main data (their header and data bytes).
+ *   - blocks past the third are folded into the main data (their header and data bytes);
+ *   - a checkpoint record holds PostgreSQL's 88-byte CheckPoint whose redo point is at or
+ *     before it, else it is refused as the reader refuses a corrupt record (xlogread.h R5);
+ *   - every pass ends its range by pn_import_end, the rule --stats follows too (R6): a
+ *     refusal or a WAL that ends before --to fails the conversion (passes 1 and 2 meet it
+ *     before a file is opened).
  */
 #include "cli.h"
 
@@ -30,6 +35,7 @@
 #define MAX_REPLAY_BLOCKS 3
 #define RM_GENERIC 20
 #define INFO_COMMIT 0x00u
+#define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint), PostgreSQL 15 */
 
 /* ---- the page map: (relation, fork, block) -> page, each relation one range ---- */
 
@@ -154,9 +160,36 @@ static bool is_checkpoint(const struct pn_xlr_record *rec)
 	       (t == PN_XLR_XLOG_CHECKPOINT_SHUTDOWN || t == PN_XLR_XLOG_CHECKPOINT_ONLINE);
 }
 
-static bool collect(struct pass1 *p, const struct pn_xlr_record *rec)
+/* A checkpoint record's CheckPoint: PostgreSQL's 88 bytes, its redo point at or before the
+ * record itself (a shutdown checkpoint's is the record); false: refused (r->why). */
+static bool checkpoint_fits(struct pn_xlr *r, const struct pn_xlr_record *rec)
 {
-	if (is_checkpoint(rec) && rec->main_len >= 8) {
+	pn_lsn redo;
+
+	if (rec->main_len != CHECKPOINT_BYTES) {
+		pn_xlr_refuse(r, rec->start,
+			      "a checkpoint record with %u bytes of main data, expected a "
+			      "CheckPoint of %u",
+			      rec->main_len, CHECKPOINT_BYTES);
+		return false;
+	}
+	redo = pn_get64(rec->main_data);
+	if (redo > rec->start) {
+		pn_xlr_refuse(r, rec->start,
+			      "checkpoint redo point %X/%X, expected one at or before the "
+			      "checkpoint record",
+			      (unsigned)(redo >> 32), (unsigned)redo);
+		return false;
+	}
+	return true;
+}
+
+/* False: refused (r->why), or out of memory (r->why empty). */
+static bool collect(struct pn_xlr *r, struct pass1 *p, const struct pn_xlr_record *rec)
+{
+	if (is_checkpoint(rec)) {
+		if (!checkpoint_fits(r, rec))
+			return false;
 		if (p->nredo == p->redo_cap) {
 			size_t cap = p->redo_cap ? 2 * p->redo_cap : 64;
 			pn_lsn *v = realloc(p->redo, cap * sizeof *v);
@@ -187,6 +220,12 @@ static bool is_switch(const struct pn_xlr_record *rec)
 }
 
 /* ---- pass 3: the trace ---- */
+
+static int out_of_memory(void)
+{
+	fprintf(stderr, "penumbra import: out of memory (the page map, a record)\n");
+	return 2;
+}
 
 struct figures {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
@@ -253,19 +292,22 @@ static void count(struct figures *fig, const struct pn_xlr_record *rec)
 	}
 }
 
-/* Writes the trace from `start`; the header's page count is known: the map is built. */
-static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct pass1 *p1,
-			struct map *m, FILE *f, struct figures *fig)
+/* Writes the trace from `start`; the header's page count is known: the map is built. Pass
+ * 3 reads what pass 2 read: its end is judged the same (pn_import_end). */
+static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct pass1 *p1,
+		       struct map *m, FILE *f, struct figures *fig)
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	size_t k = 0;
-	bool ok = rec && pn_xlr_begin(r, start, to) != 0;
+	pn_lsn first = rec ? pn_xlr_begin(r, start, to) : 0;
 	uint32_t pages = 0;
 
+	if (!rec)
+		return out_of_memory();
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
 	fprintf(f, "penumbra-import-trace 1\npages %u\n", pages);
-	while (ok && pn_xlr_read(r, rec)) {
+	while (first && pn_xlr_read(r, rec)) {
 		while (k < p1->nredo && p1->redo[k] <= rec->start) {
 			if (p1->redo[k] >= start) {
 				fputs("K\n", f);
@@ -284,7 +326,35 @@ static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct 
 		write_record(f, rec, p1, m, fig);
 	}
 	free(rec);
-	return ok;
+	return pn_import_end(r, start, to, first, false);
+}
+
+/* ---- the end of a range: one rule for --stats and --out (cli.h) ---- */
+
+int pn_import_end(const struct pn_xlr *r, pn_lsn from, pn_lsn to, pn_lsn first, bool note)
+{
+	if (!first && (r->why[0] || !to)) {
+		fprintf(stderr, "penumbra import: could not find a valid record after %X/%X%s%s\n",
+			(unsigned)(from >> 32), (unsigned)from, r->why[0] ? ": " : "", r->why);
+		return 2;
+	}
+	if (!first) {
+		fprintf(stderr, "penumbra import: no record between %X/%X and --to %X/%X\n",
+			(unsigned)(from >> 32), (unsigned)from, (unsigned)(to >> 32), (unsigned)to);
+		return 2;
+	}
+	if (r->refused) {
+		fprintf(stderr, "penumbra import: %s\n", r->why);
+		return 2;
+	}
+	if (r->why[0] && (note || to))
+		fprintf(stderr, "penumbra import: end of WAL at %X/%X: %s\n",
+			(unsigned)(r->next >> 32), (unsigned)r->next, r->why);
+	if (pn_xlr_whole(r))
+		return 0;
+	fprintf(stderr, "penumbra import: the WAL ends before --to %X/%X\n", (unsigned)(to >> 32),
+		(unsigned)to);
+	return 2;
 }
 
 /* ---- the scenario ---- */
@@ -338,34 +408,53 @@ static int fail(const char *fmt, const char *a, const char *why)
 	return 2;
 }
 
-static bool passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, struct map *m,
-		       pn_lsn *start)
+/* The replay's start: the first redo point at or after the range's first record. */
+static int replay_start(const struct pass1 *p1, pn_lsn from, pn_lsn first, pn_lsn *start)
 {
-	struct pn_xlr_record *rec = malloc(sizeof *rec);
-	bool ok = rec && pn_xlr_begin(r, from, to) != 0;
-	pn_lsn first = 0;
-	uint32_t base = 0;
-
-	while (ok && pn_xlr_read(r, rec)) {
-		if (!first)
-			first = rec->start;
-		ok = collect(p1, rec);
-	}
 	*start = 0;
-	for (size_t i = 0; ok && i < p1->nredo && !*start; i++)
+	for (size_t i = 0; i < p1->nredo && !*start; i++)
 		if (p1->redo[i] >= first)
 			*start = p1->redo[i];
-	ok = ok && *start && pn_xlr_begin(r, *start, to) != 0;
-	while (ok && pn_xlr_read(r, rec))
+	if (*start)
+		return 0;
+	fprintf(stderr,
+		"penumbra import: no checkpoint redo point at or after %X/%X (the range's first "
+		"record, at or after --from %X/%X): the replay starts at one; give a range that "
+		"holds a checkpoint record and its redo point\n",
+		(unsigned)(first >> 32), (unsigned)first, (unsigned)(from >> 32), (unsigned)from);
+	return 2;
+}
+
+/* Passes 1 and 2; 0, or the exit status with the reason on stderr. */
+static int passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, struct map *m,
+		      pn_lsn *start)
+{
+	struct pn_xlr_record *rec = malloc(sizeof *rec);
+	pn_lsn first = rec ? pn_xlr_begin(r, from, to) : 0;
+	bool ok = true;
+	uint32_t base = 0;
+	int rc;
+
+	if (!rec)
+		return out_of_memory();
+	while (ok && first && pn_xlr_read(r, rec))
+		ok = collect(r, p1, rec);
+	rc = ok || r->refused ? pn_import_end(r, from, to, first, true) : out_of_memory();
+	if (rc == 0)
+		rc = replay_start(p1, from, first, start);
+	first = rc == 0 ? pn_xlr_begin(r, *start, to) : 0;
+	while (rc == 0 && ok && pn_xlr_read(r, rec))
 		for (int i = 0; ok && i <= rec->max_block_id; i++)
 			if (rec->blocks[i].in_use)
 				ok = map_add(m, &rec->blocks[i]);
+	if (rc == 0)
+		rc = ok ? pn_import_end(r, *start, to, first, false) : out_of_memory();
 	for (size_t i = 0; i < m->nrels; i++) {
 		m->rels[i].base = base;
 		base += m->rels[i].pages;
 	}
 	free(rec);
-	return ok;
+	return rc;
 }
 
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out)
@@ -382,23 +471,16 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	base_name(out, name, sizeof name);
 	snprintf(trace, sizeof trace, "%.*s%s.trace",
 		 strrchr(out, '/') ? (int)(strrchr(out, '/') - out + 1) : 0, out, name);
-	if (!grow_map(&m) || !passes_1_2(r, from, to, p1, &m, &start)) {
-		rc = fail("%s%s",
-			  start || r->why[0] ? "cannot convert: "
-					     : "no checkpoint redo "
-					       "point in the range: the replay starts at one",
-			  r->why);
+	rc = grow_map(&m) ? passes_1_2(r, from, to, p1, &m, &start) : out_of_memory();
+	if (rc != 0)
 		goto out;
-	}
 	if (!(yaml = pn_cli_open_output("import", out)) ||
 	    !(tf = pn_cli_open_output("import", trace))) {
 		rc = 2;
 		goto out;
 	}
-	if (!write_trace(r, start, to, p1, &m, tf, &fig)) {
-		rc = fail("%s%s", "cannot convert: ", r->why);
+	if ((rc = write_trace(r, start, to, p1, &m, tf, &fig)) != 0)
 		goto out;
-	}
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
 	rc = pn_cli_close_output("import", tf, trace, true); /* files.h F3: both or neither */
 	tf = NULL;

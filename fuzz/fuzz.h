@@ -17,4 +17,10 @@ void pn_fuzz_init(void);
 /* Aborts unless msg is one line "NAME:LINE:COL: ..." with LINE and COL at least 1. */
 void pn_fuzz_check_message(const char *msg, const char *name);
 
+/* Writes a WAL segment's bytes as a segment file of timeline 1 in dir, named after the
+ * segment its long page header says it is (xlp_pageaddr / xlp_seg_size: the reader refuses
+ * a file whose first page is not where its name says; segment 1 when the header gives no
+ * power-of-two size); removes the previous call's file. Returns the file's path. */
+const char *pn_fuzz_write_segment(const char *dir, const uint8_t *data, size_t len);
+
 #endif

@@ -39,35 +39,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Writes the input as a segment file of timeline 1 in dir, named after the segment its long
- * page header says it is (xlp_pageaddr / xlp_seg_size: the reader refuses a file whose first
- * page is not where its name says; segment 1 when the header gives no power-of-two size);
- * removes the previous input's file. */
-static void segment(const uint8_t *data, size_t len)
-{
-	static char path[320];
-	uint64_t addr = 0, segno = 1, per_id = 1;
-	uint32_t seg = 0;
-	FILE *f;
-
-	if (path[0])
-		unlink(path);
-	if (len >= 36) {
-		memcpy(&addr, data + 8, sizeof addr);
-		memcpy(&seg, data + 32, sizeof seg);
-	}
-	if (seg && (seg & (seg - 1)) == 0) {
-		segno = addr / seg;
-		per_id = ((uint64_t)1 << 32) / seg;
-	}
-	snprintf(path, sizeof path, "%s/00000001%08X%08X", dir, (unsigned)(segno / per_id),
-		 (unsigned)(segno % per_id));
-	f = fopen(path, "wb");
-	PN_ASSERT(f != NULL);
-	PN_ASSERT(fwrite(data, 1, len, f) == len);
-	PN_ASSERT(fclose(f) == 0);
-}
-
 static void one_line(const char *what, const char *why)
 {
 	if (why[0] != '\0' && !strchr(why, '\n'))
@@ -86,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t count = 0, counted = 0;
 	pn_lsn last_end = 0;
 
-	segment(data, size);
+	pn_fuzz_write_segment(dir, data, size);
 	if (!pn_xlr_open(&r, paths, 1, err, sizeof err)) {
 		one_line("X1 open", err); /* X1 */
 		return 0;

@@ -1,6 +1,6 @@
 /*
  * xlogread.c: PostgreSQL 15 WAL, read as xlogreader.c reads it (format layer; xlogread.h
- * states the rules R1-R4). The byte layouts are walfmt.c's (records, page headers); what
+ * states the rules R1-R6). The byte layouts are walfmt.c's (records, page headers); what
  * this reader adds is what only real WAL holds:
  *
  *   - the headers a record may carry before its main data, in any order between block
@@ -18,7 +18,9 @@
  * page header (magic 0xD110, info bits, the long header's segment and block sizes,
  * pageaddr, a timeline going back), the record offset, xl_tot_len < 24, the rmid, xl_prev
  * (below the record on the first read, equal to the previous record's start after), the
- * contrecord flag and xlp_rem_len, the CRC, then the block headers' cross-checks.
+ * contrecord flag and xlp_rem_len, the CRC; then, past the CRC, a refusal (R5): the block
+ * headers' cross-checks, and what the page asks of images and block data (image_fits,
+ * data_fits, images_fit).
  */
 #include "xlogread.h"
 
@@ -60,6 +62,10 @@
 #define BIMG_LZ4 0x08u
 #define BIMG_ZSTD 0x10u
 #define BIMG_COMPRESSED (BIMG_PGLZ | BIMG_LZ4 | BIMG_ZSTD)
+
+#define PAGE_HEADER 24u /* SizeOfPageHeaderData: a hole starts at pd_lower, past it */
+#define MAX_FORK 3u     /* MAX_FORKNUM: main, fsm, vm, init */
+#define RM_GENERIC 20
 
 #define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
 
@@ -676,11 +682,17 @@ again:
 bool pn_xlr_read(struct pn_xlr *r, struct pn_xlr_record *out)
 {
 	r->why[0] = '\0';
+	r->refused = false;
 	if (r->limit_reached || !read_at(r, r->next, out))
 		return false;
 	r->prev = out->start;
 	r->next = out->end;
 	return true;
+}
+
+bool pn_xlr_whole(const struct pn_xlr *r)
+{
+	return !r->refused && (r->limit_reached || r->limit == 0);
 }
 
 /* ---- 5. a record's structure (DecodeXLogRecord) -------------------------------------------- */
@@ -720,8 +732,77 @@ static bool take32(struct cursor *c, uint32_t *v)
 	return true;
 }
 
-/* Image header fields and their cross-checks; 1 ok, 0 short, -1 inconsistent (r->why). */
-static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn_xlr_block *b)
+/* R5: a record whose CRC is right but that breaks a check is refused, naming its segment
+ * file, the offset in it and its LSN. */
+void pn_xlr_refuse(struct pn_xlr *r, pn_lsn at, const char *fmt, ...)
+{
+	char what[PN_ERROR_LEN / 2];
+	size_t i = 0;
+	const struct pn_xlr_seg *s = find_seg(r, at / r->seg_size, &i);
+	va_list ap;
+
+	PN_ASSERT(s != NULL); /* the record was read from it */
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	stop(r, "%.400s, offset %" PRIu64 ": record at %X/%X: %s", s->path, at % r->seg_size,
+	     LSN_ARGS(at), what);
+	r->refused = true;
+}
+
+/* An image's hole and lengths against the page (R5): PostgreSQL's cross-checks, then what
+ * its redo (RestoreBlockImage) relies on. True if it fits. */
+static bool image_fits(struct pn_xlr *r, pn_lsn at, uint8_t id, const struct pn_xlr_block *b)
+{
+	uint8_t i = b->bimg_info;
+	uint32_t hole_end = (uint32_t)b->hole_offset + b->hole_length;
+
+	if ((i & BIMG_HAS_HOLE) &&
+	    (b->hole_offset == 0 || b->hole_length == 0 || b->bimg_len == PN_XLR_BLCKSZ))
+		pn_xlr_refuse(r, at,
+			      "block %u: BKPIMAGE_HAS_HOLE set, but hole offset %u length %u block "
+			      "image length %u",
+			      id, b->hole_offset, b->hole_length, b->bimg_len);
+	else if (!(i & BIMG_HAS_HOLE) && (b->hole_offset != 0 || b->hole_length != 0))
+		pn_xlr_refuse(r, at,
+			      "block %u: BKPIMAGE_HAS_HOLE not set, but hole offset %u length %u",
+			      id, b->hole_offset, b->hole_length);
+	else if ((i & BIMG_COMPRESSED) && b->bimg_len == PN_XLR_BLCKSZ)
+		pn_xlr_refuse(r, at, "block %u: BKPIMAGE_COMPRESSED set, but block image length %u",
+			      id, b->bimg_len);
+	else if (!(i & (BIMG_HAS_HOLE | BIMG_COMPRESSED)) && b->bimg_len != PN_XLR_BLCKSZ)
+		pn_xlr_refuse(
+			r, at,
+			"block %u: neither BKPIMAGE_HAS_HOLE nor BKPIMAGE_COMPRESSED set, but "
+			"block image length is %u",
+			id, b->bimg_len);
+	else if (b->bimg_len > PN_XLR_BLCKSZ)
+		pn_xlr_refuse(r, at, "block %u: an image of %u bytes, expected at most a page (%u)",
+			      id, b->bimg_len, PN_XLR_BLCKSZ);
+	else if ((i & BIMG_HAS_HOLE) && b->hole_offset < PAGE_HEADER)
+		pn_xlr_refuse(r, at,
+			      "block %u: image hole at offset %u, expected one at or after the "
+			      "%u-byte page header (pd_lower)",
+			      id, b->hole_offset, PAGE_HEADER);
+	else if (hole_end > PN_XLR_BLCKSZ)
+		pn_xlr_refuse(r, at,
+			      "block %u: image hole at offset %u of %u bytes ends at %u, past the "
+			      "%u-byte page",
+			      id, b->hole_offset, b->hole_length, hole_end, PN_XLR_BLCKSZ);
+	else if ((i & BIMG_COMPRESSED) && b->bimg_len >= PN_XLR_BLCKSZ - b->hole_length)
+		pn_xlr_refuse(
+			r, at,
+			"block %u: a compressed image of %u bytes, expected fewer than the %u "
+			"bytes it stands for",
+			id, b->bimg_len, PN_XLR_BLCKSZ - b->hole_length);
+	else
+		return true;
+	return false;
+}
+
+/* Image header fields (the checks are image_fits'); 1 ok, 0 short, -1 refused (r->why). */
+static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t id,
+			struct pn_xlr_block *b)
 {
 	uint8_t i;
 
@@ -740,35 +821,29 @@ static int image_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn
 	} else {
 		b->hole_length = (uint16_t)(PN_XLR_BLCKSZ - b->bimg_len);
 	}
-	if ((i & BIMG_HAS_HOLE) &&
-	    (b->hole_offset == 0 || b->hole_length == 0 || b->bimg_len == PN_XLR_BLCKSZ)) {
-		stop(r,
-		     "BKPIMAGE_HAS_HOLE set, but hole offset %u length %u block image length %u "
-		     "at %X/%X",
-		     b->hole_offset, b->hole_length, b->bimg_len, LSN_ARGS(at));
-		return -1;
-	}
-	if (!(i & BIMG_HAS_HOLE) && (b->hole_offset != 0 || b->hole_length != 0)) {
-		stop(r, "BKPIMAGE_HAS_HOLE not set, but hole offset %u length %u at %X/%X",
-		     b->hole_offset, b->hole_length, LSN_ARGS(at));
-		return -1;
-	}
-	if ((i & BIMG_COMPRESSED) && b->bimg_len == PN_XLR_BLCKSZ) {
-		stop(r, "BKPIMAGE_COMPRESSED set, but block image length %u at %X/%X", b->bimg_len,
-		     LSN_ARGS(at));
-		return -1;
-	}
-	if (!(i & (BIMG_HAS_HOLE | BIMG_COMPRESSED)) && b->bimg_len != PN_XLR_BLCKSZ) {
-		stop(r,
-		     "neither BKPIMAGE_HAS_HOLE nor BKPIMAGE_COMPRESSED set, but block image "
-		     "length is %u at %X/%X",
-		     b->bimg_len, LSN_ARGS(at));
-		return -1;
-	}
-	return 1;
+	return image_fits(r, at, id, b) ? 1 : -1;
 }
 
-/* One block header with id `id`; 1 ok, 0 short, -1 inconsistent (r->why). */
+/* A block's data against the page (R5): at most a page, a Generic delta two fragment
+ * headers more (generic_xlog.c's MAX_DELTA_SIZE); a fork PostgreSQL has. */
+static bool data_fits(struct pn_xlr *r, pn_lsn at, uint8_t id, uint8_t rmid,
+		      const struct pn_xlr_block *b)
+{
+	uint32_t max = PN_XLR_BLCKSZ + (rmid == RM_GENERIC ? 8u : 0u);
+
+	if (b->data_len > max)
+		pn_xlr_refuse(r, at,
+			      "block %u: %u bytes of block data, expected at most %u (a page)", id,
+			      b->data_len, max);
+	else if (b->fork > MAX_FORK)
+		pn_xlr_refuse(r, at, "block %u: fork %u, expected 0..%u (main, fsm, vm, init)", id,
+			      b->fork, MAX_FORK);
+	else
+		return true;
+	return false;
+}
+
+/* One block header with id `id`; 1 ok, 0 short, -1 refused (r->why). */
 static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t id,
 			struct pn_xlr_record *out, const struct pn_xlr_block **rel,
 			uint64_t *datatotal)
@@ -778,7 +853,8 @@ static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t i
 	int rc;
 
 	if ((int)id <= out->max_block_id) {
-		stop(r, "out-of-order block_id %u at %X/%X", id, LSN_ARGS(at));
+		pn_xlr_refuse(r, at, "out-of-order block_id %u, expected one above %d", id,
+			      out->max_block_id);
 		return -1;
 	}
 	out->max_block_id = id;
@@ -791,17 +867,19 @@ static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t i
 	b->has_image = (ff & BKP_HAS_IMAGE) != 0;
 	b->will_init = (ff & BKP_WILL_INIT) != 0;
 	if ((ff & BKP_HAS_DATA) && b->data_len == 0) {
-		stop(r, "BKPBLOCK_HAS_DATA set, but no data included at %X/%X", LSN_ARGS(at));
+		pn_xlr_refuse(r, at, "block %u: BKPBLOCK_HAS_DATA set, but no data included", id);
 		return -1;
 	}
 	if (!(ff & BKP_HAS_DATA) && b->data_len != 0) {
-		stop(r, "BKPBLOCK_HAS_DATA not set, but data length is %u at %X/%X",
-		     (unsigned)b->data_len, LSN_ARGS(at));
+		pn_xlr_refuse(r, at, "block %u: BKPBLOCK_HAS_DATA not set, but data length is %u",
+			      id, (unsigned)b->data_len);
 		return -1;
 	}
+	if (!data_fits(r, at, id, out->rmid, b))
+		return -1;
 	*datatotal += b->data_len;
 	if (b->has_image) {
-		if ((rc = image_header(r, at, c, b)) <= 0)
+		if ((rc = image_header(r, at, c, id, b)) <= 0)
 			return rc;
 		*datatotal += b->bimg_len;
 		out->fpi_len += b->bimg_len;
@@ -811,7 +889,7 @@ static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t i
 			return 0;
 		*rel = b;
 	} else if (!*rel) {
-		stop(r, "BKPBLOCK_SAME_REL set but no previous rel at %X/%X", LSN_ARGS(at));
+		pn_xlr_refuse(r, at, "block %u: BKPBLOCK_SAME_REL set but no previous rel", id);
 		return -1;
 	} else {
 		b->spc = (*rel)->spc;
@@ -819,6 +897,148 @@ static int block_header(struct pn_xlr *r, pn_lsn at, struct cursor *c, uint8_t i
 		b->rel = (*rel)->rel;
 	}
 	return take32(c, &b->blkno) ? 1 : 0;
+}
+
+/* ---- 5a. what a compressed image decompresses to (R5), measured, never written ---------- */
+
+/* pglz (pg_lzcompress.c): a control byte, then 8 items, each a literal byte (bit 0) or a
+ * 2-byte tag (bit 1: length 3..18 in the low nibble + 3, offset 12 bits; length 18 takes
+ * one more byte); decompressed with check_complete, as RestoreBlockImage does: the output
+ * ends exactly where the input does. The output length; -1 if corrupt. */
+static int64_t pglz_size(const uint8_t *p, uint32_t n, uint32_t cap)
+{
+	uint32_t sp = 0, dp = 0;
+
+	while (sp < n && dp < cap) {
+		uint8_t ctrl = p[sp++];
+		for (int k = 0; k < 8 && sp < n && dp < cap; k++, ctrl >>= 1) {
+			uint32_t len, off;
+			if (!(ctrl & 1)) {
+				sp++, dp++;
+				continue;
+			}
+			if (n - sp < 2)
+				return -1;
+			len = (p[sp] & 0x0Fu) + 3u;
+			off = (uint32_t)(p[sp] & 0xF0u) << 4 | p[sp + 1];
+			sp += 2;
+			if (len == 18 && sp == n)
+				return -1; /* the extra length byte is missing */
+			if (len == 18)
+				len += p[sp++];
+			if (off == 0 || off > dp)
+				return -1;
+			dp += PN_MIN(len, cap - dp);
+		}
+	}
+	return sp == n ? (int64_t)dp : -1;
+}
+
+/* An extended lz4 length: 15 in the nibble, then bytes added while they are 255. */
+static bool lz4_len(const uint8_t *p, uint32_t n, uint32_t *sp, uint32_t *len)
+{
+	uint8_t b;
+	if (*len != 15)
+		return true;
+	do {
+		if (*sp >= n)
+			return false;
+		b = p[(*sp)++];
+		*len += b;
+	} while (b == 255 && *len < (1u << 24));
+	return b != 255;
+}
+
+/* An lz4 block (LZ4_decompress_safe): sequences of a token, literals, a 2-byte offset and a
+ * match; the last sequence has literals only. The output length; -1 if corrupt. */
+static int64_t lz4_size(const uint8_t *p, uint32_t n, uint32_t cap)
+{
+	uint32_t sp = 0, dp = 0;
+
+	while (sp < n) {
+		uint8_t token = p[sp++];
+		uint32_t lit = token >> 4, match = token & 0x0Fu, off;
+		if (!lz4_len(p, n, &sp, &lit) || lit > n - sp || lit > cap - dp)
+			return -1;
+		sp += lit;
+		dp += lit;
+		if (sp == n)
+			return dp;
+		if (n - sp < 2)
+			return -1;
+		off = pn_get16(p + sp);
+		sp += 2;
+		if (!lz4_len(p, n, &sp, &match) || off == 0 || off > dp || match + 4 > cap - dp)
+			return -1;
+		dp += match + 4;
+	}
+	return -1; /* an empty block, or one ending after a match */
+}
+
+/* A zstd frame's header (RFC 8878 3.1.1.1): its content size when it gives one (PostgreSQL's
+ * ZSTD_compress writes it), -2 when it does not, -1 if it is no zstd frame. */
+static int64_t zstd_size(const uint8_t *p, uint32_t n)
+{
+	static const uint8_t dict_bytes[4] = {0, 1, 2, 4}, fcs_bytes[4] = {0, 2, 4, 8};
+	uint32_t sp = 5;
+	uint8_t fhd;
+	uint32_t fcs;
+	uint64_t v = 0;
+
+	if (n < 6 || pn_get32(p) != 0xFD2FB528u)
+		return -1;
+	fhd = p[4];
+	sp += (fhd & 0x20u) ? 0u : 1u; /* the window descriptor, without Single_Segment */
+	sp += dict_bytes[fhd & 3u];
+	fcs = fcs_bytes[fhd >> 6];
+	if (fcs == 0 && (fhd & 0x20u))
+		fcs = 1;
+	if (fcs == 0)
+		return -2;
+	if (n - PN_MIN(n, sp) < fcs)
+		return -1;
+	for (uint32_t k = fcs; k-- > 0;)
+		v = v << 8 | p[sp + k];
+	return (int64_t)(v + (fcs == 2 ? 256u : 0u));
+}
+
+/* Each compressed image of a decoded record must yield BLCKSZ - hole_length bytes (what
+ * RestoreBlockImage asks of its decompressor); data: the block data region (images and
+ * data in block order). */
+static bool images_fit(struct pn_xlr *r, pn_lsn at, const struct pn_xlr_record *rec,
+		       const uint8_t *data)
+{
+	static const char *const names[] = {"", "pglz", "lz4", "zstd"};
+
+	for (int id = 0; id <= rec->max_block_id; id++) {
+		const struct pn_xlr_block *b = &rec->blocks[id];
+		uint32_t want = PN_XLR_BLCKSZ - b->hole_length;
+		int64_t got;
+		if (!b->in_use)
+			continue;
+		if (b->has_image && b->compress != PN_XLR_PLAIN) {
+			got = b->compress == PN_XLR_PGLZ  ? pglz_size(data, b->bimg_len, want)
+			      : b->compress == PN_XLR_LZ4 ? lz4_size(data, b->bimg_len, want)
+							  : zstd_size(data, b->bimg_len);
+			if (got == -1) {
+				pn_xlr_refuse(r, at,
+					      "block %u: a %s image that does not decompress, "
+					      "expected %u bytes from its %u",
+					      (unsigned)id, names[b->compress], want, b->bimg_len);
+				return false;
+			}
+			if (got >= 0 && got != (int64_t)want) {
+				pn_xlr_refuse(r, at,
+					      "block %u: a %s image of %lld bytes decompressed, "
+					      "expected %u (BLCKSZ - hole length)",
+					      (unsigned)id, names[b->compress], (long long)got,
+					      want);
+				return false;
+			}
+		}
+		data += (b->has_image ? b->bimg_len : 0u) + b->data_len;
+	}
+	return true;
 }
 
 static bool check_crc(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len)
@@ -862,7 +1082,9 @@ static int headers(struct pn_xlr *r, pn_lsn at, struct cursor *c, struct pn_xlr_
 			if ((rc = block_header(r, at, c, id, out, &rel, datatotal)) <= 0)
 				return rc;
 		} else {
-			stop(r, "invalid block_id %u at %X/%X", id, LSN_ARGS(at));
+			pn_xlr_refuse(r, at,
+				      "invalid block_id %u, expected 0..%u, 252, 253, 254 or 255",
+				      id, PN_XLR_MAX_BLOCK_ID);
 			return -1;
 		}
 	}
@@ -889,12 +1111,20 @@ static bool decode(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len
 	rc = headers(r, at, &c, out, &datatotal);
 	if (rc < 0)
 		return false;
-	if (rc == 0 || c.left != datatotal) {
-		stop(r, "record with invalid length at %X/%X", LSN_ARGS(at));
+	if (rc == 0) {
+		pn_xlr_refuse(r, at,
+			      "record with invalid length: its headers run past its %u bytes", len);
+		return false;
+	}
+	if (c.left != datatotal) {
+		pn_xlr_refuse(r, at,
+			      "record with invalid length: its headers announce %" PRIu64
+			      " bytes of data, it holds %u",
+			      datatotal, c.left);
 		return false;
 	}
 	out->main_data = buf + len - out->main_len;
-	return true;
+	return images_fit(r, at, out, c.p);
 }
 
 /* ---- 6. the first record (XLogFindNextRecord) ---------------------------------------------- */
@@ -907,6 +1137,7 @@ pn_lsn pn_xlr_begin(struct pn_xlr *r, pn_lsn from, pn_lsn to)
 	r->limit = to;
 	r->limit_reached = false;
 	r->why[0] = '\0';
+	r->refused = false;
 	for (;;) {
 		pn_lsn page = at - at % PAGE;
 		uint32_t hdr, rem;

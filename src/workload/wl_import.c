@@ -88,6 +88,8 @@ static void trace_path(const struct pn_scenario *sc, char *out, size_t len)
 			 sc->workload.trace);
 }
 
+static bool check_lines(struct pn_client_setup *setup, struct imp *s, const char *path);
+
 /* The trace's two header lines; false (e's error set) if the file is none or does not fit. */
 static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 {
@@ -101,12 +103,16 @@ static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 		return false;
 	}
 	if (!fgets(line, sizeof line, s->f) ||
-	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1 ||
-	    !fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+	    sscanf(line, "penumbra-import-trace %u", &version) != 1 || version != 1) {
 		snprintf(setup->error, setup->error_size,
-			 "%.300s: %.600s is not a trace of penumbra import "
-			 "(version 1)",
-			 sc->path, path);
+			 "%.600s:1: expected 'penumbra-import-trace 1': not a trace of penumbra "
+			 "import (version 1)",
+			 path);
+		return false;
+	}
+	if (!fgets(line, sizeof line, s->f) || sscanf(line, "pages %u", &pages) != 1) {
+		snprintf(setup->error, setup->error_size,
+			 "%.600s:2: expected 'pages N', the page map's size", path);
 		return false;
 	}
 	if (pages > setup->heap_pages) {
@@ -117,7 +123,7 @@ static bool open_trace(struct pn_client_setup *setup, struct imp *s)
 		return false;
 	}
 	s->pages = pages;
-	return true;
+	return check_lines(setup, s, path);
 }
 
 static bool init(struct pn_client_setup *setup, void **state)
@@ -176,7 +182,70 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 					     (uint16_t)lower, (uint16_t)upper};
 		line += used;
 	}
-	return true;
+	return line[strspn(line, " \n")] == '\0';
+}
+
+/* What is wrong with one trace line (its newline removed), NULL if nothing: a line import
+ * writes, whose blocks' pd_lower / pd_upper fit the page (what pn_redo_imported asks). */
+static const char *line_fault(struct imp *s, const char *line, char *why, size_t len)
+{
+	struct imp_rec r;
+
+	if (strcmp(line, "K") == 0 || strcmp(line, "C") == 0)
+		return NULL;
+	if (line[0] != 'R') {
+		snprintf(why, len, "expected a line K, C or R ..., got '%.40s'", line);
+		return why;
+	}
+	if (!parse_record(s, line, &r)) {
+		snprintf(why, len,
+			 "expected 'R rmid info main_len n' and n <= %u blocks 'page kind data_len "
+			 "lower upper' (rmid <= %u, info <= 255, kind n, i, f or h, pages distinct "
+			 "and below %u)",
+			 MAX_BLOCKS, PN_RM_MAX, s->pages);
+		return why;
+	}
+	for (unsigned i = 0; i < r.nblocks; i++) {
+		const struct imp_block *b = &r.b[i];
+		if ((b->lower || b->upper) && (b->lower < PN_PAGE_HEADER || b->lower > b->upper ||
+					       b->upper > s->b.page_size)) {
+			snprintf(why, len,
+				 "block %u: pd_lower %u, pd_upper %u do not fit a page of %u bytes "
+				 "(expected %u <= lower <= upper <= %u, or 0 0)",
+				 i, b->lower, b->upper, s->b.page_size, PN_PAGE_HEADER,
+				 s->b.page_size);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Every line after the header, before the run reads any (a user may edit or cut the
+ * trace): false with "TRACE:LINE: what was expected" in setup's error at the first line
+ * import would not write or whose record would not fit its page. The file is left at the
+ * first line after the header. */
+static bool check_lines(struct pn_client_setup *setup, struct imp *s, const char *path)
+{
+	char line[LINE_MAX_LEN], why[PN_ERROR_LEN / 2];
+	const char *fault = NULL;
+	long first = ftell(s->f);
+	unsigned no = 2;
+
+	while (!fault && fgets(line, sizeof line, s->f)) {
+		size_t n = strlen(line);
+		no++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		else if (!feof(s->f))
+			fault = "a line longer than the longest import writes (255 bytes)";
+		if (!fault)
+			fault = line_fault(s, line, why, sizeof why);
+	}
+	if (!fault && (first < 0 || fseek(s->f, first, SEEK_SET) != 0))
+		fault = "cannot be read again from its first record";
+	if (fault)
+		snprintf(setup->error, setup->error_size, "%.600s:%u: %s", path, no, fault);
+	return fault == NULL;
 }
 
 static enum pn_client_next next(void *state, const struct pn_client *c, struct pn_step *out)
@@ -187,7 +256,7 @@ static enum pn_client_next next(void *state, const struct pn_client *c, struct p
 
 	if (c->id != 0 || s->ended)
 		return c->id == 0 && endless ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
-	/* a malformed line ends the trace there (import writes none) */
+	/* a malformed line ends the trace there (init's check_lines refused any such line) */
 	if (!fgets(line, sizeof line, s->f) ||
 	    (line[0] == 'R' && !parse_record(s, line, &s->cur)) || !strchr("RCK", line[0])) {
 		s->ended = true;
@@ -290,7 +359,7 @@ static void change(void *state, const struct pn_client *c)
 		b->will_init = kind == 'i';
 		b->data = s->data[i];
 		b->data_len = block_data(s, i);
-		if (!pn_redo_imported(page, s->b.page_size, &rec, b))
+		if (!pn_redo_imported(page, s->b.page_size, &rec, b)) /* check_lines saw it fit */
 			PN_ASSERT(!"an imported record that does not fit its page");
 		pn_client_changed(c, b->data_len);
 		pn_client_protect(c, b, b->blkno, page,
