@@ -400,14 +400,6 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
 }
 
-static int fail(const char *fmt, const char *a, const char *why)
-{
-	fprintf(stderr, "penumbra import: ");
-	fprintf(stderr, fmt, a, why);
-	fputc('\n', stderr);
-	return 2;
-}
-
 /* The replay's start: the first redo point at or after the range's first record. */
 static int replay_start(const struct pass1 *p1, pn_lsn from, pn_lsn first, pn_lsn *start)
 {
