@@ -211,6 +211,22 @@ static bool not_blank(struct pn_rep_in *in, const char *text, size_t len, size_t
 	return false;
 }
 
+/* jansson's refusal, on one line: the input it quotes ("near '...'") may hold a line break
+ * or other control characters, written as \n or \xNN. */
+static void parse_error(struct pn_rep_in *in, const json_error_t *err)
+{
+	fprintf(in->err, "%s:%d:%d: ", in->path, err->line < 1 ? 1 : err->line,
+		err->column < 1 ? 1 : err->column);
+	for (const unsigned char *c = (const unsigned char *)err->text; *c; c++)
+		if (*c == '\n')
+			fputs("\\n", in->err);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(in->err, "\\x%02x", *c);
+		else
+			fputc(*c, in->err);
+	fputc('\n', in->err);
+}
+
 int pn_report_json(FILE *page, struct pn_rep_in *in, const char *text, size_t len)
 {
 	size_t at, first;
@@ -223,8 +239,8 @@ int pn_report_json(FILE *page, struct pn_rep_in *in, const char *text, size_t le
 	json_error_t err;
 	json_t *doc = json_loadb(text + at, len - at, JSON_REJECT_DUPLICATES, &err);
 	int rc = 2;
-	if (!doc)
-		fprintf(in->err, "%s:%d:%d: %s\n", in->path, err.line, err.column, err.text);
+	if (!doc) /* jansson says column 0 for a line's first byte, -1 where it has no position */
+		parse_error(in, &err);
 	else if (json_is_array(json_object_get(doc, "results")))
 		rc = pn_report_costs(page, in, doc);
 	else if (json_is_array(json_object_get(doc, "scenarios")))

@@ -31,15 +31,16 @@ report() {
 }
 
 # refused NAME FILE EXPECT: exit 2, no page, stderr's first line "FILE: ..." or
-# "FILE:LINE:COL: ..." holding EXPECT
+# "FILE:LINE:COL: ..." (LINE, COL >= 1) holding EXPECT, and no other line
 refused() {
 	local name=$1 file=$2 expect=$3 rc first
 	rm -f page.html
 	report "$file" -o page.html
 	rc=$?
 	first=$(head -n 1 err.txt)
-	[[ $rc -eq 2 && ! -e page.html && $first == "$file:"* && $first == *"$expect"* ]] &&
-		[[ ${first#"$file:"} =~ ^(\ |[0-9]+:[0-9]+:\ ) ]]
+	[[ $rc -eq 2 && ! -e page.html && $(wc -l <err.txt) -eq 1 && $first == "$file:"* &&
+		$first == *"$expect"* ]] &&
+		[[ ${first#"$file:"} =~ ^(\ |[1-9][0-9]*:[1-9][0-9]*:\ ) ]]
 	verdict "$name (exit $rc: ${first:0:150})" $?
 }
 
@@ -49,7 +50,8 @@ drawn() {
 	shift
 	rm -f page.html
 	report "$@" -o page.html && $markup check page.html >markup.txt
-	verdict "$name (exit $?: $(head -n 1 err.txt markup.txt | grep -v '^==' | head -n 1 | cut -c 1-150))" $?
+	local held=$?
+	verdict "$name ($(cat err.txt markup.txt | head -n 1 | cut -c 1-150))" $held
 }
 
 make_inputs "$bin" "$src" "$tmp"
@@ -114,6 +116,11 @@ verdict "a byte-order mark before a JSON is skipped: the same page" $?
 printf '\xef\xbb\xbf{"results": [\n  {"mode": 1,}\n]}\n' >bom-broken.json
 refused "a byte-order mark, then JSON that does not parse: its position" bom-broken.json \
 	"bom-broken.json:2:"
+printf '{"results": [\n\xff]}\n' >not-utf8.json
+refused "a byte that is not UTF-8 first on its line: column 1, not 0" not-utf8.json \
+	"not-utf8.json:2:1: unable to decode byte 0xff"
+printf '{"results": "a\\\n"}' >escape.json
+refused "jansson quoting a line break: on one line" escape.json "escape.json:2:1: invalid escape near '\"a\\\\n'"
 { printf '{"results": []}'; head -c $((16 * 1024 * 1024 - 15 + 1)) /dev/zero | tr '\0' ' '; } >big.json
 refused "a JSON one byte over 16 MiB" big.json "1:1: the file is larger than 16 MiB"
 { printf '{"results": []}'; head -c $((16 * 1024 * 1024 - 15)) /dev/zero | tr '\0' ' '; } >at-limit.json
