@@ -56,12 +56,13 @@ static char *read_input(const char *path, size_t *len)
 			fclose(f);
 		return NULL;
 	}
+	errno = 0;
 	*len = fread(buf, 1, PN_REPORT_INPUT_MAX + 1, f);
 	buf[*len] = '\0';
-	bool failed = ferror(f);
+	int e = ferror(f) ? (errno ? errno : EIO) : 0;
 	fclose(f);
-	if (failed) {
-		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, strerror(EIO));
+	if (e) {
+		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, strerror(e));
 		free(buf);
 		return NULL;
 	}

@@ -38,11 +38,13 @@ static void refuse_value(struct pn_rep_in *in, const json_t *v, const char *expe
 	vsnprintf(path, sizeof(path), key, ap);
 	if (json_is_integer(v))
 		snprintf(what, sizeof(what), "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v)) { /* the fewest digits that read back the same */
+	else if (json_is_real(v)) { /* the fewest digits that read back the same, "2.0" not "2" */
 		for (int sig = 15; sig <= 17; sig++)
 			if (snprintf(what, sizeof(what), "%.*g", sig, json_real_value(v)) > 0 &&
 			    strtod(what, NULL) == json_real_value(v))
 				break;
+		if (!strpbrk(what, ".e"))
+			strcat(what, ".0");
 	} else if (json_is_string(v))
 		snprintf(what, sizeof(what), "a string of %zu bytes", json_string_length(v));
 	else
