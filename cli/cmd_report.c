@@ -4,13 +4,14 @@
  * with a section per input, in order: a run or compare JSON (report_costs.c), a check JSON
  * (report_check.c), or a counterexample trace, re-run (report_trace.c). What an input is
  * follows from its content: a JSON object with "results" or "scenarios", else a YAML
- * scenario with a replay: section. The page is built in memory and the output opened only
- * when every input was read, so bad input leaves no file behind.
+ * scenario with a replay: section (report.h R1-R3: what an input may hold). The page is built
+ * in memory and the output opened only when every input was read, so bad input leaves no
+ * file behind.
  * Exit: 0 written, 2 bad input or an output that cannot be written.
  */
 #include "cli.h"
 
-#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,49 +38,48 @@ static const char usage[] =
 	"  -o, --output FILE  the HTML file to write ('-' = stdout)\n"
 	"  -h, --help         show this help\n"
 	"\n"
-	"exit status: 0 written, 2 bad input (an input that is none of these, a trace\n"
-	"that does not replay) or an output that cannot be written\n";
+	"Each INPUT is at most 16 MiB (a UTF-8 byte-order mark at its start is skipped);\n"
+	"a line is drawn through at most 256 of its samples and 128 checkpoints.\n"
+	"\n"
+	"exit status: 0 written, 2 bad input (an input that is none of these or holds a\n"
+	"value out of its range, a trace that does not replay) or an output that cannot\n"
+	"be written\n";
 
-/* Whether the file's first non-blank byte opens a JSON document; f is rewound. */
-static bool looks_json(FILE *f)
-{
-	int ch = EOF;
-	while ((ch = fgetc(f)) != EOF && isspace(ch))
-		;
-	rewind(f);
-	return ch == '{' || ch == '[';
-}
-
-static int one_input(FILE *page, const char *path, int src)
+/* The input's bytes, at most PN_REPORT_INPUT_MAX + 1 of them (one more than report.h R1
+ * allows, so that a larger file is seen to be larger); NULL when it cannot be read. */
+static char *read_input(const char *path, size_t *len)
 {
 	char why[PN_ERROR_LEN];
 	FILE *f = pn_file_fopen_in(path, "a run, compare or check JSON, or a trace", why,
 				   sizeof why); /* files.h F1 */
-	if (!f) {
-		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, why);
-		return 2;
+	char *buf = f ? malloc(PN_REPORT_INPUT_MAX + 2) : NULL;
+	if (!f || !buf) {
+		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, f ? strerror(ENOMEM) : why);
+		if (f)
+			fclose(f);
+		return NULL;
 	}
-	if (!looks_json(f)) {
-		fclose(f);
-		return pn_report_trace(page, path, src);
-	}
-	json_error_t err;
-	json_t *doc = json_loadf(f, 0, &err);
-	int rc = 2;
+	errno = 0;
+	*len = fread(buf, 1, PN_REPORT_INPUT_MAX + 1, f);
+	buf[*len] = '\0';
+	int e = ferror(f) ? (errno ? errno : EIO) : 0;
 	fclose(f);
-	if (!doc)
-		fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.column, err.text);
-	else if (json_is_array(json_object_get(doc, "results")))
-		rc = pn_report_costs(page, path, src, doc);
-	else if (json_is_array(json_object_get(doc, "scenarios")))
-		rc = pn_report_check(page, path, src, doc);
-	else
-		fprintf(stderr,
-			"%s:1:1: a JSON document with neither \"results\" (run, compare) nor "
-			"\"scenarios\" (check)\n",
-			path);
-	json_decref(doc);
-	return rc;
+	if (e) {
+		fprintf(stderr, "%s:1:1: cannot read: %s\n", path, strerror(e));
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int one_input(FILE *page, const char *path, int src)
+{
+	struct pn_rep_in in = {.path = path, .src = src, .err = stderr};
+	size_t len = 0;
+	char *text = read_input(path, &len);
+	int rc = text ? pn_report_json(page, &in, text, len) : 2;
+	free(text);
+	return rc == PN_REP_NOT_JSON ? pn_report_trace(page, path, src) : rc;
 }
 
 static int write_page(const char *out, FILE *f, const char *buf, size_t len)
@@ -97,7 +97,7 @@ static int report(char **inputs, int n, const char *out)
 	fputs("<h1>penumbra report</h1><p class=\"note\">Inputs:", page);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ", <code>" : " <code>", page);
-		pn_rep_esc(page, inputs[i]);
+		pn_rep_esc(page, PN_REP_TEXT, inputs[i]);
 		fputs("</code>", page);
 	}
 	fputs(". Hover over a plot for its values.</p>\n", page);

@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "pn.h"
@@ -15,32 +16,54 @@
 static void cell_text(FILE *f, const char *s, const char *cls)
 {
 	fprintf(f, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-	pn_rep_esc(f, s ? s : "-");
+	pn_rep_esc(f, PN_REP_TEXT, s ? s : "-");
 	fputs("</td>", f);
 }
 
-static void scenario_row(FILE *f, size_t i, const json_t *s)
+/* Scenario i's string at key (NULL when absent or null). */
+static const char *text_of(struct pn_rep_in *in, const json_t *s, size_t i, const char *key)
+{
+	return pn_rep_string(in, json_object_get(s, key), false, "scenarios[%zu].%s", i, key);
+}
+
+/* Scenario i's counts and figures, each checked (R2) before it is drawn. */
+static const json_t *counts_of(struct pn_rep_in *in, const json_t *s, size_t i, const char *key)
+{
+	if (strcmp(key, "seconds") == 0)
+		pn_rep_figure(in, json_object_get(s, key), "scenarios[%zu].%s", i, key);
+	else
+		pn_rep_count(in, json_object_get(s, key), "scenarios[%zu].%s", i, key);
+	return json_object_get(s, key);
+}
+
+static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *s)
 {
 	char path[96];
-	const json_t *v = json_object_get(s, "violation");
-	bool ok = json_is_true(json_object_get(s, "ok"));
+	const json_t *v = pn_rep_object(in, json_object_get(s, "violation"),
+					"scenarios[%zu].violation", i);
+	bool ok = pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
 	fputs("<tr>", f);
-	cell_text(f, json_string_value(json_object_get(s, "name")), NULL);
-	cell_text(f, json_string_value(json_object_get(s, "verdict")), NULL);
-	cell_text(f, json_string_value(json_object_get(s, "expected")), NULL);
+	cell_text(f, text_of(in, s, i, "name"), NULL);
+	cell_text(f, text_of(in, s, i, "verdict"), NULL);
+	cell_text(f, text_of(in, s, i, "expected"), NULL);
 	cell_text(f, ok ? "as expected" : "NOT as expected", ok ? "ok" : "bad");
 	static const char *const keys[] = {"crash_points", "crash_states", "recoveries", "seconds"};
 	for (size_t k = 0; k < PN_ARRAY_LEN(keys); k++) {
 		snprintf(path, sizeof(path), ".scenarios[%zu].%s", i, keys[k]);
-		pn_rep_num(f, "td", path, json_object_get(s, keys[k]));
+		pn_rep_num(f, "td", path, counts_of(in, s, i, keys[k]));
 	}
-	if (json_is_object(v)) {
-		char what[96];
-		snprintf(what, sizeof(what), "%s", json_string_value(json_object_get(v, "kind")));
-		cell_text(f, what, NULL);
+	if (v) {
+		cell_text(f,
+			  pn_rep_string(in, json_object_get(v, "kind"), false,
+					"scenarios[%zu].violation.kind", i),
+			  NULL);
 		snprintf(path, sizeof(path), ".scenarios[%zu].violation.page", i);
-		pn_rep_num(f, "td", path, json_object_get(v, "page"));
+		pn_rep_num(f, "td", path,
+			   pn_rep_number(in, json_object_get(v, "page"), true, 0, UINT32_MAX,
+					 "scenarios[%zu].violation.page", i));
 		snprintf(path, sizeof(path), ".scenarios[%zu].violation.crash_point", i);
+		pn_rep_count(in, json_object_get(v, "crash_point"),
+			     "scenarios[%zu].violation.crash_point", i);
 		pn_rep_num(f, "td", path, json_object_get(v, "crash_point"));
 	} else {
 		fputs("<td>-</td><td>-</td><td>-</td>", f);
@@ -49,14 +72,15 @@ static void scenario_row(FILE *f, size_t i, const json_t *s)
 }
 
 /* Crash states per scenario, log scale, coloured by whether the verdict was as expected. */
-static void states_plot(FILE *f, const json_t *arr)
+static void states_plot(FILE *f, struct pn_rep_in *in, const json_t *arr)
 {
 	size_t n = json_array_size(arr), i;
 	const json_t *s;
 	int bar = 14, gap = 5;
 	double hi = 10;
 	json_array_foreach(arr, i, s)
-		hi = fmax(hi, json_number_value(json_object_get(s, "crash_states")));
+		hi = fmax(hi, pn_rep_count(in, json_object_get(s, "crash_states"),
+					   "scenarios[%zu].crash_states", i));
 	struct pn_plot p =
 		{.f = f, .w = 1100, .ml = 270, .mr = 80, .mt = 8, .mb = 40, .x_ticks = false};
 	p.h = p.mt + p.mb + (int)n * (bar + gap);
@@ -74,15 +98,17 @@ static void states_plot(FILE *f, const json_t *arr)
 	}
 	json_array_foreach(arr, i, s)
 	{
-		double states = json_number_value(json_object_get(s, "crash_states"));
+		double states = pn_rep_count(in, json_object_get(s, "crash_states"),
+					     "scenarios[%zu].crash_states", i);
 		double y1 = p.h - p.mt - p.mb - (double)i * (bar + gap) - gap / 2.0, y0 = y1 - bar;
-		bool ok = json_is_true(json_object_get(s, "ok"));
-		const char *name = json_string_value(json_object_get(s, "name"));
-		const char *verdict = json_string_value(json_object_get(s, "verdict"));
+		bool ok = pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
+		const char *name = text_of(in, s, i, "name");
+		const char *verdict = text_of(in, s, i, "verdict");
+		const char *expected = text_of(in, s, i, "expected");
 		char tip[256], path[96];
 		snprintf(tip, sizeof(tip), "%s: %s (expected %s), %.0f crash states",
-			 name ? name : "?", verdict ? verdict : "?",
-			 json_string_value(json_object_get(s, "expected")) ?: "-", states);
+			 name ? name : "?", verdict ? verdict : "?", expected ? expected : "-",
+			 states);
 		bool found = verdict && strcmp(verdict, "violation") == 0;
 		pn_plot_rect(&p, 1, y0, states > 1 ? states : 1.05, y1,
 			     !ok     ? "#d62728"
@@ -115,15 +141,25 @@ static const char *source_path(const char *file)
 	return best ? best + 1 : file ? file : "?";
 }
 
-static void coverage(FILE *f, int src, const json_t *cov)
+/* Marker i's count of key ("true", "false"). */
+static double marker_count(struct pn_rep_in *in, const json_t *m, size_t i, const char *key)
 {
-	const json_t *markers = json_object_get(cov, "markers"), *m;
+	return pn_rep_count(in, json_object_get(m, key), "coverage.markers[%zu].%s", i, key);
+}
+
+static void coverage(FILE *f, struct pn_rep_in *in, const json_t *cov)
+{
+	const json_t *markers = pn_rep_array(in, json_object_get(cov, "markers"), PN_REP_ROWS_MAX,
+					     "coverage.markers"),
+		     *m;
 	size_t i, counts[3] = {0};
+	int src = in->src;
 	static const char *const what[] = {"both", "one way", "never"};
 	json_array_foreach(markers, i, m)
 	{
-		bool t = json_integer_value(json_object_get(m, "true")) > 0;
-		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
+		pn_rep_object(in, m, "coverage.markers[%zu]", i);
+		bool t = marker_count(in, m, i, "true") > 0;
+		bool fl = marker_count(in, m, i, "false") > 0;
 		counts[t && fl ? 0 : t || fl ? 1 : 2]++;
 	}
 	fprintf(f,
@@ -144,13 +180,12 @@ static void coverage(FILE *f, int src, const json_t *cov)
 			 k == 0   ? "both"
 			 : k == 1 ? "one_way"
 				  : "never");
+		const char *key = k == 0 ? "both" : k == 1 ? "one_way" : "never";
+		pn_rep_count(in, json_object_get(cov, key), "coverage.%s", key);
 		if (counts[k])
 			pn_plot_num(&p, pn_plot_px(&p, x + counts[k] / 2.0),
 				    pn_plot_py(&p, 0.5) + 4, "middle", path,
-				    json_object_get(cov, k == 0   ? "both"
-							 : k == 1 ? "one_way"
-								  : "never"),
-				    1, 4);
+				    json_object_get(cov, key), 1, 4);
 		x += (double)counts[k];
 	}
 	pn_plot_end(&p);
@@ -161,8 +196,8 @@ static void coverage(FILE *f, int src, const json_t *cov)
 	json_array_foreach(markers, i, m)
 	{
 		char path[96], where[160];
-		bool t = json_integer_value(json_object_get(m, "true")) > 0;
-		bool fl = json_integer_value(json_object_get(m, "false")) > 0;
+		bool t = marker_count(in, m, i, "true") > 0;
+		bool fl = marker_count(in, m, i, "false") > 0;
 		fputs("<tr>", f);
 		cell_text(f,
 			  t && fl ? "both"
@@ -172,59 +207,65 @@ static void coverage(FILE *f, int src, const json_t *cov)
 			  t && fl   ? "ok"
 			  : t || fl ? "warn"
 				    : "bad");
-		cell_text(f, json_string_value(json_object_get(m, "name")), NULL);
+		cell_text(f,
+			  pn_rep_string(in, json_object_get(m, "name"), false,
+					"coverage.markers[%zu].name", i),
+			  NULL);
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].true", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "true"));
 		snprintf(path, sizeof(path), ".coverage.markers[%zu].false", i);
 		pn_rep_num(f, "td", path, json_object_get(m, "false"));
-		snprintf(where, sizeof(where), "%s:%lld",
-			 source_path(json_string_value(json_object_get(m, "file"))),
-			 (long long)json_integer_value(json_object_get(m, "line")));
+		snprintf(where, sizeof(where), "%s:%.0f",
+			 source_path(pn_rep_string(in, json_object_get(m, "file"), false,
+						   "coverage.markers[%zu].file", i)),
+			 marker_count(in, m, i, "line"));
 		cell_text(f, where, NULL);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }
 
-int pn_report_check(FILE *f, const char *path, int src, const json_t *doc)
+int pn_report_check(FILE *f, struct pn_rep_in *in, const json_t *doc)
 {
-	const json_t *arr = json_object_get(doc, "scenarios"), *s;
+	const json_t *arr = pn_rep_array(in, json_object_get(doc, "scenarios"), PN_REP_ROWS_MAX,
+					 "scenarios"),
+		     *s;
 	size_t i, ok = 0;
 	json_array_foreach(arr, i, s)
 	{
-		if (!json_is_object(s) || !json_is_string(json_object_get(s, "name"))) {
-			fprintf(stderr,
-				"%s: scenarios[%zu]: not a check result (it needs \"name\")\n",
-				path, i);
-			return 2;
-		}
-		ok += json_is_true(json_object_get(s, "ok"));
+		pn_rep_object(in, s, "scenarios[%zu]", i);
+		pn_rep_string(in, json_object_get(s, "name"), true, "scenarios[%zu].name", i);
+		ok += pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
 	}
+	bool interrupted = pn_rep_bool(in, json_object_get(doc, "interrupted"), "interrupted");
+	const json_t *cov = pn_rep_object(in, json_object_get(doc, "coverage"), "coverage");
+	if (in->refused)
+		return 2;
 	fprintf(f,
 		"<section data-src=\"%d\" data-kind=\"check\"><h2>Check: %zu scenarios, %zu as "
 		"expected <small>(",
-		src, json_array_size(arr), ok);
-	pn_rep_esc(f, path);
+		in->src, json_array_size(arr), ok);
+	pn_rep_esc(f, PN_REP_TEXT, in->path);
 	fputs(")</small></h2>\n", f);
-	if (json_is_true(json_object_get(doc, "interrupted")))
+	if (interrupted)
 		fputs("<p class=\"bad\">The check was interrupted: only the scenarios that finished "
 		      "are here.</p>\n",
 		      f);
 	if (json_array_size(arr))
-		states_plot(f, arr);
+		states_plot(f, in, arr);
 	fputs("<table><tr><th>scenario</th><th>verdict</th><th>expected</th><th>result</th>"
 	      "<th class=\"num\">crash points</th><th class=\"num\">crash states</th>"
 	      "<th class=\"num\">recoveries</th><th class=\"num\">seconds</th><th>violation</th>"
 	      "<th class=\"num\">page</th><th class=\"num\">at event</th></tr>\n",
 	      f);
-	json_array_foreach(arr, i, s) scenario_row(f, i, s);
+	json_array_foreach(arr, i, s) scenario_row(f, in, i, s);
 	fputs("</table>\n", f);
-	if (json_is_object(json_object_get(doc, "coverage")))
-		coverage(f, src, json_object_get(doc, "coverage"));
+	if (cov)
+		coverage(f, in, cov);
 	else
 		fputs("<p class=\"note\">No coverage markers in this JSON (run check with --coverage "
 		      "to have them).</p>\n",
 		      f);
 	fputs("</section>\n", f);
-	return 0;
+	return in->refused ? 2 : 0;
 }

@@ -10,6 +10,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,9 @@
 #include "report_svg.h"
 
 #define MAX_RESULTS 16
+#define MAX_PAGES 16 /* sampled pages of a series (sim/series.h S3) */
+#define MAX_SLOTS 8  /* physical slots per page (protocol.generations) */
+#define TWO_63 9223372036854775808.0
 #define MIB (1024.0 * 1024.0)
 
 /* The published figures of docs/results.md that a scenario reproduces: its result's value
@@ -41,26 +45,66 @@ static const char *const type_colors[] = {
 
 struct costs {
 	FILE *f;
-	int src;
+	struct pn_rep_in *in;
 	const json_t *res[MAX_RESULTS];
-	char mode[MAX_RESULTS][32];
+	const char *mode[MAX_RESULTS];
+	int idx[MAX_RESULTS]; /* its index in the JSON's results (refused runs are left out) */
 	int n;
+	bool thinned; /* a line or the checkpoints drawn through some of theirs (R3) */
 };
 
-static double num(const json_t *o, const char *key)
+/* Result i's figure at key (a number from 0 below 2^63; 0 when absent or null). */
+static double num(struct costs *c, int i, const char *key)
 {
-	const json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : 0;
+	return pn_rep_figure(c->in, json_object_get(c->res[i], key), "results[%d].%s", c->idx[i],
+			     key);
 }
 
-static const json_t *series_col(const json_t *r, const char *col)
+/* Result i's series (an object; NULL when it has none). */
+static const json_t *series_of(struct costs *c, int i)
 {
-	const json_t *s = json_object_get(r, "series");
-	const json_t *a = s ? json_object_get(s, col) : NULL;
-	return json_is_array(a) ? a : NULL;
+	return pn_rep_object(c->in, json_object_get(c->res[i], "series"), "results[%d].series",
+			     c->idx[i]);
 }
 
-static double at(const json_t *a, size_t i) { return json_number_value(json_array_get(a, i)); }
+/* Result i's series column col: `samples` counts, none below the one before (they are
+ * cumulative); NULL when the result has no series. *n is its length. */
+static const json_t *series_col(struct costs *c, int i, const char *col, size_t *n)
+{
+	const json_t *s = series_of(c, i);
+	const json_t *a = s ? pn_rep_array(c->in, json_object_get(s, col), SIZE_MAX,
+					   "results[%d].series.%s", c->idx[i], col)
+			    : NULL;
+	double samples = s ? pn_rep_count(c->in, json_object_get(s, "samples"),
+					  "results[%d].series.samples", c->idx[i])
+			   : 0;
+	*n = 0;
+	if (!a)
+		return NULL;
+	if ((double)json_array_size(a) != samples)
+		pn_rep_refuse(c->in,
+			      "results[%d].series.%s has %zu samples; expected %.0f "
+			      "(series.samples)",
+			      c->idx[i], col, json_array_size(a), samples);
+	for (size_t j = 0, prev = 0; j < json_array_size(a) && !c->in->refused; j++) {
+		double v = pn_rep_count(c->in, json_array_get(a, j), "results[%d].series.%s[%zu]",
+					c->idx[i], col, j);
+		if (j > 0 && v < json_number_value(json_array_get(a, prev)))
+			pn_rep_refuse(c->in,
+				      "results[%d].series.%s[%zu] is %.0f; expected at least "
+				      "the sample before it (%.0f: the column is cumulative)",
+				      c->idx[i], col, j, v,
+				      json_number_value(json_array_get(a, prev)));
+		prev = j;
+	}
+	if (c->in->refused)
+		return NULL;
+	*n = json_array_size(a);
+	return a;
+}
+
+/* Sample j of a column series_col() accepted. */
+static double at(const json_t *a, size_t j) { return json_number_value(json_array_get(a, j)); }
 
 /* ---- the metrics side by side ---- */
 static const struct row {
@@ -92,14 +136,15 @@ static void table(struct costs *c)
 	for (int i = 0; i < c->n; i++) {
 		fprintf(c->f, "<th class=\"num\" style=\"color:%s\">",
 			pn_rep_mode_color(c->mode[i]));
-		pn_rep_esc(c->f, c->mode[i]);
+		pn_rep_esc(c->f, PN_REP_TEXT, c->mode[i]);
 		fputs("</th>", c->f);
 	}
 	fputs("</tr>\n", c->f);
 	for (size_t r = 0; r < PN_ARRAY_LEN(rows); r++) {
 		fprintf(c->f, "<tr><td>%s</td>", rows[r].label);
 		for (int i = 0; i < c->n; i++) {
-			snprintf(path, sizeof(path), ".results[%d].%s", i, rows[r].key);
+			snprintf(path, sizeof(path), ".results[%d].%s", c->idx[i], rows[r].key);
+			num(c, i, rows[r].key);
 			pn_rep_num(c->f, "td", path, json_object_get(c->res[i], rows[r].key));
 		}
 		fputs("</tr>\n", c->f);
@@ -122,26 +167,55 @@ static double max_col(struct costs *c, const char *col, double scale)
 {
 	double m = 0;
 	for (int i = 0; i < c->n; i++) {
-		const json_t *a = series_col(c->res[i], col);
-		for (size_t j = 0; a && j < json_array_size(a); j++)
-			m = fmax(m, at(a, j) / scale);
+		size_t n;
+		const json_t *a = series_col(c, i, col, &n);
+		m = fmax(m, n ? at(a, n - 1) / scale : 0); /* cumulative: the last is the largest */
 	}
 	return m;
+}
+
+/* Result i's checkpoint_marks (objects; NULL when none): *n of them, *drawn of those drawn
+ * (R3). */
+static const json_t *marks_of(struct costs *c, int i, size_t *n, size_t *drawn)
+{
+	const json_t *s = series_of(c, i);
+	const json_t *marks = s ? pn_rep_array(c->in, json_object_get(s, "checkpoint_marks"),
+					       SIZE_MAX, "results[%d].series.checkpoint_marks",
+					       c->idx[i])
+				: NULL;
+	for (size_t k = 0; k < json_array_size(marks); k++)
+		pn_rep_object(c->in, json_array_get(marks, k),
+			      "results[%d].series.checkpoint_marks[%zu]", c->idx[i], k);
+	*n = c->in->refused ? 0 : json_array_size(marks);
+	*drawn = pn_rep_drawn(*n, PN_REP_MARKS_MAX);
+	c->thinned |= *drawn < *n;
+	return marks;
+}
+
+/* Checkpoint mark k's count at key. */
+static double mark_count(struct costs *c, int i, size_t k, const char *key)
+{
+	const json_t *s = json_object_get(c->res[i], "series");
+	const json_t *m = json_array_get(json_object_get(s, "checkpoint_marks"), k);
+	return pn_rep_count(c->in, json_object_get(m, key),
+			    "results[%d].series.checkpoint_marks[%zu].%s", c->idx[i], k, key);
 }
 
 /* Each checkpoint held in the series: a dashed line in its mode's colour at its begin or
  * its end. */
 static void ckpt_marks(struct costs *c, struct pn_plot *p, int i, bool at_begin)
 {
-	const json_t *s = json_object_get(c->res[i], "series");
-	const json_t *marks = s ? json_object_get(s, "checkpoint_marks") : NULL;
-	for (size_t k = 0; k < json_array_size(marks); k++) {
-		const json_t *m = json_array_get(marks, k);
-		double b = num(m, "begin_ns") / 1e9, e = num(m, "end_ns") / 1e9;
+	size_t n = 0, drawn = 0;
+	marks_of(c, i, &n, &drawn);
+	for (size_t d = 0; d < drawn; d++) {
+		size_t k = pn_rep_pick(n, drawn, d);
+		double b = mark_count(c, i, k, "begin_ns") / 1e9,
+		       e = mark_count(c, i, k, "end_ns") / 1e9;
 		char tip[160];
 		snprintf(tip, sizeof(tip),
 			 "%s: checkpoint %.0f, %.4f s to %.4f s, WAL %.2f MiB at its end",
-			 c->mode[i], num(m, "number"), b, e, num(m, "wal_bytes") / MIB);
+			 c->mode[i], mark_count(c, i, k, "number"), b, e,
+			 mark_count(c, i, k, "wal_bytes") / MIB);
 		pn_plot_vline(p, at_begin ? b : e, pn_rep_mode_color(c->mode[i]), tip);
 	}
 }
@@ -160,9 +234,26 @@ static struct pn_plot timeline(struct costs *c, int h)
 				.y_ticks = true};
 }
 
+/* Result i's column col (scaled) over virtual time through at most PN_REP_POINTS_MAX of its
+ * samples (R3); returns how many, with x and y filled. */
+static size_t over_time(struct costs *c, int i, const char *col, double scale, double *x, double *y)
+{
+	size_t nt, n;
+	const json_t *t = series_col(c, i, "time_ns", &nt), *v = series_col(c, i, col, &n);
+	size_t drawn = pn_rep_drawn(n == nt ? n : 0, PN_REP_POINTS_MAX);
+	for (size_t d = 0; d < drawn; d++) {
+		size_t j = pn_rep_pick(n, drawn, d);
+		x[d] = at(t, j) / 1e9;
+		y[d] = at(v, j) / scale;
+	}
+	c->thinned |= drawn < n;
+	return drawn;
+}
+
 static void wal_over_time(struct costs *c)
 {
 	struct pn_plot p = timeline(c, 330);
+	double x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
 	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
 	p.y = (struct pn_axis){0, max_col(c, "wal_bytes", MIB) * 1.05, false, "WAL inserted (MiB)"};
 	fputs("<h3>WAL bytes by mode over virtual time</h3><p class=\"note\">Cumulative WAL inserted "
@@ -170,23 +261,31 @@ static void wal_over_time(struct costs *c)
 	      c->f);
 	pn_plot_begin(&p, "WAL bytes by mode over virtual time");
 	for (int i = 0; i < c->n; i++) {
-		const json_t *t = series_col(c->res[i], "time_ns"),
-			     *w = series_col(c->res[i], "wal_bytes");
-		size_t n = t && w ? json_array_size(t) : 0;
-		double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
-		PN_ASSERT(x != NULL && y != NULL);
-		for (size_t j = 0; j < n; j++) {
-			x[j] = at(t, j) / 1e9;
-			y[j] = at(w, j) / MIB;
-		}
+		size_t n = over_time(c, i, "wal_bytes", MIB, x, y);
 		ckpt_marks(c, &p, i, false);
 		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
 			     "MiB");
-		free(x);
-		free(y);
 	}
 	pn_plot_end(&p);
 	mode_legend(c);
+}
+
+/* Result i's FPIs per commit between the samples drawn (R3: over the wider interval when
+ * some are left out); returns how many points, with x and y filled. */
+static size_t fpis_per_commit(struct costs *c, int i, double *x, double *y)
+{
+	double t[PN_REP_POINTS_MAX], fp[PN_REP_POINTS_MAX], cm[PN_REP_POINTS_MAX];
+	size_t n = over_time(c, i, "fpi_count", 1, t, fp), k = 0;
+	if (over_time(c, i, "commits", 1, t, cm) != n)
+		return 0;
+	for (size_t j = 1; j < n; j++) {
+		double dc = cm[j] - cm[j - 1], df = fp[j] - fp[j - 1];
+		if (dc <= 0)
+			continue;
+		x[k] = t[j];
+		y[k++] = df / dc;
+	}
+	return k;
 }
 
 /* FPIs per commit over each sample interval: the images after a checkpoint's redo pointer
@@ -194,65 +293,58 @@ static void wal_over_time(struct costs *c)
 static void sawtooth(struct costs *c)
 {
 	struct pn_plot p = timeline(c, 300);
-	double ymax = 0;
+	double ymax = 0, x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
 	fputs("<h3>FPIs per commit after each checkpoint</h3><p class=\"note\">Full-page images "
 	      "per commit over each sample interval: high right after a checkpoint starts (dashed, "
 	      "its redo point), falling as the interval's pages get their first change.</p>\n",
 	      c->f);
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false,
-					       "virtual time (s)"};
-			p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false,
-					       "FPIs per commit"};
-			pn_plot_begin(&p, "FPIs per commit after each checkpoint");
-		}
-		for (int i = 0; i < c->n; i++) {
-			const json_t *t = series_col(c->res[i], "time_ns");
-			const json_t *fp = series_col(c->res[i], "fpi_count");
-			const json_t *cm = series_col(c->res[i], "commits");
-			size_t n = t && fp && cm ? json_array_size(t) : 0;
-			double *x = calloc(n + 1, sizeof(double)),
-			       *y = calloc(n + 1, sizeof(double));
-			uint32_t k = 0;
-			PN_ASSERT(x != NULL && y != NULL);
-			for (size_t j = 1; j < n; j++) {
-				double dc = at(cm, j) - at(cm, j - 1),
-				       df = at(fp, j) - at(fp, j - 1);
-				if (dc <= 0)
-					continue;
-				x[k] = at(t, j) / 1e9;
-				y[k++] = df / dc;
-				ymax = fmax(ymax, df / dc);
-			}
-			if (pass == 1) {
-				ckpt_marks(c, &p, i, true);
-				pn_plot_line(&p, x, y, k, pn_rep_mode_color(c->mode[i]), c->mode[i],
-					     "s", "FPIs/commit");
-			}
-			free(x);
-			free(y);
-		}
+	for (int i = 0; i < c->n; i++)
+		for (size_t k = 0, n = fpis_per_commit(c, i, x, y); k < n; k++)
+			ymax = fmax(ymax, y[k]);
+	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
+	p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false, "FPIs per commit"};
+	pn_plot_begin(&p, "FPIs per commit after each checkpoint");
+	for (int i = 0; i < c->n; i++) {
+		size_t n = fpis_per_commit(c, i, x, y);
+		ckpt_marks(c, &p, i, true);
+		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
+			     "FPIs/commit");
 	}
 	pn_plot_end(&p);
 	mode_legend(c);
 }
 
 /* ---- WAL by record type, stacked, FPI bytes highlighted ---- */
+/* Result i's record bytes of a record type (0 when it has none). */
+static double record_bytes(struct costs *c, int i, const char *type)
+{
+	const json_t *recs = pn_rep_object(c->in, json_object_get(c->res[i], "records"),
+					   "results[%d].records", c->idx[i]);
+	const json_t *r = pn_rep_object(c->in, json_object_get(recs, type),
+					"results[%d].records[\"%s\"]", c->idx[i], type);
+	return pn_rep_count(c->in, json_object_get(r, "record_bytes"),
+			    "results[%d].records[\"%s\"].record_bytes", c->idx[i], type);
+}
+
+/* The record types of the first result that any result has bytes of, at most cap. */
 static int record_types(struct costs *c, const char **names, int cap)
 {
 	int n = 0;
-	const json_t *recs = json_object_get(c->res[0], "records");
+	const json_t *recs = pn_rep_object(c->in, json_object_get(c->res[0], "records"),
+					   "results[%d].records", c->idx[0]);
 	const char *key;
 	const json_t *v;
 	json_object_foreach((json_t *)recs, key, v)
 	{
 		bool any = false;
-		for (int i = 0; i < c->n; i++) {
-			const json_t *r = json_object_get(json_object_get(c->res[i], "records"),
-							  key);
-			any |= num(r, "record_bytes") > 0;
-		}
+		if (strlen(key) > PN_REP_STRING_MAX)
+			pn_rep_refuse(
+				c->in,
+				"results[%d].records has a key of %zu bytes; expected a record "
+				"type of at most %d bytes",
+				c->idx[0], strlen(key), PN_REP_STRING_MAX);
+		for (int i = 0; i < c->n && !c->in->refused; i++)
+			any |= record_bytes(c, i, key) > 0;
 		if (any && n < cap)
 			names[n++] = key;
 	}
@@ -269,7 +361,7 @@ static void by_record_type(struct costs *c)
 	p.h = p.mt + p.mb + c->n * (bar + gap);
 	double xmax = 0;
 	for (int i = 0; i < c->n; i++)
-		xmax = fmax(xmax, num(c->res[i], "wal_bytes") / MIB);
+		xmax = fmax(xmax, num(c, i, "wal_bytes") / MIB);
 	p.x = (struct pn_axis){0, xmax > 0 ? xmax * 1.02 : 1, false, "WAL (MiB)"};
 	p.y = (struct pn_axis){0, p.h - p.mt - p.mb, false, NULL};
 	fputs("<h3>WAL by record type, per mode</h3><p class=\"note\">Record bytes of each type, "
@@ -277,24 +369,22 @@ static void by_record_type(struct costs *c)
 	      c->f);
 	pn_plot_begin(&p, "WAL by record type per mode, FPI share highlighted");
 	for (int i = 0; i < c->n; i++) {
-		const json_t *recs = json_object_get(c->res[i], "records");
 		double y1 = p.h - p.mt - p.mb - i * (bar + gap) - gap / 2.0, y0 = y1 - bar, x = 0;
-		char tip[192], path[160];
+		char tip[192];
 		for (int t = 0; t < nt; t++) {
-			double b = num(json_object_get(recs, types[t]), "record_bytes");
+			double b = record_bytes(c, i, types[t]);
 			snprintf(tip, sizeof(tip), "%s %s: %.0f record bytes (%.2f MiB)",
 				 c->mode[i], types[t], b, b / MIB);
 			pn_plot_rect(&p, x, y0, x + b / MIB, y1,
 				     type_colors[t % PN_ARRAY_LEN(type_colors)], tip);
 			x += b / MIB;
 		}
-		double fpi = num(c->res[i], "fpi_bytes"), wal = num(c->res[i], "wal_bytes");
+		double fpi = num(c, i, "fpi_bytes"), wal = num(c, i, "wal_bytes");
 		snprintf(tip, sizeof(tip), "%s full-page images: %.0f bytes, %.1f %% of its WAL",
 			 c->mode[i], fpi, wal > 0 ? 100 * fpi / wal : 0);
 		pn_plot_rect(&p, x, y0, x + fpi / MIB, y1, PN_REP_FPI_COLOR, tip);
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, (y0 + y1) / 2) + 4, "end", "axis",
 			     c->mode[i]);
-		snprintf(path, sizeof(path), ".results[%d].fpi_bytes", i);
 		snprintf(tip, sizeof(tip), "FPI %.1f %%", wal > 0 ? 100 * fpi / wal : 0);
 		pn_plot_text(&p, pn_plot_px(&p, x + fpi / MIB) + 6,
 			     pn_plot_py(&p, (y0 + y1) / 2) + 4, "start", "tick", tip);
@@ -324,7 +414,7 @@ static void small_bars(struct costs *c, const char *title, const char *key, cons
 	double ymax = 0;
 	char path[128], ylabel[64];
 	for (int i = 0; i < c->n; i++)
-		ymax = fmax(ymax, num(c->res[i], key) / scale);
+		ymax = fmax(ymax, num(c, i, key) / scale);
 	snprintf(ylabel, sizeof(ylabel), "%s", unit);
 	p.x = (struct pn_axis){0, (double)c->n, false, NULL};
 	p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.15 : 1, false, ylabel};
@@ -332,11 +422,11 @@ static void small_bars(struct costs *c, const char *title, const char *key, cons
 	pn_plot_begin(&p, title);
 	pn_plot_text(&p, p.w / 2.0, 14, "middle", "axis", title);
 	for (int i = 0; i < c->n; i++) {
-		double v = num(c->res[i], key) / scale;
+		double v = num(c, i, key) / scale;
 		char tip[128];
 		snprintf(tip, sizeof(tip), "%s: %s %.6g %s", c->mode[i], title, v, unit);
 		pn_plot_rect(&p, i + 0.15, 0, i + 0.85, v, pn_rep_mode_color(c->mode[i]), tip);
-		snprintf(path, sizeof(path), ".results[%d].%s", i, key);
+		snprintf(path, sizeof(path), ".results[%d].%s", c->idx[i], key);
 		pn_plot_num(&p, pn_plot_px(&p, i + 0.5), pn_plot_py(&p, v) - 4, "middle", path,
 			    json_object_get(c->res[i], key), scale, 4);
 		pn_plot_text(&p, pn_plot_px(&p, i + 0.5), p.h - p.mb + 14, "middle", "tick",
@@ -427,9 +517,12 @@ static void published_figures(struct costs *c, const char *scenario)
 	char path[192], buf[32];
 	for (size_t k = 0; k < PN_ARRAY_LEN(published); k++) {
 		for (int i = 0; i < c->n && strcmp(published[k].scenario, scenario) == 0; i++) {
-			const json_t *ours = path_get(c->res[i], published[k].key);
-			if (strcmp(c->mode[i], published[k].mode) == 0 && json_is_number(ours))
-				pubs[n++] = (struct pub_row){&published[k], i, ours};
+			const json_t *ours = pn_rep_number(c->in,
+							   path_get(c->res[i], published[k].key),
+							   false, 0, TWO_63, "results[%d]%s",
+							   c->idx[i], published[k].key);
+			if (strcmp(c->mode[i], published[k].mode) == 0 && ours)
+				pubs[n++] = (struct pub_row){&published[k], c->idx[i], ours};
 		}
 	}
 	if (n == 0)
@@ -458,97 +551,130 @@ static void published_figures(struct costs *c, const char *scenario)
 /* When the shifts happen: mode i's cumulative shifts over virtual time, checkpoints marked. */
 static void shifts_over_time(struct costs *c, int i)
 {
-	const json_t *t = series_col(c->res[i], "time_ns"), *sh = series_col(c->res[i], "shifts");
-	size_t n = t && sh ? json_array_size(t) : 0;
+	double x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
+	size_t n = over_time(c, i, "shifts", 1, x, y);
 	struct pn_plot p = timeline(c, 220);
-	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double)), ymax = 1;
-	PN_ASSERT(x != NULL && y != NULL);
-	for (size_t j = 0; j < n; j++) {
-		x[j] = at(t, j) / 1e9;
-		y[j] = at(sh, j);
-		ymax = fmax(ymax, y[j]);
-	}
 	p.x = (struct pn_axis){0, n ? x[n - 1] : 1, false, "virtual time (s)"};
-	p.y = (struct pn_axis){0, ymax * 1.05, false, "shifts (cumulative)"};
+	p.y = (struct pn_axis){0, fmax(1, n ? y[n - 1] : 0) * 1.05, false, "shifts (cumulative)"};
 	pn_plot_begin(&p, "Umbra shifts over virtual time");
 	ckpt_marks(c, &p, i, false);
 	pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
 		     "shifts");
 	pn_plot_end(&p);
-	free(x);
-	free(y);
 }
 
-static const char *const slot_colors[] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb",
-					  "#fcbba1", "#d9d9d9", "#fee391", "#bcbddc"};
+#define CELL_W 48 /* a generations cell, px */
+#define CELL_H 20
+static const char *const slot_colors[MAX_SLOTS] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb",
+						   "#fcbba1", "#d9d9d9", "#fee391", "#bcbddc"};
+
+/* Result i's sampled pages (at most MAX_PAGES page numbers) and slots per page. */
+static const json_t *sampled_pages(struct costs *c, int i, int *slots)
+{
+	const json_t *s = series_of(c, i);
+	const json_t *pages = s ? pn_rep_array(c->in, json_object_get(s, "pages"), MAX_PAGES,
+					       "results[%d].series.pages", c->idx[i])
+				: NULL;
+	const json_t *v = pn_rep_number(c->in, s ? json_object_get(s, "slots") : NULL, true, 1,
+					MAX_SLOTS, "results[%d].series.slots", c->idx[i]);
+	*slots = v ? (int)json_integer_value(v) : 0;
+	if (json_array_size(pages) && !*slots)
+		pn_rep_refuse(c->in,
+			      "results[%d].series.slots is missing; expected an integer from "
+			      "1 to %d beside sampled pages",
+			      c->idx[i], MAX_SLOTS);
+	for (size_t j = 0; j < json_array_size(pages); j++)
+		pn_rep_number(c->in, json_array_get(pages, j), true, 0, UINT32_MAX,
+			      "results[%d].series.pages[%zu]", c->idx[i], j);
+	return c->in->refused ? NULL : pages;
+}
+
+/* Page j's slot in checkpoint mark k's `key` (active or baseline): -1 when not yet sampled. */
+static int slot_at(struct costs *c, int i, size_t k, const char *key, size_t j, int slots)
+{
+	const json_t *s = json_object_get(c->res[i], "series");
+	const json_t *m = json_array_get(json_object_get(s, "checkpoint_marks"), k);
+	const json_t *a = pn_rep_array(c->in, json_object_get(m, key), MAX_PAGES,
+				       "results[%d].series.checkpoint_marks[%zu].%s", c->idx[i], k,
+				       key);
+	size_t np = json_array_size(json_object_get(s, "pages"));
+	if (a && json_array_size(a) != np)
+		pn_rep_refuse(c->in,
+			      "results[%d].series.checkpoint_marks[%zu].%s has %zu elements; "
+			      "expected %zu (one per sampled page)",
+			      c->idx[i], k, key, json_array_size(a), np);
+	const json_t *v = pn_rep_number(c->in, json_array_get(a, j), true, 0, slots - 1,
+					"results[%d].series.checkpoint_marks[%zu].%s[%zu]",
+					c->idx[i], k, key, j);
+	return v ? (int)json_integer_value(v) : -1;
+}
+
+/* One column of the generations grid: checkpoint mark k at column d, prev the mark drawn
+ * before it (or SIZE_MAX). */
+static void generation_column(struct costs *c, struct pn_plot *p, int i, size_t d, size_t k,
+			      size_t prev, const json_t *pages, int slots)
+{
+	size_t np = json_array_size(pages);
+	char lab[32];
+	snprintf(lab, sizeof(lab), "%.0f", mark_count(c, i, k, "number"));
+	pn_plot_text(p, p->ml + (d + 0.5) * CELL_W, p->h - p->mb + 14, "middle", "tick", lab);
+	for (size_t j = 0; j < np; j++) {
+		int slot = slot_at(c, i, k, "active", j, slots);
+		int base = slot_at(c, i, k, "baseline", j, slots);
+		int before = prev == SIZE_MAX ? -1 : slot_at(c, i, prev, "active", j, slots);
+		bool shifted = slot >= 0 && before >= 0 && before != slot;
+		double y = np - j;
+		char tip[160], digit[16];
+		snprintf(tip, sizeof(tip),
+			 "page %lld, checkpoint %.0f: active slot %d, baseline %d%s",
+			 (long long)json_integer_value(json_array_get(pages, j)),
+			 mark_count(c, i, k, "number"), slot, base, shifted ? " (shifted)" : "");
+		pn_plot_rect(p, d + 0.04, y - 0.92, d + 0.96, y - 0.08,
+			     slot >= 0 ? slot_colors[slot % MAX_SLOTS] : "#eeeeee",
+			     slot >= 0 ? tip : "not sampled yet");
+		if (shifted)
+			fprintf(c->f,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"none\" stroke=\"#333\" stroke-width=\"2\"/>",
+				pn_plot_px(p, d + 0.04), pn_plot_py(p, y - 0.08), CELL_W * 0.92,
+				CELL_H * 0.84);
+		if (slot < 0)
+			continue;
+		snprintf(digit, sizeof(digit), "%d%s", slot, base == slot ? " B" : "");
+		pn_plot_text(p, pn_plot_px(p, d + 0.5), pn_plot_py(p, y - 0.5) + 4, "middle",
+			     "tick", digit);
+	}
+}
 
 static void generations(struct costs *c, int i)
 {
-	const json_t *s = json_object_get(c->res[i], "series");
-	const json_t *pages = json_object_get(s, "pages");
-	const json_t *marks = json_object_get(s, "checkpoint_marks");
-	size_t np = json_array_size(pages), nc = json_array_size(marks);
-	int cell_w = 48, cell_h = 20;
-	if (np == 0 || nc == 0)
+	int slots;
+	size_t nc, drawn;
+	const json_t *pages = sampled_pages(c, i, &slots);
+	size_t np = json_array_size(pages);
+	marks_of(c, i, &nc, &drawn);
+	if (np == 0 || drawn == 0)
 		return;
 	struct pn_plot p = {.f = c->f, .ml = 80, .mr = 10, .mt = 10, .mb = 44};
-	p.w = p.ml + p.mr + (int)nc * cell_w;
+	p.w = p.ml + p.mr + (int)drawn * CELL_W;
 	p.w = p.w < 420 ? 420 : p.w;
-	p.h = p.mt + p.mb + (int)np * cell_h;
-	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / cell_w, false,
+	p.h = p.mt + p.mb + (int)np * CELL_H;
+	p.x = (struct pn_axis){0, (double)(p.w - p.ml - p.mr) / CELL_W, false,
 			       "checkpoint (number, at its end)"};
 	p.y = (struct pn_axis){0, (double)np, false, NULL};
-	fprintf(c->f,
-		"<h3>Umbra's generations: %s</h3><p class=\"note\">Shifts (a page's change "
-		"written to another slot) over time, dashed at each checkpoint's end; then each row a "
-		"sampled page "
-		"(the lowest-numbered that shifted), each column a checkpoint's end: the colour and "
-		"digit are the active slot; <b>B</b> marks the slot that is the checkpoint's "
-		"recovery baseline; a thick outline is a shift since the previous checkpoint; grey: "
-		"not yet sampled.</p>\n",
-		c->mode[i]);
+	fputs("<h3>Umbra's generations: ", c->f);
+	pn_rep_esc(c->f, PN_REP_TEXT, c->mode[i]);
+	fputs("</h3><p class=\"note\">Shifts (a page's change written to another slot) over time, "
+	      "dashed at each checkpoint's end; then each row a sampled page (the lowest-numbered "
+	      "that shifted), each column a checkpoint's end: the colour and digit are the active "
+	      "slot; <b>B</b> marks the slot that is the checkpoint's recovery baseline; a thick "
+	      "outline is a shift since the previous column; grey: not yet sampled.</p>\n",
+	      c->f);
 	shifts_over_time(c, i);
 	pn_plot_begin(&p, "Umbra generations per sampled page");
-	for (size_t k = 0; k < nc; k++) {
-		const json_t *m = json_array_get(marks, k);
-		const json_t *act = json_object_get(m, "active"),
-			     *base = json_object_get(m, "baseline");
-		const json_t *prev = k ? json_object_get(json_array_get(marks, k - 1), "active")
-				       : NULL;
-		char lab[32];
-		snprintf(lab, sizeof(lab), "%.0f", num(m, "number"));
-		pn_plot_text(&p, p.ml + (k + 0.5) * cell_w, p.h - p.mb + 14, "middle", "tick", lab);
-		for (size_t j = 0; j < np; j++) {
-			const json_t *a = json_array_get(act, j), *b = json_array_get(base, j);
-			double y = np - j;
-			char tip[160], digit[8];
-			bool known = json_is_integer(a);
-			long slot = known ? (long)json_integer_value(a) : -1;
-			bool shifted = known && prev && json_is_integer(json_array_get(prev, j)) &&
-				       json_integer_value(json_array_get(prev, j)) != slot;
-			snprintf(tip, sizeof(tip),
-				 "page %lld, checkpoint %.0f: active slot %ld, baseline %lld%s",
-				 (long long)json_integer_value(json_array_get(pages, j)),
-				 num(m, "number"), slot,
-				 json_is_integer(b) ? (long long)json_integer_value(b) : -1LL,
-				 shifted ? " (shifted)" : "");
-			pn_plot_rect(&p, k + 0.04, y - 0.92, k + 0.96, y - 0.08,
-				     known ? slot_colors[slot % 8] : "#eeeeee",
-				     known ? tip : "not sampled yet");
-			if (shifted)
-				fprintf(c->f,
-					"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-					"fill=\"none\" stroke=\"#333\" stroke-width=\"2\"/>",
-					pn_plot_px(&p, k + 0.04), pn_plot_py(&p, y - 0.08),
-					cell_w * 0.92, cell_h * 0.84);
-			if (!known)
-				continue;
-			snprintf(digit, sizeof(digit), "%ld%s", slot,
-				 json_is_integer(b) && json_integer_value(b) == slot ? " B" : "");
-			pn_plot_text(&p, pn_plot_px(&p, k + 0.5), pn_plot_py(&p, y - 0.5) + 4,
-				     "middle", "tick", digit);
-		}
-	}
+	for (size_t d = 0; d < drawn; d++)
+		generation_column(c, &p, i, d, pn_rep_pick(nc, drawn, d),
+				  d ? pn_rep_pick(nc, drawn, d - 1) : SIZE_MAX, pages, slots);
 	for (size_t j = 0; j < np; j++) {
 		char lab[32];
 		snprintf(lab, sizeof(lab), "page %lld",
@@ -558,32 +684,52 @@ static void generations(struct costs *c, int i)
 	pn_plot_end(&p);
 }
 
-int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
+/* The results with figures (a refused run, wal_bytes null, has none to draw). */
+static void take_results(struct costs *c, const json_t *doc)
 {
-	struct costs c = {.f = f, .src = src};
-	const json_t *results = json_object_get(doc, "results"), *r;
+	const json_t *results = pn_rep_array(c->in, json_object_get(doc, "results"), SIZE_MAX,
+					     "results"),
+		     *r;
 	size_t i;
 	json_array_foreach(results, i, r)
 	{
-		const char *mode = json_string_value(json_object_get(r, "mode"));
-		if (c.n == MAX_RESULTS || !json_is_object(r) || !mode ||
-		    !json_is_string(json_object_get(r, "scenario"))) {
-			fprintf(stderr, "%s: results[%zu]: %s\n", path, i,
-				c.n == MAX_RESULTS
-					? "more than 16 results"
-					: "not a result (it needs \"scenario\" and \"mode\")");
-			return 2;
+		const json_t *o = pn_rep_object(c->in, r, "results[%zu]", i);
+		const char *mode = pn_rep_string(c->in, json_object_get(o, "mode"), true,
+						 "results[%zu].mode", i);
+		pn_rep_string(c->in, json_object_get(o, "scenario"), true, "results[%zu].scenario",
+			      i);
+		if (!o && !c->in->refused)
+			pn_rep_refuse(c->in,
+				      "results[%zu] is null; expected a result (an object "
+				      "with \"scenario\" and \"mode\")",
+				      i);
+		if (c->in->refused || json_is_null(json_object_get(o, "wal_bytes")))
+			continue;
+		if (c->n == MAX_RESULTS) {
+			pn_rep_refuse(c->in,
+				      "results has more than %d results with figures; expected "
+				      "at most %d",
+				      MAX_RESULTS, MAX_RESULTS);
+			return;
 		}
-		if (json_is_null(json_object_get(r, "wal_bytes")))
-			continue; /* a refused run: nothing to draw */
-		c.res[c.n] = r;
-		snprintf(c.mode[c.n++], sizeof(c.mode[0]), "%s", mode);
+		c->idx[c->n] = (int)i;
+		c->mode[c->n] = mode;
+		c->res[c->n++] = o;
 	}
+}
+
+int pn_report_costs(FILE *f, struct pn_rep_in *in, const json_t *doc)
+{
+	struct costs c = {.f = f, .in = in};
+	size_t n;
+	take_results(&c, doc);
+	if (in->refused)
+		return 2;
 	const char *scenario = c.n ? json_string_value(json_object_get(c.res[0], "scenario")) : "?";
-	fprintf(f, "<section data-src=\"%d\" data-kind=\"costs\"><h2>Costs: ", src);
-	pn_rep_esc(f, scenario);
+	fprintf(f, "<section data-src=\"%d\" data-kind=\"costs\"><h2>Costs: ", in->src);
+	pn_rep_esc(f, PN_REP_TEXT, scenario);
 	fputs(" <small>(", f);
-	pn_rep_esc(f, path);
+	pn_rep_esc(f, PN_REP_TEXT, in->path);
 	fputs(")</small></h2>\n", f);
 	if (c.n == 0) {
 		fputs("<p class=\"note\">No result with figures (every run was refused).</p></section>\n",
@@ -591,8 +737,18 @@ int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
 		return 0;
 	}
 	table(&c);
-	bool series = series_col(c.res[0], "time_ns") != NULL;
-	if (series) {
+	for (int k = 0; k < c.n; k++) {
+		size_t nc, drawn;
+		c.thinned |= series_col(&c, k, "time_ns", &n) && n > PN_REP_POINTS_MAX;
+		marks_of(&c, k, &nc, &drawn);
+	}
+	if (c.thinned)
+		fprintf(f,
+			"<p class=\"note\">Long series are thinned (docs/cli.md, <code>penumbra "
+			"report</code>): a line is drawn through at most %d of its samples and at most "
+			"%d checkpoints per mode, evenly spaced, the first and last kept.</p>\n",
+			PN_REP_POINTS_MAX, PN_REP_MARKS_MAX);
+	if (series_col(&c, 0, "time_ns", &n)) {
 		wal_over_time(&c);
 		by_record_type(&c);
 		sawtooth(&c);
@@ -607,5 +763,5 @@ int pn_report_costs(FILE *f, const char *path, int src, const json_t *doc)
 	for (int k = 0; k < c.n; k++)
 		generations(&c, k);
 	fputs("</section>\n", f);
-	return 0;
+	return in->refused ? 2 : 0;
 }

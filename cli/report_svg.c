@@ -8,16 +8,42 @@
 
 #include "pn.h"
 
-void pn_rep_esc(FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 when it is not one (a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short). */
+static int utf8_len(const unsigned char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
+	int n = s[0] < 0x80                    ? 1
+		: s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		: s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		: s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+					       : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+void pn_rep_esc(FILE *f, enum pn_rep_ctx ctx, const char *s)
+{
+	PN_ASSERT(ctx == PN_REP_TEXT || ctx == PN_REP_ATTR);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		int n = utf8_len(p);
+		const char *ref = *p == '<'   ? "&lt;"
+				  : *p == '>' ? "&gt;"
+				  : *p == '&' ? "&amp;"
+					      : NULL;
+		if (ctx == PN_REP_ATTR && !ref)
+			ref = *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : NULL;
+		if (ref)
+			fputs(ref, f);
+		else if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+			fputs("\xef\xbf\xbd", f); /* U+FFFD */
+		else
+			fwrite(p, 1, (size_t)n, f);
+		p += n ? n : 1;
 	}
 }
 
@@ -56,7 +82,7 @@ void pn_rep_num(FILE *f, const char *tag, const char *path, const json_t *v)
 	else if (json_is_number(v))
 		pn_rep_real(buf, sizeof(buf), json_number_value(v), 4);
 	fprintf(f, "<%s class=\"num\" data-j=\"", tag);
-	pn_rep_esc(f, path);
+	pn_rep_esc(f, PN_REP_ATTR, path);
 	fprintf(f, "\">%s</%s>", buf, tag);
 }
 
@@ -158,7 +184,7 @@ void pn_plot_begin(struct pn_plot *p, const char *title)
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
 		p->w, p->h, p->w, p->h);
-	pn_rep_esc(p->f, title);
+	pn_rep_esc(p->f, PN_REP_ATTR, title);
 	fputs("\">", p->f);
 	if (p->x_ticks)
 		ticks_x(p);
@@ -174,7 +200,7 @@ void pn_plot_begin(struct pn_plot *p, const char *title)
 			"<text class=\"axis\" text-anchor=\"middle\" transform=\"translate(13 %.1f) "
 			"rotate(-90)\">",
 			p->mt + (p->h - p->mt - p->mb) / 2.0);
-		pn_rep_esc(p->f, p->y.label);
+		pn_rep_esc(p->f, PN_REP_TEXT, p->y.label);
 		fputs("</text>", p->f);
 	}
 }
@@ -186,7 +212,7 @@ void pn_plot_text(struct pn_plot *p, double px, double py, const char *anchor, c
 {
 	fprintf(p->f, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", cls, px, py,
 		anchor);
-	pn_rep_esc(p->f, text);
+	pn_rep_esc(p->f, PN_REP_TEXT, text);
 	fputs("</text>", p->f);
 }
 
@@ -204,7 +230,7 @@ void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		fprintf(p->f, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" data-tip=\"",
 			pn_plot_px(p, x[i]), pn_plot_py(p, y[i]));
-		pn_rep_esc(p->f, name);
+		pn_rep_esc(p->f, PN_REP_ATTR, name);
 		fprintf(p->f, ": %s %s at %s %s\"/>", pn_rep_real(ys, sizeof(ys), y[i], 5), yunit,
 			pn_rep_real(xs, sizeof(xs), x[i], 5), xunit);
 	}
@@ -217,7 +243,7 @@ void pn_plot_vline(struct pn_plot *p, double x, const char *color, const char *t
 		"<line class=\"mark\" stroke=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
 		"data-tip=\"",
 		color, px, p->mt, px, p->h - p->mb);
-	pn_rep_esc(p->f, tip);
+	pn_rep_esc(p->f, PN_REP_ATTR, tip);
 	fputs("\"/>", p->f);
 }
 
@@ -230,7 +256,7 @@ void pn_plot_rect(struct pn_plot *p, double x0, double y0, double x1, double y1,
 		a < b ? a : b, c < d ? c : d, fabs(b - a), fabs(d - c), fill);
 	if (tip) {
 		fputs(" data-tip=\"", p->f);
-		pn_rep_esc(p->f, tip);
+		pn_rep_esc(p->f, PN_REP_ATTR, tip);
 		fputc('"', p->f);
 	}
 	fputs("/>", p->f);
@@ -241,7 +267,7 @@ void pn_rep_legend(FILE *f, const char *const *names, const char *const *colors,
 	fputs("<div class=\"legend\">", f);
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<span><i style=\"background:%s\"></i>", colors[i]);
-		pn_rep_esc(f, names[i]);
+		pn_rep_esc(f, PN_REP_TEXT, names[i]);
 		fputs("</span>", f);
 	}
 	fputs("</div>\n", f);
@@ -284,7 +310,7 @@ void pn_rep_page_begin(FILE *f, const char *title)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
 	      f);
-	pn_rep_esc(f, title);
+	pn_rep_esc(f, PN_REP_TEXT, title);
 	fprintf(f, "</title>\n<style>\n%s</style></head>\n<body>\n<div id=\"tip\"></div>\n", style);
 }
 
@@ -301,6 +327,6 @@ void pn_plot_num(struct pn_plot *p, double px, double py, const char *anchor, co
 		pn_rep_real(buf, sizeof(buf), json_number_value(v) / scale, sig);
 	fprintf(p->f, "<text class=\"num\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" data-j=\"", px,
 		py, anchor);
-	pn_rep_esc(p->f, path);
+	pn_rep_esc(p->f, PN_REP_ATTR, path);
 	fprintf(p->f, "\" data-scale=\"%.17g\">%s</text>", scale, buf);
 }

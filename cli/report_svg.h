@@ -15,8 +15,13 @@
 
 #include <jansson.h>
 
-/* Escapes text for HTML (and attribute values). */
-void pn_rep_esc(FILE *f, const char *s);
+/* The one way a string reaches the page (every string from an input, every label): escaped
+ * for where it goes. In text (element content) & < > become references; in an attribute
+ * value (always written in double quotes) " and ' too. In both, a byte that is not part of
+ * well-formed UTF-8, and a control character other than tab and line feed, becomes U+FFFD,
+ * so a string cut short (a tip truncated by snprintf) cannot leave a broken character. */
+enum pn_rep_ctx { PN_REP_TEXT, PN_REP_ATTR };
+void pn_rep_esc(FILE *f, enum pn_rep_ctx ctx, const char *s);
 /* 1234567 -> "1,234,567"; a real with `sig` significant digits (%.*g, no exponent below
  * 1e15). Return buf. */
 const char *pn_rep_int(char *buf, size_t len, uint64_t v);

@@ -236,7 +236,7 @@ static void swimlanes(FILE *f, const struct view *v, const char *crash_tip)
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" data-tip=\"",
 			pn_plot_px(&p, i), pn_plot_py(&p, v->nlanes - e->lane - 0.5),
 			lane_color(v->lanes[e->lane]));
-		pn_rep_esc(f, tip);
+		pn_rep_esc(f, PN_REP_ATTR, tip);
 		fputs("\"/>", f);
 	}
 	pn_plot_vline(&p, v->nev - 0.5, PN_REP_FPI_COLOR, crash_tip);
@@ -362,7 +362,7 @@ static void header(FILE *f, const char *path, const struct pn_scenario *sc,
 	pn_rep_num(f, "code", ".crash_point", cp);
 	if (sc->crash.present) {
 		fputs(" in state <code>", f);
-		pn_rep_esc(f, sc->replay.state);
+		pn_rep_esc(f, PN_REP_TEXT, sc->replay.state);
 		fputs("</code>.</p>\n", f);
 	} else {
 		fputs(" (no crash: section: a runtime invariant).</p>\n", f);
@@ -380,9 +380,9 @@ static void header(FILE *f, const char *path, const struct pn_scenario *sc,
 		fputs("<p class=\"ok\">No violation: the trace does not reproduce one.</p>\n<pre>",
 		      f);
 	}
-	pn_rep_esc(f, r->detail);
+	pn_rep_esc(f, PN_REP_TEXT, r->detail);
 	fputs("</pre>\n<p>Replay it: <code>penumbra replay ", f);
-	pn_rep_esc(f, path);
+	pn_rep_esc(f, PN_REP_TEXT, path);
 	fputs("</code></p>\n", f);
 }
 
@@ -405,9 +405,9 @@ static int draw(FILE *f, const char *path, int src, const struct pn_scenario *sc
 			"<section data-src=\"%d\" data-kind=\"trace\" data-json=\"replay\"><h2>"
 			"Counterexample: ",
 			src);
-		pn_rep_esc(f, sc->name);
+		pn_rep_esc(f, PN_REP_TEXT, sc->name);
 		fputs(" <small>(", f);
-		pn_rep_esc(f, path);
+		pn_rep_esc(f, PN_REP_TEXT, path);
 		fputs(")</small></h2>\n", f);
 		header(f, path, sc, &r, rc);
 		char tip[96];
