@@ -269,7 +269,7 @@ static void btree(const char *mode, const char *mutations, struct pn_sim_result 
 	snprintf(yaml, sizeof(yaml),
 		 "name: wl-btree\nstorage: {buffers: 256, wal_segment_size: 64KiB}\n"
 		 "protocol: {mode: %s, checksums: true, mutations: [%s]}\n"
-		 "checkpoint: {interval: 0s, max_wal_size: 1MiB}\n"
+		 "checkpoint: {interval: 0s, max_wal_size: 512KiB}\n"
 		 "workload: {kind: btree_dedup, inserts: 30000, distinct_keys: 1000, "
 		 "transactions: 60}\n",
 		 mode, mutations);
@@ -291,6 +291,13 @@ START_TEST(test_btree_dedup)
 			  64u * n.m.rec_count[PN_REC_BTREE_INSERT_LEAF]);
 	ck_assert_uint_gt(n.m.rec_count[PN_REC_BTREE_DEDUP], 0);
 	ck_assert_uint_eq(n.m.fpi_count, 0);
+	/* and first its table row: one Heap/INSERT of 59 B, +INIT on each new table page */
+	uint64_t rows = n.m.rec_count[PN_REC_HEAP_INSERT] + n.m.rec_count[PN_REC_HEAP_INSERT_INIT];
+	ck_assert_uint_eq(rows, 30000);
+	ck_assert_uint_eq(n.m.rec_bytes[PN_REC_HEAP_INSERT] +
+				  n.m.rec_bytes[PN_REC_HEAP_INSERT_INIT],
+			  59u * rows);
+	ck_assert_uint_eq(n.m.rec_count[PN_REC_HEAP_INSERT_INIT], (30000 + 225) / 226);
 	/* one image at most per block of a split: the left page and the sibling, never the
 	 * new page (WILL_INIT) */
 	uint64_t splits = f.m.rec_count[PN_REC_BTREE_SPLIT_L] + f.m.rec_count[PN_REC_BTREE_SPLIT_R];
