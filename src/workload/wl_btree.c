@@ -28,8 +28,12 @@
  * key goes to the last leaf whose low key is <= it: the rightmost leaf of a key, where
  * PostgreSQL's heap-TID tiebreaker sends a growing heap's new duplicates. So the inserts a
  * key gets are not bounded, within the sized room or past it.
- * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
- * nbtree_wal_volume), the rest of PostgreSQL's split-point heuristics (fillfactor, the
+ * The table: each insert first writes its row (Heap/INSERT, 59 B: an int4 column, t_len 28;
+ * +INIT and REGBUF_WILL_INIT on a page's first row) on the client's own table page (as a
+ * backend's cached target block), the table's pages following the index's; then its
+ * index entry, as ExecInsert does; the images of the table pages come with it under
+ * full_page_writes, and so does the WAL volume that triggers checkpoints.
+ * Left out: the table's free-space map, the rest of PostgreSQL's split-point heuristics (fillfactor, the
  * default strategy's split interval and suffix-truncation penalty: here the key boundary
  * nearest the middle), heap TIDs in the pivot (the left's high key is the right's first
  * key, with a zero TID), high-key items on the pages (the split logs the left's high key).
