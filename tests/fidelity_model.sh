@@ -11,11 +11,12 @@
 # asserts WAL bytes, records and images within 10 % of PostgreSQL's (images: within 10 % or
 # 20 images). Prints the table (workload, figure, real, model, gap %), also to TABLE_OUT.
 #   vacuum     CREATE TABLE foo AS SELECT generate_series(1, 200000); CHECKPOINT; VACUUM foo
-#              with checksums on (fpw on, fpw off) and off (fpw on);
-#   btree      CREATE TABLE t (k int); CREATE INDEX ON t (k); CHECKPOINT; 100 transactions of
-#              1,000 rows with keys from 2,000 values, max_wal_size 16MB, fpw on and off;
+#              with checksums on and off, fpw on and off;
+#   btree      CREATE TABLE t (k int); CREATE INDEX ON t (k); CHECKPOINT; 200 transactions of
+#              1,000 rows with keys from 4,000 values, max_wal_size 16MB (WAL-volume checkpoints in the range), fpw
+#              on and off;
 #   pgbench    pgbench -i -s 1, CHECKPOINT, pgbench -c 1 -t 3000 (one client: no row-lock
-#              waits, which the model does not have), fpw on.
+#              waits, which the model does not have), fpw on and off.
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -131,7 +132,7 @@ fpw on
 btree_yaml() { # MODE
 	printf 'name: fid-btree\nseed: 4\nstorage: {buffers: 2048, wal_segment_size: 1MiB}\n'
 	printf 'protocol: {mode: %s, checksums: true}\ncheckpoint: {interval: 0s, max_wal_size: 16MiB}\n' "$1"
-	printf 'workload: {kind: btree_dedup, inserts: 100000, distinct_keys: 2000, transactions: 100}\n'
+	printf 'workload: {kind: btree_dedup, inserts: 200000, distinct_keys: 4000, transactions: 200}\n'
 }
 btree_real() { # NAME
 	sql "drop table if exists t" 2>/dev/null
@@ -140,27 +141,49 @@ btree_real() { # NAME
 	sql "checkpoint"
 	local a b
 	a=$(lsn)
-	sql "do \$\$ begin for i in 1..100 loop insert into t select (random() * 1999)::int from generate_series(1, 1000); commit; end loop; end \$\$"
+	sql "do \$\$ begin for i in 1..200 loop insert into t select (random() * 3999)::int from generate_series(1, 1000); commit; end loop; end \$\$"
 	b=$(lsn)
 	real "$1" "$a" "$b"
 }
 btree_real btree-fpw
 model btree-fpw fpw "$(btree_yaml fpw)"
 compare btree-fpw
+fpw off
+btree_real btree-nofpw
+model btree-nofpw nofpw "$(btree_yaml nofpw)"
+compare btree-nofpw
+fpw on
 
-pg "$pgbin/pgbench" -h "$work" -p 54331 -U postgres -i -s 1 -q postgres >/dev/null 2>&1
-sql "checkpoint"
-a=$(lsn)
-pg "$pgbin/pgbench" -h "$work" -p 54331 -U postgres -c 1 -t 3000 postgres >/dev/null 2>&1
-b=$(lsn)
-real pgbench-fpw "$a" "$b"
-model pgbench-fpw fpw "$(printf 'name: fid-pgbench\nstorage: {pages: 2100, buffers: 16384, wal_segment_size: 1MiB}\nprotocol: {mode: fpw, checksums: true}\ncheckpoint: {interval: 0s, max_wal_size: 16MiB}\nworkload: {kind: pgbench, scale: 1, clients: 1, transactions: 3000}\n')"
+pgbench_yaml() { # MODE
+	printf 'name: fid-pgbench\nstorage: {pages: 2100, buffers: 16384, wal_segment_size: 1MiB}\n'
+	printf 'protocol: {mode: %s, checksums: true}\ncheckpoint: {interval: 0s, max_wal_size: 16MiB}\n' "$1"
+	printf 'workload: {kind: pgbench, scale: 1, clients: 1, transactions: 3000}\n'
+}
+pgbench_real() { # NAME
+	pg "$pgbin/pgbench" -h "$work" -p 54331 -U postgres -i -s 1 -q postgres >/dev/null 2>&1
+	sql "checkpoint"
+	local a b
+	a=$(lsn)
+	pg "$pgbin/pgbench" -h "$work" -p 54331 -U postgres -c 1 -t 3000 postgres >/dev/null 2>&1
+	b=$(lsn)
+	real "$1" "$a" "$b"
+}
+pgbench_real pgbench-fpw
+model pgbench-fpw fpw "$(pgbench_yaml fpw)"
 compare pgbench-fpw
+fpw off
+pgbench_real pgbench-nofpw
+model pgbench-nofpw nofpw "$(pgbench_yaml nofpw)"
+compare pgbench-nofpw
 
 start_cluster
 vacuum_real vacuum-nochecksums-fpw
 model vacuum-nochecksums-fpw fpw "$(vacuum_yaml fpw false)"
 compare vacuum-nochecksums-fpw
+fpw off
+vacuum_real vacuum-nochecksums-nofpw
+model vacuum-nochecksums-nofpw nofpw "$(vacuum_yaml nofpw false)"
+compare vacuum-nochecksums-nofpw
 
 cat "$table"
 [[ -z $out ]] || cp "$table" "$out"
