@@ -146,6 +146,8 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	if (sc->description[0])
 		quoted(out, "description", sc->description);
 	fprintf(out, "seed: %llu\n", (unsigned long long)sc->seed);
+	if (sc->postgres != PN_PG15) /* the default left out, as older traces were */
+		fprintf(out, "postgres: %s\n", pn_pg_version_name(sc->postgres));
 	fprintf(out,
 		"storage: {pages: %u, page_size: %u, sector_size: %u, buffers: %u, "
 		"wal_segment_size: %u}\n",

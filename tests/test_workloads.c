@@ -5,8 +5,10 @@
  *
  *   vacuum       with checksums, per heap page one FPI_FOR_HINT (49 B + the page less its
  *                hole: 8160 B for 226 rows), one FREEZE_PAGE (517 B for 226 rows, PG16
- *                layout), one VISIBLE (59 B; 64 + 8192 for the VM page's one image);
- *                without checksums no hint image and no freeze, only VISIBLE;
+ *                layout, `postgres: 16`), one VISIBLE (59 B; 64 + 8192 for the VM
+ *                page's one image); `postgres: 15` no freeze, 17 16's bytes; without
+ *                checksums no hint image and no freeze, only VISIBLE; with checksums
+ *                and full_page_writes off a 44 B FPI_FOR_HINT per page, no image;
  *                umbra keeps the hint images and shifts the VM page instead of imaging it;
  *   btree_dedup  INSERT_LEAF is 64 B, DEDUP passes and leaf splits happen (a split carries
  *                its insert's new item; its new page carries no image), fpw costs more WAL and more WAL-triggered
@@ -41,16 +43,23 @@ static void run_yaml(const char *yaml, struct pn_sim_result *r)
 	ck_assert_msg(r->status == 0, "status %d: %s %s", r->status, r->viol.detail, r->error);
 }
 
-static void vacuum(const char *mode, bool checksums, uint64_t rows, struct pn_sim_result *r)
+static void vacuum_pg(const char *pg, const char *mode, bool checksums, uint64_t rows,
+		      struct pn_sim_result *r)
 {
 	char yaml[512];
 	snprintf(yaml, sizeof(yaml),
-		 "name: wl-vacuum\nstorage: {buffers: 16}\n"
+		 "name: wl-vacuum\npostgres: %s\nstorage: {buffers: 16}\n"
 		 "protocol: {mode: %s, checksums: %s}\n"
 		 "checkpoint: {interval: 0s, max_wal_size: 1GiB}\n"
 		 "workload: {kind: vacuum, rows: %llu}\n",
-		 mode, checksums ? "true" : "false", (unsigned long long)rows);
+		 pg, mode, checksums ? "true" : "false", (unsigned long long)rows);
 	run_yaml(yaml, r);
+}
+
+/* PostgreSQL 16's VACUUM (opportunistic freezing): the seed's figures. */
+static void vacuum(const char *mode, bool checksums, uint64_t rows, struct pn_sim_result *r)
+{
+	vacuum_pg("16", mode, checksums, rows, r);
 }
 
 #define ROWS_PER_PAGE 226u
@@ -189,6 +198,44 @@ START_TEST(test_vacuum_checksums)
 }
 END_TEST
 
+/* PostgreSQL 15 (the default) does not freeze these young tuples: one hint image and one
+ * VISIBLE per page, the VM bits ALL_VISIBLE only; 17 writes 16's bytes. */
+START_TEST(test_vacuum_versions)
+{
+	struct pn_sim_result r15, r16, r17;
+	vacuum_pg("15", "fpw", true, 100000, &r15);
+	vacuum_pg("16", "fpw", true, 100000, &r16);
+	vacuum_pg("17", "fpw", true, 100000, &r17);
+	uint64_t pages = FULL_PAGES + 1;
+	ck_assert_uint_eq(r15.m.rec_count[PN_REC_HEAP2_FREEZE_PAGE], 0);
+	ck_assert_uint_eq(r15.m.wal_records, 2 * pages);
+	ck_assert_uint_eq(r15.m.rec_count[PN_REC_XLOG_FPI_FOR_HINT], pages);
+	ck_assert_uint_eq(r15.m.fpi_count, pages + 1);
+	ck_assert_uint_eq(r15.m.wal_bytes,
+			  r16.m.wal_bytes - r16.m.rec_bytes[PN_REC_HEAP2_FREEZE_PAGE]);
+	ck_assert_uint_eq(r17.m.wal_bytes, r16.m.wal_bytes);
+	ck_assert_uint_eq(r17.m.wal_records, r16.m.wal_records);
+}
+END_TEST
+
+/* full_page_writes = off with checksums (PostgreSQL's, XLogSaveBufferForHint): each page's
+ * first hint after the checkpoint still writes FPI_FOR_HINT, 44 B without an image; no
+ * FPI, so no opportunistic freeze either (16). */
+START_TEST(test_vacuum_nofpw_checksums)
+{
+	for (int pg = 15; pg <= 16; pg++) {
+		struct pn_sim_result r;
+		vacuum_pg(pg == 15 ? "15" : "16", "nofpw", true, 100000, &r);
+		uint64_t pages = FULL_PAGES + 1;
+		ck_assert_uint_eq(r.m.rec_count[PN_REC_XLOG_FPI_FOR_HINT], pages);
+		ck_assert_uint_eq(r.m.rec_bytes[PN_REC_XLOG_FPI_FOR_HINT], 44 * pages);
+		ck_assert_uint_eq(r.m.rec_count[PN_REC_HEAP2_FREEZE_PAGE], 0);
+		ck_assert_uint_eq(r.m.fpi_count, 0);
+		ck_assert_uint_eq(r.m.wal_bytes, (44 + 59) * pages);
+	}
+}
+END_TEST
+
 START_TEST(test_vacuum_no_checksums)
 {
 	struct pn_sim_result r;
@@ -222,7 +269,7 @@ static void btree(const char *mode, const char *mutations, struct pn_sim_result 
 	snprintf(yaml, sizeof(yaml),
 		 "name: wl-btree\nstorage: {buffers: 256, wal_segment_size: 64KiB}\n"
 		 "protocol: {mode: %s, checksums: true, mutations: [%s]}\n"
-		 "checkpoint: {interval: 0s, max_wal_size: 1MiB}\n"
+		 "checkpoint: {interval: 0s, max_wal_size: 512KiB}\n"
 		 "workload: {kind: btree_dedup, inserts: 30000, distinct_keys: 1000, "
 		 "transactions: 60}\n",
 		 mode, mutations);
@@ -244,6 +291,13 @@ START_TEST(test_btree_dedup)
 			  64u * n.m.rec_count[PN_REC_BTREE_INSERT_LEAF]);
 	ck_assert_uint_gt(n.m.rec_count[PN_REC_BTREE_DEDUP], 0);
 	ck_assert_uint_eq(n.m.fpi_count, 0);
+	/* and first its table row: one Heap/INSERT of 59 B, +INIT on each new table page */
+	uint64_t rows = n.m.rec_count[PN_REC_HEAP_INSERT] + n.m.rec_count[PN_REC_HEAP_INSERT_INIT];
+	ck_assert_uint_eq(rows, 30000);
+	ck_assert_uint_eq(n.m.rec_bytes[PN_REC_HEAP_INSERT] +
+				  n.m.rec_bytes[PN_REC_HEAP_INSERT_INIT],
+			  59u * rows);
+	ck_assert_uint_eq(n.m.rec_count[PN_REC_HEAP_INSERT_INIT], (30000 + 225) / 226);
 	/* one image at most per block of a split: the left page and the sibling, never the
 	 * new page (WILL_INIT) */
 	uint64_t splits = f.m.rec_count[PN_REC_BTREE_SPLIT_L] + f.m.rec_count[PN_REC_BTREE_SPLIT_R];
@@ -519,6 +573,8 @@ static Suite *workloads_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_vacuum_checksums);
 	tcase_add_test(tc, test_vacuum_no_checksums);
+	tcase_add_test(tc, test_vacuum_versions);
+	tcase_add_test(tc, test_vacuum_nofpw_checksums);
 	tcase_add_test(tc, test_vacuum_umbra);
 	tcase_add_test(tc, test_btree_dedup);
 	tcase_add_test(tc, test_btree_one_key);

@@ -20,6 +20,8 @@ const char *const pn_op_names[PN_OP_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME
 							  PN_GENERATED_OP_LIST(PN_ENUM_NAME) NULL};
 const char *const pn_script_op_names[PN_OP_SCRIPT_COUNT + 1] = {PN_SCRIPT_OP_LIST(PN_ENUM_NAME)
 									NULL};
+const char *const pn_pg_version_names[PN_PG_VERSION_COUNT + 1] = {PN_PG_VERSION_LIST(PN_ENUM_NAME)
+									  NULL};
 const char *const pn_tear_names[PN_TEAR_COUNT + 1] = {PN_TEAR_LIST(PN_ENUM_NAME) NULL};
 const char *const pn_strategy_names[PN_STRATEGY_COUNT + 1] = {PN_STRATEGY_LIST(PN_ENUM_NAME) NULL};
 #define MUTATION_NAME_(e, name) [PN_MUT_BIT_##e] = name,
@@ -41,6 +43,7 @@ void pn_scenario_defaults(struct pn_scenario *s)
 {
 	memset(s, 0, sizeof *s);
 	s->seed = 1;
+	s->postgres = PN_PG15; /* Debian 12's packaged server (docs/scenarios.md) */
 	s->storage.pages = 16;
 	s->storage.page_size = 8192;
 	s->storage.sector_size = 512;
@@ -147,6 +150,10 @@ const char *pn_layout_name(enum pn_layout l)
 const char *pn_policy_name(enum pn_policy p)
 {
 	return name_of(pn_policy_names, PN_POLICY_COUNT, p);
+}
+const char *pn_pg_version_name(enum pn_pg_version v)
+{
+	return name_of(pn_pg_version_names, PN_PG_VERSION_COUNT, v);
 }
 const char *pn_tear_name(enum pn_tear t) { return name_of(pn_tear_names, PN_TEAR_COUNT, t); }
 const char *pn_strategy_name(enum pn_strategy s)

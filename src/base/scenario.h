@@ -132,6 +132,14 @@ struct pn_step {
 	int column;      /* source column (1-based) of the step, for messages */
 };
 
+/* postgres: the PostgreSQL major version whose WAL the workloads write where versions differ
+ * in what we model (docs/scenarios.md, "postgres"): VACUUM's freezing (the vacuum
+ * workload). Default 15. */
+#define PN_PG_VERSION_LIST(X) X(PN_PG15, "15") X(PN_PG16, "16") X(PN_PG17, "17")
+enum pn_pg_version { PN_PG_VERSION_LIST(PN_ENUM_VALUE) PN_PG_VERSION_COUNT };
+extern const char *const pn_pg_version_names[PN_PG_VERSION_COUNT + 1];
+const char *pn_pg_version_name(enum pn_pg_version v);
+
 #define PN_TEAR_LIST(X) \
 	X(PN_TEAR_NONE, "none") X(PN_TEAR_HALVES, "halves") X(PN_TEAR_SECTORS, "sectors")
 enum pn_tear { PN_TEAR_LIST(PN_ENUM_VALUE) PN_TEAR_COUNT };
@@ -152,6 +160,7 @@ struct pn_scenario {
 	char description[512];
 	char path[512]; /* the file it came from */
 	uint64_t seed;
+	enum pn_pg_version postgres; /* postgres: 15 (default), 16 or 17 */
 
 	struct {
 		uint32_t pages;

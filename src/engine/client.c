@@ -18,6 +18,10 @@
  *                    will-init block (REGBUF_WILL_INIT, a new btree page): never an image;
  *                    under umbra a shift when the page is on its baseline (Umbra remaps a
  *                    page's birth too), so the new page is not written over a baseline.
+ *   pn_client_hint  a hint-bit change (MarkBufferDirtyHint): FPI_FOR_HINT when hints are
+ *                  logged and the page is unchanged since the redo pointer, with or without
+ *                  its image (pn_client_protect's PN_REG_HINT decision), else hint-dirty
+ *                  only; never logged under the hint_no_fpi mutant.
  *   pn_client_mark  a block's image (without the page's hole unless `whole`) and shift,
  *                  once decided (also backend.c's, for PN_OP_CHANGE's blocks).
  *   pn_client_pin_extra / pn_client_unpin_extra  the op's other pages, pinned before its own
@@ -178,6 +182,23 @@ void pn_client_unpin_extra(const struct pn_client_handles *h, struct pn_proc *p)
 {
 	while (p->nextra > 0)
 		pn_buf_unpin(h->buf, p->extra_frames[--p->nextra]);
+}
+
+bool pn_client_hint(const struct pn_client *c, uint32_t frame, uint32_t pg, uint8_t *page)
+{
+	const struct pn_scenario *sc = c->h->sc;
+	bool logged = (sc->protocol.checksums || sc->protocol.wal_log_hints) &&
+		      !(sc->protocol.mutations & PN_MUT_HINT_NO_FPI);
+	PN_ASSERT(pn_frame_page(c->h->buf, frame) == page);
+	if (!logged || pn_page_lsn(page) > pn_wal_redo(c->h->wal)) {
+		pn_client_hint_dirty(c, frame);
+		return false;
+	}
+	struct pn_wal_record rec = {.nblocks = 1};
+	rec.blocks[0].blkno = pg;
+	pn_client_protect(c, &rec.blocks[0], pg, page, PN_REG_HINT);
+	pn_client_insert(c, &rec, PN_REC_XLOG_FPI_FOR_HINT, &frame);
+	return rec.blocks[0].has_image;
 }
 
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame)

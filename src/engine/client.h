@@ -130,6 +130,13 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
  * through the engine's hook (the shift's publication and R4 are the engine's). */
 pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum pn_rec kind,
 			const uint32_t *frames);
+/* A hint-bit change of page pg (bytes `page`) on `frame`, as MarkBufferDirtyHint: with
+ * checksums or wal_log_hints, the page's first change after the redo pointer writes
+ * XLOG/FPI_FOR_HINT (XLogSaveBufferForHint), with the image when the protocol takes one and
+ * without under full_page_writes = off (PostgreSQL still writes the record, 44 B, and
+ * stamps the page's LSN); otherwise the page is only hint-dirty. True if an image was
+ * logged (PostgreSQL 16's opportunistic freezing asks that). */
+bool pn_client_hint(const struct pn_client *c, uint32_t frame, uint32_t pg, uint8_t *page);
 /* A change no WAL covers (hint bits): dirty, and only hint-dirty if it was clean. */
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame);
 /* Bytes a change changed logically (metrics). */

@@ -344,10 +344,13 @@ static void wal_fsync_done(void *ctx, struct pn_io *io)
 	w->flushed = target;
 	pn_wal_set_state(w, PN_WAL_IDLE);
 	w->m->wal_flushes++;
-	/* PostgreSQL's XLogCheckpointNeeded(), tested as each segment is finished. */
+	/* PostgreSQL's XLogCheckpointNeeded(openLogSegNo), tested as each segment is finished:
+	 * the last one this flush finished is new_seg - 1, and a checkpoint is due once it is
+	 * CheckPointSegments - 1 past the redo pointer's segment (so after CheckPointSegments
+	 * segments at least, not one fewer). */
 	uint32_t cps = w->ckpt_segments;
 	uint64_t new_seg = target / w->seg_size;
-	if (cps && new_seg != old_seg && new_seg >= w->redo / w->seg_size + cps - 1 &&
+	if (cps && new_seg != old_seg && new_seg - 1 >= w->redo / w->seg_size + cps - 1 &&
 	    w->segments_due)
 		w->segments_due(w->segments_ctx);
 	if (wake_waiters(w) && pn_wal_insert_lsn(w) > w->flushed)

@@ -22,7 +22,10 @@
  *     XLR_SPECIAL_REL_UPDATE (0x01) PostgreSQL sets in xl_info is left out (the table's
  *     info values have no flag bits), which pg_waldump decodes alike.
  *   Transaction/COMMIT, ABORT, XLOG/CHECKPOINT_*: no block (recovery, the checkpointer and
- *     the oracle read them); XLOG/FPI_FOR_HINT: an image only (redo.c restores it).
+ *     the oracle read them); XLOG/FPI_FOR_HINT: an image (redo.c restores it), or under
+ *     full_page_writes off a block without image or data, which changes nothing
+ *     (PostgreSQL's xlog_redo skips it; the caller stamps the page's LSN, as after any
+ *     record, which the oracle expects too).
  */
 #include "redo_xlog.h"
 
@@ -31,6 +34,14 @@
 
 #include <stdio.h>
 #include <string.h>
+
+bool pn_redo_fpi_for_hint(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			  const struct pn_wal_block *b)
+{
+	(void)page;
+	(void)page_size;
+	return r->nblocks == 1 && r->main_len == 0 && b->data_len == 0 && !b->has_image;
+}
 
 bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		      const struct pn_wal_block *b)

@@ -12,6 +12,11 @@ bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_rec
 		      const struct pn_wal_block *b);
 bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 			const struct pn_wal_block *b);
+/* XLOG/FPI_FOR_HINT's block without an image (full_page_writes off: XLogSaveBufferForHint's
+ * record, which PostgreSQL's redo skips): no change to the page (redo.c restores an image
+ * before it is asked); false for a block that carries data, or a check image. */
+bool pn_redo_fpi_for_hint(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
+			  const struct pn_wal_block *b);
 /* An imported record's block (PN_REC_IMPORTED; src/workload/wl_import.c writes them). */
 bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		      const struct pn_wal_block *b);

@@ -32,7 +32,7 @@ PN_RECORD(XACT_COMMIT, "Transaction/COMMIT", PN_RM_XACT, 0x00, NULL, pn_redo_xlo
 PN_RECORD(XACT_ABORT, "Transaction/ABORT", PN_RM_XACT, 0x20, NULL, pn_redo_xlog_describe)
 PN_RECORD(XLOG_CHECKPOINT_ONLINE, "XLOG/CHECKPOINT_ONLINE", PN_RM_XLOG, 0x10, NULL, pn_redo_xlog_describe)
 PN_RECORD(XLOG_CHECKPOINT_SHUTDOWN, "XLOG/CHECKPOINT_SHUTDOWN", PN_RM_XLOG, 0x00, NULL, pn_redo_xlog_describe)
-PN_RECORD(XLOG_FPI_FOR_HINT, "XLOG/FPI_FOR_HINT", PN_RM_XLOG, 0xA0, NULL, pn_redo_xlog_describe)
+PN_RECORD(XLOG_FPI_FOR_HINT, "XLOG/FPI_FOR_HINT", PN_RM_XLOG, 0xA0, pn_redo_fpi_for_hint, pn_redo_xlog_describe)
 PN_RECORD(CLOG_SET, "CLOG/SET", PN_RM_CLOG, 0x20, pn_redo_clog_set, pn_redo_xlog_describe)
 /* Umbra l4: hint bits as final-byte fragments (pn_hint_delta_encode builds the block data) */
 PN_RECORD(XLOG2_HINT_DELTA, "XLOG2/HINT_DELTA", PN_RM_XLOG2, 0x00, pn_redo_hint_delta, pn_redo_xlog_describe)

@@ -246,6 +246,7 @@ static const struct field top_fields[] = {
 	STR("name", name, 1),
 	STR("description", description, 0),
 	NUM("seed", V_U64, seed, 0, UINT64_MAX),
+	ENUM("postgres", postgres, pn_pg_version_names),
 	SECTION("storage", storage_table),
 	SECTION("protocol", protocol_table),
 	SECTION("checkpoint", checkpoint_table),

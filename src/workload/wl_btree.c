@@ -28,8 +28,12 @@
  * key goes to the last leaf whose low key is <= it: the rightmost leaf of a key, where
  * PostgreSQL's heap-TID tiebreaker sends a growing heap's new duplicates. So the inserts a
  * key gets are not bounded, within the sized room or past it.
- * Left out: the table's own heap inserts (only the index's WAL is counted, as seed 004's
- * nbtree_wal_volume), the rest of PostgreSQL's split-point heuristics (fillfactor, the
+ * The table: each insert first writes its row (Heap/INSERT, 59 B: an int4 column, t_len 28;
+ * +INIT and REGBUF_WILL_INIT on a page's first row) on the client's own table page (as a
+ * backend's cached target block), the table's pages following the index's; then its
+ * index entry, as ExecInsert does; the images of the table pages come with it under
+ * full_page_writes, and so does the WAL volume that triggers checkpoints.
+ * Left out: the table's free-space map, the rest of PostgreSQL's split-point heuristics (fillfactor, the
  * default strategy's split interval and suffix-truncation penalty: here the key boundary
  * nearest the middle), heap TIDs in the pivot (the left's high key is the right's first
  * key, with a zero TID), high-key items on the pages (the split logs the left's high key).
@@ -62,6 +66,7 @@
  */
 #include "engine.h"
 #include "redo_btree.h"
+#include "redo_heap.h"
 #include "txn.h"
 #include "workload.h"
 
@@ -83,10 +88,15 @@ enum { BT_IDLE, BT_SPLIT_DUE, BT_RETRY_DUE };
 #define BT_RECYCLE_POLL_NS 100000u
 struct bt_client {
 	uint32_t state, key, leaf, new_page;
+	/* the table's page this client inserts into (its own, as a backend's cached target
+	 * block), the tuples on it, and whether the op's heap insert is still to be made */
+	uint32_t heap_page, heap_rows;
+	bool heap_due;
 };
 struct bt_state {
 	struct wl_base b; /* first; b.clients[i].txn_pos/txn_len: client i's inserts */
 	uint32_t nleaves, max_leaves, next_free;
+	uint32_t heap_first, heap_count, heap_next, heap_per_page; /* the table's pages */
 	uint64_t txns_sized; /* workload.transactions at init: inserts per transaction */
 	uint64_t recycled;   /* splits that took a recycled leaf (past the sized inserts) */
 	uint64_t single_value_splits; /* splits of a leaf of one key among that key's items */
@@ -96,6 +106,8 @@ struct bt_state {
 	struct bt_client *client;
 };
 #define NO_PAGE 0u            /* P_NONE: page 0 is the leftmost leaf, nobody's right sibling */
+#define NO_HEAP UINT32_MAX    /* a client that has no table page yet */
+#define HEAP_T_LEN 28u        /* the table's row: 24 B header (23 + pad) + the int4 key */
 #define SINGLE_VALUE_FILL 96u /* BTREE_SINGLEVAL_FILLFACTOR: % of a leaf of one key kept left */
 
 /* Pages a run can need: every leaf at least a third full of plain tuples (20 B each). */
@@ -116,7 +128,8 @@ static bool init(struct pn_client_setup *setup, void **state)
 {
 	const struct pn_scenario *sc = setup->sc;
 	uint64_t l = pn_scenario_btree_leaves(sc);
-	if (l > UINT32_MAX / 4 || sc->workload.transactions == 0) {
+	if (l > UINT32_MAX / 4 || sc->workload.inserts / 8 > UINT32_MAX / 4 ||
+	    sc->workload.transactions == 0) {
 		snprintf(
 			setup->error, setup->error_size,
 			"%s: btree_dedup with %llu inserts and %llu transactions: transactions must "
@@ -139,8 +152,14 @@ static bool init(struct pn_client_setup *setup, void **state)
 	st->next_free = 1;
 	st->txns_sized = sc->workload.transactions;
 	st->nclients = sc->workload.clients;
-	/* The index is sized by the workload: storage.pages is replaced (docs/scenarios.md). */
-	setup->heap_pages = (uint32_t)l;
+	st->heap_per_page = pn_heap_rows_per_page(setup->page_size, HEAP_T_LEN, 100);
+	st->heap_first = (uint32_t)l;
+	st->heap_count = (uint32_t)(sc->workload.inserts / st->heap_per_page) + st->nclients + 1;
+	for (uint32_t i = 0; i < st->nclients; i++)
+		st->client[i].heap_page = NO_HEAP;
+	/* The index and its table are sized by the workload: storage.pages is replaced
+	 * (docs/scenarios.md). */
+	setup->heap_pages = (uint32_t)l + st->heap_count;
 	setup->pages = setup->heap_pages + setup->slru_pages;
 	return wl_base_init(&st->b, setup, true);
 }
@@ -159,13 +178,18 @@ static uint32_t leaf_of(const struct bt_state *st, uint32_t key)
 	return st->page[lo];
 }
 
-/* Every page starts as an empty leaf: page 0 is the root leaf, the others are the free
- * pages splits take (in page order), so that any page reads back as a valid page. */
+/* Every index page starts as an empty leaf: page 0 is the root leaf, the others are the
+ * free pages splits take (in page order), so that any page reads back as a valid page; the
+ * table's pages (after them) as empty heap pages. */
 static void page_init(const void *state, uint32_t p, uint8_t *page)
 {
 	const struct bt_state *st = state;
-	pn_btree_leaf_fill(page, st->b.page_size, NULL, 0, PLAIN); /* btree.c's empty leaf */
-	(void)p;
+	if (p < st->heap_first) {
+		pn_btree_leaf_fill(page, st->b.page_size, NULL, 0, PLAIN); /* btree.c's */
+		return;
+	}
+	memset(page, 0, st->b.page_size); /* LSN 0 */
+	pn_heap_page_init(page, st->b.page_size);
 }
 
 /* ---- the generator ---------------------------------------------------------------------- */
@@ -212,6 +236,29 @@ static bool recycle(struct bt_state *st, uint32_t client)
 	return false;
 }
 
+/* The table page client's next row goes to: its own page while it has room, else the
+ * next page of the table in order (a new page: the insert is +INIT). Past the sized
+ * inserts (a run without end) the table's pages are taken again from the first, skipping
+ * those another client holds, as a table emptied meanwhile would be refilled. */
+static void heap_target(struct bt_state *st, uint32_t client)
+{
+	struct bt_client *c = &st->client[client];
+	c->heap_due = true;
+	if (c->heap_page != NO_HEAP && c->heap_rows < st->heap_per_page)
+		return;
+	for (;;) {
+		uint32_t pg = st->heap_first + st->heap_next++ % st->heap_count;
+		bool held = false;
+		for (uint32_t i = 0; i < st->nclients; i++)
+			held |= i != client && st->client[i].heap_page == pg;
+		if (!held) {
+			c->heap_page = pg;
+			c->heap_rows = 0;
+			return;
+		}
+	}
+}
+
 static enum pn_client_next next(void *state, const struct pn_client *cl, struct pn_step *out)
 {
 	struct bt_state *st = state;
@@ -244,6 +291,7 @@ static enum pn_client_next next(void *state, const struct pn_client *cl, struct 
 		p->txn_pos++;
 		out->key = (uint32_t)pn_client_random(cl, 0, sc->workload.distinct_keys - 1);
 		out->page = leaf_of(st, out->key);
+		heap_target(st, client);
 		return PN_CLIENT_OP;
 	}
 	enum pn_client_next n;
@@ -341,18 +389,53 @@ static void new_tuple(const struct pn_client *c, uint8_t *tup)
 	pn_itup_make(tup, PLAIN, c->op->key, c->xid, (uint16_t)c->ops_in_txn);
 }
 
+/* heap_insert of the row (Heap/INSERT, +INIT on the page's first row): main {offnum u16,
+ * flags u8}, block 0 data xl_heap_header {t_infomask2 1, t_infomask XMAX_INVALID, t_hoff
+ * 24} + the row from byte 23 (a pad byte, the int4 key): 59 B, as PostgreSQL's. */
+static void heap_insert(struct bt_state *st, const struct pn_client *c)
+{
+	struct bt_client *bc = &st->client[c->id];
+	uint8_t *page = pn_client_page(c, 1), main[3], data[10];
+	uint32_t frame = pn_client_frame(c, 1);
+	bool init = bc->heap_rows == 0;
+	PN_ASSERT(pn_client_blkno(c, 1) == bc->heap_page && bc->heap_rows < st->heap_per_page);
+	pn_put16(main, (uint16_t)(bc->heap_rows + 1)); /* offnum */
+	main[2] = 0;
+	pn_put16(data, 1);                        /* t_infomask2: one attribute */
+	pn_put16(data + 2, PN_HEAP_XMAX_INVALID); /* t_infomask */
+	data[4] = PN_TUPLE_HEADER;                /* t_hoff */
+	data[5] = 0;                              /* byte 23: pad */
+	pn_put32(data + 6, c->op->key);           /* the row's k */
+	struct pn_wal_record rec = {.xid = c->xid, .nblocks = 1, .main_data = main, .main_len = 3};
+	struct pn_wal_block *b = &rec.blocks[0];
+	b->blkno = bc->heap_page;
+	b->data = data;
+	b->data_len = sizeof(data);
+	bool ok = init ? pn_redo_heap_insert_init(page, st->b.page_size, &rec, b)
+		       : pn_redo_heap_insert(page, st->b.page_size, &rec, b);
+	PN_ASSERT(ok);
+	pn_client_protect(c, b, bc->heap_page, page, init ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+	pn_client_insert(c, &rec, init ? PN_REC_HEAP_INSERT_INIT : PN_REC_HEAP_INSERT, &frame);
+	pn_client_changed(c, HEAP_T_LEN);
+	bc->heap_rows++;
+	bc->heap_due = false;
+}
+
 static void insert(struct bt_state *st, const struct pn_client *c)
 {
 	uint8_t *page = pn_client_page(c, 0);
 	uint32_t ps = st->b.page_size, frame = pn_client_frame(c, 0);
 	uint8_t tup[PLAIN], main[2];
+	struct bt_client *bc = &st->client[c->id];
 	PN_ASSERT(pn_btree_is_leaf(page, ps));
+	if (bc->heap_due) /* the table's row first, then its index entry (ExecInsert) */
+		heap_insert(st, c);
 	if (!fits(page, PLAIN))
 		dedup(st, c, page);
 	if (!fits(page, PLAIN)) { /* _bt_split: the leaf splits first, then the insert again */
-		st->client[c->id] = (struct bt_client){.state = BT_SPLIT_DUE,
-						       .key = c->op->key,
-						       .leaf = c->op->page};
+		bc->state = BT_SPLIT_DUE;
+		bc->key = c->op->key;
+		bc->leaf = c->op->page;
 		return;
 	}
 	new_tuple(c, tup);
@@ -372,10 +455,15 @@ static void insert(struct bt_state *st, const struct pn_client *c)
 
 /* ---- one split (split) ------------------------------------------------------------------ */
 
-/* A split's pages besides its leaf: the new page, then the right sibling if any. */
+/* An insert's page besides its leaf: the table page of its row (a first try only); a
+ * split's: the new page, then the right sibling if any. */
 static uint32_t extra_pages(const void *state, const struct pn_client *c, uint32_t *pages)
 {
 	const struct bt_state *st = state;
+	if (c->op->op == PN_OP_BT_INSERT && st->client[c->id].heap_due) {
+		pages[0] = st->client[c->id].heap_page; /* the table's page of the row */
+		return 1;
+	}
 	if (c->op->op != PN_OP_BT_SPLIT)
 		return 0;
 	pages[0] = st->client[c->id].new_page;

@@ -311,21 +311,11 @@ static uint16_t block_data(struct imp *s, uint32_t i)
 	return len;
 }
 
-/* XLOG/FPI_FOR_HINT: the image when the protocol logs hints, else a hint-dirty page. */
+/* XLOG/FPI_FOR_HINT: client.c's pn_client_hint (the record when hints are logged, its image
+ * as the protocol decides), else a hint-dirty page. */
 static void hint(const struct pn_client *c, struct imp *s)
 {
-	struct pn_wal_record rec = {.nblocks = 1};
-	const struct pn_scenario *sc = s->b.sc;
-	uint8_t *page = pn_client_page(c, 0);
-	uint32_t frame = pn_client_frame(c, 0);
-	rec.blocks[0].blkno = s->cur.b[0].page;
-	if (sc->protocol.checksums || sc->protocol.wal_log_hints)
-		pn_client_protect(c, &rec.blocks[0], s->cur.b[0].page, page, PN_REG_HINT);
-	if (!rec.blocks[0].has_image) {
-		pn_client_hint_dirty(c, frame);
-		return;
-	}
-	pn_client_insert(c, &rec, PN_REC_XLOG_FPI_FOR_HINT, &frame);
+	pn_client_hint(c, pn_client_frame(c, 0), s->cur.b[0].page, pn_client_page(c, 0));
 }
 
 static void change(void *state, const struct pn_client *c)

@@ -20,23 +20,29 @@
  *   page_size), 2 bits per heap block from byte 24: bit 0 ALL_VISIBLE, bit 1 ALL_FROZEN;
  *   one VM page covers (page_size - 24) * 4 = 32,672 heap blocks.
  *
- * One page's VACUUM (change), as PostgreSQL 16's lazy_scan_prune and
- * lazy_scan_heap do it for an insert-only page:
+ * One page's VACUUM (change), as lazy_scan_prune and lazy_scan_heap do it for an
+ * insert-only page, in the scenario's PostgreSQL version (`postgres:`, default 15):
  *   1. pruning's HeapTupleSatisfiesVacuum sets HEAP_XMIN_COMMITTED on every tuple; with
- *      checksums or wal_log_hints that is MarkBufferDirtyHint: the first change after the
- *      checkpoint logs XLOG/FPI_FOR_HINT (49 B + the page without its hole); otherwise the
- *      hints dirty the page without WAL;
- *   2. opportunistic freezing (PG16 commit 1de58df4: freeze the page when pruning emitted
- *      an FPI, since it costs no extra image): Heap2/FREEZE_PAGE in PG16's layout, one
- *      freeze plan for all tuples: main {snapshotConflictHorizon u32, nplans u16,
- *      isCatalogRel u8} (7 B), block 0 data = the plan {xmax u32, t_infomask2 u16,
+ *      checksums or wal_log_hints that is MarkBufferDirtyHint (client.c pn_client_hint):
+ *      the first change after the checkpoint logs XLOG/FPI_FOR_HINT, 49 B + the page
+ *      without its hole, or 44 B without an image under full_page_writes = off (PostgreSQL
+ *      writes the record all the same and stamps the page); otherwise the hints dirty the
+ *      page without WAL;
+ *   2. 16 and 17 only: opportunistic freezing (PG16 commit 1de58df4: freeze the page when
+ *      pruning emitted an FPI, since it costs no extra image): Heap2/FREEZE_PAGE in PG16's
+ *      layout, one freeze plan for all tuples: main {snapshotConflictHorizon u32, nplans
+ *      u16, isCatalogRel u8} (7 B), block 0 data = the plan {xmax u32, t_infomask2 u16,
  *      t_infomask u16, frzflags u8, pad, ntuples u16} (12 B) + ntuples offsets u16:
- *      24 + 20 + 2 + 7 + 12 + 2 n = 517 B for n = 226. PostgreSQL 15 neither freezes here
- *      (no FPI trigger) nor has this layout (52 + 12 n); the seed's figures are PG16+;
+ *      24 + 20 + 2 + 7 + 12 + 2 n = 517 B for n = 226. PostgreSQL 17 writes the same
+ *      freeze as Heap2/PRUNE_VACUUM_SCAN (info 0x20: main {flags u8, horizon u32}, block
+ *      data {nplans u16, the plan, the offsets}), also 517 B: we write it under 16's type.
+ *      PostgreSQL 15 does not freeze here (the tuples are younger than
+ *      vacuum_freeze_min_age, and there is no FPI trigger);
  *   3. visibilitymap_set: Heap2/VISIBLE, block 0 = the VM page (not REGBUF_STANDARD: an
  *      image has no hole), block 1 = the heap page (SAME_REL), REGBUF_NO_IMAGE unless
- *      checksums or wal_log_hints; main {cutoff xid u32, flags u8}: 59 B without images.
- *      The VM bits are set, the heap page gets PD_ALL_VISIBLE.
+ *      checksums or wal_log_hints; main {cutoff xid u32, flags u8}: 59 B without images;
+ *      flags ALL_VISIBLE, and ALL_FROZEN when the page was frozen. The VM bits are set,
+ *      the heap page gets PD_ALL_VISIBLE.
  * After the pass the workload is done; a run without end (bench, crashtest) idles instead,
  * as a second VACUUM of the all-visible, all-frozen table would write nothing, while
  * checkpoints go on.
@@ -168,11 +174,11 @@ static uint8_t *tuple(uint8_t *page, uint32_t page_size, uint32_t i)
 	return page + off;
 }
 
-/* 1: hint bits on every tuple; FPI_FOR_HINT when they are logged. True if it took an FPI. */
+/* 1: hint bits on every tuple (client.c's pn_client_hint: FPI_FOR_HINT when they are
+ * logged, with its image unless full_page_writes is off). True if it logged an image. */
 static bool prune(const struct vacuum *v, const struct pn_client *c, uint8_t *page)
 {
-	const struct pn_scenario *sc = v->b.sc;
-	uint32_t n = pn_page_nitems(page), set = 0, frame = pn_client_frame(c, 0);
+	uint32_t n = pn_page_nitems(page), set = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *t = tuple(page, v->b.page_size, i);
 		if (t && !(pn_get16(t + 20) & INFOMASK_XMIN_COMMITTED)) {
@@ -183,19 +189,11 @@ static bool prune(const struct vacuum *v, const struct pn_client *c, uint8_t *pa
 	if (set == 0)
 		return false;
 	pn_client_changed(c, 2u * set);
-	struct pn_wal_record rec = {.nblocks = 1};
-	rec.blocks[0].blkno = c->op->page;
-	if (sc->protocol.checksums || sc->protocol.wal_log_hints)
-		pn_client_protect(c, &rec.blocks[0], c->op->page, page, PN_REG_HINT);
-	if (!rec.blocks[0].has_image) {
-		pn_client_hint_dirty(c, frame);
-		return false;
-	}
-	pn_client_insert(c, &rec, PN_REC_XLOG_FPI_FOR_HINT, &frame);
-	return true;
+	return pn_client_hint(c, pn_client_frame(c, 0), c->op->page, page);
 }
 
-/* 2: Heap2/FREEZE_PAGE, PG16 layout, one plan freezing every tuple. */
+/* 2: Heap2/FREEZE_PAGE, PG16 layout, one plan freezing every tuple (PostgreSQL 16 and 17
+ * only: pn_vacuum_freezes). */
 static void freeze(const struct vacuum *v, const struct pn_client *c, uint8_t *page)
 {
 	uint32_t n = pn_page_nitems(page), ps = v->b.page_size, frame = pn_client_frame(c, 0);
@@ -248,16 +246,24 @@ static void set_visible(const struct vacuum *v, const struct pn_client *c, uint8
 	pn_client_changed(c, 3);
 }
 
+/* Whether the page is frozen after its pruning logged an image: PostgreSQL 16's
+ * opportunistic freezing (17 keeps the rule, in its combined prune/freeze record); 15 does
+ * not freeze a page whose tuples are younger than vacuum_freeze_min_age. */
+static bool freezes(const struct pn_scenario *sc, bool fpi)
+{
+	return fpi && sc->postgres != PN_PG15;
+}
+
 static void change(void *state, const struct pn_client *c)
 {
 	const struct vacuum *v = state;
 	uint8_t *page = pn_client_page(c, 0);
 	PN_ASSERT(pn_client_pinned(c) == 2);
 	if (!(pn_get16(page + 10) & PN_PD_ALL_VISIBLE)) { /* else nothing left to do here */
-		bool fpi = prune(v, c, page);
-		if (fpi)
+		bool frozen = freezes(v->b.sc, prune(v, c, page));
+		if (frozen)
 			freeze(v, c, page);
-		set_visible(v, c, page, fpi);
+		set_visible(v, c, page, frozen);
 	}
 }
 
