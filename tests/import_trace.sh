@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# import_trace.sh: the `import` workload's replay of hand-written traces (CTest import_trace,
+# label cli; issue 30). The trace format is src/workload/wl_import.c's header. Asserts:
+#   1. a transaction longer than the in-memory WAL ring (20,000 records, one commit) gets
+#      the one checkpoint its trace asks for (K), no other: the ring is written out, not
+#      checkpointed (backend.c, wal.c W5);
+# Usage: import_trace.sh PENUMBRA_BINARY
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY" >&2
+	exit 2
+fi
+pn=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/pn_imptrace.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() {
+	echo "FAIL: $*" >&2
+	failed=1
+}
+
+# scenario NAME PAGES [CHECKSUMS]: NAME.yaml replaying NAME.trace in fpw
+scenario() {
+	cat >"$work/$1.yaml" <<EOF2
+name: $1
+storage: {pages: $2, page_size: 8192, buffers: $2, wal_segment_size: 1MiB}
+protocol: {mode: fpw, checksums: ${3:-false}}
+checkpoint: {interval: 0s, every_transactions: 0, max_wal_size: 0}
+workload: {kind: import, clients: 1, transactions: 1, trace: $1.trace}
+EOF2
+}
+# metric NAME KEY: that metric of `run NAME.yaml` in fpw
+metric() {
+	"$pn" run "$work/$1.yaml" --json - 2>/dev/null | jq ".results[0].$2"
+}
+
+# 1. a long transaction: 20,000 Heap/INSERTs on 64 pages after one K, then one commit
+{
+	printf 'penumbra-import-trace 1\npages 64\nK\n'
+	for ((i = 0; i < 20000; i++)); do
+		echo "R 10 0 3 1 $((i % 64)) n 60 0 0"
+	done
+	echo C
+} >"$work/long.trace"
+scenario long 64
+got=$(metric long checkpoints)
+[[ $got == 1 ]] || fail "a long transaction: $got checkpoints, the trace's 1"
+got=$(metric long fpi_count)
+[[ $got == 64 ]] || fail "a long transaction: $got images, one per page (64)"
+
+exit "$failed"
