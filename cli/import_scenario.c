@@ -27,7 +27,16 @@
 
 #define MAX_REPLAY_BLOCKS 3
 #define RM_GENERIC 20
+#define RM_HASH 12
 #define INFO_COMMIT 0x00u
+#define XLOG_PARAMETER_CHANGE 0x60u
+#define XLOG_FPI_FOR_HINT 0xA0u
+#define XLOG_FPI 0xB0u
+#define HEAP2_VISIBLE 0x40u
+#define HASH_MOVE_PAGE_CONTENTS 0x70u
+#define HASH_SQUEEZE_PAGE 0x80u
+#define HASH_DELETE 0x90u
+#define PARAM_WAL_LOG_HINTS 24 /* xl_parameter_change: six ints, then wal_log_hints */
 
 /* ---- the page map: (relation, fork, block) -> page, each relation one range ---- */
 
@@ -142,7 +151,12 @@ struct pass1 {
 	pn_lsn *redo;
 	size_t nredo, redo_cap;
 	uint64_t sum[256][16][MAX_REPLAY_BLOCKS], cnt[256][16][MAX_REPLAY_BLOCKS];
-	bool hints;
+	/* XLogHintBitIsNeeded() (checksums or wal_log_hints), from the WAL: an
+	 * XLOG/PARAMETER_CHANGE's wal_log_hints, an XLOG/FPI_FOR_HINT (only logged then), a
+	 * Heap2/VISIBLE whose heap page carries an image (REGBUF_NO_IMAGE otherwise) */
+	bool hints, hints_seen;
+	const char *hints_why;
+	pn_lsn past_to; /* the range's last redo point's record, read past --to (0: none) */
 };
 
 static bool is_checkpoint(const struct pn_xlr_record *rec)
@@ -150,6 +164,28 @@ static bool is_checkpoint(const struct pn_xlr_record *rec)
 	uint8_t t = rec->info & 0xF0u;
 	return rec->rmid == PN_XLR_RM_XLOG &&
 	       (t == PN_XLR_XLOG_CHECKPOINT_SHUTDOWN || t == PN_XLR_XLOG_CHECKPOINT_ONLINE);
+}
+
+/* The cluster's hint logging, as the WAL shows it (the last PARAMETER_CHANGE wins; any
+ * image PostgreSQL takes only when hints are logged proves they are). */
+static void settings(struct pass1 *p, const struct pn_xlr_record *rec)
+{
+	uint8_t t = rec->info & 0xF0u;
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_PARAMETER_CHANGE &&
+	    rec->main_len >= PARAM_WAL_LOG_HINTS + 1) {
+		p->hints = rec->main_data[PARAM_WAL_LOG_HINTS] != 0;
+		p->hints_seen = true;
+		p->hints_why = p->hints ? "XLOG/PARAMETER_CHANGE: wal_log_hints on"
+					: "XLOG/PARAMETER_CHANGE: wal_log_hints off";
+	}
+	if (!p->hints &&
+	    ((rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI_FOR_HINT) ||
+	     (rec->rmid == PN_XLR_RM_HEAP2 && t == HEAP2_VISIBLE && rec->max_block_id >= 1 &&
+	      rec->blocks[1].in_use && rec->blocks[1].has_image))) {
+		p->hints = p->hints_seen = true;
+		p->hints_why = t == XLOG_FPI_FOR_HINT ? "XLOG/FPI_FOR_HINT records"
+						      : "Heap2/VISIBLE imaging its heap page";
+	}
 }
 
 static bool collect(struct pass1 *p, const struct pn_xlr_record *rec)
@@ -165,8 +201,7 @@ static bool collect(struct pass1 *p, const struct pn_xlr_record *rec)
 		}
 		p->redo[p->nredo++] = pn_get64(rec->main_data);
 	}
-	if (rec->rmid == PN_XLR_RM_XLOG && (rec->info & 0xF0u) == 0xA0u)
-		p->hints = true;
+	settings(p, rec);
 	for (int i = 0; i <= rec->max_block_id && i < MAX_REPLAY_BLOCKS; i++) {
 		const struct pn_xlr_block *b = &rec->blocks[i];
 		if (b->in_use && !b->has_image) {
@@ -191,14 +226,21 @@ struct figures {
 	uint64_t replayed, folded_blocks;
 };
 
-static char block_kind(const struct pn_xlr_record *rec, const struct pn_xlr_block *b)
+/* The block's kind, as PostgreSQL registered it: u for REGBUF_NO_IMAGE (log_heap_visible's
+ * heap page when hints are not logged; the hash bucket page a DELETE, SQUEEZE_PAGE or
+ * MOVE_PAGE_CONTENTS only locks, block 0 of those). */
+static char block_kind(const struct pn_xlr_record *rec, int id, bool hints)
 {
 	uint8_t t = rec->info & 0xF0u;
-	if (rec->rmid == PN_XLR_RM_XLOG && t == 0xA0u)
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI_FOR_HINT)
 		return 'h';
-	if (rec->rmid == PN_XLR_RM_XLOG && t == 0xB0u)
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI)
 		return 'f';
-	return b->will_init ? 'i' : 'n';
+	if ((rec->rmid == PN_XLR_RM_HEAP2 && t == HEAP2_VISIBLE && id == 1 && !hints) ||
+	    (rec->rmid == RM_HASH && id == 0 &&
+	     (t == HASH_MOVE_PAGE_CONTENTS || t == HASH_SQUEEZE_PAGE || t == HASH_DELETE)))
+		return 'u';
+	return rec->blocks[id].will_init ? 'i' : 'n';
 }
 
 static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct pass1 *p1,
@@ -228,7 +270,7 @@ static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			upper = b->hole_length ? (uint32_t)b->hole_offset + b->hole_length : 24;
 		}
 		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b),
-			 block_kind(rec, b), len, lower, upper);
+			 block_kind(rec, i, p1->hints), len, lower, upper);
 	}
 	fprintf(f, "R %u %u %u %u", rmid, rec->info & 0xF0u, main_len, n);
 	for (uint32_t i = 0; i < n; i++)
@@ -328,6 +370,26 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
 }
 
+#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
+
+/* What the conversion took from the WAL and where (before the figures). */
+static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *p1)
+{
+	fprintf(f, "postgres: %u (WAL page magic %04X)\n", PN_XLR_PG_VERSION, PN_WAL_PAGE_MAGIC);
+	fprintf(f, "hint bits logged: %s (%s)\n", p1->hints ? "yes" : "no",
+		p1->hints_seen ? p1->hints_why : "no record shows it: PostgreSQL's default, off");
+	if (start < from)
+		fprintf(f,
+			"the range holds no redo point before its first record: the replay starts "
+			"at the checkpoint before --from, redo point %X/%X\n",
+			LSN_ARGS(start));
+	if (p1->past_to)
+		fprintf(f,
+			"read past --to: the checkpoint record at %X/%X has its redo point in the "
+			"range\n",
+			LSN_ARGS(p1->past_to));
+}
+
 static int fail(const char *fmt, const char *a, const char *why)
 {
 	fprintf(stderr, "penumbra import: ");
@@ -336,24 +398,47 @@ static int fail(const char *fmt, const char *a, const char *why)
 	return 2;
 }
 
-static bool passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, struct map *m,
-		       pn_lsn *start)
+/* Pass 1 reads from the WAL's first record: the checkpoint before --from (a redo point at or
+ * before the range's first record: the replay starts there; else the range's first redo
+ * point) and the settings may lie before the range. It reads on past --to while a
+ * checkpoint record of a redo point inside the range may still come (a spread
+ * checkpoint's record is written long after its redo point, which has no record). */
+static bool pass_1(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, pn_lsn *start)
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
-	bool ok = rec && pn_xlr_begin(r, from, to) != 0;
-	pn_lsn first = 0;
-	uint32_t base = 0;
+	pn_lsn first = pn_xlr_begin(r, from, to);
+	bool ok = rec && first && pn_xlr_begin(r, 0, 0) != 0;
 
+	*start = 0;
 	while (ok && pn_xlr_read(r, rec)) {
-		if (!first)
-			first = rec->start;
+		if (to && rec->end > to) {
+			if (!is_checkpoint(rec) || rec->main_len < 8)
+				continue;
+			if (pn_get64(rec->main_data) >= to)
+				break; /* redo points only grow: none of the range's is left */
+			p1->past_to = rec->start;
+		}
 		ok = collect(p1, rec);
 	}
-	*start = 0;
-	for (size_t i = 0; ok && i < p1->nredo && !*start; i++)
-		if (p1->redo[i] >= first)
-			*start = p1->redo[i];
-	ok = ok && *start && pn_xlr_begin(r, *start, to) != 0;
+	pn_lsn before = 0, inside = 0; /* redo points grow with their records */
+	for (size_t i = 0; ok && i < p1->nredo; i++) {
+		if (p1->redo[i] <= first)
+			before = p1->redo[i];
+		else if (!inside && (!to || p1->redo[i] < to))
+			inside = p1->redo[i];
+	}
+	*start = before ? before : inside;
+	free(rec);
+	return ok;
+}
+
+/* Pass 2: the page map of the replayed range. */
+static bool pass_2(struct pn_xlr *r, pn_lsn start, pn_lsn to, struct map *m)
+{
+	struct pn_xlr_record *rec = malloc(sizeof *rec);
+	bool ok = rec && pn_xlr_begin(r, start, to) != 0;
+	uint32_t base = 0;
+
 	while (ok && pn_xlr_read(r, rec))
 		for (int i = 0; ok && i <= rec->max_block_id; i++)
 			if (rec->blocks[i].in_use)
@@ -380,11 +465,13 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	base_name(out, name, sizeof name);
 	snprintf(trace, sizeof trace, "%.*s%s.trace",
 		 strrchr(out, '/') ? (int)(strrchr(out, '/') - out + 1) : 0, out, name);
-	if (!grow_map(&m) || !passes_1_2(r, from, to, p1, &m, &start)) {
+	if (!grow_map(&m) || !pass_1(r, from, to, p1, &start) || !start ||
+	    !pass_2(r, start, to, &m)) {
 		rc = fail("%s%s",
 			  start || r->why[0] ? "cannot convert: "
 					     : "no checkpoint redo "
-					       "point in the range: the replay starts at one",
+					       "point in the range or before it: the replay starts "
+					       "at one",
 			  r->why);
 		goto out;
 	}
@@ -397,6 +484,7 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		goto out;
 	}
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
+	print_facts(stdout, start, from, p1);
 	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
 	       " checkpoints), %zu pages of %zu relations\n"
 	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64

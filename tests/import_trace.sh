@@ -4,6 +4,8 @@
 #   1. a transaction longer than the in-memory WAL ring (20,000 records, one commit) gets
 #      the one checkpoint its trace asks for (K), no other: the ring is written out, not
 #      checkpointed (backend.c, wal.c W5);
+#   2. a block of kind u (REGBUF_NO_IMAGE: Heap2/VISIBLE's heap page when hints are not
+#      logged) is never imaged, while kind n's first change after the checkpoint is;
 # Usage: import_trace.sh PENUMBRA_BINARY
 set -euo pipefail
 
@@ -48,5 +50,17 @@ got=$(metric long checkpoints)
 [[ $got == 1 ]] || fail "a long transaction: $got checkpoints, the trace's 1"
 got=$(metric long fpi_count)
 [[ $got == 64 ]] || fail "a long transaction: $got images, one per page (64)"
+
+# 2. Heap2/VISIBLE on 8 pages: block 0 the VM page (n), block 1 the heap page (u)
+{
+	printf 'penumbra-import-trace 1\npages 9\nK\n'
+	for ((i = 1; i < 9; i++)); do
+		echo "R 9 64 5 2 0 n 0 0 0 $i u 0 0 0"
+	done
+	echo C
+} >"$work/visible.trace"
+scenario visible 9
+got=$(metric visible fpi_count)
+[[ $got == 1 ]] || fail "VISIBLE's no-image heap pages: $got images, the VM page's 1"
 
 exit "$failed"

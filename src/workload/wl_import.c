@@ -17,7 +17,9 @@
  *                                  ordinary block, i a block the record rebuilds
  *                                  (BKPBLOCK_WILL_INIT), f an image PostgreSQL always
  *                                  logs (XLOG/FPI: log_newpage), h a hint-bit image
- *                                  (XLOG/FPI_FOR_HINT). data_len: the block data the
+ *                                  (XLOG/FPI_FOR_HINT), u a block PostgreSQL
+ *                                  registered with REGBUF_NO_IMAGE: never an image
+ *                                  nor a shift, in any mode. data_len: the block data the
  *                                  record carries without an image (PostgreSQL's, or,
  *                                  where PostgreSQL logged an image instead, its average
  *                                  for that record type and block). lower, upper: the
@@ -34,7 +36,7 @@
  * the filler bytes are written from pd_upper on (as many as fit before page_size). So an
  * image the engine takes after the record leaves out the hole PostgreSQL's image left out.
  * Images, shifts and double writes are the protocol's, as for every workload (fpw: the
- * first change of a page after the redo pointer; kind i never; kind f always; kind h as a
+ * first change of a page after the redo pointer; kind i and u never; kind f always; kind h as a
  * hint: XLOG/FPI_FOR_HINT, or a hint-dirty page without WAL).
  * Records with more than 3 blocks keep 3 (the converter folds the rest into main data);
  * records without a block run on page 0 without changing it.
@@ -166,7 +168,7 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 		char kind;
 		if (sscanf(line, " %u %c %u %u %u%n", &page, &kind, &len, &lower, &upper, &used) !=
 			    5 ||
-		    page >= s->pages || !strchr("nifh", kind) || lower > 65535 || upper > 65535)
+		    page >= s->pages || !strchr("nifhu", kind) || lower > 65535 || upper > 65535)
 			return false;
 		for (unsigned j = 0; j < i; j++)
 			if (r->b[j].page == page)
@@ -292,8 +294,9 @@ static void change(void *state, const struct pn_client *c)
 		if (!pn_redo_imported(page, s->b.page_size, &rec, b))
 			PN_ASSERT(!"an imported record that does not fit its page");
 		pn_client_changed(c, b->data_len);
-		pn_client_protect(c, b, b->blkno, page,
-				  kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+		if (kind != 'u') /* REGBUF_NO_IMAGE: neither image nor shift, as wl_vacuum.c's */
+			pn_client_protect(c, b, b->blkno, page,
+					  kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
 		if (kind == 'f' && !b->has_image) /* log_newpage: an image in every mode */
 			pn_client_mark(c, b, b->blkno, page, true, false, false);
 	}
