@@ -6,6 +6,8 @@
 #      checkpointed (backend.c, wal.c W5);
 #   2. a block of kind u (REGBUF_NO_IMAGE: Heap2/VISIBLE's heap page when hints are not
 #      logged) is never imaged, while kind n's first change after the checkpoint is;
+#   3. a replayed block carries PostgreSQL's data size: a Heap2/VISIBLE without an image
+#      (two blocks, no block data, 5 bytes of main data) is 59 bytes, as in PostgreSQL;
 # Usage: import_trace.sh PENUMBRA_BINARY
 set -euo pipefail
 
@@ -62,5 +64,15 @@ got=$(metric long fpi_count)
 scenario visible 9
 got=$(metric visible fpi_count)
 [[ $got == 1 ]] || fail "VISIBLE's no-image heap pages: $got images, the VM page's 1"
+
+# 3. one VISIBLE more, on a page whose VM block is imaged already: 59 bytes more
+{
+	head -n -1 "$work/visible.trace" | sed "s/^pages 9$/pages 10/"
+	echo "R 9 64 5 2 0 n 0 0 0 9 u 0 0 0"
+	echo C
+} >"$work/visible10.trace"
+scenario visible10 10
+a=$(metric visible wal_bytes) b=$(metric visible10 wal_bytes)
+[[ $((b - a)) == 59 ]] || fail "a Heap2/VISIBLE without images: $((b - a)) B, PostgreSQL's 59"
 
 exit "$failed"

@@ -28,7 +28,10 @@
  *
  * What the replay writes (the record kind PN_REC_IMPORTED, rmid and info kept, info bit
  * PN_INFO_IMPORTED set so that redo and the oracle tell it from the engine's own kinds):
- * block data = {lower u16, upper u16} + data_len - 4 filler bytes (at least 4 bytes);
+ * block data = data_len filler bytes, PostgreSQL's size; in a record with a block whose
+ * lower, upper are given (info bit PN_INFO_LAYOUT) every block's data is {lower u16, upper
+ * u16} + data_len - 4 filler bytes instead (at least 4 bytes: a block PostgreSQL imaged is
+ * imaged in fpw too, and an image replaces its data);
  * main data = main_len filler bytes (at most IMPORT_MAIN_MAX). Its redo
  * (pn_redo_imported, src/format/redo_xlog.c): a will-init block first becomes an empty page (24 B header,
  * pd_lower 24, pd_upper = pd_special = page_size); then pd_lower / pd_upper are set when
@@ -230,15 +233,28 @@ static uint8_t filler(uint64_t serial, uint32_t j)
 	return (uint8_t)((serial * 0x9E3779B1u) >> 24 ^ j * 7u);
 }
 
-/* A block's data: {lower, upper} then filler. */
-static uint16_t block_data(struct imp *s, uint32_t i)
+/* Whether the record's blocks carry the page layout: one of them was imaged by PostgreSQL. */
+static bool has_layout(const struct imp_rec *r)
+{
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		if (r->b[i].lower || r->b[i].upper)
+			return true;
+	return false;
+}
+
+/* A block's data: {lower, upper} when the record carries the layout, then filler. */
+static uint16_t block_data(struct imp *s, uint32_t i, bool layout)
 {
 	const struct imp_block *ib = &s->cur.b[i];
-	uint16_t len = PN_MAX(ib->data_len, (uint16_t)4);
+	uint16_t len = layout ? PN_MAX(ib->data_len, (uint16_t)4) : ib->data_len;
+	uint32_t j = 0;
 	PN_ASSERT(len <= IMPORT_DATA_MAX);
-	pn_put16(s->data[i], ib->lower);
-	pn_put16(s->data[i] + 2, ib->upper);
-	for (uint32_t j = 4; j < len; j++)
+	if (layout) {
+		pn_put16(s->data[i], ib->lower);
+		pn_put16(s->data[i] + 2, ib->upper);
+		j = 4;
+	}
+	for (; j < len; j++)
 		s->data[i][j] = filler(s->serial + i, j);
 	return len;
 }
@@ -265,9 +281,11 @@ static void change(void *state, const struct pn_client *c)
 	struct imp *s = state;
 	const struct imp_rec *ir = &s->cur;
 	uint32_t frames[MAX_BLOCKS] = {pn_client_frame(c, 0)};
+	bool layout = has_layout(ir);
 	struct pn_wal_record rec = {.xid = c->xid,
 				    .rmid = ir->rmid,
-				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED),
+				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED |
+						      (layout ? PN_INFO_LAYOUT : 0u)),
 				    .nblocks = ir->nblocks,
 				    .main_data = s->main,
 				    .main_len = ir->main_len};
@@ -290,7 +308,7 @@ static void change(void *state, const struct pn_client *c)
 		b->blkno = ir->b[i].page;
 		b->will_init = kind == 'i';
 		b->data = s->data[i];
-		b->data_len = block_data(s, i);
+		b->data_len = block_data(s, i, layout);
 		if (!pn_redo_imported(page, s->b.page_size, &rec, b))
 			PN_ASSERT(!"an imported record that does not fit its page");
 		pn_client_changed(c, b->data_len);
