@@ -8,6 +8,8 @@
 #      logged) is never imaged, while kind n's first change after the checkpoint is;
 #   3. a replayed block carries PostgreSQL's data size: a Heap2/VISIBLE without an image
 #      (two blocks, no block data, 5 bytes of main data) is 59 bytes, as in PostgreSQL;
+#   4. an XLOG/FPI_FOR_HINT image leaves out the hole PostgreSQL's image showed (pd_lower
+#      40, pd_upper 8000: 232 bytes);
 # Usage: import_trace.sh PENUMBRA_BINARY
 set -euo pipefail
 
@@ -74,5 +76,11 @@ got=$(metric visible fpi_count)
 scenario visible10 10
 a=$(metric visible wal_bytes) b=$(metric visible10 wal_bytes)
 [[ $((b - a)) == 59 ]] || fail "a Heap2/VISIBLE without images: $((b - a)) B, PostgreSQL's 59"
+
+# 4. a hint image with checksums
+printf 'penumbra-import-trace 1\npages 4\nK\nR 0 160 0 1 2 h 0 40 8000\nC\n' >"$work/hint.trace"
+scenario hint 4 true
+got=$(metric hint fpi_bytes)
+[[ $got == 232 ]] || fail "an FPI_FOR_HINT image: $got B, PostgreSQL's 232 (8192 - its hole)"
 
 exit "$failed"

@@ -267,6 +267,14 @@ static void hint(const struct pn_client *c, struct imp *s)
 	uint8_t *page = pn_client_page(c, 0);
 	uint32_t frame = pn_client_frame(c, 0);
 	rec.blocks[0].blkno = s->cur.b[0].page;
+	if (s->cur.b[0].lower || s->cur.b[0].upper) { /* the layout PostgreSQL's image showed */
+		struct pn_wal_record layout = {.info = PN_INFO_IMPORTED | PN_INFO_LAYOUT};
+		struct pn_wal_block lb = {.data = s->data[0], .data_len = 4};
+		pn_put16(s->data[0], s->cur.b[0].lower);
+		pn_put16(s->data[0] + 2, s->cur.b[0].upper);
+		if (!pn_redo_imported(page, s->b.page_size, &layout, &lb))
+			PN_ASSERT(!"a hint image's layout that does not fit its page");
+	}
 	if (sc->protocol.checksums || sc->protocol.wal_log_hints)
 		pn_client_protect(c, &rec.blocks[0], s->cur.b[0].page, page, PN_REG_HINT);
 	if (!rec.blocks[0].has_image) {
