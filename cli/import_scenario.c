@@ -50,6 +50,10 @@ struct slot {
 	uint32_t spc, db, rel, blk;
 	uint8_t fork, used;
 	uint32_t rel_id, ordinal;
+	/* pass 3: the page's pd_lower / pd_upper as last known (0 0: never), and the count of
+	 * checkpoints before its last change (its first change after one is imaged in fpw) */
+	uint16_t lower, upper;
+	uint64_t cycle;
 };
 
 struct map {
@@ -224,7 +228,48 @@ static bool is_switch(const struct pn_xlr_record *rec)
 struct figures {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
 	uint64_t replayed, folded_blocks;
+	uint64_t estimated, assumed_full; /* holes PostgreSQL's WAL shows none of (fpw off) */
 };
+
+/* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
+static uint16_t special_size(uint8_t rmid)
+{
+	switch (rmid) {
+	case 11:            /* Btree */
+	case 12:            /* Hash */
+	case 14: return 16; /* Gist */
+	case 13:            /* Gin */
+	case 16: return 8;  /* SPGist */
+	default: return 0;
+	}
+}
+
+/* What a record's block does to the page's layout, as far as its data tells (for pages no
+ * image shows: the tuples it adds; space it frees is not followed): Heap INSERT, UPDATE and
+ * HOT_UPDATE add one tuple (xl_heap_header + data: MAXALIGN(data_len - 5 + 23) bytes and a
+ * line pointer), Heap2/MULTI_INSERT main data's ntuples tuples, a Btree insert its index
+ * tuple (the block data). */
+static void layout_effect(const struct pn_xlr_record *rec, int id, struct slot *s)
+{
+	const struct pn_xlr_block *b = &rec->blocks[id];
+	uint8_t t = rec->info & 0x70u;
+	uint32_t n = 0, bytes = 0;
+	if (!s->lower || b->has_image)
+		return;
+	if (rec->rmid == PN_XLR_RM_HEAP && id == 0 && (t == 0x00 || t == 0x20 || t == 0x40) &&
+	    b->data_len >= 5) {
+		n = 1;
+		bytes = PN_ALIGN8(b->data_len - 5u + 23u);
+	} else if (rec->rmid == PN_XLR_RM_HEAP2 && t == 0x50 && rec->main_len >= 4 &&
+		   (n = pn_get16(rec->main_data + 2)) > 0 && b->data_len >= 8 * n) {
+		bytes = n * PN_ALIGN8((b->data_len - 8u * n) / n + 23u);
+	} else if (rec->rmid == 11 && id == 0 && t <= 0x10 && b->data_len > 0) {
+		n = 1;
+		bytes = PN_ALIGN8(b->data_len);
+	}
+	s->lower = (uint16_t)PN_MIN(s->lower + 4u * n, (uint32_t)s->upper);
+	s->upper = (uint16_t)PN_MAX((uint32_t)s->lower, s->upper > bytes ? s->upper - bytes : 0u);
+}
 
 /* The block's kind, as PostgreSQL registered it: u for REGBUF_NO_IMAGE (log_heap_visible's
  * heap page when hints are not logged; the hash bucket page a DELETE, SQUEEZE_PAGE or
@@ -243,8 +288,29 @@ static char block_kind(const struct pn_xlr_record *rec, int id, bool hints)
 	return rec->blocks[id].will_init ? 'i' : 'n';
 }
 
-static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct pass1 *p1,
-			 struct map *m, struct figures *fig)
+/* The layout of block i as PostgreSQL's records show it, in track (every page the WAL
+ * touched from its first record on): an image's hole, an initialization's empty page, then
+ * the tuples records add. NULL when track cannot grow. */
+static struct slot *track_block(struct map *track, const struct pn_xlr_record *rec, int i)
+{
+	const struct pn_xlr_block *b = &rec->blocks[i];
+	struct slot *s;
+	if (!map_add(track, b))
+		return NULL;
+	s = find(track, b);
+	if (b->has_image) { /* no hole: a full page, or one not in the standard layout */
+		s->lower = b->hole_length ? b->hole_offset : 24;
+		s->upper = b->hole_length ? (uint16_t)(b->hole_offset + b->hole_length) : 24;
+	} else if (b->will_init) {
+		s->lower = 24;
+		s->upper = (uint16_t)(PN_XLR_BLCKSZ - special_size(rec->rmid));
+	}
+	layout_effect(rec, i, s);
+	return s;
+}
+
+static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct pass1 *p1,
+			 struct map *m, struct map *track, struct figures *fig)
 {
 	uint8_t rmid = rec->rmid < PN_XLR_RM_BUILTIN ? rec->rmid : RM_GENERIC;
 	uint32_t main_len = rec->main_len, n = 0;
@@ -265,18 +331,37 @@ static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			len = (uint32_t)((p1->sum[rec->rmid][rec->info >> 4][i] +
 					  p1->cnt[rec->rmid][rec->info >> 4][i] / 2) /
 					 p1->cnt[rec->rmid][rec->info >> 4][i]);
-		if (b->has_image) { /* no hole: a full page, or one not in the standard layout */
-			lower = b->hole_length ? b->hole_offset : 24;
-			upper = b->hole_length ? (uint32_t)b->hole_offset + b->hole_length : 24;
+		char kind = block_kind(rec, i, p1->hints);
+		struct slot *s = track_block(track, rec, i);
+		if (!s)
+			return false;
+		if (b->has_image) {
+			lower = s->lower;
+			upper = s->upper;
+		} else if (!b->has_image && kind == 'n' && s->cycle != fig->checkpoints) {
+			/* fpw would image it here, PostgreSQL did not (full_page_writes off):
+			 * the hole as the records since its last image or init show it, else
+			 * none (a page written before the range: taken as full) */
+			if (s->lower)
+				fig->estimated++;
+			else
+				fig->assumed_full++;
+			if (!s->lower)
+				s->lower = s->upper = (uint16_t)(PN_XLR_BLCKSZ -
+								 special_size(rec->rmid));
+			lower = s->lower;
+			upper = s->upper;
 		}
-		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b),
-			 block_kind(rec, i, p1->hints), len, lower, upper);
+		s->cycle = fig->checkpoints;
+		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b), kind,
+			 len, lower, upper);
 	}
 	fprintf(f, "R %u %u %u %u", rmid, rec->info & 0xF0u, main_len, n);
 	for (uint32_t i = 0; i < n; i++)
 		fputs(blocks[i], f);
 	fputc('\n', f);
 	fig->replayed++;
+	return true;
 }
 
 static void count(struct figures *fig, const struct pn_xlr_record *rec)
@@ -299,11 +384,18 @@ static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct 
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	size_t k = 0;
-	bool ok = rec && pn_xlr_begin(r, start, to) != 0;
+	bool ok = rec != NULL;
 	uint32_t pages = 0;
+	struct map track = {0};
 
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
+	/* the layouts of the pages at the replay's start, from the WAL's first record */
+	ok = ok && grow_map(&track) && pn_xlr_begin(r, 0, start) != 0;
+	while (ok && pn_xlr_read(r, rec))
+		for (int i = 0; ok && i <= rec->max_block_id; i++)
+			ok = !rec->blocks[i].in_use || track_block(&track, rec, i);
+	ok = ok && pn_xlr_begin(r, start, to) != 0;
 	fprintf(f, "penumbra-import-trace 1\npages %u\n", pages);
 	while (ok && pn_xlr_read(r, rec)) {
 		while (k < p1->nredo && p1->redo[k] <= rec->start) {
@@ -321,8 +413,10 @@ static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct 
 			fig->commits++;
 			continue;
 		}
-		write_record(f, rec, p1, m, fig);
+		ok = write_record(f, rec, p1, m, &track, fig);
 	}
+	free(track.slots);
+	free(track.rels);
 	free(rec);
 	return ok;
 }
@@ -485,6 +579,13 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	}
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
 	print_facts(stdout, start, from, p1);
+	if (fig.estimated + fig.assumed_full)
+		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
+		       "checkpoint: full_page_writes off): %" PRIu64
+		       " from the tuples the records add since the page's last image or "
+		       "initialization, %" PRIu64 " taken as full pages (last seen before the "
+		       "range)\n",
+		       fig.estimated, fig.assumed_full);
 	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
 	       " checkpoints), %zu pages of %zu relations\n"
 	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
