@@ -5,9 +5,19 @@
  * memory is the page map and fixed tables, whatever the WAL's size.
  *
  * Decisions (docs/cli.md, import):
- *   - the replay starts at the first redo point in the range: before it, PostgreSQL's pages
- *     had been imaged since an earlier checkpoint the range does not show, so the engine,
- *     which starts from a checkpoint, would image them again;
+ *   - the replay starts at a redo point (the engine starts from a checkpoint): the last one
+ *     at or before the range's first record, read from the segments before --from, else
+ *     the range's first; a checkpoint whose record lies past --to (a spread one's) still
+ *     gives its redo point: pass 1 reads on until a checkpoint record's redo point is past
+ *     --to;
+ *   - a block is of the kind PostgreSQL registered it (block_kind: u for REGBUF_NO_IMAGE,
+ *     decided from rmid, info, block id and whether hints are logged, as PostgreSQL 15's
+ *     code decides); hint logging comes from the WAL (settings());
+ *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
+ *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
+ *     as the records since the page's last image or initialization show it
+ *     (layout_effect: the tuples they add), a page seen before none of them taken as
+ *     full; import prints how many were estimated;
  *   - a checkpoint record is not replayed (the engine writes its own at each K), nor an
  *     XLOG_SWITCH (the engine's WAL goes on in the same segment); a
  *     Transaction/COMMIT is the client's commit; every other record is an R line, custom
@@ -474,8 +484,7 @@ static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *
 		p1->hints_seen ? p1->hints_why : "no record shows it: PostgreSQL's default, off");
 	if (start < from)
 		fprintf(f,
-			"the range holds no redo point before its first record: the replay starts "
-			"at the checkpoint before --from, redo point %X/%X\n",
+			"the replay starts at the checkpoint before --from: its redo point %X/%X\n",
 			LSN_ARGS(start));
 	if (p1->past_to)
 		fprintf(f,
