@@ -239,6 +239,8 @@ struct figures {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
 	uint64_t replayed, folded_blocks;
 	uint64_t estimated, assumed_full; /* holes PostgreSQL's WAL shows none of (fpw off) */
+	pn_lsn from;                      /* the requested range's start */
+	uint64_t range_bytes, range_fpi;  /* PostgreSQL's on the requested range alone */
 };
 
 /* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
@@ -374,6 +376,14 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 	return true;
 }
 
+static uint32_t count_images(const struct pn_xlr_record *rec)
+{
+	uint32_t n = 0;
+	for (int i = 0; i <= rec->max_block_id; i++)
+		n += rec->blocks[i].in_use && rec->blocks[i].has_image;
+	return n;
+}
+
 static void count(struct figures *fig, const struct pn_xlr_record *rec)
 {
 	fig->records++;
@@ -416,6 +426,10 @@ static bool write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct 
 			k++;
 		}
 		count(fig, rec);
+		if (rec->start >= fig->from) {
+			fig->range_bytes += rec->tot_len;
+			fig->range_fpi += count_images(rec);
+		}
 		if (is_checkpoint(rec) || is_switch(rec))
 			continue;
 		if (rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT) {
@@ -464,6 +478,8 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
 			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
 			m->rels[i].base + m->rels[i].pages - 1);
+	/* the version of the WAL's page magic (a scenario key once the engine takes one) */
+	fprintf(f, "# postgres: %u\n", PN_XLR_PG_VERSION);
 	fprintf(f,
 		"name: %s\nseed: 1\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
 		"  wal_segment_size: %u\nprotocol:\n  mode: fpw\n  checksums: %s\n"
@@ -582,12 +598,17 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		rc = fail("%s: cannot be written%s", yaml ? trace : out, "");
 		goto out;
 	}
+	fig.from = from;
 	if (!write_trace(r, start, to, p1, &m, tf, &fig)) {
 		rc = fail("%s%s", "cannot convert: ", r->why);
 		goto out;
 	}
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
 	print_facts(stdout, start, from, p1);
+	if (start < from) /* the records before --from are replayed and counted too */
+		printf("PostgreSQL on --from %X/%X .. --to alone: wal_bytes %" PRIu64
+		       " fpi_count %" PRIu64 "\n",
+		       LSN_ARGS(from), fig.range_bytes, fig.range_fpi);
 	if (fig.estimated + fig.assumed_full)
 		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
 		       "checkpoint: full_page_writes off): %" PRIu64

@@ -20,7 +20,7 @@
 #   1. `penumbra import --stats` prints exactly what `pg_waldump --stats=record` prints;
 #   2. `import --out` then `run` in fpw: WAL bytes and full-page images within 2 % of
 #      PostgreSQL's on the replayed range; `import` prints the PostgreSQL version of the
-#      WAL's page magic (15). fpw off: the prediction against the fpw-on, checksums-off
+#      WAL's page magic (15), and the scenario says it ('# postgres: 15'). fpw off: the prediction against the fpw-on, checksums-off
 #      cluster's run of the same workload (the same span of records), its page holes
 #      estimated (import says how many): the same images and bytes within 5 % on pgbench
 #      and insert (user tables, whose pages the WAL shows from their creation); vacuum and
@@ -165,6 +165,7 @@ replay() {
 		return
 	fi
 	grep -q '^postgres: 15 ' "$out.import" || fail "$c $w: import names no PostgreSQL 15"
+	grep -q '^# postgres: 15$' "$out.yaml" || fail "$c $w: the scenario names no PostgreSQL 15"
 	sed -n 's/^PostgreSQL: wal_bytes \([0-9]*\) fpi_count \([0-9]*\) .*/\1 \2/p' "$out.import"
 	if ! "$pn" run "$out.yaml" --json "$out.json" >/dev/null 2>&1; then
 		fail "$c $w: run of the import failed"

@@ -24,7 +24,9 @@
  *                                  where PostgreSQL logged an image instead, its average
  *                                  for that record type and block). lower, upper: the
  *                                  page's pd_lower and pd_upper after the record, where
- *                                  PostgreSQL's image showed them (0 0: not known, kept).
+ *                                  PostgreSQL's image showed them, or where fpw would
+ *                                  image the page and PostgreSQL did not, as its records
+ *                                  show them (import_scenario.c; 0 0: not known, kept).
  *
  * What the replay writes (the record kind PN_REC_IMPORTED, rmid and info kept, info bit
  * PN_INFO_IMPORTED set so that redo and the oracle tell it from the engine's own kinds):
