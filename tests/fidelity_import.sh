@@ -57,7 +57,8 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 cleanup() {
 	for d in "$work"/*/data; do
-		[[ -d $d ]] && "${as_pg[@]}" "$pgbin/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1
+		[[ ! -d $d ]] || "${as_pg[@]}" "$pgbin/pg_ctl" -D "$d" -m immediate -w stop \
+			>/dev/null 2>&1 || true
 	done
 	[[ -n ${PN_KEEP:-} ]] || rm -rf "$work"
 }
