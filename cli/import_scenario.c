@@ -12,7 +12,8 @@
  *     --to;
  *   - a block is of the kind PostgreSQL registered it (block_kind: u for REGBUF_NO_IMAGE,
  *     decided from rmid, info, block id and whether hints are logged, as PostgreSQL 15's
- *     code decides); hint logging comes from the WAL (settings());
+ *     code decides); hint logging comes from the WAL (settings()), else from pg_control
+ *     (control_settings());
  *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
  *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
  *     as the records since the page's last image or initialization show it
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "xlogread.h"
 
 #define MAX_REPLAY_BLOCKS 3
@@ -47,6 +49,12 @@
 #define HASH_SQUEEZE_PAGE 0x80u
 #define HASH_DELETE 0x90u
 #define PARAM_WAL_LOG_HINTS 24 /* xl_parameter_change: six ints, then wal_log_hints */
+/* PostgreSQL 15's ControlFileData (pg_control, version 1300), x86-64 layout */
+#define CONTROL_VERSION 1300u
+#define CONTROL_OFF_VERSION 8
+#define CONTROL_OFF_WAL_LOG_HINTS 176
+#define CONTROL_OFF_CHECKSUM_VERSION 252
+#define CONTROL_OFF_CRC 288
 
 /* ---- the page map: (relation, fork, block) -> page, each relation one range ---- */
 
@@ -170,6 +178,7 @@ struct pass1 {
 	 * Heap2/VISIBLE whose heap page carries an image (REGBUF_NO_IMAGE otherwise) */
 	bool hints, hints_seen;
 	const char *hints_why;
+	char control_why[256];
 	pn_lsn past_to; /* the range's last redo point's record, read past --to (0: none) */
 };
 
@@ -200,6 +209,35 @@ static void settings(struct pass1 *p, const struct pn_xlr_record *rec)
 		p->hints_why = t == XLOG_FPI_FOR_HINT ? "XLOG/FPI_FOR_HINT records"
 						      : "Heap2/VISIBLE imaging its heap page";
 	}
+}
+
+/* Without a record that shows it: the data directory's pg_control (global/pg_control beside
+ * the first segment's pg_wal), when there is one of PostgreSQL 15 with a valid CRC. */
+static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why, size_t len)
+{
+	uint8_t c[CONTROL_OFF_CRC + 4];
+	char path[PN_ERROR_LEN];
+	const char *seg = r->nsegs ? r->segs[0].path : "";
+	const char *slash = strrchr(seg, '/');
+	FILE *f;
+
+	snprintf(path, sizeof path, "%.*s../global/pg_control", slash ? (int)(slash - seg + 1) : 0,
+		 seg);
+	if (p->hints_seen || !(f = fopen(path, "rb")))
+		return;
+	bool ok = fread(c, 1, sizeof c, f) == sizeof c;
+	fclose(f);
+	if (!ok || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
+	    pn_crc32c_final(pn_crc32c_update(pn_crc32c_init(), c, CONTROL_OFF_CRC)) !=
+		    pn_get32(c + CONTROL_OFF_CRC))
+		return;
+	bool checksums = pn_get32(c + CONTROL_OFF_CHECKSUM_VERSION) != 0;
+	bool hints = c[CONTROL_OFF_WAL_LOG_HINTS] != 0;
+	p->hints = checksums || hints;
+	p->hints_seen = true;
+	snprintf(why, len, "%.200s: data checksums %s, wal_log_hints %s", path,
+		 checksums ? "on" : "off", hints ? "on" : "off");
+	p->hints_why = why;
 }
 
 static bool collect(struct pass1 *p, const struct pn_xlr_record *rec)
@@ -539,6 +577,7 @@ static bool pass_1(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, p
 		}
 		ok = collect(p1, rec);
 	}
+	control_settings(p1, r, p1->control_why, sizeof p1->control_why);
 	pn_lsn before = 0, inside = 0; /* redo points grow with their records */
 	for (size_t i = 0; ok && i < p1->nredo; i++) {
 		if (p1->redo[i] <= first)

@@ -20,7 +20,9 @@
 #   1. `penumbra import --stats` prints exactly what `pg_waldump --stats=record` prints;
 #   2. `import --out` then `run` in fpw: WAL bytes and full-page images within 2 % of
 #      PostgreSQL's on the replayed range; `import` prints the PostgreSQL version of the
-#      WAL's page magic (15), and the scenario says it ('# postgres: 15'). fpw off: the prediction against the fpw-on, checksums-off
+#      WAL's page magic (15), and the scenario says it ('# postgres: 15'); hint logging
+#      comes from the WAL or, where no record shows it (the fpw cluster), from the
+#      cluster's pg_control beside the WAL. fpw off: the prediction against the fpw-on, checksums-off
 #      cluster's run of the same workload (the same span of records), its page holes
 #      estimated (import says how many): the same images and bytes within 5 % on pgbench
 #      and insert (user tables, whose pages the WAL shows from their creation); vacuum and
@@ -121,6 +123,8 @@ cluster() {
 	pg "$pgbin/pg_ctl" -D "$data" -w stop >/dev/null
 	cp -r "$data/pg_wal" "$dir/wal"
 	rm -rf "$dir/wal/archive_status"
+	mkdir -p "$dir/global" # wal/../global/pg_control, as beside a cluster's pg_wal
+	cp "$data/global/pg_control" "$dir/global/"
 }
 
 clusters=(fpw checksums hints nofpw)
@@ -167,6 +171,9 @@ replay() {
 	fi
 	grep -q '^postgres: 15 ' "$out.import" || fail "$c $w: import names no PostgreSQL 15"
 	grep -q '^# postgres: 15$' "$out.yaml" || fail "$c $w: the scenario names no PostgreSQL 15"
+	# no record of the fpw cluster shows hint logging: pg_control does
+	[[ $c != fpw ]] || grep -q '^hint bits logged: no (.*/global/pg_control: data checksums off, wal_log_hints off)$' \
+		"$out.import" || fail "$c $w: hint logging not taken from pg_control: $(grep '^hint' "$out.import")"
 	sed -n 's/^PostgreSQL: wal_bytes \([0-9]*\) fpi_count \([0-9]*\) .*/\1 \2/p' "$out.import"
 	if ! "$pn" run "$out.yaml" --json "$out.json" >/dev/null 2>&1; then
 		fail "$c $w: run of the import failed"
