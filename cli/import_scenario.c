@@ -17,8 +17,9 @@
  *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
  *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
  *     as the records since the page's last image or initialization show it
- *     (layout_effect: the tuples they add), a page seen before none of them taken as
- *     full; import prints how many were estimated;
+ *     (layout_effect: the tuples they add); a page seen before none of them by its highest
+ *     line pointer named and its tuples' size (record_item), else taken as full; import
+ *     prints how many were estimated and how;
  *   - a checkpoint record is not replayed (the engine writes its own at each K), nor an
  *     XLOG_SWITCH (the engine's WAL goes on in the same segment); a
  *     Transaction/COMMIT is the client's commit; every other record is an R line, custom
@@ -72,6 +73,9 @@ struct slot {
 	 * checkpoints before its last change (its first change after one is imaged in fpw) */
 	uint16_t lower, upper;
 	uint64_t cycle;
+	/* a page no image nor initialization showed: the highest line pointer its records name
+	 * and the size of a tuple of it they carry (0: none yet) */
+	uint16_t maxoff, tuple;
 };
 
 struct map {
@@ -276,9 +280,9 @@ static bool is_switch(const struct pn_xlr_record *rec)
 struct figures {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
 	uint64_t replayed, folded_blocks;
-	uint64_t estimated, assumed_full; /* holes PostgreSQL's WAL shows none of (fpw off) */
-	pn_lsn from;                      /* the requested range's start */
-	uint64_t range_bytes, range_fpi;  /* PostgreSQL's on the requested range alone */
+	uint64_t estimated, estimated_items, assumed_full; /* holes the WAL shows none of */
+	pn_lsn from;                                       /* the requested range's start */
+	uint64_t range_bytes, range_fpi; /* PostgreSQL's on the requested range alone */
 };
 
 /* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
@@ -299,8 +303,44 @@ static uint16_t special_size(uint8_t rmid)
  * HOT_UPDATE add one tuple (xl_heap_header + data: MAXALIGN(data_len - 5 + 23) bytes and a
  * line pointer), Heap2/MULTI_INSERT main data's ntuples tuples, a Btree insert its index
  * tuple (the block data). */
+/* The line pointer a Heap or Btree record's block names in its main data, and the size of
+ * the tuple it carries on the page (0: none): PostgreSQL 15's xl_heap_insert, _delete,
+ * _update (block 0 the new tuple's page, 1 the old one's), _lock, _inplace and
+ * xl_btree_insert. */
+static void record_item(const struct pn_xlr_record *rec, int id, uint32_t *off, uint32_t *size)
+{
+	const struct pn_xlr_block *b = &rec->blocks[id];
+	const uint8_t *m = rec->main_data;
+	uint8_t t = rec->info & 0x70u;
+	*off = *size = 0;
+	if (b->fork != 0)
+		return;
+	if (rec->rmid == PN_XLR_RM_HEAP) {
+		if (t == 0x00 && rec->main_len >= 2) /* INSERT */
+			*off = pn_get16(m);
+		else if ((t == 0x10 || t == 0x60) && rec->main_len >= 6) /* DELETE, LOCK */
+			*off = pn_get16(m + 4);
+		else if ((t == 0x20 || t == 0x40) && rec->main_len >= 14) /* UPDATE, HOT_UPDATE */
+			*off = pn_get16(m + (id == 0 ? 12 : 4));
+		else if (t == 0x70 && rec->main_len >= 2) /* INPLACE */
+			*off = pn_get16(m);
+		if ((t == 0x00 || ((t == 0x20 || t == 0x40) && id == 0)) && b->data_len >= 5)
+			*size = PN_ALIGN8(b->data_len - 5u + 23u);
+		else if (t == 0x70 && b->data_len)
+			*size = PN_ALIGN8(b->data_len + 23u);
+	} else if (rec->rmid == 11 && t <= 0x10 && id == 0 && rec->main_len >= 2) {
+		*off = pn_get16(m);
+		*size = PN_ALIGN8(b->data_len);
+	}
+}
+
 static void layout_effect(const struct pn_xlr_record *rec, int id, struct slot *s)
 {
+	uint32_t off, size;
+	record_item(rec, id, &off, &size);
+	s->maxoff = (uint16_t)PN_MAX((uint32_t)s->maxoff, PN_MIN(off, 2048u));
+	if (size)
+		s->tuple = (uint16_t)PN_MIN(size, (uint32_t)PN_XLR_BLCKSZ);
 	const struct pn_xlr_block *b = &rec->blocks[id];
 	uint8_t t = rec->info & 0x70u;
 	uint32_t n = 0, bytes = 0;
@@ -390,15 +430,22 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			upper = s->upper;
 		} else if (!b->has_image && kind == 'n' && s->cycle != fig->checkpoints) {
 			/* fpw would image it here, PostgreSQL did not (full_page_writes off):
-			 * the hole as the records since its last image or init show it, else
-			 * none (a page written before the range: taken as full) */
-			if (s->lower)
+			 * the hole as the records since its last image or init show it; for
+			 * a page written before the WAL, its line pointers (the highest one
+			 * its records name) each holding a tuple of the size they carry; else
+			 * none (taken as full) */
+			uint32_t end = PN_XLR_BLCKSZ - special_size(rec->rmid);
+			uint32_t lp = 24u + 4u * s->maxoff, used = (uint32_t)s->maxoff * s->tuple;
+			if (s->lower) {
 				fig->estimated++;
-			else
+			} else if (s->tuple && lp < end) {
+				fig->estimated_items++;
+				s->lower = (uint16_t)lp;
+				s->upper = (uint16_t)(used < end - lp ? end - used : lp);
+			} else {
 				fig->assumed_full++;
-			if (!s->lower)
-				s->lower = s->upper = (uint16_t)(PN_XLR_BLCKSZ -
-								 special_size(rec->rmid));
+				s->lower = s->upper = (uint16_t)end;
+			}
 			lower = s->lower;
 			upper = s->upper;
 		}
@@ -648,13 +695,13 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		printf("PostgreSQL on --from %X/%X .. --to alone: wal_bytes %" PRIu64
 		       " fpi_count %" PRIu64 "\n",
 		       LSN_ARGS(from), fig.range_bytes, fig.range_fpi);
-	if (fig.estimated + fig.assumed_full)
+	if (fig.estimated + fig.estimated_items + fig.assumed_full)
 		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
 		       "checkpoint: full_page_writes off): %" PRIu64
 		       " from the tuples the records add since the page's last image or "
-		       "initialization, %" PRIu64 " taken as full pages (last seen before the "
-		       "range)\n",
-		       fig.estimated, fig.assumed_full);
+		       "initialization, %" PRIu64 " of pages written before the WAL from their "
+		       "line pointers and tuple size, %" PRIu64 " taken as full pages\n",
+		       fig.estimated, fig.estimated_items, fig.assumed_full);
 	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
 	       " checkpoints), %zu pages of %zu relations\n"
 	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64

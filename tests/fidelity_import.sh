@@ -27,7 +27,7 @@
 #      estimated (import says how many): the same images and bytes within 5 % on pgbench
 #      and insert (user tables, whose pages the WAL shows from their creation); vacuum and
 #      short are printed only: their images are mostly of catalog pages initdb wrote
-#      without WAL, whose layout no record shows (taken as full pages).
+#      without WAL, whose layout the records show little of.
 # and prints the table (workload, real bytes/images, replay bytes/images, gap %), also into
 # TABLE.md when given (docs/results.md's "Import replay against real PostgreSQL 15").
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
