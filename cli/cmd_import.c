@@ -5,13 +5,17 @@
  * row for row; with --out, write a scenario whose workload replays it (src/workload/wl_import.c reads
  * the trace; its header says what the lines mean).
  *
- * The conversion reads the range three times (memory: the page map and a few tables, never
- * the WAL): 1. the checkpoints' redo points, each record type's mean block data when it
- * carries no image, whether hint bits were logged; 2. from the first redo point on, the
- * page map: each (relation, fork, block) a page, each relation's pages one range, in
- * order of first use; 3. the trace: K at each redo point, C per commit, R per other
- * record (checkpoint records are the engine's own), with PostgreSQL's pd_lower / pd_upper
- * where its image showed them, and PostgreSQL's own figures for the replayed range.
+ * The conversion reads the WAL three times (memory: the page map, the pages' layouts and a
+ * few tables, never the WAL): 1. from the WAL's first record, on past --to while a
+ * checkpoint record of a redo point in the range may come: the checkpoints' redo points,
+ * each record type's mean block data when it carries no image, whether hint bits were
+ * logged; 2. from the replay's start (the last redo point at or before the range's first
+ * record, else the range's first) on, the page map: each (relation, fork, block) a page,
+ * each relation's pages one range, in order of first use; 3. the pages' layouts up to the
+ * start, then the trace: K at each redo point, C per commit, R per other record
+ * (checkpoint records are the engine's own), with PostgreSQL's pd_lower / pd_upper where
+ * its image showed them or, at a change fpw would image and PostgreSQL did not, as the
+ * records show them; and PostgreSQL's own figures for the replayed range.
  *
  * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
  * record in the range, a corrupt record whose CRC is right (xlogread.h R5), the WAL ends
@@ -39,8 +43,9 @@ static const char usage[] =
 	"                segment's start\n"
 	"  --to LSN      read no byte at or past LSN; default: to the end of valid WAL\n"
 	"  --stats       print the WAL's records by type, as pg_waldump --stats=record does\n"
-	"  --out S.yaml  write a scenario that replays the WAL from its first checkpoint's\n"
-	"                redo point (and its trace, S.trace, beside it); prints\n"
+	"  --out S.yaml  write a scenario that replays the WAL from the redo point of the\n"
+	"                checkpoint at or before --from (and its trace, S.trace, beside\n"
+	"                it); prints the PostgreSQL version, what it took from the WAL and\n"
 	"                PostgreSQL's own figures for the replayed range\n"
 	"  -h, --help    show this help\n"
 	"\n"

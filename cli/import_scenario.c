@@ -5,9 +5,21 @@
  * memory is the page map and fixed tables, whatever the WAL's size.
  *
  * Decisions (docs/cli.md, import):
- *   - the replay starts at the first redo point in the range: before it, PostgreSQL's pages
- *     had been imaged since an earlier checkpoint the range does not show, so the engine,
- *     which starts from a checkpoint, would image them again;
+ *   - the replay starts at a redo point (the engine starts from a checkpoint): the last one
+ *     at or before the range's first record, read from the segments before --from, else
+ *     the range's first; a checkpoint whose record lies past --to (a spread one's) still
+ *     gives its redo point: pass 1 reads on until a checkpoint record's redo point is past
+ *     --to;
+ *   - a block is of the kind PostgreSQL registered it (block_kind: u for REGBUF_NO_IMAGE,
+ *     decided from rmid, info, block id and whether hints are logged, as PostgreSQL 15's
+ *     code decides); hint logging comes from the WAL (settings()), else from pg_control
+ *     (control_settings());
+ *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
+ *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
+ *     as the records since the page's last image or initialization show it
+ *     (layout_effect: the tuples they add); a page seen before none of them by its highest
+ *     line pointer named and its tuples' size (record_item), else taken as full; import
+ *     prints how many were estimated and how;
  *   - a checkpoint record is not replayed (the engine writes its own at each K), nor an
  *     XLOG_SWITCH (the engine's WAL goes on in the same segment); a
  *     Transaction/COMMIT is the client's commit; every other record is an R line, custom
@@ -29,13 +41,29 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "files.h"
 #include "xlogread.h"
 
 #define MAX_REPLAY_BLOCKS 3
 #define RM_GENERIC 20
+#define RM_HASH 12
 #define INFO_COMMIT 0x00u
 #define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint), PostgreSQL 15 */
+#define XLOG_PARAMETER_CHANGE 0x60u
+#define XLOG_FPI_FOR_HINT 0xA0u
+#define XLOG_FPI 0xB0u
+#define HEAP2_VISIBLE 0x40u
+#define HASH_MOVE_PAGE_CONTENTS 0x70u
+#define HASH_SQUEEZE_PAGE 0x80u
+#define HASH_DELETE 0x90u
+#define PARAM_WAL_LOG_HINTS 24 /* xl_parameter_change: six ints, then wal_log_hints */
+/* PostgreSQL 15's ControlFileData (pg_control, version 1300), x86-64 layout */
+#define CONTROL_VERSION 1300u
+#define CONTROL_OFF_VERSION 8
+#define CONTROL_OFF_WAL_LOG_HINTS 176
+#define CONTROL_OFF_CHECKSUM_VERSION 252
+#define CONTROL_OFF_CRC 288
 
 /* ---- the page map: (relation, fork, block) -> page, each relation one range ---- */
 
@@ -49,6 +77,13 @@ struct slot {
 	uint32_t spc, db, rel, blk;
 	uint8_t fork, used;
 	uint32_t rel_id, ordinal;
+	/* pass 3: the page's pd_lower / pd_upper as last known (0 0: never), and the count of
+	 * checkpoints before its last change (its first change after one is imaged in fpw) */
+	uint16_t lower, upper;
+	uint64_t cycle;
+	/* a page no image nor initialization showed: the highest line pointer its records name
+	 * and the size of a tuple of it they carry (0: none yet) */
+	uint16_t maxoff, tuple;
 };
 
 struct map {
@@ -150,7 +185,13 @@ struct pass1 {
 	pn_lsn *redo;
 	size_t nredo, redo_cap;
 	uint64_t sum[256][16][MAX_REPLAY_BLOCKS], cnt[256][16][MAX_REPLAY_BLOCKS];
-	bool hints;
+	/* XLogHintBitIsNeeded() (checksums or wal_log_hints), from the WAL: an
+	 * XLOG/PARAMETER_CHANGE's wal_log_hints, an XLOG/FPI_FOR_HINT (only logged then), a
+	 * Heap2/VISIBLE whose heap page carries an image (REGBUF_NO_IMAGE otherwise) */
+	bool hints, hints_seen;
+	const char *hints_why;
+	char control_why[256];
+	pn_lsn past_to; /* the range's last redo point's record, read past --to (0: none) */
 };
 
 static bool is_checkpoint(const struct pn_xlr_record *rec)
@@ -158,6 +199,59 @@ static bool is_checkpoint(const struct pn_xlr_record *rec)
 	uint8_t t = rec->info & 0xF0u;
 	return rec->rmid == PN_XLR_RM_XLOG &&
 	       (t == PN_XLR_XLOG_CHECKPOINT_SHUTDOWN || t == PN_XLR_XLOG_CHECKPOINT_ONLINE);
+}
+
+/* The cluster's hint logging, as the WAL shows it (the last PARAMETER_CHANGE wins; any
+ * image PostgreSQL takes only when hints are logged proves they are). */
+static void settings(struct pass1 *p, const struct pn_xlr_record *rec)
+{
+	uint8_t t = rec->info & 0xF0u;
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_PARAMETER_CHANGE &&
+	    rec->main_len >= PARAM_WAL_LOG_HINTS + 1) {
+		p->hints = rec->main_data[PARAM_WAL_LOG_HINTS] != 0;
+		p->hints_seen = true;
+		p->hints_why = p->hints ? "XLOG/PARAMETER_CHANGE: wal_log_hints on"
+					: "XLOG/PARAMETER_CHANGE: wal_log_hints off";
+	}
+	if (!p->hints &&
+	    ((rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI_FOR_HINT) ||
+	     (rec->rmid == PN_XLR_RM_HEAP2 && t == HEAP2_VISIBLE && rec->max_block_id >= 1 &&
+	      rec->blocks[1].in_use && rec->blocks[1].has_image))) {
+		p->hints = p->hints_seen = true;
+		p->hints_why = t == XLOG_FPI_FOR_HINT ? "XLOG/FPI_FOR_HINT records"
+						      : "Heap2/VISIBLE imaging its heap page";
+	}
+}
+
+/* Without a record that shows it: the data directory's pg_control (global/pg_control beside
+ * the first segment's pg_wal), when there is one of PostgreSQL 15 with a valid CRC. */
+static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why, size_t len)
+{
+	uint8_t c[CONTROL_OFF_CRC + 4];
+	char path[PN_ERROR_LEN];
+	const char *seg = r->nsegs ? r->segs[0].path : "";
+	const char *slash = strrchr(seg, '/');
+	char open_why[PN_ERROR_LEN];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%.*s../global/pg_control", slash ? (int)(slash - seg + 1) : 0,
+		 seg);
+	if (p->hints_seen || access(path, F_OK) != 0 ||
+	    !(f = pn_file_fopen_in(path, "a pg_control file", open_why, sizeof open_why)))
+		return; /* files.h F1: a FIFO there is not read */
+	bool ok = fread(c, 1, sizeof c, f) == sizeof c;
+	fclose(f);
+	if (!ok || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
+	    pn_crc32c_final(pn_crc32c_update(pn_crc32c_init(), c, CONTROL_OFF_CRC)) !=
+		    pn_get32(c + CONTROL_OFF_CRC))
+		return;
+	bool checksums = pn_get32(c + CONTROL_OFF_CHECKSUM_VERSION) != 0;
+	bool hints = c[CONTROL_OFF_WAL_LOG_HINTS] != 0;
+	p->hints = checksums || hints;
+	p->hints_seen = true;
+	snprintf(why, len, "%.200s: data checksums %s, wal_log_hints %s", path,
+		 checksums ? "on" : "off", hints ? "on" : "off");
+	p->hints_why = why;
 }
 
 /* A checkpoint record's CheckPoint: PostgreSQL's 88 bytes, its redo point at or before the
@@ -200,8 +294,7 @@ static bool collect(struct pn_xlr *r, struct pass1 *p, const struct pn_xlr_recor
 		}
 		p->redo[p->nredo++] = pn_get64(rec->main_data);
 	}
-	if (rec->rmid == PN_XLR_RM_XLOG && (rec->info & 0xF0u) == 0xA0u)
-		p->hints = true;
+	settings(p, rec);
 	for (int i = 0; i <= rec->max_block_id && i < MAX_REPLAY_BLOCKS; i++) {
 		const struct pn_xlr_block *b = &rec->blocks[i];
 		if (b->in_use && !b->has_image) {
@@ -230,20 +323,127 @@ static int out_of_memory(void)
 struct figures {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
 	uint64_t replayed, folded_blocks;
+	uint64_t estimated, estimated_items, assumed_full; /* holes the WAL shows none of */
+	pn_lsn from;                                       /* the requested range's start */
+	uint64_t range_bytes, range_fpi; /* PostgreSQL's on the requested range alone */
 };
 
-static char block_kind(const struct pn_xlr_record *rec, const struct pn_xlr_block *b)
+/* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
+static uint16_t special_size(uint8_t rmid)
 {
-	uint8_t t = rec->info & 0xF0u;
-	if (rec->rmid == PN_XLR_RM_XLOG && t == 0xA0u)
-		return 'h';
-	if (rec->rmid == PN_XLR_RM_XLOG && t == 0xB0u)
-		return 'f';
-	return b->will_init ? 'i' : 'n';
+	switch (rmid) {
+	case 11:            /* Btree */
+	case 12:            /* Hash */
+	case 14: return 16; /* Gist */
+	case 13:            /* Gin */
+	case 16: return 8;  /* SPGist */
+	default: return 0;
+	}
 }
 
-static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct pass1 *p1,
-			 struct map *m, struct figures *fig)
+/* What a record's block does to the page's layout, as far as its data tells (for pages no
+ * image shows: the tuples it adds; space it frees is not followed): Heap INSERT, UPDATE and
+ * HOT_UPDATE add one tuple (xl_heap_header + data: MAXALIGN(data_len - 5 + 23) bytes and a
+ * line pointer), Heap2/MULTI_INSERT main data's ntuples tuples, a Btree insert its index
+ * tuple (the block data). */
+/* The line pointer a Heap or Btree record's block names in its main data, and the size of
+ * the tuple it carries on the page (0: none): PostgreSQL 15's xl_heap_insert, _delete,
+ * _update (block 0 the new tuple's page, 1 the old one's), _lock, _inplace and
+ * xl_btree_insert. */
+static void record_item(const struct pn_xlr_record *rec, int id, uint32_t *off, uint32_t *size)
+{
+	const struct pn_xlr_block *b = &rec->blocks[id];
+	const uint8_t *m = rec->main_data;
+	uint8_t t = rec->info & 0x70u;
+	*off = *size = 0;
+	if (b->fork != 0)
+		return;
+	if (rec->rmid == PN_XLR_RM_HEAP) {
+		if (t == 0x00 && rec->main_len >= 2) /* INSERT */
+			*off = pn_get16(m);
+		else if ((t == 0x10 || t == 0x60) && rec->main_len >= 6) /* DELETE, LOCK */
+			*off = pn_get16(m + 4);
+		else if ((t == 0x20 || t == 0x40) && rec->main_len >= 14) /* UPDATE, HOT_UPDATE */
+			*off = pn_get16(m + (id == 0 ? 12 : 4));
+		else if (t == 0x70 && rec->main_len >= 2) /* INPLACE */
+			*off = pn_get16(m);
+		if ((t == 0x00 || ((t == 0x20 || t == 0x40) && id == 0)) && b->data_len >= 5)
+			*size = PN_ALIGN8(b->data_len - 5u + 23u);
+		else if (t == 0x70 && b->data_len)
+			*size = PN_ALIGN8(b->data_len + 23u);
+	} else if (rec->rmid == 11 && t <= 0x10 && id == 0 && rec->main_len >= 2) {
+		*off = pn_get16(m);
+		*size = PN_ALIGN8(b->data_len);
+	}
+}
+
+static void layout_effect(const struct pn_xlr_record *rec, int id, struct slot *s)
+{
+	uint32_t off, size;
+	record_item(rec, id, &off, &size);
+	s->maxoff = (uint16_t)PN_MAX((uint32_t)s->maxoff, PN_MIN(off, 2048u));
+	if (size)
+		s->tuple = (uint16_t)PN_MIN(size, (uint32_t)PN_XLR_BLCKSZ);
+	const struct pn_xlr_block *b = &rec->blocks[id];
+	uint8_t t = rec->info & 0x70u;
+	uint32_t n = 0, bytes = 0;
+	if (!s->lower || b->has_image)
+		return;
+	if (rec->rmid == PN_XLR_RM_HEAP && id == 0 && (t == 0x00 || t == 0x20 || t == 0x40) &&
+	    b->data_len >= 5) {
+		n = 1;
+		bytes = PN_ALIGN8(b->data_len - 5u + 23u);
+	} else if (rec->rmid == PN_XLR_RM_HEAP2 && t == 0x50 && rec->main_len >= 4 &&
+		   (n = pn_get16(rec->main_data + 2)) > 0 && b->data_len >= 8 * n) {
+		bytes = n * PN_ALIGN8((b->data_len - 8u * n) / n + 23u);
+	} else if (rec->rmid == 11 && id == 0 && t <= 0x10 && b->data_len > 0) {
+		n = 1;
+		bytes = PN_ALIGN8(b->data_len);
+	}
+	s->lower = (uint16_t)PN_MIN(s->lower + 4u * n, (uint32_t)s->upper);
+	s->upper = (uint16_t)PN_MAX((uint32_t)s->lower, s->upper > bytes ? s->upper - bytes : 0u);
+}
+
+/* The block's kind, as PostgreSQL registered it: u for REGBUF_NO_IMAGE (log_heap_visible's
+ * heap page when hints are not logged; the hash bucket page a DELETE, SQUEEZE_PAGE or
+ * MOVE_PAGE_CONTENTS only locks, block 0 of those). */
+static char block_kind(const struct pn_xlr_record *rec, int id, bool hints)
+{
+	uint8_t t = rec->info & 0xF0u;
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI_FOR_HINT)
+		return 'h';
+	if (rec->rmid == PN_XLR_RM_XLOG && t == XLOG_FPI)
+		return 'f';
+	if ((rec->rmid == PN_XLR_RM_HEAP2 && t == HEAP2_VISIBLE && id == 1 && !hints) ||
+	    (rec->rmid == RM_HASH && id == 0 &&
+	     (t == HASH_MOVE_PAGE_CONTENTS || t == HASH_SQUEEZE_PAGE || t == HASH_DELETE)))
+		return 'u';
+	return rec->blocks[id].will_init ? 'i' : 'n';
+}
+
+/* The layout of block i as PostgreSQL's records show it, in track (every page the WAL
+ * touched from its first record on): an image's hole, an initialization's empty page, then
+ * the tuples records add. NULL when track cannot grow. */
+static struct slot *track_block(struct map *track, const struct pn_xlr_record *rec, int i)
+{
+	const struct pn_xlr_block *b = &rec->blocks[i];
+	struct slot *s;
+	if (!map_add(track, b))
+		return NULL;
+	s = find(track, b);
+	if (b->has_image) { /* no hole: a full page, or one not in the standard layout */
+		s->lower = b->hole_length ? b->hole_offset : 24;
+		s->upper = b->hole_length ? (uint16_t)(b->hole_offset + b->hole_length) : 24;
+	} else if (b->will_init) {
+		s->lower = 24;
+		s->upper = (uint16_t)(PN_XLR_BLCKSZ - special_size(rec->rmid));
+	}
+	layout_effect(rec, i, s);
+	return s;
+}
+
+static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct pass1 *p1,
+			 struct map *m, struct map *track, struct figures *fig)
 {
 	uint8_t rmid = rec->rmid < PN_XLR_RM_BUILTIN ? rec->rmid : RM_GENERIC;
 	uint32_t main_len = rec->main_len, n = 0;
@@ -264,18 +464,52 @@ static void write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			len = (uint32_t)((p1->sum[rec->rmid][rec->info >> 4][i] +
 					  p1->cnt[rec->rmid][rec->info >> 4][i] / 2) /
 					 p1->cnt[rec->rmid][rec->info >> 4][i]);
-		if (b->has_image) { /* no hole: a full page, or one not in the standard layout */
-			lower = b->hole_length ? b->hole_offset : 24;
-			upper = b->hole_length ? (uint32_t)b->hole_offset + b->hole_length : 24;
+		char kind = block_kind(rec, i, p1->hints);
+		struct slot *s = track_block(track, rec, i);
+		if (!s)
+			return false;
+		if (b->has_image) {
+			lower = s->lower;
+			upper = s->upper;
+		} else if (!b->has_image && kind == 'n' && s->cycle != fig->checkpoints) {
+			/* fpw would image it here, PostgreSQL did not (full_page_writes off):
+			 * the hole as the records since its last image or init show it; for
+			 * a page written before the WAL, its line pointers (the highest one
+			 * its records name) each holding a tuple of the size they carry; else
+			 * none (taken as full) */
+			uint32_t end = PN_XLR_BLCKSZ - special_size(rec->rmid);
+			uint32_t lp = 24u + 4u * s->maxoff, used = (uint32_t)s->maxoff * s->tuple;
+			if (s->lower) {
+				fig->estimated++;
+			} else if (s->tuple && lp < end) {
+				fig->estimated_items++;
+				s->lower = (uint16_t)lp;
+				s->upper = (uint16_t)(used < end - lp ? end - used : lp);
+			} else {
+				fig->assumed_full++;
+				s->lower = s->upper = (uint16_t)end;
+			}
+			lower = s->lower;
+			upper = s->upper;
 		}
-		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b),
-			 block_kind(rec, b), len, lower, upper);
+		s->cycle = fig->checkpoints;
+		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b), kind,
+			 len, lower, upper);
 	}
 	fprintf(f, "R %u %u %u %u", rmid, rec->info & 0xF0u, main_len, n);
 	for (uint32_t i = 0; i < n; i++)
 		fputs(blocks[i], f);
 	fputc('\n', f);
 	fig->replayed++;
+	return true;
+}
+
+static uint32_t count_images(const struct pn_xlr_record *rec)
+{
+	uint32_t n = 0;
+	for (int i = 0; i <= rec->max_block_id; i++)
+		n += rec->blocks[i].in_use && rec->blocks[i].has_image;
+	return n;
 }
 
 static void count(struct figures *fig, const struct pn_xlr_record *rec)
@@ -299,15 +533,20 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	size_t k = 0;
-	pn_lsn first = rec ? pn_xlr_begin(r, start, to) : 0;
+	bool ok = rec != NULL;
 	uint32_t pages = 0;
+	struct map track = {0};
 
-	if (!rec)
-		return out_of_memory();
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
+	/* the layouts of the pages at the replay's start, from the WAL's first record */
+	ok = ok && grow_map(&track) && pn_xlr_begin(r, 0, start) != 0;
+	while (ok && pn_xlr_read(r, rec))
+		for (int i = 0; ok && i <= rec->max_block_id; i++)
+			ok = !rec->blocks[i].in_use || track_block(&track, rec, i);
+	pn_lsn first = ok ? pn_xlr_begin(r, start, to) : 0;
 	fprintf(f, "penumbra-import-trace 1\npages %u\n", pages);
-	while (first && pn_xlr_read(r, rec)) {
+	while (ok && first && pn_xlr_read(r, rec)) {
 		while (k < p1->nredo && p1->redo[k] <= rec->start) {
 			if (p1->redo[k] >= start) {
 				fputs("K\n", f);
@@ -316,6 +555,10 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 			k++;
 		}
 		count(fig, rec);
+		if (rec->start >= fig->from) {
+			fig->range_bytes += rec->tot_len;
+			fig->range_fpi += count_images(rec);
+		}
 		if (is_checkpoint(rec) || is_switch(rec))
 			continue;
 		if (rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT) {
@@ -323,10 +566,12 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 			fig->commits++;
 			continue;
 		}
-		write_record(f, rec, p1, m, fig);
+		ok = write_record(f, rec, p1, m, &track, fig);
 	}
+	free(track.slots);
+	free(track.rels);
 	free(rec);
-	return pn_import_end(r, start, to, first, false);
+	return ok || r->refused ? pn_import_end(r, start, to, first, false) : out_of_memory();
 }
 
 /* ---- the end of a range: one rule for --stats and --out (cli.h) ---- */
@@ -390,6 +635,8 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
 			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
 			m->rels[i].base + m->rels[i].pages - 1);
+	/* the version of the WAL's page magic (a scenario key once the engine takes one) */
+	fprintf(f, "# postgres: %u\n", PN_XLR_PG_VERSION);
 	fprintf(f,
 		"name: %s\nseed: 1\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
 		"  wal_segment_size: %u\nprotocol:\n  mode: fpw\n  checksums: %s\n"
@@ -400,53 +647,90 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
 }
 
-/* The replay's start: the first redo point at or after the range's first record. */
-static int replay_start(const struct pass1 *p1, pn_lsn from, pn_lsn first, pn_lsn *start)
+#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
+
+/* What the conversion took from the WAL and where (before the figures). */
+static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *p1)
 {
-	*start = 0;
-	for (size_t i = 0; i < p1->nredo && !*start; i++)
-		if (p1->redo[i] >= first)
-			*start = p1->redo[i];
-	if (*start)
-		return 0;
-	fprintf(stderr,
-		"penumbra import: no checkpoint redo point at or after %X/%X (the range's first "
-		"record, at or after --from %X/%X): the replay starts at one; give a range that "
-		"holds a checkpoint record and its redo point\n",
-		(unsigned)(first >> 32), (unsigned)first, (unsigned)(from >> 32), (unsigned)from);
-	return 2;
+	fprintf(f, "postgres: %u (WAL page magic %04X)\n", PN_XLR_PG_VERSION, PN_WAL_PAGE_MAGIC);
+	fprintf(f, "hint bits logged: %s (%s)\n", p1->hints ? "yes" : "no",
+		p1->hints_seen ? p1->hints_why : "no record shows it: PostgreSQL's default, off");
+	if (start < from)
+		fprintf(f,
+			"the replay starts at the checkpoint before --from: its redo point %X/%X\n",
+			LSN_ARGS(start));
+	if (p1->past_to)
+		fprintf(f,
+			"read past --to: the checkpoint record at %X/%X has its redo point in the "
+			"range\n",
+			LSN_ARGS(p1->past_to));
 }
 
-/* Passes 1 and 2; 0, or the exit status with the reason on stderr. */
-static int passes_1_2(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, struct map *m,
-		      pn_lsn *start)
+/* Pass 1 reads from the WAL's first record: the checkpoint before --from (a redo point at or
+ * before the range's first record: the replay starts there; else the range's first redo
+ * point) and the settings may lie before the range. It reads on past --to while a
+ * checkpoint record of a redo point inside the range may still come (a spread
+ * checkpoint's record is written long after its redo point, which has no record). */
+static int pass_1(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, pn_lsn *start)
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	pn_lsn first = rec ? pn_xlr_begin(r, from, to) : 0;
-	bool ok = true;
-	uint32_t base = 0;
-	int rc;
+	int rc = rec ? pn_import_end(r, from, to, first, false) : out_of_memory();
+	bool ok = rc == 0 && pn_xlr_begin(r, 0, 0) != 0;
 
-	if (!rec)
-		return out_of_memory();
-	while (ok && first && pn_xlr_read(r, rec))
+	*start = 0;
+	while (ok && pn_xlr_read(r, rec)) {
+		if (to && rec->end > to) {
+			if (!is_checkpoint(rec) || rec->main_len < 8)
+				continue;
+			if (pn_get64(rec->main_data) >= to)
+				break; /* redo points only grow: none of the range's is left */
+			p1->past_to = rec->start;
+		}
 		ok = collect(r, p1, rec);
-	rc = ok || r->refused ? pn_import_end(r, from, to, first, true) : out_of_memory();
-	if (rc == 0)
-		rc = replay_start(p1, from, first, start);
-	first = rc == 0 ? pn_xlr_begin(r, *start, to) : 0;
-	while (rc == 0 && ok && pn_xlr_read(r, rec))
+	}
+	if (rc == 0 && !ok)
+		rc = r->refused ? pn_import_end(r, from, to, first, false) : out_of_memory();
+	control_settings(p1, r, p1->control_why, sizeof p1->control_why);
+	pn_lsn before = 0, inside = 0; /* redo points grow with their records */
+	for (size_t i = 0; ok && i < p1->nredo; i++) {
+		if (p1->redo[i] <= first)
+			before = p1->redo[i];
+		else if (!inside && (!to || p1->redo[i] < to))
+			inside = p1->redo[i];
+	}
+	*start = before ? before : inside;
+	free(rec);
+	if (rc == 0 && !*start) {
+		fprintf(stderr,
+			"penumbra import: no checkpoint redo point at or before the range's first "
+			"record %X/%X (--from %X/%X), nor inside the range: the replay starts at one; "
+			"give segments that hold a checkpoint before or inside the range\n",
+			(unsigned)(first >> 32), (unsigned)first, (unsigned)(from >> 32),
+			(unsigned)from);
+		rc = 2;
+	}
+	return rc;
+}
+
+/* Pass 2: the page map of the replayed range. */
+static int pass_2(struct pn_xlr *r, pn_lsn start, pn_lsn to, struct map *m)
+{
+	struct pn_xlr_record *rec = malloc(sizeof *rec);
+	pn_lsn first = rec ? pn_xlr_begin(r, start, to) : 0;
+	bool ok = rec != NULL;
+	uint32_t base = 0;
+
+	while (ok && first && pn_xlr_read(r, rec))
 		for (int i = 0; ok && i <= rec->max_block_id; i++)
 			if (rec->blocks[i].in_use)
 				ok = map_add(m, &rec->blocks[i]);
-	if (rc == 0)
-		rc = ok ? pn_import_end(r, *start, to, first, false) : out_of_memory();
 	for (size_t i = 0; i < m->nrels; i++) {
 		m->rels[i].base = base;
 		base += m->rels[i].pages;
 	}
 	free(rec);
-	return rc;
+	return ok ? pn_import_end(r, start, to, first, true) : out_of_memory();
 }
 
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out)
@@ -463,7 +747,9 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	base_name(out, name, sizeof name);
 	snprintf(trace, sizeof trace, "%.*s%s.trace",
 		 strrchr(out, '/') ? (int)(strrchr(out, '/') - out + 1) : 0, out, name);
-	rc = grow_map(&m) ? passes_1_2(r, from, to, p1, &m, &start) : out_of_memory();
+	rc = grow_map(&m) ? pass_1(r, from, to, p1, &start) : out_of_memory();
+	if (rc == 0)
+		rc = pass_2(r, start, to, &m);
 	if (rc != 0)
 		goto out;
 	if (!(yaml = pn_cli_open_output("import", out)) ||
@@ -471,6 +757,7 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		rc = 2;
 		goto out;
 	}
+	fig.from = from;
 	if ((rc = write_trace(r, start, to, p1, &m, tf, &fig)) != 0)
 		goto out;
 	write_yaml(yaml, name, r, from, to, start, &m, p1, &fig);
@@ -479,14 +766,27 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	if (rc == 0 && (rc = pn_cli_close_output("import", yaml, out, true)) != 0)
 		unlink(trace);
 	yaml = NULL;
-	if (rc == 0)
-		printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64
-		       " commits, %" PRIu64 " checkpoints), %zu pages of %zu relations\n"
-		       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
-		       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
-		       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
-		       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
-		       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
+	if (rc != 0)
+		goto out;
+	print_facts(stdout, start, from, p1);
+	if (start < from) /* the records before --from are replayed and counted too */
+		printf("PostgreSQL on --from %X/%X .. --to alone: wal_bytes %" PRIu64
+		       " fpi_count %" PRIu64 "\n",
+		       LSN_ARGS(from), fig.range_bytes, fig.range_fpi);
+	if (fig.estimated + fig.estimated_items + fig.assumed_full)
+		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
+		       "checkpoint: full_page_writes off): %" PRIu64
+		       " from the tuples the records add since the page's last image or "
+		       "initialization, %" PRIu64 " of pages written before the WAL from their "
+		       "line pointers and tuple size, %" PRIu64 " taken as full pages\n",
+		       fig.estimated, fig.estimated_items, fig.assumed_full);
+	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
+	       " checkpoints), %zu pages of %zu relations\n"
+	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
+	       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
+	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
+	       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
+	       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
 out:
 	pn_file_abort_out(tf);
 	pn_file_abort_out(yaml);

@@ -203,11 +203,15 @@ enum op_kind {
 	OP_FREEZE_PLANS,
 	OP_VM_SET,
 	OP_ALL_VISIBLE,
-	/* the import workload's (any rmid, info bit 0x08), without and with WILL_INIT */
+	/* the import workload's (any rmid, info bit 0x08), without and with WILL_INIT; _L: the
+	 * block data starts with {pd_lower, pd_upper} (info bit 0x04) */
 	OP_IMPORTED,
 	OP_IMPORTED_INIT,
+	OP_IMPORTED_L,
+	OP_IMPORTED_L_INIT,
 };
 #define INFO_IMPORTED 0x08u
+#define INFO_LAYOUT 0x04u
 
 static const struct {
 	uint8_t rmid, info;
@@ -779,8 +783,10 @@ static bool apply_bt_dedup(const struct pn_oracle *o, uint8_t *page, const struc
 static bool apply_imported(const struct pn_oracle *o, uint8_t *page, const struct op *op)
 {
 	const uint8_t *data = o->arena + op->off + op->main_len;
-	uint32_t ps = o->page_size, lower = pn_get16(data), upper = pn_get16(data + 2);
-	if (op->kind == OP_IMPORTED_INIT) {
+	uint32_t layout = op->kind == OP_IMPORTED_L || op->kind == OP_IMPORTED_L_INIT ? 4u : 0u;
+	uint32_t ps = o->page_size, lower = layout ? pn_get16(data) : 0;
+	uint32_t upper = layout ? pn_get16(data + 2) : 0;
+	if (op->kind == OP_IMPORTED_INIT || op->kind == OP_IMPORTED_L_INIT) {
 		memset(page + 8, 0, ps - 8);
 		pn_put16(page + OFF_LOWER, PAGE_HEADER);
 		pn_put16(page + OFF_UPPER, (uint16_t)ps);
@@ -796,7 +802,7 @@ static bool apply_imported(const struct pn_oracle *o, uint8_t *page, const struc
 	if (lower < PAGE_HEADER || upper < lower || upper > ps)
 		return false;
 	memset(page + lower, 0, upper - lower);
-	memcpy(page + upper, data + 4, PN_MIN(op->data_len - 4u, ps - upper));
+	memcpy(page + upper, data + layout, PN_MIN(op->data_len - layout, ps - upper));
 	return true;
 }
 
@@ -833,7 +839,9 @@ static bool apply(const struct pn_oracle *o, uint32_t id, uint8_t *page, const s
 			 (uint16_t)(pn_get16(page + OFF_FLAGS) | FLAG_ALL_VISIBLE));
 		break;
 	case OP_IMPORTED:
-	case OP_IMPORTED_INIT: fits = apply_imported(o, page, op); break;
+	case OP_IMPORTED_INIT:
+	case OP_IMPORTED_L:
+	case OP_IMPORTED_L_INIT: fits = apply_imported(o, page, op); break;
 	default: PN_ASSERT(!"an op of no kind");
 	}
 	if (has_header(o, id) && (op->kind != OP_ALL_VISIBLE || o->hints_logged))
@@ -887,7 +895,9 @@ static bool sizes_fit(const struct pn_oracle *o, uint8_t kind, const struct pn_w
 	case OP_CLOG_SET: return r->main_len == 5;
 	case OP_HINT_DELTA: return hint_delta_fits(r, b, o->page_size);
 	case OP_IMPORTED:
-	case OP_IMPORTED_INIT: {
+	case OP_IMPORTED_INIT: return true;
+	case OP_IMPORTED_L:
+	case OP_IMPORTED_L_INIT: {
 		uint32_t lower = b->data_len >= 4 ? pn_get16(b->data) : 0;
 		uint32_t upper = b->data_len >= 4 ? pn_get16(b->data + 2) : 0;
 		return b->data_len >= 4 &&
@@ -929,7 +939,8 @@ static bool plan_block(const struct pn_oracle *o, const struct pn_wal_record *r,
 	}
 	*kind = kind_of(r->rmid, r->info, (uint32_t)(b - r->blocks));
 	if (r->info & INFO_IMPORTED)
-		*kind = b->will_init ? OP_IMPORTED_INIT : OP_IMPORTED;
+		*kind = r->info & INFO_LAYOUT ? (b->will_init ? OP_IMPORTED_L_INIT : OP_IMPORTED_L)
+					      : (b->will_init ? OP_IMPORTED_INIT : OP_IMPORTED);
 	if (*kind == OP_FREEZE && r->main_len == 7)
 		*kind = OP_FREEZE_PLANS; /* PostgreSQL 16's layout, the vacuum workload's */
 	if (*kind == OP_VM_SET && b != &r->blocks[0])

@@ -416,7 +416,8 @@ static bool build(int c, struct fix *f, const char **name)
 	case 33:
 		*name = "IMPORTED will-init";
 		f->r.rmid = PN_RM_HEAP;
-		f->r.info = 0x00 | PN_INFO_IMPORTED; /* Heap/INSERT's info, replayed */
+		f->r.info = 0x00 | PN_INFO_IMPORTED |
+			    PN_INFO_LAYOUT; /* Heap/INSERT's info, replayed */
 		f->r.nblocks = 1;
 		f->npages = 1;
 		script_page(f->page[0], 7);
@@ -431,7 +432,7 @@ static bool build(int c, struct fix *f, const char **name)
 	case 34:
 		*name = "IMPORTED bad hole";
 		f->r.rmid = PN_RM_BTREE;
-		f->r.info = 0x10 | PN_INFO_IMPORTED;
+		f->r.info = 0x10 | PN_INFO_IMPORTED | PN_INFO_LAYOUT;
 		f->r.nblocks = 1;
 		f->npages = 1;
 		script_page(f->page[0], 7);

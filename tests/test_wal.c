@@ -158,7 +158,7 @@ START_TEST(test_init_positions)
 	/* CheckPointSegments = 4 / 1.5 = 2: the ring holds 3 * 2 + 4, at least 8 */
 	ck_assert_uint_eq(pn_wal_nsegs(&wal), 10);
 	ck_assert(!pn_wal_flushing(&wal));
-	ck_assert(pn_wal_has_room(&wal, 100));
+	ck_assert_int_eq(pn_wal_room(&wal, 100), PN_WAL_ROOM_OK);
 	ck_assert_uint_eq(pn_wal_file_offset(&wal, 3ull * SEG + 100), 3ull * SEG + 100);
 	ck_assert_uint_eq(pn_wal_file_offset(&wal, 13ull * SEG + 100), 3ull * SEG + 100);
 }
@@ -323,14 +323,27 @@ START_TEST(test_no_room_when_keep_from_pins_the_ring)
 {
 	/* W4: with keep_from pinned at the start, the insert position may not wrap the ring */
 	uint32_t n = 0;
-	while (pn_wal_has_room(&wal, 4000) && n++ < 100000) {
+	while (pn_wal_room(&wal, 4000) == PN_WAL_ROOM_OK && n++ < 100000) {
 		pn_lsn end = insert(4000, NULL);
 		if (!pn_wal_flush_request(&wal, end, 0))
 			complete_all();
 	}
-	ck_assert(!pn_wal_has_room(&wal, 4000));
+	ck_assert_int_eq(pn_wal_room(&wal, 4000), PN_WAL_ROOM_SEGMENTS);
 	uint64_t segs = pn_wal_insert_lsn(&wal) / SEG - pn_wal_keep_from(&wal) / SEG;
 	ck_assert_uint_lt(segs + 1, pn_wal_nsegs(&wal));
+}
+END_TEST
+
+START_TEST(test_full_ring_is_not_the_segments)
+{
+	/* W5: inserts never flushed fill the in-memory ring: that is a write, not a checkpoint */
+	uint32_t n = 0;
+	while (pn_wal_room(&wal, 4000) == PN_WAL_ROOM_OK && n++ < 100000)
+		insert(4000, NULL);
+	ck_assert_int_eq(pn_wal_room(&wal, 4000), PN_WAL_ROOM_RING);
+	pn_wal_start_flush(&wal, pn_wal_insert_lsn(&wal));
+	complete_all();
+	ck_assert_int_eq(pn_wal_room(&wal, 4000), PN_WAL_ROOM_OK);
 }
 END_TEST
 
@@ -556,6 +569,7 @@ static Suite *wal_suite(void)
 	tcase_add_test(tc, test_segments_trigger);
 	tcase_add_test(tc, test_keep_from_and_horizon);
 	tcase_add_test(tc, test_no_room_when_keep_from_pins_the_ring);
+	tcase_add_test(tc, test_full_ring_is_not_the_segments);
 	tcase_add_test(tc, test_ring_pages_begun_whole);
 	tcase_add_test(tc, test_ring_writes_match);
 	tcase_add_test(tc, test_start_at_after_recovery);

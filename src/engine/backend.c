@@ -687,10 +687,12 @@ static void step_decide(struct pn_backends *bk, struct pn_proc *p)
 		pn_svc_wake(bk->cl->svc, p->id, POLL_NS);
 		return;
 	}
-	if (!pn_wal_has_room(bk->cl->wal, 3 * bk->cl->page_size + 8192)) {
+	enum pn_wal_room room = pn_wal_room(bk->cl->wal, 3 * bk->cl->page_size + 8192);
+	if (room != PN_WAL_ROOM_OK) {
+		/* W5: write the ring out and go on; W4: only a checkpoint frees segments */
 		bk->cl->m->stalls_wal++;
 		pn_wal_start_flush(bk->cl->wal, pn_wal_insert_lsn(bk->cl->wal));
-		if (!pn_ckpt_active(bk->cl->ckpt))
+		if (room == PN_WAL_ROOM_SEGMENTS && !pn_ckpt_active(bk->cl->ckpt))
 			pn_ckpt_request(bk->cl->ckpt, PN_CKPT_WAL, false);
 		pn_svc_wake(bk->cl->svc, p->id, POLL_NS * 5);
 		return;

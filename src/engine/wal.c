@@ -15,7 +15,10 @@
  *      may not enter a slot that still holds WAL from keep_from (the redo pointer of the last
  *      completed checkpoint) on: it waits for a checkpoint instead. Recycled slots keep
  *      their stale bytes, which recovery recognises by their page address.
- *   W5 The in-memory ring of WAL pages never drops a page before its write completed.
+ *   W5 The in-memory ring of WAL pages never drops a page before its write completed. A
+ *      backend that finds it full of unwritten pages writes them out (a flush) and waits
+ *      for it, as AdvanceXLInsertBuffer does; that asks for no checkpoint (a transaction
+ *      longer than the ring gets none PostgreSQL would not take).
  *   W6 Segment life, as PostgreSQL's RemoveOldXlogFiles and XLogFileInit: when keep_from
  *      passes a segment (a checkpoint completed, or the page server's horizon moved), its
  *      slot is removed through env.wal_segment (the simulated device frees it; reading it
@@ -249,7 +252,7 @@ uint64_t pn_wal_file_offset(const struct pn_wal *w, pn_lsn addr)
 	return (segno % w->nsegs) * w->seg_size + addr % w->seg_size;
 }
 
-bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
+enum pn_wal_room pn_wal_room(const struct pn_wal *w, uint32_t len)
 {
 	pn_lsn end, next;
 	pn_wal_lsn_advance(w->insert_start, PN_ALIGN8((uint64_t)len) + PN_XLOG_BLCKSZ, w->seg_size,
@@ -257,11 +260,11 @@ bool pn_wal_has_room(const struct pn_wal *w, uint32_t len)
 	PN_ASSERT(end >= w->ring_base);
 	/* W5: the in-memory ring must not wrap onto pages not yet written. */
 	if (end - w->ring_base >= (uint64_t)(w->npages - 2) * PN_XLOG_BLCKSZ)
-		return false;
+		return PN_WAL_ROOM_RING;
 	/* W4: keep one segment of slack for the checkpointer's own records. */
 	uint64_t seg_end = end / w->seg_size, seg_keep = w->keep_from / w->seg_size;
 	PN_ASSERT(seg_end >= seg_keep);
-	return seg_end - seg_keep + 1 < w->nsegs;
+	return seg_end - seg_keep + 1 < w->nsegs ? PN_WAL_ROOM_OK : PN_WAL_ROOM_SEGMENTS;
 }
 
 static void count_record(struct pn_wal *w, const struct pn_wal_record *r, enum pn_rec kind,

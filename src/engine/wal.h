@@ -83,8 +83,12 @@ void pn_wal_set_horizon(struct pn_wal *w, pn_lsn (*fn)(void *ctx), void *ctx);
 /* Field relationships, asserted (recovering: replay holds flushed at its sentinel). */
 void pn_wal_check(const struct pn_wal *w, bool recovering);
 
-/* Room for a record of `len` bytes without overrunning unwritten WAL or a needed segment. */
-bool pn_wal_has_room(const struct pn_wal *w, uint32_t len);
+/* Whether a record of `len` bytes fits now (W4, W5). PN_WAL_ROOM_RING: the in-memory ring
+ * holds pages not yet written (PostgreSQL's AdvanceXLInsertBuffer writes them out and goes
+ * on: flush, then insert); PN_WAL_ROOM_SEGMENTS: the device's segment ring holds WAL that
+ * recovery needs (only a checkpoint frees it). */
+enum pn_wal_room { PN_WAL_ROOM_OK, PN_WAL_ROOM_RING, PN_WAL_ROOM_SEGMENTS };
+enum pn_wal_room pn_wal_room(const struct pn_wal *w, uint32_t len);
 /* Encodes r, assigns its place, copies it into the WAL pages; returns the end LSN. */
 pn_lsn pn_wal_insert(struct pn_wal *w, struct pn_wal_record *r, enum pn_rec kind, pn_lsn *start);
 /* Asks for a flush up to lsn; true if already flushed, else proc is woken when it is. */

@@ -10,7 +10,8 @@
  *     changed bytes, in page order: pn_hint_delta_encode()); redo copies each fragment to
  *     its offset, and refuses data that does not add up or leaves the page.
  *   Imported/RECORD (any rmid, info bit PN_INFO_IMPORTED: a real WAL's record replayed by
- *     the import workload): block data {lower u16, upper u16} + filler. A will-init block
+ *     the import workload): block data filler, after {lower u16, upper u16} when info bit
+ *     PN_INFO_LAYOUT is set (else lower = upper = 0, and the data is PostgreSQL's size). A will-init block
  *     first becomes an empty page (24 B header, pd_lower 24, pd_upper = pd_special =
  *     page_size); then pd_lower / pd_upper are set when given (24 <= lower <= upper <=
  *     page_size; 0 0: kept), the hole [pd_lower, pd_upper) is zeroed, and the filler is
@@ -28,6 +29,7 @@
  *     record, which the oracle expects too).
  */
 #include "redo_xlog.h"
+#include "redo.h"
 
 #include "page.h"
 #include "slru.h"
@@ -104,10 +106,10 @@ bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_r
 bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		      const struct pn_wal_block *b)
 {
-	(void)r;
-	if (b->data_len < 4)
+	uint32_t layout = r->info & PN_INFO_LAYOUT ? 4u : 0u;
+	if (b->data_len < layout)
 		return false;
-	uint16_t lower = pn_get16(b->data), upper = pn_get16(b->data + 2);
+	uint16_t lower = layout ? pn_get16(b->data) : 0, upper = layout ? pn_get16(b->data + 2) : 0;
 	if ((lower || upper) && (lower < PN_PAGE_HEADER || lower > upper || upper > page_size))
 		return false;
 	if (b->will_init) {
@@ -126,8 +128,9 @@ bool pn_redo_imported(uint8_t *page, uint32_t page_size, const struct pn_wal_rec
 	if (lower < PN_PAGE_HEADER || lower > upper || upper > page_size)
 		return false;
 	memset(page + lower, 0, upper - lower);
-	uint32_t n = PN_MIN((uint32_t)b->data_len - 4u, page_size - upper);
-	memcpy(page + upper, b->data + 4, n);
+	uint32_t n = PN_MIN((uint32_t)b->data_len - layout, page_size - upper);
+	if (n)
+		memcpy(page + upper, b->data + layout, n);
 	return true;
 }
 

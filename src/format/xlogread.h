@@ -42,6 +42,7 @@
 #define PN_XLR_RM_BUILTIN 22     /* PostgreSQL 15's managers are ids 0 .. 21 */
 #define PN_XLR_RM_CUSTOM_MIN 128 /* RM_MIN_CUSTOM_ID .. 255: extension managers */
 #define PN_XLR_BLCKSZ 8192u      /* data page size (BLCKSZ) of a default build */
+#define PN_XLR_PG_VERSION 15u    /* the version whose XLOG_PAGE_MAGIC (walfmt.h) it reads */
 
 enum pn_xlr_rm {
 	PN_XLR_RM_XLOG = 0,

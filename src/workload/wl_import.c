@@ -17,16 +17,23 @@
  *                                  ordinary block, i a block the record rebuilds
  *                                  (BKPBLOCK_WILL_INIT), f an image PostgreSQL always
  *                                  logs (XLOG/FPI: log_newpage), h a hint-bit image
- *                                  (XLOG/FPI_FOR_HINT). data_len: the block data the
+ *                                  (XLOG/FPI_FOR_HINT), u a block PostgreSQL
+ *                                  registered with REGBUF_NO_IMAGE: never an image
+ *                                  nor a shift, in any mode. data_len: the block data the
  *                                  record carries without an image (PostgreSQL's, or,
  *                                  where PostgreSQL logged an image instead, its average
  *                                  for that record type and block). lower, upper: the
  *                                  page's pd_lower and pd_upper after the record, where
- *                                  PostgreSQL's image showed them (0 0: not known, kept).
+ *                                  PostgreSQL's image showed them, or where fpw would
+ *                                  image the page and PostgreSQL did not, as its records
+ *                                  show them (import_scenario.c; 0 0: not known, kept).
  *
  * What the replay writes (the record kind PN_REC_IMPORTED, rmid and info kept, info bit
  * PN_INFO_IMPORTED set so that redo and the oracle tell it from the engine's own kinds):
- * block data = {lower u16, upper u16} + data_len - 4 filler bytes (at least 4 bytes);
+ * block data = data_len filler bytes, PostgreSQL's size; in a record with a block whose
+ * lower, upper are given (info bit PN_INFO_LAYOUT) every block's data is {lower u16, upper
+ * u16} + data_len - 4 filler bytes instead (at least 4 bytes: a block PostgreSQL imaged is
+ * imaged in fpw too, and an image replaces its data);
  * main data = main_len filler bytes (at most IMPORT_MAIN_MAX). Its redo
  * (pn_redo_imported, src/format/redo_xlog.c): a will-init block first becomes an empty page (24 B header,
  * pd_lower 24, pd_upper = pd_special = page_size); then pd_lower / pd_upper are set when
@@ -34,7 +41,7 @@
  * the filler bytes are written from pd_upper on (as many as fit before page_size). So an
  * image the engine takes after the record leaves out the hole PostgreSQL's image left out.
  * Images, shifts and double writes are the protocol's, as for every workload (fpw: the
- * first change of a page after the redo pointer; kind i never; kind f always; kind h as a
+ * first change of a page after the redo pointer; kind i and u never; kind f always; kind h as a
  * hint: XLOG/FPI_FOR_HINT, or a hint-dirty page without WAL).
  * Records with more than 3 blocks keep 3 (the converter folds the rest into main data);
  * records without a block run on page 0 without changing it.
@@ -173,7 +180,7 @@ static bool parse_record(struct imp *s, const char *line, struct imp_rec *r)
 		char kind;
 		if (sscanf(line, " %u %c %u %u %u%n", &page, &kind, &len, &lower, &upper, &used) !=
 			    5 ||
-		    page >= s->pages || !strchr("nifh", kind) || lower > 65535 || upper > 65535)
+		    page >= s->pages || !strchr("nifhu", kind) || lower > 65535 || upper > 65535)
 			return false;
 		for (unsigned j = 0; j < i; j++)
 			if (r->b[j].page == page)
@@ -200,7 +207,7 @@ static const char *line_fault(struct imp *s, const char *line, char *why, size_t
 	if (!parse_record(s, line, &r)) {
 		snprintf(why, len,
 			 "expected 'R rmid info main_len n' and n <= %u blocks 'page kind data_len "
-			 "lower upper' (rmid <= %u, info <= 255, kind n, i, f or h, pages distinct "
+			 "lower upper' (rmid <= %u, info <= 255, kind n, i, f, h or u, pages distinct "
 			 "and below %u)",
 			 MAX_BLOCKS, PN_RM_MAX, s->pages);
 		return why;
@@ -298,15 +305,28 @@ static uint8_t filler(uint64_t serial, uint32_t j)
 	return (uint8_t)((serial * 0x9E3779B1u) >> 24 ^ j * 7u);
 }
 
-/* A block's data: {lower, upper} then filler. */
-static uint16_t block_data(struct imp *s, uint32_t i)
+/* Whether the record's blocks carry the page layout: one of them was imaged by PostgreSQL. */
+static bool has_layout(const struct imp_rec *r)
+{
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		if (r->b[i].lower || r->b[i].upper)
+			return true;
+	return false;
+}
+
+/* A block's data: {lower, upper} when the record carries the layout, then filler. */
+static uint16_t block_data(struct imp *s, uint32_t i, bool layout)
 {
 	const struct imp_block *ib = &s->cur.b[i];
-	uint16_t len = PN_MAX(ib->data_len, (uint16_t)4);
+	uint16_t len = layout ? PN_MAX(ib->data_len, (uint16_t)4) : ib->data_len;
+	uint32_t j = 0;
 	PN_ASSERT(len <= IMPORT_DATA_MAX);
-	pn_put16(s->data[i], ib->lower);
-	pn_put16(s->data[i] + 2, ib->upper);
-	for (uint32_t j = 4; j < len; j++)
+	if (layout) {
+		pn_put16(s->data[i], ib->lower);
+		pn_put16(s->data[i] + 2, ib->upper);
+		j = 4;
+	}
+	for (; j < len; j++)
 		s->data[i][j] = filler(s->serial + i, j);
 	return len;
 }
@@ -315,7 +335,16 @@ static uint16_t block_data(struct imp *s, uint32_t i)
  * as the protocol decides), else a hint-dirty page. */
 static void hint(const struct pn_client *c, struct imp *s)
 {
-	pn_client_hint(c, pn_client_frame(c, 0), s->cur.b[0].page, pn_client_page(c, 0));
+	uint8_t *page = pn_client_page(c, 0);
+	if (s->cur.b[0].lower || s->cur.b[0].upper) { /* the layout PostgreSQL's image showed */
+		struct pn_wal_record layout = {.info = PN_INFO_IMPORTED | PN_INFO_LAYOUT};
+		struct pn_wal_block lb = {.data = s->data[0], .data_len = 4};
+		pn_put16(s->data[0], s->cur.b[0].lower);
+		pn_put16(s->data[0] + 2, s->cur.b[0].upper);
+		if (!pn_redo_imported(page, s->b.page_size, &layout, &lb))
+			PN_ASSERT(!"a hint image's layout that does not fit its page");
+	}
+	pn_client_hint(c, pn_client_frame(c, 0), s->cur.b[0].page, page);
 }
 
 static void change(void *state, const struct pn_client *c)
@@ -323,9 +352,11 @@ static void change(void *state, const struct pn_client *c)
 	struct imp *s = state;
 	const struct imp_rec *ir = &s->cur;
 	uint32_t frames[MAX_BLOCKS] = {pn_client_frame(c, 0)};
+	bool layout = has_layout(ir);
 	struct pn_wal_record rec = {.xid = c->xid,
 				    .rmid = ir->rmid,
-				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED),
+				    .info = (uint8_t)((ir->info & 0xF0u) | PN_INFO_IMPORTED |
+						      (layout ? PN_INFO_LAYOUT : 0u)),
 				    .nblocks = ir->nblocks,
 				    .main_data = s->main,
 				    .main_len = ir->main_len};
@@ -348,12 +379,13 @@ static void change(void *state, const struct pn_client *c)
 		b->blkno = ir->b[i].page;
 		b->will_init = kind == 'i';
 		b->data = s->data[i];
-		b->data_len = block_data(s, i);
+		b->data_len = block_data(s, i, layout);
 		if (!pn_redo_imported(page, s->b.page_size, &rec, b)) /* check_lines saw it fit */
 			PN_ASSERT(!"an imported record that does not fit its page");
 		pn_client_changed(c, b->data_len);
-		pn_client_protect(c, b, b->blkno, page,
-				  kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
+		if (kind != 'u') /* REGBUF_NO_IMAGE: neither image nor shift, as wl_vacuum.c's */
+			pn_client_protect(c, b, b->blkno, page,
+					  kind == 'i' ? PN_REG_WILL_INIT : PN_REG_STANDARD);
 		if (kind == 'f' && !b->has_image) /* log_newpage: an image in every mode */
 			pn_client_mark(c, b, b->blkno, page, true, false, false);
 	}
