@@ -540,8 +540,9 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
 	/* the layouts of the pages at the replay's start, from the WAL's first record */
-	ok = ok && grow_map(&track) && pn_xlr_begin(r, 0, start) != 0;
-	while (ok && pn_xlr_read(r, rec))
+	ok = ok && grow_map(&track);
+	bool before = ok && pn_xlr_begin(r, 0, start) != 0; /* none: the WAL starts at `start` */
+	while (before && ok && pn_xlr_read(r, rec))
 		for (int i = 0; ok && i <= rec->max_block_id; i++)
 			ok = !rec->blocks[i].in_use || track_block(&track, rec, i);
 	pn_lsn first = ok ? pn_xlr_begin(r, start, to) : 0;
@@ -675,7 +676,8 @@ static int pass_1(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, pn
 {
 	struct pn_xlr_record *rec = malloc(sizeof *rec);
 	pn_lsn first = rec ? pn_xlr_begin(r, from, to) : 0;
-	int rc = rec ? pn_import_end(r, from, to, first, false) : out_of_memory();
+	/* the range's end is judged by pass 2, which reads it to --to (pn_import_end) */
+	int rc = !rec ? out_of_memory() : first ? 0 : pn_import_end(r, from, to, first, false);
 	bool ok = rc == 0 && pn_xlr_begin(r, 0, 0) != 0;
 
 	*start = 0;
@@ -689,8 +691,12 @@ static int pass_1(struct pn_xlr *r, pn_lsn from, pn_lsn to, struct pass1 *p1, pn
 		}
 		ok = collect(r, p1, rec);
 	}
-	if (rc == 0 && !ok)
-		rc = r->refused ? pn_import_end(r, from, to, first, false) : out_of_memory();
+	if (rc == 0 && r->refused) {
+		fprintf(stderr, "penumbra import: %s\n", r->why);
+		rc = 2;
+	} else if (rc == 0 && !ok) {
+		rc = out_of_memory();
+	}
 	control_settings(p1, r, p1->control_why, sizeof p1->control_why);
 	pn_lsn before = 0, inside = 0; /* redo points grow with their records */
 	for (size_t i = 0; ok && i < p1->nredo; i++) {
