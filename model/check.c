@@ -401,6 +401,26 @@ static bool check_acks(struct checker *c, pn_lsn end)
 	return pn_check_acked(acks.xids, acks.lsns, acks.n, end, c->detail, sizeof(c->detail));
 }
 
+/* C1 after C2/C3: a state that passed them fails when an acknowledged commit is lost. Every
+ * verdict, of a crash of the run or of one inside recovery, in check and in replay alike, is
+ * complete only after this; a crash inside recovery is tried only on a state that passed it. */
+static void judge_acks(struct checker *c, struct verdict *v)
+{
+	if (v->kind == PN_VIOL_NONE && !check_acks(c, v->end))
+		v->kind = PN_VIOL_DURABILITY;
+}
+
+/* A violation found by a crash at event `event` of the recovery, in crash state `state`: the
+ * result records that crash and the detail says so (check and replay alike). */
+static void nested_found(struct checker *c, uint64_t event, const char *state)
+{
+	c->res->recovery_point = event;
+	snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s", state);
+	size_t l = strlen(c->detail);
+	snprintf(c->detail + l, sizeof(c->detail) - l, " [after a crash at event %llu of recovery]",
+		 (unsigned long long)event);
+}
+
 /* Whether the caller asked the check to stop (a signal); remembered once seen. */
 static bool stopping(struct checker *c)
 {
@@ -511,15 +531,12 @@ static bool nested_state(struct checker *c, const struct pn_world *r,
 	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
 	c->res->crash_states++;
 	c->res->recoveries++;
-	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-		v.kind = PN_VIOL_DURABILITY;
+	judge_acks(c, &v);
 	if (v.kind == PN_VIOL_NONE)
 		return true;
-	c->res->recovery_point = r->events;
-	pn_crash_enum_encode(ce, c->res->recovery_state, sizeof(c->res->recovery_state));
-	size_t l = strlen(c->detail);
-	snprintf(c->detail + l, sizeof(c->detail) - l, " [after a crash at event %llu of recovery]",
-		 (unsigned long long)r->events);
+	char state[sizeof(c->res->recovery_state)];
+	pn_crash_enum_encode(ce, state, sizeof(state));
+	nested_found(c, r->events, state);
 	report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
 	return false;
 }
@@ -1099,6 +1116,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
+		bool fresh = !slot->used;
 		if (!slot->used) {
 			struct verdict v = {.key = key, .used = true, .known = true};
 			if (!c->opt->derive || !derive_state(c, &v))
@@ -1109,14 +1127,6 @@ static bool explore_point(struct checker *c, uint64_t point)
 			c->cache_len++;
 			if (c->unit && c->unit->lookups) /* U6: for the owners */
 				pn_unit_keys_add(&c->ur->recovered, key, v.end);
-			if (v.kind == PN_VIOL_NONE && c->opt->nested_every &&
-			    c->new_states % c->opt->nested_every == 0 &&
-			    !nested(c, c->ce.fates, v.end, point)) {
-				pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
-				pn_crash_enum_describe(&c->ce, res->state_text,
-						       sizeof(res->state_text));
-				return false;
-			}
 		} else if (!slot->known && c->unit && c->unit->lookups) {
 			defer_acks(c, key); /* U6: judged once the run is over */
 			continue;
@@ -1126,14 +1136,21 @@ static bool explore_point(struct checker *c, uint64_t point)
 		struct verdict v =
 			*slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		cross_check(c, &c->w->dev, c->ce.fates, UINT64_MAX, &v, point, 0);
-		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-			v.kind = PN_VIOL_DURABILITY;
+		judge_acks(c, &v);
 		pn_world_hash_mix(c->w, key,
 				  v.end * 64 + v.kind); /* --twice compares verdicts too */
 		if (v.kind != PN_VIOL_NONE) {
 			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
 			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
 			report(c, (enum pn_violation_kind)v.kind, v.page, point, false);
+			return false;
+		}
+		/* the state passed C1-C3 (a failing one is the violation, whatever a crash inside
+		 * its recovery would do): every Nth new one is crashed inside its recovery too */
+		if (fresh && c->opt->nested_every && c->new_states % c->opt->nested_every == 0 &&
+		    !nested(c, c->ce.fates, v.end, point)) {
+			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
+			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
 			return false;
 		}
 	}
@@ -1234,9 +1251,10 @@ static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
 	return true;
 }
 
-/* Replay of a crash inside recovery: recover again up to the recorded event, crash there in
- * the recorded state, recover that, judge it against the first recovery's end. False (the
- * reason in res->detail) when the trace does not fit the recovery. */
+/* Replay of a crash inside recovery, as nested() and nested_state() judge it: recover again up
+ * to the recorded event, crash there in the recorded state, recover that, judge it (C1-C3)
+ * against the first recovery's end. False (the reason in res->detail) when the trace does not
+ * fit the recovery. */
 static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
 			  struct verdict *v)
 {
@@ -1262,11 +1280,10 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 		int rc;
 		struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
 		judge(c, r2, rc, first_end, v, false);
-		c->res->in_recovery = true;
-		c->res->recovery_point = opt->replay_recovery_point;
-		snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s",
-			 opt->replay_recovery_state);
 		free_world(r2);
+		judge_acks(c, v);
+		if (v->kind != PN_VIOL_NONE)
+			nested_found(c, opt->replay_recovery_point, opt->replay_recovery_state);
 	}
 	free_world(r);
 	free(f);
@@ -1340,19 +1357,19 @@ static int replay_point(struct checker *c)
 		opt->replay_page(opt->replay_arg, v.page, c->expected, c->found,
 				 pn_engine_geometry(r->e).page_size);
 	free_world(r);
-	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point &&
-	    !replay_nested(c, f, v.end, &v)) {
+	/* as explore_point: the crash inside recovery only when the first recovery passed C1-C3 */
+	judge_acks(c, &v);
+	bool in_recovery = v.kind == PN_VIOL_NONE && opt->replay_recovery_point;
+	if (in_recovery && !replay_nested(c, f, v.end, &v)) {
 		free(f);
 		res->error = true;
 		return 2;
 	}
 	free(f);
 	res->crash_points = res->crash_states = res->recoveries = 1;
-	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-		v.kind = PN_VIOL_DURABILITY;
 	snprintf(res->state, sizeof(res->state), "%s", opt->replay_state);
 	if (v.kind != PN_VIOL_NONE)
-		report(c, (enum pn_violation_kind)v.kind, v.page, opt->replay_point, false);
+		report(c, (enum pn_violation_kind)v.kind, v.page, opt->replay_point, in_recovery);
 	return v.kind != PN_VIOL_NONE;
 }
 
