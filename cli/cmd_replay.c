@@ -117,7 +117,13 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 	static struct pn_check_result r;
 	int rc = pn_check_scenario(sc, &o, &r);
 	if (r.error) {
-		fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
+		/* a value that does not fit the run: at its position in the trace */
+		const uint32_t *at = r.error_key < PN_REPLAY_KEYS ? sc->replay.at[r.error_key]
+								  : NULL;
+		if (r.error_key != PN_REPLAY_NO_KEY && at && at[0])
+			fprintf(stderr, "%s:%u:%u: %s\n", path, at[0], at[1], r.detail);
+		else
+			fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
 		rc = 2;
 	} else if (r.violation) {
 		char page[16];

@@ -1200,18 +1200,37 @@ static void oracle_start(struct checker *c)
 	c->w->on_wal_arg = c;
 }
 
+/* The replay: keys as replay's refusals name them. */
+static const char *const replay_key_names[PN_REPLAY_KEYS] = {
+	[PN_REPLAY_CRASH_POINT] = "replay.crash_point",
+	[PN_REPLAY_STATE] = "replay.state",
+	[PN_REPLAY_RECOVERY_POINT] = "replay.recovery_crash_point",
+	[PN_REPLAY_RECOVERY_STATE] = "replay.recovery_state",
+	[PN_REPLAY_CHOICES] = "replay.choices",
+};
+
+/* Replay: the trace does not fit its run, and key (enum pn_replay_key) is the one whose value
+ * does not: res says which, so that the refusal names its position (checker.h). */
+static void replay_misfit(struct checker *c, enum pn_replay_key key)
+{
+	c->res->error = true;
+	c->res->error_key = key;
+}
+
 /* Replay: the crash state `state` of dev, decoded and held to the scenario's crash model;
- * false with the reason in res->detail (what names the key, where names the point). */
+ * false with the reason in res->detail (key names the key, where names the point). */
 static bool replay_fates(struct checker *c, const struct pn_device *dev, const char *state,
-			 const char *what, const char *where, uint64_t point,
+			 enum pn_replay_key key, const char *where, uint64_t point,
 			 struct pn_write_fate *f)
 {
 	char why[256];
 	struct pn_check_result *res = c->res;
+	const char *what = replay_key_names[key];
 	if (!pn_crash_fates_decode(dev, state, f, why, sizeof(why))) {
 		snprintf(res->detail, sizeof(res->detail),
 			 "%s '%s' does not name unsynced writes of %s %llu: %s", what, state, where,
 			 (unsigned long long)point, why);
+		replay_misfit(c, key);
 		return false;
 	}
 	if (!pn_crash_fates_allowed(dev, c->sc, f, why, sizeof(why))) {
@@ -1219,18 +1238,20 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 			 "%s '%s' is not a state of the scenario's "
 			 "crash model: %s",
 			 what, state, why);
+		replay_misfit(c, key);
 		return false;
 	}
 	return true;
 }
 
 /* Replay: steps w until it has run `point` events. False with the reason in res->detail when
- * it finishes or stalls first (what names the key, whose the run). A runtime invariant that
+ * it finishes or stalls first (key names the key, whose the run). A runtime invariant that
  * breaks on the way stops it early (true; the caller looks at pn_engine_failed). */
-static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point, const char *what,
-			  const char *whose)
+static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
+			  enum pn_replay_key key, const char *whose)
 {
 	struct pn_check_result *res = c->res;
+	const char *what = replay_key_names[key];
 	while (w->events < point) {
 		int step = pn_world_step(w);
 		if (step == PN_STEP_VIOLATION)
@@ -1246,6 +1267,7 @@ static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
 			snprintf(res->detail, sizeof(res->detail),
 				 "%s %llu is past the end of %s, which ends after event %llu", what,
 				 (unsigned long long)point, whose, (unsigned long long)w->events);
+		replay_misfit(c, key);
 		return false;
 	}
 	return true;
@@ -1261,16 +1283,18 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_engine_recover(r->e) &&
-		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
+		  replay_run_to(c, r, opt->replay_recovery_point, PN_REPLAY_RECOVERY_POINT,
 				"the recovery") &&
 		  !pn_engine_failed(r->e);
-	if (!ok && !c->res->detail[0])
+	if (!ok && !c->res->detail[0]) {
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
 			 (unsigned long long)opt->replay_recovery_point);
+		replay_misfit(c, PN_REPLAY_RECOVERY_POINT);
+	}
 	struct pn_write_fate *f = calloc(r->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	ok = ok && replay_fates(c, &r->dev, opt->replay_recovery_state, "replay.recovery_state",
+	ok = ok && replay_fates(c, &r->dev, opt->replay_recovery_state, PN_REPLAY_RECOVERY_STATE,
 				"recovery event", opt->replay_recovery_point, f);
 	if (ok && opt->timeline) {
 		fprintf(opt->timeline, "recovery, up to its crash:\n");
@@ -1302,7 +1326,8 @@ static int replay_uncrashed(struct checker *c)
 			"replay.%s names a crash state, but the scenario has no crash: section, so no "
 			"crash is simulated (a trace of it can only replay a runtime invariant)",
 			opt->replay_recovery_point ? "recovery_crash_point" : "state");
-		res->error = true;
+		replay_misfit(c, opt->replay_recovery_point ? PN_REPLAY_RECOVERY_POINT
+							    : PN_REPLAY_STATE);
 		return 2;
 	}
 	if (opt->timeline)
@@ -1319,10 +1344,8 @@ static int replay_point(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	const struct pn_check_options *opt = c->opt;
-	if (!replay_run_to(c, c->w, opt->replay_point, "replay.crash_point", "the run")) {
-		res->error = true;
+	if (!replay_run_to(c, c->w, opt->replay_point, PN_REPLAY_CRASH_POINT, "the run"))
 		return 2;
-	}
 	if (pn_engine_failed(c->w->e)) {
 		const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 		if (opt->timeline)
@@ -1337,10 +1360,9 @@ static int replay_point(struct checker *c)
 		return replay_uncrashed(c);
 	struct pn_write_fate *f = calloc(c->w->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	if (!replay_fates(c, &c->w->dev, opt->replay_state, "replay.state", "crash point",
+	if (!replay_fates(c, &c->w->dev, opt->replay_state, PN_REPLAY_STATE, "crash point",
 			  opt->replay_point, f)) {
 		free(f);
-		res->error = true;
 		return 2;
 	}
 	if (opt->timeline)
@@ -1399,7 +1421,7 @@ static int run_schedule(struct checker *c)
 		if (c->x && c->x->mismatch) {
 			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
 				 c->x->error);
-			res->error = true;
+			replay_misfit(c, PN_REPLAY_CHOICES);
 			return 2;
 		}
 		return rc;
@@ -1659,6 +1681,8 @@ static int run_search(struct checker *c)
 	const char *given = c->opt->replay ? c->opt->replay_choices : c->opt->choices;
 	if (given && !pn_explore_init_fixed(&x, c->sc, given)) {
 		snprintf(res->detail, sizeof(res->detail), "replay.choices: %s", x.error);
+		if (c->opt->replay)
+			replay_misfit(c, PN_REPLAY_CHOICES);
 		pn_explore_free(&x);
 		return 2;
 	}

@@ -222,11 +222,11 @@ static const struct field replay_fields[] = {
 	NUM("schedule", V_U32, replay.schedule, 0, UINT32_MAX),
 	/* crash points are after an event: check never crashes before the first */
 	NUM("crash_point", V_U64, replay.crash_point, 1, UINT64_MAX),
-	STR("state", replay.state, 1),
+	STR("state", replay.state, 0), /* empty strings: validate_replay says what to write */
 	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 1, UINT64_MAX),
-	STR("recovery_state", replay.recovery_state, 1),
-	STR("choices", replay.choices, 1),
-	STR("scenario_hash", replay.scenario_hash, 1),
+	STR("recovery_state", replay.recovery_state, 0),
+	STR("choices", replay.choices, 0),
+	STR("scenario_hash", replay.scenario_hash, 0),
 };
 
 static const struct table storage_table = TABLE(storage_fields);
@@ -1615,7 +1615,8 @@ static bool validate_engine(struct loader *L)
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
-/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c). */
+/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c), and
+ * replay's (a trace that does not fit its run: model/check.c). */
 static bool key_positions(struct loader *L)
 {
 	struct pn_scenario *s = L->s;
@@ -1625,6 +1626,11 @@ static bool key_positions(struct loader *L)
 	} keys[] = {
 		{&s->protocol.generations, s->protocol.generations_at},
 		{&s->protocol.layout, s->protocol.layout_at},
+		{&s->replay.crash_point, s->replay.at[PN_REPLAY_CRASH_POINT]},
+		{s->replay.state, s->replay.at[PN_REPLAY_STATE]},
+		{&s->replay.recovery_crash_point, s->replay.at[PN_REPLAY_RECOVERY_POINT]},
+		{s->replay.recovery_state, s->replay.at[PN_REPLAY_RECOVERY_STATE]},
+		{s->replay.choices, s->replay.at[PN_REPLAY_CHOICES]},
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(keys); i++) {
 		yaml_mark_t m;
@@ -1679,6 +1685,17 @@ static bool validate_replay(struct loader *L)
 		{&s->replay.crash_point, "crash_point", "the event the run crashed after, from 1"},
 		{s->replay.state, "state", "the crash state, \"none\" or elements pN and tN:MASK"},
 	};
+	const struct {
+		const char *value, *key, *want;
+	} strings[] = {
+		{s->replay.state, "state", "\"none\" or the crash state's elements pN and tN:MASK"},
+		{s->replay.recovery_state, "recovery_state",
+		 "\"none\" or the crash state's elements pN and tN:MASK"},
+		{s->replay.choices, "choices",
+		 "EVENT:CANDIDATE pairs (no choices key for the seeded order)"},
+		{s->replay.scenario_hash, "scenario_hash",
+		 "16 lowercase hex digits (no scenario_hash key for a trace without one)"},
+	};
 	yaml_mark_t at, m;
 	if (!s->replay.present)
 		return true;
@@ -1689,6 +1706,10 @@ static bool validate_replay(struct loader *L)
 				L, at,
 				"replay has no %s; expected %s: <%s>, as penumbra check writes it (keys schedule, crash_point and state)",
 				required[i].key, required[i].key, required[i].want);
+	for (size_t i = 0; i < PN_ARRAY_LEN(strings); i++)
+		if (given(L, strings[i].value, &m) && !strings[i].value[0])
+			return fail(L, m, "replay.%s is empty; expected %s", strings[i].key,
+				    strings[i].want);
 	bool point = given(L, &s->replay.recovery_crash_point, &m);
 	if (point != given(L, s->replay.recovery_state, point ? NULL : &m))
 		return fail(
