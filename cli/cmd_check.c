@@ -1359,6 +1359,11 @@ static json_t *violation_json(const struct outcome *out)
 	json_object_set_new(v, "state", json_string(r->state[0] ? r->state : "none"));
 	json_object_set_new(v, "choices", json_string(r->choices));
 	json_object_set_new(v, "in_recovery", json_boolean(r->in_recovery));
+	json_object_set_new(v, "recovery_crash_point",
+			    r->in_recovery ? json_integer((json_int_t)r->recovery_point)
+					   : json_null());
+	json_object_set_new(v, "recovery_state",
+			    r->in_recovery ? json_string(r->recovery_state) : json_null());
 	json_object_set_new(v, "detail", json_string(r->detail));
 	json_object_set_new(v, "trace",
 			    r->trace_path[0] ? json_string(r->trace_path) : json_null());

@@ -58,6 +58,13 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 			    sc->replay.recovery_crash_point
 				    ? event_json(sc->replay.recovery_crash_point)
 				    : json_null());
+	json_object_set_new(o, "recovery_state",
+			    sc->replay.recovery_crash_point ? json_string(sc->replay.recovery_state)
+							    : json_null());
+	/* where the violation reproduced: the event of the run (the crash point, or an earlier
+	 * one where a runtime invariant broke) and whether the crash inside recovery was needed */
+	json_object_set_new(o, "broke_at", rc == 1 ? event_json(r->crash_point) : json_null());
+	json_object_set_new(o, "in_recovery", rc == 1 ? json_boolean(r->in_recovery) : json_null());
 	json_object_set_new(o, "detail", rc == 1 || rc == 0 ? json_string(r->detail) : json_null());
 	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
 	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
@@ -107,13 +114,20 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 	static struct pn_check_result r;
 	int rc = pn_check_scenario(sc, &o, &r);
 	if (r.error) {
-		fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
+		/* a value that does not fit the run: at its position in the trace */
+		const uint32_t *at = r.error_key < PN_REPLAY_KEYS ? sc->replay.at[r.error_key]
+								  : NULL;
+		if (r.error_key != PN_REPLAY_NO_KEY && at && at[0])
+			fprintf(stderr, "%s:%u:%u: %s\n", path, at[0], at[1], r.detail);
+		else
+			fprintf(stderr, "penumbra replay: %s: %s\n", path, r.detail);
 		rc = 2;
 	} else if (r.violation) {
 		char page[16];
-		fprintf(out, "the violation reproduces:\n  kind: %s\n  page: %s\n  what: %s\n",
-			pn_violation_name(r.kind), pn_cli_page_text(r.page, page, sizeof(page)),
-			r.detail);
+		fprintf(out, "the violation reproduces:\n  kind: %s%s\n  page: %s\n  what: %s\n",
+			pn_violation_name(r.kind),
+			r.in_recovery ? " (after a crash inside recovery)" : "",
+			pn_cli_page_text(r.page, page, sizeof(page)), r.detail);
 		if (r.crash_point != sc->replay.crash_point)
 			fprintf(out,
 				"  note: a runtime invariant broke at event %llu, before the trace's "

@@ -401,6 +401,26 @@ static bool check_acks(struct checker *c, pn_lsn end)
 	return pn_check_acked(acks.xids, acks.lsns, acks.n, end, c->detail, sizeof(c->detail));
 }
 
+/* C1 after C2/C3: a state that passed them fails when an acknowledged commit is lost. Every
+ * verdict, of a crash of the run or of one inside recovery, in check and in replay alike, is
+ * complete only after this; a crash inside recovery is tried only on a state that passed it. */
+static void judge_acks(struct checker *c, struct verdict *v)
+{
+	if (v->kind == PN_VIOL_NONE && !check_acks(c, v->end))
+		v->kind = PN_VIOL_DURABILITY;
+}
+
+/* A violation found by a crash at event `event` of the recovery, in crash state `state`: the
+ * result records that crash and the detail says so (check and replay alike). */
+static void nested_found(struct checker *c, uint64_t event, const char *state)
+{
+	c->res->recovery_point = event;
+	snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s", state);
+	size_t l = strlen(c->detail);
+	snprintf(c->detail + l, sizeof(c->detail) - l, " [after a crash at event %llu of recovery]",
+		 (unsigned long long)event);
+}
+
 /* Whether the caller asked the check to stop (a signal); remembered once seen. */
 static bool stopping(struct checker *c)
 {
@@ -511,15 +531,12 @@ static bool nested_state(struct checker *c, const struct pn_world *r,
 	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
 	c->res->crash_states++;
 	c->res->recoveries++;
-	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-		v.kind = PN_VIOL_DURABILITY;
+	judge_acks(c, &v);
 	if (v.kind == PN_VIOL_NONE)
 		return true;
-	c->res->recovery_point = r->events;
-	pn_crash_enum_encode(ce, c->res->recovery_state, sizeof(c->res->recovery_state));
-	size_t l = strlen(c->detail);
-	snprintf(c->detail + l, sizeof(c->detail) - l, " [after a crash at event %llu of recovery]",
-		 (unsigned long long)r->events);
+	char state[sizeof(c->res->recovery_state)];
+	pn_crash_enum_encode(ce, state, sizeof(state));
+	nested_found(c, r->events, state);
 	report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
 	return false;
 }
@@ -1099,6 +1116,7 @@ static bool explore_point(struct checker *c, uint64_t point)
 				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
+		bool fresh = !slot->used;
 		if (!slot->used) {
 			struct verdict v = {.key = key, .used = true, .known = true};
 			if (!c->opt->derive || !derive_state(c, &v))
@@ -1109,14 +1127,6 @@ static bool explore_point(struct checker *c, uint64_t point)
 			c->cache_len++;
 			if (c->unit && c->unit->lookups) /* U6: for the owners */
 				pn_unit_keys_add(&c->ur->recovered, key, v.end);
-			if (v.kind == PN_VIOL_NONE && c->opt->nested_every &&
-			    c->new_states % c->opt->nested_every == 0 &&
-			    !nested(c, c->ce.fates, v.end, point)) {
-				pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
-				pn_crash_enum_describe(&c->ce, res->state_text,
-						       sizeof(res->state_text));
-				return false;
-			}
 		} else if (!slot->known && c->unit && c->unit->lookups) {
 			defer_acks(c, key); /* U6: judged once the run is over */
 			continue;
@@ -1126,14 +1136,21 @@ static bool explore_point(struct checker *c, uint64_t point)
 		struct verdict v =
 			*slot; /* a failing state stops the search: cached ones pass C2/C3 */
 		cross_check(c, &c->w->dev, c->ce.fates, UINT64_MAX, &v, point, 0);
-		if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-			v.kind = PN_VIOL_DURABILITY;
+		judge_acks(c, &v);
 		pn_world_hash_mix(c->w, key,
 				  v.end * 64 + v.kind); /* --twice compares verdicts too */
 		if (v.kind != PN_VIOL_NONE) {
 			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
 			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
 			report(c, (enum pn_violation_kind)v.kind, v.page, point, false);
+			return false;
+		}
+		/* the state passed C1-C3 (a failing one is the violation, whatever a crash inside
+		 * its recovery would do): every Nth new one is crashed inside its recovery too */
+		if (fresh && c->opt->nested_every && c->new_states % c->opt->nested_every == 0 &&
+		    !nested(c, c->ce.fates, v.end, point)) {
+			pn_crash_enum_encode(&c->ce, res->state, sizeof(res->state));
+			pn_crash_enum_describe(&c->ce, res->state_text, sizeof(res->state_text));
 			return false;
 		}
 	}
@@ -1185,18 +1202,37 @@ static void oracle_start(struct checker *c)
 	c->w->on_wal_arg = c;
 }
 
+/* The replay: keys as replay's refusals name them. */
+static const char *const replay_key_names[PN_REPLAY_KEYS] = {
+	[PN_REPLAY_CRASH_POINT] = "replay.crash_point",
+	[PN_REPLAY_STATE] = "replay.state",
+	[PN_REPLAY_RECOVERY_POINT] = "replay.recovery_crash_point",
+	[PN_REPLAY_RECOVERY_STATE] = "replay.recovery_state",
+	[PN_REPLAY_CHOICES] = "replay.choices",
+};
+
+/* Replay: the trace does not fit its run, and key (enum pn_replay_key) is the one whose value
+ * does not: res says which, so that the refusal names its position (checker.h). */
+static void replay_misfit(struct checker *c, enum pn_replay_key key)
+{
+	c->res->error = true;
+	c->res->error_key = key;
+}
+
 /* Replay: the crash state `state` of dev, decoded and held to the scenario's crash model;
- * false with the reason in res->detail (what names the key, where names the point). */
+ * false with the reason in res->detail (key names the key, where names the point). */
 static bool replay_fates(struct checker *c, const struct pn_device *dev, const char *state,
-			 const char *what, const char *where, uint64_t point,
+			 enum pn_replay_key key, const char *where, uint64_t point,
 			 struct pn_write_fate *f)
 {
 	char why[256];
 	struct pn_check_result *res = c->res;
+	const char *what = replay_key_names[key];
 	if (!pn_crash_fates_decode(dev, state, f, why, sizeof(why))) {
 		snprintf(res->detail, sizeof(res->detail),
 			 "%s '%s' does not name unsynced writes of %s %llu: %s", what, state, where,
 			 (unsigned long long)point, why);
+		replay_misfit(c, key);
 		return false;
 	}
 	if (!pn_crash_fates_allowed(dev, c->sc, f, why, sizeof(why))) {
@@ -1204,18 +1240,20 @@ static bool replay_fates(struct checker *c, const struct pn_device *dev, const c
 			 "%s '%s' is not a state of the scenario's "
 			 "crash model: %s",
 			 what, state, why);
+		replay_misfit(c, key);
 		return false;
 	}
 	return true;
 }
 
 /* Replay: steps w until it has run `point` events. False with the reason in res->detail when
- * it finishes or stalls first (what names the key, whose the run). A runtime invariant that
+ * it finishes or stalls first (key names the key, whose the run). A runtime invariant that
  * breaks on the way stops it early (true; the caller looks at pn_engine_failed). */
-static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point, const char *what,
-			  const char *whose)
+static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
+			  enum pn_replay_key key, const char *whose)
 {
 	struct pn_check_result *res = c->res;
+	const char *what = replay_key_names[key];
 	while (w->events < point) {
 		int step = pn_world_step(w);
 		if (step == PN_STEP_VIOLATION)
@@ -1231,30 +1269,34 @@ static bool replay_run_to(struct checker *c, struct pn_world *w, uint64_t point,
 			snprintf(res->detail, sizeof(res->detail),
 				 "%s %llu is past the end of %s, which ends after event %llu", what,
 				 (unsigned long long)point, whose, (unsigned long long)w->events);
+		replay_misfit(c, key);
 		return false;
 	}
 	return true;
 }
 
-/* Replay of a crash inside recovery: recover again up to the recorded event, crash there in
- * the recorded state, recover that, judge it against the first recovery's end. False (the
- * reason in res->detail) when the trace does not fit the recovery. */
+/* Replay of a crash inside recovery, as nested() and nested_state() judge it: recover again up
+ * to the recorded event, crash there in the recorded state, recover that, judge it (C1-C3)
+ * against the first recovery's end. False (the reason in res->detail) when the trace does not
+ * fit the recovery. */
 static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, pn_lsn first_end,
 			  struct verdict *v)
 {
 	const struct pn_check_options *opt = c->opt;
 	struct pn_world *r = crashed_world(c, &c->w->dev, fates, true);
 	bool ok = pn_engine_recover(r->e) &&
-		  replay_run_to(c, r, opt->replay_recovery_point, "replay.recovery_crash_point",
+		  replay_run_to(c, r, opt->replay_recovery_point, PN_REPLAY_RECOVERY_POINT,
 				"the recovery") &&
 		  !pn_engine_failed(r->e);
-	if (!ok && !c->res->detail[0])
+	if (!ok && !c->res->detail[0]) {
 		snprintf(c->res->detail, sizeof(c->res->detail),
 			 "the recovery fails before replay.recovery_crash_point %llu",
 			 (unsigned long long)opt->replay_recovery_point);
+		replay_misfit(c, PN_REPLAY_RECOVERY_POINT);
+	}
 	struct pn_write_fate *f = calloc(r->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	ok = ok && replay_fates(c, &r->dev, opt->replay_recovery_state, "replay.recovery_state",
+	ok = ok && replay_fates(c, &r->dev, opt->replay_recovery_state, PN_REPLAY_RECOVERY_STATE,
 				"recovery event", opt->replay_recovery_point, f);
 	if (ok && opt->timeline) {
 		fprintf(opt->timeline, "recovery, up to its crash:\n");
@@ -1264,11 +1306,10 @@ static bool replay_nested(struct checker *c, const struct pn_write_fate *fates, 
 		int rc;
 		struct pn_world *r2 = recover_image(c, &r->dev, f, false, &rc);
 		judge(c, r2, rc, first_end, v, false);
-		c->res->in_recovery = true;
-		c->res->recovery_point = opt->replay_recovery_point;
-		snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s",
-			 opt->replay_recovery_state);
 		free_world(r2);
+		judge_acks(c, v);
+		if (v->kind != PN_VIOL_NONE)
+			nested_found(c, opt->replay_recovery_point, opt->replay_recovery_state);
 	}
 	free_world(r);
 	free(f);
@@ -1287,7 +1328,8 @@ static int replay_uncrashed(struct checker *c)
 			"replay.%s names a crash state, but the scenario has no crash: section, so no "
 			"crash is simulated (a trace of it can only replay a runtime invariant)",
 			opt->replay_recovery_point ? "recovery_crash_point" : "state");
-		res->error = true;
+		replay_misfit(c, opt->replay_recovery_point ? PN_REPLAY_RECOVERY_POINT
+							    : PN_REPLAY_STATE);
 		return 2;
 	}
 	if (opt->timeline)
@@ -1304,10 +1346,8 @@ static int replay_point(struct checker *c)
 {
 	struct pn_check_result *res = c->res;
 	const struct pn_check_options *opt = c->opt;
-	if (!replay_run_to(c, c->w, opt->replay_point, "replay.crash_point", "the run")) {
-		res->error = true;
+	if (!replay_run_to(c, c->w, opt->replay_point, PN_REPLAY_CRASH_POINT, "the run"))
 		return 2;
-	}
 	if (pn_engine_failed(c->w->e)) {
 		const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
 		if (opt->timeline)
@@ -1322,10 +1362,9 @@ static int replay_point(struct checker *c)
 		return replay_uncrashed(c);
 	struct pn_write_fate *f = calloc(c->w->dev.nunsynced + 1, sizeof(*f));
 	PN_ASSERT(f != NULL);
-	if (!replay_fates(c, &c->w->dev, opt->replay_state, "replay.state", "crash point",
+	if (!replay_fates(c, &c->w->dev, opt->replay_state, PN_REPLAY_STATE, "crash point",
 			  opt->replay_point, f)) {
 		free(f);
-		res->error = true;
 		return 2;
 	}
 	if (opt->timeline)
@@ -1342,19 +1381,19 @@ static int replay_point(struct checker *c)
 		opt->replay_page(opt->replay_arg, v.page, c->expected, c->found,
 				 pn_engine_geometry(r->e).page_size);
 	free_world(r);
-	if (v.kind == PN_VIOL_NONE && opt->replay_recovery_point &&
-	    !replay_nested(c, f, v.end, &v)) {
+	/* as explore_point: the crash inside recovery only when the first recovery passed C1-C3 */
+	judge_acks(c, &v);
+	bool in_recovery = v.kind == PN_VIOL_NONE && opt->replay_recovery_point;
+	if (in_recovery && !replay_nested(c, f, v.end, &v)) {
 		free(f);
 		res->error = true;
 		return 2;
 	}
 	free(f);
 	res->crash_points = res->crash_states = res->recoveries = 1;
-	if (v.kind == PN_VIOL_NONE && !check_acks(c, v.end))
-		v.kind = PN_VIOL_DURABILITY;
 	snprintf(res->state, sizeof(res->state), "%s", opt->replay_state);
 	if (v.kind != PN_VIOL_NONE)
-		report(c, (enum pn_violation_kind)v.kind, v.page, opt->replay_point, false);
+		report(c, (enum pn_violation_kind)v.kind, v.page, opt->replay_point, in_recovery);
 	return v.kind != PN_VIOL_NONE;
 }
 
@@ -1384,7 +1423,7 @@ static int run_schedule(struct checker *c)
 		if (c->x && c->x->mismatch) {
 			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
 				 c->x->error);
-			res->error = true;
+			replay_misfit(c, PN_REPLAY_CHOICES);
 			return 2;
 		}
 		return rc;
@@ -1644,6 +1683,8 @@ static int run_search(struct checker *c)
 	const char *given = c->opt->replay ? c->opt->replay_choices : c->opt->choices;
 	if (given && !pn_explore_init_fixed(&x, c->sc, given)) {
 		snprintf(res->detail, sizeof(res->detail), "replay.choices: %s", x.error);
+		if (c->opt->replay)
+			replay_misfit(c, PN_REPLAY_CHOICES);
 		pn_explore_free(&x);
 		return 2;
 	}

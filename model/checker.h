@@ -72,7 +72,10 @@ struct pn_check_options {
 struct pn_check_result {
 	char name[128];
 	bool violation, expected_violation, ok;
-	bool error;       /* could not run (bad input, stall): message in detail */
+	bool error; /* could not run (bad input, stall): message in detail */
+	/* replay: the key of the replay: section the error is about (enum pn_replay_key; its
+	 * position is the scenario's replay.at), PN_REPLAY_NO_KEY if none */
+	uint32_t error_key;
 	bool interrupted; /* stopped by opt->stop before the check finished */
 	uint64_t crash_points, crash_states, recoveries, events;
 	uint64_t derived; /* of the recoveries, states judged from a base without recovery */

@@ -6,7 +6,8 @@
 # Three kinds of case, each of which must be refused cleanly:
 #   DIR/*.yaml         malformed scenarios, run as `PENUMBRA COMMAND FILE` (COMMAND: run,
 #                      the default; `replay` for a corpus of traces, where a trace that
-#                      loads but does not fit its run may say "penumbra replay: FILE: ");
+#                      loads but does not fit its run may say "penumbra replay: FILE: "
+#                      unless its position is pinned);
 #   DIR/traces/*.yaml  edited counterexample traces, run as `PENUMBRA replay FILE`;
 #   generated cases    (COMMAND run only) made here in a temporary directory, never committed:
 #                      a FIFO (to run, replay, check and report -o), a directory, a device,
@@ -76,7 +77,7 @@ run_case() {
 		reason="timed out after ${seconds}s"
 	elif [[ $status -ne 2 ]]; then
 		reason="exit status $status, expected 2"
-	elif [[ $command == replay && $first == "penumbra replay: $file: "* ]]; then
+	elif [[ $command == replay && -z $at && $first == "penumbra replay: $file: "* ]]; then
 		[[ $first == *"$expect"* ]] || reason="message does not contain '$expect'"
 	elif [[ $first != "$file:"* ]] || ! [[ $rest =~ $location ]]; then
 		reason="stderr does not start with '$file:LINE:COLUMN: '"

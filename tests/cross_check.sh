@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cross_check.sh: `check --cross-check 1` judges every crash state both the fast way and the
 # full way (docs/checker.md section 7) and must agree on every one; its results are those of
-# a check without it (JSON without timings, traces, exit status); and a fast path made wrong on
+# a check without it (JSON without timings, traces, exit status), and its traces replay as it
+# reported them (tests/replay_traces.sh --agree); and a fast path made wrong on
 # purpose (the test hook PN_TEST_CROSS_FAULT, cli/cmd_check.c K8) stops the check with exit 3
 # and a message naming the state. Usage: cross_check.sh PENUMBRA_BINARY CHECK_ARG...
 set -u
@@ -32,6 +33,12 @@ if ! diff <(strip_json "$tmp/plain.json") <(strip_json "$tmp/cross.json") >"$tmp
 fi
 if [[ -d $tmp/tr0 ]] && ! diff -r "$tmp/tr0" "$tmp/tr" >/dev/null; then
 	echo "FAIL: the counterexample traces with --cross-check 1 differ"
+	fail=1
+fi
+# the traces replay as check reported them (crashes inside recovery included)
+if ! "$(dirname "$0")/replay_traces.sh" "$bin" --agree "$tmp/cross.json" >"$tmp/agree" 2>&1; then
+	echo "FAIL: the traces do not replay as check reported them:"
+	grep -v '^ok' "$tmp/agree"
 	fail=1
 fi
 states=$(python3 -c 'import json,sys

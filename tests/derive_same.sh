@@ -4,7 +4,8 @@
 # Usage: derive_same.sh PENUMBRA_BINARY CHECK_ARG...
 # Runs `penumbra check CHECK_ARG... --coverage --derive on|off` and compares the JSON (timing
 # keys and "derived" dropped), the readable output (coverage markers included) without its
-# seconds, and the exit status. Fails on any difference, when nothing was checked, when
+# seconds, and the exit status, and replays the traces (tests/replay_traces.sh --agree).
+# Fails on any difference, a trace that replays otherwise, when nothing was checked, when
 # --derive off derived a state or when --derive on derived none (a test that cannot fail).
 set -u
 . "$(dirname "$0")/same_lib.sh"
@@ -44,5 +45,12 @@ for f in rc json txt; do
 		fail=1
 	fi
 done
+# the traces (the second run's, the same as the first's) replay as check reported them
+if compgen -G "$tmp/tr/*.yaml" >/dev/null &&
+	! "$(dirname "$0")/replay_traces.sh" "$bin" --agree "$tmp/off/out.json" >"$tmp/agree" 2>&1; then
+	echo "derive_same: the traces do not replay as check reported them:"
+	grep -v '^ok' "$tmp/agree"
+	fail=1
+fi
 [[ $fail -eq 0 ]] && echo "derive_same: $n scenarios alike, $on states derived"
 exit $fail

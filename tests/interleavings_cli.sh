@@ -64,9 +64,9 @@ expect late-bind-replays 1 'the violation reproduces' \
 expect nodelay-seeded-misses 0 'pass +\(expected pass' \
 	"$bin" check "$dir/no-delay-chkpt-seeded.yaml" --traces "$tmp/t"
 # the counterexample slow/no-delay-chkpt-bounded.yaml finds (docs/checker.md section 13)
-nodelay_replay() { # CHOICES: the seeded scenario with that schedule and its crash state
+nodelay_replay() { # CHOICES: the seeded scenario with that schedule (none: the seeded one) and its crash state
 	cat "$dir/no-delay-chkpt-seeded.yaml"
-	printf 'replay: {schedule: 0, crash_point: 294, state: "p73", choices: "%s"}\n' "$1"
+	printf 'replay: {schedule: 0, crash_point: 294, state: "p73"%s}\n' "${1:+, choices: \"$1\"}"
 }
 nodelay_replay 237:2,243:2 >"$tmp/nodelay.trace.yaml"
 expect nodelay-choices-replay 1 'the violation reproduces' "$bin" replay "$tmp/nodelay.trace.yaml"

@@ -149,6 +149,18 @@ enum pn_points_kind { PN_POINTS_ALL, PN_POINTS_EVERY, PN_POINTS_LIST };
 /* schedules.strategy (docs/checker.md section 13); a schedule's preemptions as text fit in
  * PN_CHOICES_TEXT_MAX bytes with their NUL (a pct run can take one at most events) */
 #define PN_CHOICES_TEXT_MAX 16384
+
+/* The keys of a trace's replay: section that replay holds to the run it re-runs (a crash
+ * point past its end, a state its device does not have, ...): where a refusal points. */
+enum pn_replay_key {
+	PN_REPLAY_NO_KEY,
+	PN_REPLAY_CRASH_POINT,
+	PN_REPLAY_STATE,
+	PN_REPLAY_RECOVERY_POINT,
+	PN_REPLAY_RECOVERY_STATE,
+	PN_REPLAY_CHOICES,
+	PN_REPLAY_KEYS
+};
 #define PN_STRATEGY_LIST(X) \
 	X(PN_STRATEGY_SEEDED, "seeded") X(PN_STRATEGY_BOUNDED, "bounded") X(PN_STRATEGY_PCT, "pct")
 enum pn_strategy { PN_STRATEGY_LIST(PN_ENUM_VALUE) PN_STRATEGY_COUNT };
@@ -257,6 +269,10 @@ struct pn_scenario {
 		char choices[PN_CHOICES_TEXT_MAX];
 		/* the hash of the scenario as check wrote it (model/trace.h); "" = not recorded */
 		char scenario_hash[24];
+		/* LINE and COLUMN in the file of each key whose value replay holds to the run
+		 * (index enum pn_replay_key; 0: not given), so that a refusal of it after
+		 * loading names its position */
+		uint32_t at[PN_REPLAY_KEYS][2];
 	} replay;
 };
 

@@ -221,9 +221,10 @@ static const struct field expect_fields[] = {
 };
 static const struct field replay_fields[] = {
 	NUM("schedule", V_U32, replay.schedule, 0, UINT32_MAX),
-	NUM("crash_point", V_U64, replay.crash_point, 0, UINT64_MAX),
-	STR("state", replay.state, 0),
-	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 0, UINT64_MAX),
+	/* crash points are after an event: check never crashes before the first */
+	NUM("crash_point", V_U64, replay.crash_point, 1, UINT64_MAX),
+	STR("state", replay.state, 0), /* empty strings: validate_replay says what to write */
+	NUM("recovery_crash_point", V_U64, replay.recovery_crash_point, 1, UINT64_MAX),
 	STR("recovery_state", replay.recovery_state, 0),
 	STR("choices", replay.choices, 0),
 	STR("scenario_hash", replay.scenario_hash, 0),
@@ -1003,6 +1004,8 @@ static bool read_mapping(struct loader *L, const struct table *t, void *base, co
 			return false;
 		if (base == L->s && t->fields[i].type != V_SECTION)
 			remember(L, (char *)base + t->fields[i].off, L->ev.start_mark);
+		else if (base == L->s && t->fields[i].section->has_present)
+			remember(L, (char *)base + t->fields[i].section->present, seen->key[i]);
 		if (!read_value(L, &t->fields[i], base, path))
 			return false;
 	}
@@ -1614,7 +1617,8 @@ static bool validate_engine(struct loader *L)
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
-/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c). */
+/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c), and
+ * replay's (a trace that does not fit its run: model/check.c). */
 static bool key_positions(struct loader *L)
 {
 	struct pn_scenario *s = L->s;
@@ -1624,6 +1628,11 @@ static bool key_positions(struct loader *L)
 	} keys[] = {
 		{&s->protocol.generations, s->protocol.generations_at},
 		{&s->protocol.layout, s->protocol.layout_at},
+		{&s->replay.crash_point, s->replay.at[PN_REPLAY_CRASH_POINT]},
+		{s->replay.state, s->replay.at[PN_REPLAY_STATE]},
+		{&s->replay.recovery_crash_point, s->replay.at[PN_REPLAY_RECOVERY_POINT]},
+		{s->replay.recovery_state, s->replay.at[PN_REPLAY_RECOVERY_STATE]},
+		{s->replay.choices, s->replay.at[PN_REPLAY_CHOICES]},
 	};
 	for (size_t i = 0; i < PN_ARRAY_LEN(keys); i++) {
 		yaml_mark_t m;
@@ -1661,6 +1670,72 @@ static bool validate_schedules(struct loader *L)
 			L, mark_of(L, &s->replay.choices, NULL),
 			"replay.choices \"%s\" ends in a comma; expected EVENT:CANDIDATE pairs with a comma between two, none after the last",
 			s->replay.choices);
+	return true;
+}
+
+/* replay: (a counterexample trace, docs/checker.md section 9): the keys penumbra check writes,
+ * each with a value it could have written; the crash inside recovery both of its keys or
+ * neither; a scenario without crash: crashes nothing. */
+static bool validate_replay(struct loader *L)
+{
+	struct pn_scenario *s = L->s;
+	const struct {
+		const void *field;
+		const char *key, *want;
+	} required[] = {
+		{&s->replay.schedule, "schedule", "the schedule's number, from 0"},
+		{&s->replay.crash_point, "crash_point", "the event the run crashed after, from 1"},
+		{s->replay.state, "state", "the crash state, \"none\" or elements pN and tN:MASK"},
+	};
+	const struct {
+		const char *value, *key, *want;
+	} strings[] = {
+		{s->replay.state, "state", "\"none\" or the crash state's elements pN and tN:MASK"},
+		{s->replay.recovery_state, "recovery_state",
+		 "\"none\" or the crash state's elements pN and tN:MASK"},
+		{s->replay.choices, "choices",
+		 "EVENT:CANDIDATE pairs (no choices key for the seeded order)"},
+		{s->replay.scenario_hash, "scenario_hash",
+		 "16 lowercase hex digits (no scenario_hash key for a trace without one)"},
+	};
+	yaml_mark_t at, m;
+	if (!s->replay.present)
+		return true;
+	at = mark_of(L, &s->replay.present, NULL);
+	for (size_t i = 0; i < PN_ARRAY_LEN(required); i++)
+		if (!given(L, required[i].field, NULL))
+			return fail(
+				L, at,
+				"replay has no %s; expected %s: <%s>, as penumbra check writes it (keys schedule, crash_point and state)",
+				required[i].key, required[i].key, required[i].want);
+	for (size_t i = 0; i < PN_ARRAY_LEN(strings); i++)
+		if (given(L, strings[i].value, &m) && !strings[i].value[0])
+			return fail(L, m, "replay.%s is empty; expected %s", strings[i].key,
+				    strings[i].want);
+	bool point = given(L, &s->replay.recovery_crash_point, &m);
+	if (point != given(L, s->replay.recovery_state, point ? NULL : &m))
+		return fail(
+			L, m,
+			"replay.%s is given without replay.%s; expected both (the event of the recovery crashed after and the state crashed in) or neither",
+			point ? "recovery_crash_point" : "recovery_state",
+			point ? "recovery_state" : "recovery_crash_point");
+	if (given(L, s->replay.scenario_hash, &m) &&
+	    (strlen(s->replay.scenario_hash) != 16 ||
+	     strspn(s->replay.scenario_hash, "0123456789abcdef") != 16))
+		return fail(
+			L, m,
+			"replay.scenario_hash is \"%s\"; expected 16 lowercase hex digits, as penumbra check writes it",
+			show(L, s->replay.scenario_hash));
+	if (s->crash.present)
+		return true;
+	if (point)
+		return fail(
+			L, mark_of(L, &s->replay.recovery_crash_point, NULL),
+			"replay.recovery_crash_point names a crash state, but the scenario has no crash: section, so nothing is crashed; expected no recovery_crash_point (a trace of it can only replay a runtime invariant)");
+	if (strcmp(s->replay.state, "none") != 0)
+		return fail(
+			L, mark_of(L, s->replay.state, NULL),
+			"replay.state names a crash state, but the scenario has no crash: section, so nothing is crashed; expected state: \"none\" (a trace of it can only replay a runtime invariant)");
 	return true;
 }
 
@@ -1732,8 +1807,8 @@ static bool validate(struct loader *L)
 			"protocol.layout is not read by policy gen2 (home slots first, then the second slots); remove it");
 	if (fixed && s->protocol.policy == PN_POLICY_GEN2 && given(L, &s->protocol.spare_slots, &m))
 		return fail(L, m, "protocol.spare_slots is read only by policy pool; remove it");
-	return validate_schedules(L) && validate_script(L) && validate_engine(L) &&
-	       key_positions(L);
+	return validate_schedules(L) && validate_replay(L) && validate_script(L) &&
+	       validate_engine(L) && key_positions(L);
 }
 
 /* One walk over the input with a fresh parser. */
