@@ -636,16 +636,14 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
 			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
 			m->rels[i].base + m->rels[i].pages - 1);
-	/* the version of the WAL's page magic (a scenario key once the engine takes one) */
-	fprintf(f, "# postgres: %u\n", PN_XLR_PG_VERSION);
 	fprintf(f,
-		"name: %s\nseed: 1\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
+		"name: %s\nseed: 1\npostgres: %u\nstorage:\n  pages: %u\n  page_size: 8192\n  buffers: %u\n"
 		"  wal_segment_size: %u\nprotocol:\n  mode: fpw\n  checksums: %s\n"
 		"checkpoint:\n  interval: 0s\n  every_transactions: 0\n  max_wal_size: 0\n"
 		"workload:\n  kind: import\n  clients: 1\n  transactions: %" PRIu64 "\n"
 		"  trace: %s.trace\n",
-		name, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u), r->seg_size,
-		p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
+		name, PN_XLR_PG_VERSION, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
+		r->seg_size, p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
 }
 
 #define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)

@@ -22,7 +22,7 @@ cd "$root" || exit 2
 # Functions and files of other projects that the docs cite (PostgreSQL, Neon).
 external=' pg_checksum_page() bufmgr.c pagestore_smgr.c xlog_internal.h xlogrecord.h
 	xlogreader.c nbtxlog.h heapam_xlog.h xact.h pg_control.h storage_xlog.h
-	pg_current_wal_lsn() pg_current_wal_insert_lsn() '
+	pg_current_wal_lsn() pg_current_wal_insert_lsn() generic_xlog.c pg_lzcompress.c '
 
 mapfile -t sources < <(find . -path './build*' -prune -o \( -name '*.c' -o -name '*.h' \) \
 	-type f -print | sort)

@@ -20,7 +20,7 @@
 #   1. `penumbra import --stats` prints exactly what `pg_waldump --stats=record` prints;
 #   2. `import --out` then `run` in fpw: WAL bytes and full-page images within 2 % of
 #      PostgreSQL's on the replayed range; `import` prints the PostgreSQL version of the
-#      WAL's page magic (15), and the scenario says it ('# postgres: 15'); hint logging
+#      WAL's page magic (15), and the scenario says it ('postgres: 15', its version profile); hint logging
 #      comes from the WAL or, where no record shows it (the fpw cluster), from the
 #      cluster's pg_control beside the WAL. fpw off: the prediction against the fpw-on, checksums-off
 #      cluster's run of the same workload (the same span of records), its page holes
@@ -170,7 +170,7 @@ replay() {
 		return
 	fi
 	grep -q '^postgres: 15 ' "$out.import" || fail "$c $w: import names no PostgreSQL 15"
-	grep -q '^# postgres: 15$' "$out.yaml" || fail "$c $w: the scenario names no PostgreSQL 15"
+	grep -q '^postgres: 15$' "$out.yaml" || fail "$c $w: the scenario names no PostgreSQL 15"
 	# no record of the fpw cluster shows hint logging: pg_control does
 	[[ $c != fpw ]] || grep -q '^hint bits logged: no (.*/global/pg_control: data checksums off, wal_log_hints off)$' \
 		"$out.import" || fail "$c $w: hint logging not taken from pg_control: $(grep '^hint' "$out.import")"

@@ -133,8 +133,7 @@ struct pn_step {
 };
 
 /* postgres: the PostgreSQL major version whose WAL the workloads write where versions differ
- * in what we model (docs/scenarios.md, "postgres"): VACUUM's freezing (the vacuum
- * workload). Default 15. */
+ * in what we model (VACUUM's freezing; docs/scenarios.md, "postgres"). Default 15. */
 #define PN_PG_VERSION_LIST(X) X(PN_PG15, "15") X(PN_PG16, "16") X(PN_PG17, "17")
 enum pn_pg_version { PN_PG_VERSION_LIST(PN_ENUM_VALUE) PN_PG_VERSION_COUNT };
 extern const char *const pn_pg_version_names[PN_PG_VERSION_COUNT + 1];
@@ -149,7 +148,6 @@ enum pn_points_kind { PN_POINTS_ALL, PN_POINTS_EVERY, PN_POINTS_LIST };
 /* schedules.strategy (docs/checker.md section 13); a schedule's preemptions as text fit in
  * PN_CHOICES_TEXT_MAX bytes with their NUL (a pct run can take one at most events) */
 #define PN_CHOICES_TEXT_MAX 16384
-
 /* The keys of a trace's replay: section that replay holds to the run it re-runs (a crash
  * point past its end, a state its device does not have, ...): where a refusal points. */
 enum pn_replay_key {
@@ -269,9 +267,8 @@ struct pn_scenario {
 		char choices[PN_CHOICES_TEXT_MAX];
 		/* the hash of the scenario as check wrote it (model/trace.h); "" = not recorded */
 		char scenario_hash[24];
-		/* LINE and COLUMN in the file of each key whose value replay holds to the run
-		 * (index enum pn_replay_key; 0: not given), so that a refusal of it after
-		 * loading names its position */
+		/* LINE and COLUMN of each key replay holds to the run (index enum
+		 * pn_replay_key; 0: not given): a refusal after loading names its position */
 		uint32_t at[PN_REPLAY_KEYS][2];
 	} replay;
 };

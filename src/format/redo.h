@@ -21,10 +21,6 @@ enum pn_rec {
 	PN_REC_COUNT
 };
 #define PN_INFO_IMPORTED 0x08u
-/* An imported record whose blocks' data each start with the page's {pd_lower, pd_upper}
- * (the other XLR_INFO_MASK bit PostgreSQL 15 leaves unused): set only when PostgreSQL's
- * image showed them, so that a block without it carries PostgreSQL's data size exactly. */
-#define PN_INFO_LAYOUT 0x04u
 
 /* A row's functions: apply changes the page of block b of record r (false: the record
  * does not fit the page); describe writes a line of text (snprintf's result). */

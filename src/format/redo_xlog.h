@@ -8,6 +8,11 @@
 
 #include "walfmt.h"
 
+/* An imported record whose blocks' data each start with the page's {pd_lower, pd_upper}
+ * (the other XLR_INFO_MASK bit PostgreSQL 15 leaves unused): set only when PostgreSQL's
+ * image showed them, so that a block without it carries PostgreSQL's data size exactly. */
+#define PN_INFO_LAYOUT 0x04u
+
 bool pn_redo_clog_set(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,
 		      const struct pn_wal_block *b);
 bool pn_redo_hint_delta(uint8_t *page, uint32_t page_size, const struct pn_wal_record *r,

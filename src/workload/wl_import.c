@@ -205,11 +205,12 @@ static const char *line_fault(struct imp *s, const char *line, char *why, size_t
 		return why;
 	}
 	if (!parse_record(s, line, &r)) {
-		snprintf(why, len,
-			 "expected 'R rmid info main_len n' and n <= %u blocks 'page kind data_len "
-			 "lower upper' (rmid <= %u, info <= 255, kind n, i, f, h or u, pages distinct "
-			 "and below %u)",
-			 MAX_BLOCKS, PN_RM_MAX, s->pages);
+		snprintf(
+			why, len,
+			"expected 'R rmid info main_len n' and n <= %u blocks 'page kind data_len "
+			"lower upper' (rmid <= %u, info <= 255, kind n, i, f, h or u, pages distinct "
+			"and below %u)",
+			MAX_BLOCKS, PN_RM_MAX, s->pages);
 		return why;
 	}
 	for (unsigned i = 0; i < r.nblocks; i++) {

@@ -193,7 +193,7 @@ static bool prune(const struct vacuum *v, const struct pn_client *c, uint8_t *pa
 }
 
 /* 2: Heap2/FREEZE_PAGE, PG16 layout, one plan freezing every tuple (PostgreSQL 16 and 17
- * only: pn_vacuum_freezes). */
+ * only: freezes() below). */
 static void freeze(const struct vacuum *v, const struct pn_client *c, uint8_t *page)
 {
 	uint32_t n = pn_page_nitems(page), ps = v->b.page_size, frame = pn_client_frame(c, 0);
