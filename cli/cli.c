@@ -1042,26 +1042,6 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 	return o;
 }
 
-FILE *pn_cli_open_output(const char *cmd, const char *path)
-{
-	char why[PN_ERROR_LEN];
-	FILE *f = pn_file_open_out(path, why, sizeof why);
-
-	if (!f)
-		fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, why);
-	return f;
-}
-
-int pn_cli_close_output(const char *cmd, FILE *f, const char *path, bool written)
-{
-	char why[PN_ERROR_LEN] = "";
-
-	if (pn_file_close_out(f, written, why, sizeof why))
-		return 0;
-	fprintf(stderr, "penumbra %s: cannot write '%s': %s\n", cmd, path, why);
-	return 2;
-}
-
 static int write_text(const char *cmd, FILE *f, const char *path, const char *text)
 {
 	bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
