@@ -39,24 +39,8 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 pn=$1
 table_out=${2:-}
-pgbin=${PN_PGBIN:-/usr/lib/postgresql/15/bin}
-for t in initdb pg_ctl pgbench psql pg_waldump; do
-	if [[ ! -x $pgbin/$t ]]; then
-		echo "fidelity_import.sh: $pgbin/$t not found: install postgresql-15 (scripts/deps.sh)" >&2
-		exit 1
-	fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/pn_fid.XXXXXX")
-as_pg=()
-if [[ $(id -u) -eq 0 ]]; then
-	if ! id postgres >/dev/null 2>&1; then
-		echo "fidelity_import.sh: running as root and there is no postgres user" >&2
-		exit 1
-	fi
-	as_pg=(runuser -u postgres --)
-	chown postgres "$work"
-fi
+. "$(dirname "$0")/pg_lib.sh"
+pg_lib_init fidelity_import.sh
 cleanup() {
 	for d in "$work"/*/data; do
 		[[ ! -d $d ]] || "${as_pg[@]}" "$pgbin/pg_ctl" -D "$d" -m immediate -w stop \
@@ -65,7 +49,6 @@ cleanup() {
 	[[ -n ${PN_KEEP:-} ]] || rm -rf "$work"
 }
 trap cleanup EXIT
-pg() { "${as_pg[@]}" "$@"; }
 
 # cluster NAME PORT INITDB_ARGS SERVER_ARGS: runs the workloads on a new cluster; leaves
 # $work/NAME/wal (a copy of pg_wal) and $work/NAME/ranges (lines "workload from to")

@@ -25,30 +25,14 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 pn=$1
 out=${2:-}
-pgbin=${PN_PGBIN:-/usr/lib/postgresql/15/bin}
-for t in initdb pg_ctl pgbench psql pg_waldump; do
-	if [[ ! -x $pgbin/$t ]]; then
-		echo "fidelity_model.sh: $pgbin/$t not found: install postgresql-15 (scripts/deps.sh)" >&2
-		exit 1
-	fi
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/pn_fid.XXXXXX")
-as_pg=()
-if [[ $(id -u) -eq 0 ]]; then
-	if ! id postgres >/dev/null 2>&1; then
-		echo "fidelity_model.sh: running as root and there is no postgres user" >&2
-		exit 1
-	fi
-	as_pg=(runuser -u postgres --)
-	chown postgres "$work"
-fi
+. "$(dirname "$0")/pg_lib.sh"
+pg_lib_init fidelity_model.sh
 data=$work/data
 cleanup() {
 	"${as_pg[@]}" "$pgbin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
-pg() { "${as_pg[@]}" "$@"; }
 sql() { pg "$pgbin/psql" -h "$work" -p 54331 -U postgres -Atq -c "$1" postgres; }
 lsn() { sql "select pg_current_wal_insert_lsn()"; }
 

@@ -35,24 +35,8 @@ if [[ $# -ne 1 ]]; then
 	exit 2
 fi
 pn=$1
-pgbin=${PN_PGBIN:-/usr/lib/postgresql/15/bin}
-for t in initdb pg_ctl pgbench psql pg_waldump; do
-	if [[ ! -x $pgbin/$t ]]; then
-		echo "postgres.sh: $pgbin/$t not found: install postgresql-15 (scripts/deps.sh)" >&2
-		exit 1
-	fi
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/pn_pg.XXXXXX")
-as_pg=()
-if [[ $(id -u) -eq 0 ]]; then
-	if ! id postgres >/dev/null 2>&1; then
-		echo "postgres.sh: running as root and there is no postgres user to run the cluster" >&2
-		exit 1
-	fi
-	as_pg=(runuser -u postgres --)
-	chown postgres "$work"
-fi
+. "$(dirname "$0")/pg_lib.sh"
+pg_lib_init postgres.sh
 data=$work/data
 cleanup() {
 	"${as_pg[@]}" "$pgbin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
@@ -60,7 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pg() { "${as_pg[@]}" "$@"; }
 sql() { pg "$pgbin/psql" -h "$work" -p 54329 -U postgres -Atq -c "$1" postgres; }
 bench() { pg "$pgbin/pgbench" -h "$work" -p 54329 -U postgres "$@" postgres >/dev/null 2>&1; }
 
