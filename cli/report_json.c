@@ -15,16 +15,24 @@
 
 #define TWO_63 9223372036854775808.0
 
+/* A refusal is one line: a key or value from the input (a JSON key may hold any character)
+ * has each control byte written as \xNN. */
 void pn_rep_refuse(struct pn_rep_in *in, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 	if (in->refused)
 		return;
 	in->refused = true;
-	fprintf(in->err, "%s: ", in->path);
 	va_start(ap, fmt);
-	vfprintf(in->err, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	fprintf(in->err, "%s: ", in->path);
+	for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			fprintf(in->err, "\\x%02X", *c);
+		else
+			fputc(*c, in->err);
 	fputc('\n', in->err);
 }
 
