@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c.h"
 #include "pn.h"
 #include "walfmt.h"
 
@@ -84,7 +83,7 @@ void pn_walfix(uint8_t *seg, size_t len)
 		at = PN_ALIGN8(offs[rem - 1] + 1);
 	}
 	for (;;) {
-		uint32_t tot, crc;
+		uint32_t tot;
 		if (at % PAGE == 0)
 			at += header_size(at / PAGE);
 		if (at + 4 > end)
@@ -95,8 +94,7 @@ void pn_walfix(uint8_t *seg, size_t len)
 		for (uint32_t i = 0; i < tot; i++)
 			rec[i] = seg[offs[i]];
 		pn_put64(rec + 8, prev);
-		crc = pn_crc32c_update(pn_crc32c_init(), rec + 24, tot - 24);
-		pn_put32(rec + 20, pn_crc32c_final(pn_crc32c_update(crc, rec, 20)));
+		pn_put32(rec + 20, pn_wal_record_crc(rec, tot));
 		for (uint32_t i = 8; i < 24; i++)
 			seg[offs[i]] = rec[i];
 		prev = start + at;

@@ -15,7 +15,6 @@
  * record of case C (a checkpoint case). Prints the case record's LSN.
  * Exit status: 0 written, 2 bad usage or an unknown case.
  */
-#include "crc32c.h"
 #include "walfmt.h"
 
 #include <stdio.h>
@@ -116,7 +115,6 @@ static uint8_t *page_of(void *arg, pn_lsn addr)
 static pn_lsn put(struct rec *r, uint32_t main_len, const uint8_t *main_data)
 {
 	pn_lsn at = pn_wal_bytepos_to_recptr(bytepos, SEG);
-	uint32_t crc;
 
 	u8(r, 255);
 	u8(r, main_len);
@@ -127,8 +125,7 @@ static pn_lsn put(struct rec *r, uint32_t main_len, const uint8_t *main_data)
 	pn_put32(r->b, r->n);
 	pn_put32(r->b + 4, 700);
 	pn_put64(r->b + 8, prev);
-	crc = pn_crc32c_update(pn_crc32c_init(), r->b + 24, r->n - 24);
-	pn_put32(r->b + 20, pn_crc32c_final(pn_crc32c_update(crc, r->b, 20)));
+	pn_put32(r->b + 20, pn_wal_record_crc(r->b, r->n));
 	pn_wal_copy_record(r->b, r->n, at, SEG, SYSID, page_of, NULL);
 	bytepos += PN_ALIGN8(r->n);
 	prev = at;

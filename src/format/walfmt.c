@@ -231,7 +231,7 @@ static uint8_t *put_block_payload(uint8_t *p, const struct pn_wal_block *b, uint
 	return p;
 }
 
-static uint32_t record_crc(const uint8_t *rec, uint32_t tot_len)
+uint32_t pn_wal_record_crc(const uint8_t *rec, uint32_t tot_len)
 {
 	uint32_t crc = pn_crc32c_init();
 
@@ -268,7 +268,7 @@ uint32_t pn_wal_record_encode(const struct pn_wal_record *r, uint32_t page_size,
 	out[17] = r->rmid;
 	out[18] = 0;
 	out[19] = 0;
-	pn_put32(out + 20, record_crc(out, tot_len));
+	pn_put32(out + 20, pn_wal_record_crc(out, tot_len));
 	return tot_len;
 }
 
@@ -462,7 +462,7 @@ bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, 
 	memset(out, 0, sizeof(*out));
 	if (len < PN_WAL_RECORD_HEADER || pn_get32(buf) != len)
 		return reject(&d, "record with invalid length");
-	if (pn_get32(buf + 20) != record_crc(buf, len))
+	if (pn_get32(buf + 20) != pn_wal_record_crc(buf, len))
 		return reject(&d, "incorrect resource manager data checksum in record");
 	out->xid = pn_get32(buf + 4);
 	out->prev = pn_get64(buf + 8);

@@ -113,6 +113,9 @@ uint32_t pn_wal_page_header_size(pn_lsn page_addr, uint32_t seg_size);
 
 /* Returns the PN_XLOG_BLCKSZ buffer of the WAL page starting at page_addr. */
 typedef uint8_t *(*pn_wal_page_fn)(void *arg, pn_lsn page_addr);
+/* A whole record's xl_crc: CRC-32C of its bytes after the 24-byte header, then of the
+ * header's first 20 bytes (PostgreSQL's order). */
+uint32_t pn_wal_record_crc(const uint8_t *rec, uint32_t tot_len);
 /*
  * Copies an encoded record of len bytes to WAL position `start` (a value returned by
  * pn_wal_bytepos_to_recptr), writing the header of every page it enters: a page it starts

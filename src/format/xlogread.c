@@ -24,7 +24,6 @@
  */
 #include "xlogread.h"
 
-#include "crc32c.h"
 #include "files.h"
 
 #include <dirent.h>
@@ -1043,9 +1042,7 @@ static bool images_fit(struct pn_xlr *r, pn_lsn at, const struct pn_xlr_record *
 
 static bool check_crc(struct pn_xlr *r, pn_lsn at, const uint8_t *buf, uint32_t len)
 {
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + REC_HDR, len - REC_HDR);
-	crc = pn_crc32c_final(pn_crc32c_update(crc, buf, 20));
-	if (crc != pn_get32(buf + 20)) {
+	if (pn_wal_record_crc(buf, len) != pn_get32(buf + 20)) {
 		stop(r, "incorrect resource manager data checksum in record at %X/%X",
 		     LSN_ARGS(at));
 		return false;
