@@ -33,8 +33,8 @@ const struct pn_command pn_commands[] = {
 	{"replay", pn_cmd_replay, "re-run a counterexample trace exactly, print its timeline"},
 	{"compare", pn_cmd_compare,
 	 "run one scenario under several protocols, metrics side by side"},
-	{"bench", pn_cmd_bench, "run a scenario on a real file or device through io_uring"},
-	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at random moments, verify recovery"},
+	{"bench", pn_cmd_bench, "run a scenario on real files in a directory through io_uring"},
+	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at seeded moments, verify recovery"},
 	{"report", pn_cmd_report,
 	 "one self-contained HTML file of plots from JSON results or traces"},
 	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
@@ -67,7 +67,8 @@ static void usage(FILE *out)
 	      "'penumbra <command> --help' describes a command's options. Options may come\n"
 	      "before or after the arguments.\n"
 	      "\n"
-	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage\n",
+	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage,\n"
+	      "3 check: a cross-check failed, 130 check: interrupted (SIGINT, SIGTERM)\n",
 	      out);
 }
 
