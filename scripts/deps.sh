@@ -8,11 +8,12 @@ set -euo pipefail
 # runuser. clang-format (14) is what CTest format checks the C sources with
 # (scripts/format-check.sh). openmpi-bin (mpirun) and libopenmpi-dev (the MPI library and
 # headers CMake's find_package(MPI) finds) build `penumbra check`'s MPI ranks (CMake option
-# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md).
+# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md). python3-yaml
+# reads the CI examples' steps out of docs/examples/ci/*.yml (CTest ci_example).
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
       libclang-rt-14-dev chromium postgresql-15 util-linux clang-format openmpi-bin
-      libopenmpi-dev)
+      libopenmpi-dev python3-yaml)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
