@@ -40,18 +40,6 @@ finish() {
 
 prefix_cases() {
 	prefix=$tmp/prefix
-	pass=0
-	fail=0
-
-	ok() {
-		echo "ok   $1"
-		pass=$((pass + 1))
-	}
-	bad() {
-		echo "FAIL $1"
-		fail=$((fail + 1))
-	}
-
 	if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
 		bad "cmake --install"
 		tail -n 5 "$tmp/install.log"
