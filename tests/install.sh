@@ -129,8 +129,9 @@ prefix_cases() {
 		bad "zsh: $zsh_file does not start with #compdef penumbra"
 	elif ! command -v zsh >/dev/null; then
 		ok "zsh: #compdef penumbra (zsh is not installed: not parsed)"
-	elif zsh -n "$zsh_file"; then
-		ok "zsh: #compdef penumbra, zsh -n parses it"
+	elif zsh -n "$zsh_file" && [[ $(HOME=$tmp zsh -f -c "fpath=(${zsh_file%/*} \$fpath);
+		autoload -U compinit; compinit -u -d $tmp/zcompdump; print \${_comps[penumbra]}") == _penumbra ]]; then
+		ok "zsh: zsh -n parses it, compinit finds it for penumbra"
 	else
 		bad "zsh -n $zsh_file"
 	fi
