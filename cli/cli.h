@@ -29,7 +29,7 @@
 #include "opts.h"
 #include "world.h"
 
-#ifndef PN_VERSION /* project(VERSION) of CMakeLists.txt, a compile definition of pn_cli */
+#ifndef PN_VERSION /* the version of CMakeLists.txt's project, a compile definition */
 #error "PN_VERSION is not defined"
 #endif
 #define PN_CLI_MAX_MODES 8 /* columns of a compare: the 5 modes and umbra's policies */

@@ -122,6 +122,7 @@ static bool apply(const char *cmd, const struct pn_opt *o, const char *s, void *
 	case PN_OPT_DURATION:
 		if (!pn_cli_parse_duration(cmd, opt, s, u))
 			return false;
+		PN_ASSERT(o->min <= 1); /* the message below says so */
 		if (*u >= o->min)
 			return true;
 		pn_cli_usage_error(cmd, "%s takes more than 0, not %s", opt, s);

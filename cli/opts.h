@@ -12,7 +12,7 @@
  *   O1 One table per command, its rows in the order --help lists them; -h / --help is every
  *      command's and is not in the table.
  *   O2 A value is checked where it is parsed, by its kind: an unsigned integer within
- *      [min, max], a size, a duration above min_ns, one of two words, or the row's own
+ *      [min, max], a size, a duration of at least min, on or off, or the row's own
  *      function; a bad one is exit 2 with one line naming the option and the value.
  *   O3 A default is given once, as text (`def`): it is parsed like a value given on the line
  *      before the line is read, and --help, the man page and docs/cli.md print it.
@@ -34,7 +34,7 @@ enum pn_opt_kind {
 	PN_OPT_STRING,   /* const char * at `at` */
 	PN_OPT_UINT,     /* uint64_t at `at`, in [min, max] (max 0: no bound) */
 	PN_OPT_SIZE,     /* uint64_t bytes at `at` ("64MiB") */
-	PN_OPT_DURATION, /* uint64_t ns at `at` ("250ms"), above min_ns - 1 */
+	PN_OPT_DURATION, /* uint64_t ns at `at` ("250ms"), at least `min` ns */
 	PN_OPT_ONOFF,    /* "on" or "off": bool at `at` */
 	PN_OPT_CUSTOM,   /* parse(): prints its own message, false on a bad value */
 };
@@ -61,7 +61,7 @@ struct pn_opt {
 	const char *value;    /* the value's name in the help ("FILE", "N"); NULL for a flag */
 	size_t at;            /* offset of the value in the command's options struct */
 	size_t given;         /* PN_OPT_GIVEN(): a bool set when the option is given; 0: none */
-	uint64_t min, max;    /* PN_OPT_UINT's bounds; PN_OPT_DURATION's min in ns */
+	uint64_t min, max;    /* PN_OPT_UINT's bounds; PN_OPT_DURATION's least (0 or 1 ns) */
 	const char *def;      /* O3: the default as it would be given, or NULL */
 	const char *required; /* NULL, or the usage error when it is not given */
 	enum pn_opt_complete complete;

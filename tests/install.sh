@@ -66,6 +66,7 @@ prefix_cases() {
 	# A man page per command (and penumbra(1)), found by man through MANPATH, rendered without a
 	# warning, naming every option the command's --help names.
 	commands=$("$bin" help --commands)
+	# shellcheck disable=SC2086 # one word per command
 	for page in penumbra $(printf 'penumbra-%s ' $commands); do
 		file=$prefix/share/man/man1/$page.1
 		cmd=${page#penumbra}
