@@ -1,7 +1,8 @@
 /*
  * cli.c: the dispatcher and the helpers every command shares (cli layer). In order:
- *   1. the command table and pn_cli_main() (top-level --help, --version, help CMD)
- *   2. option parsing: getopt_long errors, integers, sizes, durations, modes
+ *   1. the command table, penumbra's own option spec, pn_cli_main() (--help, --version,
+ *      help CMD, help --man / --markdown / --completion / --commands)
+ *   2. option values: integers, sizes, durations, modes (the options: opts.h)
  *   3. scenarios and runs: loading, one simulated run, explaining a failed one
  *   4. the metrics table (one column per result)
  *   5. the per-record-type breakdown, in pg_waldump --stats=record's format
@@ -17,7 +18,6 @@
 #include "waldir.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,19 +27,50 @@
 /* ---- 1. commands ---- */
 
 const struct pn_command pn_commands[] = {
-	{"run", pn_cmd_run, "simulate one scenario once and print its metrics"},
+	{"run", pn_cmd_run, "simulate one scenario once and print its metrics", &pn_run_spec},
 	{"check", pn_cmd_check,
-	 "enumerate crash points and states, recover, verify with the oracle"},
-	{"replay", pn_cmd_replay, "re-run a counterexample trace exactly, print its timeline"},
+	 "enumerate crash points and states, recover, verify with the oracle", &pn_check_spec},
+	{"replay", pn_cmd_replay, "re-run a counterexample trace exactly, print its timeline",
+	 &pn_replay_spec},
 	{"compare", pn_cmd_compare,
-	 "run one scenario under several protocols, metrics side by side"},
-	{"bench", pn_cmd_bench, "run a scenario on real files in a directory through io_uring"},
-	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at seeded moments, verify recovery"},
+	 "run one scenario under several protocols, metrics side by side", &pn_compare_spec},
+	{"bench", pn_cmd_bench, "run a scenario on real files in a directory through io_uring",
+	 &pn_bench_spec},
+	{"crashtest", pn_cmd_crashtest, "SIGKILL real runs at seeded moments, verify recovery",
+	 &pn_crashtest_spec},
 	{"report", pn_cmd_report,
-	 "one self-contained HTML file of plots from JSON results or traces"},
-	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
+	 "one self-contained HTML file of plots from JSON results or traces", &pn_report_spec},
+	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics",
+	 &pn_import_spec},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
+
+struct top_opts {
+	bool version;
+};
+
+static const struct pn_opt top_opts[] = {
+	{.name = "version",
+	 .short_name = 'V',
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct top_opts, version),
+	 .help = "print the version, the commit it was built from and whether that tree had "
+		 "changes (\"dirty\"), then exit"},
+};
+
+const struct pn_cmd_spec pn_cli_spec = {
+	.args = "<command> [options] [arguments]",
+	.args_max = -1,
+	.description = "A deterministic simulator and crash-point model checker for "
+		       "PostgreSQL-like page crash-safety protocols: full-page writes, Umbra, "
+		       "doublewrite, pushdown.",
+	.opts = top_opts,
+	.nopts = PN_ARRAY_LEN(top_opts),
+	.notes = "'penumbra <command> --help' describes a command's options. Options may come "
+		 "before or after the arguments.",
+	.exits = "0 ok, 1 a violation or failed verification, 2 bad input or usage, 3 a "
+		 "cross-check failed (check), 130 interrupted (check)",
+};
 
 const struct pn_command *pn_cli_find(const char *name)
 {
@@ -50,101 +81,95 @@ const struct pn_command *pn_cli_find(const char *name)
 	return NULL;
 }
 
-static void usage(FILE *out)
+/* `penumbra help --FORMAT ...`: the outputs made from the specs (opts_doc.c). */
+static int help_format(int argc, char **argv)
 {
-	fputs("usage: penumbra <command> [options] [arguments]\n"
-	      "       penumbra --help | --version\n"
-	      "\n"
-	      "A deterministic simulator and crash-point model checker for PostgreSQL-like page\n"
-	      "crash-safety protocols: full-page writes, Umbra, doublewrite, pushdown.\n"
-	      "\n"
-	      "commands:\n",
-	      out);
-	for (size_t i = 0; i < pn_commands_len; i++)
-		fprintf(out, "  %-10s %s\n", pn_commands[i].name, pn_commands[i].summary);
-	fprintf(out, "  %-10s %s\n", "help", "this help, or a command's: penumbra help <command>");
-	fputs("\n"
-	      "'penumbra <command> --help' describes a command's options. Options may come\n"
-	      "before or after the arguments.\n"
-	      "\n"
-	      "exit status: 0 ok, 1 a violation or failed verification, 2 bad input or usage,\n"
-	      "3 check: a cross-check failed, 130 check: interrupted (SIGINT, SIGTERM)\n",
-	      out);
+	const char *format = argv[1];
+	const struct pn_command *cmd = argc == 3 ? pn_cli_find(argv[2]) : NULL;
+
+	if (strcmp(format, "--commands") == 0 && argc == 2) {
+		for (size_t i = 0; i < pn_commands_len; i++)
+			printf("%s\n", pn_commands[i].name);
+		return 0;
+	}
+	if (strcmp(format, "--completion") == 0 && argc == 3)
+		return pn_opts_completion(stdout, argv[2])
+			       ? 0
+			       : pn_cli_usage_error("help",
+						    "no completion for shell '%s' "
+						    "(expected bash or zsh)",
+						    argv[2]);
+	if (strcmp(format, "--man") == 0 && argc == 2) {
+		pn_opts_man(stdout, &pn_cli_spec);
+		return 0;
+	}
+	if ((strcmp(format, "--man") == 0 || strcmp(format, "--markdown") == 0) && argc == 3) {
+		if (!cmd)
+			return pn_cli_usage_error("help", "unknown command '%s'", argv[2]);
+		if (strcmp(format, "--man") == 0)
+			pn_opts_man(stdout, cmd->spec);
+		else
+			pn_opts_markdown(stdout, cmd->spec);
+		return 0;
+	}
+	return pn_cli_usage_error("help",
+				  "unknown option '%s' or wrong arguments; expected "
+				  "--man [COMMAND], --markdown COMMAND, --completion "
+				  "bash|zsh or --commands",
+				  format);
 }
 
 /* `penumbra help [COMMAND]`: argv[0] is "help". */
 static int help(int argc, char **argv)
 {
-	static char help_flag[] = "--help";
 	const struct pn_command *cmd;
-	char *args[3];
 
-	if (argc == 1) {
-		usage(stdout);
+	if (argc == 1 ||
+	    (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+			   strcmp(argv[1], "help") == 0))) {
+		pn_opts_help(stdout, &pn_cli_spec); /* help's own help is the top-level one */
 		return 0;
 	}
+	if (argv[1][0] == '-')
+		return help_format(argc, argv);
 	if (argc > 2)
 		return pn_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) { /* help's own help is the top-level one */
-		usage(stdout);
-		return 0;
-	}
 	cmd = pn_cli_find(argv[1]);
 	if (!cmd)
 		return pn_cli_usage_error("help", "unknown command '%s'", argv[1]);
-	args[0] = argv[1];
-	args[1] = help_flag;
-	args[2] = NULL;
-	return cmd->fn(2, args);
+	pn_opts_help(stdout, cmd->spec);
+	return 0;
 }
 
 int pn_cli_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
+	struct top_opts o = {0};
 	const struct pn_command *cmd;
-	int c, rc;
+	int at, rc = pn_opts_parse(&pn_cli_spec, argc, argv, &o, &at);
 
-	pn_cli_getopt_reset();
-	/* '+': stop at the command; its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c == 'V') {
-			printf("penumbra %s\n", PN_VERSION);
-			return 0;
-		}
-		return pn_cli_bad_option(NULL, c, argv);
+	if (rc >= 0)
+		return rc;
+	if (o.version) {
+		printf("penumbra %s\n", pn_cli_version());
+		return 0;
 	}
-	if (optind >= argc) {
-		usage(stderr);
+	if (at >= argc) {
+		pn_opts_help(stderr, &pn_cli_spec);
 		return 2;
 	}
-	if (strcmp(argv[optind], "help") == 0)
-		return help(argc - optind, argv + optind);
-	cmd = pn_cli_find(argv[optind]);
+	if (strcmp(argv[at], "help") == 0)
+		return help(argc - at, argv + at);
+	cmd = pn_cli_find(argv[at]);
 	if (!cmd)
-		return pn_cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
+		return pn_cli_usage_error(NULL, "unknown command '%s'", argv[at]);
 	pn_file_catch_signals(); /* files.h F5: EFBIG and a message, not signal 25 */
 	pn_file_reset();
-	rc = cmd->fn(argc - optind, argv + optind);
+	rc = cmd->fn(argc - at, argv + at);
 	pn_file_reset(); /* an output a command left open is removed, never half-written */
 	return rc;
 }
 
-/* ---- 2. option parsing ---- */
-
-void pn_cli_getopt_reset(void)
-{
-	optind = 0; /* glibc: 0 also resets its internal state (a half-read "-abc") */
-	opterr = 0;
-}
+/* ---- 2. option values ---- */
 
 int pn_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -159,25 +184,6 @@ int pn_cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputs("; try 'penumbra --help'\n", stderr);
 	return 2;
-}
-
-/*
- * Long options use values >= 256 and the only short option is -h, so a printable optopt
- * other than 'h' is an unknown short option; otherwise the element just read names it.
- */
-int pn_cli_bad_option(const char *cmd, int c, char **argv)
-{
-	const char *elem = optind > 0 ? argv[optind - 1] : "?";
-	const char *eq = strchr(elem, '=');
-	int len = eq && elem[0] == '-' && elem[1] == '-' ? (int)(eq - elem) : (int)strlen(elem);
-
-	if (c == ':')
-		return pn_cli_usage_error(cmd, "option '%s' needs a value", elem);
-	if (optopt > 0 && optopt < 128 && optopt != 'h')
-		return pn_cli_usage_error(cmd, "unknown option '-%c'", optopt);
-	if (eq && optopt != 0)
-		return pn_cli_usage_error(cmd, "option '%.*s' takes no value", len, elem);
-	return pn_cli_usage_error(cmd, "unknown option '%.*s'", len, elem);
 }
 
 static const char *parse_reason(enum pn_parse_status st)
@@ -222,17 +228,16 @@ bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint
 		      "a duration such as 250ms, 30s or 4min");
 }
 
-/* "fpw, nofpw, ..." from the mode names, then "umbra-prototype, ..." when with_policies. */
-static void mode_list(char *names, size_t len, bool with_policies)
+void pn_cli_mode_names(enum pn_cli_names what, char *names, size_t len)
 {
 	size_t at = 0;
 
 	names[0] = '\0';
-	for (int m = 0; m < PN_MODE_COUNT && at < len; m++)
+	for (int m = 0; what != PN_CLI_POLICIES && m < PN_MODE_COUNT && at < len; m++)
 		at += (size_t)snprintf(names + at, len - at, "%s%s", m ? ", " : "",
 				       pn_mode_name((enum pn_mode)m));
-	for (int p = 0; with_policies && p < PN_POLICY_COUNT && at < len; p++)
-		at += (size_t)snprintf(names + at, len - at, ", umbra-%s",
+	for (int p = 0; what != PN_CLI_MODES && p < PN_POLICY_COUNT && at < len; p++)
+		at += (size_t)snprintf(names + at, len - at, "%sumbra-%s", at ? ", " : "",
 				       pn_policy_name((enum pn_policy)p));
 }
 
@@ -242,7 +247,7 @@ bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
 
 	if (pn_mode_parse(s, out))
 		return true;
-	mode_list(names, sizeof names, false);
+	pn_cli_mode_names(PN_CLI_MODES, names, sizeof names);
 	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
 	return false;
 }
@@ -263,7 +268,7 @@ bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *
 
 	if (pn_mode_parse(s, &out->mode))
 		return true;
-	mode_list(names, sizeof names, true);
+	pn_cli_mode_names(PN_CLI_MODES_POLICIES, names, sizeof names);
 	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
 	return false;
 }
@@ -838,33 +843,17 @@ void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, s
 		"Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
 }
 
-/* pg_waldump's order of the rows: by resource manager id, then by the record's info bits */
-static unsigned record_order(enum pn_rec t)
-{
-	uint8_t rmid, info;
-	pn_rec_ids(t, &rmid, &info);
-	return (unsigned)rmid << 8 | info;
-}
-
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
 {
 	struct pn_cli_record_row rows[PN_REC_COUNT];
-	enum pn_rec kinds[PN_REC_COUNT];
 	size_t n = 0;
 
-	/* an insertion sort of the kinds written (at most PN_REC_COUNT of them) */
 	for (int t = 0; t < PN_REC_COUNT; t++) {
 		if (m->rec_count[t] == 0)
 			continue;
-		size_t at = n++;
-		for (; at > 0 && record_order(kinds[at - 1]) > record_order((enum pn_rec)t); at--)
-			kinds[at] = kinds[at - 1];
-		kinds[at] = (enum pn_rec)t;
+		rows[n++] = (struct pn_cli_record_row){pn_rec_name((enum pn_rec)t), m->rec_count[t],
+						       m->rec_bytes[t], m->rec_fpi_bytes[t]};
 	}
-	for (size_t i = 0; i < n; i++)
-		rows[i] = (struct pn_cli_record_row){pn_rec_name(kinds[i]), m->rec_count[kinds[i]],
-						     m->rec_bytes[kinds[i]],
-						     m->rec_fpi_bytes[kinds[i]]};
 	pn_cli_print_record_rows(out, rows, n);
 }
 

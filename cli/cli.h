@@ -26,9 +26,12 @@
 
 #include <jansson.h>
 
+#include "opts.h"
 #include "world.h"
 
-#define PN_VERSION "0.1.0" /* keep equal to project(VERSION) in CMakeLists.txt */
+#ifndef PN_VERSION /* the version of CMakeLists.txt's project, a compile definition */
+#error "PN_VERSION is not defined"
+#endif
 #define PN_CLI_MAX_MODES 8 /* columns of a compare: the 5 modes and umbra's policies */
 
 /* ---- commands ---- */
@@ -37,11 +40,20 @@ typedef int (*pn_cmd_fn)(int argc, char **argv);
 struct pn_command {
 	const char *name;
 	pn_cmd_fn fn;
-	const char *summary; /* one line, for `penumbra --help` */
+	const char *summary;            /* one line, for `penumbra --help` */
+	const struct pn_cmd_spec *spec; /* its options (opts.h), beside its code */
 };
 
 extern const struct pn_command pn_commands[];
 extern const size_t pn_commands_len;
+/* penumbra itself: --help, --version (penumbra(1)). */
+extern const struct pn_cmd_spec pn_cli_spec;
+extern const struct pn_cmd_spec pn_run_spec, pn_check_spec, pn_replay_spec, pn_compare_spec,
+	pn_bench_spec, pn_crashtest_spec, pn_report_spec, pn_import_spec;
+/* "0.1.0 (commit abcdef1)", ", dirty" before the ')' when the tree had changes, "commit
+ * unknown" when it was built without git (cli/version.c, from the build's git at build
+ * time). */
+const char *pn_cli_version(void);
 
 /* The command called `name`, or NULL. */
 const struct pn_command *pn_cli_find(const char *name);
@@ -66,11 +78,8 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
  * pn_xlr_begin returned (0: no record in the range). */
 int pn_import_end(const struct pn_xlr *r, pn_lsn from, pn_lsn to, pn_lsn first, bool note);
 
-/* ---- option parsing (each prints its own message and returns false / 2) ---- */
-/* Rewinds getopt_long for a fresh argv and silences its messages (commands print C2). */
-void pn_cli_getopt_reset(void);
-/* Reports what getopt_long's '?' or ':' (returned as `c`) was about; returns 2. */
-int pn_cli_bad_option(const char *cmd, int c, char **argv);
+/* ---- option values (each prints its own message and returns false / 2); the options
+ * themselves are parsed by their spec, opts.h ---- */
 /* Prints "penumbra CMD: MESSAGE; try 'penumbra --help'"; returns 2. */
 int pn_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Values of options: an unsigned decimal integer, a size ("64MiB"), a duration ("250ms"). */
@@ -78,6 +87,10 @@ bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t
 bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint64_t *out_ns);
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out);
+/* The names a mode option takes, comma-separated: the modes ("fpw, nofpw, ..."), umbra's
+ * policies ("umbra-prototype, ..."), or both; for messages, --help and completion. */
+enum pn_cli_names { PN_CLI_MODES, PN_CLI_POLICIES, PN_CLI_MODES_POLICIES };
+void pn_cli_mode_names(enum pn_cli_names what, char *buf, size_t len);
 /* A comma-separated list of distinct modes; returns how many, or -1. */
 int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES]);
 /* A mode with, for umbra, a policy: "umbra-l3", "umbra-l4", "umbra-prototype" set both;

@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "workload.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,51 +26,82 @@
 #include "realdisk.h"
 #include "waldir.h"
 
-static const char usage[] =
-	"usage: penumbra bench S.yaml --path DIR [--modes LIST] [--duration D] [--json FILE]\n"
-	"                      [--seed N] [--force] [--wal-dir DIR] [--atomic]\n"
-	"\n"
-	"Runs the scenario's workload on real files through io_uring (or worker threads where\n"
-	"io_uring is unavailable; PN_IO_METHOD=worker forces them), in real time, for the\n"
-	"duration once per mode, and prints the metrics side by side.\n"
-	"\n"
-	"options:\n"
-	"  --path DIR    the directory of files to run on; created if absent, and refused if\n"
-	"                it holds files penumbra did not create\n"
-	"  --modes LIST  comma-separated, distinct modes (default fpw,nofpw,umbra)\n"
-	"  --duration D  how long to run each mode, e.g. 30s or 4min (default 30s)\n"
-	"  --json FILE   also write one result per mode as JSON to FILE ('-' = stdout)\n"
-	"  --seed N      override the scenario's seed\n"
-	"  --force       use DIR even if it holds other files (penumbra's are overwritten)\n"
-	"  --wal-dir DIR also write each mode's WAL into DIR/MODE as PostgreSQL segment\n"
-	"                files, which pg_waldump reads (a second copy of every WAL byte: it\n"
-	"                costs the run time)\n"
-	"  --atomic      write data pages with RWF_ATOMIC (Linux 6.11+, O_DIRECT), so that\n"
-	"                none can tear; refused unless statx reports an atomic write unit\n"
-	"                range for DIR's data file that holds the page size\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"exit status: 0 ok, 1 a run broke a runtime invariant or hit an I/O error, 2 bad input\n";
-
-#define DEFAULT_MODES "fpw,nofpw,umbra"
-
-enum {
-	OPT_PATH = 256,
-	OPT_MODES,
-	OPT_DURATION,
-	OPT_JSON,
-	OPT_SEED,
-	OPT_FORCE,
-	OPT_WAL_DIR,
-	OPT_ATOMIC
-};
-
 struct bench_opts {
 	const char *scenario, *path, *json, *modes_arg, *wal_dir;
 	uint64_t duration_ns, seed;
 	bool seed_set, force, atomic;
 	enum pn_mode modes[PN_CLI_MAX_MODES];
 	int nmodes;
+};
+
+static const struct pn_opt bench_opts[] = {
+	{.name = "path",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct bench_opts, path),
+	 .complete = PN_COMPLETE_DIR,
+	 .required = "missing --path DIR (the directory to run on)",
+	 .help = "the directory of files to run on; created if absent, and refused if it holds "
+		 "files penumbra did not create"},
+	{.name = "modes",
+	 .kind = PN_OPT_STRING,
+	 .value = "LIST",
+	 .at = offsetof(struct bench_opts, modes_arg),
+	 .def = "fpw,nofpw,umbra",
+	 .complete = PN_COMPLETE_PLAIN_MODES,
+	 .help = "comma-separated, distinct modes: {modes}"},
+	{.name = "duration",
+	 .kind = PN_OPT_DURATION,
+	 .value = "D",
+	 .at = offsetof(struct bench_opts, duration_ns),
+	 .min = 1,
+	 .def = "30s",
+	 .help = "how long to run each mode, e.g. 30s or 4min"},
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct bench_opts, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "also write one result per mode as JSON to FILE ('-' = stdout)"},
+	{.name = "seed",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct bench_opts, seed),
+	 .given = PN_OPT_GIVEN(struct bench_opts, seed_set),
+	 .help = "override the scenario's seed"},
+	{.name = "force",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct bench_opts, force),
+	 .help = "use DIR even if it holds other files (penumbra's are overwritten)"},
+	{.name = "wal-dir",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct bench_opts, wal_dir),
+	 .complete = PN_COMPLETE_DIR,
+	 .help = "also write each mode's WAL into DIR/MODE as PostgreSQL segment files, which "
+		 "pg_waldump reads (a second copy of every WAL byte: it costs the run time)"},
+	{.name = "atomic",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct bench_opts, atomic),
+	 .help = "write data pages with RWF_ATOMIC (Linux 6.11+, O_DIRECT), so that none can "
+		 "tear; refused unless statx reports an atomic write unit range for DIR's data "
+		 "file that holds the page size"},
+};
+
+const struct pn_cmd_spec pn_bench_spec = {
+	.name = "bench",
+	.args = "S.yaml",
+	.args_help = "the scenario file (its workload.transactions is ignored)",
+	.args_min = 1,
+	.args_max = 1,
+	.args_missing = "missing the scenario file",
+	.description = "Runs the scenario's workload on real files in a directory through "
+		       "io_uring (or worker threads where io_uring is unavailable; "
+		       "PN_IO_METHOD=worker forces them), in real time, for the duration once "
+		       "per mode, and prints the metrics side by side.",
+	.opts = bench_opts,
+	.nopts = PN_ARRAY_LEN(bench_opts),
+	.exits = "0 ok, 1 a run broke a runtime invariant or hit an I/O error, 2 bad input",
 };
 
 /* One mode's figures: the engine's, as every command reports them (cli.h: the table's
@@ -94,60 +125,14 @@ struct bench_run {
 	struct pn_waldir *waldir; /* --wal-dir, or NULL */
 };
 
-static int option(int c, struct bench_opts *o, char **argv)
-{
-	switch (c) {
-	case 'h': fputs(usage, stdout); return 0;
-	case OPT_PATH: o->path = optarg; return -1;
-	case OPT_JSON: o->json = optarg; return -1;
-	case OPT_MODES: o->modes_arg = optarg; return -1;
-	case OPT_FORCE: o->force = true; return -1;
-	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
-	case OPT_ATOMIC: o->atomic = true; return -1;
-	case OPT_DURATION:
-		return pn_cli_parse_duration("bench", "--duration", optarg, &o->duration_ns) ? -1
-											     : 2;
-	case OPT_SEED:
-		o->seed_set = true;
-		return pn_cli_parse_uint("bench", "--seed", optarg, &o->seed) ? -1 : 2;
-	default: return pn_cli_bad_option("bench", c, argv);
-	}
-}
-
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"path", required_argument, NULL, OPT_PATH},
-		{"modes", required_argument, NULL, OPT_MODES},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
-		{"atomic", no_argument, NULL, OPT_ATOMIC},
-		{NULL, 0, NULL, 0},
-	};
-	int c, rc;
+	int at, rc = pn_opts_parse(&pn_bench_spec, argc, argv, o, &at);
 
-	o->duration_ns = 30000000000ull;
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, o, argv);
-		if (rc >= 0)
-			return rc;
-	}
-	if (optind >= argc)
-		return pn_cli_usage_error("bench", "missing the scenario file");
-	if (optind + 1 < argc)
-		return pn_cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
-	o->scenario = argv[optind];
-	if (!o->path)
-		return pn_cli_usage_error("bench", "missing --path DIR (the directory to run on)");
-	if (o->duration_ns == 0)
-		return pn_cli_usage_error("bench", "--duration must be more than 0");
-	o->nmodes = pn_cli_parse_modes("bench", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
-				       o->modes);
+	if (rc >= 0)
+		return rc;
+	o->scenario = argv[at];
+	o->nmodes = pn_cli_parse_modes("bench", o->modes_arg, o->modes);
 	return o->nmodes < 0 ? 2 : -1;
 }
 

@@ -58,7 +58,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
@@ -78,80 +78,6 @@
 #include "trace.h"
 #include "mpirank.h"
 #include "unit.h"
-
-static const char usage[] =
-	"usage: penumbra check S.yaml... | DIR [--json FILE] [--junit FILE] [--jobs N]\n"
-	"                      [--seed N] [--traces DIR] [--nested N] [--coverage] [--quiet]\n"
-	"                      [--no-shrink] [--points-every N] [--twice] [--unit-states N]\n"
-	"                      [--cross-check N] [--derive on|off] [--mpi] [--rank-timeout S]\n"
-	"                      [--torn-writes 1|2]\n"
-	"\n"
-	"Enumerates the crash points and crash states of each scenario (every *.yaml and *.yml\n"
-	"under a directory, in name order), recovers each with the engine's recovery, verifies\n"
-	"it with the independent oracle, and compares the verdict with the scenario's\n"
-	"expect.verdict. A scenario without a crash: section is run once with the runtime\n"
-	"invariants on. A file that cannot be loaded is reported as an error; the others are\n"
-	"still checked.\n"
-	"\n"
-	"options:\n"
-	"  --json FILE   write the verdicts as JSON to FILE ('-' = stdout; the report then\n"
-	"                goes to stderr)\n"
-	"  --junit FILE  write the verdicts as JUnit XML to FILE, for CI systems\n"
-	"  --jobs N      check in N child processes (default 1): the crash points of each\n"
-	"                scenario are cut into units spread over them; the results are those\n"
-	"                of --jobs 1 but for the timings\n"
-	"  --unit-states N  with --jobs: about N distinct crash states a unit (default 2048)\n"
-	"  --mpi         run as a rank of an MPI job (implied under mpirun or srun): rank 0\n"
-	"                hands the units out to the other ranks and writes the outputs\n"
-	"                (docs/cluster.md); not with --jobs\n"
-	"  --rank-timeout S  under MPI: a rank silent for S seconds in a unit is lost and its\n"
-	"                unit handed to another rank (default 60)\n"
-	"  --seed N      override each scenario's seed\n"
-	"  --traces DIR  where counterexample traces go (default: penumbra-traces)\n"
-	"  --nested N    also crash inside recovery, for every Nth new crash state\n"
-	"                (default 64; 0 = never)\n"
-	"  --coverage    list every coverage marker: seen both ways, one way only, or never\n"
-	"  --quiet       no counterexample reports, only the summary\n"
-	"  --no-shrink   write counterexample traces as found, without shrinking them\n"
-	"  --twice       run each schedule twice and compare every event (a determinism\n"
-	"                self-check; exit 1 at the first event where the runs differ)\n"
-	"  --points-every N  visit only every Nth crash point a scenario selects (a quicker,\n"
-	"                weaker check; for slow builds)\n"
-	"  --cross-check N  judge every Nth crash state, and every state of a violation,\n"
-	"                also the full way (a new recovery, the oracle's pages afresh, no\n"
-	"                verdict cache) and stop at once, exit 3, where the two differ\n"
-	"  --derive on|off  judge a new crash state without recovering it when its bytes\n"
-	"                equal a recovered state's over every range that recovery and its\n"
-	"                judgement read (default on; the verdicts are the same either way)\n"
-	"  --torn-writes 1|2  override each scenario's crash.torn_writes: 2 also tears each\n"
-	"                write with mixed subsets of the others, and pairs of writes at once\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: what\n"
-	"finished is reported and written (marked interrupted), exit 130.\n"
-	"\n"
-	"exit status: 0 every verdict as expected, 1 any not, 2 bad input or an output that\n"
-	"could not be written, 3 a cross-check failed, 130 interrupted\n";
-
-enum {
-	OPT_JSON = 256,
-	OPT_JUNIT,
-	OPT_JOBS,
-	OPT_SEED,
-	OPT_COVERAGE,
-	OPT_TRACES,
-	OPT_NESTED,
-	OPT_QUIET,
-	OPT_NO_SHRINK,
-	OPT_POINTS_EVERY,
-	OPT_TWICE,
-	OPT_UNIT_STATES,
-	OPT_CROSS_CHECK,
-	OPT_DERIVE,
-	OPT_MPI,
-	OPT_RANK_TIMEOUT,
-	OPT_TORN_WRITES
-};
 
 #define EXIT_INTERRUPTED 130
 #define PIPE_BYTES 4096    /* K4: one page */
@@ -283,107 +209,155 @@ static bool add_dir(struct check_args *a, const char *dir)
 	return true;
 }
 
-/* An option's value of 1 or more: -1, or the exit status of the usage error. */
-static int parse_positive(const char *name, uint64_t *v)
-{
-	if (!pn_cli_parse_uint("check", name, optarg, v))
-		return 2;
-	if (*v < 1)
-		return pn_cli_usage_error("check", "%s takes 1 or more", name);
-	return -1;
-}
+static const struct pn_opt check_opts[] = {
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct check_args, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write the verdicts as JSON to FILE ('-' = stdout; the report then goes to "
+		 "stderr)"},
+	{.name = "junit",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct check_args, junit),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write the verdicts as JUnit XML to FILE, for CI systems"},
+	{.name = "jobs",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, jobs),
+	 .given = PN_OPT_GIVEN(struct check_args, jobs_set),
+	 .min = 1,
+	 .max = 256,
+	 .def = "1",
+	 .help = "check in N child processes: the crash points of each scenario are cut into "
+		 "units spread over them; the results are those of --jobs 1 but for the timings"},
+	{.name = "unit-states",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, unit_states),
+	 .min = 1,
+	 .def = "2048",
+	 .help = "with --jobs: about N distinct crash states a unit"},
+	{.name = "mpi",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, mpi),
+	 .help = "run as a rank of an MPI job (implied under mpirun or srun): rank 0 hands the "
+		 "units out to the other ranks and writes the outputs (docs/cluster.md); not with "
+		 "--jobs"},
+	{.name = "rank-timeout",
+	 .kind = PN_OPT_UINT,
+	 .value = "S",
+	 .at = offsetof(struct check_args, rank_timeout_s),
+	 .min = 1,
+	 .def = "60",
+	 .help = "under MPI: a rank silent for S seconds in a unit is lost and its unit handed "
+		 "to another rank"},
+	{.name = "seed",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, seed),
+	 .given = PN_OPT_GIVEN(struct check_args, seed_set),
+	 .help = "override each scenario's seed"},
+	{.name = "traces",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct check_args, traces),
+	 .def = "penumbra-traces",
+	 .complete = PN_COMPLETE_DIR,
+	 .help = "where counterexample traces go"},
+	{.name = "nested",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, nested),
+	 .def = "64",
+	 .help = "also crash inside recovery, for every Nth new crash state; 0: never"},
+	{.name = "coverage",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, coverage),
+	 .help = "list every coverage marker: seen both ways, one way only, or never"},
+	{.name = "quiet",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, quiet),
+	 .help = "no counterexample reports, only the summary"},
+	{.name = "no-shrink",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, no_shrink),
+	 .help = "write counterexample traces as found, without shrinking them"},
+	{.name = "twice",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, twice),
+	 .help = "run each schedule twice and compare every event (a determinism self-check; "
+		 "exit 1 at the first event where the runs differ)"},
+	{.name = "points-every",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, points_every),
+	 .min = 1,
+	 .help = "visit only every Nth crash point a scenario selects (a quicker, weaker check; "
+		 "for slow builds)"},
+	{.name = "cross-check",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, cross_check),
+	 .min = 1,
+	 .help = "judge every Nth crash state, and every state of a violation, also the full way "
+		 "(a new recovery, the oracle's pages afresh, no verdict cache) and stop at once, "
+		 "exit 3, where the two differ"},
+	{.name = "derive",
+	 .kind = PN_OPT_ONOFF,
+	 .value = "on|off",
+	 .at = offsetof(struct check_args, derive),
+	 .def = "on",
+	 .complete = PN_COMPLETE_ONOFF,
+	 .help = "judge a new crash state without recovering it when its bytes equal a recovered "
+		 "state's over every range that recovery and its judgement read (the verdicts are "
+		 "the same either way)"},
+	{.name = "torn-writes",
+	 .kind = PN_OPT_UINT,
+	 .value = "1|2",
+	 .at = offsetof(struct check_args, torn_writes),
+	 .min = 1,
+	 .max = 2,
+	 .help = "override each scenario's crash.torn_writes: 2 also tears each write with mixed "
+		 "subsets of the others, and pairs of writes at once"},
+};
 
-static int parse_option(int c, struct check_args *a, char **argv)
-{
-	switch (c) {
-	case OPT_JSON: a->json = optarg; return -1;
-	case OPT_JUNIT: a->junit = optarg; return -1;
-	case OPT_TRACES: a->traces = optarg; return -1;
-	case OPT_COVERAGE: a->coverage = true; return -1;
-	case OPT_QUIET: a->quiet = true; return -1;
-	case OPT_NO_SHRINK: a->no_shrink = true; return -1;
-	case OPT_TWICE: a->twice = true; return -1;
-	case OPT_UNIT_STATES: return parse_positive("--unit-states", &a->unit_states);
-	case OPT_POINTS_EVERY: return parse_positive("--points-every", &a->points_every);
-	case OPT_CROSS_CHECK: return parse_positive("--cross-check", &a->cross_check);
-	case OPT_DERIVE:
-		if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-			return pn_cli_usage_error("check", "--derive takes on or off, not %s",
-						  optarg);
-		a->derive = strcmp(optarg, "on") == 0;
-		return -1;
-	case OPT_JOBS:
-		if (!pn_cli_parse_uint("check", "--jobs", optarg, &a->jobs))
-			return 2;
-		if (a->jobs < 1 || a->jobs > 256)
-			return pn_cli_usage_error("check", "--jobs takes 1 to 256, not %s", optarg);
-		a->jobs_set = true;
-		return -1;
-	case OPT_MPI:
-		if (!pn_mpi_built())
-			return pn_cli_usage_error("check",
-						  "--mpi: this penumbra was built without "
-						  "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
-		a->mpi = true;
-		return -1;
-	case OPT_RANK_TIMEOUT: return parse_positive("--rank-timeout", &a->rank_timeout_s);
-	case OPT_TORN_WRITES:
-		if (!pn_cli_parse_uint("check", "--torn-writes", optarg, &a->torn_writes))
-			return 2;
-		if (a->torn_writes < 1 || a->torn_writes > 2)
-			return pn_cli_usage_error("check", "--torn-writes takes 1 or 2, not %s",
-						  optarg);
-		return -1;
-	case OPT_NESTED: return pn_cli_parse_uint("check", "--nested", optarg, &a->nested) ? -1 : 2;
-	case OPT_SEED:
-		if (!pn_cli_parse_uint("check", "--seed", optarg, &a->seed))
-			return 2;
-		a->seed_set = true;
-		return -1;
-	default: return pn_cli_bad_option("check", c, argv);
-	}
-}
+const struct pn_cmd_spec pn_check_spec = {
+	.name = "check",
+	.args = "S.yaml... | DIR",
+	.args_help = "scenario files, or directories searched for *.yaml and *.yml",
+	.args_min = 1,
+	.args_max = -1,
+	.args_missing = "no scenario named",
+	.description = "Enumerates the crash points and crash states of each scenario (every "
+		       "*.yaml and *.yml under a directory, in name order), recovers each with the "
+		       "engine's recovery, verifies it with the independent oracle, and compares "
+		       "the verdict with the scenario's expect.verdict. A scenario without a "
+		       "crash: section is run once with the runtime invariants on. A file that "
+		       "cannot be loaded is reported as an error; the others are still checked.",
+	.opts = check_opts,
+	.nopts = PN_ARRAY_LEN(check_opts),
+	.notes = "On a terminal, one progress line on stderr. SIGINT or SIGTERM stops the check: "
+		 "what finished is reported and written (marked interrupted), exit 130.",
+	.exits = "0 every verdict as expected, 1 any not, 2 bad input or an output that could "
+		 "not be written, 3 a cross-check failed, 130 interrupted",
+};
 
 static int parse(int argc, char **argv, struct check_args *a)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"junit", required_argument, NULL, OPT_JUNIT},
-		{"jobs", required_argument, NULL, OPT_JOBS},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"coverage", no_argument, NULL, OPT_COVERAGE},
-		{"traces", required_argument, NULL, OPT_TRACES},
-		{"nested", required_argument, NULL, OPT_NESTED},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"no-shrink", no_argument, NULL, OPT_NO_SHRINK},
-		{"points-every", required_argument, NULL, OPT_POINTS_EVERY},
-		{"twice", no_argument, NULL, OPT_TWICE},
-		{"unit-states", required_argument, NULL, OPT_UNIT_STATES},
-		{"cross-check", required_argument, NULL, OPT_CROSS_CHECK},
-		{"derive", required_argument, NULL, OPT_DERIVE},
-		{"mpi", no_argument, NULL, OPT_MPI},
-		{"rank-timeout", required_argument, NULL, OPT_RANK_TIMEOUT},
-		{"torn-writes", required_argument, NULL, OPT_TORN_WRITES},
-		{NULL, 0, NULL, 0},
-	};
-	int c, rc;
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if ((rc = parse_option(c, a, argv)) >= 0)
-			return rc;
-	}
+	int at, rc = pn_opts_parse(&pn_check_spec, argc, argv, a, &at);
+	if (rc >= 0)
+		return rc;
+	if (a->mpi && !pn_mpi_built())
+		return pn_cli_usage_error("check", "--mpi: this penumbra was built without "
+						   "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
 	a->mpi |= pn_mpi_built() && pn_mpi_detected();
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
 						   "ranks are the jobs (docs/cluster.md)");
-	if (optind >= argc)
-		return pn_cli_usage_error("check", "no scenario named");
-	for (int i = optind; i < argc; i++) {
+	for (int i = at; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
 			if (!add_dir(a, argv[i]))

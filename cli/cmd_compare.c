@@ -7,37 +7,10 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char usage[] =
-	"usage: penumbra compare S.yaml [--modes LIST] [--json FILE] [--seed N] [--stats]\n"
-	"                               [--wal-dir DIR]\n"
-	"\n"
-	"Simulates the same scenario once per protocol mode and prints the metrics side by\n"
-	"side, one column per mode.\n"
-	"\n"
-	"options:\n"
-	"  --modes LIST  comma-separated, distinct modes, in column order\n"
-	"                (default fpw,nofpw,umbra,doublewrite); umbra-prototype, umbra-l3,\n"
-	"                umbra-l4, umbra-pool and umbra-gen2 are umbra with that\n"
-	"                protocol.policy (plain umbra keeps the scenario's policy)\n"
-	"  --json FILE   also write one result per mode as JSON to FILE; '-' writes them to\n"
-	"                stdout and the table to stderr\n"
-	"  --seed N      override the scenario's seed\n"
-	"  --stats       also print each mode's WAL records by type, in the format of\n"
-	"                pg_waldump --stats=record\n"
-	"  --wal-dir DIR also write each mode's WAL into DIR/MODE (DIR/fpw, DIR/umbra-l3,\n"
-	"                ...) as PostgreSQL segment files, which pg_waldump reads\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"exit status: 0 every run ok, 1 a run broke a runtime invariant, 2 bad input\n";
-
-#define DEFAULT_MODES "fpw,nofpw,umbra,doublewrite"
-
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODES, OPT_STATS, OPT_WAL_DIR };
 
 struct compare_opts {
 	const char *path;
@@ -50,48 +23,65 @@ struct compare_opts {
 	int nmodes;
 };
 
-static int option(int c, struct compare_opts *o, char **argv)
-{
-	switch (c) {
-	case 'h': fputs(usage, stdout); return 0;
-	case OPT_JSON: o->json = optarg; return -1;
-	case OPT_SEED:
-		o->seed_set = true;
-		return pn_cli_parse_uint("compare", "--seed", optarg, &o->seed) ? -1 : 2;
-	case OPT_MODES: o->modes_arg = optarg; return -1;
-	case OPT_STATS: o->stats = true; return -1;
-	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
-	default: return pn_cli_bad_option("compare", c, argv);
-	}
-}
+static const struct pn_opt compare_opts[] = {
+	{.name = "modes",
+	 .kind = PN_OPT_STRING,
+	 .value = "LIST",
+	 .at = offsetof(struct compare_opts, modes_arg),
+	 .def = "fpw,nofpw,umbra,doublewrite",
+	 .complete = PN_COMPLETE_MODES,
+	 .help = "comma-separated, distinct modes, in column order: {modes}; {policies} are "
+		 "umbra with that protocol.policy (plain umbra keeps the scenario's policy)"},
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct compare_opts, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "also write one result per mode as JSON to FILE; '-' writes them to stdout and "
+		 "the table to stderr"},
+	{.name = "seed",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct compare_opts, seed),
+	 .given = PN_OPT_GIVEN(struct compare_opts, seed_set),
+	 .help = "override the scenario's seed"},
+	{.name = "stats",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct compare_opts, stats),
+	 .help = "also print each mode's WAL records by type, in the format of pg_waldump "
+		 "--stats=record"},
+	{.name = "wal-dir",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct compare_opts, wal_dir),
+	 .complete = PN_COMPLETE_DIR,
+	 .help = "also write each mode's WAL into DIR/MODE (DIR/fpw, DIR/umbra-l3, ...) as "
+		 "PostgreSQL segment files, which pg_waldump reads"},
+};
+
+const struct pn_cmd_spec pn_compare_spec = {
+	.name = "compare",
+	.args = "S.yaml",
+	.args_help = "the scenario file",
+	.args_min = 1,
+	.args_max = 1,
+	.args_missing = "missing the scenario file",
+	.description = "Simulates the same scenario once per protocol mode and prints the metrics "
+		       "side by side, one column per mode.",
+	.opts = compare_opts,
+	.nopts = PN_ARRAY_LEN(compare_opts),
+	.exits = "0 every run ok, 1 a run broke a runtime invariant, 2 bad input",
+};
 
 /* Returns -1 to go on, or the exit status (0 after --help). */
 static int parse(int argc, char **argv, struct compare_opts *o)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"modes", required_argument, NULL, OPT_MODES},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
-		{NULL, 0, NULL, 0},
-	};
-	int c, rc;
+	int at, rc = pn_opts_parse(&pn_compare_spec, argc, argv, o, &at);
 
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, o, argv);
-		if (rc >= 0)
-			return rc;
-	}
-	if (optind >= argc)
-		return pn_cli_usage_error("compare", "missing the scenario file");
-	if (optind + 1 < argc)
-		return pn_cli_usage_error("compare", "unexpected argument '%s'", argv[optind + 1]);
-	o->path = argv[optind];
-	o->nmodes = pn_cli_parse_mode_specs("compare", o->modes_arg ? o->modes_arg : DEFAULT_MODES,
-					    o->modes);
+	if (rc >= 0)
+		return rc;
+	o->path = argv[at];
+	o->nmodes = pn_cli_parse_mode_specs("compare", o->modes_arg, o->modes);
 	return o->nmodes < 0 ? 2 : -1;
 }
 
@@ -122,10 +112,8 @@ static int distinct_labels(const struct pn_scenario *scenario, const struct comp
 				return pn_cli_usage_error("compare",
 							  "modes %d and %d of '%s' are the "
 							  "same run (%s) for %s",
-							  j + 1, i + 1,
-							  o->modes_arg ? o->modes_arg
-								       : DEFAULT_MODES,
-							  labels[i], o->path);
+							  j + 1, i + 1, o->modes_arg, labels[i],
+							  o->path);
 		}
 	}
 	return -1;

@@ -27,7 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,36 +43,75 @@
 #include "oracle.h"
 #include "prng.h"
 
-static const char usage[] =
-	"usage: penumbra crashtest S.yaml --path DIR [--runs N] [--modes LIST] [--max-time D]\n"
-	"                          [--seed N] [--json FILE] [--force]\n"
-	"\n"
-	"Runs the workload on real files in a child process, kills it with SIGKILL at a\n"
-	"moment drawn from a PRNG seeded by --seed, recovers from the files and verifies\n"
-	"every acknowledged commit and every page against the checker's oracle; repeats.\n"
-	"\n"
-	"options:\n"
-	"  --path DIR      the directory of files to run on; created if absent, and refused\n"
-	"                  if it holds files penumbra did not create\n"
-	"  --runs N        crashes per mode (default 50)\n"
-	"  --modes LIST    comma-separated, distinct modes (default: the scenario's)\n"
-	"  --max-time D    the kill comes uniformly within D of the child's start (default 1s)\n"
-	"  --seed N        seed of the kill moments and the workload (default: the scenario's)\n"
-	"  --json FILE     write the outcome as JSON to FILE ('-' = stdout)\n"
-	"  --force         use DIR even if it holds other files (penumbra's are overwritten)\n"
-	"  -h, --help      show this help\n"
-	"\n"
-	"exit status: 0 nothing lost, 1 a commit lost, a page wrong, recovery or the run\n"
-	"failed, 2 bad input\n";
-
-enum { OPT_PATH = 256, OPT_RUNS, OPT_SEED, OPT_JSON, OPT_MODES, OPT_MAX_TIME, OPT_FORCE };
-
 struct crash_opts {
 	const char *scenario, *path, *json, *modes_arg;
 	uint64_t runs, seed, max_time_ns;
 	bool seed_set, force;
 	enum pn_mode modes[PN_CLI_MAX_MODES];
 	int nmodes;
+};
+
+static const struct pn_opt crash_opts[] = {
+	{.name = "path",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct crash_opts, path),
+	 .complete = PN_COMPLETE_DIR,
+	 .required = "missing --path DIR (the directory to run on)",
+	 .help = "the directory of files to run on; created if absent, and refused if it holds "
+		 "files penumbra did not create"},
+	{.name = "runs",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct crash_opts, runs),
+	 .min = 1,
+	 .def = "50",
+	 .help = "crashes per mode"},
+	{.name = "modes",
+	 .kind = PN_OPT_STRING,
+	 .value = "LIST",
+	 .at = offsetof(struct crash_opts, modes_arg),
+	 .complete = PN_COMPLETE_PLAIN_MODES,
+	 .help = "comma-separated, distinct modes: {modes} (default: the scenario's)"},
+	{.name = "max-time",
+	 .kind = PN_OPT_DURATION,
+	 .value = "D",
+	 .at = offsetof(struct crash_opts, max_time_ns),
+	 .def = "1s",
+	 .help = "the kill comes within D of the child's start, at a moment drawn uniformly "
+		 "from the seeded PRNG"},
+	{.name = "seed",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct crash_opts, seed),
+	 .given = PN_OPT_GIVEN(struct crash_opts, seed_set),
+	 .help = "seed of the kill moments and the workload (default: the scenario's)"},
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct crash_opts, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write the outcome as JSON to FILE ('-' = stdout)"},
+	{.name = "force",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct crash_opts, force),
+	 .help = "use DIR even if it holds other files (penumbra's are overwritten)"},
+};
+
+const struct pn_cmd_spec pn_crashtest_spec = {
+	.name = "crashtest",
+	.args = "S.yaml",
+	.args_help = "the scenario file",
+	.args_min = 1,
+	.args_max = 1,
+	.args_missing = "missing the scenario file",
+	.description = "Runs the workload on real files in a child process, kills it with "
+		       "SIGKILL at a seeded moment, recovers from the files and verifies every "
+		       "acknowledged commit and every page against the checker's oracle; repeats.",
+	.opts = crash_opts,
+	.nopts = PN_ARRAY_LEN(crash_opts),
+	.exits = "0 nothing lost, 1 a commit lost, a page wrong, recovery or the run failed, 2 "
+		 "bad input",
 };
 
 /* Messages from the child: a header, then `len` bytes. */
@@ -104,60 +143,13 @@ struct mode_result {
 	char first_failure[2300];
 };
 
-static int option(int c, struct crash_opts *o, char **argv)
-{
-	switch (c) {
-	case 'h': fputs(usage, stdout); return 0;
-	case OPT_PATH: o->path = optarg; return -1;
-	case OPT_JSON: o->json = optarg; return -1;
-	case OPT_MODES: o->modes_arg = optarg; return -1;
-	case OPT_FORCE: o->force = true; return -1;
-	case OPT_RUNS: return pn_cli_parse_uint("crashtest", "--runs", optarg, &o->runs) ? -1 : 2;
-	case OPT_MAX_TIME:
-		return pn_cli_parse_duration("crashtest", "--max-time", optarg, &o->max_time_ns)
-			       ? -1
-			       : 2;
-	case OPT_SEED:
-		o->seed_set = true;
-		return pn_cli_parse_uint("crashtest", "--seed", optarg, &o->seed) ? -1 : 2;
-	default: return pn_cli_bad_option("crashtest", c, argv);
-	}
-}
-
 static int parse(int argc, char **argv, struct crash_opts *o)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"path", required_argument, NULL, OPT_PATH},
-		{"runs", required_argument, NULL, OPT_RUNS},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"modes", required_argument, NULL, OPT_MODES},
-		{"max-time", required_argument, NULL, OPT_MAX_TIME},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{NULL, 0, NULL, 0},
-	};
-	int c, rc;
+	int at, rc = pn_opts_parse(&pn_crashtest_spec, argc, argv, o, &at);
 
-	o->runs = 50;
-	o->max_time_ns = 1000000000ull;
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, o, argv);
-		if (rc >= 0)
-			return rc;
-	}
-	if (optind >= argc)
-		return pn_cli_usage_error("crashtest", "missing the scenario file");
-	if (optind + 1 < argc)
-		return pn_cli_usage_error("crashtest", "unexpected argument '%s'",
-					  argv[optind + 1]);
-	o->scenario = argv[optind];
-	if (!o->path)
-		return pn_cli_usage_error("crashtest",
-					  "missing --path DIR (the directory to run on)");
-	if (o->runs == 0)
-		return pn_cli_usage_error("crashtest", "--runs must be more than 0");
+	if (rc >= 0)
+		return rc;
+	o->scenario = argv[at];
 	if (o->modes_arg) {
 		o->nmodes = pn_cli_parse_modes("crashtest", o->modes_arg, o->modes);
 		return o->nmodes < 0 ? 2 : -1;

@@ -24,34 +24,12 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xlogread.h"
-
-static const char usage[] =
-	"usage: penumbra import PATH... [--from LSN] [--to LSN] [--stats] [--out S.yaml]\n"
-	"\n"
-	"Reads real PostgreSQL 15 WAL: segment files (000000010000000000000001 ...) or the\n"
-	"directories that hold them (a cluster's pg_wal), any power-of-two segment size.\n"
-	"\n"
-	"options:\n"
-	"  --from LSN    start at the first record at or after LSN (X/Y, as\n"
-	"                pg_current_wal_insert_lsn() prints it); default: the first\n"
-	"                segment's start\n"
-	"  --to LSN      read no byte at or past LSN; default: to the end of valid WAL\n"
-	"  --stats       print the WAL's records by type, as pg_waldump --stats=record does\n"
-	"  --out S.yaml  write a scenario that replays the WAL from the redo point of the\n"
-	"                checkpoint at or before --from (and its trace, S.trace, beside\n"
-	"                it); prints the PostgreSQL version, what it took from the WAL and\n"
-	"                PostgreSQL's own figures for the replayed range\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"exit status: 0 ok, 2 bad input (a corrupt record, or the WAL ends before --to)\n";
-
-enum { OPT_FROM = 256, OPT_TO, OPT_STATS, OPT_OUT };
 
 struct import_opts {
 	char **paths;
@@ -61,49 +39,67 @@ struct import_opts {
 	const char *out;
 };
 
-static int lsn_option(const char *opt, const char *s, pn_lsn *out)
+/* --from, --to: an LSN as PostgreSQL prints it. */
+static bool parse_lsn(const char *cmd, const struct pn_opt *o, const char *s, void *into)
 {
-	if (pn_xlr_parse_lsn(s, out))
-		return -1;
-	return pn_cli_usage_error("import", "%s wants an LSN like 0/1A2B3C8, got '%s'", opt, s);
+	if (pn_xlr_parse_lsn(s, (pn_lsn *)((char *)into + o->at)))
+		return true;
+	pn_cli_usage_error(cmd, "--%s wants an LSN like 0/1A2B3C8, got '%s'", o->name, s);
+	return false;
 }
+
+static const struct pn_opt import_opts[] = {
+	{.name = "from",
+	 .kind = PN_OPT_CUSTOM,
+	 .value = "LSN",
+	 .parse = parse_lsn,
+	 .at = offsetof(struct import_opts, from),
+	 .help = "start at the first record at or after LSN (X/Y, as pg_current_wal_insert_lsn() "
+		 "prints it); default: the first segment's start"},
+	{.name = "to",
+	 .kind = PN_OPT_CUSTOM,
+	 .value = "LSN",
+	 .parse = parse_lsn,
+	 .at = offsetof(struct import_opts, to),
+	 .help = "read no byte at or past LSN; default: to the end of valid WAL"},
+	{.name = "stats",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct import_opts, stats),
+	 .help = "print the WAL's records by type, as pg_waldump --stats=record does"},
+	{.name = "out",
+	 .kind = PN_OPT_STRING,
+	 .value = "S.yaml",
+	 .at = offsetof(struct import_opts, out),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write a scenario that replays the WAL from the redo point of the checkpoint at "
+		 "or before --from (and its trace, S.trace, beside it); prints the PostgreSQL "
+		 "version, what it took from the WAL and PostgreSQL's own figures for the replayed "
+		 "range"},
+};
+
+const struct pn_cmd_spec pn_import_spec = {
+	.name = "import",
+	.args = "PATH...",
+	.args_help = "WAL segment files, or the directories that hold them (a cluster's pg_wal)",
+	.args_min = 1,
+	.args_max = -1,
+	.args_missing = "no WAL given (segment files or pg_wal)",
+	.description = "Reads real PostgreSQL 15 WAL: segment files (000000010000000000000001 "
+		       "...) or the directories that hold them (a cluster's pg_wal), any "
+		       "power-of-two segment size.",
+	.opts = import_opts,
+	.nopts = PN_ARRAY_LEN(import_opts),
+	.exits = "0 ok, 2 bad input (a corrupt record, or the WAL ends before --to)",
+};
 
 static int parse(int argc, char **argv, struct import_opts *o)
 {
-	static const struct option longs[] = {
-		{"from", required_argument, NULL, OPT_FROM},
-		{"to", required_argument, NULL, OPT_TO},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"out", required_argument, NULL, OPT_OUT},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c, rc;
+	int at, rc = pn_opts_parse(&pn_import_spec, argc, argv, o, &at);
 
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-		rc = -1;
-		if (c == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		} else if (c == OPT_FROM) {
-			rc = lsn_option("--from", optarg, &o->from);
-		} else if (c == OPT_TO) {
-			rc = lsn_option("--to", optarg, &o->to);
-		} else if (c == OPT_STATS) {
-			o->stats = true;
-		} else if (c == OPT_OUT) {
-			o->out = optarg;
-		} else {
-			return pn_cli_bad_option("import", c, argv);
-		}
-		if (rc >= 0)
-			return rc;
-	}
-	o->paths = argv + optind;
-	o->npaths = argc - optind;
-	if (o->npaths == 0)
-		return pn_cli_usage_error("import", "no WAL given (segment files or pg_wal)");
+	if (rc >= 0)
+		return rc;
+	o->paths = argv + at;
+	o->npaths = argc - at;
 	if (!o->stats && !o->out)
 		return pn_cli_usage_error("import", "nothing to do: give --stats or --out");
 	if (o->to && o->to <= o->from)

@@ -11,29 +11,44 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "checker.h"
 #include "trace.h"
 
-static const char usage[] =
-	"usage: penumbra replay T.yaml [--json FILE]\n"
-	"\n"
-	"Re-runs a counterexample trace exactly (the same seed, schedule, crash point and\n"
-	"crash state), then prints its timeline and the violation. The first line says so\n"
-	"when the trace's scenario was edited after penumbra check wrote it.\n"
-	"\n"
-	"options:\n"
-	"  --json FILE   write the outcome as JSON to FILE ('-' = stdout, and the\n"
-	"                human-readable output to stderr)\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"exit status: 1 the violation reproduces, 0 it does not, 2 bad input (a trace that\n"
-	"does not fit its scenario: a crash point past the end of the run, a crash state\n"
-	"the device does not have or the crash model does not allow)\n";
+struct replay_opts {
+	const char *json;
+};
 
-enum { OPT_JSON = 256 };
+static const struct pn_opt replay_opts[] = {
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct replay_opts, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write the outcome as JSON to FILE ('-' = stdout, and the human-readable output "
+		 "to stderr)"},
+};
+
+const struct pn_cmd_spec pn_replay_spec = {
+	.name = "replay",
+	.args = "T.yaml",
+	.args_help = "a counterexample trace, as penumbra check writes them",
+	.args_min = 1,
+	.args_max = 1,
+	.args_missing = "name exactly one trace file",
+	.description = "Re-runs a counterexample trace exactly (the same seed, schedule, crash "
+		       "point and crash state), then prints its timeline and the violation. The "
+		       "first line says so when the trace's scenario was edited after penumbra "
+		       "check wrote it.",
+	.opts = replay_opts,
+	.nopts = PN_ARRAY_LEN(replay_opts),
+	.exits =
+		"1 the violation reproduces, 0 it does not, 2 bad input (a trace that does not "
+		"fit its scenario: a crash point past the end of the run, a crash state the device "
+		"does not have or the crash model does not allow)",
+};
 
 /* An event number as JSON: null past what JSON integers hold (the error then says why). */
 static json_t *event_json(uint64_t n)
@@ -153,37 +168,21 @@ static int replay(const char *path, const struct pn_scenario *sc, const char *js
 
 int pn_cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", required_argument, NULL, OPT_JSON},
-		{NULL, 0, NULL, 0},
-	};
-	const char *json = NULL;
-	int c;
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (c == OPT_JSON)
-			json = optarg;
-		else
-			return pn_cli_bad_option("replay", c, argv);
-	}
-	if (optind != argc - 1)
-		return pn_cli_usage_error("replay", "name exactly one trace file");
+	struct replay_opts o = {0};
+	int at, rc = pn_opts_parse(&pn_replay_spec, argc, argv, &o, &at);
+	if (rc >= 0)
+		return rc;
 	struct pn_scenario sc;
-	if (!pn_cli_load(argv[optind], &sc))
+	if (!pn_cli_load(argv[at], &sc))
 		return 2;
-	int rc = 2;
+	rc = 2;
 	if (!sc.replay.present)
 		fprintf(stderr,
 			"%s:1:1: not a trace: it has no replay: section (penumbra check writes "
 			"traces)\n",
-			argv[optind]);
+			argv[at]);
 	else
-		rc = replay(argv[optind], &sc, json);
+		rc = replay(argv[at], &sc, o.json);
 	pn_scenario_free(&sc);
 	return rc;
 }

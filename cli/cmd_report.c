@@ -12,7 +12,7 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,30 +20,47 @@
 #include "report.h"
 #include "report_svg.h"
 
-static const char usage[] =
-	"usage: penumbra report INPUT... -o FILE.html\n"
-	"\n"
-	"Writes one self-contained HTML file (inline SVG and CSS, nothing fetched) with\n"
-	"the plots of each INPUT, in the order given. An INPUT is one of:\n"
-	"  a run or compare JSON (--json): the metrics side by side, WAL over virtual\n"
-	"      time with the checkpoints, WAL by record type (FPIs highlighted), FPIs per\n"
-	"      commit, data writes, fsyncs, space and read amplification, the seed's\n"
-	"      published figure, Umbra's generations of sampled pages\n"
-	"  a check JSON (--json): verdicts, crash points, states, time, and with\n"
-	"      check --coverage the coverage markers\n"
-	"  a counterexample trace (as check writes it): re-run; its last events as\n"
-	"      swimlanes, the crash state's sectors, the page that differs, the replay\n"
-	"\n"
-	"options:\n"
-	"  -o, --output FILE  the HTML file to write ('-' = stdout)\n"
-	"  -h, --help         show this help\n"
-	"\n"
-	"Each INPUT is at most 16 MiB (a UTF-8 byte-order mark at its start is skipped);\n"
-	"a line is drawn through at most 256 of its samples and 128 checkpoints.\n"
-	"\n"
-	"exit status: 0 written, 2 bad input (an input that is none of these or holds a\n"
-	"value out of its range, a trace that does not replay) or an output that cannot\n"
-	"be written\n";
+struct report_opts {
+	const char *output;
+};
+
+static const struct pn_opt report_opts[] = {
+	{.name = "output",
+	 .short_name = 'o',
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct report_opts, output),
+	 .complete = PN_COMPLETE_FILE,
+	 .required = "name the HTML file to write with -o FILE",
+	 .help = "the HTML file to write ('-' = stdout)"},
+};
+
+const struct pn_cmd_spec pn_report_spec = {
+	.name = "report",
+	.args = "INPUT...",
+	.args_help = "run, compare or check JSON files (--json) and counterexample traces",
+	.args_min = 1,
+	.args_max = -1,
+	.args_missing = "name at least one input (a JSON or a trace)",
+	.description =
+		"Writes one self-contained HTML file (inline SVG and CSS, nothing fetched) with "
+		"the plots of each INPUT, in the order given. An INPUT is one of:\n"
+		"* a run or compare JSON (--json): the metrics side by side, WAL over virtual "
+		"time with the checkpoints, WAL by record type (FPIs highlighted), FPIs per "
+		"commit, data writes, fsyncs, space and read amplification, the seed's published "
+		"figure, Umbra's generations of sampled pages\n"
+		"* a check JSON (--json): verdicts, crash points, states, time, and with check "
+		"--coverage the coverage markers\n"
+		"* a counterexample trace (as check writes it): re-run; its last events as "
+		"swimlanes, the crash state's sectors, the page that differs, the replay",
+	.opts = report_opts,
+	.nopts = PN_ARRAY_LEN(report_opts),
+	.notes = "Each INPUT is at most 16 MiB (a UTF-8 byte-order mark at its start is "
+		 "skipped); a line is drawn through at most 256 of its samples and 128 "
+		 "checkpoints.",
+	.exits = "0 written, 2 bad input (an input that is none of these or holds a value out of "
+		 "its range, a trace that does not replay) or an output that cannot be written",
+};
 
 /* The input's bytes, at most PN_REPORT_INPUT_MAX + 1 of them (one more than report.h R1
  * allows, so that a larger file is seen to be larger); NULL when it cannot be read. */
@@ -117,27 +134,10 @@ static int report(char **inputs, int n, const char *out)
 
 int pn_cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"output", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *out = NULL;
-	int c;
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (c == 'o')
-			out = optarg;
-		else
-			return pn_cli_bad_option("report", c, argv);
-	}
-	if (optind >= argc)
-		return pn_cli_usage_error("report", "name at least one input (a JSON or a trace)");
-	if (!out)
-		return pn_cli_usage_error("report", "name the HTML file to write with -o FILE");
-	return report(argv + optind, argc - optind, out);
+	struct report_opts o = {0};
+	int at, rc = pn_opts_parse(&pn_report_spec, argc, argv, &o, &at);
+
+	if (rc >= 0)
+		return rc;
+	return report(argv + at, argc - at, o.output);
 }

@@ -7,36 +7,10 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: penumbra run S.yaml [--json FILE] [--seed N] [--mode M] [--twice]\n"
-	"                           [--wal-dir DIR]\n"
-	"\n"
-	"Simulates one scenario once, in virtual time, and prints its metrics and its WAL\n"
-	"records by type (in the format of pg_waldump --stats=record).\n"
-	"\n"
-	"options:\n"
-	"  --json FILE   also write the results as JSON to FILE; '-' writes them to stdout\n"
-	"                and the tables to stderr\n"
-	"  --seed N      override the scenario's seed\n"
-	"  --mode M      override protocol.mode: fpw, nofpw, umbra, doublewrite, pushdown;\n"
-	"                umbra-prototype, umbra-l3, umbra-l4, umbra-pool, umbra-gen2 also\n"
-	"                set protocol.policy\n"
-	"  --wal-dir DIR also write the run's WAL into DIR as PostgreSQL segment files\n"
-	"                (000000010000000000000001 ...), which pg_waldump reads\n"
-	"  --twice       then run it twice more and compare every event (a determinism\n"
-	"                self-check; exit 1 at the first event where the runs differ)\n"
-	"  -h, --help    show this help\n"
-	"\n"
-	"exit status: 0 ok, 1 a runtime invariant broke (or --twice: the runs differ),\n"
-	"2 bad input\n";
-
-enum { OPT_JSON = 256, OPT_SEED, OPT_MODE, OPT_TWICE, OPT_WAL_DIR };
-
 struct run_opts {
-	const char *path;
 	const char *json;
 	const char *wal_dir;
 	bool seed_set, mode_set, twice;
@@ -44,50 +18,60 @@ struct run_opts {
 	struct pn_cli_mode mode;
 };
 
-static int option(int c, struct run_opts *o, char **argv)
+/* --mode: a mode or an umbra policy (cli.h pn_cli_parse_mode_spec). */
+static bool parse_mode(const char *cmd, const struct pn_opt *o, const char *s, void *into)
 {
-	switch (c) {
-	case 'h': fputs(usage, stdout); return 0;
-	case OPT_JSON: o->json = optarg; return -1;
-	case OPT_SEED:
-		o->seed_set = true;
-		return pn_cli_parse_uint("run", "--seed", optarg, &o->seed) ? -1 : 2;
-	case OPT_MODE:
-		o->mode_set = true;
-		return pn_cli_parse_mode_spec("run", optarg, &o->mode) ? -1 : 2;
-	case OPT_TWICE: o->twice = true; return -1;
-	case OPT_WAL_DIR: o->wal_dir = optarg; return -1;
-	default: return pn_cli_bad_option("run", c, argv);
-	}
+	return pn_cli_parse_mode_spec(cmd, s, &((struct run_opts *)into)->mode);
 }
 
-/* Returns -1 to go on, or the exit status (0 after --help). */
-static int parse(int argc, char **argv, struct run_opts *o)
-{
-	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"mode", required_argument, NULL, OPT_MODE},
-		{"twice", no_argument, NULL, OPT_TWICE},
-		{"wal-dir", required_argument, NULL, OPT_WAL_DIR},
-		{NULL, 0, NULL, 0},
-	};
-	int c, rc;
+static const struct pn_opt run_opts[] = {
+	{.name = "json",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct run_opts, json),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "also write the results as JSON to FILE; '-' writes them to stdout and the "
+		 "tables to stderr"},
+	{.name = "seed",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct run_opts, seed),
+	 .given = PN_OPT_GIVEN(struct run_opts, seed_set),
+	 .help = "override the scenario's seed"},
+	{.name = "mode",
+	 .kind = PN_OPT_CUSTOM,
+	 .value = "M",
+	 .parse = parse_mode,
+	 .given = PN_OPT_GIVEN(struct run_opts, mode_set),
+	 .complete = PN_COMPLETE_MODE,
+	 .help = "override protocol.mode: {modes}; {policies} also set protocol.policy"},
+	{.name = "twice",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct run_opts, twice),
+	 .help = "then run it twice more and compare every event (a determinism self-check; "
+		 "exit 1 at the first event where the runs differ)"},
+	{.name = "wal-dir",
+	 .kind = PN_OPT_STRING,
+	 .value = "DIR",
+	 .at = offsetof(struct run_opts, wal_dir),
+	 .complete = PN_COMPLETE_DIR,
+	 .help = "also write the run's WAL into DIR as PostgreSQL segment files "
+		 "(000000010000000000000001 ...), which pg_waldump reads"},
+};
 
-	pn_cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		rc = option(c, o, argv);
-		if (rc >= 0)
-			return rc;
-	}
-	if (optind >= argc)
-		return pn_cli_usage_error("run", "missing the scenario file");
-	if (optind + 1 < argc)
-		return pn_cli_usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
-	o->path = argv[optind];
-	return -1;
-}
+const struct pn_cmd_spec pn_run_spec = {
+	.name = "run",
+	.args = "S.yaml",
+	.args_help = "the scenario file",
+	.args_min = 1,
+	.args_max = 1,
+	.args_missing = "missing the scenario file",
+	.description = "Simulates one scenario once, in virtual time, and prints its metrics and "
+		       "its WAL records by type (in the format of pg_waldump --stats=record).",
+	.opts = run_opts,
+	.nopts = PN_ARRAY_LEN(run_opts),
+	.exits = "0 ok, 1 a runtime invariant broke (or --twice: the runs differ), 2 bad input",
+};
 
 static int report(const struct run_opts *o, FILE *json, const struct pn_cli_result *r)
 {
@@ -124,11 +108,11 @@ int pn_cmd_run(int argc, char **argv)
 	struct pn_scenario sc;
 	struct pn_cli_result r;
 	FILE *json = NULL;
-	int rc = parse(argc, argv, &o);
+	int at, rc = pn_opts_parse(&pn_run_spec, argc, argv, &o, &at);
 
 	if (rc >= 0)
 		return rc;
-	if (!pn_cli_load(o.path, &sc))
+	if (!pn_cli_load(argv[at], &sc))
 		return 2;
 	if (o.json && !(json = pn_cli_open_output("run", o.json))) {
 		rc = 2;

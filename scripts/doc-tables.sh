@@ -12,6 +12,8 @@
 #                                   "ARGS1 ;; ARGS2" shows two commands, one after the other
 #   <!-- penumbra[LANG]: ARGS -->   a fenced block of language LANG with the output only
 #   <!-- end -->                    (for `--json - 2>/dev/null`)
+#   <!-- penumbra[md]: ARGS -->     the output as it is, Markdown (for `help --markdown CMD`,
+#   <!-- end -->                    a command's usage and option table)
 #   <!-- file: NAME -->             a fenced yaml block holding docs/examples/NAME
 #   <!-- end -->
 #
@@ -62,6 +64,10 @@ generate() {
 	[[ $marker =~ ^'<!-- penumbra'('['([a-z]+)']')?': '(.+)' -->'$ ]] || return 1
 	lang=${BASH_REMATCH[2]}
 	args=${BASH_REMATCH[3]}
+	if [[ $lang == md ]]; then
+		(cd "$examples" && PATH="$work/bin:$PATH" sh -c "penumbra $args" 2>&1)
+		return 0
+	fi
 	printf '```%s\n' "$lang"
 	while [[ -n $args ]]; do
 		local one=${args%% ;; *}

@@ -197,6 +197,21 @@ START_TEST(test_import_usage)
 }
 END_TEST
 
+/* "penumbra 0.1.0 (commit abcdef1)", ", dirty" before the ')' from a changed tree, or
+ * "(commit unknown)" without git. */
+static void assert_version(void)
+{
+	static const char head[] = "penumbra " PN_VERSION " (commit ";
+	const char *commit = cap.out + strlen(head);
+	size_t n = strspn(commit, "0123456789abcdef");
+
+	ck_assert_msg(strncmp(cap.out, head, strlen(head)) == 0, "%s", cap.out);
+	ck_assert_msg(strcmp(commit, "unknown)\n") == 0 ||
+			      (n == 7 && (strcmp(commit + n, ")\n") == 0 ||
+					  strcmp(commit + n, ", dirty)\n") == 0)),
+		      "%s", cap.out);
+}
+
 START_TEST(test_top_level_help)
 {
 	ck_assert_int_eq(cli("--help", NULL), 0);
@@ -214,7 +229,9 @@ START_TEST(test_top_level_help)
 		ck_assert_str_eq(cap.err, "");
 	}
 	ck_assert_int_eq(cli("--version", NULL), 0);
-	ck_assert_str_eq(cap.out, "penumbra " PN_VERSION "\n");
+	assert_version();
+	ck_assert_int_eq(cli("-V", NULL), 0);
+	assert_version();
 	ck_assert_int_eq(cli(NULL), 2); /* no command: usage on stderr */
 	ck_assert(strncmp(cap.err, "usage: penumbra", 15) == 0);
 	ck_assert_str_eq(cap.out, "");
@@ -237,6 +254,176 @@ START_TEST(test_command_help)
 		/* --help wins wherever it is */
 		ck_assert_int_eq(cli(name, "x.yaml", "--help", NULL), 0);
 	}
+}
+END_TEST
+
+/* A value each option of every spec takes (opts.h O2), by its kind or its value's name. */
+static const char *sample_value(const struct pn_opt *o)
+{
+	if (o->def)
+		return o->def;
+	switch (o->kind) {
+	case PN_OPT_UINT: return o->min ? "1" : "0";
+	case PN_OPT_SIZE: return "8kB";
+	case PN_OPT_DURATION: return "1s";
+	case PN_OPT_ONOFF: return "off";
+	case PN_OPT_CUSTOM: return strcmp(o->value, "LSN") == 0 ? "0/10" : "fpw";
+	default: return "x";
+	}
+}
+
+/* Every option of every spec: parsed (followed by --help, so that nothing runs), named in
+ * --help, the man page and the Markdown table; names unique, -h reserved (O1). */
+START_TEST(test_option_specs)
+{
+	for (size_t i = 0; i < pn_commands_len; i++) {
+		const struct pn_cmd_spec *spec = pn_commands[i].spec;
+		const char *name = pn_commands[i].name;
+		char label[64], help[OUT_LEN], man[OUT_LEN], md[OUT_LEN], opt[64], esc[128];
+
+		ck_assert_str_eq(spec->name, name);
+		ck_assert_int_eq(cli("help", name, NULL), 0);
+		snprintf(help, sizeof help, "%s", cap.out);
+		ck_assert_int_eq(cli("help", "--man", name, NULL), 0);
+		snprintf(man, sizeof man, "%s", cap.out);
+		ck_assert_msg(strncmp(man, ".\\\" generated", 13) == 0, "%s", man);
+		ck_assert_int_eq(cli("help", "--markdown", name, NULL), 0);
+		snprintf(md, sizeof md, "%s", cap.out);
+		for (size_t k = 0; k < spec->nopts; k++) {
+			const struct pn_opt *o = &spec->opts[k];
+			for (size_t j = 0; j < k; j++)
+				ck_assert_str_ne(spec->opts[j].name, o->name);
+			ck_assert(o->short_name != 'h' && o->help && o->help[0]);
+			snprintf(opt, sizeof opt, "--%s", o->name);
+			if (o->value)
+				ck_assert_int_eq(cli(name, opt, sample_value(o), "--help", NULL),
+						 0);
+			else
+				ck_assert_int_eq(cli(name, opt, "--help", NULL), 0);
+			ck_assert_msg(strncmp(cap.out, "usage: penumbra ", 16) == 0, "%s %s: %s",
+				      name, opt, cap.err);
+			pn_opts_label(o, true, label, sizeof label);
+			ck_assert_msg(strstr(help, label), "%s --help lacks %s", name, label);
+			ck_assert_msg(strstr(md, label), "%s's Markdown lacks %s", name, label);
+			/* the option's own paragraph: ".TP", then its name, hyphens escaped */
+			if (o->short_name)
+				snprintf(esc, sizeof esc, ".TP\n\\fB\\-%c\\fR, \\fB\\-\\-%s\\fR",
+					 o->short_name, o->name);
+			else
+				snprintf(esc, sizeof esc, ".TP\n\\fB\\-\\-%s\\fR", o->name);
+			for (char *p = strstr(esc, o->name); (p = strchr(p, '-')) != NULL; p += 2) {
+				memmove(p + 1, p, strlen(p) + 1);
+				*p = '\\';
+			}
+			ck_assert_msg(strstr(man, esc), "%s's man page lacks %s", name, esc);
+		}
+	}
+}
+END_TEST
+
+/* The parser itself on a spec of its own: abbreviations, "--name=value", "--", options
+ * after the arguments, `given`, a required option, the count of arguments, defaults. */
+struct probe {
+	const char *path;
+	uint64_t n;
+	bool n_given, flag;
+};
+
+static const struct pn_opt probe_opts[] = {
+	{.name = "number",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct probe, n),
+	 .given = PN_OPT_GIVEN(struct probe, n_given),
+	 .min = 2,
+	 .max = 9,
+	 .def = "3",
+	 .help = "a number"},
+	{.name = "path",
+	 .short_name = 'p',
+	 .kind = PN_OPT_STRING,
+	 .value = "P",
+	 .at = offsetof(struct probe, path),
+	 .required = "missing --path P",
+	 .help = "a path"},
+	{.name = "flag", .kind = PN_OPT_FLAG, .at = offsetof(struct probe, flag), .help = "a flag"},
+};
+
+static const struct pn_cmd_spec probe_spec = {
+	.name = "probe",
+	.args = "A B",
+	.args_min = 1,
+	.args_max = 2,
+	.args_missing = "missing A",
+	.description = "probes",
+	.opts = probe_opts,
+	.nopts = PN_ARRAY_LEN(probe_opts),
+	.exits = "0",
+};
+
+static int probe(struct probe *o, int *at, ...)
+{
+	char *argv[MAX_ARGS] = {"probe"};
+	int argc = 1, rc;
+	va_list ap;
+
+	va_start(ap, at);
+	for (char *a; (a = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = a;
+	va_end(ap);
+	memset(o, 0, sizeof *o);
+	fflush(stdout);
+	fflush(stderr);
+	rc = pn_opts_parse(&probe_spec, argc, argv, o, at);
+	return rc;
+}
+
+START_TEST(test_opts_parse)
+{
+	struct probe o;
+	int at;
+
+	ck_assert_int_eq(probe(&o, &at, "a", "-p", "x", NULL), -1);
+	ck_assert(o.n == 3 && !o.n_given && !o.flag && strcmp(o.path, "x") == 0 && at == 3);
+	ck_assert_int_eq(probe(&o, &at, "--num=7", "a", "--pa", "y", "b", "--fl", NULL), -1);
+	ck_assert(o.n == 7 && o.n_given && o.flag && strcmp(o.path, "y") == 0);
+	ck_assert_int_eq(probe(&o, &at, "-p", "x", "--", "--flag", NULL), -1);
+	ck_assert(!o.flag && at == 4);
+	ck_assert_int_eq(probe(&o, &at, "a", NULL), 2);                          /* required */
+	ck_assert_int_eq(probe(&o, &at, "-p", "x", NULL), 2);                    /* too few */
+	ck_assert_int_eq(probe(&o, &at, "-px", "a", "b", "c", NULL), 2);         /* too many */
+	ck_assert_int_eq(probe(&o, &at, "-px", "a", "--number", "1", NULL), 2);  /* below min */
+	ck_assert_int_eq(probe(&o, &at, "-px", "a", "--number", "10", NULL), 2); /* above max */
+	ck_assert_int_eq(probe(&o, &at, "-px", "a", "--flag=1", NULL), 2);
+}
+END_TEST
+
+/* The usage errors of the parser, as a user sees them. */
+START_TEST(test_opts_messages)
+{
+	cli("check", "x.yaml", "--jobs", "0", NULL);
+	assert_usage_error("--jobs takes 1 to 256, not 0");
+	cli("check", "x.yaml", "--torn-writes", "3", NULL);
+	assert_usage_error("--torn-writes takes 1 or 2, not 3");
+	cli("check", "x.yaml", "--derive", "maybe", NULL);
+	assert_usage_error("--derive takes on or off, not maybe");
+	cli("report", "x.json", "-x", NULL);
+	assert_usage_error("unknown option '-x'");
+	cli("report", "x.json", "-o", NULL);
+	assert_usage_error("option '-o' needs a value");
+	cli("compare", "x.yaml", "--stats=1", NULL);
+	assert_usage_error("option '--stats' takes no value");
+	cli("help", "--man", "nope", NULL);
+	assert_usage_error("unknown command 'nope'");
+	cli("help", "--completion", "fish", NULL);
+	assert_usage_error("no completion for shell 'fish'");
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_int_eq(cli("help", "--completion", i ? "zsh" : "bash", NULL), 0);
+		for (size_t k = 0; k < pn_commands_len; k++)
+			ck_assert(strstr(cap.out, pn_commands[k].name) != NULL);
+	}
+	ck_assert_int_eq(cli("help", "--commands", NULL), 0);
+	ck_assert(strncmp(cap.out, "run\ncheck\n", 10) == 0);
 }
 END_TEST
 
@@ -299,9 +486,9 @@ START_TEST(test_real_disk_usage)
 	cli("crashtest", scenario, NULL);
 	assert_usage_error("missing --path DIR");
 	cli("bench", scenario, "--path", tmp_dir, "--duration", "0s", NULL);
-	assert_usage_error("--duration must be more than 0");
+	assert_usage_error("--duration takes more than 0, not 0s");
 	cli("crashtest", scenario, "--path", tmp_dir, "--runs", "0", NULL);
-	assert_usage_error("--runs must be more than 0");
+	assert_usage_error("--runs takes 1 or more, not 0");
 	cli("crashtest", scenario, "--path", tmp_dir, "--max-time", "1", NULL);
 	assert_usage_error("--max-time '1'");
 	/* tmp_dir holds the test's own files, not penumbra's */
@@ -831,6 +1018,9 @@ static Suite *cli_suite(void)
 	tcase_add_test(usage, test_import_usage);
 	tcase_add_test(usage, test_command_help);
 	tcase_add_test(usage, test_bad_usage);
+	tcase_add_test(usage, test_option_specs);
+	tcase_add_test(usage, test_opts_parse);
+	tcase_add_test(usage, test_opts_messages);
 	tcase_add_test(usage, test_real_disk_usage);
 	tcase_add_test(usage, test_loader_error);
 	tcase_add_test(usage, test_check_and_replay);
