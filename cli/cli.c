@@ -843,17 +843,33 @@ void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, s
 		"Total", n, "", rec, rec_pct, fpi, fpi_pct, all, "[100%]");
 }
 
+/* pg_waldump's order of the rows: by resource manager id, then by the record's info bits */
+static unsigned record_order(enum pn_rec t)
+{
+	uint8_t rmid, info;
+	pn_rec_ids(t, &rmid, &info);
+	return (unsigned)rmid << 8 | info;
+}
+
 void pn_cli_print_records(FILE *out, const struct pn_metrics *m)
 {
 	struct pn_cli_record_row rows[PN_REC_COUNT];
+	enum pn_rec kinds[PN_REC_COUNT];
 	size_t n = 0;
 
+	/* an insertion sort of the kinds written (at most PN_REC_COUNT of them) */
 	for (int t = 0; t < PN_REC_COUNT; t++) {
 		if (m->rec_count[t] == 0)
 			continue;
-		rows[n++] = (struct pn_cli_record_row){pn_rec_name((enum pn_rec)t), m->rec_count[t],
-						       m->rec_bytes[t], m->rec_fpi_bytes[t]};
+		size_t at = n++;
+		for (; at > 0 && record_order(kinds[at - 1]) > record_order((enum pn_rec)t); at--)
+			kinds[at] = kinds[at - 1];
+		kinds[at] = (enum pn_rec)t;
 	}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct pn_cli_record_row){pn_rec_name(kinds[i]), m->rec_count[kinds[i]],
+						     m->rec_bytes[kinds[i]],
+						     m->rec_fpi_bytes[kinds[i]]};
 	pn_cli_print_record_rows(out, rows, n);
 }
 
