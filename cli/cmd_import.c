@@ -15,7 +15,8 @@
  * start, then the trace: K at each redo point, C per commit, R per other record
  * (checkpoint records are the engine's own), with PostgreSQL's pd_lower / pd_upper where
  * its image showed them or, at a change fpw would image and PostgreSQL did not, as the
- * records show them; and PostgreSQL's own figures for the replayed range.
+ * records show them, F before the range's first record when records before it are replayed
+ * (the run counts from there); and PostgreSQL's own figures for --from .. --to.
  *
  * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
  * record in the range, a corrupt record whose CRC is right (xlogread.h R5), the WAL ends
@@ -45,8 +46,9 @@ static const char usage[] =
 	"  --stats       print the WAL's records by type, as pg_waldump --stats=record does\n"
 	"  --out S.yaml  write a scenario that replays the WAL from the redo point of the\n"
 	"                checkpoint at or before --from (and its trace, S.trace, beside\n"
-	"                it); prints the PostgreSQL version, what it took from the WAL and\n"
-	"                PostgreSQL's own figures for the replayed range\n"
+	"                it), whose run counts --from .. --to alone; prints the PostgreSQL\n"
+	"                version, what it took from the WAL and PostgreSQL's own figures\n"
+	"                for --from .. --to\n"
 	"  -h, --help    show this help\n"
 	"\n"
 	"exit status: 0 ok, 2 bad input (a corrupt record, or the WAL ends before --to)\n";

@@ -320,12 +320,18 @@ static int out_of_memory(void)
 	return 2;
 }
 
-struct figures {
+/* PostgreSQL's figures on a span of records. */
+struct tally {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
-	uint64_t replayed, folded_blocks;
+	pn_lsn first; /* the span's first record (0: none yet) */
+};
+
+struct figures {
+	struct tally replayed; /* from the replay's redo point to --to */
+	struct tally counted;  /* --from .. --to: what the run counts (the trace's F line) */
+	uint64_t written, folded_blocks;                   /* R lines, blocks folded */
 	uint64_t estimated, estimated_items, assumed_full; /* holes the WAL shows none of */
 	pn_lsn from;                                       /* the requested range's start */
-	uint64_t range_bytes, range_fpi; /* PostgreSQL's on the requested range alone */
 };
 
 /* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
@@ -471,7 +477,7 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 		if (b->has_image) {
 			lower = s->lower;
 			upper = s->upper;
-		} else if (!b->has_image && kind == 'n' && s->cycle != fig->checkpoints) {
+		} else if (!b->has_image && kind == 'n' && s->cycle != fig->replayed.checkpoints) {
 			/* fpw would image it here, PostgreSQL did not (full_page_writes off):
 			 * the hole as the records since its last image or init show it; for
 			 * a page written before the WAL, its line pointers (the highest one
@@ -492,7 +498,7 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			lower = s->lower;
 			upper = s->upper;
 		}
-		s->cycle = fig->checkpoints;
+		s->cycle = fig->replayed.checkpoints;
 		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b), kind,
 			 len, lower, upper);
 	}
@@ -500,30 +506,25 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 	for (uint32_t i = 0; i < n; i++)
 		fputs(blocks[i], f);
 	fputc('\n', f);
-	fig->replayed++;
+	fig->written++;
 	return true;
 }
 
-static uint32_t count_images(const struct pn_xlr_record *rec)
+static void count(struct tally *t, const struct pn_xlr_record *rec)
 {
-	uint32_t n = 0;
-	for (int i = 0; i <= rec->max_block_id; i++)
-		n += rec->blocks[i].in_use && rec->blocks[i].has_image;
-	return n;
-}
-
-static void count(struct figures *fig, const struct pn_xlr_record *rec)
-{
-	fig->records++;
-	fig->bytes += rec->tot_len;
-	fig->fpi_bytes += rec->fpi_len;
+	if (!t->records)
+		t->first = rec->start;
+	t->records++;
+	t->bytes += rec->tot_len;
+	t->fpi_bytes += rec->fpi_len;
 	for (int i = 0; i <= rec->max_block_id; i++) {
 		const struct pn_xlr_block *b = &rec->blocks[i];
 		if (b->in_use && b->has_image) {
-			fig->fpi_count++;
-			fig->fpi_raw_bytes += PN_XLR_BLCKSZ - b->hole_length;
+			t->fpi_count++;
+			t->fpi_raw_bytes += PN_XLR_BLCKSZ - b->hole_length;
 		}
 	}
+	t->commits += rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT;
 }
 
 /* Writes the trace from `start`; the header's page count is known: the map is built. Pass
@@ -548,23 +549,24 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 	pn_lsn first = ok ? pn_xlr_begin(r, start, to) : 0;
 	fprintf(f, "penumbra-import-trace 1\npages %u\n", pages);
 	while (ok && first && pn_xlr_read(r, rec)) {
-		while (k < p1->nredo && p1->redo[k] <= rec->start) {
-			if (p1->redo[k] >= start) {
-				fputs("K\n", f);
-				fig->checkpoints++;
-			}
-			k++;
+		bool counted = rec->start >= fig->from;
+		for (; k < p1->nredo && p1->redo[k] <= rec->start; k++) {
+			if (p1->redo[k] < start)
+				continue;
+			fputs("K\n", f);
+			fig->replayed.checkpoints++;
+			fig->counted.checkpoints += counted;
 		}
-		count(fig, rec);
-		if (rec->start >= fig->from) {
-			fig->range_bytes += rec->tot_len;
-			fig->range_fpi += count_images(rec);
-		}
+		/* the range's first record, after records replayed before it: F */
+		if (counted && !fig->counted.records && fig->replayed.records)
+			fputs("F\n", f);
+		count(&fig->replayed, rec);
+		if (counted)
+			count(&fig->counted, rec);
 		if (is_checkpoint(rec) || is_switch(rec))
 			continue;
 		if (rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT) {
 			fputs("C\n", f);
-			fig->commits++;
 			continue;
 		}
 		ok = write_record(f, rec, p1, m, &track, fig);
@@ -605,6 +607,8 @@ int pn_import_end(const struct pn_xlr *r, pn_lsn from, pn_lsn to, pn_lsn first, 
 
 /* ---- the scenario ---- */
 
+#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
+
 static void base_name(const char *path, char *out, size_t len)
 {
 	const char *b = strrchr(path, '/');
@@ -622,16 +626,18 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 	uint32_t pages = 0;
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
+	const struct tally *c = &fig->counted;
 	fprintf(f,
 		"# Written by penumbra import: PostgreSQL's WAL %X/%X .. %X/%X, replayed from its\n"
 		"# first redo point %X/%X (%" PRIu64 " records, %" PRIu64 " commits, %" PRIu64
-		" checkpoints).\n# PostgreSQL's own figures for that range: %" PRIu64
-		" WAL bytes, %" PRIu64 " full-page images of %" PRIu64 " bytes\n# (%" PRIu64
+		" checkpoints).\n# The run's WAL figures count the records from %X/%X on (%" PRIu64
+		" records; the trace's\n# F line): PostgreSQL's own figures for them: %" PRIu64
+		" WAL bytes, %" PRIu64 " full-page\n# images of %" PRIu64 " bytes (%" PRIu64
 		" bytes uncompressed).\n"
 		"# Relations (tablespace/database/relfilenode fork: pages):\n",
-		(unsigned)(from >> 32), (unsigned)from, (unsigned)(to >> 32), (unsigned)to,
-		(unsigned)(start >> 32), (unsigned)start, fig->records, fig->commits,
-		fig->checkpoints, fig->bytes, fig->fpi_count, fig->fpi_bytes, fig->fpi_raw_bytes);
+		LSN_ARGS(from), LSN_ARGS(to), LSN_ARGS(start), fig->replayed.records,
+		fig->replayed.commits, fig->replayed.checkpoints, LSN_ARGS(c->first), c->records,
+		c->bytes, c->fpi_count, c->fpi_bytes, c->fpi_raw_bytes);
 	for (size_t i = 0; i < m->nrels; i++)
 		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
 			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
@@ -643,10 +649,9 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		"workload:\n  kind: import\n  clients: 1\n  transactions: %" PRIu64 "\n"
 		"  trace: %s.trace\n",
 		name, PN_XLR_PG_VERSION, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
-		r->seg_size, p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
+		r->seg_size, p1->hints ? "true" : "false",
+		PN_MAX(fig->replayed.commits, (uint64_t)1), name);
 }
-
-#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
 
 /* What the conversion took from the WAL and where (before the figures). */
 static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *p1)
@@ -773,10 +778,6 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	if (rc != 0)
 		goto out;
 	print_facts(stdout, start, from, p1);
-	if (start < from) /* the records before --from are replayed and counted too */
-		printf("PostgreSQL on --from %X/%X .. --to alone: wal_bytes %" PRIu64
-		       " fpi_count %" PRIu64 "\n",
-		       LSN_ARGS(from), fig.range_bytes, fig.range_fpi);
 	if (fig.estimated + fig.estimated_items + fig.assumed_full)
 		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
 		       "checkpoint: full_page_writes off): %" PRIu64
@@ -784,13 +785,19 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		       "initialization, %" PRIu64 " of pages written before the WAL from their "
 		       "line pointers and tuple size, %" PRIu64 " taken as full pages\n",
 		       fig.estimated, fig.estimated_items, fig.assumed_full);
-	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
-	       " checkpoints), %zu pages of %zu relations\n"
-	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
+	printf("replayed %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
+	       " checkpoints), %zu pages of %zu relations\n",
+	       LSN_ARGS(start), LSN_ARGS(r->next), fig.replayed.records, fig.replayed.commits,
+	       fig.replayed.checkpoints, m.n, m.nrels);
+	printf("counted %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
+	       " checkpoints): the run's WAL figures are these records'%s\n",
+	       LSN_ARGS(fig.counted.first), LSN_ARGS(r->next), fig.counted.records,
+	       fig.counted.commits, fig.counted.checkpoints,
+	       fig.counted.records < fig.replayed.records ? " (the trace's F line)" : "");
+	printf("PostgreSQL on them: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
 	       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
-	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
-	       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
-	       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
+	       fig.counted.bytes, fig.counted.fpi_count, fig.counted.fpi_bytes,
+	       fig.counted.fpi_raw_bytes, out, trace);
 out:
 	pn_file_abort_out(tf);
 	pn_file_abort_out(yaml);
