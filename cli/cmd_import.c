@@ -1,6 +1,6 @@
 /*
  * cmd_import.c: `penumbra import PATH... [--from LSN] [--to LSN] --stats` (cli layer): read
- * a real PostgreSQL 15 WAL (segment files, or the directories holding them) with
+ * a real PostgreSQL 15, 16 or 17 WAL (segment files, or the directories holding them) with
  * src/format/xlogread.c and print what pg_waldump --stats=record prints for the same range,
  * row for row; with --out, write a scenario whose workload replays it (src/workload/wl_import.c reads
  * the trace; its header says what the lines mean).
@@ -35,8 +35,9 @@
 static const char usage[] =
 	"usage: penumbra import PATH... [--from LSN] [--to LSN] [--stats] [--out S.yaml]\n"
 	"\n"
-	"Reads real PostgreSQL 15 WAL: segment files (000000010000000000000001 ...) or the\n"
-	"directories that hold them (a cluster's pg_wal), any power-of-two segment size.\n"
+	"Reads real PostgreSQL 15, 16 or 17 WAL (the version from its page magic): segment\n"
+	"files (000000010000000000000001 ...) or the directories that hold them (a\n"
+	"cluster's pg_wal), any power-of-two segment size.\n"
 	"\n"
 	"options:\n"
 	"  --from LSN    start at the first record at or after LSN (X/Y, as\n"
@@ -113,7 +114,7 @@ static int parse(int argc, char **argv, struct import_opts *o)
 	return -1;
 }
 
-static void print_stats(FILE *out, const struct pn_xlr_stats *s)
+static void print_stats(FILE *out, const struct pn_xlr_stats *s, uint32_t version)
 {
 	struct pn_cli_record_row *rows = calloc(256 * 16, sizeof *rows);
 	char(*names)[48] = calloc(256 * 16, sizeof *names);
@@ -125,7 +126,8 @@ static void print_stats(FILE *out, const struct pn_xlr_stats *s)
 			const struct pn_xlr_stat *c = &s->rec[rm][id];
 			if (c->count == 0)
 				continue;
-			pn_xlr_stats_name((uint8_t)rm, (uint8_t)id, names[n], sizeof names[n]);
+			pn_xlr_stats_name(version, (uint8_t)rm, (uint8_t)id, names[n],
+					  sizeof names[n]);
 			rows[n] = (struct pn_cli_record_row){names[n], c->count, c->rec_len,
 							     c->fpi_len};
 			n++;
@@ -154,7 +156,7 @@ static int import(const struct import_opts *o, struct pn_xlr *r)
 	while (first && pn_xlr_read(r, rec))
 		pn_xlr_stats_add(stats, rec);
 	if (first)
-		print_stats(stdout, stats);
+		print_stats(stdout, stats, r->pg_version);
 	/* the end after the table, as pg_waldump prints it; --out notes it itself */
 	rc = pn_import_end(r, o->from, o->to, first, !o->out);
 	free(rec);

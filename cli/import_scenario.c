@@ -12,7 +12,8 @@
  *     --to;
  *   - a block is of the kind PostgreSQL registered it (block_kind: u for REGBUF_NO_IMAGE,
  *     decided from rmid, info, block id and whether hints are logged, as PostgreSQL 15's
- *     code decides); hint logging comes from the WAL (settings()), else from pg_control
+ *     code decides, and 16's and 17's alike: their source registers the same blocks so);
+ *     hint logging comes from the WAL (settings()), else from pg_control
  *     (control_settings());
  *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
  *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
@@ -49,7 +50,7 @@
 #define RM_GENERIC 20
 #define RM_HASH 12
 #define INFO_COMMIT 0x00u
-#define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint), PostgreSQL 15 */
+#define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint): 15, 16 and 17 (17's wal_level fills a pad) */
 #define XLOG_PARAMETER_CHANGE 0x60u
 #define XLOG_FPI_FOR_HINT 0xA0u
 #define XLOG_FPI 0xB0u
@@ -58,7 +59,8 @@
 #define HASH_SQUEEZE_PAGE 0x80u
 #define HASH_DELETE 0x90u
 #define PARAM_WAL_LOG_HINTS 24 /* xl_parameter_change: six ints, then wal_log_hints */
-/* PostgreSQL 15's ControlFileData (pg_control, version 1300), x86-64 layout */
+/* PostgreSQL 15's and 16's ControlFileData (pg_control, version 1300), x86-64 layout; 17's
+ * (1700) is not read */
 #define CONTROL_VERSION 1300u
 #define CONTROL_OFF_VERSION 8
 #define CONTROL_OFF_WAL_LOG_HINTS 176
@@ -224,7 +226,8 @@ static void settings(struct pass1 *p, const struct pn_xlr_record *rec)
 }
 
 /* Without a record that shows it: the data directory's pg_control (global/pg_control beside
- * the first segment's pg_wal), when there is one of PostgreSQL 15 with a valid CRC. */
+ * the first segment's pg_wal), when there is one of PostgreSQL 15 or 16 (17's is not read)
+ * with a valid CRC. */
 static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why, size_t len)
 {
 	uint8_t c[CONTROL_OFF_CRC + 4];
@@ -241,7 +244,7 @@ static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why,
 		return; /* files.h F1: a FIFO there is not read */
 	bool ok = fread(c, 1, sizeof c, f) == sizeof c;
 	fclose(f);
-	if (!ok || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
+	if (!ok || r->pg_version > 16 || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
 	    pn_crc32c_final(pn_crc32c_update(pn_crc32c_init(), c, CONTROL_OFF_CRC)) !=
 		    pn_get32(c + CONTROL_OFF_CRC))
 		return;
@@ -278,9 +281,28 @@ static bool checkpoint_fits(struct pn_xlr *r, const struct pn_xlr_record *rec)
 	return true;
 }
 
+/* A record of a type the WAL's version does not have: its format is not known, so the
+ * conversion refuses it (r->why); the reads of a record's content here (CheckPoint,
+ * xl_parameter_change, xl_heap_*, xl_btree_insert, xl_heap_multi_insert) are laid out alike
+ * in 15, 16 and 17. */
+static bool known_type(struct pn_xlr *r, const struct pn_xlr_record *rec)
+{
+	char rm[16];
+	if (rec->rmid >= PN_XLR_RM_BUILTIN || pn_xlr_identify(r->pg_version, rec->rmid, rec->info))
+		return true;
+	pn_xlr_refuse(r, rec->start,
+		      "%s record type %02X, which PostgreSQL %u does not have: its format is not "
+		      "known",
+		      pn_xlr_rm_name(rec->rmid, rm, sizeof rm), (unsigned)(rec->info & 0xF0u),
+		      r->pg_version);
+	return false;
+}
+
 /* False: refused (r->why), or out of memory (r->why empty). */
 static bool collect(struct pn_xlr *r, struct pass1 *p, const struct pn_xlr_record *rec)
 {
+	if (!known_type(r, rec))
+		return false;
 	if (is_checkpoint(rec)) {
 		if (!checkpoint_fits(r, rec))
 			return false;
@@ -648,15 +670,16 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		"checkpoint:\n  interval: 0s\n  every_transactions: 0\n  max_wal_size: 0\n"
 		"workload:\n  kind: import\n  clients: 1\n  transactions: %" PRIu64 "\n"
 		"  trace: %s.trace\n",
-		name, PN_XLR_PG_VERSION, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
+		name, r->pg_version, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
 		r->seg_size, p1->hints ? "true" : "false",
 		PN_MAX(fig->replayed.commits, (uint64_t)1), name);
 }
 
 /* What the conversion took from the WAL and where (before the figures). */
-static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *p1)
+static void print_facts(FILE *f, const struct pn_xlr *r, pn_lsn start, pn_lsn from,
+			const struct pass1 *p1)
 {
-	fprintf(f, "postgres: %u (WAL page magic %04X)\n", PN_XLR_PG_VERSION, PN_WAL_PAGE_MAGIC);
+	fprintf(f, "postgres: %u (WAL page magic %04X)\n", r->pg_version, r->magic);
 	fprintf(f, "hint bits logged: %s (%s)\n", p1->hints ? "yes" : "no",
 		p1->hints_seen ? p1->hints_why : "no record shows it: PostgreSQL's default, off");
 	if (start < from)
@@ -777,7 +800,7 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	yaml = NULL;
 	if (rc != 0)
 		goto out;
-	print_facts(stdout, start, from, p1);
+	print_facts(stdout, r, start, from, p1);
 	if (fig.estimated + fig.estimated_items + fig.assumed_full)
 		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
 		       "checkpoint: full_page_writes off): %" PRIu64

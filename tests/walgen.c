@@ -1,9 +1,9 @@
 /*
  * walgen.c: writes a small PostgreSQL 15 WAL segment with one chosen corrupt record whose
- * CRC is right (tests/import_bad.sh; the cases are tests/bad/import/cases). Test helper, not
- * installed.
+ * CRC is right (tests/import_bad.sh; the cases are tests/bad/import/cases), or one of a
+ * record type a version has (tests/import_versions.sh). Test helper, not installed.
  *
- * Usage: walgen DIR CASE
+ * Usage: walgen DIR CASE [VERSION]
  *
  * Writes DIR/000000010000000000000001 (1 MiB, segment size 1 MiB, LSN 0/100000 on): an
  * online checkpoint whose redo point is its own LSN, a heap insert with an image that has a
@@ -12,7 +12,12 @@
  * record is laid into pages by walfmt.c's pn_wal_copy_record, and its CRC is computed over
  * the bytes written, so the reader decodes past the CRC into what CASE breaks. CASE `ok`
  * writes a valid heap insert in its place; CASE `first-C` makes the leading checkpoint the
- * record of case C (a checkpoint case). Prints the case record's LSN.
+ * record of case C (a checkpoint case); CASE `checkpoint-redo` writes an XLOG/CHECKPOINT_REDO
+ * (info E0, 4 bytes of main data: PostgreSQL 17's), `prune-vacuum-scan` a Heap2 record of
+ * info 20 with block data (17's PRUNE_VACUUM_SCAN, 15's and 16's VACUUM). VERSION (15, 16 or
+ * 17; default 15) sets every page's XLOG_PAGE_MAGIC: D110, D113, D116 (the page header has
+ * no CRC; the page, record and block headers are alike in the three). Prints the case
+ * record's LSN.
  * Exit status: 0 written, 2 bad usage or an unknown case.
  */
 #include "walfmt.h"
@@ -26,6 +31,7 @@
 #define BLCKSZ 8192u
 #define RM_XLOG 0
 #define RM_XACT 1
+#define RM_HEAP2 9
 #define RM_HEAP 10
 #define IMG 0x10u   /* BKPBLOCK_HAS_IMAGE */
 #define DATA 0x20u  /* BKPBLOCK_HAS_DATA */
@@ -330,6 +336,15 @@ static bool case_record(struct rec *r, const char *c)
 		checkpoint(r, 0x2000, 0, 88);
 	} else if (strcmp(c, "checkpoint-short") == 0) {
 		checkpoint(r, 0, 0, 8);
+	} else if (strcmp(c, "checkpoint-redo") == 0) {
+		begin(r, RM_XLOG, 0xE0);
+		put(r, 4, NULL);
+	} else if (strcmp(c, "prune-vacuum-scan") == 0) {
+		begin(r, RM_HEAP2, 0x20);
+		block(r, 0, DATA, 12);
+		block_rel(r, 1);
+		payload(r, NULL, 12);
+		put(r, 10, NULL);
 	} else {
 		return false;
 	}
@@ -344,8 +359,12 @@ int main(int argc, char **argv)
 	bool lead;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: walgen DIR CASE\n");
+	uint16_t magic = argc == 4 && strcmp(argv[3], "16") == 0   ? 0xD113
+			 : argc == 4 && strcmp(argv[3], "17") == 0 ? 0xD116
+								   : PN_WAL_PAGE_MAGIC;
+	if (argc < 3 || argc > 4 ||
+	    (argc == 4 && magic == PN_WAL_PAGE_MAGIC && strcmp(argv[3], "15"))) {
+		fprintf(stderr, "usage: walgen DIR CASE [15|16|17]\n");
 		return 2;
 	}
 	wal = calloc(1, SEG);
@@ -378,6 +397,9 @@ int main(int argc, char **argv)
 	heap_compressed(&r, ZSTD, BLCKSZ - 4000, 4000);
 	begin(&r, RM_XACT, 0x00);
 	put(&r, 8, NULL);
+	for (uint32_t off = 0; off < SEG; off += PN_XLOG_BLCKSZ) /* the pages written */
+		if (pn_get16(wal + off) == PN_WAL_PAGE_MAGIC)
+			pn_put16(wal + off, magic);
 	snprintf(path, sizeof path, "%s/000000010000000000000001", argv[1]);
 	if (!(f = fopen(path, "wb")) || fwrite(wal, 1, SEG, f) != SEG || fclose(f) != 0) {
 		fprintf(stderr, "walgen: %s cannot be written\n", path);

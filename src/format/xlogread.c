@@ -1,6 +1,6 @@
 /*
- * xlogread.c: PostgreSQL 15 WAL, read as xlogreader.c reads it (format layer; xlogread.h
- * states the rules R1-R6). The byte layouts are walfmt.c's (records, page headers); what
+ * xlogread.c: PostgreSQL 15, 16 and 17 WAL, read as xlogreader.c reads it (format layer;
+ * xlogread.h states the rules R0-R6). The byte layouts are walfmt.c's (records, page headers); what
  * this reader adds is what only real WAL holds:
  *
  *   - the headers a record may carry before its main data, in any order between block
@@ -68,7 +68,22 @@
 
 #define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
 
-/* ---- 1. names, as the rmgrdesc identify functions of PostgreSQL 15 give them ---------- */
+/* ---- 1. versions and names, as the rmgrdesc identify functions give them ------------- */
+
+/* XLOG_PAGE_MAGIC of each version read (xlog_internal.h). Between them the page, record and
+ * block headers are the same; what differs is the record types below. */
+static const struct {
+	uint16_t magic;
+	uint32_t version;
+} magics[] = {{0xD110, 15}, {0xD113, 16}, {0xD116, 17}};
+
+uint32_t pn_xlr_version_of_magic(uint16_t magic)
+{
+	for (size_t i = 0; i < PN_ARRAY_LEN(magics); i++)
+		if (magics[i].magic == magic)
+			return magics[i].version;
+	return 0;
+}
 
 static const char *const rm_names[PN_XLR_RM_BUILTIN] = {
 	"XLOG",       "Transaction",    "Storage", "CLOG",     "Database",
@@ -117,6 +132,22 @@ static const char *const types[PN_XLR_RM_BUILTIN][16] = {
 	[21] = {"MESSAGE"},
 };
 
+/* Where a later version's types differ from 15's (the upper four info bits): PostgreSQL 17
+ * split Heap2/PRUNE into three opcodes (0x10 .. 0x30, VACUUM and FREEZE_PAGE gone: pruning,
+ * freezing and dead-item marking are one record) and added XLOG/CHECKPOINT_REDO (0xE0, at
+ * an online checkpoint's redo point). 16 names every record as 15 does (its FREEZE_PAGE
+ * changed layout, not name). */
+static const struct {
+	uint32_t since;
+	uint8_t rmid, type;
+	const char *name;
+} changed[] = {
+	{17, PN_XLR_RM_HEAP2, 1, "PRUNE_ON_ACCESS"},
+	{17, PN_XLR_RM_HEAP2, 2, "PRUNE_VACUUM_SCAN"},
+	{17, PN_XLR_RM_HEAP2, 3, "PRUNE_VACUUM_CLEANUP"},
+	{17, PN_XLR_RM_XLOG, 14, "CHECKPOINT_REDO"},
+};
+
 const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len)
 {
 	if (rmid < PN_XLR_RM_BUILTIN)
@@ -125,15 +156,22 @@ const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len)
 	return buf;
 }
 
-const char *pn_xlr_identify(uint8_t rmid, uint8_t info)
+const char *pn_xlr_identify(uint32_t version, uint8_t rmid, uint8_t info)
 {
+	const char *name = NULL;
+	PN_ASSERT(version >= PN_XLR_PG_VERSION_MIN && version <= PN_XLR_PG_VERSION_MAX);
 	if (rmid >= PN_XLR_RM_BUILTIN)
 		return NULL;
 	if (rmid == 20)
 		return "Generic";
 	if (rmid == PN_XLR_RM_XACT)
 		info &= 0x70; /* XLOG_XACT_OPMASK; 0x80 is XLOG_XACT_HAS_INFO */
-	return types[rmid][info >> 4];
+	name = types[rmid][info >> 4];
+	for (size_t i = 0; i < PN_ARRAY_LEN(changed); i++)
+		if (changed[i].rmid == rmid && changed[i].type == info >> 4 &&
+		    version >= changed[i].since)
+			name = changed[i].name;
+	return name;
 }
 
 static bool rmid_valid(uint8_t rmid)
@@ -257,7 +295,8 @@ static int cmp_named(const void *a, const void *b)
 }
 
 /* The segment size from the first file's long header (pg_waldump reads it the same way). */
-static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_t len)
+static bool read_seg_size(const char *path, uint32_t *seg_size, uint16_t *magic, char *err,
+			  size_t len)
 {
 	uint8_t hdr[PHD_LONG];
 	char why[PN_ERROR_LEN / 2] = "";
@@ -272,12 +311,14 @@ static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_
 		return false;
 	}
 	*seg_size = pn_get32(hdr + 32);
-	if (pn_get16(hdr) != PN_WAL_PAGE_MAGIC || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
+	*magic = pn_get16(hdr);
+	if (!pn_xlr_version_of_magic(*magic) || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
 	    *seg_size < (1u << 20) || *seg_size > (1u << 30) || (*seg_size & (*seg_size - 1))) {
 		snprintf(err, len,
-			 "%s: not a PostgreSQL 15 WAL segment (magic %04X, segment size "
-			 "%u: a power of two from 1 MiB to 1 GiB expected)",
-			 path, (unsigned)pn_get16(hdr), (unsigned)*seg_size);
+			 "%s: not a PostgreSQL 15, 16 or 17 WAL segment (magic %04X: D110, D113 or "
+			 "D116 expected; segment size %u: a power of two from 1 MiB to 1 GiB "
+			 "expected)",
+			 path, (unsigned)*magic, (unsigned)*seg_size);
 		return false;
 	}
 	if (pn_get32(hdr + 36) != PAGE) {
@@ -344,7 +385,8 @@ bool pn_xlr_open(struct pn_xlr *r, char *const *paths, size_t npaths, char *err,
 	}
 	if (ok) {
 		qsort(c.v, c.n, sizeof *c.v, cmp_named);
-		ok = read_seg_size(c.v[0].path, &r->seg_size, err, len);
+		ok = read_seg_size(c.v[0].path, &r->seg_size, &r->magic, err, len);
+		r->pg_version = ok ? pn_xlr_version_of_magic(r->magic) : 0;
 	}
 	if (ok && !keep_segments(r, &c)) {
 		snprintf(err, len, "out of memory");
@@ -453,7 +495,7 @@ static bool validate(struct pn_xlr *r, pn_lsn addr)
 
 	seg_name(r, find_seg(r, addr / r->seg_size, &at) ? r->segs[at].tli : 1, addr / r->seg_size,
 		 name);
-	if (pn_get16(p) != PN_WAL_PAGE_MAGIC) {
+	if (pn_get16(p) != r->magic) { /* every page of the first segment's version */
 		stop(r, "invalid magic number %04X in log segment %s, offset %u", pn_get16(p), name,
 		     off);
 		return false;
@@ -1186,10 +1228,10 @@ void pn_xlr_stats_add(struct pn_xlr_stats *s, const struct pn_xlr_record *rec)
 	cell->fpi_len += rec->fpi_len;
 }
 
-void pn_xlr_stats_name(uint8_t rmid, uint8_t recid, char *buf, size_t len)
+void pn_xlr_stats_name(uint32_t version, uint8_t rmid, uint8_t recid, char *buf, size_t len)
 {
 	char rm[16];
-	const char *id = pn_xlr_identify(rmid, (uint8_t)(recid << 4));
+	const char *id = pn_xlr_identify(version, rmid, (uint8_t)(recid << 4));
 
 	if (id)
 		snprintf(buf, len, "%s/%s", pn_xlr_rm_name(rmid, rm, sizeof rm), id);
