@@ -15,7 +15,7 @@
  *   - any resource manager id PostgreSQL accepts: 0..21 built in, 128..255 custom.
  *
  * Where reading stops, in xlogreader.c's order: an unreadable page (a missing file), the
- * page header (magic 0xD110, info bits, the long header's segment and block sizes,
+ * page header (the first segment's magic: 0xD110, 0xD113 or 0xD116; info bits, the long header's segment and block sizes,
  * pageaddr, a timeline going back), the record offset, xl_tot_len < 24, the rmid, xl_prev
  * (below the record on the first read, equal to the previous record's start after), the
  * contrecord flag and xlp_rem_len, the CRC; then, past the CRC, a refusal (R5): the block
@@ -34,6 +34,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <lz4.h>
+#include <zstd.h>
 
 #include "walfmt.h"
 
@@ -975,72 +978,31 @@ static int64_t pglz_size(const uint8_t *p, uint32_t n, uint32_t cap)
 	return sp == n ? (int64_t)dp : -1;
 }
 
-/* An extended lz4 length: 15 in the nibble, then bytes added while they are 255. */
-static bool lz4_len(const uint8_t *p, uint32_t n, uint32_t *sp, uint32_t *len)
+/* An lz4 block, decompressed by liblz4 into the reader's page buffer as RestoreBlockImage
+ * does (LZ4_decompress_safe, at most cap bytes): the output length; -1 if corrupt. */
+static int64_t lz4_size(struct pn_xlr *r, const uint8_t *p, uint32_t n, uint32_t cap)
 {
-	uint8_t b;
-	if (*len != 15)
-		return true;
-	do {
-		if (*sp >= n)
-			return false;
-		b = p[(*sp)++];
-		*len += b;
-	} while (b == 255 && *len < (1u << 24));
-	return b != 255;
+	PN_ASSERT(cap <= sizeof r->image && n <= INT32_MAX);
+	int got = LZ4_decompress_safe((const char *)p, (char *)r->image, (int)n, (int)cap);
+	return got > 0 ? (int64_t)got : -1;
 }
 
-/* An lz4 block (LZ4_decompress_safe): sequences of a token, literals, a 2-byte offset and a
- * match; the last sequence has literals only. The output length; -1 if corrupt. */
-static int64_t lz4_size(const uint8_t *p, uint32_t n, uint32_t cap)
+/* A zstd frame, by libzstd: the content size its header gives, when it gives one that is not
+ * cap (the size is refused before any decoding), else the frame decompressed into the
+ * reader's page buffer as RestoreBlockImage does (ZSTD_decompress, at most cap bytes): the
+ * output length; -1 if it is no zstd frame or does not decompress. */
+static int64_t zstd_size(struct pn_xlr *r, const uint8_t *p, uint32_t n, uint32_t cap)
 {
-	uint32_t sp = 0, dp = 0;
+	unsigned long long declared = ZSTD_getFrameContentSize(p, n);
+	size_t got;
 
-	while (sp < n) {
-		uint8_t token = p[sp++];
-		uint32_t lit = token >> 4, match = token & 0x0Fu, off;
-		if (!lz4_len(p, n, &sp, &lit) || lit > n - sp || lit > cap - dp)
-			return -1;
-		sp += lit;
-		dp += lit;
-		if (sp == n)
-			return dp;
-		if (n - sp < 2)
-			return -1;
-		off = pn_get16(p + sp);
-		sp += 2;
-		if (!lz4_len(p, n, &sp, &match) || off == 0 || off > dp || match + 4 > cap - dp)
-			return -1;
-		dp += match + 4;
-	}
-	return -1; /* an empty block, or one ending after a match */
-}
-
-/* A zstd frame's header (RFC 8878 3.1.1.1): its content size when it gives one (PostgreSQL's
- * ZSTD_compress writes it), -2 when it does not, -1 if it is no zstd frame. */
-static int64_t zstd_size(const uint8_t *p, uint32_t n)
-{
-	static const uint8_t dict_bytes[4] = {0, 1, 2, 4}, fcs_bytes[4] = {0, 2, 4, 8};
-	uint32_t sp = 5;
-	uint8_t fhd;
-	uint32_t fcs;
-	uint64_t v = 0;
-
-	if (n < 6 || pn_get32(p) != 0xFD2FB528u)
+	PN_ASSERT(cap <= sizeof r->image);
+	if (declared == ZSTD_CONTENTSIZE_ERROR)
 		return -1;
-	fhd = p[4];
-	sp += (fhd & 0x20u) ? 0u : 1u; /* the window descriptor, without Single_Segment */
-	sp += dict_bytes[fhd & 3u];
-	fcs = fcs_bytes[fhd >> 6];
-	if (fcs == 0 && (fhd & 0x20u))
-		fcs = 1;
-	if (fcs == 0)
-		return -2;
-	if (n - PN_MIN(n, sp) < fcs)
-		return -1;
-	for (uint32_t k = fcs; k-- > 0;)
-		v = v << 8 | p[sp + k];
-	return (int64_t)(v + (fcs == 2 ? 256u : 0u));
+	if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != cap)
+		return declared > INT64_MAX ? -1 : (int64_t)declared;
+	got = ZSTD_decompress(r->image, cap, p, n);
+	return ZSTD_isError(got) ? -1 : (int64_t)got;
 }
 
 /* Each compressed image of a decoded record must yield BLCKSZ - hole_length bytes (what
@@ -1059,8 +1021,8 @@ static bool images_fit(struct pn_xlr *r, pn_lsn at, const struct pn_xlr_record *
 			continue;
 		if (b->has_image && b->compress != PN_XLR_PLAIN) {
 			got = b->compress == PN_XLR_PGLZ  ? pglz_size(data, b->bimg_len, want)
-			      : b->compress == PN_XLR_LZ4 ? lz4_size(data, b->bimg_len, want)
-							  : zstd_size(data, b->bimg_len);
+			      : b->compress == PN_XLR_LZ4 ? lz4_size(r, data, b->bimg_len, want)
+							  : zstd_size(r, data, b->bimg_len, want);
 			if (got == -1) {
 				pn_xlr_refuse(r, at,
 					      "block %u: a %s image that does not decompress, "

@@ -18,15 +18,15 @@
  *   R2. the first record is the first one that starts at or after `from`
  *       (XLogFindNextRecord: continuation data at a page start is skipped);
  *   R3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
- *   R4. images are not decompressed (R5 only measures what they would decompress to): their
- *       stored length (bimg_len) is what the statistics count, as pg_waldump's
- *       XLogRecGetLen does;
+ *   R4. images are not kept (R5 decompresses lz4 and zstd ones into one page buffer and
+ *       walks pglz ones, only to check them): their stored length (bimg_len) is what the
+ *       statistics count, as pg_waldump's XLogRecGetLen does;
  *   R5. a record whose CRC is right is corrupt, not the WAL's end, when it breaks one of
  *       the decoder's checks (PostgreSQL's block header cross-checks, and the ones its redo
  *       relies on without checking: an image's hole lies between the 24-byte page header
  *       and the page's end, bimg_len <= BLCKSZ, a compressed image is shorter than what it
- *       stands for and its pglz / lz4 stream or zstd frame header yields exactly BLCKSZ -
- *       hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
+ *       stands for and it decompresses (pglz walked; lz4, zstd by their libraries) to exactly
+ *       BLCKSZ - hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
  *       fork 0..3): reading stops with r->refused set and r->why naming the segment file,
  *       the offset in it and the record's LSN;
  *   R6. one end-of-range rule (pn_xlr_whole): a range was read whole when reading stopped
@@ -110,8 +110,9 @@ struct pn_xlr {
 	FILE *file;      /* the open segment */
 	size_t file_seg; /* its index in segs */
 	uint8_t page[8192];
-	pn_lsn page_addr;   /* of the validated page in `page`; 1 = none */
-	uint64_t hdr_segno; /* segment whose first page was validated; UINT64_MAX none */
+	uint8_t image[PN_XLR_BLCKSZ]; /* R5: an lz4 or zstd image decompressed, then dropped */
+	pn_lsn page_addr;             /* of the validated page in `page`; 1 = none */
+	uint64_t hdr_segno;           /* segment whose first page was validated; UINT64_MAX none */
 	pn_lsn latest_page;
 	uint32_t latest_tli;
 	uint8_t *rec;
