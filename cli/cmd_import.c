@@ -1,6 +1,6 @@
 /*
  * cmd_import.c: `penumbra import PATH... [--from LSN] [--to LSN] --stats` (cli layer): read
- * a real PostgreSQL 15 WAL (segment files, or the directories holding them) with
+ * a real PostgreSQL 15, 16 or 17 WAL (segment files, or the directories holding them) with
  * src/format/xlogread.c and print what pg_waldump --stats=record prints for the same range,
  * row for row; with --out, write a scenario whose workload replays it (src/workload/wl_import.c reads
  * the trace; its header says what the lines mean).
@@ -15,7 +15,8 @@
  * start, then the trace: K at each redo point, C per commit, R per other record
  * (checkpoint records are the engine's own), with PostgreSQL's pd_lower / pd_upper where
  * its image showed them or, at a change fpw would image and PostgreSQL did not, as the
- * records show them; and PostgreSQL's own figures for the replayed range.
+ * records show them, F before the range's first record when records before it are replayed
+ * (the run counts from there); and PostgreSQL's own figures for --from .. --to.
  *
  * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
  * record in the range, a corrupt record whose CRC is right (xlogread.h R5), the WAL ends
@@ -72,9 +73,9 @@ static const struct pn_opt import_opts[] = {
 	 .at = offsetof(struct import_opts, out),
 	 .complete = PN_COMPLETE_FILE,
 	 .help = "write a scenario that replays the WAL from the redo point of the checkpoint at "
-		 "or before --from (and its trace, S.trace, beside it); prints the PostgreSQL "
-		 "version, what it took from the WAL and PostgreSQL's own figures for the replayed "
-		 "range"},
+		 "or before --from (and its trace, S.trace, beside it), whose run counts --from .. "
+		 "--to alone; prints the PostgreSQL version, what it took from the WAL and "
+		 "PostgreSQL's own figures for --from .. --to"},
 };
 
 const struct pn_cmd_spec pn_import_spec = {
@@ -84,9 +85,9 @@ const struct pn_cmd_spec pn_import_spec = {
 	.args_min = 1,
 	.args_max = -1,
 	.args_missing = "no WAL given (segment files or pg_wal)",
-	.description = "Reads real PostgreSQL 15 WAL: segment files (000000010000000000000001 "
-		       "...) or the directories that hold them (a cluster's pg_wal), any "
-		       "power-of-two segment size.",
+	.description = "Reads real PostgreSQL 15, 16 or 17 WAL (the version from its page magic): "
+		       "segment files (000000010000000000000001 ...) or the directories that hold "
+		       "them (a cluster's pg_wal), any power-of-two segment size.",
 	.opts = import_opts,
 	.nopts = PN_ARRAY_LEN(import_opts),
 	.exits = "0 ok, 2 bad input (a corrupt record, or the WAL ends before --to)",
@@ -107,7 +108,7 @@ static int parse(int argc, char **argv, struct import_opts *o)
 	return -1;
 }
 
-static void print_stats(FILE *out, const struct pn_xlr_stats *s)
+static void print_stats(FILE *out, const struct pn_xlr_stats *s, uint32_t version)
 {
 	struct pn_cli_record_row *rows = calloc(256 * 16, sizeof *rows);
 	char(*names)[48] = calloc(256 * 16, sizeof *names);
@@ -119,7 +120,8 @@ static void print_stats(FILE *out, const struct pn_xlr_stats *s)
 			const struct pn_xlr_stat *c = &s->rec[rm][id];
 			if (c->count == 0)
 				continue;
-			pn_xlr_stats_name((uint8_t)rm, (uint8_t)id, names[n], sizeof names[n]);
+			pn_xlr_stats_name(version, (uint8_t)rm, (uint8_t)id, names[n],
+					  sizeof names[n]);
 			rows[n] = (struct pn_cli_record_row){names[n], c->count, c->rec_len,
 							     c->fpi_len};
 			n++;
@@ -148,7 +150,7 @@ static int import(const struct import_opts *o, struct pn_xlr *r)
 	while (first && pn_xlr_read(r, rec))
 		pn_xlr_stats_add(stats, rec);
 	if (first)
-		print_stats(stdout, stats);
+		print_stats(stdout, stats, r->pg_version);
 	/* the end after the table, as pg_waldump prints it; --out notes it itself */
 	rc = pn_import_end(r, o->from, o->to, first, !o->out);
 	free(rec);

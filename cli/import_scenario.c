@@ -12,7 +12,8 @@
  *     --to;
  *   - a block is of the kind PostgreSQL registered it (block_kind: u for REGBUF_NO_IMAGE,
  *     decided from rmid, info, block id and whether hints are logged, as PostgreSQL 15's
- *     code decides); hint logging comes from the WAL (settings()), else from pg_control
+ *     code decides, and 16's and 17's alike: their source registers the same blocks so);
+ *     hint logging comes from the WAL (settings()), else from pg_control
  *     (control_settings());
  *   - a page's layout (pd_lower, pd_upper) is written where PostgreSQL's image showed it
  *     and, at a change fpw would image that PostgreSQL did not (full_page_writes off),
@@ -49,7 +50,7 @@
 #define RM_GENERIC 20
 #define RM_HASH 12
 #define INFO_COMMIT 0x00u
-#define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint), PostgreSQL 15 */
+#define CHECKPOINT_BYTES 88u /* sizeof(CheckPoint): 15, 16 and 17 (17's wal_level fills a pad) */
 #define XLOG_PARAMETER_CHANGE 0x60u
 #define XLOG_FPI_FOR_HINT 0xA0u
 #define XLOG_FPI 0xB0u
@@ -58,7 +59,8 @@
 #define HASH_SQUEEZE_PAGE 0x80u
 #define HASH_DELETE 0x90u
 #define PARAM_WAL_LOG_HINTS 24 /* xl_parameter_change: six ints, then wal_log_hints */
-/* PostgreSQL 15's ControlFileData (pg_control, version 1300), x86-64 layout */
+/* PostgreSQL 15's and 16's ControlFileData (pg_control, version 1300), x86-64 layout; 17's
+ * (1700) is not read */
 #define CONTROL_VERSION 1300u
 #define CONTROL_OFF_VERSION 8
 #define CONTROL_OFF_WAL_LOG_HINTS 176
@@ -224,7 +226,8 @@ static void settings(struct pass1 *p, const struct pn_xlr_record *rec)
 }
 
 /* Without a record that shows it: the data directory's pg_control (global/pg_control beside
- * the first segment's pg_wal), when there is one of PostgreSQL 15 with a valid CRC. */
+ * the first segment's pg_wal), when there is one of PostgreSQL 15 or 16 (17's is not read)
+ * with a valid CRC. */
 static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why, size_t len)
 {
 	uint8_t c[CONTROL_OFF_CRC + 4];
@@ -241,7 +244,7 @@ static void control_settings(struct pass1 *p, const struct pn_xlr *r, char *why,
 		return; /* files.h F1: a FIFO there is not read */
 	bool ok = fread(c, 1, sizeof c, f) == sizeof c;
 	fclose(f);
-	if (!ok || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
+	if (!ok || r->pg_version > 16 || pn_get32(c + CONTROL_OFF_VERSION) != CONTROL_VERSION ||
 	    pn_crc32c_final(pn_crc32c_update(pn_crc32c_init(), c, CONTROL_OFF_CRC)) !=
 		    pn_get32(c + CONTROL_OFF_CRC))
 		return;
@@ -278,9 +281,28 @@ static bool checkpoint_fits(struct pn_xlr *r, const struct pn_xlr_record *rec)
 	return true;
 }
 
+/* A record of a type the WAL's version does not have: its format is not known, so the
+ * conversion refuses it (r->why); the reads of a record's content here (CheckPoint,
+ * xl_parameter_change, xl_heap_*, xl_btree_insert, xl_heap_multi_insert) are laid out alike
+ * in 15, 16 and 17. */
+static bool known_type(struct pn_xlr *r, const struct pn_xlr_record *rec)
+{
+	char rm[16];
+	if (rec->rmid >= PN_XLR_RM_BUILTIN || pn_xlr_identify(r->pg_version, rec->rmid, rec->info))
+		return true;
+	pn_xlr_refuse(r, rec->start,
+		      "%s record type %02X, which PostgreSQL %u does not have: its format is not "
+		      "known",
+		      pn_xlr_rm_name(rec->rmid, rm, sizeof rm), (unsigned)(rec->info & 0xF0u),
+		      r->pg_version);
+	return false;
+}
+
 /* False: refused (r->why), or out of memory (r->why empty). */
 static bool collect(struct pn_xlr *r, struct pass1 *p, const struct pn_xlr_record *rec)
 {
+	if (!known_type(r, rec))
+		return false;
 	if (is_checkpoint(rec)) {
 		if (!checkpoint_fits(r, rec))
 			return false;
@@ -320,12 +342,18 @@ static int out_of_memory(void)
 	return 2;
 }
 
-struct figures {
+/* PostgreSQL's figures on a span of records. */
+struct tally {
 	uint64_t records, bytes, fpi_count, fpi_bytes, fpi_raw_bytes, commits, checkpoints;
-	uint64_t replayed, folded_blocks;
+	pn_lsn first; /* the span's first record (0: none yet) */
+};
+
+struct figures {
+	struct tally replayed; /* from the replay's redo point to --to */
+	struct tally counted;  /* --from .. --to: what the run counts (the trace's F line) */
+	uint64_t written, folded_blocks;                   /* R lines, blocks folded */
 	uint64_t estimated, estimated_items, assumed_full; /* holes the WAL shows none of */
 	pn_lsn from;                                       /* the requested range's start */
-	uint64_t range_bytes, range_fpi; /* PostgreSQL's on the requested range alone */
 };
 
 /* The special space PostgreSQL's access method keeps at a page's end (its opaque data). */
@@ -471,7 +499,7 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 		if (b->has_image) {
 			lower = s->lower;
 			upper = s->upper;
-		} else if (!b->has_image && kind == 'n' && s->cycle != fig->checkpoints) {
+		} else if (!b->has_image && kind == 'n' && s->cycle != fig->replayed.checkpoints) {
 			/* fpw would image it here, PostgreSQL did not (full_page_writes off):
 			 * the hole as the records since its last image or init show it; for
 			 * a page written before the WAL, its line pointers (the highest one
@@ -492,7 +520,7 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 			lower = s->lower;
 			upper = s->upper;
 		}
-		s->cycle = fig->checkpoints;
+		s->cycle = fig->replayed.checkpoints;
 		snprintf(blocks[n++], sizeof blocks[0], " %u %c %u %u %u", map_page(m, b), kind,
 			 len, lower, upper);
 	}
@@ -500,30 +528,25 @@ static bool write_record(FILE *f, const struct pn_xlr_record *rec, const struct 
 	for (uint32_t i = 0; i < n; i++)
 		fputs(blocks[i], f);
 	fputc('\n', f);
-	fig->replayed++;
+	fig->written++;
 	return true;
 }
 
-static uint32_t count_images(const struct pn_xlr_record *rec)
+static void count(struct tally *t, const struct pn_xlr_record *rec)
 {
-	uint32_t n = 0;
-	for (int i = 0; i <= rec->max_block_id; i++)
-		n += rec->blocks[i].in_use && rec->blocks[i].has_image;
-	return n;
-}
-
-static void count(struct figures *fig, const struct pn_xlr_record *rec)
-{
-	fig->records++;
-	fig->bytes += rec->tot_len;
-	fig->fpi_bytes += rec->fpi_len;
+	if (!t->records)
+		t->first = rec->start;
+	t->records++;
+	t->bytes += rec->tot_len;
+	t->fpi_bytes += rec->fpi_len;
 	for (int i = 0; i <= rec->max_block_id; i++) {
 		const struct pn_xlr_block *b = &rec->blocks[i];
 		if (b->in_use && b->has_image) {
-			fig->fpi_count++;
-			fig->fpi_raw_bytes += PN_XLR_BLCKSZ - b->hole_length;
+			t->fpi_count++;
+			t->fpi_raw_bytes += PN_XLR_BLCKSZ - b->hole_length;
 		}
 	}
+	t->commits += rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT;
 }
 
 /* Writes the trace from `start`; the header's page count is known: the map is built. Pass
@@ -548,23 +571,24 @@ static int write_trace(struct pn_xlr *r, pn_lsn start, pn_lsn to, const struct p
 	pn_lsn first = ok ? pn_xlr_begin(r, start, to) : 0;
 	fprintf(f, "penumbra-import-trace 1\npages %u\n", pages);
 	while (ok && first && pn_xlr_read(r, rec)) {
-		while (k < p1->nredo && p1->redo[k] <= rec->start) {
-			if (p1->redo[k] >= start) {
-				fputs("K\n", f);
-				fig->checkpoints++;
-			}
-			k++;
+		bool counted = rec->start >= fig->from;
+		for (; k < p1->nredo && p1->redo[k] <= rec->start; k++) {
+			if (p1->redo[k] < start)
+				continue;
+			fputs("K\n", f);
+			fig->replayed.checkpoints++;
+			fig->counted.checkpoints += counted;
 		}
-		count(fig, rec);
-		if (rec->start >= fig->from) {
-			fig->range_bytes += rec->tot_len;
-			fig->range_fpi += count_images(rec);
-		}
+		/* the range's first record, after records replayed before it: F */
+		if (counted && !fig->counted.records && fig->replayed.records)
+			fputs("F\n", f);
+		count(&fig->replayed, rec);
+		if (counted)
+			count(&fig->counted, rec);
 		if (is_checkpoint(rec) || is_switch(rec))
 			continue;
 		if (rec->rmid == PN_XLR_RM_XACT && (rec->info & 0x70u) == INFO_COMMIT) {
 			fputs("C\n", f);
-			fig->commits++;
 			continue;
 		}
 		ok = write_record(f, rec, p1, m, &track, fig);
@@ -605,6 +629,8 @@ int pn_import_end(const struct pn_xlr *r, pn_lsn from, pn_lsn to, pn_lsn first, 
 
 /* ---- the scenario ---- */
 
+#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
+
 static void base_name(const char *path, char *out, size_t len)
 {
 	const char *b = strrchr(path, '/');
@@ -622,16 +648,18 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 	uint32_t pages = 0;
 	for (size_t i = 0; i < m->nrels; i++)
 		pages += m->rels[i].pages;
+	const struct tally *c = &fig->counted;
 	fprintf(f,
 		"# Written by penumbra import: PostgreSQL's WAL %X/%X .. %X/%X, replayed from its\n"
 		"# first redo point %X/%X (%" PRIu64 " records, %" PRIu64 " commits, %" PRIu64
-		" checkpoints).\n# PostgreSQL's own figures for that range: %" PRIu64
-		" WAL bytes, %" PRIu64 " full-page images of %" PRIu64 " bytes\n# (%" PRIu64
+		" checkpoints).\n# The run's WAL figures count the records from %X/%X on (%" PRIu64
+		" records; the trace's\n# F line): PostgreSQL's own figures for them: %" PRIu64
+		" WAL bytes, %" PRIu64 " full-page\n# images of %" PRIu64 " bytes (%" PRIu64
 		" bytes uncompressed).\n"
 		"# Relations (tablespace/database/relfilenode fork: pages):\n",
-		(unsigned)(from >> 32), (unsigned)from, (unsigned)(to >> 32), (unsigned)to,
-		(unsigned)(start >> 32), (unsigned)start, fig->records, fig->commits,
-		fig->checkpoints, fig->bytes, fig->fpi_count, fig->fpi_bytes, fig->fpi_raw_bytes);
+		LSN_ARGS(from), LSN_ARGS(to), LSN_ARGS(start), fig->replayed.records,
+		fig->replayed.commits, fig->replayed.checkpoints, LSN_ARGS(c->first), c->records,
+		c->bytes, c->fpi_count, c->fpi_bytes, c->fpi_raw_bytes);
 	for (size_t i = 0; i < m->nrels; i++)
 		fprintf(f, "#   %u/%u/%u %u: %u .. %u\n", m->rels[i].spc, m->rels[i].db,
 			m->rels[i].rel, m->rels[i].fork, m->rels[i].base,
@@ -642,16 +670,16 @@ static void write_yaml(FILE *f, const char *name, const struct pn_xlr *r, pn_lsn
 		"checkpoint:\n  interval: 0s\n  every_transactions: 0\n  max_wal_size: 0\n"
 		"workload:\n  kind: import\n  clients: 1\n  transactions: %" PRIu64 "\n"
 		"  trace: %s.trace\n",
-		name, PN_XLR_PG_VERSION, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
-		r->seg_size, p1->hints ? "true" : "false", PN_MAX(fig->commits, (uint64_t)1), name);
+		name, r->pg_version, PN_MAX(pages, 4u), PN_MAX(PN_MIN(pages, 16384u), 4u),
+		r->seg_size, p1->hints ? "true" : "false",
+		PN_MAX(fig->replayed.commits, (uint64_t)1), name);
 }
 
-#define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
-
 /* What the conversion took from the WAL and where (before the figures). */
-static void print_facts(FILE *f, pn_lsn start, pn_lsn from, const struct pass1 *p1)
+static void print_facts(FILE *f, const struct pn_xlr *r, pn_lsn start, pn_lsn from,
+			const struct pass1 *p1)
 {
-	fprintf(f, "postgres: %u (WAL page magic %04X)\n", PN_XLR_PG_VERSION, PN_WAL_PAGE_MAGIC);
+	fprintf(f, "postgres: %u (WAL page magic %04X)\n", r->pg_version, r->magic);
 	fprintf(f, "hint bits logged: %s (%s)\n", p1->hints ? "yes" : "no",
 		p1->hints_seen ? p1->hints_why : "no record shows it: PostgreSQL's default, off");
 	if (start < from)
@@ -772,11 +800,7 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 	yaml = NULL;
 	if (rc != 0)
 		goto out;
-	print_facts(stdout, start, from, p1);
-	if (start < from) /* the records before --from are replayed and counted too */
-		printf("PostgreSQL on --from %X/%X .. --to alone: wal_bytes %" PRIu64
-		       " fpi_count %" PRIu64 "\n",
-		       LSN_ARGS(from), fig.range_bytes, fig.range_fpi);
+	print_facts(stdout, r, start, from, p1);
 	if (fig.estimated + fig.estimated_items + fig.assumed_full)
 		printf("page holes estimated (PostgreSQL imaged no page at its first change after a "
 		       "checkpoint: full_page_writes off): %" PRIu64
@@ -784,13 +808,19 @@ int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out
 		       "initialization, %" PRIu64 " of pages written before the WAL from their "
 		       "line pointers and tuple size, %" PRIu64 " taken as full pages\n",
 		       fig.estimated, fig.estimated_items, fig.assumed_full);
-	printf("replayed range %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
-	       " checkpoints), %zu pages of %zu relations\n"
-	       "PostgreSQL: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
+	printf("replayed %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
+	       " checkpoints), %zu pages of %zu relations\n",
+	       LSN_ARGS(start), LSN_ARGS(r->next), fig.replayed.records, fig.replayed.commits,
+	       fig.replayed.checkpoints, m.n, m.nrels);
+	printf("counted %X/%X .. %X/%X: %" PRIu64 " records (%" PRIu64 " commits, %" PRIu64
+	       " checkpoints): the run's WAL figures are these records'%s\n",
+	       LSN_ARGS(fig.counted.first), LSN_ARGS(r->next), fig.counted.records,
+	       fig.counted.commits, fig.counted.checkpoints,
+	       fig.counted.records < fig.replayed.records ? " (the trace's F line)" : "");
+	printf("PostgreSQL on them: wal_bytes %" PRIu64 " fpi_count %" PRIu64 " fpi_bytes %" PRIu64
 	       " fpi_bytes_uncompressed %" PRIu64 "\nwrote %s and %s\n",
-	       (unsigned)(start >> 32), (unsigned)start, (unsigned)(r->next >> 32),
-	       (unsigned)r->next, fig.records, fig.commits, fig.checkpoints, m.n, m.nrels,
-	       fig.bytes, fig.fpi_count, fig.fpi_bytes, fig.fpi_raw_bytes, out, trace);
+	       fig.counted.bytes, fig.counted.fpi_count, fig.counted.fpi_bytes,
+	       fig.counted.fpi_raw_bytes, out, trace);
 out:
 	pn_file_abort_out(tf);
 	pn_file_abort_out(yaml);

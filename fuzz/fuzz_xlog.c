@@ -82,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!stats.rec[rm][id].count)
 				continue;
 			counted += stats.rec[rm][id].count;
-			pn_xlr_stats_name((uint8_t)rm, (uint8_t)id, name, sizeof name);
+			pn_xlr_stats_name(r.pg_version, (uint8_t)rm, (uint8_t)id, name,
+					  sizeof name);
 			PN_ASSERT(name[0] != '\0'); /* X4 */
 		}
 	PN_ASSERT(counted == count); /* X4 */

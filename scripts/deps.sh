@@ -8,12 +8,16 @@ set -euo pipefail
 # runuser. clang-format (14) is what CTest format checks the C sources with
 # (scripts/format-check.sh). openmpi-bin (mpirun) and libopenmpi-dev (the MPI library and
 # headers CMake's find_package(MPI) finds) build `penumbra check`'s MPI ranks (CMake option
-# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md). python3-yaml
-# reads the CI examples' steps out of docs/examples/ci/*.yml (CTest ci_example).
+# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md). liblz4-dev
+# and libzstd-dev decompress a real WAL's lz4 and zstd page images (`penumbra import`,
+# src/format/xlogread.c: LZ4_decompress_safe, ZSTD_decompress; pglz has no Debian library:
+# its walk is ours). python3-yaml reads the CI examples' steps out of docs/examples/ci/*.yml
+# (CTest ci_example). man-db and zsh check the installed man pages and completion (CTest
+# install_cli); dpkg-dev's dpkg-shlibdeps gives the .deb its dependencies (CTest deb_cli).
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
       libclang-rt-14-dev chromium postgresql-15 util-linux clang-format openmpi-bin
-      libopenmpi-dev python3-yaml)
+      libopenmpi-dev liblz4-dev libzstd-dev python3-yaml man-db zsh dpkg-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

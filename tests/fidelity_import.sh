@@ -9,7 +9,7 @@
 # with wal_log_hints, and fpw off. On each the same small workloads run, their ranges taken
 # with pg_current_wal_insert_lsn():
 #   pgbench   pgbench -t 300 with a CHECKPOINT inside (the range starts before it: the
-#             replay starts at the checkpoint before --from);
+#             replay starts at the checkpoint before --from, the run counts from --from);
 #   insert    one transaction of 20,000 INSERTs after a CHECKPOINT;
 #   vacuum    a VACUUM of a 20,000-row table after a CHECKPOINT (Heap2/VISIBLE's heap page
 #             without an image unless hints are logged; XLOG/FPI_FOR_HINT with checksums);
@@ -19,7 +19,10 @@
 # For each it asserts:
 #   1. `penumbra import --stats` prints exactly what `pg_waldump --stats=record` prints;
 #   2. `import --out` then `run` in fpw: WAL bytes and full-page images within 2 % of
-#      PostgreSQL's on the replayed range; `import` prints the PostgreSQL version of the
+#      PostgreSQL's on the range --from .. --to alone (pg_waldump --stats=record's total of
+#      that range, which import's "PostgreSQL on them" line must equal; the records
+#      between the checkpoint's redo point before --from and --from are replayed, not
+#      counted: the trace's F line); `import` prints the PostgreSQL version of the
 #      WAL's page magic (15), and the scenario says it ('postgres: 15', its version profile); hint logging
 #      comes from the WAL or, where no record shows it (the fpw cluster), from the
 #      cluster's pg_control beside the WAL. fpw off: the prediction against the fpw-on, checksums-off
@@ -121,9 +124,10 @@ for c in "${clusters[@]}"; do
 done
 
 failed=0
-fail() {
+fail() { # also from a subshell (replay's, under mapfile): the file tells the end
 	echo "FAIL: $*" >&2
 	failed=1
+	touch "$work/failed"
 }
 
 # The spread range ends between a WAL-volume checkpoint's redo point and its record: the
@@ -144,8 +148,10 @@ for c in fpw checksums hints; do
 	[[ -z $line ]] || echo "$line" >>"$work/$c/ranges"
 done
 
-# replay C W FROM TO: PostgreSQL's and the fpw replay's "bytes images" on W's replayed range
-# (two lines); fails the case when import or run fails
+# replay C W FROM TO: PostgreSQL's and the fpw replay's "bytes images" on W's range FROM ..
+# TO (two lines): PostgreSQL's from pg_waldump (--stats=record's total, $work/pg.out, and
+# its blocks shown with an image, FPW); fails the case when import or run fails, or when
+# import's figures of the records the run counts are not those
 replay() {
 	local c=$1 w=$2 out=$work/$1-$2
 	if ! "$pn" import "$work/$c/wal" --from "$3" --to "$4" --out "$out.yaml" >"$out.import" 2>&1; then
@@ -157,7 +163,15 @@ replay() {
 	# no record of the fpw cluster shows hint logging: pg_control does
 	[[ $c != fpw ]] || grep -q '^hint bits logged: no (.*/global/pg_control: data checksums off, wal_log_hints off)$' \
 		"$out.import" || fail "$c $w: hint logging not taken from pg_control: $(grep '^hint' "$out.import")"
-	sed -n 's/^PostgreSQL: wal_bytes \([0-9]*\) fpi_count \([0-9]*\) .*/\1 \2/p' "$out.import"
+	local total images counted
+	total=$(awk '$1 == "Total" { print $(NF - 1) }' "$work/pg.out")
+	images=$("$pgbin/pg_waldump" -p "$work/$c/wal" --start "$3" --end "$4" 2>/dev/null |
+		grep -o ' FPW' | wc -l || true)
+	echo "${total:-0} $images"
+	counted=$(sed -n 's/^PostgreSQL on them: wal_bytes \([0-9]*\) fpi_count \([0-9]*\) .*/\1 \2/p' \
+		"$out.import")
+	[[ $counted == "$total $images" ]] ||
+		fail "$c $w: import counts '$counted' (bytes images) of PostgreSQL's, pg_waldump's range '$total $images'"
 	if ! "$pn" run "$out.yaml" --json "$out.json" >/dev/null 2>&1; then
 		fail "$c $w: run of the import failed"
 		return
@@ -192,7 +206,7 @@ for c in "${clusters[@]}"; do
 		fi
 		# 2. the replay
 		mapfile -t got < <(replay "$c" "$w" "$a" "$b")
-		[[ ${#got[@]} -eq 2 ]] || continue
+		[[ ${#got[@]} -eq 2 ]] || { fail "$c $w: no figures of PostgreSQL's or the replay's"; continue; }
 		read -r pgb pgi <<<"${got[0]}"
 		read -r ob oi <<<"${got[1]}"
 		if [[ $c == nofpw ]]; then # the prediction, against the fpw cluster's WAL
@@ -213,5 +227,6 @@ for c in "${clusters[@]}"; do
 	done <"$work/$c/ranges"
 done
 cat "$table"
+[[ ! -e $work/failed ]] || failed=1
 [[ -z $table_out ]] || cp "$table" "$table_out"
 exit "$failed"

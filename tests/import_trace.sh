@@ -10,6 +10,9 @@
 #      (two blocks, no block data, 5 bytes of main data) is 59 bytes, as in PostgreSQL;
 #   4. an XLOG/FPI_FOR_HINT image leaves out the hole PostgreSQL's image showed (pd_lower
 #      40, pd_upper 8000: 232 bytes);
+#   5. the F line (--from, after the records replayed from the checkpoint before it): the
+#      run's WAL figures (bytes, records, images, the record table) are those of the
+#      records after it alone; a second F line is refused as TRACE:LINE, exit 2.
 # Usage: import_trace.sh PENUMBRA_BINARY
 set -euo pipefail
 
@@ -82,5 +85,26 @@ printf 'penumbra-import-trace 1\npages 4\nK\nR 0 160 0 1 2 h 0 40 8000\nC\n' >"$
 scenario hint 4 true
 got=$(metric hint fpi_bytes)
 [[ $got == 232 ]] || fail "an FPI_FOR_HINT image: $got B, PostgreSQL's 232 (8192 - its hole)"
+
+# 5. two Heap/INSERTs before F (pages 0, 1 imaged), then one on page 1 (imaged already) and
+# one on page 2 (its first change: imaged) after it, then the commit
+printf 'penumbra-import-trace 1\npages 4\nK\nR 10 0 3 1 0 n 60 0 0\nR 10 0 3 1 1 n 60 0 0\nF\nR 10 0 3 1 1 n 60 0 0\nR 10 0 3 1 2 n 60 0 0\nC\n' \
+	>"$work/from.trace"
+scenario from 4
+got=$("$pn" run "$work/from.yaml" --json - 2>/dev/null |
+	jq -c '.results[0] | [.wal_records, .fpi_count, .records["Imported/RECORD"].count,
+		.records["XLOG/CHECKPOINT_ONLINE"].count]' || true)
+[[ $got == '[3,1,2,0]' ]] ||
+	fail "after F: [records, images, imported, checkpoint records] $got, expected [3,1,2,0]"
+sed 's/^pages 4$/pages 2/; /^R .* 2 n/d' "$work/from.trace" >"$work/from1.trace"
+scenario from1 4
+a=$("$pn" run "$work/from.yaml" --json - 2>/dev/null | jq '.results[0].wal_bytes' || true)
+b=$("$pn" run "$work/from1.yaml" --json - 2>/dev/null | jq '.results[0].wal_bytes' || true)
+[[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ && $a -gt $b && $((b - 34)) -lt 200 ]] ||
+	fail "after F: $b B for one imaged-already INSERT and a commit, $a B with an image more"
+echo F >>"$work/from.trace"
+if "$pn" run "$work/from.yaml" >/dev/null 2>"$work/err"; then rc=0; else rc=$?; fi
+[[ $rc == 2 ]] && grep -q "from.trace:10: a second F line" "$work/err" ||
+	fail "a second F line: exit $rc, $(cat "$work/err")"
 
 exit "$failed"

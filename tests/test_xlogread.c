@@ -330,18 +330,31 @@ END_TEST
 START_TEST(test_names)
 {
 	char buf[48];
-	ck_assert_str_eq(pn_xlr_identify(10, 0x80), "INSERT+INIT");
-	ck_assert_str_eq(pn_xlr_identify(1, 0x80), "COMMIT"); /* XLOG_XACT_HAS_INFO */
-	ck_assert_str_eq(pn_xlr_identify(1, 0x60), "INVALIDATION");
-	ck_assert_str_eq(pn_xlr_identify(0, 0xD0), "OVERWRITE_CONTRECORD");
-	ck_assert_str_eq(pn_xlr_identify(20, 0x70), "Generic");
-	ck_assert_ptr_null(pn_xlr_identify(0, 0xC0));
-	ck_assert_ptr_null(pn_xlr_identify(130, 0));
+	ck_assert_str_eq(pn_xlr_identify(15, 10, 0x80), "INSERT+INIT");
+	ck_assert_str_eq(pn_xlr_identify(15, 1, 0x80), "COMMIT"); /* XLOG_XACT_HAS_INFO */
+	ck_assert_str_eq(pn_xlr_identify(15, 1, 0x60), "INVALIDATION");
+	ck_assert_str_eq(pn_xlr_identify(15, 0, 0xD0), "OVERWRITE_CONTRECORD");
+	ck_assert_str_eq(pn_xlr_identify(15, 20, 0x70), "Generic");
+	ck_assert_ptr_null(pn_xlr_identify(15, 0, 0xC0));
+	ck_assert_ptr_null(pn_xlr_identify(15, 130, 0));
 	ck_assert_str_eq(pn_xlr_rm_name(130, buf, sizeof buf), "custom130");
-	pn_xlr_stats_name(13, 9, buf, sizeof buf);
+	pn_xlr_stats_name(15, 13, 9, buf, sizeof buf);
 	ck_assert_str_eq(buf, "Gin/UNKNOWN (90)");
-	pn_xlr_stats_name(17, 10, buf, sizeof buf);
+	pn_xlr_stats_name(15, 17, 10, buf, sizeof buf);
 	ck_assert_str_eq(buf, "BRIN/UPDATE+INIT");
+	/* the versions: 16 names as 15; 17 splits Heap2/PRUNE and adds XLOG/CHECKPOINT_REDO */
+	ck_assert_uint_eq(pn_xlr_version_of_magic(0xD110), 15);
+	ck_assert_uint_eq(pn_xlr_version_of_magic(0xD113), 16);
+	ck_assert_uint_eq(pn_xlr_version_of_magic(0xD116), 17);
+	ck_assert_uint_eq(pn_xlr_version_of_magic(0xD10D), 0); /* 14 */
+	ck_assert_str_eq(pn_xlr_identify(16, 9, 0x30), "FREEZE_PAGE");
+	ck_assert_str_eq(pn_xlr_identify(16, 9, 0x10), "PRUNE");
+	ck_assert_str_eq(pn_xlr_identify(17, 9, 0x10), "PRUNE_ON_ACCESS");
+	ck_assert_str_eq(pn_xlr_identify(17, 9, 0x20), "PRUNE_VACUUM_SCAN");
+	ck_assert_str_eq(pn_xlr_identify(17, 9, 0x30), "PRUNE_VACUUM_CLEANUP");
+	ck_assert_ptr_null(pn_xlr_identify(16, 0, 0xE0));
+	ck_assert_str_eq(pn_xlr_identify(17, 0, 0xE0), "CHECKPOINT_REDO");
+	ck_assert_str_eq(pn_xlr_identify(17, 9, 0x40), "VISIBLE");
 }
 END_TEST
 

@@ -1,18 +1,23 @@
 /*
  * walgen.c: writes a small PostgreSQL 15 WAL segment with one chosen corrupt record whose
- * CRC is right (tests/import_bad.sh; the cases are tests/bad/import/cases). Test helper, not
- * installed.
+ * CRC is right (tests/import_bad.sh; the cases are tests/bad/import/cases), or one of a
+ * record type a version has (tests/import_versions.sh). Test helper, not installed.
  *
- * Usage: walgen DIR CASE
+ * Usage: walgen DIR CASE [VERSION]
  *
  * Writes DIR/000000010000000000000001 (1 MiB, segment size 1 MiB, LSN 0/100000 on): an
  * online checkpoint whose redo point is its own LSN, a heap insert with an image that has a
  * hole, one with block data, a commit, then the record of CASE, then a heap insert with a
- * valid image of each compression (pglz, lz4, zstd) and a commit; the rest zeros. Every
+ * valid image of each compression (pglz; lz4 and zstd by their libraries) and a commit; the rest zeros. Every
  * record is laid into pages by walfmt.c's pn_wal_copy_record, and its CRC is computed over
  * the bytes written, so the reader decodes past the CRC into what CASE breaks. CASE `ok`
  * writes a valid heap insert in its place; CASE `first-C` makes the leading checkpoint the
- * record of case C (a checkpoint case). Prints the case record's LSN.
+ * record of case C (a checkpoint case); CASE `checkpoint-redo` writes an XLOG/CHECKPOINT_REDO
+ * (info E0, 4 bytes of main data: PostgreSQL 17's), `prune-vacuum-scan` a Heap2 record of
+ * info 20 with block data (17's PRUNE_VACUUM_SCAN, 15's and 16's VACUUM). VERSION (15, 16 or
+ * 17; default 15) sets every page's XLOG_PAGE_MAGIC: D110, D113, D116 (the page header has
+ * no CRC; the page, record and block headers are alike in the three). Prints the case
+ * record's LSN.
  * Exit status: 0 written, 2 bad usage or an unknown case.
  */
 #include "walfmt.h"
@@ -20,12 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lz4.h>
+#include <zstd.h>
 
 #define SEG (1u << 20)
 #define SYSID 7300000000000000001ull
 #define BLCKSZ 8192u
 #define RM_XLOG 0
 #define RM_XACT 1
+#define RM_HEAP2 9
 #define RM_HEAP 10
 #define IMG 0x10u   /* BKPBLOCK_HAS_IMAGE */
 #define DATA 0x20u  /* BKPBLOCK_HAS_DATA */
@@ -164,8 +172,23 @@ static void heap_data(struct rec *r, uint32_t blkno, uint32_t len)
 	put(r, 3, NULL);
 }
 
-/* An lz4 block of `want` bytes: a literal, a match at offset 1, a last literal. */
-static uint32_t lz4_stream(uint8_t *out, uint32_t want)
+/* An lz4 block of `want` bytes (liblz4's, as PostgreSQL's LZ4_compress_default writes it). */
+static uint32_t lz4_stream(uint8_t *out, uint32_t cap, uint32_t want)
+{
+	static char plain[BLCKSZ];
+	memset(plain, 'A', want);
+	int n = LZ4_compress_default(plain, (char *)out, (int)want, (int)cap);
+	if (n <= 0) {
+		fprintf(stderr, "walgen: lz4 failed\n");
+		exit(2);
+	}
+	return (uint32_t)n;
+}
+
+/* An lz4 block of `want` bytes that liblz4 refuses: a literal, a match at offset 1 up to
+ * one byte before the end, a 1-byte last literal (LZ4's block format ends with at least 5
+ * literal bytes, and a match starts at least 12 bytes before the end). */
+static uint32_t lz4_end_short(uint8_t *out, uint32_t want)
 {
 	uint32_t n = 0, m = want - 2 - 4 - 15;
 	out[n++] = 0x1F;
@@ -213,8 +236,21 @@ static uint32_t pglz_stream(uint8_t *out, uint32_t want, bool cut)
 	return n;
 }
 
+/* A zstd frame of `size` bytes (libzstd's, as PostgreSQL's ZSTD_compress writes it). */
+static uint32_t zstd_frame(uint8_t *out, uint32_t cap, uint32_t size)
+{
+	static uint8_t plain[BLCKSZ];
+	memset(plain, 'A', size);
+	size_t n = ZSTD_compress(out, cap, plain, size, 1);
+	if (ZSTD_isError(n)) {
+		fprintf(stderr, "walgen: zstd: %s\n", ZSTD_getErrorName(n));
+		exit(2);
+	}
+	return (uint32_t)n;
+}
+
 /* A zstd frame header saying `size` bytes (single segment, 2-byte content size), and a few
- * bytes after it (never decoded). */
+ * bytes after it (the reader refuses the size before it decodes them). */
 static uint32_t zstd_stream(uint8_t *out, uint32_t size)
 {
 	pn_put32(out, 0xFD2FB528u);
@@ -228,8 +264,8 @@ static void heap_compressed(struct rec *r, uint8_t how, uint32_t image_bytes, ui
 {
 	uint8_t s[512];
 	uint32_t n = how == PGLZ  ? pglz_stream(s, image_bytes, false)
-		     : how == LZ4 ? lz4_stream(s, image_bytes)
-				  : zstd_stream(s, image_bytes);
+		     : how == LZ4 ? lz4_stream(s, sizeof s, image_bytes)
+				  : zstd_frame(s, sizeof s, image_bytes);
 	begin(r, RM_HEAP, 0x00);
 	block(r, 0, IMG, 0);
 	image(r, n, 200, how | HOLE | APPLY, hole);
@@ -287,7 +323,12 @@ static bool odd_block(struct rec *r, const char *c)
 		image(r, n, 200, PGLZ | HOLE | APPLY, 4000);
 		payload(r, s, n);
 	} else if (strcmp(c, "lz4-short") == 0) {
-		uint32_t n = lz4_stream(s, 1000);
+		uint32_t n = lz4_stream(s, sizeof s, 1000);
+		block(r, 0, IMG, 0);
+		image(r, n, 200, LZ4 | HOLE | APPLY, 4000);
+		payload(r, s, n);
+	} else if (strcmp(c, "lz4-end-of-block") == 0) {
+		uint32_t n = lz4_end_short(s, BLCKSZ - 4000);
 		block(r, 0, IMG, 0);
 		image(r, n, 200, LZ4 | HOLE | APPLY, 4000);
 		payload(r, s, n);
@@ -330,6 +371,15 @@ static bool case_record(struct rec *r, const char *c)
 		checkpoint(r, 0x2000, 0, 88);
 	} else if (strcmp(c, "checkpoint-short") == 0) {
 		checkpoint(r, 0, 0, 8);
+	} else if (strcmp(c, "checkpoint-redo") == 0) {
+		begin(r, RM_XLOG, 0xE0);
+		put(r, 4, NULL);
+	} else if (strcmp(c, "prune-vacuum-scan") == 0) {
+		begin(r, RM_HEAP2, 0x20);
+		block(r, 0, DATA, 12);
+		block_rel(r, 1);
+		payload(r, NULL, 12);
+		put(r, 10, NULL);
 	} else {
 		return false;
 	}
@@ -344,8 +394,12 @@ int main(int argc, char **argv)
 	bool lead;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: walgen DIR CASE\n");
+	uint16_t magic = argc == 4 && strcmp(argv[3], "16") == 0   ? 0xD113
+			 : argc == 4 && strcmp(argv[3], "17") == 0 ? 0xD116
+								   : PN_WAL_PAGE_MAGIC;
+	if (argc < 3 || argc > 4 ||
+	    (argc == 4 && magic == PN_WAL_PAGE_MAGIC && strcmp(argv[3], "15"))) {
+		fprintf(stderr, "usage: walgen DIR CASE [15|16|17]\n");
 		return 2;
 	}
 	wal = calloc(1, SEG);
@@ -378,6 +432,9 @@ int main(int argc, char **argv)
 	heap_compressed(&r, ZSTD, BLCKSZ - 4000, 4000);
 	begin(&r, RM_XACT, 0x00);
 	put(&r, 8, NULL);
+	for (uint32_t off = 0; off < SEG; off += PN_XLOG_BLCKSZ) /* the pages written */
+		if (pn_get16(wal + off) == PN_WAL_PAGE_MAGIC)
+			pn_put16(wal + off, magic);
 	snprintf(path, sizeof path, "%s/000000010000000000000001", argv[1]);
 	if (!(f = fopen(path, "wb")) || fwrite(wal, 1, SEG, f) != SEG || fclose(f) != 0) {
 		fprintf(stderr, "walgen: %s cannot be written\n", path);

@@ -213,6 +213,8 @@ void pn_client_changed(const struct pn_client *c, uint64_t bytes)
 	c->h->m->logical_bytes_changed += bytes;
 }
 
+void pn_client_count_wal_from_here(const struct pn_client *c) { pn_metrics_wal_baseline(c->h->m); }
+
 uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi)
 {
 	PN_ASSERT(lo <= hi);

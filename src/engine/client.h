@@ -141,6 +141,8 @@ bool pn_client_hint(const struct pn_client *c, uint32_t frame, uint32_t pg, uint
 void pn_client_hint_dirty(const struct pn_client *c, uint32_t frame);
 /* Bytes a change changed logically (metrics). */
 void pn_client_changed(const struct pn_client *c, uint64_t bytes);
+/* The run's WAL figures count from here (metrics.h's pn_metrics_wal_baseline). */
+void pn_client_count_wal_from_here(const struct pn_client *c);
 /* lo + the engine's next random number mod (hi - lo + 1). */
 uint64_t pn_client_random(const struct pn_client *c, uint64_t lo, uint64_t hi);
 /* Wakes backend `client` after delay_ns (0: now). */

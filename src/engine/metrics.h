@@ -8,6 +8,8 @@
 
 #include "redo.h"
 
+#include <string.h>
+
 #define PN_TXN_TYPES 5
 struct pn_metrics {
 	uint64_t transactions, commits, aborts;
@@ -35,5 +37,16 @@ struct pn_metrics {
 	 * Delivery, StockLevel; pgbench: TPC-B): commits, and WAL bytes of their records */
 	uint64_t txn_type_count[PN_TXN_TYPES], txn_type_wal[PN_TXN_TYPES];
 };
+
+/* The WAL counters start again from zero: what the run reports of its WAL (bytes, records,
+ * images, the record table) is what it inserts from here on (an import trace's F line: the
+ * records before --from are replayed, not counted). */
+static inline void pn_metrics_wal_baseline(struct pn_metrics *m)
+{
+	m->wal_bytes = m->wal_records = m->fpi_count = m->fpi_bytes = 0;
+	memset(m->rec_count, 0, sizeof m->rec_count);
+	memset(m->rec_bytes, 0, sizeof m->rec_bytes);
+	memset(m->rec_fpi_bytes, 0, sizeof m->rec_fpi_bytes);
+}
 
 #endif

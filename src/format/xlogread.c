@@ -1,6 +1,6 @@
 /*
- * xlogread.c: PostgreSQL 15 WAL, read as xlogreader.c reads it (format layer; xlogread.h
- * states the rules R1-R6). The byte layouts are walfmt.c's (records, page headers); what
+ * xlogread.c: PostgreSQL 15, 16 and 17 WAL, read as xlogreader.c reads it (format layer;
+ * xlogread.h states the rules R0-R6). The byte layouts are walfmt.c's (records, page headers); what
  * this reader adds is what only real WAL holds:
  *
  *   - the headers a record may carry before its main data, in any order between block
@@ -15,7 +15,7 @@
  *   - any resource manager id PostgreSQL accepts: 0..21 built in, 128..255 custom.
  *
  * Where reading stops, in xlogreader.c's order: an unreadable page (a missing file), the
- * page header (magic 0xD110, info bits, the long header's segment and block sizes,
+ * page header (the first segment's magic: 0xD110, 0xD113 or 0xD116; info bits, the long header's segment and block sizes,
  * pageaddr, a timeline going back), the record offset, xl_tot_len < 24, the rmid, xl_prev
  * (below the record on the first read, equal to the previous record's start after), the
  * contrecord flag and xlp_rem_len, the CRC; then, past the CRC, a refusal (R5): the block
@@ -34,6 +34,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <lz4.h>
+#include <zstd.h>
 
 #include "walfmt.h"
 
@@ -68,7 +71,22 @@
 
 #define LSN_ARGS(l) (unsigned)((l) >> 32), (unsigned)(l)
 
-/* ---- 1. names, as the rmgrdesc identify functions of PostgreSQL 15 give them ---------- */
+/* ---- 1. versions and names, as the rmgrdesc identify functions give them ------------- */
+
+/* XLOG_PAGE_MAGIC of each version read (xlog_internal.h). Between them the page, record and
+ * block headers are the same; what differs is the record types below. */
+static const struct {
+	uint16_t magic;
+	uint32_t version;
+} magics[] = {{0xD110, 15}, {0xD113, 16}, {0xD116, 17}};
+
+uint32_t pn_xlr_version_of_magic(uint16_t magic)
+{
+	for (size_t i = 0; i < PN_ARRAY_LEN(magics); i++)
+		if (magics[i].magic == magic)
+			return magics[i].version;
+	return 0;
+}
 
 static const char *const rm_names[PN_XLR_RM_BUILTIN] = {
 	"XLOG",       "Transaction",    "Storage", "CLOG",     "Database",
@@ -117,6 +135,22 @@ static const char *const types[PN_XLR_RM_BUILTIN][16] = {
 	[21] = {"MESSAGE"},
 };
 
+/* Where a later version's types differ from 15's (the upper four info bits): PostgreSQL 17
+ * split Heap2/PRUNE into three opcodes (0x10 .. 0x30, VACUUM and FREEZE_PAGE gone: pruning,
+ * freezing and dead-item marking are one record) and added XLOG/CHECKPOINT_REDO (0xE0, at
+ * an online checkpoint's redo point). 16 names every record as 15 does (its FREEZE_PAGE
+ * changed layout, not name). */
+static const struct {
+	uint32_t since;
+	uint8_t rmid, type;
+	const char *name;
+} changed[] = {
+	{17, PN_XLR_RM_HEAP2, 1, "PRUNE_ON_ACCESS"},
+	{17, PN_XLR_RM_HEAP2, 2, "PRUNE_VACUUM_SCAN"},
+	{17, PN_XLR_RM_HEAP2, 3, "PRUNE_VACUUM_CLEANUP"},
+	{17, PN_XLR_RM_XLOG, 14, "CHECKPOINT_REDO"},
+};
+
 const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len)
 {
 	if (rmid < PN_XLR_RM_BUILTIN)
@@ -125,15 +159,22 @@ const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len)
 	return buf;
 }
 
-const char *pn_xlr_identify(uint8_t rmid, uint8_t info)
+const char *pn_xlr_identify(uint32_t version, uint8_t rmid, uint8_t info)
 {
+	const char *name = NULL;
+	PN_ASSERT(version >= PN_XLR_PG_VERSION_MIN && version <= PN_XLR_PG_VERSION_MAX);
 	if (rmid >= PN_XLR_RM_BUILTIN)
 		return NULL;
 	if (rmid == 20)
 		return "Generic";
 	if (rmid == PN_XLR_RM_XACT)
 		info &= 0x70; /* XLOG_XACT_OPMASK; 0x80 is XLOG_XACT_HAS_INFO */
-	return types[rmid][info >> 4];
+	name = types[rmid][info >> 4];
+	for (size_t i = 0; i < PN_ARRAY_LEN(changed); i++)
+		if (changed[i].rmid == rmid && changed[i].type == info >> 4 &&
+		    version >= changed[i].since)
+			name = changed[i].name;
+	return name;
 }
 
 static bool rmid_valid(uint8_t rmid)
@@ -257,7 +298,8 @@ static int cmp_named(const void *a, const void *b)
 }
 
 /* The segment size from the first file's long header (pg_waldump reads it the same way). */
-static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_t len)
+static bool read_seg_size(const char *path, uint32_t *seg_size, uint16_t *magic, char *err,
+			  size_t len)
 {
 	uint8_t hdr[PHD_LONG];
 	char why[PN_ERROR_LEN / 2] = "";
@@ -272,12 +314,14 @@ static bool read_seg_size(const char *path, uint32_t *seg_size, char *err, size_
 		return false;
 	}
 	*seg_size = pn_get32(hdr + 32);
-	if (pn_get16(hdr) != PN_WAL_PAGE_MAGIC || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
+	*magic = pn_get16(hdr);
+	if (!pn_xlr_version_of_magic(*magic) || !(pn_get16(hdr + 2) & PN_XLP_LONG_HEADER) ||
 	    *seg_size < (1u << 20) || *seg_size > (1u << 30) || (*seg_size & (*seg_size - 1))) {
 		snprintf(err, len,
-			 "%s: not a PostgreSQL 15 WAL segment (magic %04X, segment size "
-			 "%u: a power of two from 1 MiB to 1 GiB expected)",
-			 path, (unsigned)pn_get16(hdr), (unsigned)*seg_size);
+			 "%s: not a PostgreSQL 15, 16 or 17 WAL segment (magic %04X: D110, D113 or "
+			 "D116 expected; segment size %u: a power of two from 1 MiB to 1 GiB "
+			 "expected)",
+			 path, (unsigned)*magic, (unsigned)*seg_size);
 		return false;
 	}
 	if (pn_get32(hdr + 36) != PAGE) {
@@ -344,7 +388,8 @@ bool pn_xlr_open(struct pn_xlr *r, char *const *paths, size_t npaths, char *err,
 	}
 	if (ok) {
 		qsort(c.v, c.n, sizeof *c.v, cmp_named);
-		ok = read_seg_size(c.v[0].path, &r->seg_size, err, len);
+		ok = read_seg_size(c.v[0].path, &r->seg_size, &r->magic, err, len);
+		r->pg_version = ok ? pn_xlr_version_of_magic(r->magic) : 0;
 	}
 	if (ok && !keep_segments(r, &c)) {
 		snprintf(err, len, "out of memory");
@@ -453,7 +498,7 @@ static bool validate(struct pn_xlr *r, pn_lsn addr)
 
 	seg_name(r, find_seg(r, addr / r->seg_size, &at) ? r->segs[at].tli : 1, addr / r->seg_size,
 		 name);
-	if (pn_get16(p) != PN_WAL_PAGE_MAGIC) {
+	if (pn_get16(p) != r->magic) { /* every page of the first segment's version */
 		stop(r, "invalid magic number %04X in log segment %s, offset %u", pn_get16(p), name,
 		     off);
 		return false;
@@ -933,72 +978,31 @@ static int64_t pglz_size(const uint8_t *p, uint32_t n, uint32_t cap)
 	return sp == n ? (int64_t)dp : -1;
 }
 
-/* An extended lz4 length: 15 in the nibble, then bytes added while they are 255. */
-static bool lz4_len(const uint8_t *p, uint32_t n, uint32_t *sp, uint32_t *len)
+/* An lz4 block, decompressed by liblz4 into the reader's page buffer as RestoreBlockImage
+ * does (LZ4_decompress_safe, at most cap bytes): the output length; -1 if corrupt. */
+static int64_t lz4_size(struct pn_xlr *r, const uint8_t *p, uint32_t n, uint32_t cap)
 {
-	uint8_t b;
-	if (*len != 15)
-		return true;
-	do {
-		if (*sp >= n)
-			return false;
-		b = p[(*sp)++];
-		*len += b;
-	} while (b == 255 && *len < (1u << 24));
-	return b != 255;
+	PN_ASSERT(cap <= sizeof r->image && n <= INT32_MAX);
+	int got = LZ4_decompress_safe((const char *)p, (char *)r->image, (int)n, (int)cap);
+	return got > 0 ? (int64_t)got : -1;
 }
 
-/* An lz4 block (LZ4_decompress_safe): sequences of a token, literals, a 2-byte offset and a
- * match; the last sequence has literals only. The output length; -1 if corrupt. */
-static int64_t lz4_size(const uint8_t *p, uint32_t n, uint32_t cap)
+/* A zstd frame, by libzstd: the content size its header gives, when it gives one that is not
+ * cap (the size is refused before any decoding), else the frame decompressed into the
+ * reader's page buffer as RestoreBlockImage does (ZSTD_decompress, at most cap bytes): the
+ * output length; -1 if it is no zstd frame or does not decompress. */
+static int64_t zstd_size(struct pn_xlr *r, const uint8_t *p, uint32_t n, uint32_t cap)
 {
-	uint32_t sp = 0, dp = 0;
+	unsigned long long declared = ZSTD_getFrameContentSize(p, n);
+	size_t got;
 
-	while (sp < n) {
-		uint8_t token = p[sp++];
-		uint32_t lit = token >> 4, match = token & 0x0Fu, off;
-		if (!lz4_len(p, n, &sp, &lit) || lit > n - sp || lit > cap - dp)
-			return -1;
-		sp += lit;
-		dp += lit;
-		if (sp == n)
-			return dp;
-		if (n - sp < 2)
-			return -1;
-		off = pn_get16(p + sp);
-		sp += 2;
-		if (!lz4_len(p, n, &sp, &match) || off == 0 || off > dp || match + 4 > cap - dp)
-			return -1;
-		dp += match + 4;
-	}
-	return -1; /* an empty block, or one ending after a match */
-}
-
-/* A zstd frame's header (RFC 8878 3.1.1.1): its content size when it gives one (PostgreSQL's
- * ZSTD_compress writes it), -2 when it does not, -1 if it is no zstd frame. */
-static int64_t zstd_size(const uint8_t *p, uint32_t n)
-{
-	static const uint8_t dict_bytes[4] = {0, 1, 2, 4}, fcs_bytes[4] = {0, 2, 4, 8};
-	uint32_t sp = 5;
-	uint8_t fhd;
-	uint32_t fcs;
-	uint64_t v = 0;
-
-	if (n < 6 || pn_get32(p) != 0xFD2FB528u)
+	PN_ASSERT(cap <= sizeof r->image);
+	if (declared == ZSTD_CONTENTSIZE_ERROR)
 		return -1;
-	fhd = p[4];
-	sp += (fhd & 0x20u) ? 0u : 1u; /* the window descriptor, without Single_Segment */
-	sp += dict_bytes[fhd & 3u];
-	fcs = fcs_bytes[fhd >> 6];
-	if (fcs == 0 && (fhd & 0x20u))
-		fcs = 1;
-	if (fcs == 0)
-		return -2;
-	if (n - PN_MIN(n, sp) < fcs)
-		return -1;
-	for (uint32_t k = fcs; k-- > 0;)
-		v = v << 8 | p[sp + k];
-	return (int64_t)(v + (fcs == 2 ? 256u : 0u));
+	if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != cap)
+		return declared > INT64_MAX ? -1 : (int64_t)declared;
+	got = ZSTD_decompress(r->image, cap, p, n);
+	return ZSTD_isError(got) ? -1 : (int64_t)got;
 }
 
 /* Each compressed image of a decoded record must yield BLCKSZ - hole_length bytes (what
@@ -1017,8 +1021,8 @@ static bool images_fit(struct pn_xlr *r, pn_lsn at, const struct pn_xlr_record *
 			continue;
 		if (b->has_image && b->compress != PN_XLR_PLAIN) {
 			got = b->compress == PN_XLR_PGLZ  ? pglz_size(data, b->bimg_len, want)
-			      : b->compress == PN_XLR_LZ4 ? lz4_size(data, b->bimg_len, want)
-							  : zstd_size(data, b->bimg_len);
+			      : b->compress == PN_XLR_LZ4 ? lz4_size(r, data, b->bimg_len, want)
+							  : zstd_size(r, data, b->bimg_len, want);
 			if (got == -1) {
 				pn_xlr_refuse(r, at,
 					      "block %u: a %s image that does not decompress, "
@@ -1186,10 +1190,10 @@ void pn_xlr_stats_add(struct pn_xlr_stats *s, const struct pn_xlr_record *rec)
 	cell->fpi_len += rec->fpi_len;
 }
 
-void pn_xlr_stats_name(uint8_t rmid, uint8_t recid, char *buf, size_t len)
+void pn_xlr_stats_name(uint32_t version, uint8_t rmid, uint8_t recid, char *buf, size_t len)
 {
 	char rm[16];
-	const char *id = pn_xlr_identify(rmid, (uint8_t)(recid << 4));
+	const char *id = pn_xlr_identify(version, rmid, (uint8_t)(recid << 4));
 
 	if (id)
 		snprintf(buf, len, "%s/%s", pn_xlr_rm_name(rmid, rm, sizeof rm), id);

@@ -1,28 +1,32 @@
 /*
- * xlogread.h: a reader of real PostgreSQL 15 WAL (format layer: it uses only pn.h and
+ * xlogread.h: a reader of real PostgreSQL 15, 16 and 17 WAL (format layer: it uses only pn.h and
  * walfmt.h's CRC-32C and page constants; it names no engine, workload or loader type).
  *
  * Input is segment files named as PostgreSQL names them (TTTTTTTTXXXXXXXXYYYYYYYY: timeline,
  * then the segment number split at 4 GiB), given as files or as a directory (pg_wal). The
  * segment size is read from the first segment's long page header (a power of two, 1 MiB to
- * 1 GiB). The reader decodes every record as PostgreSQL 15's xlogreader.c does and stops
+ * 1 GiB), the version from its page magic (every page must carry the same: R0). The reader
+ * decodes every record as PostgreSQL 15's xlogreader.c does (16's and 17's decode the same
+ * page, record and block headers) and stops
  * where it stops (page header, xl_tot_len, rmid, xl_prev, contrecord flag and length, CRC,
  * the block headers), so the records it returns are the ones pg_waldump prints, less the
  * corrupt ones R5 refuses:
+ *   R0. the version is the first segment's page magic (15 D110, 16 D113, 17 D116); a page
+ *       of another magic ends the WAL as PostgreSQL's invalid magic number does;
  *   R1. a record is returned only if all its bytes lie before the `to` limit (pg_waldump
  *       --end: its page reader refuses bytes at or past the limit);
  *   R2. the first record is the first one that starts at or after `from`
  *       (XLogFindNextRecord: continuation data at a page start is skipped);
  *   R3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
- *   R4. images are not decompressed (R5 only measures what they would decompress to): their
- *       stored length (bimg_len) is what the statistics count, as pg_waldump's
- *       XLogRecGetLen does;
+ *   R4. images are not kept (R5 decompresses lz4 and zstd ones into one page buffer and
+ *       walks pglz ones, only to check them): their stored length (bimg_len) is what the
+ *       statistics count, as pg_waldump's XLogRecGetLen does;
  *   R5. a record whose CRC is right is corrupt, not the WAL's end, when it breaks one of
  *       the decoder's checks (PostgreSQL's block header cross-checks, and the ones its redo
  *       relies on without checking: an image's hole lies between the 24-byte page header
  *       and the page's end, bimg_len <= BLCKSZ, a compressed image is shorter than what it
- *       stands for and its pglz / lz4 stream or zstd frame header yields exactly BLCKSZ -
- *       hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
+ *       stands for and it decompresses (pglz walked; lz4, zstd by their libraries) to exactly
+ *       BLCKSZ - hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
  *       fork 0..3): reading stops with r->refused set and r->why naming the segment file,
  *       the offset in it and the record's LSN;
  *   R6. one end-of-range rule (pn_xlr_whole): a range was read whole when reading stopped
@@ -38,11 +42,12 @@
 
 #include "pn.h"
 
-#define PN_XLR_MAX_BLOCK_ID 32   /* XLR_MAX_BLOCK_ID */
-#define PN_XLR_RM_BUILTIN 22     /* PostgreSQL 15's managers are ids 0 .. 21 */
-#define PN_XLR_RM_CUSTOM_MIN 128 /* RM_MIN_CUSTOM_ID .. 255: extension managers */
-#define PN_XLR_BLCKSZ 8192u      /* data page size (BLCKSZ) of a default build */
-#define PN_XLR_PG_VERSION 15u    /* the version whose XLOG_PAGE_MAGIC (walfmt.h) it reads */
+#define PN_XLR_MAX_BLOCK_ID 32    /* XLR_MAX_BLOCK_ID */
+#define PN_XLR_RM_BUILTIN 22      /* PostgreSQL 15's managers are ids 0 .. 21 */
+#define PN_XLR_RM_CUSTOM_MIN 128  /* RM_MIN_CUSTOM_ID .. 255: extension managers */
+#define PN_XLR_BLCKSZ 8192u       /* data page size (BLCKSZ) of a default build */
+#define PN_XLR_PG_VERSION_MIN 15u /* the versions whose XLOG_PAGE_MAGIC it reads: 15 D110, */
+#define PN_XLR_PG_VERSION_MAX 17u /* 16 D113, 17 D116 (r->pg_version) */
 
 enum pn_xlr_rm {
 	PN_XLR_RM_XLOG = 0,
@@ -96,6 +101,8 @@ struct pn_xlr_seg {
 
 struct pn_xlr {
 	struct pn_xlr_seg *segs; /* sorted by segno, one per segno (the highest timeline) */
+	uint16_t magic;          /* XLOG_PAGE_MAGIC of the first segment: every page's (R0) */
+	uint32_t pg_version;     /* the PostgreSQL version of that magic */
 	size_t nsegs;
 	uint32_t seg_size;
 	pn_lsn limit; /* no byte at or past it is read (0: none) */
@@ -103,8 +110,9 @@ struct pn_xlr {
 	FILE *file;      /* the open segment */
 	size_t file_seg; /* its index in segs */
 	uint8_t page[8192];
-	pn_lsn page_addr;   /* of the validated page in `page`; 1 = none */
-	uint64_t hdr_segno; /* segment whose first page was validated; UINT64_MAX none */
+	uint8_t image[PN_XLR_BLCKSZ]; /* R5: an lz4 or zstd image decompressed, then dropped */
+	pn_lsn page_addr;             /* of the validated page in `page`; 1 = none */
+	uint64_t hdr_segno;           /* segment whose first page was validated; UINT64_MAX none */
 	pn_lsn latest_page;
 	uint32_t latest_tli;
 	uint8_t *rec;
@@ -135,10 +143,13 @@ void pn_xlr_refuse(struct pn_xlr *r, pn_lsn at, const char *fmt, ...)
 /* R6, after pn_xlr_begin or pn_xlr_read returned the end: whether the range was read whole. */
 bool pn_xlr_whole(const struct pn_xlr *r);
 
-/* Names as pg_waldump 15 prints them: the manager ("Heap", "custom130"; buf >= 16 bytes),
- * and the record type of the info value (NULL when the manager defines none). */
+/* The PostgreSQL version whose XLOG_PAGE_MAGIC is magic, 0 if none this reader reads. */
+uint32_t pn_xlr_version_of_magic(uint16_t magic);
+/* Names as pg_waldump of that version prints them: the manager ("Heap", "custom130"; buf >=
+ * 16 bytes), and the record type of the info value in `version` (NULL when the manager
+ * defines none there: a record of unknown format for that version). */
 const char *pn_xlr_rm_name(uint8_t rmid, char *buf, size_t len);
-const char *pn_xlr_identify(uint8_t rmid, uint8_t info);
+const char *pn_xlr_identify(uint32_t version, uint8_t rmid, uint8_t info);
 
 /* pg_waldump --stats=record's counters (XLogRecStoreStats): per manager and the upper four
  * info bits (Transaction: the three opcode bits). */
@@ -152,7 +163,7 @@ struct pn_xlr_stats {
 };
 void pn_xlr_stats_add(struct pn_xlr_stats *s, const struct pn_xlr_record *rec);
 /* The row name of stats cell (rmid, recid), "Heap/INSERT+INIT" or "Gin/UNKNOWN (90)". */
-void pn_xlr_stats_name(uint8_t rmid, uint8_t recid, char *buf, size_t len);
+void pn_xlr_stats_name(uint32_t version, uint8_t rmid, uint8_t recid, char *buf, size_t len);
 
 /* "X/Y" (hex) to an LSN; false if it is not one. */
 bool pn_xlr_parse_lsn(const char *s, pn_lsn *out);

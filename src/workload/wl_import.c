@@ -10,6 +10,11 @@
  *   pages N                        the page map's size (storage.pages must hold it)
  *   K                              a checkpoint: PostgreSQL's redo point fell here
  *   C                              Transaction/COMMIT: the client commits
+ *   F                              --from: the range's first record follows; the run's
+ *                                  WAL figures count from here (client.h's
+ *                                  pn_client_count_wal_from_here): the records before it
+ *                                  (from the checkpoint's redo point before --from) are
+ *                                  replayed, not counted. At most one; none: all counted
  *   R rmid info main_len n  then n times: page kind data_len lower upper
  *                                  one record of PostgreSQL's resource manager rmid with
  *                                  info (its upper four bits), main_len bytes of main
@@ -78,6 +83,7 @@ struct imp {
 	uint32_t pages;
 	bool open_txn; /* records since the last commit */
 	bool ended;
+	bool counted;    /* the F line was read (check_lines: there is at most one) */
 	uint64_t serial; /* records replayed: the filler bytes derive from it */
 	struct imp_rec cur;
 	uint8_t main[IMPORT_MAIN_MAX];
@@ -200,8 +206,14 @@ static const char *line_fault(struct imp *s, const char *line, char *why, size_t
 
 	if (strcmp(line, "K") == 0 || strcmp(line, "C") == 0)
 		return NULL;
+	if (strcmp(line, "F") == 0) { /* check_lines' pass sets counted: reset before the run */
+		if (s->counted)
+			return "a second F line (the range's start is marked once)";
+		s->counted = true;
+		return NULL;
+	}
 	if (line[0] != 'R') {
-		snprintf(why, len, "expected a line K, C or R ..., got '%.40s'", line);
+		snprintf(why, len, "expected a line K, C, F or R ..., got '%.40s'", line);
 		return why;
 	}
 	if (!parse_record(s, line, &r)) {
@@ -251,6 +263,7 @@ static bool check_lines(struct pn_client_setup *setup, struct imp *s, const char
 	}
 	if (!fault && (first < 0 || fseek(s->f, first, SEEK_SET) != 0))
 		fault = "cannot be read again from its first record";
+	s->counted = false;
 	if (fault)
 		snprintf(setup->error, setup->error_size, "%.600s:%u: %s", path, no, fault);
 	return fault == NULL;
@@ -265,8 +278,15 @@ static enum pn_client_next next(void *state, const struct pn_client *c, struct p
 	if (c->id != 0 || s->ended)
 		return c->id == 0 && endless ? PN_CLIENT_WAIT : PN_CLIENT_DONE;
 	/* a malformed line ends the trace there (init's check_lines refused any such line) */
-	if (!fgets(line, sizeof line, s->f) ||
-	    (line[0] == 'R' && !parse_record(s, line, &s->cur)) || !strchr("RCK", line[0])) {
+	bool got = fgets(line, sizeof line, s->f) != NULL;
+	if (got && line[0] == 'F') { /* the range starts: its WAL is what the run counts */
+		PN_ASSERT(!s->counted);
+		s->counted = true;
+		pn_client_count_wal_from_here(c);
+		got = fgets(line, sizeof line, s->f) != NULL;
+	}
+	if (!got || (line[0] == 'R' && !parse_record(s, line, &s->cur)) ||
+	    !strchr("RCK", line[0])) {
 		s->ended = true;
 		if (s->open_txn) { /* the WAL's last transaction had not committed: it does now */
 			s->open_txn = false;
