@@ -846,7 +846,8 @@ START_TEST(test_value_parsers)
 }
 END_TEST
 
-/* The breakdown reproduces pg_waldump's column layout exactly. */
+/* The breakdown reproduces pg_waldump's column layout and row order (by rmgr id: Transaction 1 before
+ * Heap 10) exactly. */
 START_TEST(test_records_format)
 {
 	struct pn_metrics m;
@@ -868,10 +869,10 @@ START_TEST(test_records_format)
 		"             FPI size      (%)        Combined size      (%)\n"
 		"----                                           -      ---          -----------      ---"
 		"             --------      ---        -------------      ---\n"
-		"Heap/HOT_UPDATE                                3 ( 75.00)                  207 ( 85.89)"
-		"                 8192 (100.00)                 8399 ( 99.60)\n"
 		"Transaction/COMMIT                             1 ( 25.00)                   34 ( 14.11)"
 		"                    0 (  0.00)                   34 (  0.40)\n"
+		"Heap/HOT_UPDATE                                3 ( 75.00)                  207 ( 85.89)"
+		"                 8192 (100.00)                 8399 ( 99.60)\n"
 		"                                        --------                      --------"
 		"                      --------                      --------\n"
 		"Total                                          4                           241 [2.86%]"
