@@ -524,23 +524,26 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_prng_seed(&w->rng_sched, sc->seed, PN_STREAM_SCHEDULE, opt->schedule);
 	pn_prng_seed(&w->rng_io, sc->seed, PN_STREAM_IO, opt->schedule);
 	pn_device_init(&w->dev, opt->track, pn_scenario_atomic_unit(sc));
+	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
+	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
+	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* D12: lazy devices */
+	w->fast = (struct pn_env_fast){
+		.write_buf = lend ? env_write_buf : NULL,
+		.read_summary = env_read_summary,
+		.wal_segment = env_wal_segment,
+		.wal_unread = opt->wal_unread,
+	};
 	struct pn_env env = {
 		.ctx = w,
 		.submit = env_submit,
 		.read_sync = env_read_sync,
-		.read_summary = env_read_summary,
 		.now_ns = env_now,
 		.schedule = env_schedule,
 		.random = env_random,
 		.wal_inserted = env_wal_inserted,
-		.wal_segment = env_wal_segment,
-		.wal_unread = opt->wal_unread,
+		.fast = opt->plain ? NULL : &w->fast,
 	};
-	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
-	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
-	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* D12: lazy devices */
-	if (lend)
-		env.write_buf = env_write_buf;
+	lend = lend && !opt->plain;
 	w->e = pn_engine_new();
 	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));

@@ -95,6 +95,7 @@ struct pn_world_options {
 	bool eager;      /* format every page up front even when untracked (D8 off) */
 	bool wal_sink;   /* untracked: keep none of the WAL's bytes (D9; nothing reads it) */
 	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W7); no on_wal */
+	bool plain;      /* fill no env extension (env.h pn_env_fast): the engine's fallbacks */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
 };
@@ -102,7 +103,8 @@ struct pn_world_options {
 struct pn_world {
 	const struct pn_scenario *sc;
 	struct pn_world_options opt;
-	struct pn_engine *e; /* opaque here: the engine's accessors (engine.h) */
+	struct pn_engine *e;     /* opaque here: the engine's accessors (engine.h) */
+	struct pn_env_fast fast; /* the seam's extension the engine points at (opt.plain: none) */
 	struct pn_device dev;
 	struct pn_prng rng_workload, rng_sched, rng_io;
 	uint64_t now;

@@ -238,8 +238,8 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *ls
 			       .arg = {e->sc->storage.sector_size, e->heap_pages}};
 	struct pn_summary_value v;
 	PN_ASSERT(i < e->store.dw_slots);
-	if (!e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
-				     dw_entry_len(e), &s, &v) ||
+	if (!pn_svc_read_summary(&e->svc, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
+				 dw_entry_len(e), &s, &v) ||
 	    !v.v[0])
 		return false;
 	*page = (uint32_t)(v.v[0] - 1);
@@ -252,8 +252,8 @@ static bool home_restore(struct pn_engine *e, uint32_t page, pn_lsn lsn)
 {
 	struct pn_summary s = {.fn = home_summary, .arg = {page, e->sc->protocol.checksums, lsn}};
 	struct pn_summary_value v = {{1, 0}}; /* a failed read: restore */
-	e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
-				e->page_size, &s, &v);
+	pn_svc_read_summary(&e->svc, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
+			    e->page_size, &s, &v);
 	return v.v[0] != 0;
 }
 
