@@ -287,7 +287,7 @@ static bool env_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t l
 	return true;
 }
 
-/* D12 (device.h): a data write's bytes go into half a slot of the device's pool. */
+/* CK4 (chunks.h): a data write's bytes go into half a slot of the device's pool. */
 static uint8_t *env_write_buf(void *ctx, const struct pn_io *io)
 {
 	struct pn_world *w = ctx;
@@ -348,11 +348,11 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 		/* before a lent half that the device does not take goes back */
 		hash_bytes(w, io->buf, io->len);
 		if (!io->lent) {
-			PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the engine's io->buf */
+			PN_ASSERT(!w->lent || !w->lent[index]); /* CK4: the engine's io->buf */
 			pn_device_write(&w->dev, io, w->events);
 			break;
 		}
-		PN_ASSERT(w->lent && w->lent[index]); /* D12: the device's, lent at issue */
+		PN_ASSERT(w->lent && w->lent[index]); /* CK4: the device's, lent at issue */
 		pn_device_write_lent(&w->dev, io, w->lent[index], w->events);
 		w->lent[index] = 0;
 		break;
@@ -370,7 +370,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 static void on_complete(struct pn_world *w, uint32_t index)
 {
 	struct pn_io *io = pn_engine_io(w->e, index);
-	PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the device took the lent half */
+	PN_ASSERT(!w->lent || !w->lent[index]); /* CK4: the device took the lent half */
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC && !w->opt.choose)
@@ -493,14 +493,14 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 	pn_device_format_write(&((struct pn_world *)ctx)->dev, f, off, buf, len);
 }
 
-/* D8 (device.h): the data file's pages as formatting writes them, built when read. */
+/* CK3 (chunks.h): the data file's pages as formatting writes them, built when read. */
 static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
 {
 	PN_ASSERT(f == PN_FILE_DATA);
 	return pn_engine_lazy_read(((struct pn_world *)ctx)->e, off, len, out);
 }
 
-/* A fresh device: an untracked one (`run`) lazily (D8), unless the engine cannot. */
+/* A fresh device: an untracked one (`run`) lazily (CK3), unless the engine cannot. */
 static void format(struct pn_world *w)
 {
 	if (w->opt.wal_sink && !w->opt.track)
@@ -526,7 +526,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_device_init(&w->dev, opt->track, pn_scenario_atomic_unit(sc));
 	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
 	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
-	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* D12: lazy devices */
+	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* CK4: lazy devices */
 	w->fast = (struct pn_env_fast){
 		.write_buf = lend ? env_write_buf : NULL,
 		.read_summary = env_read_summary,
@@ -570,7 +570,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
-	if (w->lent) { /* D12: a write never dispatched gives its half back */
+	if (w->lent) { /* CK4: a write never dispatched gives its half back */
 		for (uint32_t i = 0; i < pn_engine_io_count(w->e); i++)
 			if (w->lent[i])
 				pn_device_lend_back(pn_engine_io(w->e, i)->buf, w->lent[i]);
@@ -867,7 +867,7 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		   struct pn_sim_wal_observer *obs)
 {
 	struct pn_world *w = calloc(1, sizeof(*w));
-	/* D9: a single run reads no WAL back unless a page server replays it (pushdown) */
+	/* DV7: a single run reads no WAL back unless a page server replays it (pushdown) */
 	struct pn_world_options opt = {.track = false,
 				       .check_each_event = true,
 				       .twin = twin,

@@ -1,6 +1,6 @@
 /*
  * test_device.c: Check suite for the simulated device's memory and the WAL segments the
- * engine recycles (sim/device.h D1-D3, src/engine/wal.c W6; label unit):
+ * engine recycles (sim/device.h DV1-DV3, src/engine/wal.c W6; label unit):
  *
  *   remove/create  removed chunks are freed in both images and in copies, a read or a
  *                  write of them aborts, a created range reads as zeros;
@@ -12,29 +12,29 @@
  *                  with one that wraps;
  *   fresh chunks   a chunk a write creates reads as zeros around that write, whatever its
  *                  pool bytes held before; the huge-page slabs are zeroed and aligned;
- *   cur/dur        with tracking, formatted and synced bytes are held once (D4), an
+ *   cur/dur        with tracking, formatted and synced bytes are held once (CK2), an
  *                  unsynced write costs its own chunk until it is synced;
  *   copy on write  a write into part of a shared chunk, or of an unwritten one, leaves
  *                  every other byte as it was (the copy fills only what the write does
  *                  not), in the writer's image and in the one it shared with;
  *   atomic unit    a write's tearing units are the aligned blocks of the atomic unit it
- *                  touches (D5), and no crash state the checker enumerates leaves such a
+ *                  touches (DV4), and no crash state the checker enumerates leaves such a
  *                  block part old and part new (crash.atomic_unit), while a smaller unit
  *                  does split it;
- *   derivation     the read log holds every read (D6); pn_device_crash_read gives the bytes
+ *   derivation     the read log holds every read (DV5); pn_device_crash_read gives the bytes
  *                  of the crash image pn_device_crash_image builds; the checker's
  *                  derivation refuses a state whose bytes differ from the base's where
  *                  recovery read, and takes one that differs only where it did not;
- *   own bytes      D11: a read logs only its parts no earlier logged write covers; the
+ *   own bytes      DV9: a read logs only its parts no earlier logged write covers; the
  *                  checker derives almost every state of umbra-random (its redo reads back
  *                  the pages it evicted to their shift targets);
- *   read back      D6: a read inside one range written before it is not logged (its bytes
+ *   read back      DV5: a read inside one range written before it is not logged (its bytes
  *                  are the writer's), one that reaches past it is;
- *   summaries      D10: a summarized read is logged as its summary and value, not as a
+ *   summaries      DV8: a summarized read is logged as its summary and value, not as a
  *                  range, unless recovery wrote there first or summaries are not tracked;
  *                  the derivation takes a state whose bytes differ there but whose summary
  *                  is the same, and refuses one whose summary differs;
- *   lazy           D8: a lazy file's unwritten chunks read as the builder's bytes, a write
+ *   lazy           CK3: a lazy file's unwritten chunks read as the builder's bytes, a write
  *                  into one keeps the rest as built, pn_device_hash and a copy are those of
  *                  the eagerly filled device, a tracked device refuses lazy extents; a
  *                  chunk's parts no write touched stay unbuilt until read (a chunk
@@ -200,7 +200,7 @@ START_TEST(test_summary_logged_and_compared)
 	ck_assert_uint_eq(reads.n + sums.n, 0); /* nothing tracked: nothing logged */
 	img.reads = &reads;
 	pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
-	ck_assert_uint_eq(reads.n, 1); /* summaries not tracked: a byte range (D6) */
+	ck_assert_uint_eq(reads.n, 1); /* summaries not tracked: a byte range (DV5) */
 	reads.n = 0;
 	img.writes = &writes;
 	img.summaries = &sums;
@@ -213,7 +213,7 @@ START_TEST(test_summary_logged_and_compared)
 	write_at(&img, SEG + 4096, 0x11, 512); /* recovery writes there: then byte ranges */
 	pn_device_read_summary(&img, PN_FILE_WAL, SEG, 8192, &s);
 	ck_assert_uint_eq(sums.n, 1);
-	ck_assert_uint_eq(reads.n, 2); /* D11: around the write, not over it */
+	ck_assert_uint_eq(reads.n, 2); /* DV9: around the write, not over it */
 	pn_device_read_summary(&img, PN_FILE_WAL, 3 * SEG, 8192, &s); /* not written there */
 	ck_assert_uint_eq(sums.n, 2);
 	/* r was logged under `lost`: the torn state's bytes differ there, its summary does not */
@@ -238,7 +238,7 @@ START_TEST(test_summary_logged_and_compared)
 }
 END_TEST
 
-/* D11: with a write log, a read logs only its parts that no write logged before it covers
+/* DV9: with a write log, a read logs only its parts that no write logged before it covers
  * (those bytes are the tracked run's own); without one, every read whole. */
 START_TEST(test_read_log_skips_own_writes)
 {
@@ -285,7 +285,7 @@ START_TEST(test_read_log_skips_own_writes)
 }
 END_TEST
 
-/* D11 in the checker: umbra's redo evicts pages to their shift targets and reads them
+/* DV9 in the checker: umbra's redo evicts pages to their shift targets and reads them
  * back; those reads meet unsynced writes whose fates differ between states, yet return
  * recovery's own bytes, so almost every state of umbra-random is derived from a base. */
 START_TEST(test_umbra_reads_back_derived)
@@ -376,14 +376,14 @@ START_TEST(test_fresh_chunk_zero_around_write)
 }
 END_TEST
 
-/* D4: what is durable and read alike is one chunk, whichever image reads it. */
+/* CK2: what is durable and read alike is one chunk, whichever image reads it. */
 START_TEST(test_cur_dur_share_synced)
 {
 	struct pn_device d;
 	pn_device_init(&d, true, 512);
-	uint64_t base = pn_device_pool_bytes();
+	uint64_t base = pn_chunks_pool_bytes();
 	write_at(&d, 0, 0xAB, 4 * SEG);
-	ck_assert_uint_eq(pn_device_pool_bytes() - base, 4 * SEG);
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - base, 4 * SEG);
 
 	uint8_t page[8192], back[8192];
 	memset(page, 0x5A, sizeof(page));
@@ -393,13 +393,13 @@ START_TEST(test_cur_dur_share_synced)
 			   .buf = page,
 			   .index = 3};
 	pn_device_write(&d, &io, 1);
-	ck_assert_uint_eq(pn_device_pool_bytes() - base, 4 * SEG + PN_CHUNK_SIZE);
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - base, 4 * SEG + PN_CHUNK_SIZE);
 	pn_device_read_dur(&d, PN_FILE_WAL, SEG, sizeof(back), back);
 	ck_assert_uint_eq(back[0], 0xAB);
 	pn_device_write_done(&d, 3);
 	pn_device_fsync_done(&d, PN_FILE_WAL, pn_device_fsync_start(&d));
 	ck_assert_uint_eq(d.nunsynced, 0);
-	ck_assert_uint_eq(pn_device_pool_bytes() - base, 4 * SEG);
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - base, 4 * SEG);
 	pn_device_read_dur(&d, PN_FILE_WAL, SEG, sizeof(back), back);
 	ck_assert_mem_eq(back, page, sizeof(page));
 	pn_device_read(&d, PN_FILE_WAL, SEG + sizeof(page), 1, back);
@@ -409,10 +409,10 @@ START_TEST(test_cur_dur_share_synced)
 	struct pn_device img;
 	pn_device_init(&img, true, 512);
 	pn_device_crash_image(&d, NULL, &img);
-	ck_assert_uint_eq(pn_device_pool_bytes() - base, 4 * SEG);
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - base, 4 * SEG);
 	pn_device_free(&img);
 	pn_device_free(&d);
-	ck_assert_uint_eq(pn_device_pool_bytes(), base);
+	ck_assert_uint_eq(pn_chunks_pool_bytes(), base);
 }
 END_TEST
 
@@ -453,7 +453,7 @@ START_TEST(test_partial_write_keeps_the_rest)
 }
 END_TEST
 
-/* D1: reading or writing what was removed is a broken invariant (the process aborts). */
+/* DV1: reading or writing what was removed is a broken invariant (the process aborts). */
 static void touch_removed(bool write)
 {
 	struct pn_device d;
@@ -472,7 +472,7 @@ END_TEST
 START_TEST(test_write_of_removed_aborts) { touch_removed(true); }
 END_TEST
 
-/* D9: a write-only file's writes are counted and dropped; the other files keep theirs. */
+/* DV7: a write-only file's writes are counted and dropped; the other files keep theirs. */
 static void sunk(struct pn_device *d)
 {
 	pn_device_init(d, false, 512);
@@ -488,10 +488,10 @@ static void sunk(struct pn_device *d)
 
 START_TEST(test_sink_keeps_no_bytes)
 {
-	uint64_t base = pn_device_pool_bytes();
+	uint64_t base = pn_chunks_pool_bytes();
 	struct pn_device d;
 	sunk(&d);
-	ck_assert_uint_eq(pn_device_pool_bytes() - base, PN_CHUNK_SIZE); /* the data page alone */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - base, PN_CHUNK_SIZE); /* the data page alone */
 	ck_assert_uint_eq(d.bytes_written[PN_FILE_WAL], 8192);
 	ck_assert_uint_eq(pn_device_held(&d, PN_FILE_WAL, true), 0);
 	uint8_t back[8192];
@@ -601,7 +601,7 @@ START_TEST(test_checker_ring_wraps)
 }
 END_TEST
 
-/* D5: the units of a write are the aligned blocks it touches, at most 64: per case the
+/* DV4: the units of a write are the aligned blocks it touches, at most 64: per case the
  * device's unit, the write, its unit size and count, and one unit's span in the write. */
 START_TEST(test_units_aligned)
 {
@@ -716,7 +716,7 @@ START_TEST(test_states_keep_atomic_blocks)
 }
 END_TEST
 
-/* ---- D8: lazy extents ----------------------------------------------------------------- */
+/* ---- CK3: lazy extents ----------------------------------------------------------------- */
 
 /* A builder: byte i of the file is (i / 8192 * 7 + i) % 251 + 1 below 5 pages, then zeros
  * (no formatted byte past 80 KiB: chunk 5 holds formatted bytes, chunk 6 none). */
@@ -809,7 +809,7 @@ static void same_bytes(const struct pn_device *a, const struct pn_device *b, boo
 	}
 }
 
-/* D8: a write that creates a chunk leaves the parts it does not touch unbuilt (built only
+/* CK3: a write that creates a chunk leaves the parts it does not touch unbuilt (built only
  * when read), and every reader sees the builder's bytes there, not the chunk's stale ones:
  * the chunk's memory comes back from a freed chunk full of 0xa5. */
 START_TEST(test_lazy_unbuilt_parts)
@@ -830,9 +830,9 @@ START_TEST(test_lazy_unbuilt_parts)
 			   .offset = 3 * 8192,
 			   .len = 8192,
 			   .buf = page};
-	uint64_t pool = pn_device_pool_bytes();
+	uint64_t pool = pn_chunks_pool_bytes();
 	pn_device_write(&lazy, &io, 1); /* first: it takes the freed chunk */
-	ck_assert_uint_eq(pn_device_pool_bytes() - pool, PN_CHUNK_SIZE / 2); /* half of it */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - pool, PN_CHUNK_SIZE / 2); /* half of it */
 	lazy_bytes(NULL, PN_FILE_DATA, 0, LAZY_END, buf);
 	pn_device_format_write(&eager, PN_FILE_DATA, 0, buf, LAZY_END);
 	pn_device_write(&eager, &io, 1);
@@ -854,7 +854,7 @@ START_TEST(test_lazy_unbuilt_parts)
 	pn_device_write(&lazy, &io, 3);
 	pn_device_write(&eager, &io, 3);
 	ck_assert_uint_eq(built, 0);
-	ck_assert_uint_eq(pn_device_pool_bytes() - pool, /* now all of it, and eager's */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - pool, /* now all of it, and eager's */
 			  PN_CHUNK_SIZE + pn_device_held(&eager, PN_FILE_DATA, false));
 	same_bytes(&lazy, &eager, false, LAZY_END);
 	ck_assert_uint_eq(pn_world_device_hash(&lazy), pn_world_device_hash(&eager));
@@ -877,7 +877,7 @@ START_TEST(test_lazy_refused_when_tracked)
 }
 END_TEST
 
-/* ---- D12: lent writes ------------------------------------------------------------------ */
+/* ---- CK4: lent writes ------------------------------------------------------------------ */
 
 /* A data write of one page of byte `fill` at off: on `lent` through a lent half (given at
  * off_lent: another half than off's when it differs), on `copied` as a copy. Checks that
@@ -889,21 +889,21 @@ static bool lent_write(struct pn_device *lent, struct pn_device *copied, uint64_
 	static uint8_t page[8192];
 	memset(page, fill, sizeof(page));
 	struct pn_io io = {.op = PN_IO_WRITE, .file = PN_FILE_DATA, .offset = off, .len = 8192};
-	uint64_t before = pn_device_pool_bytes();
+	uint64_t before = pn_chunks_pool_bytes();
 	io.buf = page;
 	pn_device_write(copied, &io, 1);
-	uint64_t grew = pn_device_pool_bytes() - before;
+	uint64_t grew = pn_chunks_pool_bytes() - before;
 	uint32_t half = 0;
 	uint64_t taken = lent->lent_taken, copies = lent->lent_copied;
-	before = pn_device_pool_bytes();
+	before = pn_chunks_pool_bytes();
 	io.buf = pn_device_lend(lent, PN_FILE_DATA, off_lent, 8192, &half);
 	ck_assert_ptr_nonnull(io.buf);
 	ck_assert_uint_eq(half, off_lent % PN_CHUNK_SIZE / 8192 + 1);
-	ck_assert_uint_eq(pn_device_pool_bytes() - before, 8192); /* the lent half */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - before, 8192); /* the lent half */
 	memcpy(io.buf, page, sizeof(page));
 	io.lent = true;
 	pn_device_write_lent(lent, &io, half, 1);
-	ck_assert_uint_eq(pn_device_pool_bytes() - before, grew);
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - before, grew);
 	ck_assert_uint_eq(lent->lent_taken + lent->lent_copied, taken + copies + 1);
 	return lent->lent_taken > taken;
 }
@@ -924,7 +924,7 @@ static void lent_same(const struct pn_device *a, const struct pn_device *b)
 	pn_device_free(&cb);
 }
 
-/* D12: a lent write's half becomes the chunk's bytes (a new half chunk; a half chunk of the
+/* CK4: a lent write's half becomes the chunk's bytes (a new half chunk; a half chunk of the
  * same half swaps, the old half back in the pool), and every reader sees the bytes a copied
  * write leaves; where it cannot (the other half, a whole chunk, another parity at dispatch)
  * the write is copied and the half goes back; pn_device_lend refuses what could not take it.
@@ -941,13 +941,13 @@ START_TEST(test_lent_writes_same_as_copied)
 	pn_device_init(&copied, false, 512);
 	pn_device_set_lazy(&lent, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL);
 	pn_device_set_lazy(&copied, PN_FILE_DATA, LAZY_END, lazy_bytes, NULL);
-	uint64_t pool = pn_device_pool_bytes();
+	uint64_t pool = pn_chunks_pool_bytes();
 	ck_assert(lent_write(&lent, &copied, 3 * 8192, 3 * 8192, 0x11)); /* a new half chunk */
 	ck_assert(lent_write(&lent, &copied, 0, 0, 0x22));               /* a low one */
 	lent_same(&lent, &copied);
 	ck_assert(lent_write(&lent, &copied, 3 * 8192, 3 * 8192, 0x33)); /* swapped */
 	lent_same(&lent, &copied);
-	ck_assert_uint_eq(pn_device_pool_bytes() - pool, 4 * 8192); /* both devices: 2 halves */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - pool, 4 * 8192); /* both devices: 2 halves */
 	ck_assert_uint_eq(pn_device_held(&lent, PN_FILE_DATA, false), 2 * PN_CHUNK_SIZE);
 	/* bound to the other half at dispatch (a late binding guessed wrong): copied, and the
 	 * chunk becomes whole as the copied device's does */
@@ -960,7 +960,7 @@ START_TEST(test_lent_writes_same_as_copied)
 	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_DATA, 6 * 8192, 8192, &half)); /* past */
 	ck_assert_ptr_null(pn_device_lend(&lent, PN_FILE_WAL, 0, 8192, &half)); /* not lazy */
 	/* lent for a new chunk, which a copied write makes whole before the lent one lands */
-	uint64_t before = pn_device_pool_bytes();
+	uint64_t before = pn_chunks_pool_bytes();
 	uint8_t *early = pn_device_lend(&lent, PN_FILE_DATA, 4 * 8192, 8192, &half);
 	ck_assert_ptr_nonnull(early);
 	struct pn_io io = {.op = PN_IO_WRITE,
@@ -978,9 +978,9 @@ START_TEST(test_lent_writes_same_as_copied)
 	io.lent = true;
 	pn_device_write_lent(&lent, &io, half, 1);
 	lent_same(&lent, &copied);
-	ck_assert_uint_eq(pn_device_pool_bytes() - before, 2 * PN_CHUNK_SIZE); /* one chunk each */
+	ck_assert_uint_eq(pn_chunks_pool_bytes() - before, 2 * PN_CHUNK_SIZE); /* one chunk each */
 	/* a lent half never written goes back */
-	before = pn_device_pool_bytes();
+	before = pn_chunks_pool_bytes();
 	early = pn_device_lend(&lent, PN_FILE_DATA, 8192, 8192, &half);
 	ck_assert_ptr_null(early); /* chunk 0 is a half chunk of the low half */
 	struct pn_device fresh;
@@ -990,17 +990,17 @@ START_TEST(test_lent_writes_same_as_copied)
 	ck_assert_ptr_nonnull(early);
 	ck_assert_uint_eq(half, 2);
 	pn_device_lend_back(early, half);
-	ck_assert_uint_eq(pn_device_pool_bytes(), before);
+	ck_assert_uint_eq(pn_chunks_pool_bytes(), before);
 	ck_assert_uint_eq(lent.lent_taken, 3);
 	ck_assert_uint_eq(lent.lent_copied, 2);
 	pn_device_free(&fresh);
 	pn_device_free(&lent);
 	pn_device_free(&copied);
-	ck_assert_uint_eq(pn_device_pool_bytes(), pool);
+	ck_assert_uint_eq(pn_chunks_pool_bytes(), pool);
 }
 END_TEST
 
-/* D12: a run stopped with lent writes not yet dispatched gives their halves back when its
+/* CK4: a run stopped with lent writes not yet dispatched gives their halves back when its
  * world is freed (and every lent write was dispatched through the device at most once). */
 START_TEST(test_lent_given_back_at_the_end)
 {
@@ -1014,7 +1014,7 @@ START_TEST(test_lent_given_back_at_the_end)
 	ck_assert_msg(pn_scenario_load_string("lent.yaml", yaml, strlen(yaml), &sc, err,
 					      sizeof(err)),
 		      "%s", err);
-	uint64_t pool = pn_device_pool_bytes();
+	uint64_t pool = pn_chunks_pool_bytes();
 	uint32_t stopped = 0;
 	for (uint64_t stop = 1000; stop < 60000 && stopped < 3; stop += 331) {
 		struct pn_world *w = calloc(1, sizeof(*w));
@@ -1029,14 +1029,14 @@ START_TEST(test_lent_given_back_at_the_end)
 		stopped += queued > 0;
 		pn_world_free(w);
 		free(w);
-		ck_assert_uint_eq(pn_device_pool_bytes(), pool);
+		ck_assert_uint_eq(pn_chunks_pool_bytes(), pool);
 	}
 	ck_assert_uint_eq(stopped, 3); /* some runs did stop with lent writes queued */
 	pn_scenario_free(&sc);
 }
 END_TEST
 
-/* D12: a tracked device lends nothing: its writes keep their copies and unsynced lists. */
+/* CK4: a tracked device lends nothing: its writes keep their copies and unsynced lists. */
 START_TEST(test_lent_refused_when_tracked)
 {
 	struct pn_device d;
@@ -1075,9 +1075,9 @@ static void lazy_same_as_eager(const char *workload, const char *mode, uint32_t 
 					      sizeof(err)),
 		      "%s", err);
 	struct pn_world *l = lazy_run(&sc, false), *e = lazy_run(&sc, true);
-	ck_assert_uint_gt(l->dev.lazy_end[PN_FILE_DATA], 0); /* it did format lazily */
-	ck_assert_uint_gt(l->dev.lent_taken, 0);             /* and its writes were lent (D12) */
-	ck_assert_uint_eq(e->dev.lazy_end[PN_FILE_DATA], 0);
+	ck_assert_uint_gt(l->dev.lazy[PN_FILE_DATA].end, 0); /* it did format lazily */
+	ck_assert_uint_gt(l->dev.lent_taken, 0);             /* and its writes were lent (CK4) */
+	ck_assert_uint_eq(e->dev.lazy[PN_FILE_DATA].end, 0);
 	ck_assert_uint_eq(l->events, e->events);
 	const struct pn_metrics *ml = pn_engine_metrics(l->e), *me = pn_engine_metrics(e->e);
 	ck_assert_uint_eq(ml->wal_bytes, me->wal_bytes);
@@ -1111,7 +1111,7 @@ START_TEST(test_lazy_runs_same_as_eager)
 }
 END_TEST
 
-/* D7: a deterministic xorshift for the random fates below. */
+/* DV6: a deterministic xorshift for the random fates below. */
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -1131,7 +1131,7 @@ static void random_fates(uint64_t *s, struct pn_write_fate *f, uint32_t n)
 	}
 }
 
-/* D7: pn_device_fate_same and pn_device_crash_same (and so pn_check_reads_same) against a
+/* DV6: pn_device_fate_same and pn_device_crash_same (and so pn_check_reads_same) against a
  * byte-by-byte comparison of the two crash images, over random pairs of fates of six
  * overlapping unsynced writes in two files (one of them holding the durable bytes again). */
 START_TEST(test_reads_same_agrees_with_every_byte)

@@ -33,7 +33,7 @@
  *      The checkpointer comes back to its frame (its scan stays); an evicting backend to
  *      its victim (b->victims[proc]); the background writer never waits (no hold).
  *   B8 a read whose bytes the lazy builder made, a whole page (pn_buf_note_built: a
- *      device chunk never written, sim/device.h D8), is not verified: the builder sets the
+ *      device chunk never written, sim/chunks.h CK3), is not verified: the builder sets the
  *      checksum of exactly those bytes and nothing changes a frame while its read is in
  *      flight, so the verification cannot fail. Release builds skip it (it was a tenth of
  *      `run`'s instructions); every other build asserts that it passes.

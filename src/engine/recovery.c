@@ -57,7 +57,7 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 					pn_wal_file_offset(rv->h.wal, addr), PN_XLOG_BLCKSZ, out);
 }
 
-/* Parts of a page and summaries of them (D10): the bytes past the last valid record are
+/* Parts of a page and summaries of them (DV8): the bytes past the last valid record are
  * summarized, never read (walfmt.h pn_wal_reader_parts). */
 static bool wal_part_cb(void *arg, pn_lsn addr, uint32_t len, uint8_t *out)
 {

@@ -28,7 +28,7 @@
  *      position's, plus one segment, whatever the ring's size (max_wal_size).
  *
  *   W7 WAL no one reads (env.fast->wal_unread: the simulator's single run, whose device
- *      keeps none of the WAL (sim/device.h D9) and where no observer, twin or page server
+ *      keeps none of the WAL (sim/device.h DV7) and where no observer, twin or page server
  *      sees a record): an insert lays out positions, sizes and counts as always but builds no
  *      bytes (no encoding, no CRC, no copy into the ring, no page header), and a flush
  *      writes the same ranges with no buffer (NULL). Every decision the engine takes
