@@ -57,8 +57,9 @@ static void heap_insert(struct pn_world *w, struct pn_event ev)
 		sift_down(w, ev);
 		return;
 	}
-	if (w->heap_len == w->heap_cap) {
-		w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 256;
+	if (w->heap_len == w->heap_cap) { /* past the live bound: superseded wakes (world.h) */
+		PN_ASSERT(w->heap_cap < w->max_events && "the event heap outgrew the run's bound");
+		w->heap_cap = w->heap_cap ? 2 * w->heap_cap : 256;
 		w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap));
 		PN_ASSERT(w->heap != NULL);
 	}
@@ -311,17 +312,7 @@ static void env_submit(void *ctx, struct pn_io *io)
 		dispatch_later(w, io->index);
 		return;
 	}
-	if (w->aio_len == w->aio_cap) {
-		uint32_t ncap = w->aio_cap ? w->aio_cap * 2 : 64;
-		uint32_t *n = malloc(ncap * sizeof(uint32_t));
-		PN_ASSERT(n != NULL);
-		for (uint32_t i = 0; i < w->aio_len; i++)
-			n[i] = w->aio_pending[(w->aio_head + i) % w->aio_cap];
-		free(w->aio_pending);
-		w->aio_pending = n;
-		w->aio_head = 0;
-		w->aio_cap = ncap;
-	}
+	PN_ASSERT(w->aio_len < w->aio_cap); /* each waiting entry is another issued I/O */
 	w->aio_pending[(w->aio_head + w->aio_len++) % w->aio_cap] = io->index;
 }
 
@@ -544,6 +535,11 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		.fast = opt->plain ? NULL : &w->fast,
 	};
 	lend = lend && !opt->plain;
+	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
+				? sc->workload.script_len
+				: sc->workload.transactions *
+					  (sc->workload.pages_per_transaction + 1);
+	w->max_events = 20000ull * (work + 100) + 10000000ull;
 	w->e = pn_engine_new();
 	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
@@ -551,6 +547,14 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		w->e = NULL;
 		return false;
 	}
+	/* Sized up front: the AIO ring holds each issued I/O at most once, so the engine's I/O
+	 * count bounds it; the heap holds at most one event per I/O and one live wake per
+	 * process, plus the wakes a later, earlier wake superseded (popped when due). */
+	w->aio_cap = pn_engine_io_count(w->e);
+	w->aio_pending = malloc(w->aio_cap * sizeof(*w->aio_pending));
+	w->heap_cap = PN_MAX(w->heap_cap, pn_engine_io_count(w->e) + pn_engine_proc_count(w->e));
+	w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap)); /* init may have pushed */
+	PN_ASSERT(w->aio_pending != NULL && w->heap != NULL);
 	w->fsync_of_io = calloc(pn_engine_io_count(w->e), sizeof(uint64_t));
 	w->lent = lend ? calloc(pn_engine_io_count(w->e), 1) : NULL;
 	PN_ASSERT(w->fsync_of_io != NULL && (w->lent || !lend));
@@ -558,11 +562,6 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
 		format(w);
-	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
-				? sc->workload.script_len
-				: sc->workload.transactions *
-					  (sc->workload.pages_per_transaction + 1);
-	w->max_events = 20000ull * (work + 100) + 10000000ull;
 	pn_assert_context(print_context, w);
 	return true;
 }

@@ -111,9 +111,12 @@ struct pn_world {
 	uint64_t events; /* events processed */
 	uint64_t seq;
 	struct pn_event *heap;
-	uint32_t heap_len, heap_cap;
-	bool top_open;         /* heap[0] is the running event's, taken by the event's first push */
-	uint32_t *aio_pending; /* I/O indexes waiting for a queue slot (FIFO ring) */
+	uint32_t heap_len, heap_cap; /* heap_cap from init: one event per I/O and process; past it
+				      * only superseded wakes, and never past max_events (asserted) */
+	bool top_open; /* heap[0] is the running event's, taken by the event's first push */
+	/* I/O indexes waiting for a queue slot (FIFO ring): aio_cap, the engine's I/O count, at
+	 * init; each waiting I/O is another one, so it never grows (asserted) */
+	uint32_t *aio_pending;
 	uint32_t aio_head, aio_len, aio_cap;
 	uint32_t aio_inflight;
 	uint64_t last_completion; /* FIFO completion when reorder is off */

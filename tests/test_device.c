@@ -1101,6 +1101,53 @@ static void lazy_same_as_eager(const char *workload, const char *mode, uint32_t 
 	pn_scenario_free(&sc);
 }
 
+/* The seam's extension (env.h pn_env_fast) changes no result: a run whose world fills none
+ * (opt.plain: the engine's fallbacks, its own write buffers, summaries through read_sync, WAL
+ * built and never removed) ends with the events, metrics and data bytes of one that does. */
+START_TEST(test_plain_env_same_as_fast)
+{
+	const char *yaml = "name: plain\nseed: 5\n"
+			   "storage: {pages: 2100, buffers: 48, wal_segment_size: 1MiB}\n"
+			   "protocol: {mode: doublewrite, checksums: true}\n"
+			   "checkpoint: {interval: 20ms, max_wal_size: 4MiB}\n"
+			   "workload: {kind: pgbench, scale: 1, clients: 4, transactions: 300}\n";
+	char err[256];
+	struct pn_scenario sc;
+	ck_assert_msg(pn_scenario_load_string("plain.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
+		      "%s", err);
+	struct pn_world *w[2];
+	for (int plain = 0; plain < 2; plain++) {
+		struct pn_world_options o = {.check_each_event = true, .plain = plain};
+		w[plain] = calloc(1, sizeof(*w[plain]));
+		ck_assert_ptr_nonnull(w[plain]);
+		ck_assert_msg(pn_world_init(w[plain], &sc, &o, NULL), "%s", w[plain]->error);
+		pn_engine_start(w[plain]->e);
+		ck_assert_int_eq(pn_world_run(w[plain]), 0);
+	}
+	ck_assert_uint_gt(w[0]->dev.lent_taken, 0); /* the extension was used */
+	ck_assert_uint_eq(w[1]->dev.lent_taken + w[1]->dev.lent_copied, 0);
+	ck_assert_uint_eq(w[0]->events, w[1]->events);
+	const struct pn_metrics *a = pn_engine_metrics(w[0]->e), *b = pn_engine_metrics(w[1]->e);
+	ck_assert_uint_eq(a->wal_bytes, b->wal_bytes);
+	ck_assert_uint_eq(a->data_reads, b->data_reads);
+	ck_assert_uint_eq(a->data_writes, b->data_writes);
+	uint64_t size = pn_engine_file_size(w[0]->e, PN_FILE_DATA);
+	uint8_t x[8192], y[8192];
+	for (uint64_t off = 0; off < size; off += sizeof(x)) {
+		pn_device_read(&w[0]->dev, PN_FILE_DATA, off, sizeof(x), x);
+		pn_device_read(&w[1]->dev, PN_FILE_DATA, off, sizeof(y), y);
+		ck_assert_msg(memcmp(x, y, sizeof(x)) == 0, "data bytes at %llu differ",
+			      (unsigned long long)off);
+	}
+	for (int i = 0; i < 2; i++) {
+		pn_world_free(w[i]);
+		free(w[i]);
+	}
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_lazy_runs_same_as_eager)
 {
 	const char *pgbench = "{kind: pgbench, scale: 1, clients: 4, transactions: 300}";
@@ -1233,6 +1280,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_unbuilt_parts);
 	tcase_add_test_raise_signal(tc, test_lazy_refused_when_tracked, SIGABRT);
 	tcase_add_test(tc, test_lazy_runs_same_as_eager);
+	tcase_add_test(tc, test_plain_env_same_as_fast);
 	tcase_add_test(tc, test_lent_writes_same_as_copied);
 	tcase_add_test(tc, test_lent_refused_when_tracked);
 	tcase_add_test(tc, test_lent_given_back_at_the_end);

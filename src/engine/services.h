@@ -99,6 +99,17 @@ static inline uint8_t *pn_io_buffer(struct pn_services *s, struct pn_io *io)
 	}
 	return io->buf;
 }
+/* The two scratch buffers past the I/O table's (pn_svc_init's spares, io_buf_bytes each), by
+ * what each holds, so that no two users share one. */
+enum pn_scratch {
+	PN_SCRATCH_WRITE_IMAGE, /* bufpool.c: a page's image before its write is chosen */
+	PN_SCRATCH_HINT_BEFORE, /* backend.c: a page before a logged hint (its delta) */
+};
+static inline uint8_t *pn_svc_scratch(struct pn_services *s, enum pn_scratch which)
+{
+	PN_ASSERT(which == PN_SCRATCH_WRITE_IMAGE || which == PN_SCRATCH_HINT_BEFORE);
+	return s->io_bufs + (size_t)(s->nios + (uint32_t)which) * s->io_buf_bytes;
+}
 /* Copies a write's len bytes into its buffer (pn_io_buffer). */
 static inline void pn_io_fill(struct pn_services *s, struct pn_io *io, const uint8_t *bytes)
 {
