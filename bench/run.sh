@@ -3,7 +3,7 @@
 # resident set of `penumbra run SCENARIO` for the current binary and one or more reference
 # commits', side by side from one run, with their ratios, and the sizes the memory should be
 # near (the device's data image and the buffer pool; the WAL, which a single run does not
-# keep (sim/device.h D9), but recovery would need). Not a test:
+# keep (sim/device.h DV7), but recovery would need). Not a test:
 # timings are the machine's. Usage:
 #   bench/run.sh [NEW_BINARY [REF_COMMITS [ROUNDS [SCENARIO]]]]
 # NEW_BINARY defaults to build-release/penumbra (built first if absent); REF_COMMITS, a
@@ -130,7 +130,7 @@ awk -v p="${pages:-0}" -v b="${buffers:-0}" -v w="$wbn" -v c="$cpn" -v m="${rss[
 	img = (p + 2) * 8; wal = w / 1024; pool = b * 8
 	printf "device data image %.0f KiB (%d pages), WAL %.0f KiB (%d checkpoints: %s;\n",
 	       img, p, wal, c, c == 0 ? "recovery would need all of it" : "recovery needs less"
-	printf "a single run keeps none of it, sim/device.h D9), buffer pool %.0f KiB (%d frames);\n",
+	printf "a single run keeps none of it, sim/device.h DV7), buffer pool %.0f KiB (%d frames);\n",
 	       pool, b
 	printf "image + pool %.0f KiB, new peak RSS %.2fx of it; with the WAL %.0f KiB, %.2fx\n",
 	       img + pool, m / (img + pool), img + wal + pool, m / (img + wal + pool) }'

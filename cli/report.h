@@ -36,7 +36,7 @@
 #define PN_REPORT_INPUT_MAX (16u << 20) /* R1 */
 #define PN_REP_STRING_MAX 1024          /* R2 */
 #define PN_REP_ROWS_MAX 4096
-#define PN_REP_POINTS_MAX 256 /* R3: a run's own series never has more (sim/series.h S1) */
+#define PN_REP_POINTS_MAX 256 /* R3: a run's own series never has more (sim/series.h SE1) */
 #define PN_REP_MARKS_MAX 128  /* R3: nor checkpoints (S2) */
 
 /* An input being read: its name, its index, where its refusal goes, and whether it was made

@@ -18,7 +18,7 @@
 #include "report_svg.h"
 
 #define MAX_RESULTS 16
-#define MAX_PAGES 16 /* sampled pages of a series (sim/series.h S3) */
+#define MAX_PAGES 16 /* sampled pages of a series (sim/series.h SE3) */
 #define MAX_SLOTS 8  /* physical slots per page (protocol.generations) */
 #define TWO_63 9223372036854775808.0
 #define MIB (1024.0 * 1024.0)

@@ -29,7 +29,7 @@ struct lane_event {
 struct write_row {
 	uint64_t seq, event, offset;
 	uint32_t len, nunits, page, slot;
-	uint64_t unit_from[64], unit_to[64]; /* each unit's bytes in the file (device.h D5) */
+	uint64_t unit_from[64], unit_to[64]; /* each unit's bytes in the file (device.h DV4) */
 	const char *file, *why;
 	bool completed;
 	struct pn_write_fate fate;

@@ -364,24 +364,6 @@ static bool env_read_sync(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
 	return true;
 }
 
-/* D10 (sim/device.h): the bytes go to the backend's own buffer, the caller gets the summary. */
-static bool env_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
-			     const struct pn_summary *s, struct pn_summary_value *out)
-{
-	struct pn_disk *d = ctx;
-	if (len > d->summary_cap) {
-		uint8_t *b = realloc(d->summary_buf, len);
-		if (!b)
-			return false;
-		d->summary_buf = b;
-		d->summary_cap = len;
-	}
-	if (!env_read_sync(d, f, off, len, d->summary_buf))
-		return false;
-	*out = s->fn(d->summary_buf, len, s->arg);
-	return true;
-}
-
 static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
 {
 	struct pn_disk *d = ctx;
@@ -752,7 +734,6 @@ bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct 
 		.ctx = d,
 		.submit = env_submit,
 		.read_sync = env_read_sync,
-		.read_summary = env_read_summary,
 		.now_ns = env_now,
 		.schedule = env_schedule,
 		.random = env_random,
@@ -793,7 +774,6 @@ void pn_disk_close(struct pn_disk *d)
 	pn_engine_delete(d->e);
 	free(d->bounce);
 	free(d->bounce_cap);
-	free(d->summary_buf);
 	free(d->timers);
 	free(d->pending);
 }

@@ -6,14 +6,14 @@
  *   submit       an io_uring SQE (or a worker thread's pread / pwrite / fdatasync, aio.h)
  *                on the file enum pn_file names, once fewer than aio.queue_depth are out;
  *   read_sync    pread (recovery's start-up reads);
- *   read_summary pread into the backend's own buffer, and the summary of it (sim/device.h D10);
  *   now_ns       CLOCK_MONOTONIC, from the backend's creation;
  *   schedule     a timer per process, served by the same single-threaded loop that reaps
  *                completions and calls pn_engine_fire / pn_engine_io_done;
  *   random       splitmix64 seeded from the scenario's seed (the workload draws the same
  *                pages in the same order, but real timing decides which client draws them,
  *                so runs are not reproducible: real time is the point of this backend);
- *   wal_inserted forwarded to an observer (the crash test's oracle).
+ *   wal_inserted forwarded to an observer (the crash test's oracle);
+ *   fast         NULL: no extension (env.h pn_env_fast); the engine falls back on read_sync.
  *
  * Files, in one directory (`pn_disk_dir_lock`, then `pn_disk_open`): data, wal, control,
  * selector, doublewrite, pageserver, and the marker PENUMBRA that says penumbra created the
@@ -100,8 +100,6 @@ struct pn_disk {
 	uint8_t **bounce; /* D1: one aligned buffer per engine I/O */
 	uint32_t *bounce_cap;
 	uint64_t t0_ns, rng;
-	uint8_t *summary_buf; /* D10: the bytes of a summarized read */
-	uint32_t summary_cap;
 	struct pn_disk_counters c;
 	/* Observers (may be NULL); arg is theirs. */
 	void (*on_ack)(void *arg, uint32_t xid, pn_lsn lsn, uint64_t latency_ns);

@@ -41,7 +41,7 @@ struct base {
 	struct pn_write_fate *fates;
 	struct pn_range *reads, *writes, *judged;
 	uint32_t nreads, nwrites, njudged, nfates;
-	struct pn_summary_read *sums; /* recovery's summarized reads (sim/device.h D10) */
+	struct pn_summary_read *sums; /* recovery's summarized reads (sim/device.h DV8) */
 	uint32_t nsums;
 	int rc;
 	uint64_t (*cov)[2];
@@ -100,7 +100,7 @@ struct checker {
 	uint32_t nbases, base_next;
 	uint32_t refused;           /* states of this point no base fitted, in a row */
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
-	struct pn_summary_log slog; /* a base's recovery summarized reads (D10) */
+	struct pn_summary_log slog; /* a base's recovery summarized reads (DV8) */
 	uint8_t *cmp[2];
 	uint32_t cmp_cap;
 	struct patch *patch;
@@ -857,7 +857,7 @@ bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *
 }
 
 /* Whether recovery of the current state would read what base b's read: the same bytes, and
- * the same value of every summarized read (D10). */
+ * the same value of every summarized read (DV8). */
 static bool reads_same(struct checker *c, const struct base *b)
 {
 	PN_ASSERT(b->nfates == c->w->dev.nunsynced);
@@ -940,7 +940,7 @@ static bool patches_find(struct checker *c, const struct base *b)
 		const struct pn_unsynced *u = &d->unsynced[i];
 		if (pn_device_fate_same(d, i, &c->ce.fates[i], &b->fates[i]) ||
 		    !patch_may(b, u->file, u->offset, u->len))
-			continue; /* D7: the images differ only inside the other writes */
+			continue; /* DV6: the images differ only inside the other writes */
 		both_images(c, b, u->file, u->offset, u->len); /* the write at once, then blocks */
 		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
 			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);

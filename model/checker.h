@@ -141,7 +141,7 @@ struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc);
 
 /* Derivation's test (docs/checker.md "Derived crash states"): whether the crash images of d
  * under fates a and under fates b hold the same bytes over every range of reads (sorted or
- * not). They can differ only inside unsynced writes whose fates differ (sim/device.h D7), so
+ * not). They can differ only inside unsynced writes whose fates differ (sim/device.h DV6), so
  * only the reads that meet one are compared. */
 bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
 			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n);

@@ -1,5 +1,5 @@
 /*
- * series.c: the time series of one simulated run (sim layer). See series.h (S1-S3).
+ * series.c: the time series of one simulated run (sim layer). See series.h (SE1-SE3).
  */
 #include "series.h"
 
@@ -24,7 +24,7 @@ void pn_series_init(struct pn_series *s, const struct pn_engine *e)
 	PN_ASSERT(s->seen_done <= s->seen_begun);
 }
 
-/* S1: keeps the samples at multiples of twice the stride (indexes 1, 3, 5, ...). */
+/* SE1: keeps the samples at multiples of twice the stride (indexes 1, 3, 5, ...). */
 static void halve_samples(struct pn_series *s)
 {
 	PN_ASSERT(s->n == PN_SERIES_CAP);
@@ -56,7 +56,7 @@ static void take_sample(struct pn_series *s, const struct pn_engine *e, uint64_t
 	v[PN_SC_CHECKPOINTS] = m->checkpoints;
 }
 
-/* The stride a sample is due under: as it will be after a halving (S1: multiples only). */
+/* The stride a sample is due under: as it will be after a halving (SE1: multiples only). */
 static uint64_t stride_due(const struct pn_series *s)
 {
 	return s->n == PN_SERIES_CAP ? 2 * s->every_events : s->every_events;
@@ -74,7 +74,7 @@ static void sample_due(struct pn_series *s, const struct pn_engine *e, uint64_t 
 	PN_ASSERT(s->next_at > events && s->next_at % stride == 0);
 }
 
-/* S3: adds the lowest-numbered pages that shifted, up to PN_SERIES_PAGES. */
+/* SE3: adds the lowest-numbered pages that shifted, up to PN_SERIES_PAGES. */
 static void choose_pages(struct pn_series *s, const struct pn_engine *e)
 {
 	uint32_t heap_pages = pn_engine_geometry(e).heap_pages;
@@ -91,7 +91,7 @@ static void choose_pages(struct pn_series *s, const struct pn_engine *e)
 	}
 }
 
-/* S2: keeps every second checkpoint held (numbers 1, 1 + 2 * ckpt_every, ...). */
+/* SE2: keeps every second checkpoint held (numbers 1, 1 + 2 * ckpt_every, ...). */
 static void halve_ckpts(struct pn_series *s)
 {
 	PN_ASSERT(s->nckpt == PN_SERIES_CKPT_CAP);

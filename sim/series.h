@@ -5,14 +5,14 @@
  *
  * It only reads the engine (after each event, pn_world_step) and never changes it, so a run
  * with a series is the same history as one without. Everything is bounded and deterministic:
- *   S1 Samples: one every `every_events` events (the event count a multiple of it), at most
+ *   SE1 Samples: one every `every_events` events (the event count a multiple of it), at most
  *      PN_SERIES_CAP. When full, every second sample is dropped (those left are the multiples
  *      of twice the stride) and the stride doubles: any run, of any length, keeps between
  *      PN_SERIES_CAP / 2 and PN_SERIES_CAP samples, the last one taken at the run's end
  *      (pn_series_finish) with the run's totals.
- *   S2 Checkpoints: every `ckpt_every`-th completed one (numbers 1, 1 + ckpt_every, ...), at
+ *   SE2 Checkpoints: every `ckpt_every`-th completed one (numbers 1, 1 + ckpt_every, ...), at
  *      most PN_SERIES_CKPT_CAP, halved and `ckpt_every` doubled the same way when full.
- *   S3 Generations (umbra, generations > 1): up to PN_SERIES_PAGES heap pages, chosen at a
+ *   SE3 Generations (umbra, generations > 1): up to PN_SERIES_PAGES heap pages, chosen at a
  *      checkpoint's end as the lowest-numbered pages not yet chosen whose active or baseline
  *      slot is not 0 (pages that shifted); a page chosen at checkpoint k reads
  *      PN_SERIES_UNKNOWN before k.
@@ -54,29 +54,29 @@ struct pn_series_ckpt {
 	uint64_t number; /* 1 = the run's first completed checkpoint */
 	uint64_t begin_ns, end_ns;
 	uint64_t wal_bytes, fpi_count, commits, shifts;             /* as of its end */
-	uint8_t active[PN_SERIES_PAGES], baseline[PN_SERIES_PAGES]; /* S3 */
+	uint8_t active[PN_SERIES_PAGES], baseline[PN_SERIES_PAGES]; /* SE3 */
 };
 
 struct pn_series {
 	uint32_t n;            /* samples held */
-	uint64_t every_events; /* S1 stride */
+	uint64_t every_events; /* SE1 stride */
 	uint64_t next_at;      /* the first multiple of the stride due after events_seen */
 	uint64_t events_seen;  /* the event count of the last pn_series_observe() */
 	uint64_t v[PN_SERIES_CAP][PN_SC_COUNT];
 	uint32_t nckpt;
-	uint64_t ckpt_every; /* S2 */
+	uint64_t ckpt_every; /* SE2 */
 	struct pn_series_ckpt ckpt[PN_SERIES_CKPT_CAP];
 	uint64_t seen_begun, seen_done, ckpt_done; /* what the engine showed at the last look */
 	uint64_t begin_ns[PN_SERIES_PENDING];      /* by checkpoint sequence number */
 	uint32_t generations;                      /* of the run (1 unless umbra) */
-	uint32_t npages;                           /* S3 pages chosen */
+	uint32_t npages;                           /* SE3 pages chosen */
 	uint32_t pages[PN_SERIES_PAGES];
 };
 
 void pn_series_init(struct pn_series *s, const struct pn_engine *e);
 /* After each event (events rising from call to call): a sample when the event count is a
- * multiple of the stride (S1), and the checkpoints that began or ended since the last call
- * (S2, S3). A call between samples compares events with next_at (no division). */
+ * multiple of the stride (SE1), and the checkpoints that began or ended since the last call
+ * (SE2, SE3). A call between samples compares events with next_at (no division). */
 void pn_series_observe(struct pn_series *s, const struct pn_engine *e, uint64_t now_ns,
 		       uint64_t events);
 /* Whether pn_series_observe() after event `events` would change anything, given the engine's

@@ -57,8 +57,9 @@ static void heap_insert(struct pn_world *w, struct pn_event ev)
 		sift_down(w, ev);
 		return;
 	}
-	if (w->heap_len == w->heap_cap) {
-		w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 256;
+	if (w->heap_len == w->heap_cap) { /* past the live bound: superseded wakes (world.h) */
+		PN_ASSERT(w->heap_cap < w->max_events && "the event heap outgrew the run's bound");
+		w->heap_cap = w->heap_cap ? 2 * w->heap_cap : 256;
 		w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap));
 		PN_ASSERT(w->heap != NULL);
 	}
@@ -287,7 +288,7 @@ static bool env_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t l
 	return true;
 }
 
-/* D12 (device.h): a data write's bytes go into half a slot of the device's pool. */
+/* CK4 (chunks.h): a data write's bytes go into half a slot of the device's pool. */
 static uint8_t *env_write_buf(void *ctx, const struct pn_io *io)
 {
 	struct pn_world *w = ctx;
@@ -311,17 +312,7 @@ static void env_submit(void *ctx, struct pn_io *io)
 		dispatch_later(w, io->index);
 		return;
 	}
-	if (w->aio_len == w->aio_cap) {
-		uint32_t ncap = w->aio_cap ? w->aio_cap * 2 : 64;
-		uint32_t *n = malloc(ncap * sizeof(uint32_t));
-		PN_ASSERT(n != NULL);
-		for (uint32_t i = 0; i < w->aio_len; i++)
-			n[i] = w->aio_pending[(w->aio_head + i) % w->aio_cap];
-		free(w->aio_pending);
-		w->aio_pending = n;
-		w->aio_head = 0;
-		w->aio_cap = ncap;
-	}
+	PN_ASSERT(w->aio_len < w->aio_cap); /* each waiting entry is another issued I/O */
 	w->aio_pending[(w->aio_head + w->aio_len++) % w->aio_cap] = io->index;
 }
 
@@ -348,11 +339,11 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 		/* before a lent half that the device does not take goes back */
 		hash_bytes(w, io->buf, io->len);
 		if (!io->lent) {
-			PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the engine's io->buf */
+			PN_ASSERT(!w->lent || !w->lent[index]); /* CK4: the engine's io->buf */
 			pn_device_write(&w->dev, io, w->events);
 			break;
 		}
-		PN_ASSERT(w->lent && w->lent[index]); /* D12: the device's, lent at issue */
+		PN_ASSERT(w->lent && w->lent[index]); /* CK4: the device's, lent at issue */
 		pn_device_write_lent(&w->dev, io, w->lent[index], w->events);
 		w->lent[index] = 0;
 		break;
@@ -370,7 +361,7 @@ static void on_dispatch(struct pn_world *w, uint32_t index)
 static void on_complete(struct pn_world *w, uint32_t index)
 {
 	struct pn_io *io = pn_engine_io(w->e, index);
-	PN_ASSERT(!w->lent || !w->lent[index]); /* D12: the device took the lent half */
+	PN_ASSERT(!w->lent || !w->lent[index]); /* CK4: the device took the lent half */
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
 	else if (io->op == PN_IO_FSYNC && !w->opt.choose)
@@ -493,14 +484,14 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 	pn_device_format_write(&((struct pn_world *)ctx)->dev, f, off, buf, len);
 }
 
-/* D8 (device.h): the data file's pages as formatting writes them, built when read. */
+/* CK3 (chunks.h): the data file's pages as formatting writes them, built when read. */
 static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
 {
 	PN_ASSERT(f == PN_FILE_DATA);
 	return pn_engine_lazy_read(((struct pn_world *)ctx)->e, off, len, out);
 }
 
-/* A fresh device: an untracked one (`run`) lazily (D8), unless the engine cannot. */
+/* A fresh device: an untracked one (`run`) lazily (CK3), unless the engine cannot. */
 static void format(struct pn_world *w)
 {
 	if (w->opt.wal_sink && !w->opt.track)
@@ -524,23 +515,31 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 	pn_prng_seed(&w->rng_sched, sc->seed, PN_STREAM_SCHEDULE, opt->schedule);
 	pn_prng_seed(&w->rng_io, sc->seed, PN_STREAM_IO, opt->schedule);
 	pn_device_init(&w->dev, opt->track, pn_scenario_atomic_unit(sc));
+	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
+	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
+	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* CK4: lazy devices */
+	w->fast = (struct pn_env_fast){
+		.write_buf = lend ? env_write_buf : NULL,
+		.read_summary = env_read_summary,
+		.wal_segment = env_wal_segment,
+		.wal_unread = opt->wal_unread,
+	};
 	struct pn_env env = {
 		.ctx = w,
 		.submit = env_submit,
 		.read_sync = env_read_sync,
-		.read_summary = env_read_summary,
 		.now_ns = env_now,
 		.schedule = env_schedule,
 		.random = env_random,
 		.wal_inserted = env_wal_inserted,
-		.wal_segment = env_wal_segment,
-		.wal_unread = opt->wal_unread,
+		.fast = opt->plain ? NULL : &w->fast,
 	};
-	/* W7: the WAL's bytes go nowhere and nothing (twin, oracle) looks at a record */
-	PN_ASSERT(!opt->wal_unread || (opt->wal_sink && !opt->track && !opt->twin));
-	bool lend = !from && !opt->track && !opt->eager && !opt->blank; /* D12: lazy devices */
-	if (lend)
-		env.write_buf = env_write_buf;
+	lend = lend && !opt->plain;
+	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
+				? sc->workload.script_len
+				: sc->workload.transactions *
+					  (sc->workload.pages_per_transaction + 1);
+	w->max_events = 20000ull * (work + 100) + 10000000ull;
 	w->e = pn_engine_new();
 	if (!pn_engine_init(w->e, sc, &env, from == NULL, pn_workload_of(sc), pn_protocol_of(sc))) {
 		snprintf(w->error, sizeof(w->error), "%s", pn_engine_error(w->e));
@@ -548,6 +547,14 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		w->e = NULL;
 		return false;
 	}
+	/* Sized up front: the AIO ring holds each issued I/O at most once, so the engine's I/O
+	 * count bounds it; the heap holds at most one event per I/O and one live wake per
+	 * process, plus the wakes a later, earlier wake superseded (popped when due). */
+	w->aio_cap = pn_engine_io_count(w->e);
+	w->aio_pending = malloc(w->aio_cap * sizeof(*w->aio_pending));
+	w->heap_cap = PN_MAX(w->heap_cap, pn_engine_io_count(w->e) + pn_engine_proc_count(w->e));
+	w->heap = realloc(w->heap, w->heap_cap * sizeof(*w->heap)); /* init may have pushed */
+	PN_ASSERT(w->aio_pending != NULL && w->heap != NULL);
 	w->fsync_of_io = calloc(pn_engine_io_count(w->e), sizeof(uint64_t));
 	w->lent = lend ? calloc(pn_engine_io_count(w->e), 1) : NULL;
 	PN_ASSERT(w->fsync_of_io != NULL && (w->lent || !lend));
@@ -555,11 +562,6 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 		pn_device_copy(from, &w->dev);
 	else if (!opt->blank)
 		format(w);
-	uint64_t work = sc->workload.kind == PN_WL_SCRIPT
-				? sc->workload.script_len
-				: sc->workload.transactions *
-					  (sc->workload.pages_per_transaction + 1);
-	w->max_events = 20000ull * (work + 100) + 10000000ull;
 	pn_assert_context(print_context, w);
 	return true;
 }
@@ -567,7 +569,7 @@ bool pn_world_init(struct pn_world *w, const struct pn_scenario *sc,
 void pn_world_free(struct pn_world *w)
 {
 	pn_assert_context(NULL, NULL);
-	if (w->lent) { /* D12: a write never dispatched gives its half back */
+	if (w->lent) { /* CK4: a write never dispatched gives its half back */
 		for (uint32_t i = 0; i < pn_engine_io_count(w->e); i++)
 			if (w->lent[i])
 				pn_device_lend_back(pn_engine_io(w->e, i)->buf, w->lent[i]);
@@ -864,7 +866,7 @@ static int sim_run(const struct pn_scenario *sc, struct pn_sim_result *out,
 		   struct pn_sim_wal_observer *obs)
 {
 	struct pn_world *w = calloc(1, sizeof(*w));
-	/* D9: a single run reads no WAL back unless a page server replays it (pushdown) */
+	/* DV7: a single run reads no WAL back unless a page server replays it (pushdown) */
 	struct pn_world_options opt = {.track = false,
 				       .check_each_event = true,
 				       .twin = twin,

@@ -92,9 +92,10 @@ struct pn_world_options {
 	uint32_t schedule;          /* schedule variation index (schedules.runs) */
 	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
 	bool blank;      /* leave the device empty: the caller fills it (a crash image) */
-	bool eager;      /* format every page up front even when untracked (D8 off) */
-	bool wal_sink;   /* untracked: keep none of the WAL's bytes (D9; nothing reads it) */
+	bool eager;      /* format every page up front even when untracked (CK3 off) */
+	bool wal_sink;   /* untracked: keep none of the WAL's bytes (DV7; nothing reads it) */
 	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W7); no on_wal */
+	bool plain;      /* fill no env extension (env.h pn_env_fast): the engine's fallbacks */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
 };
@@ -102,21 +103,25 @@ struct pn_world_options {
 struct pn_world {
 	const struct pn_scenario *sc;
 	struct pn_world_options opt;
-	struct pn_engine *e; /* opaque here: the engine's accessors (engine.h) */
+	struct pn_engine *e;     /* opaque here: the engine's accessors (engine.h) */
+	struct pn_env_fast fast; /* the seam's extension the engine points at (opt.plain: none) */
 	struct pn_device dev;
 	struct pn_prng rng_workload, rng_sched, rng_io;
 	uint64_t now;
 	uint64_t events; /* events processed */
 	uint64_t seq;
 	struct pn_event *heap;
-	uint32_t heap_len, heap_cap;
-	bool top_open;         /* heap[0] is the running event's, taken by the event's first push */
-	uint32_t *aio_pending; /* I/O indexes waiting for a queue slot (FIFO ring) */
+	uint32_t heap_len, heap_cap; /* heap_cap from init: one event per I/O and process; past it
+				      * only superseded wakes, and never past max_events (asserted) */
+	bool top_open; /* heap[0] is the running event's, taken by the event's first push */
+	/* I/O indexes waiting for a queue slot (FIFO ring): aio_cap, the engine's I/O count, at
+	 * init; each waiting I/O is another one, so it never grows (asserted) */
+	uint32_t *aio_pending;
 	uint32_t aio_head, aio_len, aio_cap;
 	uint32_t aio_inflight;
 	uint64_t last_completion; /* FIFO completion when reorder is off */
 	uint64_t *fsync_of_io;    /* the device's name for each in-flight fsync */
-	uint8_t *lent; /* D12: each I/O's lent half (pn_chunk.half), 0: none; NULL: no lending */
+	uint8_t *lent; /* CK4: each I/O's lent half (pn_chunk.half), 0: none; NULL: no lending */
 	uint64_t max_events;
 	struct pn_trace_entry trace[PN_TRACE_LEN];
 	/* Observer of every WAL record inserted (the checker's oracle). */
@@ -132,7 +137,7 @@ struct pn_world {
 	uint8_t *fp_page; /* fingerprint scratch: one page */
 	/* The durable image's history by content (opt.choose set): a hash chained over every
 	 * change to dur, each fsync completion that changed it (the unsynced writes before and
-	 * after, by file, place and bytes; a WAL segment created or removed is not one: D3 in
+	 * after, by file, place and bytes; a WAL segment created or removed is not one: DV3 in
 	 * device.h). Two runs of one scenario with equal chains hold equal durable images,
 	 * whatever their schedules. */
 	uint64_t dur_chain;

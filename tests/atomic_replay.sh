@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# atomic_replay.sh: the atomic unit decides which tears exist (sim/device.h D5; CTest label
+# atomic_replay.sh: the atomic unit decides which tears exist (sim/device.h DV4; CTest label
 # scenario). Usage: atomic_replay.sh PENUMBRA_BINARY SOURCE_DIR.
 #   1. docs/umbra-traces/nofpw-atomic-4096.trace.yaml (nofpw, crash.atomic_unit 4096, a page
 #      write torn at its 4 KiB middle) replays its violation: exit 1;

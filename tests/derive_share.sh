@@ -3,7 +3,7 @@
 # every scenario checked (CTest label cli; docs/checker.md "Derived crash states"). A count,
 # not a timing: the same on every machine. Guards a fast path whose loss no other test sees
 # (derive_same and cross_check only show that derived states are judged right), such as
-# doublewrite's summarized reads (sim/device.h D10). Usage:
+# doublewrite's summarized reads (sim/device.h DV8). Usage:
 #   derive_share.sh PENUMBRA_BINARY MIN_PERCENT CHECK_ARG...
 set -u
 . "$(dirname "$0")/same_lib.sh"

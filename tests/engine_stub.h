@@ -72,18 +72,6 @@ static inline bool stub_read(void *ctx, enum pn_file f, uint64_t off, uint32_t l
 	return true;
 }
 
-/* read_summary (D10): the summary of what read_sync would read */
-static inline bool stub_read_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
-				     const struct pn_summary *s, struct pn_summary_value *out)
-{
-	(void)ctx;
-	ck_assert_int_lt(f, PN_FILE_COUNT);
-	if (!stub.files[f] || off + len > stub.file_len[f])
-		return false;
-	*out = s->fn(stub.files[f] + off, len, s->arg);
-	return true;
-}
-
 static inline unsigned stub_decide(const struct pn_proto_ctx *c, enum pn_block_use use, bool before)
 {
 	(void)c;
@@ -107,8 +95,7 @@ static inline void stub_open(uint32_t nios)
 	struct pn_env env = {.submit = stub_submit,
 			     .now_ns = stub_now,
 			     .schedule = stub_schedule,
-			     .read_sync = stub_read,
-			     .read_summary = stub_read_summary};
+			     .read_sync = stub_read}; /* no extension: the engine's fallbacks */
 	ck_assert(pn_svc_init(&stub.svc, &env, nios, 2 * STUB_PS, STUB_PROCS));
 	ck_assert(pn_wal_init(&stub.wal, &stub.sc, &stub.svc, &stub.m, 42, STUB_PROCS));
 	pn_wal_set_redo(&stub.wal, pn_wal_insert_start(&stub.wal));

@@ -1,6 +1,6 @@
 /*
  * test_series.c: Check suite for a run's time series (sim/series.c; label unit): the bounds
- * S1-S3 hold on a fake engine driven for many events and checkpoints, and on real runs the
+ * SE1-SE3 hold on a fake engine driven for many events and checkpoints, and on real runs the
  * series agrees with the run's own metrics (its last sample is the totals, a checkpoint mark
  * per completed checkpoint, Umbra's sampled pages hold slots of the run).
  */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* S1: halving keeps the multiples of the stride, bounded, at any length. */
+/* SE1: halving keeps the multiples of the stride, bounded, at any length. */
 START_TEST(test_samples_bounded)
 {
 	struct pn_engine *e = calloc(1, sizeof(*e));
@@ -45,7 +45,7 @@ START_TEST(test_samples_bounded)
 }
 END_TEST
 
-/* S1 with event counts that skip (pn_series_observe compares with next_at between samples):
+/* SE1 with event counts that skip (pn_series_observe compares with next_at between samples):
  * the samples are exactly the ones the rule picks, each count tested against the stride as
  * it is at that call, as a model that divides at every call computes them. */
 START_TEST(test_samples_skipping_counts)
@@ -111,7 +111,7 @@ START_TEST(test_due_skips_only_no_ops)
 }
 END_TEST
 
-/* S2: checkpoints 1, 1 + k, 1 + 2k, ... with k doubling, at most PN_SERIES_CKPT_CAP. */
+/* SE2: checkpoints 1, 1 + k, 1 + 2k, ... with k doubling, at most PN_SERIES_CKPT_CAP. */
 START_TEST(test_checkpoints_bounded)
 {
 	struct pn_engine *e = calloc(1, sizeof(*e));

@@ -2,7 +2,9 @@
  * test_services.c: the engine's services (src/engine/services.c) through their own interface,
  * with a stub environment that records what the engine asks of the world: the I/O life and
  * its legal edges (S1-S3), completions through io->done with the issuer's ctx, wakes and
- * their tokens, the first violation (S4).
+ * their tokens, the first violation (S4); the seam's extension (env.h pn_env_fast) and the
+ * fallbacks a caller takes without one: a summarized read through read_sync, a write into the
+ * engine's own buffer.
  */
 #include "services.h"
 
@@ -240,6 +242,118 @@ START_TEST(test_violation_first_wins)
 }
 END_TEST
 
+/* ---- the extension and its fallbacks ---- */
+
+static uint8_t file_bytes[256]; /* what the stubs' file holds */
+static uint32_t fast_calls;
+
+static bool stub_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
+{
+	(void)ctx;
+	ck_assert_int_eq(f, PN_FILE_WAL);
+	if (off + len > sizeof(file_bytes))
+		return false;
+	memcpy(out, file_bytes + off, len);
+	return true;
+}
+
+static bool stub_fast_summary(void *ctx, enum pn_file f, uint64_t off, uint32_t len,
+			      const struct pn_summary *s, struct pn_summary_value *out)
+{
+	uint8_t buf[sizeof(file_bytes)];
+	fast_calls++;
+	if (!stub_read(ctx, f, off, len, buf))
+		return false;
+	*out = s->fn(buf, len, s->arg);
+	return true;
+}
+
+static uint8_t lent_bytes[64];
+static uint8_t *stub_write_buf(void *ctx, const struct pn_io *io)
+{
+	(void)ctx;
+	fast_calls++;
+	return io->len <= sizeof(lent_bytes) ? lent_bytes : NULL;
+}
+
+/* The sum of the bytes, plus arg[0]. */
+static struct pn_summary_value byte_sum(const uint8_t *bytes, uint32_t len, const uint64_t *arg)
+{
+	struct pn_summary_value v = {{arg[0], len}};
+	for (uint32_t i = 0; i < len; i++)
+		v.v[0] += bytes[i];
+	return v;
+}
+
+/* A services table over the stubs, with the extension fast (NULL: none). */
+static void open_with(struct pn_services *s, const struct pn_env_fast *fast)
+{
+	struct pn_env env = {.ctx = &stub,
+			     .submit = stub_submit,
+			     .now_ns = stub_now,
+			     .schedule = stub_schedule,
+			     .read_sync = stub_read,
+			     .fast = fast};
+	ck_assert(pn_svc_init(s, &env, 4, 64, 3));
+}
+
+/* A summarized read gives the same value with the extension's read_summary and without it
+ * (read_sync into the engine's buffer, then the summary), and fails alike past the end. */
+START_TEST(test_read_summary_fallback)
+{
+	for (uint32_t i = 0; i < sizeof(file_bytes); i++)
+		file_bytes[i] = (uint8_t)(i * 7 + 3);
+	static const struct pn_env_fast fast = {.read_summary = stub_fast_summary};
+	struct pn_services plain, quick;
+	open_with(&plain, NULL);
+	open_with(&quick, &fast);
+	ck_assert_ptr_nonnull(plain.summary_buf); /* the fallback's bytes, up front */
+	ck_assert_ptr_null(quick.summary_buf);
+	struct pn_summary s = {.fn = byte_sum, .arg = {1000}};
+	fast_calls = 0;
+	for (uint32_t off = 0; off < 200; off += 37) {
+		struct pn_summary_value a = {{0}}, b = {{0}};
+		ck_assert(pn_svc_read_summary(&plain, PN_FILE_WAL, off, 56, &s, &a));
+		ck_assert(pn_svc_read_summary(&quick, PN_FILE_WAL, off, 56, &s, &b));
+		ck_assert_uint_eq(a.v[0], b.v[0]);
+		ck_assert_uint_eq(a.v[1], 56);
+		ck_assert_uint_gt(a.v[0], 1000);
+	}
+	ck_assert_uint_eq(fast_calls, 6); /* the extension was used where there was one */
+	struct pn_summary_value v = {{7, 7}};
+	ck_assert(!pn_svc_read_summary(&plain, PN_FILE_WAL, 250, 56, &s, &v));
+	ck_assert(!pn_svc_read_summary(&quick, PN_FILE_WAL, 250, 56, &s, &v));
+	ck_assert_uint_eq(v.v[0], 7); /* a failed read leaves the value */
+	pn_svc_free(&plain);
+	pn_svc_free(&quick);
+}
+END_TEST
+
+/* A write's buffer is the extension's lent memory when it gives some, else (no extension, no
+ * write_buf, or a NULL answer, or a late-bound offset) the engine's own io->buf. */
+START_TEST(test_write_buf_fallback)
+{
+	static const struct pn_env_fast none = {0}, lend = {.write_buf = stub_write_buf};
+	const struct pn_env_fast *fasts[3] = {NULL, &none, &lend};
+	for (int k = 0; k < 3; k++) {
+		struct pn_services s;
+		open_with(&s, fasts[k]);
+		for (uint32_t len = 32; len <= 128; len *= 4) {
+			struct pn_io *io = pn_io_get(&s);
+			uint8_t *own = io->buf;
+			io->op = PN_IO_WRITE;
+			io->len = len;
+			bool lent = k == 2 && len <= sizeof(lent_bytes);
+			ck_assert_ptr_eq(pn_io_buffer(&s, io), lent ? lent_bytes : own);
+			ck_assert(io->lent == lent);
+			io->buf = own; /* back to the engine's, to be freed with the table */
+			io->lent = false;
+		}
+		pn_svc_free(&s);
+	}
+}
+END_TEST
+
 START_TEST(test_names)
 {
 	ck_assert_str_eq(pn_io_why_name(PN_WHY_CKPT), "checkpoint");
@@ -267,6 +381,8 @@ static Suite *services_suite(void)
 	tcase_add_test(rest, test_wake_tokens);
 	tcase_add_test(rest, test_violation_first_wins);
 	tcase_add_test(rest, test_names);
+	tcase_add_test(rest, test_read_summary_fallback);
+	tcase_add_test(rest, test_write_buf_fallback);
 	suite_add_tcase(s, io);
 	suite_add_tcase(s, rest);
 	return s;

@@ -97,14 +97,15 @@ static void setup_env(bool unread)
 	sc.storage.wal_segment_size = SEG;
 	sc.checkpoint.max_wal_size = 4ull * SEG;
 	sc.checkpoint.completion_target = 0.5;
+	static struct pn_env_fast fast;
+	fast = (struct pn_env_fast){.wal_segment = stub_segment, .wal_unread = unread};
 	struct pn_env env = {.ctx = &stub,
 			     .submit = stub_submit,
 			     .now_ns = stub_now,
 			     .schedule = stub_schedule,
 			     .read_sync = stub_read,
 			     .wal_inserted = stub_inserted,
-			     .wal_segment = stub_segment,
-			     .wal_unread = unread};
+			     .fast = &fast};
 	ck_assert(pn_svc_init(&svc, &env, 64, 2 * sc.storage.page_size, 4));
 	ck_assert(pn_wal_init(&wal, &sc, &svc, &m, 42, 4));
 	pn_wal_on_segments(&wal, segments_due, NULL);

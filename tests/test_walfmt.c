@@ -1229,7 +1229,7 @@ START_TEST(test_end_record_header_errors)
 }
 END_TEST
 
-/* In parts, the reader reads no byte of a record that is not valid (D10): it ends the WAL on
+/* In parts, the reader reads no byte of a record that is not valid (DV8): it ends the WAL on
  * a summary of the bytes, equal for two different tears of the same record, in a page or
  * across pages. */
 START_TEST(test_parts_tail_summarized)

@@ -109,13 +109,14 @@ struct pn_io {
 	pn_lsn lsn;        /* WAL: the flush target this write serves; data: page LSN */
 	uint32_t aux;      /* per-why detail */
 	bool keep;         /* set by a done callback: the engine frees it later itself */
-	bool lent;         /* buf is the environment's (pn_env write_buf), not the engine's */
+	bool lent;         /* buf is the environment's (pn_env_fast write_buf), not the engine's */
 };
 
-/* A summarized read (sim/device.h D10): what a caller that needs only a summary of some bytes
- * asks for instead of the bytes. fn is a pure function of the bytes (len of them) and arg,
- * which stay in the summary by value, so that the same summary can be taken again over
- * other bytes (the checker's derivation, over another crash image). */
+/* A summarized read (the extension's read_summary): what a caller that
+ * needs only a summary of some bytes asks for instead of the bytes. fn is a pure function of
+ * the bytes (len of them) and arg, which stay in the summary by value, so that the same
+ * summary can be taken again over other bytes (the checker's derivation, over another crash
+ * image). */
 #define PN_SUMMARY_ARGS 3u
 struct pn_summary_value {
 	uint64_t v[2];
@@ -125,24 +126,43 @@ struct pn_summary {
 	uint64_t arg[PN_SUMMARY_ARGS];
 };
 
+/*
+ * The seam's one optional extension: what a backend can do better than the plain operations
+ * say, each with the plain behaviour a caller falls back to when the backend has none (the
+ * real-disk backend has none: env.fast NULL). No result may depend on whether a backend
+ * fills it: only memory and time do.
+ */
+struct pn_env_fast {
+	/* Memory for the bytes of data write io (not yet issued, its offset bound), which the
+	 * environment owns from then on and takes them from at dispatch (the simulator: half a
+	 * slot of its device's chunk pool). The engine fills it and reads it
+	 * no more. Fallback (NULL, or a NULL return): the engine's own io->buf. */
+	uint8_t *(*write_buf)(void *ctx, const struct pn_io *io);
+	/* Synchronous summarized read: reads [offset, offset + len) of file into the backend's
+	 * own buffer and sets *out to s->fn of those bytes; the caller never sees them (the
+	 * simulator logs the read as a summary for the checker's derivation). Fallback:
+	 * read_sync into the engine's buffer, then s->fn (pn_svc_read_summary). */
+	bool (*read_summary)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
+			     const struct pn_summary *s, struct pn_summary_value *out);
+	/* The life of the WAL file's bytes [offset, offset + len), one segment's slot, as
+	 * PostgreSQL's RemoveOldXlogFiles and XLogFileInit see it (wal.c W6). remove: no reader
+	 * will need them again (the simulator frees them, and a read of them is a broken
+	 * invariant); !remove: a removed slot becomes a new segment that reads as zeros.
+	 * Fallback: nothing; the bytes stay in the file, as recycled segments' do. */
+	void (*wal_segment)(void *ctx, uint64_t offset, uint64_t len, bool remove);
+	/* No one will read the WAL's bytes (the device keeps none of them, and wal_inserted
+	 * shows no record to anyone): the engine builds none (wal.c W7); a WAL write's buffer is
+	 * then NULL. The simulator's single run only. Fallback (false): the engine builds them. */
+	bool wal_unread;
+};
+
 struct pn_env {
 	void *ctx;
 	/* Hands an issued I/O to the world; it calls pn_engine_io_done() later. */
 	void (*submit)(void *ctx, struct pn_io *io);
-	/* Optional: memory for the bytes of data write io (not yet issued, its offset bound),
-	 * which the environment owns from then on and takes them from at dispatch (the
-	 * simulator: half a slot of the device's chunk pool, installed as the chunk's bytes,
-	 * sim/device.h D12). The engine fills it and reads it no more. NULL, or a NULL return:
-	 * the engine's own io->buf. */
-	uint8_t *(*write_buf)(void *ctx, const struct pn_io *io);
 	/* Synchronous read, for recovery's start-up reads (control file, WAL, selector). */
 	bool (*read_sync)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
 			  uint8_t *out);
-	/* Synchronous summarized read (D10): reads [offset, offset + len) of file into the
-	 * backend's own buffer and sets *out to s->fn of those bytes; the caller never sees them
-	 * (a caller that needs bytes reads them with read_sync). */
-	bool (*read_summary)(void *ctx, enum pn_file file, uint64_t offset, uint32_t len,
-			     const struct pn_summary *s, struct pn_summary_value *out);
 	/* Now, in nanoseconds (virtual in the simulator). */
 	uint64_t (*now_ns)(void *ctx);
 	/* Call pn_engine_fire(e, proc, token) after about delay_ns (the world may add jitter). */
@@ -151,16 +171,16 @@ struct pn_env {
 	uint64_t (*random)(void *ctx);
 	/* Optional observer: every record as inserted (the checker's oracle reads these). */
 	void (*wal_inserted)(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end);
-	/* Optional: the life of the WAL file's bytes [offset, offset + len), one segment's slot,
-	 * as PostgreSQL's RemoveOldXlogFiles and XLogFileInit see it (wal.c, W6). remove: no
-	 * reader will need them again (the simulator frees them, and a read of them is a broken
-	 * invariant); !remove: a removed slot becomes a new segment that reads as zeros. NULL
-	 * (the real-disk backend): the bytes stay in the file, as recycled segments' do. */
-	void (*wal_segment)(void *ctx, uint64_t offset, uint64_t len, bool remove);
-	/* No one will read the WAL's bytes (the device keeps none of them, and wal_inserted
-	 * shows no record to anyone): the engine builds none (wal.c W7); a WAL write's buffer is
-	 * then NULL. The simulator's single run only; the real disk never sets it. */
-	bool wal_unread;
+	/* The optional extension, or NULL; it must outlive the engine (the engine keeps the
+	 * pointer). Read it through pn_env_fast(). */
+	const struct pn_env_fast *fast;
 };
+
+/* env's extension, or one with no operation (every caller's fallback) when it has none. */
+static inline const struct pn_env_fast *pn_env_fast(const struct pn_env *env)
+{
+	static const struct pn_env_fast none = {0};
+	return env->fast ? env->fast : &none;
+}
 
 #endif

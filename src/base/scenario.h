@@ -290,7 +290,7 @@ void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
-/* The simulated device's atomic write unit (sim/device.h D5): crash.atomic_unit when given,
+/* The simulated device's atomic write unit (sim/device.h DV4): crash.atomic_unit when given,
  * else storage.sector_size. */
 uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s);
 /* crash.torn_writes when given, else 1. */

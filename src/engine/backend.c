@@ -171,9 +171,8 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 	bool unlogged_hint = p->op.op == PN_OP_HINT && !p->decided_image && !p->decided_shift;
 	uint8_t *before = NULL; /* l4 hint delta: the page before the hint */
 	if (p->op.op == PN_OP_HINT && !unlogged_hint && bk->cl->proto->hint_delta)
-		before = memcpy(bk->cl->svc->io_bufs +
-					((size_t)bk->cl->svc->nios * 2u + 2u) * bk->cl->page_size,
-				page, bk->cl->page_size);
+		before = memcpy(pn_svc_scratch(bk->cl->svc, PN_SCRATCH_HINT_BEFORE), page,
+				bk->cl->page_size);
 	if (p->op.op == PN_OP_HINT)
 		pn_page_set_hint(page, p->item);
 	if (unlogged_hint) {

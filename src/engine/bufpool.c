@@ -33,7 +33,7 @@
  *      The checkpointer comes back to its frame (its scan stays); an evicting backend to
  *      its victim (b->victims[proc]); the background writer never waits (no hold).
  *   B8 a read whose bytes the lazy builder made, a whole page (pn_buf_note_built: a
- *      device chunk never written, sim/device.h D8), is not verified: the builder sets the
+ *      device chunk never written, sim/chunks.h CK3), is not verified: the builder sets the
  *      checksum of exactly those bytes and nothing changes a frame while its read is in
  *      flight, so the verification cannot fail. Release builds skip it (it was a tenth of
  *      `run`'s instructions); every other build asserts that it passes.
@@ -483,8 +483,7 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 			return PN_WRITE_WAL;
 		}
 	}
-	uint8_t *img = b->h.svc->io_bufs +
-		       (size_t)b->h.svc->nios * 2u * b->h.page_size; /* spare buffer */
+	uint8_t *img = pn_svc_scratch(b->h.svc, PN_SCRATCH_WRITE_IMAGE);
 	if (b->h.proto->write_reserve && !b->h.proto->write_reserve(b->h.pctx, frame, why))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);

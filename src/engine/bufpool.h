@@ -115,7 +115,7 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 				 enum pn_io_why why, uint32_t proc, const uint8_t *image,
 				 pn_lsn lsn, const struct pn_io_then *then);
 uint8_t *pn_frame_page(struct pn_bufpool *b, uint32_t frame);
-/* `page` (page_size bytes) now holds a page as the lazy builder makes it (sim/device.h D8:
+/* `page` (page_size bytes) now holds a page as the lazy builder makes it (sim/chunks.h CK3:
  * the formatted page, checksum set, a pure function of its number): if it is the frame of a
  * read in flight, its read's verification is skipped (B8). */
 void pn_buf_note_built(struct pn_bufpool *b, const uint8_t *page);

@@ -84,7 +84,7 @@ struct pn_client_ops {
 	void (*page_init)(const void *state, uint32_t page, uint8_t *bytes);
 	/* The bytes page_init gave at format time, from the page number alone, at any time
 	 * later (whatever the run has changed in state since): NULL when the row cannot, and
-	 * then the device is formatted up front (sim/device.h D8). */
+	 * then the device is formatted up front (sim/chunks.h CK3). */
 	void (*page_init_fixed)(const void *state, uint32_t page, uint8_t *bytes);
 	/* The next operation of client c; for PN_OP_CHANGE the change goes to
 	 * *pn_client_change_slot(c). */

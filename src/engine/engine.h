@@ -130,7 +130,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 		    const struct pn_protocol_ops *proto);
 void pn_engine_free(struct pn_engine *e);
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx);
-/* D8 (sim/device.h): the end of the data file pn_engine_format's pages fill, when a device
+/* CK3 (sim/chunks.h): the end of the data file pn_engine_format's pages fill, when a device
  * may build them on read instead (pn_engine_lazy_read); 0 when the workload cannot build a
  * page from its number alone (client.h page_init_fixed) or the protocol places or formats
  * the pages itself: then pn_engine_format it is. */

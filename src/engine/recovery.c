@@ -57,7 +57,7 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 					pn_wal_file_offset(rv->h.wal, addr), PN_XLOG_BLCKSZ, out);
 }
 
-/* Parts of a page and summaries of them (D10): the bytes past the last valid record are
+/* Parts of a page and summaries of them (DV8): the bytes past the last valid record are
  * summarized, never read (walfmt.h pn_wal_reader_parts). */
 static bool wal_part_cb(void *arg, pn_lsn addr, uint32_t len, uint8_t *out)
 {
@@ -70,8 +70,8 @@ static bool wal_summary_cb(void *arg, pn_lsn addr, uint32_t len, const struct pn
 			   struct pn_summary_value *out)
 {
 	struct pn_recovery *rv = arg;
-	return rv->h.svc->env.read_summary(rv->h.svc->env.ctx, PN_FILE_WAL,
-					   pn_wal_file_offset(rv->h.wal, addr), len, s, out);
+	return pn_svc_read_summary(rv->h.svc, PN_FILE_WAL, pn_wal_file_offset(rv->h.wal, addr), len,
+				   s, out);
 }
 
 /* The startup process's states (procs.h's enum, the numbers the world's trace shows):

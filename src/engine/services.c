@@ -11,6 +11,7 @@
  *   S4 The first violation is the one reported: failed is set once and never cleared.
  */
 #include "services.h"
+#include "walfmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,11 @@ bool pn_svc_init(struct pn_services *s, const struct pn_env *env, uint32_t nios,
 	s->io_free = malloc(sizeof(uint32_t) * nios);
 	s->nwakes = nwakes;
 	s->wakes = calloc(PN_MAX(nwakes, 1u), sizeof(*s->wakes));
-	if (!s->ios || !s->io_bufs || !s->io_free || !s->wakes)
+	s->summary_cap = PN_MAX(io_buf_bytes, PN_XLOG_BLCKSZ); /* a page, a WAL page, a dw entry */
+	if (!pn_env_fast(env)->read_summary) /* the fallback's bytes, allocated up front */
+		s->summary_buf = malloc(s->summary_cap);
+	if (!s->ios || !s->io_bufs || !s->io_free || !s->wakes ||
+	    (!pn_env_fast(env)->read_summary && !s->summary_buf))
 		return false;
 	return true;
 }
@@ -58,6 +63,8 @@ void pn_svc_free(struct pn_services *s)
 	free(s->io_bufs);
 	free(s->io_free);
 	free(s->wakes);
+	free(s->summary_buf);
+	s->summary_buf = NULL;
 	s->ios = NULL;
 	s->io_bufs = NULL;
 	s->io_free = NULL;
@@ -156,6 +163,20 @@ bool pn_io_all_free(const struct pn_services *s)
 }
 
 uint64_t pn_svc_now(const struct pn_services *s) { return s->env.now_ns(s->env.ctx); }
+
+bool pn_svc_read_summary(struct pn_services *s, enum pn_file f, uint64_t off, uint32_t len,
+			 const struct pn_summary *sum, struct pn_summary_value *out)
+{
+	PN_ASSERT(sum->fn != NULL && len > 0);
+	const struct pn_env_fast *fast = pn_env_fast(&s->env);
+	if (fast->read_summary)
+		return fast->read_summary(s->env.ctx, f, off, len, sum, out);
+	PN_ASSERT(s->summary_buf != NULL && len <= s->summary_cap);
+	if (!s->env.read_sync(s->env.ctx, f, off, len, s->summary_buf))
+		return false;
+	*out = sum->fn(s->summary_buf, len, sum->arg);
+	return true;
+}
 
 void pn_svc_wake(struct pn_services *s, uint32_t proc, uint64_t delay_ns)
 {

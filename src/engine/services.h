@@ -62,8 +62,10 @@ struct pn_services {
 	uint8_t *io_bufs;
 	uint32_t io_buf_bytes;
 	uint32_t nios, *io_free, io_free_len;
-	uint32_t io_high;    /* 1 + the highest index pn_io_get() has handed out */
-	uint32_t check_next; /* pn_svc_check()'s rotation, over [0, io_high) */
+	uint32_t io_high;     /* 1 + the highest index pn_io_get() has handed out */
+	uint8_t *summary_buf; /* pn_svc_read_summary's bytes when env has no read_summary */
+	uint32_t summary_cap; /* the most bytes a summarized read takes */
+	uint32_t check_next;  /* pn_svc_check()'s rotation, over [0, io_high) */
 	/* wakes, one per process */
 	struct pn_wake *wakes;
 	uint32_t nwakes;
@@ -84,17 +86,29 @@ void pn_svc_check(struct pn_services *s);
 struct pn_io *pn_io_get(struct pn_services *s);
 void pn_io_issue(struct pn_services *s, struct pn_io *io);
 /* The buffer a write's len bytes go in, before pn_io_issue: memory the environment lends
- * (env.h write_buf; io->lent set, the engine reads it no more) when the offset is bound
- * (no io->bind) and it gives some, else the engine's io->buf. Called once a write. */
+ * (env.h pn_env_fast write_buf; io->lent set, the engine reads it no more) when the offset is
+ * bound (no io->bind) and it gives some, else the engine's io->buf. Called once a write. */
 static inline uint8_t *pn_io_buffer(struct pn_services *s, struct pn_io *io)
 {
 	PN_ASSERT(!io->lent);
-	uint8_t *lent = s->env.write_buf && !io->bind ? s->env.write_buf(s->env.ctx, io) : NULL;
+	const struct pn_env_fast *fast = pn_env_fast(&s->env);
+	uint8_t *lent = fast->write_buf && !io->bind ? fast->write_buf(s->env.ctx, io) : NULL;
 	if (lent) {
 		io->buf = lent;
 		io->lent = true;
 	}
 	return io->buf;
+}
+/* The two scratch buffers past the I/O table's (pn_svc_init's spares, io_buf_bytes each), by
+ * what each holds, so that no two users share one. */
+enum pn_scratch {
+	PN_SCRATCH_WRITE_IMAGE, /* bufpool.c: a page's image before its write is chosen */
+	PN_SCRATCH_HINT_BEFORE, /* backend.c: a page before a logged hint (its delta) */
+};
+static inline uint8_t *pn_svc_scratch(struct pn_services *s, enum pn_scratch which)
+{
+	PN_ASSERT(which == PN_SCRATCH_WRITE_IMAGE || which == PN_SCRATCH_HINT_BEFORE);
+	return s->io_bufs + (size_t)(s->nios + (uint32_t)which) * s->io_buf_bytes;
 }
 /* Copies a write's len bytes into its buffer (pn_io_buffer). */
 static inline void pn_io_fill(struct pn_services *s, struct pn_io *io, const uint8_t *bytes)
@@ -121,6 +135,11 @@ uint32_t pn_io_free_count(const struct pn_services *s);
 bool pn_io_all_free(const struct pn_services *s);
 
 uint64_t pn_svc_now(const struct pn_services *s);
+/* The summary s of [off, off + len) of file f (len at most summary_cap): the extension's
+ * read_summary, or its fallback, read_sync into the engine's own buffer and s->fn of it.
+ * False when the read fails (*out untouched). */
+bool pn_svc_read_summary(struct pn_services *s, enum pn_file f, uint64_t off, uint32_t len,
+			 const struct pn_summary *sum, struct pn_summary_value *out);
 /* Asks the world to run proc after about delay_ns; an earlier pending wake stands. */
 void pn_svc_wake(struct pn_services *s, uint32_t proc, uint64_t delay_ns);
 uint64_t pn_svc_wake_token(const struct pn_services *s, uint32_t proc);

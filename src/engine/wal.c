@@ -21,15 +21,15 @@
  *      longer than the ring gets none PostgreSQL would not take).
  *   W6 Segment life, as PostgreSQL's RemoveOldXlogFiles and XLogFileInit: when keep_from
  *      passes a segment (a checkpoint completed, or the page server's horizon moved), its
- *      slot is removed through env.wal_segment (the simulated device frees it; reading it
- *      again is a broken invariant); when the insert position enters segment n, the slot of
- *      n + 1 is created, so that recovery may look past the end of the WAL into it. So the
- *      device holds the WAL from keep_from's segment to the insert position's, plus one
- *      segment, whatever the ring's size (max_wal_size).
+ *      slot is removed through env.fast->wal_segment (the simulated device frees it;
+ *      reading it again is a broken invariant); when the insert position enters segment
+ *      n, the slot of n + 1 is created, so that recovery may look past the end of the WAL
+ *      into it. So the device holds the WAL from keep_from's segment to the insert
+ *      position's, plus one segment, whatever the ring's size (max_wal_size).
  *
- *   W7 WAL no one reads (env.wal_unread: the simulator's single run, whose device keeps none
- *      of the WAL (sim/device.h D9) and where no observer, twin or page server sees a
- *      record): an insert lays out positions, sizes and counts as always but builds no
+ *   W7 WAL no one reads (env.fast->wal_unread: the simulator's single run, whose device
+ *      keeps none of the WAL (sim/device.h DV7) and where no observer, twin or page server
+ *      sees a record): an insert lays out positions, sizes and counts as always but builds no
  *      bytes (no encoding, no CRC, no copy into the ring, no page header), and a flush
  *      writes the same ranges with no buffer (NULL). Every decision the engine takes
  *      depends on lengths and positions only, so every event, metric and output is the
@@ -134,9 +134,9 @@ static uint32_t checkpoint_segments(const struct pn_scenario *sc, uint32_t seg_s
 static void segment_life(struct pn_wal *w, uint64_t segno, bool remove)
 {
 	const struct pn_env *env = &w->svc->env;
-	if (env->wal_segment)
-		env->wal_segment(env->ctx, pn_wal_file_offset(w, segno * w->seg_size), w->seg_size,
-				 remove);
+	if (pn_env_fast(env)->wal_segment)
+		pn_env_fast(env)->wal_segment(env->ctx, pn_wal_file_offset(w, segno * w->seg_size),
+					      w->seg_size, remove);
 }
 
 /* W6: removes the slots of the segments keep_from has passed, while they are still theirs
@@ -202,7 +202,7 @@ bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_servi
 	memset(w, 0, sizeof(*w));
 	w->svc = svc;
 	w->m = m;
-	w->unread = svc->env.wal_unread;
+	w->unread = pn_env_fast(&svc->env)->wal_unread;
 	w->sysid = sysid;
 	w->page_size = sc->storage.page_size;
 	w->nwaiters = nprocs;

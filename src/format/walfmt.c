@@ -775,7 +775,7 @@ static struct pn_summary_value found(enum rec_found f, uint64_t detail, uint64_t
 
 /* check_record_header(), read_continuation()'s checks (check_page_header() of a page inside
  * the segment, the contrecord flag and length) and pn_wal_record_decode()'s CRC check over the
- * bytes from a record's start, as a summary (D10): the reader's decision whether a valid
+ * bytes from a record's start, as a summary (DV8): the reader's decision whether a valid
  * record starts there, without its bytes. arg: the reader's prev, the start, rec_cap | the
  * segment size << 32; the bytes stay inside the start's segment. */
 static struct pn_summary_value record_summary(const uint8_t *h, uint32_t len, const uint64_t *arg)

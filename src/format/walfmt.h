@@ -131,7 +131,7 @@ void pn_wal_page_init(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64
 typedef bool (*pn_wal_read_fn)(void *arg, pn_lsn page_addr, uint8_t *out);
 /* Reads [addr, addr + len) of one WAL page into out; false if unavailable. */
 typedef bool (*pn_wal_part_fn)(void *arg, pn_lsn addr, uint32_t len, uint8_t *out);
-/* A summarized read (env.h, sim/device.h D10) of [addr, addr + len) of one WAL page. */
+/* A summarized read (env.h, sim/device.h DV8) of [addr, addr + len) of one WAL page. */
 typedef bool (*pn_wal_summary_fn)(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
 				  struct pn_summary_value *out);
 

@@ -188,7 +188,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
  * buf_dblwr recovery). The entry was fsynced before the in-place write began (B5), so a
  * torn home page always has an intact copy there.
  *
- * The plan reads entries and home pages as summaries (sim/device.h D10): an entry as valid
+ * The plan reads entries and home pages as summaries (sim/device.h DV8): an entry as valid
  * or not and, if valid, its page and LSN; a home page as "restore it from an entry of LSN
  * x" or not. So a torn, lost or persisted entry or home page counts (for the checker's
  * derivation) only through what the plan does with it. restore_step reads a restored
@@ -209,7 +209,7 @@ static void dw_read(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *pag
 	*lsn = pn_get64(buf + 8);
 }
 
-/* D10 summary of an entry (arg: sector size, heap pages): {page + 1, LSN} when it is valid
+/* DV8 summary of an entry (arg: sector size, heap pages): {page + 1, LSN} when it is valid
  * (magic, page in range, the page's CRC-32C), {0, 0} when not. */
 static struct pn_summary_value entry_summary(const uint8_t *buf, uint32_t len, const uint64_t *arg)
 {
@@ -221,7 +221,7 @@ static struct pn_summary_value entry_summary(const uint8_t *buf, uint32_t len, c
 	return (struct pn_summary_value){{(uint64_t)page + 1, pn_get64(buf + 8)}};
 }
 
-/* D10 summary of a home page (arg: its page number, checksums on, the LSN of its newest
+/* DV8 summary of a home page (arg: its page number, checksums on, the LSN of its newest
  * valid entry): {1} when it must be restored from that entry (it fails verification, or
  * the entry is at least as new), {0} when not. */
 static struct pn_summary_value home_summary(const uint8_t *home, uint32_t len, const uint64_t *arg)
@@ -238,8 +238,8 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *ls
 			       .arg = {e->sc->storage.sector_size, e->heap_pages}};
 	struct pn_summary_value v;
 	PN_ASSERT(i < e->store.dw_slots);
-	if (!e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
-				     dw_entry_len(e), &s, &v) ||
+	if (!pn_svc_read_summary(&e->svc, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
+				 dw_entry_len(e), &s, &v) ||
 	    !v.v[0])
 		return false;
 	*page = (uint32_t)(v.v[0] - 1);
@@ -252,8 +252,8 @@ static bool home_restore(struct pn_engine *e, uint32_t page, pn_lsn lsn)
 {
 	struct pn_summary s = {.fn = home_summary, .arg = {page, e->sc->protocol.checksums, lsn}};
 	struct pn_summary_value v = {{1, 0}}; /* a failed read: restore */
-	e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
-				e->page_size, &s, &v);
+	pn_svc_read_summary(&e->svc, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
+			    e->page_size, &s, &v);
 	return v.v[0] != 0;
 }
 

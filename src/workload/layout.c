@@ -282,7 +282,7 @@ static uint32_t key_pos(const struct wl_leaf *l, uint64_t key)
 	return lo;
 }
 
-/* D8: an initial leaf about to change keeps its format-time keys first. */
+/* CK3: an initial leaf about to change keeps its format-time keys first. */
 static void leaf_keep(const struct wl_rel *ix, struct wl_leaf *l)
 {
 	if (l->init || (uint32_t)(l - ix->leaves) >= ix->init_leaves)

@@ -67,7 +67,7 @@ struct wl_leaf {
 	uint32_t page;
 	uint64_t low; /* smallest key routed here */
 	bool pending; /* a split made it; it takes items once that split has run */
-	/* D8 (sim/device.h): an initial leaf's keys as the format laid them out, kept when it
+	/* CK3 (sim/chunks.h): an initial leaf's keys as the format laid them out, kept when it
 	 * first changes (NULL: unchanged, keys[0..n) are still those) */
 	uint64_t *init;
 	uint32_t init_n;
@@ -140,7 +140,7 @@ bool wl_check_storage(struct pn_client_setup *setup, const struct wl_layout *L, 
 bool wl_page_init(const struct wl_layout *L, uint8_t *page, uint32_t blkno);
 /* The same bytes as wl_page_init gave at format time, whatever has changed since (index
  * leaves keep their format-time keys when they first change): a lazily formatted device
- * builds a never-written page with it (sim/device.h D8). */
+ * builds a never-written page with it (sim/chunks.h CK3). */
 bool wl_page_init_fixed(const struct wl_layout *L, uint8_t *page, uint32_t blkno);
 
 /* Where row `row` of a table lives at load. */
