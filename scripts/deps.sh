@@ -8,7 +8,7 @@ set -euo pipefail
 # runuser. clang-format (14) is what CTest format checks the C sources with
 # (scripts/format-check.sh). openmpi-bin (mpirun) and libopenmpi-dev (the MPI library and
 # headers CMake's find_package(MPI) finds) build `penumbra check`'s MPI ranks (CMake option
-# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md).
+# PN_MPI, model/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md).
 pkgs=(build-essential cmake pkg-config check libyaml-dev libjemalloc-dev liburing-dev
       libxxhash-dev libjansson-dev jq bsdutils procps universal-ctags python3 clang
       libclang-rt-14-dev chromium postgresql-15 util-linux clang-format openmpi-bin
