@@ -66,14 +66,18 @@ static void child_progress(void *arg, const struct pn_check_result *res)
 }
 
 /* A child: the unit run, its bytes sent (EP2), exit. SIGINT stays ignored when the leader
- * ignored it (a background job); else SIGINT and SIGTERM kill the child (E5). */
-static _Noreturn void child(struct pn_pool *p, const struct pn_exec_unit *u, int fd, pid_t parent)
+ * ignored it (a background job); else SIGINT and SIGTERM kill the child (E5). They are
+ * blocked from before the fork until the child's own dispositions are set (mask: the
+ * leader's), so that a stop sent at once never runs a handler the child inherited. */
+static _Noreturn void child(struct pn_pool *p, const struct pn_exec_unit *u, int fd, pid_t parent,
+			    const sigset_t *mask)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	sigaction(SIGINT, NULL, &old);
 	if (old.sa_handler != SIG_IGN)
 		sigaction(SIGINT, &dfl, NULL);
 	sigaction(SIGTERM, &dfl, NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(2);
@@ -138,14 +142,20 @@ void pn_pool_spawn(struct pn_pool *p, uint32_t i, const struct pn_exec_unit *u)
 	if (chan)
 		p->chan->open();
 	fflush(NULL);
+	sigset_t stops, mask;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, &mask);
 	pid_t parent = getpid(), pid = fork();
 	PN_ASSERT(pid >= 0);
 	if (pid == 0) {
 		close(fds[0]);
 		if (die)
 			raise(SIGKILL);
-		child(p, u, fds[1], parent);
+		child(p, u, fds[1], parent, &mask);
 	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	close(fds[1]);
 	if (chan)
 		p->chan->parent();
