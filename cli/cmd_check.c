@@ -314,7 +314,7 @@ static int parse(int argc, char **argv, struct check_args *a)
 		if ((rc = parse_option(c, a, argv)) >= 0)
 			return rc;
 	}
-	a->mpi |= pn_exec_method_built(PN_EXEC_MPI) && pn_exec_mpi_detected();
+	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
 						   "ranks are the jobs (docs/cluster.md)");

@@ -1,26 +1,52 @@
 /*
  * executor.c: the executor table (model layer; executor.h, exec.h E1-E6). One row per
- * method, filled with designated initializers in its own file; MPI's row exists only in a
- * build with PN_MPI (PN_HAVE_MPI), so a build without it has no MPI code at all.
+ * method, filled with designated initializers in its own file. MPI's row is in a module of
+ * its own (PN_MPI builds: libpn_exec_mpi.so beside the binary, or the file the environment's
+ * PN_MPI_MODULE names), loaded the first time MPI is asked for: the binary never links
+ * libmpi, so it runs where no MPI is installed, and without the module it has no MPI row.
  */
+#define _GNU_SOURCE /* memrchr */
 #include "executor.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec_procs.h"
 #include "exec_serial.h"
-#ifdef PN_HAVE_MPI
-#include "exec_mpi.h"
-#endif
 
-static const struct pn_exec_ops *const methods[PN_EXEC_METHODS] = {
+static const struct pn_exec_ops *methods[PN_EXEC_METHODS] = {
 	[PN_EXEC_SERIAL] = &pn_exec_serial_ops,
 	[PN_EXEC_PROCESSES] = &pn_exec_procs_ops,
-#ifdef PN_HAVE_MPI
-	[PN_EXEC_MPI] = &pn_exec_mpi_ops,
-#endif
 };
+
+/* The MPI row from its module, once (NULL: no module, or it does not load). */
+static const struct pn_exec_ops *mpi_row(void)
+{
+#ifdef PN_MPI_MODULE
+	static bool tried;
+	char path[4096] = "";
+	const char *env = getenv("PN_MPI_MODULE");
+	if (tried)
+		return methods[PN_EXEC_MPI];
+	tried = true;
+	if (env) {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(PN_MPI_MODULE));
+		char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : NULL;
+		if (!slash)
+			return NULL;
+		snprintf(slash + 1, sizeof(PN_MPI_MODULE), "%s", PN_MPI_MODULE);
+	}
+	/* RTLD_GLOBAL: Open MPI's own plugins resolve against libmpi */
+	void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	methods[PN_EXEC_MPI] = h ? dlsym(h, "pn_exec_mpi_ops") : NULL;
+#endif
+	return methods[PN_EXEC_MPI];
+}
 
 static const char *const method_names[PN_EXEC_METHODS] = {
 	[PN_EXEC_SERIAL] = "serial",
@@ -41,6 +67,8 @@ bool pn_exec_method_parse(const char *name, enum pn_exec_method *m)
 
 bool pn_exec_method_built(enum pn_exec_method m)
 {
+	if (m == PN_EXEC_MPI)
+		return mpi_row() != NULL;
 	return m < PN_EXEC_METHODS && methods[m] != NULL;
 }
 

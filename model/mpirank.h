@@ -16,8 +16,9 @@
  *      is the caller's to hand out again (model/unit.h U5); nothing is sent to it again and
  *      anything it sends later is dropped. A job that lost a rank ends with MPI_Abort (the
  *      lost rank may never reach MPI_Finalize), with the check's exit status.
- *   M3 Without MPI (PN_MPI=OFF) nothing here is compiled: the executor table has no MPI row
- *      (model/executor.c).
+ *   M3 Without MPI (PN_MPI=OFF) nothing here is compiled; with it, this file, mpilookup.c and
+ *      exec_mpi.c are the module libpn_exec_mpi.so, the only code that links libmpi, loaded
+ *      when MPI is asked for (model/executor.c): otherwise the table has no MPI row.
  *   M4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
  *      1 + pn_unit_key_hash() mod (ranks - 1); it keeps a pn_unit_table. A unit's child talks
  *      to its rank over a channel (a pipe for its frames, a socket pair for the answers); the
