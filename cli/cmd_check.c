@@ -2,9 +2,10 @@
  * cmd_check.c: `penumbra check S.yaml... | DIR` (cli layer): for each scenario, every crash
  * point and crash state (model/check.c), a verdict compared with the scenario's `expect`,
  * a counterexample report and replayable trace for each violation, a summary table, and
- * --json / --junit for CI. --jobs N runs N child processes, each checking one work unit
- * (model/unit.h: a scenario's schedule and a range of its crash points) or writing one
- * scenario's trace; results are printed in the order the scenarios were named.
+ * --json / --junit for CI. This file parses, picks an executor (model/executor.h: serial;
+ * processes for --jobs N; MPI under mpirun) and prints; the work list it hands the executor
+ * (which unit is ready, what a worker runs, how results merge, the traces) is
+ * check_work.c. Results are printed in the order the scenarios were named.
  * Exit: 0 every verdict as expected, 1 any not, 2 bad input (or an output that could not be
  * written), 130 interrupted by SIGINT / SIGTERM.
  *
@@ -15,44 +16,32 @@
  *   K2 A file that cannot be loaded is one error case among the others (JSON verdict
  *      "error" with an `error` message, JUnit <error>); the rest are still checked; exit 2.
  *   K3 With --json -, stdout holds only the JSON; everything readable goes to stderr.
- *   K4 --jobs N: the parent never blocks on a child without draining every child's pipe
- *      (one poll() over all of them); pipes are shrunk to one page (PIPE_BYTES) so that a
- *      parent that stopped draining would deadlock in every test run, not only on big
- *      outputs. A child dies with its parent (PR_SET_PDEATHSIG).
- *   K5 SIGINT / SIGTERM: the check stops (children are terminated and reaped), what finished
- *      is printed and written (JSON `"interrupted": true`, JUnit property interrupted=true
- *      and a <skipped> case per scenario not finished), exit 130.
+ *   K4 --jobs N: the process executor (model/exec_procs.h EP1-EP4): N children, every pipe
+ *      drained with one poll(), a child dies with its parent.
+ *   K5 SIGINT / SIGTERM: the check stops (the executor terminates and reaps its workers,
+ *      model/exec.h E5), what finished is printed and written (JSON `"interrupted": true`,
+ *      JUnit property interrupted=true and a <skipped> case per scenario not finished),
+ *      exit 130.
  *   K6 A violation's report, JSON and trace describe the same run: the shrunk scenario's
  *      crash point and state when shrinking kept a variant (the first finding is kept as
  *      `found`); `seconds` includes the shrinking.
  *   K7 --jobs N gives what --jobs 1 gives but for the timings: each scenario's units are
- *      merged by its plan in unit order (model/unit.h U1-U5); a unit's child that dies or
+ *      merged by its plan in unit order (model/unit.h U1-U5); a unit whose worker dies or
  *      sends bytes that do not decode is run again once, then the scenario is an error; the
- *      children of units after a violation are killed and their results dropped; the trace
- *      (shrinking) runs in a child of its own once the units are merged. Test hook: with
- *      PN_TEST_KILL_UNIT=T in the environment, the child of the first scenario's first unit
- *      kills itself (SIGKILL) before its result, the first T times it is run.
+ *      workers of units after a violation are killed and their results dropped; the trace
+ *      (shrinking) is a unit of its own once the units are merged (check_work.h). Test hook:
+ *      PN_TEST_KILL_UNIT (model/exec_procs.h EP4).
  *   K8 --cross-check N judges every Nth state also the full way (model/check.c,
  *      cross_check); a difference stops the process at once, exit 3 (with --jobs, that
- *      child: its unit is run again once, then the scenario is an error). Test hook: with
- *      PN_TEST_CROSS_FAULT=K in the environment, the fast verdict of the Kth state judged
- *      (in each process) is made wrong.
- *   K9 Under MPI (--mpi, or started by mpirun / srun in a PN_MPI build; docs/cluster.md) rank 0
- *      runs the --jobs loop over ranks instead of children (run_ranks: cli/mpirank.h M1-M3):
- *      every other rank loads the same files and serves units; rank 0 alone opens the
- *      outputs, writes the traces and prints, and gives what --jobs 1 gives but for the
- *      timings, plus "ranks" in the JSON and the rank count on the check: line. With at
- *      most PN_MPI_LEAD_CHECKS_UPTO ranks, or every other rank lost, rank 0 also checks
- *      units, one at a time in a child of its own (spawn, drain, reap as for --jobs).
- *
- * Child -> parent messages (K4), each a struct msg_hdr then `len` bytes:
- *   MSG_PROGRESS  struct progress_msg, at most every PN_PROGRESS_INTERVAL_MS
- *   MSG_UNIT      a unit's result, pn_unit_result_encode()'s bytes, once, when it is done
- *   MSG_OUTCOME   a trace job: struct outcome, once, when the trace is written
- *   MSG_COVERAGE  a trace job: uint64_t[2] (true, false hits) per pn_testcase_all() site,
- *                 once, last
+ *      child: its unit is run again once, then the scenario is an error). Test hook:
+ *      PN_TEST_CROSS_FAULT (check_work.h).
+ *   K9 Under MPI (--mpi, or started by mpirun / srun in a PN_MPI build; docs/cluster.md) the
+ *      MPI executor (model/exec_mpi.h, the wire model/mpirank.h M1-M4) runs the units on the
+ *      ranks: every rank loads the same files and builds the same work list; rank 0 alone
+ *      opens the outputs, writes the traces and prints, and gives what --jobs 1 gives but
+ *      for the timings, plus "ranks" in the JSON, the rank count on the check: line and
+ *      the executor's "mpi:" line before the summary.
  */
-#define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "cli.h"
 
 #include <dirent.h>
@@ -60,28 +49,22 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <libgen.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_work.h"
 #include "checker.h"
 #include "crashstate.h"
+#include "executor.h"
 #include "files.h"
 #include "load.h"
 #include "progress.h"
-#include "shrink.h"
 #include "trace.h"
-#include "mpirank.h"
-#include "unit.h"
 
 #define EXIT_INTERRUPTED 130
-#define PIPE_BYTES 4096    /* K4: one page */
-#define KILL_GRACE_MS 2000 /* K5: SIGTERM, then SIGKILL after this */
 
 struct check_args {
 	const char *json, *junit, *traces;
@@ -95,62 +78,17 @@ struct check_args {
 };
 
 /* What checking one scenario produced; a child sends it whole (MSG_OUTCOME). */
-struct outcome {
-	int rc;                     /* 0 as expected, 1 not, 2 error, 3 interrupted */
-	struct pn_check_result res; /* a violation: the shrunk scenario's, when shrunk (K6) */
-	bool shrunk;                /* shrinking kept a variant: found_* is the first finding */
-	uint64_t found_point;
-	char found_state[256];
-	double shrink_seconds;
-	char error[2200]; /* could not be loaded or checked, or its trace not written */
-};
-
-struct item {
-	char *path;
-	char name[128]; /* the scenario's name, or the file's when it did not load */
-	struct pn_scenario sc;
-	bool loaded, done, printed;
-	struct outcome out;
-	/* --jobs: its work units (model/unit.h), then its trace (a finishing job) */
-	struct pn_plan *plan;
-	bool finishing; /* its trace job is running */
-	double t0;      /* when its first unit was handed out */
-};
-
-/* --jobs: one child process, checking a unit of an item or writing its trace (K4). */
-struct job {
-	struct item *it;
-	uint32_t unit;  /* the unit's id in it->plan */
-	bool finish;    /* the trace job of it (else a unit) */
-	bool cancelled; /* a unit no longer needed (U1): killed, its result dropped */
-	pid_t pid;      /* 0: the slot is free */
-	int fd;
-	uint8_t *buf;
-	size_t len, cap;
-	struct pn_unit_result result;
-	bool got_result; /* result (a unit) or it->out (a trace job) arrived whole */
-	char why[256];   /* a unit whose result did not decode: why */
-	bool exited;     /* already waited for (status below); its pid may be reused */
-	int status;
-	uint64_t live_states; /* crash states so far, from its last MSG_PROGRESS */
-};
-
+/* The check as this command sees it: the work list's state (first: `ready` is given it), then
+ * the printer's. */
 struct run {
+	struct check_run w;
 	const struct check_args *a;
-	struct item *items;
-	size_t n, done, printed;
-	FILE *human; /* stdout, or stderr when the JSON goes to stdout (K3) */
-	struct pn_progress prog;
-	uint64_t states_done;    /* crash states of the finished items (--jobs: units) */
-	uint64_t schedules_done; /* schedules of the finished items (the progress line) */
-	uint64_t (*cov)[2];      /* per pn_testcase_all() site: true, false hits */
-	size_t ncov;
-	struct job *jobs; /* --jobs N: N slots */
-	int ranks;        /* under MPI (K9): the job's ranks, else 0 */
+	FILE *human;    /* stdout, or stderr when the JSON goes to stdout (K3) */
+	size_t printed; /* the items at the head of the list that are printed */
+	int ranks;      /* under MPI (K9): the job's ranks, else 0 */
 };
 
 static volatile sig_atomic_t stop_signal; /* K5: the signal that asked to stop, or 0 */
-static bool sigint_ignored; /* SIGINT was ignored when we started (a background job): keep it */
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
@@ -350,10 +288,10 @@ static int parse(int argc, char **argv, struct check_args *a)
 	int at, rc = pn_opts_parse(&pn_check_spec, argc, argv, a, &at);
 	if (rc >= 0)
 		return rc;
-	if (a->mpi && !pn_mpi_built())
+	if (a->mpi && !pn_exec_method_built(PN_EXEC_MPI))
 		return pn_cli_usage_error("check", "--mpi: this penumbra was built without "
 						   "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
-	a->mpi |= pn_mpi_built() && pn_mpi_detected();
+	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
 						   "ranks are the jobs (docs/cluster.md)");
@@ -421,120 +359,7 @@ static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
 	return true;
 }
 
-static bool load_item(struct item *it, const struct check_args *a);
-
-/* ---- checking one scenario ---- */
-/* K6: the violation of the shrunk scenario becomes the one reported. */
-static void adopt_shrunk(struct outcome *out, const struct pn_check_result *r)
-{
-	struct pn_check_result *res = &out->res;
-	out->shrunk = true;
-	out->found_point = res->crash_point;
-	snprintf(out->found_state, sizeof(out->found_state), "%s",
-		 res->state[0] ? res->state : "none");
-	res->kind = r->kind;
-	res->page = r->page;
-	res->schedule = r->schedule;
-	res->crash_point = r->crash_point;
-	res->in_recovery = r->in_recovery;
-	res->recovery_point = r->recovery_point;
-	memcpy(res->recovery_state, r->recovery_state, sizeof(res->recovery_state));
-	memcpy(res->state, r->state, sizeof(res->state));
-	memcpy(res->choices, r->choices, sizeof(res->choices));
-	memcpy(res->state_text, r->state_text, sizeof(res->state_text));
-	memcpy(res->detail, r->detail, sizeof(res->detail));
-	memcpy(res->timeline, r->timeline, sizeof(res->timeline));
-}
-
-/* A violation: shrink a copy of the scenario, write the (shrunk) trace. */
-static void write_trace(struct item *it, const struct check_args *a,
-			const struct pn_check_options *o)
-{
-	struct outcome *out = &it->out;
-	struct pn_scenario small;
-	static struct pn_check_result r;
-	char err[PN_ERROR_LEN] = "";
-	r = out->res;
-	if (!pn_scenario_copy(&it->sc, &small)) {
-		snprintf(out->error, sizeof(out->error), "trace not written: out of memory");
-		out->rc = pn_cli_worst(out->rc, 2);
-		return;
-	}
-	if (!a->no_shrink) {
-		struct pn_shrink_result sr;
-		double t0 = pn_progress_clock_s();
-		pn_shrink(&small, o, &r, &sr);
-		out->shrink_seconds = pn_progress_clock_s() - t0;
-		snprintf(out->res.shrunk, sizeof(out->res.shrunk), "%s", sr.summary);
-		if (sr.accepted)
-			adopt_shrunk(out, &r);
-	}
-	if (!pn_trace_write(&small, &r, a->traces, out->res.trace_path, sizeof(out->res.trace_path),
-			    err, sizeof(err))) {
-		snprintf(out->error, sizeof(out->error), "trace not written: %s",
-			 err[0] ? err : out->res.trace_path);
-		out->res.trace_path[0] = '\0';
-		out->rc = pn_cli_worst(out->rc, 2);
-	}
-	pn_scenario_free(&small);
-}
-
-/* K8's test hook: the judged state whose fast verdict is made wrong (0: none). */
-static uint64_t cross_fault(void)
-{
-	uint64_t k = 0;
-	const char *env = getenv("PN_TEST_CROSS_FAULT");
-	return env && pn_cli_parse_uint("check", "PN_TEST_CROSS_FAULT", env, &k) ? k : 0;
-}
-
-static void check_one(struct item *it, const struct check_args *a, pn_check_progress_fn fn,
-		      void *arg)
-{
-	struct pn_check_options o = {
-		.progress = fn,
-		.progress_arg = arg,
-		.stop = &stop_signal,
-		.nested_every = (uint32_t)a->nested,
-		.twice = a->twice,
-		.cross_check_every = a->cross_check,
-		.cross_check_fault = cross_fault(),
-		.derive = a->derive,
-	};
-	struct outcome *out = &it->out;
-	double t0 = pn_progress_clock_s();
-	out->rc = pn_check_scenario(&it->sc, &o, &out->res);
-	if (out->res.error)
-		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
-	else if (out->res.violation && out->rc != 3) {
-		o.progress = NULL;
-		o.twice = false; /* shrinking re-checks variants: once each */
-		write_trace(it, a, &o);
-	}
-	out->res.seconds = pn_progress_clock_s() - t0; /* K6: shrinking included */
-}
-
 /* ---- coverage markers, merged across child processes ---- */
-static void cov_init(struct run *r)
-{
-	struct pn_testcase_site *const *sites;
-	r->ncov = pn_testcase_all(&sites);
-	r->cov = calloc(r->ncov + 1, sizeof(*r->cov));
-	PN_ASSERT(r->cov != NULL);
-}
-
-/* Adds this process's hits to the totals and zeroes them (the next scenario starts at 0). */
-static void cov_take_local(struct run *r)
-{
-	struct pn_testcase_site *const *sites;
-	size_t n = pn_testcase_all(&sites);
-	PN_ASSERT(n == r->ncov);
-	for (size_t i = 0; i < n; i++) {
-		r->cov[i][0] += sites[i]->hits_true;
-		r->cov[i][1] += sites[i]->hits_false;
-		sites[i]->hits_true = sites[i]->hits_false = 0;
-	}
-}
-
 static int cmp_site(const void *x, const void *y)
 {
 	const struct pn_testcase_site *s = *(struct pn_testcase_site *const *)x;
@@ -552,8 +377,8 @@ static void print_coverage(const struct run *r)
 	for (size_t i = 0; i < n; i++) {
 		order[i] = sites[i];
 		/* park the merged counts in the site, to sort them together */
-		order[i]->hits_true = r->cov[i][0];
-		order[i]->hits_false = r->cov[i][1];
+		order[i]->hits_true = r->w.cov[i][0];
+		order[i]->hits_false = r->w.cov[i][1];
 	}
 	qsort(order, n, sizeof(*order), cmp_site);
 	fprintf(r->human, "\ncoverage markers, all %zu (seen true / seen false):\n", n);
@@ -575,23 +400,23 @@ static void print_coverage(const struct run *r)
 }
 
 /* ---- progress and finished items ---- */
-static const char *verdict(const struct item *it)
+static const char *verdict(const struct check_item *it)
 {
 	return !it->loaded || it->out.res.error ? "error"
 	       : it->out.res.violation          ? "violation"
 						: "pass";
 }
 
-static const char *expected(const struct item *it)
+static const char *expected(const struct check_item *it)
 {
 	return !it->loaded ? NULL : it->out.res.expected_violation ? "violation" : "pass";
 }
 
-static void print_item(struct run *r, struct item *it)
+static void print_item(struct run *r, struct check_item *it)
 {
 	const struct pn_check_result *res = &it->out.res;
 	FILE *h = r->human;
-	pn_progress_clear(&r->prog);
+	pn_progress_clear(&r->w.prog);
 	fprintf(h,
 		"%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
 		res->ok && !it->out.error[0] ? "ok" : "FAIL", it->name, verdict(it),
@@ -622,662 +447,17 @@ static void print_item(struct run *r, struct item *it)
 	it->printed = true;
 }
 
-static void mark_done(struct run *r, struct item *it)
-{
-	PN_ASSERT(!it->done);
-	it->done = true;
-	r->done++;
-	if (!r->jobs)
-		r->states_done += it->out.res.crash_states; /* --jobs: counted per unit */
-	r->schedules_done += it->out.res.schedules_explored;
-}
-
-/* Prints the finished items at the head of the list, in the order named. */
 static void print_ready(struct run *r)
 {
-	while (r->printed < r->n && r->items[r->printed].done) {
-		if (!r->items[r->printed].printed)
-			print_item(r, &r->items[r->printed]);
+	while (r->printed < r->w.n && r->w.items[r->printed].done) {
+		if (!r->w.items[r->printed].printed)
+			print_item(r, &r->w.items[r->printed]);
 		r->printed++;
 	}
 }
 
-static void serial_progress(void *arg, const struct pn_check_result *res)
-{
-	struct run *r = arg;
-	r->prog.schedules = r->schedules_done + res->schedules_explored;
-	pn_progress_update(&r->prog, r->done, r->states_done + res->crash_states, false);
-}
-
-static void run_serial(struct run *r)
-{
-	for (size_t i = 0; i < r->n && !stop_signal; i++) {
-		struct item *it = &r->items[i];
-		if (it->done)
-			continue;
-		check_one(it, r->a, serial_progress, r);
-		cov_take_local(r);
-		if (it->out.rc == 3)
-			break;
-		mark_done(r, it);
-		print_ready(r);
-		pn_progress_update(&r->prog, r->done, r->states_done, true);
-	}
-}
-
-/* ---- --jobs N: work units in children (K4, K7) ---- */
-enum { MSG_PROGRESS = 1, MSG_OUTCOME, MSG_COVERAGE, MSG_UNIT };
-
-struct msg_hdr {
-	uint32_t type, len;
-};
-
-struct progress_msg {
-	uint64_t crash_points, crash_states, recoveries, events;
-};
-
-struct child_ctx {
-	int fd;
-	double last_s;
-};
-
-static void write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(2); /* the parent is gone */
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void send_msg(int fd, uint32_t type, const void *payload, size_t len)
-{
-	struct msg_hdr h = {type, (uint32_t)len};
-	PN_ASSERT(len <= UINT32_MAX);
-	write_all(fd, &h, sizeof(h));
-	write_all(fd, payload, len);
-}
-
-static void child_progress(void *arg, const struct pn_check_result *res)
-{
-	struct child_ctx *cc = arg;
-	double now = pn_progress_clock_s();
-	if ((now - cc->last_s) * 1000 < PN_PROGRESS_INTERVAL_MS)
-		return;
-	cc->last_s = now;
-	struct progress_msg m = {res->crash_points, res->crash_states, res->recoveries,
-				 res->events};
-	send_msg(cc->fd, MSG_PROGRESS, &m, sizeof(m));
-}
-
-static struct pn_check_options unit_options(const struct check_args *a, void *arg)
-{
-	return (struct pn_check_options){.progress = child_progress,
-					 .progress_arg = arg,
-					 .stop = &stop_signal,
-					 .nested_every = (uint32_t)a->nested,
-					 .twice = a->twice,
-					 .cross_check_every = a->cross_check,
-					 .cross_check_fault = cross_fault(),
-					 .derive = a->derive};
-}
-
-/* A child: one unit (its result's bytes, MSG_UNIT) or an item's trace (MSG_OUTCOME, then
- * MSG_COVERAGE: what shrinking hit). */
-static _Noreturn void child(struct run *r, const struct job *j, const struct pn_unit *u, int fd,
-			    pid_t parent)
-{
-	struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
-	sigaction(SIGINT, sigint_ignored ? &ign : &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(2);
-	for (size_t i = 0; i < r->a->jobs; i++)
-		if (r->jobs[i].pid > 0)
-			close(r->jobs[i].fd);
-	struct child_ctx cc = {.fd = fd, .last_s = pn_progress_clock_s()};
-	struct pn_check_options o = unit_options(r->a, &cc);
-	if (j->finish) {
-		double t0 = pn_progress_clock_s();
-		o.progress = NULL;
-		o.twice = false; /* shrinking re-checks variants: once each */
-		write_trace(j->it, r->a, &o);
-		j->it->out.res.seconds += pn_progress_clock_s() - t0; /* K6 */
-		send_msg(fd, MSG_OUTCOME, &j->it->out, sizeof(j->it->out));
-		memset(r->cov, 0, r->ncov * sizeof(*r->cov));
-		cov_take_local(r);
-		send_msg(fd, MSG_COVERAGE, r->cov, r->ncov * sizeof(*r->cov));
-		_exit(0);
-	}
-	struct pn_unit_result ur;
-	size_t len;
-	struct pn_unit_lookup lk; /* K9: rank 0's own unit's lookups (cli/mpirank.h M4) */
-	bool look = r->ranks && pn_mpi_chan_child(&lk, (uint32_t)(j->it - r->items));
-	pn_unit_check(&j->it->sc, &o, u, look ? &lk : NULL, &ur);
-	uint8_t *bytes = pn_unit_result_encode(&ur, &len);
-	send_msg(fd, MSG_UNIT, bytes, len);
-	_exit(0);
-}
-
-/* K7's test hook: whether this unit's child is to die at once. */
-static bool killed_by_test(const struct run *r, const struct job *j)
-{
-	static uint64_t killed;
-	uint64_t times;
-	const char *env = getenv("PN_TEST_KILL_UNIT");
-	if (!env || j->finish || j->it != &r->items[0] || j->unit != 0 ||
-	    !pn_cli_parse_uint("check", "PN_TEST_KILL_UNIT", env, &times) || killed >= times)
-		return false;
-	killed++;
-	return true;
-}
-
-static void spawn(struct run *r, struct job *j, const struct pn_unit *u)
-{
-	bool die = killed_by_test(r, j);
-	int p[2];
-	PN_ASSERT(pipe(p) == 0);
-	(void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES); /* K4; the kernel may round it up */
-	if (r->ranks && !j->finish)
-		pn_mpi_chan_open();
-	fflush(NULL);
-	pid_t parent = getpid(), pid = fork();
-	PN_ASSERT(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		if (die)
-			raise(SIGKILL);
-		child(r, j, u, p[1], parent);
-	}
-	close(p[1]);
-	if (r->ranks && !j->finish)
-		pn_mpi_chan_parent();
-	j->pid = pid;
-	j->fd = p[0];
-}
-
-static void handle_msg(struct run *r, struct job *j, const struct msg_hdr *h, const uint8_t *body)
-{
-	if (h->type == MSG_PROGRESS && h->len == sizeof(struct progress_msg)) {
-		struct progress_msg m;
-		memcpy(&m, body, sizeof(m));
-		j->live_states = m.crash_states;
-	} else if (h->type == MSG_UNIT && !j->finish && !j->got_result) {
-		j->got_result = pn_unit_result_decode(body, h->len, &j->result, j->why,
-						      sizeof(j->why));
-	} else if (h->type == MSG_OUTCOME && j->finish && h->len == sizeof(struct outcome)) {
-		memcpy(&j->it->out, body, sizeof(j->it->out));
-		j->got_result = true;
-	} else if (h->type == MSG_COVERAGE && h->len == r->ncov * sizeof(*r->cov)) {
-		for (size_t i = 0; i < r->ncov; i++) {
-			uint64_t tf[2];
-			memcpy(tf, body + i * sizeof(tf), sizeof(tf));
-			r->cov[i][0] += tf[0];
-			r->cov[i][1] += tf[1];
-		}
-	}
-}
-
-/* Reads what the child's pipe holds now; false at end of file. */
-static bool drain(struct run *r, struct job *j)
-{
-	uint8_t chunk[65536];
-	ssize_t got = read(j->fd, chunk, sizeof(chunk));
-	if (got < 0)
-		return errno == EINTR || errno == EAGAIN;
-	if (got == 0)
-		return false;
-	if (j->len + (size_t)got > j->cap) {
-		j->cap = PN_MAX(j->cap * 2, j->len + (size_t)got);
-		j->buf = realloc(j->buf, j->cap);
-		PN_ASSERT(j->buf != NULL);
-	}
-	memcpy(j->buf + j->len, chunk, (size_t)got);
-	j->len += (size_t)got;
-	size_t at = 0;
-	struct msg_hdr h;
-	while (j->len - at >= sizeof(h)) {
-		memcpy(&h, j->buf + at, sizeof(h));
-		if (j->len - at - sizeof(h) < h.len)
-			break;
-		handle_msg(r, j, &h, j->buf + at + sizeof(h));
-		at += sizeof(h) + h.len;
-	}
-	memmove(j->buf, j->buf + at, j->len - at);
-	j->len -= at;
-	return true;
-}
-
-/* An item whose plan is finished: its merged result; a violation still needs its trace. */
-static bool item_merged(struct run *r, struct item *it)
-{
-	struct outcome *out = &it->out;
-	out->rc = pn_plan_result(it->plan, &out->res, r->cov, r->ncov);
-	out->res.seconds = pn_progress_clock_s() - it->t0;
-	if (out->res.error)
-		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
-	pn_plan_free(it->plan);
-	it->plan = NULL;
-	if (out->res.violation && out->rc != 3)
-		return false;
-	if (out->rc != 3)
-		mark_done(r, it);
-	return true;
-}
-
-/* Why a child gave no result (K7: its unit is handed out again once, then an error). */
-static void no_result(const struct job *j, int status, char *why, size_t len)
-{
-	if (j->why[0])
-		snprintf(why, len, "its result does not decode: %s", j->why);
-	else if (WIFSIGNALED(status))
-		snprintf(why, len, "the checking process died of signal %d", WTERMSIG(status));
-	else
-		snprintf(why, len, "the checking process exited with status %d before its result",
-			 WEXITSTATUS(status));
-}
-
-/* U1: the children of units of `it` after a violation are killed (their results dropped). */
-static void cancel_jobs(struct run *r, const struct item *it)
-{
-	for (size_t i = 0; i < r->a->jobs; i++) {
-		struct job *o = &r->jobs[i];
-		if (o->pid > 0 && o->it == it && !o->finish && !o->cancelled &&
-		    pn_plan_cancelled(it->plan, o->unit)) {
-			o->cancelled = true;
-			kill(o->pid, SIGKILL); /* not reaped yet: the pid is still its own */
-		}
-	}
-}
-
-/* The child closed its pipe: reap it; its result, or why it has none. */
-static void reap(struct run *r, struct job *j)
-{
-	int status = j->status;
-	char why[400];
-	while (!j->exited && waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	close(j->fd);
-	free(j->buf);
-	struct item *it = j->it;
-	bool got = j->got_result, finish = j->finish, cancelled = j->cancelled;
-	struct pn_unit_result res = j->result;
-	uint32_t unit = j->unit;
-	no_result(j, status, why, sizeof(why));
-	*j = (struct job){.fd = -1};
-	if (cancelled || (!got && stop_signal)) {
-		pn_unit_result_free(&res);
-		return; /* dropped (U1), or stopped before it finished: not done (K5) */
-	}
-	if (finish) {
-		it->finishing = false;
-		if (!got) {
-			it->out.rc = 2;
-			it->out.res.error = true;
-			snprintf(it->out.error, sizeof(it->out.error), "%s", why);
-		}
-		if (it->out.rc != 3)
-			mark_done(r, it);
-		return;
-	}
-	if (got) {
-		r->states_done += res.res.crash_states;
-		pn_plan_done(it->plan, unit, &res);
-	} else {
-		pn_plan_failed(it->plan, unit, why);
-	}
-	pn_unit_result_free(&res);
-	cancel_jobs(r, it);
-}
-
-/* The next job for a free slot: a ready unit of the first item that has one, or the trace
- * of an item whose units are all merged. False: nothing to start now. */
-static bool next_job(struct run *r, struct job *j, struct pn_unit *u)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		struct item *it = &r->items[i];
-		if (!it->loaded || it->done || it->finishing)
-			continue;
-		if (!it->plan && it->out.res.violation) {
-			*j = (struct job){.it = it, .finish = true};
-			it->finishing = true;
-			return true;
-		}
-		if (!it->plan) {
-			it->plan = pn_plan_new(&it->sc, (uint32_t)r->a->jobs, r->a->unit_states,
-					       (uint32_t)r->a->nested, r->a->twice);
-			it->t0 = pn_progress_clock_s();
-		}
-		if (pn_plan_finished(it->plan)) {
-			if (!item_merged(r, it)) /* a violation: its trace next */
-				return next_job(r, j, u);
-			continue;
-		}
-		uint32_t id;
-		if (pn_plan_next(it->plan, &id, u)) {
-			*j = (struct job){.it = it, .unit = id};
-			return true;
-		}
-	}
-	return false;
-}
-
-/* K5: terminate the running children, reap them, keep any result they had sent. */
-static void stop_children(struct run *r)
-{
-	size_t n = r->a->jobs;
-	for (size_t i = 0; i < n; i++)
-		if (r->jobs[i].pid > 0)
-			kill(r->jobs[i].pid, SIGTERM);
-	for (int ms = 0; ms < KILL_GRACE_MS; ms += 10) {
-		bool alive = false;
-		for (size_t i = 0; i < n; i++) {
-			struct job *j = &r->jobs[i];
-			if (j->pid > 0 && !j->exited &&
-			    waitpid(j->pid, &j->status, WNOHANG) == j->pid)
-				j->exited = true;
-			alive |= j->pid > 0 && !j->exited;
-		}
-		if (!alive)
-			break;
-		usleep(10000);
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct job *j = &r->jobs[i];
-		if (j->pid <= 0)
-			continue;
-		if (!j->exited)
-			kill(j->pid, SIGKILL); /* not reaped yet: the pid is still its own */
-		while (drain(r, j))
-			;
-		reap(r, j);
-	}
-}
-
-static uint64_t live_states(const struct run *r)
-{
-	uint64_t n = r->states_done;
-	for (size_t i = 0; i < r->a->jobs; i++)
-		if (r->jobs[i].pid > 0 && !r->jobs[i].finish)
-			n += r->jobs[i].live_states;
-	return n;
-}
-
-static void run_parallel(struct run *r)
-{
-	size_t njobs = r->a->jobs, running = 0;
-	struct pollfd *pfd = calloc(njobs, sizeof(*pfd));
-	struct job **who = calloc(njobs, sizeof(*who));
-	r->jobs = calloc(njobs, sizeof(*r->jobs));
-	PN_ASSERT(pfd && who && r->jobs);
-	for (;;) {
-		for (size_t i = 0; i < njobs && !stop_signal; i++) {
-			struct pn_unit u;
-			if (r->jobs[i].pid == 0 && next_job(r, &r->jobs[i], &u)) {
-				spawn(r, &r->jobs[i], &u);
-				running++;
-			}
-		}
-		print_ready(r);
-		if (running == 0 || stop_signal)
-			break;
-		nfds_t m = 0;
-		for (size_t i = 0; i < njobs; i++) {
-			if (r->jobs[i].pid > 0) {
-				pfd[m] = (struct pollfd){.fd = r->jobs[i].fd, .events = POLLIN};
-				who[m++] = &r->jobs[i];
-			}
-		}
-		PN_ASSERT(m == running);
-		if (poll(pfd, m, PN_PROGRESS_INTERVAL_MS) < 0) {
-			PN_ASSERT(errno == EINTR);
-			continue;
-		}
-		for (nfds_t i = 0; i < m; i++) {
-			if (pfd[i].revents && !drain(r, who[i])) {
-				reap(r, who[i]);
-				running--;
-			}
-		}
-		print_ready(r);
-		pn_progress_update(&r->prog, r->done, live_states(r), false);
-	}
-	if (stop_signal)
-		stop_children(r);
-	for (size_t i = 0; i < r->n; i++) {
-		pn_plan_free(r->items[i].plan);
-		r->items[i].plan = NULL;
-	}
-	free(pfd);
-	free(who);
-	free(r->jobs);
-	r->jobs = NULL;
-}
-
-/* ---- MPI: units on the other ranks (K9, cli/mpirank.h) ---- */
-/* A rank's unit, in the child process the rank checks it in. */
-static uint8_t *rank_unit(void *arg, uint32_t item, const struct pn_unit *u,
-			  struct pn_unit_lookup *lk, size_t *len)
-{
-	struct run *r = arg;
-	struct pn_check_options o = unit_options(r->a, NULL);
-	struct pn_unit_result ur;
-	o.progress = NULL;
-	pn_unit_check(&r->items[item].sc, &o, u, lk, &ur);
-	uint8_t *bytes = pn_unit_result_encode(&ur, len);
-	pn_unit_result_free(&ur);
-	return bytes;
-}
-
-/* Rank 0 writes a violation's trace itself (the traces are its files). */
-static void rank_trace(struct run *r, struct item *it)
-{
-	double t0 = pn_progress_clock_s();
-	struct pn_check_options o = unit_options(r->a, NULL);
-	o.progress = NULL;
-	o.twice = false; /* shrinking re-checks variants: once each */
-	write_trace(it, r->a, &o);
-	it->out.res.seconds += pn_progress_clock_s() - t0; /* K6 */
-	cov_take_local(r);
-	it->finishing = false;
-	if (it->out.rc != 3)
-		mark_done(r, it);
-	pn_mpi_touch();
-}
-
-/* Up to this many ranks, rank 0 checks units too, one at a time in a child process of its
- * own as --jobs does (K9): one checking process more where it counts; beyond, it only leads.
- * With every other rank lost it checks the rest itself, whatever the count. */
-#define PN_MPI_LEAD_CHECKS_UPTO 8
-
-struct rank_counts {
-	uint64_t units, own; /* handed out, of them checked by rank 0 */
-};
-
-static bool lead_checks(const struct run *r)
-{
-	return r->ranks <= PN_MPI_LEAD_CHECKS_UPTO || pn_mpi_live() == 0;
-}
-
-/* U1 after a violation in `it`: the units after it cancelled on their ranks and on rank 0. */
-static void rank_cancel(struct run *r, const struct item *it)
-{
-	for (int k = 1; k < r->ranks; k++) {
-		uint32_t item, unit;
-		if (pn_mpi_busy(k, &item, &unit) && &r->items[item] == it &&
-		    pn_plan_cancelled(it->plan, unit))
-			pn_mpi_cancel(k);
-	}
-	cancel_jobs(r, it);
-}
-
-/* A unit's answer, or its rank lost: merged, or handed out again (U5); units after a
- * violation cancelled on their ranks (U1). */
-static void rank_answer(struct run *r, struct pn_mpi_event *ev)
-{
-	struct item *it = &r->items[ev->item];
-	struct pn_unit_result res;
-	char why[400];
-	bool got = false;
-	if (ev->kind == PN_MPI_RESULT) {
-		char bad[256];
-		got = pn_unit_result_decode(ev->bytes, ev->len, &res, bad, sizeof(bad));
-		snprintf(why, sizeof(why), "rank %d: its result does not decode: %s", ev->rank,
-			 bad);
-	} else {
-		snprintf(why, sizeof(why), "%s", ev->why);
-	}
-	free(ev->bytes);
-	bool dropped = !it->plan || pn_plan_cancelled(it->plan, ev->unit);
-	if (!got && !dropped) {
-		pn_progress_clear(&r->prog);
-		fprintf(stderr, "penumbra check: %s; unit %u of %s%s\n", why, ev->unit, it->name,
-			ev->kind == PN_MPI_LOST ? " is handed to another rank"
-						: " is handed out again (once)");
-	}
-	if (dropped) {
-		if (got)
-			pn_unit_result_free(&res);
-		return; /* dropped (U1) */
-	}
-	if (got) {
-		r->states_done += res.res.crash_states;
-		pn_plan_done(it->plan, ev->unit, &res);
-		pn_unit_result_free(&res);
-	} else {
-		pn_plan_failed(it->plan, ev->unit, why);
-	}
-	rank_cancel(r, it);
-}
-
-/* Hands a unit to every idle rank, and to rank 0's own child when it checks (a trace is
- * written here); false when no rank and no child of rank 0 is busy. */
-static bool rank_dispatch(struct run *r, struct rank_counts *c)
-{
-	bool busy = false;
-	struct job j;
-	struct pn_unit u;
-	for (int k = 1; k < r->ranks; k++) {
-		while (!stop_signal && pn_mpi_idle(k) && next_job(r, &j, &u)) {
-			if (j.finish) {
-				rank_trace(r, j.it);
-				continue;
-			}
-			pn_mpi_send_unit(k, (uint32_t)(j.it - r->items), j.unit, &u);
-			c->units++;
-		}
-		uint32_t item, unit;
-		busy |= pn_mpi_busy(k, &item, &unit);
-	}
-	struct job *own = &r->jobs[0];
-	while (!stop_signal && own->pid == 0 && lead_checks(r) && next_job(r, &j, &u)) {
-		if (j.finish) {
-			rank_trace(r, j.it);
-			continue;
-		}
-		*own = j;
-		spawn(r, own, &u);
-		c->units++;
-		c->own++;
-	}
-	return busy || own->pid > 0;
-}
-
-/* Rank 0's own unit: its child's messages read, the child reaped and its unit merged when it
- * is done (as --jobs does, K4), the units after a violation cancelled everywhere. */
-static void rank_own(struct run *r)
-{
-	struct job *own = &r->jobs[0];
-	struct pollfd p = {.fd = own->fd, .events = POLLIN};
-	while (own->pid > 0 && poll(&p, 1, 0) > 0) {
-		if (!drain(r, own)) {
-			struct item *it = own->it;
-			bool unit = !own->finish;
-			reap(r, own);
-			if (unit) {
-				pn_mpi_chan_close(); /* M4: the child's last frames */
-				rank_cancel(r, it);
-			}
-		}
-	}
-}
-
-/* The end of an MPI check: the units still in work when it stopped (K5), the message
- * counts. */
-static void rank_end(struct run *r, const struct rank_counts *c)
-{
-	for (int k = 1; k < r->ranks; k++) {
-		uint32_t item, unit;
-		char who[128];
-		pn_mpi_name(k, who, sizeof(who));
-		if (pn_mpi_busy(k, &item, &unit))
-			fprintf(stderr, "penumbra check: stopped while %s checked unit %u of %s\n",
-				who, unit, r->items[item].name);
-	}
-	struct pn_mpi_tally t;
-	pn_mpi_stop(&t, !stop_signal);
-	pn_progress_clear(&r->prog);
-	fprintf(r->human,
-		"mpi: %d ranks (%d checking at the end), %llu units (%llu on rank 0), %llu "
-		"messages, %llu bytes through rank 0; lookups: %llu keys asked, %llu answered, "
-		"%llu relearned, %llu units run again, %llu messages, %llu bytes between ranks\n",
-		r->ranks, pn_mpi_live(), (unsigned long long)c->units, (unsigned long long)c->own,
-		(unsigned long long)t.messages, (unsigned long long)t.bytes,
-		(unsigned long long)t.asked, (unsigned long long)t.answered,
-		(unsigned long long)t.relearned, (unsigned long long)t.reruns,
-		(unsigned long long)t.lk_messages, (unsigned long long)t.lk_bytes);
-}
-
-static void run_ranks(struct run *r)
-{
-	struct rank_counts c = {0};
-	pn_mpi_lead(r->ranks, (double)r->a->rank_timeout_s);
-	r->jobs = calloc(r->a->jobs, sizeof(*r->jobs)); /* slot 0: rank 0's own unit */
-	PN_ASSERT(r->jobs != NULL);
-	while (rank_dispatch(r, &c) && !stop_signal) {
-		struct pn_mpi_event ev;
-		print_ready(r);
-		if (pn_mpi_next(&ev, r->jobs[0].pid > 0 ? 2 : PN_PROGRESS_INTERVAL_MS))
-			rank_answer(r, &ev);
-		rank_own(r);
-		print_ready(r);
-		pn_progress_update(&r->prog, r->done, live_states(r), false);
-	}
-	if (stop_signal)
-		stop_children(r);
-	print_ready(r);
-	rank_end(r, &c);
-	for (size_t i = 0; i < r->n; i++) {
-		pn_plan_free(r->items[i].plan);
-		r->items[i].plan = NULL;
-	}
-	free(r->jobs);
-	r->jobs = NULL;
-}
-
-/* A rank other than 0: the same scenarios loaded, units served until rank 0 stops. */
-static int serve_rank(const struct check_args *a)
-{
-	struct run r = {.a = a, .n = a->npaths};
-	r.items = calloc(a->npaths, sizeof(*r.items));
-	PN_ASSERT(r.items != NULL);
-	for (size_t i = 0; i < r.n; i++) {
-		r.items[i].path = a->paths[i];
-		r.items[i].loaded = load_item(&r.items[i], a);
-	}
-	pn_mpi_serve(rank_unit, &r);
-	for (size_t i = 0; i < r.n; i++)
-		if (r.items[i].loaded)
-			pn_scenario_free(&r.items[i].sc);
-	free(r.items);
-	return 0;
-}
+/* The work list's printer (check_work.h): w is the first member of its struct run. */
+static void ready(struct check_run *w) { print_ready((struct run *)w); }
 
 /* ---- summary, JSON, JUnit ---- */
 static void print_summary(struct run *r)
@@ -1285,9 +465,9 @@ static void print_summary(struct run *r)
 	size_t ok = 0, viol = 0, capped = 0;
 	uint64_t states = 0, rec = 0;
 	double secs = 0;
-	pn_progress_clear(&r->prog);
-	for (size_t i = 0; i < r->n; i++) {
-		struct item *it = &r->items[i];
+	pn_progress_clear(&r->w.prog);
+	for (size_t i = 0; i < r->w.n; i++) {
+		struct check_item *it = &r->w.items[i];
 		if (!it->done)
 			continue;
 		if (!it->printed)
@@ -1302,7 +482,7 @@ static void print_summary(struct run *r)
 	fprintf(r->human,
 		"\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
 		"states, %llu recovered (%.0f per second of checking)\n",
-		r->done, ok, r->done - ok, viol, (unsigned long long)states,
+		r->w.done, ok, r->w.done - ok, viol, (unsigned long long)states,
 		(unsigned long long)rec, secs > 0 ? rec / secs : 0.0);
 	if (capped)
 		fprintf(r->human,
@@ -1313,16 +493,16 @@ static void print_summary(struct run *r)
 		fprintf(r->human,
 			"interrupted by %s: %zu of %zu scenarios finished, the others were not "
 			"checked\n",
-			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->done, r->n);
-	fprintf(r->human, "check: %zu passed, %zu failed", ok, r->done - ok);
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", r->w.done, r->w.n);
+	fprintf(r->human, "check: %zu passed, %zu failed", ok, r->w.done - ok);
 	if (stop_signal)
-		fprintf(r->human, ", %zu not finished (interrupted)", r->n - r->done);
+		fprintf(r->human, ", %zu not finished (interrupted)", r->w.n - r->w.done);
 	if (r->ranks)
 		fprintf(r->human, "; %d MPI ranks", r->ranks);
 	fprintf(r->human, "\n");
 }
 
-static json_t *violation_json(const struct outcome *out)
+static json_t *violation_json(const struct check_outcome *out)
 {
 	const struct pn_check_result *r = &out->res;
 	json_t *v = json_object();
@@ -1355,7 +535,7 @@ static json_t *violation_json(const struct outcome *out)
 	return v;
 }
 
-static json_t *item_json(const struct item *it)
+static json_t *item_json(const struct check_item *it)
 {
 	const struct pn_check_result *r = &it->out.res;
 	json_t *o = json_object();
@@ -1406,9 +586,9 @@ static json_t *coverage_json(const struct run *r)
 	size_t n = pn_testcase_all(&sites), count[3] = {0};
 	struct cov_row *rows = calloc(n + 1, sizeof(*rows));
 	json_t *o = json_object(), *arr = json_array();
-	PN_ASSERT(rows != NULL && n == r->ncov);
+	PN_ASSERT(rows != NULL && n == r->w.ncov);
 	for (size_t i = 0; i < n; i++)
-		rows[i] = (struct cov_row){sites[i], r->cov[i][0], r->cov[i][1]};
+		rows[i] = (struct cov_row){sites[i], r->w.cov[i][0], r->w.cov[i][1]};
 	qsort(rows, n, sizeof(*rows), cmp_cov_row);
 	for (size_t i = 0; i < n; i++) {
 		json_t *m = json_object();
@@ -1436,11 +616,11 @@ static json_t *coverage_json(const struct run *r)
 static int write_json(const struct run *r, FILE *f, const char *path)
 {
 	json_t *arr = json_array(), *root = json_object(), *left = json_array();
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->items[i].done)
-			json_array_append_new(arr, item_json(&r->items[i]));
+	for (size_t i = 0; i < r->w.n; i++) {
+		if (r->w.items[i].done)
+			json_array_append_new(arr, item_json(&r->w.items[i]));
 		else
-			json_array_append_new(left, json_string(r->items[i].path));
+			json_array_append_new(left, json_string(r->w.items[i].path));
 	}
 	json_object_set_new(root, "scenarios", arr);
 	json_object_set_new(root, "interrupted", json_boolean(stop_signal != 0));
@@ -1470,9 +650,9 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static void junit_case(FILE *f, const struct item *it)
+static void junit_case(FILE *f, const struct check_item *it)
 {
-	const struct outcome *out = &it->out;
+	const struct check_outcome *out = &it->out;
 	bool error = !it->loaded || out->res.error || out->error[0];
 	fprintf(f, "    <testcase classname=\"penumbra.check\" name=\"");
 	xml_text(f, it->name);
@@ -1495,8 +675,8 @@ static int write_junit(const struct run *r, FILE *f, const char *path)
 {
 	size_t failures = 0, errors = 0;
 	double secs = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		const struct item *it = &r->items[i];
+	for (size_t i = 0; i < r->w.n; i++) {
+		const struct check_item *it = &r->w.items[i];
 		bool error = !it->loaded || it->out.res.error || it->out.error[0];
 		failures += it->done && !error && !it->out.res.ok;
 		errors += it->done && error;
@@ -1506,11 +686,11 @@ static int write_junit(const struct run *r, FILE *f, const char *path)
 	fprintf(f,
 		"  <testsuite name=\"penumbra check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
 		"skipped=\"%zu\" time=\"%.3f\">\n",
-		r->n, failures, errors, r->n - r->done, secs);
+		r->w.n, failures, errors, r->w.n - r->w.done, secs);
 	fprintf(f, "    <properties><property name=\"interrupted\" value=\"%s\"/></properties>\n",
 		stop_signal ? "true" : "false");
-	for (size_t i = 0; i < r->n; i++)
-		junit_case(f, &r->items[i]);
+	for (size_t i = 0; i < r->w.n; i++)
+		junit_case(f, &r->w.items[i]);
 	bool ok = fprintf(f, "  </testsuite>\n</testsuites>\n") > 0;
 	return pn_cli_close_output("check", f, path, ok);
 }
@@ -1526,7 +706,7 @@ static void file_stem(const char *path, char *out, size_t len)
 		*dot = '\0';
 }
 
-static bool load_item(struct item *it, const struct check_args *a)
+static bool load_item(struct check_item *it, const struct check_args *a)
 {
 	char err[PN_ERROR_LEN] = "";
 	if (!pn_scenario_load(it->path, &it->sc, err, sizeof(err))) {
@@ -1550,34 +730,87 @@ static bool load_item(struct item *it, const struct check_args *a)
 	return true;
 }
 
-static int check_all(struct run *r, FILE *json, FILE *junit)
+/* The work list over the files named, loaded, for executor x (cmd_check.c's printer its
+ * `ready`). */
+static void run_init(struct run *r, const struct check_args *a, const struct pn_exec *x)
+{
+	*r = (struct run){.a = a, .ranks = x->ranks};
+	r->w = (struct check_run){.set = {.traces = a->traces,
+					  .nested = a->nested,
+					  .unit_states = a->unit_states,
+					  .cross_check = a->cross_check,
+					  .twice = a->twice,
+					  .derive = a->derive,
+					  .no_shrink = a->no_shrink},
+				  .n = a->npaths,
+				  .workers = x->workers,
+				  .whole = x->whole_units,
+				  .stop = &stop_signal,
+				  .ready = ready};
+	r->human = a->json && strcmp(a->json, "-") == 0 ? stderr : stdout;
+	r->w.items = calloc(a->npaths, sizeof(*r->w.items));
+	PN_ASSERT(r->w.items != NULL);
+	pn_check_work_cov_init(&r->w);
+	for (size_t i = 0; i < r->w.n; i++) {
+		struct check_item *it = &r->w.items[i];
+		it->path = a->paths[i];
+		it->loaded = load_item(it, a);
+	}
+}
+
+static void run_free(struct run *r)
+{
+	for (size_t i = 0; i < r->w.n; i++) {
+		pn_plan_free(r->w.items[i].plan);
+		if (r->w.items[i].loaded)
+			pn_scenario_free(&r->w.items[i].sc);
+	}
+	free(r->w.items);
+	free(r->w.cov);
+}
+
+/* K9: a rank other than 0 loads the same files and serves units until rank 0 stops. */
+static int serve_rank(const struct check_args *a, struct pn_exec *x)
+{
+	struct run r;
+	run_init(&r, a, x);
+	struct pn_exec_work work = pn_check_work(&r.w);
+	pn_exec_run(x, &work);
+	run_free(&r);
+	return 0;
+}
+
+static int check_all(struct run *r, struct pn_exec *x, FILE *json, FILE *junit)
 {
 	int rc = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		struct item *it = &r->items[i];
-		it->path = r->a->paths[i];
-		it->loaded = load_item(it, r->a);
-		if (!it->loaded)
-			mark_done(r, it);
-	}
-	pn_progress_init(&r->prog, "check", "scenarios", "states", r->n);
+	for (size_t i = 0; i < r->w.n; i++)
+		if (!r->w.items[i].loaded)
+			pn_check_work_mark_done(&r->w, &r->w.items[i]); /* K2 */
+	pn_progress_init(&r->w.prog, "check", "scenarios", "states", r->w.n);
 	print_ready(r);
-	if (r->ranks > 1)
-		run_ranks(r);
-	else if (r->a->jobs > 1)
-		run_parallel(r);
-	else
-		run_serial(r);
+	struct pn_exec_work work = pn_check_work(&r->w);
+	pn_exec_run(x, &work);
+	print_ready(r);
+	if (x->summary[0]) {
+		pn_progress_clear(&r->w.prog);
+		fprintf(r->human, "%s\n", x->summary);
+	}
 	print_summary(r);
 	if (r->a->coverage)
 		print_coverage(r);
-	for (size_t i = 0; i < r->n; i++)
-		rc = pn_cli_worst(rc, r->items[i].done ? r->items[i].out.rc : 0);
+	for (size_t i = 0; i < r->w.n; i++)
+		rc = pn_cli_worst(rc, r->w.items[i].done ? r->w.items[i].out.rc : 0);
 	if (json)
 		rc = pn_cli_worst(rc, write_json(r, json, r->a->json));
 	if (junit)
 		rc = pn_cli_worst(rc, write_junit(r, junit, r->a->junit));
 	return stop_signal ? EXIT_INTERRUPTED : rc;
+}
+
+/* The executor: MPI under mpirun (K9), child processes for --jobs N, else this process. */
+static enum pn_exec_method method(const struct check_args *a)
+{
+	return a->mpi ? PN_EXEC_MPI : a->jobs > 1 ? PN_EXEC_PROCESSES : PN_EXEC_SERIAL;
 }
 
 int pn_cmd_check(int argc, char **argv)
@@ -1588,13 +821,15 @@ int pn_cmd_check(int argc, char **argv)
 			       .traces = "penumbra-traces",
 			       .unit_states = 2048,
 			       .rank_timeout_s = 60};
-	int rc = parse(argc, argv, &a), rank = 0, ranks = 0;
+	int rc = parse(argc, argv, &a);
+	struct pn_exec x = {0};
+	bool started = rc < 0;
 	FILE *json = NULL, *junit = NULL;
-	if (rc < 0 && a.mpi) { /* K9 */
-		pn_mpi_start(&rank, &ranks);
-		a.jobs = ranks > 1 ? (uint64_t)ranks - 1 : 1;
-		if (rank > 0)
-			rc = serve_rank(&a);
+	if (started) {
+		pn_exec_start(&x, method(&a), (uint32_t)a.jobs, &stop_signal,
+			      (double)a.rank_timeout_s);
+		if (!pn_exec_leads(&x))
+			rc = serve_rank(&a, &x);
 	}
 	if (rc < 0 && !open_outputs(&a, &json, &junit))
 		rc = 2;
@@ -1603,26 +838,18 @@ int pn_cmd_check(int argc, char **argv)
 		sigemptyset(&on.sa_mask);
 		stop_signal = 0;
 		sigaction(SIGINT, NULL, &old_int);
-		sigint_ignored = old_int.sa_handler == SIG_IGN;
-		if (!sigint_ignored)
+		if (old_int.sa_handler != SIG_IGN) /* ignored: a background job, keep it so */
 			sigaction(SIGINT, &on, NULL);
 		sigaction(SIGTERM, &on, &old_term);
-		struct run r = {.a = &a, .n = a.npaths, .ranks = ranks};
-		r.human = a.json && strcmp(a.json, "-") == 0 ? stderr : stdout;
-		r.items = calloc(a.npaths, sizeof(*r.items));
-		PN_ASSERT(r.items != NULL);
-		cov_init(&r);
-		rc = check_all(&r, json, junit);
+		struct run r;
+		run_init(&r, &a, &x);
+		rc = check_all(&r, &x, json, junit);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
-		for (size_t i = 0; i < r.n; i++)
-			if (r.items[i].loaded)
-				pn_scenario_free(&r.items[i].sc);
-		free(r.items);
-		free(r.cov);
+		run_free(&r);
 	}
-	if (ranks)
-		rc = pn_mpi_end(rc, rank == 0 && stop_signal);
+	if (started)
+		rc = pn_exec_end(&x, rc, stop_signal != 0);
 	for (size_t i = 0; i < a.npaths; i++)
 		free(a.paths[i]);
 	free(a.paths);

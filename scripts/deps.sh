@@ -8,7 +8,7 @@ set -euo pipefail
 # runuser. clang-format (14) is what CTest format checks the C sources with
 # (scripts/format-check.sh). openmpi-bin (mpirun) and libopenmpi-dev (the MPI library and
 # headers CMake's find_package(MPI) finds) build `penumbra check`'s MPI ranks (CMake option
-# PN_MPI, cli/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md). liblz4-dev
+# PN_MPI, model/mpirank.c) and run CTest mpi_same and mpi_kill (docs/cluster.md). liblz4-dev
 # and libzstd-dev decompress a real WAL's lz4 and zstd page images (`penumbra import`,
 # src/format/xlogread.c: LZ4_decompress_safe, ZSTD_decompress; pglz has no Debian library:
 # its walk is ours). python3-yaml reads the CI examples' steps out of docs/examples/ci/*.yml

@@ -1,11 +1,12 @@
 /*
- * mpirank.h: one `penumbra check` spread over the ranks of an MPI job (cli layer; docs/cluster.md).
+ * mpirank.h: the wire of the MPI executor (model layer, built with PN_MPI only;
+ * docs/cluster.md): the ranks of one job and their messages.
  *
- * Rank 0 runs the check as --jobs does (cli/cmd_check.c K9): its plans hand out work units
- * (model/unit.h) and merge their results; here are only the wire and the other ranks. A rank
- * other than 0 serves: it takes one unit at a time, checks it in a child process of its own
- * (so that a unit that crashes costs the unit, not the rank), and sends back the unit's
- * pn_unit_result_encode() bytes, with a heartbeat every PN_MPI_BEAT_MS while it works.
+ * Rank 0 leads (exec_mpi.c): the work list (model/exec.h) hands out units and merges their
+ * results; here are only the wire and the other ranks. A rank other than 0 serves: it takes
+ * one unit at a time, runs it in a child process of its own (so that a unit that crashes
+ * costs the unit, not the rank), and sends back the unit's result bytes (the list's run()),
+ * with a heartbeat every PN_MPI_BEAT_MS while it works.
  *
  * Rules:
  *   M1 Every unit sent to a rank gets exactly one answer from it, a result or a failure
@@ -15,7 +16,9 @@
  *      is the caller's to hand out again (model/unit.h U5); nothing is sent to it again and
  *      anything it sends later is dropped. A job that lost a rank ends with MPI_Abort (the
  *      lost rank may never reach MPI_Finalize), with the check's exit status.
- *   M3 Without MPI (PN_MPI=OFF) only pn_mpi_built() and pn_mpi_detected() may be called.
+ *   M3 Without MPI (PN_MPI=OFF) nothing here is compiled; with it, this file, mpilookup.c and
+ *      exec_mpi.c are the module libpn_exec_mpi.so, the only code that links libmpi, loaded
+ *      when MPI is asked for (model/executor.c): otherwise the table has no MPI row.
  *   M4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
  *      1 + pn_unit_key_hash() mod (ranks - 1); it keeps a pn_unit_table. A unit's child talks
  *      to its rank over a channel (a pipe for its frames, a socket pair for the answers); the
@@ -55,15 +58,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unit.h"
+#include "exec.h"
+#include "mpilookup.h"
 
 #define PN_MPI_BEAT_MS 500
-
-/* Whether this binary was built with MPI (CMake option PN_MPI). */
-bool pn_mpi_built(void);
-/* Whether the process was started by mpirun / srun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or
- * PMI_RANK in the environment). */
-bool pn_mpi_detected(void);
 
 /* MPI_Init; the rank and the number of ranks. */
 void pn_mpi_start(int *rank, int *size);
@@ -71,27 +69,13 @@ void pn_mpi_start(int *rank, int *size);
  * by a signal: mpirun tears the job down). Returns rc. */
 int pn_mpi_end(int rc, bool abort);
 
-/* ---- a unit's child and its channel (M4) ---- */
-#define PN_MPI_ASK_WAIT_S 20 /* default; the environment's PN_MPI_ASK_WAIT_S overrides it */
-/* Rank 0, before it forks its own unit's child: the channel's pipes. */
-void pn_mpi_chan_open(void);
-/* In the child: lk filled for item's unit, true when lookups are on (2 ranks or more, an
- * owner not lost). Test hook: PN_TEST_MPI_VERIFY=1 (lk->verify, model/unit.h U6). */
-bool pn_mpi_chan_child(struct pn_unit_lookup *lk, uint32_t item);
-/* In rank 0 after the fork, and once its child is reaped. */
-void pn_mpi_chan_parent(void);
-void pn_mpi_chan_close(void);
-
 /* ---- a rank other than 0 ---- */
-/* Checks one unit of item `item` in the calling (child) process, with lookups lk (NULL: off):
- * the result's bytes, malloc'd. */
-typedef uint8_t *(*pn_mpi_unit_fn)(void *arg, uint32_t item, const struct pn_unit *u,
-				   struct pn_unit_lookup *lk, size_t *len);
-/* Serves units (and, M4, owners' messages) until STOP. Test hooks: PN_TEST_MPI_KILL=R (rank
+/* Serves units (and, M4, owners' messages) until STOP: each run by w->run() in a child
+ * process, with lookups (M4) when they are on. Test hooks: PN_TEST_MPI_KILL=R (rank
  * R's first unit's child is killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R
  * hangs, in pause(), on its first unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on
  * its first unit), PN_TEST_MPI_WRONG_END=1 (every owner answers a WAL end one byte short). */
-void pn_mpi_serve(pn_mpi_unit_fn fn, void *arg);
+void pn_mpi_serve(const struct pn_exec_work *w);
 
 /* ---- rank 0 ---- */
 enum pn_mpi_kind { PN_MPI_RESULT, PN_MPI_FAILED, PN_MPI_LOST };
@@ -109,7 +93,7 @@ struct pn_mpi_event {
 void pn_mpi_lead(int size, double timeout_s);
 bool pn_mpi_idle(int rank); /* neither busy nor lost */
 int pn_mpi_live(void);      /* ranks other than 0 not lost */
-void pn_mpi_send_unit(int rank, uint32_t item, uint32_t unit, const struct pn_unit *u);
+void pn_mpi_send_unit(int rank, const struct pn_exec_unit *u);
 void pn_mpi_cancel(int rank); /* the unit in work on a busy rank is no longer needed (once) */
 void pn_mpi_name(int rank, char *out, size_t len); /* "rank R (pid P on HOST)" */
 /* The busy rank's unit: false when the rank is not busy. */
@@ -118,13 +102,6 @@ bool pn_mpi_busy(int rank, uint32_t *item, uint32_t *unit);
 bool pn_mpi_next(struct pn_mpi_event *ev, int wait_ms);
 /* Rank 0 was busy itself (a trace): every busy rank's silence restarts from now. */
 void pn_mpi_touch(void);
-/* What a job did: rank 0's messages and bytes, and the lookups of every rank (M4). */
-struct pn_mpi_tally {
-	uint64_t messages, bytes;       /* through rank 0, the lookups' aside */
-	uint64_t asked, answered;       /* keys asked for, of them answered */
-	uint64_t relearned, reruns;     /* states relearned, units run again */
-	uint64_t lk_messages, lk_bytes; /* the lookups' messages between ranks */
-};
 /* STOP to every rank not lost; the tally (each rank's TALLY awaited when wait is set). */
 void pn_mpi_stop(struct pn_mpi_tally *t, bool wait);
 
