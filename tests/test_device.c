@@ -45,6 +45,7 @@
  *                  fewer data chunks.
  */
 #include "checker.h"
+#include "derive.h"
 #include "crashstate.h"
 #include "device.h"
 #include "load.h"

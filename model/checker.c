@@ -1,0 +1,416 @@
+/*
+ * checker.c: the crash-point model checker's driver (model layer; checker.h has rules
+ * H1-H6): the schedule runs of a scenario, a search's schedules, --twice, a work unit's run,
+ * the selection of crash points. What happens at a crash point is run.c's; a unit's range
+ * span.c's; the replay replay.c's.
+ */
+#include "checker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cover.h"
+#include "oracle.h"
+#include "replay.h"
+#include "run.h"
+#include "span.h"
+
+static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn_lsn end)
+{
+	struct pn_run *c = arg;
+	char why[256];
+	if (c->j.oracle &&
+	    !pn_oracle_add_why(c->j.oracle, rec, len, start, end, why, sizeof(why))) {
+		fprintf(stderr, "oracle: %s\n", why);
+		PN_ASSERT(!"the oracle cannot decode a record the engine wrote");
+	}
+}
+
+/* At a crash point of a search: the content hash of each unsynced write (state_key). */
+static void hash_writes(struct pn_run *c)
+{
+	const struct pn_device *d = &c->w->dev;
+	if (d->nunsynced >= c->write_hash_cap) {
+		c->write_hash_cap = 2 * d->nunsynced + 16;
+		c->write_hash = realloc(c->write_hash, c->write_hash_cap * sizeof(uint64_t));
+		PN_ASSERT(c->write_hash != NULL);
+	}
+	for (uint32_t i = 0; i < d->nunsynced; i++)
+		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
+}
+
+/* A search's crash point whose device (durable image by history, every unsynced write by
+ * place and bytes, in order) and world (pn_world_fingerprint: what the oracle and the acks
+ * judge by) an earlier point of the search had: its crash states were judged there. */
+static bool point_met(struct pn_run *c)
+{
+	if (!c->x->reduce)
+		return false;
+	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),
+					    c->w->dur_chain ^ pn_world_fingerprint(c->w));
+	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
+	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
+		return false;
+	c->x->points_skipped++;
+	return true;
+}
+
+static bool point_selected(const struct pn_scenario *sc, uint64_t point)
+{
+	switch (sc->crash.points) {
+	case PN_POINTS_EVERY: return point % sc->crash.every == 0;
+	case PN_POINTS_LIST:
+		for (uint32_t i = 0; i < sc->crash.list_len; i++)
+			if (sc->crash.list[i] == point)
+				return true;
+		return false;
+	default: return true;
+	}
+}
+
+/* The caller's progress hook sees only the result's counts, never the world (which may
+ * already be freed when the last report is due). */
+static void progress(struct pn_run *c)
+{
+	if (c->opt->progress)
+		c->opt->progress(c->opt->progress_arg, c->res);
+}
+
+static void oracle_start(struct pn_run *c)
+{
+	c->j.oracle = pn_check_oracle_new(c->w->e);
+	c->w->on_wal = on_wal;
+	c->w->on_wal_arg = c;
+}
+
+/* One schedule run: 0 passed, 1 violation found, 2 could not run. */
+static int run_schedule(struct pn_run *c)
+{
+	struct pn_check_result *res = c->res;
+	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
+				     .check_each_event = true,
+				     .schedule = c->schedule,
+				     .twin = c->twin,
+				     .choose = c->x ? pn_explore_choose : NULL,
+				     .choose_arg = c->x};
+	c->w = calloc(1, sizeof(*c->w));
+	PN_ASSERT(c->w != NULL);
+	if (!pn_world_init(c->w, c->sc, &o, NULL)) {
+		snprintf(res->detail, sizeof(res->detail), "%s", c->w->error);
+		free(c->w);
+		c->w = NULL;
+		return 2;
+	}
+	if (c->sc->crash.present)
+		oracle_start(c);
+	pn_engine_start(c->w->e);
+	if (c->opt->replay) {
+		int rc = pn_replay_point(c);
+		if (c->x && c->x->mismatch) {
+			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
+				 c->x->error);
+			pn_replay_misfit(c, PN_REPLAY_CHOICES);
+			return 2;
+		}
+		return rc;
+	}
+	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
+	uint64_t from = c->x ? pn_explore_first_new_point(c->x) : 0; /* earlier: as its parent */
+	for (;;) {
+		if (c->unit && pn_span_edge(c))
+			return c->res->detail[0] ? 2 : 0;
+		int step = pn_world_step(c->w);
+		uint64_t point = c->w->events;
+		if (c->x && c->x->mismatch) {
+			snprintf(res->detail, sizeof(res->detail), "replay.choices: %s",
+				 c->x->error);
+			return 2;
+		}
+		if (c->surveying && (step == PN_STEP_VIOLATION || step == PN_STEP_STALL))
+			return 0; /* past the head's range: a later unit finds it */
+		if (step == PN_STEP_VIOLATION) {
+			const struct pn_violation *viol = pn_engine_violation_of(c->w->e);
+			snprintf(c->j.detail, sizeof(c->j.detail), "%s (a runtime invariant)",
+				 viol->detail);
+			pn_run_report(c, viol->kind, viol->page, point, false);
+			return 1;
+		}
+		if (step == PN_STEP_STALL) {
+			snprintf(res->detail, sizeof(res->detail), "%s", c->w->error);
+			return 2;
+		}
+		struct pn_acks_view acks;
+		pn_engine_acks(c->w->e, &acks);
+		bool changed = c->w->dev.version != version || acks.n != acked;
+		res->events = c->events_done + point;
+		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
+			version = c->w->dev.version;
+			acked = acks.n;
+			if (c->x && point >= from)
+				hash_writes(c);
+			if (point >= from && !(c->x && point_met(c)) &&
+			    !(c->unit ? pn_span_point(c, point) : pn_run_point(c, point)))
+				return c->interrupted ? 3 : 1;
+			progress(c);
+		} else if (point % PN_CHECK_PROGRESS_EVENTS == 0) {
+			progress(c);
+		}
+		if (pn_run_stopping(c))
+			return 3;
+		if (c->x && c->x->stop)
+			return 0; /* a state an earlier schedule reached: explored from there */
+		if (step == PN_STEP_FINISHED) {
+			if (c->ur && !c->surveying)
+				c->ur->finished = true;
+			return 0;
+		}
+	}
+}
+
+static void checker_free(struct pn_run *c)
+{
+	if (c->w) {
+		pn_world_free(c->w);
+		free(c->w);
+		c->w = NULL;
+	}
+	if (c->j.oracle)
+		pn_oracle_free(c->j.oracle);
+	c->j.oracle = NULL;
+}
+
+/* One schedule run's outcome, as --twice compares it. */
+static void outcome_text(const struct pn_check_result *r, int rc, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s",
+			 rc == 2        ? "could not run"
+			 : r->violation ? "violation"
+					: "pass");
+	if (r->violation && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " %s at crash point %llu, state %s%s%s",
+			      pn_violation_name(r->kind), (unsigned long long)r->crash_point,
+			      r->state[0] ? r->state : "none",
+			      r->in_recovery ? ", recovery state " : "",
+			      r->in_recovery ? r->recovery_state : "");
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 ", %llu crash points, %llu states, %llu recovered",
+			 (unsigned long long)r->crash_points, (unsigned long long)r->crash_states,
+			 (unsigned long long)r->recoveries);
+}
+
+/*
+ * --twice: the schedule run twice from the same start (an empty verdict cache, the same
+ * count of new states), each event's hash and the verdicts compared (sim/world.h); the first
+ * difference goes to res->divergence. res keeps the first run's outcome, c->w the second
+ * run's world. Returns 1 on a divergence, else run_schedule()'s status.
+ */
+static int run_twice(struct pn_run *c)
+{
+	struct pn_check_result *res = c->res, *before = malloc(2 * sizeof(*res)),
+			       *first = before + 1;
+	uint64_t new_states = c->new_states;
+	char msg[900] = "", a[300], b[300];
+	PN_ASSERT(before != NULL);
+	pn_world_twin_reset(c->twin);
+	*before = *res;
+	int rc = run_schedule(c);
+	if (!c->w) { /* the world could not be made: nothing ran */
+		free(before);
+		return rc;
+	}
+	bool same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	*first = *res;
+	*res = *before;
+	checker_free(c);
+	pn_cache_clear(&c->cache);
+	c->new_states = new_states;
+	int rc2 = run_schedule(c);
+	if (same && c->w)
+		same = pn_world_twin_end(c->twin, c->w, msg, sizeof(msg));
+	outcome_text(first, rc, a, sizeof(a));
+	outcome_text(res, rc2, b, sizeof(b));
+	if (same && (rc != rc2 || strcmp(a, b) || first->page != res->page))
+		snprintf(msg, sizeof(msg),
+			 "the two runs agree on every event but not on the outcome: "
+			 "the first run: %s; the second: %s",
+			 a, b);
+	*res = *first;
+	if (msg[0]) {
+		res->diverged = true;
+		snprintf(res->divergence, sizeof(res->divergence),
+			 "nondeterminism: schedule %u: %s", c->schedule, msg);
+		if (!res->violation)
+			snprintf(res->detail, sizeof(res->detail), "%s", res->divergence);
+		rc = 1;
+	}
+	free(before);
+	return rc;
+}
+
+static void checker_open(struct pn_run *c, const struct pn_scenario *sc,
+			 const struct pn_check_options *opt, struct pn_check_result *res)
+{
+	*c = (struct pn_run){.sc = sc, .opt = opt, .res = res};
+	memset(res, 0, sizeof(*res));
+	snprintf(res->name, sizeof(res->name), "%s", sc->name);
+	res->expected_violation = sc->expect.violation;
+	c->t0 = pn_run_wall_seconds();
+	pn_judge_init(&c->j, sc);
+	c->derive = opt->derive ? pn_derive_new(sc) : NULL;
+	pn_crash_enum_init(&c->ce);
+}
+
+static void checker_close(struct pn_run *c)
+{
+	pn_derive_free(c->derive);
+	pn_crash_enum_free(&c->ce);
+	free(c->write_hash);
+	pn_cache_free(&c->cache);
+	pn_judge_free(&c->j);
+	c->res->seconds = pn_run_wall_seconds() - c->t0;
+}
+
+static enum pn_unit_status unit_status(int rc, const struct pn_check_result *res)
+{
+	return rc == 3                           ? PN_UNIT_INTERRUPTED
+	       : rc == 2                         ? PN_UNIT_ERROR
+	       : res->violation || res->diverged ? PN_UNIT_VIOLATION
+						 : PN_UNIT_DONE;
+}
+
+enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
+				  const struct pn_unit *u, struct pn_unit_result *out)
+{
+	struct pn_run c;
+	memset(out, 0, sizeof(*out));
+	PN_ASSERT(!opt->replay && (u->whole || !opt->twice)); /* --twice: whole scenarios only */
+	pn_cover_zero();
+	if (u->whole) {
+		int rc = pn_check_scenario(sc, opt, &out->res);
+		out->status = unit_status(rc, &out->res);
+		out->events = out->res.events;
+		out->finished = true;
+		out->end = UINT64_MAX;
+		struct pn_run whole = {.ur = out};
+		pn_span_cover(&whole);
+		return out->status;
+	}
+	PN_ASSERT(u->schedule < sc->schedules.runs && u->lo <= u->hi);
+	checker_open(&c, sc, opt, &out->res);
+	c.unit = u;
+	c.ur = out;
+	c.schedule = u->schedule;
+	c.new_states = u->fresh_base;
+	out->end = u->hi;
+	int rc = run_schedule(&c);
+	out->events = c.w ? c.w->events : 0;
+	out->res.events = out->events;
+	if (out->finished || rc != 0) {
+		out->end = out->finished ? UINT64_MAX : out->end;
+		out->fresh_end = c.new_states;
+	}
+	pn_span_cover(&c);
+	checker_free(&c);
+	checker_close(&c);
+	if (rc == 2)
+		out->res.error = true;
+	if (rc == 3)
+		out->res.interrupted = true;
+	out->status = unit_status(rc, &out->res);
+	return out->status;
+}
+
+struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
+{
+	return (struct pn_check_options){
+		.replay = true,
+		.replay_schedule = sc->replay.schedule,
+		.replay_point = sc->replay.crash_point,
+		.replay_state = sc->replay.state,
+		.replay_recovery_point = sc->replay.recovery_crash_point,
+		.replay_recovery_state = sc->replay.recovery_state,
+		.replay_choices = sc->replay.choices,
+	};
+}
+
+/* The schedules of one seeded index that the search (explore.h) or the replay's choices
+ * name, each with its crash points: 0 passed, else run_schedule()'s status. */
+static int run_search(struct pn_run *c)
+{
+	struct pn_explore x;
+	struct pn_check_result *res = c->res;
+	const char *given = c->opt->replay ? c->opt->replay_choices : c->opt->choices;
+	if (given && !pn_explore_init_fixed(&x, c->sc, given)) {
+		snprintf(res->detail, sizeof(res->detail), "replay.choices: %s", x.error);
+		if (c->opt->replay)
+			pn_replay_misfit(c, PN_REPLAY_CHOICES);
+		pn_explore_free(&x);
+		return 2;
+	}
+	if (!given)
+		pn_explore_init(&x, c->sc, c->schedule);
+	c->x = &x;
+	int rc = 0;
+	while (rc == 0 && pn_explore_next(&x)) {
+		rc = run_schedule(c);
+		if (c->w)
+			res->events = c->events_done + c->w->events;
+		c->events_done = res->events;
+		res->schedules_explored += 1;
+		res->schedules_pruned = x.pruned;
+		res->distinct_states = pn_explore_states(&x);
+		res->points_met = x.points_skipped;
+		checker_free(c);
+		progress(c);
+	}
+	c->x = NULL;
+	pn_explore_free(&x);
+	return rc;
+}
+
+int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
+		      struct pn_check_result *res)
+{
+	struct pn_run c;
+	checker_open(&c, sc, opt, res);
+	bool search = opt->replay ? opt->replay_choices && opt->replay_choices[0]
+				  : opt->choices || sc->schedules.strategy != PN_STRATEGY_SEEDED;
+	struct pn_world_twin twin = {.perturb_at = opt->twice_perturb_at};
+	c.twin = opt->twice && !opt->replay && !search ? &twin : NULL;
+	res->strategy = sc->schedules.strategy;
+	res->preemption_bound = sc->schedules.preemption_bound;
+	int rc = 0;
+	bool pct = sc->schedules.strategy == PN_STRATEGY_PCT;
+	uint32_t first = opt->replay || opt->choices ? opt->replay_schedule : 0;
+	uint32_t last = opt->replay || opt->choices ? first + 1 : pct ? 1 : sc->schedules.runs;
+	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
+		/* keys name durable-image versions of one run: a new run starts a new cache */
+		pn_cache_clear(&c.cache);
+		if (search) {
+			rc = run_search(&c);
+			continue;
+		}
+		rc = c.twin ? run_twice(&c) : run_schedule(&c);
+		if (c.w)
+			res->events = c.events_done + c.w->events;
+		c.events_done = res->events;
+		res->schedules_explored++;
+		checker_free(&c);
+		progress(&c);
+	}
+	pn_world_twin_free(&twin);
+	checker_close(&c);
+	if (rc == 3) {
+		res->interrupted = true;
+		return 3;
+	}
+	if (rc == 2) {
+		res->error = true;
+		return 2;
+	}
+	res->ok = res->violation == res->expected_violation && !res->diverged;
+	return res->ok ? 0 : 1;
+}
