@@ -14,8 +14,8 @@
  *
  * The parts, lowest first: checkio.h (options, result), cache.h (the verdict cache), judge.h
  * (recovery of a state and C1-C3), derive.h (verdicts without recovery), run.h (one check's
- * state and the states of one crash point), span.h (a work unit's range), replay.h, and this
- * file's checker.c (schedules, searches, --twice, units); unit.h cuts a scenario into units
+ * state and the states of one crash point), span.h (a work unit's range), replay.h, and check.c,
+ * the driver (schedules, searches, --twice, units); unit.h cuts a scenario into units
  * and merges them, above it.
  *
  * Rules of the driver:

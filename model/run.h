@@ -5,7 +5,7 @@
  * struct pn_run is the state of one pn_check_scenario() or pn_check_unit(): the scenario, the
  * options, the result being filled, the running world and its crash enumeration, the verdict
  * cache, the judgement, the derivation, and, when a unit or a search is checked, their parts.
- * The driver (checker.c) owns it: it opens and closes it, runs the schedules and calls
+ * The driver (check.c) owns it: it opens and closes it, runs the schedules and calls
  * pn_run_point at every selected crash point; a unit's range (span.c) and the replay
  * (replay.c) use the functions below. Every state is judged as judge.h says and recovered at
  * most once per cache scope (H2).

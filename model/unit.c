@@ -2,7 +2,7 @@
  * unit.c: a scenario's work units: the cutting of a schedule into units, the plan, which
  * hands units out and merges their results, a unit's lookups and an owner's table of WAL
  * ends (model layer; unit.h has rules U1-U6). The units and their bytes are unitdata.c's;
- * pn_check_unit (checker.c) explores one.
+ * pn_check_unit (check.c) explores one.
  */
 #include "unit.h"
 

@@ -1,5 +1,5 @@
 /*
- * checker.c: the crash-point model checker's driver (model layer; checker.h has rules
+ * check.c: the crash-point model checker's driver (model layer; checker.h has rules
  * H1-H6): the schedule runs of a scenario, a search's schedules, --twice, a work unit's run,
  * the selection of crash points. What happens at a crash point is run.c's; a unit's range
  * span.c's; the replay replay.c's.
