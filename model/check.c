@@ -60,7 +60,7 @@ static bool point_met(struct pn_run *c)
 static bool point_selected(const struct pn_scenario *sc, uint64_t point)
 {
 	switch (sc->crash.points) {
-	case PN_POINTS_EVERY: return point % sc->crash.every == 0;
+	case PN_POINTS_EVERY: PN_ASSERT(sc->crash.every > 0); return point % sc->crash.every == 0;
 	case PN_POINTS_LIST:
 		for (uint32_t i = 0; i < sc->crash.list_len; i++)
 			if (sc->crash.list[i] == point)
@@ -95,6 +95,7 @@ static int run_schedule(struct pn_run *c)
 				     .twin = c->twin,
 				     .choose = c->x ? pn_explore_choose : NULL,
 				     .choose_arg = c->x};
+	PN_ASSERT(c->w == NULL && c->j.oracle == NULL); /* the last run's were freed */
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
 	if (!pn_world_init(c->w, c->sc, &o, NULL)) {

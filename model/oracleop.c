@@ -508,6 +508,7 @@ bool pn_oracleop_apply(const struct pn_oracleop_pages *o, uint32_t id, uint8_t *
 		       const struct pn_oracleop *op)
 {
 	bool fits = true;
+	PN_ASSERT(page != NULL && o->page_size > PAGE_HEADER);
 	switch (op->kind) {
 	case OP_IMAGE: apply_image(o, page, op); break;
 	case OP_HOT_UPDATE: fits = apply_hot_update(o, page, op); break;

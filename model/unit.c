@@ -246,6 +246,7 @@ static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bo
 		p->units = realloc(p->units, p->cap * sizeof(*p->units));
 		PN_ASSERT(p->units != NULL);
 	}
+	PN_ASSERT(u->whole || u->lo < u->hi); /* U1: a range of at least one point */
 	struct plan_unit *pu = &p->units[p->n++];
 	*pu = (struct plan_unit){.u = *u, .state = P_READY, .head = head};
 	return pu;
@@ -325,6 +326,7 @@ bool pn_plan_next(struct pn_plan *p, uint32_t *id, struct pn_unit *u)
 		return false;
 	p->units[pick].state = P_OUT;
 	p->units[pick].tries++;
+	PN_ASSERT(p->units[pick].tries <= UNIT_TRIES); /* U5 */
 	*id = pick;
 	*u = p->units[pick].u;
 	return true;
@@ -341,6 +343,7 @@ static void after_head(struct pn_plan *p, uint32_t id)
 		PN_ASSERT(los != NULL);
 		uint32_t k = pn_unit_cut(r->points, r->npoints, r->end, p->jobs, p->unit_states,
 					 los);
+		PN_ASSERT(k >= 1 && k <= r->npoints + 1 && los[0] == r->end); /* U3 */
 		uint32_t at = 0;
 		for (uint32_t i = 0; i < k; i++) {
 			struct pn_unit u = {.schedule = h->u.schedule,
@@ -361,6 +364,7 @@ static void after_head(struct pn_plan *p, uint32_t id)
 void pn_plan_done(struct pn_plan *p, uint32_t id, struct pn_unit_result *r)
 {
 	PN_ASSERT(id < p->n && p->units[id].state == P_OUT);
+	PN_ASSERT(r->status <= PN_UNIT_INTERRUPTED);
 	struct plan_unit *pu = &p->units[id];
 	pn_unit_result_free(&pu->r);
 	pu->r = *r;
@@ -410,6 +414,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		   size_t ncov)
 {
 	PN_ASSERT(pn_plan_finished(p) && p->n > 0);
+	PN_ASSERT(!p->stopped || p->stop < p->n);
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
 	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
 	for (uint32_t i = 0; i < p->n; i++) {

@@ -298,6 +298,7 @@ void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn)
 		k->v = realloc(k->v, k->cap * sizeof(*k->v));
 		PN_ASSERT(k->v != NULL);
 	}
+	PN_ASSERT(k->n < k->cap);
 	k->v[k->n++] = (struct pn_unit_key){key, lsn};
 }
 
