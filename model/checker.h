@@ -32,7 +32,8 @@
  *      an image is recovered once per search whichever schedule meets it.
  *   H4 Counts and coverage are those of the states checked: crash_states every state met,
  *      recoveries every new one (derived ones too, also counted in derived). A cross-check
- *      and a relearned state (unit.h U2) count nothing and undo their coverage hits.
+ *      counts nothing, a relearned state (unit.h U2) no recovery; both undo their coverage
+ *      hits.
  *   H5 A crash inside recovery is tried only on a new state that passed C1-C3, every
  *      nested_every-th new state (counted over the scenario); check and replay judge and
  *      record it with the same functions (run.h), so a trace replays with check's verdict.
