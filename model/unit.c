@@ -1,24 +1,8 @@
 /*
- * unit.c: the checker's work units: their bytes, the cutting of a schedule into units, and a
- * scenario's plan, which hands units out and merges their results, a unit's lookups and an
- * owner's table of WAL ends (model layer; unit.h has rules U1-U6; pn_check_unit() is in
- * check.c, beside the exploration it restricts).
- *
- * The bytes of a unit result, every integer little-endian:
- *   u32 magic "PNU2" (0x32554e50), u32 count of check-result fields that follow (F);
- *   u32 status, u64 end, u64 events, u32 finished, u64 fresh_end;
- *   u64 relearned, lookups, hits, reruns (U6);
- *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
- *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, derived,
- *     capped_points, events,
- *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
- *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
- *     distinct_states, u32 strategy, preemption_bound, then the strings name, recovery_state,
- *     state, state_text, detail, timeline, trace_path, shrunk, divergence, choices, each a u32 length
- *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
- *   u32 npoints, then per point u64 event, states, fresh;
- *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
- * A unit (pn_unit_encode): u32 schedule, u32 whole, u64 lo, hi, budget, fresh_base, fresh_lo.
+ * unit.c: a scenario's work units: the cutting of a schedule into units, the plan, which
+ * hands units out and merges their results, a unit's lookups and an owner's table of WAL
+ * ends (model layer; unit.h has rules U1-U6). The units and their bytes are unitdata.c's;
+ * pn_check_unit (check.c) explores one.
  */
 #include "unit.h"
 
@@ -27,285 +11,9 @@
 #include <string.h>
 #include <xxhash.h>
 
-#define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 34u
 #define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
 
-/* ---- bytes ---- */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *src, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = PN_MAX(b->cap * 2, b->len + n + 256);
-		b->p = realloc(b->p, b->cap);
-		PN_ASSERT(b->p != NULL);
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-
-static void put_u64(struct buf *b, uint64_t v)
-{
-	uint8_t le[8];
-	for (int i = 0; i < 8; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	put(b, le, 8);
-}
-
-static void put_u32(struct buf *b, uint32_t v)
-{
-	uint8_t le[4];
-	for (int i = 0; i < 4; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	put(b, le, 4);
-}
-
-static void put_f64(struct buf *b, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, sizeof(v));
-	put_u64(b, v);
-}
-
-static void put_str(struct buf *b, const char *s)
-{
-	uint32_t n = (uint32_t)strlen(s);
-	put_u32(b, n);
-	put(b, s, n);
-}
-
-struct rd {
-	const uint8_t *p;
-	size_t len, at;
-	bool bad;
-};
-
-static uint64_t get_le(struct rd *r, int bytes)
-{
-	uint64_t v = 0;
-	if (r->bad || r->len - r->at < (size_t)bytes) {
-		r->bad = true;
-		return 0;
-	}
-	for (int i = 0; i < bytes; i++)
-		v |= (uint64_t)r->p[r->at + (size_t)i] << (8 * i);
-	r->at += (size_t)bytes;
-	return v;
-}
-
-static uint64_t get_u64(struct rd *r) { return get_le(r, 8); }
-static uint32_t get_u32(struct rd *r) { return (uint32_t)get_le(r, 4); }
-
-static double get_f64(struct rd *r)
-{
-	uint64_t v = get_u64(r);
-	double d;
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
-
-static void get_str(struct rd *r, char *dst, size_t cap)
-{
-	uint32_t n = get_u32(r);
-	if (r->bad || n >= cap || r->len - r->at < n) {
-		r->bad = true;
-		dst[0] = '\0';
-		return;
-	}
-	memcpy(dst, r->p + r->at, n);
-	dst[n] = '\0';
-	r->at += n;
-}
-
-static void put_check_result(struct buf *b, const struct pn_check_result *c)
-{
-	put_u32(b, (uint32_t)c->violation | (uint32_t)c->expected_violation << 1 |
-			   (uint32_t)c->ok << 2 | (uint32_t)c->error << 3 |
-			   (uint32_t)c->interrupted << 4 | (uint32_t)c->in_recovery << 5 |
-			   (uint32_t)c->diverged << 6);
-	put_u64(b, c->crash_points);
-	put_u64(b, c->crash_states);
-	put_u64(b, c->recoveries);
-	put_u64(b, c->derived);
-	put_u64(b, c->capped_points);
-	put_u64(b, c->events);
-	put_f64(b, c->seconds);
-	put_f64(b, c->seconds_to_violation);
-	put_u32(b, (uint32_t)c->kind);
-	put_u32(b, c->page);
-	put_u32(b, c->schedule);
-	put_u64(b, c->crash_point);
-	put_u64(b, c->recovery_point);
-	put_u64(b, c->schedules_explored);
-	put_u64(b, c->schedules_pruned);
-	put_u64(b, c->distinct_states);
-	put_u32(b, (uint32_t)c->strategy);
-	put_u32(b, c->preemption_bound);
-	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
-			   c->timeline, c->trace_path,     c->shrunk, c->divergence, c->choices};
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
-		put_str(b, s[i]);
-}
-
-static void get_check_result(struct rd *r, struct pn_check_result *c)
-{
-	uint32_t f = get_u32(r);
-	c->violation = f & 1;
-	c->expected_violation = f >> 1 & 1;
-	c->ok = f >> 2 & 1;
-	c->error = f >> 3 & 1;
-	c->interrupted = f >> 4 & 1;
-	c->in_recovery = f >> 5 & 1;
-	c->diverged = f >> 6 & 1;
-	c->crash_points = get_u64(r);
-	c->crash_states = get_u64(r);
-	c->recoveries = get_u64(r);
-	c->derived = get_u64(r);
-	c->capped_points = get_u64(r);
-	c->events = get_u64(r);
-	c->seconds = get_f64(r);
-	c->seconds_to_violation = get_f64(r);
-	c->kind = (enum pn_violation_kind)get_u32(r);
-	c->page = get_u32(r);
-	c->schedule = get_u32(r);
-	c->crash_point = get_u64(r);
-	c->recovery_point = get_u64(r);
-	c->schedules_explored = get_u64(r);
-	c->schedules_pruned = get_u64(r);
-	c->distinct_states = get_u64(r);
-	c->strategy = (enum pn_strategy)get_u32(r);
-	c->preemption_bound = get_u32(r);
-	get_str(r, c->name, sizeof(c->name));
-	get_str(r, c->recovery_state, sizeof(c->recovery_state));
-	get_str(r, c->state, sizeof(c->state));
-	get_str(r, c->state_text, sizeof(c->state_text));
-	get_str(r, c->detail, sizeof(c->detail));
-	get_str(r, c->timeline, sizeof(c->timeline));
-	get_str(r, c->trace_path, sizeof(c->trace_path));
-	get_str(r, c->shrunk, sizeof(c->shrunk));
-	get_str(r, c->divergence, sizeof(c->divergence));
-	get_str(r, c->choices, sizeof(c->choices));
-}
-
-uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
-{
-	struct buf b = {0};
-	put_u32(&b, UNIT_MAGIC);
-	put_u32(&b, RESULT_FIELDS);
-	put_u32(&b, (uint32_t)u->status);
-	put_u64(&b, u->end);
-	put_u64(&b, u->events);
-	put_u32(&b, u->finished);
-	put_u64(&b, u->fresh_end);
-	put_u64(&b, u->relearned);
-	put_u64(&b, u->lookups);
-	put_u64(&b, u->hits);
-	put_u64(&b, u->reruns);
-	put_check_result(&b, &u->res);
-	put_u32(&b, u->npoints);
-	for (uint32_t i = 0; i < u->npoints; i++) {
-		put_u64(&b, u->points[i].event);
-		put_u64(&b, u->points[i].states);
-		put_u64(&b, u->points[i].fresh);
-	}
-	put_u32(&b, u->ncov);
-	for (uint32_t i = 0; i < u->ncov; i++) {
-		put_u64(&b, u->cov[i][0]);
-		put_u64(&b, u->cov[i][1]);
-	}
-	*len = b.len;
-	return b.p;
-}
-
-bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_result *u, char *why,
-			   size_t why_len)
-{
-	struct rd r = {.p = bytes, .len = len};
-	memset(u, 0, sizeof(*u));
-	if (get_u32(&r) != UNIT_MAGIC || get_u32(&r) != RESULT_FIELDS) {
-		snprintf(why, why_len, "not a unit result of this build (magic or field count)");
-		return false;
-	}
-	uint32_t status = get_u32(&r);
-	u->status = (enum pn_unit_status)status;
-	u->end = get_u64(&r);
-	u->events = get_u64(&r);
-	u->finished = get_u32(&r) != 0;
-	u->fresh_end = get_u64(&r);
-	u->relearned = get_u64(&r);
-	u->lookups = get_u64(&r);
-	u->hits = get_u64(&r);
-	u->reruns = get_u64(&r);
-	get_check_result(&r, &u->res);
-	u->npoints = get_u32(&r);
-	if (!r.bad && u->npoints > (len - r.at) / 24)
-		r.bad = true;
-	u->points = r.bad ? NULL : calloc(u->npoints + 1, sizeof(*u->points));
-	for (uint32_t i = 0; !r.bad && i < u->npoints; i++)
-		u->points[i] = (struct pn_unit_point){get_u64(&r), get_u64(&r), get_u64(&r)};
-	u->ncov = r.bad ? 0 : get_u32(&r);
-	if (!r.bad && u->ncov > (len - r.at) / 16)
-		r.bad = true;
-	u->cov = r.bad ? NULL : calloc(u->ncov + 1, sizeof(*u->cov));
-	for (uint32_t i = 0; !r.bad && i < u->ncov; i++) {
-		u->cov[i][0] = get_u64(&r);
-		u->cov[i][1] = get_u64(&r);
-	}
-	if (r.bad || r.at != len || status > PN_UNIT_INTERRUPTED) {
-		snprintf(why, why_len,
-			 "a unit result of %zu bytes is cut short, has bytes left over "
-			 "or an unknown status (at byte %zu)",
-			 len, r.at);
-		pn_unit_result_free(u);
-		return false;
-	}
-	return true;
-}
-
-void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
-{
-	struct buf b = {0};
-	put_u32(&b, u->schedule);
-	put_u32(&b, u->whole);
-	put_u64(&b, u->lo);
-	put_u64(&b, u->hi);
-	put_u64(&b, u->budget);
-	put_u64(&b, u->fresh_base);
-	put_u64(&b, u->fresh_lo);
-	PN_ASSERT(b.len == PN_UNIT_BYTES);
-	memcpy(out, b.p, PN_UNIT_BYTES);
-	free(b.p);
-}
-
-void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
-{
-	struct rd r = {.p = in, .len = PN_UNIT_BYTES};
-	u->schedule = get_u32(&r);
-	u->whole = get_u32(&r) != 0;
-	u->lo = get_u64(&r);
-	u->hi = get_u64(&r);
-	u->budget = get_u64(&r);
-	u->fresh_base = get_u64(&r);
-	u->fresh_lo = get_u64(&r);
-	u->lookups = false;
-	PN_ASSERT(!r.bad && r.at == PN_UNIT_BYTES);
-}
-
 /* ---- lookups (U6) ---- */
-void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn)
-{
-	if (k->n == k->cap) {
-		k->cap = k->cap ? 2 * k->cap : 64;
-		k->v = realloc(k->v, k->cap * sizeof(*k->v));
-		PN_ASSERT(k->v != NULL);
-	}
-	k->v[k->n++] = (struct pn_unit_key){key, lsn};
-}
-
 static int key_order(const void *a, const void *b)
 {
 	const struct pn_unit_key *x = a, *y = b;
@@ -538,6 +246,7 @@ static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bo
 		p->units = realloc(p->units, p->cap * sizeof(*p->units));
 		PN_ASSERT(p->units != NULL);
 	}
+	PN_ASSERT(u->whole || u->lo < u->hi); /* U1: a range of at least one point */
 	struct plan_unit *pu = &p->units[p->n++];
 	*pu = (struct plan_unit){.u = *u, .state = P_READY, .head = head};
 	return pu;
@@ -617,6 +326,7 @@ bool pn_plan_next(struct pn_plan *p, uint32_t *id, struct pn_unit *u)
 		return false;
 	p->units[pick].state = P_OUT;
 	p->units[pick].tries++;
+	PN_ASSERT(p->units[pick].tries <= UNIT_TRIES); /* U5 */
 	*id = pick;
 	*u = p->units[pick].u;
 	return true;
@@ -633,6 +343,7 @@ static void after_head(struct pn_plan *p, uint32_t id)
 		PN_ASSERT(los != NULL);
 		uint32_t k = pn_unit_cut(r->points, r->npoints, r->end, p->jobs, p->unit_states,
 					 los);
+		PN_ASSERT(k >= 1 && k <= r->npoints + 1 && los[0] == r->end); /* U3 */
 		uint32_t at = 0;
 		for (uint32_t i = 0; i < k; i++) {
 			struct pn_unit u = {.schedule = h->u.schedule,
@@ -653,6 +364,7 @@ static void after_head(struct pn_plan *p, uint32_t id)
 void pn_plan_done(struct pn_plan *p, uint32_t id, struct pn_unit_result *r)
 {
 	PN_ASSERT(id < p->n && p->units[id].state == P_OUT);
+	PN_ASSERT(r->status <= PN_UNIT_INTERRUPTED);
 	struct plan_unit *pu = &p->units[id];
 	pn_unit_result_free(&pu->r);
 	pu->r = *r;
@@ -702,6 +414,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		   size_t ncov)
 {
 	PN_ASSERT(pn_plan_finished(p) && p->n > 0);
+	PN_ASSERT(!p->stopped || p->stop < p->n);
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
 	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
 	for (uint32_t i = 0; i < p->n; i++) {

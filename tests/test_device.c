@@ -35,6 +35,7 @@
  *                  is the same, and refuses one whose summary differs.
  */
 #include "checker.h"
+#include "derive.h"
 #include "crashstate.h"
 #include "device.h"
 #include "load.h"

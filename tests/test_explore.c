@@ -1,6 +1,6 @@
 /*
  * test_explore.c: Check suite for the world's choice points and the search over schedules
- * (sim/world.c, model/explore.c, model/check.c, model/trace.c; label unit).
+ * (sim/world.c, model/explore.c, model/check.c, model/run.c, model/trace.c; label unit).
  *   - a world whose chooser always takes candidate 0 has the seeded history, event by event
  *     (the determinism twin compares them), and `strategy: bounded` with bound 0 checks
  *     exactly what the seeded schedule checks;

@@ -1,6 +1,7 @@
 /*
  * test_replay.c: Check suite for replay, crashes inside recovery, traces and the determinism
- * self-check (model/check.c, model/crashstate.c, model/trace.c, sim/world.c; label unit).
+ * self-check (model/replay.c, model/check.c, model/crashstate.c, model/trace.c, sim/world.c;
+ * label unit).
  *   - replay of any trace runs or refuses (error, exit 2) with a reason, never crashes: a
  *     scenario without crash:, a crash point past the end of the run (UINT64_MAX too), a
  *     recovery crash point past the end of the recovery, a crash state the crash model

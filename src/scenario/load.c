@@ -1618,7 +1618,7 @@ static bool validate_engine(struct loader *L)
 }
 
 /* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c), and
- * replay's (a trace that does not fit its run: model/check.c). */
+ * replay's (a trace that does not fit its run: model/replay.c). */
 static bool key_positions(struct loader *L)
 {
 	struct pn_scenario *s = L->s;

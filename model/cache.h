@@ -1,0 +1,49 @@
+/*
+ * cache.h: the verdict cache, a crash state's outcome by its key (model layer).
+ *
+ * Rules:
+ *   V1 One verdict per key: pn_cache_slot gives the slot of a key, used (the key's verdict or
+ *      a survey's mark) or free (the caller fills it and counts it in with pn_cache_fill);
+ *      a key is never stored twice.
+ *   V2 A verdict is a function of the state its key names (the durable image and the writes
+ *      kept): a state met again is not recovered again (checker.h H2). Keys name versions
+ *      of one run, so the driver empties the cache at each seeded schedule run
+ *      (pn_cache_clear); a search's keys also hash the history of the image (checker.h H3)
+ *      and live across its schedules.
+ *   V3 A slot marked by a unit's survey (known false: unit.h U2) holds a key only: its verdict
+ *      is relearned or deferred (U6) before anything reads it.
+ *   V4 The table is open addressing, its capacity a power of two, at most half full.
+ */
+#ifndef PN_CACHE_H
+#define PN_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pn.h"
+
+/* A recovered crash state's outcome. */
+struct pn_verdict {
+	uint64_t key;
+	pn_lsn end;    /* end of the recovered valid WAL */
+	uint32_t kind; /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
+	uint32_t page;
+	bool used;
+	bool known; /* verdict computed (false: key met in a unit's survey only, V3) */
+};
+
+struct pn_cache {
+	struct pn_verdict *v;
+	uint64_t cap, len;
+};
+
+/* The slot of key (V1): used when the key is in, else free and ready to fill. */
+struct pn_verdict *pn_cache_slot(struct pn_cache *c, uint64_t key);
+/* Fills the free slot s (from pn_cache_slot) with v, whose key it is. */
+void pn_cache_fill(struct pn_cache *c, struct pn_verdict *s, const struct pn_verdict *v);
+void pn_cache_clear(struct pn_cache *c);
+void pn_cache_free(struct pn_cache *c);
+/* V4 and the count of used slots (every slot visited: for tests). */
+void pn_cache_check(const struct pn_cache *c);
+
+#endif

@@ -1,0 +1,388 @@
+/*
+ * derive.c: derived crash states (model layer; derive.h has rules DR1-DR5). The bases of the
+ * current crash point, the test that one fits a state (DR2), the patches that make its
+ * recovered image the state's where the judgement reads (DR3), and the full recovery that
+ * keeps a new base.
+ */
+#include "derive.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cover.h"
+
+#define PATCH_BLOCK 512u /* the unit in which two crash images are compared for patches */
+
+/* A fully recovered state of the current crash point (derive.h). */
+struct base {
+	struct pn_world *r;
+	struct pn_write_fate *fates;
+	struct pn_range *reads, *writes, *judged; /* R, W, J */
+	uint32_t nreads, nwrites, njudged, nfates;
+	struct pn_summary_read *sums; /* recovery's summarized reads (sim/device.h DV8) */
+	uint32_t nsums;
+	int rc;
+	uint64_t (*cov)[2];
+	size_t ncov;
+	bool passed; /* its judgement passed, at WAL end `end`, adding the hits jcov */
+	pn_lsn end;
+	uint64_t (*jcov)[2];
+	size_t njcov;
+};
+
+/* A range of a base's recovered image replaced by the derived state's bytes; saved holds
+ * what it held, then the state's bytes (len each). */
+struct patch {
+	struct pn_range at;
+	uint8_t *saved;
+};
+
+struct pn_derive {
+	const struct pn_scenario *sc;
+	struct base bases[DERIVE_BASES_MAX];
+	uint32_t nbases, base_next;
+	uint32_t refused;           /* states of this point no base fitted, in a row (DR5) */
+	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
+	struct pn_summary_log slog; /* a base's recovery summarized reads (DV8) */
+	/* the state being derived: the run's device and the state's fates */
+	const struct pn_device *dev;
+	const struct pn_write_fate *fates;
+	uint8_t *cmp[2]; /* the state's bytes, a base's */
+	uint32_t cmp_cap;
+	struct patch *patch;
+	uint32_t npatch, patch_cap;
+};
+
+struct pn_derive *pn_derive_new(const struct pn_scenario *sc)
+{
+	struct pn_derive *d = calloc(1, sizeof(*d));
+	PN_ASSERT(d != NULL && sc != NULL);
+	d->sc = sc;
+	return d;
+}
+
+static void base_free(struct base *b)
+{
+	if (b->r)
+		pn_judge_world_free(b->r);
+	free(b->fates);
+	free(b->reads);
+	free(b->writes);
+	free(b->judged);
+	free(b->sums);
+	free(b->cov);
+	free(b->jcov);
+	*b = (struct base){0};
+}
+
+void pn_derive_point(struct pn_derive *d)
+{
+	PN_ASSERT(d->nbases <= DERIVE_BASES_MAX && d->npatch == 0);
+	for (uint32_t i = 0; i < d->nbases; i++)
+		base_free(&d->bases[i]);
+	d->nbases = d->base_next = 0;
+	d->refused = 0;
+}
+
+void pn_derive_free(struct pn_derive *d)
+{
+	if (!d)
+		return;
+	pn_derive_point(d);
+	for (int i = 0; i < 3; i++)
+		free(d->log[i].r);
+	free(d->slog.r);
+	free(d->patch);
+	free(d->cmp[0]);
+	free(d->cmp[1]);
+	free(d);
+}
+
+static int range_order(const void *a, const void *b)
+{
+	const struct pn_range *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* A copy of the log's ranges sorted by file and offset, overlapping and adjacent ones merged
+ * (into *n of them); the log is emptied. */
+static struct pn_range *ranges_keep(struct pn_range_log *log, uint32_t *n)
+{
+	uint32_t m = 0;
+	if (log->n)
+		qsort(log->r, log->n, sizeof(*log->r), range_order);
+	for (uint32_t i = 1; i < log->n; i++) {
+		struct pn_range *a = &log->r[m], *x = &log->r[i];
+		uint64_t end = a->off + a->len, xend = x->off + x->len;
+		if (x->file == a->file && x->off <= end) {
+			if (xend > end)
+				a->len = (uint32_t)(xend - a->off);
+		} else {
+			log->r[++m] = *x;
+		}
+	}
+	*n = log->n ? m + 1 : 0;
+	struct pn_range *out = malloc((*n + 1) * sizeof(*out));
+	PN_ASSERT(out != NULL);
+	memcpy(out, log->r, *n * sizeof(*out));
+	for (uint32_t i = 1; i < *n; i++) /* sorted, disjoint, not adjacent */
+		PN_ASSERT(out[i - 1].file < out[i].file ||
+			  out[i - 1].off + out[i - 1].len < out[i].off);
+	log->n = 0;
+	return out;
+}
+
+static void cmp_room(struct pn_derive *d, uint32_t n)
+{
+	if (n <= d->cmp_cap)
+		return;
+	d->cmp_cap = 2 * n;
+	for (int j = 0; j < 2; j++) {
+		d->cmp[j] = realloc(d->cmp[j], d->cmp_cap);
+		PN_ASSERT(d->cmp[j] != NULL);
+	}
+}
+
+/* Reads [off, off + n) of file f of the current state's crash image into cmp[0] and of base
+ * b's into cmp[1]. */
+static void both_images(struct pn_derive *d, const struct base *b, uint32_t f, uint64_t off,
+			uint32_t n)
+{
+	cmp_room(d, n);
+	pn_device_crash_read(d->dev, d->fates, (enum pn_file)f, off, n, d->cmp[0]);
+	pn_device_crash_read(d->dev, b->fates, (enum pn_file)f, off, n, d->cmp[1]);
+}
+
+bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (!pn_device_crash_same(d, a, b, (enum pn_file)reads[k].file, reads[k].off,
+					  reads[k].len))
+			return false;
+	return true;
+}
+
+/* DR2: whether recovery of the current state would read what base b's read: the same bytes,
+ * and the same value of every summarized read (DV8). */
+static bool reads_same(struct pn_derive *d, const struct base *b)
+{
+	PN_ASSERT(b->nfates == d->dev->nunsynced); /* DR1 */
+	if (!pn_check_reads_same(d->dev, d->fates, b->fates, b->reads, b->nreads))
+		return false;
+	for (uint32_t k = 0; k < b->nsums; k++) {
+		cmp_room(d, b->sums[k].len);
+		if (!pn_device_crash_summary_same(d->dev, d->fates, b->fates, &b->sums[k],
+						  d->cmp[0]))
+			return false;
+	}
+	return true;
+}
+
+/* Adds a patch of [lo, hi) of file f (the current state's bytes at cmp[0] + (lo - at)). */
+static void patch_add(struct pn_derive *d, uint32_t f, uint64_t lo, uint64_t hi, uint64_t at)
+{
+	PN_ASSERT(at <= lo && lo < hi && hi - at <= d->cmp_cap);
+	if (d->npatch == d->patch_cap) {
+		d->patch_cap = d->patch_cap ? 2 * d->patch_cap : 16;
+		d->patch = realloc(d->patch, d->patch_cap * sizeof(*d->patch));
+		PN_ASSERT(d->patch != NULL);
+	}
+	uint32_t n = (uint32_t)(hi - lo);
+	struct patch *p = &d->patch[d->npatch++];
+	p->at = (struct pn_range){.file = f, .len = n, .off = lo};
+	p->saved = malloc(2 * (size_t)n); /* the base's bytes, then the state's */
+	PN_ASSERT(p->saved != NULL);
+	memcpy(p->saved + n, d->cmp[0] + (lo - at), n);
+}
+
+/* The part of [lo, hi) of file f that recovery did not write (there both recovered images
+ * hold recovery's bytes) and the judgement read, as patches (the state's bytes of file
+ * offset at are at cmp[0]). */
+static void patch_block(struct pn_derive *d, const struct base *b, uint32_t f, uint64_t lo,
+			uint64_t hi, uint64_t at)
+{
+	for (uint32_t k = 0; k <= b->nwrites && lo < hi; k++) {
+		const struct pn_range *w = k < b->nwrites ? &b->writes[k] : NULL;
+		if (w && (w->file != f || w->off + w->len <= lo))
+			continue;
+		uint64_t to = w ? PN_MIN(hi, PN_MAX(lo, w->off)) : hi;
+		for (uint32_t j = 0; j < b->njudged && lo < to; j++) { /* [lo, to) not written */
+			const struct pn_range *r = &b->judged[j];
+			uint64_t a = PN_MAX(lo, r->off), e = PN_MIN(to, r->off + r->len);
+			if (r->file == f && a < e)
+				patch_add(d, f, a, e, at);
+		}
+		lo = w ? PN_MAX(lo, w->off + w->len) : hi;
+	}
+}
+
+static void patches_drop(struct pn_derive *d)
+{
+	for (uint32_t i = 0; i < d->npatch; i++)
+		free(d->patch[i].saved);
+	d->npatch = 0;
+}
+
+/* Whether [off, off + len) of file f may need a patch for base b: the judgement read some of
+ * it (J) and recovery did not write all of it (W, sorted and merged). */
+static bool patch_may(const struct base *b, uint32_t f, uint64_t off, uint64_t len)
+{
+	bool judged = false;
+	for (uint32_t j = 0; j < b->njudged && !judged; j++)
+		judged = pn_range_meets(&b->judged[j], f, off, len);
+	for (uint32_t k = 0; k < b->nwrites && judged; k++)
+		judged = !(b->writes[k].file == f && b->writes[k].off <= off &&
+			   off + len <= b->writes[k].off + b->writes[k].len);
+	return judged;
+}
+
+/* DR3, DR4: the patches that make base b's recovered image the current state's wherever the
+ * judgement reads. False: patches are needed where the judgement may not read them again. */
+static bool patches_find(struct pn_derive *d, const struct base *b)
+{
+	const struct pn_device *dev = d->dev;
+	patches_drop(d);
+	for (uint32_t i = 0; i < dev->nunsynced; i++) {
+		const struct pn_unsynced *u = &dev->unsynced[i];
+		if (pn_device_fate_same(dev, i, &d->fates[i], &b->fates[i]) ||
+		    !patch_may(b, u->file, u->offset, u->len))
+			continue; /* DV6: the images differ only inside the other writes */
+		both_images(d, b, u->file, u->offset, u->len); /* the write at once, then blocks */
+		for (uint64_t lo = u->offset; lo < u->offset + u->len; lo += PATCH_BLOCK) {
+			uint64_t hi = PN_MIN(lo + PATCH_BLOCK, u->offset + u->len);
+			if (memcmp(d->cmp[0] + (lo - u->offset), d->cmp[1] + (lo - u->offset),
+				   hi - lo) != 0)
+				patch_block(d, b, u->file, lo, hi, u->offset);
+		}
+	}
+	return !d->npatch || d->sc->protocol.mode != PN_MODE_PUSHDOWN;
+}
+
+/* Applies the patches to base b's device (apply), or undoes them, in reverse order. */
+static void patches_apply(struct pn_derive *d, struct base *b, bool apply)
+{
+	struct pn_device *dev = &b->r->dev;
+	for (uint32_t k = 0; k < d->npatch; k++) {
+		struct patch *p = &d->patch[apply ? k : d->npatch - 1 - k];
+		enum pn_file f = (enum pn_file)p->at.file;
+		if (apply)
+			pn_device_read(dev, f, p->at.off, p->at.len, p->saved);
+		pn_device_format_write(dev, f, p->at.off, p->saved + (apply ? p->at.len : 0),
+				       p->at.len);
+	}
+}
+
+bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,
+		     const struct pn_write_fate *fates, struct pn_verdict *v)
+{
+	if (d->refused >= DERIVE_REFUSED_MAX)
+		return false;
+	d->dev = dev;
+	d->fates = fates;
+	for (uint32_t i = 0; i < d->nbases; i++) {
+		struct base *b = &d->bases[i];
+		if (!reads_same(d, b) || !patches_find(d, b))
+			continue; /* no marker here: --coverage is the same with derivation off */
+		pn_cover_add(b->cov, b->ncov);
+		if (!d->npatch && b->passed) {
+			/* no patch: the world to judge is the base's as it was judged, so the
+			 * judgement is the base's (its hits added, as a judgement adds them) */
+			pn_cover_add(b->jcov, b->njcov);
+			v->end = b->end;
+			v->kind = PN_VIOL_NONE;
+		} else {
+			patches_apply(d, b, true);
+			pn_judge_recovered(j, b->r, b->rc, UINT64_MAX, v, true);
+			patches_apply(d, b, false);
+		}
+		patches_drop(d);
+		d->refused = 0;
+		return true;
+	}
+	patches_drop(d);
+	d->refused++;
+	return false;
+}
+
+/* Where recovery's device logs what it reads (DV5, DV9) and its summarized reads (DV8): all
+ * three set or cleared in one call, summaries only beside both range logs (DV8). */
+static void device_logs(struct pn_device *dev, struct pn_range_log *reads,
+			struct pn_range_log *writes, struct pn_summary_log *sums)
+{
+	PN_ASSERT(!sums || (reads && writes));
+	dev->reads = reads;
+	dev->writes = writes;
+	dev->summaries = sums;
+}
+
+/* Base b becomes what recovery r of the state (judged into v) read, wrote and hit. */
+static void base_keep(struct pn_derive *d, struct base *b, struct pn_world *r, int rc,
+		      const struct pn_verdict *v)
+{
+	uint32_t nf = d->dev->nunsynced;
+	b->r = r;
+	b->rc = rc;
+	b->nfates = nf;
+	b->passed = v->kind == PN_VIOL_NONE;
+	b->end = v->end;
+	b->fates = malloc((nf + 1) * sizeof(*b->fates));
+	PN_ASSERT(b->fates != NULL);
+	memcpy(b->fates, d->fates, nf * sizeof(*b->fates));
+	b->reads = ranges_keep(&d->log[0], &b->nreads);
+	b->writes = ranges_keep(&d->log[1], &b->nwrites);
+	b->judged = ranges_keep(&d->log[2], &b->njudged);
+	b->nsums = d->slog.n;
+	b->sums = malloc((b->nsums + 1) * sizeof(*b->sums));
+	PN_ASSERT(b->sums != NULL);
+	memcpy(b->sums, d->slog.r, b->nsums * sizeof(*b->sums));
+	d->slog.n = 0;
+}
+
+void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,
+		       const struct pn_write_fate *fates, uint32_t schedule, struct pn_verdict *v)
+{
+	int rc;
+	if (d->refused >= DERIVE_REFUSED_MAX) { /* DR5 */
+		struct pn_world *r = pn_judge_recover(j, dev, fates, schedule, false, &rc);
+		pn_judge_recovered(j, r, rc, UINT64_MAX, v, true);
+		pn_judge_world_free(r);
+		return;
+	}
+	d->dev = dev;
+	d->fates = fates;
+	size_t n0, n, nj;
+	uint64_t(*before)[2] = pn_cover_save(&n0);
+	struct pn_world *r = pn_judge_crashed(j, dev, fates, schedule, false);
+	device_logs(&r->dev, &d->log[0], &d->log[1], &d->slog); /* R, W, summaries */
+	rc = pn_world_recover(r);
+	pn_assert_context(NULL, NULL);
+	uint64_t(*cov)[2] = pn_cover_since(before, n0, &n);
+	free(before);
+	before = pn_cover_save(&n0);
+	device_logs(&r->dev, &d->log[2], NULL, NULL); /* J */
+	pn_judge_recovered(j, r, rc, UINT64_MAX, v, true);
+	device_logs(&r->dev, NULL, NULL, NULL);
+	uint64_t(*jcov)[2] = pn_cover_since(before, n0, &nj);
+	free(before);
+	if (rc == 0 && v->kind != PN_VIOL_NONE) {
+		/* DR5: C2 stopped at a page: J does not hold the pages after it, which a state
+		 * that passes there would read (and the search stops here anyway) */
+		free(cov);
+		free(jcov);
+		d->log[0].n = d->log[1].n = d->log[2].n = d->slog.n = 0;
+		pn_judge_world_free(r);
+		return;
+	}
+	struct base *b = &d->bases[d->base_next];
+	base_free(b);
+	d->base_next = (d->base_next + 1) % DERIVE_BASES_MAX;
+	d->nbases = PN_MIN(d->nbases + 1, DERIVE_BASES_MAX);
+	base_keep(d, b, r, rc, v);
+	b->cov = cov;
+	b->ncov = n;
+	b->jcov = jcov;
+	b->njcov = nj;
+}

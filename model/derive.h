@@ -1,0 +1,57 @@
+/*
+ * derive.h: derived crash states, verdicts without recovery (model layer; docs/checker.md
+ * "Derived crash states"; `check --derive on`).
+ *
+ * A fully recovered state of the current crash point is kept as a base: its recovered world
+ * (judged, otherwise untouched), its fates, the ranges its recovery read from the crash image
+ * and wrote (R and W, sorted and merged), its summarized reads (sim/device.h DV8), the ranges
+ * its judgement read (J), recovery's outcome and coverage hits, and when its judgement passed
+ * its WAL end and the judgement's hits. A new state whose bytes equal a base's over R gets its
+ * verdict from that base.
+ *
+ * Rules:
+ *   DR1 Bases hold for one crash point (their fates index its unsynced writes): the driver
+ *      calls pn_derive_point at each point, which drops them.
+ *   DR2 A base fits a state when the state's crash image holds the base's bytes over every
+ *      range recovery read and gives every summarized read its value (pn_check_reads_same,
+ *      DV6, DV8, DV9): recovery of the state would compute what the base's computed.
+ *   DR3 The derived verdict is the judgement (judge.h) of the base's recovered world patched
+ *      with the state's bytes wherever they differ, recovery did not write and the judgement
+ *      reads (J), the patches undone after; with no patch and a base that passed, the base's
+ *      own verdict. Recovery's coverage hits (and the judgement's, for a verdict reused) are
+ *      added as a recovery would add them; a check with derivation off sees the same.
+ *   DR4 Pushdown: a base that needs a patch does not fit (a page server keeps what it
+ *      reconstructed, where the judgement may not read the patch again).
+ *   DR5 Bounded: at most DERIVE_BASES_MAX bases, replaced in turn; after DERIVE_REFUSED_MAX
+ *      states of a point in a row that no base fitted, the point's other states are recovered
+ *      without keeping bases. Both depend on the point's states alone: deterministic. A
+ *      recovery whose C2 failed is not kept (J stops at the failing page).
+ */
+#ifndef PN_DERIVE_H
+#define PN_DERIVE_H
+
+#include "judge.h"
+
+#define DERIVE_BASES_MAX 8u
+#define DERIVE_REFUSED_MAX 64u
+
+struct pn_derive;
+struct pn_derive *pn_derive_new(const struct pn_scenario *sc);
+void pn_derive_free(struct pn_derive *d);
+/* DR1: a new crash point; its bases so far are dropped. */
+void pn_derive_point(struct pn_derive *d);
+/* The verdict of the state of dev under fates from a base that fits (DR2, DR3): true, v's end,
+ * kind and page set; false: no base fits. */
+bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,
+		     const struct pn_write_fate *fates, struct pn_verdict *v);
+/* A full recovery of the state of dev under fates in schedule `schedule`, judged into v, and
+ * kept as a base (DR5: unless the point refused too many). */
+void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,
+		       const struct pn_write_fate *fates, uint32_t schedule, struct pn_verdict *v);
+/* DR2's test: whether the crash images of dev under fates a and under fates b hold the same
+ * bytes over every range of reads (sorted or not). They can differ only inside unsynced
+ * writes whose fates differ (sim/device.h DV6), so only the reads that meet one are compared. */
+bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *a,
+			 const struct pn_write_fate *b, const struct pn_range *reads, uint32_t n);
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * run.c: the crash states of one crash point, each looked up in the verdict cache, derived
+ * or recovered, judged, and crashed inside its recovery when its turn comes (model layer;
+ * run.h; the driver's rules H1-H5 are in checker.h).
+ */
+#include "run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "cover.h"
+
+double pn_run_wall_seconds(void)
+{
+	/* Wall time for the report only; nothing simulated depends on it. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+bool pn_run_stopping(struct pn_run *c)
+{
+	if (c->opt->stop && *c->opt->stop)
+		c->interrupted = true;
+	return c->interrupted;
+}
+
+void pn_run_report(struct pn_run *c, enum pn_violation_kind kind, uint32_t page, uint64_t point,
+		   bool in_recovery)
+{
+	struct pn_check_result *res = c->res;
+	PN_ASSERT(kind != PN_VIOL_NONE && kind < PN_VIOL_COUNT && c->w != NULL);
+	res->violation = true;
+	res->kind = kind;
+	res->page = page;
+	res->crash_point = point;
+	res->schedule = c->schedule;
+	res->in_recovery = in_recovery;
+	res->choices[0] = 0;
+	if (c->x && !pn_schedule_format(&c->x->taken, res->choices, sizeof(res->choices)))
+		snprintf(res->choices, sizeof(res->choices), "%s", "...");
+	res->seconds_to_violation = pn_run_wall_seconds() - c->t0;
+	snprintf(res->detail, sizeof(res->detail), "%s", c->j.detail);
+	FILE *f = fmemopen(res->timeline, sizeof(res->timeline) - 1, "w");
+	if (f) {
+		pn_world_print_trace(c->w, f);
+		fclose(f);
+	}
+}
+
+void pn_run_nested_found(struct pn_run *c, uint64_t event, const char *state)
+{
+	c->res->recovery_point = event;
+	snprintf(c->res->recovery_state, sizeof(c->res->recovery_state), "%s", state);
+	size_t l = strlen(c->j.detail);
+	PN_ASSERT(l < sizeof(c->j.detail));
+	snprintf(c->j.detail + l, sizeof(c->j.detail) - l,
+		 " [after a crash at event %llu of recovery]", (unsigned long long)event);
+}
+
+/* A verdict as the cross-check reports it. */
+static void verdict_text(const struct pn_verdict *v, char *buf, size_t len)
+{
+	if (v->kind == PN_VIOL_NONE)
+		snprintf(buf, len, "pass, recovered WAL end %llX", (unsigned long long)v->end);
+	else
+		snprintf(buf, len, "%s at page %u, recovered WAL end %llX",
+			 pn_violation_name((enum pn_violation_kind)v->kind), v->page,
+			 (unsigned long long)v->end);
+}
+
+/* The cross-check found the fast verdict v and the full one differ: said, exit 3. */
+static _Noreturn void cross_check_failed(struct pn_run *c, const struct pn_verdict *v,
+					 const struct pn_verdict *full, uint64_t point,
+					 uint64_t rec_event, uint64_t n)
+{
+	char in_rec[64] = "";
+	if (rec_event)
+		snprintf(in_rec, sizeof(in_rec), ", crash inside recovery at its event %llu",
+			 (unsigned long long)rec_event);
+	char fast[128], slow[128];
+	verdict_text(v, fast, sizeof(fast));
+	verdict_text(full, slow, sizeof(slow));
+	fprintf(stderr,
+		"penumbra check: cross-check failed: %s, schedule %u, crash point %llu%s, "
+		"judged state %llu: the fast path says %s, the full path %s%s%s\n",
+		c->sc->name, c->schedule, (unsigned long long)point, in_rec, (unsigned long long)n,
+		fast, slow, full->kind ? ": " : "", full->kind ? c->j.detail : "");
+	exit(3);
+}
+
+/*
+ * --cross-check N: every Nth state judged (and every state whose verdict is a violation) is
+ * recovered again in a new world from its fates and judged the full way (C2 with the
+ * oracle's pages made afresh, no verdict cache: the reference path); any difference from
+ * the verdict the check uses (v: cached, or judged with the point's table of oracle pages,
+ * judge.h J3) aborts the check, exit 3. Neither counted nor seen by coverage (its hits are
+ * undone: H4), so the results are those of a check without it. rec_event: the event of the
+ * recovery crashed in (0: a crash of the run).
+ */
+static void cross_check(struct pn_run *c, const struct pn_device *dev,
+			const struct pn_write_fate *fates, pn_lsn upto, struct pn_verdict *v,
+			uint64_t point, uint64_t rec_event)
+{
+	uint64_t every = c->opt->cross_check_every, n = ++c->cross_checked;
+	if (c->opt->cross_check_fault && n == c->opt->cross_check_fault)
+		v->end++; /* test hook: a fast path that is wrong */
+	if (!every || (n % every != 0 && v->kind == PN_VIOL_NONE))
+		return;
+	size_t nsites;
+	uint64_t(*saved)[2] = pn_cover_save(&nsites);
+	char *detail = malloc(sizeof(c->j.detail));
+	PN_ASSERT(detail != NULL);
+	memcpy(detail, c->j.detail, sizeof(c->j.detail));
+	int rc;
+	struct pn_verdict full = {0};
+	struct pn_world *r = pn_judge_recover(&c->j, dev, fates, c->schedule, false, &rc);
+	pn_judge_recovered(&c->j, r, rc, upto, &full, false);
+	pn_judge_world_free(r);
+	pn_cover_restore(saved, nsites);
+	bool same = full.kind == v->kind && full.end == v->end &&
+		    (full.kind == PN_VIOL_NONE || full.page == v->page);
+	if (!same)
+		cross_check_failed(c, v, &full, point, rec_event, n);
+	memcpy(c->j.detail, detail, sizeof(c->j.detail));
+	free(detail);
+	free(saved);
+}
+
+/* One crash state inside recovery (r: the recovering world, stopped after an event): recover
+ * it, judge it against the first recovery's end. Returns false at a violation (reported). */
+static bool nested_state(struct pn_run *c, const struct pn_world *r, const struct pn_crash_enum *ce,
+			 pn_lsn first_end, uint64_t point)
+{
+	int rc;
+	struct pn_verdict v;
+	struct pn_world *r2 = pn_judge_recover(&c->j, &r->dev, ce->fates, c->schedule, false, &rc);
+	pn_judge_recovered(&c->j, r2, rc, first_end, &v, true);
+	pn_judge_world_free(r2);
+	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
+	c->res->crash_states++;
+	c->res->recoveries++;
+	pn_judge_acks(&c->j, c->w->e, &v);
+	if (v.kind == PN_VIOL_NONE)
+		return true;
+	char state[sizeof(c->res->recovery_state)];
+	pn_crash_enum_encode(ce, state, sizeof(state));
+	pn_run_nested_found(c, r->events, state);
+	pn_run_report(c, (enum pn_violation_kind)v.kind, v.page, point, true);
+	return false;
+}
+
+/*
+ * Crash inside recovery (H5): recover the same image again one event at a time; wherever the
+ * recovering world's device changed, crash it in the states of the scenario's crash model
+ * that pn_crash_enum_begin_nested() lists (all lost, all persisted, each write torn as
+ * crash.tear allows), recover each, and judge it against the first recovery's expectations.
+ */
+static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn first_end,
+		   uint64_t point)
+{
+	struct pn_world *r = pn_judge_crashed(&c->j, &c->w->dev, fates, c->schedule, true);
+	struct pn_crash_enum ce;
+	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
+	uint64_t version = r->dev.version;
+	pn_crash_enum_init(&ce);
+	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
+		if (r->dev.version == version)
+			continue;
+		version = r->dev.version;
+		pn_crash_enum_begin_nested(&ce, &r->dev, c->sc);
+		while (ok && pn_crash_enum_next(&ce))
+			ok = nested_state(c, r, &ce, first_end, point);
+	}
+	pn_crash_enum_free(&ce);
+	pn_judge_world_free(r);
+	return ok;
+}
+
+/* A state a unit's survey met before its range (unit.h U2): recovered again for its verdict
+ * (the WAL end C1 needs), neither counted nor crashed inside recovery, its coverage hits
+ * undone (H4). */
+static void relearn(struct pn_run *c, struct pn_verdict *slot)
+{
+	size_t n;
+	uint64_t(*saved)[2] = pn_cover_save(&n);
+	PN_ASSERT(c->unit != NULL && slot->used && !slot->known);
+	int rc;
+	struct pn_world *r = pn_judge_recover(&c->j, &c->w->dev, c->ce.fates, c->schedule, false,
+					      &rc);
+	pn_judge_recovered(&c->j, r, rc, UINT64_MAX, slot, true);
+	pn_judge_world_free(r);
+	slot->known = true;
+	pn_cover_restore(saved, n);
+	free(saved);
+	c->ur->relearned++;
+	pn_unit_keys_add(&c->ur->relearnt, slot->key, slot->end);
+}
+
+/* U6: a state met before the unit's range, its C1 check deferred: its key and the end C1
+ * needs (every acknowledged commit at or before it) kept for the unit's lookups. */
+static void defer_acks(struct pn_run *c, uint64_t key)
+{
+	struct pn_acks_view acks;
+	pn_lsn need = 0;
+	pn_engine_acks(c->w->e, &acks);
+	for (uint64_t i = 0; i < acks.n; i++)
+		need = PN_MAX(need, acks.lsns[i]);
+	pn_unit_keys_add(&c->ur->asked, key, need);
+}
+
+/* H3: a crash state's key. The enumeration's names the durable image by its version and the
+ * writes kept by their sequence numbers, which mean something within one run only; across
+ * the schedules of a search the durable image's history by content (world.h, dur_chain) and
+ * the place and bytes of every write kept join it, so one image is recovered once per
+ * search whichever schedule meets it, and two that only share numbers never pass for one.
+ * Within a run both are functions of what the enumeration's key holds: no state that was
+ * one before becomes two. */
+static uint64_t state_key(const struct pn_run *c)
+{
+	uint64_t key = pn_crash_enum_key(&c->ce);
+	if (!c->x)
+		return key;
+	PN_ASSERT(c->write_hash != NULL || c->w->dev.nunsynced == 0);
+	key = XXH3_64bits_withSeed(&key, sizeof(key), c->w->dur_chain);
+	for (uint32_t r = 0; r < c->ce.nrel; r++) {
+		const struct pn_write_fate *f = &c->ce.fates[c->ce.rel[r]];
+		uint64_t units = f->fate == PN_FATE_PERSISTED ? c->ce.diff[r]
+				 : f->fate == PN_FATE_TORN    ? f->sectors & c->ce.diff[r]
+							      : 0;
+		if (units) /* a write the enumeration's key counts (no new unit: as lost) */
+			key = XXH3_64bits_withSeed(&c->write_hash[c->ce.rel[r]], sizeof(key), key);
+	}
+	return key;
+}
+
+/* The verdict of the current state, new to the cache: derived from a base (derive.h), or
+ * recovered (and kept as a base when derivation is on), and judged. */
+static void recover_state(struct pn_run *c, struct pn_verdict *v)
+{
+	const struct pn_device *dev = &c->w->dev;
+	if (c->derive && pn_derive_state(c->derive, &c->j, dev, c->ce.fates, v)) {
+		c->res->derived++;
+	} else if (c->derive) {
+		pn_derive_recover(c->derive, &c->j, dev, c->ce.fates, c->schedule, v);
+	} else {
+		int rc;
+		struct pn_world *r = pn_judge_recover(&c->j, dev, c->ce.fates, c->schedule, false,
+						      &rc);
+		pn_judge_recovered(&c->j, r, rc, UINT64_MAX, v, true);
+		pn_judge_world_free(r);
+	}
+}
+
+/* The current state's verdict: the cache's (H2) or a new one. False: none to judge here (a
+ * unit's lookup deferred its C1 check, U6). *fresh: the state is new. */
+static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
+{
+	uint64_t key = state_key(c);
+	struct pn_verdict *slot = pn_cache_slot(&c->cache, key);
+	*fresh = !slot->used;
+	if (!slot->used) {
+		struct pn_verdict v = {.key = key, .used = true, .known = true};
+		recover_state(c, &v);
+		c->res->recoveries++;
+		c->new_states++;
+		pn_cache_fill(&c->cache, slot, &v);
+		if (c->unit && c->unit->lookups) /* U6: for the owners */
+			pn_unit_keys_add(&c->ur->recovered, key, v.end);
+	} else if (!slot->known && c->unit && c->unit->lookups) {
+		defer_acks(c, key); /* U6: judged once the run is over */
+		return false;
+	} else if (!slot->known) {
+		relearn(c, slot);
+	}
+	PN_ASSERT(slot->key == key && slot->known);
+	*out = *slot; /* a failing state stops the search: cached ones pass C2/C3 */
+	return true;
+}
+
+/* The state's crash point and fates into the result (replay.state and its readable form). */
+static void record_state(struct pn_run *c)
+{
+	pn_crash_enum_encode(&c->ce, c->res->state, sizeof(c->res->state));
+	pn_crash_enum_describe(&c->ce, c->res->state_text, sizeof(c->res->state_text));
+}
+
+bool pn_run_point(struct pn_run *c, uint64_t point)
+{
+	struct pn_check_result *res = c->res;
+	PN_ASSERT(c->w != NULL && c->j.oracle != NULL);
+	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
+	res->crash_points++;
+	pn_judge_point(&c->j); /* the oracle took records since the last point */
+	if (c->derive)
+		pn_derive_point(c->derive); /* DR1: bases hold for one point */
+	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
+	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
+	while (!pn_run_stopping(c) && pn_crash_enum_next(&c->ce)) {
+		bool torn_wal = false, fresh;
+		for (uint32_t r = 0; r < c->ce.nrel; r++)
+			torn_wal |= c->ce.fates[c->ce.rel[r]].fate == PN_FATE_TORN &&
+				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
+		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
+		res->crash_states++;
+		struct pn_verdict v;
+		if (!state_verdict(c, &v, &fresh))
+			continue;
+		cross_check(c, &c->w->dev, c->ce.fates, UINT64_MAX, &v, point, 0);
+		pn_judge_acks(&c->j, c->w->e, &v);
+		pn_world_hash_mix(c->w, v.key,
+				  v.end * 64 + v.kind); /* --twice compares verdicts too */
+		if (v.kind != PN_VIOL_NONE) {
+			record_state(c);
+			pn_run_report(c, (enum pn_violation_kind)v.kind, v.page, point, false);
+			return false;
+		}
+		/* H5: the state passed C1-C3 (a failing one is the violation, whatever a crash
+		 * inside its recovery would do): every Nth new one is crashed inside it too */
+		if (fresh && c->opt->nested_every && c->new_states % c->opt->nested_every == 0 &&
+		    !nested(c, c->ce.fates, v.end, point)) {
+			record_state(c);
+			return false;
+		}
+	}
+	res->capped_points += c->ce.capped; /* crash.torn_writes: 2 left states out here */
+	return !c->interrupted;
+}
