@@ -56,7 +56,7 @@ static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool 
 	e->sc = &sc;
 	e->pctx.sc = &sc;
 	e->proto = rows[row];
-	unsigned got = e->proto->decide(&e->pctx, use, before);
+	unsigned got = e->proto->write.decide(&e->pctx, use, before);
 	free(e); /* never initialised: nothing to free but the struct */
 	pn_scenario_free(&sc);
 	return got;
@@ -70,7 +70,7 @@ START_TEST(test_row_of_mode)
 		sc.protocol.mode = row_mode[r];
 		sc.protocol.policy = row_policy[r];
 		ck_assert_ptr_eq(pn_protocol_of(&sc), rows[r]);
-		ck_assert_ptr_nonnull(rows[r]->decide);
+		ck_assert_ptr_nonnull(rows[r]->write.decide);
 		ck_assert_ptr_nonnull(rows[r]->name);
 		for (int o = 0; o < r; o++)
 			ck_assert_str_ne(rows[o]->name, rows[r]->name);
@@ -215,32 +215,33 @@ START_TEST(test_pool_spares)
 	ck_assert_uint_eq(pn_engine_geometry(e).generations, 3);
 	/* 64 home slots, 1 spare, 2 SLRU pages */
 	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (64ull + 1 + 2) * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* page 0 takes the spare */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 1); /* page 0 takes the spare */
 	pn_store_set_slot(&e->store, 0, 1);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 0, 1), 64ull * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* pool empty */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* pool empty */
 	/* checkpoint 1 completes with page 0 on its spare: its baseline */
 	run->seq = 1;
 	run->state = PN_C_CONTROL_WRITE;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	row->ckpt_control(&e->pctx, run);
-	row->ckpt_end(&e->pctx, run);
+	row->ckpt.control(&e->pctx, run);
+	row->ckpt.end(&e->pctx, run);
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
 	ck_assert_uint_eq(e->store.base_done[0], 1);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 0); /* home is free */
 	pn_store_set_slot(&e->store, 0, 0);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* still a baseline */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1),
+			  PN_SHIFT_IMAGE); /* still a baseline */
 	/* checkpoint 2, page 0 at home: its control write in flight keeps the spare taken */
 	run->seq = 2;
 	run->state = PN_C_CONTROL_WRITE;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	row->ckpt_control(&e->pctx, run);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE);
-	row->ckpt_end(&e->pctx, run); /* the control file is durable: the spare returns */
+	row->ckpt.control(&e->pctx, run);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), PN_SHIFT_IMAGE);
+	row->ckpt.end(&e->pctx, run); /* the control file is durable: the spare returns */
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), 1);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 1, 1), 64ull * 8192);
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -263,22 +264,22 @@ START_TEST(test_gen2_fallback)
 	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (2 * 64ull + 2) * 8192);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 0), 3ull * 8192);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 1), (64ull + 3) * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* the second slot is free */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 1); /* the second slot is free */
 	pn_store_set_slot(&e->store, 0, 1);
 	/* checkpoint 1 begins with page 0 on slot 1: home is still checkpoint 0's baseline */
 	run->seq = 1;
 	run->state = PN_C_WRITING;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1); /* page 1 still may shift */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), 1); /* page 1 still may shift */
 	run->state = PN_C_CONTROL_WRITE;
-	row->ckpt_control(&e->pctx, run);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
-	row->ckpt_end(&e->pctx, run); /* the control file naming slot 1 is durable */
+	row->ckpt.control(&e->pctx, run);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	row->ckpt.end(&e->pctx, run); /* the control file naming slot 1 is durable */
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
 	ck_assert_uint_eq(e->store.base_done[0], 1);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free again */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 0); /* home is free again */
 	ck_assert(!pn_engine_failed(e));
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -289,7 +290,7 @@ START_TEST(test_gen2_fallback)
 	run->seq = 1;
 	run->state = PN_C_WRITING;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	ck_assert_uint_eq(e->proto->shift_target(&e->pctx, 0), 0);
+	ck_assert_uint_eq(e->proto->write.shift_target(&e->pctx, 0), 0);
 	ck_assert(pn_engine_failed(e));
 	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_PROTECTED_SLOT);
 	run->state = PN_C_IDLE;

@@ -195,8 +195,8 @@ static void start_read(struct pn_bufpool *b, uint32_t frame, uint32_t page, uint
 	f->page = page;
 	f->io_reads = 1;
 	b->page_frame[page] = frame;
-	if (b->h.proto->page_read) { /* pushdown: GetPage@LSN from the page server */
-		b->h.proto->page_read(b->h.pctx, frame, page, proc);
+	if (b->h.proto->buffer.page_read) { /* pushdown: GetPage@LSN from the page server */
+		b->h.proto->buffer.page_read(b->h.pctx, frame, page, proc);
 		return;
 	}
 	struct pn_io *io = pn_io_get(b->h.svc);
@@ -263,7 +263,8 @@ uint32_t pn_buf_pin(struct pn_bufpool *b, uint32_t page, uint32_t proc, bool no_
 		pn_buf_touch(b, fi);
 		return fi;
 	}
-	if (b->h.proto->page_ready && !no_read && !b->h.proto->page_ready(b->h.pctx, page, proc))
+	if (b->h.proto->buffer.page_ready && !no_read &&
+	    !b->h.proto->buffer.page_ready(b->h.pctx, page, proc))
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = vic->held ? vic->frame : find_victim(b); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
@@ -353,7 +354,8 @@ static struct pn_io *write_io(struct pn_bufpool *b, uint32_t frame, uint32_t slo
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	bool late = b->h.proto->bind_late && b->h.proto->bind_late(b->h.pctx, f->page);
+	bool late = b->h.proto->buffer.bind_late &&
+		    b->h.proto->buffer.bind_late(b->h.pctx, f->page);
 	if (late) {
 		io->bind = late_bind;
 	} else {
@@ -453,7 +455,8 @@ static void prepare_image(struct pn_bufpool *b, uint32_t frame, uint8_t *out)
 static uint32_t write_slot(const struct pn_bufpool *b, struct pn_frame *f, int r)
 {
 	PN_ASSERT(r >= 0 && r < PN_MAX_CKPT_RUNS);
-	return b->h.proto->write_slot ? b->h.proto->write_slot(b->h.pctx, f, r) : f->ckpt_slot[r];
+	return b->h.proto->buffer.write_slot ? b->h.proto->buffer.write_slot(b->h.pctx, f, r)
+					     : f->ckpt_slot[r];
 }
 
 enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_io_why why,
@@ -464,7 +467,7 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 		return PN_WRITE_NONE;
 	if (f->locked || f->io_writes || f->io_reads || (f->held && f->holder != proc))
 		return PN_WRITE_BUSY;
-	if (b->h.proto->drop_write && b->h.proto->drop_write(b->h.pctx, frame))
+	if (b->h.proto->buffer.drop_write && b->h.proto->buffer.drop_write(b->h.pctx, frame))
 		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
 	bool umbra = is_umbra_heap(b, f->page);
 	if (umbra && f->dirty_hint_only &&
@@ -485,13 +488,14 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	}
 	uint8_t *img = b->h.svc->io_bufs +
 		       (size_t)b->h.svc->nios * 2u * b->h.page_size; /* spare buffer */
-	if (b->h.proto->write_reserve && !b->h.proto->write_reserve(b->h.pctx, frame, why))
+	if (b->h.proto->buffer.write_reserve &&
+	    !b->h.proto->buffer.write_reserve(b->h.pctx, frame, why))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(b, f, proc);
 	if (!umbra &&
-	    !b->h.proto->write_image) { /* one write: its image straight into its buffer */
+	    !b->h.proto->buffer.write_image) { /* one write: its image straight into its buffer */
 		struct pn_io *io = write_io(b, frame, 0, why, proc, f->last_lsn, then);
 		prepare_image(b, frame, pn_io_buffer(b->h.svc, io));
 		f->redirtied = false;
@@ -500,8 +504,8 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	}
 	prepare_image(b, frame, img);
 	f->redirtied = false;
-	if (b->h.proto->write_image &&
-	    b->h.proto->write_image(b->h.pctx, frame, why, proc, img, then))
+	if (b->h.proto->buffer.write_image &&
+	    b->h.proto->buffer.write_image(b->h.pctx, frame, why, proc, img, then))
 		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
 	if (!umbra) {
 		pn_buf_issue_write(b, frame, 0, why, proc, img, f->last_lsn, then);

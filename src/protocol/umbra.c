@@ -81,7 +81,7 @@ bool pn_umbra_refuse_key(struct pn_proto_ctx *pc, const uint32_t at[2], const ch
 
 /* R4 at publication: a page changed after the completed checkpoint's redo is off its
  * baseline. */
-static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
+void pn_umbra_shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
@@ -95,7 +95,7 @@ static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn
 				 target);
 }
 
-static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_WRITING);
@@ -107,7 +107,7 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 }
 
 /* After the data fsync: the snapshot into the selector area seq % 3, then its fsync. */
-static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+uint64_t pn_umbra_ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t len = pn_store_selector_bytes(&e->store);
@@ -123,7 +123,7 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 	return UINT64_MAX;
 }
 
-static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+void pn_umbra_ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
@@ -134,14 +134,14 @@ static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 		run->proto_sub = UC_SELECTOR_FSYNC;
 }
 
-static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
+void pn_umbra_ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_CONTROL_WRITE);
 	pn_store_set_baselines_inflight(&e->store, run->snapshot, run->redo);
 }
 
-static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
+void pn_umbra_ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->seq > 0);
@@ -149,7 +149,7 @@ static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 }
 
 /* Selector area 0: every baseline slot 0. */
-static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
+void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	struct pn_ckpt_run *run = &e->ckpt.runs[0];
@@ -159,7 +159,7 @@ static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 	write(ctx, PN_FILE_SELECTOR, 0, run->selbuf, pn_store_selector_bytes(&e->store));
 }
 
-static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
+bool pn_umbra_recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint32_t len = pn_store_selector_bytes(&e->store);
@@ -181,7 +181,7 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 
 /* R4 on a resident frame: changed after the completed checkpoint's redo => off its
  * baseline slot. */
-static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
+void pn_umbra_check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	const struct pn_frame *f = pn_buf_frame(&e->buf, i);
@@ -202,18 +202,22 @@ void pn_umbra_check_frame_imaged(struct pn_proto_ctx *pc, uint32_t frame, const 
 	struct pn_engine *e = pn_proto_engine(pc);
 	const struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	if (f->page >= e->heap_pages || image_redo[f->page] <= e->ckpt.redo_done)
-		check_frame(pc, frame);
+		pn_umbra_check_frame(pc, frame);
 }
 
+/* The base row: the variants (umbra_gen2.c, umbra_pool.c) name its hooks in their tables. */
 const struct pn_protocol_ops pn_protocol_umbra = {
 	.name = "umbra-prototype",
 	.store_flags = PN_STORE_SLOTTED,
-	.generations = pn_umbra_generations,
-	.unsupported = pn_protocol_refuse_publish_steps,
-	.recheck = pn_protocol_recheck,
-	.file_size = pn_umbra_file_size,
-	.decide = pn_umbra_decide,
-	.bind_late = pn_umbra_bind_late,
-	.check_frame = check_frame,
-	PN_UMBRA_PROTOTYPE_HOOKS,
+	.setup = {.generations = pn_umbra_generations,
+		  .unsupported = pn_protocol_refuse_publish_steps,
+		  .format = pn_umbra_format,
+		  .file_size = pn_umbra_file_size},
+	.write = {.decide = pn_umbra_decide,
+		  .shifted = pn_umbra_shifted,
+		  .recheck = pn_protocol_recheck},
+	.buffer = {.bind_late = pn_umbra_bind_late},
+	.ckpt = PN_UMBRA_BASE_CKPT,
+	.recovery = {.begin = pn_umbra_recovery_begin},
+	.state = {.check_frame = pn_umbra_check_frame},
 };
