@@ -303,8 +303,8 @@ void pn_buf_unpin(struct pn_bufpool *b, uint32_t frame)
 	pn_buf_touch(b, frame);
 }
 
-/* A heap page of a row whose pages move between slots (umbra). */
-static bool is_umbra_heap(const struct pn_bufpool *b, uint32_t page)
+/* A heap page of a row whose pages move between slots (its store_flags). */
+static bool is_slotted_heap(const struct pn_bufpool *b, uint32_t page)
 {
 	return (b->h.proto->store_flags & PN_STORE_SLOTTED) && !pn_store_is_slru(b->h.store, page);
 }
@@ -395,7 +395,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	pn_buf_touch(b, io->frame);
 	f->io_writes--;
 	b->data_writes_inflight--;
-	bool umbra = is_umbra_heap(b, io->page);
+	bool slotted = is_slotted_heap(b, io->page);
 	bool active_only = (b->h.sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		/* bit r is set only while run r runs (pn_engine_check asserts it) */
@@ -404,10 +404,10 @@ static void write_done(void *ctx, struct pn_io *io)
 		/* Issued after the run began, or carrying the frame's current bytes. */
 		if (io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied)
 			continue;
-		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
+		if (!slotted || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t) ~(1u << r);
 	}
-	uint32_t home = umbra ? pn_store_slot(b->h.store, io->page) : 0;
+	uint32_t home = slotted ? pn_store_slot(b->h.store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
@@ -469,8 +469,8 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 		return PN_WRITE_BUSY;
 	if (b->h.proto->buffer.drop_write && b->h.proto->buffer.drop_write(b->h.pctx, frame))
 		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
-	bool umbra = is_umbra_heap(b, f->page);
-	if (umbra && f->dirty_hint_only &&
+	bool slotted = is_slotted_heap(b, f->page);
+	if (slotted && f->dirty_hint_only &&
 	    pn_page_lsn(pn_frame_page(b, frame)) <= pn_wal_redo(b->h.wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
 		f->held = false; /* B7: a redo pointer that moved past it leaves nothing to write */
@@ -494,7 +494,7 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(b, f, proc);
-	if (!umbra &&
+	if (!slotted &&
 	    !b->h.proto->buffer.write_image) { /* one write: its image straight into its buffer */
 		struct pn_io *io = write_io(b, frame, 0, why, proc, f->last_lsn, then);
 		prepare_image(b, frame, pn_io_buffer(b->h.svc, io));
@@ -507,7 +507,7 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	if (b->h.proto->buffer.write_image &&
 	    b->h.proto->buffer.write_image(b->h.pctx, frame, why, proc, img, then))
 		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
-	if (!umbra) {
+	if (!slotted) {
 		pn_buf_issue_write(b, frame, 0, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}

@@ -200,7 +200,7 @@ struct pn_protocol_ops {
 	const char *name;     /* "fpw", "umbra-l3", ... */
 	bool fpw_byte;        /* the checkpoint record's full_page_writes byte */
 	bool hint_delta;      /* a logged hint is XLOG2/HINT_DELTA, no image (l4) */
-	unsigned store_flags; /* PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE (store.h) */
+	unsigned store_flags; /* PN_STORE_SLOTTED (store.h): heap pages move between slots */
 	struct pn_proto_setup setup;
 	struct pn_proto_write write;
 	struct pn_proto_buffer buffer;

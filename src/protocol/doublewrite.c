@@ -5,8 +5,8 @@
  * rule B5); recovery restores a torn home page from its copy before replay. SLRU pages
  * with headers are protected by images, as in fpw. Mutant owned here: doublewrite_no_fsync.
  *
- * Doublewrite file: dw_slots entries of sector_size + page_size bytes (store.c's header):
- * a header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
+ * Doublewrite file (PN_FILE_DW): DW_SLOTS entries of sector_size + page_size bytes: a
+ * header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
  * page. An entry is reused only after the data file was fsynced since its in-place write.
  *
  * State machine of the area: FILLING --all entries used--> SYNCING (a data-file fsync in
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define DW_MAGIC 0x57444E50u /* "PNDW" */
+#define DW_SLOTS 32u         /* entries of the area, each a slot in the space metric */
 #define RESTORE_CAP 64u
 
 struct dw_state {
@@ -37,7 +38,7 @@ static bool dw_init(struct pn_proto_ctx *pc)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(e->pctx.state == NULL);
-	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
+	PN_ASSERT(DW_SLOTS <= RESTORE_CAP);
 	e->pctx.state = calloc(1, sizeof(struct dw_state));
 	return e->pctx.state != NULL;
 }
@@ -61,7 +62,7 @@ static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 	PN_ASSERT(f < PN_FILE_COUNT);
 	if (f == PN_FILE_SELECTOR)
 		return 0;
-	return (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size);
+	return (uint64_t)DW_SLOTS * (e->sc->storage.sector_size + e->page_size);
 }
 
 /* ---- write-out (B5): DW write -> DW fsync -> in-place write ---- */
@@ -128,7 +129,7 @@ static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why w
 		return true;
 	if (d->sync_in_flight)
 		return false;
-	if (d->used_since_sync < e->store.dw_slots)
+	if (d->used_since_sync < DW_SLOTS)
 		return true;
 	if (e->buf.data_writes_inflight > 0)
 		return false;
@@ -149,7 +150,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
 	uint32_t sec = e->sc->storage.sector_size;
 	PN_ASSERT(!d->sync_in_flight);
-	PN_ASSERT(d->used_since_sync < e->store.dw_slots);
+	PN_ASSERT(d->used_since_sync < DW_SLOTS);
 	struct pn_io *io = pn_io_get(&e->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_DW;
@@ -173,7 +174,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	}
 	io->ckpt_seq = e->ckpt.seq_begun;
 	io->lsn = f->last_lsn;
-	d->next = (d->next + 1) % e->store.dw_slots;
+	d->next = (d->next + 1) % DW_SLOTS;
 	d->used_since_sync++;
 	pn_buf_write_begun(&e->buf, frame);
 	e->m.dw_bytes_written += io->len;
@@ -202,7 +203,7 @@ static uint32_t dw_entry_len(const struct pn_engine *e)
 /* Reads entry i into buf: its page and LSN, unchecked. */
 static void dw_read(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
 {
-	PN_ASSERT(i < e->store.dw_slots);
+	PN_ASSERT(i < DW_SLOTS);
 	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
 			     dw_entry_len(e), buf);
 	*page = pn_get32(buf + 4);
@@ -237,7 +238,7 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *ls
 	struct pn_summary s = {.fn = entry_summary,
 			       .arg = {e->sc->storage.sector_size, e->heap_pages}};
 	struct pn_summary_value v;
-	PN_ASSERT(i < e->store.dw_slots);
+	PN_ASSERT(i < DW_SLOTS);
 	if (!e->svc.env.read_summary(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
 				     dw_entry_len(e), &s, &v) ||
 	    !v.v[0])
@@ -269,15 +270,15 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 		bool valid;
 	} ent[RESTORE_CAP];
 	PN_ASSERT(*from == redo);
-	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
+	PN_ASSERT(DW_SLOTS <= RESTORE_CAP);
 	d->restore_len = d->restore_pos = 0;
-	for (uint32_t i = 0; i < e->store.dw_slots; i++)
+	for (uint32_t i = 0; i < DW_SLOTS; i++)
 		ent[i].valid = dw_entry(e, i, &ent[i].page, &ent[i].lsn);
-	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
+	for (uint32_t i = 0; i < DW_SLOTS; i++) {
 		if (!ent[i].valid)
 			continue;
 		bool newest = true;
-		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
+		for (uint32_t j = 0; j < DW_SLOTS && newest; j++)
 			if (j != i && ent[j].valid && ent[j].page == ent[i].page &&
 			    (ent[j].lsn > ent[i].lsn || (ent[j].lsn == ent[i].lsn && j > i)))
 				newest = false;
@@ -341,18 +342,25 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	return true; /* woken when the write completes */
 }
 
+/* Space: the area's entries are slots beside the data file's. */
+static void dw_finish_metrics(struct pn_proto_ctx *pc)
+{
+	struct pn_engine *e = pn_proto_engine(pc);
+	PN_ASSERT(e->m.slots_used >= e->heap_pages);
+	e->m.slots_used += DW_SLOTS;
+}
+
 static void dw_check(struct pn_proto_ctx *pc)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	const struct dw_state *d = dw_of(e);
-	PN_ASSERT(d->next < e->store.dw_slots);
-	PN_ASSERT(d->used_since_sync <= e->store.dw_slots);
-	PN_ASSERT(d->restore_len <= e->store.dw_slots);
+	PN_ASSERT(d->next < DW_SLOTS);
+	PN_ASSERT(d->used_since_sync <= DW_SLOTS);
+	PN_ASSERT(d->restore_len <= DW_SLOTS);
 }
 
 const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.name = "doublewrite",
-	.store_flags = PN_STORE_DOUBLEWRITE,
 	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
 		  .init = dw_init,
 		  .free = dw_free,
@@ -361,4 +369,5 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.buffer = {.write_reserve = dw_reserve, .write_image = dw_write},
 	.recovery = {.from = plan_restore, .redo_step = restore_step},
 	.state = {.check = dw_check},
+	.metrics = {.finish = dw_finish_metrics},
 };
