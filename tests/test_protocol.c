@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "load.h"
 #include "protocols.h"
+#include "rowstate.h"
 #include "workload.h"
 
 #include <check.h>
@@ -198,6 +199,58 @@ START_TEST(test_file_sizes)
 		ck_assert_uint_eq(e->pctx.state != NULL, dw || m == 3); /* the rows with state */
 		pn_engine_finish_metrics(e); /* the space metric: the area's entries are slots */
 		ck_assert_uint_eq(e->m.slots_used, g.heap_pages + (dw ? 32u : 0u));
+		pn_engine_delete(e);
+		pn_scenario_free(&sc);
+	}
+}
+END_TEST
+
+/* The fingerprint of the engine's memory (pn_engine_memory), FNV-1a over what it feeds. */
+static void fnv_feed(void *ctx, const void *bytes, size_t len)
+{
+	uint64_t *h = ctx;
+	for (size_t i = 0; i < len; i++)
+		*h = (*h ^ ((const uint8_t *)bytes)[i]) * 0x100000001b3ull;
+}
+
+static uint64_t memory_of(const struct pn_engine *e)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	pn_engine_memory(e, &(struct pn_hasher){fnv_feed, &h});
+	return h;
+}
+
+static uint64_t memory_last;
+static void memory_moved(struct pn_engine *e, const char *field)
+{
+	uint64_t now = memory_of(e);
+	ck_assert_msg(now != memory_last, "%s: %s changed and the fingerprint did not",
+		      e->proto->name, field);
+	memory_last = now;
+}
+
+/* Every row's state is in the fingerprint (docs/checker.md section 13): the memory hook is
+ * required, and each field of each row's state, changed alone, moves it. */
+START_TEST(test_row_memory)
+{
+	static const struct {
+		const char *mode;
+		void (*change_each)(struct pn_engine *e, rowstate_moved_fn moved);
+	} rows_with_state[] = {
+		{"doublewrite", rowstate_doublewrite},
+		{"umbra, policy: pool, spare_slots: 4", rowstate_pool},
+		{"umbra, policy: gen2", rowstate_gen2},
+		{"pushdown", rowstate_pushdown},
+	};
+	for (int r = 0; r < ROWS; r++)
+		ck_assert_ptr_nonnull(rows[r]->state.memory);
+	ck_assert_ptr_nonnull(pn_protocol_umbra_pool.state.memory);
+	ck_assert_ptr_nonnull(pn_protocol_umbra_gen2.state.memory);
+	for (unsigned i = 0; i < PN_ARRAY_LEN(rows_with_state); i++) {
+		struct pn_scenario sc;
+		struct pn_engine *e = engine_of(&sc, rows_with_state[i].mode);
+		memory_last = memory_of(e);
+		rows_with_state[i].change_each(e, memory_moved);
 		pn_engine_delete(e);
 		pn_scenario_free(&sc);
 	}
@@ -432,6 +485,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_table);
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
+	tcase_add_test(tc, test_row_memory);
 	tcase_add_test(tc, test_pool_spares);
 	tcase_add_test(tc, test_gen2_fallback);
 	tcase_add_test(tc, test_ckpt_edges);

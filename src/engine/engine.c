@@ -234,6 +234,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	PN_ASSERT(client->next != NULL);
 	PN_ASSERT(proto != NULL);
 	PN_ASSERT(proto->write.decide != NULL);
+	PN_ASSERT(proto->state.memory != NULL); /* docs/checker.md 13: every row's state */
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->svc.env = *env;
@@ -778,6 +779,5 @@ void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h)
 				 f->last_lsn};
 		h->feed(h->ctx, v, sizeof(v));
 	}
-	if (e->proto->state.memory)
-		e->proto->state.memory(&e->pctx, h);
+	e->proto->state.memory(&e->pctx, h); /* required: every row's state is in it */
 }

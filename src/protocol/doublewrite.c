@@ -342,6 +342,19 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	return true; /* woken when the write completes */
 }
 
+/* The fingerprint's share of the row (protocol.h memory): the area's next entry, the entries
+ * used since the data fsync, whether that fsync is in flight, and the restores to come. */
+static void dw_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct dw_state *d = pc->state;
+	PN_ASSERT(d != NULL && d->restore_len <= RESTORE_CAP);
+	uint64_t v[2] = {(uint64_t)d->next << 32 | d->used_since_sync,
+			 (uint64_t)d->sync_in_flight << 48 | (uint64_t)d->restore_len << 24 |
+				 d->restore_pos};
+	h->feed(h->ctx, v, sizeof(v));
+	h->feed(h->ctx, d->restore, sizeof(uint32_t) * d->restore_len);
+}
+
 /* Space: the area's entries are slots beside the data file's. */
 static void dw_finish_metrics(struct pn_proto_ctx *pc)
 {
@@ -368,6 +381,6 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.write = {.decide = dw_decide, .recheck = pn_protocol_recheck},
 	.buffer = {.write_reserve = dw_reserve, .write_image = dw_write},
 	.recovery = {.from = plan_restore, .redo_step = restore_step},
-	.state = {.check = dw_check},
+	.state = {.memory = dw_memory, .check = dw_check},
 	.metrics = {.finish = dw_finish_metrics},
 };

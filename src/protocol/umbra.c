@@ -219,5 +219,5 @@ const struct pn_protocol_ops pn_protocol_umbra = {
 	.buffer = {.bind_late = pn_umbra_bind_late},
 	.ckpt = PN_UMBRA_BASE_CKPT,
 	.recovery = {.begin = pn_umbra_recovery_begin},
-	.state = {.check_frame = pn_umbra_check_frame},
+	.state = {.memory = pn_protocol_memory_none, .check_frame = pn_umbra_check_frame},
 };

@@ -123,6 +123,15 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	pn_umbra_check_frame_imaged(pc, i, gen2_of(pn_proto_engine(pc))->image_redo);
 }
 
+/* The fingerprint's share of the row (protocol.h memory): each page's last fallback image
+ * (G4's exemption). Not the second slots ever taken: they count for the space metric only. */
+static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct gen2 *g = pc->state;
+	PN_ASSERT(g != NULL && g->image_redo != NULL);
+	h->feed(h->ctx, g->image_redo, sizeof(pn_lsn) * pc->store->heap_pages);
+}
+
 /* The keys this row does not read, at their position when the loader saw them under
  * another policy (--mode umbra-gen2). */
 static bool unsupported(struct pn_proto_ctx *pc)
@@ -204,6 +213,6 @@ const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.buffer = {.bind_late = pn_umbra_bind_late},
 	.ckpt = PN_UMBRA_BASE_CKPT,
 	.recovery = {.begin = pn_umbra_recovery_begin},
-	.state = {.check_frame = check_frame},
+	.state = {.memory = memory, .check_frame = check_frame},
 	.metrics = {.finish = finish_metrics},
 };

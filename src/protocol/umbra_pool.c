@@ -449,6 +449,24 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	pn_umbra_check_frame_imaged(pc, i, pool_of(pn_proto_engine(pc))->image_redo);
 }
 
+/* The fingerprint's share of the row (protocol.h memory): which spare each page's slot holds
+ * (and so which entries are taken), the free entries in the order they will be taken, the
+ * never-taken bound, each page's last fallback image (P5) and the baselines' owners (P1).
+ * Not the map buffers: a run's is encoded from this state when it is written. */
+static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct pool *pl = pc->state;
+	uint32_t heap_pages = pc->store->heap_pages;
+	PN_ASSERT(pl != NULL && pl->nfree <= pl->spares);
+	uint64_t v = (uint64_t)pl->nfree << 32 | pl->next_new;
+	h->feed(h->ctx, &v, sizeof(v));
+	h->feed(h->ctx, pl->entry_of, sizeof(uint32_t) * 2u * heap_pages);
+	h->feed(h->ctx, pl->stack, sizeof(uint32_t) * pl->nfree);
+	h->feed(h->ctx, pl->image_redo, sizeof(pn_lsn) * heap_pages);
+	for (int i = 0; i < 2; i++)
+		h->feed(h->ctx, pl->base_owner[i], sizeof(uint32_t) * (pl->spares + 1u));
+}
+
 /* Space: the home slots and the spares ever taken (the pool a run needed). */
 static void finish_metrics(struct pn_proto_ctx *pc)
 {
@@ -478,6 +496,6 @@ const struct pn_protocol_ops pn_protocol_umbra_pool = {
 		 .control = ckpt_control,
 		 .end = ckpt_end},
 	.recovery = {.begin = recovery_begin, .redo_shifted = redo_shifted},
-	.state = {.check_frame = check_frame},
+	.state = {.memory = memory, .check_frame = check_frame},
 	.metrics = {.finish = finish_metrics},
 };
