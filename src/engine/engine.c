@@ -65,6 +65,7 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
+	e->pctx.proc_startup = e->proc_startup;
 	e->proc_ps = e->nbackends + 4;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
@@ -243,7 +244,10 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pctx = (struct pn_proto_ctx){.sc = sc,
 					.svc = &e->svc,
 					.wal = &e->wal,
-					.store = &e->store};
+					.store = &e->store,
+					.buf = &e->buf,
+					.ckpt = &e->ckpt,
+					.m = &e->m};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;

@@ -23,6 +23,9 @@
 #include "walfmt.h"
 
 struct pn_io_then;
+struct pn_bufpool;
+struct pn_ckpt;
+struct pn_metrics;
 
 /* Where a fingerprint takes bytes (pn_engine_memory, the row's memory hook): feed adds len
  * bytes to the hash the caller keeps behind ctx (sim/world.c pn_world_fingerprint). */
@@ -46,16 +49,22 @@ enum pn_block_use {
 /* shift_target's answer: no slot to shift to, the block takes its image. */
 #define PN_SHIFT_IMAGE UINT32_MAX
 
-/* What a hook is called with: the handles of the modules below the callers (services, WAL,
- * store), the scenario and the row's own state (init sets it; NULL when the row has none).
- * The engine holds one (it lives in the assembly: a row, which is above the engine, reaches
- * the rest of it through engine.h's pn_proto_engine()); the hook callers (bufpool, ckpt,
- * recovery, backend, client) keep a pointer to it with the row's table. */
+/* What a hook is called with: typed handles of the modules below the callers, as an engine
+ * module gets at init (services, WAL, store, buffer pool, checkpointer, metrics, the
+ * startup process), the scenario and the row's own state (init sets it, free frees it; NULL
+ * when the row has none). The engine holds one; the hook callers (bufpool, ckpt, recovery,
+ * backend, client) keep a pointer to it with the row's table. fpw, nofpw and doublewrite
+ * use only these; the others still reach the whole engine through engine.h's
+ * pn_proto_engine(), which is to go (issue 32). */
 struct pn_proto_ctx {
 	const struct pn_scenario *sc;
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_store *store;
+	struct pn_bufpool *buf; /* the frames a row writes out or restores (bufpool.h) */
+	struct pn_ckpt *ckpt;   /* the checkpointer's sequence numbers (ckpt.h) */
+	struct pn_metrics *m;   /* the run's counters (metrics.h) */
+	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
 	void *state;
 };
 
@@ -182,9 +191,11 @@ struct pn_proto_process {
 
 /* ---- memory and checks: the fingerprint and the row's invariants ---- */
 struct pn_proto_state {
-	/* The row's memory a state's future depends on, into a fingerprint (pn_engine_memory;
-	 * no times, no pointers). NULL: nothing added (fpw has no state; the doublewrite
-	 * area's next entry and the pool's and gen2's state are not in the fingerprint yet). */
+	/* Required: the row's memory a state's future depends on, into a fingerprint
+	 * (pn_engine_memory; no times, no pointers, no metrics). Every field of the row's state
+	 * is in it or named at the hook as not needed (a metric, a scratch buffer encoded from
+	 * the rest); test_protocol's test_row_memory changes each and sees the fingerprint
+	 * move. A row with no state names rows.h's pn_protocol_memory_none. */
 	void (*memory)(const struct pn_proto_ctx *c, const struct pn_hasher *h);
 	void (*check)(struct pn_proto_ctx *c);
 	void (*check_frame)(struct pn_proto_ctx *c, uint32_t frame);
