@@ -57,6 +57,7 @@ static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool 
 	e->sc = &sc;
 	e->pctx.sc = &sc;
 	e->proto = rows[row];
+	e->pctx.row = rows[row];
 	unsigned got = e->proto->write.decide(&e->pctx, use, before);
 	free(e); /* never initialised: nothing to free but the struct */
 	pn_scenario_free(&sc);

@@ -247,7 +247,9 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 					.store = &e->store,
 					.buf = &e->buf,
 					.ckpt = &e->ckpt,
-					.m = &e->m};
+					.m = &e->m,
+					.recovering = &e->rcv.active,
+					.row = proto};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;

@@ -26,6 +26,7 @@ struct pn_io_then;
 struct pn_bufpool;
 struct pn_ckpt;
 struct pn_metrics;
+struct pn_protocol_ops;
 
 /* Where a fingerprint takes bytes (pn_engine_memory, the row's memory hook): feed adds len
  * bytes to the hash the caller keeps behind ctx (sim/world.c pn_world_fingerprint). */
@@ -51,11 +52,12 @@ enum pn_block_use {
 
 /* What a hook is called with: typed handles of the modules below the callers, as an engine
  * module gets at init (services, WAL, store, buffer pool, checkpointer, metrics, the
- * startup process), the scenario and the row's own state (init sets it, free frees it; NULL
- * when the row has none). The engine holds one; the hook callers (bufpool, ckpt, recovery,
- * backend, client) keep a pointer to it with the row's table. fpw, nofpw and doublewrite
- * use only these; the others still reach the whole engine through engine.h's
- * pn_proto_engine(), which is to go (issue 32). */
+ * startup process, whether recovery runs, the row's own table), the scenario and the row's
+ * own state (init sets it, free frees it; NULL when the row has none). The engine holds
+ * one; the hook callers (bufpool, ckpt, recovery, backend, client) keep a pointer to it
+ * with the row's table. fpw, nofpw, doublewrite and the Umbra base (umbra.c) use only
+ * these; the others still reach the whole engine through engine.h's pn_proto_engine(),
+ * which is to go (issue 32). */
 struct pn_proto_ctx {
 	const struct pn_scenario *sc;
 	struct pn_services *svc;
@@ -65,6 +67,8 @@ struct pn_proto_ctx {
 	struct pn_ckpt *ckpt;   /* the checkpointer's sequence numbers (ckpt.h) */
 	struct pn_metrics *m;   /* the run's counters (metrics.h) */
 	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
+	const bool *recovering; /* recovery is replaying (the R4 check waits for its end) */
+	const struct pn_protocol_ops *row; /* the row's own table (its flags) */
 	void *state;
 };
 
