@@ -245,8 +245,6 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 					.svc = &e->svc,
 					.wal = &e->wal,
 					.store = &e->store,
-					.buf = &e->buf,
-					.ckpt = &e->ckpt,
 					.m = &e->m,
 					.recovering = &e->rcv.active,
 					.row = proto};

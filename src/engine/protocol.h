@@ -23,8 +23,6 @@
 #include "walfmt.h"
 
 struct pn_io_then;
-struct pn_bufpool;
-struct pn_ckpt;
 struct pn_metrics;
 struct pn_protocol_ops;
 
@@ -51,8 +49,9 @@ enum pn_block_use {
 #define PN_SHIFT_IMAGE UINT32_MAX
 
 /* What a hook is called with: typed handles of the modules below the callers, as an engine
- * module gets at init (services, WAL, store, buffer pool, checkpointer, metrics, the
- * startup process, whether recovery runs, the row's own table), the scenario and the row's
+ * module gets at init (services, WAL, store, metrics, the startup process, whether recovery
+ * runs, the row's own table; the buffer pool and the checkpointer through engine.h's
+ * pn_proto_buf and pn_proto_ckpt, which name the protocol table), the scenario and the row's
  * own state (init sets it, free frees it; NULL when the row has none). The engine holds
  * one; the hook callers (bufpool, ckpt, recovery, backend, client) keep a pointer to it
  * with the row's table. fpw, nofpw, doublewrite and the Umbra base (umbra.c) use only
@@ -63,8 +62,6 @@ struct pn_proto_ctx {
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_store *store;
-	struct pn_bufpool *buf; /* the frames a row writes out or restores (bufpool.h) */
-	struct pn_ckpt *ckpt;   /* the checkpointer's sequence numbers (ckpt.h) */
 	struct pn_metrics *m;   /* the run's counters (metrics.h) */
 	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
 	const bool *recovering; /* recovery is replaying (the R4 check waits for its end) */

@@ -66,7 +66,7 @@ static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 
 static bool uses_dw(const struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why)
 {
-	return !pn_store_is_slru(pc->store, pn_buf_frame(pc->buf, frame)->page) &&
+	return !pn_store_is_slru(pc->store, pn_buf_frame(pn_proto_buf(pc), frame)->page) &&
 	       why != PN_WHY_RECOVERY;
 }
 
@@ -75,13 +75,15 @@ static void dw_fsync_done(void *ctx, struct pn_io *io)
 	struct pn_proto_ctx *pc = ctx;
 	struct pn_io *dw = pn_io_at(pc->svc, io->aux);
 	uint32_t sec = pc->sc->storage.sector_size;
-	struct pn_frame *f = pn_buf_frame(pc->buf, dw->frame);
+	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), dw->frame);
 	PN_ASSERT(f->io_writes > 0);
-	pn_buf_write_ended(pc->buf, dw->frame); /* the in-place write below counts itself */
+	pn_buf_write_ended(pn_proto_buf(pc),
+			   dw->frame); /* the in-place write below counts itself */
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
-	pn_buf_issue_write(pc->buf, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
+	pn_buf_issue_write(pn_proto_buf(pc), dw->frame, 0, dw->why, dw->proc, dw->buf + sec,
+			   dw->lsn, &then)
 		->ckpt_seq = dw->ckpt_seq;
 	pn_io_release(pc->svc, dw);
 }
@@ -91,11 +93,11 @@ static void dw_write_done(void *ctx, struct pn_io *io)
 	struct pn_proto_ctx *pc = ctx;
 	if (pc->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
-		struct pn_frame *f = pn_buf_frame(pc->buf, io->frame);
+		struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), io->frame);
 		PN_ASSERT(f->io_writes > 0);
-		pn_buf_write_ended(pc->buf, io->frame);
+		pn_buf_write_ended(pn_proto_buf(pc), io->frame);
 		struct pn_io_then then = {io->then, io->then_ctx};
-		pn_buf_issue_write(pc->buf, io->frame, 0, io->why, io->proc,
+		pn_buf_issue_write(pn_proto_buf(pc), io->frame, 0, io->why, io->proc,
 				   io->buf + pc->sc->storage.sector_size, io->lsn, &then)
 			->ckpt_seq = io->ckpt_seq;
 		return;
@@ -127,7 +129,7 @@ static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why w
 		return false;
 	if (d->used_since_sync < DW_SLOTS)
 		return true;
-	if (pc->buf->data_writes_inflight > 0)
+	if (pn_proto_buf(pc)->data_writes_inflight > 0)
 		return false;
 	struct pn_io *s = pn_io_fsync(pc->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, pc);
 	d->sync_in_flight = true; /* FILLING --> SYNCING */
@@ -142,7 +144,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	if (!uses_dw(pc, frame, why))
 		return false;
 	struct dw_state *d = dw_of(pc);
-	struct pn_frame *f = pn_buf_frame(pc->buf, frame);
+	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), frame);
 	uint32_t sec = pc->sc->storage.sector_size;
 	PN_ASSERT(!d->sync_in_flight);
 	PN_ASSERT(d->used_since_sync < DW_SLOTS);
@@ -167,11 +169,11 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	io->ckpt_seq = pc->ckpt->seq_begun;
+	io->ckpt_seq = pn_proto_ckpt(pc)->seq_begun;
 	io->lsn = f->last_lsn;
 	d->next = (d->next + 1) % DW_SLOTS;
 	d->used_since_sync++;
-	pn_buf_write_begun(pc->buf, frame);
+	pn_buf_write_begun(pn_proto_buf(pc), frame);
 	pc->m->dw_bytes_written += io->len;
 	pn_io_issue(pc->svc, io);
 	return true;
@@ -311,7 +313,7 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	if (d->restore_pos == UINT32_MAX)
 		return true; /* the fsync is in flight */
 	if (d->restore_pos == d->restore_len) {
-		if (pc->buf->data_writes_inflight)
+		if (pn_proto_buf(pc)->data_writes_inflight)
 			return true; /* woken by the last write's completion */
 		struct pn_io *io = pn_io_fsync(pc->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
 					       restore_fsync_done, pc);
@@ -323,14 +325,16 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	/* plan_restore found it valid; its CRC is not computed again (it was computed here
 	 * and its result unused: a sixth of doublewrite's recovery time) */
 	dw_read(pc, d->restore[d->restore_pos], buf, &page, &lsn);
-	uint32_t fi = pn_buf_pin(pc->buf, page, p->id, true);
+	uint32_t fi = pn_buf_pin(pn_proto_buf(pc), page, p->id, true);
 	if (fi == PN_NO_FRAME)
 		return true;
-	memcpy(pn_frame_page(pc->buf, fi), buf + pc->sc->storage.sector_size, pc->store->page_size);
-	pn_buf_set_redo_dirty(pc->buf, fi);
-	pn_buf_set_last_lsn(pc->buf, fi, lsn);
-	pn_buf_unpin(pc->buf, fi);
-	enum pn_write_result w = pn_buf_write(pc->buf, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
+	memcpy(pn_frame_page(pn_proto_buf(pc), fi), buf + pc->sc->storage.sector_size,
+	       pc->store->page_size);
+	pn_buf_set_redo_dirty(pn_proto_buf(pc), fi);
+	pn_buf_set_last_lsn(pn_proto_buf(pc), fi, lsn);
+	pn_buf_unpin(pn_proto_buf(pc), fi);
+	enum pn_write_result w = pn_buf_write(pn_proto_buf(pc), fi, PN_WHY_RECOVERY, p->id, -1,
+					      NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	d->restore_pos++;
 	return true; /* woken when the write completes */

@@ -80,7 +80,7 @@ bool pn_umbra_refuse_key(struct pn_proto_ctx *pc, const uint32_t at[2], const ch
  * baseline. */
 void pn_umbra_shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
-	uint32_t page = pn_buf_frame(pc->buf, frame)->page;
+	uint32_t page = pn_buf_frame(pn_proto_buf(pc), frame)->page;
 	PN_ASSERT(page < pc->store->heap_pages);
 	PN_ASSERT(lsn > 0);
 	pn_store_set_slot(pc->store, page, target);
@@ -97,8 +97,9 @@ void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	memcpy(run->snapshot, pn_store_slots(pc->store), pc->store->heap_pages);
 	if (pc->sc->protocol.mutations & PN_MUT_EARLY_RECLAIM)
 		pn_store_set_baselines_done(pc->store, pn_store_slots(pc->store),
-					    pc->ckpt->redo_done); /* the bug: reclaim at begin */
-	pn_ckpt_select(pc->ckpt, run);
+					    pn_proto_ckpt(pc)
+						    ->redo_done); /* the bug: reclaim at begin */
+	pn_ckpt_select(pn_proto_ckpt(pc), run);
 }
 
 /* After the data fsync: the snapshot into the selector area seq % 3, then its fsync. */
@@ -107,12 +108,12 @@ uint64_t pn_umbra_ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run 
 	uint32_t len = pn_store_selector_bytes(pc->store);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub == UC_SELECTOR_FSYNC) {
-		pn_ckpt_run_io(pc->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+		pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 		return UINT64_MAX;
 	}
 	PN_ASSERT(run->proto_sub == 0); /* the first sub-state: SELECTOR_WRITE */
 	pn_store_encode_selector(pc->store, run->snapshot, run->seq, run->redo, run->selbuf);
-	pn_ckpt_run_io(pc->ckpt, run, PN_IO_WRITE, PN_FILE_SELECTOR,
+	pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_WRITE, PN_FILE_SELECTOR,
 		       (run->seq % PN_SELECTOR_AREAS) * len, run->selbuf, len);
 	return UINT64_MAX;
 }
@@ -142,7 +143,7 @@ void pn_umbra_ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 /* Selector area 0: every baseline slot 0. */
 void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
-	struct pn_ckpt_run *run = &pc->ckpt->runs[0];
+	struct pn_ckpt_run *run = &pn_proto_ckpt(pc)->runs[0];
 	pn_store_encode_selector(pc->store, pc->store->base_done, 0, pn_wal_redo(pc->wal),
 				 run->selbuf);
 	pn_store_set_baselines_done(pc->store, pc->store->base_done, pn_wal_redo(pc->wal));
@@ -152,7 +153,7 @@ void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ct
 bool pn_umbra_recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
 	uint32_t len = pn_store_selector_bytes(pc->store);
-	uint8_t *buf = pc->ckpt->runs[0].selbuf;
+	uint8_t *buf = pn_proto_ckpt(pc)->runs[0].selbuf;
 	if (!pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_SELECTOR,
 				    (uint64_t)c->selector_area * len, len, buf) ||
 	    !pn_store_decode_selector(pc->store, buf, c->ckpt_seq, pc->store->base_done)) {
@@ -172,23 +173,23 @@ bool pn_umbra_recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c
  * baseline slot. */
 void pn_umbra_check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
-	const struct pn_frame *f = pn_buf_frame(pc->buf, i);
+	const struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), i);
 	PN_ASSERT(f->page < pc->store->pages);
 	if (pn_store_is_slru(pc->store, f->page) || !f->valid)
 		return;
-	if (pn_page_lsn(pn_frame_page(pc->buf, i)) > pc->ckpt->redo_done &&
+	if (pn_page_lsn(pn_frame_page(pn_proto_buf(pc), i)) > pn_proto_ckpt(pc)->redo_done &&
 	    pn_store_slot(pc->store, f->page) == pc->store->base_done[f->page] && !*pc->recovering)
 		pn_svc_violation(pc->svc, PN_VIOL_MAPPING, f->page,
 				 "page %u changed after redo %llX but still mapped to its baseline "
 				 "slot %u (R4)",
-				 f->page, (unsigned long long)pc->ckpt->redo_done,
+				 f->page, (unsigned long long)pn_proto_ckpt(pc)->redo_done,
 				 pn_store_slot(pc->store, f->page));
 }
 
 void pn_umbra_check_frame_imaged(struct pn_proto_ctx *pc, uint32_t frame, const pn_lsn *image_redo)
 {
-	const struct pn_frame *f = pn_buf_frame(pc->buf, frame);
-	if (f->page >= pc->store->heap_pages || image_redo[f->page] <= pc->ckpt->redo_done)
+	const struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), frame);
+	if (f->page >= pc->store->heap_pages || image_redo[f->page] <= pn_proto_ckpt(pc)->redo_done)
 		pn_umbra_check_frame(pc, frame);
 }
 
