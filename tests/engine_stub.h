@@ -79,7 +79,7 @@ static inline unsigned stub_decide(const struct pn_proto_ctx *c, enum pn_block_u
 	(void)before;
 	return 0;
 }
-static const struct pn_protocol_ops stub_row = {.name = "stub", .decide = stub_decide};
+static const struct pn_protocol_ops stub_row = {.name = "stub", .write = {.decide = stub_decide}};
 
 static inline void stub_begin(void)
 {

@@ -248,7 +248,7 @@ static unsigned lone_decide(const struct pn_proto_ctx *c, enum pn_block_use use,
 	(void)before;
 	return 0; /* no image, no shift */
 }
-static const struct pn_protocol_ops lone_row = {.name = "lone", .decide = lone_decide};
+static const struct pn_protocol_ops lone_row = {.name = "lone", .write = {.decide = lone_decide}};
 
 /* One update of page 2, its commit, then done. */
 static enum pn_client_next lone_next(void *state, const struct pn_client *c, struct pn_step *out)

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "load.h"
 #include "protocols.h"
+#include "rowstate.h"
 #include "workload.h"
 
 #include <check.h>
@@ -56,7 +57,8 @@ static unsigned decide(int row, uint32_t mutations, enum pn_block_use use, bool 
 	e->sc = &sc;
 	e->pctx.sc = &sc;
 	e->proto = rows[row];
-	unsigned got = e->proto->decide(&e->pctx, use, before);
+	e->pctx.row = rows[row];
+	unsigned got = e->proto->write.decide(&e->pctx, use, before);
 	free(e); /* never initialised: nothing to free but the struct */
 	pn_scenario_free(&sc);
 	return got;
@@ -70,7 +72,7 @@ START_TEST(test_row_of_mode)
 		sc.protocol.mode = row_mode[r];
 		sc.protocol.policy = row_policy[r];
 		ck_assert_ptr_eq(pn_protocol_of(&sc), rows[r]);
-		ck_assert_ptr_nonnull(rows[r]->decide);
+		ck_assert_ptr_nonnull(rows[r]->write.decide);
 		ck_assert_ptr_nonnull(rows[r]->name);
 		for (int o = 0; o < r; o++)
 			ck_assert_str_ne(rows[o]->name, rows[r]->name);
@@ -86,7 +88,7 @@ START_TEST(test_row_of_mode)
 		  !pn_protocol_umbra.fpw_byte);
 	ck_assert(pn_protocol_umbra_l4.hint_delta && !pn_protocol_umbra_l3.hint_delta);
 	ck_assert_uint_eq(pn_protocol_umbra.store_flags, PN_STORE_SLOTTED);
-	ck_assert_uint_eq(pn_protocol_doublewrite.store_flags, PN_STORE_DOUBLEWRITE);
+	ck_assert_uint_eq(pn_protocol_doublewrite.store_flags, 0);
 	ck_assert_uint_eq(pn_protocol_pushdown.store_flags, 0);
 	pn_scenario_free(&sc);
 }
@@ -196,6 +198,60 @@ START_TEST(test_file_sizes)
 					  g.page_size);
 		ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_CONTROL), PN_CONTROL_SIZE);
 		ck_assert_uint_eq(e->pctx.state != NULL, dw || m == 3); /* the rows with state */
+		pn_engine_finish_metrics(e); /* the space metric: the area's entries are slots */
+		ck_assert_uint_eq(e->m.slots_used, g.heap_pages + (dw ? 32u : 0u));
+		pn_engine_delete(e);
+		pn_scenario_free(&sc);
+	}
+}
+END_TEST
+
+/* The fingerprint of the engine's memory (pn_engine_memory), FNV-1a over what it feeds. */
+static void fnv_feed(void *ctx, const void *bytes, size_t len)
+{
+	uint64_t *h = ctx;
+	for (size_t i = 0; i < len; i++)
+		*h = (*h ^ ((const uint8_t *)bytes)[i]) * 0x100000001b3ull;
+}
+
+static uint64_t memory_of(const struct pn_engine *e)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	pn_engine_memory(e, &(struct pn_hasher){fnv_feed, &h});
+	return h;
+}
+
+static uint64_t memory_last;
+static void memory_moved(struct pn_engine *e, const char *field)
+{
+	uint64_t now = memory_of(e);
+	ck_assert_msg(now != memory_last, "%s: %s changed and the fingerprint did not",
+		      e->proto->name, field);
+	memory_last = now;
+}
+
+/* Every row's state is in the fingerprint (docs/checker.md section 13): the memory hook is
+ * required, and each field of each row's state, changed alone, moves it. */
+START_TEST(test_row_memory)
+{
+	static const struct {
+		const char *mode;
+		void (*change_each)(struct pn_engine *e, rowstate_moved_fn moved);
+	} rows_with_state[] = {
+		{"doublewrite", rowstate_doublewrite},
+		{"umbra, policy: pool, spare_slots: 4", rowstate_pool},
+		{"umbra, policy: gen2", rowstate_gen2},
+		{"pushdown", rowstate_pushdown},
+	};
+	for (int r = 0; r < ROWS; r++)
+		ck_assert_ptr_nonnull(rows[r]->state.memory);
+	ck_assert_ptr_nonnull(pn_protocol_umbra_pool.state.memory);
+	ck_assert_ptr_nonnull(pn_protocol_umbra_gen2.state.memory);
+	for (unsigned i = 0; i < PN_ARRAY_LEN(rows_with_state); i++) {
+		struct pn_scenario sc;
+		struct pn_engine *e = engine_of(&sc, rows_with_state[i].mode);
+		memory_last = memory_of(e);
+		rows_with_state[i].change_each(e, memory_moved);
 		pn_engine_delete(e);
 		pn_scenario_free(&sc);
 	}
@@ -215,32 +271,33 @@ START_TEST(test_pool_spares)
 	ck_assert_uint_eq(pn_engine_geometry(e).generations, 3);
 	/* 64 home slots, 1 spare, 2 SLRU pages */
 	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (64ull + 1 + 2) * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* page 0 takes the spare */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 1); /* page 0 takes the spare */
 	pn_store_set_slot(&e->store, 0, 1);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 0, 1), 64ull * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* pool empty */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* pool empty */
 	/* checkpoint 1 completes with page 0 on its spare: its baseline */
 	run->seq = 1;
 	run->state = PN_C_CONTROL_WRITE;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	row->ckpt_control(&e->pctx, run);
-	row->ckpt_end(&e->pctx, run);
+	row->ckpt.control(&e->pctx, run);
+	row->ckpt.end(&e->pctx, run);
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
 	ck_assert_uint_eq(e->store.base_done[0], 1);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 0); /* home is free */
 	pn_store_set_slot(&e->store, 0, 0);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE); /* still a baseline */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1),
+			  PN_SHIFT_IMAGE); /* still a baseline */
 	/* checkpoint 2, page 0 at home: its control write in flight keeps the spare taken */
 	run->seq = 2;
 	run->state = PN_C_CONTROL_WRITE;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	row->ckpt_control(&e->pctx, run);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), PN_SHIFT_IMAGE);
-	row->ckpt_end(&e->pctx, run); /* the control file is durable: the spare returns */
+	row->ckpt.control(&e->pctx, run);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), PN_SHIFT_IMAGE);
+	row->ckpt.end(&e->pctx, run); /* the control file is durable: the spare returns */
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), 1);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 1, 1), 64ull * 8192);
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -263,22 +320,22 @@ START_TEST(test_gen2_fallback)
 	ck_assert_uint_eq(pn_engine_file_size(e, PN_FILE_DATA), (2 * 64ull + 2) * 8192);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 0), 3ull * 8192);
 	ck_assert_uint_eq(pn_store_offset(&e->store, 3, 1), (64ull + 3) * 8192);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 1); /* the second slot is free */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 1); /* the second slot is free */
 	pn_store_set_slot(&e->store, 0, 1);
 	/* checkpoint 1 begins with page 0 on slot 1: home is still checkpoint 0's baseline */
 	run->seq = 1;
 	run->state = PN_C_WRITING;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 1), 1); /* page 1 still may shift */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 1), 1); /* page 1 still may shift */
 	run->state = PN_C_CONTROL_WRITE;
-	row->ckpt_control(&e->pctx, run);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
-	row->ckpt_end(&e->pctx, run); /* the control file naming slot 1 is durable */
+	row->ckpt.control(&e->pctx, run);
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), PN_SHIFT_IMAGE);
+	row->ckpt.end(&e->pctx, run); /* the control file naming slot 1 is durable */
 	e->store.inflight_valid = false;
 	run->state = PN_C_IDLE;
 	ck_assert_uint_eq(e->store.base_done[0], 1);
-	ck_assert_uint_eq(row->shift_target(&e->pctx, 0), 0); /* home is free again */
+	ck_assert_uint_eq(row->write.shift_target(&e->pctx, 0), 0); /* home is free again */
 	ck_assert(!pn_engine_failed(e));
 	pn_engine_delete(e);
 	pn_scenario_free(&sc);
@@ -289,7 +346,7 @@ START_TEST(test_gen2_fallback)
 	run->seq = 1;
 	run->state = PN_C_WRITING;
 	memcpy(run->snapshot, pn_store_slots(&e->store), 64);
-	ck_assert_uint_eq(e->proto->shift_target(&e->pctx, 0), 0);
+	ck_assert_uint_eq(e->proto->write.shift_target(&e->pctx, 0), 0);
 	ck_assert(pn_engine_failed(e));
 	ck_assert_int_eq(pn_engine_violation_of(e)->kind, PN_VIOL_PROTECTED_SLOT);
 	run->state = PN_C_IDLE;
@@ -429,6 +486,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_table);
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
+	tcase_add_test(tc, test_row_memory);
 	tcase_add_test(tc, test_pool_spares);
 	tcase_add_test(tc, test_gen2_fallback);
 	tcase_add_test(tc, test_ckpt_edges);

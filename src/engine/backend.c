@@ -76,7 +76,7 @@ static void decide(struct pn_backends *bk, struct pn_proc *p, pn_lsn redo)
 	}
 	if (p->extended) /* a new block (XLOG_HEAP_INIT_PAGE's WILL_INIT: it leaves its slot) */
 		use = PN_USE_WILL_INIT;
-	unsigned protect = bk->cl->proto->decide(bk->cl->pctx, use, before_redo);
+	unsigned protect = bk->cl->proto->write.decide(bk->cl->pctx, use, before_redo);
 	PN_ASSERT(use != PN_USE_SLRU || !(protect & PN_PROTECT_SHIFT)); /* ST1 */
 	p->decided_redo = redo;
 	p->decided_image = (protect & PN_PROTECT_IMAGE) != 0;
@@ -191,8 +191,8 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 	if (p->op.op != PN_OP_HINT && !pn_redo_apply(page, bk->cl->page_size, &rec, b))
 		PN_ASSERT(!"a record that does not fit its page");
 	uint32_t target = 0;
-	if (p->decided_shift && bk->cl->proto->shift_target &&
-	    (target = bk->cl->proto->shift_target(bk->cl->pctx, pg)) == PN_SHIFT_IMAGE) {
+	if (p->decided_shift && bk->cl->proto->write.shift_target &&
+	    (target = bk->cl->proto->write.shift_target(bk->cl->pctx, pg)) == PN_SHIFT_IMAGE) {
 		p->decided_shift = false; /* no slot to shift to: an image instead */
 		p->decided_image = true;
 	}
@@ -204,15 +204,15 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 		pn_page_hole(page, bk->cl->page_size, &b->hole_offset, &b->hole_length);
 	}
 	if (p->decided_shift) {
-		if (!bk->cl->proto->shift_target)
+		if (!bk->cl->proto->write.shift_target)
 			target = pn_store_shift_target(bk->cl->store, pg,
 						       pn_ckpt_baselines_busy(bk->cl->ckpt, pg));
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(bk->cl->store, pg);
 		b->shift_target = (uint8_t)target;
-		if (bk->cl->proto->assemble)
-			bk->cl->proto->assemble(bk->cl->pctx, p->frame, b, page,
-						b->data_len != 0 || p->op.op != PN_OP_HINT);
+		if (bk->cl->proto->write.assemble)
+			bk->cl->proto->write.assemble(bk->cl->pctx, p->frame, b, page,
+						      b->data_len != 0 || p->op.op != PN_OP_HINT);
 	}
 	pn_buf_set_dirty(bk->cl->buf, p->frame);
 	pn_lsn end = pn_wal_insert(bk->cl->wal, &rec, kind, NULL);
@@ -220,11 +220,11 @@ static void do_change(struct pn_backends *bk, struct pn_proc *p)
 	if (!headerless)
 		pn_page_set_lsn(page, end);
 	pn_buf_set_last_lsn(bk->cl->buf, p->frame, end);
-	if (p->decided_shift && bk->cl->proto->defer_shift) {
-		bk->cl->proto->defer_shift(bk->cl->pctx, p, target,
-					   end); /* published in its own step */
+	if (p->decided_shift && bk->cl->proto->write.defer_shift) {
+		bk->cl->proto->write.defer_shift(bk->cl->pctx, p, target,
+						 end); /* published in its own step */
 	} else if (p->decided_shift) {
-		bk->cl->proto->shifted(bk->cl->pctx, p->frame, target, end);
+		bk->cl->proto->write.shifted(bk->cl->pctx, p->frame, target, end);
 	}
 	bk->cl->m->logical_bytes_changed += change_bytes(bk, p->op.op, nitems);
 }
@@ -256,9 +256,10 @@ static void decide_change(struct pn_backends *bk, struct pn_proc *p, pn_lsn redo
 		bool before_redo = pn_page_lsn(page) <= redo;
 		bool init = change_block_init(bk, c, i, page);
 		p->chg_init |= (uint8_t)(init << i);
-		unsigned protect = bk->cl->proto->decide(bk->cl->pctx,
-							 init ? PN_USE_WILL_INIT : PN_USE_CHANGE,
-							 before_redo);
+		unsigned protect = bk->cl->proto->write.decide(bk->cl->pctx,
+							       init ? PN_USE_WILL_INIT
+								    : PN_USE_CHANGE,
+							       before_redo);
 		p->chg_image |= (uint8_t)(((protect & PN_PROTECT_IMAGE) != 0) << i);
 		p->chg_shift |= (uint8_t)(((protect & PN_PROTECT_SHIFT) != 0) << i);
 	}
@@ -709,7 +710,8 @@ static void step_insert(struct pn_backends *bk, struct pn_proc *p)
 {
 	bool moved = pn_wal_redo(bk->cl->wal) != p->decided_redo;
 	PN_TESTCASE("redo pointer moved between decide and insert", moved);
-	bool recheck = moved && (!bk->cl->proto->recheck || bk->cl->proto->recheck(bk->cl->pctx));
+	bool recheck = moved && (!bk->cl->proto->write.recheck ||
+				 bk->cl->proto->write.recheck(bk->cl->pctx));
 	if (p->op.op == PN_OP_CHANGE) {
 		if (recheck)
 			decide_change(bk, p, pn_wal_redo(bk->cl->wal));
@@ -721,7 +723,8 @@ static void step_insert(struct pn_backends *bk, struct pn_proc *p)
 	if (recheck)
 		decide(bk, p, pn_wal_redo(bk->cl->wal)); /* XLogInsertRecord's recheck */
 	do_change(bk, p);
-	if (bk->cl->proto->after_insert && bk->cl->proto->after_insert(bk->cl->pctx, p, p->hold)) {
+	if (bk->cl->proto->write.after_insert &&
+	    bk->cl->proto->write.after_insert(bk->cl->pctx, p, p->hold)) {
 		/* l3/l4: publication is the next step; an update_hold lets the script go on */
 		pn_backend_set_state(p, PN_B_PROTO);
 		if (p->hold)
@@ -779,8 +782,8 @@ static void step_truncate(struct pn_backends *bk, struct pn_proc *p)
 		for (uint32_t pg = n; pg < old; pg++)
 			PN_ASSERT(pn_buf_drop(h->buf, pg));
 		pn_store_truncate(h->store, n);
-		if (h->proto->truncated)
-			h->proto->truncated(h->pctx, n, old, lsn);
+		if (h->proto->write.truncated)
+			h->proto->write.truncated(h->pctx, n, old, lsn);
 	}
 	finish_op(bk, p);
 }
@@ -826,8 +829,8 @@ void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 		bool begun = bk->cl->ckpt->seq_begun >= p->ckpt_wait_seq;
 		bool ok = p->op.op == PN_OP_CHECKPOINT
 				  ? bk->cl->ckpt->seq_done >= p->ckpt_wait_seq
-				  : begun && (!bk->cl->proto->script_reached ||
-					      bk->cl->proto->script_reached(
+				  : begun && (!bk->cl->proto->write.script_reached ||
+					      bk->cl->proto->write.script_reached(
 						      bk->cl->pctx, p->ckpt_wait_seq,
 						      p->op.op == PN_OP_CHECKPOINT_RESUME));
 		if (ok)
@@ -844,8 +847,8 @@ void pn_backend_step(struct pn_backends *bk, struct pn_proc *p)
 			step_evict(bk, p);
 		break;
 	case PN_B_PROTO:
-		PN_ASSERT(bk->cl->proto->proc_step != NULL);
-		if (!bk->cl->proto->proc_step(bk->cl->pctx, p))
+		PN_ASSERT(bk->cl->proto->write.proc_step != NULL);
+		if (!bk->cl->proto->write.proc_step(bk->cl->pctx, p))
 			break; /* woken when it can go on (a hold: its release is next) */
 		pn_buf_unlock(bk->cl->buf, p->frame);
 		pn_buf_unpin(bk->cl->buf, p->frame);

@@ -195,8 +195,8 @@ static void start_read(struct pn_bufpool *b, uint32_t frame, uint32_t page, uint
 	f->page = page;
 	f->io_reads = 1;
 	b->page_frame[page] = frame;
-	if (b->h.proto->page_read) { /* pushdown: GetPage@LSN from the page server */
-		b->h.proto->page_read(b->h.pctx, frame, page, proc);
+	if (b->h.proto->buffer.page_read) { /* pushdown: GetPage@LSN from the page server */
+		b->h.proto->buffer.page_read(b->h.pctx, frame, page, proc);
 		return;
 	}
 	struct pn_io *io = pn_io_get(b->h.svc);
@@ -263,7 +263,8 @@ uint32_t pn_buf_pin(struct pn_bufpool *b, uint32_t page, uint32_t proc, bool no_
 		pn_buf_touch(b, fi);
 		return fi;
 	}
-	if (b->h.proto->page_ready && !no_read && !b->h.proto->page_ready(b->h.pctx, page, proc))
+	if (b->h.proto->buffer.page_ready && !no_read &&
+	    !b->h.proto->buffer.page_ready(b->h.pctx, page, proc))
 		return PN_NO_FRAME; /* pushdown: woken once the page server can serve it */
 	uint32_t v = vic->held ? vic->frame : find_victim(b); /* B7: its held victim first */
 	if (v == PN_NO_FRAME) {
@@ -302,8 +303,8 @@ void pn_buf_unpin(struct pn_bufpool *b, uint32_t frame)
 	pn_buf_touch(b, frame);
 }
 
-/* A heap page of a row whose pages move between slots (umbra). */
-static bool is_umbra_heap(const struct pn_bufpool *b, uint32_t page)
+/* A heap page of a row whose pages move between slots (its store_flags). */
+static bool is_slotted_heap(const struct pn_bufpool *b, uint32_t page)
 {
 	return (b->h.proto->store_flags & PN_STORE_SLOTTED) && !pn_store_is_slru(b->h.store, page);
 }
@@ -353,7 +354,8 @@ static struct pn_io *write_io(struct pn_bufpool *b, uint32_t frame, uint32_t slo
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	bool late = b->h.proto->bind_late && b->h.proto->bind_late(b->h.pctx, f->page);
+	bool late = b->h.proto->buffer.bind_late &&
+		    b->h.proto->buffer.bind_late(b->h.pctx, f->page);
 	if (late) {
 		io->bind = late_bind;
 	} else {
@@ -393,7 +395,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	pn_buf_touch(b, io->frame);
 	f->io_writes--;
 	b->data_writes_inflight--;
-	bool umbra = is_umbra_heap(b, io->page);
+	bool slotted = is_slotted_heap(b, io->page);
 	bool active_only = (b->h.sc->protocol.mutations & PN_MUT_CKPT_ACTIVE_ONLY) != 0;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		/* bit r is set only while run r runs (pn_engine_check asserts it) */
@@ -402,10 +404,10 @@ static void write_done(void *ctx, struct pn_io *io)
 		/* Issued after the run began, or carrying the frame's current bytes. */
 		if (io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied)
 			continue;
-		if (!umbra || active_only || io->slot == f->ckpt_slot[r])
+		if (!slotted || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t) ~(1u << r);
 	}
-	uint32_t home = umbra ? pn_store_slot(b->h.store, io->page) : 0;
+	uint32_t home = slotted ? pn_store_slot(b->h.store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
@@ -453,7 +455,8 @@ static void prepare_image(struct pn_bufpool *b, uint32_t frame, uint8_t *out)
 static uint32_t write_slot(const struct pn_bufpool *b, struct pn_frame *f, int r)
 {
 	PN_ASSERT(r >= 0 && r < PN_MAX_CKPT_RUNS);
-	return b->h.proto->write_slot ? b->h.proto->write_slot(b->h.pctx, f, r) : f->ckpt_slot[r];
+	return b->h.proto->buffer.write_slot ? b->h.proto->buffer.write_slot(b->h.pctx, f, r)
+					     : f->ckpt_slot[r];
 }
 
 enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_io_why why,
@@ -464,10 +467,10 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 		return PN_WRITE_NONE;
 	if (f->locked || f->io_writes || f->io_reads || (f->held && f->holder != proc))
 		return PN_WRITE_BUSY;
-	if (b->h.proto->drop_write && b->h.proto->drop_write(b->h.pctx, frame))
+	if (b->h.proto->buffer.drop_write && b->h.proto->buffer.drop_write(b->h.pctx, frame))
 		return PN_WRITE_NONE; /* B6 pushdown: the page server rebuilds the page */
-	bool umbra = is_umbra_heap(b, f->page);
-	if (umbra && f->dirty_hint_only &&
+	bool slotted = is_slotted_heap(b, f->page);
+	if (slotted && f->dirty_hint_only &&
 	    pn_page_lsn(pn_frame_page(b, frame)) <= pn_wal_redo(b->h.wal)) {
 		f->dirty = f->dirty_hint_only = false; /* B4 */
 		f->held = false; /* B7: a redo pointer that moved past it leaves nothing to write */
@@ -484,13 +487,14 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 		}
 	}
 	uint8_t *img = pn_svc_scratch(b->h.svc, PN_SCRATCH_WRITE_IMAGE);
-	if (b->h.proto->write_reserve && !b->h.proto->write_reserve(b->h.pctx, frame, why))
+	if (b->h.proto->buffer.write_reserve &&
+	    !b->h.proto->buffer.write_reserve(b->h.pctx, frame, why))
 		return PN_WRITE_BUSY; /* before the copy and checksum: they would be thrown away */
 	PN_TESTCASE("a write issued after a WAL flush it held its frame for (B7)", f->held);
 	if (f->held)
 		hold_release(b, f, proc);
-	if (!umbra &&
-	    !b->h.proto->write_image) { /* one write: its image straight into its buffer */
+	if (!slotted &&
+	    !b->h.proto->buffer.write_image) { /* one write: its image straight into its buffer */
 		struct pn_io *io = write_io(b, frame, 0, why, proc, f->last_lsn, then);
 		prepare_image(b, frame, pn_io_buffer(b->h.svc, io));
 		f->redirtied = false;
@@ -499,10 +503,10 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	}
 	prepare_image(b, frame, img);
 	f->redirtied = false;
-	if (b->h.proto->write_image &&
-	    b->h.proto->write_image(b->h.pctx, frame, why, proc, img, then))
+	if (b->h.proto->buffer.write_image &&
+	    b->h.proto->buffer.write_image(b->h.pctx, frame, why, proc, img, then))
 		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
-	if (!umbra) {
+	if (!slotted) {
 		pn_buf_issue_write(b, frame, 0, why, proc, img, f->last_lsn, then);
 		return PN_WRITE_STARTED;
 	}

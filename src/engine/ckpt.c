@@ -203,8 +203,8 @@ static void ckpt_begin(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	pn_wal_set_redo(k->h.wal, run->redo);
 	k->last_ns = run->start_ns;
 	count_cause(k, run->cause);
-	if (k->h.proto->ckpt_begin) /* the prototype's snapshot; l3/l4 select later */
-		k->h.proto->ckpt_begin(k->h.pctx, run);
+	if (k->h.proto->ckpt.begin) /* the prototype's snapshot; l3/l4 select later */
+		k->h.proto->ckpt.begin(k->h.pctx, run);
 	else
 		pn_ckpt_select(k, run);
 }
@@ -221,7 +221,7 @@ void pn_ckpt_select(struct pn_ckpt *k, struct pn_ckpt_run *run)
 		f->ckpt_needed |= (uint8_t)(1u << r);
 		f->ckpt_run_seq[r] = run->seq;
 		f->ckpt_slot[r] = pn_store_is_slru(k->h.store, f->page) ? 0
-				  : k->h.proto->ckpt_slot ? k->h.proto->ckpt_slot(k->h.pctx, f, run)
+				  : k->h.proto->ckpt.slot ? k->h.proto->ckpt.slot(k->h.pctx, f, run)
 							  : pn_store_slot(k->h.store, f->page);
 		run->to_write++;
 	}
@@ -356,12 +356,12 @@ static void run_io_done(void *ctx, struct pn_io *io)
 	switch (run->state) {
 	case PN_C_FSYNC_DATA:
 		pn_ckpt_set_state(run,
-				  k->h.proto->ckpt_durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
+				  k->h.proto->ckpt.durable_step ? PN_C_PROTO_DURABLE : PN_C_RECORD);
 		break;
 	case PN_C_PROTO_SELECT:
 	case PN_C_PROTO_DURABLE:
-		PN_ASSERT(k->h.proto->ckpt_io_done != NULL);
-		k->h.proto->ckpt_io_done(k->h.pctx, run);
+		PN_ASSERT(k->h.proto->ckpt.io_done != NULL);
+		k->h.proto->ckpt.io_done(k->h.pctx, run);
 		break;
 	case PN_C_CONTROL_WRITE: pn_ckpt_set_state(run, PN_C_CONTROL_FSYNC); break;
 	case PN_C_CONTROL_FSYNC: ckpt_end(k, run); break;
@@ -437,8 +437,8 @@ static void ckpt_end(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	k->control.sized = run->sized;
 	k->control.rel_blocks = run->rel_blocks;
 	k->control.selector_area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
-	if (k->h.proto->ckpt_end) /* the prototype's baselines */
-		k->h.proto->ckpt_end(k->h.pctx, run);
+	if (k->h.proto->ckpt.end) /* the prototype's baselines */
+		k->h.proto->ckpt.end(k->h.pctx, run);
 	pn_store_drop_baselines_inflight(k->h.store);
 	k->redo_done = run->redo;
 	k->seq_done = run->seq;
@@ -472,7 +472,7 @@ static uint64_t advance(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	if (run->io_pending)
 		return UINT64_MAX;
 	switch (run->state) {
-	case PN_C_PROTO_SELECT: return k->h.proto->ckpt_select_step(k->h.pctx, run);
+	case PN_C_PROTO_SELECT: return k->h.proto->ckpt.select_step(k->h.pctx, run);
 	case PN_C_WRITING: return ckpt_write_some(k, run);
 	case PN_C_WAIT_WRITES:
 		if (!frames_pending(k, r, &in_flight)) {
@@ -487,7 +487,7 @@ static uint64_t advance(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	case PN_C_FSYNC_DATA:
 		pn_ckpt_run_io(k, run, PN_IO_FSYNC, PN_FILE_DATA, 0, NULL, 0);
 		return UINT64_MAX;
-	case PN_C_PROTO_DURABLE: return k->h.proto->ckpt_durable_step(k->h.pctx, run);
+	case PN_C_PROTO_DURABLE: return k->h.proto->ckpt.durable_step(k->h.pctx, run);
 	case PN_C_RECORD:
 		insert_record(k, run);
 		pn_ckpt_set_state(run, PN_C_RECORD_FLUSH);
@@ -501,8 +501,8 @@ static uint64_t advance(struct pn_ckpt *k, struct pn_ckpt_run *run)
 		for (int o = 0; o < PN_MAX_CKPT_RUNS; o++)
 			if (k->runs[o].state != PN_C_IDLE && k->runs[o].seq < run->seq)
 				return UINT64_MAX; /* complete in order (R5) */
-		if (k->h.proto->ckpt_control)      /* the prototype's baselines in flight */
-			k->h.proto->ckpt_control(k->h.pctx, run);
+		if (k->h.proto->ckpt.control)      /* the prototype's baselines in flight */
+			k->h.proto->ckpt.control(k->h.pctx, run);
 		struct pn_control c = k->control;
 		c.ckpt_seq = run->seq;
 		c.checkpoint = run->record;

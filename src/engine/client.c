@@ -88,7 +88,9 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 {
 	const struct pn_client_handles *h = c->h;
 	PN_ASSERT(pg < h->pages);
-	uint32_t target = shift && h->proto->shift_target ? h->proto->shift_target(h->pctx, pg) : 0;
+	uint32_t target = shift && h->proto->write.shift_target
+				  ? h->proto->write.shift_target(h->pctx, pg)
+				  : 0;
 	if (target == PN_SHIFT_IMAGE) {
 		shift = false; /* no slot to shift to: an image instead */
 		image = true;
@@ -106,7 +108,7 @@ void pn_client_mark(const struct pn_client *c, struct pn_wal_block *b, uint32_t 
 	if (shift) {
 		b->has_shift = true;
 		b->shift_source = pn_store_slot(h->store, pg);
-		if (!h->proto->shift_target)
+		if (!h->proto->write.shift_target)
 			target = pn_store_shift_target(h->store, pg,
 						       pn_ckpt_baselines_busy(h->ckpt, pg));
 		b->shift_target = (uint8_t)target;
@@ -125,7 +127,7 @@ void pn_client_protect(const struct pn_client *c, struct pn_wal_block *b, uint32
 							: PN_USE_CHANGE;
 	if (reg == PN_REG_WILL_INIT)
 		b->will_init = true;
-	unsigned protect = h->proto->decide(h->pctx, use, before);
+	unsigned protect = h->proto->write.decide(h->pctx, use, before);
 	pn_client_mark(c, b, pg, page, (protect & PN_PROTECT_IMAGE) != 0, reg == PN_REG_PLAIN,
 		       (protect & PN_PROTECT_SHIFT) != 0);
 }
@@ -136,11 +138,11 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 	const struct pn_client_handles *h = c->h;
 	PN_ASSERT(r->nblocks <= PN_WAL_MAX_BLOCKS);
 	PN_ASSERT(r->nblocks == 0 || frames != NULL);
-	for (uint32_t i = 0; i < r->nblocks && h->proto->assemble; i++)
+	for (uint32_t i = 0; i < r->nblocks && h->proto->write.assemble; i++)
 		if (r->blocks[i].has_shift) /* l3/l4: the shift header, l3's image (umbra_map.c) */
-			h->proto->assemble(h->pctx, frames[i], &r->blocks[i],
-					   pn_frame_page(h->buf, frames[i]),
-					   r->blocks[i].data_len != 0);
+			h->proto->write.assemble(h->pctx, frames[i], &r->blocks[i],
+						 pn_frame_page(h->buf, frames[i]),
+						 r->blocks[i].data_len != 0);
 	pn_lsn end = pn_wal_insert(h->wal, r, kind, NULL);
 	bool hints_logged = h->sc->protocol.checksums || h->sc->protocol.wal_log_hints;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
@@ -156,7 +158,7 @@ pn_lsn pn_client_insert(const struct pn_client *c, struct pn_wal_record *r, enum
 		/* published in this same step: no DELAY_CHKPT_START window for l3/l4 (the script
 		 * workloads' update_hold explores that window; docs/protocol.md 4a) */
 		if (r->blocks[i].has_shift)
-			h->proto->shifted(h->pctx, frames[i], r->blocks[i].shift_target, end);
+			h->proto->write.shifted(h->pctx, frames[i], r->blocks[i].shift_target, end);
 	}
 	return end;
 }

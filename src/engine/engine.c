@@ -28,7 +28,7 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (e->proto->unsupported && e->proto->unsupported(&e->pctx))
+	if (e->proto->setup.unsupported && e->proto->setup.unsupported(&e->pctx))
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
@@ -65,6 +65,7 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
+	e->pctx.proc_startup = e->proc_startup;
 	e->proc_ps = e->nbackends + 4;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
@@ -233,7 +234,8 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	PN_ASSERT(client->init != NULL);
 	PN_ASSERT(client->next != NULL);
 	PN_ASSERT(proto != NULL);
-	PN_ASSERT(proto->decide != NULL);
+	PN_ASSERT(proto->write.decide != NULL);
+	PN_ASSERT(proto->state.memory != NULL); /* docs/checker.md 13: every row's state */
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
 	e->svc.env = *env;
@@ -242,12 +244,15 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pctx = (struct pn_proto_ctx){.sc = sc,
 					.svc = &e->svc,
 					.wal = &e->wal,
-					.store = &e->store};
+					.store = &e->store,
+					.m = &e->m,
+					.recovering = &e->rcv.active,
+					.row = proto};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
 	e->slru_pages = 2;
 	e->pages = e->heap_pages + e->slru_pages;
-	e->generations = proto->generations ? proto->generations(sc) : 1;
+	e->generations = proto->setup.generations ? proto->setup.generations(sc) : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
 	if (unsupported(e))
 		return false;
@@ -259,7 +264,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	    !pn_store_init(&e->store, sc, &e->svc, e->heap_pages, e->pages, e->generations,
 			   proto->store_flags) ||
 	    !init_ckpt(e) || !pn_wal_init(&e->wal, sc, &e->svc, &e->m, e->sysid, e->nprocs) ||
-	    !alloc_logs(e) || (proto->init && !proto->init(&e->pctx))) {
+	    !alloc_logs(e) || (proto->setup.init && !proto->setup.init(&e->pctx))) {
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: out of memory", sc->path);
 		return false;
 	}
@@ -279,8 +284,8 @@ void pn_engine_free(struct pn_engine *e)
 	pn_wal_free(&e->wal);
 	pn_buf_free(&e->buf);
 	pn_store_free(&e->store);
-	if (e->proto && e->proto->free)
-		e->proto->free(&e->pctx);
+	if (e->proto && e->proto->setup.free)
+		e->proto->setup.free(&e->pctx);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		free(e->ckpt.runs[r].snapshot);
 		free(e->ckpt.runs[r].selbuf);
@@ -319,8 +324,8 @@ static void format_rest(struct pn_engine *e, pn_format_write_fn write, void *ctx
 	e->ckpt.control = (struct pn_control){.checkpoint = start, .redo = start, .state = 1};
 	pn_ckpt_encode_control(&e->ckpt, &e->ckpt.control, run->ctlbuf);
 	write(ctx, PN_FILE_CONTROL, 0, run->ctlbuf, PN_CONTROL_SIZE);
-	if (e->proto->format)
-		e->proto->format(&e->pctx, write, ctx);
+	if (e->proto->setup.format)
+		e->proto->setup.format(&e->pctx, write, ctx);
 	memset(e->m.rec_count, 0, sizeof(e->m.rec_count));
 	memset(e->m.rec_bytes, 0, sizeof(e->m.rec_bytes));
 	memset(e->m.rec_fpi_bytes, 0, sizeof(e->m.rec_fpi_bytes));
@@ -332,18 +337,18 @@ static void format_rest(struct pn_engine *e, pn_format_write_fn write, void *ctx
 void pn_engine_format(struct pn_engine *e, pn_format_write_fn write, void *ctx)
 {
 	uint8_t *page = e->svc.io_bufs;
-	for (uint32_t p = 0; p < e->pages && !e->proto->format_pages; p++) {
+	for (uint32_t p = 0; p < e->pages && !e->proto->setup.format_pages; p++) {
 		pn_engine_initial_page(e, p, page);
 		write(ctx, PN_FILE_DATA, pn_store_offset(&e->store, p, 0), page, e->page_size);
 	}
-	if (e->proto->format_pages)
-		e->proto->format_pages(&e->pctx, write, ctx);
+	if (e->proto->setup.format_pages)
+		e->proto->setup.format_pages(&e->pctx, write, ctx);
 	format_rest(e, write, ctx);
 }
 
 uint64_t pn_engine_lazy_end(const struct pn_engine *e)
 {
-	if (e->proto->format_pages || e->store.place || !e->client->page_init_fixed)
+	if (e->proto->setup.format_pages || e->store.place || !e->client->page_init_fixed)
 		return 0;
 	uint64_t end = 0;
 	for (uint32_t p = 0; p < e->pages; p++)
@@ -405,8 +410,8 @@ void pn_engine_start(struct pn_engine *e)
 	pn_svc_wake(&e->svc, e->proc_ckpt, 1);
 	pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 	pn_svc_wake(&e->svc, e->proc_walw, WALWRITER_DELAY_NS);
-	if (e->proto->start)
-		e->proto->start(&e->pctx);
+	if (e->proto->process.start)
+		e->proto->process.start(&e->pctx);
 }
 
 static bool backends_done(const struct pn_engine *e)
@@ -435,8 +440,8 @@ static void bgwriter_step(struct pn_engine *e)
 			pn_wal_start_flush(&e->wal, pn_wal_insert_lsn(&e->wal));
 		}
 	}
-	if (e->proto->background)
-		e->proto->background(&e->pctx);
+	if (e->proto->ckpt.background)
+		e->proto->ckpt.background(&e->pctx);
 	if (!e->stopping)
 		pn_svc_wake(&e->svc, e->proc_bgw, BGWRITER_DELAY_NS);
 }
@@ -462,16 +467,16 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
 	case PN_PROC_STARTUP: pn_recovery_step(&e->rcv, p); break;
 	case PN_PROC_PAGESERVER:
-		PN_ASSERT(e->proto->step != NULL);
-		e->proto->step(&e->pctx);
+		PN_ASSERT(e->proto->process.step != NULL);
+		e->proto->process.step(&e->pctx);
 		break;
 	}
 	if (!e->stopping && !e->rcv.active && backends_done(e)) {
 		e->stopping = true;
 		pn_ckpt_release_pause(&e->ckpt);
 	}
-	if (e->proto->after_event)
-		e->proto->after_event(&e->pctx);
+	if (e->proto->process.after_event)
+		e->proto->process.after_event(&e->pctx);
 }
 
 bool pn_engine_finished(const struct pn_engine *e)
@@ -480,7 +485,7 @@ bool pn_engine_finished(const struct pn_engine *e)
 		return true;
 	if (e->rcv.active || !backends_done(e) || pn_ckpt_active(&e->ckpt) ||
 	    pn_ckpt_pending(&e->ckpt) || pn_wal_flushing(&e->wal) ||
-	    (e->proto->idle && !e->proto->idle(&e->pctx)))
+	    (e->proto->process.idle && !e->proto->process.idle(&e->pctx)))
 		return false;
 	return pn_io_all_free(&e->svc);
 }
@@ -488,8 +493,8 @@ bool pn_engine_finished(const struct pn_engine *e)
 void pn_engine_io_done(struct pn_engine *e, struct pn_io *io)
 {
 	pn_io_complete(&e->svc, io);
-	if (e->proto->after_event)
-		e->proto->after_event(&e->pctx);
+	if (e->proto->process.after_event)
+		e->proto->process.after_event(&e->pctx);
 }
 
 static void check_frame(struct pn_engine *e, uint32_t i)
@@ -510,8 +515,8 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 		PN_ASSERT(e->ckpt.runs[r].state != PN_C_IDLE); /* bit r only while run r runs */
 		PN_ASSERT(f->ckpt_run_seq[r] == e->ckpt.runs[r].seq);
 	}
-	if (e->proto->check_frame)
-		e->proto->check_frame(&e->pctx, i);
+	if (e->proto->state.check_frame)
+		e->proto->state.check_frame(&e->pctx, i);
 }
 
 void pn_engine_check(struct pn_engine *e)
@@ -524,8 +529,8 @@ void pn_engine_check(struct pn_engine *e)
 		e->check_calls = 0;
 		pn_wal_check(&e->wal, e->rcv.active);
 		pn_svc_check(&e->svc);
-		if (e->proto->check)
-			e->proto->check(&e->pctx);
+		if (e->proto->state.check)
+			e->proto->state.check(&e->pctx);
 		pn_store_check(&e->store);
 		pn_ckpt_check(&e->ckpt);
 		pn_backend_check(&e->bk);
@@ -539,7 +544,8 @@ void pn_engine_check(struct pn_engine *e)
 	 * (* CHECK_EVERY) events. */
 	uint32_t ntouched = 0;
 	const uint32_t *touched = pn_buf_take_touched(&e->buf, &ntouched);
-	bool each_call = e->proto->check_frame != NULL || e->buf.nframes <= CHECK_FRAMES_EACH_CALL;
+	bool each_call = e->proto->state.check_frame != NULL ||
+			 e->buf.nframes <= CHECK_FRAMES_EACH_CALL;
 	if (!each_call) {
 		for (uint32_t n = 0; n < ntouched; n++)
 			check_frame(e, touched[n]);
@@ -558,8 +564,8 @@ void pn_engine_finish_metrics(struct pn_engine *e)
 	e->m.elapsed_ns = e->svc.env.now_ns(e->svc.env.ctx);
 	e->m.slots_used = pn_store_slots_used(&e->store);
 	e->m.read_runs = pn_store_read_runs(&e->store);
-	if (e->proto->finish_metrics)
-		e->proto->finish_metrics(&e->pctx);
+	if (e->proto->metrics.finish)
+		e->proto->metrics.finish(&e->pctx);
 	pn_backends_latency(&e->bk, &e->m.commit_latency_ns_p50, &e->m.commit_latency_ns_p99,
 			    &e->m.commit_latency_ns_max);
 }
@@ -704,7 +710,7 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f)
 		return end;
 	case PN_FILE_WAL: return (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
 	case PN_FILE_CONTROL: return PN_CONTROL_SIZE;
-	default: return e->proto->file_size ? e->proto->file_size(&e->pctx, f) : 0;
+	default: return e->proto->setup.file_size ? e->proto->setup.file_size(&e->pctx, f) : 0;
 	}
 }
 
@@ -716,9 +722,9 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 	uint32_t fi = e->buf.page_frame[page];
 	bool resident = fi != PN_NO_FRAME && pn_buf_frame(&e->buf, fi)->valid;
 	if (in_memory)
-		*in_memory = resident || e->proto->read_page;
-	if (e->proto->read_page) {
-		e->proto->read_page(&e->pctx, page, lsn, out);
+		*in_memory = resident || e->proto->process.read_page;
+	if (e->proto->process.read_page) {
+		e->proto->process.read_page(&e->pctx, page, lsn, out);
 		return;
 	}
 	if (resident) {
@@ -777,6 +783,5 @@ void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h)
 				 f->last_lsn};
 		h->feed(h->ctx, v, sizeof(v));
 	}
-	if (e->proto->memory)
-		e->proto->memory(&e->pctx, h);
+	e->proto->state.memory(&e->pctx, h); /* required: every row's state is in it */
 }

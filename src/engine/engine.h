@@ -120,6 +120,17 @@ static inline const struct pn_engine *pn_proto_engine_const(const struct pn_prot
 {
 	return (const struct pn_engine *)((const char *)c - offsetof(struct pn_engine, pctx));
 }
+/* A row's typed handles of the two modules that name the protocol table (protocol.h cannot
+ * name them back: the module graph has no circle), from its context: the buffer pool and
+ * the checkpointer, and nothing else of the engine. */
+static inline struct pn_bufpool *pn_proto_buf(const struct pn_proto_ctx *c)
+{
+	return (struct pn_bufpool *)&pn_proto_engine_const(c)->buf;
+}
+static inline struct pn_ckpt *pn_proto_ckpt(const struct pn_proto_ctx *c)
+{
+	return (struct pn_ckpt *)&pn_proto_engine_const(c)->ckpt;
+}
 #endif
 
 /* engine.c */

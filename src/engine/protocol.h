@@ -2,7 +2,8 @@
  * protocol.h: the protocol table (engine layer; its rows are src/protocol/'s, as PostgreSQL's
  * smgrsw[] rows are its storage managers'). The engine calls a protocol only through e->proto, the row the
  * assembly passed to pn_engine_init (src/protocol/protocols.h pn_protocol_of(sc)), and never
- * names one. A NULL hook is the in-place default, named at each hook. Rows are filled with
+ * names one. The hooks are grouped by phase (sub-tables below); a NULL hook is the in-place
+ * default, named at each hook. Rows are filled with
  * designated initializers; adding a protocol is one file and one row.
  *
  * Rows (docs/ARCHITECTURE.md, the protocol table): fpw, nofpw (protocol/fpw.c), doublewrite
@@ -22,6 +23,8 @@
 #include "walfmt.h"
 
 struct pn_io_then;
+struct pn_metrics;
+struct pn_protocol_ops;
 
 /* Where a fingerprint takes bytes (pn_engine_memory, the row's memory hook): feed adds len
  * bytes to the hash the caller keeps behind ctx (sim/world.c pn_world_fingerprint). */
@@ -45,25 +48,36 @@ enum pn_block_use {
 /* shift_target's answer: no slot to shift to, the block takes its image. */
 #define PN_SHIFT_IMAGE UINT32_MAX
 
-/* What a hook is called with: the handles of the modules below the callers (services, WAL,
- * store), the scenario and the row's own state (init sets it; NULL when the row has none).
- * The engine holds one (it lives in the assembly: a row, which is above the engine, reaches
- * the rest of it through engine.h's pn_proto_engine()); the hook callers (bufpool, ckpt,
- * recovery, backend, client) keep a pointer to it with the row's table. */
+/* What a hook is called with: typed handles of the modules below the callers, as an engine
+ * module gets at init (services, WAL, store, metrics, the startup process, whether recovery
+ * runs, the row's own table; the buffer pool and the checkpointer through engine.h's
+ * pn_proto_buf and pn_proto_ckpt, which name the protocol table), the scenario and the row's
+ * own state (init sets it, free frees it; NULL when the row has none). The engine holds
+ * one; the hook callers (bufpool, ckpt, recovery, backend, client) keep a pointer to it
+ * with the row's table. fpw, nofpw, doublewrite and the Umbra base (umbra.c) use only
+ * these; the others still reach the whole engine through engine.h's pn_proto_engine(),
+ * which is to go (issue 32). */
 struct pn_proto_ctx {
 	const struct pn_scenario *sc;
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_store *store;
+	struct pn_metrics *m;   /* the run's counters (metrics.h) */
+	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
+	const bool *recovering; /* recovery is replaying (the R4 check waits for its end) */
+	const struct pn_protocol_ops *row; /* the row's own table (its flags) */
 	void *state;
 };
 
-struct pn_protocol_ops {
-	const char *name;     /* "fpw", "umbra-l3", ... */
-	bool fpw_byte;        /* the checkpoint record's full_page_writes byte */
-	bool hint_delta;      /* a logged hint is XLOG2/HINT_DELTA, no image (l4) */
-	unsigned store_flags; /* PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE (store.h) */
-	/* ---- set-up ---- */
+/*
+ * The hooks, grouped by the phase they change (PostgreSQL's f_smgr is one flat table of
+ * about 18; ours is a few small ones, so that a row's table shows what it changes): a row
+ * fills only the sub-tables of the phases it changes, and a NULL hook is the in-place
+ * default named at it.
+ */
+
+/* ---- set-up: slots, refusal, the row's state, formatting ---- */
+struct pn_proto_setup {
 	uint32_t (*generations)(const struct pn_scenario *sc); /* NULL: 1 slot a page */
 	/* A FILE[:LINE:COL]: message into e->svc.error and true: the row cannot run sc. */
 	bool (*unsupported)(struct pn_proto_ctx *c);
@@ -75,7 +89,10 @@ struct pn_protocol_ops {
 	void (*format)(struct pn_proto_ctx *c, pn_format_write_fn write, void *ctx);
 	/* The size of a file other than data, WAL and control (NULL: 0). */
 	uint64_t (*file_size)(const struct pn_proto_ctx *c, enum pn_file f);
-	/* ---- backends ---- */
+};
+
+/* ---- write path, backends: how a change protects its block ---- */
+struct pn_proto_write {
 	/* The image / shift decision (PN_PROTECT_*) for a block with page LSN <= redo or not. */
 	unsigned (*decide)(const struct pn_proto_ctx *c, enum pn_block_use use, bool before_redo);
 	/* A shifting block's header (rdata: the record has data for it); NULL: as decided. */
@@ -104,7 +121,10 @@ struct pn_protocol_ops {
 	bool (*recheck)(const struct pn_proto_ctx *c);
 	/* A script's checkpoint step waiting for run seq may go on (NULL: at once). */
 	bool (*script_reached)(const struct pn_proto_ctx *c, uint64_t seq, bool resumed);
-	/* ---- buffer pool ---- */
+};
+
+/* ---- write path, buffer pool: how a page is read and written out ---- */
+struct pn_proto_buffer {
 	/* A miss: true when `page` can be read now; else `proc` is woken later (NULL: true). */
 	bool (*page_ready)(struct pn_proto_ctx *c, uint32_t page, uint32_t proc);
 	/* Reads `page` into `frame` itself (NULL: a read of its slot in the data file). */
@@ -120,28 +140,34 @@ struct pn_protocol_ops {
 	uint8_t (*write_slot)(const struct pn_proto_ctx *c, struct pn_frame *f, int r);
 	/* A data write of `page` binds its slot when dispatched (NULL: when issued). */
 	bool (*bind_late)(const struct pn_proto_ctx *c, uint32_t page);
-	/* ---- checkpointer ---- */
+};
+
+/* ---- checkpoint ---- */
+struct pn_proto_ckpt {
 	/* Begin, after the redo pointer is set (NULL: pn_ckpt_select at once). */
-	void (*ckpt_begin)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	void (*begin)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
 	/* The slot run's write of f goes to, at selection (NULL: its current slot). */
-	uint8_t (*ckpt_slot)(const struct pn_proto_ctx *c, const struct pn_frame *f,
-			     const struct pn_ckpt_run *run);
+	uint8_t (*slot)(const struct pn_proto_ctx *c, const struct pn_frame *f,
+			const struct pn_ckpt_run *run);
 	/* The row's steps of a run in PN_C_PROTO_SELECT (before WRITING) and PN_C_PROTO_DURABLE
 	 * (after the data fsync; NULL: straight to RECORD), and the completion of an I/O one
 	 * of them issued (pn_ckpt_run_io); each returns the delay before the next step. */
-	uint64_t (*ckpt_select_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
-	uint64_t (*ckpt_durable_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
-	void (*ckpt_io_done)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	uint64_t (*select_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	uint64_t (*durable_step)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
+	void (*io_done)(struct pn_proto_ctx *c, struct pn_ckpt_run *run);
 	/* Before the control file write, and when the checkpoint has happened. */
-	void (*ckpt_control)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
-	void (*ckpt_end)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
+	void (*control)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
+	void (*end)(struct pn_proto_ctx *c, const struct pn_ckpt_run *run);
 	/* The background writer's extra work (l3/l4's map writer). */
 	void (*background)(struct pn_proto_ctx *c);
-	/* ---- recovery ---- */
+};
+
+/* ---- recovery ---- */
+struct pn_proto_recovery {
 	/* After the checkpoint record is read: the row's map of slots (false: failed). */
-	bool (*recovery_begin)(struct pn_proto_ctx *c, const struct pn_control *ctl);
+	bool (*begin)(struct pn_proto_ctx *c, const struct pn_control *ctl);
 	/* Where replay starts (*from, <= redo) and what must happen before it (false: failed). */
-	bool (*recovery_from)(struct pn_proto_ctx *c, pn_lsn redo, pn_lsn *from);
+	bool (*from)(struct pn_proto_ctx *c, pn_lsn redo, pn_lsn *from);
 	/* A startup step the row takes itself (true), before any record is replayed. */
 	bool (*redo_step)(struct pn_proto_ctx *c, struct pn_proc *p);
 	/* Non-NULL: every replayed record goes here, and the buffer pool replays nothing. */
@@ -151,21 +177,50 @@ struct pn_protocol_ops {
 	bool (*redo_source)(struct pn_proto_ctx *c, const struct pn_wal_block *b, uint32_t proc);
 	/* Redo moved `page` to another slot. */
 	void (*redo_shifted)(struct pn_proto_ctx *c, uint32_t page);
-	void (*recovery_end)(struct pn_proto_ctx *c, pn_lsn end, pn_lsn last_start);
-	/* ---- the row's own process (the page server), checks, the end ---- */
+	void (*end)(struct pn_proto_ctx *c, pn_lsn end, pn_lsn last_start);
+};
+
+/* ---- the row's own process (the page server) ---- */
+struct pn_proto_process {
 	void (*start)(struct pn_proto_ctx *c);
 	void (*step)(struct pn_proto_ctx *c);
 	bool (*idle)(const struct pn_proto_ctx *c); /* NULL: always */
 	void (*after_event)(struct pn_proto_ctx *c);
 	/* Page `page` as of lsn into out, not from the buffer pool (NULL: the buffer or slot). */
 	void (*read_page)(struct pn_proto_ctx *c, uint32_t page, pn_lsn lsn, uint8_t *out);
-	void (*check)(struct pn_proto_ctx *c);
-	/* The row's memory a state's future depends on, into a fingerprint (pn_engine_memory;
-	 * no times, no pointers). NULL: nothing added (fpw has no state; the doublewrite
-	 * area's next entry and the pool's and gen2's state are not in the fingerprint yet). */
+};
+
+/* ---- memory and checks: the fingerprint and the row's invariants ---- */
+struct pn_proto_state {
+	/* Required: the row's memory a state's future depends on, into a fingerprint
+	 * (pn_engine_memory; no times, no pointers, no metrics). Every field of the row's state
+	 * is in it or named at the hook as not needed (a metric, a scratch buffer encoded from
+	 * the rest); test_protocol's test_row_memory changes each and sees the fingerprint
+	 * move. A row with no state names rows.h's pn_protocol_memory_none. */
 	void (*memory)(const struct pn_proto_ctx *c, const struct pn_hasher *h);
+	void (*check)(struct pn_proto_ctx *c);
 	void (*check_frame)(struct pn_proto_ctx *c, uint32_t frame);
-	void (*finish_metrics)(struct pn_proto_ctx *c);
+};
+
+/* ---- metrics ---- */
+struct pn_proto_metrics {
+	/* At the end of a run: the row completes the engine's figures it changes. */
+	void (*finish)(struct pn_proto_ctx *c);
+};
+
+struct pn_protocol_ops {
+	const char *name;     /* "fpw", "umbra-l3", ... */
+	bool fpw_byte;        /* the checkpoint record's full_page_writes byte */
+	bool hint_delta;      /* a logged hint is XLOG2/HINT_DELTA, no image (l4) */
+	unsigned store_flags; /* PN_STORE_SLOTTED (store.h): heap pages move between slots */
+	struct pn_proto_setup setup;
+	struct pn_proto_write write;
+	struct pn_proto_buffer buffer;
+	struct pn_proto_ckpt ckpt;
+	struct pn_proto_recovery recovery;
+	struct pn_proto_process process;
+	struct pn_proto_state state;
+	struct pn_proto_metrics metrics;
 };
 
 #endif

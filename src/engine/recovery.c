@@ -156,19 +156,19 @@ bool pn_recovery_begin(struct pn_recovery *rv)
 	}
 	if (!read_checkpoint_record(rv, &c))
 		return false;
-	if (rv->h.proto->recovery_begin && !rv->h.proto->recovery_begin(rv->h.pctx, &c))
+	if (rv->h.proto->recovery.begin && !rv->h.proto->recovery.begin(rv->h.pctx, &c))
 		return false;
 	if (c.sized && c.rel_blocks <= rv->h.store->heap_pages) {
 		uint32_t old = pn_store_truncate(rv->h.store, c.rel_blocks);
-		if (rv->h.proto->truncated && c.rel_blocks < old)
-			rv->h.proto->truncated(rv->h.pctx, c.rel_blocks, old, 0);
+		if (rv->h.proto->write.truncated && c.rel_blocks < old)
+			rv->h.proto->write.truncated(rv->h.pctx, c.rel_blocks, old, 0);
 	}
 	pn_wal_set_redo(rv->h.wal, c.redo);
 	pn_wal_set_keep_from(rv->h.wal, c.redo);
 	pn_ckpt_recovered(rv->h.ckpt, &c);
 	pn_wal_set_durable(rv->h.wal, UINT64_MAX / 2); /* no WAL is written while replaying */
 	pn_lsn from = c.redo;
-	if (rv->h.proto->recovery_from && !rv->h.proto->recovery_from(rv->h.pctx, c.redo, &from))
+	if (rv->h.proto->recovery.from && !rv->h.proto->recovery.from(rv->h.pctx, c.redo, &from))
 		return false; /* pushdown: the page server's metadata, images, and its horizon */
 	if (!reader_at(rv, from)) {
 		snprintf(rv->h.svc->error, sizeof(rv->h.svc->error), "out of memory");
@@ -220,8 +220,8 @@ static void apply_block(struct pn_recovery *rv, uint32_t fi, const struct pn_wal
 		 * to its new slot, so it is dirty. */
 		PN_TESTCASE("redo shifts a page whose change was already applied", done);
 		pn_store_set_slot(rv->h.store, pg, target);
-		if (rv->h.proto->redo_shifted)
-			rv->h.proto->redo_shifted(rv->h.pctx, pg);
+		if (rv->h.proto->recovery.redo_shifted)
+			rv->h.proto->recovery.redo_shifted(rv->h.pctx, pg);
 		pn_buf_set_redo_dirty(rv->h.buf, fi);
 		if (f->last_lsn < pn_page_lsn(page))
 			pn_buf_set_last_lsn(rv->h.buf, fi, pn_page_lsn(page));
@@ -234,8 +234,8 @@ static void end_of_wal(struct pn_recovery *rv, struct pn_proc *p)
 		 (unsigned)(rv->replay_end >> 32), (unsigned)rv->replay_end, rv->reader.why);
 	pn_wal_reader_free(&rv->reader);
 	pn_wal_start_at(rv->h.wal, rv->replay_end, rv->replay_last_start);
-	if (rv->h.proto->recovery_end)
-		rv->h.proto->recovery_end(rv->h.pctx, rv->replay_end, rv->replay_last_start);
+	if (rv->h.proto->recovery.end)
+		rv->h.proto->recovery.end(rv->h.pctx, rv->replay_end, rv->replay_last_start);
 	(*rv->h.next_xid)++;
 	rv->eor_seq = rv->h.ckpt->seq_begun + 1;
 	pn_ckpt_request(rv->h.ckpt, PN_CKPT_END_OF_RECOVERY, true);
@@ -256,8 +256,8 @@ static bool redo_truncate(struct pn_recovery *rv, uint32_t n, uint32_t proc)
 	for (uint32_t pg = n; pg < old; pg++)
 		PN_ASSERT(pn_buf_drop(rv->h.buf, pg));
 	pn_store_truncate(rv->h.store, n);
-	if (rv->h.proto->truncated && n < old)
-		rv->h.proto->truncated(rv->h.pctx, n, old, 0);
+	if (rv->h.proto->write.truncated && n < old)
+		rv->h.proto->write.truncated(rv->h.pctx, n, old, 0);
 	return true;
 }
 
@@ -272,7 +272,7 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 	}
 	if (p->state != PN_B_NEXT)
 		return;
-	if (rv->h.proto->redo_step && rv->h.proto->redo_step(rv->h.pctx, p))
+	if (rv->h.proto->recovery.redo_step && rv->h.proto->recovery.redo_step(rv->h.pctx, p))
 		return; /* doublewrite: a restore before replay */
 	if (!rv->rec_valid) {
 		if (!pn_wal_read_next(&rv->reader, &rv->rec, &rv->rec_start, &rv->rec_end)) {
@@ -286,8 +286,9 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 		if (rv->rec.xid > *rv->h.next_xid)
 			*rv->h.next_xid = rv->rec.xid;
 		rv->h.m->recovery_records++;
-		if (rv->h.proto->redo_record) { /* pushdown: the page server re-ingests */
-			rv->h.proto->redo_record(rv->h.pctx, &rv->rec, rv->rec_start, rv->rec_end);
+		if (rv->h.proto->recovery.redo_record) { /* pushdown: the page server re-ingests */
+			rv->h.proto->recovery.redo_record(rv->h.pctx, &rv->rec, rv->rec_start,
+							  rv->rec_end);
 			rv->rec_valid = false;
 			pn_svc_wake(rv->h.svc, p->id, STEP_NS);
 			return;
@@ -321,9 +322,9 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 		}
 		pn_store_extend(rv->h.store, b->blkno);
 	}
-	if (b->has_shift && !full && rv->h.proto->redo_source &&
+	if (b->has_shift && !full && rv->h.proto->recovery.redo_source &&
 	    !pn_store_is_slru(rv->h.store, b->blkno) &&
-	    !rv->h.proto->redo_source(rv->h.pctx, b, p->id))
+	    !rv->h.proto->recovery.redo_source(rv->h.pctx, b, p->id))
 		return; /* woken when the resident page is flushed to the source */
 	uint32_t fi = pn_buf_pin(rv->h.buf, b->blkno, p->id, full);
 	if (fi == PN_NO_FRAME)

@@ -42,10 +42,6 @@
  *   (with at most two checkpoints in progress, three areas keep it apart); recovery reads the area the control file names and checks seq and
  *   CRC, then learns later shifts from the WAL (each shift rides in its record's block
  *   header).
- *
- * Doublewrite file (PN_FILE_DW): dw_slots entries of sector_size + page_size bytes:
- *   a header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
- *   page. An entry is reused only after the data file was fsynced since its in-place write.
  */
 #include "store.h"
 #include "crc32c.h"
@@ -60,7 +56,7 @@
 bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
 		   uint32_t heap_pages, uint32_t pages, uint32_t generations, unsigned flags)
 {
-	PN_ASSERT(flags <= (PN_STORE_SLOTTED | PN_STORE_DOUBLEWRITE));
+	PN_ASSERT(flags <= PN_STORE_SLOTTED);
 	PN_ASSERT(heap_pages <= pages);
 	PN_ASSERT(generations >= 1 && generations <= 8); /* a bit each in used[] */
 	memset(s, 0, sizeof(*s));
@@ -70,8 +66,7 @@ bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_s
 	s->pages = pages;
 	s->generations = generations;
 	s->layout = sc->protocol.layout;
-	s->umbra = (flags & PN_STORE_SLOTTED) != 0;
-	s->doublewrite = (flags & PN_STORE_DOUBLEWRITE) != 0;
+	s->slotted = (flags & PN_STORE_SLOTTED) != 0;
 	s->sector_size = sc->storage.sector_size;
 	/* slot_of, base_done, base_inflight, then the used-slot bit masks: one allocation. */
 	s->slot_of = calloc(4, pages);
@@ -82,7 +77,6 @@ bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_s
 	s->used = s->slot_of + 3u * pages;
 	for (uint32_t p = 0; p < pages; p++)
 		s->used[p] = 1;
-	s->dw_slots = 32;
 	s->nblocks = heap_pages;
 	return true;
 }
@@ -96,7 +90,7 @@ void pn_store_free(struct pn_store *s)
 void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_place_fn fn,
 			    void *ctx)
 {
-	PN_ASSERT(fn && s->umbra);
+	PN_ASSERT(fn && s->slotted);
 	PN_ASSERT(heap_slots >= s->heap_pages); /* a home slot each; the row asserts the rest */
 	s->place = fn;
 	s->place_ctx = ctx;
@@ -178,7 +172,7 @@ void pn_store_check_write(struct pn_store *s, uint32_t page, uint32_t slot, pn_l
 			  uint64_t ckpt_seq_done)
 {
 	PN_ASSERT(page < s->pages);
-	if (!s->umbra || pn_store_is_slru(s, page) || s->place)
+	if (!s->slotted || pn_store_is_slru(s, page) || s->place)
 		return; /* l3/l4 keep no baseline snapshot: C1-C3 judge them */
 	PN_ASSERT(slot < s->generations);
 	PN_TESTCASE("write to the in-flight checkpoint's baseline",
@@ -203,8 +197,6 @@ uint64_t pn_store_slots_used(const struct pn_store *s)
 	uint64_t n = 0;
 	for (uint32_t p = 0; p < s->heap_pages; p++)
 		n += (uint64_t)__builtin_popcount(s->used[p]);
-	if (s->doublewrite)
-		n += s->dw_slots;
 	PN_ASSERT(n >= s->heap_pages); /* every page has its first slot */
 	return n;
 }
@@ -269,7 +261,7 @@ void pn_store_check(struct pn_store *s)
 {
 	PN_ASSERT(s->heap_pages <= s->pages);
 	PN_ASSERT(s->nblocks <= s->heap_pages); /* ST3 */
-	PN_ASSERT(!s->place || s->umbra);
+	PN_ASSERT(!s->place || s->slotted);
 	for (uint32_t n = 0; n < PN_MIN(s->pages, CHECK_SLICE) && s->generations > 1; n++) {
 		uint32_t p = s->check_next;
 		PN_ASSERT(s->slot_of[p] < s->generations);   /* ST1 */
@@ -283,7 +275,7 @@ void pn_store_check(struct pn_store *s)
 
 void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots, pn_lsn redo)
 {
-	PN_ASSERT(s->umbra && s->base_done != NULL);
+	PN_ASSERT(s->slotted && s->base_done != NULL);
 	PN_ASSERT(slots != NULL);
 	if (slots != s->base_done)
 		memcpy(s->base_done, slots, s->heap_pages);
@@ -292,7 +284,7 @@ void pn_store_set_baselines_done(struct pn_store *s, const uint8_t *slots, pn_ls
 
 void pn_store_set_baselines_inflight(struct pn_store *s, const uint8_t *slots, pn_lsn redo)
 {
-	PN_ASSERT(s->umbra && s->base_inflight != NULL);
+	PN_ASSERT(s->slotted && s->base_inflight != NULL);
 	PN_ASSERT(slots != NULL);
 	memcpy(s->base_inflight, slots, s->heap_pages);
 	s->inflight_valid = true;

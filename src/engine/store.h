@@ -29,7 +29,7 @@ struct pn_store {
 	uint32_t heap_pages, pages; /* pages = heap pages + SLRU pages */
 	uint32_t generations;       /* slots per heap page (1 unless umbra) */
 	enum pn_layout layout;
-	bool umbra, doublewrite; /* the protocol's flags (PN_STORE_SLOTTED, PN_STORE_DOUBLEWRITE) */
+	bool slotted; /* heap pages move between slots (the row's PN_STORE_SLOTTED) */
 	uint32_t sector_size;
 	pn_store_place_fn place; /* NULL unless l3/l4 (pn_store_set_placement) */
 	void *place_ctx;
@@ -42,16 +42,13 @@ struct pn_store {
 	pn_lsn redo_done, redo_inflight; /* the redo pointers of those two checkpoints (R3) */
 
 	uint8_t *used;       /* bit g of used[p]: slot g of page p was ever written */
-	uint32_t dw_slots;   /* doublewrite entries */
 	uint32_t check_next; /* pn_store_check()'s rotation */
 	uint32_t nblocks;    /* the relation's size: heap pages >= nblocks do not exist (ST3) */
 };
 
 /* What the protocol keeps in the store (its row's store_flags): heap pages move between
- * generations (umbra: slots, baselines and R3 unless the row places the slots itself); a
- * doublewrite area counts in the slots used. */
+ * generations (slots, baselines and R3 unless the row places the slots itself). */
 #define PN_STORE_SLOTTED 1u
-#define PN_STORE_DOUBLEWRITE 2u
 bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
 		   uint32_t heap_pages, uint32_t pages, uint32_t generations, unsigned flags);
 void pn_store_free(struct pn_store *s);

@@ -5,8 +5,8 @@
  * rule B5); recovery restores a torn home page from its copy before replay. SLRU pages
  * with headers are protected by images, as in fpw. Mutant owned here: doublewrite_no_fsync.
  *
- * Doublewrite file: dw_slots entries of sector_size + page_size bytes (store.c's header):
- * a header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
+ * Doublewrite file (PN_FILE_DW): DW_SLOTS entries of sector_size + page_size bytes: a
+ * header sector {magic u32 'PNDW', page u32, lsn u64, crc32c of the page u32} and the
  * page. An entry is reused only after the data file was fsynced since its in-place write.
  *
  * State machine of the area: FILLING --all entries used--> SYNCING (a data-file fsync in
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define DW_MAGIC 0x57444E50u /* "PNDW" */
+#define DW_SLOTS 32u         /* entries of the area, each a slot in the space metric */
 #define RESTORE_CAP 64u
 
 struct dw_state {
@@ -27,26 +28,24 @@ struct dw_state {
 	uint32_t restore_len, restore_pos;
 };
 
-static struct dw_state *dw_of(const struct pn_engine *e)
+static struct dw_state *dw_of(const struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->pctx.state != NULL);
-	return e->pctx.state;
+	PN_ASSERT(pc->state != NULL);
+	return pc->state;
 }
 
 static bool dw_init(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(e->pctx.state == NULL);
-	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
-	e->pctx.state = calloc(1, sizeof(struct dw_state));
-	return e->pctx.state != NULL;
+	PN_ASSERT(pc->state == NULL);
+	PN_ASSERT(DW_SLOTS <= RESTORE_CAP);
+	pc->state = calloc(1, sizeof(struct dw_state));
+	return pc->state != NULL;
 }
 
 static void dw_free(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	free(e->pctx.state);
-	e->pctx.state = NULL;
+	free(pc->state);
+	pc->state = NULL;
 }
 
 static unsigned dw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, bool before_redo)
@@ -57,62 +56,63 @@ static unsigned dw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use, 
 
 static uint64_t dw_file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 {
-	const struct pn_engine *e = pn_proto_engine_const(pc);
 	PN_ASSERT(f < PN_FILE_COUNT);
 	if (f == PN_FILE_SELECTOR)
 		return 0;
-	return (uint64_t)e->store.dw_slots * (e->sc->storage.sector_size + e->page_size);
+	return (uint64_t)DW_SLOTS * (pc->sc->storage.sector_size + pc->store->page_size);
 }
 
 /* ---- write-out (B5): DW write -> DW fsync -> in-place write ---- */
 
-static bool uses_dw(const struct pn_engine *e, uint32_t frame, enum pn_io_why why)
+static bool uses_dw(const struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why)
 {
-	return !pn_store_is_slru(&e->store, pn_buf_frame(&e->buf, frame)->page) &&
+	return !pn_store_is_slru(pc->store, pn_buf_frame(pn_proto_buf(pc), frame)->page) &&
 	       why != PN_WHY_RECOVERY;
 }
 
 static void dw_fsync_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	struct pn_io *dw = pn_io_at(&e->svc, io->aux);
-	uint32_t sec = e->sc->storage.sector_size;
-	struct pn_frame *f = pn_buf_frame(&e->buf, dw->frame);
+	struct pn_proto_ctx *pc = ctx;
+	struct pn_io *dw = pn_io_at(pc->svc, io->aux);
+	uint32_t sec = pc->sc->storage.sector_size;
+	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), dw->frame);
 	PN_ASSERT(f->io_writes > 0);
-	pn_buf_write_ended(&e->buf, dw->frame); /* the in-place write below counts itself */
+	pn_buf_write_ended(pn_proto_buf(pc),
+			   dw->frame); /* the in-place write below counts itself */
 	/* The bytes are the doublewrite copy's: as old as that write's issue (checkpoint
 	 * bookkeeping in write_done depends on it). */
 	struct pn_io_then then = {dw->then, dw->then_ctx};
-	pn_buf_issue_write(&e->buf, dw->frame, 0, dw->why, dw->proc, dw->buf + sec, dw->lsn, &then)
+	pn_buf_issue_write(pn_proto_buf(pc), dw->frame, 0, dw->why, dw->proc, dw->buf + sec,
+			   dw->lsn, &then)
 		->ckpt_seq = dw->ckpt_seq;
-	pn_io_release(&e->svc, dw);
+	pn_io_release(pc->svc, dw);
 }
 
 static void dw_write_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	if (e->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
+	struct pn_proto_ctx *pc = ctx;
+	if (pc->sc->protocol.mutations & PN_MUT_DOUBLEWRITE_NO_FSYNC) {
 		/* the bug: the in-place write does not wait for the doublewrite fsync */
-		struct pn_frame *f = pn_buf_frame(&e->buf, io->frame);
+		struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), io->frame);
 		PN_ASSERT(f->io_writes > 0);
-		pn_buf_write_ended(&e->buf, io->frame);
+		pn_buf_write_ended(pn_proto_buf(pc), io->frame);
 		struct pn_io_then then = {io->then, io->then_ctx};
-		pn_buf_issue_write(&e->buf, io->frame, 0, io->why, io->proc,
-				   io->buf + e->sc->storage.sector_size, io->lsn, &then)
+		pn_buf_issue_write(pn_proto_buf(pc), io->frame, 0, io->why, io->proc,
+				   io->buf + pc->sc->storage.sector_size, io->lsn, &then)
 			->ckpt_seq = io->ckpt_seq;
 		return;
 	}
 	io->keep = true; /* its buffer feeds the in-place write */
-	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DW, PN_WHY_DW, dw_fsync_done, e);
+	struct pn_io *s = pn_io_fsync(pc->svc, PN_FILE_DW, PN_WHY_DW, dw_fsync_done, pc);
 	s->aux = io->index;
-	e->m.fsyncs++;
-	pn_io_issue(&e->svc, s);
+	pc->m->fsyncs++;
+	pn_io_issue(pc->svc, s);
 }
 
 static void dw_sync_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	struct dw_state *d = dw_of(e);
+	struct pn_proto_ctx *pc = ctx;
+	struct dw_state *d = dw_of(pc);
 	PN_ASSERT(io->file == PN_FILE_DATA);
 	PN_ASSERT(d->sync_in_flight);
 	d->sync_in_flight = false; /* SYNCING --> FILLING */
@@ -122,62 +122,60 @@ static void dw_sync_done(void *ctx, struct pn_io *io)
 /* Reusing doublewrite entries needs their in-place writes durable: fsync the data file. */
 static bool dw_reserve(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct dw_state *d = dw_of(e);
-	if (!uses_dw(e, frame, why))
+	struct dw_state *d = dw_of(pc);
+	if (!uses_dw(pc, frame, why))
 		return true;
 	if (d->sync_in_flight)
 		return false;
-	if (d->used_since_sync < e->store.dw_slots)
+	if (d->used_since_sync < DW_SLOTS)
 		return true;
-	if (e->buf.data_writes_inflight > 0)
+	if (pn_proto_buf(pc)->data_writes_inflight > 0)
 		return false;
-	struct pn_io *s = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, e);
+	struct pn_io *s = pn_io_fsync(pc->svc, PN_FILE_DATA, PN_WHY_DW, dw_sync_done, pc);
 	d->sync_in_flight = true; /* FILLING --> SYNCING */
-	e->m.fsyncs++;
-	pn_io_issue(&e->svc, s);
+	pc->m->fsyncs++;
+	pn_io_issue(pc->svc, s);
 	return false;
 }
 
 static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why, uint32_t proc,
 		     const uint8_t *image, const struct pn_io_then *then)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	if (!uses_dw(e, frame, why))
+	if (!uses_dw(pc, frame, why))
 		return false;
-	struct dw_state *d = dw_of(e);
-	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
-	uint32_t sec = e->sc->storage.sector_size;
+	struct dw_state *d = dw_of(pc);
+	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), frame);
+	uint32_t sec = pc->sc->storage.sector_size;
 	PN_ASSERT(!d->sync_in_flight);
-	PN_ASSERT(d->used_since_sync < e->store.dw_slots);
-	struct pn_io *io = pn_io_get(&e->svc);
+	PN_ASSERT(d->used_since_sync < DW_SLOTS);
+	struct pn_io *io = pn_io_get(pc->svc);
 	io->op = PN_IO_WRITE;
 	io->file = PN_FILE_DW;
 	io->why = why;
 	io->frame = frame;
 	io->page = f->page;
 	io->proc = proc;
-	io->len = sec + e->page_size;
+	io->len = sec + pc->store->page_size;
 	io->offset = (uint64_t)d->next * io->len;
 	memset(io->buf, 0, sec);
 	pn_put32(io->buf, DW_MAGIC);
 	pn_put32(io->buf + 4, f->page);
 	pn_put64(io->buf + 8, f->last_lsn);
-	memcpy(io->buf + sec, image, e->page_size);
-	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, e->page_size));
+	memcpy(io->buf + sec, image, pc->store->page_size);
+	pn_put32(io->buf + 16, pn_crc32c(io->buf + sec, pc->store->page_size));
 	io->done = dw_write_done;
-	io->ctx = e;
+	io->ctx = pc;
 	if (then) {
 		io->then = then->fn;
 		io->then_ctx = then->ctx;
 	}
-	io->ckpt_seq = e->ckpt.seq_begun;
+	io->ckpt_seq = pn_proto_ckpt(pc)->seq_begun;
 	io->lsn = f->last_lsn;
-	d->next = (d->next + 1) % e->store.dw_slots;
+	d->next = (d->next + 1) % DW_SLOTS;
 	d->used_since_sync++;
-	pn_buf_write_begun(&e->buf, frame);
-	e->m.dw_bytes_written += io->len;
-	pn_io_issue(&e->svc, io);
+	pn_buf_write_begun(pn_proto_buf(pc), frame);
+	pc->m->dw_bytes_written += io->len;
+	pn_io_issue(pc->svc, io);
 	return true;
 }
 
@@ -194,17 +192,17 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
  * derivation) only through what the plan does with it. restore_step reads a restored
  * entry's bytes in full (it writes them home).
  */
-static uint32_t dw_entry_len(const struct pn_engine *e)
+static uint32_t dw_entry_len(const struct pn_proto_ctx *pc)
 {
-	return e->sc->storage.sector_size + e->page_size;
+	return pc->sc->storage.sector_size + pc->store->page_size;
 }
 
 /* Reads entry i into buf: its page and LSN, unchecked. */
-static void dw_read(struct pn_engine *e, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
+static void dw_read(struct pn_proto_ctx *pc, uint32_t i, uint8_t *buf, uint32_t *page, pn_lsn *lsn)
 {
-	PN_ASSERT(i < e->store.dw_slots);
-	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
-			     dw_entry_len(e), buf);
+	PN_ASSERT(i < DW_SLOTS);
+	pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_DW, (uint64_t)i * dw_entry_len(pc),
+			       dw_entry_len(pc), buf);
 	*page = pn_get32(buf + 4);
 	*lsn = pn_get64(buf + 8);
 }
@@ -232,14 +230,14 @@ static struct pn_summary_value home_summary(const uint8_t *home, uint32_t len, c
 
 /* Whether entry i is valid, and its page and LSN if so, as a summary (the bytes are read
  * again, by restore_step, only for an entry that is restored). */
-static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *lsn)
+static bool dw_entry(struct pn_proto_ctx *pc, uint32_t i, uint32_t *page, pn_lsn *lsn)
 {
 	struct pn_summary s = {.fn = entry_summary,
-			       .arg = {e->sc->storage.sector_size, e->heap_pages}};
+			       .arg = {pc->sc->storage.sector_size, pc->store->heap_pages}};
 	struct pn_summary_value v;
-	PN_ASSERT(i < e->store.dw_slots);
-	if (!pn_svc_read_summary(&e->svc, PN_FILE_DW, (uint64_t)i * dw_entry_len(e),
-				 dw_entry_len(e), &s, &v) ||
+	PN_ASSERT(i < DW_SLOTS);
+	if (!pn_svc_read_summary(pc->svc, PN_FILE_DW, (uint64_t)i * dw_entry_len(pc),
+				 dw_entry_len(pc), &s, &v) ||
 	    !v.v[0])
 		return false;
 	*page = (uint32_t)(v.v[0] - 1);
@@ -248,19 +246,18 @@ static bool dw_entry(struct pn_engine *e, uint32_t i, uint32_t *page, pn_lsn *ls
 }
 
 /* Whether home page `page` must be restored from an entry of LSN lsn, as a summary. */
-static bool home_restore(struct pn_engine *e, uint32_t page, pn_lsn lsn)
+static bool home_restore(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn)
 {
-	struct pn_summary s = {.fn = home_summary, .arg = {page, e->sc->protocol.checksums, lsn}};
+	struct pn_summary s = {.fn = home_summary, .arg = {page, pc->sc->protocol.checksums, lsn}};
 	struct pn_summary_value v = {{1, 0}}; /* a failed read: restore */
-	pn_svc_read_summary(&e->svc, PN_FILE_DATA, pn_store_offset(&e->store, page, 0),
-			    e->page_size, &s, &v);
+	pn_svc_read_summary(pc->svc, PN_FILE_DATA, pn_store_offset(pc->store, page, 0),
+			    pc->store->page_size, &s, &v);
 	return v.v[0] != 0;
 }
 
 static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct dw_state *d = dw_of(e);
+	struct dw_state *d = dw_of(pc);
 	/* every entry read and its CRC computed once, not once per pair of entries (1,056
 	 * CRC-32Cs of a page with 32 entries: over half of a crash state's recovery) */
 	struct {
@@ -269,21 +266,21 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
 		bool valid;
 	} ent[RESTORE_CAP];
 	PN_ASSERT(*from == redo);
-	PN_ASSERT(e->store.dw_slots <= RESTORE_CAP);
+	PN_ASSERT(DW_SLOTS <= RESTORE_CAP);
 	d->restore_len = d->restore_pos = 0;
-	for (uint32_t i = 0; i < e->store.dw_slots; i++)
-		ent[i].valid = dw_entry(e, i, &ent[i].page, &ent[i].lsn);
-	for (uint32_t i = 0; i < e->store.dw_slots; i++) {
+	for (uint32_t i = 0; i < DW_SLOTS; i++)
+		ent[i].valid = dw_entry(pc, i, &ent[i].page, &ent[i].lsn);
+	for (uint32_t i = 0; i < DW_SLOTS; i++) {
 		if (!ent[i].valid)
 			continue;
 		bool newest = true;
-		for (uint32_t j = 0; j < e->store.dw_slots && newest; j++)
+		for (uint32_t j = 0; j < DW_SLOTS && newest; j++)
 			if (j != i && ent[j].valid && ent[j].page == ent[i].page &&
 			    (ent[j].lsn > ent[i].lsn || (ent[j].lsn == ent[i].lsn && j > i)))
 				newest = false;
 		if (!newest)
 			continue; /* its home page is read for the newest entry only */
-		if (home_restore(e, ent[i].page, ent[i].lsn))
+		if (home_restore(pc, ent[i].page, ent[i].lsn))
 			d->restore[d->restore_len++] = i;
 	}
 	return true;
@@ -298,17 +295,16 @@ static bool plan_restore(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *from)
  */
 static void restore_fsync_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
+	struct pn_proto_ctx *pc = ctx;
 	PN_ASSERT(io->file == PN_FILE_DATA);
-	dw_of(e)->restore_len = 0;
-	pn_svc_wake(&e->svc, e->proc_startup, 0);
+	dw_of(pc)->restore_len = 0;
+	pn_svc_wake(pc->svc, pc->proc_startup, 0);
 }
 
 static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct dw_state *d = dw_of(e);
-	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size;
+	struct dw_state *d = dw_of(pc);
+	uint8_t *buf = pc->svc->io_bufs + (size_t)pc->svc->nios * 2u * pc->store->page_size;
 	uint32_t page;
 	pn_lsn lsn;
 	if (!d->restore_len)
@@ -316,52 +312,70 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 	if (d->restore_pos == UINT32_MAX)
 		return true; /* the fsync is in flight */
 	if (d->restore_pos == d->restore_len) {
-		if (e->buf.data_writes_inflight)
+		if (pn_proto_buf(pc)->data_writes_inflight)
 			return true; /* woken by the last write's completion */
-		struct pn_io *io = pn_io_fsync(&e->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
-					       restore_fsync_done, e);
-		e->m.fsyncs++;
+		struct pn_io *io = pn_io_fsync(pc->svc, PN_FILE_DATA, PN_WHY_RECOVERY,
+					       restore_fsync_done, pc);
+		pc->m->fsyncs++;
 		d->restore_pos = UINT32_MAX; /* the fsync is in flight */
-		pn_io_issue(&e->svc, io);
+		pn_io_issue(pc->svc, io);
 		return true;
 	}
 	/* plan_restore found it valid; its CRC is not computed again (it was computed here
 	 * and its result unused: a sixth of doublewrite's recovery time) */
-	dw_read(e, d->restore[d->restore_pos], buf, &page, &lsn);
-	uint32_t fi = pn_buf_pin(&e->buf, page, p->id, true);
+	dw_read(pc, d->restore[d->restore_pos], buf, &page, &lsn);
+	uint32_t fi = pn_buf_pin(pn_proto_buf(pc), page, p->id, true);
 	if (fi == PN_NO_FRAME)
 		return true;
-	memcpy(pn_frame_page(&e->buf, fi), buf + e->sc->storage.sector_size, e->page_size);
-	pn_buf_set_redo_dirty(&e->buf, fi);
-	pn_buf_set_last_lsn(&e->buf, fi, lsn);
-	pn_buf_unpin(&e->buf, fi);
-	enum pn_write_result w = pn_buf_write(&e->buf, fi, PN_WHY_RECOVERY, p->id, -1, NULL);
+	memcpy(pn_frame_page(pn_proto_buf(pc), fi), buf + pc->sc->storage.sector_size,
+	       pc->store->page_size);
+	pn_buf_set_redo_dirty(pn_proto_buf(pc), fi);
+	pn_buf_set_last_lsn(pn_proto_buf(pc), fi, lsn);
+	pn_buf_unpin(pn_proto_buf(pc), fi);
+	enum pn_write_result w = pn_buf_write(pn_proto_buf(pc), fi, PN_WHY_RECOVERY, p->id, -1,
+					      NULL);
 	PN_ASSERT(w == PN_WRITE_STARTED);
 	d->restore_pos++;
 	return true; /* woken when the write completes */
 }
 
+/* The fingerprint's share of the row (protocol.h memory): the area's next entry, the entries
+ * used since the data fsync, whether that fsync is in flight, and the restores to come. */
+static void dw_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct dw_state *d = pc->state;
+	PN_ASSERT(d != NULL && d->restore_len <= RESTORE_CAP);
+	uint64_t v[2] = {(uint64_t)d->next << 32 | d->used_since_sync,
+			 (uint64_t)d->sync_in_flight << 48 | (uint64_t)d->restore_len << 24 |
+				 d->restore_pos};
+	h->feed(h->ctx, v, sizeof(v));
+	h->feed(h->ctx, d->restore, sizeof(uint32_t) * d->restore_len);
+}
+
+/* Space: the area's entries are slots beside the data file's. */
+static void dw_finish_metrics(struct pn_proto_ctx *pc)
+{
+	PN_ASSERT(pc->m->slots_used >= pc->store->heap_pages);
+	pc->m->slots_used += DW_SLOTS;
+}
+
 static void dw_check(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	const struct dw_state *d = dw_of(e);
-	PN_ASSERT(d->next < e->store.dw_slots);
-	PN_ASSERT(d->used_since_sync <= e->store.dw_slots);
-	PN_ASSERT(d->restore_len <= e->store.dw_slots);
+	const struct dw_state *d = dw_of(pc);
+	PN_ASSERT(d->next < DW_SLOTS);
+	PN_ASSERT(d->used_since_sync <= DW_SLOTS);
+	PN_ASSERT(d->restore_len <= DW_SLOTS);
 }
 
 const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.name = "doublewrite",
-	.store_flags = PN_STORE_DOUBLEWRITE,
-	.unsupported = pn_protocol_refuse_publish_steps,
-	.recheck = pn_protocol_recheck,
-	.init = dw_init,
-	.free = dw_free,
-	.file_size = dw_file_size,
-	.decide = dw_decide,
-	.write_reserve = dw_reserve,
-	.write_image = dw_write,
-	.recovery_from = plan_restore,
-	.redo_step = restore_step,
-	.check = dw_check,
+	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
+		  .init = dw_init,
+		  .free = dw_free,
+		  .file_size = dw_file_size},
+	.write = {.decide = dw_decide, .recheck = pn_protocol_recheck},
+	.buffer = {.write_reserve = dw_reserve, .write_image = dw_write},
+	.recovery = {.from = plan_restore, .redo_step = restore_step},
+	.state = {.memory = dw_memory, .check = dw_check},
+	.metrics = {.finish = dw_finish_metrics},
 };

@@ -936,6 +936,51 @@ void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
 
 /* ---- the row ---- */
 
+/* The fingerprint's share of the row (protocol.h memory): ingestion's position, the durable
+ * and the next metadata, the round and its batch, the queue, the requests waiting, every
+ * page's images, hold and chain (its length and newest LSN: the bytes are the WAL's, which
+ * the fingerprint has) and the compute's last-written LSNs. Not the histogram (a metric) nor
+ * the scratch buffers a round encodes from this state. */
+static void ps_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct pn_pageserver *ps = pc->state;
+	uint32_t pages = pc->store->pages;
+	PN_ASSERT(ps != NULL && ps->batch_len <= PS_BATCH);
+	uint64_t v[8] = {ps->next,
+			 ps->prev,
+			 ps->ingested,
+			 ps->horizon,
+			 ps->horizon_next,
+			 ps->seq,
+			 (uint64_t)ps->round << 40 | (uint64_t)ps->running << 33 |
+				 (uint64_t)ps->io_pending << 32 | ps->writes,
+			 (uint64_t)ps->queue_len << 32 | ps->nreq};
+	h->feed(h->ctx, v, sizeof(v));
+	h->feed(h->ctx, ps->queue, sizeof(uint32_t) * ps->queue_len);
+	h->feed(h->ctx, ps->batch, sizeof(uint32_t) * ps->batch_len);
+	for (uint32_t i = 0; i < ps->nreq; i++) {
+		const struct ps_request *r = &ps->req[i];
+		uint64_t q[2] = {(uint64_t)r->frame << 32 | r->page, (uint64_t)r->proc};
+		h->feed(h->ctx, q, sizeof(q));
+		h->feed(h->ctx, &r->lsn, sizeof(r->lsn));
+	}
+	for (uint32_t p = 0; p < pages; p++) {
+		const struct ps_page *pg = &ps->pages[p];
+		uint64_t g[8] = {pg->img_lsn,
+				 pg->dur_lsn,
+				 pg->new_lsn,
+				 pg->hold,
+				 (uint64_t)pg->img_crc << 32 | pg->dur_crc,
+				 (uint64_t)pg->new_crc << 32 | (uint64_t)pg->img_slot << 24 |
+					 (uint64_t)pg->dur_slot << 16 | (uint64_t)pg->queued << 8 |
+					 pg->in_round,
+				 pg->last_end,
+				 (uint64_t)pg->ndeltas << 32 | pg->len};
+		h->feed(h->ctx, g, sizeof(g));
+	}
+	h->feed(h->ctx, ps->last_written, sizeof(pn_lsn) * pages);
+}
+
 static pn_lsn horizon_of(void *ctx) { return pn_ps_horizon(ctx); }
 
 static bool ps_init(struct pn_proto_ctx *pc)
@@ -964,23 +1009,22 @@ static void read_page(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_
 
 const struct pn_protocol_ops pn_protocol_pushdown = {
 	.name = "pushdown",
-	.unsupported = pn_protocol_refuse_publish_steps,
-	.recheck = pn_protocol_recheck,
-	.init = ps_init,
-	.free = pn_ps_free,
-	.format_pages = pn_ps_format,
-	.decide = pn_protocol_decide_none,
-	.page_ready = pn_ps_page_ready,
-	.page_read = pn_ps_request,
-	.drop_write = drop_write,
-	.recovery_from = pn_ps_recover,
-	.redo_record = pn_ps_ingest_record,
-	.recovery_end = pn_ps_recovery_end,
-	.start = pn_ps_start,
-	.step = pn_ps_step,
-	.idle = pn_ps_idle,
-	.after_event = pn_ps_rearm,
-	.read_page = read_page,
-	.check = pn_ps_check,
-	.finish_metrics = pn_ps_finish_metrics,
+	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
+		  .init = ps_init,
+		  .free = pn_ps_free,
+		  .format_pages = pn_ps_format},
+	.write = {.decide = pn_protocol_decide_none, .recheck = pn_protocol_recheck},
+	.buffer = {.page_ready = pn_ps_page_ready,
+		   .page_read = pn_ps_request,
+		   .drop_write = drop_write},
+	.recovery = {.from = pn_ps_recover,
+		     .redo_record = pn_ps_ingest_record,
+		     .end = pn_ps_recovery_end},
+	.process = {.start = pn_ps_start,
+		    .step = pn_ps_step,
+		    .idle = pn_ps_idle,
+		    .after_event = pn_ps_rearm,
+		    .read_page = read_page},
+	.state = {.memory = ps_memory, .check = pn_ps_check},
+	.metrics = {.finish = pn_ps_finish_metrics},
 };

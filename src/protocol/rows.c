@@ -42,6 +42,12 @@ bool pn_protocol_refuse_publish_steps(struct pn_proto_ctx *pc)
 	return false;
 }
 
+void pn_protocol_memory_none(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	PN_ASSERT(pc != NULL);
+	PN_ASSERT(h != NULL && h->feed != NULL);
+}
+
 bool pn_protocol_recheck(const struct pn_proto_ctx *pc)
 {
 	PN_ASSERT(pc != NULL);

@@ -13,7 +13,7 @@
  * happens when a page changes after a checkpoint's redo pointer while the completed
  * checkpoint and the running one (or its in-flight control write) name its two slots. The
  * checkpoint, the selector (one byte a page, three areas, seq + CRC, R5) and recovery are
- * the prototype's (umbra.c, called through its row); the row adds no metadata of its own.
+ * the base row's (umbra.c, named in this row's table); the row adds no metadata of its own.
  *
  * Rules (each names the mutant that breaks it; the scenarios are scenarios/less-space/):
  *   G1 a shift goes to the other slot only when no possible recovery may read it: it is not
@@ -123,6 +123,15 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	pn_umbra_check_frame_imaged(pc, i, gen2_of(pn_proto_engine(pc))->image_redo);
 }
 
+/* The fingerprint's share of the row (protocol.h memory): each page's last fallback image
+ * (G4's exemption). Not the second slots ever taken: they count for the space metric only. */
+static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct gen2 *g = pc->state;
+	PN_ASSERT(g != NULL && g->image_redo != NULL);
+	h->feed(h->ctx, g->image_redo, sizeof(pn_lsn) * pc->store->heap_pages);
+}
+
 /* The keys this row does not read, at their position when the loader saw them under
  * another policy (--mode umbra-gen2). */
 static bool unsupported(struct pn_proto_ctx *pc)
@@ -163,7 +172,7 @@ static void gen2_free(struct pn_proto_ctx *pc)
 	pc->state = NULL;
 }
 
-/* ---- the prototype's hooks (umbra.c), through its row ---- */
+/* ---- the base row's hooks (umbra.c) this row adds to ---- */
 
 static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
@@ -174,7 +183,7 @@ static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn
 		g->second[page] = 1;
 		g->seconds++;
 	}
-	pn_protocol_umbra.shifted(pc, frame, target, lsn);
+	pn_umbra_shifted(pc, frame, target, lsn);
 }
 
 /* Space as the pool counts it: the home slots and the second slots ever taken (not only
@@ -185,54 +194,25 @@ static void finish_metrics(struct pn_proto_ctx *pc)
 	e->m.slots_used = (uint64_t)e->heap_pages + gen2_of(e)->seconds;
 }
 
-static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
-{
-	pn_protocol_umbra.ckpt_begin(pc, run);
-}
-
-static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
-{
-	return pn_protocol_umbra.ckpt_durable_step(pc, run);
-}
-
-static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
-{
-	pn_protocol_umbra.ckpt_io_done(pc, run);
-}
-
-static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
-{
-	pn_protocol_umbra.ckpt_control(pc, run);
-}
-
-static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
-{
-	pn_protocol_umbra.ckpt_end(pc, run); /* G2: the other slot is free from here */
-}
-
-static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
-{
-	pn_protocol_umbra.format(pc, write, ctx);
-}
-
-static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
-{
-	return pn_protocol_umbra.recovery_begin(pc, c);
-}
-
+/* The base row (umbra.c) with its own slot choice, placement, fallback and metrics; its
+ * checkpoint, selector and recovery are the base's (G2: the other slot is free once the
+ * base's ckpt end has made the new baselines the completed ones). */
 const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.name = "umbra-gen2",
 	.store_flags = PN_STORE_SLOTTED,
-	.generations = generations,
-	.unsupported = unsupported,
-	.init = init,
-	.free = gen2_free,
-	.recheck = pn_protocol_recheck,
-	.file_size = pn_umbra_file_size,
-	.decide = pn_umbra_decide,
-	.shift_target = shift_target,
-	.bind_late = pn_umbra_bind_late,
-	.check_frame = check_frame,
-	.finish_metrics = finish_metrics,
-	PN_UMBRA_PROTOTYPE_HOOKS,
+	.setup = {.generations = generations,
+		  .unsupported = unsupported,
+		  .init = init,
+		  .free = gen2_free,
+		  .format = pn_umbra_format,
+		  .file_size = pn_umbra_file_size},
+	.write = {.decide = pn_umbra_decide,
+		  .shift_target = shift_target,
+		  .shifted = shifted,
+		  .recheck = pn_protocol_recheck},
+	.buffer = {.bind_late = pn_umbra_bind_late},
+	.ckpt = PN_UMBRA_BASE_CKPT,
+	.recovery = {.begin = pn_umbra_recovery_begin},
+	.state = {.memory = memory, .check_frame = check_frame},
+	.metrics = {.finish = finish_metrics},
 };

@@ -81,7 +81,7 @@ static struct umbra_map *map_of(const struct pn_engine *e)
 	return e->pctx.state;
 }
 
-static void pn_umbra_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
+static void map_ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	run->pause_select = e->ckpt.pause_select_next;
@@ -199,7 +199,7 @@ static void encode_root(const struct pn_engine *e, uint8_t *out)
 	pn_put32(out + 8, pn_crc32c(out + 16, e->page_size - 16));
 }
 
-static void pn_umbra_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
+static void map_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint8_t *buf = e->svc.io_bufs + (size_t)e->svc.nios * 2u * e->page_size; /* spare buffer */
@@ -671,28 +671,54 @@ static void map_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 
 /* l3 and l4 differ in slot placement (pn_umbra_slot_index), assembly, the checkpoint's
  * write slot, hint handling (l4: HINT_DELTA) and redo's source: read from is_l3(). */
-#define UMBRA_MAP_ROW                                                                              \
-	.store_flags = PN_STORE_SLOTTED, .generations = pn_umbra_generations,                      \
-	.unsupported = unsupported, .init = map_init, .free = map_free, .format = pn_umbra_format, \
-	.file_size = pn_umbra_file_size, .decide = pn_umbra_decide, .assemble = assemble,          \
-	.shifted = pn_umbra_publish_page, .defer_shift = defer_shift,                              \
-	.after_insert = after_insert, .proc_step = proc_step, .recheck = pn_protocol_recheck,      \
-	.script_reached = pn_umbra_ckpt_reached, .bind_late = pn_umbra_bind_late,                  \
-	.ckpt_begin = pn_umbra_ckpt_begin, .ckpt_slot = pn_umbra_ckpt_slot,                        \
-	.ckpt_select_step = select_step, .ckpt_durable_step = durable_step,                        \
-	.ckpt_io_done = durable_io_done, .background = pn_umbra_mapwriter,                         \
-	.recovery_begin = recovery_begin, .redo_source = pn_umbra_redo_source,                     \
-	.redo_shifted = redo_shifted, .truncated = truncated, .check = map_check,                  \
-	.memory = map_memory
+/* The phases l3 and l4 share (l4 differs in its hints and where a checkpoint writes). */
+#define MAP_SETUP                                                                                  \
+	{                                                                                          \
+		.generations = pn_umbra_generations, .unsupported = unsupported, .init = map_init, \
+		.free = map_free, .format = map_format, .file_size = pn_umbra_file_size            \
+	}
+#define MAP_WRITE                                                                                  \
+	{                                                                                          \
+		.decide = pn_umbra_decide, .assemble = assemble, .shifted = pn_umbra_publish_page, \
+		.truncated = truncated, .defer_shift = defer_shift, .after_insert = after_insert,  \
+		.proc_step = proc_step, .recheck = pn_protocol_recheck,                            \
+		.script_reached = pn_umbra_ckpt_reached                                            \
+	}
+#define MAP_CKPT                                                                                 \
+	{                                                                                        \
+		.begin = map_ckpt_begin, .slot = pn_umbra_ckpt_slot, .select_step = select_step, \
+		.durable_step = durable_step, .io_done = durable_io_done,                        \
+		.background = pn_umbra_mapwriter                                                 \
+	}
+#define MAP_RECOVERY                                                          \
+	{                                                                     \
+		.begin = recovery_begin, .redo_source = pn_umbra_redo_source, \
+		.redo_shifted = redo_shifted                                  \
+	}
+#define MAP_STATE                                        \
+	{                                                \
+		.memory = map_memory, .check = map_check \
+	}
 
 const struct pn_protocol_ops pn_protocol_umbra_l3 = {
 	.name = "umbra-l3",
-	UMBRA_MAP_ROW,
+	.store_flags = PN_STORE_SLOTTED,
+	.setup = MAP_SETUP,
+	.write = MAP_WRITE,
+	.buffer = {.bind_late = pn_umbra_bind_late},
+	.ckpt = MAP_CKPT,
+	.recovery = MAP_RECOVERY,
+	.state = MAP_STATE,
 };
 
 const struct pn_protocol_ops pn_protocol_umbra_l4 = {
 	.name = "umbra-l4",
 	.hint_delta = true,
-	.write_slot = pn_umbra_write_slot,
-	UMBRA_MAP_ROW,
+	.store_flags = PN_STORE_SLOTTED,
+	.setup = MAP_SETUP,
+	.write = MAP_WRITE,
+	.buffer = {.bind_late = pn_umbra_bind_late, .write_slot = pn_umbra_write_slot},
+	.ckpt = MAP_CKPT,
+	.recovery = MAP_RECOVERY,
+	.state = MAP_STATE,
 };

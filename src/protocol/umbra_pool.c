@@ -10,7 +10,7 @@
  * spare from the pool. When no slot is free, or the pool is empty, the change takes a
  * full-page image instead and the page stays where it is, as in fpw (shift_target, in the
  * step of the record). Two spares a page (200%) never fall back. The checkpoint, the selector and R4 are the
- * prototype's (umbra.c, called through its row); this row adds the pool and its map.
+ * base row's (umbra.c, its hooks called from this row's); this row adds the pool and its map.
  *
  * Rules (each names the mutant that breaks it; the scenarios are scenarios/less-space/):
  *   P1 a page holds its spare while any possible recovery may read it: its current slot,
@@ -210,13 +210,13 @@ static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn
 	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
 	PN_ASSERT(target == 0 || pool_of(e)->entry_of[handle(page, target)] != NO_ENTRY ||
 		  (e->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK));
-	pn_protocol_umbra.shifted(pc, frame, target, lsn);
+	pn_umbra_shifted(pc, frame, target, lsn);
 }
 
 static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
-	pn_protocol_umbra.ckpt_begin(pc, run);
+	pn_umbra_ckpt_begin(pc, run);
 	if (e->sc->protocol.mutations & PN_MUT_POOL_EARLY_RETURN)
 		release(e, true); /* the bug: before the control file names the new baselines */
 }
@@ -226,7 +226,7 @@ static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	struct pool *pl = pool_of(e);
-	pn_protocol_umbra.ckpt_control(pc, run);
+	pn_umbra_ckpt_control(pc, run);
 	memset(pl->base_owner[1], 0xff, sizeof(uint32_t) * (pl->spares + 1u));
 	for (uint32_t p = 0; p < e->heap_pages; p++) {
 		uint32_t h = run->snapshot[p] ? handle(p, run->snapshot[p]) : NO_ENTRY;
@@ -239,7 +239,7 @@ static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
 	struct pool *pl = pool_of(pn_proto_engine(pc));
 	memcpy(pl->base_owner[0], pl->base_owner[1], sizeof(uint32_t) * (pl->spares + 1u));
-	pn_protocol_umbra.ckpt_end(pc, run);
+	pn_umbra_ckpt_end(pc, run);
 	release(pn_proto_engine(pc), false); /* P1: the control file is durable */
 }
 
@@ -275,7 +275,7 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub < PC_MAP_WRITE)
-		return pn_protocol_umbra.ckpt_durable_step(pc, run);
+		return pn_umbra_ckpt_durable_step(pc, run);
 	uint32_t area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (run->proto_sub == PC_MAP_FSYNC) {
 		pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
@@ -376,7 +376,7 @@ static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint8_t *buf = pool_of(e)->mapbuf[PN_MAX_CKPT_RUNS];
-	pn_protocol_umbra.format(pc, write, ctx);
+	pn_umbra_format(pc, write, ctx);
 	encode_map(e, e->store.base_done, 0, buf);
 	write(ctx, PN_FILE_SELECTOR, map_offset(e, 0), buf, map_bytes(e));
 }
@@ -410,7 +410,7 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
 	struct pn_engine *e = pn_proto_engine(pc);
 	uint8_t *buf = pool_of(e)->mapbuf[PN_MAX_CKPT_RUNS];
-	if (!pn_protocol_umbra.recovery_begin(pc, c))
+	if (!pn_umbra_recovery_begin(pc, c))
 		return false;
 	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_offset(e, c->selector_area),
 				  map_bytes(e), buf) ||
@@ -449,6 +449,24 @@ static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 	pn_umbra_check_frame_imaged(pc, i, pool_of(pn_proto_engine(pc))->image_redo);
 }
 
+/* The fingerprint's share of the row (protocol.h memory): which spare each page's slot holds
+ * (and so which entries are taken), the free entries in the order they will be taken, the
+ * never-taken bound, each page's last fallback image (P5) and the baselines' owners (P1).
+ * Not the map buffers: a run's is encoded from this state when it is written. */
+static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
+{
+	const struct pool *pl = pc->state;
+	uint32_t heap_pages = pc->store->heap_pages;
+	PN_ASSERT(pl != NULL && pl->nfree <= pl->spares);
+	uint64_t v = (uint64_t)pl->nfree << 32 | pl->next_new;
+	h->feed(h->ctx, &v, sizeof(v));
+	h->feed(h->ctx, pl->entry_of, sizeof(uint32_t) * 2u * heap_pages);
+	h->feed(h->ctx, pl->stack, sizeof(uint32_t) * pl->nfree);
+	h->feed(h->ctx, pl->image_redo, sizeof(pn_lsn) * heap_pages);
+	for (int i = 0; i < 2; i++)
+		h->feed(h->ctx, pl->base_owner[i], sizeof(uint32_t) * (pl->spares + 1u));
+}
+
 /* Space: the home slots and the spares ever taken (the pool a run needed). */
 static void finish_metrics(struct pn_proto_ctx *pc)
 {
@@ -456,27 +474,28 @@ static void finish_metrics(struct pn_proto_ctx *pc)
 	e->m.slots_used = (uint64_t)e->heap_pages + pool_of(e)->next_new;
 }
 
+/* The base row (umbra.c) with a pool of spares: each phase of the base's it changes calls
+ * the base's hook and adds the pool's part. */
 const struct pn_protocol_ops pn_protocol_umbra_pool = {
 	.name = "umbra-pool",
 	.store_flags = PN_STORE_SLOTTED,
-	.generations = generations,
-	.unsupported = unsupported,
-	.init = init,
-	.free = pool_free,
-	.recheck = pn_protocol_recheck,
-	.format = format,
-	.file_size = file_size,
-	.decide = pn_umbra_decide,
-	.shift_target = shift_target,
-	.shifted = shifted,
-	.bind_late = pn_umbra_bind_late,
-	.ckpt_begin = ckpt_begin,
-	.ckpt_durable_step = ckpt_durable_step,
-	.ckpt_io_done = ckpt_io_done,
-	.ckpt_control = ckpt_control,
-	.ckpt_end = ckpt_end,
-	.recovery_begin = recovery_begin,
-	.redo_shifted = redo_shifted,
-	.check_frame = check_frame,
-	.finish_metrics = finish_metrics,
+	.setup = {.generations = generations,
+		  .unsupported = unsupported,
+		  .init = init,
+		  .free = pool_free,
+		  .format = format,
+		  .file_size = file_size},
+	.write = {.decide = pn_umbra_decide,
+		  .shift_target = shift_target,
+		  .shifted = shifted,
+		  .recheck = pn_protocol_recheck},
+	.buffer = {.bind_late = pn_umbra_bind_late},
+	.ckpt = {.begin = ckpt_begin,
+		 .durable_step = ckpt_durable_step,
+		 .io_done = ckpt_io_done,
+		 .control = ckpt_control,
+		 .end = ckpt_end},
+	.recovery = {.begin = recovery_begin, .redo_shifted = redo_shifted},
+	.state = {.memory = memory, .check_frame = check_frame},
+	.metrics = {.finish = finish_metrics},
 };
