@@ -26,10 +26,16 @@
 
 #include <jansson.h>
 
+#include "protocols.h"
 #include "world.h"
 
 #define PN_VERSION "0.1.0" /* keep equal to project(VERSION) in CMakeLists.txt */
-#define PN_CLI_MAX_MODES 8 /* columns of a compare: the 5 modes and umbra's policies */
+/* columns of a compare: every protocol of src/protocol/list.h, and a mode alone ("umbra")
+ * for each (a mode has at most as many names as rows) */
+#define PN_CLI_MAX_MODES (2 * PN_PROTOCOL_COUNT)
+/* The protocols' names for the help texts, from the list: " fpw nofpw umbra-prototype ..." */
+#define PN_CLI_PROTOCOL_NAME_(id, name, ops, decl) " " name
+#define PN_CLI_PROTOCOLS PN_PROTOCOL_LIST(PN_CLI_PROTOCOL_NAME_)
 
 /* ---- commands ---- */
 typedef int (*pn_cmd_fn)(int argc, char **argv);
@@ -80,17 +86,19 @@ bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out);
 /* A comma-separated list of distinct modes; returns how many, or -1. */
 int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES]);
-/* A mode with, for umbra, a policy: "umbra-l3", "umbra-l4", "umbra-prototype" set both;
- * a plain mode name keeps the scenario's policy (policy = -1). */
+/* A protocol as --mode and --modes name it: a row's name ("umbra-l3"), or a mode alone
+ * ("umbra"), which keeps the scenario's row when it is of that mode and is else the mode's
+ * first row (protocols.h pn_protocol_pick). */
 struct pn_cli_mode {
-	enum pn_mode mode;
-	int policy; /* enum pn_policy, or -1: the scenario's own */
+	char name[32];
 };
 bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out);
 int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 			    struct pn_cli_mode out[PN_CLI_MAX_MODES]);
-/* Applies a mode (and policy) override to a scenario. */
+/* Applies a mode override to a scenario: its row. */
 void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m);
+/* Sets a plain mode's row (bench, crashtest): sc's own when of that mode. */
+void pn_cli_set_mode(struct pn_scenario *sc, enum pn_mode m);
 
 /* ---- scenarios and runs ---- */
 /* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */

@@ -20,10 +20,10 @@ static const char usage[] =
 	"side, one column per mode.\n"
 	"\n"
 	"options:\n"
-	"  --modes LIST  comma-separated, distinct modes, in column order\n"
-	"                (default fpw,nofpw,umbra,doublewrite); umbra-prototype, umbra-l3,\n"
-	"                umbra-l4, umbra-pool and umbra-gen2 are umbra with that\n"
-	"                protocol.policy (plain umbra keeps the scenario's policy)\n"
+	"  --modes LIST  comma-separated, distinct protocols, in column order (default\n"
+	"                fpw,nofpw,umbra,doublewrite), each one of\n"
+	"               " PN_CLI_PROTOCOLS "\n"
+	"                or a mode alone: umbra keeps the scenario's umbra policy\n"
 	"  --json FILE   also write one result per mode as JSON to FILE; '-' writes them to\n"
 	"                stdout and the table to stderr\n"
 	"  --seed N      override the scenario's seed\n"
@@ -149,11 +149,11 @@ static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 			struct pn_cli_result *res)
 {
 	bool tty = isatty(STDERR_FILENO);
-	enum pn_policy policy = sc->protocol.policy; /* what a plain 'umbra' runs */
+	enum pn_protocol_id row = (enum pn_protocol_id)sc->protocol.row; /* a plain mode's */
 	int worst = 0;
 
 	for (int i = 0; i < o->nmodes; i++) {
-		sc->protocol.policy = policy;
+		pn_protocol_set(sc, row);
 		pn_cli_apply_mode(sc, &o->modes[i]);
 		progress(tty, i, o->nmodes, pn_mode_name(sc->protocol.mode));
 		worst = pn_cli_worst(worst, simulate(sc, o, i, &res[i]));
