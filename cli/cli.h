@@ -101,6 +101,12 @@ void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m);
 void pn_cli_set_mode(struct pn_scenario *sc, enum pn_mode m);
 
 /* ---- scenarios and runs ---- */
+/* Writes check's trace (model/trace.h pn_trace_write) and replays it: a trace that does not
+ * load or reproduce r's violation ends the process, exit 3 (cli/trace_replay.c). */
+struct pn_check_result;
+bool pn_cli_trace_write(const struct pn_scenario *sc, const struct pn_check_result *r,
+			const char *dir, char *path_out, size_t path_len, char *err,
+			size_t err_len);
 /* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */
 bool pn_cli_load(const char *path, struct pn_scenario *sc);
 
