@@ -25,7 +25,7 @@ static bool reproduces(const char *path, const struct pn_check_result *want, cha
 	static struct pn_check_result got;
 	char err[PN_ERROR_LEN];
 	if (!pn_scenario_load(path, &sc, err, sizeof err)) {
-		snprintf(why, len, "it does not load: %s", err);
+		snprintf(why, len, "it does not load: %.900s", err);
 		return false;
 	}
 	struct pn_check_options o = pn_check_replay_options(&sc);
@@ -33,7 +33,7 @@ static bool reproduces(const char *path, const struct pn_check_result *want, cha
 	bool same = !got.error && got.violation && got.kind == want->kind && got.page == want->page;
 	char a[16], b[16];
 	if (got.error)
-		snprintf(why, len, "it replays to an error: %s", got.detail);
+		snprintf(why, len, "it replays to an error: %.900s", got.detail);
 	else if (!same)
 		snprintf(why, len, "it replays to %s%s%s; check found %s on page %s",
 			 got.violation ? pn_violation_name(got.kind) : "no violation",
