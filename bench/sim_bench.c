@@ -21,6 +21,7 @@
  */
 #include "checker.h"
 #include "load.h"
+#include "protocols.h"
 #include "world.h"
 
 #include <getopt.h>
@@ -270,8 +271,10 @@ static bool workload_one(const char *path, int mode, struct sim_row *row)
 		fprintf(stderr, "pn_sim_bench: %s\n", err);
 		return false;
 	}
-	bool ok = pn_mode_parse(mode_names[mode], &sc.protocol.mode);
+	enum pn_protocol_id id;
+	bool ok = pn_protocol_pick(&sc, mode_names[mode], &id);
 	PN_ASSERT(ok);
+	pn_protocol_set(&sc, id);
 	return timed_run(&sc, sc.name, row);
 }
 

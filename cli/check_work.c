@@ -5,6 +5,8 @@
  */
 #include "check_work.h"
 
+#include "cli.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,8 +61,8 @@ static void write_trace(struct check_item *it, const struct check_settings *a,
 		if (sr.accepted)
 			adopt_shrunk(out, &r);
 	}
-	if (!pn_trace_write(&small, &r, a->traces, out->res.trace_path, sizeof(out->res.trace_path),
-			    err, sizeof(err))) {
+	if (!pn_cli_trace_write(&small, &r, a->traces, out->res.trace_path,
+				sizeof(out->res.trace_path), err, sizeof(err))) {
 		snprintf(out->error, sizeof(out->error), "trace not written: %s",
 			 err[0] ? err : out->res.trace_path);
 		out->res.trace_path[0] = '\0';

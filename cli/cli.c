@@ -119,6 +119,49 @@ static int help_format(int argc, char **argv)
 				  format);
 }
 
+/* Appends the names of the bits of mask (names[i] for bit i), joined by ", ", or "-". */
+static void bit_names(FILE *out, unsigned mask, const char *const *names, int count)
+{
+	int n = 0;
+	for (int i = 0; i < count; i++)
+		if (mask & (1u << i))
+			fprintf(out, "%s%s", n++ ? ", " : "", names[i]);
+	if (!n)
+		fputc('-', out);
+}
+
+/* `penumbra help protocols`: a row a protocol of src/protocol/list.h, from its declaration
+ * (docs/protocol.md shows it; doc_tables holds it there). */
+static int help_protocols(FILE *out)
+{
+	static const char *const caps[] = {"truncate", "publish step", "page server"};
+	fputs("| protocol | scenario | reads | refuses | can | its mutants |\n"
+	      "| --- | --- | --- | --- | --- | --- |\n",
+	      out);
+	for (unsigned r = 0; r < PN_PROTOCOL_COUNT; r++) {
+		const struct pn_protocol_decl *d = pn_protocol_decls[r];
+		const char *policy = pn_protocol_policy(r);
+		fprintf(out, "| `%s` | `mode: %.*s", pn_protocol_names[r],
+			(int)pn_protocol_mode_len(r), pn_protocol_names[r]);
+		if (policy && (d->keys & PN_KEY_POLICY))
+			fprintf(out, ", policy: %s", policy);
+		fputs("` | ", out);
+		bit_names(out, d->keys, pn_protocol_key_names, PN_KEY_COUNT);
+		if (d->generations_max)
+			fprintf(out, " (generations at most %u)", d->generations_max);
+		if (d->interleaved_only)
+			fputs(" (layout interleaved)", out);
+		fputs(" | ", out);
+		bit_names(out, d->fixed, pn_protocol_key_names, PN_KEY_COUNT);
+		fputs(" | ", out);
+		bit_names(out, d->caps, caps, (int)PN_ARRAY_LEN(caps));
+		fputs(" | ", out);
+		bit_names(out, d->mutants, pn_mutation_names, PN_MUT_COUNT);
+		fputs(" |\n", out);
+	}
+	return 0;
+}
+
 /* `penumbra help [COMMAND]`: argv[0] is "help". */
 static int help(int argc, char **argv)
 {
@@ -134,6 +177,8 @@ static int help(int argc, char **argv)
 		return help_format(argc, argv);
 	if (argc > 2)
 		return pn_cli_usage_error("help", "unexpected argument '%s'", argv[2]);
+	if (strcmp(argv[1], "protocols") == 0)
+		return help_protocols(stdout);
 	cmd = pn_cli_find(argv[1]);
 	if (!cmd)
 		return pn_cli_usage_error("help", "unknown command '%s'", argv[1]);
@@ -230,15 +275,31 @@ bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint
 
 void pn_cli_mode_names(enum pn_cli_names what, char *names, size_t len)
 {
-	size_t at = 0;
+	size_t at;
 
+	if (what == PN_CLI_MODES || what == PN_CLI_ROWS || what == PN_CLI_ALONE) {
+		pn_protocol_list_names(names, len,
+				       what == PN_CLI_MODES  ? PN_NAMES_MODES
+				       : what == PN_CLI_ROWS ? PN_NAMES_ROWS
+							     : PN_NAMES_MODES_ALONE);
+		return;
+	}
+	if (what == PN_CLI_MODES_POLICIES) { /* every row's name, then the modes alone */
+		pn_protocol_list_names(names, len, PN_NAMES_ROWS);
+		at = strlen(names);
+		if (at + 2 < len) {
+			snprintf(names + at, len - at, ", ");
+			pn_protocol_list_names(names + at + 2, len - at - 2, PN_NAMES_MODES_ALONE);
+		}
+		return;
+	}
+	/* the rows that are a mode with a policy ("umbra-l3") */
+	at = 0;
 	names[0] = '\0';
-	for (int m = 0; what != PN_CLI_POLICIES && m < PN_MODE_COUNT && at < len; m++)
-		at += (size_t)snprintf(names + at, len - at, "%s%s", m ? ", " : "",
-				       pn_mode_name((enum pn_mode)m));
-	for (int p = 0; what != PN_CLI_MODES && p < PN_POLICY_COUNT && at < len; p++)
-		at += (size_t)snprintf(names + at, len - at, "%sumbra-%s", at ? ", " : "",
-				       pn_policy_name((enum pn_policy)p));
+	for (unsigned r = 0; r < PN_PROTOCOL_COUNT && at < len; r++)
+		if (pn_protocol_policy(r))
+			at += (size_t)snprintf(names + at, len - at, "%s%s", at ? ", " : "",
+					       pn_protocol_names[r]);
 }
 
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
@@ -254,29 +315,28 @@ bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out)
 
 bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out)
 {
-	out->policy = -1;
-	for (int p = 0; p < PN_POLICY_COUNT; p++) {
-		char name[32];
-		snprintf(name, sizeof name, "umbra-%s", pn_policy_name((enum pn_policy)p));
-		if (strcmp(s, name) == 0) {
-			out->mode = PN_MODE_UMBRA;
-			out->policy = p;
-			return true;
-		}
-	}
-	char names[160];
+	enum pn_protocol_id row;
+	char modes[160], rows[256];
+	bool named = false;
 
-	if (pn_mode_parse(s, &out->mode))
+	for (unsigned r = 0; r < PN_PROTOCOL_COUNT; r++)
+		named |= strcmp(s, pn_protocol_names[r]) == 0;
+	if (strlen(s) < sizeof out->name &&
+	    (named || (!strchr(s, '-') && pn_protocol_spelled(s, NULL, &row)))) {
+		snprintf(out->name, sizeof out->name, "%s", s);
 		return true;
-	pn_cli_mode_names(PN_CLI_MODES_POLICIES, names, sizeof names);
-	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s)", s, names);
+	}
+	pn_protocol_list_names(modes, sizeof modes, PN_NAMES_MODES_ALONE);
+	pn_protocol_list_names(rows, sizeof rows, PN_NAMES_ROWS);
+	pn_cli_usage_error(cmd, "unknown mode '%s' (expected one of %s, or a mode alone: %s)", s,
+			   rows, modes);
 	return false;
 }
 
 int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 			    struct pn_cli_mode out[PN_CLI_MAX_MODES])
 {
-	char buf[160];
+	char buf[PN_CLI_MAX_MODES * 32];
 	char *word = buf;
 	int n = 0;
 
@@ -301,7 +361,7 @@ int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 		if (!pn_cli_parse_mode_spec(cmd, word, &out[n]))
 			return -1;
 		for (int i = 0; i < n; i++) {
-			if (out[i].mode == out[n].mode && out[i].policy == out[n].policy) {
+			if (strcmp(out[i].name, out[n].name) == 0) {
 				pn_cli_usage_error(cmd, "mode '%s' given twice in '%s'", word,
 						   list);
 				return -1;
@@ -316,9 +376,17 @@ int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 
 void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m)
 {
-	sc->protocol.mode = m->mode;
-	if (m->policy >= 0)
-		sc->protocol.policy = (enum pn_policy)m->policy;
+	enum pn_protocol_id row;
+	bool ok = pn_protocol_pick(sc, m->name, &row);
+	PN_ASSERT(ok); /* pn_cli_parse_mode_spec took only names that pick a row */
+	pn_protocol_set(sc, row);
+}
+
+void pn_cli_set_mode(struct pn_scenario *sc, enum pn_mode m)
+{
+	struct pn_cli_mode spec;
+	snprintf(spec.name, sizeof spec.name, "%s", pn_mode_name(m));
+	pn_cli_apply_mode(sc, &spec);
 }
 
 int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES])
@@ -326,13 +394,11 @@ int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CL
 	struct pn_cli_mode specs[PN_CLI_MAX_MODES];
 	int n = pn_cli_parse_mode_specs(cmd, list, specs);
 	for (int i = 0; i < n; i++) {
-		if (specs[i].policy >= 0) {
-			pn_cli_usage_error(
-				cmd, "'umbra-%s' in '%s' names a policy; expected plain modes",
-				pn_policy_name((enum pn_policy)specs[i].policy), list);
+		if (!pn_mode_parse(specs[i].name, &out[i])) {
+			pn_cli_usage_error(cmd, "'%s' in '%s' names a policy; expected plain modes",
+					   specs[i].name, list);
 			return -1;
 		}
-		out[i] = specs[i].mode;
 	}
 	return n;
 }
@@ -352,19 +418,36 @@ bool pn_cli_load(const char *path, struct pn_scenario *sc)
 
 void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out, size_t len)
 {
-	bool named = m && m->mode == PN_MODE_UMBRA && m->policy >= 0;
+	enum pn_protocol_id row = (enum pn_protocol_id)sc->protocol.row, first;
+	size_t n = pn_protocol_mode_len(row);
+	char mode[32];
+	bool named = m && strchr(m->name, '-');
 
-	if (sc->protocol.mode == PN_MODE_UMBRA &&
-	    (named || sc->protocol.policy != PN_POLICY_PROTOTYPE))
-		snprintf(out, len, "umbra-%s", pn_policy_name(sc->protocol.policy));
+	/* a mode alone, on its first row, is labelled by the mode ("umbra") */
+	snprintf(mode, sizeof mode, "%.*s", (int)n, pn_protocol_names[row]);
+	if (!named && pn_protocol_spelled(mode, NULL, &first) && first == row)
+		snprintf(out, len, "%s", mode);
 	else
-		snprintf(out, len, "%s", pn_mode_name(sc->protocol.mode));
+		snprintf(out, len, "%s", pn_protocol_names[row]);
 }
 
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 		    struct pn_cli_result *out)
 {
 	return pn_cli_simulate_wal(sc, m, out, NULL);
+}
+
+/* A script step the scenario's row cannot run (its declaration): status 2 and why. */
+static bool refused(const struct pn_scenario *sc, struct pn_cli_result *out)
+{
+	char why[PN_ERROR_LEN / 2];
+	const struct pn_step *st = pn_protocol_refusal(sc, why, sizeof why);
+	if (!st)
+		return false;
+	snprintf(out->sim.error, sizeof out->sim.error, "%.400s:%d:%d: %.500s", sc->path, st->line,
+		 st->column, why);
+	out->sim.status = 2;
+	return true;
 }
 
 /* wal_dir: the run's WAL as segment files there (waldir.c); a file that cannot be written
@@ -381,6 +464,10 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
 	out->seed = sc->seed;
 	for (int t = 0; t < PN_TXN_TYPES; t++)
 		out->txn_names[t] = pn_workload_txn_name(sc, t);
+	if (refused(sc, out)) { /* a step the row --mode picked cannot run */
+		free(d);
+		return out->sim.status;
+	}
 	if (!d) {
 		PN_ASSERT(!wal_dir);
 		pn_sim_run(sc, &out->sim);

@@ -27,12 +27,15 @@
 #include <jansson.h>
 
 #include "opts.h"
+#include "protocols.h"
 #include "world.h"
 
 #ifndef PN_VERSION /* the version of CMakeLists.txt's project, a compile definition */
 #error "PN_VERSION is not defined"
 #endif
-#define PN_CLI_MAX_MODES 8 /* columns of a compare: the 5 modes and umbra's policies */
+/* columns of a compare: every protocol of src/protocol/list.h, and a mode alone ("umbra")
+ * for each (a mode has at most as many names as rows) */
+#define PN_CLI_MAX_MODES (2 * PN_PROTOCOL_COUNT)
 
 /* ---- commands ---- */
 typedef int (*pn_cmd_fn)(int argc, char **argv);
@@ -87,25 +90,40 @@ bool pn_cli_parse_uint(const char *cmd, const char *opt, const char *s, uint64_t
 bool pn_cli_parse_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool pn_cli_parse_duration(const char *cmd, const char *opt, const char *s, uint64_t *out_ns);
 bool pn_cli_parse_mode(const char *cmd, const char *s, enum pn_mode *out);
-/* The names a mode option takes, comma-separated: the modes ("fpw, nofpw, ..."), umbra's
- * policies ("umbra-prototype, ..."), or both; for messages, --help and completion. */
-enum pn_cli_names { PN_CLI_MODES, PN_CLI_POLICIES, PN_CLI_MODES_POLICIES };
+/* The names a mode option takes, comma-separated: the modes ("fpw, nofpw, ..."), the rows
+ * of a mode with a policy ("umbra-prototype, ..."), every row's name and the modes alone, the
+ * rows, or the modes alone ("umbra"); for messages, --help and completion. */
+enum pn_cli_names {
+	PN_CLI_MODES,
+	PN_CLI_POLICIES,
+	PN_CLI_MODES_POLICIES,
+	PN_CLI_ROWS,
+	PN_CLI_ALONE
+};
 void pn_cli_mode_names(enum pn_cli_names what, char *buf, size_t len);
 /* A comma-separated list of distinct modes; returns how many, or -1. */
 int pn_cli_parse_modes(const char *cmd, const char *list, enum pn_mode out[PN_CLI_MAX_MODES]);
-/* A mode with, for umbra, a policy: "umbra-l3", "umbra-l4", "umbra-prototype" set both;
- * a plain mode name keeps the scenario's policy (policy = -1). */
+/* A protocol as --mode and --modes name it: a row's name ("umbra-l3"), or a mode alone
+ * ("umbra"), which keeps the scenario's row when it is of that mode and is else the mode's
+ * first row (protocols.h pn_protocol_pick). */
 struct pn_cli_mode {
-	enum pn_mode mode;
-	int policy; /* enum pn_policy, or -1: the scenario's own */
+	char name[32];
 };
 bool pn_cli_parse_mode_spec(const char *cmd, const char *s, struct pn_cli_mode *out);
 int pn_cli_parse_mode_specs(const char *cmd, const char *list,
 			    struct pn_cli_mode out[PN_CLI_MAX_MODES]);
-/* Applies a mode (and policy) override to a scenario. */
+/* Applies a mode override to a scenario: its row. */
 void pn_cli_apply_mode(struct pn_scenario *sc, const struct pn_cli_mode *m);
+/* Sets a plain mode's row (bench, crashtest): sc's own when of that mode. */
+void pn_cli_set_mode(struct pn_scenario *sc, enum pn_mode m);
 
 /* ---- scenarios and runs ---- */
+/* Writes check's trace (model/trace.h pn_trace_write) and replays it: a trace that does not
+ * load or reproduce r's violation ends the process, exit 3 (cli/trace_replay.c). */
+struct pn_check_result;
+bool pn_cli_trace_write(const struct pn_scenario *sc, const struct pn_check_result *r,
+			const char *dir, char *path_out, size_t path_len, char *err,
+			size_t err_len);
 /* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */
 bool pn_cli_load(const char *path, struct pn_scenario *sc);
 

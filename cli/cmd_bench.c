@@ -431,7 +431,7 @@ int pn_cmd_bench(int argc, char **argv)
 		sc.seed = o.seed;
 	rc = 0;
 	for (int i = 0; i < o.nmodes; i++) { /* the directory stays locked between modes (D5) */
-		sc.protocol.mode = o.modes[i];
+		pn_cli_set_mode(&sc, o.modes[i]);
 		bench_mode(&sc, &o, &dir, &res[i]);
 		rc = pn_cli_worst(rc, res[i].r.sim.status);
 		if (o.atomic && res[i].r.sim.status == 2) { /* D6: every mode would be refused */

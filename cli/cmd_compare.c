@@ -30,8 +30,9 @@ static const struct pn_opt compare_opts[] = {
 	 .at = offsetof(struct compare_opts, modes_arg),
 	 .def = "fpw,nofpw,umbra,doublewrite",
 	 .complete = PN_COMPLETE_MODES,
-	 .help = "comma-separated, distinct modes, in column order: {modes}; {policies} are "
-		 "umbra with that protocol.policy (plain umbra keeps the scenario's policy)"},
+	 .help = "comma-separated, distinct protocols, in column order, each a protocol ({rows}) "
+		 "or a mode alone ({alone}: it keeps the scenario's protocol when that is of the "
+		 "mode, else the mode's first)"},
 	{.name = "json",
 	 .kind = PN_OPT_STRING,
 	 .value = "FILE",
@@ -137,11 +138,11 @@ static int simulate_all(struct pn_scenario *sc, const struct compare_opts *o,
 			struct pn_cli_result *res)
 {
 	bool tty = isatty(STDERR_FILENO);
-	enum pn_policy policy = sc->protocol.policy; /* what a plain 'umbra' runs */
+	enum pn_protocol_id row = (enum pn_protocol_id)sc->protocol.row; /* a plain mode's */
 	int worst = 0;
 
 	for (int i = 0; i < o->nmodes; i++) {
-		sc->protocol.policy = policy;
+		pn_protocol_set(sc, row);
 		pn_cli_apply_mode(sc, &o->modes[i]);
 		progress(tty, i, o->nmodes, pn_mode_name(sc->protocol.mode));
 		worst = pn_cli_worst(worst, simulate(sc, o, i, &res[i]));

@@ -485,7 +485,7 @@ int pn_cmd_crashtest(int argc, char **argv)
 		o.modes[o.nmodes++] = sc.protocol.mode;
 	rc = 0;
 	for (int i = 0; i < o.nmodes && rc != 2; i++) { /* locked throughout (disk.h D5) */
-		sc.protocol.mode = res[i].mode = o.modes[i];
+		pn_cli_set_mode(&sc, res[i].mode = o.modes[i]);
 		rc = pn_cli_worst(rc, crash_mode(&sc, &o, &dir, &res[i]));
 	}
 	for (int i = 0; i < o.nmodes; i++)

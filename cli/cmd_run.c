@@ -44,7 +44,9 @@ static const struct pn_opt run_opts[] = {
 	 .parse = parse_mode,
 	 .given = PN_OPT_GIVEN(struct run_opts, mode_set),
 	 .complete = PN_COMPLETE_MODE,
-	 .help = "override protocol.mode: {modes}; {policies} also set protocol.policy"},
+	 .help = "override the scenario's protocol: a protocol ({rows}) or a mode alone ({alone}: "
+		 "it keeps the scenario's protocol when that is of the mode, else the mode's "
+		 "first)"},
 	{.name = "twice",
 	 .kind = PN_OPT_FLAG,
 	 .at = offsetof(struct run_opts, twice),

@@ -231,7 +231,10 @@ const char *pn_opts_expand(const char *text, char *buf, size_t len)
 	static const struct {
 		const char *key;
 		enum pn_cli_names what;
-	} keys[] = {{"{modes}", PN_CLI_MODES}, {"{policies}", PN_CLI_POLICIES}};
+	} keys[] = {{"{modes}", PN_CLI_MODES},
+		    {"{policies}", PN_CLI_POLICIES},
+		    {"{rows}", PN_CLI_ROWS},
+		    {"{alone}", PN_CLI_ALONE}};
 	size_t at = 0;
 
 	buf[0] = '\0';

@@ -17,8 +17,9 @@
  *   O3 A default is given once, as text (`def`): it is parsed like a value given on the line
  *      before the line is read, and --help, the man page and docs/cli.md print it.
  *   O4 Text in the spec is unwrapped prose: a '\n' starts a paragraph, a paragraph that starts
- *      with "* " is a list item. Each output wraps it its own way. "{modes}" and
- *      "{policies}" in it stand for the mode names and umbra's policy names
+ *      with "* " is a list item. Each output wraps it its own way. "{modes}", "{policies}",
+ *      "{rows}" and "{alone}" in it stand for the modes, the rows of a mode with a policy,
+ *      every row (src/protocol/list.h) and the modes that are no row's name
  *      (pn_cli_mode_names), never written out.
  */
 #ifndef PN_OPTS_H
@@ -100,7 +101,7 @@ int pn_opts_parse(const struct pn_cmd_spec *spec, int argc, char **argv, void *i
 void pn_opts_usage(FILE *out, const struct pn_cmd_spec *spec);
 /* The command's --help, wrapped to PN_OPTS_WIDTH. */
 void pn_opts_help(FILE *out, const struct pn_cmd_spec *spec);
-/* The spec text `text` with {modes} and {policies} expanded, into buf. Returns buf. */
+/* The spec text `text` with {modes}, {policies}, {rows} and {alone} expanded, into buf. Returns buf. */
 const char *pn_opts_expand(const char *text, char *buf, size_t len);
 /* "--name VALUE" (or "-x, --name VALUE" when `with_short`) into buf. Returns buf. */
 const char *pn_opts_label(const struct pn_opt *o, bool with_short, char *buf, size_t len);

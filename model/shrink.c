@@ -4,6 +4,7 @@
 #include "shrink.h"
 
 #include "explore.h"
+#include "protocols.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,27 +40,29 @@ static void duration(FILE *out, const char *key, uint64_t ns)
 		fprintf(out, "%s: %lluus", key, (unsigned long long)(ns / 1000));
 }
 
+/* protocol: its mode and policy spelled from the row's name, then the keys every row reads
+ * and those its declaration reads (protocols.h), so the loader takes the trace back. */
 static void write_protocol(FILE *out, const struct pn_scenario *sc)
 {
-	/* the pool and gen2 fix their slots: the loader refuses generations (and, for gen2,
-	 * layout) under them */
-	bool pool = sc->protocol.policy == PN_POLICY_POOL,
-	     gen2 = sc->protocol.policy == PN_POLICY_GEN2;
-	fprintf(out, "protocol: {mode: %s, ", pn_mode_name(sc->protocol.mode));
-	if (!pool && !gen2)
+	const struct pn_protocol_decl *d = pn_protocol_decl_of(sc);
+	enum pn_protocol_id row = (enum pn_protocol_id)sc->protocol.row;
+	fprintf(out, "protocol: {mode: %.*s, ", (int)pn_protocol_mode_len(row),
+		pn_protocol_names[row]);
+	if (d->keys & PN_KEY_POLICY)
+		fprintf(out, "policy: %s, ", pn_protocol_policy(row));
+	if (d->keys & PN_KEY_GENERATIONS)
 		fprintf(out, "generations: %u, ", sc->protocol.generations);
-	if (!gen2)
+	if (d->keys & PN_KEY_LAYOUT)
 		fprintf(out, "layout: %s, ", pn_layout_name(sc->protocol.layout));
-	fprintf(out,
-		"policy: %s, checksums: %s, wal_log_hints: %s, slru_headers: %s, "
-		"image_threshold: %u, ",
-		pn_policy_name(sc->protocol.policy), sc->protocol.checksums ? "true" : "false",
-		sc->protocol.wal_log_hints ? "true" : "false",
-		sc->protocol.slru_headers ? "true" : "false", sc->protocol.image_threshold);
-	if (pool) /* only the pool reads it */
+	if (d->keys & PN_KEY_IMAGE_THRESHOLD)
+		fprintf(out, "image_threshold: %u, ", sc->protocol.image_threshold);
+	if (d->keys & PN_KEY_SPARE_SLOTS)
 		fprintf(out, "spare_slots: %u%s, ", sc->protocol.spare_slots,
 			sc->protocol.spare_percent ? "%" : "");
-	fprintf(out, "mutations: [");
+	fprintf(out, "checksums: %s, wal_log_hints: %s, slru_headers: %s, mutations: [",
+		sc->protocol.checksums ? "true" : "false",
+		sc->protocol.wal_log_hints ? "true" : "false",
+		sc->protocol.slru_headers ? "true" : "false");
 	for (int i = 0, n = 0; i < PN_MUT_COUNT; i++)
 		if (sc->protocol.mutations & (1u << i))
 			fprintf(out, "%s%s", n++ ? ", " : "", pn_mutation_name(i));

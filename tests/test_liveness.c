@@ -32,6 +32,7 @@
 #include "checker.h"
 #include "load.h"
 #include "oracle.h"
+#include "protocols.h"
 #include "layout.h"
 #include "workload.h"
 #include "world.h"
@@ -45,20 +46,19 @@
 #define SEEDS 24
 
 struct mode {
-	enum pn_mode mode;
-	int policy; /* -1: the scenario's */
+	enum pn_protocol_id row;
 	const char *label;
 };
 
-/* Every mode, and Umbra under each of its policies. */
+/* Every mode, and Umbra under its prototype, l3 and l4. */
 static const struct mode modes[] = {
-	{PN_MODE_FPW, -1, "fpw"},
-	{PN_MODE_NOFPW, -1, "nofpw"},
-	{PN_MODE_UMBRA, PN_POLICY_PROTOTYPE, "umbra-prototype"},
-	{PN_MODE_UMBRA, PN_POLICY_L3, "umbra-l3"},
-	{PN_MODE_UMBRA, PN_POLICY_L4, "umbra-l4"},
-	{PN_MODE_DOUBLEWRITE, -1, "doublewrite"},
-	{PN_MODE_PUSHDOWN, -1, "pushdown"},
+	{PN_PROTOCOL_FPW, "fpw"},
+	{PN_PROTOCOL_NOFPW, "nofpw"},
+	{PN_PROTOCOL_UMBRA, "umbra-prototype"},
+	{PN_PROTOCOL_UMBRA_L3, "umbra-l3"},
+	{PN_PROTOCOL_UMBRA_L4, "umbra-l4"},
+	{PN_PROTOCOL_DOUBLEWRITE, "doublewrite"},
+	{PN_PROTOCOL_PUSHDOWN, "pushdown"},
 };
 
 /* Runs sc under mode m; fails the test with what stopped it unless it ran to its end, or
@@ -68,14 +68,12 @@ static void run_to_end(const struct pn_scenario *base, const struct mode *m, con
 	struct pn_scenario sc = *base;
 	struct pn_sim_result *r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
-	sc.protocol.mode = m->mode;
-	if (m->policy >= 0)
-		sc.protocol.policy = (enum pn_policy)m->policy;
+	pn_protocol_set(&sc, m->row);
 	int status = pn_sim_run(&sc, r);
 	bool violation = status == 1 && r->viol.kind != PN_VIOL_NONE;
 	/* l3/l4 place slots themselves and refuse, before time starts, what they cannot do
 	 * (a striped layout, some script steps); nothing else may refuse a scenario */
-	bool refused = status == 2 && r->events == 0 && m->policy >= PN_POLICY_L3;
+	bool refused = status == 2 && r->events == 0 && pn_protocol_decls[m->row]->interleaved_only;
 	if (refused) {
 		free(r);
 		return;

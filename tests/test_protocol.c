@@ -68,19 +68,26 @@ START_TEST(test_row_of_mode)
 {
 	struct pn_scenario sc;
 	pn_scenario_defaults(&sc);
+	static const enum pn_protocol_id row_id[ROWS] = {PN_PROTOCOL_FPW,
+							 PN_PROTOCOL_NOFPW,
+							 PN_PROTOCOL_DOUBLEWRITE,
+							 PN_PROTOCOL_PUSHDOWN,
+							 PN_PROTOCOL_UMBRA,
+							 PN_PROTOCOL_UMBRA_L3,
+							 PN_PROTOCOL_UMBRA_L4};
 	for (int r = 0; r < ROWS; r++) {
-		sc.protocol.mode = row_mode[r];
-		sc.protocol.policy = row_policy[r];
+		pn_protocol_set(&sc, row_id[r]);
+		ck_assert(sc.protocol.mode == row_mode[r] && sc.protocol.policy == row_policy[r]);
 		ck_assert_ptr_eq(pn_protocol_of(&sc), rows[r]);
 		ck_assert_ptr_nonnull(rows[r]->write.decide);
 		ck_assert_ptr_nonnull(rows[r]->name);
 		for (int o = 0; o < r; o++)
 			ck_assert_str_ne(rows[o]->name, rows[r]->name);
 	}
-	for (int m = 0; m < PN_MODE_COUNT; m++)
+	for (int m = 0; m < PN_PROTOCOL_COUNT; m++)
 		ck_assert_ptr_nonnull(pn_protocols[m]);
 	/* the policy only matters in mode umbra */
-	sc.protocol.mode = PN_MODE_FPW;
+	pn_protocol_set(&sc, PN_PROTOCOL_FPW);
 	sc.protocol.policy = PN_POLICY_L4;
 	ck_assert_ptr_eq(pn_protocol_of(&sc), &pn_protocol_fpw);
 	/* the row data the engine reads instead of the mode */

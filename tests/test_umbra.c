@@ -188,15 +188,19 @@ START_TEST(test_mode_specs)
 	struct pn_cli_mode m[PN_CLI_MAX_MODES];
 	enum pn_mode plain[PN_CLI_MAX_MODES];
 	ck_assert_int_eq(pn_cli_parse_mode_specs("t", "nofpw,umbra,umbra-l3,umbra-l4", m), 4);
-	ck_assert(m[1].mode == PN_MODE_UMBRA && m[1].policy == -1);
-	ck_assert(m[2].mode == PN_MODE_UMBRA && m[2].policy == PN_POLICY_L3);
-	ck_assert(m[3].mode == PN_MODE_UMBRA && m[3].policy == PN_POLICY_L4);
+	ck_assert_str_eq(m[1].name, "umbra");
+	ck_assert_str_eq(m[2].name, "umbra-l3");
+	ck_assert_str_eq(m[3].name, "umbra-l4");
 	struct pn_scenario sc;
 	pn_scenario_defaults(&sc);
 	pn_cli_apply_mode(&sc, &m[3]);
 	ck_assert(sc.protocol.mode == PN_MODE_UMBRA && sc.protocol.policy == PN_POLICY_L4);
 	pn_cli_apply_mode(&sc, &m[1]); /* plain umbra keeps the policy */
-	ck_assert(sc.protocol.policy == PN_POLICY_L4);
+	ck_assert(sc.protocol.policy == PN_POLICY_L4 && sc.protocol.row == PN_PROTOCOL_UMBRA_L4);
+	pn_cli_apply_mode(&sc, &m[0]); /* then a mode alone of another mode: its first row */
+	ck_assert(sc.protocol.mode == PN_MODE_NOFPW && sc.protocol.row == PN_PROTOCOL_NOFPW);
+	pn_cli_apply_mode(&sc, &m[1]);
+	ck_assert(sc.protocol.row == PN_PROTOCOL_UMBRA);
 	fflush(stderr);
 	FILE *saved = stderr;
 	stderr = fopen("/dev/null", "w");

@@ -181,6 +181,7 @@ struct pn_scenario {
 	} storage;
 
 	struct {
+		uint32_t row; /* enum pn_protocol_id (protocol/list.h); mode, policy: its family */
 		enum pn_mode mode;
 		uint32_t generations;
 		enum pn_layout layout;
@@ -194,9 +195,8 @@ struct pn_scenario {
 		uint32_t spare_slots;
 		bool spare_percent;
 		uint32_t mutations; /* enum pn_mutation bits */
-		/* LINE and COLUMN of protocol.generations and protocol.layout in the file (0: not
-		 * given): the engine refuses them for l3 and l4 at that position when --mode picks
-		 * a policy the loader did not check them against */
+		/* LINE and COLUMN of protocol.generations, .layout (0: not given): where a row
+		 * --mode picks refuses them (the loader did for the file's own row) */
 		uint32_t generations_at[2], layout_at[2];
 	} protocol;
 

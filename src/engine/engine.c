@@ -32,23 +32,8 @@ static bool unsupported(struct pn_engine *e)
 		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
-	/* truncation: the rows whose pages live outside the store's size (docs/protocol.md) */
-	bool no_size = sc->protocol.mode == PN_MODE_PUSHDOWN ||
-		       (sc->protocol.mode == PN_MODE_UMBRA &&
-			(sc->protocol.policy == PN_POLICY_POOL ||
-			 sc->protocol.policy == PN_POLICY_GEN2));
-	for (uint32_t i = 0;
-	     no_size && sc->workload.kind == PN_WL_SCRIPT && i < sc->workload.script_len; i++)
-		if (sc->workload.script[i].op == PN_OP_TRUNCATE) {
-			snprintf(e->svc.error, sizeof(e->svc.error),
-				 "%s:%d:%d: op truncate is not modelled under %s (its page "
-				 "server, its pool or its second slots keep no relation size): "
-				 "expected fpw, "
-				 "nofpw, doublewrite or umbra with policy prototype, l3 or l4",
-				 sc->path, sc->workload.script[i].line,
-				 sc->workload.script[i].column, e->proto->name);
-			return true;
-		}
+	/* steps a row cannot run (truncation, a publish step) are refused from its declaration
+	 * by the loader and the CLI (src/protocol/protocols.h pn_protocol_refusal) */
 	if (what)
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;

@@ -379,3 +379,15 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.state = {.memory = dw_memory, .check = dw_check},
 	.metrics = {.finish = dw_finish_metrics},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_doublewrite = {
+	.mode = PN_MODE_DOUBLEWRITE,
+	.policy = PN_POLICY_PROTOTYPE,
+	.keys = 0,
+	.caps = PN_CAP_TRUNCATE,
+	.mutants = PN_MUT_DOUBLEWRITE_NO_FSYNC,
+};

@@ -40,3 +40,23 @@ const struct pn_protocol_ops pn_protocol_nofpw = {
 	.write = {.decide = pn_protocol_decide_none, .recheck = pn_protocol_recheck},
 	.state = {.memory = pn_protocol_memory_none},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_fpw = {
+	.mode = PN_MODE_FPW,
+	.policy = PN_POLICY_PROTOTYPE,
+	.keys = 0,
+	.caps = PN_CAP_TRUNCATE,
+	.mutants = PN_MUT_FPW_OFF | PN_MUT_HINT_NO_FPI | PN_MUT_DEDUP_NO_IMAGE,
+};
+
+const struct pn_protocol_decl pn_decl_nofpw = {
+	.mode = PN_MODE_NOFPW,
+	.policy = PN_POLICY_PROTOTYPE,
+	.keys = 0,
+	.caps = PN_CAP_TRUNCATE,
+	.mutants = 0,
+};

@@ -1028,3 +1028,16 @@ const struct pn_protocol_ops pn_protocol_pushdown = {
 	.state = {.memory = ps_memory, .check = pn_ps_check},
 	.metrics = {.finish = pn_ps_finish_metrics},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_pushdown = {
+	.mode = PN_MODE_PUSHDOWN,
+	.policy = PN_POLICY_PROTOTYPE,
+	.keys = PN_KEY_IMAGE_THRESHOLD,
+	.caps = PN_CAP_PAGE_SERVER,
+	.mutants = PN_MUT_PUSHDOWN_IMAGE_UNSYNCED | PN_MUT_PUSHDOWN_HORIZON_EARLY |
+		   PN_MUT_PUSHDOWN_INGEST_UNFLUSHED,
+};

@@ -209,3 +209,16 @@ const struct pn_protocol_ops pn_protocol_umbra = {
 	.recovery = {.begin = pn_umbra_recovery_begin},
 	.state = {.memory = pn_protocol_memory_none, .check_frame = pn_umbra_check_frame},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_umbra = {
+	.mode = PN_MODE_UMBRA,
+	.policy = PN_POLICY_PROTOTYPE,
+	.keys = PN_KEY_POLICY | PN_KEY_GENERATIONS | PN_KEY_LAYOUT,
+	.caps = PN_CAP_TRUNCATE,
+	.mutants = PN_MUT_AIO_LATE_BIND | PN_MUT_EARLY_RECLAIM | PN_MUT_SELECTOR_UNSYNCED |
+		   PN_MUT_HINT_NO_FPI | PN_MUT_DEDUP_NO_IMAGE,
+};

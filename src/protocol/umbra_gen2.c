@@ -216,3 +216,17 @@ const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.state = {.memory = memory, .check_frame = check_frame},
 	.metrics = {.finish = finish_metrics},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_umbra_gen2 = {
+	.mode = PN_MODE_UMBRA,
+	.policy = PN_POLICY_GEN2,
+	.keys = PN_KEY_POLICY,
+	.fixed = PN_KEY_GENERATIONS | PN_KEY_LAYOUT | PN_KEY_SPARE_SLOTS,
+	.fixed_why = "two slots a page, the home slots first",
+	.caps = 0,
+	.mutants = PN_MUT_GEN2_NO_FALLBACK | PN_MUT_GEN2_EARLY_REUSE | PN_MUT_GEN2_NO_IMAGE,
+};

@@ -722,3 +722,26 @@ const struct pn_protocol_ops pn_protocol_umbra_l4 = {
 	.recovery = MAP_RECOVERY,
 	.state = MAP_STATE,
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+/* l3 and l4 declare the same but their policy. */
+#define UMBRA_MAP_DECL                                                                            \
+	.mode = PN_MODE_UMBRA, .keys = PN_KEY_POLICY | PN_KEY_GENERATIONS | PN_KEY_LAYOUT,        \
+	.fixed_why = "a 2-bit selector entry a page, the slots placed by the row",                \
+	.generations_max = 4, .interleaved_only = true, .caps = PN_CAP_TRUNCATE | PN_CAP_PUBLISH, \
+	.mutants = PN_MUT_NO_DELAY_CHKPT | PN_MUT_TRUNCATE_RESET_NO_WAL | PN_MUT_AIO_LATE_BIND |  \
+		   PN_MUT_EARLY_RECLAIM | PN_MUT_SELECTOR_UNSYNCED | PN_MUT_HINT_NO_FPI |         \
+		   PN_MUT_DEDUP_NO_IMAGE
+
+const struct pn_protocol_decl pn_decl_umbra_l3 = {
+	.policy = PN_POLICY_L3,
+	UMBRA_MAP_DECL,
+};
+
+const struct pn_protocol_decl pn_decl_umbra_l4 = {
+	.policy = PN_POLICY_L4,
+	UMBRA_MAP_DECL,
+};

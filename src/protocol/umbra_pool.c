@@ -499,3 +499,18 @@ const struct pn_protocol_ops pn_protocol_umbra_pool = {
 	.state = {.memory = memory, .check_frame = check_frame},
 	.metrics = {.finish = finish_metrics},
 };
+
+/* ---- the declaration: what the row reads and can do, as data (protocols.h); its line in
+ * protocol/list.h names it ---- */
+#include "protocols.h"
+
+const struct pn_protocol_decl pn_decl_umbra_pool = {
+	.mode = PN_MODE_UMBRA,
+	.policy = PN_POLICY_POOL,
+	.keys = PN_KEY_POLICY | PN_KEY_LAYOUT | PN_KEY_SPARE_SLOTS,
+	.fixed = PN_KEY_GENERATIONS,
+	.fixed_why = "a home slot and two spares a page",
+	.caps = 0,
+	.mutants = PN_MUT_POOL_EARLY_RETURN | PN_MUT_POOL_NO_FALLBACK | PN_MUT_POOL_MAP_UNSYNCED |
+		   PN_MUT_SELECTOR_UNSYNCED,
+};

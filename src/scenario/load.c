@@ -30,6 +30,7 @@
 #include "files.h"
 #include "load.h"
 #include "parse.h"
+#include "protocols.h"
 #include "walfmt.h"
 #include "workload.h"
 
@@ -120,6 +121,7 @@ struct loader {
 	} given[MAX_GIVEN];
 	size_t given_len;
 	size_t script_cap, list_cap;
+	char mode[32], policy[32]; /* protocol.mode and .policy as given ("": not given) */
 	char show[3][SHOW_MAX + 8];
 	unsigned show_next;
 	char found[SHOW_MAX + 16];
@@ -138,6 +140,7 @@ static bool read_mutations(struct loader *L, const struct field *f, void *base, 
 static bool read_points(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_verdict(struct loader *L, const struct field *f, void *base, const char *path);
 static bool read_spare_slots(struct loader *L, const struct field *f, void *base, const char *path);
+static bool read_spelling(struct loader *L, const struct field *f, void *base, const char *path);
 
 /* ---- the schema ---- */
 
@@ -163,10 +166,10 @@ static const struct field storage_fields[] = {
 	POW2("wal_segment_size", storage.wal_segment_size, 64u << 10, 1u << 30),
 };
 static const struct field protocol_fields[] = {
-	ENUM("mode", protocol.mode, pn_mode_names),
+	CUSTOM("mode", protocol.mode, read_spelling),
 	NUM("generations", V_U32, protocol.generations, 2, 8),
 	ENUM("layout", protocol.layout, pn_layout_names),
-	ENUM("policy", protocol.policy, pn_policy_names),
+	CUSTOM("policy", protocol.policy, read_spelling),
 	FLAG("checksums", protocol.checksums),
 	FLAG("wal_log_hints", protocol.wal_log_hints),
 	FLAG("slru_headers", protocol.slru_headers),
@@ -1080,21 +1083,12 @@ static const struct pn_step *client_step(const struct pn_scenario *s, uint32_t i
 	return NULL;
 }
 
-/* Umbra l3/l4 steps: the policy they need, and each update_hold paired with a release. */
+/* Each update_hold paired with a release (whether the row runs them: validate_protocol). */
 static bool validate_hold(struct loader *L, uint32_t i)
 {
 	const struct pn_scenario *s = L->s;
 	const struct pn_step *st = &s->workload.script[i], *o;
-	bool policy = s->protocol.mode == PN_MODE_UMBRA &&
-		      (s->protocol.policy == PN_POLICY_L3 || s->protocol.policy == PN_POLICY_L4);
-	if (st->op != PN_OP_CHECKPOINT_EPOCH && st->op != PN_OP_UPDATE_HOLD &&
-	    st->op != PN_OP_RELEASE)
-		return true;
-	if (!policy)
-		return fail_at(
-			L, (size_t)st->line, (size_t)st->column,
-			"workload.script[%u] is op '%s', which needs protocol.mode umbra with policy l3 or l4; expected such a protocol or another op",
-			i, pn_op_names[st->op]);
+	/* the row runs these steps: validate_protocol */
 	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
 		return fail_at(
 			L, (size_t)st->line, (size_t)st->column,
@@ -1334,6 +1328,38 @@ static bool read_spare_slots(struct loader *L, const struct field *f, void *base
 			    path, show(L, text), want);
 	L->s->protocol.spare_slots = (uint32_t)v;
 	L->s->protocol.spare_percent = pct;
+	return true;
+}
+
+/* protocol.mode and protocol.policy: the names the list of protocols spells (a row's name
+ * is MODE or MODE-POLICY, src/protocol/list.h); resolve_row picks the row. */
+static bool read_spelling(struct loader *L, const struct field *f, void *base, const char *path)
+{
+	bool mode = f->off == OFF(protocol.mode);
+	char text[PN_PROTOCOL_COUNT][sizeof L->mode];
+	const char *names[PN_PROTOCOL_COUNT + 1];
+	unsigned n = 0, v = 0;
+	(void)base;
+	for (unsigned r = 0; r < PN_PROTOCOL_COUNT; r++) {
+		const char *p = pn_protocol_policy(r);
+		if (!mode && !p)
+			continue;
+		snprintf(text[n], sizeof text[n], "%.*s",
+			 mode ? (int)pn_protocol_mode_len(r) : (int)strlen(p),
+			 mode ? pn_protocol_names[r] : p);
+		bool known = false;
+		for (unsigned i = 0; i < n; i++)
+			known |= strcmp(names[i], text[n]) == 0;
+		if (!known) {
+			names[n] = text[n];
+			n++;
+		}
+	}
+	names[n] = NULL;
+	struct field e = {.key = f->key, .type = V_ENUM, .names = names};
+	if (!read_enum(L, &e, &v, path))
+		return false;
+	snprintf(mode ? L->mode : L->policy, sizeof L->mode, "%s", names[v]);
 	return true;
 }
 
@@ -1739,6 +1765,56 @@ static bool validate_replay(struct loader *L)
 	return true;
 }
 
+/* The field of protocol key bit k (enum pn_protocol_key). */
+static const void *key_field(const struct pn_scenario *s, unsigned k)
+{
+	switch (k) {
+	case PN_KEY_GENERATIONS: return &s->protocol.generations;
+	case PN_KEY_LAYOUT: return &s->protocol.layout;
+	case PN_KEY_POLICY: return &s->protocol.policy;
+	case PN_KEY_IMAGE_THRESHOLD: return &s->protocol.image_threshold;
+	case PN_KEY_SPARE_SLOTS: return &s->protocol.spare_slots;
+	}
+	PN_ASSERT(!"a protocol key without a field");
+	return NULL;
+}
+
+/* The row protocol.mode and protocol.policy spell (src/protocol/list.h), made the
+ * scenario's; then what its declaration refuses: the keys it decides itself, values past
+ * its bounds, script steps it cannot run, each at its position. */
+static bool validate_protocol(struct loader *L)
+{
+	struct pn_scenario *s = L->s;
+	enum pn_protocol_id row;
+	yaml_mark_t m;
+	char rows[256];
+	if (!pn_protocol_spelled(L->mode[0] ? L->mode : pn_protocol_names[s->protocol.row],
+				 L->policy[0] ? L->policy : NULL, &row)) {
+		pn_protocol_list_names(rows, sizeof rows, PN_NAMES_ROWS);
+		return fail(L, mark_of(L, &s->protocol.policy, NULL),
+			    "protocol.mode %s has no policy %s; expected one of the protocols %s",
+			    L->mode, L->policy, rows);
+	}
+	pn_protocol_set(s, row);
+	const struct pn_protocol_decl *d = pn_protocol_decls[row];
+	const char *policy = pn_protocol_policy(row), *by = policy ? "policy" : "mode";
+	policy = policy ? policy : pn_protocol_names[row];
+	for (unsigned k = 0; k < PN_KEY_COUNT; k++)
+		if ((d->fixed & (1u << k)) && given(L, key_field(s, 1u << k), &m))
+			return fail(L, m, "protocol.%s is not read by %s %s (%s); remove it",
+				    pn_protocol_key_names[k], by, policy, d->fixed_why);
+	if (d->generations_max && s->protocol.generations > d->generations_max)
+		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
+			    "protocol.generations is %u with %s %s; expected 2 to %u (%s)",
+			    s->protocol.generations, by, policy, d->generations_max, d->fixed_why);
+	if (d->interleaved_only && s->protocol.layout != PN_LAYOUT_INTERLEAVED)
+		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
+			    "protocol.layout is striped with %s %s; expected interleaved (%s)", by,
+			    policy, d->fixed_why);
+	const struct pn_step *st = pn_protocol_refusal(s, rows, sizeof rows);
+	return !st || fail_at(L, (size_t)st->line, (size_t)st->column, "%s", rows);
+}
+
 static bool validate(struct loader *L)
 {
 	const struct pn_scenario *s = L->s;
@@ -1779,36 +1855,8 @@ static bool validate(struct loader *L)
 			L, mark_of(L, &s->replay.schedule, &s->schedules.runs),
 			"replay.schedule (%u) is not below schedules.runs (%u); expected a schedule number from 0 to %u",
 			s->replay.schedule, s->schedules.runs, s->schedules.runs - 1);
-	bool placed = s->protocol.mode == PN_MODE_UMBRA &&
-		      (s->protocol.policy == PN_POLICY_L3 || s->protocol.policy == PN_POLICY_L4);
-	if (placed && s->protocol.generations > 4)
-		return fail(
-			L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
-			"protocol.generations is %u with policy %s; expected 2 to 4 (l3 and l4 keep the slot in a 2-bit selector entry)",
-			s->protocol.generations, pn_policy_name(s->protocol.policy));
-	if (placed && s->protocol.layout != PN_LAYOUT_INTERLEAVED)
-		return fail(
-			L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
-			"protocol.layout is striped with policy %s; expected interleaved (l3 and l4 place the slots themselves)",
-			pn_policy_name(s->protocol.policy));
-	/* the pool (home + two spares) and gen2 (home + a second slot) place their slots */
-	bool fixed = s->protocol.mode == PN_MODE_UMBRA &&
-		     (s->protocol.policy == PN_POLICY_POOL || s->protocol.policy == PN_POLICY_GEN2);
-	yaml_mark_t m;
-	if (fixed && given(L, &s->protocol.generations, &m))
-		return fail(L, m, "protocol.generations is not read by policy %s (%s); remove it",
-			    pn_policy_name(s->protocol.policy),
-			    s->protocol.policy == PN_POLICY_POOL
-				    ? "a home slot and two spares a page"
-				    : "two slots a page");
-	if (fixed && s->protocol.policy == PN_POLICY_GEN2 && given(L, &s->protocol.layout, &m))
-		return fail(
-			L, m,
-			"protocol.layout is not read by policy gen2 (home slots first, then the second slots); remove it");
-	if (fixed && s->protocol.policy == PN_POLICY_GEN2 && given(L, &s->protocol.spare_slots, &m))
-		return fail(L, m, "protocol.spare_slots is read only by policy pool; remove it");
-	return validate_schedules(L) && validate_replay(L) && validate_script(L) &&
-	       validate_engine(L) && key_positions(L);
+	return validate_protocol(L) && validate_schedules(L) && validate_replay(L) &&
+	       validate_script(L) && validate_engine(L) && key_positions(L);
 }
 
 /* One walk over the input with a fresh parser. */
