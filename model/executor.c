@@ -47,7 +47,8 @@ static const struct pn_exec_ops *mpi_row(void)
 			return NULL;
 		for (size_t i = 0; !h && i < PN_ARRAY_LEN(dirs); i++) {
 			size_t room = sizeof(path) - (size_t)(slash + 1 - path);
-			if ((size_t)snprintf(slash + 1, room, "%s%s", dirs[i], PN_MPI_MODULE) < room)
+			if ((size_t)snprintf(slash + 1, room, "%s%s", dirs[i], PN_MPI_MODULE) <
+			    room)
 				h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 		}
 	}
