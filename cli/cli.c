@@ -38,6 +38,7 @@ const struct pn_command pn_commands[] = {
 	{"report", pn_cmd_report,
 	 "one self-contained HTML file of plots from JSON results or traces"},
 	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics"},
+	{"pgcrash", pn_cmd_pgcrash, "real PostgreSQL recovered from the model's crash states"},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
 

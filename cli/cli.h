@@ -57,6 +57,7 @@ int pn_cmd_bench(int argc, char **argv);
 int pn_cmd_crashtest(int argc, char **argv);
 int pn_cmd_report(int argc, char **argv);
 int pn_cmd_import(int argc, char **argv);
+int pn_cmd_pgcrash(int argc, char **argv);
 /* import --out (cli/import_scenario.c): the scenario and trace of a WAL range; exit status. */
 struct pn_xlr;
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out);
