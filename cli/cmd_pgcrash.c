@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"  --jobs N               states judged at once (default 1)\n"
 	"  --json FILE            the result as JSON ('-': stdout)\n"
 	"  --record-only          stop after the recording\n"
+	"  --fail-fast            stop at the first violation\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"exit status: 0 every state recovered, 1 a violation (its trace is in the work folder),\n"
@@ -118,6 +119,7 @@ static bool option(struct args *a, int c, const char *v)
 	case 'J': a->json = v; return true;
 	case 'R': a->replay = v; return true;
 	case 'B': a->rebuild = v; return true;
+	case 'F': a->o.fail_fast = true; return true;
 	case 'O': a->record_only = true; return true;
 	case 'e': return pn_cli_parse_uint("pgcrash", "--seed", v, &a->cfg.seed);
 	case 'x':
@@ -161,6 +163,7 @@ static int parse(struct args *a, int argc, char **argv)
 		{"replay", required_argument, NULL, 'R'},
 		{"rebuild", required_argument, NULL, 'B'},
 		{"record-only", no_argument, NULL, 'O'},
+		{"fail-fast", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -311,6 +314,10 @@ static int check(struct args *a)
 	       s.interrupted ? " (interrupted)" : "");
 	if (violation)
 		printf("%s\ntrace: %s\n", s.detail, s.trace);
+	if (s.count[PN_PGC_ERROR])
+		fprintf(stderr,
+			"penumbra pgcrash: %" PRIu64 " states could not be judged; the first: %s\n",
+			s.count[PN_PGC_ERROR], s.error);
 	int rc = a->json ? write_json(a, &s, violation) : 0;
 	if (rc)
 		return rc;

@@ -129,8 +129,10 @@ void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, ui
 	 * PostgreSQL then refuses to start until someone removes it, as an operator does */
 	snprintf(pid, sizeof(pid), "%s/postmaster.pid", dir);
 	unlink(pid);
-	if (!pn_pgc_start(pg, dir, sock, why, sizeof(why))) {
-		say(r, PN_PGC_NO_START, "the server did not start: %s", why);
+	enum pn_pgc_start st = pn_pgc_start(pg, dir, sock, why, sizeof(why));
+	if (st != PN_PGC_STARTED) {
+		say(r, st == PN_PGC_LATE ? PN_PGC_ERROR : PN_PGC_NO_START,
+		    "the server did not start: %s", why);
 		pn_pgc_stop(pg, dir);
 		return;
 	}

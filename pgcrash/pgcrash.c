@@ -16,6 +16,7 @@
 
 #include "prng.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -201,47 +202,83 @@ static int pg_ctl(const struct pn_pgc *pg, const char *dir, const char *action, 
 	return pn_pgc_exec(pg, argv, envp, pg->cfg.timeout_s + 10, out, len);
 }
 
-/* The last lines of dir's server log, into why. */
+/* What dir's server log says went wrong, into why: its first PANIC or FATAL line with the
+ * line before it (the checksum warning, say), else its last line. */
 static void log_tail(const char *dir, char *why, size_t len)
 {
-	char path[600], buf[4096];
+	char path[600], line[1024], prev[1024] = "", last[1024] = "";
 	snprintf(path, sizeof(path), "%s.log", dir);
 	FILE *f = fopen(path, "r");
-	size_t n = 0;
-	if (f) {
-		fseek(f, 0, SEEK_END);
-		long size = ftell(f);
-		fseek(f, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0, SEEK_SET);
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
+	why[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strstr(line, "FATAL:") || strstr(line, "PANIC:")) {
+			snprintf(why, len, "%s%s%s", strstr(prev, "WARNING:") ? prev : "",
+				 strstr(prev, "WARNING:") ? " / " : "", line);
+			break;
+		}
+		if (!strstr(line, "CONTEXT:"))
+			memcpy(prev, line, sizeof(prev));
+		memcpy(last, line, sizeof(last));
 	}
-	buf[n] = '\0';
-	char *last = buf, *p;
-	int lines = 0;
-	for (p = buf + n; p > buf && lines < 3; p--)
-		if (p[-1] == '\n' && p != buf + n)
-			lines++;
-	last = p == buf ? buf : p + 1;
-	for (char *c = last; *c; c++)
-		if (*c == '\n')
-			*c = ' ';
-	snprintf(why, len, "%s", last);
+	if (f)
+		fclose(f);
+	if (!why[0])
+		snprintf(why, len, "%s", last);
 }
 
-bool pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock, char *why, size_t len)
+enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
+			       char *why, size_t len)
 {
-	char out[2048], extra[700];
+	char out[2048], extra[700], log[600];
 	snprintf(extra, sizeof(extra), "-k %s", sock);
+	snprintf(log, sizeof(log), "%s.log", dir);
+	unlink(log); /* this start's log alone (pg_ctl -l appends) */
 	int rc = pg_ctl(pg, dir, "start", "fast", extra, NULL, out, sizeof(out));
 	if (rc == 0)
-		return true;
+		return PN_PGC_STARTED;
 	log_tail(dir, why, len);
 	if (!why[0])
 		snprintf(why, len, "%.400s", out);
-	if (rc == -1 || strstr(out, "did not start in time"))
-		snprintf(why + strlen(why), len - strlen(why), " (not ready within %" PRIu32 " s)",
-			 pg->cfg.timeout_s);
+	if (rc != -1 && !strstr(out, "did not start in time"))
+		return PN_PGC_EXITED;
+	snprintf(why + strlen(why), len - strlen(why), " (not ready within %" PRIu32 " s)",
+		 pg->cfg.timeout_s);
+	return PN_PGC_LATE;
+}
+
+/* Whether process pid (of the server's user) has dir as one of its arguments. */
+static bool runs_on(pid_t pid, uint32_t uid, const char *dir)
+{
+	char path[64], args[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if (stat(path, &st) != 0 || st.st_uid != uid)
+		return false;
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	args[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(args + i) + 1)
+		if (strcmp(args + i, dir) == 0)
+			return true;
 	return false;
+}
+
+/* G2: a server that never wrote its postmaster.pid (pg_ctl starts it in a session of its
+ * own) is found by its -D argument, this data directory, and killed. */
+static void kill_strays(const struct pn_pgc *pg, const char *dir)
+{
+	DIR *d = opendir("/proc");
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end == '\0' && pid > 1 && pid != getpid() && runs_on((pid_t)pid, pg->uid, dir))
+			kill((pid_t)pid, SIGKILL);
+	}
+	if (d)
+		closedir(d);
 }
 
 void pn_pgc_stop(const struct pn_pgc *pg, const char *dir)
@@ -261,6 +298,7 @@ void pn_pgc_stop(const struct pn_pgc *pg, const char *dir)
 		for (int i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
 			usleep(20000);
 	}
+	kill_strays(pg, dir);
 }
 
 int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len)
@@ -388,7 +426,9 @@ static bool initdb(const struct pn_pgc *pg, const char *data, char *why, size_t 
 			NULL};
 	int rc = pn_pgc_exec(pg, argv, NULL, 120, out, sizeof(out));
 	if (rc != 0) {
-		snprintf(why, len, "%s failed (status %d): %.300s", prog, rc, out);
+		size_t n = strlen(out);
+		snprintf(why, len, "%s failed (status %d): ...%s", prog, rc,
+			 out + (n > 400 ? n - 400 : 0)); /* its last lines say why */
 		return false;
 	}
 	return setup_conf(pg, data, why, len);
@@ -414,8 +454,10 @@ static bool setup(const struct pn_pgc *pg, const char *data, const char *sock, c
 		 sql,
 		 "VACUUM ANALYZE pn",
 		 "CHECKPOINT"};
-	if (!pn_pgc_start(pg, data, sock, why, len))
+	if (pn_pgc_start(pg, data, sock, why, len) != PN_PGC_STARTED) {
+		pn_pgc_stop(pg, data);
 		return false;
+	}
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && rc == 0; i++)
 		rc = pn_pgc_sql(pg, sock, steps[i], out, sizeof(out));

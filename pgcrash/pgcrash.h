@@ -81,10 +81,13 @@ int pn_pgc_exec(const struct pn_pgc *pg, char *const argv[], char *const envp[],
 		char *out, size_t len);
 /* Records the base image (work/base) and the log (work/ops.log); false with why. */
 bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len);
-/* Starts the server on dir with its socket in sock; false with the log's tail in why. The
- * server is stopped (immediate) whatever happens by pn_pgc_stop. */
-bool pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock, char *why,
-		  size_t len);
+/* Starts the server on dir with its socket in sock: PN_PGC_STARTED, or PN_PGC_EXITED (it
+ * ended: the log's FATAL line in why) or PN_PGC_LATE (not ready within the timeout; not a
+ * verdict on PostgreSQL: a loaded machine is slow too). pn_pgc_stop stops it whatever
+ * happened. */
+enum pn_pgc_start { PN_PGC_STARTED, PN_PGC_EXITED, PN_PGC_LATE };
+enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
+			       char *why, size_t len);
 void pn_pgc_stop(const struct pn_pgc *pg, const char *dir);
 /* One SQL command through psql on the server at sock; exit status, output in out. */
 int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len);

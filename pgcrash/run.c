@@ -106,7 +106,10 @@ static void reap(struct ctx *c, struct job *j, int st)
 	remove(path);
 	c->s->count[r.verdict <= PN_PGC_ERROR ? r.verdict : PN_PGC_ERROR]++;
 	c->s->judged++;
-	if (r.verdict != PN_PGC_PASS && !c->s->trace[0]) {
+	if (r.verdict == PN_PGC_ERROR && !c->s->error[0])
+		snprintf(c->s->error, sizeof(c->s->error), "point %" PRIu32 " state %s: %s",
+			 j->point, j->state, r.detail);
+	if (r.verdict != PN_PGC_PASS && r.verdict != PN_PGC_ERROR && !c->s->trace[0]) {
 		write_trace(c, j, &r);
 		snprintf(c->s->detail, sizeof(c->s->detail), "%s at point %" PRIu32 " state %s: %s",
 			 pn_pgc_verdict_name(r.verdict), j->point, j->state, r.detail);
@@ -230,17 +233,23 @@ static void progress(const struct ctx *c, uint32_t i, double t0)
 		dt > 0 ? (double)c->s->states / dt : 0.0);
 }
 
+/* W2, and --fail-fast after a violation. */
+static bool stopped(const struct ctx *c)
+{
+	return stop_flag || (c->o->fail_fast && c->s->trace[0]);
+}
+
 static bool points(struct ctx *c, const uint32_t *pts, char *why, size_t len)
 {
 	char dur[600];
 	snprintf(dur, sizeof(dur), "%s/durable", c->pg->work);
 	double t0 = now_s();
 	bool ok = true;
-	for (uint32_t i = 0; ok && i < c->s->points && !stop_flag; i++) {
+	for (uint32_t i = 0; ok && i < c->s->points && !stopped(c); i++) {
 		struct pn_pgc_point pt;
 		ok = pn_pgc_point_begin(c->pg, c->l, &c->o->sc, pts[i], &pt, dur, why, len);
 		pn_pgc_remove_tree(dur);
-		while (ok && !stop_flag && pn_crash_enum_next(&pt.ce))
+		while (ok && !stopped(c) && pn_crash_enum_next(&pt.ce))
 			ok = state(c, &pt, why, len);
 		pn_pgc_point_end(&pt);
 		progress(c, i + 1, t0);

@@ -17,6 +17,7 @@ struct pn_pgc_opts {
 	bool points_all;
 	uint32_t jobs;
 	bool progress;
+	bool fail_fast; /* stop handing out states after the first violation */
 };
 
 struct pn_pgc_summary {
@@ -27,6 +28,7 @@ struct pn_pgc_summary {
 	double seconds;
 	char trace[600];   /* the first violation's trace ("" none) */
 	char detail[1200]; /* its verdict and detail */
+	char error[1200];  /* the first state the judge could not judge ("" none) */
 };
 
 /* Runs the check of pg's recording; false with why when it could not (exit 2). */
