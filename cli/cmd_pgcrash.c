@@ -306,14 +306,16 @@ static int check(struct args *a)
 		return 2;
 	}
 	bool violation = s.trace[0] != '\0';
-	printf("%s: %" PRIu32 " crash points, %" PRIu64 " states, %" PRIu64 " judged, %" PRIu64
-	       " deduplicated (%.0f %%), %.1f states/s%s\n",
-	       violation ? "violation" : "pass", s.points, s.states, s.judged, s.deduped,
-	       s.states ? 100.0 * (double)s.deduped / (double)s.states : 0.0,
-	       s.seconds > 0 ? (double)s.states / s.seconds : 0.0,
-	       s.interrupted ? " (interrupted)" : "");
+	FILE *say = a->json && strcmp(a->json, "-") == 0 ? stderr : stdout; /* cli.h C4 */
+	fprintf(say,
+		"%s: %" PRIu32 " crash points, %" PRIu64 " states, %" PRIu64 " judged, %" PRIu64
+		" deduplicated (%.0f %%), %.1f states/s%s\n",
+		violation ? "violation" : "pass", s.points, s.states, s.judged, s.deduped,
+		s.states ? 100.0 * (double)s.deduped / (double)s.states : 0.0,
+		s.seconds > 0 ? (double)s.states / s.seconds : 0.0,
+		s.interrupted ? " (interrupted)" : "");
 	if (violation)
-		printf("%s\ntrace: %s\n", s.detail, s.trace);
+		fprintf(say, "%s\ntrace: %s\n", s.detail, s.trace);
 	if (s.count[PN_PGC_ERROR])
 		fprintf(stderr,
 			"penumbra pgcrash: %" PRIu64 " states could not be judged; the first: %s\n",
