@@ -58,6 +58,9 @@ int pn_cmd_crashtest(int argc, char **argv);
 int pn_cmd_report(int argc, char **argv);
 int pn_cmd_import(int argc, char **argv);
 int pn_cmd_pgcrash(int argc, char **argv);
+/* A trace pgcrash wrote (its first line "pgcrash: 1"), and its replay (cmd_pgcrash.c). */
+bool pn_pgcrash_is_trace(const char *path);
+int pn_pgcrash_replay(const char *trace);
 /* import --out (cli/import_scenario.c): the scenario and trace of a WAL range; exit status. */
 struct pn_xlr;
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out);

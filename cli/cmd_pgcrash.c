@@ -203,7 +203,17 @@ static int parse(struct args *a, int argc, char **argv)
 	return -1;
 }
 
-static int replay(const char *trace)
+bool pn_pgcrash_is_trace(const char *path)
+{
+	char line[16] = "";
+	FILE *f = fopen(path, "r");
+	bool yes = f && fgets(line, sizeof(line), f) && strcmp(line, "pgcrash: 1\n") == 0;
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+int pn_pgcrash_replay(const char *trace)
 {
 	struct pn_pgc_result r;
 	char dir[700], why[1024] = "";
@@ -333,7 +343,7 @@ int pn_cmd_pgcrash(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (a.replay)
-		return replay(a.replay);
+		return pn_pgcrash_replay(a.replay);
 	if (a.rebuild)
 		return rebuild(a.work, a.rebuild);
 	return check(&a);

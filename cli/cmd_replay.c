@@ -173,6 +173,8 @@ int pn_cmd_replay(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return pn_cli_usage_error("replay", "name exactly one trace file");
+	if (pn_pgcrash_is_trace(argv[optind])) /* pgcrash's traces: real recovery again */
+		return pn_pgcrash_replay(argv[optind]);
 	struct pn_scenario sc;
 	if (!pn_cli_load(argv[optind], &sc))
 		return 2;

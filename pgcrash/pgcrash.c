@@ -109,6 +109,14 @@ bool pn_pgc_init(struct pn_pgc *pg, const struct pn_pgc_config *cfg, const char 
 			return false;
 		}
 	}
+	char out[256], *test[] = {"/usr/bin/test", "-w", pg->work, NULL};
+	if (pn_pgc_exec(pg, test, NULL, 10, out, sizeof(out)) != 0) {
+		snprintf(why, len,
+			 "%s: the server's user cannot write it (a parent folder closed "
+			 "to it?)",
+			 pg->work);
+		return false;
+	}
 	snprintf(pg->recorder, sizeof(pg->recorder), "%s/libpn_record.so", pg->work);
 	return copy_file(recorder, pg->recorder, why, len);
 }

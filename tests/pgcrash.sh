@@ -4,8 +4,9 @@
 #   record   the recorder captures a tiny run whose log, applied to the base image, rebuilds
 #            the cluster byte for byte (diff -r against the stopped server's data directory);
 #            a log cut short is refused, naming the file and the byte offset;
-#   hostile  a bindir that is not PostgreSQL, a server that never starts, a full disk: each
-#            ends with a clear error and exit 2, within its bound, no server process left;
+#   hostile  a bindir that is not PostgreSQL, a work folder the server's user cannot reach,
+#            a server that never starts, a full disk: each ends with a clear error and
+#            exit 2, within its bound, no server process left;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery;
@@ -66,6 +67,10 @@ record)
 	;;
 hostile)
 	expect_exit2 bindir "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a"
+	if [[ $(id -u) -eq 0 ]]; then
+		mkdir -m 700 "$work/closed"
+		expect_exit2 closed "cannot write it" --work "$work/closed/w"
+	fi
 	fake=$work/bin
 	mkdir "$fake"
 	# copies: pg_ctl and initdb look for postgres beside their own resolved path
@@ -99,6 +104,10 @@ torn)
 	[[ $rc -eq 1 ]] || fail "replay: exit $rc, not 1: $(cat "$work/replay")"
 	verdict=$(sed -n 's/^verdict: //p' "$trace")
 	grep -q ": $verdict: " "$work/replay" || fail "replay: not $verdict: $(cat "$work/replay")"
+	rc=0
+	"$pn" replay "$trace" >"$work/replay2" 2>&1 || rc=$?
+	[[ $rc -eq 1 ]] && grep -q ": $verdict: " "$work/replay2" ||
+		fail "penumbra replay: exit $rc: $(cat "$work/replay2")"
 	no_leftover torn
 	;;
 fpw | atomic)

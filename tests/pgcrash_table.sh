@@ -16,6 +16,7 @@ pn=$1
 out=${2:-/dev/stdout}
 scen=$(dirname "$0")/../scenarios/protocols
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pn_table.XXXXXX")
+chmod 755 "$tmp" # the server's user works in it
 trap 'rm -rf "$tmp"' EXIT
 small=(--transactions 2 --rows 40 --updates 2 --checkpoint-every 1 --jobs 2 --max-unsynced 0)
 # name | pgcrash options | model scenario
