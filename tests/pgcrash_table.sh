@@ -27,7 +27,7 @@ rows=(
 )
 j() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 {
-	echo "| configuration | real PostgreSQL 15 | model | real states judged (deduplicated) | real states/s |"
+	echo "| configuration | real PostgreSQL 15 | model | real states judged (deduplicated of all) | real states/s |"
 	echo "| --- | --- | --- | --- | --- |"
 	for row in "${rows[@]}"; do
 		IFS='|' read -r name opts model <<<"$row"
