@@ -42,6 +42,8 @@ const struct pn_command pn_commands[] = {
 	 "one self-contained HTML file of plots from JSON results or traces", &pn_report_spec},
 	{"import", pn_cmd_import, "read a real PostgreSQL 15 WAL, print pg_waldump's statistics",
 	 &pn_import_spec},
+	{"pgcrash", pn_cmd_pgcrash, "real PostgreSQL recovered from the model's crash states",
+	 &pn_pgcrash_spec},
 };
 const size_t pn_commands_len = PN_ARRAY_LEN(pn_commands);
 

@@ -52,7 +52,7 @@ extern const size_t pn_commands_len;
 /* penumbra itself: --help, --version (penumbra(1)). */
 extern const struct pn_cmd_spec pn_cli_spec;
 extern const struct pn_cmd_spec pn_run_spec, pn_check_spec, pn_replay_spec, pn_compare_spec,
-	pn_bench_spec, pn_crashtest_spec, pn_report_spec, pn_import_spec;
+	pn_bench_spec, pn_crashtest_spec, pn_report_spec, pn_import_spec, pn_pgcrash_spec;
 /* "0.1.0 (commit abcdef1)", ", dirty" before the ')' when the tree had changes, "commit
  * unknown" when it was built without git (cli/version.c, from the build's git at build
  * time). */
@@ -72,6 +72,10 @@ int pn_cmd_bench(int argc, char **argv);
 int pn_cmd_crashtest(int argc, char **argv);
 int pn_cmd_report(int argc, char **argv);
 int pn_cmd_import(int argc, char **argv);
+int pn_cmd_pgcrash(int argc, char **argv);
+/* A trace pgcrash wrote (its first line "pgcrash: 1"), and its replay (cmd_pgcrash.c). */
+bool pn_pgcrash_is_trace(const char *path);
+int pn_pgcrash_replay(const char *trace);
 /* import --out (cli/import_scenario.c): the scenario and trace of a WAL range; exit status. */
 struct pn_xlr;
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out);

@@ -172,6 +172,8 @@ int pn_cmd_replay(int argc, char **argv)
 	int at, rc = pn_opts_parse(&pn_replay_spec, argc, argv, &o, &at);
 	if (rc >= 0)
 		return rc;
+	if (pn_pgcrash_is_trace(argv[at])) /* pgcrash's traces: real recovery again */
+		return pn_pgcrash_replay(argv[at]);
 	struct pn_scenario sc;
 	if (!pn_cli_load(argv[at], &sc))
 		return 2;

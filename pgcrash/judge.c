@@ -1,0 +1,141 @@
+/*
+ * judge.c: real recovery of one crash state, judged (pgcrash layer; P1-P5 in pgcrash.h).
+ *   J1 The oracle is the seed (pgcrash.c G3): the table must equal the oracle's table after
+ *      j commits for some acked <= j <= transactions (P2, P3); a table that equals one after
+ *      fewer commits lost an acknowledged commit (P2), one that equals none is P3.
+ *   J2 The server is stopped on every path out (pgcrash.c G2).
+ *   J3 postmaster.pid is removed before the start (not data; see pn_pgc_judge).
+ */
+#define _GNU_SOURCE
+#include "pgcrash.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void say(struct pn_pgc_result *r, enum pn_pgc_verdict v, const char *fmt, const char *s)
+{
+	r->verdict = v;
+	snprintf(r->detail, sizeof(r->detail), fmt, s);
+	for (char *c = r->detail; *c; c++)
+		if (*c == '\n' || *c == '\t')
+			*c = ' ';
+}
+
+/* Parses "id|v" lines into v (-1: no row); false when a line is not one. */
+static bool parse_rows(const char *out, int64_t *v, uint32_t ids)
+{
+	for (uint32_t i = 0; i <= ids; i++)
+		v[i] = -1;
+	for (const char *p = out; *p;) {
+		uint32_t id;
+		int64_t val;
+		int used;
+		if (sscanf(p, "%" SCNu32 "|%" SCNd64 "%n", &id, &val, &used) != 2 || id > ids)
+			return false;
+		v[id] = val;
+		p += used;
+		while (*p == '\n')
+			p++;
+	}
+	return true;
+}
+
+/* J1: which prefix the table is (or -1), and the first row that differs from acked's. */
+static void compare(const struct pn_pgc *pg, const int64_t *got, uint32_t acked,
+		    struct pn_pgc_result *r)
+{
+	uint32_t ids = pg->cfg.rows + pg->cfg.transactions;
+	int64_t *want = malloc((ids + 1) * sizeof(int64_t));
+	int64_t match = -1;
+	for (uint32_t j = 0; want && j <= pg->cfg.transactions && match < 0; j++) {
+		pn_pgc_oracle(&pg->cfg, j, want);
+		if (memcmp(want + 1, got + 1, ids * sizeof(int64_t)) == 0)
+			match = j;
+	}
+	if (match >= (int64_t)acked) {
+		r->verdict = PN_PGC_PASS;
+		r->prefix = (uint32_t)match;
+	} else if (want) {
+		pn_pgc_oracle(&pg->cfg, acked, want);
+		uint32_t id = 1;
+		while (id < ids && want[id] == got[id])
+			id++;
+		r->verdict = match >= 0 ? PN_PGC_LOST : PN_PGC_PREFIX;
+		r->prefix = match >= 0 ? (uint32_t)match : 0;
+		snprintf(r->detail, sizeof(r->detail),
+			 "%s: row id %" PRIu32 " has v %" PRId64 ", after the %" PRIu32
+			 " acknowledged commits it has v %" PRId64 " (-1: no row)",
+			 match >= 0 ? "the table is an earlier prefix" : "the table is no prefix",
+			 id, got[id], acked, want[id]);
+	}
+	free(want);
+}
+
+static bool unreadable(const char *out)
+{
+	return strstr(out, "checksum") || strstr(out, "invalid page") ||
+	       strstr(out, "could not read block");
+}
+
+/* P2-P5 on a running server. */
+static void checks(const struct pn_pgc *pg, const char *sock, uint32_t acked,
+		   struct pn_pgc_result *r)
+{
+	static char out[1 << 20];
+	uint32_t ids = pg->cfg.rows + pg->cfg.transactions;
+	int64_t *got = malloc((ids + 1) * sizeof(int64_t));
+	int rc = pn_pgc_sql(pg, sock, "SELECT id, v FROM pn ORDER BY id", out, sizeof(out));
+	if (rc != 0 || !got || !parse_rows(out, got, ids)) {
+		say(r, rc != 0 && unreadable(out) ? PN_PGC_READ : PN_PGC_PREFIX,
+		    "reading the table: %.400s", out);
+		free(got);
+		return;
+	}
+	compare(pg, got, acked, r);
+	free(got);
+	if (r->verdict != PN_PGC_PASS)
+		return;
+	rc = pn_pgc_sql(pg, sock, "SELECT blkno, offnum, msg FROM verify_heapam('pn') LIMIT 1", out,
+			sizeof(out));
+	if (rc != 0 || out[0]) {
+		say(r, rc != 0 && unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK,
+		    "verify_heapam: %.400s", out);
+		return;
+	}
+	rc = pn_pgc_sql(pg, sock, "SELECT bt_index_check('pn_pkey', true)", out, sizeof(out));
+	if (rc != 0) {
+		say(r, unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK, "bt_index_check: %.400s",
+		    out);
+		return;
+	}
+	rc = pn_pgc_sql(pg, sock,
+			"SELECT count(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relkind IN "
+			"('r','i','t','m','S') AND c.relpersistence = 'p'",
+			out, sizeof(out));
+	if (rc != 0)
+		say(r, PN_PGC_READ, "pg_prewarm of every relation: %.400s", out);
+}
+
+void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, uint32_t acked,
+		  struct pn_pgc_result *r)
+{
+	char why[512];
+	char pid[700];
+	memset(r, 0, sizeof(*r));
+	/* J3 the lock file is the runtime's, not data: a crash may leave it empty, and
+	 * PostgreSQL then refuses to start until someone removes it, as an operator does */
+	snprintf(pid, sizeof(pid), "%s/postmaster.pid", dir);
+	unlink(pid);
+	enum pn_pgc_start st = pn_pgc_start(pg, dir, sock, why, sizeof(why));
+	if (st != PN_PGC_STARTED) {
+		say(r, st == PN_PGC_LATE ? PN_PGC_ERROR : PN_PGC_NO_START,
+		    "the server did not start: %s", why);
+		pn_pgc_stop(pg, dir);
+		return;
+	}
+	checks(pg, sock, acked, r);
+	pn_pgc_stop(pg, dir);
+}

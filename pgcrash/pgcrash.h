@@ -1,0 +1,117 @@
+/*
+ * pgcrash.h: real PostgreSQL in the model's crash states (pgcrash layer, between model/ and
+ * cli/: it calls model/ and src/, only cli/ calls it; docs/pgcrash.md).
+ *
+ *   record   initdb a cluster (the configuration's options), set up the table, CHECKPOINT,
+ *            stop: the base image. Start it again with libpn_record.so preloaded, run the
+ *            workload (each transaction one psql call: its exit 0 is the acknowledgement,
+ *            logged as ACK), stop it: the operation log (oplog.h).
+ *   points   every durability boundary (an fsync of a file with unsynced writes), the start
+ *            and the end; or every operation.
+ *   states   at a point, the writes not yet durable become a pn_device's unsynced writes
+ *            (crash.c: each file of the cluster is a 1 GiB window of one device file) and
+ *            model/crashstate.c's enumerator gives their fates: the model's crash states.
+ *   judge    a state's data directory, materialized from the base image and the log, is
+ *            started with the real server and judged (judge.c): P1..P5 below.
+ *
+ * Verdicts of one state (judge.c):
+ *   P1 the server starts: recovery finishes within the timeout;
+ *   P2 every commit acknowledged before the crash point is in the table;
+ *   P3 the table equals the oracle's table after some prefix of the commits;
+ *   P4 amcheck: verify_heapam finds nothing, bt_index_check (heapallindexed) passes;
+ *   P5 every page of every relation of the database reads (pg_prewarm), so with checksums
+ *      no page fails its checksum.
+ */
+#ifndef PN_PGCRASH_H
+#define PN_PGCRASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oplog.h"
+#include "scenario.h"
+
+/* The workload and cluster configuration: the key of a recording. */
+struct pn_pgc_config {
+	char bindir[512];
+	bool checksums, fpw, wal_log_hints;
+	uint32_t rows;             /* rows the setup inserts (ids 1..rows) */
+	uint32_t transactions;     /* acknowledged one by one */
+	uint32_t updates;          /* per transaction */
+	uint32_t checkpoint_every; /* a CHECKPOINT after every N transactions (0: none) */
+	uint32_t pad;              /* bytes of each row's text column */
+	uint64_t seed;
+	uint32_t timeout_s; /* a server start or a query */
+};
+
+/* A work folder and what the commands need to run PostgreSQL there. */
+struct pn_pgc {
+	struct pn_pgc_config cfg;
+	char work[512];     /* owned by the postgres user when penumbra runs as root */
+	char recorder[600]; /* libpn_record.so, copied into work */
+	uint32_t uid, gid;  /* the server's user (the postgres user when root) */
+	bool as_user;       /* setuid before exec */
+};
+
+enum pn_pgc_verdict {
+	PN_PGC_PASS,
+	PN_PGC_NO_START, /* P1 */
+	PN_PGC_LOST,     /* P2 */
+	PN_PGC_PREFIX,   /* P3 */
+	PN_PGC_AMCHECK,  /* P4 */
+	PN_PGC_READ,     /* P5 */
+	PN_PGC_ERROR,    /* the judge itself failed (not a verdict on PostgreSQL) */
+};
+const char *pn_pgc_verdict_name(enum pn_pgc_verdict v);
+
+struct pn_pgc_result {
+	enum pn_pgc_verdict verdict;
+	uint32_t prefix; /* P3: the commits the table holds */
+	char detail[512];
+};
+
+/* ---- pgcrash.c: the cluster and the recording ---- */
+/* Prepares work (created, must not exist) and checks bindir; false with why (exit 2). */
+bool pn_pgc_init(struct pn_pgc *pg, const struct pn_pgc_config *cfg, const char *work,
+		 const char *recorder, char *why, size_t len);
+/* Runs argv (argv[0] a path) as the server's user, output (stdout and stderr) into out;
+ * the exit status, or -1 when it ran past timeout_s (its process group is killed). */
+int pn_pgc_exec(const struct pn_pgc *pg, char *const argv[], char *const envp[], uint32_t timeout_s,
+		char *out, size_t len);
+/* Records the base image (work/base) and the log (work/ops.log); false with why. */
+bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len);
+/* Starts the server on dir with its socket in sock: PN_PGC_STARTED, or PN_PGC_EXITED (it
+ * ended: the log's FATAL line in why) or PN_PGC_LATE (not ready within the timeout; not a
+ * verdict on PostgreSQL: a loaded machine is slow too). pn_pgc_stop stops it whatever
+ * happened. */
+enum pn_pgc_start { PN_PGC_STARTED, PN_PGC_EXITED, PN_PGC_LATE };
+enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
+			       char *why, size_t len);
+void pn_pgc_stop(const struct pn_pgc *pg, const char *dir);
+/* One SQL command through psql on the server at sock; exit status, output in out. */
+int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len);
+/* The oracle: the value column of ids 1..rows+transactions after `commits` commits (-1:
+ * no row), computed from the seed alone. */
+void pn_pgc_oracle(const struct pn_pgc_config *cfg, uint32_t commits, int64_t *v);
+/* The SQL of transaction k (1-based). */
+void pn_pgc_txn_sql(const struct pn_pgc_config *cfg, uint32_t k, char *out, size_t len);
+
+/* ---- fs.c: directories ---- */
+bool pn_pgc_copy_tree(const struct pn_pgc *pg, const char *from, const char *to, char *why,
+		      size_t len);
+bool pn_pgc_remove_tree(const char *dir);
+/* XXH64 of the n files paths (relative to dir): each one's path and bytes or absence
+ * (fs.c F2). */
+uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n);
+/* Applies op to dir (new files owned by the data directory's owner); why on failure. */
+bool pn_pgc_apply(const char *dir, const struct pn_fop *op, const uint8_t *data, uint64_t off,
+		  uint64_t len, char *why, size_t why_len);
+
+/* ---- judge.c ---- */
+/* Starts the server on the state in dir (sock: its socket folder), judges P1..P5, stops it.
+ * acked: commits acknowledged before the crash point. The unit of work of --jobs. */
+void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, uint32_t acked,
+		  struct pn_pgc_result *r);
+
+#endif

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# pgcrash.sh: `penumbra pgcrash` against the real PostgreSQL 15 (CTest label postgres;
+# docs/pgcrash.md). One part per CTest test:
+#   record   the recorder captures a tiny run whose log, applied to the base image, rebuilds
+#            the cluster byte for byte (diff -r against the stopped server's data directory);
+#            a log cut short is refused, naming the file and the byte offset;
+#   hostile  a bindir that is not PostgreSQL, a work folder the server's user cannot reach,
+#            a server that never starts, a full disk: each ends with a clear error and
+#            exit 2, within its bound, no server process left;
+#   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
+#            page is found (the server refuses to start on a checksum failure), its trace
+#            replays to the same verdict with real recovery;
+#   fpw      full_page_writes=on: every distinct state of a small workload recovers (slow);
+#   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow).
+# PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|fpw|atomic" >&2
+	exit 2
+fi
+pn=$1
+part=$2
+. "$(dirname "$0")/pg_lib.sh"
+pg_lib_init pgcrash.sh
+mnt=
+cleanup() {
+	[[ -n $mnt ]] && umount "$mnt" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+failed=0
+fail() {
+	echo "FAIL: $*" >&2
+	failed=1
+}
+
+# No process of the server's user may still run on a data directory under $work.
+no_leftover() {
+	if pgrep -u postgres -f -- "-D $work/" >/dev/null; then
+		fail "$1: a server process is left: $(pgrep -a -u postgres -f -- "-D $work/")"
+		pkill -KILL -u postgres -f -- "-D $work/" || true
+	fi
+}
+
+# expect_exit2 NAME WANT_IN_STDERR ARGS...: exit 2, the message, no leftover.
+expect_exit2() {
+	local name=$1 want=$2 rc=0
+	shift 2
+	timeout 300 "$pn" pgcrash "$@" >"$work/out" 2>"$work/err" || rc=$?
+	[[ $rc -eq 2 ]] || fail "$name: exit $rc, not 2: $(cat "$work/err")"
+	grep -q -- "$want" "$work/err" || fail "$name: no '$want' in: $(cat "$work/err")"
+	no_leftover "$name"
+}
+
+small=(--transactions 2 --rows 40 --updates 2 --checkpoint-every 1 --jobs 2)
+case $part in
+record)
+	"$pn" pgcrash --work "$work/rec" --record-only "${small[@]}" 2>/dev/null
+	"$pn" pgcrash --work "$work/rec" --rebuild "$work/rebuilt"
+	diff -r "$work/rec/data" "$work/rebuilt" >/dev/null ||
+		fail "the log applied to the base image is not the cluster: $(diff -rq "$work/rec/data" "$work/rebuilt" | head -3)"
+	size=$(stat -c %s "$work/rec/ops.log")
+	head -c $((size - 3)) "$work/rec/ops.log" >"$work/cut.log"
+	cp "$work/cut.log" "$work/rec/ops.log"
+	expect_exit2 cut "ops.log: byte [0-9]*: " --work "$work/rec" --rebuild "$work/rebuilt2"
+	;;
+hostile)
+	expect_exit2 bindir "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a"
+	if [[ $(id -u) -eq 0 ]]; then
+		mkdir -m 700 "$work/closed"
+		expect_exit2 closed "cannot write it" --work "$work/closed/w"
+	fi
+	fake=$work/bin
+	mkdir "$fake"
+	# copies: pg_ctl and initdb look for postgres beside their own resolved path
+	for t in initdb pg_ctl psql; do cp "$pgbin/$t" "$fake/$t"; done
+	# a postgres that does what initdb asks and never starts a server
+	cat >"$fake/postgres" <<-SH
+		#!/bin/sh
+		case "\$1" in --boot|--single|--check|-V|--version|--describe-config|-C) exec "$pgbin/postgres" "\$@";; esac
+		while :; do sleep 1; done
+	SH
+	chmod 755 "$fake/postgres"
+	chmod 755 "$work"
+	start=$SECONDS
+	expect_exit2 never-starts "not ready within 3 s" --pg-bindir "$fake" --work "$work/b" --timeout 3s
+	((SECONDS - start < 200)) || fail "never-starts took $((SECONDS - start)) s"
+	mnt=$work/small
+	mkdir "$mnt"
+	mount -t tmpfs -o size=12m tmpfs "$mnt"
+	chown postgres "$mnt"
+	expect_exit2 full-disk "No space left on device" --work "$mnt/w"
+	;;
+torn)
+	rc=0
+	"$pn" pgcrash --work "$work/t" --fpw off --tear halves --max-unsynced 0 --fail-fast \
+		"${small[@]}" >"$work/out" 2>/dev/null || rc=$?
+	[[ $rc -eq 1 ]] || fail "fpw off: exit $rc, not 1: $(cat "$work/out")"
+	grep -q "checksum\|invalid page" "$work/out" || fail "fpw off: no torn page: $(cat "$work/out")"
+	trace=$(sed -n 's/^trace: //p' "$work/out")
+	rc=0
+	"$pn" pgcrash --replay "$trace" >"$work/replay" 2>&1 || rc=$?
+	[[ $rc -eq 1 ]] || fail "replay: exit $rc, not 1: $(cat "$work/replay")"
+	verdict=$(sed -n 's/^verdict: //p' "$trace")
+	grep -q ": $verdict: " "$work/replay" || fail "replay: not $verdict: $(cat "$work/replay")"
+	rc=0
+	"$pn" replay "$trace" >"$work/replay2" 2>&1 || rc=$?
+	[[ $rc -eq 1 ]] && grep -q ": $verdict: " "$work/replay2" ||
+		fail "penumbra replay: exit $rc: $(cat "$work/replay2")"
+	no_leftover torn
+	;;
+fpw | atomic)
+	args=(--fpw on --tear halves --max-unsynced 0)
+	[[ $part == atomic ]] && args=(--fpw off --sector 8192 --max-unsynced 0)
+	rc=0
+	"$pn" pgcrash --work "$work/p" "${args[@]}" "${small[@]}" --json "$work/j" \
+		>"$work/out" 2>/dev/null || rc=$?
+	[[ $rc -eq 0 ]] || fail "$part: exit $rc, not 0: $(cat "$work/out")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] == "pass" and d["judged"] > 10 and d["judged"] == d["verdicts"]["pass"], d' "$work/j" ||
+		fail "$part: the JSON is not a pass of more than 10 judged states"
+	no_leftover "$part"
+	;;
+*)
+	echo "$0: unknown part '$part'" >&2
+	exit 2
+	;;
+esac
+exit $failed
