@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "files.h"
 #include "run.h"
 
 #include <stddef.h>
@@ -266,8 +267,9 @@ static int parse(struct args *a, int argc, char **argv)
 
 bool pn_pgcrash_is_trace(const char *path)
 {
-	char line[16] = "";
-	FILE *f = fopen(path, "r");
+	char line[16] = "", why[160];
+	/* opened as every input is (files.h F1): a FIFO or a device is no trace, at once */
+	FILE *f = pn_file_fopen_in(path, "a trace", why, sizeof why);
 	bool yes = f && fgets(line, sizeof(line), f) && strcmp(line, "pgcrash: 1\n") == 0;
 	if (f)
 		fclose(f);

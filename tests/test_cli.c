@@ -159,8 +159,8 @@ static void assert_usage_error(const char *what)
 
 START_TEST(test_command_table)
 {
-	static const char *const names[] = {"run",   "check",     "replay", "compare",
-					    "bench", "crashtest", "report", "import"};
+	static const char *const names[] = {"run",       "check",  "replay", "compare", "bench",
+					    "crashtest", "report", "import", "pgcrash"};
 
 	ck_assert_uint_eq(pn_commands_len, PN_ARRAY_LEN(names));
 	for (size_t i = 0; i < PN_ARRAY_LEN(names); i++) {
