@@ -132,7 +132,7 @@ grep -q "incorrect resource manager data checksum in record at $lsn" "$work/pn.e
 out=$work/pgbench.yaml
 "$pn" import "$wal" --from "$l1" --to "$l2" --out "$out" >"$work/import.out" 2>&1 ||
 	fail "import --out: $(cat "$work/import.out")"
-read -r pg_count pg_bytes < <(sed -n 's/^PostgreSQL: .* fpi_count \([0-9]*\) .* fpi_bytes_uncompressed \([0-9]*\)$/\1 \2/p' "$work/import.out")
+read -r pg_count pg_bytes < <(sed -n 's/^PostgreSQL[^:]*: .* fpi_count \([0-9]*\) .* fpi_bytes_uncompressed \([0-9]*\)$/\1 \2/p' "$work/import.out")
 "$pn" run "$out" --json "$work/run.json" >/dev/null 2>&1 || fail "run of the import failed"
 our_count=$(jq '.results[0].fpi_count' "$work/run.json")
 our_bytes=$(jq '.results[0].fpi_bytes' "$work/run.json")
