@@ -367,6 +367,9 @@ END_TEST
  * verify finds the lie; the result is the whole one either way. */
 START_TEST(lookups_lying_caught)
 {
+#ifdef PN_TEST_SANITIZED
+	points_every = 4; /* at every 16th point no lying answer reaches a verified unit */
+#endif
 	struct owner o = {.lie = true}, v = {.lie = true};
 	compare_lookups("scenarios/protocols/nofpw-random-atomic.yaml", 64, &o, false);
 	ck_assert(o.hits == o.lookups && o.reruns > 0);
@@ -380,6 +383,7 @@ END_TEST
  * cases took 513 s of CI's ASan run at every fourth; the sanitizers look for memory faults,
  * which the same code paths show at any stride, and the Debug run visits every point), still
  * hundreds of states relearned without lookups against the 100 lookups_answered asks for;
+ * lookups_lying_caught keeps every fourth (at every sixteenth its verify met no lie);
  * elsewhere all of them. */
 static void lookups_setup(void)
 {
