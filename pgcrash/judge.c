@@ -132,7 +132,7 @@ void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, ui
 	enum pn_pgc_start st = pn_pgc_start(pg, dir, sock, why, sizeof(why));
 	if (st != PN_PGC_STARTED) {
 		say(r, st == PN_PGC_LATE ? PN_PGC_ERROR : PN_PGC_NO_START,
-		    "the server did not start: %s", why);
+		    "the server did not start: %.480s", why);
 		pn_pgc_stop(pg, dir);
 		return;
 	}

@@ -407,7 +407,7 @@ static bool client_record(const char *log, enum pn_fop_kind kind, uint64_t off)
 
 static bool setup_conf(const struct pn_pgc *pg, const char *data, char *why, size_t len)
 {
-	char path[600];
+	char path[640]; /* data (at most 599) and the file name */
 	snprintf(path, sizeof(path), "%s/postgresql.conf", data);
 	FILE *f = fopen(path, "a");
 	if (!f) {
