@@ -50,6 +50,25 @@ static void man_text(FILE *out, const char *text)
 	}
 }
 
+/* An option's long name in bold ("--json"), as man shows it. */
+static void man_long_name(FILE *out, const struct pn_opt *o)
+{
+	fputs("\\fB", out);
+	man_escape(out, "--");
+	man_escape(out, o->name);
+	fputs("\\fR", out);
+}
+
+/* " VALUE" in italics after an option that takes one; nothing for a flag. */
+static void man_value(FILE *out, const struct pn_opt *o)
+{
+	if (!o->value)
+		return;
+	fputs(" \\fI", out);
+	man_escape(out, o->value);
+	fputs("\\fR", out);
+}
+
 static void man_option(FILE *out, const struct pn_opt *o)
 {
 	char text[TEXT_MAX];
@@ -57,15 +76,8 @@ static void man_option(FILE *out, const struct pn_opt *o)
 	fputs(".TP\n", out);
 	if (o->short_name)
 		fprintf(out, "\\fB\\-%c\\fR, ", o->short_name);
-	fputs("\\fB", out);
-	man_escape(out, "--");
-	man_escape(out, o->name);
-	fputs("\\fR", out);
-	if (o->value) {
-		fputs(" \\fI", out);
-		man_escape(out, o->value);
-		fputs("\\fR", out);
-	}
+	man_long_name(out, o);
+	man_value(out, o);
 	fputc('\n', out);
 	pn_opts_expand(o->help, text, sizeof text);
 	man_escape(out, text);
@@ -91,19 +103,11 @@ static void man_synopsis(FILE *out, const struct pn_cmd_spec *spec)
 	for (size_t i = 0; i < spec->nopts; i++) {
 		const struct pn_opt *o = &spec->opts[i];
 		fputs(o->required ? " " : " [", out);
-		if (o->short_name) {
+		if (o->short_name)
 			fprintf(out, "\\fB\\-%c\\fR", o->short_name);
-		} else {
-			fputs("\\fB", out);
-			man_escape(out, "--");
-			man_escape(out, o->name);
-			fputs("\\fR", out);
-		}
-		if (o->value) {
-			fputs(" \\fI", out);
-			man_escape(out, o->value);
-			fputs("\\fR", out);
-		}
+		else
+			man_long_name(out, o);
+		man_value(out, o);
 		fputs(o->required ? "" : "]", out);
 	}
 	fputc('\n', out);
