@@ -3,8 +3,9 @@
  * src/, nothing uses it). One table names every command; each command is one function
  * `int pn_cmd_<name>(int argc, char **argv)` in cli/cmd_<name>.c, called with argv[0] the
  * command's name. The helpers here are what the commands share: option parsing, scenario
- * loading, running a scenario in the simulator, and the two outputs of a run (the readable
- * metrics table and the JSON document). docs/cli.md is the user's reference.
+ * loading and running a scenario in the simulator (cli.c); the two outputs of a run (the
+ * readable metrics table and the JSON document) are results.h's. docs/cli.md is the user's
+ * reference.
  *
  * Rules every command keeps:
  *   C1 Exit status: 0 ok; 1 the thing checked went wrong (a violation, a lost commit);
@@ -28,6 +29,7 @@
 
 #include "opts.h"
 #include "protocols.h"
+#include "results.h"
 #include "world.h"
 
 #ifndef PN_VERSION /* the version of CMakeLists.txt's project, a compile definition */
@@ -131,16 +133,6 @@ bool pn_cli_trace_write(const struct pn_scenario *sc, const struct pn_check_resu
 /* Loads a scenario; on error prints the loader's "FILE:LINE:COL: message" to stderr. */
 bool pn_cli_load(const char *path, struct pn_scenario *sc);
 
-struct pn_cli_result {
-	char scenario[128];
-	enum pn_mode mode;
-	char label[24]; /* the mode's name, "umbra-l3" / "umbra-l4" for the policies */
-	uint64_t seed;
-	struct pn_sim_result sim; /* sim.status: 0 ok, 1 violation or stall, 2 refused */
-	bool failed;              /* bench: status 1 from an I/O error or a stall (sim.error) */
-	const char *txn_names[PN_TXN_TYPES]; /* the workload's transaction types, or NULL */
-};
-
 /* One simulated run of sc as it stands (after overrides; m, may be NULL, is the mode spec
  * that was applied: it names the result, pn_cli_label). Returns sim.status. */
 int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
@@ -153,34 +145,8 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
  * for umbra with a policy named ("umbra-prototype"), "umbra-l3" / "umbra-l4" for umbra
  * under those policies however set, else the mode's name. */
 void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, char *out, size_t len);
-/* C5 "No page" (a violation of the run as a whole: pn_svc_violation's UINT32_MAX) is
- * JSON null and "-" in text, in every command. */
-#define PN_CLI_NO_PAGE PN_NO_PAGE
-json_t *pn_cli_page_json(uint32_t page);
-/* "N", or "-" for PN_CLI_NO_PAGE; buf holds at least 12 bytes. Returns buf. */
-const char *pn_cli_page_text(uint32_t page, char *buf, size_t len);
-/* Explains a failed run on stderr: "violation: KIND page N: DETAIL", "stall: WHY", or the
- * engine's refusal; prefixed with "MODE: " when with_mode. Nothing for a run that was ok. */
-void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode);
-/* The worse of two exit statuses (2 > 1 > 0). */
-int pn_cli_worst(int a, int b);
 
 /* ---- output ---- */
-/* The metrics table, one column per result; `ref` (may be NULL) adds "WAL vs <ref mode>". */
-void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
-			  const struct pn_cli_result *ref);
-/* The per-record-type breakdown, shaped like `pg_waldump --stats=record` (types with N > 0). */
-void pn_cli_print_records(FILE *out, const struct pn_metrics *m);
-/* The same table from rows (import prints real WAL's through it): every row is printed. */
-struct pn_cli_record_row {
-	const char *name;
-	uint64_t count, rec_bytes, fpi_bytes;
-};
-void pn_cli_print_record_rows(FILE *out, const struct pn_cli_record_row *rows, size_t n);
-/* One result as a JSON object (keys in a fixed order). */
-json_t *pn_cli_result_json(const struct pn_cli_result *r);
-/* Its "series" key: the run's time series, column-wise (cli/series_json.c). */
-json_t *pn_cli_series_json(const struct pn_series *s);
 /* Every output file goes through these (src/base/files.h F1-F5: a temporary beside it,
  * renamed into place when every write succeeded, removed otherwise; never onto an input).
  * Opens an output file before the work starts ("-" = stdout); NULL (message printed:
@@ -191,9 +157,5 @@ FILE *pn_cli_open_output(const char *cmd, const char *path);
  * writes all succeeded) and the flush, fsync and close succeed; else removes it. Returns 0,
  * or 2 with the message printed, naming the file and the errno's text. */
 int pn_cli_close_output(const char *cmd, FILE *f, const char *path, bool written);
-/* Writes {"results": [...]} to f (from pn_cli_open_output(path)) and closes it
- * (pn_cli_close_output). Returns 0, or 2 when it cannot be written. */
-int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct pn_cli_result *res,
-		      size_t n);
 
 #endif
