@@ -403,7 +403,7 @@ START_TEST(test_ring_writes_match)
 END_TEST
 
 /* The ring does not zero a page it hands to pn_wal_copy_record: the copy begins every page
- * it enters (walfmt.c W3: header, then zeros). With stale bytes in every free slot before
+ * it enters (walfmt.c WF3: header, then zeros). With stale bytes in every free slot before
  * each insert, over three turns of the ring, the pages the records entered hold no run of
  * 16 stale bytes (more than a CRC or an LSN could make), the zeros past the last record
  * included. */

@@ -9,7 +9,7 @@
  *      (the generation recovery reads it from); l3/l4 read their selector pages instead,
  *      and an image-free shift first sets the page's slot to the shift's source (the
  *      row's redo_source);
- *   4. replay from redo to the end of valid WAL (walfmt.c's reader: CRC, prev-link, page
+ *   4. replay from redo to the end of valid WAL (walread.c's reader: CRC, prev-link, page
  *      headers): for each block, an image is restored without reading the disk
  *      (RBM_ZERO_AND_LOCK); otherwise the page is read, verified (checksum: a torn page is
  *      an error here, rule C3) and the record applied if its end LSN is past the page LSN
@@ -58,7 +58,7 @@ static bool wal_read_cb(void *arg, pn_lsn addr, uint8_t *out)
 }
 
 /* Parts of a page and summaries of them (DV8): the bytes past the last valid record are
- * summarized, never read (walfmt.h pn_wal_reader_parts). */
+ * summarized, never read (walread.h pn_wal_reader_parts). */
 static bool wal_part_cb(void *arg, pn_lsn addr, uint32_t len, uint8_t *out)
 {
 	struct pn_recovery *rv = arg;

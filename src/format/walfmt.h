@@ -1,7 +1,6 @@
 /*
  * walfmt.h: the WAL's bytes, exactly as PostgreSQL lays them out (xlogrecord.h,
- * xlog_internal.h; docs/postgres-facts.md section 2). Pure functions: no I/O, no state
- * beyond the reader's cursor. Owns:
+ * xlog_internal.h; docs/postgres-facts.md section 2). Pure functions: no I/O, no state. Owns:
  *   - record assembly: XLogRecord (24 B) + block headers (4 B, + 5 B image header, + 12 B
  *     RelFileLocator unless SAME_REL, + 4 B BlockNumber, + 2 B slot-shift header) + main-data
  *     header (2 B short / 5 B long) + block data and hole-free images + main data;
@@ -11,8 +10,9 @@
  *     "usable byte" space (XLogBytePosToRecPtr / XLogBytePosToEndRecPtr);
  *   - placing a record's bytes into WAL pages (continuation pages carry
  *     XLP_FIRST_IS_CONTRECORD and xlp_rem_len);
- *   - a reader that finds the end of valid WAL as crash recovery does: page magic and
- *     pageaddr, rem_len, xl_tot_len >= 24, a known rmid, the prev-link, the CRC.
+ *   - (walread.h, included at the end) a reader that finds the end of valid WAL as crash
+ *     recovery does: page magic and pageaddr, rem_len, xl_tot_len >= 24, a known rmid, the
+ *     prev-link, the CRC.
  */
 #ifndef PN_WALFMT_H
 #define PN_WALFMT_H
@@ -106,7 +106,7 @@ pn_lsn pn_wal_bytepos_to_endrecptr(uint64_t bytepos, uint32_t seg_size);
 uint64_t pn_wal_recptr_to_bytepos(pn_lsn lsn, uint32_t seg_size);
 /* From a start position (a value of pn_wal_bytepos_to_recptr) `bytes` (> 0) usable bytes on:
  * *end and *next are what pn_wal_bytepos_to_endrecptr and pn_wal_bytepos_to_recptr give for
- * that byte position (W2), found without dividing (the insert path's arithmetic). */
+ * that byte position (walfmt.c WF2), found without dividing (the insert path's arithmetic). */
 void pn_wal_lsn_advance(pn_lsn start, uint64_t bytes, uint32_t seg_size, pn_lsn *end, pn_lsn *next);
 /* Header size of the WAL page that starts at page_addr (40 at a segment start, else 24). */
 uint32_t pn_wal_page_header_size(pn_lsn page_addr, uint32_t seg_size);
@@ -127,61 +127,7 @@ void pn_wal_copy_record(const uint8_t *rec, uint32_t len, pn_lsn start, uint32_t
 /* Writes the header of an empty WAL page at page_addr (rem_len 0, no CONTRECORD). */
 void pn_wal_page_init(uint8_t *page, pn_lsn page_addr, uint32_t seg_size, uint64_t sysid);
 
-/* Reads the WAL page at page_addr into out (PN_XLOG_BLCKSZ bytes); false if unavailable. */
-typedef bool (*pn_wal_read_fn)(void *arg, pn_lsn page_addr, uint8_t *out);
-/* Reads [addr, addr + len) of one WAL page into out; false if unavailable. */
-typedef bool (*pn_wal_part_fn)(void *arg, pn_lsn addr, uint32_t len, uint8_t *out);
-/* A summarized read (env.h, sim/device.h DV8) of [addr, addr + len) of one WAL page. */
-typedef bool (*pn_wal_summary_fn)(void *arg, pn_lsn addr, uint32_t len, const struct pn_summary *s,
-				  struct pn_summary_value *out);
-
-struct pn_wal_reader {
-	uint32_t seg_size;
-	uint32_t page_size; /* data page size, for images */
-	uint64_t sysid;
-	pn_wal_read_fn read;
-	void *arg;
-	pn_lsn next;   /* where the next record starts */
-	pn_lsn prev;   /* start of the last record read; 0 = do not check the first */
-	uint8_t *page; /* PN_XLOG_BLCKSZ scratch (owned) */
-	uint8_t *rec;  /* reassembly buffer (owned) */
-	uint32_t rec_cap;
-	uint8_t *images; /* PN_WAL_MAX_BLOCKS * page_size (owned) */
-	char why[160];   /* why reading stopped, PostgreSQL's wording where it has one */
-	/* The validated WAL page held in `page` (read once for all the records it holds).
-	 * Dropped on every failure and by pn_wal_reader_seek(). */
-	pn_lsn page_addr;
-	bool page_loaded;
-	/* Optional (pn_wal_reader_parts): a page is read only as far as its records reach
-	 * (page_have bytes of it are in `page`), and whether a record that starts on it is
-	 * valid is taken as a summary before its bytes are read. */
-	pn_wal_part_fn read_part;
-	pn_wal_summary_fn summarize;
-	uint32_t page_have;
-	/* The last run of valid records summarized (walfmt.c run_summary), [run_start, run_end)
-	 * on page_addr's page, and what ends it (run_end 0: none). */
-	pn_lsn run_start, run_end;
-	struct pn_summary_value run_stop;
-};
-
-/* Prepares a reader at `start`; max_record bounds xl_tot_len. Returns false on no memory. */
-bool pn_wal_reader_init(struct pn_wal_reader *r, pn_lsn start, pn_lsn prev, uint32_t seg_size,
-			uint32_t page_size, uint32_t max_record, uint64_t sysid,
-			pn_wal_read_fn read, void *arg);
-void pn_wal_reader_free(struct pn_wal_reader *r);
-/* Reads pages in parts and records' validity as summaries from here on (recovery's reader:
- * the bytes past the last valid record are never read as bytes, only summarized). */
-void pn_wal_reader_parts(struct pn_wal_reader *r, pn_wal_part_fn part, pn_wal_summary_fn summarize);
-/* Repositions the reader (next, prev as in init) and drops its cached page: use it after
- * the WAL under the reader changed (e.g. more WAL appended to the page it last read). */
-void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev);
-/*
- * Reads the record at r->next. True: *rec is decoded (valid until the next call), *start
- * and *end are its start LSN and its end LSN (the EndRecPtr PostgreSQL stamps on pages:
- * the position after its MAXALIGNed end), r->next advances. False: the end of valid WAL,
- * r->why says why (e.g. "invalid record length at 0/14000028: wanted 24, got 0").
- */
-bool pn_wal_read_next(struct pn_wal_reader *r, struct pn_wal_record *rec, pn_lsn *start,
-		      pn_lsn *end);
+/* The reader of these bytes is walread.h's; every user of walfmt.h sees it. */
+#include "walread.h"
 
 #endif
