@@ -41,11 +41,10 @@
 #include <stdio.h>
 
 #include "pn.h"
+#include "xlogdecode.h"
 
-#define PN_XLR_MAX_BLOCK_ID 32    /* XLR_MAX_BLOCK_ID */
 #define PN_XLR_RM_BUILTIN 22      /* PostgreSQL 15's managers are ids 0 .. 21 */
 #define PN_XLR_RM_CUSTOM_MIN 128  /* RM_MIN_CUSTOM_ID .. 255: extension managers */
-#define PN_XLR_BLCKSZ 8192u       /* data page size (BLCKSZ) of a default build */
 #define PN_XLR_PG_VERSION_MIN 15u /* the versions whose XLOG_PAGE_MAGIC it reads: 15 D110, */
 #define PN_XLR_PG_VERSION_MAX 17u /* 16 D113, 17 D116 (r->pg_version) */
 
@@ -59,39 +58,6 @@ enum pn_xlr_rm {
 #define PN_XLR_XLOG_CHECKPOINT_SHUTDOWN 0x00u
 #define PN_XLR_XLOG_CHECKPOINT_ONLINE 0x10u
 #define PN_XLR_XLOG_SWITCH 0x40u
-
-/* bimg_info: how an image is stored. */
-enum pn_xlr_compress { PN_XLR_PLAIN, PN_XLR_PGLZ, PN_XLR_LZ4, PN_XLR_ZSTD };
-
-struct pn_xlr_block {
-	bool in_use;
-	uint8_t fork;          /* fork_flags & 7: 0 main, 1 fsm, 2 vm, 3 init */
-	uint8_t flags;         /* fork_flags as written */
-	uint32_t spc, db, rel; /* RelFileLocator (SAME_REL: the previous block's) */
-	uint32_t blkno;
-	uint16_t data_len;
-	bool has_image, apply_image, will_init;
-	uint8_t bimg_info;
-	enum pn_xlr_compress compress;
-	uint16_t bimg_len; /* image bytes stored in the record */
-	uint16_t hole_offset, hole_length;
-};
-
-struct pn_xlr_record {
-	pn_lsn start; /* ReadRecPtr */
-	pn_lsn end;   /* EndRecPtr: where the next record starts */
-	pn_lsn prev;  /* xl_prev */
-	uint32_t tot_len, xid;
-	uint8_t rmid, info;
-	bool has_origin;
-	uint16_t origin;
-	uint32_t toplevel_xid; /* 0: none */
-	int max_block_id;      /* -1: no block */
-	struct pn_xlr_block blocks[PN_XLR_MAX_BLOCK_ID + 1];
-	uint32_t main_len;
-	const uint8_t *main_data; /* valid until the next read */
-	uint32_t fpi_len;         /* sum of bimg_len */
-};
 
 struct pn_xlr_seg {
 	uint32_t tli;
@@ -110,9 +76,9 @@ struct pn_xlr {
 	FILE *file;      /* the open segment */
 	size_t file_seg; /* its index in segs */
 	uint8_t page[8192];
-	uint8_t image[PN_XLR_BLCKSZ]; /* R5: an lz4 or zstd image decompressed, then dropped */
-	pn_lsn page_addr;             /* of the validated page in `page`; 1 = none */
-	uint64_t hdr_segno;           /* segment whose first page was validated; UINT64_MAX none */
+	struct pn_xlr_decoder dec; /* R4, R5: its page buffer and a refusal's reason */
+	pn_lsn page_addr;          /* of the validated page in `page`; 1 = none */
+	uint64_t hdr_segno;        /* segment whose first page was validated; UINT64_MAX none */
 	pn_lsn latest_page;
 	uint32_t latest_tli;
 	uint8_t *rec;
