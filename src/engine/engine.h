@@ -19,8 +19,9 @@
  *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
  *   engine.c    init, processes, triggers, the background writer and WAL writer, checks
  *   protocol.h  the protocol table: the engine calls a protocol only through e->proto, the
- *               row the assembly passes to pn_engine_init (src/protocol/: fpw.c,
- *               doublewrite.c, umbra.c, umbra_map.c, pushdown.c; protocols.c the table)
+ *               row the assembly passes to pn_engine_init (src/protocol/list.h's rows:
+ *               fpw.c, umbra.c, umbra_map.c, umbra_pool.c, umbra_gen2.c, doublewrite.c,
+ *               pushdown.c; protocols.c the table)
  *   client.c    what a workload's changes use of the engine; client.h is the only thing the
  *               engine knows of a workload (struct pn_client_ops, struct pn_change): the
  *               workloads are above it, in src/workload/, and the assembly passes their row

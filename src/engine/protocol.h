@@ -6,9 +6,12 @@
  * default, named at each hook. Rows are filled with
  * designated initializers; adding a protocol is one file and one row.
  *
- * Rows (docs/ARCHITECTURE.md, the protocol table): fpw, nofpw (protocol/fpw.c), doublewrite
- * (protocol/doublewrite.c), umbra-prototype (protocol/umbra.c), umbra-l3, umbra-l4
- * (protocol/umbra_map.c), umbra-pool (protocol/umbra_pool.c), pushdown (protocol/pushdown.c).
+ * Rows (docs/ARCHITECTURE.md section 2a; one line each in src/protocol/list.h, whose order
+ * is the rows' identity): fpw, nofpw (protocol/fpw.c), umbra-prototype (protocol/umbra.c),
+ * umbra-l3, umbra-l4 (protocol/umbra_map.c), umbra-pool (protocol/umbra_pool.c), umbra-gen2
+ * (protocol/umbra_gen2.c), doublewrite (protocol/doublewrite.c), pushdown
+ * (protocol/pushdown.c); their shared helpers in protocol/rows.c, the table in
+ * protocol/protocols.c.
  * A row keeps its own state behind its context's state (NULL when it has none) and the mutants it owns (docs/ARCHITECTURE.md section 2a).
  */
 #ifndef PN_PROTOCOL_H
