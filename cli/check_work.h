@@ -46,6 +46,7 @@ struct check_outcome {
 struct check_item {
 	char *path;
 	char name[128]; /* the scenario's name, or the file's when it did not load */
+	char mode[32];  /* the protocol checked (pn_cli_label), "" when it did not load */
 	struct pn_scenario sc;
 	bool loaded, done, printed;
 	struct check_outcome out;

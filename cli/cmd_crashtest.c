@@ -11,7 +11,7 @@
  *      [0, --max-time] after the child started), and reads what was reported before it died;
  *   4. the parent recovers from the files through the same backend (the engine's recovery,
  *      the end-of-recovery checkpoint included) and judges the result with the checker's own
- *      functions (model/checker.h): C3 recovery completes, C1 every acknowledged commit is in
+ *      functions (model/judge.h): C3 recovery completes, C1 every acknowledged commit is in
  *      the recovered WAL, C2 every page equals the oracle's page for the recovered WAL.
  * A child that stops on a runtime invariant (R1-R5) is a failure too; its files are still
  * recovered and judged, which shows what the bug loses.
