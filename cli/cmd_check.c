@@ -321,8 +321,12 @@ static int parse(int argc, char **argv, struct check_args *a)
 	    (a->nmodes = pn_cli_parse_mode_specs("check", a->modes_arg, a->modes)) < 0)
 		return 2;
 	if (a->mpi && !pn_exec_method_built(PN_EXEC_MPI))
-		return pn_cli_usage_error("check", "--mpi: this penumbra was built without "
-						   "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
+		return pn_cli_usage_error("check", "--mpi: %s", pn_exec_mpi_missing());
+	if (pn_exec_mpi_detected() && !a->mpi && !pn_exec_method_built(PN_EXEC_MPI))
+		fprintf(stderr,
+			"penumbra check: started by mpirun or srun, but %s: each rank "
+			"checks everything alone\n",
+			pn_exec_mpi_missing());
 	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
