@@ -54,6 +54,7 @@ struct check_item {
 	bool tracing;         /* its trace unit is handed out */
 	bool whole_out;       /* its whole-scenario unit is handed out */
 	double t0;            /* when its first unit was handed out */
+	uint32_t units_done;  /* of its plan's units (progress.h: its share of the work) */
 };
 
 struct check_run {

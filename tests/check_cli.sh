@@ -6,7 +6,8 @@
 #
 # CASE is one of:
 #   tty        check, compare and bench under a pseudo-terminal (script(1)): exit codes,
-#              the summary, and the one progress line (issue 10 items 1, 20)
+#              the summary, and the one progress line (issue 10 items 1, 20); with --jobs,
+#              its work units and an ETA from them (issue 36); none when piped
 #   jobs       --jobs 2 over violating scenarios (results bigger than a pipe page) ends, and
 #              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21)
 #   shrunk     a shrunk violation: JSON, report and trace name the same crash point and
@@ -90,6 +91,21 @@ case_tty() {
 	expect_rc 0 $? "check, not a terminal"
 	if grep -q "elapsed" "$work/e.txt" || grep -q $'\r' "$work/e.txt"; then
 		fail "a progress line on a stderr that is not a terminal: $(cat -v "$work/e.txt")"
+	fi
+	# a scenario cut into work units: the line counts them, and the ETA comes from the units
+	# done before the scenario finishes (progress.h); piped, nothing of it
+	local big=("$src/bench/jobs-big.yaml" --jobs 2 --unit-states 64 --nested 0 --points-every 16)
+	on_tty "'$bin' check ${big[*]} --traces '$work/tr'" >"$out" 2>&1
+	expect_rc 0 $? "check --jobs 2 of one scenario on a terminal"
+	tr '\r' '\n' <"$out" >"$work/lines.txt"
+	grep -aEq "check: 0/1 scenarios, [0-9]+/[0-9]+ units, .*, ETA [0-9]+:[0-9]{2}$" "$work/lines.txt" ||
+		fail "no ETA from the units done before the scenario finished: $(grep -a 'check: ' "$work/lines.txt" | head -5)"
+	grep -aEq "check: 1/1 scenarios, ([0-9]+)/\1 units, .*, done$" "$work/lines.txt" ||
+		fail "the last progress line does not count every unit done: $(grep -a 'check: ' "$work/lines.txt" | tail -2)"
+	"$bin" check "${big[@]}" --traces "$work/tr" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 0 $? "check --jobs 2 of one scenario, piped"
+	if grep -q "units\|elapsed" "$work/o.txt" "$work/e.txt" || grep -q $'\r' "$work/o.txt" "$work/e.txt"; then
+		fail "a progress line in piped output: $(cat -v "$work/o.txt" "$work/e.txt")"
 	fi
 }
 
