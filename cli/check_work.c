@@ -253,6 +253,7 @@ static bool work_done(void *arg, const struct pn_exec_unit *u, const uint8_t *by
 		if (!pn_unit_result_decode(bytes, len, &res, why, why_len))
 			return false;
 		r->states_done += res.res.crash_states;
+		it->units_done++;
 		pn_plan_done(it->plan, u->id, &res);
 		pn_unit_result_free(&res);
 		return true;
@@ -299,9 +300,33 @@ static bool work_cancelled(void *arg, uint32_t entry, uint32_t id)
 	return !it->plan || pn_plan_cancelled(it->plan, id);
 }
 
+/* progress.h: the work done, in scenarios (each running one's units done of those its plan
+ * made so far: the rest of a schedule is cut once its first unit is done, so the share is
+ * an upper bound that falls as units are made), and the units done and made. */
+static void progress_work(struct check_run *r)
+{
+	double work = (double)r->done;
+	uint64_t made = 0, units_done = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct check_item *it = &r->items[i];
+		units_done += it->units_done;
+		if (!it->plan) {
+			made += it->units_done;
+		} else if (!it->done && pn_plan_units(it->plan) > 0) {
+			made += pn_plan_units(it->plan);
+			work += (double)it->units_done / (double)pn_plan_units(it->plan);
+		}
+	}
+	r->prog.work = work;
+	r->prog.parts_done = units_done;
+	r->prog.parts_made = made;
+}
+
 static void work_tick(void *arg, uint64_t states_live, uint64_t schedules_live)
 {
 	struct check_run *r = arg;
+	if (!r->whole)
+		progress_work(r);
 	bool finished = r->done != r->done_drawn; /* drawn at once when a scenario finished */
 	r->ready(r);
 	r->done_drawn = r->done;

@@ -46,6 +46,7 @@ struct check_outcome {
 struct check_item {
 	char *path;
 	char name[128]; /* the scenario's name, or the file's when it did not load */
+	char mode[32];  /* the protocol checked (pn_cli_label), "" when it did not load */
 	struct pn_scenario sc;
 	bool loaded, done, printed;
 	struct check_outcome out;
@@ -53,6 +54,7 @@ struct check_item {
 	bool tracing;         /* its trace unit is handed out */
 	bool whole_out;       /* its whole-scenario unit is handed out */
 	double t0;            /* when its first unit was handed out */
+	uint32_t units_done;  /* of its plan's units (progress.h: its share of the work) */
 };
 
 struct check_run {

@@ -1,6 +1,6 @@
 /*
  * cmd_check.c: `penumbra check S.yaml... | DIR` (cli layer): for each scenario, every crash
- * point and crash state (model/check.c), a verdict compared with the scenario's `expect`,
+ * point and crash state (model/check.c, each point's states model/run.c), a verdict compared with the scenario's `expect`,
  * a counterexample report and replayable trace for each violation, a summary table, and
  * --json / --junit for CI. This file parses, picks an executor (model/executor.h: serial;
  * processes for --jobs N; MPI under mpirun) and prints; the work list it hands the executor
@@ -31,7 +31,7 @@
  *      workers of units after a violation are killed and their results dropped; the trace
  *      (shrinking) is a unit of its own once the units are merged (check_work.h). Test hook:
  *      PN_TEST_KILL_UNIT (model/exec_procs.h EP4).
- *   K8 --cross-check N judges every Nth state also the full way (model/check.c,
+ *   K8 --cross-check N judges every Nth state also the full way (model/run.c,
  *      cross_check); a difference stops the process at once, exit 3 (with --jobs, that
  *      child: its unit is run again once, then the scenario is an error). Test hook:
  *      PN_TEST_CROSS_FAULT (check_work.h).
@@ -41,6 +41,16 @@
  *      opens the outputs, writes the traces and prints, and gives what --jobs 1 gives but
  *      for the timings, plus "ranks" in the JSON, the rank count on the check: line and
  *      the executor's "mpi:" line before the summary.
+ *   K10 With more than one scenario checked, only the results not as expected (line, report,
+ *      notes) are printed before the summary; --verbose (or a single scenario) prints every
+ *      one. JSON and JUnit hold every scenario either way.
+ *   K11 --modes A,B: each scenario is checked once per protocol (as compare --modes names
+ *      them, cli.c pn_cli_apply_mode), in that order beside each other, named NAME.A,
+ *      NAME.B (so their traces differ), each judged against the scenario's own
+ *      expect.verdict; JSON's "mode" is the protocol checked (pn_cli_label), with or without
+ *      --modes.
+ *   K12 A JUnit <failure> or <error> holds what the terminal shows of it: the error, or the
+ *      whole counterexample report with its trace and `penumbra replay` line (junit_body).
  */
 #include "cli.h"
 
@@ -73,6 +83,10 @@ struct check_args {
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
 	uint64_t rank_timeout_s; /* K9 */
 	uint64_t torn_writes;    /* --torn-writes: 1 or 2; 0 = each scenario's own */
+	bool verbose;            /* K10: every result printed, as expected or not */
+	const char *modes_arg;   /* K11: --modes, or NULL */
+	struct pn_cli_mode modes[PN_CLI_MAX_MODES];
+	int nmodes; /* 0: each scenario under its own protocol */
 	char **paths;
 	size_t npaths, cap;
 };
@@ -85,6 +99,8 @@ struct run {
 	const struct check_args *a;
 	FILE *human;    /* stdout, or stderr when the JSON goes to stdout (K3) */
 	size_t printed; /* the items at the head of the list that are printed */
+	size_t hidden;  /* K10: as expected, so not printed */
+	bool all;       /* K10: print every item (--verbose, or a single one checked) */
 	int ranks;      /* under MPI (K9): the job's ranks, else 0 */
 };
 
@@ -215,6 +231,19 @@ static const struct pn_opt check_opts[] = {
 	 .kind = PN_OPT_FLAG,
 	 .at = offsetof(struct check_args, coverage),
 	 .help = "list every coverage marker: seen both ways, one way only, or never"},
+	{.name = "modes",
+	 .kind = PN_OPT_STRING,
+	 .value = "LIST",
+	 .at = offsetof(struct check_args, modes_arg),
+	 .complete = PN_COMPLETE_MODES,
+	 .help = "check each scenario once per protocol of LIST (comma-separated, distinct: "
+		 "{rows}, or a mode alone: {alone}), each against the scenario's expect.verdict, "
+		 "named NAME.MODE; without it, each under its own protocol"},
+	{.name = "verbose",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, verbose),
+	 .help = "print every scenario's result and report; without it, when more than one is "
+		 "checked, only those not as expected are printed before the summary"},
 	{.name = "quiet",
 	 .kind = PN_OPT_FLAG,
 	 .at = offsetof(struct check_args, quiet),
@@ -288,9 +317,16 @@ static int parse(int argc, char **argv, struct check_args *a)
 	int at, rc = pn_opts_parse(&pn_check_spec, argc, argv, a, &at);
 	if (rc >= 0)
 		return rc;
+	if (a->modes_arg &&
+	    (a->nmodes = pn_cli_parse_mode_specs("check", a->modes_arg, a->modes)) < 0)
+		return 2;
 	if (a->mpi && !pn_exec_method_built(PN_EXEC_MPI))
-		return pn_cli_usage_error("check", "--mpi: this penumbra was built without "
-						   "MPI (cmake -DPN_MPI=ON, docs/cluster.md)");
+		return pn_cli_usage_error("check", "--mpi: %s", pn_exec_mpi_missing());
+	if (pn_exec_mpi_detected() && !a->mpi && !pn_exec_method_built(PN_EXEC_MPI))
+		fprintf(stderr,
+			"penumbra check: started by mpirun or srun, but %s: each rank "
+			"checks everything alone\n",
+			pn_exec_mpi_missing());
 	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
@@ -412,14 +448,21 @@ static const char *expected(const struct check_item *it)
 	return !it->loaded ? NULL : it->out.res.expected_violation ? "violation" : "pass";
 }
 
+static bool as_expected(const struct check_item *it) { return it->out.res.ok && !it->out.error[0]; }
+
 static void print_item(struct run *r, struct check_item *it)
 {
 	const struct pn_check_result *res = &it->out.res;
 	FILE *h = r->human;
+	if (!r->all && as_expected(it)) { /* K10 */
+		it->printed = true;
+		r->hidden++;
+		return;
+	}
 	pn_progress_clear(&r->w.prog);
 	fprintf(h,
 		"%-4s %-36s %-9s (expected %-9s) %8llu points %10llu states %9llu recovered %7.2fs\n",
-		res->ok && !it->out.error[0] ? "ok" : "FAIL", it->name, verdict(it),
+		as_expected(it) ? "ok" : "FAIL", it->name, verdict(it),
 		expected(it) ? expected(it) : "-", (unsigned long long)res->crash_points,
 		(unsigned long long)res->crash_states, (unsigned long long)res->recoveries,
 		res->seconds);
@@ -454,6 +497,16 @@ static void print_ready(struct run *r)
 			print_item(r, &r->w.items[r->printed]);
 		r->printed++;
 	}
+}
+
+/* K10: how many results were not printed, and how to see them. */
+static void print_hidden(struct run *r)
+{
+	if (!r->hidden)
+		return;
+	pn_progress_clear(&r->w.prog);
+	fprintf(r->human, "(%zu %s as expected, not listed: --verbose lists every one)\n",
+		r->hidden, r->hidden == 1 ? "scenario" : "scenarios");
 }
 
 /* The work list's printer (check_work.h): w is the first member of its struct run. */
@@ -541,6 +594,7 @@ static json_t *item_json(const struct check_item *it)
 	json_t *o = json_object();
 	json_object_set_new(o, "name", json_string(it->name));
 	json_object_set_new(o, "file", json_string(it->path));
+	json_object_set_new(o, "mode", it->loaded ? json_string(it->mode) : json_null());
 	json_object_set_new(o, "verdict", json_string(verdict(it)));
 	json_object_set_new(o, "expected", expected(it) ? json_string(expected(it)) : json_null());
 	json_object_set_new(o, "ok", json_boolean(r->ok && !it->out.error[0]));
@@ -650,6 +704,33 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
+/* K12: what a CI page shows of a case that is not as expected: the error; or the whole
+ * counterexample report (kind, page, crash point and state, the events before the crash,
+ * the trace and the `penumbra replay` line); or why a pass was not expected. */
+static void junit_body(FILE *f, const struct check_item *it)
+{
+	const struct check_outcome *out = &it->out;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	PN_ASSERT(m != NULL);
+	if (out->error[0] || out->res.error)
+		fprintf(m, "%s\n", out->error[0] ? out->error : out->res.detail);
+	else if (out->res.violation)
+		pn_trace_report(m, &it->sc, &out->res);
+	else
+		fprintf(m, "no violation in %llu crash states of %llu crash points%s%s\n",
+			(unsigned long long)out->res.crash_states,
+			(unsigned long long)out->res.crash_points, out->res.diverged ? ": " : "",
+			out->res.diverged ? out->res.divergence : "");
+	if (out->shrunk && out->res.violation && !out->error[0])
+		fprintf(m, "  found first: crash point event %llu, state %s (before shrinking)\n",
+			(unsigned long long)out->found_point, out->found_state);
+	PN_ASSERT(fclose(m) == 0 && text != NULL);
+	xml_text(f, text);
+	free(text);
+}
+
 static void junit_case(FILE *f, const struct check_item *it)
 {
 	const struct check_outcome *out = &it->out;
@@ -665,7 +746,7 @@ static void junit_case(FILE *f, const struct check_item *it)
 		const char *tag = error ? "error" : "failure";
 		fprintf(f, "\n      <%s message=\"verdict %s, expected %s\">", tag, verdict(it),
 			expected(it) ? expected(it) : "-");
-		xml_text(f, out->error[0] ? out->error : out->res.detail);
+		junit_body(f, it);
 		fprintf(f, "</%s>\n    ", tag);
 	}
 	fprintf(f, "</testcase>\n");
@@ -706,18 +787,37 @@ static void file_stem(const char *path, char *out, size_t len)
 		*dot = '\0';
 }
 
-static bool load_item(struct check_item *it, const struct check_args *a)
+/* K11: the scenario under --modes' mode m, named NAME.MODE as typed (distinct: parse). */
+static void apply_mode(struct check_item *it, const struct pn_cli_mode *m)
+{
+	char name[sizeof(it->sc.name)];
+	pn_cli_apply_mode(&it->sc, m);
+	snprintf(name, sizeof(name), "%.*s.%s", (int)(sizeof(name) - sizeof(m->name) - 2),
+		 it->sc.name, m->name);
+	snprintf(it->sc.name, sizeof(it->sc.name), "%s", name);
+}
+
+static bool load_item(struct check_item *it, const struct check_args *a,
+		      const struct pn_cli_mode *m)
 {
 	char err[PN_ERROR_LEN] = "";
 	if (!pn_scenario_load(it->path, &it->sc, err, sizeof(err))) {
 		pn_scenario_free(&it->sc);
-		fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
+		if (!m || m == &a->modes[0]) /* once a file, under --modes too */
+			fprintf(stderr, "%s\n", err[0] ? err : "cannot load the scenario");
 		file_stem(it->path, it->name, sizeof(it->name));
+		if (m) {
+			size_t l = strlen(it->name);
+			snprintf(it->name + l, sizeof(it->name) - l, ".%s", m->name);
+		}
 		snprintf(it->out.error, sizeof(it->out.error), "%s",
 			 err[0] ? err : "cannot be loaded");
 		it->out.rc = 2;
 		return false;
 	}
+	if (m)
+		apply_mode(it, m);
+	pn_cli_label(&it->sc, m, it->mode, sizeof(it->mode));
 	snprintf(it->name, sizeof(it->name), "%s", it->sc.name);
 	if (a->seed_set)
 		it->sc.seed = a->seed;
@@ -742,19 +842,21 @@ static void run_init(struct run *r, const struct check_args *a, const struct pn_
 					  .twice = a->twice,
 					  .derive = a->derive,
 					  .no_shrink = a->no_shrink},
-				  .n = a->npaths,
+				  .n = a->npaths * (size_t)(a->nmodes ? a->nmodes : 1),
 				  .workers = x->workers,
 				  .whole = x->whole_units,
 				  .stop = &stop_signal,
 				  .ready = ready};
 	r->human = a->json && strcmp(a->json, "-") == 0 ? stderr : stdout;
-	r->w.items = calloc(a->npaths, sizeof(*r->w.items));
+	r->all = a->verbose || r->w.n == 1;
+	r->w.items = calloc(r->w.n, sizeof(*r->w.items));
 	PN_ASSERT(r->w.items != NULL);
 	pn_check_work_cov_init(&r->w);
+	size_t per = a->nmodes ? (size_t)a->nmodes : 1; /* K11: a scenario's modes side by side */
 	for (size_t i = 0; i < r->w.n; i++) {
 		struct check_item *it = &r->w.items[i];
-		it->path = a->paths[i];
-		it->loaded = load_item(it, a);
+		it->path = a->paths[i / per];
+		it->loaded = load_item(it, a, a->nmodes ? &a->modes[i % per] : NULL);
 	}
 }
 
@@ -791,6 +893,7 @@ static int check_all(struct run *r, struct pn_exec *x, FILE *json, FILE *junit)
 	struct pn_exec_work work = pn_check_work(&r->w);
 	pn_exec_run(x, &work);
 	print_ready(r);
+	print_hidden(r);
 	if (x->summary[0]) {
 		pn_progress_clear(&r->w.prog);
 		fprintf(r->human, "%s\n", x->summary);

@@ -11,7 +11,7 @@
  *      [0, --max-time] after the child started), and reads what was reported before it died;
  *   4. the parent recovers from the files through the same backend (the engine's recovery,
  *      the end-of-recovery checkpoint included) and judges the result with the checker's own
- *      functions (model/checker.h): C3 recovery completes, C1 every acknowledged commit is in
+ *      functions (model/judge.h): C3 recovery completes, C1 every acknowledged commit is in
  *      the recovered WAL, C2 every page equals the oracle's page for the recovered WAL.
  * A child that stops on a runtime invariant (R1-R5) is a failure too; its files are still
  * recovered and judged, which shows what the bug loses.
@@ -132,7 +132,8 @@ struct run_state {
 	bool truncated;
 	char child_error[PN_ERROR_LEN];
 	char detail[2048];
-	char method[300]; /* the recovery's I/O method */
+	char method[300];            /* the recovery's I/O method */
+	enum pn_violation_kind kind; /* the judgement's (judge.h J1); NONE: ok, or no verdict */
 };
 
 /* One mode's outcome. */
@@ -141,6 +142,7 @@ struct mode_result {
 	uint64_t runs, failed, acked, lost;
 	char method[300];
 	char first_failure[2300];
+	enum pn_violation_kind first_kind; /* the first failure's, PN_VIOL_NONE: no verdict */
 };
 
 static int parse(int argc, char **argv, struct crash_opts *o)
@@ -214,6 +216,19 @@ static void child_main(struct pn_disk *d, int fd)
 
 /* ---- the parent ---- */
 
+/* A commit the child acknowledged: xid, the end LSN of its record. */
+static void add_ack(struct run_state *s, uint32_t xid, pn_lsn lsn)
+{
+	if (s->nacked == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->xids = realloc(s->xids, s->cap * sizeof(uint32_t));
+		s->lsns = realloc(s->lsns, s->cap * sizeof(pn_lsn));
+		PN_ASSERT(s->xids && s->lsns);
+	}
+	s->xids[s->nacked] = xid;
+	s->lsns[s->nacked++] = lsn;
+}
+
 static bool take_msg(struct run_state *s, size_t *at)
 {
 	struct msg m;
@@ -230,16 +245,8 @@ static bool take_msg(struct run_state *s, size_t *at)
 	if (m.type == MSG_ERROR)
 		snprintf(s->child_error, sizeof(s->child_error), "%.*s", (int)m.len,
 			 (const char *)data);
-	if (m.type == MSG_ACK) {
-		if (s->nacked == s->cap) {
-			s->cap = s->cap ? 2 * s->cap : 1024;
-			s->xids = realloc(s->xids, s->cap * sizeof(uint32_t));
-			s->lsns = realloc(s->lsns, s->cap * sizeof(pn_lsn));
-			PN_ASSERT(s->xids && s->lsns);
-		}
-		s->xids[s->nacked] = (uint32_t)m.a;
-		s->lsns[s->nacked++] = m.b;
-	}
+	if (m.type == MSG_ACK)
+		add_ack(s, (uint32_t)m.a, m.b);
 	return true;
 }
 
@@ -319,25 +326,38 @@ static bool recover_and_judge(const struct pn_scenario *sc, const struct pn_disk
 	*end_out = pn_engine_recovery_end(r->e);
 	snprintf(s->method, sizeof(s->method), "%s, %s", r->method_note,
 		 r->direct ? "O_DIRECT" : "buffered");
-	if (rc != 0) {
+	if (rc != 0) { /* C3 */
 		snprintf(s->detail, sizeof(s->detail), "recovery %s: %s",
 			 rc == 1 ? "failed" : "did not finish",
 			 rc == 1 ? pn_engine_violation_of(r->e)->detail : r->error);
+		s->kind = rc == 1 ? pn_engine_violation_of(r->e)->kind : PN_VIOL_RECOVERY;
 		goto out;
 	}
 	uint32_t page_size = pn_engine_geometry(r->e).page_size;
 	uint8_t *expected = malloc(page_size), *found = malloc(page_size);
 	uint32_t page;
 	PN_ASSERT(expected && found);
-	ok = pn_check_acked(s->xids, s->lsns, s->nacked, *end_out, s->detail, sizeof(s->detail)) &&
-	     pn_check_recovered_pages(r->e, s->oracle, *end_out, expected, found, s->detail,
-				      sizeof(s->detail), &page);
+	if (!pn_check_acked(s->xids, s->lsns, s->nacked, *end_out, s->detail, sizeof(s->detail)))
+		s->kind = PN_VIOL_DURABILITY; /* C1 */
+	else                                  /* C2 */
+		s->kind = pn_judge_pages(r->e, s->oracle, *end_out, expected, found, s->detail,
+					 sizeof(s->detail), &page);
+	ok = s->kind == PN_VIOL_NONE;
 	free(expected);
 	free(found);
 out:
 	pn_disk_close(r);
 	free(r);
 	return ok;
+}
+
+/* The test hook (tests/crashtest_kind.sh): with PN_TEST_LOST_ACK=N in the environment, run
+ * N (from 1) takes one more acknowledged commit than the child reported, past every record:
+ * a commit that recovery must lose, judged C1 (durability). */
+static bool lost_ack_hook(uint64_t run)
+{
+	const char *env = getenv("PN_TEST_LOST_ACK");
+	return env && strtoull(env, NULL, 10) == run + 1;
 }
 
 /* The oracle, the checker's own (pn_check_oracle_new), and C2 on the freshly formatted
@@ -388,6 +408,8 @@ static int one_run(const struct pn_scenario *sc, const struct pn_disk_dir *dir, 
 	bool forked = formatted && crash_child(d, &s, kill_ms);
 	pn_disk_close(d);
 	free(d);
+	if (forked && lost_ack_hook(run))
+		add_ack(&s, 0, UINT64_MAX); /* after every record the child wrote */
 	bool ok = forked && !s.detail[0] && recover_and_judge(sc, dir, &s, &end);
 	if (formatted && !forked)
 		snprintf(s.detail, sizeof(s.detail), "cannot start the child: %s", strerror(errno));
@@ -411,10 +433,12 @@ static int one_run(const struct pn_scenario *sc, const struct pn_disk_dir *dir, 
 		s.truncated ? " (last message cut by the kill)" : "", ok ? "ok" : s.detail);
 	if (!ok) {
 		res->failed++;
-		res->lost += strstr(s.detail, "was acknowledged") != NULL;
-		if (!res->first_failure[0])
+		res->lost += s.kind == PN_VIOL_DURABILITY;
+		if (!res->first_failure[0]) {
 			snprintf(res->first_failure, sizeof(res->first_failure), "run %llu: %s",
 				 (unsigned long long)run + 1, s.detail);
+			res->first_kind = s.kind;
+		}
 	}
 	free_state(&s);
 	return 0;
@@ -456,6 +480,10 @@ static int write_json(const struct crash_opts *o, FILE *f, const struct mode_res
 				    json_integer((json_int_t)res[i].lost));
 		json_object_set_new(j, "runs_failed", json_integer((json_int_t)res[i].failed));
 		json_object_set_new(j, "first_failure", json_string(res[i].first_failure));
+		json_object_set_new(j, "first_failure_kind",
+				    res[i].first_kind != PN_VIOL_NONE
+					    ? json_string(pn_violation_name(res[i].first_kind))
+					    : json_null());
 		json_object_set_new(j, "io", json_string(res[i].method));
 		json_array_append_new(arr, j);
 	}

@@ -36,6 +36,14 @@ void pn_progress_init(struct pn_progress *p, const char *cmd, const char *units,
 	p->last_s = p->t0_s - 1.0;
 }
 
+double pn_progress_eta_s(double elapsed_s, double work, size_t total)
+{
+	if (!(work > 0) || elapsed_s < 0)
+		return -1;
+	double left = (double)total - work;
+	return left > 0 ? elapsed_s * left / work : 0;
+}
+
 double pn_progress_elapsed(const struct pn_progress *p) { return pn_progress_clock_s() - p->t0_s; }
 
 void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force)
@@ -48,19 +56,23 @@ void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool
 	p->last_s = now;
 	char elapsed[32], eta[40] = "ETA ?";
 	clock_text(elapsed, sizeof(elapsed), dt);
+	double left_s = pn_progress_eta_s(dt, p->work > 0 ? p->work : (double)done, p->total);
 	if (done >= p->total) {
 		snprintf(eta, sizeof(eta), "done");
-	} else if (done > 0) {
+	} else if (left_s >= 0) {
 		char left[32];
-		clock_text(left, sizeof(left), dt / (double)done * (double)(p->total - done));
+		clock_text(left, sizeof(left), left_s);
 		snprintf(eta, sizeof(eta), "ETA %s", left);
 	}
-	char schedules[40] = "";
+	char schedules[40] = "", parts[48] = "";
 	if (p->schedules)
 		snprintf(schedules, sizeof(schedules), ", %llu schedules",
 			 (unsigned long long)p->schedules);
-	fprintf(stderr, "\r\033[K%s: %zu/%zu %s, %llu %s, %.0f %s/s%s, %s elapsed, %s", p->cmd,
-		done, p->total, p->units, (unsigned long long)count, p->counted,
+	if (p->parts_made)
+		snprintf(parts, sizeof(parts), ", %llu/%llu units",
+			 (unsigned long long)p->parts_done, (unsigned long long)p->parts_made);
+	fprintf(stderr, "\r\033[K%s: %zu/%zu %s%s, %llu %s, %.0f %s/s%s, %s elapsed, %s", p->cmd,
+		done, p->total, p->units, parts, (unsigned long long)count, p->counted,
 		dt > 0 ? (double)count / dt : 0.0, p->counted, schedules, elapsed, eta);
 	fflush(stderr);
 	p->drawn = true;

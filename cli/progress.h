@@ -7,8 +7,13 @@
  * else to the terminal clears the line first (pn_progress_clear), and the next update draws it
  * again. Shape:
  *   check: 3/47 scenarios, 93780 states, 5353 states/s, 0:16 elapsed, ETA 2:05
- * and when `schedules` is set, ", 812 schedules" after the rate (docs/checker.md section 13).
- * ETA: the elapsed time per finished unit times the units left ("ETA ?" before the first).
+ * and when `schedules` is set, ", 812 schedules" after the rate (docs/checker.md section 13);
+ * when `parts_made` is set (a check cut into work units), ", 40/52 units" after the units.
+ * Rate: the count per second of wall time since init.
+ * ETA from the work done: `work` (in units, with a share of each unit begun: the caller's
+ * measure, e.g. a scenario's work units done of those made) against `total`: the elapsed
+ * time times (total - work) / work; with no `work` given, the finished units ("ETA ?"
+ * before any).
  */
 #ifndef PN_PROGRESS_H
 #define PN_PROGRESS_H
@@ -27,7 +32,9 @@ struct pn_progress {
 	bool drawn;          /* a line is on the terminal now */
 	double t0_s, last_s; /* wall clock at init and at the last draw */
 	size_t total;
-	uint64_t schedules; /* check: schedules run so far; 0: not shown */
+	uint64_t schedules;              /* check: schedules run so far; 0: not shown */
+	uint64_t parts_done, parts_made; /* check: work units done and made; 0 made: not shown */
+	double work; /* units' worth of work done, shares of the unfinished included; 0: none */
 };
 
 /* Starts the clock; tty from isatty(2). */
@@ -38,6 +45,8 @@ void pn_progress_init(struct pn_progress *p, const char *cmd, const char *units,
 void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force);
 /* Erases the line, if one is drawn, so that other output starts at column 0. */
 void pn_progress_clear(struct pn_progress *p);
+/* The ETA in seconds after elapsed_s when `work` of `total` units is done; < 0: unknown. */
+double pn_progress_eta_s(double elapsed_s, double work, size_t total);
 /* Seconds of wall time since init. */
 double pn_progress_elapsed(const struct pn_progress *p);
 /* The monotonic wall clock in seconds (for throttling and timing reports, never simulation). */

@@ -22,6 +22,22 @@ static const struct pn_exec_ops *methods[PN_EXEC_METHODS] = {
 	[PN_EXEC_PROCESSES] = &pn_exec_procs_ops,
 };
 
+/* Why there is no MPI row, for pn_exec_mpi_missing (set by mpi_row). */
+static char mpi_why[1024] = "this penumbra was built without MPI (cmake -DPN_MPI=ON, "
+			    "docs/cluster.md)";
+
+/* dlopen of the module at path; a file that exists and does not load says why in mpi_why. */
+static void *mpi_open(const char *path)
+{
+	/* RTLD_GLOBAL: Open MPI's own plugins resolve against libmpi */
+	void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h && access(path, F_OK) == 0)
+		snprintf(mpi_why, sizeof(mpi_why),
+			 "the MPI module %s does not load (is Open MPI installed?): %s", path,
+			 dlerror());
+	return h;
+}
+
 /* The MPI row from its module, once (NULL: no module, or it does not load). */
 static const struct pn_exec_ops *mpi_row(void)
 {
@@ -33,10 +49,19 @@ static const struct pn_exec_ops *mpi_row(void)
 		return methods[PN_EXEC_MPI];
 	tried = true;
 	void *h = NULL;
+	if (env)
+		snprintf(mpi_why, sizeof(mpi_why),
+			 "the MPI module is not installed (PN_MPI_MODULE names %s, which does not "
+			 "exist; docs/cluster.md)",
+			 env);
+	else
+		snprintf(mpi_why, sizeof(mpi_why),
+			 "the MPI module %s is not installed (looked for beside the binary and in "
+			 "%s from it; Debian: the package penumbra-mpi; docs/cluster.md)",
+			 PN_MPI_MODULE, PN_MPI_MODULE_DIR);
 	if (env) {
 		snprintf(path, sizeof(path), "%s", env);
-		/* RTLD_GLOBAL: Open MPI's own plugins resolve against libmpi */
-		h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+		h = mpi_open(path);
 	} else {
 		/* beside the binary (a build tree), then where `cmake --install` puts it
 		 * (PN_MPI_MODULE_DIR: the library folder relative to the binary's) */
@@ -49,7 +74,7 @@ static const struct pn_exec_ops *mpi_row(void)
 			size_t room = sizeof(path) - (size_t)(slash + 1 - path);
 			if ((size_t)snprintf(slash + 1, room, "%s%s", dirs[i], PN_MPI_MODULE) <
 			    room)
-				h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+				h = mpi_open(path);
 		}
 	}
 	methods[PN_EXEC_MPI] = h ? dlsym(h, "pn_exec_mpi_ops") : NULL;
@@ -80,6 +105,8 @@ bool pn_exec_method_built(enum pn_exec_method m)
 		return mpi_row() != NULL;
 	return m < PN_EXEC_METHODS && methods[m] != NULL;
 }
+
+const char *pn_exec_mpi_missing(void) { return mpi_row() ? NULL : mpi_why; }
 
 bool pn_exec_mpi_detected(void)
 {

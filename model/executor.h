@@ -20,6 +20,9 @@ bool pn_exec_method_built(enum pn_exec_method m);
 /* Whether this process was started by mpirun / srun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or
  * PMI_RANK in the environment). */
 bool pn_exec_mpi_detected(void);
+/* NULL when the MPI row is there, else why not, for people: built without MPI; its module
+ * not installed (where it was looked for); or there and not loadable (dlerror's words). */
+const char *pn_exec_mpi_missing(void);
 
 /* Fills x for the method (built: pn_exec_method_built) and runs its start. */
 void pn_exec_start(struct pn_exec *x, enum pn_exec_method m, uint32_t workers,

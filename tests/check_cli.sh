@@ -6,7 +6,8 @@
 #
 # CASE is one of:
 #   tty        check, compare and bench under a pseudo-terminal (script(1)): exit codes,
-#              the summary, and the one progress line (issue 10 items 1, 20)
+#              the summary, and the one progress line (issue 10 items 1, 20); with --jobs,
+#              its work units and an ETA from them (issue 36); none when piped
 #   jobs       --jobs 2 over violating scenarios (results bigger than a pipe page) ends, and
 #              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21)
 #   shrunk     a shrunk violation: JSON, report and trace name the same crash point and
@@ -19,6 +20,13 @@
 #              cannot be written is an error (item 15)
 #   interrupt  SIGINT during a check (--jobs 1 and --jobs 2): exit 130, the finished ones
 #              reported and written, marked interrupted, no child left (item 16)
+#   many       more than one scenario: only the results not as expected are printed (line
+#              and report), with how many were left out; --verbose prints every one (issue 36)
+#   modes      --modes fpw,nofpw,umbra-l3: one verdict per scenario and mode in text, JSON
+#              ("mode") and JUnit, each against the scenario's expect; distinct traces that
+#              replay; a bad mode list is a usage error (issue 36)
+#   junit      a JUnit <failure> holds the whole report: kind, page, crash point, the trace
+#              and the `penumbra replay` line, which reproduces the violation (issue 36)
 #   coverage   the marker "crash between a checkpoint's data fsync and its control-file
 #              update" counts a crash point only after the data fsync: not at l3's SELECT
 #              and MAP_WRITE, which come before the writes (issue 11)
@@ -83,6 +91,21 @@ case_tty() {
 	expect_rc 0 $? "check, not a terminal"
 	if grep -q "elapsed" "$work/e.txt" || grep -q $'\r' "$work/e.txt"; then
 		fail "a progress line on a stderr that is not a terminal: $(cat -v "$work/e.txt")"
+	fi
+	# a scenario cut into work units: the line counts them, and the ETA comes from the units
+	# done before the scenario finishes (progress.h); piped, nothing of it
+	local big=("$src/bench/jobs-big.yaml" --jobs 2 --unit-states 64 --nested 0 --points-every 16)
+	on_tty "'$bin' check ${big[*]} --traces '$work/tr'" >"$out" 2>&1
+	expect_rc 0 $? "check --jobs 2 of one scenario on a terminal"
+	tr '\r' '\n' <"$out" >"$work/lines.txt"
+	grep -aEq "check: 0/1 scenarios, [0-9]+/[0-9]+ units, .*, ETA [0-9]+:[0-9]{2}$" "$work/lines.txt" ||
+		fail "no ETA from the units done before the scenario finished: $(grep -a 'check: ' "$work/lines.txt" | head -5)"
+	grep -aEq "check: 1/1 scenarios, ([0-9]+)/\1 units, .*, done$" "$work/lines.txt" ||
+		fail "the last progress line does not count every unit done: $(grep -a 'check: ' "$work/lines.txt" | tail -2)"
+	"$bin" check "${big[@]}" --traces "$work/tr" >"$work/o.txt" 2>"$work/e.txt"
+	expect_rc 0 $? "check --jobs 2 of one scenario, piped"
+	if grep -q "units\|elapsed" "$work/o.txt" "$work/e.txt" || grep -q $'\r' "$work/o.txt" "$work/e.txt"; then
+		fail "a progress line in piped output: $(cat -v "$work/o.txt" "$work/e.txt")"
 	fi
 }
 
@@ -197,7 +220,7 @@ interrupt_one() {
 	# penumbra keeps an ignored SIGINT ignored, as a background job should)
 	set -m
 	"$bin" check "$mut/fpw-off.yaml" "$mut/aio-late-bind-random.yaml" "$src/scenarios/protocols/umbra-random.yaml" \
-		--jobs "$jobs" --traces "$tag/tr" --json "$tag/j.json" --junit "$tag/j.xml" \
+		--verbose --jobs "$jobs" --traces "$tag/tr" --json "$tag/j.json" --junit "$tag/j.xml" \
 		>"$tag/o.txt" 2>"$tag/e.txt" &
 	local pid=$! i
 	set +m
@@ -227,6 +250,90 @@ interrupt_one() {
 case_interrupt() {
 	interrupt_one 1
 	interrupt_one 2
+}
+
+# A copy of fpw-off-control (which passes) that expects a violation: not as expected.
+wrong_expectation() {
+	sed 's/^name: .*/name: expects-violation/; s/verdict: pass/verdict: violation/' \
+		"$mut/fpw-off-control.yaml" >"$work/wrong.yaml"
+}
+
+case_many() {
+	wrong_expectation
+	local list=("$mut/fpw-off.yaml" "$mut/fpw-off-control.yaml" "$work/wrong.yaml")
+	"$bin" check "${list[@]}" --nested 0 --traces "$work/tr" --json "$work/j.json" >"$work/o.txt" 2>&1
+	expect_rc 1 $? "three scenarios, one not as expected"
+	expect_grep "^FAIL expects-violation " "$work/o.txt" "the unexpected result is printed"
+	grep -q "^ok \|VIOLATION in fpw-off " "$work/o.txt" &&
+		fail "results as expected printed without --verbose: $(cat "$work/o.txt")"
+	expect_grep "^(2 scenarios as expected, not listed: --verbose lists every one)" "$work/o.txt" \
+		"the count of the results left out"
+	expect_grep "check: 2 passed, 1 failed" "$work/o.txt" "the summary"
+	json_is "$work/j.json" '.scenarios | length == 3' "the JSON holds every scenario"
+	"$bin" check "${list[@]}" --nested 0 --traces "$work/tr" --verbose >"$work/v.txt" 2>&1
+	expect_rc 1 $? "--verbose"
+	expect_grep "^ok   fpw-off " "$work/v.txt" "--verbose: a pass"
+	expect_grep "^ok   fpw-off-control " "$work/v.txt" "--verbose: an expected violation"
+	expect_grep "^VIOLATION in fpw-off " "$work/v.txt" "--verbose: its report"
+	expect_grep "^FAIL expects-violation " "$work/v.txt" "--verbose: the unexpected one"
+	grep -q "not listed" "$work/v.txt" && fail "--verbose says results were left out"
+	# a single scenario is printed whatever its verdict
+	"$bin" check "$mut/fpw-off.yaml" --nested 0 --traces "$work/tr" >"$work/s.txt" 2>&1
+	expect_rc 0 $? "one scenario"
+	expect_grep "^VIOLATION in fpw-off " "$work/s.txt" "one scenario: its report"
+}
+
+case_modes() {
+	"$bin" check "$mut/fpw-off-control.yaml" --modes fpw,nofpw,umbra-l3 --nested 0 --verbose \
+		--traces "$work/tr" --json "$work/j.json" --junit "$work/j.xml" >"$work/o.txt" 2>&1
+	expect_rc 1 $? "--modes fpw,nofpw,umbra-l3 (nofpw is not crash-safe)"
+	expect_grep "^ok   fpw-off-control.fpw .* pass " "$work/o.txt" "the fpw line"
+	expect_grep "^FAIL fpw-off-control.nofpw .* violation (expected pass" "$work/o.txt" "the nofpw line"
+	expect_grep "^ok   fpw-off-control.umbra-l3 .* pass " "$work/o.txt" "the umbra-l3 line"
+	expect_grep "check: 2 passed, 1 failed" "$work/o.txt" "one verdict per mode"
+	json_is "$work/j.json" '[.scenarios[] | [.name, .mode, .verdict, .ok]] == [["fpw-off-control.fpw", "fpw", "pass", true], ["fpw-off-control.nofpw", "nofpw", "violation", false], ["fpw-off-control.umbra-l3", "umbra-l3", "pass", true]]' \
+		"JSON: a scenario per mode, its mode"
+	expect_grep 'tests="3" failures="1" errors="0"' "$work/j.xml" "JUnit: a case per mode"
+	expect_grep '<testcase classname="penumbra.check" name="fpw-off-control.nofpw"' "$work/j.xml" \
+		"JUnit: the case's name carries the mode"
+	local trace=$work/tr/fpw-off-control.nofpw.trace.yaml
+	[[ -f $trace ]] || fail "no trace $trace: $(ls "$work/tr")"
+	"$bin" replay "$trace" >"$work/r.txt" 2>&1
+	expect_rc 1 $? "the nofpw trace reproduces"
+	# without --modes, "mode" is the scenario's own protocol
+	"$bin" check "$mut/fpw-off-control.yaml" --nested 0 --traces "$work/tr" --json - >"$work/j1.json" 2>/dev/null
+	json_is "$work/j1.json" '.scenarios[0] | .mode == "fpw" and .name == "fpw-off-control"' "JSON mode without --modes"
+	"$bin" check "$mut/fpw-off-control.yaml" --modes fpw,fpw >"$work/o.txt" 2>&1
+	expect_rc 2 $? "a mode given twice"
+	"$bin" check "$mut/fpw-off-control.yaml" --modes fpw,nosuch >"$work/o.txt" 2>&1
+	expect_rc 2 $? "an unknown mode"
+	expect_grep "nosuch" "$work/o.txt" "the message names the unknown mode"
+}
+
+case_junit() {
+	wrong_expectation
+	"$bin" check "$mut/fpw-off-control.yaml" --modes nofpw --nested 0 --quiet --traces "$work/tr" \
+		--junit "$work/j.xml" >"$work/o.txt" 2>&1
+	expect_rc 1 $? "nofpw where a pass is expected"
+	local body=$work/body.txt trace=$work/tr/fpw-off-control.nofpw.trace.yaml
+	sed -n '/<failure /,/<\/failure>/p' "$work/j.xml" >"$body"
+	expect_grep 'message="verdict violation, expected pass">VIOLATION in fpw-off-control.nofpw' "$body" \
+		"the failure opens with the report"
+	expect_grep "^  kind: *checksum" "$body" "the violation's kind"
+	expect_grep "^  page: *[0-9]" "$body" "the page"
+	expect_grep "crash point: event [0-9]" "$body" "the crash point"
+	expect_grep "^  crash state: " "$body" "the crash state"
+	expect_grep "^  trace: *$trace " "$body" "the trace's path"
+	local replay
+	replay=$(sed -n 's/.*(\(penumbra replay [^)]*\)).*/\1/p' "$body" | head -1)
+	[[ $replay == "penumbra replay $trace" ]] || fail "no replay line in the failure: $(cat "$body")"
+	"$bin" ${replay#penumbra } >"$work/r.txt" 2>&1
+	expect_rc 1 $? "the failure's replay line reproduces the violation"
+	# a pass where a violation was expected says what was checked
+	"$bin" check "$work/wrong.yaml" --nested 0 --traces "$work/tr" --junit "$work/w.xml" >/dev/null 2>&1
+	expect_rc 1 $? "a pass where a violation is expected"
+	expect_grep '<failure message="verdict pass, expected violation">no violation in [0-9]* crash states of [0-9]* crash points' \
+		"$work/w.xml" "the failure of an unexpected pass"
 }
 
 case_coverage() {
@@ -266,7 +373,7 @@ EOF
 }
 
 case "$case_name" in
-tty | jobs | shrunk | json | badfile | outputs | interrupt | coverage) "case_$case_name" ;;
+tty | jobs | shrunk | json | badfile | outputs | interrupt | many | modes | junit | coverage) "case_$case_name" ;;
 *)
 	echo "$0: unknown case $case_name" >&2
 	exit 2

@@ -7,11 +7,13 @@
 #     the bash completion loads and completes, the zsh completion parses (when zsh is there),
 #     the docs are in place.
 #   install.sh BUILD_DIR deb  (CTest deb_cli, slow: cpack takes over a minute): the Debian
-#     package cpack builds, its control fields and contents (dpkg-deb): named penumbra, the
-#     project's version, this machine's architecture; Depends names exactly the Debian
-#     packages of the libraries the binary links (so Open MPI's while it links libmpi, and
-#     none of Open MPI's when it does not); the binary, a man page per command, both
-#     completions and the docs inside; the packaged binary runs.
+#     packages cpack builds, their control fields and contents (dpkg-deb): penumbra, the
+#     project's version, this machine's architecture; its Depends names exactly the Debian
+#     packages of the libraries the binary links, never Open MPI's; the binary, a man page
+#     per command, both completions and the docs inside, the MPI module not; the packaged
+#     binary runs, and without the MPI module `check --mpi` says which package it lacks.
+#     With an MPI build, penumbra-mpi too: the module alone, Depends on penumbra of the
+#     same version and on Open MPI's library; unpacked beside penumbra, --mpi finds it.
 # Prints one line per case and "N passed, M failed"; exits 1 if any failed, 2 on bad usage.
 set -u
 if [[ $# -ne 2 || ( $2 != prefix && $2 != deb ) ]]; then
@@ -189,15 +191,8 @@ deb_cases() {
 		bad "Depends differs from the binary's libraries' packages:"
 		diff "$tmp/want" "$tmp/depends"
 	fi
-	if grep -q '^libmpi' "$tmp/needed"; then
-		grep -q '^libopenmpi' "$tmp/depends" && ok "the binary links libmpi: Depends names Open MPI" ||
-			bad "the binary links libmpi, Depends does not name Open MPI"
-		[[ $(field Suggests) == *openmpi-bin* ]] && ok "Suggests: openmpi-bin (mpirun)" ||
-			bad "Suggests: '$(field Suggests)', expected openmpi-bin"
-	else
-		! grep -q 'openmpi' "$tmp/depends" && ok "no libmpi linked: Depends names no Open MPI" ||
-			bad "Depends names Open MPI, which the binary does not link"
-	fi
+	! grep -q 'openmpi' "$tmp/depends" && ok "penumbra's Depends names no Open MPI" ||
+		bad "penumbra's Depends names Open MPI: $(field Depends)"
 
 	# Contents: the binary, a man page per command and penumbra(1), the completions, the docs.
 	dpkg-deb -c "$deb" | awk '{ print $NF }' >"$tmp/contents"
@@ -214,6 +209,8 @@ deb_cases() {
 	done
 	[[ -z $missing ]] && ok "dpkg-deb -c: binary, ${#want_files[@]} files (man pages, completion, docs)" ||
 		bad "dpkg-deb -c lacks$missing"
+	! grep -q 'libpn_exec_mpi' "$tmp/contents" && ok "penumbra holds no MPI module" ||
+		bad "penumbra holds the MPI module: $(grep libpn_exec_mpi "$tmp/contents")"
 
 	# The packaged binary runs (the libraries are this machine's), and its pages are the build's.
 	dpkg-deb -x "$deb" "$tmp/root"
@@ -225,7 +222,47 @@ deb_cases() {
 	else
 		bad "its man pages differ from the build's gen-docs/man"
 	fi
+	scenario=$tmp/root/usr/share/doc/penumbra/docs/examples/ex.yaml
+	"$tmp/root/usr/bin/penumbra" check "$scenario" --traces "$tmp/tr" >"$tmp/check.txt" 2>&1 &&
+		ok "the packaged penumbra checks a scenario" ||
+		bad "the packaged penumbra check exited $?: $(tail -n 3 "$tmp/check.txt")"
+	"$tmp/root/usr/bin/penumbra" check "$scenario" --mpi >"$tmp/mpi.txt" 2>&1
+	rc=$?
+	[[ $rc -eq 2 ]] && grep -q -- "--mpi: .*not installed.*penumbra-mpi" "$tmp/mpi.txt" &&
+		ok "without penumbra-mpi, check --mpi says so: $(head -n 1 "$tmp/mpi.txt")" ||
+		bad "without penumbra-mpi, check --mpi exited $rc: $(cat "$tmp/mpi.txt")"
+	[[ -f $build/libpn_exec_mpi.so ]] && mpi_deb_cases
 	finish
+}
+
+# penumbra-mpi (an MPI build): the module alone, its Depends, and --mpi finding it once it is
+# unpacked beside penumbra.
+mpi_deb_cases() {
+	local mdeb=$tmp/pkg/penumbra-mpi_${version}_$arch.deb
+	[[ -f $mdeb ]] && ok "cpack -G DEB: $(basename "$mdeb")" || {
+		bad "no penumbra-mpi_${version}_$arch.deb: $(ls "$tmp/pkg")"
+		return
+	}
+	[[ $(field Suggests) == *penumbra-mpi* ]] && ok "penumbra Suggests: $(field Suggests)" ||
+		bad "penumbra Suggests: '$(field Suggests)', expected penumbra-mpi"
+	deb=$mdeb
+	[[ $(field Package) == penumbra-mpi ]] && ok "Package: penumbra-mpi" ||
+		bad "Package: $(field Package)"
+	[[ $(field Depends) == *"penumbra (= $version)"* && $(field Depends) == *libopenmpi* ]] &&
+		ok "penumbra-mpi Depends: $(field Depends)" ||
+		bad "penumbra-mpi Depends: '$(field Depends)', expected penumbra (= $version) and Open MPI"
+	[[ $(field Suggests) == *openmpi-bin* ]] && ok "penumbra-mpi Suggests: openmpi-bin (mpirun)" ||
+		bad "penumbra-mpi Suggests: '$(field Suggests)', expected openmpi-bin"
+	dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $NF }' >"$tmp/mcontents"
+	[[ $(cat "$tmp/mcontents") == */penumbra/libpn_exec_mpi.so ]] &&
+		ok "penumbra-mpi holds the module alone: $(cat "$tmp/mcontents")" ||
+		bad "penumbra-mpi holds: $(cat "$tmp/mcontents")"
+	dpkg-deb -x "$deb" "$tmp/root"
+	"$tmp/root/usr/bin/penumbra" check "$scenario" --mpi --jobs 2 >"$tmp/mpi.txt" 2>&1
+	rc=$?
+	[[ $rc -eq 2 ]] && grep -q -- "--jobs and MPI do not mix" "$tmp/mpi.txt" &&
+		ok "with penumbra-mpi unpacked, --mpi finds the module" ||
+		bad "with penumbra-mpi unpacked, check --mpi --jobs 2 exited $rc: $(cat "$tmp/mpi.txt")"
 }
 
 if [[ $2 == prefix ]]; then

@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 #include "cli_contract.h"
+#include "progress.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -1008,6 +1009,17 @@ START_TEST(test_compare_labels)
 }
 END_TEST
 
+/* progress.h: the ETA from the work done, shares of running scenarios included; unknown
+ * before any work. */
+START_TEST(test_progress_eta)
+{
+	ck_assert(pn_progress_eta_s(10.0, 0.0, 4) < 0);     /* nothing done: ETA ? */
+	ck_assert(pn_progress_eta_s(10.0, 2.5, 5) == 10.0); /* half done in 10 s */
+	ck_assert(pn_progress_eta_s(3.0, 0.25, 1) == 9.0);  /* a quarter of one scenario */
+	ck_assert(pn_progress_eta_s(7.0, 4.0, 4) == 0.0);   /* all done */
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1015,6 +1027,7 @@ static Suite *cli_suite(void)
 	TCase *runs = tcase_create("runs");
 
 	tcase_add_test(usage, test_command_table);
+	tcase_add_test(usage, test_progress_eta);
 	tcase_add_test(usage, test_top_level_help);
 	tcase_add_test(usage, test_import_usage);
 	tcase_add_test(usage, test_command_help);
