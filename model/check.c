@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "cover.h"
+#include "explore_split.h"
 #include "oracle.h"
 #include "replay.h"
 #include "run.h"
@@ -118,7 +119,9 @@ static int run_schedule(struct pn_run *c)
 		return rc;
 	}
 	uint64_t version = UINT64_MAX, acked = UINT64_MAX;
-	uint64_t from = c->x ? pn_explore_first_new_point(c->x) : 0; /* earlier: as its parent */
+	/* earlier: as its parent; a split search's survey: none (part 0 checks them) */
+	uint64_t from = c->x ? pn_explore_first_new_point(c->x) : 0;
+	from = c->search_survey ? UINT64_MAX : from;
 	for (;;) {
 		if (c->unit && pn_span_edge(c))
 			return c->res->detail[0] ? 2 : 0;
@@ -282,6 +285,10 @@ static enum pn_unit_status unit_status(int rc, const struct pn_check_result *res
 						 : PN_UNIT_DONE;
 }
 
+static enum pn_unit_status check_part(const struct pn_scenario *sc,
+				      const struct pn_check_options *opt, const struct pn_unit *u,
+				      struct pn_unit_result *out);
+
 enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_check_options *opt,
 				  const struct pn_unit *u, struct pn_unit_result *out)
 {
@@ -300,6 +307,8 @@ enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_
 		return out->status;
 	}
 	PN_ASSERT(u->schedule < sc->schedules.runs && u->lo <= u->hi);
+	if (u->search)
+		return check_part(sc, opt, u, out);
 	checker_open(&c, sc, opt, &out->res);
 	c.unit = u;
 	c.ur = out;
@@ -337,9 +346,36 @@ struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
 	};
 }
 
+/* Part k >= 1 of a split search (explore_split.h): the seeded run surveyed, its roots
+ * queued, share k kept; the result as it was (the survey's counts are part 0's). 0, or 3 when
+ * stopped; a seeded run that cannot end is part 0's finding: no root is kept. */
+static int survey_roots(struct pn_run *c, uint32_t part)
+{
+	struct pn_check_result *saved = malloc(sizeof(*saved));
+	PN_ASSERT(saved != NULL && c->x->explored == 0);
+	*saved = *c->res;
+	uint64_t events_done = c->events_done;
+	c->search_survey = true;
+	bool seeded = pn_explore_next(c->x);
+	PN_ASSERT(seeded);
+	int rc = run_schedule(c);
+	uint64_t events = c->w ? c->w->events : 0;
+	checker_free(c);
+	c->search_survey = false;
+	*c->res = *saved;
+	c->events_done = events_done;
+	free(saved);
+	if (rc == 0)
+		pn_split_keep(c->x, events, part);
+	else
+		pn_explore_keep(c->x, 0, 0);
+	return rc == 3 ? 3 : 0;
+}
+
 /* The schedules of one seeded index that the search (explore.h) or the replay's choices
- * name, each with its crash points: 0 passed, else run_schedule()'s status. */
-static int run_search(struct pn_run *c)
+ * name, each with its crash points: 0 passed, else run_schedule()'s status. part: of a split
+ * search (explore_split.h), PN_SPLIT_WHOLE for the whole search (pct, given choices). */
+static int run_search(struct pn_run *c, uint32_t part)
 {
 	struct pn_explore x;
 	struct pn_check_result *res = c->res;
@@ -354,22 +390,72 @@ static int run_search(struct pn_run *c)
 	if (!given)
 		pn_explore_init(&x, c->sc, c->schedule);
 	c->x = &x;
-	int rc = 0;
+	int rc = part > 0 && part != PN_SPLIT_WHOLE ? survey_roots(c, part) : 0;
+	/* counts of the parts before (S2); the survey's fingerprints are part 0's */
+	uint64_t pruned = res->schedules_pruned, met = res->points_met;
+	uint64_t states = res->distinct_states - pn_explore_states(&x);
 	while (rc == 0 && pn_explore_next(&x)) {
 		rc = run_schedule(c);
 		if (c->w)
 			res->events = c->events_done + c->w->events;
 		c->events_done = res->events;
 		res->schedules_explored += 1;
-		res->schedules_pruned = x.pruned;
-		res->distinct_states = pn_explore_states(&x);
-		res->points_met = x.points_skipped;
+		res->schedules_pruned = pruned + x.pruned;
+		res->distinct_states = states + pn_explore_states(&x);
+		res->points_met = met + x.points_skipped;
 		checker_free(c);
 		progress(c);
+		if (part == 0)
+			break; /* part 0: the seeded schedule alone */
 	}
 	c->x = NULL;
 	pn_explore_free(&x);
 	return rc;
+}
+
+/* A fresh scope for a part of a split search (S1): the verdict cache, the count of distinct
+ * states (H5) and of states cross-checked. */
+static void part_scope(struct pn_run *c)
+{
+	pn_cache_clear(&c->cache);
+	c->new_states = 0;
+	c->cross_checked = 0;
+}
+
+/* The parts of a split search of one seeded index, in order (S2): 0 passed, else the first
+ * part's status that is not. */
+static int run_parts(struct pn_run *c)
+{
+	int rc = 0;
+	for (uint32_t part = 0; part <= PN_SPLIT_PARTS && rc == 0; part++) {
+		part_scope(c);
+		rc = run_search(c, part);
+	}
+	return rc;
+}
+
+/* A unit that is part u->lo of a split search (explore_split.h): as run_parts() runs it. */
+static enum pn_unit_status check_part(const struct pn_scenario *sc,
+				      const struct pn_check_options *opt, const struct pn_unit *u,
+				      struct pn_unit_result *out)
+{
+	struct pn_run c;
+	PN_ASSERT(pn_split_search(sc) && u->lo <= PN_SPLIT_PARTS && u->hi == u->lo + 1);
+	checker_open(&c, sc, opt, &out->res);
+	c.schedule = u->schedule;
+	out->res.strategy = sc->schedules.strategy;
+	out->res.preemption_bound = sc->schedules.preemption_bound;
+	part_scope(&c);
+	int rc = run_search(&c, (uint32_t)u->lo);
+	out->events = out->res.events;
+	out->finished = true;
+	out->end = UINT64_MAX;
+	pn_span_cover(&(struct pn_run){.ur = out});
+	checker_close(&c);
+	out->res.error = rc == 2;
+	out->res.interrupted = rc == 3;
+	out->status = unit_status(rc, &out->res);
+	return out->status;
 }
 
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
@@ -385,13 +471,14 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	res->preemption_bound = sc->schedules.preemption_bound;
 	int rc = 0;
 	bool pct = sc->schedules.strategy == PN_STRATEGY_PCT;
+	bool split = search && !opt->replay && !opt->choices && pn_split_search(sc);
 	uint32_t first = opt->replay || opt->choices ? opt->replay_schedule : 0;
 	uint32_t last = opt->replay || opt->choices ? first + 1 : pct ? 1 : sc->schedules.runs;
 	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
 		/* keys name durable-image versions of one run: a new run starts a new cache */
 		pn_cache_clear(&c.cache);
 		if (search) {
-			rc = run_search(&c);
+			rc = split ? run_parts(&c) : run_search(&c, PN_SPLIT_WHOLE);
 			continue;
 		}
 		rc = c.twin ? run_twice(&c) : run_schedule(&c);

@@ -29,7 +29,8 @@
  *      passed C2/C3: a failing one stopped the check).
  *   H3 Keys: the enumeration's within one seeded run; in a search the durable image's
  *      history and the place and bytes of every write kept join it (run.c, state_key), so
- *      an image is recovered once per search whichever schedule meets it.
+ *      an image is recovered once per part of a search whichever schedule meets it (a
+ *      bounded search is cut into parts, explore_split.h S1).
  *   H4 Counts and coverage are those of the states checked: crash_states every state met,
  *      recoveries every new one (derived ones too, also counted in derived). A cross-check
  *      counts nothing, a relearned state (unit.h U2) no recovery; both undo their coverage

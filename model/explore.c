@@ -459,3 +459,24 @@ uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event 
 		take(x, event, pick);
 	return pick;
 }
+
+/* ---- a split search's part (explore_split.h): the roots queued, and one share kept ---- */
+uint64_t pn_explore_queued(const struct pn_explore *x) { return x->len; }
+
+uint64_t pn_explore_queued_event(const struct pn_explore *x, uint64_t i)
+{
+	PN_ASSERT(i < x->len);
+	const struct pn_schedule *s = &x->queue[(x->head + i) % x->cap];
+	PN_ASSERT(s->n > 0);
+	return s->c[s->n - 1].event;
+}
+
+void pn_explore_keep(struct pn_explore *x, uint64_t lo, uint64_t hi)
+{
+	PN_ASSERT(lo <= hi && hi <= x->len);
+	for (uint64_t i = 0; i < x->len; i++)
+		if (i < lo || i >= hi)
+			pn_schedule_free(&x->queue[(x->head + i) % x->cap]);
+	x->head = (x->head + lo) % (x->cap ? x->cap : 1);
+	x->len = hi - lo;
+}

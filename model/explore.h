@@ -100,6 +100,12 @@ uint64_t pn_explore_first_new_point(const struct pn_explore *x);
 /* Distinct state fingerprints met so far. */
 uint64_t pn_explore_states(const struct pn_explore *x);
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key);
+/* A split search's part (explore_split.h): the schedules queued now (after the seeded run:
+ * the roots, one preemption each, in the order they run), the event of queued schedule i's
+ * last preemption, and keeping only the queued lo .. hi - 1 (the others freed, never run). */
+uint64_t pn_explore_queued(const struct pn_explore *x);
+uint64_t pn_explore_queued_event(const struct pn_explore *x, uint64_t i);
+void pn_explore_keep(struct pn_explore *x, uint64_t lo, uint64_t hi);
 
 /* "E:I,E:I" ("" for none); false when it does not fit in len. */
 bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len);

@@ -46,6 +46,7 @@ struct pn_run {
 	struct pn_explore *x;
 	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
 	uint32_t write_hash_cap;
+	bool search_survey; /* a split search's part surveying the seeded run (explore_split.h) */
 };
 
 /* The monotonic clock in seconds, for the report's times only (nothing simulated reads it). */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "explore_split.h"
+
 #define UNIT_TRIES 2 /* U5: a unit is handed out at most this often */
 
 /* ---- lookups (U6) ---- */
@@ -272,7 +274,18 @@ struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_
 	p->sc = sc;
 	p->jobs = jobs;
 	p->unit_states = unit_states;
-	if (whole || sc->schedules.runs == 0 || sc->schedules.strategy != PN_STRATEGY_SEEDED) {
+	if (!whole && sc->schedules.runs > 0 && pn_split_search(sc)) {
+		p->unchained = p->last_head = true; /* every part ready at once (S1) */
+		for (uint32_t s = 0; s < sc->schedules.runs; s++)
+			for (uint32_t k = 0; k <= PN_SPLIT_PARTS; k++)
+				add_unit(p,
+					 &(struct pn_unit){.schedule = s,
+							   .search = true,
+							   .lo = k,
+							   .hi = k + 1},
+					 false);
+	} else if (whole || sc->schedules.runs == 0 ||
+		   sc->schedules.strategy != PN_STRATEGY_SEEDED) {
 		struct pn_unit u = {.whole = true, .hi = UINT64_MAX};
 		add_unit(p, &u, true);
 		p->last_head = true;
@@ -417,10 +430,15 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 	PN_ASSERT(!p->stopped || p->stop < p->n);
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
 	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
+	struct pn_check_result parts = {0}; /* a split search's schedule counts (S2) */
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct pn_unit_result *r = &p->units[i].r;
 		if (!counted(p, i))
 			continue;
+		parts.schedules_explored += r->res.schedules_explored;
+		parts.schedules_pruned += r->res.schedules_pruned;
+		parts.distinct_states += r->res.distinct_states;
+		parts.points_met += r->res.points_met;
 		points += r->res.crash_points;
 		states += r->res.crash_states;
 		recoveries += r->res.recoveries;
@@ -447,6 +465,13 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		/* units split seeded runs only: those up to the one stopped, or all */
 		res->schedules_explored = p->stopped ? last->u.schedule + 1 : p->sc->schedules.runs;
 		res->strategy = p->sc->schedules.strategy;
+	}
+	if (last->u.search) {
+		res->schedules_explored = parts.schedules_explored;
+		res->schedules_pruned = parts.schedules_pruned;
+		res->distinct_states = parts.distinct_states;
+		res->points_met = parts.points_met;
+		res->preemption_bound = p->sc->schedules.preemption_bound;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", p->sc->name);
 	res->expected_violation = p->sc->expect.violation;

@@ -7,6 +7,9 @@
  * one scenario into units, hands out those that are ready, and merges their results in unit
  * order into exactly the struct pn_check_result that pn_check_scenario() gives.
  *
+ * A bounded search's units are its parts (explore_split.h): (schedule, part k) as lo = k,
+ * hi = k + 1, all ready at once, each whole (finished), merged as U1 says.
+ *
  * Rules:
  *   U1 Unit order is (schedule, lo): the order in which pn_check_scenario() explores. Units
  *      of one schedule are contiguous: [end of the head, lo1), [lo1, lo2), ..., [lok, end of

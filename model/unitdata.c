@@ -11,12 +11,13 @@
  *     capped_points, events,
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
  *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
- *     distinct_states, u32 strategy, preemption_bound, then the strings name, recovery_state,
+ *     distinct_states, points_met, u32 strategy, preemption_bound, then the strings name, recovery_state,
  *     state, state_text, detail, timeline, trace_path, shrunk, divergence, choices, each a u32 length
  *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
  *   u32 npoints, then per point u64 event, states, fresh;
  *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
- * A unit (pn_unit_encode): u32 schedule, u32 whole, u64 lo, hi, budget, fresh_base, fresh_lo.
+ * A unit (pn_unit_encode): u32 schedule, u32 kind (0 a range, 1 whole, 2 a split search's
+ * part), u64 lo, hi, budget, fresh_base, fresh_lo.
  */
 #include "unitdata.h"
 
@@ -25,7 +26,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 34u
+#define RESULT_FIELDS 35u
 
 /* ---- bytes ---- */
 struct buf {
@@ -139,6 +140,7 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u64(b, c->schedules_explored);
 	put_u64(b, c->schedules_pruned);
 	put_u64(b, c->distinct_states);
+	put_u64(b, c->points_met);
 	put_u32(b, (uint32_t)c->strategy);
 	put_u32(b, c->preemption_bound);
 	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
@@ -173,6 +175,7 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->schedules_explored = get_u64(r);
 	c->schedules_pruned = get_u64(r);
 	c->distinct_states = get_u64(r);
+	c->points_met = get_u64(r);
 	c->strategy = (enum pn_strategy)get_u32(r);
 	c->preemption_bound = get_u32(r);
 	get_str(r, c->name, sizeof(c->name));
@@ -266,7 +269,7 @@ void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
 {
 	struct buf b = {0};
 	put_u32(&b, u->schedule);
-	put_u32(&b, u->whole);
+	put_u32(&b, u->whole ? 1 : u->search ? 2 : 0);
 	put_u64(&b, u->lo);
 	put_u64(&b, u->hi);
 	put_u64(&b, u->budget);
@@ -281,7 +284,9 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 {
 	struct rd r = {.p = in, .len = PN_UNIT_BYTES};
 	u->schedule = get_u32(&r);
-	u->whole = get_u32(&r) != 0;
+	uint32_t kind = get_u32(&r);
+	u->whole = kind == 1;
+	u->search = kind == 2;
 	u->lo = get_u64(&r);
 	u->hi = get_u64(&r);
 	u->budget = get_u64(&r);

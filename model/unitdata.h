@@ -14,6 +14,7 @@
 struct pn_unit {
 	uint32_t schedule;
 	bool whole;      /* the whole scenario, pn_check_scenario() (--twice) */
+	bool search;     /* part lo of a split search (explore_split.h), hi = lo + 1 */
 	uint64_t lo, hi; /* crash points explored: lo <= p < hi (hi UINT64_MAX: to the end) */
 	uint64_t budget; /* head: distinct states met before it surveys the rest (0: no limit) */
 	uint64_t fresh_base; /* distinct states met by the schedules before this one */

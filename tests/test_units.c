@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checker.h"
+#include "explore_split.h"
 #include "load.h"
 #include "unit.h"
 
@@ -80,9 +81,10 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
 	size_t len;
 	pn_unit_encode(u, ub);
 	pn_unit_decode(ub, &back);
-	ck_assert(back.schedule == u->schedule && back.whole == u->whole && back.lo == u->lo &&
-		  back.hi == u->hi && back.budget == u->budget &&
-		  back.fresh_base == u->fresh_base && back.fresh_lo == u->fresh_lo);
+	ck_assert(back.schedule == u->schedule && back.whole == u->whole &&
+		  back.search == u->search && back.lo == u->lo && back.hi == u->hi &&
+		  back.budget == u->budget && back.fresh_base == u->fresh_base &&
+		  back.fresh_lo == u->fresh_lo);
 	ck_assert(!back.lookups);
 	pn_unit_check(sc, o, &back, lookup, &r);
 	uint8_t *bytes = pn_unit_result_encode(&r, &len);
@@ -168,6 +170,12 @@ static void same_result(const struct pn_check_result *a, const struct pn_check_r
 	ck_assert_str_eq(a->state_text, b->state_text);
 	ck_assert_str_eq(a->detail, b->detail);
 	ck_assert_str_eq(a->timeline, b->timeline);
+	ck_assert_uint_eq(a->schedules_explored, b->schedules_explored);
+	ck_assert_uint_eq(a->schedules_pruned, b->schedules_pruned);
+	ck_assert_uint_eq(a->distinct_states, b->distinct_states);
+	ck_assert_uint_eq(a->points_met, b->points_met);
+	ck_assert_uint_eq(a->derived, b->derived);
+	ck_assert_str_eq(a->choices, b->choices);
 }
 
 /* compare() visits every Nth crash point only (the lookup tests under the sanitizers, where
@@ -282,6 +290,11 @@ static const struct split_case {
 	{"scenarios/mutants/pushdown-horizon-early.yaml", 0, 8, 4, false, 4},
 	/* a violation in schedule 3 of 4; the first unit fails once and is run again (U5) */
 	{"scenarios/mutants/pushdown-ingest-unflushed.yaml", 64, 128, 3, true, 4},
+	/* bounded searches cut into their parts (model/explore_split.h): 17 units each, a pass
+	 * with crashes inside recovery per part, and a violation a part past the seeded schedule
+	 * finds (the parts after it cancelled), its first unit failing once */
+	{"tests/split/split-pass.yaml", 16, 64, 3, false, 1 + PN_SPLIT_PARTS},
+	{"tests/split/split-violation.yaml", 0, 64, 4, true, 1 + PN_SPLIT_PARTS},
 };
 
 START_TEST(split_matches_whole)

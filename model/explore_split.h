@@ -1,0 +1,53 @@
+/*
+ * explore_split.h: a bounded search cut into parts (model layer; docs/checker.md section 13,
+ * "A search over N processes"). The parts are work units (unit.h) like a seeded schedule's
+ * ranges, so `--jobs N`, MPI and one process run the same parts and merge them in the same
+ * order.
+ *
+ * The search around seeded schedule index s (explore.h, bounded) is cut into
+ * PN_SPLIT_PARTS + 1 parts, a function of the scenario only (never of the processes):
+ *
+ *   part 0     the seeded schedule alone, with every crash point (what a search's first
+ *              schedule checks);
+ *   part k     the seeded run again, surveyed: no crash point checked (part 0 did), its
+ *   (1..P)     fingerprints recorded and its children queued as the whole search queues them
+ *              (the roots: one preemption each, in event order); the roots cut into P shares
+ *              of about equal weight (pn_split_range), share k kept, and the search goes on
+ *              from them as explore.h says, the schedules under those roots only.
+ *
+ * Rules:
+ *   S1 A part is a function of (scenario, s, k): it runs in a fresh scope, its own state
+ *      fingerprints, crash points met and verdict cache (checker.h H3 holds per part), its
+ *      count of distinct states for crashes inside recovery from 0 (H5). Nothing is shared
+ *      between parts, so nothing depends on which process runs which part, or when.
+ *   S2 Order: (s, k). The result is the parts' in that order, merged as unit.h U1 says: counts
+ *      summed over the parts up to the first that ends with a violation or an error, which
+ *      decides (its counterexample, its choices); the parts after it are cancelled.
+ *   S3 Coverage: every root queued by the seeded run is in exactly one part, and within a
+ *      part the search is explore.h's: the schedules of at most K preemptions the parts run
+ *      together are those the unsplit search queues. Reduction prunes within a part only
+ *      (each part has the seeded run's fingerprints, from its survey, and its own).
+ *   S4 Weight: a root whose preemption is at event e, in a seeded run of n events, weighs
+ *      (n - e + 1)^min(K, 2) (its subtree has about (n - e)^(K-1) schedules, each checking
+ *      about n - e crash points); share k holds the roots whose weight before them, divided
+ *      by ceil(total / P), is k - 1.
+ */
+#ifndef PN_EXPLORE_SPLIT_H
+#define PN_EXPLORE_SPLIT_H
+
+#include "explore.h"
+
+#define PN_SPLIT_PARTS 16         /* shares of the roots: parts 1..16, part 0 the seeded schedule */
+#define PN_SPLIT_WHOLE UINT32_MAX /* not a part: the whole search (pct, given choices) */
+
+/* Whether the search of sc is split (bounded strategy). */
+bool pn_split_search(const struct pn_scenario *sc);
+/* S4: share `part` (1..PN_SPLIT_PARTS) of the nroots roots whose preemptions are at events
+ * root_event[0..nroots-1] (nondecreasing) in a seeded run of `events` events, at bound K: the
+ * roots lo .. hi - 1. */
+void pn_split_range(const uint64_t *root_event, uint64_t nroots, uint64_t events, uint32_t bound,
+		    uint32_t part, uint64_t *lo, uint64_t *hi);
+/* After the survey of part `part` (1..P): only its share of x's queued roots kept. */
+void pn_split_keep(struct pn_explore *x, uint64_t events, uint32_t part);
+
+#endif
