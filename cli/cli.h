@@ -81,7 +81,7 @@ int pn_pgcrash_replay(const char *trace);
 /* import --out (cli/import_scenario.c): the scenario and trace of a WAL range; exit status. */
 struct pn_xlr;
 int pn_import_scenario(struct pn_xlr *r, pn_lsn from, pn_lsn to, const char *out);
-/* The end-of-range rule of every import path (xlogread.h R6), after a read loop: 0 when the
+/* The end-of-range rule of every import path (xlogread.h XR6), after a read loop: 0 when the
  * range was read whole (where PostgreSQL's reader stopped noted on stderr when note or
  * --to), else 2 with the reason and its LSN (or file and offset) on stderr. first: what
  * pn_xlr_begin returned (0: no record in the range). */

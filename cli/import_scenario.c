@@ -30,8 +30,8 @@
  *     others log what PostgreSQL would have logged without the image;
  *   - blocks past the third are folded into the main data (their header and data bytes);
  *   - a checkpoint record holds PostgreSQL's 88-byte CheckPoint whose redo point is at or
- *     before it, else it is refused as the reader refuses a corrupt record (xlogread.h R5);
- *   - every pass ends its range by pn_import_end, the rule --stats follows too (R6): a
+ *     before it, else it is refused as the reader refuses a corrupt record (xlogread.h XR5);
+ *   - every pass ends its range by pn_import_end, the rule --stats follows too (XR6): a
  *     refusal or a WAL that ends before --to fails the conversion (passes 1 and 2 meet it
  *     before a file is opened).
  */

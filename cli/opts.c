@@ -1,6 +1,6 @@
 /*
  * opts.c: parsing a command line by its option spec, and the spec's --help (cli layer).
- * The spec and its rules O1-O4 are in opts.h; the man page, the Markdown table and the
+ * The spec and its rules OP1-OP4 are in opts.h; the man page, the Markdown table and the
  * shell completion made from the same spec are in opts_doc.c.
  *
  * getopt_long does the reading (abbreviations, "--name=value", "--", options after the
@@ -105,7 +105,7 @@ static bool uint_in_range(const char *cmd, const char *opt, const struct pn_opt 
 	return false;
 }
 
-/* O2: one value, checked by its kind, stored at the row's offset. */
+/* OP2: one value, checked by its kind, stored at the row's offset. */
 static bool apply(const char *cmd, const struct pn_opt *o, const char *s, void *into)
 {
 	char opt[48];
@@ -146,7 +146,7 @@ static void mark_given(const struct pn_opt *o, void *into)
 		*(bool *)((char *)into + o->given - 1) = true;
 }
 
-/* O3: every default, parsed as if given (a default that does not parse is the spec's bug). */
+/* OP3: every default, parsed as if given (a default that does not parse is the spec's bug). */
 static void apply_defaults(const struct pn_cmd_spec *spec, void *into)
 {
 	for (size_t i = 0; i < spec->nopts; i++) {
@@ -266,7 +266,7 @@ const char *pn_opts_label(const struct pn_opt *o, bool with_short, char *buf, si
 	return buf;
 }
 
-/* O4 text: each '\n'-separated paragraph wrapped at `indent`; "* " items indented twice. */
+/* OP4 text: each '\n'-separated paragraph wrapped at `indent`; "* " items indented twice. */
 static void help_text(FILE *out, const char *text, int indent)
 {
 	char buf[4096], *line;

@@ -9,18 +9,18 @@
  * so that none of them can say what the parser does not do.
  *
  * Rules the spec keeps:
- *   O1 One table per command, its rows in the order --help lists them; -h / --help is every
- *      command's and is not in the table.
- *   O2 A value is checked where it is parsed, by its kind: an unsigned integer within
- *      [min, max], a size, a duration of at least min, on or off, or the row's own
- *      function; a bad one is exit 2 with one line naming the option and the value.
- *   O3 A default is given once, as text (`def`): it is parsed like a value given on the line
- *      before the line is read, and --help, the man page and docs/cli.md print it.
- *   O4 Text in the spec is unwrapped prose: a '\n' starts a paragraph, a paragraph that starts
- *      with "* " is a list item. Each output wraps it its own way. "{modes}", "{policies}",
- *      "{rows}" and "{alone}" in it stand for the modes, the rows of a mode with a policy,
- *      every row (src/protocol/list.h) and the modes that are no row's name
- *      (pn_cli_mode_names), never written out.
+ *   OP1 One table per command, its rows in the order --help lists them; -h / --help is every
+ *       command's and is not in the table.
+ *   OP2 A value is checked where it is parsed, by its kind: an unsigned integer within
+ *       [min, max], a size, a duration of at least min, on or off, or the row's own
+ *       function; a bad one is exit 2 with one line naming the option and the value.
+ *   OP3 A default is given once, as text (`def`): it is parsed like a value given on the line
+ *       before the line is read, and --help, the man page and docs/cli.md print it.
+ *   OP4 Text in the spec is unwrapped prose: a '\n' starts a paragraph, a paragraph that starts
+ *       with "* " is a list item. Each output wraps it its own way. "{modes}", "{policies}",
+ *       "{rows}" and "{alone}" in it stand for the modes, the rows of a mode with a policy,
+ *       every row (src/protocol/list.h) and the modes that are no row's name
+ *       (pn_cli_mode_names), never written out.
  */
 #ifndef PN_OPTS_H
 #define PN_OPTS_H
@@ -63,11 +63,11 @@ struct pn_opt {
 	size_t at;            /* offset of the value in the command's options struct */
 	size_t given;         /* PN_OPT_GIVEN(): a bool set when the option is given; 0: none */
 	uint64_t min, max;    /* PN_OPT_UINT's bounds; PN_OPT_DURATION's least (0 or 1 ns) */
-	const char *def;      /* O3: the default as it would be given, or NULL */
+	const char *def;      /* OP3: the default as it would be given, or NULL */
 	const char *required; /* NULL, or the usage error when it is not given */
 	enum pn_opt_complete complete;
 	pn_opt_parse_fn parse; /* PN_OPT_CUSTOM */
-	const char *help;      /* O4 */
+	const char *help;      /* OP4 */
 };
 
 /* The `given` flag of a field: offset + 1, so that 0 means none. */
@@ -79,10 +79,10 @@ struct pn_cmd_spec {
 	const char *args_help;    /* what they are, for the man page and docs */
 	int args_min, args_max;   /* how many arguments (args_max -1: any number) */
 	const char *args_missing; /* the usage error when there are fewer than args_min */
-	const char *description;  /* O4 */
+	const char *description;  /* OP4 */
 	const struct pn_opt *opts;
 	size_t nopts;
-	const char *notes; /* O4, after the options (may be NULL) */
+	const char *notes; /* OP4, after the options (may be NULL) */
 	const char *exits; /* the exit statuses, one line of prose */
 };
 
@@ -90,7 +90,7 @@ struct pn_cmd_spec {
 #define PN_OPTS_WIDTH 80 /* the columns --help fills */
 
 /*
- * Parses argv (argv[0] the command's name) by spec into `into`, defaults first (O3).
+ * Parses argv (argv[0] the command's name) by spec into `into`, defaults first (OP3).
  * Options may come before, between and after the arguments; "--" ends them. Returns -1 to go
  * on, with *args_at the index of the first argument (they are argv[*args_at..argc-1], their
  * count checked against args_min / args_max); 0 after --help (printed to stdout); 2 after a

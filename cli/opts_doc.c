@@ -3,7 +3,7 @@
  * the man pages (troff, man(7)), docs/cli.md's option tables (Markdown) and the bash and zsh
  * completion, printed by `penumbra help --man | --markdown | --completion` (cli.c). The
  * build writes the pages and the completion with the binary it built
- * (scripts/gen-docs.sh), so an installed page says what that binary parses (opts.h O1-O4).
+ * (scripts/gen-docs.sh), so an installed page says what that binary parses (opts.h OP1-OP4).
  */
 #include "opts.h"
 #include "cli.h"
@@ -31,7 +31,7 @@ static void man_escape(FILE *out, const char *s)
 	}
 }
 
-/* O4 text: a paragraph per line (.PP), "* " items as bullets (.IP). */
+/* OP4 text: a paragraph per line (.PP), "* " items as bullets (.IP). */
 static void man_text(FILE *out, const char *text)
 {
 	char buf[TEXT_MAX];
@@ -199,7 +199,7 @@ static const char *md_escape(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* O4 text as Markdown paragraphs and "- " items, wrapped. */
+/* OP4 text as Markdown paragraphs and "- " items, wrapped. */
 static void md_text(FILE *out, const char *text)
 {
 	char buf[TEXT_MAX], esc[2 * TEXT_MAX];

@@ -9,11 +9,11 @@
  * the CRC. The segment is read to its end, converted, and, when the conversion succeeds, its
  * scenario is loaded and run (a 16 KiB input holds a few hundred records at most). It must
  * return, never crash, leak, read out of bounds or allocate without bound, and:
- *   I1. the reader stops with a one-line reason; a refused record (xlogread.h R5) names the
- *       segment file;
- *   I2. the conversion exits 0 or 2;
- *   I3. a scenario the conversion wrote loads, and its run in fpw ends without a violation
- *       and without refusing its trace (what import writes, the replay takes).
+ *   FI1. the reader stops with a one-line reason; a refused record (xlogread.h XR5) names the
+ *        segment file;
+ *   FI2. the conversion exits 0 or 2;
+ *   FI3. a scenario the conversion wrote loads, and its run in fpw ends without a violation
+ *        and without refusing its trace (what import writes, the replay takes).
  * Build: cmake --preset fuzz; run: build-fuzz/fuzz/fuzz_import fuzz/corpus/import.
  */
 #include "fuzz.h"
@@ -50,7 +50,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* I1: reads the segment to its end. */
+/* FI1: reads the segment to its end. */
 static void read_all(struct pn_xlr *r, const char *path)
 {
 	static struct pn_xlr_record rec;
@@ -58,13 +58,13 @@ static void read_all(struct pn_xlr *r, const char *path)
 	for (pn_lsn at = pn_xlr_begin(r, 0, 0); at != 0 && pn_xlr_read(r, &rec);)
 		;
 	if (r->why[0] == '\0' || strchr(r->why, '\n') || (r->refused && !strstr(r->why, path))) {
-		fprintf(stderr, "I1: reading stopped with '%s' (refused: %d)\n", r->why,
+		fprintf(stderr, "FI1: reading stopped with '%s' (refused: %d)\n", r->why,
 			r->refused);
 		abort();
 	}
 }
 
-/* I3: the scenario import wrote loads and replays in fpw. */
+/* FI3: the scenario import wrote loads and replays in fpw. */
 static void replay(void)
 {
 	static struct pn_sim_result res;
@@ -72,13 +72,13 @@ static void replay(void)
 	struct pn_scenario sc;
 
 	if (!pn_scenario_load(yaml, &sc, err, sizeof err)) {
-		fprintf(stderr, "I3: import wrote a scenario that does not load: %s\n", err);
+		fprintf(stderr, "FI3: import wrote a scenario that does not load: %s\n", err);
 		abort();
 	}
 	memset(&res, 0, sizeof res);
 	if (pn_sim_run(&sc, &res) != 0) {
-		fprintf(stderr, "I3: the replay of an import ends with status %d: %s\n", res.status,
-			res.error);
+		fprintf(stderr, "FI3: the replay of an import ends with status %d: %s\n",
+			res.status, res.error);
 		abort();
 	}
 	pn_scenario_free(&sc);
@@ -104,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	read_all(&r, path);
 	rc = pn_import_scenario(&r, 0, 0, yaml);
 	pn_xlr_close(&r);
-	if (rc != 0 && rc != 2) { /* I2 */
-		fprintf(stderr, "I2: import --out exited %d\n", rc);
+	if (rc != 0 && rc != 2) { /* FI2 */
+		fprintf(stderr, "FI2: import --out exited %d\n", rc);
 		abort();
 	}
 	if (rc == 0)

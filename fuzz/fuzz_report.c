@@ -5,12 +5,12 @@
  *
  * Any bytes go to pn_report_json() as the file "fuzz.json". It must return, never crash, leak,
  * hang or read out of bounds (ASan and UBSan), and:
- *   P1. it returns 0 (a section drawn), 2 (refused) or PN_REP_NOT_JSON (left to the trace
- *       reader), and writes a refusal exactly when it returns 2: one line, "fuzz.json: KEY ..."
- *       or "fuzz.json:LINE:COL: ..." (LINE, COL >= 1);
- *   P2. a section drawn holds no markup but the report's own: every element and attribute is
- *       one the report writes, no '<' or '>' inside a value or a text, every '&' starts a
- *       reference, and the whole is well-formed UTF-8 (report.h R2, report_svg.h pn_rep_esc).
+ *   FR1. it returns 0 (a section drawn), 2 (refused) or PN_REP_NOT_JSON (left to the trace
+ *        reader), and writes a refusal exactly when it returns 2: one line, "fuzz.json: KEY ..."
+ *        or "fuzz.json:LINE:COL: ..." (LINE, COL >= 1);
+ *   FR2. a section drawn holds no markup but the report's own: every element and attribute is
+ *        one the report writes, no '<' or '>' inside a value or a text, every '&' starts a
+ *        reference, and the whole is well-formed UTF-8 (report.h R2, report_svg.h pn_rep_esc).
  * Build: cmake --preset fuzz; run: build-fuzz/fuzz/fuzz_report -dict=fuzz/report.dict
  * fuzz/corpus/report (fuzz/README.md).
  */
@@ -55,7 +55,7 @@ static size_t name_len(const char *s)
 
 static void broken(const char *what, const char *page, const char *at)
 {
-	fprintf(stderr, "P2: %s at byte %td of the page: %.80s\n", what, at - page, at);
+	fprintf(stderr, "FR2: %s at byte %td of the page: %.80s\n", what, at - page, at);
 	abort();
 }
 
@@ -117,7 +117,7 @@ static void check_page(const char *page, size_t len)
 	}
 }
 
-/* P1: exactly one line, "fuzz.json: ..." or "fuzz.json:LINE:COL: ...". */
+/* FR1: exactly one line, "fuzz.json: ..." or "fuzz.json:LINE:COL: ...". */
 static void check_refusal(const char *err, size_t len)
 {
 	const char *rest = err + strlen("fuzz.json:");
@@ -131,7 +131,7 @@ static void check_refusal(const char *err, size_t len)
 		free(one);
 		return;
 	}
-	fprintf(stderr, "P1: a refusal that is not one line: '%s'\n", err);
+	fprintf(stderr, "FR1: a refusal that is not one line: '%s'\n", err);
 	abort();
 }
 
@@ -145,13 +145,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = pn_report_json(pf, &in, (const char *)data, size);
 	PN_ASSERT(fclose(pf) == 0 && fclose(ef) == 0);
 	if (rc != 0 && rc != 2 && rc != PN_REP_NOT_JSON) {
-		fprintf(stderr, "P1: pn_report_json returned %d\n", rc);
+		fprintf(stderr, "FR1: pn_report_json returned %d\n", rc);
 		abort();
 	}
 	if (rc == 2)
 		check_refusal(err, err_len);
 	else if (err_len != 0) {
-		fprintf(stderr, "P1: returned %d with a message: '%s'\n", rc, err);
+		fprintf(stderr, "FR1: returned %d with a message: '%s'\n", rc, err);
 		abort();
 	}
 	if (rc == 0)

@@ -3,9 +3,9 @@
  *
  * Any bytes go to pn_scenario_load_string(). It must return, never crash, leak or read out
  * of bounds (the harness is built with ASan and UBSan), and:
- *   F1. a refusal is one line "fuzz.yaml:LINE:COL: ..." (LINE, COL >= 1);
- *   F2. a scenario it accepts survives the trace writer: pn_scenario_write()'s text loads
- *       again and is written out the same (a counterexample trace must replay what it says).
+ *   FS1. a refusal is one line "fuzz.yaml:LINE:COL: ..." (LINE, COL >= 1);
+ *   FS2. a scenario it accepts survives the trace writer: pn_scenario_write()'s text loads
+ *        again and is written out the same (a counterexample trace must replay what it says).
  * Build: cmake --preset fuzz (clang, -DPN_FUZZ=ON); run: build-fuzz/fuzz/fuzz_scenario
  * fuzz/corpus/scenario (fuzz/README.md).
  */
@@ -51,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	first = written(&s, &first_len);
 	if (!pn_scenario_load_string("fuzz.yaml", first, first_len, &again, err, sizeof err)) {
-		fprintf(stderr, "F2: the written scenario does not load: %s\n%s", err, first);
+		fprintf(stderr, "FS2: the written scenario does not load: %s\n%s", err, first);
 		abort();
 	}
 	second = written(&again, &second_len);
 	if (first_len != second_len || memcmp(first, second, first_len) != 0) {
-		fprintf(stderr, "F2: written twice, the scenario differs:\n%s---\n%s", first,
+		fprintf(stderr, "FS2: written twice, the scenario differs:\n%s---\n%s", first,
 			second);
 		abort();
 	}

@@ -258,7 +258,7 @@ START_TEST(test_command_help)
 }
 END_TEST
 
-/* A value each option of every spec takes (opts.h O2), by its kind or its value's name. */
+/* A value each option of every spec takes (opts.h OP2), by its kind or its value's name. */
 static const char *sample_value(const struct pn_opt *o)
 {
 	if (o->def)
@@ -274,7 +274,7 @@ static const char *sample_value(const struct pn_opt *o)
 }
 
 /* Every option of every spec: parsed (followed by --help, so that nothing runs), named in
- * --help, the man page and the Markdown table; names unique, -h reserved (O1). */
+ * --help, the man page and the Markdown table; names unique, -h reserved (OP1). */
 START_TEST(test_option_specs)
 {
 	for (size_t i = 0; i < pn_commands_len; i++) {

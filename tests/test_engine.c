@@ -590,7 +590,7 @@ START_TEST(test_accessors)
 	ck_assert_uint_eq(geo.sysid, e->sysid);
 	ck_assert_ptr_eq(pn_engine_scenario(e), &sc);
 	ck_assert_uint_eq(pn_engine_io_count(e), e->svc.nios);
-	for (uint32_t i = 0; i < pn_engine_io_count(e); i++) /* S1: untouched until used */
+	for (uint32_t i = 0; i < pn_engine_io_count(e); i++) /* SV1: untouched until used */
 		ck_assert_ptr_eq(pn_engine_io(e, i), &e->svc.ios[i]);
 	ck_assert_uint_eq(pn_engine_proc_count(e), e->nprocs);
 	pn_engine_start(e);

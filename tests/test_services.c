@@ -1,8 +1,8 @@
 /*
  * test_services.c: the engine's services (src/engine/services.c) through their own interface,
  * with a stub environment that records what the engine asks of the world: the I/O life and
- * its legal edges (S1-S3), completions through io->done with the issuer's ctx, wakes and
- * their tokens, the first violation (S4); the seam's extension (env.h pn_env_fast) and the
+ * its legal edges (SV1-SV3), completions through io->done with the issuer's ctx, wakes and
+ * their tokens, the first violation (SV4); the seam's extension (env.h pn_env_fast) and the
  * fallbacks a caller takes without one: a summarized read through read_sync, a write into the
  * engine's own buffer.
  */
@@ -130,7 +130,7 @@ START_TEST(test_io_table_bounded)
 }
 END_TEST
 
-/* S1: I/Os are handed out as from a list of every index with the lowest on top (freed ones
+/* SV1: I/Os are handed out as from a list of every index with the lowest on top (freed ones
  * pushed back on it): the ones given back, last first, then the next never used; the table
  * beyond the highest handed out is untouched (zeros, as calloc left it). */
 START_TEST(test_io_order_lowest_first)
@@ -189,7 +189,7 @@ END_TEST
 START_TEST(test_io_issue_without_done)
 {
 	struct pn_io *io = pn_io_get(&svc);
-	pn_io_issue(&svc, io); /* S3: no completion to call */
+	pn_io_issue(&svc, io); /* SV3: no completion to call */
 }
 END_TEST
 

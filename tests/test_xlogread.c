@@ -200,7 +200,7 @@ START_TEST(test_reads_every_record)
 }
 END_TEST
 
-/* R1: a record counts only if it ends at or before the limit. */
+/* XR1: a record counts only if it ends at or before the limit. */
 START_TEST(test_limit)
 {
 	struct pn_xlr r;
@@ -223,7 +223,7 @@ START_TEST(test_limit)
 }
 END_TEST
 
-/* R2: from inside a record, the first record after it. */
+/* XR2: from inside a record, the first record after it. */
 START_TEST(test_begin_inside_a_record)
 {
 	struct pn_xlr r;

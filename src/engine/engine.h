@@ -191,7 +191,7 @@ const struct pn_scenario *pn_engine_scenario(const struct pn_engine *e);
 const struct pn_client_ops *pn_engine_client(const struct pn_engine *e, void **state);
 
 /* The I/O table: index 0 .. count-1 (an I/O's index is its place once handed out, services.c
- * S1; the world dispatches and completes I/Os by it). */
+ * SV1; the world dispatches and completes I/Os by it). */
 uint32_t pn_engine_io_count(const struct pn_engine *e);
 struct pn_io *pn_engine_io(struct pn_engine *e, uint32_t index);
 

@@ -1,14 +1,14 @@
 /*
  * services.c: the engine's services to its modules (engine layer; services.h draws the I/O
  * state machine). Rules:
- *   S1 An I/O below io_high (handed out at least once) is on the free list iff its state is
- *      PN_IO_FREE; io_free_len counts them. Those from io_high on are free and untouched
- *      (pn_svc_init writes none of the table: most of it is never used, and it was a
- *      fifth of `run`'s page faults), handed out in index order once the list is empty.
- *      So the order is that of a list holding every index, lowest on top.
- *   S2 Every state change of an I/O is one edge of the legal[][] table below.
- *   S3 A completion calls exactly the issuer's io->done, once, with the issuer's io->ctx.
- *   S4 The first violation is the one reported: failed is set once and never cleared.
+ *   SV1 An I/O below io_high (handed out at least once) is on the free list iff its state is
+ *       PN_IO_FREE; io_free_len counts them. Those from io_high on are free and untouched
+ *       (pn_svc_init writes none of the table: most of it is never used, and it was a
+ *       fifth of `run`'s page faults), handed out in index order once the list is empty.
+ *       So the order is that of a list holding every index, lowest on top.
+ *   SV2 Every state change of an I/O is one edge of the legal[][] table below.
+ *   SV3 A completion calls exactly the issuer's io->done, once, with the issuer's io->ctx.
+ *   SV4 The first violation is the one reported: failed is set once and never cleared.
  */
 #include "services.h"
 #include "walfmt.h"
@@ -75,17 +75,17 @@ void pn_io_set_state(struct pn_io *io, enum pn_io_state to)
 {
 	PN_ASSERT((unsigned)to < IO_STATES);
 	PN_ASSERT((unsigned)io->state < IO_STATES);
-	PN_ASSERT(legal[io->state][to]); /* S2 */
+	PN_ASSERT(legal[io->state][to]); /* SV2 */
 	io->state = to;
 }
 
 struct pn_io *pn_io_get(struct pn_services *s)
 {
 	PN_ASSERT(s->io_free_len > 0 || s->io_high < s->nios); /* bounded: 4 per frame + 64 */
-	uint32_t i = s->io_free_len ? s->io_free[--s->io_free_len] : s->io_high; /* S1 */
+	uint32_t i = s->io_free_len ? s->io_free[--s->io_free_len] : s->io_high; /* SV1 */
 	PN_ASSERT(i < s->nios);
 	struct pn_io *io = &s->ios[i];
-	PN_ASSERT(io->state == PN_IO_FREE); /* S1 */
+	PN_ASSERT(io->state == PN_IO_FREE); /* SV1 */
 	s->io_high = PN_MAX(s->io_high, i + 1);
 	memset(io, 0, sizeof(*io));
 	io->index = i;
@@ -110,7 +110,7 @@ struct pn_io *pn_io_fsync(struct pn_services *s, enum pn_file file, enum pn_io_w
 
 void pn_io_issue(struct pn_services *s, struct pn_io *io)
 {
-	PN_ASSERT(io->done); /* S3: every completion has its issuer's callback */
+	PN_ASSERT(io->done); /* SV3: every completion has its issuer's callback */
 	PN_ASSERT(io->index < s->nios && &s->ios[io->index] == io);
 	pn_io_set_state(io, PN_IO_ISSUED);
 	s->env.submit(s->env.ctx, io);
@@ -153,13 +153,13 @@ struct pn_io *pn_io_at(struct pn_services *s, uint32_t index)
 uint32_t pn_io_free_count(const struct pn_services *s)
 {
 	PN_ASSERT(s->io_free_len <= s->io_high && s->io_high <= s->nios);
-	return s->io_free_len + (s->nios - s->io_high); /* S1 */
+	return s->io_free_len + (s->nios - s->io_high); /* SV1 */
 }
 
 bool pn_io_all_free(const struct pn_services *s)
 {
 	PN_ASSERT(s->io_free_len <= s->io_high);
-	return s->io_free_len == s->io_high; /* S1: the rest never left */
+	return s->io_free_len == s->io_high; /* SV1: the rest never left */
 }
 
 uint64_t pn_svc_now(const struct pn_services *s) { return s->env.now_ns(s->env.ctx); }
@@ -220,7 +220,7 @@ void pn_svc_vviolation(struct pn_services *s, enum pn_violation_kind k, uint32_t
 	PN_ASSERT(k != PN_VIOL_NONE);
 	PN_ASSERT((unsigned)k < PN_VIOL_COUNT);
 	if (s->failed)
-		return; /* S4 */
+		return; /* SV4 */
 	s->failed = true;
 	s->viol.kind = k;
 	s->viol.page = page;
@@ -242,14 +242,14 @@ void pn_svc_violation(struct pn_services *s, enum pn_violation_kind k, uint32_t 
 #define CHECK_SLICE 4u
 void pn_svc_check(struct pn_services *s)
 {
-	PN_ASSERT(s->io_free_len <= s->io_high);                /* S1 */
-	PN_ASSERT(s->failed == (s->viol.kind != PN_VIOL_NONE)); /* S4 */
+	PN_ASSERT(s->io_free_len <= s->io_high);                /* SV1 */
+	PN_ASSERT(s->failed == (s->viol.kind != PN_VIOL_NONE)); /* SV4 */
 	PN_ASSERT(s->io_high <= s->nios && (s->check_next < s->io_high || s->check_next == 0));
 	for (uint32_t n = 0; n < PN_MIN(s->io_high, CHECK_SLICE); n++) {
 		const struct pn_io *io = &s->ios[s->check_next];
 		PN_ASSERT(io->index == s->check_next);
 		PN_ASSERT((unsigned)io->state < IO_STATES);
-		PN_ASSERT(io->state == PN_IO_FREE || io->done); /* S3 */
+		PN_ASSERT(io->state == PN_IO_FREE || io->done); /* SV3 */
 		if (++s->check_next >= s->io_high) /* no division on the per-event path */
 			s->check_next = 0;
 	}

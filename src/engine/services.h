@@ -129,7 +129,7 @@ void pn_io_complete(struct pn_services *s, struct pn_io *io);
 /* Frees an I/O its done callback kept. */
 void pn_io_release(struct pn_services *s, struct pn_io *io);
 struct pn_io *pn_io_at(struct pn_services *s, uint32_t index);
-/* How many I/Os pn_io_get can still hand out (S1: on the free list, or never used). */
+/* How many I/Os pn_io_get can still hand out (SV1: on the free list, or never used). */
 uint32_t pn_io_free_count(const struct pn_services *s);
 /* No I/O in flight or kept. */
 bool pn_io_all_free(const struct pn_services *s);

@@ -10,7 +10,7 @@
  *     compressed (bimg_info 0x04 pglz, 0x08 lz4, 0x10 zstd) and has a hole, 2 B of hole
  *     length; an uncompressed image's hole is BLCKSZ - length.
  *
- * It keeps xlogread.h's R4 (images are measured, not kept) and R5 (a record whose CRC is
+ * It keeps xlogread.h's XR4 (images are measured, not kept) and XR5 (a record whose CRC is
  * right is refused when it breaks one of the checks: the block headers' cross-checks, then
  * what the page asks of images and block data: image_fits, data_fits, images_fit), and:
  *   XD1. the headers announce exactly the bytes the record holds: a record whose headers run
@@ -53,7 +53,7 @@
 #define MAX_FORK 3u     /* MAX_FORKNUM: main, fsm, vm, init */
 #define RM_GENERIC 20
 
-/* R5: the record is refused; d->why says why (the reader adds where). */
+/* XR5: the record is refused; d->why says why (the reader adds where). */
 static void refuse(struct pn_xlr_decoder *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void refuse(struct pn_xlr_decoder *d, const char *fmt, ...)
@@ -104,7 +104,7 @@ static bool take32(struct cursor *c, uint32_t *v)
 
 /* ---- 2. the headers: blocks, images, origin, top-level xid, main data -------------------- */
 
-/* An image's hole and lengths against the page (R5): PostgreSQL's cross-checks, then what
+/* An image's hole and lengths against the page (XR5): PostgreSQL's cross-checks, then what
  * its redo (RestoreBlockImage) relies on. True if it fits. */
 static bool image_fits(struct pn_xlr_decoder *d, uint8_t id, const struct pn_xlr_block *b)
 {
@@ -175,7 +175,7 @@ static int image_header(struct pn_xlr_decoder *d, struct cursor *c, uint8_t id,
 	return image_fits(d, id, b) ? 1 : -1;
 }
 
-/* A block's data against the page (R5): at most a page, a Generic delta two fragment
+/* A block's data against the page (XR5): at most a page, a Generic delta two fragment
  * headers more (generic_xlog.c's MAX_DELTA_SIZE); a fork PostgreSQL has. */
 static bool data_fits(struct pn_xlr_decoder *d, uint8_t id, uint8_t rmid,
 		      const struct pn_xlr_block *b)
@@ -248,7 +248,7 @@ static int block_header(struct pn_xlr_decoder *d, struct cursor *c, uint8_t id,
 	return take32(c, &b->blkno) ? 1 : 0;
 }
 
-/* ---- 3. what a compressed image decompresses to (R5), measured, never written ----------- */
+/* ---- 3. what a compressed image decompresses to (XR5), measured, never written ----------- */
 
 /* pglz (pg_lzcompress.c): a control byte, then 8 items, each a literal byte (bit 0) or a
  * 2-byte tag (bit 1: length 3..18 in the low nibble + 3, offset 12 bits; length 18 takes

@@ -1,6 +1,6 @@
 /*
  * xlogdecode.h: one record of real PostgreSQL WAL decoded (format layer, owned by
- * xlogdecode.c; its rules XD1-XD2 are there, and it keeps xlogread.h's R4 and R5): the
+ * xlogdecode.c; its rules XD1-XD2 are there, and it keeps xlogread.h's XR4 and XR5): the
  * record's blocks, images and main data, as DecodeXLogRecord gives them, from a record's
  * bytes whose CRC the reader (xlogread.h) checked. xlogread.h includes it.
  */
@@ -45,7 +45,7 @@ struct pn_xlr_record {
 	uint32_t fpi_len;         /* sum of bimg_len */
 };
 
-/* The decoder's own memory: a page to decompress an lz4 or zstd image into (R4: measured,
+/* The decoder's own memory: a page to decompress an lz4 or zstd image into (XR4: measured,
  * then dropped), and why the last record was refused. */
 struct pn_xlr_decoder {
 	uint8_t image[PN_XLR_BLCKSZ];
@@ -53,7 +53,7 @@ struct pn_xlr_decoder {
 };
 
 /* Decodes the record of len bytes at buf (xl_tot_len == len; its CRC checked), which starts
- * at LSN `at`, into out (main_data points into buf). False: it is refused (R5), d->why says
+ * at LSN `at`, into out (main_data points into buf). False: it is refused (XR5), d->why says
  * why, without where (pn_xlr_refuse adds the file, the offset and the LSN). */
 bool pn_xlr_decode(struct pn_xlr_decoder *d, pn_lsn at, const uint8_t *buf, uint32_t len,
 		   struct pn_xlr_record *out);

@@ -1,6 +1,6 @@
 /*
  * xlogread.c: PostgreSQL 15, 16 and 17 WAL, read as xlogreader.c reads it (format layer;
- * xlogread.h states the rules R0-R6). The byte layouts are walfmt.c's (records, page headers);
+ * xlogread.h states the rules XR0-XR6). The byte layouts are walfmt.c's (records, page headers);
  * a record's structure is decoded by xlogdecode.c; what this reader adds is what only real
  * WAL's pages hold:
  *
@@ -13,7 +13,7 @@
  * page header (the first segment's magic: 0xD110, 0xD113 or 0xD116; info bits, the long header's segment and block sizes,
  * pageaddr, a timeline going back), the record offset, xl_tot_len < 24, the rmid, xl_prev
  * (below the record on the first read, equal to the previous record's start after), the
- * contrecord flag and xlp_rem_len, the CRC; then, past the CRC, a refusal (R5) by the
+ * contrecord flag and xlp_rem_len, the CRC; then, past the CRC, a refusal (XR5) by the
  * decoder (pn_xlr_decode), which this file words with the segment file, the offset and the
  * LSN (pn_xlr_refuse).
  */
@@ -713,7 +713,7 @@ bool pn_xlr_whole(const struct pn_xlr *r)
 
 /* ---- 5. a record's structure: the decoder (xlogdecode.c) ---------------------------------- */
 
-/* R5: a record whose CRC is right but that breaks a check is refused, naming its segment
+/* XR5: a record whose CRC is right but that breaks a check is refused, naming its segment
  * file, the offset in it and its LSN. */
 void pn_xlr_refuse(struct pn_xlr *r, pn_lsn at, const char *fmt, ...)
 {

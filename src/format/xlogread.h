@@ -5,33 +5,33 @@
  * Input is segment files named as PostgreSQL names them (TTTTTTTTXXXXXXXXYYYYYYYY: timeline,
  * then the segment number split at 4 GiB), given as files or as a directory (pg_wal). The
  * segment size is read from the first segment's long page header (a power of two, 1 MiB to
- * 1 GiB), the version from its page magic (every page must carry the same: R0). The reader
+ * 1 GiB), the version from its page magic (every page must carry the same: XR0). The reader
  * decodes every record as PostgreSQL 15's xlogreader.c does (16's and 17's decode the same
  * page, record and block headers) and stops
  * where it stops (page header, xl_tot_len, rmid, xl_prev, contrecord flag and length, CRC,
  * the block headers), so the records it returns are the ones pg_waldump prints, less the
- * corrupt ones R5 refuses:
- *   R0. the version is the first segment's page magic (15 D110, 16 D113, 17 D116); a page
- *       of another magic ends the WAL as PostgreSQL's invalid magic number does;
- *   R1. a record is returned only if all its bytes lie before the `to` limit (pg_waldump
- *       --end: its page reader refuses bytes at or past the limit);
- *   R2. the first record is the first one that starts at or after `from`
- *       (XLogFindNextRecord: continuation data at a page start is skipped);
- *   R3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
- *   R4. images are not kept (R5 decompresses lz4 and zstd ones into one page buffer and
- *       walks pglz ones, only to check them): their stored length (bimg_len) is what the
- *       statistics count, as pg_waldump's XLogRecGetLen does;
- *   R5. a record whose CRC is right is corrupt, not the WAL's end, when it breaks one of
- *       the decoder's checks (PostgreSQL's block header cross-checks, and the ones its redo
- *       relies on without checking: an image's hole lies between the 24-byte page header
- *       and the page's end, bimg_len <= BLCKSZ, a compressed image is shorter than what it
- *       stands for and it decompresses (pglz walked; lz4, zstd by their libraries) to exactly
- *       BLCKSZ - hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
- *       fork 0..3): reading stops with r->refused set and r->why naming the segment file,
- *       the offset in it and the record's LSN;
- *   R6. one end-of-range rule (pn_xlr_whole): a range was read whole when reading stopped
- *       at the `to` limit, or, without one, where PostgreSQL's reader stops (a torn or
- *       zeroed tail, a missing segment, a wrong CRC); never after a refused record.
+ * corrupt ones XR5 refuses:
+ *   XR0. the version is the first segment's page magic (15 D110, 16 D113, 17 D116); a page
+ *        of another magic ends the WAL as PostgreSQL's invalid magic number does;
+ *   XR1. a record is returned only if all its bytes lie before the `to` limit (pg_waldump
+ *        --end: its page reader refuses bytes at or past the limit);
+ *   XR2. the first record is the first one that starts at or after `from`
+ *        (XLogFindNextRecord: continuation data at a page start is skipped);
+ *   XR3. XLOG_SWITCH ends its segment: the next record is at the next segment's start;
+ *   XR4. images are not kept (XR5 decompresses lz4 and zstd ones into one page buffer and
+ *        walks pglz ones, only to check them): their stored length (bimg_len) is what the
+ *        statistics count, as pg_waldump's XLogRecGetLen does;
+ *   XR5. a record whose CRC is right is corrupt, not the WAL's end, when it breaks one of
+ *        the decoder's checks (PostgreSQL's block header cross-checks, and the ones its redo
+ *        relies on without checking: an image's hole lies between the 24-byte page header
+ *        and the page's end, bimg_len <= BLCKSZ, a compressed image is shorter than what it
+ *        stands for and it decompresses (pglz walked; lz4, zstd by their libraries) to exactly
+ *        BLCKSZ - hole_length bytes, a block's data is at most BLCKSZ (a Generic delta BLCKSZ + 8),
+ *        fork 0..3): reading stops with r->refused set and r->why naming the segment file,
+ *        the offset in it and the record's LSN;
+ *   XR6. one end-of-range rule (pn_xlr_whole): a range was read whole when reading stopped
+ *        at the `to` limit, or, without one, where PostgreSQL's reader stops (a torn or
+ *        zeroed tail, a missing segment, a wrong CRC); never after a refused record.
  * Memory: one WAL page, the reassembly buffer of the longest record read so far (grown as a
  * record's pages are read: a length in a header alone allocates nothing).
  */
@@ -67,7 +67,7 @@ struct pn_xlr_seg {
 
 struct pn_xlr {
 	struct pn_xlr_seg *segs; /* sorted by segno, one per segno (the highest timeline) */
-	uint16_t magic;          /* XLOG_PAGE_MAGIC of the first segment: every page's (R0) */
+	uint16_t magic;          /* XLOG_PAGE_MAGIC of the first segment: every page's (XR0) */
 	uint32_t pg_version;     /* the PostgreSQL version of that magic */
 	size_t nsegs;
 	uint32_t seg_size;
@@ -76,7 +76,7 @@ struct pn_xlr {
 	FILE *file;      /* the open segment */
 	size_t file_seg; /* its index in segs */
 	uint8_t page[8192];
-	struct pn_xlr_decoder dec; /* R4, R5: its page buffer and a refusal's reason */
+	struct pn_xlr_decoder dec; /* XR4, XR5: its page buffer and a refusal's reason */
 	pn_lsn page_addr;          /* of the validated page in `page`; 1 = none */
 	uint64_t hdr_segno;        /* segment whose first page was validated; UINT64_MAX none */
 	pn_lsn latest_page;
@@ -86,7 +86,7 @@ struct pn_xlr {
 	pn_lsn next;            /* where the next record starts */
 	pn_lsn prev;            /* start of the last record read; 0: first read (random) */
 	char why[PN_ERROR_LEN]; /* why reading stopped; empty when it stopped at the limit */
-	bool refused;           /* R5: it stopped at a corrupt record whose CRC is right */
+	bool refused;           /* XR5: it stopped at a corrupt record whose CRC is right */
 };
 
 /* Collects the segment files of paths (files or directories) and reads the segment size.
@@ -101,12 +101,12 @@ pn_lsn pn_xlr_first_lsn(const struct pn_xlr *r);
 pn_lsn pn_xlr_begin(struct pn_xlr *r, pn_lsn from, pn_lsn to);
 /* Reads the next record. False: the end (r->why, empty at the limit). */
 bool pn_xlr_read(struct pn_xlr *r, struct pn_xlr_record *out);
-/* R5: refuses the record at `at`, read from r (for a check of its content beyond the
+/* XR5: refuses the record at `at`, read from r (for a check of its content beyond the
  * decoder's): r->why becomes "FILE, offset N: record at X/Y: " and what fmt says, r->refused
  * is set, and the next read starts nothing. */
 void pn_xlr_refuse(struct pn_xlr *r, pn_lsn at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* R6, after pn_xlr_begin or pn_xlr_read returned the end: whether the range was read whole. */
+/* XR6, after pn_xlr_begin or pn_xlr_read returned the end: whether the range was read whole. */
 bool pn_xlr_whole(const struct pn_xlr *r);
 
 /* The PostgreSQL version whose XLOG_PAGE_MAGIC is magic, 0 if none this reader reads. */
