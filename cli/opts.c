@@ -294,9 +294,12 @@ void pn_opts_usage(FILE *out, const struct pn_cmd_spec *spec)
 			spec->args);
 		return;
 	}
-	col = fprintf(out, "usage: penumbra %s ", spec->name);
-	indent = col;
-	col = pn_opts_wrap(out, spec->args, col, indent, PN_OPTS_WIDTH);
+	col = fprintf(out, "usage: penumbra %s", spec->name);
+	indent = col + 1;
+	if (spec->args[0]) { /* a command without arguments: one space before its options */
+		fputc(' ', out);
+		col = pn_opts_wrap(out, spec->args, indent, indent, PN_OPTS_WIDTH);
+	}
 	for (size_t i = 0; i < spec->nopts; i++) {
 		const struct pn_opt *o = &spec->opts[i];
 		if (o->short_name)

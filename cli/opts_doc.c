@@ -227,7 +227,11 @@ void pn_opts_markdown(FILE *out, const struct pn_cmd_spec *spec)
 	fputs("\n| option | default | what it does |\n| --- | --- | --- |\n", out);
 	for (size_t i = 0; i < spec->nopts; i++) {
 		const struct pn_opt *o = &spec->opts[i];
-		fprintf(out, "| `%s` | ", pn_opts_label(o, true, label, sizeof label));
+		fputs("| `", out);
+		/* a table cell ends at a bare '|', in a code span too (GFM): on\|off */
+		for (const char *c = pn_opts_label(o, true, label, sizeof label); *c; c++)
+			fputs(*c == '|' ? "\\|" : (char[]){*c, 0}, out);
+		fputs("` | ", out);
 		fputs(md_escape(o->def        ? o->def
 				: o->required ? "required"
 					      : "",

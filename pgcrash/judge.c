@@ -5,6 +5,10 @@
  *      fewer commits lost an acknowledged commit (P2), one that equals none is P3.
  *   J2 The server is stopped on every path out (pgcrash.c G2).
  *   J3 postmaster.pid is removed before the start (not data; see pn_pgc_judge).
+ *   J4 A user's workload (workload.c WL1): the database's pn_digest() must be the digest the
+ *      client read after j commits for some j >= acked (P2, P3); an earlier one only is P2.
+ *   J5 amcheck covers every table (verify_heapam) and B-tree index (bt_index_check with
+ *      heapallindexed) of schema public, of either workload (P4).
  */
 #define _GNU_SOURCE
 #include "pgcrash.h"
@@ -80,32 +84,74 @@ static bool unreadable(const char *out)
 	       strstr(out, "could not read block");
 }
 
-/* P2-P5 on a running server. */
-static void checks(const struct pn_pgc *pg, const char *sock, uint32_t acked,
-		   struct pn_pgc_result *r)
+/* P2, P3 of the built-in workload: the table against the seed's oracle (J1). */
+static void table(const struct pn_pgc *pg, const char *sock, uint32_t acked,
+		  struct pn_pgc_result *r, char *out, size_t len)
 {
-	static char out[1 << 20];
 	uint32_t ids = pg->cfg.rows + pg->cfg.transactions;
 	int64_t *got = malloc((ids + 1) * sizeof(int64_t));
-	int rc = pn_pgc_sql(pg, sock, "SELECT id, v FROM pn ORDER BY id", out, sizeof(out));
-	if (rc != 0 || !got || !parse_rows(out, got, ids)) {
+	int rc = pn_pgc_sql(pg, sock, "SELECT id, v FROM pn ORDER BY id", out, len);
+	if (rc != 0 || !got || !parse_rows(out, got, ids))
 		say(r, rc != 0 && unreadable(out) ? PN_PGC_READ : PN_PGC_PREFIX,
 		    "reading the table: %.400s", out);
-		free(got);
-		return;
-	}
-	compare(pg, got, acked, r);
+	else
+		compare(pg, got, acked, r);
 	free(got);
-	if (r->verdict != PN_PGC_PASS)
-		return;
-	rc = pn_pgc_sql(pg, sock, "SELECT blkno, offnum, msg FROM verify_heapam('pn') LIMIT 1", out,
-			sizeof(out));
+}
+
+/* P2, P3 of a user's workload: the database's digest against the client's (J4). */
+static void digest(const struct pn_pgc *pg, const char *sock, uint32_t acked,
+		   struct pn_pgc_result *r, char *out, size_t len)
+{
+	char(*d)[33] = NULL;
+	uint32_t n = pn_pgc_digests(pg, &d);
+	int rc = pn_pgc_sql(pg, sock, "SELECT pn_digest()", out, len);
+	out[strcspn(out, "\n")] = '\0';
+	int64_t match = -1;
+	for (uint32_t j = 0; rc == 0 && j < n && (match < (int64_t)acked); j++)
+		if (strcmp(d[j], out) == 0)
+			match = j;
+	if (rc != 0 || n == 0)
+		say(r,
+		    rc != 0 && unreadable(out) ? PN_PGC_READ
+		    : n                        ? PN_PGC_PREFIX
+					       : PN_PGC_ERROR,
+		    "the digest of the database: %.400s", n ? out : "no digests in the recording");
+	else if (match >= (int64_t)acked)
+		r->prefix = (uint32_t)match;
+	else {
+		r->verdict = match >= 0 ? PN_PGC_LOST : PN_PGC_PREFIX;
+		r->prefix = match >= 0 ? (uint32_t)match : 0;
+		snprintf(r->detail, sizeof(r->detail),
+			 "%s: its digest %.32s is that after %" PRId64 " commits, and %" PRIu32
+			 " were acknowledged",
+			 match >= 0 ? "the database is an earlier prefix"
+				    : "the database is no prefix",
+			 out, match, acked);
+	}
+	free(d);
+}
+
+/* P4, P5 on a running server: amcheck on every table and B-tree index of schema public,
+ * every page of every relation read. */
+static void structure(const struct pn_pgc *pg, const char *sock, struct pn_pgc_result *r, char *out,
+		      size_t len)
+{
+	int rc = pn_pgc_sql(pg, sock,
+			    "SELECT c.relname, v.blkno, v.offnum, v.msg FROM pg_class c JOIN "
+			    "pg_namespace n ON n.oid = c.relnamespace, verify_heapam(c.oid) v "
+			    "WHERE c.relkind = 'r' AND n.nspname = 'public' LIMIT 1",
+			    out, len);
 	if (rc != 0 || out[0]) {
 		say(r, rc != 0 && unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK,
 		    "verify_heapam: %.400s", out);
 		return;
 	}
-	rc = pn_pgc_sql(pg, sock, "SELECT bt_index_check('pn_pkey', true)", out, sizeof(out));
+	rc = pn_pgc_sql(pg, sock,
+			"SELECT count(bt_index_check(c.oid, true)) FROM pg_class c JOIN pg_am a ON "
+			"a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace WHERE "
+			"c.relkind = 'i' AND a.amname = 'btree' AND n.nspname = 'public'",
+			out, len);
 	if (rc != 0) {
 		say(r, unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK, "bt_index_check: %.400s",
 		    out);
@@ -114,9 +160,22 @@ static void checks(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 	rc = pn_pgc_sql(pg, sock,
 			"SELECT count(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relkind IN "
 			"('r','i','t','m','S') AND c.relpersistence = 'p'",
-			out, sizeof(out));
+			out, len);
 	if (rc != 0)
 		say(r, PN_PGC_READ, "pg_prewarm of every relation: %.400s", out);
+}
+
+/* P2-P5 on a running server. */
+static void checks(const struct pn_pgc *pg, const char *sock, uint32_t acked,
+		   struct pn_pgc_result *r)
+{
+	static char out[1 << 20];
+	if (pg->cfg.workload == PN_PGC_BUILTIN)
+		table(pg, sock, acked, r, out, sizeof(out));
+	else
+		digest(pg, sock, acked, r, out, sizeof(out));
+	if (r->verdict == PN_PGC_PASS)
+		structure(pg, sock, r, out, sizeof(out));
 }
 
 void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, uint32_t acked,

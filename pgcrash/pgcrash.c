@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PORT "54330"
+#define PORT PN_PGC_PORT
 
 static const char *const verdict_names[] = {"pass",    "no_start", "lost_commit", "not_prefix",
 					    "amcheck", "read",     "error"};
@@ -130,6 +130,9 @@ static void child(const struct pn_pgc *pg, char *const argv[], char *const envp[
 		dup2(null, 0);
 	dup2(out, 1);
 	dup2(out, 2);
+	/* nothing else of ours reaches PostgreSQL: a server left holding an executor's pipe
+	 * (model/exec_procs.h) would keep its reader waiting for the end of it */
+	close_range(3, ~0u, 0);
 	if (pg->as_user &&
 	    (setgid(pg->gid) != 0 || initgroups("postgres", pg->gid) != 0 || setuid(pg->uid) != 0))
 		_exit(126);
@@ -442,62 +445,116 @@ static bool initdb(const struct pn_pgc *pg, const char *data, char *why, size_t 
 	return setup_conf(pg, data, why, len);
 }
 
-/* The table and the extensions the judge uses, then a checkpoint and a clean stop. */
-static bool setup(const struct pn_pgc *pg, const char *data, const char *sock, char *why,
-		  size_t len)
+/* The steps of the setup before the workload's own: the templates dropped (each state's
+ * copy is then a third of the cluster), the extensions the judge uses. */
+static bool setup_common(const struct pn_pgc *pg, const char *sock, char *out, size_t len)
 {
-	char sql[512], out[2048] = "";
+	const char *const steps[] = {"UPDATE pg_database SET datistemplate = false WHERE datname "
+				     "IN ('template0', 'template1')",
+				     "DROP DATABASE template0", "DROP DATABASE template1",
+				     "CREATE EXTENSION amcheck; CREATE EXTENSION pg_prewarm"};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && rc == 0; i++)
+		rc = pn_pgc_sql(pg, sock, steps[i], out, len);
+	return rc == 0;
+}
+
+/* The built-in table, or the user's setup and its first digest (workload.c WL1). */
+static bool setup_workload(const struct pn_pgc *pg, const char *sock, char *out, size_t len)
+{
+	char sql[512];
+	if (pg->cfg.workload != PN_PGC_BUILTIN)
+		return pn_pgc_user_setup(pg, sock, out, len) &&
+		       pn_pgc_sql(pg, sock, "VACUUM ANALYZE", out, len) == 0 &&
+		       pn_pgc_digest_log(pg, sock, out, len);
 	snprintf(sql, sizeof(sql),
-		 "CREATE EXTENSION amcheck; CREATE EXTENSION pg_prewarm; "
 		 "CREATE TABLE pn (id int PRIMARY KEY, v bigint NOT NULL, pad text NOT NULL); "
 		 "INSERT INTO pn SELECT i, 0, repeat('x', %" PRIu32
 		 ") FROM generate_series(1, %" PRIu32 ") i;",
 		 pg->cfg.pad, pg->cfg.rows);
-	/* template0 and template1 dropped: each state's copy is a third of the cluster */
-	const char *const steps[] =
-		{"UPDATE pg_database SET datistemplate = false WHERE datname IN "
-		 "('template0', 'template1')",
-		 "DROP DATABASE template0",
-		 "DROP DATABASE template1",
-		 sql,
-		 "VACUUM ANALYZE pn",
-		 "CHECKPOINT"};
+	return pn_pgc_sql(pg, sock, sql, out, len) == 0 &&
+	       pn_pgc_sql(pg, sock, "VACUUM ANALYZE pn", out, len) == 0;
+}
+
+/* The setup, then a checkpoint and a clean stop. */
+static bool setup(const struct pn_pgc *pg, const char *data, const char *sock, char *why,
+		  size_t len)
+{
+	static char out[4096];
+	out[0] = '\0';
 	if (pn_pgc_start(pg, data, sock, why, len) != PN_PGC_STARTED) {
 		pn_pgc_stop(pg, data);
 		return false;
 	}
-	int rc = 0;
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && rc == 0; i++)
-		rc = pn_pgc_sql(pg, sock, steps[i], out, sizeof(out));
+	bool ok = setup_common(pg, sock, out, sizeof(out)) &&
+		  setup_workload(pg, sock, out, sizeof(out)) &&
+		  pn_pgc_sql(pg, sock, "CHECKPOINT", out, sizeof(out)) == 0;
 	char stop[1024];
 	int st = pg_ctl(pg, data, "stop", "fast", NULL, NULL, stop, sizeof(stop));
-	if (rc != 0 || st != 0) {
-		snprintf(why, len, "the setup failed (psql %d, stop %d): %.300s%.200s", rc, st, out,
-			 stop);
+	if (!ok || st != 0) {
+		snprintf(why, len, "the setup failed (stop %d): %.600s%.200s", st, out, stop);
 		pn_pgc_stop(pg, data);
 		return false;
 	}
 	return true;
 }
 
-/* The workload on the recorded server: each commit logged as acknowledged when psql exits 0. */
+/* Transaction k on the recorded server: the built-in's SQL or the user's (workload.c). */
+static int transaction(const struct pn_pgc *pg, const struct pn_pgc_script *s, const char *sock,
+		       uint32_t k, char *out, size_t len)
+{
+	static char sql[8192];
+	if (pg->cfg.workload != PN_PGC_BUILTIN)
+		return pn_pgc_user_txn(pg, s, sock, k, out, len);
+	pn_pgc_txn_sql(&pg->cfg, k, sql, sizeof(sql));
+	return pn_pgc_sql(pg, sock, sql, out, len);
+}
+
+/* The workload on the recorded server: each commit logged as acknowledged when psql (or
+ * pgbench) exits 0; a user's workload's digest after each (workload.c WL1). */
 static bool workload(const struct pn_pgc *pg, const char *sock, const char *log, char *why,
 		     size_t len)
 {
-	char sql[8192], out[2048];
-	for (uint32_t k = 1; k <= pg->cfg.transactions; k++) {
-		pn_pgc_txn_sql(&pg->cfg, k, sql, sizeof(sql));
-		int rc = pn_pgc_sql(pg, sock, sql, out, sizeof(out));
+	static char out[4096];
+	struct pn_pgc_script s = {0};
+	if (pg->cfg.workload == PN_PGC_SQL && !pn_pgc_script_load(pg->cfg.script, &s, why, len))
+		return false;
+	bool ok = true;
+	for (uint32_t k = 1; ok && k <= pg->cfg.transactions; k++) {
+		int rc = transaction(pg, &s, sock, k, out, sizeof(out));
 		if (rc != 0 || !client_record(log, PN_FOP_ACK, k)) {
-			snprintf(why, len, "transaction %" PRIu32 " failed (psql %d): %.300s", k,
+			snprintf(why, len, "transaction %" PRIu32 " failed (status %d): %.600s", k,
 				 rc, out);
-			return false;
+			ok = false;
+		} else if (pg->cfg.workload != PN_PGC_BUILTIN) {
+			ok = pn_pgc_digest_log(pg, sock, why, len);
 		}
-		if (pg->cfg.checkpoint_every && k % pg->cfg.checkpoint_every == 0 &&
+		if (ok && pg->cfg.checkpoint_every && k % pg->cfg.checkpoint_every == 0 &&
 		    (rc = pn_pgc_sql(pg, sock, "CHECKPOINT", out, sizeof(out))) != 0) {
 			snprintf(why, len, "CHECKPOINT failed (psql %d): %.300s", rc, out);
-			return false;
+			ok = false;
 		}
+	}
+	pn_pgc_script_free(&s);
+	return ok;
+}
+
+/* A user's script file copied into the work folder (a recording keeps what it ran), the
+ * configuration then naming the copy. */
+static bool keep_script(struct pn_pgc *pg, char *why, size_t len)
+{
+	char copy[700];
+	if (pg->cfg.workload == PN_PGC_BUILTIN ||
+	    (pg->cfg.workload == PN_PGC_PGBENCH && pn_pgc_pgbench_builtin(pg->cfg.script)))
+		return true;
+	snprintf(copy, sizeof(copy), "%s/workload.%s", pg->work,
+		 pg->cfg.workload == PN_PGC_SQL ? "sql" : "pgbench");
+	if (!copy_file(pg->cfg.script, copy, why, len))
+		return false;
+	if (snprintf(pg->cfg.script, sizeof(pg->cfg.script), "%s", copy) >=
+	    (int)sizeof(pg->cfg.script)) {
+		snprintf(why, len, "%s: the path is too long", copy);
+		return false;
 	}
 	return true;
 }
@@ -509,8 +566,8 @@ bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len)
 	snprintf(base, sizeof(base), "%s/base", pg->work);
 	snprintf(sock, sizeof(sock), "%s", pg->work);
 	snprintf(log, sizeof(log), "%s/ops.log", pg->work);
-	if (!initdb(pg, data, why, len) || !setup(pg, data, sock, why, len) ||
-	    !pn_pgc_copy_tree(pg, data, base, why, len))
+	if (!keep_script(pg, why, len) || !initdb(pg, data, why, len) ||
+	    !setup(pg, data, sock, why, len) || !pn_pgc_copy_tree(pg, data, base, why, len))
 		return false;
 	int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || fchown(fd, pg->uid, pg->gid) != 0 || close(fd) != 0) {

@@ -32,9 +32,21 @@
 #include "oplog.h"
 #include "scenario.h"
 
+/* The workload's form (workload.c): the built-in one, whose oracle is the seed (pgcrash.c
+ * G3), or one the user brings, whose oracle is the digest of the database the client read
+ * after each acknowledged commit (workload.c WL1). */
+enum pn_pgc_workload {
+	PN_PGC_BUILTIN, /* the table pn: --rows, --updates, --pad, --seed */
+	PN_PGC_SQL,     /* --sql FILE: a setup, then one transaction a line */
+	PN_PGC_PGBENCH, /* --pgbench SCRIPT: pgbench -i -s 1, then one pgbench -t 1 a transaction */
+};
+
 /* The workload and cluster configuration: the key of a recording. */
 struct pn_pgc_config {
 	char bindir[512];
+	enum pn_pgc_workload workload;
+	char script[512]; /* SQL, or pgbench with a file: its copy in the work folder; pgbench
+			     built-in: its name (tpcb-like, simple-update, select-only) */
 	bool checksums, fpw, wal_log_hints;
 	uint32_t rows;             /* rows the setup inserts (ids 1..rows) */
 	uint32_t transactions;     /* acknowledged one by one */
@@ -44,6 +56,8 @@ struct pn_pgc_config {
 	uint64_t seed;
 	uint32_t timeout_s; /* a server start or a query */
 };
+
+#define PN_PGC_PORT "54330" /* every server's port; each has its own socket folder */
 
 /* A work folder and what the commands need to run PostgreSQL there. */
 struct pn_pgc {
@@ -107,6 +121,36 @@ uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n
 /* Applies op to dir (new files owned by the data directory's owner); why on failure. */
 bool pn_pgc_apply(const char *dir, const struct pn_fop *op, const uint8_t *data, uint64_t off,
 		  uint64_t len, char *why, size_t why_len);
+
+/* ---- workload.c: the forms users bring ---- */
+/* An SQL workload file: the text before a line "-- transactions" is the setup, each
+ * non-empty line after it that is not a comment is one transaction. */
+struct pn_pgc_script {
+	char *text;      /* the file, NUL at the marker and at each line's end */
+	char *setup;     /* into text */
+	char **lines;    /* the transactions, into text */
+	uint32_t nlines; /* at least 1 */
+};
+/* Loads and checks path; false with why (a missing file, no marker, no transaction). */
+bool pn_pgc_script_load(const char *path, struct pn_pgc_script *s, char *why, size_t len);
+void pn_pgc_script_free(struct pn_pgc_script *s);
+/* Whether path is a regular file that can be read (a pgbench script); false with why. */
+bool pn_pgc_script_readable(const char *path, char *why, size_t len);
+/* Whether name is one of pgbench's built-in scripts. */
+bool pn_pgc_pgbench_builtin(const char *name);
+/* The setup of a user's workload on the running server at sock (the digest function, the
+ * user's setup or pgbench -i), false with why. */
+bool pn_pgc_user_setup(const struct pn_pgc *pg, const char *sock, char *why, size_t len);
+/* Transaction k (1-based) of a user's workload on the server at sock: psql's or pgbench's
+ * exit status, its output in out. */
+int pn_pgc_user_txn(const struct pn_pgc *pg, const struct pn_pgc_script *s, const char *sock,
+		    uint32_t k, char *out, size_t len);
+/* WL1: the digest of the database at sock (every table of schema public) appended to
+ * work/digests as line k; false with why. */
+bool pn_pgc_digest_log(const struct pn_pgc *pg, const char *sock, char *why, size_t len);
+/* The digests after 0..transactions commits, read back (malloc'd, 33 bytes each); the
+ * count, 0 when the file cannot be read. */
+uint32_t pn_pgc_digests(const struct pn_pgc *pg, char (**out)[33]);
 
 /* ---- judge.c ---- */
 /* Starts the server on the state in dir (sock: its socket folder), judges P1..P5, stops it.

@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "run.h"
 
+#include "executor.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -28,13 +30,23 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+static const char *const class_names[PN_PGC_CLASSES] = {"whole writes", "torn writes"};
+
+const char *pn_pgc_class_name(enum pn_pgc_class c)
+{
+	return c < PN_PGC_CLASSES ? class_names[c] : "?";
+}
+
+/* A state handed out and not yet back (the leader's record of it). */
 struct job {
-	pid_t pid;
+	bool used;
+	uint32_t id; /* the unit id: the state's number (W3) */
 	uint32_t point;
+	enum pn_pgc_class cls;
 	char state[256];
-	char dir[640];
 };
 
+/* The work list (model/exec.h): the leader's walk over points and states. */
 struct ctx {
 	const struct pn_pgc *pg;
 	const struct pn_pgc_opts *o;
@@ -46,7 +58,14 @@ struct ctx {
 	uint32_t npaths;
 	uint64_t *seen;
 	uint64_t nseen, capseen;
-	uint64_t serial;
+	uint32_t serial; /* states materialized so far: the next unit id */
+	const uint32_t *pts;
+	uint32_t ipt; /* the point being enumerated */
+	bool open;    /* pt is begun */
+	struct pn_pgc_point pt;
+	double t0;
+	char *why; /* the first error of the walk: the check could not run */
+	size_t why_len;
 };
 
 static bool seen_before(struct ctx *c, uint64_t h)
@@ -65,24 +84,57 @@ static bool seen_before(struct ctx *c, uint64_t h)
 	return false;
 }
 
-static void write_trace(struct ctx *c, const struct job *j, const struct pn_pgc_result *r)
+static void state_dir(const struct pn_pgc *pg, uint32_t id, char *out, size_t len)
 {
-	const struct pn_pgc_config *g = &c->pg->cfg;
-	const struct pn_scenario *sc = &c->o->sc;
-	snprintf(c->s->trace, sizeof(c->s->trace), "%s/violation-%" PRIu32 ".trace", c->pg->work,
-		 j->point);
-	FILE *f = fopen(c->s->trace, "w");
-	if (!f)
-		return;
+	snprintf(out, len, "%s/st%" PRIu32, pg->work, id);
+}
+
+/* The configuration's lines (the head of recording.conf and of a trace). */
+static void config_lines(FILE *f, const struct pn_pgc *pg)
+{
+	const struct pn_pgc_config *g = &pg->cfg;
 	fprintf(f,
-		"pgcrash: 1\nwork: %s\nbindir: %s\nchecksums: %d\nfpw: %d\nwal_log_hints: %d\n"
+		"work: %s\nbindir: %s\nchecksums: %d\nfpw: %d\nwal_log_hints: %d\n"
 		"rows: %" PRIu32 "\ntransactions: %" PRIu32 "\nupdates: %" PRIu32
 		"\ncheckpoint_every: %" PRIu32 "\npad: %" PRIu32 "\nseed: %" PRIu64
-		"\ntimeout: %" PRIu32 "\natomic_unit: %" PRIu32 "\ntear: %s\nmax_unsynced: %" PRIu32
-		"\nsamples: %" PRIu32 "\nlog_xxh64: %016" PRIx64 "\npoint: %" PRIu32
-		"\nstate: \"%s\"\nverdict: %s\ndetail: \"",
-		c->pg->work, g->bindir, g->checksums, g->fpw, g->wal_log_hints, g->rows,
+		"\ntimeout: %" PRIu32 "\nworkload: %d\nscript: %s\n",
+		pg->work, g->bindir, g->checksums, g->fpw, g->wal_log_hints, g->rows,
 		g->transactions, g->updates, g->checkpoint_every, g->pad, g->seed, g->timeout_s,
+		(int)g->workload, g->script);
+}
+
+bool pn_pgc_config_write(const struct pn_pgc *pg, char *why, size_t len)
+{
+	char path[700];
+	snprintf(path, sizeof(path), "%s/recording.conf", pg->work);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs("pgcrash-recording: 1\n", f);
+		config_lines(f, pg);
+	}
+	if (!f || fclose(f) != 0) {
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* The trace of j's violation r, in the work folder; its path into out. */
+static void write_trace(const struct ctx *c, const struct job *j, const struct pn_pgc_result *r,
+			char *out, size_t len)
+{
+	const struct pn_scenario *sc = &c->o->sc;
+	snprintf(out, len, "%s/violation-%" PRIu32 "-%" PRIu32 ".trace", c->pg->work, j->point,
+		 j->id);
+	FILE *f = fopen(out, "w");
+	if (!f)
+		return;
+	fputs("pgcrash: 1\n", f);
+	config_lines(f, c->pg);
+	fprintf(f,
+		"atomic_unit: %" PRIu32 "\ntear: %s\nmax_unsynced: %" PRIu32 "\nsamples: %" PRIu32
+		"\nlog_xxh64: %016" PRIx64 "\npoint: %" PRIu32 "\nstate: \"%s\"\nverdict: %s\n"
+		"detail: \"",
 		pn_scenario_atomic_unit(sc), pn_tear_name(sc->crash.tear), sc->crash.max_unsynced,
 		sc->crash.samples, c->log_hash, j->point, j->state,
 		pn_pgc_verdict_name(r->verdict));
@@ -92,105 +144,224 @@ static void write_trace(struct ctx *c, const struct job *j, const struct pn_pgc_
 	fclose(f);
 }
 
-/* A finished job: its result read, counted, a trace for the first violation. */
-static void reap(struct ctx *c, struct job *j, int st)
+/* W3: j's violation kept when it is its class's lowest-numbered so far. */
+static void violation(struct ctx *c, const struct job *j, const struct pn_pgc_result *r)
 {
-	struct pn_pgc_result r = {.verdict = PN_PGC_ERROR};
-	char path[700];
-	snprintf(path, sizeof(path), "%s.result", j->dir);
-	FILE *f = fopen(path, "rb");
-	if (!f || fread(&r, sizeof(r), 1, f) != 1 || !WIFEXITED(st))
-		snprintf(r.detail, sizeof(r.detail), "the judge's process ended without a result");
-	if (f)
-		fclose(f);
+	struct pn_pgc_class_sum *k = &c->s->cls[j->cls];
+	k->violations++;
+	if (k->first != UINT64_MAX && k->first < j->id)
+		return;
+	if (k->trace[0])
+		remove(k->trace);
+	k->first = j->id;
+	write_trace(c, j, r, k->trace, sizeof(k->trace));
+	snprintf(k->detail, sizeof(k->detail), "%s at point %" PRIu32 " state %s: %s",
+		 pn_pgc_verdict_name(r->verdict), j->point, j->state, r->detail);
+}
+
+static struct job *job_of(struct ctx *c, uint32_t id)
+{
+	for (uint32_t i = 0; i < JOBS_MAX; i++)
+		if (c->jobs[i].used && c->jobs[i].id == id)
+			return &c->jobs[i];
+	return NULL;
+}
+
+/* A job's directory, socket folder, log and result gone; server stopped when asked. */
+static void job_end(struct ctx *c, struct job *j, bool stop_server)
+{
+	char dir[640], path[700];
+	state_dir(c->pg, j->id, dir, sizeof(dir));
+	if (stop_server)
+		pn_pgc_stop(c->pg, dir);
+	pn_pgc_remove_tree(dir);
+	snprintf(path, sizeof(path), "%s.log", dir);
 	remove(path);
-	c->s->count[r.verdict <= PN_PGC_ERROR ? r.verdict : PN_PGC_ERROR]++;
+	snprintf(path, sizeof(path), "%s.s", dir);
+	pn_pgc_remove_tree(path);
+	j->used = false;
+}
+
+static void count(struct ctx *c, struct job *j, const struct pn_pgc_result *r)
+{
+	struct pn_pgc_class_sum *k = &c->s->cls[j->cls];
+	enum pn_pgc_verdict v = r->verdict <= PN_PGC_ERROR ? r->verdict : PN_PGC_ERROR;
+	c->s->count[v]++;
 	c->s->judged++;
-	if (r.verdict == PN_PGC_ERROR && !c->s->error[0])
-		snprintf(c->s->error, sizeof(c->s->error), "point %" PRIu32 " state %s: %s",
-			 j->point, j->state, r.detail);
-	if (r.verdict != PN_PGC_PASS && r.verdict != PN_PGC_ERROR && !c->s->trace[0]) {
-		write_trace(c, j, &r);
-		snprintf(c->s->detail, sizeof(c->s->detail), "%s at point %" PRIu32 " state %s: %s",
-			 pn_pgc_verdict_name(r.verdict), j->point, j->state, r.detail);
-	}
-	pn_pgc_remove_tree(j->dir);
-	snprintf(path, sizeof(path), "%s.log", j->dir);
-	remove(path);
-	j->pid = 0;
-}
-
-static void wait_one(struct ctx *c)
-{
-	int st;
-	pid_t pid;
-	while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
-		;
-	for (uint32_t i = 0; pid > 0 && i < c->o->jobs; i++)
-		if (c->jobs[i].pid == pid)
-			reap(c, &c->jobs[i], st);
-}
-
-/* The unit of work in a child: judge dir, write the result beside it. */
-static void judge_child(const struct ctx *c, const struct job *j, uint32_t acked)
-{
-	setpgid(0, 0); /* W2: a terminal's Ctrl-C reaches the parent alone */
-	struct pn_pgc_result r;
-	char sock[700], path[700];
-	snprintf(sock, sizeof(sock), "%s.s", j->dir);
-	mkdir(sock, 0700);
-	if (chown(sock, c->pg->uid, c->pg->gid) != 0)
-		_exit(3);
-	pn_pgc_judge(c->pg, j->dir, sock, acked, &r);
-	rmdir(sock);
-	snprintf(path, sizeof(path), "%s.result", j->dir);
-	FILE *f = fopen(path, "wb");
-	_exit(f && fwrite(&r, sizeof(r), 1, f) == 1 && fclose(f) == 0 ? 0 : 3);
-}
-
-static struct job *free_job(struct ctx *c)
-{
-	for (;;) {
-		for (uint32_t i = 0; i < c->o->jobs; i++)
-			if (!c->jobs[i].pid)
-				return &c->jobs[i];
-		wait_one(c);
+	k->judged++;
+	if (v == PN_PGC_ERROR) {
+		k->errors++;
+		if (!k->error[0])
+			snprintf(k->error, sizeof(k->error), "point %" PRIu32 " state %s: %s",
+				 j->point, j->state, r->detail);
+	} else if (v != PN_PGC_PASS) {
+		violation(c, j, r);
 	}
 }
 
-/* One state: materialized, deduplicated (W1), handed to a job. */
-static bool state(struct ctx *c, struct pn_pgc_point *pt, char *why, size_t len)
+/* W3, and --fail-fast after a violation. */
+static bool stopped(const struct ctx *c)
 {
-	struct job *j = free_job(c);
-	snprintf(j->dir, sizeof(j->dir), "%s/st%" PRIu64, c->pg->work, c->serial++);
-	j->point = pt->point;
+	return stop_flag ||
+	       (c->o->fail_fast && (c->s->cls[0].violations || c->s->cls[1].violations));
+}
+
+static double now_s(void)
+{
+	struct timespec ts; /* the states per second shown, never a verdict */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the work list's callbacks (model/exec.h E1) ---- */
+
+/* One state of the point being enumerated: materialized, deduplicated (W1); true when it
+ * is a new one, handed out as u. */
+static bool one_state(struct ctx *c, struct pn_exec_unit *u)
+{
+	struct pn_pgc_point *pt = &c->pt;
+	struct job *j = NULL;
+	for (uint32_t i = 0; i < JOBS_MAX && !j; i++)
+		j = c->jobs[i].used ? NULL : &c->jobs[i];
+	PN_ASSERT(j != NULL); /* the executor asks only with a worker free */
+	*j = (struct job){.id = c->serial++, .point = pt->point, .cls = PN_PGC_WHOLE};
+	for (uint32_t i = 0; i < pt->dev.nunsynced; i++)
+		if (pt->ce.fates[i].fate == PN_FATE_TORN)
+			j->cls = PN_PGC_TORN;
 	pn_crash_enum_encode(&pt->ce, j->state, sizeof(j->state));
-	uint64_t h;
 	c->s->states++;
-	if (!pn_pgc_materialize(c->pg, c->l, pt, pt->ce.fates, j->dir, why, len)) {
-		pn_pgc_remove_tree(j->dir);
+	char dir[640];
+	state_dir(c->pg, j->id, dir, sizeof(dir));
+	if (!pn_pgc_materialize(c->pg, c->l, pt, pt->ce.fates, dir, c->why, c->why_len)) {
+		pn_pgc_remove_tree(dir);
 		return false;
 	}
-	h = pn_pgc_hash_paths(j->dir, c->paths, c->npaths);
-	if (seen_before(c, h)) {
+	if (seen_before(c, pn_pgc_hash_paths(dir, c->paths, c->npaths))) {
 		c->s->deduped++;
-		pn_pgc_remove_tree(j->dir);
-		return true;
-	}
-	pid_t pid = fork();
-	if (pid == 0)
-		judge_child(c, j, pt->acked);
-	if (pid < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
+		pn_pgc_remove_tree(dir);
 		return false;
 	}
-	j->pid = pid;
+	j->used = true;
+	*u = (struct pn_exec_unit){.entry = 0, .id = j->id};
+	memcpy(u->desc, &pt->acked, sizeof(pt->acked));
 	return true;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+static bool next(void *arg, struct pn_exec_unit *u)
+{
+	struct ctx *c = arg;
+	char dur[600];
+	snprintf(dur, sizeof(dur), "%s/durable", c->pg->work);
+	while (!c->why[0] && !stopped(c)) {
+		if (!c->open && c->ipt == c->s->points)
+			return false;
+		if (!c->open) {
+			c->open = pn_pgc_point_begin(c->pg, c->l, &c->o->sc, c->pts[c->ipt], &c->pt,
+						     dur, c->why, c->why_len);
+			pn_pgc_remove_tree(dur);
+			continue;
+		}
+		if (pn_crash_enum_next(&c->pt.ce)) {
+			if (one_state(c, u))
+				return true;
+			continue;
+		}
+		pn_pgc_point_end(&c->pt);
+		c->open = false;
+		c->ipt++;
+	}
+	return false;
+}
+
+/* In a worker: the unit of work, one state judged by real recovery. */
+static uint8_t *run_unit(void *arg, const struct pn_exec_unit *u, const struct pn_exec_ctx *x,
+			 size_t *len)
+{
+	const struct ctx *c = arg;
+	struct pn_pgc_result *r = calloc(1, sizeof(*r));
+	char dir[640], sock[700];
+	uint32_t acked;
+	(void)x;
+	PN_ASSERT(r != NULL);
+	memcpy(&acked, u->desc, sizeof(acked));
+	state_dir(c->pg, u->id, dir, sizeof(dir));
+	snprintf(sock, sizeof(sock), "%s.s", dir);
+	mkdir(sock, 0700);
+	if (chown(sock, c->pg->uid, c->pg->gid) != 0) {
+		r->verdict = PN_PGC_ERROR;
+		snprintf(r->detail, sizeof(r->detail), "%.400s: chown: %s", sock, strerror(errno));
+	} else {
+		pn_pgc_judge(c->pg, dir, sock, acked, r);
+	}
+	rmdir(sock);
+	*len = sizeof(*r);
+	return (uint8_t *)r;
+}
+
+static bool done(void *arg, const struct pn_exec_unit *u, const uint8_t *bytes, size_t len,
+		 char *why, size_t why_len)
+{
+	struct ctx *c = arg;
+	struct job *j = job_of(c, u->id);
+	struct pn_pgc_result r;
+	PN_ASSERT(j != NULL);
+	if (len != sizeof(r)) {
+		snprintf(why, why_len, "%zu bytes, not a result's %zu", len, sizeof(r));
+		return false;
+	}
+	memcpy(&r, bytes, sizeof(r));
+	r.detail[sizeof(r.detail) - 1] = '\0';
+	count(c, j, &r);
+	job_end(c, j, false);
+	return true;
+}
+
+static void failed(void *arg, const struct pn_exec_unit *u, const char *why)
+{
+	struct ctx *c = arg;
+	struct job *j = job_of(c, u->id);
+	struct pn_pgc_result r = {.verdict = PN_PGC_ERROR};
+	PN_ASSERT(j != NULL);
+	snprintf(r.detail, sizeof(r.detail), "the judge gave no result: %s", why);
+	count(c, j, &r);
+	job_end(c, j, true); /* the judge may have died with its server running */
+}
+
+static bool cancelled(void *arg, uint32_t entry, uint32_t id)
+{
+	(void)arg, (void)entry, (void)id;
+	return false; /* every state handed out is judged to its end (bounded) */
+}
+
+static void tick(void *arg, uint64_t states_live, uint64_t schedules_live)
+{
+	const struct ctx *c = arg;
+	(void)states_live, (void)schedules_live;
+	if (!c->o->progress)
+		return;
+	double dt = now_s() - c->t0;
+	fprintf(stderr,
+		"\rpoint %" PRIu32 "/%" PRIu32 ", %" PRIu64 " states, %" PRIu64 " judged, %" PRIu64
+		" deduplicated, %.1f states/s   ",
+		c->ipt, c->s->points, c->s->states, c->s->judged, c->s->deduped,
+		dt > 0 ? (double)c->s->states / dt : 0.0);
+}
+
+static const char *name(void *arg, uint32_t entry)
+{
+	(void)arg, (void)entry;
+	return "pgcrash";
+}
+
+static void note(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "\n%s\n", line);
+}
 
 /* The paths the log names, sorted, each once; false when out of memory. */
+static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+
 static bool named_paths(struct ctx *c)
 {
 	const struct pn_pgc_log *l = c->l;
@@ -214,52 +385,44 @@ static bool named_paths(struct ctx *c)
 	return true;
 }
 
-static double now_s(void)
+/* Every point and state through the executor; W2's leftovers stopped and removed. */
+static void walk(struct ctx *c)
 {
-	struct timespec ts; /* the states per second shown, never a verdict */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void progress(const struct ctx *c, uint32_t i, double t0)
-{
-	if (!c->o->progress)
-		return;
-	double dt = now_s() - t0;
-	fprintf(stderr,
-		"\rpoint %" PRIu32 "/%" PRIu32 ", %" PRIu64 " states, %" PRIu64 " judged, %" PRIu64
-		" deduplicated, %.1f states/s   ",
-		i, c->s->points, c->s->states, c->s->judged, c->s->deduped,
-		dt > 0 ? (double)c->s->states / dt : 0.0);
-}
-
-/* W2, and --fail-fast after a violation. */
-static bool stopped(const struct ctx *c)
-{
-	return stop_flag || (c->o->fail_fast && c->s->trace[0]);
-}
-
-static bool points(struct ctx *c, const uint32_t *pts, char *why, size_t len)
-{
-	char dur[600];
-	snprintf(dur, sizeof(dur), "%s/durable", c->pg->work);
-	double t0 = now_s();
-	bool ok = true;
-	for (uint32_t i = 0; ok && i < c->s->points && !stopped(c); i++) {
-		struct pn_pgc_point pt;
-		ok = pn_pgc_point_begin(c->pg, c->l, &c->o->sc, pts[i], &pt, dur, why, len);
-		pn_pgc_remove_tree(dur);
-		while (ok && !stopped(c) && pn_crash_enum_next(&pt.ce))
-			ok = state(c, &pt, why, len);
-		pn_pgc_point_end(&pt);
-		progress(c, i + 1, t0);
-	}
-	for (uint32_t i = 0; i < c->o->jobs; i++)
-		while (c->jobs[i].pid)
-			wait_one(c);
+	struct pn_exec x;
+	struct pn_exec_work w = {.arg = c,
+				 .next = next,
+				 .run = run_unit,
+				 .done = done,
+				 .failed = failed,
+				 .cancelled = cancelled,
+				 .tick = tick,
+				 .name = name,
+				 .note = note};
+	pn_exec_start(&x, c->o->jobs > 1 ? PN_EXEC_PROCESSES : PN_EXEC_SERIAL, c->o->jobs,
+		      &stop_flag, 60);
+	pn_exec_run(&x, &w);
+	pn_exec_end(&x, 0, false);
+	for (uint32_t i = 0; i < JOBS_MAX; i++)
+		if (c->jobs[i].used)
+			job_end(c, &c->jobs[i], true); /* W2: dropped by the executor (E5) */
+	if (c->open)
+		pn_pgc_point_end(&c->pt);
 	if (c->o->progress)
 		fputc('\n', stderr);
-	return ok;
+}
+
+/* The summary's first violation and error: the lower class's (W3). */
+static void summary_first(struct pn_pgc_summary *s)
+{
+	for (int k = PN_PGC_CLASSES - 1; k >= 0; k--) {
+		const struct pn_pgc_class_sum *cs = &s->cls[k];
+		if (cs->trace[0] && (!s->trace[0] || cs->first < s->cls[!k].first)) {
+			snprintf(s->trace, sizeof(s->trace), "%s", cs->trace);
+			snprintf(s->detail, sizeof(s->detail), "%s", cs->detail);
+		}
+		if (cs->error[0] && !s->error[0])
+			snprintf(s->error, sizeof(s->error), "%s", cs->error);
+	}
 }
 
 bool pn_pgc_check(const struct pn_pgc *pg, const struct pn_pgc_opts *o, struct pn_pgc_summary *s,
@@ -269,34 +432,39 @@ bool pn_pgc_check(const struct pn_pgc *pg, const struct pn_pgc_opts *o, struct p
 	char path[600];
 	uint32_t *pts = NULL;
 	memset(s, 0, sizeof(*s));
+	for (int k = 0; k < PN_PGC_CLASSES; k++)
+		s->cls[k].first = UINT64_MAX;
+	PN_ASSERT(o->jobs >= 1 && o->jobs <= JOBS_MAX);
 	snprintf(path, sizeof(path), "%s/ops.log", pg->work);
 	if (!pn_pgc_log_load(&l, path, why, len))
 		return false;
+	why[0] = '\0';
 	struct ctx *c = calloc(1, sizeof(*c));
-	bool ok = c != NULL;
-	if (ok) {
-		*c = (struct ctx){.pg = pg, .o = o, .l = &l, .s = s};
-		c->log_hash = XXH64(l.log.buf, l.log.size, 0);
-		if (!named_paths(c)) {
-			snprintf(why, len, "out of memory");
-			free(c);
-			pn_pgc_log_free(&l);
-			return false;
-		}
-		s->points = pn_pgc_points(&l, o->points_all, &pts);
-		struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-		stop_flag = 0;
-		double t0 = now_s();
-		ok = points(c, pts, why, len);
-		s->seconds = now_s() - t0;
-		s->interrupted = stop_flag != 0;
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		free(c->seen);
-		free(c->paths);
+	if (!c ||
+	    !(*c = (struct ctx){.pg = pg, .o = o, .l = &l, .s = s, .why = why, .why_len = len},
+	      named_paths(c))) {
+		snprintf(why, len, "out of memory");
+		free(c);
+		pn_pgc_log_free(&l);
+		return false;
 	}
+	c->log_hash = XXH64(l.log.buf, l.log.size, 0);
+	s->points = pn_pgc_points(&l, o->points_all, &pts);
+	c->pts = pts;
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	stop_flag = 0;
+	c->t0 = now_s();
+	walk(c);
+	s->seconds = now_s() - c->t0;
+	s->interrupted = stop_flag != 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	summary_first(s);
+	bool ok = why[0] == '\0';
+	free(c->seen);
+	free(c->paths);
 	free(c);
 	free(pts);
 	pn_pgc_log_free(&l);
@@ -343,25 +511,17 @@ static bool key_u64(const char *t, const char *k, uint64_t *v, const char *trace
 	return true;
 }
 
-/* The trace's configuration and crash model; false with why. */
-static bool read_trace(const char *t, const char *trace, struct pn_pgc *pg, struct pn_scenario *sc,
-		       uint64_t *v, char *why, size_t len)
+/* The configuration in the text t (of the file src) into pg, its user the work folder's
+ * owner; false with why. */
+static bool read_config(const char *t, const char *src, struct pn_pgc *pg, char *why, size_t len)
 {
-	static const char *const keys[] =
-		{"checksums",    "fpw",     "wal_log_hints",    "rows",
-		 "transactions", "updates", "checkpoint_every", "pad",
-		 "seed",         "timeout", "atomic_unit",      "max_unsynced",
-		 "samples",      "point"};
-	char tear[32];
+	static const char *const keys[] = {"checksums",    "fpw",     "wal_log_hints",    "rows",
+					   "transactions", "updates", "checkpoint_every", "pad",
+					   "seed",         "timeout"};
+	uint64_t v[10];
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!key_u64(t, keys[i], &v[i], trace, why, len))
+		if (!key_u64(t, keys[i], &v[i], src, why, len))
 			return false;
-	if (!key(t, "work", pg->work, sizeof(pg->work)) ||
-	    !key(t, "bindir", pg->cfg.bindir, sizeof(pg->cfg.bindir)) ||
-	    !key(t, "tear", tear, sizeof(tear))) {
-		snprintf(why, len, "%s: not a pgcrash trace (work, bindir, tear)", trace);
-		return false;
-	}
 	pg->cfg = (struct pn_pgc_config){.checksums = v[0],
 					 .fpw = v[1],
 					 .wal_log_hints = v[2],
@@ -372,15 +532,17 @@ static bool read_trace(const char *t, const char *trace, struct pn_pgc *pg, stru
 					 .pad = (uint32_t)v[7],
 					 .seed = v[8],
 					 .timeout_s = (uint32_t)v[9]};
-	key(t, "bindir", pg->cfg.bindir, sizeof(pg->cfg.bindir));
-	pn_scenario_defaults(sc);
-	sc->crash.present = true;
-	sc->crash.atomic_unit = (uint32_t)v[10];
-	sc->crash.max_unsynced = (uint32_t)v[11];
-	sc->crash.samples = (uint32_t)v[12];
-	for (int i = 0; i < PN_TEAR_COUNT; i++)
-		if (strcmp(tear, pn_tear_name((enum pn_tear)i)) == 0)
-			sc->crash.tear = (enum pn_tear)i;
+	uint64_t w = 0; /* a recording from before the user's workloads: the built-in */
+	if (key(t, "workload", pg->cfg.script, sizeof(pg->cfg.script)))
+		w = strtoull(pg->cfg.script, NULL, 10);
+	pg->cfg.workload = w <= PN_PGC_PGBENCH ? (enum pn_pgc_workload)w : PN_PGC_BUILTIN;
+	pg->cfg.script[0] = '\0';
+	key(t, "script", pg->cfg.script, sizeof(pg->cfg.script));
+	if (!key(t, "work", pg->work, sizeof(pg->work)) ||
+	    !key(t, "bindir", pg->cfg.bindir, sizeof(pg->cfg.bindir))) {
+		snprintf(why, len, "%s: no work or bindir", src);
+		return false;
+	}
 	struct stat st;
 	if (stat(pg->work, &st) != 0) {
 		snprintf(why, len, "%s: %s", pg->work, strerror(errno));
@@ -392,21 +554,76 @@ static bool read_trace(const char *t, const char *trace, struct pn_pgc *pg, stru
 	return true;
 }
 
+/* The file path into t (size len), NUL-terminated; false with why. */
+static bool slurp(const char *path, char *t, size_t len, char *why, size_t why_len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(t, 1, len - 1, f) : 0;
+	t[n] = '\0';
+	if (!f)
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+	else
+		fclose(f);
+	return f != NULL;
+}
+
+bool pn_pgc_config_read(struct pn_pgc *pg, const char *work, char *why, size_t len)
+{
+	char path[700], t[4096];
+	snprintf(path, sizeof(path), "%s/recording.conf", work);
+	if (!slurp(path, t, sizeof(t), why, len))
+		return false;
+	if (strncmp(t, "pgcrash-recording: 1\n", 21) != 0) {
+		snprintf(why, len, "%s: not a pgcrash recording's configuration", path);
+		return false;
+	}
+	*pg = (struct pn_pgc){0};
+	if (!read_config(t, path, pg, why, len))
+		return false;
+	if (strcmp(pg->work, work) != 0) /* moved since: the folder named is the recording */
+		snprintf(pg->work, sizeof(pg->work), "%s", work);
+	snprintf(pg->recorder, sizeof(pg->recorder), "%s/libpn_record.so", pg->work);
+	return true;
+}
+
+/* The trace's configuration and crash model; false with why. */
+static bool read_trace(const char *t, const char *trace, struct pn_pgc *pg, struct pn_scenario *sc,
+		       uint64_t *v, char *why, size_t len)
+{
+	static const char *const keys[] = {"atomic_unit", "max_unsynced", "samples", "point"};
+	char tear[32];
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!key_u64(t, keys[i], &v[i], trace, why, len))
+			return false;
+	if (!key(t, "tear", tear, sizeof(tear))) {
+		snprintf(why, len, "%s: not a pgcrash trace (no tear)", trace);
+		return false;
+	}
+	if (!read_config(t, trace, pg, why, len))
+		return false;
+	pn_scenario_defaults(sc);
+	sc->crash.present = true;
+	sc->crash.atomic_unit = (uint32_t)v[0];
+	sc->crash.max_unsynced = (uint32_t)v[1];
+	sc->crash.samples = (uint32_t)v[2];
+	for (int i = 0; i < PN_TEAR_COUNT; i++)
+		if (strcmp(tear, pn_tear_name((enum pn_tear)i)) == 0)
+			sc->crash.tear = (enum pn_tear)i;
+	return true;
+}
+
 bool pn_pgc_replay(const char *trace, struct pn_pgc_result *r, char *dir_out, size_t dir_len,
 		   char *why, size_t len)
 {
 	static char t[16384];
-	FILE *f = fopen(trace, "r");
-	size_t n = f ? fread(t, 1, sizeof(t) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	t[n] = '\0';
 	struct pn_pgc pg = {0};
 	struct pn_scenario sc;
-	uint64_t v[14];
+	uint64_t v[4];
 	char state[256], hash[32], path[700];
-	if (!f || !strstr(t, "pgcrash: 1")) {
-		snprintf(why, len, "%s: %s", trace, f ? "not a pgcrash trace" : strerror(errno));
+	if (!slurp(trace, t, sizeof(t), why, len))
+		return false;
+	if (!strstr(t, "pgcrash: 1")) {
+		snprintf(why, len, "%s: not a pgcrash trace", trace);
 		return false;
 	}
 	if (!read_trace(t, trace, &pg, &sc, v, why, len) ||
@@ -418,16 +635,16 @@ bool pn_pgc_replay(const char *trace, struct pn_pgc_result *r, char *dir_out, si
 		return false;
 	char h[32];
 	snprintf(h, sizeof(h), "%016" PRIx64, XXH64(l.log.buf, l.log.size, 0));
-	bool ok = strcmp(h, hash) == 0 && v[13] <= l.log.n;
+	bool ok = strcmp(h, hash) == 0 && v[3] <= l.log.n;
 	if (!ok)
 		snprintf(why, len, "%s: the log %s is not the one the trace was taken of", trace,
 			 path);
 	struct pn_pgc_point pt;
 	char dur[700];
 	snprintf(dur, sizeof(dur), "%s/durable", pg.work);
-	snprintf(dir_out, dir_len, "%s/replay-%" PRIu64, pg.work, v[13]);
+	snprintf(dir_out, dir_len, "%s/replay-%" PRIu64, pg.work, v[3]);
 	pn_pgc_remove_tree(dir_out);
-	ok = ok && pn_pgc_point_begin(&pg, &l, &sc, (uint32_t)v[13], &pt, dur, why, len);
+	ok = ok && pn_pgc_point_begin(&pg, &l, &sc, (uint32_t)v[3], &pt, dur, why, len);
 	pn_pgc_remove_tree(dur);
 	if (ok) {
 		char reason[256];

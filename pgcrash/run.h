@@ -1,11 +1,21 @@
 /*
  * run.h: the whole check of a recording (pgcrash layer): every crash point, every state of
- * the model there, each distinct data directory judged once by real recovery, in a pool of
- * forked jobs (pn_pgc_judge is the unit of work), and a trace per violation.
+ * the model there, each distinct data directory judged once by real recovery, and a trace
+ * per violation. The states are a work list of the executor table (model/exec.h E1-E6): the
+ * leader materializes and deduplicates states (next), a worker judges one (run:
+ * pn_pgc_judge, the unit of work), the leader counts its result (done); --jobs 1 is the
+ * serial executor, --jobs N the process executor.
  *   W1 Dedup: a state whose data directory hashes (fs.c F2) like one judged before is counted
  *      and not judged again.
- *   W2 SIGINT/SIGTERM stop handing out states; the judges running finish (each bounded by
- *      the timeout) and the counts so far are the result, marked interrupted.
+ *   W2 SIGINT/SIGTERM stop handing out states; the executor terminates the judges running
+ *      (E5), the leader stops the servers they started and removes their directories, and
+ *      the counts so far are the result, marked interrupted.
+ *   W3 --jobs N gives the counts and verdicts of --jobs 1: states are numbered in the order
+ *      the enumerator gives them (their unit id), and the violation reported for a class is
+ *      the one with the lowest number, whatever order the results come in. (--fail-fast
+ *      stops at a time, so its counts may differ.)
+ *   W4 A state's class is whether any unsynced write is torn in it: JUnit has one testcase
+ *      per class of the cluster setting (cmd_pgcrash.c).
  */
 #ifndef PN_PGC_RUN_H
 #define PN_PGC_RUN_H
@@ -20,16 +30,35 @@ struct pn_pgc_opts {
 	bool fail_fast; /* stop handing out states after the first violation */
 };
 
+enum pn_pgc_class { PN_PGC_WHOLE, PN_PGC_TORN, PN_PGC_CLASSES }; /* W4 */
+const char *pn_pgc_class_name(enum pn_pgc_class c);
+
+/* One class's results (W3, W4). */
+struct pn_pgc_class_sum {
+	uint64_t judged, violations, errors;
+	uint64_t first;    /* the unit id of the violation kept (UINT64_MAX: none) */
+	char trace[600];   /* its trace ("" none) */
+	char detail[1200]; /* its verdict and detail */
+	char error[1200];  /* the first state the judge could not judge ("" none) */
+};
+
 struct pn_pgc_summary {
+	struct pn_pgc_class_sum cls[PN_PGC_CLASSES];
 	uint32_t points;
 	uint64_t states, judged, deduped;
 	uint64_t count[PN_PGC_ERROR + 1]; /* per verdict */
 	bool interrupted;
 	double seconds;
-	char trace[600];   /* the first violation's trace ("" none) */
+	char trace[600];   /* the first violation's trace, of the lower-numbered class one */
 	char detail[1200]; /* its verdict and detail */
 	char error[1200];  /* the first state the judge could not judge ("" none) */
 };
+
+/* The recording's configuration, WORK/recording.conf (key: value lines, the head of a
+ * trace): written after the recording, read by --recording and a trace's replay. */
+bool pn_pgc_config_write(const struct pn_pgc *pg, char *why, size_t len);
+/* pg's configuration, user and work from the recording in work; false with why. */
+bool pn_pgc_config_read(struct pn_pgc *pg, const char *work, char *why, size_t len);
 
 /* Runs the check of pg's recording; false with why when it could not (exit 2). */
 bool pn_pgc_check(const struct pn_pgc *pg, const struct pn_pgc_opts *o, struct pn_pgc_summary *s,

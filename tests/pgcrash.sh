@@ -7,16 +7,23 @@
 #   hostile  a bindir that is not PostgreSQL, a work folder the server's user cannot reach,
 #            a server that never starts, a full disk: each ends with a clear error and
 #            exit 2, within its bound, no server process left;
+#            a workload users bring that is not one (a missing file, an SQL file without
+#            its marker or transactions, a folder, --sql with --pgbench): exit 2 at once;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
-#            replays to the same verdict with real recovery;
+#            replays to the same verdict with real recovery; the JUnit failure says how;
+#   jobs     one recording checked with --jobs 1 and --jobs 2 (--recording): the same
+#            verdicts and counts (slow);
+#   workload an SQL workload (tests/pgcrash/transfer.sql) passes every state with fpw on,
+#            JUnit a testcase per class; a transaction that fails ends with its error and
+#            exit 2; a pgbench script that does not parse too (slow);
 #   fpw      full_page_writes=on: every distinct state of a small workload recovers (slow);
 #   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|fpw|atomic" >&2
+	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|jobs|workload|fpw|atomic" >&2
 	exit 2
 fi
 pn=$1
@@ -67,6 +74,15 @@ record)
 	;;
 hostile)
 	expect_exit2 bindir "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a"
+	expect_exit2 sql-missing "$work/none.sql: No such file" --sql "$work/none.sql"
+	printf 'CREATE TABLE t (a int);\nINSERT INTO t VALUES (1);\n' >"$work/nomark.sql"
+	expect_exit2 sql-marker "no line '-- transactions'" --sql "$work/nomark.sql"
+	printf 'CREATE TABLE t (a int);\n-- transactions\n-- none\n\n' >"$work/empty.sql"
+	expect_exit2 sql-empty "no transaction after it" --sql "$work/empty.sql"
+	expect_exit2 sql-folder "not a regular file" --sql "$work"
+	expect_exit2 pgbench-missing "$work/none: No such file" --pgbench "$work/none"
+	expect_exit2 two-workloads "two workloads" --sql "$work/empty.sql" --pgbench tpcb-like
+	[[ ! -e $work/a ]] || fail "a bad workload made a work folder"
 	if [[ $(id -u) -eq 0 ]]; then
 		mkdir -m 700 "$work/closed"
 		expect_exit2 closed "cannot write it" --work "$work/closed/w"
@@ -95,7 +111,7 @@ hostile)
 torn)
 	rc=0
 	"$pn" pgcrash --work "$work/t" --fpw off --tear halves --max-unsynced 0 --fail-fast \
-		"${small[@]}" >"$work/out" 2>/dev/null || rc=$?
+		"${small[@]}" --junit "$work/junit.xml" >"$work/out" 2>/dev/null || rc=$?
 	[[ $rc -eq 1 ]] || fail "fpw off: exit $rc, not 1: $(cat "$work/out")"
 	grep -q "checksum\|invalid page" "$work/out" || fail "fpw off: no torn page: $(cat "$work/out")"
 	trace=$(sed -n 's/^trace: //p' "$work/out")
@@ -104,11 +120,57 @@ torn)
 	[[ $rc -eq 1 ]] || fail "replay: exit $rc, not 1: $(cat "$work/replay")"
 	verdict=$(sed -n 's/^verdict: //p' "$trace")
 	grep -q ": $verdict: " "$work/replay" || fail "replay: not $verdict: $(cat "$work/replay")"
+	python3 - "$work/junit.xml" "$trace" <<-'PY' || fail "torn: the JUnit file: $(cat "$work/junit.xml")"
+		import sys, xml.etree.ElementTree as ET
+		cases = ET.parse(sys.argv[1]).getroot().findall("testsuite/testcase")
+		assert len(cases) == 2, cases
+		fails = [c.find("failure") for c in cases if c.find("failure") is not None]
+		assert fails and any("reproduce: penumbra pgcrash --replay " + sys.argv[2] in f.text for f in fails), fails
+	PY
 	rc=0
 	"$pn" replay "$trace" >"$work/replay2" 2>&1 || rc=$?
 	[[ $rc -eq 1 ]] && grep -q ": $verdict: " "$work/replay2" ||
 		fail "penumbra replay: exit $rc: $(cat "$work/replay2")"
 	no_leftover torn
+	;;
+jobs)
+	"$pn" pgcrash --work "$work/r" --record-only --transactions 1 --rows 20 --updates 1 \
+		--checkpoint-every 0 2>/dev/null
+	for j in 1 2; do
+		rc=0
+		"$pn" pgcrash --recording "$work/r" --max-unsynced 0 --tear none --jobs $j \
+			--json "$work/j$j" >"$work/out$j" 2>&1 || rc=$?
+		[[ $rc -eq 0 ]] || fail "--jobs $j: exit $rc: $(cat "$work/out$j")"
+	done
+	python3 - "$work/j1" "$work/j2" <<-'PY' || fail "--jobs 2 is not --jobs 1"
+		import json, sys
+		a, b = (json.load(open(p)) for p in sys.argv[1:])
+		for d in a, b:
+		    del d["seconds"], d["jobs"]
+		assert a == b, (a, b)
+		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
+	PY
+	no_leftover jobs
+	;;
+workload)
+	rc=0
+	"$pn" pgcrash --work "$work/s" --sql "$(dirname "$0")/pgcrash/transfer.sql" \
+		--checkpoint-every 0 --max-unsynced 0 --tear none --jobs 2 --junit "$work/s.xml" \
+		--json "$work/s.json" >"$work/out" 2>&1 || rc=$?
+	[[ $rc -eq 0 ]] || fail "sql: exit $rc, not 0: $(cat "$work/out")"
+	python3 - "$work/s.json" "$work/s.xml" <<-'PY' || fail "sql: $(cat "$work/s.json" "$work/s.xml")"
+		import json, sys, xml.etree.ElementTree as ET
+		d = json.load(open(sys.argv[1]))
+		assert d["verdict"] == "pass" and d["judged"] > 5 and d["verdicts"]["pass"] == d["judged"], d
+		cases = ET.parse(sys.argv[2]).getroot().findall("testsuite/testcase")
+		assert [c.get("name").split(": ")[1] for c in cases] == ["whole writes", "torn writes"], cases
+	PY
+	printf 'CREATE TABLE t (a int);\n-- transactions\nINSERT INTO t VALUES (1);\nINSERT INTO nosuch VALUES (2);\n' >"$work/bad.sql"
+	expect_exit2 sql-fails 'transaction 2 failed (status 1): ERROR:  relation "nosuch"' \
+		--work "$work/b" --sql "$work/bad.sql"
+	printf '\\set aid random(1,\nSELECT 1;\n' >"$work/bad.pgbench"
+	expect_exit2 pgbench-bad 'syntax error' --work "$work/c" --pgbench "$work/bad.pgbench" \
+		--transactions 1
 	;;
 fpw | atomic)
 	args=(--fpw on --tear halves --max-unsynced 0)

@@ -248,12 +248,24 @@ START_TEST(test_command_help)
 		snprintf(want, sizeof want, "usage: penumbra %s ", name);
 		ck_assert_int_eq(cli(name, "--help", NULL), 0);
 		ck_assert_msg(strncmp(cap.out, want, strlen(want)) == 0, "%s", cap.out);
+		/* one space between words, with or without arguments (pgcrash has none) */
+		ck_assert_msg(strstr(cap.out, "  ") == NULL ||
+				      strstr(cap.out, "  ") > strchr(cap.out, '\n'),
+			      "%s", cap.out);
 		ck_assert_str_eq(cap.err, "");
 		ck_assert_int_eq(cli(name, "-h", NULL), 0);
 		ck_assert_int_eq(cli("help", name, NULL), 0);
 		ck_assert_msg(strncmp(cap.out, want, strlen(want)) == 0, "%s", cap.out);
 		/* --help wins wherever it is */
 		ck_assert_int_eq(cli(name, "x.yaml", "--help", NULL), 0);
+		/* each option's row of the Markdown table is 3 cells: 4 bare '|' (GFM) */
+		ck_assert_int_eq(cli("help", "--markdown", name, NULL), 0);
+		for (const char *l = strstr(cap.out, "\n| `"); l; l = strstr(l + 1, "\n| `")) {
+			int bars = 0;
+			for (const char *c = l + 1; *c && *c != '\n'; c++)
+				bars += *c == '|' && c[-1] != '\\';
+			ck_assert_msg(bars == 4, "%s: %.80s", name, l + 1);
+		}
 	}
 }
 END_TEST
