@@ -71,13 +71,13 @@ bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_
 		unsigned long long e = strtoull(p, &end, 10);
 		unsigned long i = end != p && *end == ':' ? strtoul(end + 1, &end, 10) : 0;
 		uint64_t prev = s->n ? s->c[s->n - 1].event : 0;
-		if (e <= prev || i == 0 || i >= PN_CHOICE_WIDTH || (*end && *end != ',') ||
+		if (e <= prev || i == 0 || i >= PN_CHOICE_WIDTH_MAX || (*end && *end != ',') ||
 		    (*end == ',' && end[1] == 0)) {
 			snprintf(
 				why, why_len,
 				"choice %u is not EVENT:CANDIDATE with events increasing from 1 and "
 				"a candidate from 1 to %u",
-				s->n + 1, PN_CHOICE_WIDTH - 1);
+				s->n + 1, PN_CHOICE_WIDTH_MAX - 1);
 			pn_schedule_free(s);
 			return false;
 		}

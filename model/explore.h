@@ -69,7 +69,7 @@ struct pn_explore {
 	/* the running schedule's sleep set past its last preemption (reduce) */
 	struct pn_touch *live;
 	uint32_t nlive, live_cap;
-	struct pn_touch touch[PN_CHOICE_WIDTH]; /* the event's candidates' */
+	struct pn_touch touch[PN_CHOICE_WIDTH_MAX]; /* the event's candidates' */
 	/* pct */
 	struct pn_prng rng;
 	uint32_t run, runs, depth;
@@ -109,7 +109,8 @@ void pn_explore_keep(struct pn_explore *x, uint64_t lo, uint64_t hi);
 
 /* "E:I,E:I" ("" for none); false when it does not fit in len. */
 bool pn_schedule_format(const struct pn_schedule *s, char *buf, size_t len);
-/* Parses what pn_schedule_format writes (events increasing, candidates 1..width-1); false
+/* Parses what pn_schedule_format writes (events increasing, candidates 1 to
+ * PN_CHOICE_WIDTH_MAX - 1: the run refuses one past its scenario's width); false
  * with the reason in why. s->c is allocated (pn_schedule_free). */
 bool pn_schedule_parse(const char *text, struct pn_schedule *s, char *why, size_t why_len);
 void pn_schedule_free(struct pn_schedule *s);

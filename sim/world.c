@@ -9,7 +9,7 @@
  * Latencies (virtual): dispatch 1-3 us; read 60-150 us; data write 15-80 us; WAL write
  * 10-40 us; fsync 200-1500 us. With aio.reorder off, completions keep dispatch order.
  * With a chooser (world.h, choice points) the next event is picked among the first
- * PN_CHOICE_WIDTH pending ones; without one the loop is the seeded order, unchanged.
+ * schedules.choice_width pending ones; without one the loop is the seeded order, unchanged.
  */
 #include "world.h"
 #include "protocols.h"
@@ -484,12 +484,34 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 	pn_device_format_write(&((struct pn_world *)ctx)->dev, f, off, buf, len);
 }
 
-/* CK3 (chunks.h): the data file's pages as formatting writes them, built when read. */
+/* CK3 (chunks.h): the data file's pages as formatting writes them, built when read. Under a
+ * search (opt.choose) each block of a page's size is built once per world and kept
+ * (lazy_memo): the fingerprint reads and hashes every page at every event, and a page as
+ * formatting writes it depends on its place alone (pn_engine_lazy_read: page_init_fixed). */
 static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
 {
+	struct pn_world *w = ctx;
 	PN_ASSERT(f == PN_FILE_DATA);
-	return pn_engine_lazy_read(((struct pn_world *)ctx)->e, off, len, out);
+	if (!w->lazy_memo)
+		return pn_engine_lazy_read(w->e, off, len, out);
+	uint32_t size = pn_engine_geometry(w->e).page_size;
+	PN_ASSERT(len > 0 && off + len <= w->lazy_memo_end);
+	bool any = false;
+	for (uint64_t b = off / size; b * size < off + len; b++) {
+		if (!(w->lazy_built[b / 8] >> (b % 8) & 1)) {
+			bool page = pn_engine_lazy_read(w->e, b * size, size,
+							w->lazy_memo + b * size);
+			w->lazy_built[b / 8] |= (uint8_t)(1u << (b % 8));
+			w->lazy_page[b / 8] |= (uint8_t)((unsigned)page << (b % 8));
+		}
+		any |= w->lazy_page[b / 8] >> (b % 8) & 1;
+	}
+	memcpy(out, w->lazy_memo + off, len);
+	return any;
 }
+
+/* The largest data file whose pages a search's world keeps as built (lazy_read). */
+#define LAZY_MEMO_MAX ((uint64_t)64 << 20)
 
 /* A fresh device: an untracked one (`run`) lazily (CK3), unless the engine cannot. */
 static void format(struct pn_world *w)
@@ -500,6 +522,15 @@ static void format(struct pn_world *w)
 	if (!end) {
 		pn_engine_format(w->e, format_write, w);
 		return;
+	}
+	if (w->opt.choose && end <= LAZY_MEMO_MAX) {
+		uint32_t size = pn_engine_geometry(w->e).page_size;
+		uint64_t blocks = (end + size - 1) / size;
+		w->lazy_memo_end = blocks * size;
+		w->lazy_memo = malloc(w->lazy_memo_end);
+		w->lazy_built = calloc(blocks / 8 + 1, 1);
+		w->lazy_page = calloc(blocks / 8 + 1, 1);
+		PN_ASSERT(w->lazy_memo && w->lazy_built && w->lazy_page);
 	}
 	pn_device_set_lazy(&w->dev, PN_FILE_DATA, end, lazy_read, w);
 	pn_engine_format_lazy(w->e, format_write, w);
@@ -582,6 +613,9 @@ void pn_world_free(struct pn_world *w)
 	free(w->fsync_of_io);
 	free(w->fp_order);
 	free(w->fp_page);
+	free(w->lazy_memo);
+	free(w->lazy_built);
+	free(w->lazy_page);
 }
 
 /* ---- choice points (world.h) ---- */
@@ -597,10 +631,11 @@ static bool stale(struct pn_world *w, const struct pn_event *ev)
  * Each pending event is its own actor's (a process has one live wake, an I/O one event). */
 static bool choose_event(struct pn_world *w, struct pn_event *out)
 {
-	struct pn_event cand[2 * PN_CHOICE_WIDTH], *rest = cand + PN_CHOICE_WIDTH;
-	uint32_t n = 0, nrest = 0;
+	struct pn_event cand[2 * PN_CHOICE_WIDTH_MAX], *rest = cand + PN_CHOICE_WIDTH_MAX;
+	uint32_t n = 0, nrest = 0, width = w->sc->schedules.choice_width;
 	bool completion = false;
-	while (w->heap_len && n < PN_CHOICE_WIDTH && nrest < PN_CHOICE_WIDTH) {
+	PN_ASSERT(width >= 1 && width <= PN_CHOICE_WIDTH_MAX);
+	while (w->heap_len && n < width && nrest < width) {
 		struct pn_event ev = pop(w);
 		if (stale(w, &ev))
 			continue;

@@ -69,7 +69,8 @@ struct pn_world_twin {
 
 /*
  * Choice points (docs/checker.md section 13). Before every event the world orders the
- * events it could run next: the first PN_CHOICE_WIDTH pending events by (time, seq), stale
+ * events it could run next: the first schedules.choice_width (PN_CHOICE_WIDTH by default, at
+ * most PN_CHOICE_WIDTH_MAX) pending events by (time, seq), stale
  * wakes dropped, one per actor (a process, or an I/O), and with aio.reorder off no
  * completion behind another. Candidate 0 is the seeded order's next event; running
  * candidate i > 0 instead is a preemption. A chooser (opt.choose), when set, picks the
@@ -77,9 +78,10 @@ struct pn_world_twin {
  * chooser the world never looks past candidate 0 (the seeded schedule, as before).
  */
 #define PN_CHOICE_WIDTH 3
+#define PN_CHOICE_WIDTH_MAX 16
 struct pn_choice {
 	uint64_t event; /* the event number it applies to (1: the first event) */
-	uint32_t pick;  /* the candidate run there (1 .. PN_CHOICE_WIDTH - 1) */
+	uint32_t pick;  /* the candidate run there (1 .. schedules.choice_width - 1) */
 };
 /* Returns the candidate to run, below n (n >= 1; w->events + 1 is the event it will be). */
 typedef uint32_t (*pn_world_choose_fn)(void *arg, struct pn_world *w, const struct pn_event *cand,
@@ -135,6 +137,10 @@ struct pn_world {
 	struct pn_event *fp_order; /* fingerprint scratch: the pending events, fp_cap of them */
 	uint32_t fp_cap;
 	uint8_t *fp_page; /* fingerprint scratch: one page */
+	/* CK3 under a search: the lazy data file's blocks as built (world.c lazy_read), the
+	 * blocks built and those that hold a page, one bit each; NULL: built at each read */
+	uint8_t *lazy_memo, *lazy_built, *lazy_page;
+	uint64_t lazy_memo_end;
 	/* The durable image's history by content (opt.choose set): a hash chained over every
 	 * change to dur, each fsync completion that changed it (the unsynced writes before and
 	 * after, by file, place and bytes; a WAL segment created or removed is not one: DV3 in

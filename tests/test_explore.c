@@ -9,6 +9,7 @@
  *   - a violation only a preemption reaches (shift_split) is missed by the seeded schedule,
  *     found at bound 1, written to a trace with its choices, and replayed from it; without
  *     its choices the same trace does not reproduce;
+ *   - schedules.choice_width widens the window: more candidates, more schedules at bound 1;
  *   - a schedule's text round-trips and malformed text is refused (a trailing comma too);
  *   - the independence rule (pn_touch_independent): other actors, not both the engine's
  *     memory, no byte in common; on a run's real candidates it is symmetric, steps and
@@ -81,10 +82,9 @@ static int check(const struct pn_scenario *sc, struct pn_check_result *r)
 static uint32_t count_alternatives(void *arg, struct pn_world *w, const struct pn_event *cand,
 				   uint32_t n)
 {
-	(void)w;
 	(void)cand;
 	ck_assert_uint_ge(n, 1);
-	ck_assert_uint_le(n, PN_CHOICE_WIDTH);
+	ck_assert_uint_le(n, w->sc->schedules.choice_width);
 	*(uint64_t *)arg += n - 1;
 	return 0;
 }
@@ -172,6 +172,30 @@ START_TEST(test_bound_one_counts)
 }
 END_TEST
 
+/* schedules.choice_width: a wider window offers more candidates (the counting chooser sees
+ * them), each a schedule of bound 1 without reduction; a pick past the width is refused. */
+START_TEST(test_choice_width_setting)
+{
+	struct pn_scenario narrow, wide, full;
+	struct pn_check_result r;
+	uint64_t three = 0, five = 0;
+	load_tiny(&narrow, 3, "");
+	load_tiny(&wide, 3, "schedules: {choice_width: 5}\n");
+	load_tiny(&full, 3, "schedules: {preemption_bound: 1, reduce: false, choice_width: 5}\n");
+	ck_assert_uint_eq(narrow.schedules.choice_width, PN_CHOICE_WIDTH);
+	ck_assert_int_eq(run_world(&narrow, NULL, &three), 0);
+	ck_assert_int_eq(run_world(&wide, NULL, &five), 0);
+	ck_assert_uint_gt(five, three);
+	ck_assert_int_eq(check(&full, &r), 0);
+	ck_assert_uint_eq(r.schedules_explored, 1 + five);
+	struct pn_check_options o = {.choices = "5:4"};
+	ck_assert_int_eq(pn_check_scenario(&narrow, &o, &r), 2); /* candidate 4 of 3 */
+	pn_scenario_free(&narrow);
+	pn_scenario_free(&wide);
+	pn_scenario_free(&full);
+}
+END_TEST
+
 START_TEST(test_preemption_finds_and_replays)
 {
 	struct pn_scenario seeded, bounded, trace;
@@ -227,7 +251,7 @@ START_TEST(test_schedule_text)
 	ck_assert(pn_schedule_parse("", &s, why, sizeof(why)));
 	ck_assert_uint_eq(s.n, 0);
 	pn_schedule_free(&s);
-	const char *bad[] = {"3",   "3:0",   "3:3",  "5:1,5:2",  "0:1", "4:1;5:1",
+	const char *bad[] = {"3",   "3:0",   "3:16", "5:1,5:2",  "0:1", "4:1;5:1",
 			     "x:1", "4:1,x", "4:1,", "4:1,,5:1", ",4:1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(!pn_schedule_parse(bad[i], &s, why, sizeof(why)), "%s", bad[i]);
@@ -469,6 +493,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_candidate_zero_is_the_seeded_history);
 	tcase_add_test(tc, test_bound_zero_checks_the_seeded_schedule);
 	tcase_add_test(tc, test_bound_one_counts);
+	tcase_add_test(tc, test_choice_width_setting);
 	tcase_add_test(tc, test_preemption_finds_and_replays);
 	tcase_add_test(tc, test_schedule_text);
 	tcase_add_test(tc, test_touch_rule);

@@ -265,6 +265,58 @@ START_TEST(test_row_memory)
 }
 END_TEST
 
+/* The buffer pool's whole state is in the fingerprint: each field of a frame, a resident
+ * page's bytes, the clock sweep's hand, a process's victim and the data writes in flight,
+ * changed alone, move it (engine.c's size assertion stops a new field of pn_frame). */
+START_TEST(test_frame_memory)
+{
+	struct pn_scenario sc;
+	struct pn_engine *e = engine_of(&sc, "fpw");
+	struct pn_bufpool *b = &e->buf;
+	struct pn_frame *f = pn_buf_frame(b, 1);
+	memory_last = memory_of(e);
+#define MOVE(field, value)               \
+	do {                             \
+		f->field = value;        \
+		memory_moved(e, #field); \
+	} while (0)
+	MOVE(page, 3);
+	MOVE(dirty, true);
+	MOVE(dirty_hint_only, true);
+	MOVE(redirtied, true);
+	MOVE(locked, true);
+	MOVE(pins, 2);
+	MOVE(usage, 4);
+	MOVE(io_reads, 1);
+	MOVE(io_writes, 1);
+	MOVE(built, true);
+	MOVE(ckpt_needed, 1);
+	MOVE(ckpt_slot[0], 2);
+	MOVE(ckpt_slot[1], 1);
+	MOVE(held, true);
+	MOVE(holder, 1);
+	MOVE(held_lsn, 77);
+	MOVE(ckpt_run_seq[0], 5);
+	MOVE(ckpt_run_seq[1], 6);
+	MOVE(last_lsn, 99);
+	MOVE(shift_epoch, 4);
+	MOVE(valid, true); /* and its bytes with it */
+#undef MOVE
+	pn_frame_page(b, 1)[100] ^= 1;
+	memory_moved(e, "a resident page's byte");
+	b->clock_hand = 2;
+	memory_moved(e, "clock_hand");
+	b->data_writes_inflight = 1;
+	memory_moved(e, "data_writes_inflight");
+	b->victims[0].frame = 3;
+	memory_moved(e, "victims.frame");
+	b->victims[0].held = true;
+	memory_moved(e, "victims.held");
+	pn_engine_delete(e);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* umbra-pool (umbra_pool.c): a shift takes a spare from the pool, falls back to an image
  * when the pool is empty, and a spare returns only when the control file of a checkpoint
  * whose baselines do not need it is durable (ckpt_end), not at its control write (P1). */
@@ -494,6 +546,7 @@ static Suite *protocol_suite(void)
 	tcase_add_test(tc, test_decide_mutants);
 	tcase_add_test(tc, test_file_sizes);
 	tcase_add_test(tc, test_row_memory);
+	tcase_add_test(tc, test_frame_memory);
 	tcase_add_test(tc, test_pool_spares);
 	tcase_add_test(tc, test_gen2_fallback);
 	tcase_add_test(tc, test_ckpt_edges);

@@ -74,6 +74,7 @@ void pn_scenario_defaults(struct pn_scenario *s)
 	s->schedules.runs = 1;
 	s->schedules.depth = 3;
 	s->schedules.reduce = true;
+	s->schedules.choice_width = 3;
 	s->crash.points = PN_POINTS_ALL;
 	s->crash.max_unsynced = 6;
 	s->crash.tear = PN_TEAR_SECTORS;

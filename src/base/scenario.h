@@ -231,6 +231,7 @@ struct pn_scenario {
 		uint32_t preemption_bound; /* bounded: at most this many preemptions */
 		uint32_t depth;            /* pct: d (d - 1 priority change points a run) */
 		bool reduce;               /* bounded: prune states met before (fingerprints) */
+		uint32_t choice_width;     /* candidates at a choice point (sim/world.h) */
 	} schedules;
 
 	struct {

@@ -730,6 +730,45 @@ enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 	return phase;
 }
 
+/* Every field of struct pn_frame is fed below: a new one changes its size and stops the build
+ * here until it is fed too (and changed alone in test_protocol's test_frame_memory). */
+_Static_assert(sizeof(struct pn_frame) == 48 + 8 * PN_MAX_CKPT_RUNS,
+	       "a field of struct pn_frame is not in pn_engine_memory");
+
+/* The buffer pool's whole state: each frame's fields and, when it holds a page, its bytes;
+ * the clock sweep's hand; each process's victim; the data writes in flight. */
+static void memory_buffers(const struct pn_bufpool *b, const struct pn_hasher *h)
+{
+	for (uint32_t i = 0; i < b->nframes; i++) {
+		const struct pn_frame *f = pn_buf_frame(b, i);
+		uint64_t v[6 + PN_MAX_CKPT_RUNS] =
+			{(uint64_t)f->page << 32 | (uint64_t)f->built << 8 |
+				 (uint64_t)f->valid << 7 | (uint64_t)f->dirty << 6 |
+				 (uint64_t)f->dirty_hint_only << 5 | (uint64_t)f->redirtied << 4 |
+				 (uint64_t)f->locked << 3 | (uint64_t)f->held << 2,
+			 (uint64_t)f->pins << 48 | (uint64_t)f->io_reads << 40 |
+				 (uint64_t)f->io_writes << 32 | (uint64_t)f->usage << 24 |
+				 (uint64_t)f->ckpt_needed << 16 | (uint64_t)f->ckpt_slot[0] << 8 |
+				 f->ckpt_slot[1],
+			 f->last_lsn,
+			 (uint64_t)f->holder,
+			 f->held_lsn,
+			 f->shift_epoch};
+		_Static_assert(PN_MAX_CKPT_RUNS == 2, "ckpt_slot fed as two bytes above");
+		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+			v[6 + r] = f->ckpt_run_seq[r];
+		h->feed(h->ctx, v, sizeof(v));
+		if (f->valid)
+			h->feed(h->ctx, b->frame_data + (size_t)i * b->h.page_size, b->h.page_size);
+	}
+	uint64_t pool[2] = {b->clock_hand, b->data_writes_inflight};
+	h->feed(h->ctx, pool, sizeof(pool));
+	for (uint32_t p = 0; p < b->h.nprocs; p++) {
+		uint64_t vic = (uint64_t)b->victims[p].held << 32 | b->victims[p].frame;
+		h->feed(h->ctx, &vic, sizeof(vic));
+	}
+}
+
 void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h)
 {
 	const struct pn_ckpt *k = &e->ckpt;
@@ -754,19 +793,6 @@ void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h)
 		if (run->state != PN_C_IDLE && run->snapshot)
 			h->feed(h->ctx, run->snapshot, e->heap_pages);
 	}
-	for (uint32_t i = 0; i < e->buf.nframes; i++) {
-		const struct pn_frame *f = pn_buf_frame(&e->buf, i);
-		uint64_t v[3] = {(uint64_t)f->page << 32 | (uint64_t)f->valid << 7 |
-					 (uint64_t)f->dirty << 6 |
-					 (uint64_t)f->dirty_hint_only << 5 |
-					 (uint64_t)f->redirtied << 4 | (uint64_t)f->locked << 3 |
-					 (uint64_t)f->held << 2,
-				 (uint64_t)f->pins << 48 | (uint64_t)f->io_reads << 40 |
-					 (uint64_t)f->io_writes << 32 |
-					 (uint64_t)f->ckpt_needed << 16 |
-					 (uint64_t)f->ckpt_slot[0] << 8 | f->ckpt_slot[1],
-				 f->last_lsn};
-		h->feed(h->ctx, v, sizeof(v));
-	}
+	memory_buffers(&e->buf, h);
 	e->proto->state.memory(&e->pctx, h); /* required: every row's state is in it */
 }

@@ -207,6 +207,7 @@ static const struct field schedules_fields[] = {
 	NUM("preemption_bound", V_U32, schedules.preemption_bound, 0, 8),
 	NUM("depth", V_U32, schedules.depth, 1, 16),
 	FLAG("reduce", schedules.reduce),
+	NUM("choice_width", V_U32, schedules.choice_width, 2, 16),
 };
 static const struct field crash_fields[] = {
 	CUSTOM("points", crash.points, read_points),
