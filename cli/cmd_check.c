@@ -450,6 +450,19 @@ static const char *expected(const struct check_item *it)
 
 static bool as_expected(const struct check_item *it) { return it->out.res.ok && !it->out.error[0]; }
 
+/* A violation's counterexample report, and where shrinking moved it from (K6). */
+static void print_report(FILE *h, const struct check_item *it)
+{
+	const struct pn_check_result *res = &it->out.res;
+	pn_trace_report(h, &it->sc, res);
+	if (it->out.shrunk && (it->out.found_point != res->crash_point ||
+			       strcmp(it->out.found_state, res->state[0] ? res->state : "none")))
+		fprintf(h,
+			"  found first: crash point event %llu, state %s (before shrinking; the "
+			"report and the trace are the shrunk scenario's)\n",
+			(unsigned long long)it->out.found_point, it->out.found_state);
+}
+
 static void print_item(struct run *r, struct check_item *it)
 {
 	const struct pn_check_result *res = &it->out.res;
@@ -474,16 +487,8 @@ static void print_item(struct run *r, struct check_item *it)
 			"with a tear (the others were not enumerated)\n",
 			(unsigned long long)res->capped_points,
 			(unsigned long long)PN_CRASH_MIXED_MAX);
-	if (res->violation && !res->error && !r->a->quiet) {
-		pn_trace_report(h, &it->sc, res);
-		if (it->out.shrunk &&
-		    (it->out.found_point != res->crash_point ||
-		     strcmp(it->out.found_state, res->state[0] ? res->state : "none")))
-			fprintf(h,
-				"  found first: crash point event %llu, state %s (before shrinking; "
-				"the report and the trace are the shrunk scenario's)\n",
-				(unsigned long long)it->out.found_point, it->out.found_state);
-	}
+	if (res->violation && !res->error && !r->a->quiet)
+		print_report(h, it);
 	if (it->out.error[0])
 		fprintf(h, "     %s\n", it->out.error);
 	fflush(h);
@@ -717,15 +722,12 @@ static void junit_body(FILE *f, const struct check_item *it)
 	if (out->error[0] || out->res.error)
 		fprintf(m, "%s\n", out->error[0] ? out->error : out->res.detail);
 	else if (out->res.violation)
-		pn_trace_report(m, &it->sc, &out->res);
+		print_report(m, it);
 	else
 		fprintf(m, "no violation in %llu crash states of %llu crash points%s%s\n",
 			(unsigned long long)out->res.crash_states,
 			(unsigned long long)out->res.crash_points, out->res.diverged ? ": " : "",
 			out->res.diverged ? out->res.divergence : "");
-	if (out->shrunk && out->res.violation && !out->error[0])
-		fprintf(m, "  found first: crash point event %llu, state %s (before shrinking)\n",
-			(unsigned long long)out->found_point, out->found_state);
 	PN_ASSERT(fclose(m) == 0 && text != NULL);
 	xml_text(f, text);
 	free(text);

@@ -10,7 +10,11 @@
 #     their comments removed by the C preprocessor), a CMake target, or an environment
 #     variable that the code reads;
 #   - `x()` (a function, by its call-like spelling) is one the code uses;
-#   - a file name `x.c` / `x.h` (or `dir/x.c`) is a file of ROOT.
+#   - a file name `x.c` / `x.h` (or `dir/x.c`) is a file of ROOT;
+#   - a citation `(dir/x.c, name)` of a sources' comment (over line breaks too), name being
+#     a C identifier with an underscore, names something file x.c holds (K8 of
+#     cli/cmd_check.c once sent the reader to model/check.c for a function that had moved to
+#     model/run.c).
 # Names of other projects (PostgreSQL, Neon) that are cited are listed in `external` below.
 # A doc's lines between `<!-- doc-names: off -->` and `<!-- doc-names: on -->` are not checked:
 # a plan names functions and files that do not exist yet.
@@ -40,6 +44,7 @@ find . -path './build*' -prune -o \( -name CMakeLists.txt -o -name '*.sh' -o -na
 find . -path './build*' -prune -o -path ./.git -prune -o -type f -print |
 	sed 's|.*/||' | sort -u >"$work/files"
 
+bad=0
 # One awk pass: the lists first, then each source's comments and each doc's text.
 awk -v external="$external" '
 function known(name, kind) {
@@ -101,4 +106,26 @@ is_doc { if (!off) scan($0, FNR); next }
 		scan(text, FNR)
 }
 END { exit bad }
-' "$work/defined" "$work/files" "${sources[@]}" "${docs[@]}"
+' "$work/defined" "$work/files" "${sources[@]}" "${docs[@]}" || bad=1
+# The citations (FILE, NAME) in the sources' comments: NAME is in FILE.
+python3 - "${sources[@]}" <<'PY' || bad=1
+import os, re, sys
+paths = {}
+for f in sys.argv[1:]:
+    paths.setdefault(os.path.basename(f), []).append(f)
+bad = 0
+for f in sys.argv[1:]:
+    text = open(f, errors="replace").read()
+    for m in re.finditer(r"/\*.*?\*/", text, re.S):
+        body = re.sub(r"\n\s*\*", " ", m.group(0))
+        for c in re.finditer(r"\(((?:[a-z0-9_]+/)*[a-z0-9_]+\.[ch]),\s+([a-z][a-z0-9]*_[a-z0-9_]*)\)", body):
+            cited, name = c.group(1), c.group(2)
+            where = [p for p in paths.get(os.path.basename(cited), []) if p.endswith(cited)]
+            if where and not any(re.search(r"\b%s\b" % name, open(p, errors="replace").read()) for p in where):
+                line = text.count("\n", 0, m.start()) + 1
+                print("%s:%d: (%s, %s) in the comment from this line: %s is not in %s"
+                      % (f, line, cited, name, name, cited))
+                bad = 1
+sys.exit(bad)
+PY
+exit $bad
