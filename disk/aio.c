@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* ppoll */
 #include "aio.h"
+#include "pn.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -85,10 +86,12 @@ static void push_req(struct ring_of_reqs *q, const struct req *r)
 		q->cap = ncap;
 	}
 	q->r[(q->head + q->len++) % q->cap] = *r;
+	PN_ASSERT(q->len <= q->cap && q->head < q->cap);
 }
 
 static struct req pop_req(struct ring_of_reqs *q)
 {
+	PN_ASSERT(q->len > 0 && q->head < q->cap); /* callers pop only what they pushed */
 	struct req r = q->r[q->head];
 	q->head = (q->head + 1) % q->cap;
 	q->len--;
@@ -295,6 +298,7 @@ static uint32_t worker_take(struct pn_aio *a, struct pn_aio_done *out, uint32_t 
 	}
 	pthread_mutex_lock(&a->lock);
 	uint32_t got = a->ndone < n ? a->ndone : n;
+	PN_ASSERT(got <= n && got <= a->ndone);
 	memcpy(out, a->done, got * sizeof(*out));
 	memmove(a->done, a->done + got, (a->ndone - got) * sizeof(*out));
 	a->ndone -= got;
@@ -379,6 +383,7 @@ void pn_aio_prep(struct pn_aio *a, enum pn_aio_op op, int fd, void *buf, uint32_
 		 uint64_t offset, uint32_t tag)
 {
 	struct req r = {.op = op, .fd = fd, .buf = buf, .len = len, .tag = tag, .offset = offset};
+	PN_ASSERT(fd >= 0 && op <= PN_AIO_WRITE_ATOMIC); /* an open file, a known operation */
 	a->m->prep(a, &r);
 }
 

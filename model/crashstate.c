@@ -61,6 +61,7 @@ static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t 
 {
 	const struct pn_unsynced *u = &d->unsynced[i];
 	uint32_t nunits, off;
+	PN_ASSERT(i < d->nunsynced);
 	pn_device_unit(d, u->offset, u->len, &nunits);
 	*full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1;
 	for (uint32_t j = 0; j < d->nunsynced; j++)
@@ -79,6 +80,7 @@ static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t 
 			}
 		}
 	}
+	PN_ASSERT((mask & ~*full) == 0); /* only units the write covers */
 	return mask;
 }
 
@@ -94,6 +96,7 @@ static void relevant(struct pn_crash_enum *ce, const struct pn_device *dev,
 		uint64_t full, diff = differing_units(dev, i, &full);
 		if (!diff)
 			continue;
+		PN_ASSERT(ce->nrel == 0 || ce->rel[ce->nrel - 1] < i); /* dispatch order */
 		ce->rel[ce->nrel] = i;
 		ce->diff[ce->nrel] = diff;
 		ce->full[ce->nrel] = full;
@@ -181,6 +184,7 @@ static bool next_sample(struct pn_crash_enum *ce)
 			uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
 			f->sectors = (x & 8 ? lower : ce->full[r] & ~lower) & ce->diff[r];
 		}
+		PN_ASSERT((f->sectors & ~ce->diff[r]) == 0); /* a tear only of units that differ */
 	}
 	return true;
 }
@@ -198,6 +202,7 @@ static uint64_t tear_patterns(const struct pn_crash_enum *ce, uint32_t r)
 
 static uint64_t nth_unit(uint64_t mask, uint32_t n)
 {
+	PN_ASSERT(n < (uint32_t)__builtin_popcountll(mask));
 	for (uint32_t b = 0; b < 64; b++)
 		if ((mask & (1ull << b)) && n-- == 0)
 			return 1ull << b;
@@ -221,8 +226,10 @@ static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_
 		return out;
 	}
 	uint32_t k = (uint32_t)(p % (d - 1)) + 1; /* 1..d-1 units */
+	PN_ASSERT(p < 2ull * (d - 1));            /* tear_patterns: prefixes, then suffixes */
 	for (uint32_t b = 0; b < k; b++)
 		out |= nth_unit(diff, p < d - 1 ? b : d - 1 - b);
+	PN_ASSERT((out & ~diff) == 0 && (uint32_t)__builtin_popcountll(out) == k);
 	return out;
 }
 
@@ -281,6 +288,8 @@ static bool real_tear(const struct pn_crash_enum *ce, uint32_t r, uint64_t p, ui
 static bool emit_tears(struct pn_crash_enum *ce, uint32_t a, uint64_t ma, uint32_t b, uint64_t mb,
 		       uint64_t m)
 {
+	PN_ASSERT(a < ce->nrel && (b == UINT32_MAX || (b < ce->nrel && b != a)));
+	PN_ASSERT((ma & ~ce->diff[a]) == 0 && (b == UINT32_MAX || (mb & ~ce->diff[b]) == 0));
 	if (ce->mixed >= PN_CRASH_MIXED_MAX) {
 		ce->capped = true;
 		return false;
@@ -389,6 +398,7 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 		bool got = false;
 		switch (ce->phase) {
 		case PH_SUBSETS:
+			PN_ASSERT(ce->exhaustive && ce->nrel <= 20); /* at most 2^20 a point */
 			if (ce->i < (1ull << ce->nrel)) {
 				set_subset(ce, ce->i++);
 				got = true;

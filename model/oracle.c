@@ -435,11 +435,15 @@ static void thin(struct pn_oracle *o)
 			pl->nbases = kept;
 		}
 	}
+	PN_ASSERT(o->ckpt_bytes == (uint64_t)o->nstored * o->page_size); /* I4 */
 }
 
 static void add_base(struct pn_oracle *o, uint32_t page, uint32_t op, bool store)
 {
 	struct page_log *pl = &o->pages[page];
+	/* I2: positions in [1, nops], strictly increasing; an image base names an image op */
+	PN_ASSERT(pl->nops >= 1 && (pl->nbases == 0 || pl->bases[pl->nbases - 1].pos < pl->nops));
+	PN_ASSERT(store || o->ops[op].kind == OP_IMAGE);
 	pl->bases = grow32(pl->bases, &pl->bases_cap, pl->nbases + 1, sizeof(*pl->bases));
 	struct base b = {.pos = pl->nops, .op = op};
 	if (store) {
@@ -473,7 +477,10 @@ static uint32_t op_weight(const struct pn_oracle *o, const uint8_t *page,
 /* Indexes one change of page `page`, applies it to the tip, adds a base if due (I2). */
 static void log_op(struct pn_oracle *o, uint32_t page, const struct pn_oracleop *op)
 {
-	PN_ASSERT(o->nops < UINT32_MAX);
+	PN_ASSERT(o->nops < UINT32_MAX && page < o->npages);
+	/* I1: a page's ops in nondecreasing end order */
+	PN_ASSERT(o->pages[page].nops == 0 ||
+		  o->pages[page].ends[o->pages[page].nops - 1] <= op->end);
 	o->ops = grow(o->ops, &o->ops_cap, o->nops + 1, sizeof(*o->ops));
 	o->ops[o->nops] = *op;
 	struct page_log *pl = &o->pages[page];
@@ -520,6 +527,7 @@ static void log_record(struct pn_oracle *o, const struct pn_wal_record *r, const
 		op.off = copy_payload(o, r, b, kinds[i]);
 		log_op(o, b->blkno, &op);
 	}
+	PN_ASSERT(o->nrecords == 0 || o->ends[o->nrecords - 1] < end); /* I1 */
 	o->ends = grow(o->ends, &o->ends_cap, o->nrecords + 1, sizeof(*o->ends));
 	o->ends[o->nrecords++] = end;
 }
@@ -615,6 +623,7 @@ static uint32_t bases_upto(const struct page_log *pl, uint32_t n)
 static void materialize(const struct pn_oracle *o, uint32_t page, const struct base *b,
 			uint8_t *out)
 {
+	PN_ASSERT(page < o->npages && (b == NULL || b->state || o->ops[b->op].kind == OP_IMAGE));
 	if (b == NULL)
 		memcpy(out, o->initial + (size_t)page * o->page_size, o->page_size);
 	else if (b->state)
@@ -628,6 +637,7 @@ static void advance_cursor(struct pn_oracle *o, uint32_t page, uint32_t n)
 {
 	struct page_log *pl = &o->pages[page];
 	uint8_t *cursor = page_in(o->cursors, o, page);
+	PN_ASSERT(n <= pl->nops);
 	uint32_t k = bases_upto(pl, n);
 	const struct base *b = k ? &pl->bases[k - 1] : NULL;
 	uint32_t base_n = b ? b->pos : 0;
@@ -637,6 +647,7 @@ static void advance_cursor(struct pn_oracle *o, uint32_t page, uint32_t n)
 	}
 	for (; pl->cursor_n < n; pl->cursor_n++)
 		apply(o, page, cursor, &o->ops[pl->ops[pl->cursor_n]]);
+	PN_ASSERT(pl->cursor_n == n); /* I3 */
 }
 
 void pn_oracle_page(struct pn_oracle *o, uint32_t page, uint64_t upto, uint8_t *out)

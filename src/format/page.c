@@ -51,6 +51,9 @@ uint32_t pn_page_nitems(const uint8_t *page)
 
 void pn_page_header_init(uint8_t *page, uint32_t page_size, uint16_t lower, uint16_t upper)
 {
+	/* pd_pagesize_version holds the size in 16 bits; a header and no item past the page */
+	PN_ASSERT(page_size <= 32768 && PN_PAGE_HEADER <= lower && lower <= upper &&
+		  upper <= page_size);
 	pn_put16(page + 12, lower);
 	pn_put16(page + 14, upper);
 	pn_put16(page + 16, (uint16_t)page_size);
@@ -63,6 +66,7 @@ void pn_page_init(uint8_t *page, uint32_t page_size, uint32_t blkno, bool slru)
 	if (slru)
 		return; /* headerless SLRU: zeros; the caller adds a header when asked */
 	uint32_t n = (page_size - PN_PAGE_HEADER) * 9u / 10u / (PN_TUPLE_LEN + 4u);
+	PN_ASSERT(n > 0); /* every data page starts with tuples to change */
 	uint16_t upper = (uint16_t)(page_size - n * PN_TUPLE_LEN);
 	pn_page_header_init(page, page_size, (uint16_t)(PN_PAGE_HEADER + 4u * n), upper);
 	for (uint32_t i = 0; i < n; i++) {
@@ -172,11 +176,13 @@ uint8_t *pn_heap_place(uint8_t *page, uint32_t page_size, uint32_t offnum, uint3
 	pn_put16(page + PN_PAGE_HEADER + 4 * (offnum - 1) + 2, (uint16_t)t_len);
 	pn_put16(page + 12, (uint16_t)new_lower);
 	pn_put16(page + 14, (uint16_t)upper);
+	PN_ASSERT(new_lower <= upper && upper + room <= page_size); /* the tuple within the page */
 	return page + upper;
 }
 
 uint32_t pn_heap_rows_per_page(uint32_t page_size, uint32_t t_len, uint32_t fillfactor)
 {
+	PN_ASSERT(page_size > PN_PAGE_HEADER && t_len > 0);
 	uint32_t usable = (page_size - PN_PAGE_HEADER) * fillfactor / 100u;
 	return usable / ((uint32_t)PN_ALIGN8(t_len) + 4u);
 }
