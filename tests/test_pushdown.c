@@ -69,7 +69,7 @@ static bool comparable(struct pn_engine *e, uint32_t fi)
 {
 	const struct pn_frame *f = pn_buf_frame(&e->buf, fi);
 	return f->page != PN_NO_FRAME && f->valid && f->io_reads == 0 && !f->locked &&
-	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(e);
+	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(&e->pctx);
 }
 
 /* ---- reconstruct ----------------------------------------------------------------------- */
@@ -90,7 +90,8 @@ START_TEST(test_reconstruct_equals_buffer)
 			if (!comparable(e, fi))
 				continue;
 			uint32_t pg = pn_buf_frame(&e->buf, fi)->page;
-			uint32_t n = pn_ps_reconstruct(e, pg, pn_ps_ingested(e), page);
+			uint32_t n = pn_ps_reconstruct(&e->pctx, pg, pn_ps_ingested(&e->pctx),
+						       page);
 			ck_assert_msg(memcmp(page, pn_frame_page(&e->buf, fi), e->page_size) == 0,
 				      "page %u at event %llu: the page server's copy (%u deltas) "
 				      "differs from the buffer",
@@ -145,12 +146,12 @@ START_TEST(test_reconstruct_at_old_lsn)
 	uint8_t *page = malloc(e->page_size);
 	uint32_t older = 0;
 	for (uint32_t i = 0; i < nsnaps; i++) {
-		pn_ps_reconstruct(e, snaps[i].page, snaps[i].lsn, page);
+		pn_ps_reconstruct(&e->pctx, snaps[i].page, snaps[i].lsn, page);
 		ck_assert_msg(memcmp(page, snaps[i].bytes, e->page_size) == 0,
 			      "page %u at LSN %llX differs", snaps[i].page,
 			      (unsigned long long)snaps[i].lsn);
 		/* the page changed later: the same call at the end gives another page */
-		pn_ps_reconstruct(e, snaps[i].page, UINT64_MAX, page);
+		pn_ps_reconstruct(&e->pctx, snaps[i].page, UINT64_MAX, page);
 		older += memcmp(page, snaps[i].bytes, e->page_size) != 0;
 		free(snaps[i].bytes);
 	}

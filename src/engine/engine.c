@@ -50,8 +50,11 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
-	e->pctx.proc_startup = e->proc_startup;
 	e->proc_ps = e->nbackends + 4;
+	e->pctx.nbackends = e->nbackends;
+	e->pctx.proc_ckpt = e->proc_ckpt;
+	e->pctx.proc_startup = e->proc_startup;
+	e->pctx.proc_ps = e->proc_ps;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
 		e->procs[i].kind = i < e->nbackends       ? PN_PROC_BACKEND
@@ -231,7 +234,11 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 					.wal = &e->wal,
 					.store = &e->store,
 					.m = &e->m,
+					.buf_handle = &e->buf,
+					.ckpt_handle = &e->ckpt,
+					.client_handle = &e->cl,
 					.recovering = &e->rcv.active,
+					.stopping = &e->stopping,
 					.row = proto};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
@@ -239,6 +246,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pages = e->heap_pages + e->slru_pages;
 	e->generations = proto->setup.generations ? proto->setup.generations(sc) : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
+	e->pctx.sysid = e->sysid;
 	if (unsupported(e))
 		return false;
 	if (!init_client(e))
