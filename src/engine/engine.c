@@ -28,12 +28,10 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (e->proto->setup.unsupported && e->proto->setup.unsupported(&e->pctx))
-		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
-	/* steps a row cannot run (truncation, a publish step) are refused from its declaration
-	 * by the loader and the CLI (src/protocol/protocols.h pn_protocol_refusal) */
+	/* what a row cannot run (keys it does not read, truncation, a publish step) is refused
+	 * from its declaration by the loader and the CLI (src/protocol/protocols.h) */
 	if (what)
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;

@@ -88,9 +88,7 @@ struct pn_proto_ctx {
 /* ---- set-up: slots, refusal, the row's state, formatting ---- */
 struct pn_proto_setup {
 	uint32_t (*generations)(const struct pn_scenario *sc); /* NULL: 1 slot a page */
-	/* A FILE[:LINE:COL]: message into e->svc.error and true: the row cannot run sc. */
-	bool (*unsupported)(struct pn_proto_ctx *c);
-	bool (*init)(struct pn_proto_ctx *c); /* after the modules' init */
+	bool (*init)(struct pn_proto_ctx *c);                  /* after the modules' init */
 	void (*free)(struct pn_proto_ctx *c);
 	/* Formatting: the pages (NULL: each at slot 0 of the data file), then after the control
 	 * file the row's own files. */

@@ -1000,10 +1000,7 @@ static void read_page(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_
 
 const struct pn_protocol_ops pn_protocol_pushdown = {
 	.name = "pushdown",
-	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
-		  .init = ps_init,
-		  .free = pn_ps_free,
-		  .format_pages = pn_ps_format},
+	.setup = {.init = ps_init, .free = pn_ps_free, .format_pages = pn_ps_format},
 	.write = {.decide = pn_protocol_decide_none, .recheck = pn_protocol_recheck},
 	.buffer = {.page_ready = pn_ps_page_ready,
 		   .page_read = pn_ps_request,

@@ -40,8 +40,8 @@
  *      name (selector_unsynced breaks it; the prototype's scenarios own that mutant)
  *
  * Keys: the row has two generations and places them itself; protocol.generations,
- * protocol.layout and protocol.spare_slots are refused (scenario/load.c, and unsupported
- * below when --mode picks this policy for a file that names them).
+ * protocol.layout and protocol.spare_slots are refused (its declaration below: the loader,
+ * and the CLI when --mode picks this policy for a file that names them).
  */
 #include "umbra.h"
 
@@ -131,20 +131,6 @@ static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 	h->feed(h->ctx, g->image_redo, sizeof(pn_lsn) * pc->store->heap_pages);
 }
 
-/* The keys this row does not read, at their position when the loader saw them under
- * another policy (--mode umbra-gen2). */
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	const struct pn_scenario *sc = pc->sc;
-	if (sc->protocol.generations_at[0])
-		return pn_umbra_refuse_key(pc, sc->protocol.generations_at,
-					   "protocol.generations is not read by policy gen2 (two "
-					   "slots a page); remove it");
-	return pn_umbra_refuse_key(pc, sc->protocol.layout_at,
-				   "protocol.layout is not read by policy gen2 (home slots first, "
-				   "then the second slots); remove it");
-}
-
 static bool init(struct pn_proto_ctx *pc)
 {
 	PN_ASSERT(pc->state == NULL);
@@ -197,7 +183,6 @@ const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.name = "umbra-gen2",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = generations,
-		  .unsupported = unsupported,
 		  .init = init,
 		  .free = gen2_free,
 		  .format = pn_umbra_format,

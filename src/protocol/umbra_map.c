@@ -144,28 +144,6 @@ static void map_free(struct pn_proto_ctx *pc)
 	pc->state = NULL;
 }
 
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	const struct pn_scenario *sc = pc->sc;
-	const char *what = NULL;
-	const uint32_t *at = NULL;
-	if (sc->protocol.generations > 4) {
-		what = "protocol.policy l3 and l4 keep a page's slot in a 2-bit selector entry: "
-		       "protocol.generations must be 2 to 4 (the implementation has 3)";
-		at = sc->protocol.generations_at;
-	} else if (sc->protocol.layout != PN_LAYOUT_INTERLEAVED) {
-		what = "protocol.policy l3 and l4 place the slots themselves (l3: 32-page chunks, "
-		       "l4: 3L+slot): protocol.layout must be interleaved";
-		at = sc->protocol.layout_at;
-	}
-	if (what && at[0]) /* the key's position (the loader's; --mode chose the policy) */
-		snprintf(pc->svc->error, sizeof(pc->svc->error), "%s:%u:%u: %s", sc->path, at[0],
-			 at[1], what);
-	else if (what)
-		snprintf(pc->svc->error, sizeof(pc->svc->error), "%s: %s", sc->path, what);
-	return what != NULL;
-}
-
 static uint64_t pn_umbra_slot_index(const struct pn_proto_ctx *pc, uint32_t page, uint32_t slot)
 {
 	if (!is_l3(pc))
@@ -664,10 +642,10 @@ static void map_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 /* l3 and l4 differ in slot placement (pn_umbra_slot_index), assembly, the checkpoint's
  * write slot, hint handling (l4: HINT_DELTA) and redo's source: read from is_l3(). */
 /* The phases l3 and l4 share (l4 differs in its hints and where a checkpoint writes). */
-#define MAP_SETUP                                                                                  \
-	{                                                                                          \
-		.generations = pn_umbra_generations, .unsupported = unsupported, .init = map_init, \
-		.free = map_free, .format = map_format, .file_size = pn_umbra_file_size            \
+#define MAP_SETUP                                                                        \
+	{                                                                                \
+		.generations = pn_umbra_generations, .init = map_init, .free = map_free, \
+		.format = map_format, .file_size = pn_umbra_file_size                    \
 	}
 #define MAP_WRITE                                                                                  \
 	{                                                                                          \

@@ -310,15 +310,6 @@ static uint32_t generations(const struct pn_scenario *sc)
 	return 3; /* home and two spares */
 }
 
-/* protocol.generations, not read here, at its position when --mode umbra-pool chose the
- * policy for a file that names it (the loader refuses it under policy pool). */
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	return pn_umbra_refuse_key(pc, pc->sc->protocol.generations_at,
-				   "protocol.generations is not read by policy pool (a home slot "
-				   "and two spares a page); remove it");
-}
-
 static bool init(struct pn_proto_ctx *pc)
 {
 	PN_ASSERT(pc->state == NULL);
@@ -471,7 +462,6 @@ const struct pn_protocol_ops pn_protocol_umbra_pool = {
 	.name = "umbra-pool",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = generations,
-		  .unsupported = unsupported,
 		  .init = init,
 		  .free = pool_free,
 		  .format = format,
