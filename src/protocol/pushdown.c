@@ -16,23 +16,8 @@
  *   images     a page with image_threshold deltas since its image gets a new image
  *              (a "round" materialises up to BATCH pages), written to its storage.
  *
- * Storage (PN_FILE_PAGESERVER), little-endian. A = snapshot area size, L = log slot size,
- * K = log slots = A / L within [4, 64] (a snapshot costs about what K log records do):
- *   [0, A) snapshot area 0 | [A, 2A) snapshot area 1 | [2A, 2A + K L) the metadata log |
- *   then image slots: 2A + K L + (page * 2 + slot) * page_size (slot 0 or 1).
- *   A snapshot (A = 32 + 16 * pages rounded up to a sector): the whole table
- *     0 magic u32 'PNPS' | 4 version u32 = 1 | 8 seq u64 | 16 horizon u64 | 24 npages u32 |
- *     28 crc32c u32 over [32, 32 + 16 * npages) then over [0, 28) |
- *     32 + 16 * p: image LSN u64 | crc32c u32 of the image | slot u8 | 3 zero bytes.
- *   A log record (L = 512 rounded up to a sector): one round's images
- *     0 magic u32 'PNPL' | 4 count u32 (<= 24) | 8 seq u64 | 16 horizon u64 | 24 zero u32 |
- *     28 crc32c u32 over [32, 32 + 20 * count) then over [0, 28) |
- *     32 + 20 * i: page u32 | crc32c u32 of the image | image LSN u64 | slot u8 | 3 zeros.
- *   Round (metadata version) s writes snapshot area (s / K) % 2 when s % K == 0, else log
- *   slot s % K. Recovery takes the valid snapshot with the highest seq S, then applies the
- *   log records S+1, S+2, ... while each is valid and carries the next seq. Round s + 1
- *   starts only after round s's metadata is durable, so a torn or lost write only ever
- *   ends the log (and the snapshot being written leaves the other one and its log intact).
+ * Storage: its format and recovery's reading of it are pushdown_store.c's (pushdown_store.h
+ * documents them byte by byte, with the page server's state both files share).
  *
  * Rules (docs/protocol.md section 7):
  *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
@@ -59,102 +44,12 @@
  * holds); the compute's buffer pool stays empty, and every later read reconstructs.
  */
 #include "pushdown.h"
+#include "pushdown_store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define PS_MAGIC 0x53504E50u /* "PNPS" */
-#define PS_HEADER 32u
-#define PS_ENTRY 16u
-#define PS_TICK_NS 1000000ull   /* the page server looks for WAL and images every 1 ms */
-#define PS_GETPAGE_NS 100000ull /* a GetPage@LSN round trip */
-#define PS_POLL_NS 20000u
-#define PS_BATCH 24u             /* images per round: one log record (and a bound on I/Os) */
-#define PS_LOG_SLOTS_MAX 64u     /* log records between snapshots, at most */
-#define PS_LOG_MAGIC 0x4C504E50u /* "PNPL" */
-#define PS_LOG_ENTRY 20u
-#define DELTA_HEADER 20u    /* u32 record length | u64 start LSN | u64 end LSN */
-#define HIST_LEN 1024u      /* deltas-per-read histogram; the last bucket is ">=" */
-#define PS_SCAN_PAGES 4096u /* up to this many pages, every round recomputes the horizon */
-
-enum ps_round { PS_IDLE, PS_WRITING, PS_FSYNC_IMAGES, PS_META_WRITE, PS_META_FSYNC };
-
-struct ps_page {
-	pn_lsn img_lsn; /* the image reads start from (its write completed) */
-	pn_lsn dur_lsn; /* the image the durable metadata names */
-	pn_lsn new_lsn; /* the image the current round writes */
-	pn_lsn hold;    /* start LSN of the oldest delta after dur_lsn; 0: none */
-	uint32_t img_crc, dur_crc, new_crc;
-	uint8_t img_slot, dur_slot;
-	bool queued, in_round;
-	pn_lsn last_end;  /* end LSN of the newest delta on the chain */
-	uint32_t ndeltas; /* deltas on the chain (all after img_lsn) */
-	uint8_t *chain;   /* deltas: DELTA_HEADER + the record's bytes, in LSN order */
-	uint32_t len, cap;
-};
-
-struct ps_request {
-	uint32_t frame, page, proc;
-	pn_lsn lsn;
-};
-
-struct pn_pageserver {
-	struct ps_page *pages;
-	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
-	pn_lsn next, prev;           /* where ingestion continues */
-	pn_lsn ingested;             /* end LSN of the last record ingested */
-	pn_lsn horizon;              /* of the durable metadata (P2) */
-	pn_lsn horizon_next;         /* of the metadata the round writes */
-	uint64_t seq;                /* of the durable metadata */
-	enum ps_round round;
-	bool running; /* started (a recovered engine's page server only recovers) */
-	bool io_pending;
-	uint32_t *queue, queue_len; /* pages at the threshold, waiting for a round */
-	uint32_t batch[PS_BATCH], batch_len, writes;
-	struct ps_request *req;
-	uint32_t nreq;
-	pn_lsn *last_written; /* per page: the compute's last-written LSN */
-	uint32_t meta_len, log_len;
-	uint8_t *meta;   /* the snapshot or log record a round writes */
-	uint8_t *enc;    /* a record, encoded (ingest) */
-	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
-	uint64_t hist[HIST_LEN];
-	uint32_t check_next; /* pn_ps_check's rotation */
-};
-
-/* The row's state (pc->state; the engine knows it as a void pointer). */
-static struct pn_pageserver *ps_of(const struct pn_proto_ctx *pc) { return pc->state; }
-
 static bool pushdown(const struct pn_proto_ctx *pc) { return pc->state != NULL; }
-
-static uint32_t meta_len(const struct pn_proto_ctx *pc)
-{
-	uint32_t sec = pc->sc->storage.sector_size;
-	return (PS_HEADER + PS_ENTRY * pc->store->pages + sec - 1) / sec * sec;
-}
-
-static uint32_t log_len(const struct pn_proto_ctx *pc)
-{
-	uint32_t sec = pc->sc->storage.sector_size;
-	return (PS_HEADER + PS_LOG_ENTRY * PS_BATCH + sec - 1) / sec * sec;
-}
-
-static uint32_t log_slots(const struct pn_proto_ctx *pc)
-{
-	return PN_MAX(4u, PN_MIN(PS_LOG_SLOTS_MAX, meta_len(pc) / log_len(pc)));
-}
-
-static uint64_t log_offset(const struct pn_proto_ctx *pc, uint64_t seq)
-{
-	return 2ull * meta_len(pc) + (seq % log_slots(pc)) * log_len(pc);
-}
-
-uint64_t pn_ps_image_offset(const struct pn_proto_ctx *pc, uint32_t page, uint32_t slot)
-{
-	PN_ASSERT(slot < 2 && page < pc->store->pages);
-	return 2ull * meta_len(pc) + (uint64_t)log_slots(pc) * log_len(pc) +
-	       ((uint64_t)page * 2u + slot) * pc->store->page_size;
-}
 
 static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
 {
@@ -171,8 +66,8 @@ bool pn_ps_init(struct pn_proto_ctx *pc)
 	if (!ps)
 		return false;
 	pc->state = ps;
-	ps->meta_len = meta_len(pc);
-	ps->log_len = log_len(pc);
+	ps->meta_len = pn_ps_meta_len(pc);
+	ps->log_len = pn_ps_log_len(pc);
 	ps->pages = calloc(pc->store->pages, sizeof(*ps->pages));
 	ps->queue = malloc(sizeof(uint32_t) * pc->store->pages);
 	ps->req = malloc(sizeof(*ps->req) * pn_proto_buf(pc)->nframes);
@@ -191,7 +86,7 @@ bool pn_ps_init(struct pn_proto_ctx *pc)
 
 void pn_ps_free(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (!ps)
 		return;
 	for (uint32_t p = 0; ps->pages && p < pc->store->pages; p++)
@@ -210,101 +105,7 @@ void pn_ps_free(struct pn_proto_ctx *pc)
 
 pn_lsn pn_ps_horizon(const struct pn_proto_ctx *pc)
 {
-	return pushdown(pc) ? ps_of(pc)->horizon : UINT64_MAX;
-}
-
-/* ---- metadata ---- */
-
-static void encode_meta(const struct pn_proto_ctx *pc, uint64_t seq, pn_lsn horizon, bool with_new)
-{
-	struct pn_pageserver *ps = ps_of(pc);
-	uint8_t *m = ps->meta;
-	memset(m, 0, ps->meta_len);
-	pn_put32(m, PS_MAGIC);
-	pn_put32(m + 4, 1);
-	pn_put64(m + 8, seq);
-	pn_put64(m + 16, horizon);
-	pn_put32(m + 24, pc->store->pages);
-	for (uint32_t p = 0; p < pc->store->pages; p++) {
-		const struct ps_page *pg = &ps->pages[p];
-		uint8_t *ent = m + PS_HEADER + (size_t)PS_ENTRY * p;
-		bool fresh = with_new && pg->in_round;
-		pn_put64(ent, fresh ? pg->new_lsn : pg->dur_lsn);
-		pn_put32(ent + 8, fresh ? pg->new_crc : pg->dur_crc);
-		ent[12] = fresh ? (uint8_t)(1u - pg->dur_slot) : pg->dur_slot;
-	}
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_ENTRY * pc->store->pages);
-	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
-}
-
-/* The log record of round `seq`: its images (the batch), as if durable. */
-static void encode_log(const struct pn_proto_ctx *pc, uint64_t seq, pn_lsn horizon)
-{
-	struct pn_pageserver *ps = ps_of(pc);
-	uint8_t *m = ps->meta;
-	memset(m, 0, ps->log_len);
-	pn_put32(m, PS_LOG_MAGIC);
-	pn_put32(m + 4, ps->batch_len);
-	pn_put64(m + 8, seq);
-	pn_put64(m + 16, horizon);
-	for (uint32_t i = 0; i < ps->batch_len; i++) {
-		const struct ps_page *pg = &ps->pages[ps->batch[i]];
-		uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-		pn_put32(ent, ps->batch[i]);
-		pn_put32(ent + 4, pg->new_crc);
-		pn_put64(ent + 8, pg->new_lsn);
-		ent[16] = (uint8_t)(1u - pg->dur_slot);
-	}
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_LOG_ENTRY * ps->batch_len);
-	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
-}
-
-/* A log record that continues the metadata at version `seq`. */
-static bool decode_log(const struct pn_proto_ctx *pc, const uint8_t *m, uint64_t seq)
-{
-	uint32_t n = pn_get32(m + 4);
-	if (pn_get32(m) != PS_LOG_MAGIC || n > PS_BATCH || pn_get64(m + 8) != seq)
-		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_LOG_ENTRY * n);
-	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-		if (pn_get32(ent) >= pc->store->pages || ent[16] > 1)
-			return false;
-	}
-	return true;
-}
-
-static bool decode_meta(const struct pn_proto_ctx *pc, const uint8_t *m, uint64_t *seq)
-{
-	if (pn_get32(m) != PS_MAGIC || pn_get32(m + 4) != 1 || pn_get32(m + 24) != pc->store->pages)
-		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_ENTRY * pc->store->pages);
-	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
-		return false;
-	for (uint32_t p = 0; p < pc->store->pages; p++)
-		if (m[PS_HEADER + (size_t)PS_ENTRY * p + 12] > 1)
-			return false;
-	*seq = pn_get64(m + 8);
-	return true;
-}
-
-void pn_ps_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
-{
-	struct pn_pageserver *ps = ps_of(pc);
-	uint8_t *page = ps->images;
-	for (uint32_t p = 0; p < pc->store->pages; p++) {
-		pn_client_initial_page(pn_proto_client(pc), p, page);
-		write(ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(pc, p, 0), page,
-		      pc->store->page_size);
-		ps->pages[p].img_crc = ps->pages[p].dur_crc = pn_crc32c(page, pc->store->page_size);
-	}
-	encode_meta(pc, 0, ps->horizon, false);
-	write(ctx, PN_FILE_PAGESERVER, 0, ps->meta, ps->meta_len);
+	return pushdown(pc) ? pn_ps_of(pc)->horizon : UINT64_MAX;
 }
 
 /* ---- delta chains ---- */
@@ -344,17 +145,17 @@ static void chain_trim(struct ps_page *pg, pn_lsn lsn)
 
 static void maybe_queue(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct ps_page *pg = &ps_of(pc)->pages[page];
+	struct ps_page *pg = &pn_ps_of(pc)->pages[page];
 	if (pg->ndeltas >= pc->sc->protocol.image_threshold && !pg->queued && !pg->in_round) {
 		pg->queued = true;
-		ps_of(pc)->queue[ps_of(pc)->queue_len++] = page;
+		pn_ps_of(pc)->queue[pn_ps_of(pc)->queue_len++] = page;
 	}
 }
 
 void pn_ps_ingest_record(struct pn_proto_ctx *pc, const struct pn_wal_record *r, pn_lsn start,
 			 pn_lsn end)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	uint32_t len = 0;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		uint32_t page = r->blocks[i].blkno;
@@ -391,7 +192,7 @@ static bool apply_delta(struct pn_proto_ctx *pc, uint32_t page, const uint8_t *d
 	uint32_t len = pn_get32(d);
 	pn_lsn end = pn_get64(d + 12);
 	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, pc->store->page_size,
-				       ps_of(pc)->images, &rec, why, sizeof(why));
+				       pn_ps_of(pc)->images, &rec, why, sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
 	bool headerless = pn_store_is_slru(pc->store, page) && !pc->sc->protocol.slru_headers;
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
@@ -411,7 +212,7 @@ static bool apply_delta(struct pn_proto_ctx *pc, uint32_t page, const uint8_t *d
 
 uint32_t pn_ps_reconstruct(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_t *out)
 {
-	const struct ps_page *pg = &ps_of(pc)->pages[page];
+	const struct ps_page *pg = &pn_ps_of(pc)->pages[page];
 	/* The page server reads its own storage (another machine's disk in Neon). */
 	bool ok = pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER,
 					 pn_ps_image_offset(pc, page, pg->img_slot),
@@ -433,15 +234,15 @@ uint32_t pn_ps_reconstruct(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, u
 void pn_ps_drop(struct pn_proto_ctx *pc, uint32_t frame)
 {
 	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), frame);
-	pn_lsn *lw = &ps_of(pc)->last_written[f->page];
+	pn_lsn *lw = &pn_ps_of(pc)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
 	pn_buf_set_clean(pn_proto_buf(pc), frame);
 }
 
 bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 {
-	pn_lsn lsn = ps_of(pc)->last_written[page];
-	if (lsn <= ps_of(pc)->ingested)
+	pn_lsn lsn = pn_ps_of(pc)->last_written[page];
+	if (lsn <= pn_ps_of(pc)->ingested)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
 	 * durable WAL (P3). */
@@ -454,7 +255,7 @@ bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 
 void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint32_t proc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	PN_ASSERT(ps->nreq < pn_proto_buf(pc)->nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
 	pn_svc_wake(pc->svc, pc->proc_ps, PS_GETPAGE_NS);
@@ -462,7 +263,7 @@ void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint3
 
 static void serve(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	for (uint32_t i = 0; i < ps->nreq; i++) {
 		const struct ps_request *q = &ps->req[i];
 		struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), q->frame);
@@ -488,7 +289,7 @@ static void serve(struct pn_proto_ctx *pc)
 
 static void ingest(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
 	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
 	pn_lsn limit = mutant ? pn_wal_written(pc->wal) : pn_wal_flushed(pc->wal);
@@ -528,7 +329,7 @@ static void round_io(struct pn_proto_ctx *pc, enum pn_io_op op, uint64_t off, co
 		pc->m->ps_fsyncs++;
 	else
 		pc->m->ps_meta_bytes += len;
-	ps_of(pc)->io_pending = true;
+	pn_ps_of(pc)->io_pending = true;
 	pn_io_issue(pc->svc, io);
 }
 
@@ -541,7 +342,7 @@ static bool holds_too_much(const struct pn_proto_ctx *pc, pn_lsn hold)
 
 static void pick(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	ps->pages[page].in_round = true;
 	ps->pages[page].queued = false;
 	ps->batch[ps->batch_len++] = page;
@@ -549,7 +350,7 @@ static void pick(struct pn_proto_ctx *pc, uint32_t page)
 
 static void choose_batch(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	uint32_t keep = 0;
 	ps->batch_len = 0;
 	for (uint32_t i = 0; i < ps->queue_len; i++) {
@@ -571,7 +372,7 @@ static void choose_batch(struct pn_proto_ctx *pc)
 static void image_done(void *ctx, struct pn_io *io)
 {
 	struct pn_proto_ctx *pc = ctx;
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	struct ps_page *pg = &ps->pages[io->page];
 	/* On the device now: reads start from it (the durable metadata still names the old) */
 	pg->img_slot = (uint8_t)(1u - pg->dur_slot);
@@ -590,7 +391,7 @@ static void image_done(void *ctx, struct pn_io *io)
  * durable metadata does not name (P1, P4). */
 static void round_begin(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	choose_batch(pc);
 	if (ps->batch_len == 0)
 		return;
@@ -628,11 +429,11 @@ static void round_begin(struct pn_proto_ctx *pc)
  * the WAL held back calls for forced images. */
 static pn_lsn next_horizon(const struct pn_proto_ctx *pc, uint64_t seq)
 {
-	const struct pn_pageserver *ps = ps_of(pc);
+	const struct pn_pageserver *ps = pn_ps_of(pc);
 	pn_lsn h = ps->next;
 	if (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
 		return h; /* the bug: WAL is released though pages without images still need it */
-	bool scan = pc->store->pages <= PS_SCAN_PAGES || seq % log_slots(pc) == 0 ||
+	bool scan = pc->store->pages <= PS_SCAN_PAGES || seq % pn_ps_log_slots(pc) == 0 ||
 		    holds_too_much(pc, ps->horizon);
 	if (!scan)
 		return ps->horizon;
@@ -648,7 +449,7 @@ static pn_lsn next_horizon(const struct pn_proto_ctx *pc, uint64_t seq)
 /* META_FSYNC done: the round's images are what recovery starts from. */
 static void round_commit(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	for (uint32_t i = 0; i < ps->batch_len; i++) {
 		uint32_t page = ps->batch[i];
 		struct ps_page *pg = &ps->pages[page];
@@ -670,7 +471,7 @@ static void round_commit(struct pn_proto_ctx *pc)
 static void round_io_done(void *ctx, struct pn_io *io)
 {
 	struct pn_proto_ctx *pc = ctx;
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	ps->io_pending = false;
 	switch (ps->round) {
 	case PS_FSYNC_IMAGES: ps->round = PS_META_WRITE; break;
@@ -683,7 +484,7 @@ static void round_io_done(void *ctx, struct pn_io *io)
 
 static void round_advance(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (ps->io_pending)
 		return;
 	switch (ps->round) {
@@ -692,16 +493,16 @@ static void round_advance(struct pn_proto_ctx *pc)
 	case PS_FSYNC_IMAGES: round_io(pc, PN_IO_FSYNC, 0, NULL, 0); break;
 	case PS_META_WRITE: {
 		uint64_t seq = ps->seq + 1;
-		uint32_t k = log_slots(pc);
+		uint32_t k = pn_ps_log_slots(pc);
 		ps->horizon_next = next_horizon(pc, seq);
 		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
 		if (seq % k == 0) { /* a snapshot: the log starts again after it */
-			encode_meta(pc, seq, ps->horizon_next, true);
+			pn_ps_encode_meta(pc, seq, ps->horizon_next, true);
 			round_io(pc, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta,
 				 ps->meta_len);
 		} else {
-			encode_log(pc, seq, ps->horizon_next);
-			round_io(pc, PN_IO_WRITE, log_offset(pc, seq), ps->meta, ps->log_len);
+			pn_ps_encode_log(pc, seq, ps->horizon_next);
+			round_io(pc, PN_IO_WRITE, pn_ps_log_offset(pc, seq), ps->meta, ps->log_len);
 		}
 		break;
 	}
@@ -714,7 +515,7 @@ static void round_advance(struct pn_proto_ctx *pc)
 void pn_ps_start(struct pn_proto_ctx *pc)
 {
 	if (pushdown(pc)) {
-		ps_of(pc)->running = true;
+		pn_ps_of(pc)->running = true;
 		pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS);
 	}
 }
@@ -749,7 +550,7 @@ void pn_ps_rearm(struct pn_proto_ctx *pc)
 
 bool pn_ps_idle(const struct pn_proto_ctx *pc)
 {
-	const struct pn_pageserver *ps = ps_of(pc);
+	const struct pn_pageserver *ps = pn_ps_of(pc);
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
 		ps->next >= pn_wal_flushed(pc->wal));
@@ -758,7 +559,7 @@ bool pn_ps_idle(const struct pn_proto_ctx *pc)
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
 void pn_ps_check(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (!ps)
 		return;
 	PN_ASSERT(ps->horizon <= ps->next || *pc->recovering);
@@ -782,72 +583,17 @@ void pn_ps_check(struct pn_proto_ctx *pc)
 
 pn_lsn pn_ps_ingested(const struct pn_proto_ctx *pc)
 {
-	return pushdown(pc) ? ps_of(pc)->ingested : 0;
+	return pushdown(pc) ? pn_ps_of(pc)->ingested : 0;
 }
 
 /* ---- recovery ---- */
 
-static bool load_meta(struct pn_proto_ctx *pc)
-{
-	struct pn_pageserver *ps = ps_of(pc);
-	uint64_t best = 0, seq;
-	int area = -1;
-	for (int a = 0; a < 2; a++) {
-		pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER,
-				       (uint64_t)a * ps->meta_len, ps->meta_len, ps->meta);
-		if (decode_meta(pc, ps->meta, &seq) && (area < 0 || seq > best)) {
-			best = seq;
-			area = a;
-		}
-	}
-	if (area < 0) {
-		pn_svc_violation(pc->svc, PN_VIOL_RECOVERY, UINT32_MAX,
-				 "the page server has no valid metadata area");
-		return false;
-	}
-	pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
-			       ps->meta_len, ps->meta);
-	ps->seq = best;
-	ps->horizon = pn_get64(ps->meta + 16);
-	for (uint32_t p = 0; p < pc->store->pages; p++) {
-		struct ps_page *pg = &ps->pages[p];
-		const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_ENTRY * p;
-		pg->dur_lsn = pn_get64(ent);
-		pg->dur_crc = pn_get32(ent + 8);
-		pg->dur_slot = ent[12];
-	}
-	return true;
-}
-
-/* The log records after the snapshot, in seq order, while each is valid. */
-static void replay_log(struct pn_proto_ctx *pc)
-{
-	struct pn_pageserver *ps = ps_of(pc);
-	for (uint64_t seq = ps->seq + 1; seq % log_slots(pc) != 0; seq++) {
-		pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER, log_offset(pc, seq),
-				       ps->log_len, ps->meta);
-		bool valid = decode_log(pc, ps->meta, seq);
-		PN_TESTCASE("page server recovery applies a log record", valid);
-		if (!valid)
-			return;
-		for (uint32_t i = 0; i < pn_get32(ps->meta + 4); i++) {
-			const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-			struct ps_page *pg = &ps->pages[pn_get32(ent)];
-			pg->dur_crc = pn_get32(ent + 4);
-			pg->dur_lsn = pn_get64(ent + 8);
-			pg->dur_slot = ent[16];
-		}
-		ps->seq = seq;
-		ps->horizon = pn_get64(ps->meta + 16);
-	}
-}
-
 bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
 {
-	struct pn_pageserver *ps = ps_of(pc);
-	if (!load_meta(pc))
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	if (!pn_ps_load_meta(pc))
 		return false;
-	replay_log(pc);
+	pn_ps_replay_log(pc);
 	uint8_t *page = ps->images;
 	for (uint32_t p = 0; p < pc->store->pages; p++) {
 		struct ps_page *pg = &ps->pages[p];
@@ -876,7 +622,7 @@ bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
  * horizon past the end of the log holds changes that the crash took back. */
 static bool ahead_of_wal(struct pn_proto_ctx *pc, pn_lsn end)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	for (uint32_t p = 0; p < pc->store->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
 			pn_svc_violation(
@@ -900,7 +646,7 @@ static bool ahead_of_wal(struct pn_proto_ctx *pc, pn_lsn end)
 
 void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 {
-	struct pn_pageserver *ps = ps_of(pc);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (ahead_of_wal(pc, end))
 		return;
 	ps->next = end;
@@ -912,7 +658,7 @@ void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
 {
 	if (!pushdown(pc) || pc->m->ps_reads == 0)
 		return;
-	const uint64_t *h = ps_of(pc)->hist;
+	const uint64_t *h = pn_ps_of(pc)->hist;
 	uint64_t n = pc->m->ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
 	bool got50 = false;
 	for (uint32_t v = 0; v < HIST_LEN; v++) {

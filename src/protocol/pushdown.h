@@ -1,6 +1,7 @@
 /*
  * pushdown.h: the pushdown mode's page server (protocol layer, owned by pushdown.c, which keeps
- * P1-P4 and documents its storage byte by byte; docs/protocol.md section 7): WAL ingestion,
+ * P1-P4; its storage is pushdown_store.c's, documented byte by byte in pushdown_store.h;
+ * docs/protocol.md section 7): WAL ingestion,
  * per-page delta chains, image materialisation, GetPage@LSN, its crash-safe storage and
  * recovery. Its state is opaque (pc->state, struct pn_pageserver). The engine calls it
  * through its row, pn_protocol_pushdown; these are the row's hooks and what tests read.
@@ -12,10 +13,6 @@
 
 bool pn_ps_init(struct pn_proto_ctx *pc);
 void pn_ps_free(struct pn_proto_ctx *pc);
-/* Offset in PN_FILE_PAGESERVER of image slot `slot` (0 or 1) of page `page`. */
-uint64_t pn_ps_image_offset(const struct pn_proto_ctx *pc, uint32_t page, uint32_t slot);
-/* Formatting: every page's initial image in slot 0 and metadata area 0 naming them. */
-void pn_ps_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx);
 void pn_ps_start(struct pn_proto_ctx *pc);
 void pn_ps_step(struct pn_proto_ctx *pc);
 /* The compute drops a dirty buffer instead of writing it (its last-written LSN is kept). */
