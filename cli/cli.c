@@ -438,15 +438,27 @@ int pn_cli_simulate(const struct pn_scenario *sc, const struct pn_cli_mode *m,
 	return pn_cli_simulate_wal(sc, m, out, NULL);
 }
 
-/* A script step the scenario's row cannot run (its declaration): status 2 and why. */
+/* What the scenario's row refuses (its declaration), when --mode picked it for a file of
+ * another row: a key it decides itself at the key's position, or a script step it cannot
+ * run; status 2 and why. */
 static bool refused(const struct pn_scenario *sc, struct pn_cli_result *out)
 {
 	char why[PN_ERROR_LEN / 2];
-	const struct pn_step *st = pn_protocol_refusal(sc, why, sizeof why);
-	if (!st)
+	const uint32_t *at[] = {sc->protocol.generations_at, sc->protocol.layout_at};
+	unsigned given = (at[0][0] ? PN_KEY_GENERATIONS : 0) | (at[1][0] ? PN_KEY_LAYOUT : 0);
+	unsigned key = pn_protocol_key_refusal(sc, given, false, why, sizeof why);
+	const struct pn_step *st = key ? NULL : pn_protocol_refusal(sc, why, sizeof why);
+	if (!key && !st)
 		return false;
-	snprintf(out->sim.error, sizeof out->sim.error, "%.400s:%d:%d: %.500s", sc->path, st->line,
-		 st->column, why);
+	const uint32_t *pos = key == PN_KEY_LAYOUT ? at[1] : at[0];
+	if (key && pos[0])
+		snprintf(out->sim.error, sizeof out->sim.error, "%.400s:%u:%u: %.500s", sc->path,
+			 pos[0], pos[1], why);
+	else if (key)
+		snprintf(out->sim.error, sizeof out->sim.error, "%.400s: %.500s", sc->path, why);
+	else
+		snprintf(out->sim.error, sizeof out->sim.error, "%.400s:%d:%d: %.500s", sc->path,
+			 st->line, st->column, why);
 	out->sim.status = 2;
 	return true;
 }

@@ -31,6 +31,9 @@ refuse("pn_engine's links" "${ENGINE_LINKS}" "pn_protocol")
 # completes it is PRIVATE, so a field read in sim/, disk/, model/ or cli/ does not compile.
 require("pn_engine's definitions" "${ENGINE_DEFS}" "PN_ENGINE_INTERNAL")
 refuse("pn_engine's interface definitions" "${ENGINE_INTERFACE_DEFS}" "PN_ENGINE_INTERNAL")
+# a protocol row reaches the engine through its context's handles (engine/protocol.h), never
+# struct pn_engine: pn_protocol does not complete it
+refuse("pn_protocol's definitions" "${PROTOCOL_DEFS}" "PN_ENGINE_INTERNAL")
 require("pn_scenario's links" "${SCENARIO_LINKS}" "YAML")
 refuse("pn_scenario's interface" "${SCENARIO_INTERFACE}" "YAML")
 refuse("pn_sim's interface" "${SIM_INTERFACE}" "XXHASH")

@@ -4,7 +4,8 @@
 #
 # Usage: replay_traces.sh PENUMBRA_BINARY DIR
 #          runs `PENUMBRA replay FILE` for each DIR/*.yaml; a file passes when it exits 1 (the
-#          violation reproduces).
+#          violation reproduces) and replay does not call it an EDITED TRACE (a stored trace
+#          is what the current trace writer writes: its recorded hash is its scenario's).
 #        replay_traces.sh PENUMBRA_BINARY --agree CHECK_JSON...
 #          for every violation of every scenario in each `check --json` output whose trace was
 #          written, runs `PENUMBRA replay TRACE --json`: it must exit 1, say the trace is not
@@ -26,10 +27,14 @@ if [[ $1 != --agree ]]; then
 	for f in "$1"/*.yaml; do
 		[[ -e $f ]] || continue
 		n=$((n + 1))
-		"$bin" replay "$f" >/dev/null 2>&1
+		out=$("$bin" replay "$f" 2>&1)
 		rc=$?
-		if [[ $rc -eq 1 ]]; then
+		edited=$(grep -c '^EDITED TRACE' <<<"$out")
+		if [[ $rc -eq 1 && $edited -eq 0 ]]; then
 			echo "ok   $f"
+		elif [[ $rc -eq 1 ]]; then
+			echo "FAIL $f: replay calls it an EDITED TRACE (write it again with the current writer)"
+			bad=$((bad + 1))
 		else
 			echo "FAIL $f: replay exited $rc, expected 1"
 			bad=$((bad + 1))

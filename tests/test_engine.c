@@ -63,20 +63,24 @@ static struct spec base_spec(const char *mode)
 	};
 }
 
+/* generations: written for umbra alone (the only mode that reads it; the loader refuses a
+ * key the protocol does not read). */
 static void spec_yaml(const struct spec *s, char *buf, size_t len)
 {
+	char gen[32] = "";
+	if (strcmp(s->mode, "umbra") == 0)
+		snprintf(gen, sizeof gen, "generations: %u, ", s->generations);
 	int n = snprintf(
 		buf, len,
 		"name: engine-%s\n"
 		"seed: %llu\n"
 		"storage: {pages: %u, buffers: %u, sector_size: %u, wal_segment_size: 64KiB}\n"
-		"protocol: {mode: %s, generations: %u, checksums: true, mutations: [%s]}\n"
+		"protocol: {mode: %s, %schecksums: true, mutations: [%s]}\n"
 		"checkpoint: {interval: 0s, every_transactions: %u, max_wal_size: 0}\n"
 		"workload: {kind: random, clients: %u, transactions: %u, "
 		"pages_per_transaction: 2}\n",
 		s->mode, (unsigned long long)s->seed, s->pages, s->buffers, s->sector_size, s->mode,
-		s->generations, s->mutation ? s->mutation : "", s->every, s->clients,
-		s->transactions);
+		gen, s->mutation ? s->mutation : "", s->every, s->clients, s->transactions);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_lt(n, (int)len);
 }

@@ -33,18 +33,22 @@ static void load_text(const char *yaml, struct pn_scenario *sc)
 	ck_assert_msg(ok, "scenario refused: %s\n%s", err, yaml);
 }
 
+/* threshold: pushdown's image_threshold (the other modes do not read it: not written). */
 static void random_yaml(const char *mode, uint32_t threshold, char *buf, size_t len)
 {
+	char key[48] = "";
+	if (strcmp(mode, "pushdown") == 0)
+		snprintf(key, sizeof key, ", image_threshold: %u", threshold);
 	int n = snprintf(buf, len,
 			 "name: pushdown-%s\n"
 			 "seed: 9\n"
 			 "storage: {pages: 24, buffers: 6, wal_segment_size: 64KiB}\n"
-			 "protocol: {mode: %s, image_threshold: %u}\n"
+			 "protocol: {mode: %s%s}\n"
 			 "checkpoint: {interval: 0s, every_transactions: 40, max_wal_size: 0}\n"
 			 "aio: {reorder: true}\n"
 			 "workload: {kind: random, clients: 3, transactions: 300, "
 			 "pages_per_transaction: 2}\n",
-			 mode, mode, threshold);
+			 mode, mode, key);
 	ck_assert(n > 0 && n < (int)len);
 }
 
@@ -69,7 +73,7 @@ static bool comparable(struct pn_engine *e, uint32_t fi)
 {
 	const struct pn_frame *f = pn_buf_frame(&e->buf, fi);
 	return f->page != PN_NO_FRAME && f->valid && f->io_reads == 0 && !f->locked &&
-	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(e);
+	       !pn_store_is_slru(&e->store, f->page) && f->last_lsn <= pn_ps_ingested(&e->pctx);
 }
 
 /* ---- reconstruct ----------------------------------------------------------------------- */
@@ -90,7 +94,8 @@ START_TEST(test_reconstruct_equals_buffer)
 			if (!comparable(e, fi))
 				continue;
 			uint32_t pg = pn_buf_frame(&e->buf, fi)->page;
-			uint32_t n = pn_ps_reconstruct(e, pg, pn_ps_ingested(e), page);
+			uint32_t n = pn_ps_reconstruct(&e->pctx, pg, pn_ps_ingested(&e->pctx),
+						       page);
 			ck_assert_msg(memcmp(page, pn_frame_page(&e->buf, fi), e->page_size) == 0,
 				      "page %u at event %llu: the page server's copy (%u deltas) "
 				      "differs from the buffer",
@@ -145,12 +150,12 @@ START_TEST(test_reconstruct_at_old_lsn)
 	uint8_t *page = malloc(e->page_size);
 	uint32_t older = 0;
 	for (uint32_t i = 0; i < nsnaps; i++) {
-		pn_ps_reconstruct(e, snaps[i].page, snaps[i].lsn, page);
+		pn_ps_reconstruct(&e->pctx, snaps[i].page, snaps[i].lsn, page);
 		ck_assert_msg(memcmp(page, snaps[i].bytes, e->page_size) == 0,
 			      "page %u at LSN %llX differs", snaps[i].page,
 			      (unsigned long long)snaps[i].lsn);
 		/* the page changed later: the same call at the end gives another page */
-		pn_ps_reconstruct(e, snaps[i].page, UINT64_MAX, page);
+		pn_ps_reconstruct(&e->pctx, snaps[i].page, UINT64_MAX, page);
 		older += memcmp(page, snaps[i].bytes, e->page_size) != 0;
 		free(snaps[i].bytes);
 	}

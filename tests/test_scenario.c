@@ -78,7 +78,6 @@ static const char full_example[] = "name: umbra-basic\n"
 				   "  checksums: false\n"
 				   "  wal_log_hints: true\n"
 				   "  slru_headers: yes\n"
-				   "  image_threshold: 16\n"
 				   "  mutations: [shift_split, doublewrite_no_fsync]\n"
 				   "checkpoint:\n"
 				   "  interval: 200ms\n"
@@ -218,7 +217,7 @@ START_TEST(test_full_example)
 	ck_assert_uint_eq(s.workload.script_len, 12);
 	st = s.workload.script;
 	ck_assert(st[0].op == PN_OP_UPDATE && st[0].page == 3 && st[0].client == 0);
-	ck_assert_int_eq(st[0].line, 40);
+	ck_assert_int_eq(st[0].line, 39);
 	ck_assert_int_eq(st[0].column, 7);
 	ck_assert(st[1].op == PN_OP_COMMIT && st[2].op == PN_OP_CHECKPOINT);
 	ck_assert(st[3].op == PN_OP_CHECKPOINT_BEGIN && st[6].op == PN_OP_CHECKPOINT_END);
@@ -226,7 +225,7 @@ START_TEST(test_full_example)
 	ck_assert(st[9].op == PN_OP_DEDUP && st[9].page == 6);
 	ck_assert(st[10].op == PN_OP_SLRU_SET && st[10].xid == 17);
 	ck_assert(st[11].op == PN_OP_ABORT && st[11].client == 1);
-	ck_assert_int_eq(st[11].line, 51);
+	ck_assert_int_eq(st[11].line, 50);
 	ck_assert_uint_eq(s.schedules.runs, 3);
 	ck_assert(s.crash.present);
 	ck_assert_int_eq(s.crash.tear, PN_TEAR_SECTORS);
@@ -442,7 +441,8 @@ START_TEST(test_name_tables)
 	struct pn_scenario s;
 
 	check_table(pn_mode_names, PN_MODE_COUNT, "name: m\nprotocol: {mode: %s}\n");
-	check_table(pn_layout_names, PN_LAYOUT_COUNT, "name: m\nprotocol: {layout: %s}\n");
+	check_table(pn_layout_names, PN_LAYOUT_COUNT,
+		    "name: m\nprotocol: {mode: umbra, layout: %s}\n");
 	check_table(pn_policy_names, PN_POLICY_COUNT, NULL);
 	check_table(pn_tear_names, PN_TEAR_COUNT, "name: m\ncrash: {tear: %s}\n");
 	check_table(pn_workload_kind_names, PN_WL_COUNT, NULL);
@@ -607,7 +607,8 @@ START_TEST(test_values)
 	setenv("PENUMBRA_MEMORY_LIMIT", "16000000TiB", 1);
 	ck_assert_msg(
 		load("name: e\nstorage: {pages: 16777216, page_size: 32kB, sector_size: 32KiB,"
-		     " buffers: 1048576, wal_segment_size: 64kB}\nprotocol: {generations: 8}\n"
+		     " buffers: 1048576, wal_segment_size: 64kB}\n"
+		     "protocol: {mode: umbra, generations: 8}\n"
 		     "workload: {pages_per_transaction: 4, transactions: 1000000000000, clients: 1024}\n"
 		     "schedules: {runs: 100000}\ncrash: {max_unsynced: 64, samples: 1000000000}\n"
 		     "checkpoint: {completion_target: .5, max_wal_size: 128kB}\n",

@@ -39,9 +39,8 @@ static unsigned always_decide(const struct pn_proto_ctx *pc, enum pn_block_use u
 const struct pn_protocol_ops pn_protocol_fpw_always = {
 	.name = "fpw-always",
 	.fpw_byte = true,
-	.unsupported = pn_protocol_refuse_publish_steps,
-	.recheck = pn_protocol_recheck,
-	.decide = always_decide,
+	.write = {.decide = always_decide, .recheck = pn_protocol_recheck},
+	.state = {.memory = pn_protocol_memory_none},
 };
 
 /* What it reads and can do: its policy key (the trace writes `policy: always`), truncation

@@ -28,12 +28,10 @@ static bool unsupported(struct pn_engine *e)
 {
 	const struct pn_scenario *sc = e->sc;
 	const char *what = NULL;
-	if (e->proto->setup.unsupported && e->proto->setup.unsupported(&e->pctx))
-		return true;
 	if (sc->storage.buffers < sc->workload.clients + 2)
 		what = "storage.buffers must be at least workload.clients + 2";
-	/* steps a row cannot run (truncation, a publish step) are refused from its declaration
-	 * by the loader and the CLI (src/protocol/protocols.h pn_protocol_refusal) */
+	/* what a row cannot run (keys it does not read, truncation, a publish step) is refused
+	 * from its declaration by the loader and the CLI (src/protocol/protocols.h) */
 	if (what)
 		snprintf(e->svc.error, sizeof(e->svc.error), "%s: %s", sc->path, what);
 	return what != NULL;
@@ -50,8 +48,11 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
-	e->pctx.proc_startup = e->proc_startup;
 	e->proc_ps = e->nbackends + 4;
+	e->pctx.nbackends = e->nbackends;
+	e->pctx.proc_ckpt = e->proc_ckpt;
+	e->pctx.proc_startup = e->proc_startup;
+	e->pctx.proc_ps = e->proc_ps;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
 		e->procs[i].kind = i < e->nbackends       ? PN_PROC_BACKEND
@@ -231,7 +232,11 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 					.wal = &e->wal,
 					.store = &e->store,
 					.m = &e->m,
+					.buf_handle = &e->buf,
+					.ckpt_handle = &e->ckpt,
+					.client_handle = &e->cl,
 					.recovering = &e->rcv.active,
+					.stopping = &e->stopping,
 					.row = proto};
 	e->page_size = sc->storage.page_size;
 	e->heap_pages = sc->storage.pages;
@@ -239,6 +244,7 @@ bool pn_engine_init(struct pn_engine *e, const struct pn_scenario *sc, const str
 	e->pages = e->heap_pages + e->slru_pages;
 	e->generations = proto->setup.generations ? proto->setup.generations(sc) : 1;
 	e->sysid = 7300000000000000000ull + sc->seed % 1000000;
+	e->pctx.sysid = e->sysid;
 	if (unsupported(e))
 		return false;
 	if (!init_client(e))

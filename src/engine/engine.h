@@ -112,27 +112,21 @@ struct pn_engine {
 	void *client_state;
 	struct pn_client_handles cl; /* what the client services work with (client.h) */
 };
-/* The engine a protocol hook's context belongs to (for the rows, above the engine). */
-static inline struct pn_engine *pn_proto_engine(struct pn_proto_ctx *c)
-{
-	return (struct pn_engine *)((char *)c - offsetof(struct pn_engine, pctx));
-}
-static inline const struct pn_engine *pn_proto_engine_const(const struct pn_proto_ctx *c)
-{
-	return (const struct pn_engine *)((const char *)c - offsetof(struct pn_engine, pctx));
-}
-/* A row's typed handles of the two modules that name the protocol table (protocol.h cannot
- * name them back: the module graph has no circle), from its context: the buffer pool and
- * the checkpointer, and nothing else of the engine. */
+#endif
+
+/* A row's typed handles of the modules that name the protocol table (protocol.h cannot name
+ * them back: the module graph has no circle), from its context: the buffer pool, the
+ * checkpointer and the client services (pn_engine_init sets them), and nothing else of the
+ * engine. */
 static inline struct pn_bufpool *pn_proto_buf(const struct pn_proto_ctx *c)
 {
-	return (struct pn_bufpool *)&pn_proto_engine_const(c)->buf;
+	return c->buf_handle;
 }
-static inline struct pn_ckpt *pn_proto_ckpt(const struct pn_proto_ctx *c)
+static inline struct pn_ckpt *pn_proto_ckpt(const struct pn_proto_ctx *c) { return c->ckpt_handle; }
+static inline struct pn_client_handles *pn_proto_client(const struct pn_proto_ctx *c)
 {
-	return (struct pn_ckpt *)&pn_proto_engine_const(c)->ckpt;
+	return c->client_handle;
 }
-#endif
 
 /* engine.c */
 /* client: the workload's row (src/workload/workload.h pn_workload_of(sc) for a scenario's);

@@ -52,22 +52,31 @@ enum pn_block_use {
 #define PN_SHIFT_IMAGE UINT32_MAX
 
 /* What a hook is called with: typed handles of the modules below the callers, as an engine
- * module gets at init (services, WAL, store, metrics, the startup process, whether recovery
- * runs, the row's own table; the buffer pool and the checkpointer through engine.h's
- * pn_proto_buf and pn_proto_ckpt, which name the protocol table), the scenario and the row's
- * own state (init sets it, free frees it; NULL when the row has none). The engine holds
- * one; the hook callers (bufpool, ckpt, recovery, backend, client) keep a pointer to it
- * with the row's table. fpw, nofpw, doublewrite and the Umbra base (umbra.c) use only
- * these; the others still reach the whole engine through engine.h's pn_proto_engine(),
- * which is to go (issue 32). */
+ * module gets at init (services, WAL, store, metrics, the processes a row wakes, whether
+ * recovery runs and whether the workload is done, the row's own table), the scenario and
+ * the row's own state (init sets it, free frees it; NULL when the row has none). The
+ * buffer pool, the checkpointer and the client services name the protocol table, so this
+ * header cannot name them back (the module graph has no circle): the context carries them
+ * untyped and engine.h's pn_proto_buf, pn_proto_ckpt and pn_proto_client give them typed.
+ * A row reaches the engine through these and nothing else (no struct pn_engine). The
+ * engine holds one; the hook callers (bufpool, ckpt, recovery, backend, client) keep a
+ * pointer to it with the row's table. */
 struct pn_proto_ctx {
 	const struct pn_scenario *sc;
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_store *store;
 	struct pn_metrics *m;   /* the run's counters (metrics.h) */
+	void *buf_handle;       /* struct pn_bufpool (engine.h pn_proto_buf) */
+	void *ckpt_handle;      /* struct pn_ckpt (engine.h pn_proto_ckpt) */
+	void *client_handle;    /* struct pn_client_handles (engine.h pn_proto_client) */
+	uint32_t nbackends;     /* backends are processes 0 .. nbackends-1 */
+	uint32_t proc_ckpt;     /* the checkpointer, which a row's checkpoint step wakes */
 	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
+	uint32_t proc_ps;       /* the page server's process (a row with process hooks) */
+	uint64_t sysid;         /* the system identifier WAL pages carry */
 	const bool *recovering; /* recovery is replaying (the R4 check waits for its end) */
+	const bool *stopping;   /* the workload is done: background work drains */
 	const struct pn_protocol_ops *row; /* the row's own table (its flags) */
 	void *state;
 };
@@ -82,9 +91,7 @@ struct pn_proto_ctx {
 /* ---- set-up: slots, refusal, the row's state, formatting ---- */
 struct pn_proto_setup {
 	uint32_t (*generations)(const struct pn_scenario *sc); /* NULL: 1 slot a page */
-	/* A FILE[:LINE:COL]: message into e->svc.error and true: the row cannot run sc. */
-	bool (*unsupported)(struct pn_proto_ctx *c);
-	bool (*init)(struct pn_proto_ctx *c); /* after the modules' init */
+	bool (*init)(struct pn_proto_ctx *c);                  /* after the modules' init */
 	void (*free)(struct pn_proto_ctx *c);
 	/* Formatting: the pages (NULL: each at slot 0 of the data file), then after the control
 	 * file the row's own files. */

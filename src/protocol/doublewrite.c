@@ -369,10 +369,7 @@ static void dw_check(struct pn_proto_ctx *pc)
 
 const struct pn_protocol_ops pn_protocol_doublewrite = {
 	.name = "doublewrite",
-	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
-		  .init = dw_init,
-		  .free = dw_free,
-		  .file_size = dw_file_size},
+	.setup = {.init = dw_init, .free = dw_free, .file_size = dw_file_size},
 	.write = {.decide = dw_decide, .recheck = pn_protocol_recheck},
 	.buffer = {.write_reserve = dw_reserve, .write_image = dw_write},
 	.recovery = {.from = plan_restore, .redo_step = restore_step},

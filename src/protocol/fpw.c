@@ -29,14 +29,12 @@ static unsigned fpw_decide(const struct pn_proto_ctx *pc, enum pn_block_use use,
 const struct pn_protocol_ops pn_protocol_fpw = {
 	.name = "fpw",
 	.fpw_byte = true,
-	.setup = {.unsupported = pn_protocol_refuse_publish_steps},
 	.write = {.decide = fpw_decide, .recheck = pn_protocol_recheck},
 	.state = {.memory = pn_protocol_memory_none},
 };
 
 const struct pn_protocol_ops pn_protocol_nofpw = {
 	.name = "nofpw",
-	.setup = {.unsupported = pn_protocol_refuse_publish_steps},
 	.write = {.decide = pn_protocol_decide_none, .recheck = pn_protocol_recheck},
 	.state = {.memory = pn_protocol_memory_none},
 };

@@ -135,6 +135,39 @@ void pn_protocol_names_with(unsigned cap, char *buf, size_t len)
 			       (int)strlen(pn_protocol_names[r]));
 }
 
+unsigned pn_protocol_key_refusal(const struct pn_scenario *sc, unsigned given, bool all_unread,
+				 char *msg, size_t len)
+{
+	const struct pn_protocol_decl *d = pn_protocol_decl_of(sc);
+	enum pn_protocol_id row = (enum pn_protocol_id)sc->protocol.row;
+	const char *policy = pn_protocol_policy(row), *by = policy ? "policy" : "mode";
+	policy = policy ? policy : pn_protocol_names[row];
+	for (unsigned k = 0; k < PN_KEY_COUNT; k++) {
+		unsigned bit = 1u << k;
+		if (!(given & bit) || (d->keys & bit) || !(all_unread || (d->fixed & bit)))
+			continue;
+		if (d->fixed & bit)
+			snprintf(msg, len, "protocol.%s is not read by %s %s (%s); remove it",
+				 pn_protocol_key_names[k], by, policy, d->fixed_why);
+		else
+			snprintf(msg, len, "protocol.%s is not read by %s %s; remove it",
+				 pn_protocol_key_names[k], by, policy);
+		return bit;
+	}
+	if (d->generations_max && sc->protocol.generations > d->generations_max) {
+		snprintf(msg, len, "protocol.generations is %u with %s %s; expected 2 to %u (%s)",
+			 sc->protocol.generations, by, policy, d->generations_max, d->fixed_why);
+		return PN_KEY_GENERATIONS;
+	}
+	if (d->interleaved_only && sc->protocol.layout != PN_LAYOUT_INTERLEAVED) {
+		snprintf(msg, len,
+			 "protocol.layout is striped with %s %s; expected interleaved (%s)", by,
+			 policy, d->fixed_why);
+		return PN_KEY_LAYOUT;
+	}
+	return 0;
+}
+
 /* The capability a script op needs (0: none). */
 static unsigned cap_of(enum pn_op op)
 {

@@ -85,6 +85,14 @@ enum pn_protocol_names { PN_NAMES_ROWS, PN_NAMES_MODES, PN_NAMES_MODES_ALONE };
 void pn_protocol_list_names(char *buf, size_t len, enum pn_protocol_names which);
 /* The names of the rows with cap (joined by " or "), for a refusal. */
 void pn_protocol_names_with(unsigned cap, char *buf, size_t len);
+/* Which protocol keys sc's row refuses, from its declaration alone (the one place that
+ * decides it): the first key of `given` (PN_KEY_* bits the file gives) that the row does not
+ * read (all_unread: the loader, for the file's own row) or that it decides itself (a row
+ * --mode picked for a file of another row, whose keys it otherwise leaves alone), else a
+ * value past its bounds (generations_max, interleaved_only). Returns that key's bit and why
+ * into msg (no position: the caller has the key's); 0 when it refuses none. */
+unsigned pn_protocol_key_refusal(const struct pn_scenario *sc, unsigned given, bool all_unread,
+				 char *msg, size_t len);
 /* The first script step sc's row cannot run (its capabilities): what it is into err (no
  * position: the step's line and column say it) and the step; NULL when it runs every step. */
 const struct pn_step *pn_protocol_refusal(const struct pn_scenario *sc, char *err, size_t len);

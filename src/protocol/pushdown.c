@@ -16,23 +16,8 @@
  *   images     a page with image_threshold deltas since its image gets a new image
  *              (a "round" materialises up to BATCH pages), written to its storage.
  *
- * Storage (PN_FILE_PAGESERVER), little-endian. A = snapshot area size, L = log slot size,
- * K = log slots = A / L within [4, 64] (a snapshot costs about what K log records do):
- *   [0, A) snapshot area 0 | [A, 2A) snapshot area 1 | [2A, 2A + K L) the metadata log |
- *   then image slots: 2A + K L + (page * 2 + slot) * page_size (slot 0 or 1).
- *   A snapshot (A = 32 + 16 * pages rounded up to a sector): the whole table
- *     0 magic u32 'PNPS' | 4 version u32 = 1 | 8 seq u64 | 16 horizon u64 | 24 npages u32 |
- *     28 crc32c u32 over [32, 32 + 16 * npages) then over [0, 28) |
- *     32 + 16 * p: image LSN u64 | crc32c u32 of the image | slot u8 | 3 zero bytes.
- *   A log record (L = 512 rounded up to a sector): one round's images
- *     0 magic u32 'PNPL' | 4 count u32 (<= 24) | 8 seq u64 | 16 horizon u64 | 24 zero u32 |
- *     28 crc32c u32 over [32, 32 + 20 * count) then over [0, 28) |
- *     32 + 20 * i: page u32 | crc32c u32 of the image | image LSN u64 | slot u8 | 3 zeros.
- *   Round (metadata version) s writes snapshot area (s / K) % 2 when s % K == 0, else log
- *   slot s % K. Recovery takes the valid snapshot with the highest seq S, then applies the
- *   log records S+1, S+2, ... while each is valid and carries the next seq. Round s + 1
- *   starts only after round s's metadata is durable, so a torn or lost write only ever
- *   ends the log (and the snapshot being written leaves the other one and its log intact).
+ * Storage: its format and recovery's reading of it are pushdown_store.c's (pushdown_store.h
+ * documents them byte by byte, with the page server's state both files share).
  *
  * Rules (docs/protocol.md section 7):
  *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
@@ -59,142 +44,52 @@
  * holds); the compute's buffer pool stays empty, and every later read reconstructs.
  */
 #include "pushdown.h"
+#include "pushdown_store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define PS_MAGIC 0x53504E50u /* "PNPS" */
-#define PS_HEADER 32u
-#define PS_ENTRY 16u
-#define PS_TICK_NS 1000000ull   /* the page server looks for WAL and images every 1 ms */
-#define PS_GETPAGE_NS 100000ull /* a GetPage@LSN round trip */
-#define PS_POLL_NS 20000u
-#define PS_BATCH 24u             /* images per round: one log record (and a bound on I/Os) */
-#define PS_LOG_SLOTS_MAX 64u     /* log records between snapshots, at most */
-#define PS_LOG_MAGIC 0x4C504E50u /* "PNPL" */
-#define PS_LOG_ENTRY 20u
-#define DELTA_HEADER 20u    /* u32 record length | u64 start LSN | u64 end LSN */
-#define HIST_LEN 1024u      /* deltas-per-read histogram; the last bucket is ">=" */
-#define PS_SCAN_PAGES 4096u /* up to this many pages, every round recomputes the horizon */
-
-enum ps_round { PS_IDLE, PS_WRITING, PS_FSYNC_IMAGES, PS_META_WRITE, PS_META_FSYNC };
-
-struct ps_page {
-	pn_lsn img_lsn; /* the image reads start from (its write completed) */
-	pn_lsn dur_lsn; /* the image the durable metadata names */
-	pn_lsn new_lsn; /* the image the current round writes */
-	pn_lsn hold;    /* start LSN of the oldest delta after dur_lsn; 0: none */
-	uint32_t img_crc, dur_crc, new_crc;
-	uint8_t img_slot, dur_slot;
-	bool queued, in_round;
-	pn_lsn last_end;  /* end LSN of the newest delta on the chain */
-	uint32_t ndeltas; /* deltas on the chain (all after img_lsn) */
-	uint8_t *chain;   /* deltas: DELTA_HEADER + the record's bytes, in LSN order */
-	uint32_t len, cap;
-};
-
-struct ps_request {
-	uint32_t frame, page, proc;
-	pn_lsn lsn;
-};
-
-struct pn_pageserver {
-	struct ps_page *pages;
-	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
-	pn_lsn next, prev;           /* where ingestion continues */
-	pn_lsn ingested;             /* end LSN of the last record ingested */
-	pn_lsn horizon;              /* of the durable metadata (P2) */
-	pn_lsn horizon_next;         /* of the metadata the round writes */
-	uint64_t seq;                /* of the durable metadata */
-	enum ps_round round;
-	bool running; /* started (a recovered engine's page server only recovers) */
-	bool io_pending;
-	uint32_t *queue, queue_len; /* pages at the threshold, waiting for a round */
-	uint32_t batch[PS_BATCH], batch_len, writes;
-	struct ps_request *req;
-	uint32_t nreq;
-	pn_lsn *last_written; /* per page: the compute's last-written LSN */
-	uint32_t meta_len, log_len;
-	uint8_t *meta;   /* the snapshot or log record a round writes */
-	uint8_t *enc;    /* a record, encoded (ingest) */
-	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
-	uint64_t hist[HIST_LEN];
-	uint32_t check_next; /* pn_ps_check's rotation */
-};
-
-/* The row's state (e->pctx.state; the engine knows it as a void pointer). */
-static struct pn_pageserver *ps_of(const struct pn_engine *e) { return e->pctx.state; }
-
-static bool pushdown(const struct pn_engine *e) { return e->pctx.state != NULL; }
-
-static uint32_t meta_len(const struct pn_engine *e)
-{
-	uint32_t sec = e->sc->storage.sector_size;
-	return (PS_HEADER + PS_ENTRY * e->pages + sec - 1) / sec * sec;
-}
-
-static uint32_t log_len(const struct pn_engine *e)
-{
-	uint32_t sec = e->sc->storage.sector_size;
-	return (PS_HEADER + PS_LOG_ENTRY * PS_BATCH + sec - 1) / sec * sec;
-}
-
-static uint32_t log_slots(const struct pn_engine *e)
-{
-	return PN_MAX(4u, PN_MIN(PS_LOG_SLOTS_MAX, meta_len(e) / log_len(e)));
-}
-
-static uint64_t log_offset(const struct pn_engine *e, uint64_t seq)
-{
-	return 2ull * meta_len(e) + (seq % log_slots(e)) * log_len(e);
-}
-
-uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t slot)
-{
-	PN_ASSERT(slot < 2 && page < e->pages);
-	return 2ull * meta_len(e) + (uint64_t)log_slots(e) * log_len(e) +
-	       ((uint64_t)page * 2u + slot) * e->page_size;
-}
+static bool pushdown(const struct pn_proto_ctx *pc) { return pc->state != NULL; }
 
 static bool wal_read(void *arg, pn_lsn addr, uint8_t *out)
 {
-	struct pn_engine *e = arg;
-	return e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_WAL, pn_wal_file_offset(&e->wal, addr),
-				    PN_XLOG_BLCKSZ, out);
+	struct pn_proto_ctx *pc = arg;
+	return pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_WAL,
+				      pn_wal_file_offset(pc->wal, addr), PN_XLOG_BLCKSZ, out);
 }
 
-bool pn_ps_init(struct pn_engine *e)
+bool pn_ps_init(struct pn_proto_ctx *pc)
 {
-	if (e->sc->protocol.mode != PN_MODE_PUSHDOWN)
+	if (pc->sc->protocol.mode != PN_MODE_PUSHDOWN)
 		return true;
 	struct pn_pageserver *ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return false;
-	e->pctx.state = ps;
-	ps->meta_len = meta_len(e);
-	ps->log_len = log_len(e);
-	ps->pages = calloc(e->pages, sizeof(*ps->pages));
-	ps->queue = malloc(sizeof(uint32_t) * e->pages);
-	ps->req = malloc(sizeof(*ps->req) * e->buf.nframes);
-	ps->last_written = calloc(e->pages, sizeof(pn_lsn));
+	pc->state = ps;
+	ps->meta_len = pn_ps_meta_len(pc);
+	ps->log_len = pn_ps_log_len(pc);
+	ps->pages = calloc(pc->store->pages, sizeof(*ps->pages));
+	ps->queue = malloc(sizeof(uint32_t) * pc->store->pages);
+	ps->req = malloc(sizeof(*ps->req) * pn_proto_buf(pc)->nframes);
+	ps->last_written = calloc(pc->store->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
-	ps->enc = malloc(pn_wal_rec_cap(&e->wal));
-	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * e->page_size);
-	pn_lsn start = (pn_lsn)pn_wal_seg_size(&e->wal) + PN_WAL_LONG_PHD; /* as pn_wal_init */
+	ps->enc = malloc(pn_wal_rec_cap(pc->wal));
+	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * pc->store->page_size);
+	pn_lsn start = (pn_lsn)pn_wal_seg_size(pc->wal) + PN_WAL_LONG_PHD; /* as pn_wal_init */
 	ps->next = ps->horizon = start;
 	return ps->pages && ps->queue && ps->req && ps->last_written && ps->meta && ps->enc &&
 	       ps->images &&
-	       pn_wal_reader_init(&ps->reader, start, 0, pn_wal_seg_size(&e->wal), e->page_size,
-				  pn_wal_rec_cap(&e->wal), e->sysid, wal_read, e);
+	       pn_wal_reader_init(&ps->reader, start, 0, pn_wal_seg_size(pc->wal),
+				  pc->store->page_size, pn_wal_rec_cap(pc->wal), pc->sysid,
+				  wal_read, pc);
 }
 
 void pn_ps_free(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (!ps)
 		return;
-	for (uint32_t p = 0; ps->pages && p < e->pages; p++)
+	for (uint32_t p = 0; ps->pages && p < pc->store->pages; p++)
 		free(ps->pages[p].chain);
 	pn_wal_reader_free(&ps->reader);
 	free(ps->pages);
@@ -205,106 +100,12 @@ void pn_ps_free(struct pn_proto_ctx *pc)
 	free(ps->enc);
 	free(ps->images);
 	free(ps);
-	e->pctx.state = NULL;
+	pc->state = NULL;
 }
 
-pn_lsn pn_ps_horizon(const struct pn_engine *e)
+pn_lsn pn_ps_horizon(const struct pn_proto_ctx *pc)
 {
-	return pushdown(e) ? ps_of(e)->horizon : UINT64_MAX;
-}
-
-/* ---- metadata ---- */
-
-static void encode_meta(const struct pn_engine *e, uint64_t seq, pn_lsn horizon, bool with_new)
-{
-	struct pn_pageserver *ps = ps_of(e);
-	uint8_t *m = ps->meta;
-	memset(m, 0, ps->meta_len);
-	pn_put32(m, PS_MAGIC);
-	pn_put32(m + 4, 1);
-	pn_put64(m + 8, seq);
-	pn_put64(m + 16, horizon);
-	pn_put32(m + 24, e->pages);
-	for (uint32_t p = 0; p < e->pages; p++) {
-		const struct ps_page *pg = &ps->pages[p];
-		uint8_t *ent = m + PS_HEADER + (size_t)PS_ENTRY * p;
-		bool fresh = with_new && pg->in_round;
-		pn_put64(ent, fresh ? pg->new_lsn : pg->dur_lsn);
-		pn_put32(ent + 8, fresh ? pg->new_crc : pg->dur_crc);
-		ent[12] = fresh ? (uint8_t)(1u - pg->dur_slot) : pg->dur_slot;
-	}
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_ENTRY * e->pages);
-	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
-}
-
-/* The log record of round `seq`: its images (the batch), as if durable. */
-static void encode_log(const struct pn_engine *e, uint64_t seq, pn_lsn horizon)
-{
-	struct pn_pageserver *ps = ps_of(e);
-	uint8_t *m = ps->meta;
-	memset(m, 0, ps->log_len);
-	pn_put32(m, PS_LOG_MAGIC);
-	pn_put32(m + 4, ps->batch_len);
-	pn_put64(m + 8, seq);
-	pn_put64(m + 16, horizon);
-	for (uint32_t i = 0; i < ps->batch_len; i++) {
-		const struct ps_page *pg = &ps->pages[ps->batch[i]];
-		uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-		pn_put32(ent, ps->batch[i]);
-		pn_put32(ent + 4, pg->new_crc);
-		pn_put64(ent + 8, pg->new_lsn);
-		ent[16] = (uint8_t)(1u - pg->dur_slot);
-	}
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_LOG_ENTRY * ps->batch_len);
-	pn_put32(m + 28, pn_crc32c_final(pn_crc32c_update(crc, m, 28)));
-}
-
-/* A log record that continues the metadata at version `seq`. */
-static bool decode_log(const struct pn_engine *e, const uint8_t *m, uint64_t seq)
-{
-	uint32_t n = pn_get32(m + 4);
-	if (pn_get32(m) != PS_LOG_MAGIC || n > PS_BATCH || pn_get64(m + 8) != seq)
-		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER, (size_t)PS_LOG_ENTRY * n);
-	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *ent = m + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-		if (pn_get32(ent) >= e->pages || ent[16] > 1)
-			return false;
-	}
-	return true;
-}
-
-static bool decode_meta(const struct pn_engine *e, const uint8_t *m, uint64_t *seq)
-{
-	if (pn_get32(m) != PS_MAGIC || pn_get32(m + 4) != 1 || pn_get32(m + 24) != e->pages)
-		return false;
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), m + PS_HEADER,
-					(size_t)PS_ENTRY * e->pages);
-	if (pn_crc32c_final(pn_crc32c_update(crc, m, 28)) != pn_get32(m + 28))
-		return false;
-	for (uint32_t p = 0; p < e->pages; p++)
-		if (m[PS_HEADER + (size_t)PS_ENTRY * p + 12] > 1)
-			return false;
-	*seq = pn_get64(m + 8);
-	return true;
-}
-
-void pn_ps_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
-{
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
-	uint8_t *page = ps->images;
-	for (uint32_t p = 0; p < e->pages; p++) {
-		pn_engine_initial_page(e, p, page);
-		write(ctx, PN_FILE_PAGESERVER, pn_ps_image_offset(e, p, 0), page, e->page_size);
-		ps->pages[p].img_crc = ps->pages[p].dur_crc = pn_crc32c(page, e->page_size);
-	}
-	encode_meta(e, 0, ps->horizon, false);
-	write(ctx, PN_FILE_PAGESERVER, 0, ps->meta, ps->meta_len);
+	return pushdown(pc) ? pn_ps_of(pc)->horizon : UINT64_MAX;
 }
 
 /* ---- delta chains ---- */
@@ -342,64 +143,63 @@ static void chain_trim(struct ps_page *pg, pn_lsn lsn)
 	pg->len -= at;
 }
 
-static void maybe_queue(struct pn_engine *e, uint32_t page)
+static void maybe_queue(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct ps_page *pg = &ps_of(e)->pages[page];
-	if (pg->ndeltas >= e->sc->protocol.image_threshold && !pg->queued && !pg->in_round) {
+	struct ps_page *pg = &pn_ps_of(pc)->pages[page];
+	if (pg->ndeltas >= pc->sc->protocol.image_threshold && !pg->queued && !pg->in_round) {
 		pg->queued = true;
-		ps_of(e)->queue[ps_of(e)->queue_len++] = page;
+		pn_ps_of(pc)->queue[pn_ps_of(pc)->queue_len++] = page;
 	}
 }
 
 void pn_ps_ingest_record(struct pn_proto_ctx *pc, const struct pn_wal_record *r, pn_lsn start,
 			 pn_lsn end)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	uint32_t len = 0;
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		uint32_t page = r->blocks[i].blkno;
 		bool seen = false;
 		for (uint32_t j = 0; j < i; j++)
 			seen |= r->blocks[j].blkno == page;
-		if (page >= e->pages) {
-			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
+		if (page >= pc->store->pages) {
+			pn_svc_violation(pc->svc, PN_VIOL_RECOVERY, page,
 					 "record at %llX names page %u of %u",
-					 (unsigned long long)start, page, e->pages);
+					 (unsigned long long)start, page, pc->store->pages);
 			return;
 		}
 		struct ps_page *pg = &ps->pages[page];
 		if (seen || end <= pg->img_lsn)
 			continue; /* the page's image already holds it (re-ingestion) */
 		if (len == 0)
-			len = pn_wal_record_encode(r, e->page_size, ps->enc);
+			len = pn_wal_record_encode(r, pc->store->page_size, ps->enc);
 		chain_append(pg, ps->enc, len, start, end);
 		if (pg->hold == 0)
 			pg->hold = start;
-		e->m.ps_delta_records++;
-		e->m.ps_delta_bytes += len;
-		maybe_queue(e, page);
+		pc->m->ps_delta_records++;
+		pc->m->ps_delta_bytes += len;
+		maybe_queue(pc, page);
 	}
 	ps->ingested = end;
 }
 
 /* ---- reconstruct ---- */
 
-static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, uint8_t *out)
+static bool apply_delta(struct pn_proto_ctx *pc, uint32_t page, const uint8_t *d, uint8_t *out)
 {
 	struct pn_wal_record rec;
 	char why[128];
 	uint32_t len = pn_get32(d);
 	pn_lsn end = pn_get64(d + 12);
-	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, e->page_size, ps_of(e)->images, &rec,
-				       why, sizeof(why));
+	bool ok = pn_wal_record_decode(d + DELTA_HEADER, len, pc->store->page_size,
+				       pn_ps_of(pc)->images, &rec, why, sizeof(why));
 	PN_ASSERT(ok); /* the page server's own copy of a record it decoded once */
-	bool headerless = pn_store_is_slru(&e->store, page) && !e->sc->protocol.slru_headers;
+	bool headerless = pn_store_is_slru(pc->store, page) && !pc->sc->protocol.slru_headers;
 	for (uint32_t i = 0; i < rec.nblocks; i++) {
 		if (rec.blocks[i].blkno != page)
 			continue;
-		if (!pn_redo_apply(out, e->page_size, &rec, &rec.blocks[i])) {
-			pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, page,
+		if (!pn_redo_apply(out, pc->store->page_size, &rec, &rec.blocks[i])) {
+			pn_svc_violation(pc->svc, PN_VIOL_RECOVERY, page,
 					 "the delta at %llX does not apply to page %u",
 					 (unsigned long long)pn_get64(d + 4), page);
 			return false;
@@ -410,19 +210,19 @@ static bool apply_delta(struct pn_engine *e, uint32_t page, const uint8_t *d, ui
 	return true;
 }
 
-uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out)
+uint32_t pn_ps_reconstruct(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_t *out)
 {
-	const struct ps_page *pg = &ps_of(e)->pages[page];
+	const struct ps_page *pg = &pn_ps_of(pc)->pages[page];
 	/* The page server reads its own storage (another machine's disk in Neon). */
-	bool ok = e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
-				       pn_ps_image_offset(e, page, pg->img_slot), e->page_size,
-				       out);
+	bool ok = pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER,
+					 pn_ps_image_offset(pc, page, pg->img_slot),
+					 pc->store->page_size, out);
 	PN_ASSERT(ok);
 	uint32_t n = 0;
 	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at)) {
 		if (pn_get64(pg->chain + at + 12) > lsn)
 			break;
-		if (!apply_delta(e, page, pg->chain + at, out))
+		if (!apply_delta(pc, page, pg->chain + at, out))
 			break;
 		n++;
 	}
@@ -431,79 +231,78 @@ uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8
 
 /* ---- the compute's side: drop on eviction, GetPage@LSN on a miss ---- */
 
-void pn_ps_drop(struct pn_engine *e, uint32_t frame)
+void pn_ps_drop(struct pn_proto_ctx *pc, uint32_t frame)
 {
-	struct pn_frame *f = pn_buf_frame(&e->buf, frame);
-	pn_lsn *lw = &ps_of(e)->last_written[f->page];
+	struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), frame);
+	pn_lsn *lw = &pn_ps_of(pc)->last_written[f->page];
 	*lw = PN_MAX(*lw, f->last_lsn);
-	pn_buf_set_clean(&e->buf, frame);
+	pn_buf_set_clean(pn_proto_buf(pc), frame);
 }
 
 bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	pn_lsn lsn = ps_of(e)->last_written[page];
-	if (lsn <= ps_of(e)->ingested)
+	pn_lsn lsn = pn_ps_of(pc)->last_written[page];
+	if (lsn <= pn_ps_of(pc)->ingested)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
 	 * durable WAL (P3). */
-	if (!pn_wal_flush_request(&e->wal, lsn, proc))
+	if (!pn_wal_flush_request(pc->wal, lsn, proc))
 		return false;
-	pn_svc_wake(&e->svc, e->proc_ps, 0);
-	pn_svc_wake(&e->svc, proc, PS_POLL_NS);
+	pn_svc_wake(pc->svc, pc->proc_ps, 0);
+	pn_svc_wake(pc->svc, proc, PS_POLL_NS);
 	return false;
 }
 
 void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint32_t proc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
-	PN_ASSERT(ps->nreq < e->buf.nframes); /* one read in flight per frame at most */
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	PN_ASSERT(ps->nreq < pn_proto_buf(pc)->nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
-	pn_svc_wake(&e->svc, e->proc_ps, PS_GETPAGE_NS);
+	pn_svc_wake(pc->svc, pc->proc_ps, PS_GETPAGE_NS);
 }
 
-static void serve(struct pn_engine *e)
+static void serve(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	for (uint32_t i = 0; i < ps->nreq; i++) {
 		const struct ps_request *q = &ps->req[i];
-		struct pn_frame *f = pn_buf_frame(&e->buf, q->frame);
+		struct pn_frame *f = pn_buf_frame(pn_proto_buf(pc), q->frame);
 		PN_ASSERT(f->page == q->page && f->io_reads == 1 && q->lsn <= ps->ingested);
-		uint8_t *page = pn_frame_page(&e->buf, q->frame);
-		uint32_t n = pn_ps_reconstruct(e, q->page, q->lsn, page);
+		uint8_t *page = pn_frame_page(pn_proto_buf(pc), q->frame);
+		uint32_t n = pn_ps_reconstruct(pc, q->page, q->lsn, page);
 		/* Every change of the page is at or before its last-written LSN. */
-		PN_ASSERT(n == ps->pages[q->page].ndeltas || e->svc.failed);
+		PN_ASSERT(n == ps->pages[q->page].ndeltas || pc->svc->failed);
 		ps->hist[PN_MIN(n, HIST_LEN - 1)]++;
-		e->m.ps_reads++;
-		e->m.ps_deltas_replayed += n;
-		e->m.ps_replay_max = PN_MAX(e->m.ps_replay_max, n);
-		bool headerless = pn_store_is_slru(&e->store, q->page) &&
-				  !e->sc->protocol.slru_headers;
-		pn_buf_set_read_done(&e->buf, q->frame, headerless ? 0 : pn_page_lsn(page));
-		pn_svc_wake(&e->svc, q->proc, 0);
+		pc->m->ps_reads++;
+		pc->m->ps_deltas_replayed += n;
+		pc->m->ps_replay_max = PN_MAX(pc->m->ps_replay_max, n);
+		bool headerless = pn_store_is_slru(pc->store, q->page) &&
+				  !pc->sc->protocol.slru_headers;
+		pn_buf_set_read_done(pn_proto_buf(pc), q->frame,
+				     headerless ? 0 : pn_page_lsn(page));
+		pn_svc_wake(pc->svc, q->proc, 0);
 	}
 	ps->nreq = 0;
 }
 
 /* ---- ingestion: the durable WAL, from the WAL file ---- */
 
-static void ingest(struct pn_engine *e)
+static void ingest(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
-	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
-	pn_lsn limit = mutant ? pn_wal_written(&e->wal) : pn_wal_flushed(&e->wal);
+	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
+	pn_lsn limit = mutant ? pn_wal_written(pc->wal) : pn_wal_flushed(pc->wal);
 	if (ps->next >= limit)
 		return;
 	/* the reader's cached WAL page may have grown since: read it again */
 	pn_wal_reader_seek(&ps->reader, ps->next, ps->prev);
 	struct pn_wal_record rec;
 	pn_lsn start, end;
-	while (ps->reader.next < limit && !e->svc.failed) {
+	while (ps->reader.next < limit && !pc->svc->failed) {
 		bool ok = pn_wal_read_next(&ps->reader, &rec, &start, &end);
 		PN_ASSERT(ok); /* flushed WAL is whole */
-		pn_ps_ingest_record(&e->pctx, &rec, start, end);
+		pn_ps_ingest_record(pc, &rec, start, end);
 		ps->next = ps->reader.next;
 		ps->prev = start;
 	}
@@ -513,10 +312,10 @@ static void ingest(struct pn_engine *e)
 
 static void round_io_done(void *ctx, struct pn_io *io);
 
-static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const uint8_t *buf,
+static void round_io(struct pn_proto_ctx *pc, enum pn_io_op op, uint64_t off, const uint8_t *buf,
 		     uint32_t len)
 {
-	struct pn_io *io = pn_io_get(&e->svc);
+	struct pn_io *io = pn_io_get(pc->svc);
 	io->op = op;
 	io->file = PN_FILE_PAGESERVER;
 	io->why = op == PN_IO_FSYNC ? PN_WHY_FSYNC : PN_WHY_PS_META;
@@ -525,55 +324,55 @@ static void round_io(struct pn_engine *e, enum pn_io_op op, uint64_t off, const 
 	if (buf)
 		io->buf = (uint8_t *)buf;
 	io->done = round_io_done;
-	io->ctx = e;
+	io->ctx = pc;
 	if (op == PN_IO_FSYNC)
-		e->m.ps_fsyncs++;
+		pc->m->ps_fsyncs++;
 	else
-		e->m.ps_meta_bytes += len;
-	ps_of(e)->io_pending = true;
-	pn_io_issue(&e->svc, io);
+		pc->m->ps_meta_bytes += len;
+	pn_ps_of(pc)->io_pending = true;
+	pn_io_issue(pc->svc, io);
 }
 
 /* WAL held back beyond a quarter of the ring: force images of the pages holding it. */
-static bool holds_too_much(const struct pn_engine *e, pn_lsn hold)
+static bool holds_too_much(const struct pn_proto_ctx *pc, pn_lsn hold)
 {
-	uint64_t ring = (uint64_t)pn_wal_nsegs(&e->wal) * pn_wal_seg_size(&e->wal);
-	return hold != 0 && pn_wal_insert_lsn(&e->wal) - hold > ring / 4;
+	uint64_t ring = (uint64_t)pn_wal_nsegs(pc->wal) * pn_wal_seg_size(pc->wal);
+	return hold != 0 && pn_wal_insert_lsn(pc->wal) - hold > ring / 4;
 }
 
-static void pick(struct pn_engine *e, uint32_t page)
+static void pick(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	ps->pages[page].in_round = true;
 	ps->pages[page].queued = false;
 	ps->batch[ps->batch_len++] = page;
 }
 
-static void choose_batch(struct pn_engine *e)
+static void choose_batch(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	uint32_t keep = 0;
 	ps->batch_len = 0;
 	for (uint32_t i = 0; i < ps->queue_len; i++) {
 		if (ps->batch_len < PS_BATCH)
-			pick(e, ps->queue[i]);
+			pick(pc, ps->queue[i]);
 		else
 			ps->queue[keep++] = ps->queue[i];
 	}
 	ps->queue_len = keep;
-	bool force = holds_too_much(e, ps->horizon);
+	bool force = holds_too_much(pc, ps->horizon);
 	PN_TESTCASE("the page server forces images to release WAL", force);
-	for (uint32_t p = 0; force && p < e->pages && ps->batch_len < PS_BATCH; p++) {
+	for (uint32_t p = 0; force && p < pc->store->pages && ps->batch_len < PS_BATCH; p++) {
 		const struct ps_page *pg = &ps->pages[p];
-		if (!pg->in_round && !pg->queued && pg->ndeltas && holds_too_much(e, pg->hold))
-			pick(e, p);
+		if (!pg->in_round && !pg->queued && pg->ndeltas && holds_too_much(pc, pg->hold))
+			pick(pc, p);
 	}
 }
 
 static void image_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_proto_ctx *pc = ctx;
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	struct ps_page *pg = &ps->pages[io->page];
 	/* On the device now: reads start from it (the durable metadata still names the old) */
 	pg->img_slot = (uint8_t)(1u - pg->dur_slot);
@@ -583,43 +382,43 @@ static void image_done(void *ctx, struct pn_io *io)
 	PN_ASSERT(ps->round == PS_WRITING && ps->writes > 0);
 	if (--ps->writes)
 		return;
-	bool mutant = (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
+	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
 	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
-	pn_svc_wake(&e->svc, e->proc_ps, 0);
+	pn_svc_wake(pc->svc, pc->proc_ps, 0);
 }
 
 /* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
  * durable metadata does not name (P1, P4). */
-static void round_begin(struct pn_engine *e)
+static void round_begin(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
-	choose_batch(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	choose_batch(pc);
 	if (ps->batch_len == 0)
 		return;
-	e->m.ps_rounds++;
+	pc->m->ps_rounds++;
 	ps->round = PS_WRITING;
 	ps->writes = ps->batch_len;
 	for (uint32_t i = 0; i < ps->batch_len; i++) {
 		uint32_t page = ps->batch[i];
 		struct ps_page *pg = &ps->pages[page];
 		PN_ASSERT(pg->img_slot == pg->dur_slot && pg->ndeltas > 0);
-		struct pn_io *io = pn_io_get(&e->svc);
-		pn_ps_reconstruct(e, page, UINT64_MAX, io->buf);
+		struct pn_io *io = pn_io_get(pc->svc);
+		pn_ps_reconstruct(pc, page, UINT64_MAX, io->buf);
 		pg->new_lsn = pg->last_end;
-		pg->new_crc = pn_crc32c(io->buf, e->page_size);
+		pg->new_crc = pn_crc32c(io->buf, pc->store->page_size);
 		io->op = PN_IO_WRITE;
 		io->file = PN_FILE_PAGESERVER;
 		io->why = PN_WHY_PS_IMAGE;
-		io->offset = pn_ps_image_offset(e, page, 1u - pg->dur_slot);
-		io->len = e->page_size;
+		io->offset = pn_ps_image_offset(pc, page, 1u - pg->dur_slot);
+		io->len = pc->store->page_size;
 		io->page = page;
 		io->slot = 1u - pg->dur_slot;
 		io->lsn = pg->new_lsn;
 		io->done = image_done;
-		io->ctx = e;
-		e->m.ps_images++;
-		e->m.ps_image_bytes += e->page_size;
-		pn_io_issue(&e->svc, io);
+		io->ctx = pc;
+		pc->m->ps_images++;
+		pc->m->ps_image_bytes += pc->store->page_size;
+		pn_io_issue(pc->svc, io);
 	}
 }
 
@@ -628,17 +427,17 @@ static void round_begin(struct pn_engine *e)
  * set at the ingest position and only move forward), so the durable one is always safe: a
  * scan of every page is made for up to PS_SCAN_PAGES pages, else only at snapshots and when
  * the WAL held back calls for forced images. */
-static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
+static pn_lsn next_horizon(const struct pn_proto_ctx *pc, uint64_t seq)
 {
-	const struct pn_pageserver *ps = ps_of(e);
+	const struct pn_pageserver *ps = pn_ps_of(pc);
 	pn_lsn h = ps->next;
-	if (e->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
+	if (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_HORIZON_EARLY)
 		return h; /* the bug: WAL is released though pages without images still need it */
-	bool scan = e->pages <= PS_SCAN_PAGES || seq % log_slots(e) == 0 ||
-		    holds_too_much(e, ps->horizon);
+	bool scan = pc->store->pages <= PS_SCAN_PAGES || seq % pn_ps_log_slots(pc) == 0 ||
+		    holds_too_much(pc, ps->horizon);
 	if (!scan)
 		return ps->horizon;
-	for (uint32_t p = 0; p < e->pages; p++) {
+	for (uint32_t p = 0; p < pc->store->pages; p++) {
 		const struct ps_page *pg = &ps->pages[p];
 		pn_lsn hold = pg->in_round ? (pg->len ? pn_get64(pg->chain + 4) : 0) : pg->hold;
 		if (hold && hold < h)
@@ -648,9 +447,9 @@ static pn_lsn next_horizon(const struct pn_engine *e, uint64_t seq)
 }
 
 /* META_FSYNC done: the round's images are what recovery starts from. */
-static void round_commit(struct pn_engine *e)
+static void round_commit(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	for (uint32_t i = 0; i < ps->batch_len; i++) {
 		uint32_t page = ps->batch[i];
 		struct ps_page *pg = &ps->pages[page];
@@ -659,55 +458,55 @@ static void round_commit(struct pn_engine *e)
 		pg->dur_crc = pg->img_crc;
 		pg->in_round = false;
 		pg->hold = pg->len ? pn_get64(pg->chain + 4) : 0;
-		maybe_queue(e, page);
+		maybe_queue(pc, page);
 	}
 	ps->batch_len = 0;
 	ps->seq++;
 	PN_ASSERT(ps->horizon_next >= ps->horizon);
 	ps->horizon = ps->horizon_next;
-	pn_wal_set_keep_from(&e->wal, PN_MIN(e->ckpt.redo_done, ps->horizon));
+	pn_wal_set_keep_from(pc->wal, PN_MIN(pn_proto_ckpt(pc)->redo_done, ps->horizon));
 	ps->round = PS_IDLE;
 }
 
 static void round_io_done(void *ctx, struct pn_io *io)
 {
-	struct pn_engine *e = ctx;
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_proto_ctx *pc = ctx;
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	ps->io_pending = false;
 	switch (ps->round) {
 	case PS_FSYNC_IMAGES: ps->round = PS_META_WRITE; break;
 	case PS_META_WRITE: ps->round = PS_META_FSYNC; break;
-	case PS_META_FSYNC: round_commit(e); break;
+	case PS_META_FSYNC: round_commit(pc); break;
 	default: PN_ASSERT(!"unexpected page server I/O");
 	}
-	pn_svc_wake(&e->svc, e->proc_ps, 0);
+	pn_svc_wake(pc->svc, pc->proc_ps, 0);
 }
 
-static void round_advance(struct pn_engine *e)
+static void round_advance(struct pn_proto_ctx *pc)
 {
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (ps->io_pending)
 		return;
 	switch (ps->round) {
-	case PS_IDLE: round_begin(e); break;
+	case PS_IDLE: round_begin(pc); break;
 	case PS_WRITING: break; /* image_done moves on */
-	case PS_FSYNC_IMAGES: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
+	case PS_FSYNC_IMAGES: round_io(pc, PN_IO_FSYNC, 0, NULL, 0); break;
 	case PS_META_WRITE: {
 		uint64_t seq = ps->seq + 1;
-		uint32_t k = log_slots(e);
-		ps->horizon_next = next_horizon(e, seq);
+		uint32_t k = pn_ps_log_slots(pc);
+		ps->horizon_next = next_horizon(pc, seq);
 		PN_TESTCASE("the page server writes a snapshot", seq % k == 0);
 		if (seq % k == 0) { /* a snapshot: the log starts again after it */
-			encode_meta(e, seq, ps->horizon_next, true);
-			round_io(e, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta,
+			pn_ps_encode_meta(pc, seq, ps->horizon_next, true);
+			round_io(pc, PN_IO_WRITE, ((seq / k) % 2) * ps->meta_len, ps->meta,
 				 ps->meta_len);
 		} else {
-			encode_log(e, seq, ps->horizon_next);
-			round_io(e, PN_IO_WRITE, log_offset(e, seq), ps->meta, ps->log_len);
+			pn_ps_encode_log(pc, seq, ps->horizon_next);
+			round_io(pc, PN_IO_WRITE, pn_ps_log_offset(pc, seq), ps->meta, ps->log_len);
 		}
 		break;
 	}
-	case PS_META_FSYNC: round_io(e, PN_IO_FSYNC, 0, NULL, 0); break;
+	case PS_META_FSYNC: round_io(pc, PN_IO_FSYNC, 0, NULL, 0); break;
 	}
 }
 
@@ -715,23 +514,21 @@ static void round_advance(struct pn_engine *e)
 
 void pn_ps_start(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	if (pushdown(e)) {
-		ps_of(e)->running = true;
-		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
+	if (pushdown(pc)) {
+		pn_ps_of(pc)->running = true;
+		pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS);
 	}
 }
 
 void pn_ps_step(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(!e->rcv.active); /* recovery feeds it (pn_ps_ingest_record) */
-	ingest(e);
-	serve(e);
-	round_advance(e);
+	PN_ASSERT(!*pc->recovering); /* recovery feeds it (pn_ps_ingest_record) */
+	ingest(pc);
+	serve(pc);
+	round_advance(pc);
 	/* After the workload, it goes on until what it ingested has its images. */
-	if (!e->stopping || !pn_ps_idle(&e->pctx))
-		pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS);
+	if (!*pc->stopping || !pn_ps_idle(pc))
+		pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS);
 }
 
 /*
@@ -744,38 +541,35 @@ void pn_ps_step(struct pn_proto_ctx *pc)
  */
 void pn_ps_rearm(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	if (!pushdown(e) || pn_ps_idle(&e->pctx) || e->rcv.active || e->svc.failed)
+	if (!pushdown(pc) || pn_ps_idle(pc) || *pc->recovering || pc->svc->failed)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
-		    !pn_svc_scheduled(&e->svc, e->proc_ps));
-	pn_svc_wake(&e->svc, e->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
+		    !pn_svc_scheduled(pc->svc, pc->proc_ps));
+	pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
 }
 
 bool pn_ps_idle(const struct pn_proto_ctx *pc)
 {
-	const struct pn_engine *e = pn_proto_engine_const(pc);
-	const struct pn_pageserver *ps = ps_of(e);
+	const struct pn_pageserver *ps = pn_ps_of(pc);
 	return !ps || !ps->running ||
 	       (ps->round == PS_IDLE && ps->queue_len == 0 && ps->nreq == 0 &&
-		ps->next >= pn_wal_flushed(&e->wal));
+		ps->next >= pn_wal_flushed(pc->wal));
 }
 
 /* Field relationships (pn_engine_check): the global ones, and one page's chain a call. */
 void pn_ps_check(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (!ps)
 		return;
-	PN_ASSERT(ps->horizon <= ps->next || e->rcv.active);
-	PN_ASSERT(ps->ingested <= pn_wal_written(&e->wal) || e->rcv.active);
-	PN_ASSERT(ps->queue_len <= e->pages && ps->nreq <= e->buf.nframes);
+	PN_ASSERT(ps->horizon <= ps->next || *pc->recovering);
+	PN_ASSERT(ps->ingested <= pn_wal_written(pc->wal) || *pc->recovering);
+	PN_ASSERT(ps->queue_len <= pc->store->pages && ps->nreq <= pn_proto_buf(pc)->nframes);
 	PN_ASSERT(ps->writes <= ps->batch_len && ps->batch_len <= PS_BATCH);
 	PN_ASSERT((ps->round == PS_IDLE) == (ps->batch_len == 0));
-	PN_ASSERT(e->rcv.active || pn_wal_keep_from(&e->wal) <= ps->horizon);
+	PN_ASSERT(*pc->recovering || pn_wal_keep_from(pc->wal) <= ps->horizon);
 	const struct ps_page *pg = &ps->pages[ps->check_next];
-	ps->check_next = (ps->check_next + 1) % e->pages;
+	ps->check_next = (ps->check_next + 1) % pc->store->pages;
 	uint32_t n = 0;
 	pn_lsn prev = pg->img_lsn;
 	for (uint32_t at = 0; at < pg->len; at += DELTA_HEADER + pn_get32(pg->chain + at), n++) {
@@ -787,83 +581,31 @@ void pn_ps_check(struct pn_proto_ctx *pc)
 	PN_ASSERT(pg->ndeltas == 0 || pg->hold != 0 || pg->in_round);
 }
 
-pn_lsn pn_ps_ingested(const struct pn_engine *e) { return pushdown(e) ? ps_of(e)->ingested : 0; }
+pn_lsn pn_ps_ingested(const struct pn_proto_ctx *pc)
+{
+	return pushdown(pc) ? pn_ps_of(pc)->ingested : 0;
+}
 
 /* ---- recovery ---- */
 
-static bool load_meta(struct pn_engine *e)
-{
-	struct pn_pageserver *ps = ps_of(e);
-	uint64_t best = 0, seq;
-	int area = -1;
-	for (int a = 0; a < 2; a++) {
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)a * ps->meta_len,
-				     ps->meta_len, ps->meta);
-		if (decode_meta(e, ps->meta, &seq) && (area < 0 || seq > best)) {
-			best = seq;
-			area = a;
-		}
-	}
-	if (area < 0) {
-		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
-				 "the page server has no valid metadata area");
-		return false;
-	}
-	e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, (uint64_t)area * ps->meta_len,
-			     ps->meta_len, ps->meta);
-	ps->seq = best;
-	ps->horizon = pn_get64(ps->meta + 16);
-	for (uint32_t p = 0; p < e->pages; p++) {
-		struct ps_page *pg = &ps->pages[p];
-		const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_ENTRY * p;
-		pg->dur_lsn = pn_get64(ent);
-		pg->dur_crc = pn_get32(ent + 8);
-		pg->dur_slot = ent[12];
-	}
-	return true;
-}
-
-/* The log records after the snapshot, in seq order, while each is valid. */
-static void replay_log(struct pn_engine *e)
-{
-	struct pn_pageserver *ps = ps_of(e);
-	for (uint64_t seq = ps->seq + 1; seq % log_slots(e) != 0; seq++) {
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER, log_offset(e, seq),
-				     ps->log_len, ps->meta);
-		bool valid = decode_log(e, ps->meta, seq);
-		PN_TESTCASE("page server recovery applies a log record", valid);
-		if (!valid)
-			return;
-		for (uint32_t i = 0; i < pn_get32(ps->meta + 4); i++) {
-			const uint8_t *ent = ps->meta + PS_HEADER + (size_t)PS_LOG_ENTRY * i;
-			struct ps_page *pg = &ps->pages[pn_get32(ent)];
-			pg->dur_crc = pn_get32(ent + 4);
-			pg->dur_lsn = pn_get64(ent + 8);
-			pg->dur_slot = ent[16];
-		}
-		ps->seq = seq;
-		ps->horizon = pn_get64(ps->meta + 16);
-	}
-}
-
 bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
-	if (!load_meta(e))
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	if (!pn_ps_load_meta(pc))
 		return false;
-	replay_log(e);
+	pn_ps_replay_log(pc);
 	uint8_t *page = ps->images;
-	for (uint32_t p = 0; p < e->pages; p++) {
+	for (uint32_t p = 0; p < pc->store->pages; p++) {
 		struct ps_page *pg = &ps->pages[p];
 		pg->img_lsn = pg->dur_lsn;
 		pg->img_crc = pg->dur_crc;
 		pg->img_slot = pg->dur_slot;
-		e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_PAGESERVER,
-				     pn_ps_image_offset(e, p, pg->img_slot), e->page_size, page);
-		if (pn_crc32c(page, e->page_size) != pg->img_crc) {
+		pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_PAGESERVER,
+				       pn_ps_image_offset(pc, p, pg->img_slot),
+				       pc->store->page_size, page);
+		if (pn_crc32c(page, pc->store->page_size) != pg->img_crc) {
 			pn_svc_violation(
-				&e->svc, PN_VIOL_RECOVERY, p,
+				pc->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u (slot %u, LSN %llX) that "
 				"its metadata %llu names is torn or missing",
 				p, pg->img_slot, (unsigned long long)pg->img_lsn,
@@ -872,19 +614,19 @@ bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
 		}
 	}
 	*replay_from = PN_MIN(redo, ps->horizon);
-	pn_wal_set_keep_from(&e->wal, *replay_from);
+	pn_wal_set_keep_from(pc->wal, *replay_from);
 	return true;
 }
 
 /* The page server's durable state must not be ahead of the durable WAL (P3): an image or a
  * horizon past the end of the log holds changes that the crash took back. */
-static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
+static bool ahead_of_wal(struct pn_proto_ctx *pc, pn_lsn end)
 {
-	struct pn_pageserver *ps = ps_of(e);
-	for (uint32_t p = 0; p < e->pages; p++) {
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	for (uint32_t p = 0; p < pc->store->pages; p++) {
 		if (ps->pages[p].dur_lsn > end) {
 			pn_svc_violation(
-				&e->svc, PN_VIOL_RECOVERY, p,
+				pc->svc, PN_VIOL_RECOVERY, p,
 				"the page server's image of page %u is at LSN %llX, past the end "
 				"of the WAL at %llX (P3)",
 				p, (unsigned long long)ps->pages[p].dur_lsn,
@@ -894,7 +636,7 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 	}
 	if (ps->horizon > end) {
 		pn_svc_violation(
-			&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
+			pc->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 			"the page server's horizon %llX is past the end of the WAL at %llX (P3)",
 			(unsigned long long)ps->horizon, (unsigned long long)end);
 		return true;
@@ -904,9 +646,8 @@ static bool ahead_of_wal(struct pn_engine *e, pn_lsn end)
 
 void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pn_pageserver *ps = ps_of(e);
-	if (ahead_of_wal(e, end))
+	struct pn_pageserver *ps = pn_ps_of(pc);
+	if (ahead_of_wal(pc, end))
 		return;
 	ps->next = end;
 	ps->prev = last_start;
@@ -915,20 +656,19 @@ void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 
 void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	if (!pushdown(e) || e->m.ps_reads == 0)
+	if (!pushdown(pc) || pc->m->ps_reads == 0)
 		return;
-	const uint64_t *h = ps_of(e)->hist;
-	uint64_t n = e->m.ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
+	const uint64_t *h = pn_ps_of(pc)->hist;
+	uint64_t n = pc->m->ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
 	bool got50 = false;
 	for (uint32_t v = 0; v < HIST_LEN; v++) {
 		seen += h[v];
 		if (!got50 && seen > r50) {
-			e->m.ps_replay_p50 = v;
+			pc->m->ps_replay_p50 = v;
 			got50 = true;
 		}
 		if (seen > r99) {
-			e->m.ps_replay_p99 = v;
+			pc->m->ps_replay_p99 = v;
 			break;
 		}
 	}
@@ -985,34 +725,28 @@ static pn_lsn horizon_of(void *ctx) { return pn_ps_horizon(ctx); }
 
 static bool ps_init(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(e->pctx.state == NULL);
-	PN_ASSERT(e->sc->protocol.mode == PN_MODE_PUSHDOWN);
-	if (!pn_ps_init(e))
+	PN_ASSERT(pc->state == NULL);
+	PN_ASSERT(pc->sc->protocol.mode == PN_MODE_PUSHDOWN);
+	if (!pn_ps_init(pc))
 		return false;
-	pn_wal_set_horizon(&e->wal, horizon_of, e);
+	pn_wal_set_horizon(pc->wal, horizon_of, pc);
 	return true;
 }
 
 static bool drop_write(struct pn_proto_ctx *pc, uint32_t frame)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	pn_ps_drop(e, frame);
+	pn_ps_drop(pc, frame);
 	return true;
 }
 
 static void read_page(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_t *out)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	pn_ps_reconstruct(e, page, lsn, out);
+	pn_ps_reconstruct(pc, page, lsn, out);
 }
 
 const struct pn_protocol_ops pn_protocol_pushdown = {
 	.name = "pushdown",
-	.setup = {.unsupported = pn_protocol_refuse_publish_steps,
-		  .init = ps_init,
-		  .free = pn_ps_free,
-		  .format_pages = pn_ps_format},
+	.setup = {.init = ps_init, .free = pn_ps_free, .format_pages = pn_ps_format},
 	.write = {.decide = pn_protocol_decide_none, .recheck = pn_protocol_recheck},
 	.buffer = {.page_ready = pn_ps_page_ready,
 		   .page_read = pn_ps_request,

@@ -1,8 +1,9 @@
 /*
  * pushdown.h: the pushdown mode's page server (protocol layer, owned by pushdown.c, which keeps
- * P1-P4 and documents its storage byte by byte; docs/protocol.md section 7): WAL ingestion,
+ * P1-P4; its storage is pushdown_store.c's, documented byte by byte in pushdown_store.h;
+ * docs/protocol.md section 7): WAL ingestion,
  * per-page delta chains, image materialisation, GetPage@LSN, its crash-safe storage and
- * recovery. Its state is opaque (e->pctx.state, struct pn_pageserver). The engine calls it
+ * recovery. Its state is opaque (pc->state, struct pn_pageserver). The engine calls it
  * through its row, pn_protocol_pushdown; these are the row's hooks and what tests read.
  */
 #ifndef PN_PUSHDOWN_H
@@ -10,16 +11,12 @@
 
 #include "rows.h"
 
-bool pn_ps_init(struct pn_engine *e);
+bool pn_ps_init(struct pn_proto_ctx *pc);
 void pn_ps_free(struct pn_proto_ctx *pc);
-/* Offset in PN_FILE_PAGESERVER of image slot `slot` (0 or 1) of page `page`. */
-uint64_t pn_ps_image_offset(const struct pn_engine *e, uint32_t page, uint32_t slot);
-/* Formatting: every page's initial image in slot 0 and metadata area 0 naming them. */
-void pn_ps_format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx);
 void pn_ps_start(struct pn_proto_ctx *pc);
 void pn_ps_step(struct pn_proto_ctx *pc);
 /* The compute drops a dirty buffer instead of writing it (its last-written LSN is kept). */
-void pn_ps_drop(struct pn_engine *e, uint32_t frame);
+void pn_ps_drop(struct pn_proto_ctx *pc, uint32_t frame);
 /* A buffer miss: true when the page server can serve `page` now; else `proc` is woken
  * later (after a WAL flush, or when the page server has ingested it). */
 bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc);
@@ -34,16 +31,16 @@ void pn_ps_ingest_record(struct pn_proto_ctx *pc, const struct pn_wal_record *r,
 void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start);
 /* Page `page` as of `lsn` (image + deltas with end <= lsn) into out; returns the number
  * of deltas replayed. */
-uint32_t pn_ps_reconstruct(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out);
+uint32_t pn_ps_reconstruct(struct pn_proto_ctx *pc, uint32_t page, pn_lsn lsn, uint8_t *out);
 /* Nothing to ingest, serve or write (always true outside pushdown). */
 bool pn_ps_idle(const struct pn_proto_ctx *pc);
 /* After every event: wakes the page server if it sleeps while not idle. */
 void pn_ps_rearm(struct pn_proto_ctx *pc);
 void pn_ps_check(struct pn_proto_ctx *pc);
 /* End LSN of the last record the page server ingested. */
-pn_lsn pn_ps_ingested(const struct pn_engine *e);
+pn_lsn pn_ps_ingested(const struct pn_proto_ctx *pc);
 /* The oldest WAL LSN the page server still needs (UINT64_MAX when it needs none). */
-pn_lsn pn_ps_horizon(const struct pn_engine *e);
+pn_lsn pn_ps_horizon(const struct pn_proto_ctx *pc);
 void pn_ps_finish_metrics(struct pn_proto_ctx *pc);
 
 #endif

@@ -10,13 +10,10 @@
 #include "protocol.h"
 
 /* Shared by rows: an SLRU page's image when it has headers (before_redo says both) and the
- * slru_header_unprotected mutant is off; no protection at all; and the refusal of the
- * script steps only a row with a publish step runs (checkpoint_epoch, update_hold,
- * release). */
+ * slru_header_unprotected mutant is off; and no protection at all. */
 unsigned pn_protocol_slru_image(const struct pn_proto_ctx *pc, bool before_redo);
 unsigned pn_protocol_decide_none(const struct pn_proto_ctx *pc, enum pn_block_use use,
 				 bool before_redo);
-bool pn_protocol_refuse_publish_steps(struct pn_proto_ctx *pc);
 /* The memory hook of a row with no state of its own (fpw, nofpw; the prototype keeps its
  * baselines in the store, which the fingerprint has through the page slots). */
 void pn_protocol_memory_none(const struct pn_proto_ctx *pc, const struct pn_hasher *h);

@@ -63,17 +63,6 @@ bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page)
 	       !pn_store_is_slru(pc->store, page);
 }
 
-bool pn_umbra_refuse_key(struct pn_proto_ctx *pc, const uint32_t at[2], const char *what)
-{
-	const struct pn_scenario *sc = pc->sc;
-	if (at[0]) {
-		snprintf(pc->svc->error, sizeof(pc->svc->error), "%s:%u:%u: %s", sc->path, at[0],
-			 at[1], what);
-		return true;
-	}
-	return pn_protocol_refuse_publish_steps(pc);
-}
-
 /* ---- the prototype ---- */
 
 /* R4 at publication: a page changed after the completed checkpoint's redo is off its
@@ -198,7 +187,6 @@ const struct pn_protocol_ops pn_protocol_umbra = {
 	.name = "umbra-prototype",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = pn_umbra_generations,
-		  .unsupported = pn_protocol_refuse_publish_steps,
 		  .format = pn_umbra_format,
 		  .file_size = pn_umbra_file_size},
 	.write = {.decide = pn_umbra_decide,

@@ -24,10 +24,6 @@ bool pn_umbra_bind_late(const struct pn_proto_ctx *pc, uint32_t page);
  * (1 + the redo pointer of its last fallback image, 0: none) is past the completed
  * checkpoint's redo: the pool's P5 and gen2's G4. */
 void pn_umbra_check_frame_imaged(struct pn_proto_ctx *pc, uint32_t frame, const pn_lsn *image_redo);
-/* The pool's and gen2's unsupported hook: a key the row does not read, given in the file
- * (at: the loader's LINE and COLUMN, 0 when absent; --mode chose the policy), is refused
- * with `what` at its position; then the script steps only l3 and l4 run. */
-bool pn_umbra_refuse_key(struct pn_proto_ctx *pc, const uint32_t at[2], const char *what);
 
 /* ---- the base row (umbra.c's pn_protocol_umbra, the prototype) ----
  * Its hooks, which the variants compose: gen2 names them in its table; the pool calls them

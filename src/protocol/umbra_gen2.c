@@ -40,8 +40,8 @@
  *      name (selector_unsynced breaks it; the prototype's scenarios own that mutant)
  *
  * Keys: the row has two generations and places them itself; protocol.generations,
- * protocol.layout and protocol.spare_slots are refused (scenario/load.c, and unsupported
- * below when --mode picks this policy for a file that names them).
+ * protocol.layout and protocol.spare_slots are refused (its declaration below: the loader,
+ * and the CLI when --mode picks this policy for a file that names them).
  */
 #include "umbra.h"
 
@@ -55,10 +55,10 @@ struct gen2 {
 	uint64_t seconds;   /* how many pages have */
 };
 
-static struct gen2 *gen2_of(const struct pn_engine *e)
+static struct gen2 *gen2_of(const struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->pctx.state != NULL);
-	return e->pctx.state;
+	PN_ASSERT(pc->state != NULL);
+	return pc->state;
 }
 
 static uint32_t generations(const struct pn_scenario *sc)
@@ -70,48 +70,47 @@ static uint32_t generations(const struct pn_scenario *sc)
 /* Page p's home slot is p, its second slot heap_pages + p. */
 static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
 {
-	const struct pn_engine *e = ctx;
-	PN_ASSERT(slot < 2 && page < e->heap_pages);
-	return (uint64_t)slot * e->heap_pages + page;
+	const struct pn_proto_ctx *pc = ctx;
+	PN_ASSERT(slot < 2 && page < pc->store->heap_pages);
+	return (uint64_t)slot * pc->store->heap_pages + page;
 }
 
 /* The slots some possible recovery may read for page p (G1, G2): its current slot, the
  * completed checkpoint's baseline, every running checkpoint's snapshot and the in-flight
  * control write's baseline. early: as gen2_early_reuse sees them, the completed
  * checkpoint's baseline reclaimed as soon as a checkpoint is running. */
-static uint32_t needed(const struct pn_engine *e, uint32_t p, bool early)
+static uint32_t needed(const struct pn_proto_ctx *pc, uint32_t p, bool early)
 {
-	uint32_t busy = pn_ckpt_baselines_busy(&e->ckpt, p);
-	uint32_t mask = 1u << pn_store_slot(&e->store, p) | busy;
+	uint32_t busy = pn_ckpt_baselines_busy(pn_proto_ckpt(pc), p);
+	uint32_t mask = 1u << pn_store_slot(pc->store, p) | busy;
 	if (!early || !busy)
-		mask |= 1u << e->store.base_done[p];
-	if (e->store.inflight_valid)
-		mask |= 1u << e->store.base_inflight[p];
+		mask |= 1u << pc->store->base_done[p];
+	if (pc->store->inflight_valid)
+		mask |= 1u << pc->store->base_inflight[p];
 	return mask;
 }
 
-static uint32_t fallback(struct pn_engine *e, uint32_t page)
+static uint32_t fallback(struct pn_proto_ctx *pc, uint32_t page)
 {
 	PN_TESTCASE("a gen2 shift falls back to a full-page image", true);
-	gen2_of(e)->image_redo[page] = pn_wal_redo(&e->wal) + 1;
+	gen2_of(pc)->image_redo[page] = pn_wal_redo(pc->wal) + 1;
 	return PN_SHIFT_IMAGE;
 }
 
 /* G1: the other slot when no recovery needs it, else an image (G3). */
 static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	uint32_t mut = e->sc->protocol.mutations;
-	PN_ASSERT(page < e->heap_pages);
-	uint32_t other = 1u - pn_store_slot(&e->store, page);
-	uint32_t mask = needed(e, page, (mut & PN_MUT_GEN2_EARLY_REUSE) != 0);
+	uint32_t mut = pc->sc->protocol.mutations;
+	PN_ASSERT(page < pc->store->heap_pages);
+	uint32_t other = 1u - pn_store_slot(pc->store, page);
+	uint32_t mask = needed(pc, page, (mut & PN_MUT_GEN2_EARLY_REUSE) != 0);
 	if ((mask & (1u << other)) && !(mut & PN_MUT_GEN2_NO_FALLBACK)) {
 		if (!(mut & PN_MUT_GEN2_NO_IMAGE))
-			return fallback(e, page);
-		return pn_store_slot(&e->store, page); /* the bug: stays, without an image */
+			return fallback(pc, page);
+		return pn_store_slot(pc->store, page); /* the bug: stays, without an image */
 	}
-	if (needed(e, page, false) & (1u << other)) /* G1's check */
-		pn_svc_violation(&e->svc, PN_VIOL_PROTECTED_SLOT, page,
+	if (needed(pc, page, false) & (1u << other)) /* G1's check */
+		pn_svc_violation(pc->svc, PN_VIOL_PROTECTED_SLOT, page,
 				 "page %u shifts onto slot %u, still a recovery baseline (G1)",
 				 page, other);
 	return other;
@@ -120,7 +119,7 @@ static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
 /* G4: R4, except for a page with an image since the completed checkpoint's redo. */
 static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
-	pn_umbra_check_frame_imaged(pc, i, gen2_of(pn_proto_engine(pc))->image_redo);
+	pn_umbra_check_frame_imaged(pc, i, gen2_of(pc)->image_redo);
 }
 
 /* The fingerprint's share of the row (protocol.h memory): each page's last fallback image
@@ -132,32 +131,17 @@ static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 	h->feed(h->ctx, g->image_redo, sizeof(pn_lsn) * pc->store->heap_pages);
 }
 
-/* The keys this row does not read, at their position when the loader saw them under
- * another policy (--mode umbra-gen2). */
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	const struct pn_scenario *sc = pc->sc;
-	if (sc->protocol.generations_at[0])
-		return pn_umbra_refuse_key(pc, sc->protocol.generations_at,
-					   "protocol.generations is not read by policy gen2 (two "
-					   "slots a page); remove it");
-	return pn_umbra_refuse_key(pc, sc->protocol.layout_at,
-				   "protocol.layout is not read by policy gen2 (home slots first, "
-				   "then the second slots); remove it");
-}
-
 static bool init(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(e->pctx.state == NULL);
+	PN_ASSERT(pc->state == NULL);
 	struct gen2 *g = calloc(1, sizeof *g);
 	if (!g)
 		return false;
-	e->pctx.state = g;
-	if (!(g->image_redo = calloc(e->heap_pages, sizeof(pn_lsn))) ||
-	    !(g->second = calloc(e->heap_pages, 1)))
+	pc->state = g;
+	if (!(g->image_redo = calloc(pc->store->heap_pages, sizeof(pn_lsn))) ||
+	    !(g->second = calloc(pc->store->heap_pages, 1)))
 		return false;
-	pn_store_set_placement(&e->store, 2ull * e->heap_pages, place, e);
+	pn_store_set_placement(pc->store, 2ull * pc->store->heap_pages, place, pc);
 	return true;
 }
 
@@ -176,10 +160,9 @@ static void gen2_free(struct pn_proto_ctx *pc)
 
 static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct gen2 *g = gen2_of(e);
-	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
-	if (target == 1 && page < e->heap_pages && !g->second[page]) {
+	struct gen2 *g = gen2_of(pc);
+	uint32_t page = pn_buf_frame(pn_proto_buf(pc), frame)->page;
+	if (target == 1 && page < pc->store->heap_pages && !g->second[page]) {
 		g->second[page] = 1;
 		g->seconds++;
 	}
@@ -190,8 +173,7 @@ static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn
  * those written by the end of the run). */
 static void finish_metrics(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	e->m.slots_used = (uint64_t)e->heap_pages + gen2_of(e)->seconds;
+	pc->m->slots_used = (uint64_t)pc->store->heap_pages + gen2_of(pc)->seconds;
 }
 
 /* The base row (umbra.c) with its own slot choice, placement, fallback and metrics; its
@@ -201,7 +183,6 @@ const struct pn_protocol_ops pn_protocol_umbra_gen2 = {
 	.name = "umbra-gen2",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = generations,
-		  .unsupported = unsupported,
 		  .init = init,
 		  .free = gen2_free,
 		  .format = pn_umbra_format,

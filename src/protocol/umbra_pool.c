@@ -68,10 +68,10 @@ struct pool {
 	uint8_t *mapbuf[PN_MAX_CKPT_RUNS + 1]; /* a run's map area; the last: recovery's */
 };
 
-static struct pool *pool_of(const struct pn_engine *e)
+static struct pool *pool_of(const struct pn_proto_ctx *pc)
 {
-	PN_ASSERT(e->pctx.state != NULL);
-	return e->pctx.state;
+	PN_ASSERT(pc->state != NULL);
+	return pc->state;
 }
 
 static uint32_t spare_count(const struct pn_scenario *sc, uint32_t heap_pages)
@@ -82,17 +82,17 @@ static uint32_t spare_count(const struct pn_scenario *sc, uint32_t heap_pages)
 	return (uint32_t)((uint64_t)heap_pages * sc->protocol.spare_slots / 100);
 }
 
-static uint32_t map_bytes(const struct pn_engine *e)
+static uint32_t map_bytes(const struct pn_proto_ctx *pc)
 {
-	uint32_t sec = e->store.sector_size;
-	return (MAP_HEADER + 4u * e->heap_pages + sec - 1) / sec * sec;
+	uint32_t sec = pc->store->sector_size;
+	return (MAP_HEADER + 4u * pc->store->heap_pages + sec - 1) / sec * sec;
 }
 
-static uint64_t map_offset(const struct pn_engine *e, uint32_t area)
+static uint64_t map_offset(const struct pn_proto_ctx *pc, uint32_t area)
 {
 	PN_ASSERT(area < PN_SELECTOR_AREAS);
-	return (uint64_t)PN_SELECTOR_AREAS * pn_store_selector_bytes(&e->store) +
-	       (uint64_t)area * map_bytes(e);
+	return (uint64_t)PN_SELECTOR_AREAS * pn_store_selector_bytes(pc->store) +
+	       (uint64_t)area * map_bytes(pc);
 }
 
 /* The index of page p's slot s in entry_of. */
@@ -106,23 +106,24 @@ static uint32_t handle(uint32_t page, uint32_t slot)
  * slot without a spare does not exist (the data file's size asks for it: home). */
 static uint64_t place(void *ctx, uint32_t page, uint32_t slot)
 {
-	const struct pn_engine *e = ctx;
-	const struct pool *pl = pool_of(e);
+	const struct pn_proto_ctx *pc = ctx;
+	const struct pool *pl = pool_of(pc);
 	PN_ASSERT(slot < 3);
 	if (slot == 0 || pl->entry_of[handle(page, slot)] == NO_ENTRY)
 		return page;
-	return (uint64_t)e->heap_pages + pl->entry_of[handle(page, slot)];
+	return (uint64_t)pc->store->heap_pages + pl->entry_of[handle(page, slot)];
 }
 
 /* The slots some possible recovery may read for page p (P1); early: as pool_early_return
  * sees them, without the completed and the in-flight checkpoints' baselines. */
-static uint32_t needed(const struct pn_engine *e, uint32_t p, bool early)
+static uint32_t needed(const struct pn_proto_ctx *pc, uint32_t p, bool early)
 {
-	uint32_t mask = 1u << pn_store_slot(&e->store, p) | pn_ckpt_baselines_busy(&e->ckpt, p);
+	uint32_t mask = 1u << pn_store_slot(pc->store, p) |
+			pn_ckpt_baselines_busy(pn_proto_ckpt(pc), p);
 	if (!early) {
-		mask |= 1u << e->store.base_done[p];
-		if (e->store.inflight_valid)
-			mask |= 1u << e->store.base_inflight[p];
+		mask |= 1u << pc->store->base_done[p];
+		if (pc->store->inflight_valid)
+			mask |= 1u << pc->store->base_inflight[p];
 	}
 	return mask;
 }
@@ -153,49 +154,48 @@ static void hold(struct pool *pl, uint32_t h, uint32_t entry)
 }
 
 /* Returns every spare no possible recovery needs (P1). */
-static void release(struct pn_engine *e, bool early)
+static void release(struct pn_proto_ctx *pc, bool early)
 {
-	struct pool *pl = pool_of(e);
-	for (uint32_t p = 0; p < e->heap_pages; p++)
+	struct pool *pl = pool_of(pc);
+	for (uint32_t p = 0; p < pc->store->heap_pages; p++)
 		for (uint32_t s = 1; s <= 2; s++)
 			if (pl->entry_of[handle(p, s)] != NO_ENTRY &&
-			    !(needed(e, p, early) & (1u << s))) {
+			    !(needed(pc, p, early) & (1u << s))) {
 				give(pl, handle(p, s));
 			}
 }
 
-static uint32_t fallback(struct pn_engine *e, uint32_t page)
+static uint32_t fallback(struct pn_proto_ctx *pc, uint32_t page)
 {
 	PN_TESTCASE("a pool shift falls back to a full-page image", true);
-	pool_of(e)->image_redo[page] = pn_wal_redo(&e->wal) + 1;
+	pool_of(pc)->image_redo[page] = pn_wal_redo(pc->wal) + 1;
 	return PN_SHIFT_IMAGE;
 }
 
 /* P2: the lowest slot no recovery needs (a spare is taken for slot 1 or 2), else an image. */
 static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pool *pl = pool_of(e);
-	bool bug = (e->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK) != 0;
-	PN_ASSERT(page < e->heap_pages);
-	uint32_t mask = needed(e, page, false), target = 0;
+	struct pool *pl = pool_of(pc);
+	bool bug = (pc->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK) != 0;
+	PN_ASSERT(page < pc->store->heap_pages);
+	uint32_t mask = needed(pc, page, false), target = 0;
 	while (target < 3 && (mask & (1u << target)))
 		target++;
 	if (target == 3) /* every slot is a baseline; the bug: rotate onto one */
-		return bug ? (pn_store_slot(&e->store, page) + 1) % 3 : fallback(e, page);
+		return bug ? (pn_store_slot(pc->store, page) + 1) % 3 : fallback(pc, page);
 	if (target != 0 && !pl->nfree && pl->next_new == pl->spares && bug)
-		return pn_store_slot(&e->store, page); /* the bug: stay on the baseline, no image */
+		return pn_store_slot(pc->store, page); /* the bug: stay on the baseline, no image */
 	if (target == 0)
 		return 0;
 	/* P1: a spare no one needs was returned */
 	PN_ASSERT(pl->entry_of[handle(page, target)] == NO_ENTRY);
 	uint32_t en = take(pl), h = handle(page, target);
 	if (en == NO_ENTRY)
-		return fallback(e, page);
+		return fallback(pc, page);
 	for (int i = 0; i < 2; i++) {
 		uint32_t o = pl->base_owner[i][en];
-		if (o != NO_ENTRY && o != h && (i == 0 || e->store.inflight_valid))
-			pn_svc_violation(&e->svc, PN_VIOL_PROTECTED_SLOT, page,
+		if (o != NO_ENTRY && o != h && (i == 0 || pc->store->inflight_valid))
+			pn_svc_violation(pc->svc, PN_VIOL_PROTECTED_SLOT, page,
 					 "page %u takes spare %u, still the recovery baseline of "
 					 "page %u (P1)",
 					 page, en, o / 2);
@@ -206,29 +206,26 @@ static uint32_t shift_target(struct pn_proto_ctx *pc, uint32_t page)
 
 static void shifted(struct pn_proto_ctx *pc, uint32_t frame, uint32_t target, pn_lsn lsn)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	uint32_t page = pn_buf_frame(&e->buf, frame)->page;
-	PN_ASSERT(target == 0 || pool_of(e)->entry_of[handle(page, target)] != NO_ENTRY ||
-		  (e->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK));
+	uint32_t page = pn_buf_frame(pn_proto_buf(pc), frame)->page;
+	PN_ASSERT(target == 0 || pool_of(pc)->entry_of[handle(page, target)] != NO_ENTRY ||
+		  (pc->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK));
 	pn_umbra_shifted(pc, frame, target, lsn);
 }
 
 static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
 	pn_umbra_ckpt_begin(pc, run);
-	if (e->sc->protocol.mutations & PN_MUT_POOL_EARLY_RETURN)
-		release(e, true); /* the bug: before the control file names the new baselines */
+	if (pc->sc->protocol.mutations & PN_MUT_POOL_EARLY_RETURN)
+		release(pc, true); /* the bug: before the control file names the new baselines */
 }
 
 /* The entries the run's snapshot names become the in-flight baselines (for P1's check). */
 static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pool *pl = pool_of(e);
+	struct pool *pl = pool_of(pc);
 	pn_umbra_ckpt_control(pc, run);
 	memset(pl->base_owner[1], 0xff, sizeof(uint32_t) * (pl->spares + 1u));
-	for (uint32_t p = 0; p < e->heap_pages; p++) {
+	for (uint32_t p = 0; p < pc->store->heap_pages; p++) {
 		uint32_t h = run->snapshot[p] ? handle(p, run->snapshot[p]) : NO_ENTRY;
 		if (h != NO_ENTRY && pl->entry_of[h] != NO_ENTRY)
 			pl->base_owner[1][pl->entry_of[h]] = h;
@@ -237,60 +234,60 @@ static void ckpt_control(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 
 static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 {
-	struct pool *pl = pool_of(pn_proto_engine(pc));
+	struct pool *pl = pool_of(pc);
 	memcpy(pl->base_owner[0], pl->base_owner[1], sizeof(uint32_t) * (pl->spares + 1u));
 	pn_umbra_ckpt_end(pc, run);
-	release(pn_proto_engine(pc), false); /* P1: the control file is durable */
+	release(pc, false); /* P1: the control file is durable */
 }
 
-static uint32_t map_crc(const struct pn_engine *e, const uint8_t *buf)
+static uint32_t map_crc(const struct pn_proto_ctx *pc, const uint8_t *buf)
 {
-	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + MAP_HEADER, 4u * e->heap_pages);
+	uint32_t crc = pn_crc32c_update(pn_crc32c_init(), buf + MAP_HEADER,
+					4u * pc->store->heap_pages);
 	return pn_crc32c_final(pn_crc32c_update(crc, buf, 20));
 }
 
-static void encode_map(const struct pn_engine *e, const uint8_t *baselines, uint64_t seq,
+static void encode_map(const struct pn_proto_ctx *pc, const uint8_t *baselines, uint64_t seq,
 		       uint8_t *out)
 {
-	const struct pool *pl = pool_of(e);
-	memset(out, 0, map_bytes(e));
+	const struct pool *pl = pool_of(pc);
+	memset(out, 0, map_bytes(pc));
 	pn_put32(out, POOL_MAGIC);
-	pn_put32(out + 4, e->heap_pages);
+	pn_put32(out + 4, pc->store->heap_pages);
 	pn_put64(out + 8, seq);
 	pn_put32(out + 16, pl->spares);
-	for (uint32_t p = 0; p < e->heap_pages; p++) {
+	for (uint32_t p = 0; p < pc->store->heap_pages; p++) {
 		if (baselines[p] == 0)
 			continue;
 		uint32_t en = pl->entry_of[handle(p, baselines[p])];
 		/* P1: a running snapshot holds it (pool_no_fallback may have taken it) */
-		PN_ASSERT(en != NO_ENTRY || (e->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK));
+		PN_ASSERT(en != NO_ENTRY || (pc->sc->protocol.mutations & PN_MUT_POOL_NO_FALLBACK));
 		pn_put32(out + MAP_HEADER + 4u * p, en + 1);
 	}
-	pn_put32(out + 20, map_crc(e, out));
+	pn_put32(out + 20, map_crc(pc, out));
 }
 
 /* The prototype's selector write and fsync, then the map's (P3). */
 static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	if (run->proto_sub < PC_MAP_WRITE)
 		return pn_umbra_ckpt_durable_step(pc, run);
 	uint32_t area = (uint32_t)(run->seq % PN_SELECTOR_AREAS);
 	if (run->proto_sub == PC_MAP_FSYNC) {
-		pn_ckpt_run_io(&e->ckpt, run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
+		pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_FSYNC, PN_FILE_SELECTOR, 0, NULL, 0);
 		return UINT64_MAX;
 	}
-	uint8_t *buf = pool_of(e)->mapbuf[run - e->ckpt.runs];
-	encode_map(e, run->snapshot, run->seq, buf);
-	pn_ckpt_run_io(&e->ckpt, run, PN_IO_WRITE, PN_FILE_SELECTOR, map_offset(e, area), buf,
-		       map_bytes(e));
+	uint8_t *buf = pool_of(pc)->mapbuf[run - pn_proto_ckpt(pc)->runs];
+	encode_map(pc, run->snapshot, run->seq, buf);
+	pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_WRITE, PN_FILE_SELECTOR, map_offset(pc, area),
+		       buf, map_bytes(pc));
 	return UINT64_MAX;
 }
 
 static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
-	uint32_t mut = pn_proto_engine(pc)->sc->protocol.mutations;
+	uint32_t mut = pc->sc->protocol.mutations;
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	switch (run->proto_sub) {
 	case 0: /* the selector written */
@@ -313,39 +310,29 @@ static uint32_t generations(const struct pn_scenario *sc)
 	return 3; /* home and two spares */
 }
 
-/* protocol.generations, not read here, at its position when --mode umbra-pool chose the
- * policy for a file that names it (the loader refuses it under policy pool). */
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	return pn_umbra_refuse_key(pc, pc->sc->protocol.generations_at,
-				   "protocol.generations is not read by policy pool (a home slot "
-				   "and two spares a page); remove it");
-}
-
 static bool init(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	PN_ASSERT(e->pctx.state == NULL);
+	PN_ASSERT(pc->state == NULL);
 	struct pool *pl = calloc(1, sizeof *pl);
 	if (!pl)
 		return false;
-	e->pctx.state = pl;
-	pl->spares = spare_count(e->sc, e->heap_pages);
-	pl->entry_of = malloc(sizeof(uint32_t) * 2 * e->heap_pages);
+	pc->state = pl;
+	pl->spares = spare_count(pc->sc, pc->store->heap_pages);
+	pl->entry_of = malloc(sizeof(uint32_t) * 2 * pc->store->heap_pages);
 	pl->owner = malloc(sizeof(uint32_t) * (pl->spares + 1u));
 	pl->stack = malloc(sizeof(uint32_t) * (pl->spares + 1u));
-	pl->image_redo = calloc(e->heap_pages, sizeof(pn_lsn));
+	pl->image_redo = calloc(pc->store->heap_pages, sizeof(pn_lsn));
 	pl->base_owner[0] = malloc(sizeof(uint32_t) * 2 * (pl->spares + 1u));
 	if (!pl->entry_of || !pl->owner || !pl->stack || !pl->image_redo || !pl->base_owner[0])
 		return false;
 	pl->base_owner[1] = pl->base_owner[0] + pl->spares + 1u;
-	memset(pl->entry_of, 0xff, sizeof(uint32_t) * 2 * e->heap_pages);
+	memset(pl->entry_of, 0xff, sizeof(uint32_t) * 2 * pc->store->heap_pages);
 	memset(pl->owner, 0xff, sizeof(uint32_t) * (pl->spares + 1u));
 	memset(pl->base_owner[0], 0xff, sizeof(uint32_t) * 2 * (pl->spares + 1u));
 	for (int r = 0; r <= PN_MAX_CKPT_RUNS; r++)
-		if (!(pl->mapbuf[r] = malloc(map_bytes(e))))
+		if (!(pl->mapbuf[r] = malloc(map_bytes(pc))))
 			return false;
-	pn_store_set_placement(&e->store, (uint64_t)e->heap_pages + pl->spares, place, e);
+	pn_store_set_placement(pc->store, (uint64_t)pc->store->heap_pages + pl->spares, place, pc);
 	return true;
 }
 
@@ -367,35 +354,33 @@ static void pool_free(struct pn_proto_ctx *pc)
 
 static uint64_t file_size(const struct pn_proto_ctx *pc, enum pn_file f)
 {
-	const struct pn_engine *e = pn_proto_engine_const(pc);
-	return f == PN_FILE_SELECTOR ? map_offset(e, PN_SELECTOR_AREAS - 1) + map_bytes(e) : 0;
+	return f == PN_FILE_SELECTOR ? map_offset(pc, PN_SELECTOR_AREAS - 1) + map_bytes(pc) : 0;
 }
 
 /* The prototype's selector area 0, then map area 0: no page on a spare. */
 static void format(struct pn_proto_ctx *pc, pn_format_write_fn write, void *ctx)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	uint8_t *buf = pool_of(e)->mapbuf[PN_MAX_CKPT_RUNS];
+	uint8_t *buf = pool_of(pc)->mapbuf[PN_MAX_CKPT_RUNS];
 	pn_umbra_format(pc, write, ctx);
-	encode_map(e, e->store.base_done, 0, buf);
-	write(ctx, PN_FILE_SELECTOR, map_offset(e, 0), buf, map_bytes(e));
+	encode_map(pc, pc->store->base_done, 0, buf);
+	write(ctx, PN_FILE_SELECTOR, map_offset(pc, 0), buf, map_bytes(pc));
 }
 
-static bool decode_map(struct pn_engine *e, const uint8_t *buf, uint64_t seq)
+static bool decode_map(struct pn_proto_ctx *pc, const uint8_t *buf, uint64_t seq)
 {
-	struct pool *pl = pool_of(e);
-	if (pn_get32(buf) != POOL_MAGIC || pn_get32(buf + 4) != e->heap_pages ||
+	struct pool *pl = pool_of(pc);
+	if (pn_get32(buf) != POOL_MAGIC || pn_get32(buf + 4) != pc->store->heap_pages ||
 	    pn_get64(buf + 8) != seq || pn_get32(buf + 16) != pl->spares ||
-	    pn_get32(buf + 20) != map_crc(e, buf))
+	    pn_get32(buf + 20) != map_crc(pc, buf))
 		return false;
-	for (uint32_t p = 0; p < e->heap_pages; p++) {
+	for (uint32_t p = 0; p < pc->store->heap_pages; p++) {
 		uint32_t v = pn_get32(buf + MAP_HEADER + 4u * p);
-		if ((v != 0) != (e->store.base_done[p] != 0) ||
+		if ((v != 0) != (pc->store->base_done[p] != 0) ||
 		    (v != 0 && (v > pl->spares || pl->owner[v - 1] != NO_ENTRY)))
 			return false;
 		if (v != 0) {
-			hold(pl, handle(p, e->store.base_done[p]), v - 1);
-			pl->base_owner[0][v - 1] = handle(p, e->store.base_done[p]);
+			hold(pl, handle(p, pc->store->base_done[p]), v - 1);
+			pl->base_owner[0][v - 1] = handle(p, pc->store->base_done[p]);
 			pl->next_new = PN_MAX(pl->next_new, v);
 		}
 	}
@@ -408,14 +393,13 @@ static bool decode_map(struct pn_engine *e, const uint8_t *buf, uint64_t seq)
 /* The prototype's selector, then the map of the same checkpoint (P3). */
 static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	uint8_t *buf = pool_of(e)->mapbuf[PN_MAX_CKPT_RUNS];
+	uint8_t *buf = pool_of(pc)->mapbuf[PN_MAX_CKPT_RUNS];
 	if (!pn_umbra_recovery_begin(pc, c))
 		return false;
-	if (!e->svc.env.read_sync(e->svc.env.ctx, PN_FILE_SELECTOR, map_offset(e, c->selector_area),
-				  map_bytes(e), buf) ||
-	    !decode_map(e, buf, c->ckpt_seq)) {
-		pn_svc_violation(&e->svc, PN_VIOL_RECOVERY, UINT32_MAX,
+	if (!pc->svc->env.read_sync(pc->svc->env.ctx, PN_FILE_SELECTOR,
+				    map_offset(pc, c->selector_area), map_bytes(pc), buf) ||
+	    !decode_map(pc, buf, c->ckpt_seq)) {
+		pn_svc_violation(pc->svc, PN_VIOL_RECOVERY, UINT32_MAX,
 				 "the pool map of checkpoint %llu (area %u) is missing, torn or "
 				 "disagrees with its selector: no spare slots to recover from (P3)",
 				 (unsigned long long)c->ckpt_seq, c->selector_area);
@@ -427,15 +411,14 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *c)
 /* P4: a shift onto a spare slot in replay takes a spare. */
 static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	struct pool *pl = pool_of(e);
-	uint32_t slot = pn_store_slot(&e->store, page);
+	struct pool *pl = pool_of(pc);
+	uint32_t slot = pn_store_slot(pc->store, page);
 	if (slot == 0 || pl->entry_of[handle(page, slot)] != NO_ENTRY)
 		return;
 	uint32_t en = take(pl);
 	if (en == NO_ENTRY) {
 		pn_svc_violation(
-			&e->svc, PN_VIOL_RECOVERY, page,
+			pc->svc, PN_VIOL_RECOVERY, page,
 			"replay shifts page %u onto a spare, and the pool of %u is empty (P4)",
 			page, pl->spares);
 		return;
@@ -446,7 +429,7 @@ static void redo_shifted(struct pn_proto_ctx *pc, uint32_t page)
 /* R4, except for a page with an image since the completed checkpoint's redo (P5). */
 static void check_frame(struct pn_proto_ctx *pc, uint32_t i)
 {
-	pn_umbra_check_frame_imaged(pc, i, pool_of(pn_proto_engine(pc))->image_redo);
+	pn_umbra_check_frame_imaged(pc, i, pool_of(pc)->image_redo);
 }
 
 /* The fingerprint's share of the row (protocol.h memory): which spare each page's slot holds
@@ -470,8 +453,7 @@ static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 /* Space: the home slots and the spares ever taken (the pool a run needed). */
 static void finish_metrics(struct pn_proto_ctx *pc)
 {
-	struct pn_engine *e = pn_proto_engine(pc);
-	e->m.slots_used = (uint64_t)e->heap_pages + pool_of(e)->next_new;
+	pc->m->slots_used = (uint64_t)pc->store->heap_pages + pool_of(pc)->next_new;
 }
 
 /* The base row (umbra.c) with a pool of spares: each phase of the base's it changes calls
@@ -480,7 +462,6 @@ const struct pn_protocol_ops pn_protocol_umbra_pool = {
 	.name = "umbra-pool",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = generations,
-		  .unsupported = unsupported,
 		  .init = init,
 		  .free = pool_free,
 		  .format = format,

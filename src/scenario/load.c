@@ -1644,8 +1644,8 @@ static bool validate_engine(struct loader *L)
 	return validate_btree(L) && validate_pages(L) && validate_memory(L);
 }
 
-/* The positions the engine's own refusals name (the protocol rows' unsupported hooks, src/protocol/umbra_map.c), and
- * replay's (a trace that does not fit its run: model/replay.c). */
+/* The positions the refusal of a row --mode picks names (cli.c, protocols.h
+ * pn_protocol_key_refusal: the keys a row decides itself), and replay's (a trace that does not fit its run: model/replay.c). */
 static bool key_positions(struct loader *L)
 {
 	struct pn_scenario *s = L->s;
@@ -1781,13 +1781,13 @@ static const void *key_field(const struct pn_scenario *s, unsigned k)
 }
 
 /* The row protocol.mode and protocol.policy spell (src/protocol/list.h), made the
- * scenario's; then what its declaration refuses: the keys it decides itself, values past
- * its bounds, script steps it cannot run, each at its position. */
+ * scenario's; then what its declaration refuses (protocols.h pn_protocol_key_refusal,
+ * pn_protocol_refusal): every protocol key it does not read (those it decides itself say
+ * why), values past its bounds, script steps it cannot run, each at its position. */
 static bool validate_protocol(struct loader *L)
 {
 	struct pn_scenario *s = L->s;
 	enum pn_protocol_id row;
-	yaml_mark_t m;
 	char rows[256];
 	if (!pn_protocol_spelled(L->mode[0] ? L->mode : pn_protocol_names[s->protocol.row],
 				 L->policy[0] ? L->policy : NULL, &row)) {
@@ -1797,21 +1797,12 @@ static bool validate_protocol(struct loader *L)
 			    L->mode, L->policy, rows);
 	}
 	pn_protocol_set(s, row);
-	const struct pn_protocol_decl *d = pn_protocol_decls[row];
-	const char *policy = pn_protocol_policy(row), *by = policy ? "policy" : "mode";
-	policy = policy ? policy : pn_protocol_names[row];
+	unsigned given_keys = 0;
 	for (unsigned k = 0; k < PN_KEY_COUNT; k++)
-		if ((d->fixed & (1u << k)) && given(L, key_field(s, 1u << k), &m))
-			return fail(L, m, "protocol.%s is not read by %s %s (%s); remove it",
-				    pn_protocol_key_names[k], by, policy, d->fixed_why);
-	if (d->generations_max && s->protocol.generations > d->generations_max)
-		return fail(L, mark_of(L, &s->protocol.generations, &s->protocol.policy),
-			    "protocol.generations is %u with %s %s; expected 2 to %u (%s)",
-			    s->protocol.generations, by, policy, d->generations_max, d->fixed_why);
-	if (d->interleaved_only && s->protocol.layout != PN_LAYOUT_INTERLEAVED)
-		return fail(L, mark_of(L, &s->protocol.layout, &s->protocol.policy),
-			    "protocol.layout is striped with %s %s; expected interleaved (%s)", by,
-			    policy, d->fixed_why);
+		given_keys |= given(L, key_field(s, 1u << k), NULL) ? 1u << k : 0;
+	unsigned refused = pn_protocol_key_refusal(s, given_keys, true, rows, sizeof rows);
+	if (refused)
+		return fail(L, mark_of(L, key_field(s, refused), &s->protocol.policy), "%s", rows);
 	const struct pn_step *st = pn_protocol_refusal(s, rows, sizeof rows);
 	return !st || fail_at(L, (size_t)st->line, (size_t)st->column, "%s", rows);
 }
