@@ -90,6 +90,7 @@ struct remap {
 	uint8_t *dirty;      /* MAP page -> written since its last write */
 	pn_lsn *lsn;         /* MAP page -> its last remap's end (WAL before MAP) */
 	uint32_t next_free;  /* the allocator frontier */
+	uint32_t nfree, low; /* free blocks below it, and none free below low (derived) */
 	uint64_t seq_begun, seq_done;
 	uint32_t high; /* the frontier's high-water mark (space metric) */
 	struct remap_run runs[PN_MAX_CKPT_RUNS];
@@ -137,20 +138,36 @@ static void recount_uses(const struct pn_proto_ctx *pc)
 	}
 }
 
-/* Blocks that are free now: below the frontier and released, or past it. */
-static uint32_t free_blocks(const struct remap *r)
+/* Block b's release; the count of free blocks below the frontier follows. */
+static void set_release(struct remap *r, uint32_t b, uint64_t v)
 {
-	uint32_t n = r->cap - r->next_free;
-	for (uint32_t b = 0; b < r->next_free; b++)
-		n += r->release[b] == 0;
-	return n;
+	PN_ASSERT(b < r->cap);
+	bool was = r->release[b] == 0 && b < r->next_free, is = v == 0 && b < r->next_free;
+	r->release[b] = v;
+	r->nfree = r->nfree + is - was;
+	if (is && b < r->low)
+		r->low = b;
 }
+
+static void recount_free(struct remap *r)
+{
+	r->nfree = 0;
+	r->low = r->next_free;
+	for (uint32_t b = r->next_free; b-- > 0;)
+		if (r->release[b] == 0) {
+			r->nfree++;
+			r->low = b;
+		}
+}
+
+/* Blocks that are free now: below the frontier and released, or past it. */
+static uint32_t free_blocks(const struct remap *r) { return r->cap - r->next_free + r->nfree; }
 
 /* The lowest freed block (compaction: holes before growth), else the frontier. */
 static uint32_t allocate(struct pn_proto_ctx *pc, uint32_t page)
 {
 	struct remap *r = remap_of(pc);
-	uint32_t b = 0;
+	uint32_t b = r->low;
 	while (b < r->next_free && r->release[b] != 0)
 		b++;
 	PN_ASSERT(b < r->cap);
@@ -164,7 +181,8 @@ static uint32_t allocate(struct pn_proto_ctx *pc, uint32_t page)
 				 r->uses[b] & USE_BASE   ? "the completed checkpoint's baseline"
 				 : r->uses[b] & USE_SNAP ? "a running checkpoint's snapshot"
 							 : "another page's current block");
-	r->release[b] = IN_USE;
+	set_release(r, b, IN_USE);
+	r->low = b + 1;
 	return b;
 }
 
@@ -177,7 +195,7 @@ static void release_old(struct pn_proto_ctx *pc, uint32_t page, uint32_t old)
 		at = r->seq_begun; /* the bug: the checkpoint running now still began before */
 	if ((mut(pc) & PN_MUT_REMAP_COMPACT_UNSAFE) && old != r->base_pblk[page])
 		at = 0; /* the bug: a running checkpoint's snapshot is not asked */
-	r->release[old] = at <= r->seq_done ? 0 : at;
+	set_release(r, old, at <= r->seq_done ? 0 : at);
 }
 
 static void map_dirty(struct remap *r, uint32_t page, pn_lsn lsn)
@@ -389,7 +407,7 @@ static void ckpt_end(struct pn_proto_ctx *pc, const struct pn_ckpt_run *run)
 	r->seq_done = run->seq;
 	for (uint32_t b = 0; b < r->next_free; b++)
 		if (r->release[b] != IN_USE && r->release[b] <= r->seq_done)
-			r->release[b] = 0;
+			set_release(r, b, 0);
 	recount_uses(pc);
 }
 
@@ -452,6 +470,7 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *ctl
 		r->release[b] = b < r->next_free ? r->seq_done + 1 : 0;
 	for (uint32_t p = 0; p < r->heap_pages; p++)
 		r->release[r->base_pblk[p]] = IN_USE;
+	recount_free(r);
 	recount_uses(pc);
 	return true;
 }
@@ -488,6 +507,7 @@ static void redo_ext(struct pn_proto_ctx *pc, const struct pn_wal_block *b)
 	r->release[nb] = IN_USE;
 	if (b->ext_len >= EXT_FULL && pn_get32(b->ext + 12) > r->next_free)
 		r->next_free = pn_get32(b->ext + 12);
+	recount_free(r);
 	map_dirty(r, p, 0);
 }
 
@@ -533,7 +553,7 @@ static bool init(struct pn_proto_ctx *pc)
 	r->cap = HANDLES * n + 2 * PN_WAL_MAX_BLOCKS + n; /* what M1 can keep, and room */
 	r->per_page = (ps - MAP_HEADER) / 4;
 	r->npages = (n + r->per_page - 1) / r->per_page;
-	r->next_free = r->high = n;
+	r->next_free = r->high = r->low = n;
 	if (!(r->pblk = malloc(sizeof(uint32_t) * HANDLES * n)) || !(r->base_h = calloc(n, 1)) ||
 	    !(r->base_pblk = calloc(n, sizeof(uint32_t))) ||
 	    !(r->release = calloc(r->cap, sizeof(uint64_t))) || !(r->uses = calloc(r->cap, 1)) ||
@@ -580,7 +600,7 @@ static void remap_free(struct pn_proto_ctx *pc)
 /* The fingerprint's share (protocol.h memory): the handles' blocks, the baselines, each
  * block's release, the MAP pages' dirt and WAL-before-MAP LSNs, the frontier, the
  * checkpoint sequence numbers and each running checkpoint's snapshot and step. Not needed:
- * uses[] (derived from those), high (a metric), the runs' buffers (scratch). */
+ * uses[], nfree and low (derived from those), high (a metric), the runs' buffers (scratch). */
 static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 {
 	const struct remap *r = remap_of(pc);
