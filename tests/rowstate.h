@@ -16,5 +16,6 @@ void rowstate_doublewrite(struct pn_engine *e, rowstate_moved_fn moved);
 void rowstate_pool(struct pn_engine *e, rowstate_moved_fn moved);
 void rowstate_gen2(struct pn_engine *e, rowstate_moved_fn moved);
 void rowstate_pushdown(struct pn_engine *e, rowstate_moved_fn moved);
+void rowstate_remap(struct pn_engine *e, rowstate_moved_fn moved);
 
 #endif

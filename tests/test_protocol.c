@@ -249,6 +249,7 @@ START_TEST(test_row_memory)
 		{"umbra, policy: pool, spare_slots: 4", rowstate_pool},
 		{"umbra, policy: gen2", rowstate_gen2},
 		{"pushdown", rowstate_pushdown},
+		{"umbra, policy: remap", rowstate_remap},
 	};
 	for (int r = 0; r < ROWS; r++)
 		ck_assert_ptr_nonnull(rows[r]->state.memory);

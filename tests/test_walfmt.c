@@ -307,6 +307,8 @@ static void assert_same_record(const struct pn_wal_record *a, const struct pn_wa
 		if (x->has_shift) {
 			ck_assert_uint_eq(x->shift_source, y->shift_source);
 			ck_assert_uint_eq(x->shift_target, y->shift_target);
+			ck_assert_uint_eq(x->ext_len, y->ext_len);
+			ck_assert(memcmp(x->ext, y->ext, x->ext_len) == 0);
 		}
 		ck_assert_uint_eq(x->has_image, y->has_image);
 		if (!x->has_image)
@@ -342,7 +344,11 @@ static struct pn_wal_record random_record(uint32_t *s, uint32_t page_size)
 		b->data = pattern() + next_rand(s) % 512;
 		b->has_shift = next_rand(s) % 3 == 0;
 		b->shift_source = (uint8_t)next_rand(s);
-		b->shift_target = (uint8_t)next_rand(s);
+		/* bit 0x40 of the target byte says an extension follows */
+		b->shift_target = (uint8_t)(next_rand(s) & ~PN_WAL_SHIFT_HAS_EXT);
+		b->ext_len = b->has_shift ? (uint8_t)(next_rand(s) % (PN_WAL_BLOCK_EXT_MAX + 1))
+					  : 0;
+		memcpy(b->ext, pattern() + next_rand(s) % 512, b->ext_len);
 		b->has_image = next_rand(s) % 2 == 0;
 		b->image_apply = next_rand(s) % 2 == 0;
 		b->image = pattern() + i * PAGE;
@@ -371,6 +377,34 @@ START_TEST(test_decode_roundtrip)
 			      "record %d: %s", k, why);
 		assert_same_record(&r, &d, page_size);
 	}
+}
+END_TEST
+
+/* A row's block-header extension (umbra-remap's remap header): 1 + ext_len bytes after the
+ * shift header, counted in the size, and decoded with the shift target unchanged. */
+START_TEST(test_block_extension)
+{
+	static uint8_t buf[PAGE], images[PN_WAL_MAX_BLOCKS * PAGE];
+	struct pn_wal_record r = rec_hot_update(9), d;
+	char why[128];
+	r.blocks[0].has_shift = true;
+	r.blocks[0].shift_source = 1;
+	r.blocks[0].shift_target = 2;
+	uint32_t plain = size_of(r);
+	r.blocks[0].ext_len = PN_WAL_BLOCK_EXT_MAX;
+	memcpy(r.blocks[0].ext, pattern() + 3, PN_WAL_BLOCK_EXT_MAX);
+	ck_assert_uint_eq(size_of(r), plain + 1 + PN_WAL_BLOCK_EXT_MAX);
+	uint32_t n = pn_wal_record_encode(&r, PAGE, buf);
+	ck_assert_uint_eq(n, plain + 1 + PN_WAL_BLOCK_EXT_MAX);
+	ck_assert_msg(pn_wal_record_decode(buf, n, PAGE, images, &d, why, sizeof(why)), "%s", why);
+	assert_same_record(&r, &d, PAGE);
+	ck_assert_uint_eq(d.blocks[0].shift_target, 2);
+	ck_assert_uint_eq(d.blocks[0].ext_len, PN_WAL_BLOCK_EXT_MAX);
+	ck_assert(memcmp(d.blocks[0].ext, pattern() + 3, PN_WAL_BLOCK_EXT_MAX) == 0);
+	r.blocks[0].ext_len = 0; /* without one: no extension decoded */
+	n = pn_wal_record_encode(&r, PAGE, buf);
+	ck_assert(pn_wal_record_decode(buf, n, PAGE, images, &d, why, sizeof(why)));
+	ck_assert_uint_eq(d.blocks[0].ext_len, 0);
 }
 END_TEST
 
@@ -1380,6 +1414,7 @@ static Suite *walfmt_suite(void)
 	tcase_add_test(format, test_encode_layout);
 	tcase_add_test(format, test_encode_hole_and_long_main);
 	tcase_add_test(format, test_decode_roundtrip);
+	tcase_add_test(format, test_block_extension);
 	tcase_add_test(format, test_decode_detects_every_flipped_byte);
 	tcase_add_test(format, test_decode_structure_errors);
 	tcase_add_test(crc, test_crc32c_vectors);

@@ -24,7 +24,7 @@
 #define PN_LAYOUT_LIST(X) X(PN_LAYOUT_INTERLEAVED, "interleaved") X(PN_LAYOUT_STRIPED, "striped")
 #define PN_POLICY_LIST(X)                                                                  \
 	X(PN_POLICY_PROTOTYPE, "prototype") X(PN_POLICY_L3, "l3") X(PN_POLICY_L4, "l4")        \
-	X(PN_POLICY_POOL, "pool") X(PN_POLICY_GEN2, "gen2")
+	X(PN_POLICY_POOL, "pool") X(PN_POLICY_GEN2, "gen2") X(PN_POLICY_REMAP, "remap")
 /* clang-format on */
 
 enum pn_mode { PN_MODE_LIST(PN_ENUM_VALUE) PN_MODE_COUNT };
@@ -33,34 +33,34 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 
 /* protocol.mutations: deliberate bugs (docs/protocol.md section 5), one bit each, in
  * the order of their bits. */
-#define PN_MUTATION_LIST(X)                                                              \
-	X(FPW_OFF, "fpw_off")                                                            \
-	X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                                      \
-	X(ACK_BEFORE_FLUSH, "ack_before_flush")                                          \
-	X(SHIFT_SPLIT, "shift_split")                                                    \
-	X(CKPT_ACTIVE_ONLY, "ckpt_active_only")                                          \
-	X(AIO_LATE_BIND, "aio_late_bind")                                                \
-	X(EARLY_RECLAIM, "early_reclaim")                                                \
-	X(SELECTOR_UNSYNCED, "selector_unsynced")                                        \
-	X(HINT_NO_FPI, "hint_no_fpi")                                                    \
-	X(DEDUP_NO_IMAGE, "dedup_no_image")                                              \
-	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")                            \
-	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")                                  \
-	/* umbra l3/l4: selection does not wait for publication */                       \
-	X(NO_DELAY_CHKPT, "no_delay_chkpt")                                              \
-	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")                            \
-	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")                              \
-	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")                        \
-	/* umbra pool: protocol/umbra_pool.c */                                          \
-	X(POOL_EARLY_RETURN, "pool_early_return")                                        \
-	X(POOL_NO_FALLBACK, "pool_no_fallback")                                          \
-	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")                                        \
-	/* umbra l3/l4: the truncate's selector reset written with no WAL-before-data */ \
-	X(TRUNCATE_RESET_NO_WAL, "truncate_reset_no_wal")                                \
-	/* umbra gen2: protocol/umbra_gen2.c */                                          \
-	X(GEN2_NO_FALLBACK, "gen2_no_fallback")                                          \
-	X(GEN2_EARLY_REUSE, "gen2_early_reuse")                                          \
-	X(GEN2_NO_IMAGE, "gen2_no_image")
+/* clang-format off */
+#define PN_MUTATION_LIST(X)                                                               \
+	X(FPW_OFF, "fpw_off") X(NO_WAL_BEFORE_DATA, "no_wal_before_data")                 \
+	X(ACK_BEFORE_FLUSH, "ack_before_flush") X(SHIFT_SPLIT, "shift_split")             \
+	X(CKPT_ACTIVE_ONLY, "ckpt_active_only") X(AIO_LATE_BIND, "aio_late_bind")         \
+	X(EARLY_RECLAIM, "early_reclaim") X(SELECTOR_UNSYNCED, "selector_unsynced")       \
+	X(HINT_NO_FPI, "hint_no_fpi") X(DEDUP_NO_IMAGE, "dedup_no_image")                 \
+	X(SLRU_HEADER_UNPROTECTED, "slru_header_unprotected")                             \
+	X(DOUBLEWRITE_NO_FSYNC, "doublewrite_no_fsync")                                   \
+	/* umbra l3/l4: selection does not wait for publication */                        \
+	X(NO_DELAY_CHKPT, "no_delay_chkpt")                                               \
+	X(PUSHDOWN_IMAGE_UNSYNCED, "pushdown_image_unsynced")                             \
+	X(PUSHDOWN_HORIZON_EARLY, "pushdown_horizon_early")                               \
+	X(PUSHDOWN_INGEST_UNFLUSHED, "pushdown_ingest_unflushed")                         \
+	/* umbra pool: protocol/umbra_pool.c */                                           \
+	X(POOL_EARLY_RETURN, "pool_early_return") X(POOL_NO_FALLBACK, "pool_no_fallback") \
+	X(POOL_MAP_UNSYNCED, "pool_map_unsynced")                                         \
+	/* umbra l3/l4: the truncate's selector reset written with no WAL-before-data */  \
+	X(TRUNCATE_RESET_NO_WAL, "truncate_reset_no_wal")                                 \
+	/* umbra gen2: protocol/umbra_gen2.c */                                           \
+	X(GEN2_NO_FALLBACK, "gen2_no_fallback") X(GEN2_EARLY_REUSE, "gen2_early_reuse")   \
+	X(GEN2_NO_IMAGE, "gen2_no_image")                                                 \
+	/* umbra remap: protocol/umbra_remap.c */                                         \
+	X(REMAP_EARLY_RECLAIM, "remap_early_reclaim")                                     \
+	X(REMAP_MAP_BEFORE_WAL, "remap_map_before_wal") X(REMAP_MAP_TORN, "remap_map_torn") \
+	X(REMAP_NEXT_FREE_UNLOGGED, "remap_next_free_unlogged")                           \
+	X(REMAP_COMPACT_UNSAFE, "remap_compact_unsafe")
+/* clang-format on */
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,
 enum { PN_MUTATION_LIST(PN_MUT_BIT_) PN_MUT_COUNT };

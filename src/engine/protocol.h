@@ -183,6 +183,10 @@ struct pn_proto_recovery {
 	/* Non-NULL: every replayed record goes here, and the buffer pool replays nothing. */
 	void (*redo_record)(struct pn_proto_ctx *c, const struct pn_wal_record *r, pn_lsn start,
 			    pn_lsn end);
+	/* A replayed block whose header carries the row's extension (ext_len > 0, assemble
+	 * wrote it), before its page is read or restored: the row's map from it (umbra-remap:
+	 * the old and new physical blocks and the allocator frontier). */
+	void (*redo_ext)(struct pn_proto_ctx *c, const struct pn_wal_block *b);
 	/* An image-free shift's source before its page is read (false: proc is woken). */
 	bool (*redo_source)(struct pn_proto_ctx *c, const struct pn_wal_block *b, uint32_t proc);
 	/* Redo moved `page` to another slot. */

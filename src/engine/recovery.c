@@ -322,6 +322,8 @@ void pn_recovery_step(struct pn_recovery *rv, struct pn_proc *p)
 		}
 		pn_store_extend(rv->h.store, b->blkno);
 	}
+	if (b->ext_len && rv->h.proto->recovery.redo_ext)
+		rv->h.proto->recovery.redo_ext(rv->h.pctx, b);
 	if (b->has_shift && !full && rv->h.proto->recovery.redo_source &&
 	    !pn_store_is_slru(rv->h.store, b->blkno) &&
 	    !rv->h.proto->recovery.redo_source(rv->h.pctx, b, p->id))

@@ -104,6 +104,8 @@ static void check_block(const struct pn_wal_block *b, uint32_t page_size)
 {
 	PN_ASSERT(b->fork <= PN_BKP_FORK_MASK);
 	PN_ASSERT(b->data_len == 0 || b->data != NULL);
+	PN_ASSERT(b->ext_len <= PN_WAL_BLOCK_EXT_MAX && (b->ext_len == 0 || b->has_shift));
+	PN_ASSERT(!(b->shift_target & PN_WAL_SHIFT_HAS_EXT));
 	if (!b->has_image)
 		return;
 	PN_ASSERT(b->image != NULL);
@@ -121,8 +123,8 @@ static uint32_t main_header_bytes(uint32_t main_len)
 static uint32_t block_header_bytes(const struct pn_wal_block *b, unsigned i)
 {
 	return BLOCK_HEADER_BYTES + (b->has_image ? IMAGE_HEADER_BYTES : 0) +
-	       (b->has_shift ? SHIFT_HEADER_BYTES : 0) + (i == 0 ? REL_LOCATOR_BYTES : 0) +
-	       BLOCK_NUMBER_BYTES;
+	       (b->has_shift ? SHIFT_HEADER_BYTES : 0) + (b->ext_len ? 1u + b->ext_len : 0) +
+	       (i == 0 ? REL_LOCATOR_BYTES : 0) + BLOCK_NUMBER_BYTES;
 }
 
 static uint32_t image_bytes(const struct pn_wal_block *b, uint32_t page_size)
@@ -179,8 +181,13 @@ static uint8_t *put_block_header(uint8_t *p, const struct pn_wal_block *b, unsig
 	}
 	if (b->has_shift) {
 		p[0] = b->shift_source;
-		p[1] = b->shift_target;
+		p[1] = b->shift_target | (b->ext_len ? PN_WAL_SHIFT_HAS_EXT : 0);
 		p += SHIFT_HEADER_BYTES;
+	}
+	if (b->ext_len) {
+		p[0] = b->ext_len;
+		memcpy(p + 1, b->ext, b->ext_len);
+		p += 1u + b->ext_len;
 	}
 	if (i == 0) {
 		pn_put32(p, REL_SPC);
@@ -363,7 +370,18 @@ static bool parse_block_header(struct decoder *d, unsigned id)
 		if ((h = take(d, SHIFT_HEADER_BYTES)) == NULL)
 			return false;
 		b->shift_source = h[0];
-		b->shift_target = h[1];
+		b->shift_target = h[1] & (uint8_t)~PN_WAL_SHIFT_HAS_EXT;
+	}
+	b->ext_len = 0;
+	if (b->has_shift && (h[1] & PN_WAL_SHIFT_HAS_EXT)) {
+		if ((h = take(d, 1)) == NULL)
+			return false;
+		if (h[0] == 0 || h[0] > PN_WAL_BLOCK_EXT_MAX)
+			return reject(d, "block header extension of %u bytes", h[0]);
+		b->ext_len = h[0];
+		if ((h = take(d, b->ext_len)) == NULL)
+			return false;
+		memcpy(b->ext, h, b->ext_len);
 	}
 	if (!(flags & PN_BKP_SAME_REL)) {
 		if (take(d, REL_LOCATOR_BYTES) == NULL)

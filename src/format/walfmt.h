@@ -28,6 +28,8 @@
 #define PN_WAL_LONG_PHD 40u
 #define PN_WAL_RECORD_HEADER 24u
 #define PN_WAL_MAX_BLOCKS 4
+#define PN_WAL_BLOCK_EXT_MAX 16u   /* a block header's extension bytes (pn_wal_block.ext) */
+#define PN_WAL_SHIFT_HAS_EXT 0x40u /* in shift_target's byte: an extension follows */
 
 /* Resource managers (PostgreSQL's ids) and the info values we use. */
 enum {
@@ -73,6 +75,11 @@ struct pn_wal_block {
 	bool has_shift;
 	uint8_t shift_source;
 	uint8_t shift_target; /* high bit 0x80 = captured_source */
+	/* A row's bytes after the shift header (umbra-remap's BKPBLOCK_HAS_REMAP payload),
+	 * ext_len of them (0: none; only with has_shift). Encoded as bit 0x40 of the target
+	 * byte, then a length byte and the bytes; counted in the record's size. */
+	uint8_t ext_len;
+	uint8_t ext[PN_WAL_BLOCK_EXT_MAX];
 };
 
 struct pn_wal_record {

@@ -25,6 +25,7 @@
 	X(UMBRA_GEN2, "umbra-gen2", pn_protocol_umbra_gen2, pn_decl_umbra_gen2)            \
 	X(DOUBLEWRITE, "doublewrite", pn_protocol_doublewrite, pn_decl_doublewrite)        \
 	X(PUSHDOWN, "pushdown", pn_protocol_pushdown, pn_decl_pushdown)                    \
+	X(UMBRA_REMAP, "umbra-remap", pn_protocol_umbra_remap, pn_decl_umbra_remap)        \
 	PN_PROTOCOL_LIST_EXAMPLE(X)
 
 /* The example row of docs/examples/protocol_example.c, in a build with -DPN_EXAMPLE_ROW=ON
