@@ -334,11 +334,12 @@ static int parse(struct args *a, int argc, char **argv)
 	a->o.sc.crash.tear = (enum pn_tear)t;
 	if (a->rebuild && !a->work)
 		return pn_cli_usage_error("pgcrash", "--rebuild needs the --work of a recording");
+	if (a->recording && (a->work || a->record_only || g.sql || g.pgbench))
+		return pn_cli_usage_error("pgcrash", "--recording checks a recording made before, "
+						     "with its own workload: not with --work, "
+						     "--record-only, --sql or --pgbench");
 	if (!workload(a, &g))
 		return 2;
-	if (a->recording && (a->work || a->record_only))
-		return pn_cli_usage_error("pgcrash", "--recording checks a recording made before: "
-						     "not with --work or --record-only");
 	return -1;
 }
 

@@ -8,7 +8,8 @@
 #            a server that never starts, a full disk: each ends with a clear error and
 #            exit 2, within its bound, no server process left;
 #            a workload users bring that is not one (a missing file, an SQL file without
-#            its marker or transactions, a folder, --sql with --pgbench): exit 2 at once;
+#            its marker or transactions, a folder, --sql with --pgbench), --recording of
+#            a folder without one or with a workload of its own: exit 2 at once;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
@@ -83,6 +84,9 @@ hostile)
 	expect_exit2 pgbench-missing "$work/none: No such file" --pgbench "$work/none"
 	expect_exit2 two-workloads "two workloads" --sql "$work/empty.sql" --pgbench tpcb-like
 	[[ ! -e $work/a ]] || fail "a bad workload made a work folder"
+	expect_exit2 recording-none "$work/none/recording.conf: No such file" --recording "$work/none"
+	expect_exit2 recording-sql "not with --work, --record-only, --sql" --recording "$work" \
+		--sql "$work/empty.sql"
 	if [[ $(id -u) -eq 0 ]]; then
 		mkdir -m 700 "$work/closed"
 		expect_exit2 closed "cannot write it" --work "$work/closed/w"
