@@ -14,7 +14,8 @@
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
 #   jobs     one recording checked with --jobs 1 and --jobs 2 (--recording): the same
-#            verdicts and counts (slow);
+#            verdicts and counts; SIGINT stops it with exit 130, no server or state left
+#            (slow);
 #   workload an SQL workload (tests/pgcrash/transfer.sql) passes every state with fpw on,
 #            JUnit a testcase per class; a transaction that fails ends with its error and
 #            exit 2; a pgbench script that does not parse too (slow);
@@ -154,6 +155,12 @@ jobs)
 		assert a == b, (a, b)
 		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
 	PY
+	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
+	timeout --preserve-status -s INT 20 "$pn" pgcrash --recording "$work/r" --jobs 2 \
+		--max-unsynced 0 --tear none --json "$work/ji" >"$work/outi" 2>&1 || rc=$?
+	[[ $rc -eq 130 ]] || fail "interrupted: exit $rc, not 130: $(cat "$work/outi")"
+	grep -q '"interrupted": true' "$work/ji" || fail "interrupted: not in the JSON"
+	compgen -G "$work/r/st*" >/dev/null && fail "interrupted: states left: $(ls "$work/r")"
 	no_leftover jobs
 	;;
 workload)
