@@ -5,7 +5,8 @@
  *   state judged by real recovery; --record-only stops after the recording; --rebuild OUT
  *   applies a recording's whole log to its base image; --replay TRACE re-runs a violation.
  * Exit: 0 every state passed, 1 a violation (a trace written), 2 bad input or a check that
- * could not run (PostgreSQL not found, a server that never starts in the setup, no space).
+ * could not run (PostgreSQL not found, a server that never starts in the setup, no space),
+ * 130 interrupted (run.h W2) before a violation.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -238,7 +239,8 @@ const struct pn_cmd_spec pn_pgcrash_spec = {
 	.opts = pgcrash_opts,
 	.nopts = PN_ARRAY_LEN(pgcrash_opts),
 	.exits = "0 every state recovered, 1 a violation (its trace is in the work folder), 2 bad "
-		 "input or a check that could not run",
+		 "input or a check that could not run, 130 interrupted by SIGINT or SIGTERM before "
+		 "a violation (what was judged is printed and written)",
 };
 
 struct args {
@@ -334,11 +336,12 @@ static int parse(struct args *a, int argc, char **argv)
 	a->o.sc.crash.tear = (enum pn_tear)t;
 	if (a->rebuild && !a->work)
 		return pn_cli_usage_error("pgcrash", "--rebuild needs the --work of a recording");
+	if (a->recording && (a->work || a->record_only || g.sql || g.pgbench))
+		return pn_cli_usage_error("pgcrash", "--recording checks a recording made before, "
+						     "with its own workload: not with --work, "
+						     "--record-only, --sql or --pgbench");
 	if (!workload(a, &g))
 		return 2;
-	if (a->recording && (a->work || a->record_only))
-		return pn_cli_usage_error("pgcrash", "--recording checks a recording made before: "
-						     "not with --work or --record-only");
 	return -1;
 }
 
@@ -595,7 +598,7 @@ static int check(struct args *a)
 	}
 	bool violation = s.trace[0] != '\0';
 	print_summary(json && strcmp(a->json, "-") == 0 ? stderr : stdout, &s); /* cli.h C4 */
-	rc = s.count[PN_PGC_ERROR] && !violation ? 2 : violation ? 1 : 0;
+	rc = s.count[PN_PGC_ERROR] && !violation ? 2 : violation ? 1 : s.interrupted ? 130 : 0;
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&pg.cfg, a, &s, json));
 	if (junit)

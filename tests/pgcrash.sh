@@ -8,12 +8,14 @@
 #            a server that never starts, a full disk: each ends with a clear error and
 #            exit 2, within its bound, no server process left;
 #            a workload users bring that is not one (a missing file, an SQL file without
-#            its marker or transactions, a folder, --sql with --pgbench): exit 2 at once;
+#            its marker or transactions, a folder, --sql with --pgbench), --recording of
+#            a folder without one or with a workload of its own: exit 2 at once;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
 #   jobs     one recording checked with --jobs 1 and --jobs 2 (--recording): the same
-#            verdicts and counts (slow);
+#            verdicts and counts; SIGINT stops it with exit 130, no server or state left
+#            (slow);
 #   workload an SQL workload (tests/pgcrash/transfer.sql) passes every state with fpw on,
 #            JUnit a testcase per class; a transaction that fails ends with its error and
 #            exit 2; a pgbench script that does not parse too (slow);
@@ -83,6 +85,9 @@ hostile)
 	expect_exit2 pgbench-missing "$work/none: No such file" --pgbench "$work/none"
 	expect_exit2 two-workloads "two workloads" --sql "$work/empty.sql" --pgbench tpcb-like
 	[[ ! -e $work/a ]] || fail "a bad workload made a work folder"
+	expect_exit2 recording-none "$work/none/recording.conf: No such file" --recording "$work/none"
+	expect_exit2 recording-sql "not with --work, --record-only, --sql" --recording "$work" \
+		--sql "$work/empty.sql"
 	if [[ $(id -u) -eq 0 ]]; then
 		mkdir -m 700 "$work/closed"
 		expect_exit2 closed "cannot write it" --work "$work/closed/w"
@@ -150,6 +155,12 @@ jobs)
 		assert a == b, (a, b)
 		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
 	PY
+	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
+	timeout --preserve-status -s INT 20 "$pn" pgcrash --recording "$work/r" --jobs 2 \
+		--max-unsynced 0 --tear none --json "$work/ji" >"$work/outi" 2>&1 || rc=$?
+	[[ $rc -eq 130 ]] || fail "interrupted: exit $rc, not 130: $(cat "$work/outi")"
+	grep -q '"interrupted": true' "$work/ji" || fail "interrupted: not in the JSON"
+	compgen -G "$work/r/st*" >/dev/null && fail "interrupted: states left: $(ls "$work/r")"
 	no_leftover jobs
 	;;
 workload)
