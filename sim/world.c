@@ -739,8 +739,8 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 		uint64_t q = (uint64_t)order[i].kind << 32 | order[i].arg;
 		h = XXH3_64bits_withSeed(&q, sizeof(q), h);
 	}
-	/* every page's header as the engine would read it now (its buffer if resident: LSN,
-	 * flags, free-space bounds) and its slots */
+	/* every page's header as the engine would read it now (LSN, flags, free-space bounds;
+	 * a resident page's whole bytes are pn_engine_memory's, below) and its slots */
 	struct pn_geometry geo = pn_engine_geometry(w->e);
 	if (w->sc->protocol.mode != PN_MODE_PUSHDOWN) { /* pushdown would rebuild each page */
 		if (!w->fp_page)
@@ -749,7 +749,11 @@ uint64_t pn_world_fingerprint(struct pn_world *w)
 		PN_ASSERT(page != NULL);
 		for (uint32_t p = 0; p < geo.pages; p++) {
 			uint8_t slots[2] = {0, 0};
-			pn_engine_read_page(w->e, p, UINT64_MAX, page, NULL);
+			if (pn_engine_page_in_buffer(w->e,
+						     p)) /* pn_engine_memory feeds its bytes */
+				memset(page, 0, PN_MIN(geo.page_size, 24u));
+			else
+				pn_engine_read_page(w->e, p, UINT64_MAX, page, NULL);
 			if (p < geo.heap_pages)
 				pn_engine_page_slots(w->e, p, &slots[0], &slots[1]);
 			h = XXH3_64bits_withSeed(page, PN_MIN(geo.page_size, 24u), h);

@@ -167,13 +167,14 @@ int pn_world_run(struct pn_world *w);
 int pn_world_recover(struct pn_world *w);
 /* A fingerprint of the state between events, blind to virtual time: the device's bytes, the
  * WAL inserted, each process's step, operation and transaction, the acknowledged commits, the
- * checkpoint's phase and counts, every page's header as the engine would read it (its buffer
- * if resident) and its slots, the pending events in the order they would run by kind and
+ * checkpoint's phase and counts, every page's header as the engine would read it (a resident
+ * page's whole bytes: the engine's memory, below) and its slots, the pending events in the order they would run by kind and
  * actor, and the workload's PRNG stream. Not in it: the times of the pending events (two
  * states whose events run in the same order but with other gaps between them are one), the
  * scheduling and I/O streams (they draw only delays: times to come). And the engine's memory
  * inside a phase (engine.h pn_engine_memory): each checkpoint run's state, sub-state, number,
- * redo pointer and progress, each frame's page and bits (dirty, ckpt-needed, its slot), and
+ * redo pointer and progress, the buffer pool's whole state (every frame's fields and a resident
+ * page's bytes, the clock hand, each process's victim), and
  * the protocol row's (l3/l4: the selector pages' bits and LSNs, pending publications, epoch
  * tags), without which a checkpoint selecting before a shift's publication and after it
  * were one state. Equal fingerprints are a strong hint that two states have the

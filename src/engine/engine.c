@@ -728,6 +728,14 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 		memset(out, 0, e->page_size);
 }
 
+bool pn_engine_page_in_buffer(const struct pn_engine *e, uint32_t page)
+{
+	PN_ASSERT(page < e->pages);
+	uint32_t fi = e->buf.page_frame[page];
+	return !e->proto->process.read_page && fi != PN_NO_FRAME &&
+	       pn_buf_frame(&e->buf, fi)->valid;
+}
+
 enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 {
 	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;

@@ -242,11 +242,15 @@ uint64_t pn_engine_file_size(const struct pn_engine *e, enum pn_file f);
  * (a buffer or the page server), so they need not verify as a read would. */
 void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t *out,
 			 bool *in_memory);
+/* Whether pn_engine_read_page(page) would copy a buffer's bytes (resident, no row reads it
+ * otherwise): bytes pn_engine_memory feeds whole. */
+bool pn_engine_page_in_buffer(const struct pn_engine *e, uint32_t page);
 /* Feeds into h the engine memory a state's future depends on that the accessors above do not
  * show (sim/world.c pn_world_fingerprint takes it): the checkpointer's request and each run's
- * state, protocol sub-state, number, redo pointer, progress and flags (not its times); each
- * frame's page and its dirty, pin, lock, I/O and ckpt-needed state; then the protocol row's
- * (protocol.h memory: l3/l4's selector pages and pending publications). */
+ * state, protocol sub-state, number, redo pointer, progress and flags (not its times); the
+ * buffer pool's whole state (every frame's fields and resident bytes, the clock hand, each
+ * process's victim); then the protocol row's (protocol.h memory: l3/l4's selector pages and
+ * pending publications). */
 void pn_engine_memory(const struct pn_engine *e, const struct pn_hasher *h);
 /* The furthest phase of the checkpoint runs in progress (ckpt.h). */
 enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e);
