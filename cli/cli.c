@@ -192,8 +192,10 @@ int pn_cli_main(int argc, char **argv)
 {
 	struct top_opts o = {0};
 	const struct pn_command *cmd;
-	int at, rc = pn_opts_parse(&pn_cli_spec, argc, argv, &o, &at);
+	int at, rc;
 
+	pn_cli_set_command(argc, argv); /* the provenance of its JSON (version.c) */
+	rc = pn_opts_parse(&pn_cli_spec, argc, argv, &o, &at);
 	if (rc >= 0)
 		return rc;
 	if (o.version) {
@@ -1169,6 +1171,7 @@ int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct p
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(results, pn_cli_result_json(&res[i]));
 	json_object_set_new(root, "results", results);
+	root = pn_cli_json_stamped(root);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	if (!text) {

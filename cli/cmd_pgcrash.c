@@ -333,6 +333,7 @@ static int write_json(const struct args *a, const struct pn_pgc_summary *s, bool
 			    s->trace[0] ? json_pack("{s:s, s:s}", "trace", s->trace, "detail",
 						    s->detail)
 					: json_null());
+	v = pn_cli_json_stamped(v);
 	FILE *f = pn_cli_open_output("pgcrash", a->json);
 	if (!f) {
 		json_decref(v);
