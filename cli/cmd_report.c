@@ -150,14 +150,17 @@ static void read_inputs(char **paths, int n, struct input *in, const json_t **ch
 	}
 }
 
-static int one_input(FILE *page, const char *path, int src, const struct input *input,
+static int one_input(FILE *page, char **paths, int src, const struct input *input,
 		     const json_t *const *checks, int n, struct input_note *note)
 {
+	const char *path = paths[src];
 	struct pn_rep_in in = {.path = path,
 			       .src = src,
 			       .err = stderr,
 			       .checks = checks,
-			       .nchecks = n};
+			       .nchecks = n,
+			       .inputs = paths,
+			       .ninputs = n};
 	int rc = input->text ? pn_report_json(page, &in, input->text, input->len) : 2;
 	if (input->text) {
 		note->hash = XXH3_64bits(input->text, input->len);
@@ -267,7 +270,7 @@ static int report(char **inputs, int n, const char *out)
 	fputs(". Hover over a plot for its values.</p>\n", page);
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++)
-		rc = one_input(page, inputs[i], i, &ins[i], checks, n, &notes[i]);
+		rc = one_input(page, inputs, i, &ins[i], checks, n, &notes[i]);
 	provenance_inputs(page, inputs, notes, n);
 	for (int i = 0; i < n; i++) {
 		json_decref(notes[i].made_by);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pn.h"
 #include "report_svg.h"
@@ -36,6 +37,18 @@ static const json_t *counts_of(struct pn_rep_in *in, const json_t *s, size_t i, 
 	return json_object_get(s, key);
 }
 
+/* The report's input that is the file `trace` names (the same file, however named), or -1. */
+static int trace_input(const struct pn_rep_in *in, const char *trace)
+{
+	struct stat a, b;
+	if (!trace || stat(trace, &a) != 0)
+		return -1;
+	for (int k = 0; k < in->ninputs; k++)
+		if (stat(in->inputs[k], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return k;
+	return -1;
+}
+
 static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *s)
 {
 	char path[96];
@@ -58,10 +71,18 @@ static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *
 		pn_rep_num(f, "td", path, counts_of(in, s, i, keys[k]));
 	}
 	if (v) {
-		cell_text(f,
-			  pn_rep_string(in, json_object_get(v, "kind"), false,
-					"scenarios[%zu].violation.kind", i),
-			  NULL);
+		const char *kind = pn_rep_string(in, json_object_get(v, "kind"), false,
+						 "scenarios[%zu].violation.kind", i);
+		const char *trace = pn_rep_string(in, json_object_get(v, "trace"), false,
+						  "scenarios[%zu].violation.trace", i);
+		int at = trace_input(in, trace);
+		if (at < 0) {
+			cell_text(f, kind, NULL);
+		} else {
+			fprintf(f, "<td><a href=\"#trace-%d\">", at);
+			pn_rep_esc(f, PN_REP_TEXT, kind ? kind : "-");
+			fputs("</a></td>", f);
+		}
 		snprintf(path, sizeof(path), ".scenarios[%zu].violation.page", i);
 		pn_rep_num(f, "td", path,
 			   pn_rep_number(in, json_object_get(v, "page"), true, 0, UINT32_MAX,

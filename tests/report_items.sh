@@ -4,7 +4,8 @@
 # report_browser.sh) renders two pages; a first script in a copy of each records JavaScript
 # errors and, once loaded, the page's rendered text (innerText: nothing hidden) and every SVG
 # text with a non-empty box. Each item the report promises must be in that text:
-# - a counterexample (tests/report-nested.trace.yaml beside a plain trace): the story as text
+# - a check and the counterexample it wrote (linked from the check's row), and
+#   tests/report-nested.trace.yaml: the story as text
 #   (the events, the crash point and state, each unsynced write's fate, what recovery
 #   replayed and read, the violation), the failing page's history, its header decoded, the
 #   crash inside recovery and the recovery of it, the swimlanes' labels;
@@ -125,8 +126,10 @@ compare=(
 	"the slots' legend:slot 0\s+slot 1\s+(slot [0-9]\s+)*not sampled yet"
 )
 
-"$bin" report trace.yaml nested.yaml -o story.html
-verdict "report of a counterexample and of a crash inside recovery" $?
+"$bin" report check.json traces/no-delay-chkpt.trace.yaml nested.yaml -o story.html
+verdict "report of a check, its counterexample and a crash inside recovery" $?
+grep -q '<a href="#trace-1">exactness</a>' story.html && grep -q 'id="trace-1"' story.html
+verdict "the check's violation links to its trace's section" $?
 visible story.html
 verdict "Chromium renders it, no script error" $?
 items story.html.txt "${story[@]}"
