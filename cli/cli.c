@@ -191,8 +191,10 @@ int pn_cli_main(int argc, char **argv)
 {
 	struct top_opts o = {0};
 	const struct pn_command *cmd;
-	int at, rc = pn_opts_parse(&pn_cli_spec, argc, argv, &o, &at);
+	int at, rc;
 
+	pn_cli_set_command(argc, argv); /* the provenance of its JSON (version.c) */
+	rc = pn_opts_parse(&pn_cli_spec, argc, argv, &o, &at);
 	if (rc >= 0)
 		return rc;
 	if (o.version) {

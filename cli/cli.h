@@ -59,6 +59,15 @@ extern const struct pn_cmd_spec pn_run_spec, pn_check_spec, pn_replay_spec, pn_c
  * unknown" when it was built without git (cli/version.c, from the build's git at build
  * time). */
 const char *pn_cli_version(void);
+/* The provenance of every JSON output (cli/version.c): pn_cli_main() records its command
+ * line; pn_cli_provenance_json() is {"schema", "version", "commit", "dirty", "command"};
+ * pn_cli_json_stamped(root) returns a new object, "penumbra": that provenance, then root's
+ * keys in their order (root is released). PN_CLI_JSON_SCHEMA grows when a key of any JSON
+ * output changes meaning or goes away (docs/cli.md, "Provenance"). */
+#define PN_CLI_JSON_SCHEMA 1
+void pn_cli_set_command(int argc, char **argv);
+json_t *pn_cli_provenance_json(void);
+json_t *pn_cli_json_stamped(json_t *root);
 
 /* The command called `name`, or NULL. */
 const struct pn_command *pn_cli_find(const char *name);

@@ -688,6 +688,7 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 		json_object_set_new(root, "ranks", json_integer(r->ranks));
 	if (r->a->coverage)
 		json_object_set_new(root, "coverage", coverage_json(r));
+	root = pn_cli_json_stamped(root);
 	bool ok = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
 		  fputc('\n', f) != EOF;
 	json_decref(root);

@@ -437,6 +437,7 @@ static int write_json(const struct pn_pgc_config *g, const struct args *a,
 			    violation ? json_pack("{s:s, s:s}", "trace", s->trace, "detail",
 						  s->detail)
 				      : json_null());
+	v = pn_cli_json_stamped(v);
 	bool ok = json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
 		  fputc('\n', f) != EOF;
 	json_decref(v);

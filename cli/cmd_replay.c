@@ -82,6 +82,7 @@ static int write_json(FILE *f, const char *path, const struct pn_scenario *sc,
 	json_object_set_new(o, "in_recovery", rc == 1 ? json_boolean(r->in_recovery) : json_null());
 	json_object_set_new(o, "detail", rc == 1 || rc == 0 ? json_string(r->detail) : json_null());
 	json_object_set_new(o, "error", rc == 2 ? json_string(r->detail) : json_null());
+	o = pn_cli_json_stamped(o);
 	bool ok = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
 		  fputc('\n', f) != EOF;
 	json_decref(o);

@@ -40,6 +40,7 @@ refused:
 
 int pn_realdisk_write_json(const char *cmd, json_t *root, FILE *f, const char *path)
 {
+	root = pn_cli_json_stamped(root);
 	int rc = json_dumpf(root, f,
 			    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);

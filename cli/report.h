@@ -46,6 +46,14 @@ struct pn_rep_in {
 	int src;
 	FILE *err;
 	bool refused;
+	/* The check JSONs given to the same report ("scenarios"; NULL where an input is not
+	 * one): a compare's "crash-safe?" row looks up its scenario and modes in them. */
+	const json_t *const *checks;
+	int nchecks;
+	/* The report's inputs, in order: a check's violation links to the section of its trace
+	 * when that trace (the same file) is one of them. */
+	char *const *inputs;
+	int ninputs;
 };
 
 /* An input's bytes (at most PN_REPORT_INPUT_MAX, else refused): 0 drawn, 2 refused, or

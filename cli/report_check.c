@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pn.h"
 #include "report_svg.h"
@@ -36,14 +37,31 @@ static const json_t *counts_of(struct pn_rep_in *in, const json_t *s, size_t i, 
 	return json_object_get(s, key);
 }
 
+/* The report's input that is the file `trace` names (the same file, however named), or -1. */
+static int trace_input(const struct pn_rep_in *in, const char *trace)
+{
+	struct stat a, b;
+	if (!trace || stat(trace, &a) != 0)
+		return -1;
+	for (int k = 0; k < in->ninputs; k++)
+		if (stat(in->inputs[k], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return k;
+	return -1;
+}
+
 static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *s)
 {
 	char path[96];
 	const json_t *v = pn_rep_object(in, json_object_get(s, "violation"),
 					"scenarios[%zu].violation", i);
 	bool ok = pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
+	const char *mode = text_of(in, s, i, "mode"); /* check --modes: the protocol checked */
+	char name[2 * PN_REP_STRING_MAX + 4];
+	const char *scenario = text_of(in, s, i, "name");
+	snprintf(name, sizeof(name), mode ? "%s (%s)" : "%s", scenario ? scenario : "?",
+		 mode ? mode : "");
 	fputs("<tr>", f);
-	cell_text(f, text_of(in, s, i, "name"), NULL);
+	cell_text(f, name, NULL);
 	cell_text(f, text_of(in, s, i, "verdict"), NULL);
 	cell_text(f, text_of(in, s, i, "expected"), NULL);
 	cell_text(f, ok ? "as expected" : "NOT as expected", ok ? "ok" : "bad");
@@ -53,10 +71,18 @@ static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *
 		pn_rep_num(f, "td", path, counts_of(in, s, i, keys[k]));
 	}
 	if (v) {
-		cell_text(f,
-			  pn_rep_string(in, json_object_get(v, "kind"), false,
-					"scenarios[%zu].violation.kind", i),
-			  NULL);
+		const char *kind = pn_rep_string(in, json_object_get(v, "kind"), false,
+						 "scenarios[%zu].violation.kind", i);
+		const char *trace = pn_rep_string(in, json_object_get(v, "trace"), false,
+						  "scenarios[%zu].violation.trace", i);
+		int at = trace_input(in, trace);
+		if (at < 0) {
+			cell_text(f, kind, NULL);
+		} else {
+			fprintf(f, "<td><a href=\"#trace-%d\">", at);
+			pn_rep_esc(f, PN_REP_TEXT, kind ? kind : "-");
+			fputs("</a></td>", f);
+		}
 		snprintf(path, sizeof(path), ".scenarios[%zu].violation.page", i);
 		pn_rep_num(f, "td", path,
 			   pn_rep_number(in, json_object_get(v, "page"), true, 0, UINT32_MAX,
@@ -85,7 +111,7 @@ static void states_plot(FILE *f, struct pn_rep_in *in, const json_t *arr)
 		{.f = f, .w = 1100, .ml = 270, .mr = 80, .mt = 8, .mb = 40, .x_ticks = false};
 	p.h = p.mt + p.mb + (int)n * (bar + gap);
 	p.x = (struct pn_axis){1, pow(10, ceil(log10(hi))), true,
-			       "crash states recovered and judged (log scale)"};
+			       "crash states enumerated (log scale)"};
 	p.y = (struct pn_axis){0, (double)(p.h - p.mt - p.mb), false, NULL};
 	pn_plot_begin(&p, "crash states per scenario");
 	for (double v = 1; v <= p.x.hi * 1.0001; v *= 10) {
@@ -242,9 +268,9 @@ int pn_report_check(FILE *f, struct pn_rep_in *in, const json_t *doc)
 	if (in->refused)
 		return 2;
 	fprintf(f,
-		"<section data-src=\"%d\" data-kind=\"check\"><h2>Check: %zu scenarios, %zu as "
-		"expected <small>(",
-		in->src, json_array_size(arr), ok);
+		"<section data-src=\"%d\" data-kind=\"check\" id=\"check-%d\"><h2>Check: %zu "
+		"scenarios, %zu as expected <small>(",
+		in->src, in->src, json_array_size(arr), ok);
 	pn_rep_esc(f, PN_REP_TEXT, in->path);
 	fputs(")</small></h2>\n", f);
 	if (interrupted)

@@ -129,6 +129,71 @@ static const struct row {
 	{"elapsed (virtual s)", "elapsed_seconds"},
 };
 
+/* s's string at key when it is one of at most PN_REP_STRING_MAX bytes, else NULL (the check
+ * section refuses its own input; here it is only looked up). */
+static const char *check_string(const json_t *s, const char *key)
+{
+	const json_t *v = json_object_get(s, key);
+	return json_is_string(v) && json_string_length(v) <= PN_REP_STRING_MAX &&
+			       strlen(json_string_value(v)) == json_string_length(v)
+		       ? json_string_value(v)
+		       : NULL;
+}
+
+static bool same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+/* The check of result i's scenario under its mode among the check JSONs given (check --modes
+ * writes each scenario's "mode"): its entry, and in *src the input it is in; NULL if none. */
+static const json_t *check_of(struct costs *c, int i, int *src)
+{
+	const char *scenario = json_string_value(json_object_get(c->res[i], "scenario"));
+	for (int k = 0; k < c->in->nchecks; k++) {
+		const json_t *arr = json_object_get(c->in->checks[k], "scenarios"), *s;
+		size_t j;
+		json_array_foreach(arr, j, s)
+		{
+			if (same(check_string(s, "name"), scenario) &&
+			    same(check_string(s, "mode"), c->mode[i])) {
+				*src = k;
+				return s;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* "crash-safe?": per mode, what check found for the same scenario and mode, linked to that
+ * check's section; the row is left out when no check JSON has any of them. */
+static void crash_safe_row(struct costs *c)
+{
+	int src, found = 0;
+	for (int i = 0; i < c->n; i++)
+		found += check_of(c, i, &src) != NULL;
+	if (!found)
+		return;
+	fputs("<tr class=\"safe\"><td><b>crash-safe?</b> (check)</td>", c->f);
+	for (int i = 0; i < c->n; i++) {
+		const json_t *s = check_of(c, i, &src);
+		const char *verdict = s ? check_string(s, "verdict") : NULL;
+		const char *kind = check_string(json_object_get(s, "violation"), "kind");
+		const json_t *states = json_object_get(s, "crash_states");
+		if (!verdict) {
+			fputs("<td class=\"num\">not checked</td>", c->f);
+			continue;
+		}
+		bool pass = strcmp(verdict, "pass") == 0;
+		fprintf(c->f, "<td class=\"num %s\"><a href=\"#check-%d\">", pass ? "ok" : "bad",
+			src);
+		fputs(pass ? "yes" : "NO", c->f);
+		fputs(pass ? "</a>: " : "</a>: ", c->f);
+		pn_rep_esc(c->f, PN_REP_TEXT, pass ? "pass" : kind ? kind : verdict);
+		if (pass && json_is_integer(states) && json_integer_value(states) >= 0)
+			fprintf(c->f, ", %lld states", (long long)json_integer_value(states));
+		fputs("</td>", c->f);
+	}
+	fputs("</tr>\n", c->f);
+}
+
 static void table(struct costs *c)
 {
 	char path[128];
@@ -149,6 +214,7 @@ static void table(struct costs *c)
 		}
 		fputs("</tr>\n", c->f);
 	}
+	crash_safe_row(c);
 	fputs("</table>\n", c->f);
 }
 
@@ -160,6 +226,20 @@ static void mode_legend(struct costs *c)
 		colors[i] = pn_rep_mode_color(c->mode[i]);
 	}
 	pn_rep_legend(c->f, names, colors, c->n);
+}
+
+/* A value axis from 0 to a little above hi, labelled with its unit; on a log scale (from the
+ * power of ten at or below lo, the smallest value above 0) when the values span more than a
+ * decade, so that the small ones are not flat against the axis. */
+static struct pn_axis value_axis(double lo, double hi, const char *unit, char *label, size_t len)
+{
+	if (hi > 0 && lo < INFINITY && hi / lo > 10) {
+		snprintf(label, len, "%s (log scale)", unit);
+		return (struct pn_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi * 1.15))),
+					true, label};
+	}
+	snprintf(label, len, "%s", unit);
+	return (struct pn_axis){0, hi > 0 ? hi * 1.15 : 1, false, label};
 }
 
 /* ---- over virtual time ---- */
@@ -250,14 +330,66 @@ static size_t over_time(struct costs *c, int i, const char *col, double scale, d
 	return drawn;
 }
 
+/* Each mode's name at the end of its line, in its colour, so the lines read without the
+ * legend; a label that would overlap the one above is moved down. */
+static void line_labels(struct costs *c, struct pn_plot *p, const double *x, const double *y,
+			const bool *drawn)
+{
+	double taken[MAX_RESULTS];
+	int ntaken = 0;
+	for (int i = 0; i < c->n; i++) {
+		if (!drawn[i])
+			continue;
+		double px = pn_plot_px(p, x[i]) - 4, py = pn_plot_py(p, y[i]) - 5;
+		for (bool moved = true; moved;) { /* each move is down: it ends */
+			moved = false;
+			for (int k = 0; k < ntaken; k++)
+				if (fabs(taken[k] - py) < 12) {
+					py = taken[k] + 12;
+					moved = true;
+				}
+		}
+		taken[ntaken++] = py;
+		fprintf(c->f,
+			"<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+			"fill=\"%s\">",
+			px, py, pn_rep_mode_color(c->mode[i]));
+		pn_rep_esc(c->f, PN_REP_TEXT, c->mode[i]);
+		fputs("</text>", c->f);
+	}
+}
+
+/* The y axis of a plot of cumulative lines: log scale when the modes' totals span more than a
+ * decade (the smaller ones would lie on the axis). */
+static struct pn_axis totals_axis(struct costs *c, const char *col, double scale, const char *unit,
+				  char *label, size_t len)
+{
+	double lo = INFINITY, hi = 0;
+	for (int i = 0; i < c->n; i++) {
+		size_t n;
+		const json_t *a = series_col(c, i, col, &n);
+		double v = n ? at(a, n - 1) / scale : 0;
+		hi = fmax(hi, v);
+		lo = v > 0 ? fmin(lo, v) : lo;
+	}
+	struct pn_axis y = value_axis(lo / 10, hi, unit, label, len);
+	if (!y.log)
+		y.hi = hi > 0 ? hi * 1.05 : 1;
+	return y;
+}
+
 static void wal_over_time(struct costs *c)
 {
 	struct pn_plot p = timeline(c, 330);
-	double x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
+	double x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX], lx[MAX_RESULTS], ly[MAX_RESULTS];
+	bool drawn[MAX_RESULTS] = {false};
+	char label[64];
 	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
-	p.y = (struct pn_axis){0, max_col(c, "wal_bytes", MIB) * 1.05, false, "WAL inserted (MiB)"};
+	p.y = totals_axis(c, "wal_bytes", MIB, "WAL inserted (MiB)", label, sizeof(label));
 	fputs("<h3>WAL bytes by mode over virtual time</h3><p class=\"note\">Cumulative WAL inserted "
-	      "(records and images). Dashed lines: each checkpoint's end, in its mode's colour.</p>\n",
+	      "(records and images), each line named at its end; on a log scale when the modes "
+	      "differ by more than ten times. Dashed lines: each checkpoint's end, in its mode's "
+	      "colour.</p>\n",
 	      c->f);
 	pn_plot_begin(&p, "WAL bytes by mode over virtual time");
 	for (int i = 0; i < c->n; i++) {
@@ -265,9 +397,28 @@ static void wal_over_time(struct costs *c)
 		ckpt_marks(c, &p, i, false);
 		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
 			     "MiB");
+		drawn[i] = n > 0;
+		lx[i] = n ? x[n - 1] : 0;
+		ly[i] = n ? y[n - 1] : 0;
 	}
+	line_labels(c, &p, lx, ly, drawn);
 	pn_plot_end(&p);
 	mode_legend(c);
+}
+
+/* Result i's commits per second of virtual time over each interval between the samples
+ * drawn; returns how many points, with x and y filled. */
+static size_t commits_per_second(struct costs *c, int i, double *x, double *y)
+{
+	double t[PN_REP_POINTS_MAX], cm[PN_REP_POINTS_MAX];
+	size_t n = over_time(c, i, "commits", 1, t, cm), k = 0;
+	for (size_t j = 1; j < n; j++) {
+		if (t[j] <= t[j - 1])
+			continue;
+		x[k] = t[j];
+		y[k++] = (cm[j] - cm[j - 1]) / (t[j] - t[j - 1]);
+	}
+	return k;
 }
 
 /* Result i's FPIs per commit between the samples drawn (R3: over the wider interval when
@@ -288,30 +439,54 @@ static size_t fpis_per_commit(struct costs *c, int i, double *x, double *y)
 	return k;
 }
 
+/* A rate over each sample interval, one line per mode, over virtual time: rate(c, i, x, y)
+ * fills mode i's points; each checkpoint's begin is marked when `marks`. */
+typedef size_t (*rate_fn)(struct costs *c, int i, double *x, double *y);
+
+static void rate_plot(struct costs *c, int h, const char *title, const char *ylabel,
+		      const char *yunit, rate_fn rate, bool marks)
+{
+	struct pn_plot p = timeline(c, h);
+	double ymax = 0, x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
+	for (int i = 0; i < c->n; i++)
+		for (size_t k = 0, n = rate(c, i, x, y); k < n; k++)
+			ymax = fmax(ymax, y[k]);
+	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
+	p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false, ylabel};
+	pn_plot_begin(&p, title);
+	for (int i = 0; i < c->n; i++) {
+		size_t n = rate(c, i, x, y);
+		if (marks)
+			ckpt_marks(c, &p, i, true);
+		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
+			     yunit);
+	}
+	pn_plot_end(&p);
+	mode_legend(c);
+}
+
 /* FPIs per commit over each sample interval: the images after a checkpoint's redo pointer
  * moved, falling as the pages get their first change of the interval. */
 static void sawtooth(struct costs *c)
 {
-	struct pn_plot p = timeline(c, 300);
-	double ymax = 0, x[PN_REP_POINTS_MAX], y[PN_REP_POINTS_MAX];
 	fputs("<h3>FPIs per commit after each checkpoint</h3><p class=\"note\">Full-page images "
 	      "per commit over each sample interval: high right after a checkpoint starts (dashed, "
 	      "its redo point), falling as the interval's pages get their first change.</p>\n",
 	      c->f);
-	for (int i = 0; i < c->n; i++)
-		for (size_t k = 0, n = fpis_per_commit(c, i, x, y); k < n; k++)
-			ymax = fmax(ymax, y[k]);
-	p.x = (struct pn_axis){0, max_col(c, "time_ns", 1e9), false, "virtual time (s)"};
-	p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.08 : 1, false, "FPIs per commit"};
-	pn_plot_begin(&p, "FPIs per commit after each checkpoint");
-	for (int i = 0; i < c->n; i++) {
-		size_t n = fpis_per_commit(c, i, x, y);
-		ckpt_marks(c, &p, i, true);
-		pn_plot_line(&p, x, y, (uint32_t)n, pn_rep_mode_color(c->mode[i]), c->mode[i], "s",
-			     "FPIs/commit");
-	}
-	pn_plot_end(&p);
-	mode_legend(c);
+	rate_plot(c, 300, "FPIs per commit after each checkpoint", "FPIs per commit", "FPIs/commit",
+		  fpis_per_commit, true);
+}
+
+/* Throughput over virtual time, as pgbench --progress prints it: commits per second over
+ * each sample interval, per mode. */
+static void throughput(struct costs *c)
+{
+	fputs("<h3>Throughput over virtual time</h3><p class=\"note\">Commits per second of "
+	      "virtual time over each sample interval (as pgbench --progress prints tps); the "
+	      "commit latency is in the table (p50, p99).</p>\n",
+	      c->f);
+	rate_plot(c, 260, "throughput: commits per second over virtual time", "commits / s",
+		  "commits/s", commits_per_second, false);
 }
 
 /* ---- WAL by record type, stacked, FPI bytes highlighted ---- */
@@ -400,24 +575,27 @@ static void by_record_type(struct costs *c)
 }
 
 /* ---- side by side: one small bar chart per cost ---- */
+
 static void small_bars(struct costs *c, const char *title, const char *key, const char *unit,
 		       double scale)
 {
 	struct pn_plot p = {.f = c->f,
-			    .w = 265,
+			    .w = 70 + 72 * (c->n > 3 ? c->n : 3), /* a label's room per mode */
 			    .h = 230,
 			    .ml = 62,
 			    .mr = 8,
 			    .mt = 22,
 			    .mb = 52,
 			    .y_ticks = true};
-	double ymax = 0;
+	double ymax = 0, ymin = INFINITY;
 	char path[128], ylabel[64];
-	for (int i = 0; i < c->n; i++)
-		ymax = fmax(ymax, num(c, i, key) / scale);
-	snprintf(ylabel, sizeof(ylabel), "%s", unit);
+	for (int i = 0; i < c->n; i++) {
+		double v = num(c, i, key) / scale;
+		ymax = fmax(ymax, v);
+		ymin = v > 0 ? fmin(ymin, v) : ymin;
+	}
+	p.y = value_axis(ymin, ymax, unit, ylabel, sizeof(ylabel));
 	p.x = (struct pn_axis){0, (double)c->n, false, NULL};
-	p.y = (struct pn_axis){0, ymax > 0 ? ymax * 1.15 : 1, false, ylabel};
 	fputs("<div>", c->f);
 	pn_plot_begin(&p, title);
 	pn_plot_text(&p, p.w / 2.0, 14, "middle", "axis", title);
@@ -425,7 +603,7 @@ static void small_bars(struct costs *c, const char *title, const char *key, cons
 		double v = num(c, i, key) / scale;
 		char tip[128];
 		snprintf(tip, sizeof(tip), "%s: %s %.6g %s", c->mode[i], title, v, unit);
-		pn_plot_rect(&p, i + 0.15, 0, i + 0.85, v, pn_rep_mode_color(c->mode[i]), tip);
+		pn_plot_rect(&p, i + 0.15, p.y.lo, i + 0.85, v, pn_rep_mode_color(c->mode[i]), tip);
 		snprintf(path, sizeof(path), ".results[%d].%s", c->idx[i], key);
 		pn_plot_num(&p, pn_plot_px(&p, i + 0.5), pn_plot_py(&p, v) - 4, "middle", path,
 			    json_object_get(c->res[i], key), scale, 4);
@@ -568,6 +746,26 @@ static void shifts_over_time(struct costs *c, int i)
 static const char *const slot_colors[MAX_SLOTS] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb",
 						   "#fcbba1", "#d9d9d9", "#fee391", "#bcbddc"};
 
+/* What the generations grid's colours and marks mean. */
+static void slot_legend(struct costs *c, int slots)
+{
+	static const char *const names[MAX_SLOTS] = {"slot 0", "slot 1", "slot 2", "slot 3",
+						     "slot 4", "slot 5", "slot 6", "slot 7"};
+	const char *legend[MAX_SLOTS + 1], *colors[MAX_SLOTS + 1];
+	int n = 0;
+	for (; n < slots && n < MAX_SLOTS; n++) {
+		legend[n] = names[n];
+		colors[n] = slot_colors[n];
+	}
+	legend[n] = "not sampled yet";
+	colors[n++] = "#eeeeee";
+	pn_rep_legend(c->f, legend, colors, n);
+	fputs("<p class=\"note\">The digit is the active slot; <b>B</b> beside it: that slot is the "
+	      "checkpoint's recovery baseline; a thick outline: the page shifted since the column "
+	      "before.</p>\n",
+	      c->f);
+}
+
 /* Result i's sampled pages (at most MAX_PAGES page numbers) and slots per page. */
 static const json_t *sampled_pages(struct costs *c, int i, int *slots)
 {
@@ -682,6 +880,7 @@ static void generations(struct costs *c, int i)
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, np - j - 0.5) + 4, "end", "tick", lab);
 	}
 	pn_plot_end(&p);
+	slot_legend(c, slots);
 }
 
 /* The results with figures (a refused run, wal_bytes null, has none to draw). */
@@ -750,6 +949,7 @@ int pn_report_costs(FILE *f, struct pn_rep_in *in, const json_t *doc)
 			PN_REP_POINTS_MAX, PN_REP_MARKS_MAX);
 	if (series_col(&c, 0, "time_ns", &n)) {
 		wal_over_time(&c);
+		throughput(&c);
 		by_record_type(&c);
 		sawtooth(&c);
 	} else {

@@ -268,7 +268,7 @@ void pn_rep_legend(FILE *f, const char *const *names, const char *const *colors,
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<span><i style=\"background:%s\"></i>", colors[i]);
 		pn_rep_esc(f, PN_REP_TEXT, names[i]);
-		fputs("</span>", f);
+		fputs("</span> ", f); /* copied as text, the names stay apart */
 	}
 	fputs("</div>\n", f);
 }

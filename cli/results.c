@@ -699,6 +699,7 @@ int pn_cli_write_json(const char *cmd, FILE *f, const char *path, const struct p
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(results, pn_cli_result_json(&res[i]));
 	json_object_set_new(root, "results", results);
+	root = pn_cli_json_stamped(root);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	if (!text) {

@@ -46,6 +46,13 @@ struct pn_check_options {
 			     const struct pn_write_fate *fates);
 	void (*replay_page)(void *arg, uint32_t page, const uint8_t *expected, const uint8_t *found,
 			    uint32_t page_size);
+	/* And after every event of the run up to its crash point (its trace's newest entry),
+	 * and each recovery the replay judged, once it ended (its last events: what it read):
+	 * `nested` false for the recovery of the crash, true for the recovery of the crash
+	 * inside recovery. A crash inside recovery calls replay_crash a second time (the
+	 * recovery's world up to its crash) and replay_page for its recovery. */
+	void (*replay_event)(void *arg, const struct pn_world *run);
+	void (*replay_recovery)(void *arg, const struct pn_world *recovered, bool nested);
 	void *replay_arg;
 	/* The determinism self-check (--twice): each schedule is run twice, its history and its
 	 * verdicts compared event by event (sim/world.h, struct pn_world_twin). */

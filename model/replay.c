@@ -63,6 +63,8 @@ static bool replay_run_to(struct pn_run *c, struct pn_world *w, uint64_t point,
 		int step = pn_world_step(w);
 		if (step == PN_STEP_VIOLATION)
 			return true;
+		if (step == PN_STEP_EVENT && c->opt->replay_event && key == PN_REPLAY_CRASH_POINT)
+			c->opt->replay_event(c->opt->replay_arg, w);
 		if (step == PN_STEP_EVENT)
 			continue;
 		if (step == PN_STEP_STALL)
@@ -78,6 +80,20 @@ static bool replay_run_to(struct pn_run *c, struct pn_world *w, uint64_t point,
 		return false;
 	}
 	return true;
+}
+
+/* The observers of a judged recovery r (its recovery status rc, its verdict v): what it
+ * did, and when C2 compared the pages (recovery finished) the failing page's bytes. */
+static void replay_observe(struct pn_run *c, const struct pn_world *r, int rc,
+			   const struct pn_verdict *v, bool nested)
+{
+	const struct pn_check_options *opt = c->opt;
+	if (opt->replay_recovery)
+		opt->replay_recovery(opt->replay_arg, r, nested);
+	if (opt->replay_page && rc == 0 &&
+	    (v->kind == PN_VIOL_EXACTNESS || v->kind == PN_VIOL_CHECKSUM))
+		opt->replay_page(opt->replay_arg, v->page, c->j.expected, c->j.found,
+				 pn_engine_geometry(r->e).page_size);
 }
 
 /* Replay of a crash inside recovery, as run.c's nested() and nested_state() judge it: recover again up
@@ -107,10 +123,13 @@ static bool replay_nested(struct pn_run *c, const struct pn_write_fate *fates, p
 		fprintf(opt->timeline, "recovery, up to its crash:\n");
 		pn_world_print_trace(r, opt->timeline);
 	}
+	if (ok && opt->replay_crash)
+		opt->replay_crash(opt->replay_arg, r, f);
 	if (ok) {
 		int rc;
 		struct pn_world *r2 = pn_judge_recover(&c->j, &r->dev, f, c->schedule, false, &rc);
 		pn_judge_recovered(&c->j, r2, rc, first_end, v, false);
+		replay_observe(c, r2, rc, v, true);
 		pn_judge_world_free(r2);
 		pn_judge_acks(&c->j, c->w->e, v);
 		if (v->kind != PN_VIOL_NONE)
@@ -180,11 +199,7 @@ int pn_replay_point(struct pn_run *c)
 	struct pn_world *r = pn_judge_recover(&c->j, &c->w->dev, f, c->schedule, false, &rc);
 	struct pn_verdict v;
 	pn_judge_recovered(&c->j, r, rc, UINT64_MAX, &v, false);
-	/* C2 compared the pages (recovery finished): the bytes are the failing page's */
-	if (opt->replay_page && rc == 0 &&
-	    (v.kind == PN_VIOL_EXACTNESS || v.kind == PN_VIOL_CHECKSUM))
-		opt->replay_page(opt->replay_arg, v.page, c->j.expected, c->j.found,
-				 pn_engine_geometry(r->e).page_size);
+	replay_observe(c, r, rc, &v, false);
 	pn_judge_world_free(r);
 	/* as pn_run_point: the crash inside recovery only when the first recovery passed C1-C3 */
 	pn_judge_acks(&c->j, c->w->e, &v);

@@ -14,11 +14,7 @@ set -u
 source "$(dirname "$0")/report_lib.sh"
 report_setup "$0" "$@"
 shots=${3:-$tmp}
-chromium=$(command -v chromium || command -v chromium-browser)
-if [[ -z $chromium ]]; then
-	echo "FAIL chromium is not installed (scripts/deps.sh installs Debian's chromium)"
-	exit 1
-fi
+report_chromium
 make_inputs "$bin" "$src" "$tmp" || { echo "FAIL the inputs could not be made"; exit 1; }
 
 probe='<script>(function(){var errs=[];window.addEventListener("error",function(e){errs.push("error: "+e.message);});
@@ -30,16 +26,11 @@ var el=document.querySelector("[data-tip]"),t=document.getElementById("tip"),tip
 if(el&&t){el.dispatchEvent(new MouseEvent("mouseover",{bubbles:true}));tip=t.textContent===el.getAttribute("data-tip")&&t.style.display==="block"?"shown":"NOT-SHOWN";}
 var p=document.createElement("pre");p.id="pn-probe";p.textContent="ERRORS "+errs.length+" "+errs.join(" | ")+"\nTIP "+tip+" SVGS "+out.join(" ");document.body.appendChild(p);});})();</script>'
 
-chrome() { # ARGS...: headless Chromium, its own log on stderr
-	timeout 30 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--no-first-run --enable-logging=stderr --v=0 --virtual-time-budget=3000 "$@"
-}
-
 # render HTML: prints "ok" when the page loads without errors and every SVG has drawn
 # elements; else what was wrong
 render() {
 	local page=$1 probed=$tmp/probed.html
-	{ sed -n '1,/<head>/p' "$page"; printf '%s\n' "$probe"; sed '1,/<head>/d' "$page"; } >"$probed"
+	with_probe "$page" "$probe" "$probed"
 	chrome --dump-dom "file://$probed" >"$tmp/dom.html" 2>"$tmp/log.txt"
 	local line errs svgs
 	line=$(grep -A1 -m1 '<pre id="pn-probe">' "$tmp/dom.html" | tr '\n' ' ')

@@ -31,8 +31,8 @@ class Page(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         for k in ("src", "href"):
-            if k in a:
-                self.external.append(f"<{tag} {k}={a[k]!r}>")
+            if k in a and not (k == "href" and re.fullmatch(r"#[a-z]+-\d+", a[k])):
+                self.external.append(f"<{tag} {k}={a[k]!r}>")  # a link inside the page is not
         if tag == "link":
             self.external.append("<link>")
         if tag == "section":

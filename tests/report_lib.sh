@@ -19,6 +19,27 @@ make_inputs() {
 	[[ $? -eq 1 ]] # the violation reproduces
 }
 
+# report_chromium: sets chromium (Debian's, scripts/deps.sh) or prints FAIL and exits 1: the
+# browser tests fail, never skip, without it.
+report_chromium() {
+	chromium=$(command -v chromium || command -v chromium-browser)
+	if [[ -z $chromium ]]; then
+		echo "FAIL chromium is not installed (scripts/deps.sh installs Debian's chromium)"
+		exit 1
+	fi
+}
+
+# chrome ARGS...: headless Chromium, its own log on stderr
+chrome() {
+	timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--no-first-run --enable-logging=stderr --v=0 --virtual-time-budget=3000 "$@"
+}
+
+# with_probe PAGE SCRIPT OUT: OUT is PAGE with SCRIPT first in its head (run before the page's)
+with_probe() {
+	{ sed -n '1,/<head>/p' "$1"; printf '%s\n' "$2"; sed '1,/<head>/d' "$1"; } >"$3"
+}
+
 report_setup() {
 	local name=$1
 	shift

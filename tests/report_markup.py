@@ -25,11 +25,11 @@ PAYLOAD = "<svg onload=alert({})>\"'&"
 # that came from an input.
 TAGS = {"html", "head", "meta", "title", "style", "body", "div", "h1", "h2", "h3", "p", "code",
         "small", "table", "tr", "th", "td", "section", "svg", "line", "rect", "text", "polyline",
-        "circle", "span", "i", "b", "pre", "script"}
+        "circle", "span", "i", "b", "pre", "script", "ol", "ul", "li", "a"}
 ATTRS = {"lang", "charset", "name", "content", "class", "style", "id", "data-src", "data-kind",
          "data-json", "data-j", "data-scale", "data-tip", "xmlns", "width", "height", "viewbox",
          "role", "aria-label", "x", "y", "x1", "y1", "x2", "y2", "text-anchor", "transform",
-         "stroke", "stroke-width", "points", "cx", "cy", "r", "fill"}
+         "stroke", "stroke-width", "points", "cx", "cy", "r", "fill", "href"}
 
 
 class Counter:
@@ -70,6 +70,8 @@ class Page(html.parser.HTMLParser):
                 self.bad.append(f"attribute {name}= in <{tag}>")
             if value and re.search(r"^\s*javascript:", value, re.I):
                 self.bad.append(f"a javascript: URL in <{tag} {name}>")
+            if name == "href" and not re.fullmatch(r"#[a-z]+-\d+", value or ""):
+                self.bad.append(f"a link out of the page in <{tag} href={value!r}>")
 
     handle_startendtag = handle_starttag
 

@@ -521,6 +521,41 @@ START_TEST(test_real_disk_usage)
 }
 END_TEST
 
+/* The JSON at path without its "penumbra" key (asserted first, an object), dumped into buf. */
+static void without_provenance(const char *path, char *buf, size_t len)
+{
+	json_t *root = load_json_file(path);
+	void *first = json_object_iter(root);
+	ck_assert(first != NULL);
+	ck_assert_str_eq(json_object_iter_key(first), "penumbra");
+	ck_assert(json_is_object(json_object_iter_value(first)));
+	json_object_del(root, "penumbra");
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	ck_assert(text != NULL && strlen(text) < len);
+	snprintf(buf, len, "%s", text);
+	free(text);
+	json_decref(root);
+}
+
+/* The provenance of a JSON output (docs/cli.md "Provenance"): its schema, penumbra's version,
+ * its commit, and the command line as given (not as getopt_long permuted it). */
+static void assert_provenance(const char *path, const char *const *argv, size_t argc)
+{
+	json_t *root = load_json_file(path);
+	json_t *p = json_object_get(root, "penumbra"), *cmd = json_object_get(p, "command");
+	ck_assert_str_eq(json_object_iter_key(json_object_iter(root)), "penumbra");
+	ck_assert_int_eq(json_integer_value(json_object_get(p, "schema")), PN_CLI_JSON_SCHEMA);
+	ck_assert_str_eq(json_string_value(json_object_get(p, "version")), PN_VERSION);
+	ck_assert(json_is_string(json_object_get(p, "commit")) ||
+		  json_is_null(json_object_get(p, "commit")));
+	ck_assert(json_is_boolean(json_object_get(p, "dirty")));
+	ck_assert_uint_eq(json_array_size(cmd), argc + 1);
+	ck_assert_str_eq(json_string_value(json_array_get(cmd, 0)), "penumbra");
+	for (size_t i = 0; i < argc; i++)
+		ck_assert_str_eq(json_string_value(json_array_get(cmd, i + 1)), argv[i]);
+	json_decref(root);
+}
+
 /* check: a mutant found as expected, a trace written and replayed; a wrong expectation is
  * exit 1; JSON and JUnit written. */
 START_TEST(test_check_and_replay)
@@ -547,7 +582,13 @@ START_TEST(test_check_and_replay)
 			     "<testcase classname=\"penumbra.check\" name=\"ckpt-active-only\"") !=
 			      NULL,
 		      "junit: %s", cap.err);
+	const char *const check[] = {"check",  src,  "--traces", traces,
+				     "--json", json, "--junit",  junit};
+	assert_provenance(json, check, PN_ARRAY_LEN(check));
 	snprintf(trace, sizeof trace, "%s/ckpt-active-only.trace.yaml", traces);
+	ck_assert_int_eq(cli("replay", trace, "--json", json, NULL), 1);
+	const char *const replay[] = {"replay", trace, "--json", json};
+	assert_provenance(json, replay, PN_ARRAY_LEN(replay));
 	ck_assert_int_eq(cli("replay", trace, NULL), 1);
 	ck_assert_msg(strstr(cap.out, "the violation reproduces") != NULL, "replay: %s", cap.out);
 	/* the same scenario expecting a pass does not pass */
@@ -693,6 +734,19 @@ static void assert_key_order(json_t *result)
 	}
 }
 
+START_TEST(test_json_provenance)
+{
+	char a[320];
+	tmp_path(a, sizeof a, "p.json");
+	ck_assert_int_eq(cli("run", scenario, "--json", a, "--seed", "4", NULL), 0);
+	const char *const run[] = {"run", scenario, "--json", a, "--seed", "4"};
+	assert_provenance(a, run, PN_ARRAY_LEN(run));
+	ck_assert_int_eq(cli("compare", "--json", a, scenario, "--modes", "fpw,umbra", NULL), 0);
+	const char *const compare[] = {"compare", "--json", a, scenario, "--modes", "fpw,umbra"};
+	assert_provenance(a, compare, PN_ARRAY_LEN(compare));
+}
+END_TEST
+
 START_TEST(test_json_deterministic)
 {
 	char a[320], b[320], text_a[OUT_LEN], text_b[OUT_LEN];
@@ -702,8 +756,9 @@ START_TEST(test_json_deterministic)
 	tmp_path(b, sizeof b, "b.json");
 	ck_assert_int_eq(cli("run", scenario, "--json", a, NULL), 0);
 	ck_assert_int_eq(cli("run", "--json", b, scenario, NULL), 0); /* options first */
-	slurp(a, text_a, sizeof text_a);
-	slurp(b, text_b, sizeof text_b);
+	/* the same but for the provenance, which names each command line */
+	without_provenance(a, text_a, sizeof text_a);
+	without_provenance(b, text_b, sizeof text_b);
 	ck_assert(strlen(text_a) > 100);
 	ck_assert_str_eq(text_a, text_b);
 
@@ -1057,6 +1112,7 @@ static Suite *cli_suite(void)
 	suite_add_tcase(s, usage);
 	tcase_add_test(runs, test_run_table);
 	tcase_add_test(runs, test_json_deterministic);
+	tcase_add_test(runs, test_json_provenance);
 	tcase_add_test(runs, test_json_stdout);
 	tcase_add_test(runs, test_overrides);
 	tcase_add_test(runs, test_run_violation);
