@@ -529,18 +529,6 @@ static void recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 
 /* ---- set-up, state, metrics ---- */
 
-static bool unsupported(struct pn_proto_ctx *pc)
-{
-	const struct pn_scenario *sc = pc->sc;
-	if (sc->protocol.generations_at[0])
-		return pn_umbra_refuse_key(pc, sc->protocol.generations_at,
-					   "protocol.generations is not read by policy remap (the "
-					   "map names a page's blocks); remove it");
-	return pn_umbra_refuse_key(pc, sc->protocol.layout_at,
-				   "protocol.layout is not read by policy remap (the map places "
-				   "the blocks); remove it");
-}
-
 static bool init(struct pn_proto_ctx *pc)
 {
 	PN_ASSERT(pc->state == NULL);
@@ -632,7 +620,6 @@ const struct pn_protocol_ops pn_protocol_umbra_remap = {
 	.name = "umbra-remap",
 	.store_flags = PN_STORE_SLOTTED,
 	.setup = {.generations = generations,
-		  .unsupported = unsupported,
 		  .init = init,
 		  .free = remap_free,
 		  .format = format,
