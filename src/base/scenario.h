@@ -56,9 +56,8 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 	X(GEN2_NO_FALLBACK, "gen2_no_fallback") X(GEN2_EARLY_REUSE, "gen2_early_reuse")   \
 	X(GEN2_NO_IMAGE, "gen2_no_image")                                                 \
 	/* umbra remap: protocol/umbra_remap.c */                                         \
-	X(REMAP_EARLY_RECLAIM, "remap_early_reclaim")                                     \
-	X(REMAP_MAP_BEFORE_WAL, "remap_map_before_wal") X(REMAP_MAP_TORN, "remap_map_torn") \
-	X(REMAP_NEXT_FREE_UNLOGGED, "remap_next_free_unlogged")                           \
+	X(REMAP_EARLY_RECLAIM, "remap_early_reclaim") X(REMAP_MAP_BEFORE_WAL, "remap_map_before_wal") \
+	X(REMAP_MAP_TORN, "remap_map_torn") X(REMAP_NEXT_FREE_UNLOGGED, "remap_next_free_unlogged") \
 	X(REMAP_COMPACT_UNSAFE, "remap_compact_unsafe")
 /* clang-format on */
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
