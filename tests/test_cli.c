@@ -1016,6 +1016,27 @@ START_TEST(test_mode_refusal_position)
 }
 END_TEST
 
+/* bench and crashtest never run a truncate under pushdown (whose declaration has no truncate
+ * capability), as run and check refuse it: truncate is a script step, and both refuse a
+ * script workload before any mode runs, with exit 2 and why, touching no file. */
+START_TEST(test_realdisk_refuses_truncate)
+{
+	static const char *const cmds[] = {"bench", "crashtest"};
+	char src[512], dir[320];
+	const char *root = getenv("PN_SOURCE_DIR");
+
+	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
+	snprintf(src, sizeof src, "%s/scenarios/truncate/truncate-regrow-fpw.yaml", root);
+	tmp_path(dir, sizeof dir, "realdisk");
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		ck_assert_int_eq(cli(cmds[i], src, "--path", dir, "--modes", "pushdown", NULL), 2);
+		ck_assert_msg(strstr(cap.err, "a script workload ends by itself") != NULL, "%s",
+			      cap.err);
+		ck_assert_int_eq(access(dir, F_OK), -1);
+	}
+}
+END_TEST
+
 /* C5: a violation of no page (R2: a commit acknowledged too early) used to say
  * "page 4294967295" in text and in JSON. */
 START_TEST(test_no_page)
@@ -1122,6 +1143,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(runs, test_contract_keys);
 	tcase_add_test(runs, test_no_page);
 	tcase_add_test(runs, test_mode_refusal_position);
+	tcase_add_test(runs, test_realdisk_refuses_truncate);
 	tcase_add_test(runs, test_compare_labels);
 	tcase_add_test(runs, test_torn_writes_check);
 	tcase_set_timeout(runs, 120);
