@@ -231,6 +231,8 @@ struct pn_scenario {
 		uint32_t preemption_bound; /* bounded: at most this many preemptions */
 		uint32_t depth;            /* pct: d (d - 1 priority change points a run) */
 		bool reduce;               /* bounded: prune states met before (fingerprints) */
+		bool named;      /* strategy or preemption_bound given (else: the default) */
+		uint32_t budget; /* the default's search: schedules at most (0: sized, model/) */
 	} schedules;
 
 	struct {
