@@ -55,7 +55,7 @@
 
 #define PN_SPLIT_PARTS 16         /* shares of the roots: parts 1..16, part 0 the seeded schedule */
 #define PN_SPLIT_WHOLE UINT32_MAX /* not a part: the whole search (pct, given choices) */
-#define PN_DEFAULT_BUDGET 32      /* D2: schedules, a scenario with crash points */
+#define PN_DEFAULT_BUDGET 16      /* D2: schedules, a scenario with crash points */
 #define PN_DEFAULT_BUDGET_NOCRASH 4096 /* D2: schedules, runtime invariants only */
 
 /* Whether the search of sc is split (bounded strategy). */
