@@ -67,7 +67,8 @@ bool pn_split_default(const struct pn_scenario *sc, bool seeded_only, bool repla
 		      const char *choices, struct pn_scenario *search)
 {
 	if (sc->schedules.named || sc->schedules.strategy != PN_STRATEGY_SEEDED || seeded_only ||
-	    replay || choices || sc->workload.clients < 2 || sc->schedules.runs == 0)
+	    replay || choices || sc->workload.clients < 2 || sc->schedules.runs == 0 ||
+	    sc->workload.transactions > PN_DEFAULT_TRANSACTIONS_MAX)
 		return false;
 	*search = *sc; /* shares sc's owned lists: read only, never freed */
 	search->schedules.strategy = PN_STRATEGY_BOUNDED;

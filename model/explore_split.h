@@ -37,7 +37,8 @@
  * schedules and then, unless told not to, with parts 1..P of a bounded search at K = 1 around
  * seeded index 0 (part 0 is the seeded schedule the seeded runs checked):
  *   D1 It runs when the scenario names no strategy (schedules.named false), its workload has
- *      at least 2 clients (with one client the only races are the checkpointer's and the
+ *      at most PN_DEFAULT_TRANSACTIONS_MAX transactions (a larger one, a cost or results
+ *      workload, would pay its budget in whole runs of it) and at least 2 clients (with one client the only races are the checkpointer's and the
  *      I/O's against one backend: the seeded schedule's order stands for them), and neither
  *      --seeded-only, a replay nor a given list of choices asks otherwise.
  *   D2 Its budget is schedules.budget, else PN_DEFAULT_BUDGET (crash points) or
@@ -57,6 +58,7 @@
 #define PN_SPLIT_WHOLE UINT32_MAX /* not a part: the whole search (pct, given choices) */
 #define PN_DEFAULT_BUDGET 16      /* D2: schedules, a scenario with crash points */
 #define PN_DEFAULT_BUDGET_NOCRASH 4096 /* D2: schedules, runtime invariants only */
+#define PN_DEFAULT_TRANSACTIONS_MAX 64 /* D1: larger workloads keep their seeded schedules */
 
 /* Whether the search of sc is split (bounded strategy). */
 bool pn_split_search(const struct pn_scenario *sc);
