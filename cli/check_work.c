@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore_split.h"
 #include "shrink.h"
 #include "trace.h"
 
@@ -90,7 +91,8 @@ static struct pn_check_options options(const struct check_settings *a,
 					 .twice = a->twice,
 					 .cross_check_every = a->cross_check,
 					 .cross_check_fault = cross_fault(),
-					 .derive = a->derive};
+					 .derive = a->derive,
+					 .seeded_only = a->seeded_only};
 }
 
 /* A whole scenario: pn_check_scenario(), then a violation's trace. */
@@ -192,8 +194,12 @@ static bool item_next(struct check_run *r, uint32_t i, struct pn_exec_unit *u)
 		return true;
 	}
 	if (!it->plan) {
+		/* the default exploration (explore_split.h D1) runs with the scenario, whole */
+		struct pn_scenario defaults;
+		bool whole = r->set.twice ||
+			     pn_split_default(&it->sc, r->set.seeded_only, false, NULL, &defaults);
 		it->plan = pn_plan_new(&it->sc, r->workers, r->set.unit_states,
-				       (uint32_t)r->set.nested, r->set.twice);
+				       (uint32_t)r->set.nested, whole);
 		it->t0 = pn_progress_clock_s();
 	}
 	if (pn_plan_finished(it->plan))

@@ -29,7 +29,7 @@
 struct check_settings {
 	const char *traces; /* where traces go */
 	uint64_t nested, unit_states, cross_check;
-	bool twice, derive, no_shrink;
+	bool twice, derive, no_shrink, seeded_only;
 };
 
 /* What checking one scenario produced; a worker sends it whole. */

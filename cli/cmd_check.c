@@ -79,7 +79,7 @@
 struct check_args {
 	const char *json, *junit, *traces;
 	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
-	bool seed_set, coverage, quiet, no_shrink, twice, derive;
+	bool seed_set, coverage, quiet, no_shrink, twice, derive, seeded_only;
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
 	uint64_t rank_timeout_s; /* K9 */
 	uint64_t torn_writes;    /* --torn-writes: 1 or 2; 0 = each scenario's own */
@@ -252,6 +252,11 @@ static const struct pn_opt check_opts[] = {
 	 .kind = PN_OPT_FLAG,
 	 .at = offsetof(struct check_args, no_shrink),
 	 .help = "write counterexample traces as found, without shrinking them"},
+	{.name = "seeded-only",
+	 .kind = PN_OPT_FLAG,
+	 .at = offsetof(struct check_args, seeded_only),
+	 .help = "check a scenario that names no schedules strategy with its seeded schedules "
+		 "alone, as `strategy: seeded` does (no default exploration of interleavings)"},
 	{.name = "twice",
 	 .kind = PN_OPT_FLAG,
 	 .at = offsetof(struct check_args, twice),
@@ -487,6 +492,12 @@ static void print_item(struct run *r, struct check_item *it)
 			"with a tear (the others were not enumerated)\n",
 			(unsigned long long)res->capped_points,
 			(unsigned long long)PN_CRASH_MIXED_MAX);
+	if (res->budget)
+		fprintf(h,
+			"     interleavings: %llu schedules of at most one preemption after the "
+			"seeded ones (budget %u: the bound %s)\n",
+			(unsigned long long)res->schedules_default, res->budget,
+			res->budget_cut ? "not reached" : "reached");
 	if (res->violation && !res->error && !r->a->quiet)
 		print_report(h, it);
 	if (it->out.error[0])
@@ -619,6 +630,12 @@ static json_t *item_json(const struct check_item *it)
 		json_object_set_new(o, "divergence", json_string(r->divergence));
 	if (r->capped_points)
 		json_object_set_new(o, "capped_points", json_integer((json_int_t)r->capped_points));
+	if (r->budget) { /* the default exploration ran (docs/checker.md section 13) */
+		json_object_set_new(o, "schedules_default",
+				    json_integer((json_int_t)r->schedules_default));
+		json_object_set_new(o, "budget", json_integer(r->budget));
+		json_object_set_new(o, "bound_reached", json_boolean(!r->budget_cut));
+	}
 	json_object_set_new(o, "violation",
 			    r->violation && !r->error ? violation_json(&it->out) : json_null());
 	if (it->out.error[0])
@@ -844,7 +861,8 @@ static void run_init(struct run *r, const struct check_args *a, const struct pn_
 					  .cross_check = a->cross_check,
 					  .twice = a->twice,
 					  .derive = a->derive,
-					  .no_shrink = a->no_shrink},
+					  .no_shrink = a->no_shrink,
+					  .seeded_only = a->seeded_only},
 				  .n = a->npaths * (size_t)(a->nmodes ? a->nmodes : 1),
 				  .workers = x->workers,
 				  .whole = x->whole_units,

@@ -393,7 +393,7 @@ static int run_search(struct pn_run *c, uint32_t part)
 	int rc = part > 0 && part != PN_SPLIT_WHOLE ? survey_roots(c, part) : 0;
 	/* counts of the parts before (S2); the survey's fingerprints are part 0's */
 	uint64_t pruned = res->schedules_pruned, met = res->points_met;
-	uint64_t states = res->distinct_states - pn_explore_states(&x);
+	uint64_t states = res->distinct_states - pn_explore_states(&x), ran = 0;
 	while (rc == 0 && pn_explore_next(&x)) {
 		rc = run_schedule(c);
 		if (c->w)
@@ -407,6 +407,10 @@ static int run_search(struct pn_run *c, uint32_t part)
 		progress(c);
 		if (part == 0)
 			break; /* part 0: the seeded schedule alone */
+		if (c->part_cap && ++ran == c->part_cap) {
+			res->budget_cut |= rc == 0 && pn_explore_queued(&x) > 0; /* D2 */
+			break;
+		}
 	}
 	c->x = NULL;
 	pn_explore_free(&x);
@@ -422,12 +426,12 @@ static void part_scope(struct pn_run *c)
 	c->cross_checked = 0;
 }
 
-/* The parts of a split search of one seeded index, in order (S2): 0 passed, else the first
- * part's status that is not. */
-static int run_parts(struct pn_run *c)
+/* The parts of a split search of one seeded index from `first` on, in order (S2): 0 passed,
+ * else the first part's status that is not. */
+static int run_parts(struct pn_run *c, uint32_t first)
 {
 	int rc = 0;
-	for (uint32_t part = 0; part <= PN_SPLIT_PARTS && rc == 0; part++) {
+	for (uint32_t part = first; part <= PN_SPLIT_PARTS && rc == 0; part++) {
 		part_scope(c);
 		rc = run_search(c, part);
 	}
@@ -458,6 +462,23 @@ static enum pn_unit_status check_part(const struct pn_scenario *sc,
 	return out->status;
 }
 
+/* D1-D3: the default exploration after the seeded schedules: parts 1..P of search (a bounded
+ * search at K = 1 around seeded index 0), each within its share of the budget. */
+static int run_default(struct pn_run *c, const struct pn_scenario *search)
+{
+	const struct pn_scenario *sc = c->sc;
+	uint64_t before = c->res->schedules_explored;
+	c->sc = search;
+	c->schedule = 0;
+	c->part_cap = pn_split_part_cap(search);
+	int rc = run_parts(c, 1);
+	c->sc = sc;
+	c->part_cap = 0;
+	c->res->schedules_default = c->res->schedules_explored - before;
+	c->res->budget = search->schedules.budget;
+	return rc;
+}
+
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
 		      struct pn_check_result *res)
 {
@@ -478,7 +499,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		/* keys name durable-image versions of one run: a new run starts a new cache */
 		pn_cache_clear(&c.cache);
 		if (search) {
-			rc = split ? run_parts(&c) : run_search(&c, PN_SPLIT_WHOLE);
+			rc = split ? run_parts(&c, 0) : run_search(&c, PN_SPLIT_WHOLE);
 			continue;
 		}
 		rc = c.twin ? run_twice(&c) : run_schedule(&c);
@@ -489,6 +510,9 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		checker_free(&c);
 		progress(&c);
 	}
+	struct pn_scenario defaults;
+	if (rc == 0 && pn_split_default(sc, opt->seeded_only, opt->replay, opt->choices, &defaults))
+		rc = run_default(&c, &defaults);
 	pn_world_twin_free(&twin);
 	checker_close(&c);
 	if (rc == 3) {

@@ -67,6 +67,9 @@ struct pn_check_options {
 	 * base's recovery and judgement read is judged without recovery (derive.h;
 	 * docs/checker.md "Derived crash states"). */
 	bool derive;
+	/* --seeded-only: no default exploration (explore_split.h D1): a scenario that names no
+	 * strategy is checked with its seeded schedules alone, as `strategy: seeded` asks. */
+	bool seeded_only;
 };
 
 struct pn_check_result {
@@ -87,6 +90,12 @@ struct pn_check_result {
 	uint64_t points_met; /* a search's crash points skipped: met by an earlier schedule */
 	enum pn_strategy strategy;
 	uint32_t preemption_bound;
+	/* the default exploration (explore_split.h D1-D3): its bounded search's schedules (0:
+	 * none ran), its budget, and whether the budget ended it before every schedule of at most
+	 * one preemption ran (the bound not reached) */
+	uint64_t schedules_default;
+	uint32_t budget;
+	bool budget_cut;
 	char choices[PN_CHOICES_TEXT_MAX]; /* the violation's schedule: its preemptions */
 	double seconds, seconds_to_violation;
 	/* the violation */

@@ -62,3 +62,27 @@ void pn_split_keep(struct pn_explore *x, uint64_t events, uint32_t part)
 	pn_explore_keep(x, lo, hi);
 	free(ev);
 }
+
+bool pn_split_default(const struct pn_scenario *sc, bool seeded_only, bool replay,
+		      const char *choices, struct pn_scenario *search)
+{
+	if (sc->schedules.named || sc->schedules.strategy != PN_STRATEGY_SEEDED || seeded_only ||
+	    replay || choices || sc->workload.clients < 2 || sc->schedules.runs == 0 ||
+	    sc->workload.transactions > PN_DEFAULT_TRANSACTIONS_MAX)
+		return false;
+	*search = *sc; /* shares sc's owned lists: read only, never freed */
+	search->schedules.strategy = PN_STRATEGY_BOUNDED;
+	search->schedules.preemption_bound = 1;
+	search->schedules.reduce = true;
+	if (!search->schedules.budget)
+		search->schedules.budget = sc->crash.present ? PN_DEFAULT_BUDGET
+							     : PN_DEFAULT_BUDGET_NOCRASH;
+	return true;
+}
+
+uint64_t pn_split_part_cap(const struct pn_scenario *search)
+{
+	uint64_t b = search->schedules.budget;
+	PN_ASSERT(b > 0);
+	return b / PN_SPLIT_PARTS + (b % PN_SPLIT_PARTS != 0);
+}

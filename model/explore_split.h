@@ -31,6 +31,23 @@
  *      (n - e + 1)^min(K, 2) (its subtree has about (n - e)^(K-1) schedules, each checking
  *      about n - e crash points); share k holds the roots whose weight before them, divided
  *      by ceil(total / P), is k - 1.
+ *
+ * The default exploration (docs/checker.md section 13, "The default"): a scenario whose
+ * schedules: section names no strategy and no preemption_bound is checked with its seeded
+ * schedules and then, unless told not to, with parts 1..P of a bounded search at K = 1 around
+ * seeded index 0 (part 0 is the seeded schedule the seeded runs checked):
+ *   D1 It runs when the scenario names no strategy (schedules.named false), its workload has
+ *      at most PN_DEFAULT_TRANSACTIONS_MAX transactions (a larger one, a cost or results
+ *      workload, would pay its budget in whole runs of it) and at least 2 clients (with one client the only races are the checkpointer's and the
+ *      I/O's against one backend: the seeded schedule's order stands for them), and neither
+ *      --seeded-only, a replay nor a given list of choices asks otherwise.
+ *   D2 Its budget is schedules.budget, else PN_DEFAULT_BUDGET (crash points) or
+ *      PN_DEFAULT_BUDGET_NOCRASH (runtime invariants only): schedules at most. Each part
+ *      runs at most ceil(budget / P) of its schedules, the first in its order (S1: a
+ *      function of the part, so the split does not change what runs); a part that stops
+ *      with schedules still queued cuts the search short of its bound (budget_cut).
+ *   D3 Its parts run after every seeded schedule and merge as S2 says; the result counts its
+ *      schedules apart (schedules_default) beside the seeded ones.
  */
 #ifndef PN_EXPLORE_SPLIT_H
 #define PN_EXPLORE_SPLIT_H
@@ -39,6 +56,9 @@
 
 #define PN_SPLIT_PARTS 16         /* shares of the roots: parts 1..16, part 0 the seeded schedule */
 #define PN_SPLIT_WHOLE UINT32_MAX /* not a part: the whole search (pct, given choices) */
+#define PN_DEFAULT_BUDGET 16      /* D2: schedules, a scenario with crash points */
+#define PN_DEFAULT_BUDGET_NOCRASH 4096 /* D2: schedules, runtime invariants only */
+#define PN_DEFAULT_TRANSACTIONS_MAX 64 /* D1: larger workloads keep their seeded schedules */
 
 /* Whether the search of sc is split (bounded strategy). */
 bool pn_split_search(const struct pn_scenario *sc);
@@ -47,6 +67,12 @@ bool pn_split_search(const struct pn_scenario *sc);
  * roots lo .. hi - 1. */
 void pn_split_range(const uint64_t *root_event, uint64_t nroots, uint64_t events, uint32_t bound,
 		    uint32_t part, uint64_t *lo, uint64_t *hi);
+/* D1: whether sc's check adds the default exploration; true with search (a shallow copy of
+ * sc: strategy bounded, preemption_bound 1, reduce, its budget, D2) filled. */
+bool pn_split_default(const struct pn_scenario *sc, bool seeded_only, bool replay,
+		      const char *choices, struct pn_scenario *search);
+/* D2: the schedules each part of the default's search runs at most. */
+uint64_t pn_split_part_cap(const struct pn_scenario *search);
 /* After the survey of part `part` (1..P): only its share of x's queued roots kept. */
 void pn_split_keep(struct pn_explore *x, uint64_t events, uint32_t part);
 

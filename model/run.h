@@ -47,6 +47,7 @@ struct pn_run {
 	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
 	uint32_t write_hash_cap;
 	bool search_survey; /* a split search's part surveying the seeded run (explore_split.h) */
+	uint64_t part_cap;  /* the default's search: schedules a part runs at most (D2; 0: all) */
 };
 
 /* The monotonic clock in seconds, for the report's times only (nothing simulated reads it). */

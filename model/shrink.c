@@ -173,6 +173,10 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 		fprintf(out, ", strategy: %s, preemption_bound: %u, depth: %u, reduce: %s",
 			pn_strategy_name(sc->schedules.strategy), sc->schedules.preemption_bound,
 			sc->schedules.depth, sc->schedules.reduce ? "true" : "false");
+	else if (sc->schedules.named) /* seeded only, as asked (explore_split.h D1) */
+		fprintf(out, ", strategy: seeded");
+	if (sc->schedules.budget)
+		fprintf(out, ", budget: %u", sc->schedules.budget);
 	if (sc->schedules.choice_width != PN_CHOICE_WIDTH) /* written only when not the default */
 		fprintf(out, ", choice_width: %u", sc->schedules.choice_width);
 	fprintf(out, "}\n");

@@ -7,11 +7,12 @@
  *   u32 status, u64 end, u64 events, u32 finished, u64 fresh_end;
  *   u64 relearned, lookups, hits, reruns (U6);
  *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
- *     in_recovery, diverged: bits 0-6), u64 crash_points, crash_states, recoveries, derived,
+ *     in_recovery, diverged, budget_cut: bits 0-7), u64 crash_points, crash_states, recoveries, derived,
  *     capped_points, events,
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
  *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
- *     distinct_states, points_met, u32 strategy, preemption_bound, then the strings name, recovery_state,
+ *     distinct_states, points_met, u32 strategy, preemption_bound,
+ *     u64 schedules_default, u32 budget, then the strings name, recovery_state,
  *     state, state_text, detail, timeline, trace_path, shrunk, divergence, choices, each a u32 length
  *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
  *   u32 npoints, then per point u64 event, states, fresh;
@@ -26,7 +27,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 35u
+#define RESULT_FIELDS 37u
 
 /* ---- bytes ---- */
 struct buf {
@@ -123,7 +124,7 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u32(b, (uint32_t)c->violation | (uint32_t)c->expected_violation << 1 |
 			   (uint32_t)c->ok << 2 | (uint32_t)c->error << 3 |
 			   (uint32_t)c->interrupted << 4 | (uint32_t)c->in_recovery << 5 |
-			   (uint32_t)c->diverged << 6);
+			   (uint32_t)c->diverged << 6 | (uint32_t)c->budget_cut << 7);
 	put_u64(b, c->crash_points);
 	put_u64(b, c->crash_states);
 	put_u64(b, c->recoveries);
@@ -143,6 +144,8 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u64(b, c->points_met);
 	put_u32(b, (uint32_t)c->strategy);
 	put_u32(b, c->preemption_bound);
+	put_u64(b, c->schedules_default);
+	put_u32(b, c->budget);
 	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
 			   c->timeline, c->trace_path,     c->shrunk, c->divergence, c->choices};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
@@ -159,6 +162,7 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->interrupted = f >> 4 & 1;
 	c->in_recovery = f >> 5 & 1;
 	c->diverged = f >> 6 & 1;
+	c->budget_cut = f >> 7 & 1;
 	c->crash_points = get_u64(r);
 	c->crash_states = get_u64(r);
 	c->recoveries = get_u64(r);
@@ -178,6 +182,8 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->points_met = get_u64(r);
 	c->strategy = (enum pn_strategy)get_u32(r);
 	c->preemption_bound = get_u32(r);
+	c->schedules_default = get_u64(r);
+	c->budget = get_u32(r);
 	get_str(r, c->name, sizeof(c->name));
 	get_str(r, c->recovery_state, sizeof(c->recovery_state));
 	get_str(r, c->state, sizeof(c->state));

@@ -231,6 +231,8 @@ struct pn_scenario {
 		uint32_t depth;            /* pct: d (d - 1 priority change points a run) */
 		bool reduce;               /* bounded: prune states met before (fingerprints) */
 		uint32_t choice_width;     /* candidates at a choice point (sim/world.h) */
+		bool named;      /* strategy or preemption_bound given (else: the default) */
+		uint32_t budget; /* the default's search: schedules at most (0: sized, model/) */
 	} schedules;
 
 	struct {

@@ -208,6 +208,7 @@ static const struct field schedules_fields[] = {
 	NUM("depth", V_U32, schedules.depth, 1, 16),
 	FLAG("reduce", schedules.reduce),
 	NUM("choice_width", V_U32, schedules.choice_width, 2, 16),
+	NUM("budget", V_U32, schedules.budget, 1, 1000000),
 };
 static const struct field crash_fields[] = {
 	CUSTOM("points", crash.points, read_points),
@@ -1679,6 +1680,7 @@ static bool validate_schedules(struct loader *L)
 {
 	struct pn_scenario *s = L->s;
 	bool named = given(L, &s->schedules.strategy, NULL);
+	s->schedules.named = named || s->schedules.preemption_bound;
 	if (s->schedules.preemption_bound && !named)
 		s->schedules.strategy = PN_STRATEGY_BOUNDED;
 	if (s->schedules.preemption_bound && s->schedules.strategy != PN_STRATEGY_BOUNDED)
