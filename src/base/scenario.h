@@ -1,10 +1,9 @@
 /*
- * scenario.h: a scenario as the engine, the simulator and the checker see it, after the
- * YAML loader (src/scenario/load.h) has parsed and validated a file (base layer: the value
- * only; the loader and its libyaml are the scenario layer's). Every key of the scenario
- * format (docs/scenarios.md) has a field here and a documented default;
- * pn_scenario_defaults() sets them. Sizes are bytes, durations nanoseconds (virtual time in
- * the simulator).
+ * scenario.h: a scenario as the engine, the simulator and the checker see it, after the YAML
+ * loader (src/scenario/load.h) has parsed and validated a file (base layer: the value only;
+ * the loader and its libyaml are the scenario layer's). Every key of the scenario format
+ * (docs/scenarios.md) has a field here and a documented default; pn_scenario_defaults() sets
+ * them. Sizes are bytes, durations nanoseconds (virtual time in the simulator).
  */
 #ifndef PN_SCENARIO_H
 #define PN_SCENARIO_H
@@ -292,8 +291,7 @@ void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
 
 void pn_scenario_defaults(struct pn_scenario *s);
-/* The simulated device's atomic write unit (sim/device.h DV4): crash.atomic_unit when given,
- * else storage.sector_size. */
+/* The device's atomic write unit (DV4): crash.atomic_unit when given, else the sector size. */
 uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s);
 /* crash.torn_writes when given, else 1. */
 uint32_t pn_scenario_torn_writes(const struct pn_scenario *s);
