@@ -113,13 +113,11 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
  * Runs sc's plan to the end: units taken `hold` at a time and finished newest first (so that
  * later units finish before earlier ones); fail_first: the first unit handed out fails once.
  */
-/* Plans cut seeded schedules and searches; a scenario's default exploration runs whole
- * (cli/check_work.c), so these checks are --seeded-only. */
 static int run_plan(const struct pn_scenario *sc, uint32_t nested, uint64_t unit_states, int hold,
 		    bool fail_first, struct pn_check_result *res, uint64_t (*cov)[2],
 		    uint32_t *units)
 {
-	struct pn_check_options o = {.nested_every = nested, .seeded_only = true};
+	struct pn_check_options o = {.nested_every = nested};
 	struct pn_plan *p = pn_plan_new(sc, 3, unit_states, nested, false);
 	uint32_t ids[8];
 	struct pn_unit us[8];
@@ -190,7 +188,7 @@ static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int 
 {
 	struct pn_scenario sc;
 	struct pn_check_result whole, split;
-	struct pn_check_options o = {.nested_every = nested, .seeded_only = true};
+	struct pn_check_options o = {.nested_every = nested};
 	size_t n = cov_sites();
 	uint64_t(*c1)[2] = calloc(n + 1, sizeof(*c1)), (*c2)[2] = calloc(n + 1, sizeof(*c2));
 	uint32_t units;
