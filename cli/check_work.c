@@ -92,7 +92,7 @@ static struct pn_check_options options(const struct check_settings *a,
 					 .cross_check_every = a->cross_check,
 					 .cross_check_fault = cross_fault(),
 					 .derive = a->derive,
-					 .seeded_only = a->seeded_only};
+					 .explore_default = !a->seeded_only};
 }
 
 /* A whole scenario: pn_check_scenario(), then a violation's trace. */

@@ -511,7 +511,8 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		progress(&c);
 	}
 	struct pn_scenario defaults;
-	if (rc == 0 && pn_split_default(sc, opt->seeded_only, opt->replay, opt->choices, &defaults))
+	if (rc == 0 &&
+	    pn_split_default(sc, !opt->explore_default, opt->replay, opt->choices, &defaults))
 		rc = run_default(&c, &defaults);
 	pn_world_twin_free(&twin);
 	checker_close(&c);

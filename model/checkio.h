@@ -67,9 +67,10 @@ struct pn_check_options {
 	 * base's recovery and judgement read is judged without recovery (derive.h;
 	 * docs/checker.md "Derived crash states"). */
 	bool derive;
-	/* --seeded-only: no default exploration (explore_split.h D1): a scenario that names no
-	 * strategy is checked with its seeded schedules alone, as `strategy: seeded` asks. */
-	bool seeded_only;
+	/* The default exploration (explore_split.h D1) after the seeded schedules of a scenario
+	 * that names no strategy: `check` sets it unless --seeded-only; false (every other
+	 * caller, and the zeroed options), its seeded schedules alone. */
+	bool explore_default;
 };
 
 struct pn_check_result {
