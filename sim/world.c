@@ -492,10 +492,12 @@ static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uin
 {
 	struct pn_world *w = ctx;
 	PN_ASSERT(f == PN_FILE_DATA);
-	if (!w->lazy_memo)
+	/* past the memo (a file grown beyond the formatted pages: slots, a page server's
+	 * areas): built each time, as without a search */
+	if (!w->lazy_memo || off + len > w->lazy_memo_end)
 		return pn_engine_lazy_read(w->e, off, len, out);
 	uint32_t size = pn_engine_geometry(w->e).page_size;
-	PN_ASSERT(len > 0 && off + len <= w->lazy_memo_end);
+	PN_ASSERT(len > 0);
 	bool any = false;
 	for (uint64_t b = off / size; b * size < off + len; b++) {
 		if (!(w->lazy_built[b / 8] >> (b % 8) & 1)) {
