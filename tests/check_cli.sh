@@ -95,7 +95,7 @@ case_tty() {
 	# a scenario cut into work units: the line counts them, and the ETA comes from the units
 	# done before the scenario finishes (progress.h); piped, nothing of it
 	# --seeded-only: with the default exploration a scenario is one unit (docs/checker.md 13)
-	local big=("$src/bench/jobs-big.yaml" --jobs 2 --unit-states 64 --nested 0 --points-every 32 --seeded-only)
+	local big=("$src/bench/jobs-big.yaml" --jobs 2 --unit-states 64 --nested 0 --points-every 4 --seeded-only)
 	on_tty "'$bin' check ${big[*]} --traces '$work/tr'" >"$out" 2>&1
 	expect_rc 0 $? "check --jobs 2 of one scenario on a terminal"
 	tr '\r' '\n' <"$out" >"$work/lines.txt"
