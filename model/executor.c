@@ -26,6 +26,7 @@ static const struct pn_exec_ops *methods[PN_EXEC_METHODS] = {
 static char mpi_why[1024] = "this penumbra was built without MPI (cmake -DPN_MPI=ON, "
 			    "docs/cluster.md)";
 
+#ifdef PN_MPI_MODULE
 /* dlopen of the module at path; a file that exists and does not load says why in mpi_why. */
 static void *mpi_open(const char *path)
 {
@@ -37,6 +38,7 @@ static void *mpi_open(const char *path)
 			 dlerror());
 	return h;
 }
+#endif
 
 /* The MPI row from its module, once (NULL: no module, or it does not load). */
 static const struct pn_exec_ops *mpi_row(void)
