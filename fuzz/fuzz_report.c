@@ -30,15 +30,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static const char *const elements[] = {"section", "h2",   "h3",    "small",    "p",
-				       "b",       "code", "table", "tr",       "th",
-				       "td",      "div",  "span",  "i",        "svg",
-				       "line",    "rect", "text",  "polyline", "circle"};
+static const char *const elements[] = {"section",  "h2",     "h3",  "small", "p",    "b",
+				       "code",     "table",  "tr",  "th",    "td",   "div",
+				       "span",     "i",      "svg", "line",  "rect", "text",
+				       "polyline", "circle", "a",   "ol",    "ul",   "li"};
 static const char *const attributes[] =
-	{"class",  "style",        "data-src", "data-kind", "data-j", "data-scale",  "data-tip",
-	 "xmlns",  "width",        "height",   "viewBox",   "role",   "aria-label",  "x",
-	 "y",      "x1",           "y1",       "x2",        "y2",     "text-anchor", "transform",
-	 "stroke", "stroke-width", "points",   "cx",        "cy",     "r",           "fill"};
+	{"class",      "style",       "data-src",  "data-kind", "data-j",       "data-scale",
+	 "data-tip",   "xmlns",       "width",     "height",    "viewBox",      "role",
+	 "aria-label", "x",           "y",         "x1",        "y1",           "x2",
+	 "y2",         "text-anchor", "transform", "stroke",    "stroke-width", "points",
+	 "cx",         "cy",          "r",         "fill",      "id",           "href"};
 
 static bool one_of(const char *s, size_t n, const char *const *names, size_t count)
 {
@@ -75,6 +76,9 @@ static const char *tag(const char *page, const char *p)
 		    strncmp(attr + an, "=\"", 2) != 0)
 			broken("an attribute the report does not write", page, attr);
 		p = attr + an + 2;
+		/* a link goes only to a section of the same page */
+		if (an == 4 && strncmp(attr, "href", 4) == 0 && *p != '#')
+			broken("a link out of the page", page, p);
 		for (; *p != '"'; p++)
 			if (*p == '<' || *p == '>' || *p == '\0')
 				broken("'<' or '>' in an attribute value", page, p);
