@@ -712,21 +712,6 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	return pn_cli_close_output("check", f, path, ok);
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-		}
-	}
-}
-
 /* K12: what a CI page shows of a case that is not as expected: the error; or the whole
  * counterexample report (kind, page, crash point and state, the events before the crash,
  * the trace and the `penumbra replay` line); or why a pass was not expected. */
@@ -747,7 +732,7 @@ static void junit_body(FILE *f, const struct check_item *it)
 			(unsigned long long)out->res.crash_points, out->res.diverged ? ": " : "",
 			out->res.diverged ? out->res.divergence : "");
 	PN_ASSERT(fclose(m) == 0 && text != NULL);
-	xml_text(f, text);
+	pn_cli_xml_text(f, text);
 	free(text);
 }
 
@@ -756,9 +741,9 @@ static void junit_case(FILE *f, const struct check_item *it)
 	const struct check_outcome *out = &it->out;
 	bool error = !it->loaded || out->res.error || out->error[0];
 	fprintf(f, "    <testcase classname=\"penumbra.check\" name=\"");
-	xml_text(f, it->name);
+	pn_cli_xml_text(f, it->name);
 	fprintf(f, "\" file=\"");
-	xml_text(f, it->path);
+	pn_cli_xml_text(f, it->path);
 	fprintf(f, "\" time=\"%.3f\">", it->done ? out->res.seconds : 0.0);
 	if (!it->done) {
 		fprintf(f, "<skipped message=\"interrupted before this scenario finished\"/>");

@@ -444,44 +444,29 @@ static int write_json(const struct pn_pgc_config *g, const struct args *a,
 	return pn_cli_close_output("pgcrash", f, a->json, ok);
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		const char *e = *s == '<'   ? "&lt;"
-				: *s == '>' ? "&gt;"
-				: *s == '&' ? "&amp;"
-				: *s == '"' ? "&quot;"
-					    : NULL;
-		if (e)
-			fputs(e, f);
-		else if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-			fputc(*s, f);
-	}
-}
-
 /* One class of crash state of the setting: a testcase, its failure the kept violation and
  * how to reproduce it, its error the first state that could not be judged. */
 static void junit_case(FILE *f, const char *name, const struct pn_pgc_class_sum *c,
 		       bool interrupted)
 {
 	fputs("    <testcase classname=\"penumbra.pgcrash\" name=\"", f);
-	xml_text(f, name);
+	pn_cli_xml_text(f, name);
 	fputs("\">", f);
 	if (c->trace[0]) {
 		fprintf(f,
 			"\n      <failure message=\"%" PRIu64 " of %" PRIu64
 			" states judged are violations\">",
 			c->violations, c->judged);
-		xml_text(f, c->detail);
+		pn_cli_xml_text(f, c->detail);
 		fputs("\ntrace: ", f);
-		xml_text(f, c->trace);
+		pn_cli_xml_text(f, c->trace);
 		fputs("\nreproduce: penumbra pgcrash --replay ", f);
-		xml_text(f, c->trace);
+		pn_cli_xml_text(f, c->trace);
 		fputs(" (or penumbra replay TRACE)</failure>\n    ", f);
 	} else if (c->errors) {
 		fprintf(f, "\n      <error message=\"%" PRIu64 " states could not be judged\">",
 			c->errors);
-		xml_text(f, c->error);
+		pn_cli_xml_text(f, c->error);
 		fputs("</error>\n    ", f);
 	} else if (!c->judged) {
 		fprintf(f, "<skipped message=\"%s\"/>",

@@ -50,6 +50,21 @@ void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode)
 
 int pn_cli_worst(int a, int b) { return a > b ? a : b; }
 
+void pn_cli_xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
 /* RS1: the one place a result's status gets its name. */
 static const char *status_name(const struct pn_cli_result *r)
 {

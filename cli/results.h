@@ -46,6 +46,9 @@ const char *pn_cli_page_text(uint32_t page, char *buf, size_t len);
 void pn_cli_report_failure(const struct pn_cli_result *r, bool with_mode);
 /* The worse of two exit statuses (2 > 1 > 0). */
 int pn_cli_worst(int a, int b);
+/* s as XML text (JUnit): the five markup characters escaped, control characters but
+ * newline and tab dropped. */
+void pn_cli_xml_text(FILE *f, const char *s);
 
 /* ---- output ---- */
 /* The metrics table, one column per result; `ref` (may be NULL) adds "WAL vs <ref mode>". */
