@@ -158,7 +158,9 @@ static ssize_t cookie_write(void *arg, const char *buf, size_t len)
 		if (n <= 0) {
 			if (!o->err)
 				o->err = n < 0 ? errno : EIO;
-			return -1;
+			/* the bytes written, never -1: stdio subtracts what a cookie returns from
+			 * what it still has to write, and -1 sent fwrite reading past its buffer */
+			return (ssize_t)done;
 		}
 		done += (size_t)n;
 	}
