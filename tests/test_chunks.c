@@ -65,6 +65,39 @@ START_TEST(test_fresh_chunk_zero_around_write)
 }
 END_TEST
 
+/* pn_big_alloc: a big block freed is the next one of its size (the newest first) when
+ * its size asked again, and zalloc zeroes a block that comes back dirty. */
+START_TEST(test_big_blocks_kept)
+{
+	size_t big = PN_BIG_MIN, other = PN_BIG_MIN + 8;
+	uint8_t *a = pn_big_alloc(big), *b = pn_big_alloc(big), *c = pn_big_alloc(other);
+	ck_assert(a && b && c);
+	memset(a, 0xEE, big);
+	pn_big_free(a, big);
+	pn_big_free(c, other);
+	ck_assert_ptr_eq(pn_big_alloc(other), c); /* its size, not the newest block */
+	uint8_t *z = pn_big_zalloc(big);
+	ck_assert_ptr_eq(z, a);
+	for (size_t i = 0; i < big; i++)
+		ck_assert_uint_eq(z[i], 0);
+	pn_big_free(b, big);
+	pn_big_free(z, big);
+	ck_assert_ptr_eq(pn_big_alloc(big), z); /* the newest first */
+	pn_big_free(z, big);
+	/* PN_BIG_KEPT blocks of a third size: the store holds them all (the oldest two went) */
+	uint8_t *fill[PN_BIG_KEPT];
+	for (int i = 0; i < PN_BIG_KEPT; i++)
+		fill[i] = pn_big_alloc(big + 16);
+	for (int i = 0; i < PN_BIG_KEPT; i++)
+		pn_big_free(fill[i], big + 16);
+	ck_assert_ptr_eq(pn_big_alloc(big + 16), fill[PN_BIG_KEPT - 1]);
+	free(fill[PN_BIG_KEPT - 1]);
+	for (int i = 0; i < PN_BIG_KEPT - 1; i++) /* the store's blocks, back to malloc's */
+		free(pn_big_alloc(big + 16));
+	pn_big_free(c, other);
+}
+END_TEST
+
 /* CK2: what is durable and read alike is one chunk, whichever image reads it. */
 START_TEST(test_cur_dur_share_synced)
 {
@@ -590,6 +623,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("store");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
+	tcase_add_test(tc, test_big_blocks_kept);
 	tcase_add_test(tc, test_cur_dur_share_synced);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);
 	suite_add_tcase(s, tc);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static void (*context_print)(void *arg);
@@ -80,4 +81,78 @@ void pn_huge_free(void *p, size_t bytes)
 {
 	if (p)
 		munmap(p, (bytes + PN_HUGE_PAGE - 1) / PN_HUGE_PAGE * PN_HUGE_PAGE);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define BIG_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define BIG_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#define BIG_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define BIG_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#endif
+#endif
+#ifndef BIG_POISON
+#define BIG_POISON(p, n) ((void)(p), (void)(n))
+#define BIG_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* the blocks waiting, oldest first (a process's own: a forked worker has its copy) */
+static struct {
+	void *p;
+	size_t bytes;
+} big_kept[PN_BIG_KEPT];
+static uint32_t big_nkept;
+
+static void big_drop(uint32_t i)
+{
+	PN_ASSERT(i < big_nkept);
+	memmove(&big_kept[i], &big_kept[i + 1], (big_nkept - i - 1) * sizeof(big_kept[0]));
+	big_nkept--;
+}
+
+void *pn_big_alloc(size_t bytes)
+{
+	PN_ASSERT(big_nkept <= PN_BIG_KEPT);
+	if (bytes >= PN_BIG_MIN)
+		for (uint32_t i = big_nkept; i-- > 0;)
+			if (big_kept[i].bytes == bytes) {
+				void *p = big_kept[i].p;
+				big_drop(i);
+				BIG_UNPOISON(p, bytes);
+				return p;
+			}
+	return malloc(bytes);
+}
+
+void *pn_big_zalloc(size_t bytes)
+{
+	if (bytes < PN_BIG_MIN)
+		return calloc(1, bytes);
+	void *p = pn_big_alloc(bytes);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
+void pn_big_free(void *p, size_t bytes)
+{
+	if (p == NULL)
+		return;
+	if (bytes < PN_BIG_MIN) {
+		free(p);
+		return;
+	}
+	if (big_nkept == PN_BIG_KEPT) {
+		BIG_UNPOISON(big_kept[0].p, big_kept[0].bytes);
+		free(big_kept[0].p);
+		big_drop(0);
+	}
+	BIG_POISON(p, bytes);
+	big_kept[big_nkept].p = p;
+	big_kept[big_nkept].bytes = bytes;
+	big_nkept++;
+	PN_ASSERT(big_nkept <= PN_BIG_KEPT);
 }

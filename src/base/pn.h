@@ -69,6 +69,20 @@ const char *pn_page_text(uint32_t page, char *buf, size_t len);
 void *pn_huge_alloc(size_t bytes);
 void pn_huge_free(void *p, size_t bytes);
 
+/* Big blocks (PN_BIG_MIN bytes and more) kept for the next request of the same size. A
+ * checker makes and drops an engine for each crash state it judges, and each engine takes
+ * the same few big buffers (the I/O buffers, the WAL ring and record buffer, a WAL reader's
+ * images); under AddressSanitizer each was a fresh mapping, faulted in page by page and
+ * unmapped again (645,000 faults for one mutant's check, most of the sanitizer run's time).
+ * Content is indeterminate, as malloc's. A block waiting here is poisoned under the
+ * sanitizer, so a use after pn_big_free is still caught. At most PN_BIG_KEPT blocks wait,
+ * the oldest freed first (64 blocks: an engine in recovery holds about a dozen). pn_big_free takes the size that was asked for (NULL: nothing). */
+#define PN_BIG_MIN ((size_t)64 << 10)
+#define PN_BIG_KEPT 64
+void *pn_big_alloc(size_t bytes);
+void *pn_big_zalloc(size_t bytes); /* zeroed, as calloc's */
+void pn_big_free(void *p, size_t bytes);
+
 #define PN_TESTCASE(name_, cond)                                                         \
 	do {                                                                             \
 		static struct pn_testcase_site pn__site = {name_, __FILE__, __LINE__, 0, \

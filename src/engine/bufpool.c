@@ -65,7 +65,7 @@ static size_t frames_bytes(const struct pn_bufpool *b)
 static bool frames_huge(const struct pn_bufpool *b) { return frames_bytes(b) >= FRAMES_HUGE_BYTES; }
 static uint8_t *frames_alloc(const struct pn_bufpool *b)
 {
-	return frames_huge(b) ? pn_huge_alloc(frames_bytes(b)) : calloc(b->nframes, b->h.page_size);
+	return frames_huge(b) ? pn_huge_alloc(frames_bytes(b)) : pn_big_zalloc(frames_bytes(b));
 }
 
 bool pn_buf_init(struct pn_bufpool *b, const struct pn_buf_handles *h, uint32_t nframes)
@@ -103,7 +103,7 @@ void pn_buf_free(struct pn_bufpool *b)
 	if (frames_huge(b))
 		pn_huge_free(b->frame_data, frames_bytes(b));
 	else
-		free(b->frame_data);
+		pn_big_free(b->frame_data, frames_bytes(b));
 	free(b->page_frame);
 	free(b->victims);
 	memset(b, 0, sizeof(*b));

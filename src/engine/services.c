@@ -34,6 +34,11 @@ static const bool legal[IO_STATES][IO_STATES] = {
 	[PN_IO_DISPATCHED] = {[PN_IO_FREE] = true},
 };
 
+static size_t io_bufs_bytes(const struct pn_services *s)
+{
+	return (size_t)(s->nios + 2) * s->io_buf_bytes;
+}
+
 bool pn_svc_init(struct pn_services *s, const struct pn_env *env, uint32_t nios,
 		 uint32_t io_buf_bytes, uint32_t nwakes)
 {
@@ -44,7 +49,7 @@ bool pn_svc_init(struct pn_services *s, const struct pn_env *env, uint32_t nios,
 	s->nios = nios;
 	s->io_buf_bytes = io_buf_bytes;
 	s->ios = calloc(nios, sizeof(*s->ios));
-	s->io_bufs = malloc((size_t)(nios + 2) * io_buf_bytes); /* + spares */
+	s->io_bufs = pn_big_alloc(io_bufs_bytes(s)); /* + spares */
 	s->io_free = malloc(sizeof(uint32_t) * nios);
 	s->nwakes = nwakes;
 	s->wakes = calloc(PN_MAX(nwakes, 1u), sizeof(*s->wakes));
@@ -60,7 +65,7 @@ bool pn_svc_init(struct pn_services *s, const struct pn_env *env, uint32_t nios,
 void pn_svc_free(struct pn_services *s)
 {
 	free(s->ios);
-	free(s->io_bufs);
+	pn_big_free(s->io_bufs, io_bufs_bytes(s));
 	free(s->io_free);
 	free(s->wakes);
 	free(s->summary_buf);

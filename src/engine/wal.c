@@ -167,16 +167,21 @@ static void forget_pages(struct pn_wal *w)
 		w->tags[i] = UINT64_MAX;
 }
 
+/* the ring's pages and their tags, one block */
+static size_t ring_bytes(const struct pn_wal *w)
+{
+	return (size_t)w->npages * PN_XLOG_BLCKSZ + w->npages * sizeof(uint64_t);
+}
+
 static bool alloc_ring(struct pn_wal *w, uint32_t buffers)
 {
 	/* Sized by the buffer pool: a larger pool dirties more WAL between flushes. */
 	w->npages = PN_MAX(64u, PN_MIN(WAL_RING_PAGES, 4u * buffers));
 	if ((uint64_t)w->npages * PN_XLOG_BLCKSZ > w->seg_size * (uint64_t)w->nsegs / 2)
 		w->npages = (uint32_t)(w->seg_size * (uint64_t)w->nsegs / 2 / PN_XLOG_BLCKSZ);
-	size_t bytes = (size_t)w->npages * PN_XLOG_BLCKSZ + w->npages * sizeof(uint64_t);
-	w->pages = malloc(bytes);
+	w->pages = pn_big_alloc(ring_bytes(w));
 	w->rec_cap = PN_WAL_RECORD_HEADER + 64 + PN_WAL_MAX_BLOCKS * (w->page_size + 64) + 65536;
-	w->rec_buf = malloc(w->rec_cap);
+	w->rec_buf = pn_big_alloc(w->rec_cap);
 	w->waiters = calloc(PN_MAX(w->nwaiters, 1u), sizeof(*w->waiters));
 	if (!w->pages || !w->rec_buf || !w->waiters)
 		return false;
@@ -223,8 +228,8 @@ bool pn_wal_init(struct pn_wal *w, const struct pn_scenario *sc, struct pn_servi
 
 void pn_wal_free(struct pn_wal *w)
 {
-	free(w->pages);
-	free(w->rec_buf);
+	pn_big_free(w->pages, ring_bytes(w));
+	pn_big_free(w->rec_buf, w->rec_cap);
 	free(w->waiters);
 	w->pages = w->rec_buf = NULL;
 	w->waiters = NULL;

@@ -465,13 +465,13 @@ bool pn_wal_reader_init(struct pn_wal_reader *r, pn_lsn start, pn_lsn prev, uint
 	r->next = start;
 	r->prev = prev;
 	r->page = malloc(BLCKSZ);
-	r->rec = malloc(max_record);
-	r->images = malloc((size_t)PN_WAL_MAX_BLOCKS * page_size);
+	r->rec = pn_big_alloc(max_record);
+	r->rec_cap = max_record;
+	r->images = pn_big_alloc((size_t)PN_WAL_MAX_BLOCKS * page_size);
 	if (r->page == NULL || r->rec == NULL || r->images == NULL) {
 		pn_wal_reader_free(r);
 		return false;
 	}
-	r->rec_cap = max_record;
 	return true;
 }
 
@@ -495,8 +495,8 @@ void pn_wal_reader_seek(struct pn_wal_reader *r, pn_lsn next, pn_lsn prev)
 void pn_wal_reader_free(struct pn_wal_reader *r)
 {
 	free(r->page);
-	free(r->rec);
-	free(r->images);
+	pn_big_free(r->rec, r->rec_cap);
+	pn_big_free(r->images, (size_t)PN_WAL_MAX_BLOCKS * r->page_size);
 	r->page = NULL;
 	r->rec = NULL;
 	r->images = NULL;

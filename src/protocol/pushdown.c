@@ -73,8 +73,10 @@ bool pn_ps_init(struct pn_proto_ctx *pc)
 	ps->req = malloc(sizeof(*ps->req) * pn_proto_buf(pc)->nframes);
 	ps->last_written = calloc(pc->store->pages, sizeof(pn_lsn));
 	ps->meta = malloc(PN_MAX(ps->meta_len, ps->log_len));
-	ps->enc = malloc(pn_wal_rec_cap(pc->wal));
-	ps->images = malloc((size_t)PN_WAL_MAX_BLOCKS * pc->store->page_size);
+	ps->enc_bytes = pn_wal_rec_cap(pc->wal);
+	ps->images_bytes = (size_t)PN_WAL_MAX_BLOCKS * pc->store->page_size;
+	ps->enc = pn_big_alloc(ps->enc_bytes);
+	ps->images = pn_big_alloc(ps->images_bytes);
 	pn_lsn start = (pn_lsn)pn_wal_seg_size(pc->wal) + PN_WAL_LONG_PHD; /* as pn_wal_init */
 	ps->next = ps->horizon = start;
 	return ps->pages && ps->queue && ps->req && ps->last_written && ps->meta && ps->enc &&
@@ -97,8 +99,8 @@ void pn_ps_free(struct pn_proto_ctx *pc)
 	free(ps->req);
 	free(ps->last_written);
 	free(ps->meta);
-	free(ps->enc);
-	free(ps->images);
+	pn_big_free(ps->enc, ps->enc_bytes);
+	pn_big_free(ps->images, ps->images_bytes);
 	free(ps);
 	pc->state = NULL;
 }

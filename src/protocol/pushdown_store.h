@@ -88,6 +88,7 @@ struct pn_pageserver {
 	uint8_t *meta;   /* the snapshot or log record a round writes */
 	uint8_t *enc;    /* a record, encoded (ingest) */
 	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	size_t enc_bytes, images_bytes; /* their sizes (pn_big_free) */
 	uint64_t hist[HIST_LEN];
 	uint32_t check_next; /* pn_ps_check's rotation */
 };
