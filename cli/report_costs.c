@@ -588,18 +588,19 @@ static void by_record_type(struct costs *c)
 	pn_plot_begin(&p, "WAL by record type per mode, FPI share highlighted");
 	for (int i = 0; i < c->n; i++) {
 		double y1 = p.h - p.mt - p.mb - i * (bar + gap) - gap / 2.0, y0 = y1 - bar, x = 0;
-		char tip[192];
+		char tip[192], n[48];
 		for (int t = 0; t < nt; t++) {
 			double b = record_bytes(c, i, types[t]);
-			snprintf(tip, sizeof(tip), "%s %s: %.0f record bytes (%.2f MiB)",
-				 c->mode[i], types[t], b, b / MIB);
+			snprintf(tip, sizeof(tip), "%s %s: %s record bytes (%.2f MiB)", c->mode[i],
+				 types[t], pn_rep_fmt(n, sizeof(n), b, 0), b / MIB);
 			pn_plot_rect(&p, x, y0, x + b / MIB, y1,
 				     type_colors[t % PN_ARRAY_LEN(type_colors)], tip);
 			x += b / MIB;
 		}
 		double fpi = num(c, i, "fpi_bytes"), wal = num(c, i, "wal_bytes");
-		snprintf(tip, sizeof(tip), "%s full-page images: %.0f bytes, %.1f %% of its WAL",
-			 c->mode[i], fpi, wal > 0 ? 100 * fpi / wal : 0);
+		snprintf(tip, sizeof(tip), "%s full-page images: %s bytes, %.1f %% of its WAL",
+			 c->mode[i], pn_rep_fmt(n, sizeof(n), fpi, 0),
+			 wal > 0 ? 100 * fpi / wal : 0);
 		pn_plot_rect(&p, x, y0, x + fpi / MIB, y1, PN_REP_FPI_COLOR, tip);
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, (y0 + y1) / 2) + 4, "end", "axis",
 			     c->mode[i]);
