@@ -28,12 +28,12 @@ bool pn_scenario_copy(const struct pn_scenario *src, struct pn_scenario *dst);
 void pn_scenario_write(FILE *out, const struct pn_scenario *sc);
 
 /* The workload's sizing keys, a bit each (pn_workload_reads). */
-#define PN_WORKLOAD_KEY_LIST(X)                                                             \
-	X(PN_WK_TRANSACTIONS, "transactions")                                               \
-	X(PN_WK_PAGES_PER_TRANSACTION, "pages_per_transaction")                             \
-	X(PN_WK_SCALE, "scale")                                                             \
-	X(PN_WK_WAREHOUSES, "warehouses") X(PN_WK_ROWS, "rows") X(PN_WK_INSERTS, "inserts") \
-		X(PN_WK_DISTINCT_KEYS, "distinct_keys")
+#define PN_WORKLOAD_KEY_LIST(X)                                 \
+	X(PN_WK_TRANSACTIONS, "transactions")                   \
+	X(PN_WK_PAGES_PER_TRANSACTION, "pages_per_transaction") \
+	X(PN_WK_SCALE, "scale")                                 \
+	X(PN_WK_WAREHOUSES, "warehouses")                       \
+	X(PN_WK_ROWS, "rows") X(PN_WK_INSERTS, "inserts") X(PN_WK_DISTINCT_KEYS, "distinct_keys")
 enum pn_workload_key { PN_WORKLOAD_KEY_LIST(PN_ENUM_VALUE) PN_WK_COUNT };
 extern const char *const pn_workload_key_names[PN_WK_COUNT + 1];
 /* Whether a workload of this kind reads the key (the trace writes only those). */
