@@ -525,11 +525,10 @@ static void throughput(struct costs *c)
 	}
 	fputs("<p class=\"note\">The average latency of the commits acknowledged in each sample "
 	      "interval, each from its commit record's insertion to its acknowledgement, as "
-	      "pgbench --progress prints lat; the whole run's p50 and p99 are in the table. "
-	      "Dashed lines: each checkpoint's begin.</p>\n",
+	      "pgbench --progress prints lat; the whole run's p50 and p99 are in the table.</p>\n",
 	      c->f);
 	rate_plot(c, 260, "commit latency over virtual time", "average commit latency (ms)", "ms",
-		  latency_ms, true);
+		  latency_ms, false);
 }
 
 /* ---- WAL by record type, stacked, FPI bytes highlighted ---- */
