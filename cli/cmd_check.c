@@ -533,7 +533,6 @@ static void print_summary(struct run *r)
 {
 	size_t ok = 0, viol = 0, capped = 0;
 	uint64_t states = 0, rec = 0;
-	double secs = 0;
 	pn_progress_clear(&r->w.prog);
 	for (size_t i = 0; i < r->w.n; i++) {
 		struct check_item *it = &r->w.items[i];
@@ -545,14 +544,13 @@ static void print_summary(struct run *r)
 		viol += it->out.res.violation;
 		states += it->out.res.crash_states;
 		rec += it->out.res.recoveries;
-		secs += it->out.res.seconds;
 		capped += it->out.res.capped_points > 0;
 	}
 	fprintf(r->human,
 		"\n%zu scenarios: %zu as expected, %zu not; %zu violations found; %llu crash "
-		"states, %llu recovered (%.0f per second of checking)\n",
+		"states, %llu recovered (%.0f states/s of wall time)\n",
 		r->w.done, ok, r->w.done - ok, viol, (unsigned long long)states,
-		(unsigned long long)rec, secs > 0 ? rec / secs : 0.0);
+		(unsigned long long)rec, pn_progress_rate(&r->w.prog, r->w.states_done));
 	if (capped)
 		fprintf(r->human,
 			"note: %zu scenarios had crash points whose torn-write states were capped "
@@ -898,6 +896,7 @@ static int check_all(struct run *r, struct pn_exec *x, FILE *json, FILE *junit)
 	print_ready(r);
 	struct pn_exec_work work = pn_check_work(&r->w);
 	pn_exec_run(x, &work);
+	pn_progress_finish(&r->w.prog, r->w.done, r->w.states_done); /* progress.h P1 */
 	print_ready(r);
 	print_hidden(r);
 	if (x->summary[0]) {

@@ -44,13 +44,30 @@ double pn_progress_eta_s(double elapsed_s, double work, size_t total)
 	return left > 0 ? elapsed_s * left / work : 0;
 }
 
-double pn_progress_elapsed(const struct pn_progress *p) { return pn_progress_clock_s() - p->t0_s; }
+double pn_progress_elapsed(const struct pn_progress *p)
+{
+	return (p->end_s > 0 ? p->end_s : pn_progress_clock_s()) - p->t0_s;
+}
+
+double pn_progress_rate(const struct pn_progress *p, uint64_t count)
+{
+	double dt = pn_progress_elapsed(p);
+	return dt > 0 ? (double)count / dt : 0.0;
+}
+
+void pn_progress_finish(struct pn_progress *p, size_t done, uint64_t count)
+{
+	if (p->end_s > 0)
+		return;
+	p->end_s = pn_progress_clock_s();
+	pn_progress_update(p, done, count, true);
+}
 
 void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool force)
 {
 	if (!p->tty)
 		return;
-	double now = pn_progress_clock_s(), dt = now - p->t0_s;
+	double now = pn_progress_clock_s(), dt = pn_progress_elapsed(p);
 	if (!force && (now - p->last_s) * 1000 < PN_PROGRESS_INTERVAL_MS)
 		return;
 	p->last_s = now;
@@ -73,7 +90,7 @@ void pn_progress_update(struct pn_progress *p, size_t done, uint64_t count, bool
 			 (unsigned long long)p->parts_done, (unsigned long long)p->parts_made);
 	fprintf(stderr, "\r\033[K%s: %zu/%zu %s%s, %llu %s, %.0f %s/s%s, %s elapsed, %s", p->cmd,
 		done, p->total, p->units, parts, (unsigned long long)count, p->counted,
-		dt > 0 ? (double)count / dt : 0.0, p->counted, schedules, elapsed, eta);
+		pn_progress_rate(p, count), p->counted, schedules, elapsed, eta);
 	fflush(stderr);
 	p->drawn = true;
 }

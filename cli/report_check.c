@@ -76,8 +76,15 @@ static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *
 		const char *trace = pn_rep_string(in, json_object_get(v, "trace"), false,
 						  "scenarios[%zu].violation.trace", i);
 		int at = trace_input(in, trace);
-		if (at < 0) {
-			cell_text(f, kind, NULL);
+		if (at < 0) { /* its trace not among the inputs: where it is, to add it */
+			fputs("<td>", f);
+			pn_rep_esc(f, PN_REP_TEXT, kind ? kind : "-");
+			if (trace) {
+				fputs(" <small>(trace ", f);
+				pn_rep_esc(f, PN_REP_TEXT, trace);
+				fputs(", not among this report's inputs)</small>", f);
+			}
+			fputs("</td>", f);
 		} else {
 			fprintf(f, "<td><a href=\"#trace-%d\">", at);
 			pn_rep_esc(f, PN_REP_TEXT, kind ? kind : "-");
@@ -97,12 +104,53 @@ static void scenario_row(FILE *f, struct pn_rep_in *in, size_t i, const json_t *
 	fputs("</tr>\n", f);
 }
 
-/* Crash states per scenario, log scale, coloured by whether the verdict was as expected. */
+#define STATE_PASS "#6a9fd4"
+#define STATE_FOUND "#f28e2b"
+#define STATE_BAD "#d62728"
+#define STATE_RECOVERED "#1b3a5c"
+
+/* Scenario i's two bars in the states plot: its crash states, and its recovered ones over
+ * them; each count beside its bar's end with its JSON path. */
+static void state_bars(struct pn_plot *p, struct pn_rep_in *in, size_t i, const json_t *s, int bar,
+		       int gap)
+{
+	double states = pn_rep_count(in, json_object_get(s, "crash_states"),
+				     "scenarios[%zu].crash_states", i);
+	double rec = pn_rep_count(in, json_object_get(s, "recoveries"), "scenarios[%zu].recoveries",
+				  i);
+	double y1 = p->h - p->mt - p->mb - (double)i * (bar + gap) - gap / 2.0, y0 = y1 - bar;
+	bool ok = pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
+	const char *name = text_of(in, s, i, "name");
+	const char *verdict = text_of(in, s, i, "verdict");
+	const char *expected = text_of(in, s, i, "expected");
+	char tip[320], path[96], a[48], b[48];
+	snprintf(tip, sizeof(tip), "%s: %s (expected %s), %s crash states, %s recovered",
+		 name ? name : "?", verdict ? verdict : "?", expected ? expected : "-",
+		 pn_rep_int(a, sizeof(a), (uint64_t)states),
+		 pn_rep_int(b, sizeof(b), (uint64_t)rec));
+	bool found = verdict && strcmp(verdict, "violation") == 0;
+	pn_plot_rect(p, 1, y0, states > 1 ? states : 1.05, y1,
+		     !ok     ? STATE_BAD
+		     : found ? STATE_FOUND
+			     : STATE_PASS,
+		     tip);
+	if (rec >= 1)
+		pn_plot_rect(p, 1, y0 + bar / 4.0, rec > 1 ? rec : 1.05, y1 - bar / 4.0,
+			     STATE_RECOVERED, tip);
+	pn_plot_text(p, p->ml - 6, pn_plot_py(p, y0) - 3, "end", "tick", name ? name : "?");
+	snprintf(path, sizeof(path), ".scenarios[%zu].crash_states", i);
+	pn_plot_num(p, pn_plot_px(p, states > 1 ? states : 1) + 4, pn_plot_py(p, y0) - 3, "start",
+		    path, json_object_get(s, "crash_states"), 1, 4);
+}
+
+/* States per scenario, log scale: a bar of the crash states enumerated, coloured by whether
+ * the verdict was as expected, and over it a narrower dark bar of those recovered (the rest
+ * were derived from a recovered base or judged without a recovery: docs/checker.md). */
 static void states_plot(FILE *f, struct pn_rep_in *in, const json_t *arr)
 {
 	size_t n = json_array_size(arr), i;
 	const json_t *s;
-	int bar = 14, gap = 5;
+	int bar = 16, gap = 6;
 	double hi = 10;
 	json_array_foreach(arr, i, s)
 		hi = fmax(hi, pn_rep_count(in, json_object_get(s, "crash_states"),
@@ -111,47 +159,26 @@ static void states_plot(FILE *f, struct pn_rep_in *in, const json_t *arr)
 		{.f = f, .w = 1100, .ml = 270, .mr = 80, .mt = 8, .mb = 40, .x_ticks = false};
 	p.h = p.mt + p.mb + (int)n * (bar + gap);
 	p.x = (struct pn_axis){1, pow(10, ceil(log10(hi))), true,
-			       "crash states enumerated (log scale)"};
+			       "states per scenario (log scale): crash states enumerated, of them "
+			       "recovered"};
 	p.y = (struct pn_axis){0, (double)(p.h - p.mt - p.mb), false, NULL};
-	pn_plot_begin(&p, "crash states per scenario");
+	pn_plot_begin(&p, "crash states enumerated and recovered per scenario");
 	for (double v = 1; v <= p.x.hi * 1.0001; v *= 10) {
-		char lab[24];
+		char lab[48];
 		double x = pn_plot_px(&p, v);
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
 			p.mt, x, p.h - p.mb);
-		snprintf(lab, sizeof(lab), "%g", v);
-		pn_plot_text(&p, x, p.h - p.mb + 14, "middle", "tick", lab);
+		pn_plot_text(&p, x, p.h - p.mb + 14, "middle", "tick",
+			     pn_plot_log_tick(lab, sizeof(lab), v));
 	}
-	json_array_foreach(arr, i, s)
-	{
-		double states = pn_rep_count(in, json_object_get(s, "crash_states"),
-					     "scenarios[%zu].crash_states", i);
-		double y1 = p.h - p.mt - p.mb - (double)i * (bar + gap) - gap / 2.0, y0 = y1 - bar;
-		bool ok = pn_rep_bool(in, json_object_get(s, "ok"), "scenarios[%zu].ok", i);
-		const char *name = text_of(in, s, i, "name");
-		const char *verdict = text_of(in, s, i, "verdict");
-		const char *expected = text_of(in, s, i, "expected");
-		char tip[256], path[96];
-		snprintf(tip, sizeof(tip), "%s: %s (expected %s), %.0f crash states",
-			 name ? name : "?", verdict ? verdict : "?", expected ? expected : "-",
-			 states);
-		bool found = verdict && strcmp(verdict, "violation") == 0;
-		pn_plot_rect(&p, 1, y0, states > 1 ? states : 1.05, y1,
-			     !ok     ? "#d62728"
-			     : found ? "#f28e2b"
-				     : "#6a9fd4",
-			     tip);
-		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, y0) - 2, "end", "tick",
-			     name ? name : "?");
-		snprintf(path, sizeof(path), ".scenarios[%zu].crash_states", i);
-		pn_plot_num(&p, pn_plot_px(&p, states > 1 ? states : 1) + 4, pn_plot_py(&p, y0) - 2,
-			    "start", path, json_object_get(s, "crash_states"), 1, 4);
-	}
+	json_array_foreach(arr, i, s) state_bars(&p, in, i, s, bar, gap);
 	pn_plot_end(&p);
-	static const char *const names[] = {"pass, as expected", "violation found, as expected",
-					    "verdict NOT as expected"};
-	static const char *const colors[] = {"#6a9fd4", "#f28e2b", "#d62728"};
-	pn_rep_legend(f, names, colors, 3);
+	static const char *const names[] = {"crash states: pass, as expected",
+					    "crash states: violation found, as expected",
+					    "crash states: verdict NOT as expected",
+					    "of them recovered"};
+	static const char *const colors[] = {STATE_PASS, STATE_FOUND, STATE_BAD, STATE_RECOVERED};
+	pn_rep_legend(f, names, colors, 4);
 }
 
 /* A marker's file from the repository's top folder on ("src/engine/wal.c"), as the build named it. */

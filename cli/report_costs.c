@@ -477,16 +477,58 @@ static void sawtooth(struct costs *c)
 		  fpis_per_commit, true);
 }
 
-/* Throughput over virtual time, as pgbench --progress prints it: commits per second over
- * each sample interval, per mode. */
+/* Whether result i's series has column col (a JSON of an older penumbra may lack it). */
+static bool has_col(struct costs *c, int i, const char *col)
+{
+	const json_t *s = series_of(c, i);
+	return s && json_object_get(s, col) != NULL;
+}
+
+/* Result i's average commit latency (ms) over each interval between the samples drawn
+ * (series.h SE4: the latencies' sum over their count, both differenced); returns how many
+ * points, with x and y filled. */
+static size_t latency_ms(struct costs *c, int i, double *x, double *y)
+{
+	double t[PN_REP_POINTS_MAX], sum[PN_REP_POINTS_MAX], cnt[PN_REP_POINTS_MAX];
+	if (!has_col(c, i, "commit_latency_ns") || !has_col(c, i, "commits_timed"))
+		return 0;
+	size_t n = over_time(c, i, "commit_latency_ns", 1e6, t, sum), k = 0;
+	if (over_time(c, i, "commits_timed", 1, t, cnt) != n)
+		return 0;
+	for (size_t j = 1; j < n; j++) {
+		if (cnt[j] <= cnt[j - 1])
+			continue; /* no commit acknowledged in the interval: no average */
+		x[k] = t[j];
+		y[k++] = (sum[j] - sum[j - 1]) / (cnt[j] - cnt[j - 1]);
+	}
+	return k;
+}
+
+/* Throughput and commit latency over virtual time, as pgbench --progress prints them (tps,
+ * lat): commits per second and their average latency over each sample interval, per mode. */
 static void throughput(struct costs *c)
 {
 	fputs("<h3>Throughput over virtual time</h3><p class=\"note\">Commits per second of "
-	      "virtual time over each sample interval (as pgbench --progress prints tps); the "
-	      "commit latency is in the table (p50, p99).</p>\n",
+	      "virtual time over each sample interval (as pgbench --progress prints tps).</p>\n",
 	      c->f);
 	rate_plot(c, 260, "throughput: commits per second over virtual time", "commits / s",
 		  "commits/s", commits_per_second, false);
+	bool any = false;
+	for (int i = 0; i < c->n; i++)
+		any |= has_col(c, i, "commit_latency_ns");
+	fputs("<h3>Commit latency over virtual time</h3>", c->f);
+	if (!any) {
+		fputs("<p class=\"note\">This JSON's series has no commit latency (written by an "
+		      "older penumbra): the table has its p50 and p99.</p>\n",
+		      c->f);
+		return;
+	}
+	fputs("<p class=\"note\">The average latency of the commits acknowledged in each sample "
+	      "interval, each from its commit record's insertion to its acknowledgement, as "
+	      "pgbench --progress prints lat; the whole run's p50 and p99 are in the table.</p>\n",
+	      c->f);
+	rate_plot(c, 260, "commit latency over virtual time", "average commit latency (ms)", "ms",
+		  latency_ms, false);
 }
 
 /* ---- WAL by record type, stacked, FPI bytes highlighted ---- */
@@ -545,18 +587,19 @@ static void by_record_type(struct costs *c)
 	pn_plot_begin(&p, "WAL by record type per mode, FPI share highlighted");
 	for (int i = 0; i < c->n; i++) {
 		double y1 = p.h - p.mt - p.mb - i * (bar + gap) - gap / 2.0, y0 = y1 - bar, x = 0;
-		char tip[192];
+		char tip[192], n[48];
 		for (int t = 0; t < nt; t++) {
 			double b = record_bytes(c, i, types[t]);
-			snprintf(tip, sizeof(tip), "%s %s: %.0f record bytes (%.2f MiB)",
-				 c->mode[i], types[t], b, b / MIB);
+			snprintf(tip, sizeof(tip), "%s %s: %s record bytes (%.2f MiB)", c->mode[i],
+				 types[t], pn_rep_fmt(n, sizeof(n), b, 0), b / MIB);
 			pn_plot_rect(&p, x, y0, x + b / MIB, y1,
 				     type_colors[t % PN_ARRAY_LEN(type_colors)], tip);
 			x += b / MIB;
 		}
 		double fpi = num(c, i, "fpi_bytes"), wal = num(c, i, "wal_bytes");
-		snprintf(tip, sizeof(tip), "%s full-page images: %.0f bytes, %.1f %% of its WAL",
-			 c->mode[i], fpi, wal > 0 ? 100 * fpi / wal : 0);
+		snprintf(tip, sizeof(tip), "%s full-page images: %s bytes, %.1f %% of its WAL",
+			 c->mode[i], pn_rep_fmt(n, sizeof(n), fpi, 0),
+			 wal > 0 ? 100 * fpi / wal : 0);
 		pn_plot_rect(&p, x, y0, x + fpi / MIB, y1, PN_REP_FPI_COLOR, tip);
 		pn_plot_text(&p, p.ml - 6, pn_plot_py(&p, (y0 + y1) / 2) + 4, "end", "axis",
 			     c->mode[i]);
@@ -665,7 +708,7 @@ static void published_bars(struct costs *c, const struct pub_row *pubs, int n)
 	p.y = (struct pn_axis){0, ymax * 1.15, false, pubs[0].pb->what};
 	pn_plot_begin(&p, "published figure beside ours");
 	for (int k = 0; k < n; k++) {
-		char tip[160], path[192], buf[32];
+		char tip[160], path[192], buf[48];
 		double pub = pubs[k].pb->value, ours = json_number_value(pubs[k].ours);
 		snprintf(tip, sizeof(tip), "%s published (%s): %.2f", pubs[k].pb->mode,
 			 pubs[k].pb->source, pub);
@@ -692,7 +735,7 @@ static void published_figures(struct costs *c, const char *scenario)
 {
 	struct pub_row pubs[PN_ARRAY_LEN(published)];
 	int n = 0;
-	char path[192], buf[32];
+	char path[192], buf[48];
 	for (size_t k = 0; k < PN_ARRAY_LEN(published); k++) {
 		for (int i = 0; i < c->n && strcmp(published[k].scenario, scenario) == 0; i++) {
 			const json_t *ours = pn_rep_number(c->in,

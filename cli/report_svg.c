@@ -47,30 +47,58 @@ void pn_rep_esc(FILE *f, enum pn_rep_ctx ctx, const char *s)
 	}
 }
 
-const char *pn_rep_int(char *buf, size_t len, uint64_t v)
+/* R4's grouping: the plain decimal text `plain` ("-1234567.25") into buf with a comma between
+ * each three digits of its whole part ("-1,234,567.25"). */
+static const char *grouped(char *buf, size_t len, const char *plain)
 {
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	size_t at = 0;
-	PN_ASSERT(len >= 28);
-	for (int i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
+	const char *digits = plain + (plain[0] == '-');
+	size_t whole = strcspn(digits, ".e"), at = 0;
+	PN_ASSERT(len >= strlen(plain) + whole / 3 + 1);
+	if (plain[0] == '-')
+		buf[at++] = '-';
+	for (size_t i = 0; i < whole; i++) {
+		if (i > 0 && (whole - i) % 3 == 0)
 			buf[at++] = ',';
 		buf[at++] = digits[i];
 	}
-	buf[at] = '\0';
+	snprintf(buf + at, len - at, "%s", digits + whole);
 	return buf;
+}
+
+const char *pn_rep_fmt(char *buf, size_t len, double v, int decimals)
+{
+	char plain[64];
+	PN_ASSERT(decimals >= 0 && decimals <= 15 && len >= 40);
+	if (fabs(v) >= 1e15 || (v != 0 && fabs(v) < 1e-4))
+		snprintf(plain, sizeof(plain), "%.*e", decimals, v);
+	else
+		snprintf(plain, sizeof(plain), "%.*f", decimals, v);
+	return grouped(buf, len, plain);
+}
+
+const char *pn_rep_int(char *buf, size_t len, uint64_t v)
+{
+	char digits[24];
+	snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v); /* exact past 2^53 */
+	return grouped(buf, len, digits);
 }
 
 const char *pn_rep_real(char *buf, size_t len, double v, int sig)
 {
 	PN_ASSERT(sig >= 1 && sig <= 15);
-	if (fabs(v) >= 1e15 || (v != 0 && fabs(v) < 1e-4))
-		snprintf(buf, len, "%.*e", sig - 1, v);
-	else if (fabs(v) >= pow(10, sig)) /* whole digits beyond sig: no exponent */
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.*g", sig, v);
+	int mag = v != 0 ? (int)floor(log10(fabs(v))) : 0;
+	int decimals = fabs(v) >= 1e15 || (v != 0 && fabs(v) < 1e-4) ? sig - 1
+		       : sig - 1 - mag > 0                           ? sig - 1 - mag
+								     : 0;
+	pn_rep_fmt(buf, len, v, decimals > 15 ? 15 : decimals);
+	char *point = strchr(buf, '.'), *exp = strchr(buf, 'e');
+	if (point && !exp) { /* as %g: no trailing zeros after the point */
+		size_t n = strlen(buf);
+		while (n > 0 && buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (buf[n - 1] == '.')
+			buf[n - 1] = '\0';
+	}
 	return buf;
 }
 
@@ -133,12 +161,17 @@ static double nice_step(double range)
 static void tick_label(char *buf, size_t len, double v, double step)
 {
 	int decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-	snprintf(buf, len, "%.*f", decimals > 6 ? 6 : decimals, fabs(v) < step / 1e6 ? 0.0 : v);
+	pn_rep_fmt(buf, len, fabs(v) < step / 1e6 ? 0.0 : v, decimals > 6 ? 6 : decimals);
+}
+
+const char *pn_plot_log_tick(char *buf, size_t len, double v)
+{
+	return pn_rep_fmt(buf, len, v, v >= 1 ? 0 : (int)ceil(-log10(v) - 1e-9));
 }
 
 static void ticks_x(struct pn_plot *p)
 {
-	char buf[32];
+	char buf[48];
 	if (p->x.hi <= p->x.lo)
 		return;
 	double step = nice_step(p->x.hi - p->x.lo);
@@ -153,7 +186,7 @@ static void ticks_x(struct pn_plot *p)
 
 static void ticks_y(struct pn_plot *p)
 {
-	char buf[32];
+	char buf[48];
 	if (p->y.hi <= p->y.lo)
 		return;
 	if (p->y.log) {
@@ -162,7 +195,7 @@ static void ticks_y(struct pn_plot *p)
 			fprintf(p->f,
 				"<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>",
 				p->ml, y, p->w - p->mr, y);
-			snprintf(buf, sizeof(buf), "%g", v);
+			pn_plot_log_tick(buf, sizeof(buf), v);
 			pn_plot_text(p, p->ml - 5, y + 4, "end", "tick", buf);
 		}
 		return;
@@ -219,7 +252,7 @@ void pn_plot_text(struct pn_plot *p, double px, double py, const char *anchor, c
 void pn_plot_line(struct pn_plot *p, const double *x, const double *y, uint32_t n,
 		  const char *color, const char *name, const char *xunit, const char *yunit)
 {
-	char xs[32], ys[32];
+	char xs[48], ys[48];
 	if (n == 0)
 		return;
 	fprintf(p->f, "<polyline class=\"line\" stroke=\"%s\" points=\"", color);

@@ -22,10 +22,16 @@
  * so a string cut short (a tip truncated by snprintf) cannot leave a broken character. */
 enum pn_rep_ctx { PN_REP_TEXT, PN_REP_ATTR };
 void pn_rep_esc(FILE *f, enum pn_rep_ctx ctx, const char *s);
-/* 1234567 -> "1,234,567"; a real with `sig` significant digits (%.*g, no exponent below
- * 1e15). Return buf. */
+/* R4, the page's one number format, for every number it shows (a table's, a label's, a
+ * tick's, a tip's): fixed point, a comma between each three digits of the whole part
+ * ("1,234,567", "12,345.68"); a value from 1e15 up or nonzero below 1e-4 in exponent form.
+ * pn_rep_fmt: `decimals` after the point (len >= 40); pn_rep_int: an integer, exactly;
+ * pn_rep_real: `sig` significant digits, no trailing zeros after the point (as %g).
+ * pn_plot_log_tick: a log axis's power of ten. Each returns buf. */
+const char *pn_rep_fmt(char *buf, size_t len, double v, int decimals);
 const char *pn_rep_int(char *buf, size_t len, uint64_t v);
 const char *pn_rep_real(char *buf, size_t len, double v, int sig);
+const char *pn_plot_log_tick(char *buf, size_t len, double v);
 /* <TAG class="num" data-j="PATH">TEXT</TAG>: the JSON value v (integer: with thousands
  * separators; real: 4 significant digits; null or absent: "-"). */
 void pn_rep_num(FILE *f, const char *tag, const char *path, const json_t *v);

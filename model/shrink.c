@@ -69,6 +69,45 @@ static void write_protocol(FILE *out, const struct pn_scenario *sc)
 	fprintf(out, "]}\n");
 }
 
+const char *const pn_workload_key_names[PN_WK_COUNT + 1] = {PN_WORKLOAD_KEY_LIST(PN_ENUM_NAME)};
+
+#define WK(k) (1u << (k))
+/* shrink.h: the sizing keys each kind reads; transactions by all but script. */
+static const unsigned workload_keys[PN_WL_COUNT] = {
+	[PN_WL_SCRIPT] = 0,
+	[PN_WL_RANDOM] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_PAGES_PER_TRANSACTION),
+	[PN_WL_PGBENCH] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_SCALE),
+	[PN_WL_TPCC] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_WAREHOUSES),
+	[PN_WL_VACUUM] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_ROWS),
+	[PN_WL_BTREE_DEDUP] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_INSERTS) | WK(PN_WK_DISTINCT_KEYS),
+	[PN_WL_SLRU] = WK(PN_WK_TRANSACTIONS) | WK(PN_WK_PAGES_PER_TRANSACTION),
+	[PN_WL_IMPORT] = WK(PN_WK_TRANSACTIONS),
+};
+
+bool pn_workload_reads(enum pn_workload_kind kind, enum pn_workload_key key)
+{
+	PN_ASSERT(kind < PN_WL_COUNT && key < PN_WK_COUNT);
+	return (workload_keys[kind] & WK(key)) != 0;
+}
+
+/* The sizing keys this workload reads, in the format's order. */
+static void write_sizing(FILE *out, const struct pn_scenario *sc)
+{
+	const typeof(sc->workload) *w = &sc->workload;
+	const unsigned long long value[PN_WK_COUNT] = {
+		[PN_WK_TRANSACTIONS] = w->transactions,
+		[PN_WK_PAGES_PER_TRANSACTION] = w->pages_per_transaction,
+		[PN_WK_SCALE] = w->scale,
+		[PN_WK_WAREHOUSES] = w->warehouses,
+		[PN_WK_ROWS] = w->rows,
+		[PN_WK_INSERTS] = w->inserts,
+		[PN_WK_DISTINCT_KEYS] = w->distinct_keys,
+	};
+	for (int k = 0; k < PN_WK_COUNT; k++)
+		if (pn_workload_reads(w->kind, (enum pn_workload_key)k))
+			fprintf(out, "  %s: %llu\n", pn_workload_key_names[k], value[k]);
+}
+
 static void write_workload(FILE *out, const struct pn_scenario *sc)
 {
 	const typeof(sc->workload) *w = &sc->workload;
@@ -85,13 +124,7 @@ static void write_workload(FILE *out, const struct pn_scenario *sc)
 		free(abs);
 	}
 	if (w->kind != PN_WL_SCRIPT) {
-		fprintf(out, "  transactions: %llu\n  pages_per_transaction: %u\n",
-			(unsigned long long)w->transactions, w->pages_per_transaction);
-		fprintf(out,
-			"  scale: %u\n  warehouses: %u\n  rows: %llu\n  inserts: %llu\n"
-			"  distinct_keys: %u\n",
-			w->scale, w->warehouses, (unsigned long long)w->rows,
-			(unsigned long long)w->inserts, w->distinct_keys);
+		write_sizing(out, sc);
 		return;
 	}
 	fprintf(out, "  script:\n");

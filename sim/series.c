@@ -8,9 +8,9 @@
 #include "engine.h"
 
 const char *const pn_series_col_names[PN_SC_COUNT] = {
-	"time_ns",     "events",    "transactions", "commits",
-	"wal_bytes",   "fpi_count", "fpi_bytes",    "data_bytes_written",
-	"data_writes", "fsyncs",    "shifts",       "checkpoints",
+	"time_ns",   "events",      "transactions",       "commits",       "wal_bytes",
+	"fpi_count", "fpi_bytes",   "data_bytes_written", "data_writes",   "fsyncs",
+	"shifts",    "checkpoints", "commit_latency_ns",  "commits_timed",
 };
 
 void pn_series_init(struct pn_series *s, const struct pn_engine *e)
@@ -34,9 +34,22 @@ static void halve_samples(struct pn_series *s)
 	s->every_events *= 2;
 }
 
+/* SE4: adds the latencies acknowledged since the last look (from the first when `whole`). */
+static void sum_latencies(struct pn_series *s, const struct pn_engine *e, bool whole)
+{
+	struct pn_acks_view acks;
+	pn_engine_acks(e, &acks);
+	if (whole || acks.nlat < s->lat_seen) /* whole, or the log was drained (not in sim/) */
+		s->lat_seen = s->lat_sum_ns = 0;
+	for (; s->lat_seen < acks.nlat; s->lat_seen++)
+		s->lat_sum_ns += acks.latencies[s->lat_seen];
+	PN_ASSERT(s->lat_seen == acks.nlat);
+}
+
 static void take_sample(struct pn_series *s, const struct pn_engine *e, uint64_t now_ns,
 			uint64_t events)
 {
+	sum_latencies(s, e, false);
 	const struct pn_metrics *m = pn_engine_metrics(e);
 	if (s->n == PN_SERIES_CAP)
 		halve_samples(s);
@@ -54,6 +67,8 @@ static void take_sample(struct pn_series *s, const struct pn_engine *e, uint64_t
 	v[PN_SC_FSYNCS] = m->fsyncs;
 	v[PN_SC_SHIFTS] = m->shifts;
 	v[PN_SC_CHECKPOINTS] = m->checkpoints;
+	v[PN_SC_COMMIT_LATENCY_NS] = s->lat_sum_ns;
+	v[PN_SC_COMMITS_TIMED] = s->lat_seen;
 }
 
 /* The stride a sample is due under: as it will be after a halving (SE1: multiples only). */
@@ -153,7 +168,8 @@ void pn_series_finish(struct pn_series *s, const struct pn_engine *e, uint64_t n
 		      uint64_t events)
 {
 	if (s->n > 0 && s->v[s->n - 1][PN_SC_EVENTS] == events)
-		s->n--; /* the last event was sampled before the totals were complete */
+		s->n--;            /* the last event was sampled before the totals were complete */
+	sum_latencies(s, e, true); /* the end's percentiles reordered the log (SE4) */
 	take_sample(s, e, now_ns, events);
 	PN_ASSERT(s->n >= 1 && s->n <= PN_SERIES_CAP);
 }

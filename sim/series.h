@@ -16,6 +16,11 @@
  *      checkpoint's end as the lowest-numbered pages not yet chosen whose active or baseline
  *      slot is not 0 (pages that shifted); a page chosen at checkpoint k reads
  *      PN_SERIES_UNKNOWN before k.
+ *   SE4 Commit latency: each sample holds the sum of the latencies of the commits acknowledged
+ *      up to it and their count (the engine's acknowledged-commit log, pn_engine_acks, read
+ *      from where the last sample stopped: each latency is added once), so the average over
+ *      an interval is the difference of the sums over that of the counts, as pgbench
+ *      --progress's "lat" is; at the run's end the sum is taken over the whole log again.
  */
 #ifndef PN_SERIES_H
 #define PN_SERIES_H
@@ -31,7 +36,8 @@ struct pn_engine;
 #define PN_SERIES_UNKNOWN 255
 #define PN_SERIES_PENDING 8 /* checkpoint begin times remembered (>= PN_MAX_CKPT_RUNS) */
 
-/* The columns of a sample: cumulative counters of struct pn_metrics, and the time. */
+/* The columns of a sample: cumulative counters of struct pn_metrics, the time, and the
+ * commit latencies summed (SE4). */
 enum pn_series_col {
 	PN_SC_TIME_NS,
 	PN_SC_EVENTS,
@@ -45,6 +51,8 @@ enum pn_series_col {
 	PN_SC_FSYNCS,
 	PN_SC_SHIFTS,
 	PN_SC_CHECKPOINTS,
+	PN_SC_COMMIT_LATENCY_NS, /* the latencies of the commits acknowledged so far, summed */
+	PN_SC_COMMITS_TIMED,     /* how many commits that sum holds (SE4) */
 	PN_SC_COUNT
 };
 /* Their JSON names ("time_ns", "events", ..., "checkpoints"). */
@@ -71,6 +79,8 @@ struct pn_series {
 	uint32_t generations;                      /* of the run (1 unless umbra) */
 	uint32_t npages;                           /* SE3 pages chosen */
 	uint32_t pages[PN_SERIES_PAGES];
+	uint64_t lat_seen;   /* SE4: the acknowledged commits' latencies summed so far */
+	uint64_t lat_sum_ns; /* their sum */
 };
 
 void pn_series_init(struct pn_series *s, const struct pn_engine *e);

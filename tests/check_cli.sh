@@ -70,12 +70,25 @@ on_tty() {
 	timeout 300 script -qec "$1" /dev/null
 }
 
+# same_rate FILE WHAT: the last progress line in FILE (a terminal's bytes) and the summary
+# print the same rate, within rounding (progress.h P1: one definition, one clock).
+same_rate() {
+	local line p s
+	line=$(tr '\r' '\n' <"$1" | grep -aE 'check: [0-9]+/[0-9]+ scenarios, ' | tail -n 1)
+	p=$(sed -nE 's/.*, ([0-9]+) states\/s[,].*/\1/p' <<<"$line")
+	s=$(grep -aoE '\([0-9]+ states/s of wall time\)' "$1" | grep -oE '[0-9]+' | tail -n 1)
+	if [[ -z $p || -z $s ]] || ((p - s > 1 || s - p > 1)); then
+		fail "$2: the last progress line's rate '${p:-none}' is not the summary's '${s:-none}': $(cat -v "$1" | tail -c 1500)"
+	fi
+}
+
 case_tty() {
 	local out=$work/tty.txt
 	on_tty "'$bin' check '$mut/fpw-off.yaml' '$mut/fpw-off-control.yaml' --nested 0 --traces '$work/tr'" >"$out" 2>&1
 	expect_rc 0 $? "check on a terminal"
 	expect_grep "check: 2 passed, 0 failed" "$out" "check on a terminal"
 	expect_grep "check: 2/2 scenarios, .* states, .* states/s, .* elapsed" "$out" "the progress line"
+	same_rate "$out" "check on a terminal"
 	on_tty "'$bin' check '$mut/fpw-off.yaml' '$mut/fpw-off-control.yaml' '$mut/ack-before-flush.yaml' --jobs 2 --nested 0 --traces '$work/tr'" >"$out" 2>&1
 	expect_rc 0 $? "check --jobs 2 on a terminal"
 	expect_grep "check: 3 passed, 0 failed" "$out" "check --jobs 2 on a terminal"
@@ -98,6 +111,7 @@ case_tty() {
 	local big=("$src/bench/jobs-big.yaml" --jobs 2 --unit-states 64 --nested 0 --points-every 4 --seeded-only)
 	on_tty "'$bin' check ${big[*]} --traces '$work/tr'" >"$out" 2>&1
 	expect_rc 0 $? "check --jobs 2 of one scenario on a terminal"
+	same_rate "$out" "check --jobs 2 of one scenario on a terminal"
 	tr '\r' '\n' <"$out" >"$work/lines.txt"
 	grep -aEq "check: 0/1 scenarios, [0-9]+/[0-9]+ units, .*, ETA [0-9]+:[0-9]{2}$" "$work/lines.txt" ||
 		fail "no ETA from the units done before the scenario finished: $(grep -a 'check: ' "$work/lines.txt" | head -5)"

@@ -22,7 +22,7 @@ for d in on off; do
 	echo $? >"$tmp/$d/rc"
 	python3 "$(dirname "$0")/strip_timings.py" "$tmp/$d/out.json" derived >"$tmp/$d/json" ||
 		fail=1
-	sed -E 's/ +[0-9]+\.[0-9]+s$//; s/ \([0-9]+ per second of checking\)//' \
+	sed -E 's/ +[0-9]+\.[0-9]+s$//; s/ \([0-9]+ states\/s of wall time\)//' \
 		"$tmp/$d/out.txt" >"$tmp/$d/txt"
 done
 derived() {

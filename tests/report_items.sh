@@ -13,8 +13,13 @@
 #   axis where the modes differ tenfold, axis labels with their units, the throughput plot,
 #   the legends (modes, Umbra's slots);
 # - on both: the provenance (version, commit, command line, inputs' hashes) and no date.
-# Two controls prove the checks can fail: the story removed from the page, and the decoded
-# header hidden by CSS (in the markup still, not on the screen), must each be caught.
+# And pixels (tests/report_pixels.py): each page laid out at its full height, a probe finds
+# points whose colour the markup gives (legend swatches, the largest uncovered bar or mark of
+# each SVG, a segment of each plot's topmost line) and a screenshot at that size must show
+# those colours there, for each kind of section (costs, check, trace).
+# Three controls prove the checks can fail: the story removed from the page, the decoded
+# header hidden by CSS (in the markup still, not on the screen), and the drawing broken by
+# CSS (every bar, mark, line and swatch painted white), must each be caught.
 # Usage: report_items.sh PENUMBRA_BINARY SOURCE_DIR
 set -u
 source "$(dirname "$0")/report_lib.sh"
@@ -68,6 +73,43 @@ sys.stdout.write(html.unescape(m.group(1)) if m else "")' >"$1.txt"
 		! grep -E 'CONSOLE.*(Uncaught|rror)' log.txt >/dev/null
 }
 
+pixprobe='<script>window.addEventListener("load",function(){var T=[],per={};
+function kind(el){var s=el.closest("section");return s?s.getAttribute("data-kind"):"page";}
+function top(el,x,y){return document.elementFromPoint(x,y)===el;}
+function add(el,what,x,y,c){T.push({kind:kind(el),what:what,x:x+window.scrollX,y:y+window.scrollY,color:c});}
+document.querySelectorAll(".legend i").forEach(function(el){var k=kind(el),m=/background:\s*(#[0-9a-fA-F]{3,6})/.exec(el.getAttribute("style")||"");
+if(!m||(per[k]||0)>=3)return;var r=el.getBoundingClientRect(),x=r.left+r.width/2,y=r.top+r.height/2;
+if(top(el,x,y)){per[k]=(per[k]||0)+1;add(el,"legend swatch "+el.parentNode.textContent.trim(),x,y,m[1]);}});
+document.querySelectorAll("svg").forEach(function(s,i){var best=null,area=0;
+s.querySelectorAll("rect[fill],circle[fill]").forEach(function(el){var f=el.getAttribute("fill"),r=el.getBoundingClientRect();
+if(!/^#[0-9a-fA-F]{3,6}$/.test(f)||r.width<4||r.height<4)return;var x=r.left+r.width/2,y=r.top+r.height/2;
+if(top(el,x,y)&&r.width*r.height>area){area=r.width*r.height;best=[el,x,y,f];}});
+if(best)add(best[0],"bar "+i+" ("+best[0].tagName+")",best[1],best[2],best[3]);
+var ls=s.querySelectorAll("polyline[stroke]");for(var j=ls.length-1,done=false;j>=0&&!done;j--){var pl=ls[j],m=pl.getScreenCTM(),pts=pl.points;
+for(var q=1;q<pts.length&&!done;q++){var a=pts[q-1].matrixTransform(m),b=pts[q].matrixTransform(m),x=(a.x+b.x)/2,y=(a.y+b.y)/2;
+if(Math.hypot(b.x-a.x,b.y-a.y)>=14&&top(pl,x,y)){add(pl,"line "+i,x,y,pl.getAttribute("stroke"));done=true;}}}});
+var p=document.createElement("pre");p.id="pn-pixels";p.textContent=JSON.stringify({height:document.documentElement.scrollHeight,targets:T});
+document.body.appendChild(p);});</script>'
+
+# pixels PAGE KIND...: PAGE laid out at its full height (twice: the second at the height the
+# first found), the probe's points and colours into PAGE.targets.json, a screenshot at that
+# size, and report_pixels.py's verdict on them (each KIND must have its pixels)
+pixels() {
+	local page=$1 h=1600 pass
+	shift
+	with_probe "$page" "$pixprobe" pprobed.html
+	for pass in 1 2; do
+		chrome --window-size=1200,$h --dump-dom "file://$tmp/pprobed.html" 2>/dev/null | python3 -c '
+import html, re, sys
+m = re.search(r"<pre id=\"pn-pixels\">(.*?)</pre>", sys.stdin.read(), re.S)
+sys.stdout.write(html.unescape(m.group(1)) if m else "{}")' >"$page.targets.json"
+		h=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("height", 0))' "$page.targets.json")
+		[[ $h -gt 0 && $h -le 16000 ]] || { echo "    the page did not lay out (height ${h:-none})"; return 1; }
+	done
+	chrome --window-size=1200,$h --screenshot="$tmp/$page.png" "file://$tmp/$page" >/dev/null 2>&1
+	python3 "$src/tests/report_pixels.py" "$tmp/$page.png" "$page.targets.json" "$@" >"$page.pixels.txt"
+}
+
 # items PAGE.txt NAME:REGEX...: prints each item missing from the page's text; false if any
 items() {
 	local text=$1 miss=0 item
@@ -78,6 +120,10 @@ items() {
 			miss=1
 		fi
 	done
+	if grep -Eq '\b[0-9](\.[0-9]+)?e[+-][0-9]' "$text"; then # R4: one number format
+		echo "    a number in exponent form: $(grep -Eo '\b[0-9](\.[0-9]+)?e[+-][0-9]+' "$text" | head -n 1)"
+		miss=1
+	fi
 	if grep -Eq '\b(19|20)[0-9]{2}-[01][0-9]-[0-3][0-9]\b' "$text"; then
 		echo "    a date on the page: $(grep -Eo '\b(19|20)[0-9]{2}-[01][0-9]-[0-3][0-9]\b' "$text" | head -n 1)"
 		miss=1
@@ -121,7 +167,11 @@ compare=(
 	"the throughput:Throughput over virtual time"
 	"a log scale where modes differ tenfold:SVG TEXT[\s\S]*\nWAL inserted \(MiB\) \(log scale\)\n"
 	"axis labels with units:SVG TEXT[\s\S]*\nvirtual time \(s\)\n[\s\S]*\ncommits / s\n[\s\S]*\nWAL \(MiB\)\n"
-	"the check plot's axis:SVG TEXT[\s\S]*\ncrash states enumerated \(log scale\)\n"
+	"the check plot's axis:SVG TEXT[\s\S]*\nstates per scenario \(log scale\): crash states enumerated, of them recovered\n"
+	"the check plot's legend:crash states: pass, as expected\s+crash states: violation found, as expected\s+crash states: verdict NOT as expected\s+of them recovered"
+	"the commit latency plot:Commit latency over virtual time"
+	"a violation whose trace is not an input:\(trace [^\n]*no-delay-chkpt\.trace\.yaml, not among this report's inputs\)"
+	"its axis:SVG TEXT[\s\S]*\naverage commit latency \(ms\)\n"
 	"a legend of the modes:\nfpw\s+nofpw\s+umbra\n"
 	"the slots' legend:slot 0\s+slot 1\s+(slot [0-9]\s+)*not sampled yet"
 )
@@ -141,6 +191,13 @@ verdict "Chromium renders it, no script error" $?
 items compare.html.txt "${compare[@]}"
 verdict "every item of a compare is on the screen (${#compare[@]})" $?
 
+pixels story.html check trace
+verdict "the story page's pixels: $(grep -c '^ok' story.html.pixels.txt) as the markup says" $?
+grep '^FAIL\|^kind' story.html.pixels.txt | sed 's/^/    /'
+pixels compare.html costs check
+verdict "the compare page's pixels: $(grep -c '^ok' compare.html.pixels.txt) as the markup says" $?
+grep '^FAIL\|^kind' compare.html.pixels.txt | sed 's/^/    /'
+
 # the controls: each must be caught
 perl -0pe 's|<ol class="story">.*?</ol>||s' story.html >nostory.html
 visible nostory.html && ! items nostory.html.txt "${story[@]}" >missing.txt
@@ -149,6 +206,11 @@ sed 's|</style>|table.header{display:none}</style>|' story.html >hidden.html
 visible hidden.html && ! items hidden.html.txt "${story[@]}" >missing.txt &&
 	grep -q 'the header decoded' missing.txt && grep -q 'pd_lsn' hidden.html
 verdict "control: the header in the markup but hidden is caught" $?
+
+sed 's|</style>|svg rect,svg circle,svg polyline{fill:#fff!important;stroke:#fff!important}.legend i{background:#fff!important}</style>|' \
+	compare.html >white.html
+! pixels white.html costs check && ! grep -q '^ok' white.html.pixels.txt
+verdict "control: the drawing painted white is caught ($(grep -c '^FAIL' white.html.pixels.txt) pixels wrong)" $?
 
 echo "report_items: $failed failed"
 [[ $failed -eq 0 ]]

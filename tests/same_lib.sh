@@ -60,7 +60,7 @@ mpi_run() {
 same_normalise() {
 	python3 "$here/strip_timings.py" "$1/out.json" ranks >"$1/json" 2>/dev/null || echo "no JSON" >"$1/json"
 	sed -E 's/ time="[0-9.]+"//g' "$1/out.xml" >"$1/xml" 2>/dev/null
-	sed -E 's/ +[0-9]+\.[0-9]+s$//; s/ \([0-9]+ per second of checking\)//; s/; [0-9]+ MPI ranks$//' \
+	sed -E 's/ +[0-9]+\.[0-9]+s$//; s/ \([0-9]+ states\/s of wall time\)//; s/; [0-9]+ MPI ranks$//' \
 		"$1/out.txt" | grep -v '^mpi: ' >"$1/txt"
 }
 # same_checked DIR: exits 1, saying so, when the --jobs 1 run in DIR exited 2 or checked

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_contract.h"
 #include "progress.h"
+#include "report_svg.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -1109,6 +1110,43 @@ START_TEST(test_progress_eta)
 }
 END_TEST
 
+/* progress.h P1: once finished, the clock stands: the rate is the same however late it is
+ * asked (the last progress line and check's summary divide by the same seconds). */
+START_TEST(test_progress_rate)
+{
+	struct pn_progress p;
+	pn_progress_init(&p, "check", "scenarios", "states", 1);
+	pn_progress_finish(&p, 1, 1000);
+	double r = pn_progress_rate(&p, 1000), e = pn_progress_elapsed(&p);
+	for (volatile int spin = 0; spin < 2000000; spin++)
+		;
+	ck_assert(pn_progress_elapsed(&p) == e && pn_progress_rate(&p, 1000) == r);
+	ck_assert(e <= 0 || r == 1000 / e);
+}
+END_TEST
+
+/* report_svg.h R4: one number format, thousands grouped, fixed point, the exponent only at
+ * the extremes; ticks of a log axis in it too (no "1e+06"). */
+START_TEST(test_report_numbers)
+{
+	char b[48];
+	ck_assert_str_eq(pn_rep_int(b, sizeof(b), 0), "0");
+	ck_assert_str_eq(pn_rep_int(b, sizeof(b), 999), "999");
+	ck_assert_str_eq(pn_rep_int(b, sizeof(b), 1234567), "1,234,567");
+	ck_assert_str_eq(pn_rep_int(b, sizeof(b), UINT64_MAX), "18,446,744,073,709,551,615");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 12345.678, 4), "12,346");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 2.5, 4), "2.5");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 0.6598, 4), "0.6598");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 1000.0, 4), "1,000");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), -4321.5, 5), "-4,321.5");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 1e16, 4), "1.000e+16");
+	ck_assert_str_eq(pn_rep_real(b, sizeof(b), 0.00001234, 3), "1.23e-05");
+	ck_assert_str_eq(pn_rep_fmt(b, sizeof(b), 1234.5, 1), "1,234.5");
+	ck_assert_str_eq(pn_plot_log_tick(b, sizeof(b), 1e6), "1,000,000");
+	ck_assert_str_eq(pn_plot_log_tick(b, sizeof(b), 0.01), "0.01");
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1117,6 +1155,8 @@ static Suite *cli_suite(void)
 
 	tcase_add_test(usage, test_command_table);
 	tcase_add_test(usage, test_progress_eta);
+	tcase_add_test(usage, test_progress_rate);
+	tcase_add_test(usage, test_report_numbers);
 	tcase_add_test(usage, test_top_level_help);
 	tcase_add_test(usage, test_import_usage);
 	tcase_add_test(usage, test_command_help);

@@ -151,7 +151,7 @@ static void run_yaml(const char *yaml, struct pn_sim_result *r)
 }
 
 /* On a real run: the last sample is the totals; counters never fall; a mark per checkpoint;
- * Umbra's pages are heap pages with slots below the generations. */
+ * Umbra's pages are heap pages with slots below the generations; the commit latencies. */
 START_TEST(test_real_run)
 {
 	static const char yaml[] =
@@ -187,6 +187,21 @@ START_TEST(test_real_run)
 		ck_assert_uint_lt(last->baseline[i], 3);
 	}
 	ck_assert_uint_le(last->shifts, r->m.shifts);
+	/* SE4: every commit timed once; each interval's average latency above 0 and at most
+	 * the run's max (a latency added twice, or left out, breaks one of them) */
+	ck_assert_uint_eq(end[PN_SC_COMMITS_TIMED], r->m.commits);
+	uint32_t timed = 0;
+	for (uint32_t i = 1; i < s->n; i++) {
+		uint64_t dc = s->v[i][PN_SC_COMMITS_TIMED] - s->v[i - 1][PN_SC_COMMITS_TIMED];
+		uint64_t dl = s->v[i][PN_SC_COMMIT_LATENCY_NS] -
+			      s->v[i - 1][PN_SC_COMMIT_LATENCY_NS];
+		ck_assert_uint_ge(dl, dc);
+		ck_assert_uint_le(dl, dc * r->m.commit_latency_ns_max);
+		timed += dc > 0;
+	}
+	ck_assert_uint_gt(timed, 10);
+	ck_assert_uint_ge(end[PN_SC_COMMIT_LATENCY_NS] / end[PN_SC_COMMITS_TIMED],
+			  r->m.commit_latency_ns_p50 / 4);
 	free(r);
 }
 END_TEST

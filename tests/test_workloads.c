@@ -16,6 +16,9 @@
  *                fill several leaves (a leaf of one key splits among its items);
  *   slru         with SLRU headers CLOG/SET carries images, without it never does;
  *   bad input    the workloads refuse sizes they cannot model, with a message;
+ *   keys         a trace lists only the sizing keys its workload reads (shrink.h
+ *                pn_workload_reads): each kind run again with every other key changed
+ *                gives the same run, and the writer's text has exactly its keys;
  *   records      INSERT_LEAF, a leaf DEDUP, VISIBLE and a three-block split over a posting
  *                tuple built by hand: the engine's redo gives the bytes the layout says,
  *                and the oracle the same page.
@@ -25,6 +28,7 @@
 #include "crc32c.h"
 #include "load.h"
 #include "oracle.h"
+#include "shrink.h"
 #include "world.h"
 
 #include <check.h>
@@ -566,6 +570,87 @@ START_TEST(test_split_three_blocks)
 }
 END_TEST
 
+/* One kind's run, its workload line followed by `extra` keys. */
+static void run_keys(const char *kind_line, const char *extra, struct pn_sim_result *r,
+		     struct pn_scenario *sc_out)
+{
+	char yaml[600];
+	char err[PN_ERROR_LEN];
+	snprintf(yaml, sizeof(yaml),
+		 "name: wl-keys\nseed: 7\nprotocol: {mode: fpw, checksums: true}\n"
+		 "checkpoint: {interval: 0s, every_transactions: 4, max_wal_size: 0}\n%s%s}\n",
+		 kind_line, extra);
+	ck_assert_msg(pn_scenario_load_string("wl.yaml", yaml, strlen(yaml), sc_out, err,
+					      sizeof(err)),
+		      "%s\n%s", err, yaml);
+	memset(r, 0, sizeof(*r));
+	pn_sim_run(sc_out, r);
+	ck_assert_msg(r->status == 0, "%s: status %d: %s %s", yaml, r->status, r->viol.detail,
+		      r->error);
+}
+
+START_TEST(test_unread_keys)
+{
+	/* each generator small; the keys' other values are in range and not their defaults */
+	static const struct {
+		const char *line;
+	} kinds[] = {
+		{"storage: {pages: 16}\nworkload: {kind: random, clients: 2, transactions: 12"},
+		{"storage: {pages: 2100, buffers: 64}\nworkload: {kind: pgbench, transactions: 12"},
+		{"workload: {kind: vacuum, rows: 700"},
+		{"storage: {buffers: 32}\nworkload: {kind: btree_dedup, transactions: 6, inserts: 300, "
+		 "distinct_keys: 20"},
+		{"storage: {pages: 16}\nworkload: {kind: slru, clients: 2, transactions: 12"},
+		{"storage: {pages: 16400, buffers: 64}\nworkload: {kind: tpcc, transactions: 20"},
+	};
+	static const char *const other[PN_WK_COUNT] = {
+		[PN_WK_TRANSACTIONS] = "9",  [PN_WK_PAGES_PER_TRANSACTION] = "3",
+		[PN_WK_SCALE] = "3",         [PN_WK_WAREHOUSES] = "5",
+		[PN_WK_ROWS] = "5000",       [PN_WK_INSERTS] = "777",
+		[PN_WK_DISTINCT_KEYS] = "7",
+	};
+	struct pn_sim_result *base = calloc(1, sizeof(*base)), *again = calloc(1, sizeof(*again));
+	ck_assert(base && again);
+	for (size_t i = 0; i < PN_ARRAY_LEN(kinds); i++) {
+		struct pn_scenario sc, sc2;
+		run_keys(kinds[i].line, "", base, &sc);
+		char extra[400] = "";
+		size_t n = 0;
+		for (int k = 0; k < PN_WK_COUNT; k++)
+			if (!pn_workload_reads(sc.workload.kind, (enum pn_workload_key)k))
+				n += (size_t)snprintf(extra + n, sizeof(extra) - n, ", %s: %s",
+						      pn_workload_key_names[k], other[k]);
+		run_keys(kinds[i].line, extra, again, &sc2);
+		ck_assert_msg(base->events == again->events &&
+				      memcmp(&base->m, &again->m, sizeof(base->m)) == 0,
+			      "%s: with%s the run differs (%llu events, then %llu)",
+			      pn_workload_kind_name(sc.workload.kind), extra,
+			      (unsigned long long)base->events, (unsigned long long)again->events);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		pn_scenario_write(f, &sc2);
+		fclose(f);
+		for (int k = 0; k < PN_WK_COUNT; k++) {
+			char key[48];
+			snprintf(key, sizeof(key), "\n  %s: ", pn_workload_key_names[k]);
+			ck_assert_msg((strstr(text, key) != NULL) ==
+					      pn_workload_reads(sc.workload.kind,
+								(enum pn_workload_key)k),
+				      "%s: the trace %s %s:\n%s",
+				      pn_workload_kind_name(sc.workload.kind),
+				      strstr(text, key) ? "lists" : "lacks",
+				      pn_workload_key_names[k], text);
+		}
+		free(text);
+		pn_scenario_free(&sc);
+		pn_scenario_free(&sc2);
+	}
+	free(base);
+	free(again);
+}
+END_TEST
+
 static Suite *workloads_suite(void)
 {
 	Suite *s = suite_create("workloads");
@@ -585,6 +670,10 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_pgbench_wal_pinned);
 	tcase_add_test(tc, test_unread_wal_same);
 	suite_add_tcase(s, tc);
+	TCase *keys = tcase_create("unread_keys");
+	tcase_set_timeout(keys, 120);
+	tcase_add_test(keys, test_unread_keys);
+	suite_add_tcase(s, keys);
 	return s;
 }
 
