@@ -47,7 +47,9 @@
  *      function of the part, so the split does not change what runs); a part that stops
  *      with schedules still queued cuts the search short of its bound (budget_cut).
  *   D3 Its parts run after every seeded schedule and merge as S2 says; the result counts its
- *      schedules apart (schedules_default) beside the seeded ones.
+ *      schedules apart (schedules_default) beside the seeded ones. Under --jobs and MPI each
+ *      part is a work unit (unit.h: schedule = the scenario's runs, ready at once beside the
+ *      seeded schedules' units), so the default uses every worker as a bounded search does.
  */
 #ifndef PN_EXPLORE_SPLIT_H
 #define PN_EXPLORE_SPLIT_H

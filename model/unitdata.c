@@ -18,7 +18,7 @@
  *   u32 npoints, then per point u64 event, states, fresh;
  *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
  * A unit (pn_unit_encode): u32 schedule, u32 kind (0 a range, 1 whole, 2 a split search's
- * part), u64 lo, hi, budget, fresh_base, fresh_lo.
+ * part, 3 a part of the default exploration), u64 lo, hi, budget, fresh_base, fresh_lo.
  */
 #include "unitdata.h"
 
@@ -275,7 +275,7 @@ void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
 {
 	struct buf b = {0};
 	put_u32(&b, u->schedule);
-	put_u32(&b, u->whole ? 1 : u->search ? 2 : 0);
+	put_u32(&b, u->whole ? 1 : u->search ? 2 : u->defaults ? 3 : 0);
 	put_u64(&b, u->lo);
 	put_u64(&b, u->hi);
 	put_u64(&b, u->budget);
@@ -293,6 +293,7 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 	uint32_t kind = get_u32(&r);
 	u->whole = kind == 1;
 	u->search = kind == 2;
+	u->defaults = kind == 3;
 	u->lo = get_u64(&r);
 	u->hi = get_u64(&r);
 	u->budget = get_u64(&r);
