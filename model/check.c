@@ -348,7 +348,8 @@ struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
 
 /* Part k >= 1 of a split search (explore_split.h): the seeded run surveyed, its roots
  * queued, share k kept; the result as it was (the survey's counts are part 0's). 0, or 3 when
- * stopped; a seeded run that cannot end is part 0's finding: no root is kept. */
+ * stopped; a seeded run that cannot end is part 0's finding: no root is kept. A pct part of
+ * the default (D4): the survey gives its runs their horizon; none runs after a failed one. */
 static int survey_roots(struct pn_run *c, uint32_t part)
 {
 	struct pn_check_result *saved = malloc(sizeof(*saved));
@@ -365,7 +366,9 @@ static int survey_roots(struct pn_run *c, uint32_t part)
 	*c->res = *saved;
 	c->events_done = events_done;
 	free(saved);
-	if (rc == 0)
+	if (c->x->mode == PN_EXPLORE_PCT)
+		c->x->runs = rc == 0 ? c->x->runs : c->x->run;
+	else if (rc == 0)
 		pn_split_keep(c->x, events, part);
 	else
 		pn_explore_keep(c->x, 0, 0);
@@ -390,6 +393,8 @@ static int run_search(struct pn_run *c, uint32_t part)
 	if (!given)
 		pn_explore_init(&x, c->sc, c->schedule);
 	c->x = &x;
+	if (part > PN_SPLIT_PARTS && part != PN_SPLIT_WHOLE)
+		pn_split_pct_stream(&x, part - PN_SPLIT_PARTS); /* a pct part of the default (D4) */
 	int rc = part > 0 && part != PN_SPLIT_WHOLE ? survey_roots(c, part) : 0;
 	/* counts of the parts before (S2); the survey's fingerprints are part 0's */
 	uint64_t pruned = res->schedules_pruned, met = res->points_met;
@@ -411,6 +416,10 @@ static int run_search(struct pn_run *c, uint32_t part)
 			res->budget_cut |= rc == 0 && pn_explore_queued(&x) > 0; /* D2 */
 			break;
 		}
+	}
+	if (x.mode == PN_EXPLORE_PCT) { /* the probability bound's k and n (D4) */
+		res->pct_actors = PN_MAX(res->pct_actors, x.nprio);
+		res->pct_events = PN_MAX(res->pct_events, x.horizon);
 	}
 	c->x = NULL;
 	pn_explore_free(&x);
@@ -438,21 +447,36 @@ static int run_parts(struct pn_run *c, uint32_t first, uint32_t last)
 	return rc;
 }
 
-/* D1-D3: parts first .. last of the default exploration after the seeded schedules (search:
- * a bounded search at K = 1 around seeded index 0), each within its share of the budget. */
+/* D1-D4: parts first .. last of the default exploration after the seeded schedules (search:
+ * pn_split_default's), in order: 1 .. P the bounded search at K = 1 around seeded index 0,
+ * each within its share of the budget, P + 1 .. 2P its pct runs (those with none skipped). */
 static int run_default(struct pn_run *c, const struct pn_scenario *search, uint32_t first,
 		       uint32_t last)
 {
 	const struct pn_scenario *sc = c->sc;
-	uint64_t before = c->res->schedules_explored;
-	c->sc = search;
+	struct pn_check_result *res = c->res;
+	uint64_t before = res->schedules_explored;
+	int rc = 0;
 	c->schedule = 0;
-	c->part_cap = pn_split_part_cap(search);
-	int rc = run_parts(c, first, last);
+	for (uint32_t part = first; part <= last && rc == 0; part++) {
+		struct pn_scenario pct;
+		bool bounded = part <= PN_SPLIT_PARTS;
+		if (!bounded && !pn_split_pct_runs(search, part - PN_SPLIT_PARTS, &pct))
+			continue;
+		c->sc = bounded ? search : &pct;
+		c->part_cap = bounded ? pn_split_part_cap(search) : 0;
+		uint64_t ran = res->schedules_explored;
+		part_scope(c);
+		rc = run_search(c, part);
+		if (!bounded) {
+			res->pct_runs += res->schedules_explored - ran;
+			res->pct_depth = PN_DEFAULT_PCT_DEPTH;
+		}
+	}
 	c->sc = sc;
 	c->part_cap = 0;
-	c->res->schedules_default = c->res->schedules_explored - before;
-	c->res->budget = search->schedules.budget;
+	res->schedules_default = res->schedules_explored - before;
+	res->budget = search->schedules.budget;
 	return rc;
 }
 
@@ -467,7 +491,7 @@ static enum pn_unit_status check_part(const struct pn_scenario *sc,
 	uint32_t part = (uint32_t)u->lo;
 	bool defaults = u->defaults &&
 			pn_split_default(sc, !opt->explore_default, false, NULL, &search);
-	PN_ASSERT(u->lo <= PN_SPLIT_PARTS && u->hi == u->lo + 1);
+	PN_ASSERT(u->lo <= (defaults ? 2 : 1) * PN_SPLIT_PARTS && u->hi == u->lo + 1);
 	PN_ASSERT(defaults == u->defaults && (defaults ? part >= 1 : pn_split_search(sc)));
 	checker_open(&c, sc, opt, &out->res);
 	c.schedule = u->schedule;
@@ -520,7 +544,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	struct pn_scenario defaults;
 	if (rc == 0 &&
 	    pn_split_default(sc, !opt->explore_default, opt->replay, opt->choices, &defaults))
-		rc = run_default(&c, &defaults, 1, PN_SPLIT_PARTS);
+		rc = run_default(&c, &defaults, 1, 2 * PN_SPLIT_PARTS);
 	pn_world_twin_free(&twin);
 	checker_close(&c);
 	if (rc == 3) {

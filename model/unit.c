@@ -267,18 +267,20 @@ static void add_head(struct pn_plan *p, uint32_t schedule, uint64_t fresh_base)
 	p->last_head = schedule + 1 >= p->sc->schedules.runs;
 }
 
-/* D3: the default exploration's parts, after every seeded schedule's units, ready at once
- * (each part is a function of the scenario, S1). */
+/* D3, D4: the default exploration's parts (its bounded search's, then its pct runs'), after
+ * every seeded schedule's units, ready at once (each part is a function of the scenario, S1). */
 static void add_defaults(struct pn_plan *p, const struct pn_scenario *search)
 {
+	struct pn_scenario pct;
 	p->budget = search->schedules.budget;
-	for (uint32_t k = 1; k <= PN_SPLIT_PARTS; k++)
-		add_unit(p,
-			 &(struct pn_unit){.schedule = p->sc->schedules.runs,
-					   .defaults = true,
-					   .lo = k,
-					   .hi = k + 1},
-			 false);
+	for (uint32_t k = 1; k <= 2 * PN_SPLIT_PARTS; k++)
+		if (k <= PN_SPLIT_PARTS || pn_split_pct_runs(search, k - PN_SPLIT_PARTS, &pct))
+			add_unit(p,
+				 &(struct pn_unit){.schedule = p->sc->schedules.runs,
+						   .defaults = true,
+						   .lo = k,
+						   .hi = k + 1},
+				 false);
 }
 
 struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_t unit_states,
@@ -469,6 +471,10 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 			defaults += r->res.schedules_explored;
 			cut |= r->res.budget_cut;
 			explored = true;
+			parts.pct_runs += r->res.pct_runs;
+			parts.pct_depth = PN_MAX(parts.pct_depth, r->res.pct_depth);
+			parts.pct_actors = PN_MAX(parts.pct_actors, r->res.pct_actors);
+			parts.pct_events = PN_MAX(parts.pct_events, r->res.pct_events);
 		}
 		for (uint32_t j = 0; cov && j < r->ncov && j < ncov; j++) {
 			cov[j][0] += r->cov[j][0];
@@ -503,6 +509,10 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		res->schedules_default = defaults;
 		res->budget = (uint32_t)p->budget;
 		res->budget_cut = cut;
+		res->pct_runs = parts.pct_runs;
+		res->pct_depth = parts.pct_depth;
+		res->pct_actors = parts.pct_actors;
+		res->pct_events = parts.pct_events;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", p->sc->name);
 	res->expected_violation = p->sc->expect.violation;

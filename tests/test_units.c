@@ -182,6 +182,10 @@ static void same_result(const struct pn_check_result *a, const struct pn_check_r
 	ck_assert_uint_eq(a->schedules_default, b->schedules_default);
 	ck_assert_uint_eq(a->budget, b->budget);
 	ck_assert_int_eq(a->budget_cut, b->budget_cut);
+	ck_assert_uint_eq(a->pct_runs, b->pct_runs);
+	ck_assert_uint_eq(a->pct_depth, b->pct_depth);
+	ck_assert_uint_eq(a->pct_actors, b->pct_actors);
+	ck_assert_uint_eq(a->pct_events, b->pct_events);
 }
 
 /* compare() visits every Nth crash point only (the lookup tests under the sanitizers, where
