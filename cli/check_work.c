@@ -194,12 +194,13 @@ static bool item_next(struct check_run *r, uint32_t i, struct pn_exec_unit *u)
 		return true;
 	}
 	if (!it->plan) {
-		/* the default exploration (explore_split.h D1) runs with the scenario, whole */
+		/* the default exploration's parts (explore_split.h D1-D3) are units too */
 		struct pn_scenario defaults;
-		bool whole = r->set.twice ||
-			     pn_split_default(&it->sc, r->set.seeded_only, false, NULL, &defaults);
+		bool explore = pn_split_default(&it->sc, r->set.seeded_only, false, NULL,
+						&defaults);
 		it->plan = pn_plan_new(&it->sc, r->workers, r->set.unit_states,
-				       (uint32_t)r->set.nested, whole);
+				       (uint32_t)r->set.nested, r->set.twice,
+				       explore ? &defaults : NULL);
 		it->t0 = pn_progress_clock_s();
 	}
 	if (pn_plan_finished(it->plan))

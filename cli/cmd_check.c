@@ -69,6 +69,7 @@
 #include "checker.h"
 #include "crashstate.h"
 #include "executor.h"
+#include "explore_split.h"
 #include "files.h"
 #include "load.h"
 #include "progress.h"
@@ -496,8 +497,18 @@ static void print_item(struct run *r, struct check_item *it)
 		fprintf(h,
 			"     interleavings: %llu schedules of at most one preemption after the "
 			"seeded ones (budget %u: the bound %s)\n",
-			(unsigned long long)res->schedules_default, res->budget,
+			(unsigned long long)(res->schedules_default - res->pct_runs), res->budget,
 			res->budget_cut ? "not reached" : "reached");
+	if (res->pct_runs)
+		fprintf(h,
+			"     pct: %llu runs of depth %u over %llu events and %u actors (each finds a "
+			"bug of depth %u with probability at least %.3g; all miss it with "
+			"probability at most %.6g)\n",
+			(unsigned long long)res->pct_runs, res->pct_depth,
+			(unsigned long long)res->pct_events, res->pct_actors, res->pct_depth,
+			pn_split_pct_find(res->pct_depth, res->pct_actors, res->pct_events),
+			pn_split_pct_miss(res->pct_runs, res->pct_depth, res->pct_actors,
+					  res->pct_events));
 	if (res->violation && !res->error && !r->a->quiet)
 		print_report(h, it);
 	if (it->out.error[0])
@@ -633,6 +644,16 @@ static json_t *item_json(const struct check_item *it)
 				    json_integer((json_int_t)r->schedules_default));
 		json_object_set_new(o, "budget", json_integer(r->budget));
 		json_object_set_new(o, "bound_reached", json_boolean(!r->budget_cut));
+		json_object_set_new(o, "pct_runs", json_integer((json_int_t)r->pct_runs));
+		json_object_set_new(o, "pct_depth", json_integer(r->pct_depth));
+		json_object_set_new(o, "pct_events", json_integer((json_int_t)r->pct_events));
+		json_object_set_new(o, "pct_actors", json_integer(r->pct_actors));
+		json_object_set_new(o, "pct_find_bound",
+				    json_real(pn_split_pct_find(r->pct_depth, r->pct_actors,
+								r->pct_events)));
+		json_object_set_new(o, "pct_miss_bound",
+				    json_real(pn_split_pct_miss(r->pct_runs, r->pct_depth,
+								r->pct_actors, r->pct_events)));
 	}
 	json_object_set_new(o, "violation",
 			    r->violation && !r->error ? violation_json(&it->out) : json_null());

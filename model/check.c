@@ -306,9 +306,9 @@ enum pn_unit_status pn_check_unit(const struct pn_scenario *sc, const struct pn_
 		pn_span_cover(&whole);
 		return out->status;
 	}
-	PN_ASSERT(u->schedule < sc->schedules.runs && u->lo <= u->hi);
-	if (u->search)
+	if (u->search || u->defaults)
 		return check_part(sc, opt, u, out);
+	PN_ASSERT(u->schedule < sc->schedules.runs && u->lo <= u->hi);
 	checker_open(&c, sc, opt, &out->res);
 	c.unit = u;
 	c.ur = out;
@@ -348,7 +348,8 @@ struct pn_check_options pn_check_replay_options(const struct pn_scenario *sc)
 
 /* Part k >= 1 of a split search (explore_split.h): the seeded run surveyed, its roots
  * queued, share k kept; the result as it was (the survey's counts are part 0's). 0, or 3 when
- * stopped; a seeded run that cannot end is part 0's finding: no root is kept. */
+ * stopped; a seeded run that cannot end is part 0's finding: no root is kept. A pct part of
+ * the default (D4): the survey gives its runs their horizon; none runs after a failed one. */
 static int survey_roots(struct pn_run *c, uint32_t part)
 {
 	struct pn_check_result *saved = malloc(sizeof(*saved));
@@ -365,7 +366,9 @@ static int survey_roots(struct pn_run *c, uint32_t part)
 	*c->res = *saved;
 	c->events_done = events_done;
 	free(saved);
-	if (rc == 0)
+	if (c->x->mode == PN_EXPLORE_PCT)
+		c->x->runs = rc == 0 ? c->x->runs : c->x->run;
+	else if (rc == 0)
 		pn_split_keep(c->x, events, part);
 	else
 		pn_explore_keep(c->x, 0, 0);
@@ -390,6 +393,8 @@ static int run_search(struct pn_run *c, uint32_t part)
 	if (!given)
 		pn_explore_init(&x, c->sc, c->schedule);
 	c->x = &x;
+	if (part > PN_SPLIT_PARTS && part != PN_SPLIT_WHOLE)
+		pn_split_pct_stream(&x, part - PN_SPLIT_PARTS); /* a pct part of the default (D4) */
 	int rc = part > 0 && part != PN_SPLIT_WHOLE ? survey_roots(c, part) : 0;
 	/* counts of the parts before (S2); the survey's fingerprints are part 0's */
 	uint64_t pruned = res->schedules_pruned, met = res->points_met;
@@ -412,6 +417,10 @@ static int run_search(struct pn_run *c, uint32_t part)
 			break;
 		}
 	}
+	if (x.mode == PN_EXPLORE_PCT) { /* the probability bound's k and n (D4) */
+		res->pct_actors = PN_MAX(res->pct_actors, x.nprio);
+		res->pct_events = PN_MAX(res->pct_events, x.horizon);
+	}
 	c->x = NULL;
 	pn_explore_free(&x);
 	return rc;
@@ -426,31 +435,69 @@ static void part_scope(struct pn_run *c)
 	c->cross_checked = 0;
 }
 
-/* The parts of a split search of one seeded index from `first` on, in order (S2): 0 passed,
- * else the first part's status that is not. */
-static int run_parts(struct pn_run *c, uint32_t first)
+/* Parts first .. last of a split search of one seeded index, in order (S2): 0 passed, else
+ * the first part's status that is not. */
+static int run_parts(struct pn_run *c, uint32_t first, uint32_t last)
 {
 	int rc = 0;
-	for (uint32_t part = first; part <= PN_SPLIT_PARTS && rc == 0; part++) {
+	for (uint32_t part = first; part <= last && rc == 0; part++) {
 		part_scope(c);
 		rc = run_search(c, part);
 	}
 	return rc;
 }
 
-/* A unit that is part u->lo of a split search (explore_split.h): as run_parts() runs it. */
+/* D1-D4: parts first .. last of the default exploration after the seeded schedules (search:
+ * pn_split_default's), in order: 1 .. P the bounded search at K = 1 around seeded index 0,
+ * each within its share of the budget, P + 1 .. 2P its pct runs (those with none skipped). */
+static int run_default(struct pn_run *c, const struct pn_scenario *search, uint32_t first,
+		       uint32_t last)
+{
+	const struct pn_scenario *sc = c->sc;
+	struct pn_check_result *res = c->res;
+	uint64_t before = res->schedules_explored;
+	int rc = 0;
+	c->schedule = 0;
+	for (uint32_t part = first; part <= last && rc == 0; part++) {
+		struct pn_scenario pct;
+		bool bounded = part <= PN_SPLIT_PARTS;
+		if (!bounded && !pn_split_pct_runs(search, part - PN_SPLIT_PARTS, &pct))
+			continue;
+		c->sc = bounded ? search : &pct;
+		c->part_cap = bounded ? pn_split_part_cap(search) : 0;
+		uint64_t ran = res->schedules_explored;
+		part_scope(c);
+		rc = run_search(c, part);
+		if (!bounded) {
+			res->pct_runs += res->schedules_explored - ran;
+			res->pct_depth = PN_DEFAULT_PCT_DEPTH;
+		}
+	}
+	c->sc = sc;
+	c->part_cap = 0;
+	res->schedules_default = res->schedules_explored - before;
+	res->budget = search->schedules.budget;
+	return rc;
+}
+
+/* A unit that is part u->lo of a split search or of the default exploration
+ * (explore_split.h): as pn_check_scenario() runs it. */
 static enum pn_unit_status check_part(const struct pn_scenario *sc,
 				      const struct pn_check_options *opt, const struct pn_unit *u,
 				      struct pn_unit_result *out)
 {
 	struct pn_run c;
-	PN_ASSERT(pn_split_search(sc) && u->lo <= PN_SPLIT_PARTS && u->hi == u->lo + 1);
+	struct pn_scenario search;
+	uint32_t part = (uint32_t)u->lo;
+	bool defaults = u->defaults &&
+			pn_split_default(sc, !opt->explore_default, false, NULL, &search);
+	PN_ASSERT(u->lo <= (defaults ? 2 : 1) * PN_SPLIT_PARTS && u->hi == u->lo + 1);
+	PN_ASSERT(defaults == u->defaults && (defaults ? part >= 1 : pn_split_search(sc)));
 	checker_open(&c, sc, opt, &out->res);
 	c.schedule = u->schedule;
 	out->res.strategy = sc->schedules.strategy;
 	out->res.preemption_bound = sc->schedules.preemption_bound;
-	part_scope(&c);
-	int rc = run_search(&c, (uint32_t)u->lo);
+	int rc = u->defaults ? run_default(&c, &search, part, part) : run_parts(&c, part, part);
 	out->events = out->res.events;
 	out->finished = true;
 	out->end = UINT64_MAX;
@@ -460,23 +507,6 @@ static enum pn_unit_status check_part(const struct pn_scenario *sc,
 	out->res.interrupted = rc == 3;
 	out->status = unit_status(rc, &out->res);
 	return out->status;
-}
-
-/* D1-D3: the default exploration after the seeded schedules: parts 1..P of search (a bounded
- * search at K = 1 around seeded index 0), each within its share of the budget. */
-static int run_default(struct pn_run *c, const struct pn_scenario *search)
-{
-	const struct pn_scenario *sc = c->sc;
-	uint64_t before = c->res->schedules_explored;
-	c->sc = search;
-	c->schedule = 0;
-	c->part_cap = pn_split_part_cap(search);
-	int rc = run_parts(c, 1);
-	c->sc = sc;
-	c->part_cap = 0;
-	c->res->schedules_default = c->res->schedules_explored - before;
-	c->res->budget = search->schedules.budget;
-	return rc;
 }
 
 int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_options *opt,
@@ -499,7 +529,8 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 		/* keys name durable-image versions of one run: a new run starts a new cache */
 		pn_cache_clear(&c.cache);
 		if (search) {
-			rc = split ? run_parts(&c, 0) : run_search(&c, PN_SPLIT_WHOLE);
+			rc = split ? run_parts(&c, 0, PN_SPLIT_PARTS)
+				   : run_search(&c, PN_SPLIT_WHOLE);
 			continue;
 		}
 		rc = c.twin ? run_twice(&c) : run_schedule(&c);
@@ -513,7 +544,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	struct pn_scenario defaults;
 	if (rc == 0 &&
 	    pn_split_default(sc, !opt->explore_default, opt->replay, opt->choices, &defaults))
-		rc = run_default(&c, &defaults);
+		rc = run_default(&c, &defaults, 1, 2 * PN_SPLIT_PARTS);
 	pn_world_twin_free(&twin);
 	checker_close(&c);
 	if (rc == 3) {

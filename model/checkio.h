@@ -91,12 +91,17 @@ struct pn_check_result {
 	uint64_t points_met; /* a search's crash points skipped: met by an earlier schedule */
 	enum pn_strategy strategy;
 	uint32_t preemption_bound;
-	/* the default exploration (explore_split.h D1-D3): its bounded search's schedules (0:
+	/* the default exploration (explore_split.h D1-D4): its schedules, bounded and pct (0:
 	 * none ran), its budget, and whether the budget ended it before every schedule of at most
 	 * one preemption ran (the bound not reached) */
 	uint64_t schedules_default;
 	uint32_t budget;
 	bool budget_cut;
+	/* of schedules_default, the pct runs (D4), their depth, and the actors and events of the
+	 * seeded run they were drawn over (the probability bound's k and n) */
+	uint64_t pct_runs;
+	uint32_t pct_depth, pct_actors;
+	uint64_t pct_events;
 	char choices[PN_CHOICES_TEXT_MAX]; /* the violation's schedule: its preemptions */
 	double seconds, seconds_to_violation;
 	/* the violation */

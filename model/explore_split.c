@@ -4,6 +4,7 @@
  */
 #include "explore_split.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #define WEIGHT_EVENTS_MAX ((uint64_t)1 << 20) /* events beyond weigh as this: no overflow */
@@ -85,4 +86,42 @@ uint64_t pn_split_part_cap(const struct pn_scenario *search)
 	uint64_t b = search->schedules.budget;
 	PN_ASSERT(b > 0);
 	return b / PN_SPLIT_PARTS + (b % PN_SPLIT_PARTS != 0);
+}
+
+uint32_t pn_split_pct_runs(const struct pn_scenario *search, uint32_t k, struct pn_scenario *pct)
+{
+	PN_ASSERT(k >= 1 && k <= PN_SPLIT_PARTS);
+	uint64_t all = PN_DEFAULT_PCT_RUNS(search->schedules.budget, search->crash.present);
+	uint64_t runs = all / PN_SPLIT_PARTS + (k <= all % PN_SPLIT_PARTS);
+	if (runs == 0)
+		return 0;
+	*pct = *search; /* shares search's owned lists, as search shares sc's */
+	pct->schedules.strategy = PN_STRATEGY_PCT;
+	pct->schedules.runs = (uint32_t)runs + 1; /* the seeded run first (explore.h) */
+	pct->schedules.depth = PN_DEFAULT_PCT_DEPTH;
+	return (uint32_t)runs;
+}
+
+/* Streams of the schedule PRNG past any pct search's own (explore.c: 1 << 40 | index << 20). */
+#define PCT_PART_BASE ((uint64_t)1 << 41)
+
+void pn_split_pct_stream(struct pn_explore *x, uint32_t k)
+{
+	PN_ASSERT(x->mode == PN_EXPLORE_PCT && k >= 1 && k <= PN_SPLIT_PARTS);
+	pn_prng_seed(&x->rng, x->sc->seed, PN_STREAM_SCHEDULE, PCT_PART_BASE | (uint64_t)k << 20);
+}
+
+double pn_split_pct_find(uint32_t depth, uint32_t actors, uint64_t events)
+{
+	if (!actors || !events)
+		return 0.0;
+	double p = 1.0 / (double)actors;
+	for (uint32_t i = 1; i < depth; i++)
+		p /= (double)events;
+	return p;
+}
+
+double pn_split_pct_miss(uint64_t runs, uint32_t depth, uint32_t actors, uint64_t events)
+{
+	return exp((double)runs * log1p(-pn_split_pct_find(depth, actors, events)));
 }

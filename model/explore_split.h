@@ -46,8 +46,18 @@
  *      runs at most ceil(budget / P) of its schedules, the first in its order (S1: a
  *      function of the part, so the split does not change what runs); a part that stops
  *      with schedules still queued cuts the search short of its bound (budget_cut).
+ *   D4 Then pct runs (explore.h) of depth PN_DEFAULT_PCT_DEPTH around seeded index 0, as
+ *      many as PN_DEFAULT_PCT_RUNS(budget): 2 budget with crash points, budget / 16 without
+ *      (32 and 256 at the default budgets). They are cut into parts P + 1 .. 2P of their own,
+ *      part P + k running the k-th share of the runs (pn_split_pct_runs; a part with none is
+ *      not made): the seeded run surveyed (it gives the horizon n), then its runs, each drawn
+ *      from the part's own stream of the schedule PRNG (pn_split_pct_stream), so a part is
+ *      a function of (scenario, part) as S1 asks. The bounded search at K = 1 cannot catch a
+ *      race that needs two preemptions (no_delay_chkpt); pct runs preempt anywhere.
  *   D3 Its parts run after every seeded schedule and merge as S2 says; the result counts its
- *      schedules apart (schedules_default) beside the seeded ones.
+ *      schedules apart (schedules_default) beside the seeded ones. Under --jobs and MPI each
+ *      part is a work unit (unit.h: schedule = the scenario's runs, ready at once beside the
+ *      seeded schedules' units), so the default uses every worker as a bounded search does.
  */
 #ifndef PN_EXPLORE_SPLIT_H
 #define PN_EXPLORE_SPLIT_H
@@ -59,6 +69,8 @@
 #define PN_DEFAULT_BUDGET 16      /* D2: schedules, a scenario with crash points */
 #define PN_DEFAULT_BUDGET_NOCRASH 4096 /* D2: schedules, runtime invariants only */
 #define PN_DEFAULT_TRANSACTIONS_MAX 64 /* D1: larger workloads keep their seeded schedules */
+#define PN_DEFAULT_PCT_DEPTH 3         /* D4: two priority change points a run */
+#define PN_DEFAULT_PCT_RUNS(budget, crash) ((crash) ? 2 * (budget) : (budget) / 16) /* D4 */
 
 /* Whether the search of sc is split (bounded strategy). */
 bool pn_split_search(const struct pn_scenario *sc);
@@ -73,6 +85,18 @@ bool pn_split_default(const struct pn_scenario *sc, bool seeded_only, bool repla
 		      const char *choices, struct pn_scenario *search);
 /* D2: the schedules each part of the default's search runs at most. */
 uint64_t pn_split_part_cap(const struct pn_scenario *search);
+/* D4: the pct runs of the default's part P + k (k = 1..P) of search (pn_split_default's): 0
+ * when the part has none. pct: search as that part's pct search (runs: the seeded one and
+ * the part's), filled when the result is not 0. */
+uint32_t pn_split_pct_runs(const struct pn_scenario *search, uint32_t k, struct pn_scenario *pct);
+/* D4: x (a pct search of part P + k) draws from part k's own stream. */
+void pn_split_pct_stream(struct pn_explore *x, uint32_t k);
+/* D4: the probability that one pct run of depth d finds a bug of depth d in a program of
+ * `actors` actors and `events` events is at least 1 / (actors events^(d-1)) (Burckhardt et
+ * al.'s bound, docs/checker.md section 13): that bound, and the probability that `runs` runs
+ * all miss it, at most (1 - that)^runs. */
+double pn_split_pct_find(uint32_t depth, uint32_t actors, uint64_t events);
+double pn_split_pct_miss(uint64_t runs, uint32_t depth, uint32_t actors, uint64_t events);
 /* After the survey of part `part` (1..P): only its share of x's queued roots kept. */
 void pn_split_keep(struct pn_explore *x, uint64_t events, uint32_t part);
 

@@ -235,10 +235,11 @@ struct pn_plan {
 	uint64_t unit_states;
 	struct plan_unit *units; /* in the order made (U1's order: before()) */
 	uint32_t n, cap;
-	bool stopped;   /* a unit is done with a violation, an error or interrupted */
-	uint32_t stop;  /* the first such unit (U1) */
-	bool last_head; /* the last schedule's head is in units */
-	bool unchained; /* heads do not wait for each other (no nested crashes) */
+	bool stopped;    /* a unit is done with a violation, an error or interrupted */
+	uint32_t stop;   /* the first such unit (U1) */
+	bool last_head;  /* the last schedule's head is in units */
+	bool unchained;  /* heads do not wait for each other (no nested crashes) */
+	uint64_t budget; /* the default exploration's (explore_split.h D2), 0: none */
 };
 
 static struct plan_unit *add_unit(struct pn_plan *p, const struct pn_unit *u, bool head)
@@ -266,8 +267,24 @@ static void add_head(struct pn_plan *p, uint32_t schedule, uint64_t fresh_base)
 	p->last_head = schedule + 1 >= p->sc->schedules.runs;
 }
 
+/* D3, D4: the default exploration's parts (its bounded search's, then its pct runs'), after
+ * every seeded schedule's units, ready at once (each part is a function of the scenario, S1). */
+static void add_defaults(struct pn_plan *p, const struct pn_scenario *search)
+{
+	struct pn_scenario pct;
+	p->budget = search->schedules.budget;
+	for (uint32_t k = 1; k <= 2 * PN_SPLIT_PARTS; k++)
+		if (k <= PN_SPLIT_PARTS || pn_split_pct_runs(search, k - PN_SPLIT_PARTS, &pct))
+			add_unit(p,
+				 &(struct pn_unit){.schedule = p->sc->schedules.runs,
+						   .defaults = true,
+						   .lo = k,
+						   .hi = k + 1},
+				 false);
+}
+
 struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_t unit_states,
-			    uint32_t nested_every, bool whole)
+			    uint32_t nested_every, bool whole, const struct pn_scenario *search)
 {
 	struct pn_plan *p = calloc(1, sizeof(*p));
 	PN_ASSERT(p != NULL && jobs >= 1 && unit_states >= 1);
@@ -296,6 +313,8 @@ struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_
 		for (uint32_t s = 0; s < sc->schedules.runs; s++)
 			add_head(p, s, 0);
 	}
+	if (search && !p->units[0].u.whole && !p->units[0].u.search)
+		add_defaults(p, search);
 	return p;
 }
 
@@ -431,6 +450,8 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
 	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
 	struct pn_check_result parts = {0}; /* a split search's schedule counts (S2) */
+	uint64_t defaults = 0;              /* the default exploration's schedules (D3) */
+	bool cut = false, explored = false;
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct pn_unit_result *r = &p->units[i].r;
 		if (!counted(p, i))
@@ -446,6 +467,15 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		capped += r->res.capped_points;
 		if (r->finished || (p->stopped && i == p->stop))
 			events += r->events; /* a schedule's total, or where it stopped */
+		if (p->units[i].u.defaults) {
+			defaults += r->res.schedules_explored;
+			cut |= r->res.budget_cut;
+			explored = true;
+			parts.pct_runs += r->res.pct_runs;
+			parts.pct_depth = PN_MAX(parts.pct_depth, r->res.pct_depth);
+			parts.pct_actors = PN_MAX(parts.pct_actors, r->res.pct_actors);
+			parts.pct_events = PN_MAX(parts.pct_events, r->res.pct_events);
+		}
 		for (uint32_t j = 0; cov && j < r->ncov && j < ncov; j++) {
 			cov[j][0] += r->cov[j][0];
 			cov[j][1] += r->cov[j][1];
@@ -462,16 +492,27 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		res->capped_points = capped;
 		res->events = events;
 		res->seconds = 0;
-		/* units split seeded runs only: those up to the one stopped, or all */
-		res->schedules_explored = p->stopped ? last->u.schedule + 1 : p->sc->schedules.runs;
+		/* units split seeded runs: those up to the one stopped, or all; then the default's */
+		res->schedules_explored = p->stopped && !last->u.defaults ? last->u.schedule + 1
+									  : p->sc->schedules.runs;
 		res->strategy = p->sc->schedules.strategy;
 	}
-	if (last->u.search) {
-		res->schedules_explored = parts.schedules_explored;
+	if (last->u.search || explored) {
+		res->schedules_explored = last->u.search ? parts.schedules_explored
+							 : res->schedules_explored + defaults;
 		res->schedules_pruned = parts.schedules_pruned;
 		res->distinct_states = parts.distinct_states;
 		res->points_met = parts.points_met;
 		res->preemption_bound = p->sc->schedules.preemption_bound;
+	}
+	if (explored) {
+		res->schedules_default = defaults;
+		res->budget = (uint32_t)p->budget;
+		res->budget_cut = cut;
+		res->pct_runs = parts.pct_runs;
+		res->pct_depth = parts.pct_depth;
+		res->pct_actors = parts.pct_actors;
+		res->pct_events = parts.pct_events;
 	}
 	snprintf(res->name, sizeof(res->name), "%s", p->sc->name);
 	res->expected_violation = p->sc->expect.violation;

@@ -8,7 +8,8 @@
  * order into exactly the struct pn_check_result that pn_check_scenario() gives.
  *
  * A bounded search's units are its parts (explore_split.h): (schedule, part k) as lo = k,
- * hi = k + 1, all ready at once, each whole (finished), merged as U1 says.
+ * hi = k + 1, all ready at once, each whole (finished), merged as U1 says. So are the
+ * default exploration's parts 1..P (D1-D3), as schedule `runs`: after every seeded one.
  *
  * Rules:
  *   U1 Unit order is (schedule, lo): the order in which pn_check_scenario() explores. Units
@@ -90,10 +91,12 @@ uint32_t pn_unit_cut(const struct pn_unit_point *pts, uint32_t n, uint64_t start
 		     uint64_t unit_states, uint64_t *los);
 
 /* One scenario's units (U1-U5). nested_every as in pn_check_options (0: heads need not wait
- * for each other, U3); whole: one unit, pn_check_scenario() (--twice). */
+ * for each other, U3); whole: one unit, pn_check_scenario() (--twice). search: the default
+ * exploration's (pn_split_default, explore_split.h D1-D3), NULL when it does not run: its
+ * parts 1 .. PN_SPLIT_PARTS are units after the seeded schedules', all ready at once. */
 struct pn_plan;
 struct pn_plan *pn_plan_new(const struct pn_scenario *sc, uint32_t jobs, uint64_t unit_states,
-			    uint32_t nested_every, bool whole);
+			    uint32_t nested_every, bool whole, const struct pn_scenario *search);
 void pn_plan_free(struct pn_plan *p);
 /* A ready unit not handed out yet (heads first, then unit order): true with its id. */
 bool pn_plan_next(struct pn_plan *p, uint32_t *id, struct pn_unit *u);

@@ -12,13 +12,14 @@
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
  *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
  *     distinct_states, points_met, u32 strategy, preemption_bound,
- *     u64 schedules_default, u32 budget, then the strings name, recovery_state,
+ *     u64 schedules_default, u32 budget, u64 pct_runs, u32 pct_depth, pct_actors,
+ *     u64 pct_events, then the strings name, recovery_state,
  *     state, state_text, detail, timeline, trace_path, shrunk, divergence, choices, each a u32 length
  *     and its bytes (no NUL; longer than its field in struct pn_check_result: refused);
  *   u32 npoints, then per point u64 event, states, fresh;
  *   u32 ncov, then per site u64 true hits, u64 false hits; and nothing after.
  * A unit (pn_unit_encode): u32 schedule, u32 kind (0 a range, 1 whole, 2 a split search's
- * part), u64 lo, hi, budget, fresh_base, fresh_lo.
+ * part, 3 a part of the default exploration), u64 lo, hi, budget, fresh_base, fresh_lo.
  */
 #include "unitdata.h"
 
@@ -27,7 +28,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 37u
+#define RESULT_FIELDS 41u
 
 /* ---- bytes ---- */
 struct buf {
@@ -146,6 +147,10 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u32(b, c->preemption_bound);
 	put_u64(b, c->schedules_default);
 	put_u32(b, c->budget);
+	put_u64(b, c->pct_runs);
+	put_u32(b, c->pct_depth);
+	put_u32(b, c->pct_actors);
+	put_u64(b, c->pct_events);
 	const char *s[] = {c->name,     c->recovery_state, c->state,  c->state_text, c->detail,
 			   c->timeline, c->trace_path,     c->shrunk, c->divergence, c->choices};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
@@ -184,6 +189,10 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->preemption_bound = get_u32(r);
 	c->schedules_default = get_u64(r);
 	c->budget = get_u32(r);
+	c->pct_runs = get_u64(r);
+	c->pct_depth = get_u32(r);
+	c->pct_actors = get_u32(r);
+	c->pct_events = get_u64(r);
 	get_str(r, c->name, sizeof(c->name));
 	get_str(r, c->recovery_state, sizeof(c->recovery_state));
 	get_str(r, c->state, sizeof(c->state));
@@ -275,7 +284,7 @@ void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
 {
 	struct buf b = {0};
 	put_u32(&b, u->schedule);
-	put_u32(&b, u->whole ? 1 : u->search ? 2 : 0);
+	put_u32(&b, u->whole ? 1 : u->search ? 2 : u->defaults ? 3 : 0);
 	put_u64(&b, u->lo);
 	put_u64(&b, u->hi);
 	put_u64(&b, u->budget);
@@ -293,6 +302,7 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 	uint32_t kind = get_u32(&r);
 	u->whole = kind == 1;
 	u->search = kind == 2;
+	u->defaults = kind == 3;
 	u->lo = get_u64(&r);
 	u->hi = get_u64(&r);
 	u->budget = get_u64(&r);

@@ -15,6 +15,8 @@ struct pn_unit {
 	uint32_t schedule;
 	bool whole;      /* the whole scenario, pn_check_scenario() (--twice) */
 	bool search;     /* part lo of a split search (explore_split.h), hi = lo + 1 */
+	bool defaults;   /* part lo of the default exploration (explore_split.h D1-D3), hi =
+			  * lo + 1, schedule = the scenario's runs (after every seeded one) */
 	uint64_t lo, hi; /* crash points explored: lo <= p < hi (hi UINT64_MAX: to the end) */
 	uint64_t budget; /* head: distinct states met before it surveys the rest (0: no limit) */
 	uint64_t fresh_base; /* distinct states met by the schedules before this one */

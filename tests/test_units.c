@@ -113,12 +113,15 @@ static void run_unit(const struct pn_scenario *sc, const struct pn_check_options
  * Runs sc's plan to the end: units taken `hold` at a time and finished newest first (so that
  * later units finish before earlier ones); fail_first: the first unit handed out fails once.
  */
-static int run_plan(const struct pn_scenario *sc, uint32_t nested, uint64_t unit_states, int hold,
-		    bool fail_first, struct pn_check_result *res, uint64_t (*cov)[2],
-		    uint32_t *units)
+static int run_plan(const struct pn_scenario *sc, const struct pn_check_options *opt,
+		    uint64_t unit_states, int hold, bool fail_first, struct pn_check_result *res,
+		    uint64_t (*cov)[2], uint32_t *units)
 {
-	struct pn_check_options o = {.nested_every = nested};
-	struct pn_plan *p = pn_plan_new(sc, 3, unit_states, nested, false);
+	struct pn_check_options o = *opt;
+	struct pn_scenario search;
+	bool explore = pn_split_default(sc, !o.explore_default, false, NULL, &search);
+	struct pn_plan *p = pn_plan_new(sc, 3, unit_states, o.nested_every, false,
+					explore ? &search : NULL);
 	uint32_t ids[8];
 	struct pn_unit us[8];
 	bool failed = !fail_first;
@@ -176,6 +179,13 @@ static void same_result(const struct pn_check_result *a, const struct pn_check_r
 	ck_assert_uint_eq(a->points_met, b->points_met);
 	ck_assert_uint_eq(a->derived, b->derived);
 	ck_assert_str_eq(a->choices, b->choices);
+	ck_assert_uint_eq(a->schedules_default, b->schedules_default);
+	ck_assert_uint_eq(a->budget, b->budget);
+	ck_assert_int_eq(a->budget_cut, b->budget_cut);
+	ck_assert_uint_eq(a->pct_runs, b->pct_runs);
+	ck_assert_uint_eq(a->pct_depth, b->pct_depth);
+	ck_assert_uint_eq(a->pct_actors, b->pct_actors);
+	ck_assert_uint_eq(a->pct_events, b->pct_events);
 }
 
 /* compare() visits every Nth crash point only (the lookup tests under the sanitizers, where
@@ -184,11 +194,11 @@ static uint64_t points_every = 1;
 
 /* The scenario checked whole and as a plan of small units: the same result and coverage. */
 static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int hold,
-		    bool fail_first, uint32_t min_units)
+		    bool fail_first, uint32_t min_units, bool explore_default)
 {
 	struct pn_scenario sc;
 	struct pn_check_result whole, split;
-	struct pn_check_options o = {.nested_every = nested};
+	struct pn_check_options o = {.nested_every = nested, .explore_default = explore_default};
 	size_t n = cov_sites();
 	uint64_t(*c1)[2] = calloc(n + 1, sizeof(*c1)), (*c2)[2] = calloc(n + 1, sizeof(*c2));
 	uint32_t units;
@@ -200,7 +210,7 @@ static void compare(const char *rel, uint32_t nested, uint64_t unit_states, int 
 	cov_read(c1); /* zero */
 	int rc1 = pn_check_scenario(&sc, &o, &whole);
 	cov_read(c1);
-	int rc2 = run_plan(&sc, nested, unit_states, hold, fail_first, &split, c2, &units);
+	int rc2 = run_plan(&sc, &o, unit_states, hold, fail_first, &split, c2, &units);
 	ck_assert_int_eq(rc1, rc2);
 	same_result(&whole, &split);
 	ck_assert_msg(units >= min_units, "%s: %u units, expected at least %u", rel, units,
@@ -277,6 +287,7 @@ static const struct split_case {
 	int hold;
 	bool fail_first;
 	uint32_t min_units;
+	bool explore_default; /* the default exploration (explore_split.h D1-D3) on */
 } split_cases[] = {
 	/* many schedules and points; states met again across points (28310 states, 2543
 	 * distinct) */
@@ -295,12 +306,17 @@ static const struct split_case {
 	 * finds (the parts after it cancelled), its first unit failing once */
 	{"tests/split/split-pass.yaml", 16, 64, 3, false, 1 + PN_SPLIT_PARTS},
 	{"tests/split/split-violation.yaml", 0, 64, 4, true, 1 + PN_SPLIT_PARTS},
+	/* the default exploration's parts as units after the seeded schedules' (D3): a pass
+	 * with crashes inside recovery, and a violation found by a part of the default */
+	{"tests/split/default-pass.yaml", 16, 64, 3, false, 2 + PN_SPLIT_PARTS, true},
+	{"tests/split/default-violation.yaml", 0, 64, 4, true, 2 + PN_SPLIT_PARTS, true},
 };
 
 START_TEST(split_matches_whole)
 {
 	const struct split_case *k = &split_cases[_i];
-	compare(k->file, k->nested, k->unit_states, k->hold, k->fail_first, k->min_units);
+	compare(k->file, k->nested, k->unit_states, k->hold, k->fail_first, k->min_units,
+		k->explore_default);
 }
 END_TEST
 
@@ -312,7 +328,7 @@ START_TEST(unit_failing_twice_is_an_error)
 	uint32_t id;
 	struct pn_unit u;
 	load("scenarios/mutants/no-delay-chkpt-control.yaml", &sc);
-	struct pn_plan *p = pn_plan_new(&sc, 2, 8, 0, false);
+	struct pn_plan *p = pn_plan_new(&sc, 2, 8, 0, false, NULL);
 	for (int i = 0; i < 2; i++) {
 		ck_assert(pn_plan_next(p, &id, &u));
 		ck_assert_uint_eq(id, 0);
@@ -340,7 +356,7 @@ static void compare_lookups(const char *file, uint64_t unit_states, struct owner
 	o->t = pn_unit_table_new();
 	lookup = &lk;
 	owner = o;
-	compare(file, 0, unit_states, 1, false, 4);
+	compare(file, 0, unit_states, 1, false, 4, false);
 	lookup = NULL;
 	owner = NULL;
 	o->wrong = lk.wrong;
@@ -354,7 +370,7 @@ START_TEST(lookups_answered)
 	const char *f = "scenarios/protocols/nofpw-random-atomic.yaml";
 	struct owner plain = {0}, asked = {0};
 	owner = &plain;
-	compare(f, 0, 64, 1, false, 8);
+	compare(f, 0, 64, 1, false, 8, false);
 	owner = NULL;
 	compare_lookups(f, 64, &asked, false);
 	ck_assert_msg(plain.relearned > 100, "%llu relearned", (unsigned long long)plain.relearned);
