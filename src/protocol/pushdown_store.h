@@ -85,9 +85,9 @@ struct pn_pageserver {
 	uint32_t nreq;
 	pn_lsn *last_written; /* per page: the compute's last-written LSN */
 	uint32_t meta_len, log_len;
-	uint8_t *meta;   /* the snapshot or log record a round writes */
-	uint8_t *enc;    /* a record, encoded (ingest) */
-	uint8_t *images; /* decode scratch: PN_WAL_MAX_BLOCKS pages */
+	uint8_t *meta;                  /* the snapshot or log record a round writes */
+	uint8_t *enc;                   /* a record, encoded (ingest) */
+	uint8_t *images;                /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 	size_t enc_bytes, images_bytes; /* their sizes (pn_big_free) */
 	uint64_t hist[HIST_LEN];
 	uint32_t check_next; /* pn_ps_check's rotation */
