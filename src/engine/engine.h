@@ -91,7 +91,7 @@ struct pn_engine {
 	 * page server (pushdown only runs it) */
 	struct pn_proc *procs;
 	uint32_t nprocs, nbackends;
-	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_ps;
+	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_row;
 	uint32_t next_xid;
 	bool stopping; /* workload done: let background work drain */
 
