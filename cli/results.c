@@ -1,7 +1,8 @@
 /*
  * results.c: a run's result as the commands show it (cli layer; results.h). In order:
  *   1. its status and the explanation of a failed run
- *   2. the metrics derived from its counters (ratios, latencies, the page server's)
+ *   2. the metrics derived from its counters (ratios, latencies) and its row's own figures
+ *      (protocols.h struct pn_figure_decl: the CLI prints them without knowing the row)
  *   3. the metrics table, one column per result
  *   4. the per-record-type breakdown, in pg_waldump --stats=record's format
  *   5. the JSON document {"results": [...]}
@@ -92,10 +93,42 @@ static bool wal_per_txn(const struct pn_cli_result *r, const struct pn_cli_resul
 	return ratio(r->sim.m.wal_bytes, r->sim.m.transactions, v);
 }
 
+/* The declaration of r's row: its label is the row's name, or its mode's (the mode's first
+ * row); NULL for none. */
+static const struct pn_protocol_decl *decl_of(const struct pn_cli_result *r)
+{
+	enum pn_protocol_id row;
+	for (unsigned k = 0; k < PN_PROTOCOL_COUNT; k++)
+		if (strcmp(r->label, pn_protocol_names[k]) == 0)
+			return pn_protocol_decls[k];
+	return pn_protocol_spelled(r->label, NULL, &row) ? pn_protocol_decls[row] : NULL;
+}
+
+/* r's value of the PN_FIGURE_WRITTEN figure `key` (0 when its row has no such figure). */
+static uint64_t written_figure(const struct pn_cli_result *r, const char *key)
+{
+	const struct pn_protocol_decl *d = decl_of(r);
+	for (uint32_t i = 0; d && i < d->nfigures; i++)
+		if (d->figures[i].place == PN_FIGURE_WRITTEN && strcmp(d->figures[i].key, key) == 0)
+			return r->sim.m.row.u[i];
+	return 0;
+}
+
+/* Bytes r's row writes besides the data file's pages (its PN_FIGURE_WRITTEN figures). */
+static uint64_t written_besides(const struct pn_cli_result *r)
+{
+	const struct pn_protocol_decl *d = decl_of(r);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; d && i < d->nfigures; i++)
+		if (d->figures[i].place == PN_FIGURE_WRITTEN)
+			sum += r->sim.m.row.u[i];
+	return sum;
+}
+
 static bool write_amp(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
 {
 	const struct pn_metrics *m = &r->sim.m;
-	return ratio(m->data_bytes_written + m->dw_bytes_written, m->logical_bytes_changed, v);
+	return ratio(m->data_bytes_written + written_besides(r), m->logical_bytes_changed, v);
 }
 
 static bool space_amp(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
@@ -146,57 +179,17 @@ static bool wal_vs_ref(const struct pn_cli_result *r, const struct pn_cli_result
 }
 
 /* What the table being printed holds beyond `ref` (pn_cli_print_metrics sets it): its fpw
- * result, and whether a result is pushdown (the pushdown rows are shown only then). */
+ * result, whether a result's row has a section of figures of its own (the "WAL vs fpw" row
+ * opens them), and its rows. */
 static struct {
 	const struct pn_cli_result *fpw;
-	bool pushdown;
+	bool section;
 } table;
 
 static bool wal_vs_fpw(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
 {
 	return table.fpw && table.fpw->sim.status != 2 &&
 	       ratio(r->sim.m.wal_bytes, table.fpw->sim.m.wal_bytes, v);
-}
-
-/* Pushdown rows (shown when a result is pushdown): the page server's side. */
-static bool ps_mean(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
-{
-	return r->mode == PN_MODE_PUSHDOWN &&
-	       ratio(r->sim.m.ps_deltas_replayed, r->sim.m.ps_reads, v);
-}
-
-static bool ps_p50(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
-{
-	*v = (double)r->sim.m.ps_replay_p50;
-	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
-}
-
-static bool ps_p99(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
-{
-	*v = (double)r->sim.m.ps_replay_p99;
-	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
-}
-
-static bool ps_max(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
-{
-	*v = (double)r->sim.m.ps_replay_max;
-	return r->mode == PN_MODE_PUSHDOWN && r->sim.m.ps_reads != 0;
-}
-
-/* What the page server writes (images, metadata); with the deltas, what Neon's page server
- * would also write as delta layers (ours keep them in the WAL: docs/protocol.md 7). */
-static bool ps_written(const struct pn_cli_result *r, const struct pn_cli_result *ref, double *v)
-{
-	*v = (double)(r->sim.m.ps_image_bytes + r->sim.m.ps_meta_bytes);
-	return r->mode == PN_MODE_PUSHDOWN;
-}
-
-static bool ps_with_deltas(const struct pn_cli_result *r, const struct pn_cli_result *ref,
-			   double *v)
-{
-	ps_written(r, ref, v);
-	*v += (double)r->sim.m.ps_delta_bytes;
-	return r->mode == PN_MODE_PUSHDOWN;
 }
 
 /* ---- 3. the metrics table ---- */
@@ -214,7 +207,10 @@ struct metric_row {
 	derived_fn derived; /* when field is NO_FIELD */
 	const char *fmt;    /* printf format of the derived value */
 	bool gap;           /* a blank line before the row */
-	bool pushdown;      /* shown only when a result is pushdown */
+	bool section;       /* shown only when a result's row has a section of figures */
+	/* a row's own figure instead (field NO_FIELD, derived NULL): figure `fig` of `owner` */
+	const struct pn_protocol_decl *owner;
+	uint32_t fig;
 };
 
 static const struct metric_row metric_rows[] = {
@@ -229,7 +225,6 @@ static const struct metric_row metric_rows[] = {
 	{"FPI bytes", M(fpi_bytes), NULL, NULL, false},
 	{"shifts", M(shifts), NULL, NULL, false},
 	{"data bytes written", M(data_bytes_written), NULL, NULL, true},
-	{"doublewrite bytes", M(dw_bytes_written), NULL, NULL, false},
 	{"fsyncs", M(fsyncs), NULL, NULL, false},
 	{"WAL flushes", M(wal_flushes), NULL, NULL, false},
 	{"checkpoints", M(checkpoints), NULL, NULL, false},
@@ -246,20 +241,49 @@ static const struct metric_row metric_rows[] = {
 	{"elapsed (virtual s)", NO_FIELD, elapsed_s, "%.3f", false},
 	{"events simulated", NO_FIELD, events, "%.0f", false},
 	{"WAL vs fpw", NO_FIELD, wal_vs_fpw, "%.3fx", true, true},
-	{"page server reads", M(ps_reads), NULL, NULL, false, true},
-	{"deltas replayed/read mean", NO_FIELD, ps_mean, "%.2f", false, true},
-	{"deltas replayed/read p50", NO_FIELD, ps_p50, "%.0f", false, true},
-	{"deltas replayed/read p99", NO_FIELD, ps_p99, "%.0f", false, true},
-	{"deltas replayed/read max", NO_FIELD, ps_max, "%.0f", false, true},
-	{"page server deltas", M(ps_delta_records), NULL, NULL, false, true},
-	{"page server delta bytes", M(ps_delta_bytes), NULL, NULL, false, true},
-	{"page server images", M(ps_images), NULL, NULL, false, true},
-	{"page server image bytes", M(ps_image_bytes), NULL, NULL, false, true},
-	{"page server metadata bytes", M(ps_meta_bytes), NULL, NULL, false, true},
-	{"page server bytes written", NO_FIELD, ps_written, "%.0f", false, true},
-	{"  with the deltas", NO_FIELD, ps_with_deltas, "%.0f", false, true},
-	{"page server fsyncs", M(ps_fsyncs), NULL, NULL, false, true},
 };
+
+/* The table's rows: metric_rows with every row's PN_FIGURE_WRITTEN figures after "data
+ * bytes written", then the PN_FIGURE_SECTION figures (with a label) of the rows of the
+ * table's results (pn_cli_print_metrics builds it). */
+#define TABLE_ROWS_MAX (PN_ARRAY_LEN(metric_rows) + PN_PROTOCOL_COUNT * PN_ROW_FIGURES_MAX)
+static struct metric_row table_rows[TABLE_ROWS_MAX];
+static size_t table_nrows;
+
+static void add_row(struct metric_row row)
+{
+	PN_ASSERT(table_nrows < TABLE_ROWS_MAX);
+	table_rows[table_nrows++] = row;
+}
+
+/* The figures of `place` of declaration d (section: those of a result's row only). */
+static void add_figures(const struct pn_protocol_decl *d, enum pn_figure_place place)
+{
+	for (uint32_t i = 0; i < d->nfigures; i++)
+		if (d->figures[i].place == place && d->figures[i].label)
+			add_row((struct metric_row){.label = d->figures[i].label,
+						    .field = NO_FIELD,
+						    .owner = d,
+						    .fig = i});
+}
+
+static void build_rows(const struct pn_cli_result *res, size_t n)
+{
+	table_nrows = 0;
+	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
+		add_row(metric_rows[k]);
+		if (metric_rows[k].field == M(data_bytes_written))
+			for (unsigned p = 0; p < PN_PROTOCOL_COUNT; p++)
+				add_figures(pn_protocol_decls[p], PN_FIGURE_WRITTEN);
+	}
+	for (unsigned p = 0; p < PN_PROTOCOL_COUNT; p++) {
+		bool in_table = false;
+		for (size_t i = 0; i < n; i++)
+			in_table |= decl_of(&res[i]) == pn_protocol_decls[p];
+		if (in_table)
+			add_figures(pn_protocol_decls[p], PN_FIGURE_SECTION);
+	}
+}
 
 static bool is_ref_row(const struct metric_row *row) { return row->derived == wal_vs_ref; }
 
@@ -288,14 +312,34 @@ static void row_label(const struct metric_row *row, const struct pn_cli_result *
 	snprintf(buf, CELL_LEN, "%s%s", row->label, is_ref_row(row) ? ref->label : "");
 }
 
+/* A row's own figure: a written one every result has (0 where its row has none), a section
+ * one only the owner's results ("-" in the others' and where it has no value). */
+static void figure_cell(const struct metric_row *row, const struct pn_cli_result *r, char *buf)
+{
+	const struct pn_figure_decl *f = &row->owner->figures[row->fig];
+	const struct pn_row_figures *v = &r->sim.m.row;
+
+	if (f->place == PN_FIGURE_WRITTEN)
+		snprintf(buf, CELL_LEN, "%" PRIu64, written_figure(r, f->key));
+	else if (decl_of(r) != row->owner)
+		snprintf(buf, CELL_LEN, "-");
+	else if (!f->fmt)
+		snprintf(buf, CELL_LEN, "%" PRIu64, v->u[row->fig]);
+	else if (v->valid[row->fig])
+		snprintf(buf, CELL_LEN, f->fmt, v->v[row->fig]);
+	else
+		snprintf(buf, CELL_LEN, "-");
+}
+
 static void row_cell(const struct metric_row *row, const struct pn_cli_result *r,
 		     const struct pn_cli_result *ref, char *buf)
 {
 	double v;
 
-	if (r->sim.status == 2 || (is_ref_row(row) && ref->sim.status == 2) ||
-	    (row->pushdown && row->field != NO_FIELD && r->mode != PN_MODE_PUSHDOWN))
+	if (r->sim.status == 2 || (is_ref_row(row) && ref->sim.status == 2))
 		snprintf(buf, CELL_LEN, "-");
+	else if (row->owner)
+		figure_cell(row, r, buf);
 	else if (row->field != NO_FIELD)
 		snprintf(buf, CELL_LEN, "%" PRIu64,
 			 *(const uint64_t *)((const char *)&r->sim.m + row->field));
@@ -307,7 +351,7 @@ static void row_cell(const struct metric_row *row, const struct pn_cli_result *r
 
 static bool row_shown(const struct metric_row *row, const struct pn_cli_result *ref)
 {
-	return (ref != NULL || !is_ref_row(row)) && (table.pushdown || !row->pushdown);
+	return (ref != NULL || !is_ref_row(row)) && (table.section || !row->section);
 }
 
 /* Widths: the label column, then one per result. */
@@ -319,8 +363,8 @@ static void widths(const struct pn_cli_result *res, size_t n, const struct pn_cl
 	*label_w = (int)strlen(res[0].txn_names[0] ? "  its WAL bytes/OrderStatus" : "scenario");
 	for (size_t i = 0; i < n; i++)
 		col_w[i] = PN_MAX(text_width(res[i].label), text_width(status_name(&res[i])));
-	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
-		const struct metric_row *row = &metric_rows[k];
+	for (size_t k = 0; k < table_nrows; k++) {
+		const struct metric_row *row = &table_rows[k];
 		if (!row_shown(row, ref))
 			continue;
 		row_label(row, ref, buf);
@@ -400,12 +444,14 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 
 	PN_ASSERT(n >= 1 && n <= PN_CLI_MAX_MODES);
 	table.fpw = NULL;
-	table.pushdown = false;
+	table.section = false;
 	for (size_t i = 0; i < n; i++) {
-		table.pushdown |= res[i].mode == PN_MODE_PUSHDOWN;
+		const struct pn_protocol_decl *d = decl_of(&res[i]);
+		table.section |= d && d->section;
 		if (res[i].mode == PN_MODE_FPW)
 			table.fpw = &res[i];
 	}
+	build_rows(res, n);
 	widths(res, n, ref, &label_w, col_w);
 	pad(out, "scenario", label_w, false);
 	fprintf(out, "  %s (seed %" PRIu64 ")\n", res[0].scenario, res[0].seed);
@@ -415,8 +461,8 @@ void pn_cli_print_metrics(FILE *out, const struct pn_cli_result *res, size_t n,
 	for (size_t i = 0; i < n; i++)
 		cells[i] = status_name(&res[i]);
 	text_row(out, "status", label_w, cells, col_w, n);
-	for (size_t k = 0; k < PN_ARRAY_LEN(metric_rows); k++) {
-		const struct metric_row *row = &metric_rows[k];
+	for (size_t k = 0; k < table_nrows; k++) {
+		const struct metric_row *row = &table_rows[k];
 		if (!row_shown(row, ref))
 			continue;
 		if (row->gap)
@@ -629,7 +675,12 @@ static void cost_keys(json_t *o, const struct pn_cli_result *r)
 	const struct pn_metrics *m = &r->sim.m;
 	set_derived(o, "wal_bytes_per_transaction", wal_per_txn, r);
 	set_u64(o, "shifts", m->shifts);
-	set_u64(o, "dw_bytes_written", m->dw_bytes_written);
+	for (unsigned p = 0; p < PN_PROTOCOL_COUNT; p++) {
+		const struct pn_protocol_decl *d = pn_protocol_decls[p];
+		for (uint32_t i = 0; i < d->nfigures; i++)
+			if (d->figures[i].place == PN_FIGURE_WRITTEN)
+				set_u64(o, d->figures[i].key, written_figure(r, d->figures[i].key));
+	}
 	set_derived(o, "write_amplification", write_amp, r);
 	set_u64(o, "read_runs", m->read_runs);
 	set_derived(o, "commit_latency_us_p50", latency_p50, r);
@@ -653,33 +704,28 @@ static void extra_keys(json_t *o, const struct pn_cli_result *r)
 	set_u64(o, "events", r->sim.events);
 }
 
-/* "pushdown": the page server's figures, in pushdown results only. */
-static json_t *pushdown_json(const struct pn_cli_result *r)
+/* The section of r's row (its PN_FIGURE_SECTION figures; null where a real has no value). */
+static json_t *section_json(const struct pn_cli_result *r, const struct pn_protocol_decl *d)
 {
-	const struct pn_metrics *m = &r->sim.m;
+	const struct pn_row_figures *v = &r->sim.m.row;
 	json_t *o = json_object();
-	set_u64(o, "reads", m->ps_reads);
-	set_u64(o, "deltas_replayed", m->ps_deltas_replayed);
-	set_derived(o, "deltas_per_read_mean", ps_mean, r);
-	set_derived(o, "deltas_per_read_p50", ps_p50, r);
-	set_derived(o, "deltas_per_read_p99", ps_p99, r);
-	set_derived(o, "deltas_per_read_max", ps_max, r);
-	set_u64(o, "delta_records", m->ps_delta_records);
-	set_u64(o, "delta_bytes", m->ps_delta_bytes);
-	set_u64(o, "images", m->ps_images);
-	set_u64(o, "image_bytes", m->ps_image_bytes);
-	set_u64(o, "metadata_bytes", m->ps_meta_bytes);
-	set_u64(o, "bytes_written", m->ps_image_bytes + m->ps_meta_bytes);
-	set_u64(o, "bytes_written_with_deltas",
-		m->ps_image_bytes + m->ps_meta_bytes + m->ps_delta_bytes);
-	set_u64(o, "fsyncs", m->ps_fsyncs);
-	set_u64(o, "rounds", m->ps_rounds);
+	for (uint32_t i = 0; i < d->nfigures; i++) {
+		const struct pn_figure_decl *f = &d->figures[i];
+		if (f->place != PN_FIGURE_SECTION)
+			continue;
+		if (!f->fmt)
+			set_u64(o, f->key, v->u[i]);
+		else
+			json_object_set_new(o, f->key,
+					    v->valid[i] ? json_real(v->v[i]) : json_null());
+	}
 	return o;
 }
 
 json_t *pn_cli_result_json(const struct pn_cli_result *r)
 {
 	json_t *o = json_object();
+	const struct pn_protocol_decl *d = decl_of(r);
 
 	contract_keys(o, r);
 	if (r->sim.status != 2)
@@ -687,8 +733,8 @@ json_t *pn_cli_result_json(const struct pn_cli_result *r)
 	json_object_set_new(o, "violation", violation_json(r));
 	if (r->sim.status != 2)
 		extra_keys(o, r);
-	if (r->sim.status != 2 && r->mode == PN_MODE_PUSHDOWN)
-		json_object_set_new(o, "pushdown", pushdown_json(r));
+	if (r->sim.status != 2 && d && d->section)
+		json_object_set_new(o, d->section, section_json(r, d));
 	set_u64(o, "seed", r->seed);
 	set_str(o, "status", status_name(r));
 	if (r->sim.status == 2 || r->failed)

@@ -793,7 +793,7 @@ void pn_world_touch(struct pn_world *w, const struct pn_event *ev, struct pn_tou
 		pn_engine_proc_info(w->e, ev->arg, &p);
 		out->actor = ev->arg;
 		out->engine = true;
-		out->device = p.kind == PN_PROC_STARTUP || p.kind == PN_PROC_PAGESERVER ||
+		out->device = p.kind == PN_PROC_STARTUP || p.kind == PN_PROC_ROW ||
 			      w->sc->protocol.mode == PN_MODE_PUSHDOWN;
 		out->poll = p.kind == PN_PROC_WALWRITER && !out->device &&
 			    pn_engine_wal_insert_lsn(w->e) == pn_engine_wal_flushed(w->e);

@@ -105,7 +105,8 @@ START_TEST(test_reconstruct_equals_buffer)
 		}
 	}
 	ck_assert_int_eq(step, PN_STEP_FINISHED);
-	ck_assert_uint_gt(e->m.ps_images, 10);
+	pn_engine_finish_metrics(e); /* the row's figures */
+	ck_assert_uint_gt(e->m.row.u[PN_PS_IMAGES], 10);
 	ck_assert_uint_gt(compared, 1000);
 	ck_assert_uint_gt(with_deltas, 100);
 	free(page);
@@ -146,7 +147,8 @@ START_TEST(test_reconstruct_at_old_lsn)
 		}
 	}
 	ck_assert_uint_eq(nsnaps, MAX_SNAPSHOTS);
-	ck_assert_uint_eq(e->m.ps_images, 0);
+	pn_engine_finish_metrics(e); /* the row's figures */
+	ck_assert_uint_eq(e->m.row.u[PN_PS_IMAGES], 0);
 	uint8_t *page = malloc(e->page_size);
 	uint32_t older = 0;
 	for (uint32_t i = 0; i < nsnaps; i++) {
@@ -202,7 +204,7 @@ static void run_script(uint32_t threshold, uint32_t n, struct pn_sim_result *r)
 	pn_scenario_free(&sc);
 	ck_assert_msg(r->status == 0, "status %d: %s %s", r->status, r->viol.detail, r->error);
 	/* page 3 read twice, pages 10..19 once each */
-	ck_assert_uint_eq(r->m.ps_reads, 12);
+	ck_assert_uint_eq(r->m.row.u[PN_PS_READS], 12);
 }
 
 START_TEST(test_image_after_threshold)
@@ -210,18 +212,18 @@ START_TEST(test_image_after_threshold)
 	static struct pn_sim_result at, below;
 	run_script(4, 4, &at);    /* 4 deltas, threshold 4: an image before the read */
 	run_script(6, 4, &below); /* 4 deltas (5 at the end), threshold 6: none */
-	ck_assert_uint_eq(at.m.ps_images, 1);
-	ck_assert_uint_eq(at.m.ps_image_bytes, 8192);
-	ck_assert_uint_eq(at.m.ps_replay_max, 0);
-	ck_assert_uint_eq(at.m.ps_deltas_replayed, 0);
-	ck_assert_uint_eq(below.m.ps_images, 0);
-	ck_assert_uint_eq(below.m.ps_replay_max, 4);
-	ck_assert_uint_eq(below.m.ps_deltas_replayed, 4);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_IMAGES], 1);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_IMAGE_BYTES], 8192);
+	ck_assert_uint_eq((uint64_t)at.m.row.v[PN_PS_REPLAY_MAX], 0);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_DELTAS_REPLAYED], 0);
+	ck_assert_uint_eq(below.m.row.u[PN_PS_IMAGES], 0);
+	ck_assert_uint_eq((uint64_t)below.m.row.v[PN_PS_REPLAY_MAX], 4);
+	ck_assert_uint_eq(below.m.row.u[PN_PS_DELTAS_REPLAYED], 4);
 	/* 4 page-3 deltas and one per other page, each a 69-byte HOT_UPDATE */
-	ck_assert_uint_eq(at.m.ps_delta_records, 4 + 10 + 1);
-	ck_assert_uint_eq(at.m.ps_delta_bytes, 69 * (4 + 10 + 1));
-	ck_assert_uint_gt(at.m.ps_meta_bytes, 0);
-	ck_assert_uint_eq(at.m.ps_fsyncs, 2 * at.m.ps_rounds);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_DELTA_RECORDS], 4 + 10 + 1);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_DELTA_BYTES], 69 * (4 + 10 + 1));
+	ck_assert_uint_gt(at.m.row.u[PN_PS_META_BYTES], 0);
+	ck_assert_uint_eq(at.m.row.u[PN_PS_FSYNCS], 2 * at.m.row.u[PN_PS_ROUNDS]);
 }
 END_TEST
 
@@ -230,11 +232,11 @@ START_TEST(test_replay_distribution)
 	static struct pn_sim_result r;
 	run_script(100, 7, &r);
 	/* reads: page 3 (0 deltas), pages 10..19 (0 each), page 3 again (7) */
-	ck_assert_uint_eq(r.m.ps_deltas_replayed, 7);
-	ck_assert_uint_eq(r.m.ps_replay_p50, 0);
-	ck_assert_uint_eq(r.m.ps_replay_p99, 7);
-	ck_assert_uint_eq(r.m.ps_replay_max, 7);
-	ck_assert_uint_eq(r.m.ps_images, 0);
+	ck_assert_uint_eq(r.m.row.u[PN_PS_DELTAS_REPLAYED], 7);
+	ck_assert_uint_eq((uint64_t)r.m.row.v[PN_PS_REPLAY_P50], 0);
+	ck_assert_uint_eq((uint64_t)r.m.row.v[PN_PS_REPLAY_P99], 7);
+	ck_assert_uint_eq((uint64_t)r.m.row.v[PN_PS_REPLAY_MAX], 7);
+	ck_assert_uint_eq(r.m.row.u[PN_PS_IMAGES], 0);
 }
 END_TEST
 
@@ -260,10 +262,10 @@ START_TEST(test_wal_without_images)
 	ck_assert_uint_eq(pd.m.wal_records, nofpw.m.wal_records);
 	ck_assert_uint_eq(pd.m.wal_bytes, nofpw.m.wal_bytes);
 	ck_assert_uint_gt(fpw.m.wal_bytes, 2 * pd.m.wal_bytes);
-	ck_assert_uint_gt(pd.m.ps_reads, 0);
-	ck_assert_uint_eq(nofpw.m.ps_reads, 0);
+	ck_assert_uint_gt(pd.m.row.u[PN_PS_READS], 0);
+	ck_assert_uint_eq(nofpw.m.row.u[PN_PS_READS], 0);
 	/* every (record, page) change of the WAL is a delta on the page server */
-	ck_assert_uint_eq(pd.m.ps_delta_records, pd.m.rec_count[PN_REC_HEAP_HOT_UPDATE]);
+	ck_assert_uint_eq(pd.m.row.u[PN_PS_DELTA_RECORDS], pd.m.rec_count[PN_REC_HEAP_HOT_UPDATE]);
 }
 END_TEST
 

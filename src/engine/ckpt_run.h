@@ -63,13 +63,15 @@ struct pn_ckpt_run {
 	uint64_t nap_until_ns;  /* CheckpointWriteDelay's nap: no write before then */
 	uint32_t scan;          /* next frame to look at */
 	uint32_t to_write, written;
-	bool paused;        /* script checkpoint_begin */
-	bool pause_select;  /* script checkpoint_epoch (l3/l4): pause before selection */
-	uint64_t select_ns; /* l3/l4: CheckPointGuts' work before selection ends then */
-	bool delay_wait;    /* l3/l4: waiting for a backend in DELAY_CHKPT_START */
+	bool paused; /* script checkpoint_begin */
+	/* The row's PROTO_SELECT step (rows with a publish step, PN_CAP_PUBLISH; the engine's
+	 * capability, the row's use: umbra_map.c): */
+	bool pause_select;  /* script checkpoint_epoch: pause before the selection */
+	uint64_t select_ns; /* CheckPointGuts' work before the selection ends then */
+	bool delay_wait;    /* waiting for a backend in DELAY_CHKPT_START */
 	bool immediate;
 	bool io_pending;
-	uint8_t *snapshot; /* Umbra: each page's slot at the redo pointer (its baseline) */
+	uint8_t *snapshot; /* slotted store: each page's slot at the redo pointer (baseline) */
 	uint8_t *selbuf;   /* the selector area it writes */
 	uint8_t ctlbuf[PN_CONTROL_SIZE_];
 	pn_lsn record_end;

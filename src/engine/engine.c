@@ -48,11 +48,11 @@ static bool alloc_procs(struct pn_engine *e)
 	e->proc_bgw = e->nbackends + 1;
 	e->proc_walw = e->nbackends + 2;
 	e->proc_startup = e->nbackends + 3;
-	e->proc_ps = e->nbackends + 4;
+	e->proc_row = e->nbackends + 4;
 	e->pctx.nbackends = e->nbackends;
 	e->pctx.proc_ckpt = e->proc_ckpt;
 	e->pctx.proc_startup = e->proc_startup;
-	e->pctx.proc_ps = e->proc_ps;
+	e->pctx.proc_row = e->proc_row;
 	for (uint32_t i = 0; i < e->nprocs; i++) {
 		e->procs[i].id = i;
 		e->procs[i].kind = i < e->nbackends       ? PN_PROC_BACKEND
@@ -60,7 +60,7 @@ static bool alloc_procs(struct pn_engine *e)
 				   : i == e->proc_bgw     ? PN_PROC_BGWRITER
 				   : i == e->proc_walw    ? PN_PROC_WALWRITER
 				   : i == e->proc_startup ? PN_PROC_STARTUP
-							  : PN_PROC_PAGESERVER;
+							  : PN_PROC_ROW;
 		e->procs[i].state = i < e->nbackends ? PN_B_NEXT : PN_B_DONE;
 	}
 	return true;
@@ -457,7 +457,7 @@ void pn_engine_fire(struct pn_engine *e, uint32_t proc, uint64_t token)
 	case PN_PROC_BGWRITER: bgwriter_step(e); break;
 	case PN_PROC_WALWRITER: walwriter_step(e); break;
 	case PN_PROC_STARTUP: pn_recovery_step(&e->rcv, p); break;
-	case PN_PROC_PAGESERVER:
+	case PN_PROC_ROW:
 		PN_ASSERT(e->proto->process.step != NULL);
 		e->proto->process.step(&e->pctx);
 		break;

@@ -12,8 +12,8 @@
  *   wal.c       WAL insert (LSN = byte position, MAXALIGNed records, 8 KiB pages), group
  *               flush, segment ring and recycling
  *   bufpool.c   buffer frames, clock-sweep eviction, write-out with WAL-before-data
- *   store.c     logical page -> physical slot: in place (fpw, nofpw), Umbra generations with
- *               shifts and baselines, the doublewrite area's size
+ *   store.c     logical page -> physical slot: in place, or in generations with shifts and
+ *               baselines for a row with PN_STORE_SLOTTED (the Umbra family)
  *   ckpt.c      the checkpointer: begin (redo pointer), paced writes, fsync, record, control
  *   backend.c   client backends: the steps of an update, a commit, script steps
  *   recovery.c  the startup process: control file -> checkpoint -> baselines -> redo
@@ -91,7 +91,7 @@ struct pn_engine {
 	 * page server (pushdown only runs it) */
 	struct pn_proc *procs;
 	uint32_t nprocs, nbackends;
-	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_ps;
+	uint32_t proc_ckpt, proc_bgw, proc_walw, proc_startup, proc_row;
 	uint32_t next_xid;
 	bool stopping; /* workload done: let background work drain */
 

@@ -42,7 +42,7 @@ enum pn_proc_kind {
 	PN_PROC_BGWRITER,
 	PN_PROC_WALWRITER,
 	PN_PROC_STARTUP,
-	PN_PROC_PAGESERVER
+	PN_PROC_ROW /* the protocol row's own process (protocol.h process hooks) */
 };
 
 /*

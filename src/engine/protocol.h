@@ -66,15 +66,15 @@ struct pn_proto_ctx {
 	struct pn_services *svc;
 	struct pn_wal *wal;
 	struct pn_store *store;
-	struct pn_metrics *m;   /* the run's counters (metrics.h) */
-	void *buf_handle;       /* struct pn_bufpool (engine.h pn_proto_buf) */
-	void *ckpt_handle;      /* struct pn_ckpt (engine.h pn_proto_ckpt) */
-	void *client_handle;    /* struct pn_client_handles (engine.h pn_proto_client) */
-	uint32_t nbackends;     /* backends are processes 0 .. nbackends-1 */
-	uint32_t proc_ckpt;     /* the checkpointer, which a row's checkpoint step wakes */
-	uint32_t proc_startup;  /* the startup process, which a recovery step wakes */
-	uint32_t proc_ps;       /* the page server's process (a row with process hooks) */
-	uint64_t sysid;         /* the system identifier WAL pages carry */
+	struct pn_metrics *m;  /* the run's counters (metrics.h) */
+	void *buf_handle;      /* struct pn_bufpool (engine.h pn_proto_buf) */
+	void *ckpt_handle;     /* struct pn_ckpt (engine.h pn_proto_ckpt) */
+	void *client_handle;   /* struct pn_client_handles (engine.h pn_proto_client) */
+	uint32_t nbackends;    /* backends are processes 0 .. nbackends-1 */
+	uint32_t proc_ckpt;    /* the checkpointer, which a row's checkpoint step wakes */
+	uint32_t proc_startup; /* the startup process, which a recovery step wakes */
+	uint32_t proc_row;     /* the row's own process (a row with process hooks: a page server) */
+	uint64_t sysid;        /* the system identifier WAL pages carry */
 	const bool *recovering; /* recovery is replaying (the R4 check waits for its end) */
 	const bool *stopping;   /* the workload is done: background work drains */
 	const struct pn_protocol_ops *row; /* the row's own table (its flags) */

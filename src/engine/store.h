@@ -1,7 +1,7 @@
 /*
  * store.h: where each logical page lives on the device (engine layer, owned by store.c):
- * page -> physical slot, in place (fpw, nofpw) or in Umbra's generations with shifts and
- * baselines (R3), the selector codec, the doublewrite area's offsets; and the callback
+ * page -> physical slot, in place or, for a row with PN_STORE_SLOTTED (the Umbra family's),
+ * in generations with shifts and baselines (R3), the selector codec; and the callback
  * formatting writes the device through (pn_format_write_fn, used by engine.c's
  * pn_engine_format and the protocol rows). struct pn_store is e->store; its slot
  * map (slot_of) is written only through pn_store_set_slot().
@@ -19,7 +19,7 @@
 typedef void (*pn_format_write_fn)(void *ctx, enum pn_file f, uint64_t off, const uint8_t *buf,
 				   uint32_t len);
 
-/* l3/l4 place a heap page's slots themselves (protocol/umbra_map.c): slot index of (page, slot). */
+/* A row that places a heap page's slots itself (umbra_map.c, ...): slot index of (page, slot). */
 typedef uint64_t (*pn_store_place_fn)(void *ctx, uint32_t page, uint32_t slot);
 
 struct pn_store {
@@ -27,11 +27,11 @@ struct pn_store {
 	struct pn_services *svc; /* R3 violations */
 	uint32_t page_size;
 	uint32_t heap_pages, pages; /* pages = heap pages + SLRU pages */
-	uint32_t generations;       /* slots per heap page (1 unless umbra) */
+	uint32_t generations;       /* slots per heap page (1 unless slotted) */
 	enum pn_layout layout;
 	bool slotted; /* heap pages move between slots (the row's PN_STORE_SLOTTED) */
 	uint32_t sector_size;
-	pn_store_place_fn place; /* NULL unless l3/l4 (pn_store_set_placement) */
+	pn_store_place_fn place; /* NULL unless the row places slots (pn_store_set_placement) */
 	void *place_ctx;
 	uint64_t heap_slots; /* heap slots when placed by the policy */
 
@@ -52,12 +52,12 @@ struct pn_store {
 bool pn_store_init(struct pn_store *s, const struct pn_scenario *sc, struct pn_services *svc,
 		   uint32_t heap_pages, uint32_t pages, uint32_t generations, unsigned flags);
 void pn_store_free(struct pn_store *s);
-/* l3/l4: the policy's slot placement and its heap slot count. */
+/* The row's slot placement and its heap slot count. */
 void pn_store_set_placement(struct pn_store *s, uint64_t heap_slots, pn_store_place_fn fn,
 			    void *ctx);
 /* Field relationships, asserted; O(1) a call (pages in rotation). */
 void pn_store_check(struct pn_store *s);
-/* Umbra's baselines (R3; heap_pages bytes each, a slot per heap page): those of the last
+/* A slotted store's baselines (R3; heap_pages bytes each, a slot per heap page): those of the last
  * completed checkpoint become `slots` (base_done itself: only its redo changes); those of
  * the checkpoint whose control-file write is in flight become `slots` (valid from then) and
  * are dropped when it has completed. redo: that checkpoint's redo pointer. */
@@ -92,7 +92,7 @@ static inline const uint8_t *pn_store_slots(const struct pn_store *s) { return s
 void pn_store_set_slot(struct pn_store *s, uint32_t page, uint32_t slot);
 
 uint64_t pn_store_offset(const struct pn_store *s, uint32_t page, uint32_t slot);
-/* Umbra: the slot a shift of `page` moves to (policy), from its current slot; busy: a mask
+/* Slotted: the slot a shift of `page` moves to (the default rotation), from its current slot; busy: a mask
  * of the generations checkpoints in progress hold as p's baseline. */
 uint32_t pn_store_shift_target(const struct pn_store *s, uint32_t page, uint32_t busy);
 /* R3: called when a data write's slot is bound, lsn the page LSN of the bytes it writes

@@ -20,12 +20,14 @@
 #define DW_MAGIC 0x57444E50u /* "PNDW" */
 #define DW_SLOTS 32u         /* entries of the area, each a slot in the space metric */
 #define RESTORE_CAP 64u
+enum dw_figure { DW_FIGURE_BYTES, DW_FIGURES }; /* the declaration's figures (dw_figures) */
 
 struct dw_state {
 	uint32_t next, used_since_sync;
 	bool sync_in_flight;
 	uint32_t restore[RESTORE_CAP]; /* entries to restore before replay */
 	uint32_t restore_len, restore_pos;
+	uint64_t bytes_written; /* to the area (its figure; a metric, not in the fingerprint) */
 };
 
 static struct dw_state *dw_of(const struct pn_proto_ctx *pc)
@@ -174,7 +176,7 @@ static bool dw_write(struct pn_proto_ctx *pc, uint32_t frame, enum pn_io_why why
 	d->next = (d->next + 1) % DW_SLOTS;
 	d->used_since_sync++;
 	pn_buf_write_begun(pn_proto_buf(pc), frame);
-	pc->m->dw_bytes_written += io->len;
+	d->bytes_written += io->len;
 	pn_io_issue(pc->svc, io);
 	return true;
 }
@@ -340,7 +342,8 @@ static bool restore_step(struct pn_proto_ctx *pc, struct pn_proc *p)
 }
 
 /* The fingerprint's share of the row (protocol.h memory): the area's next entry, the entries
- * used since the data fsync, whether that fsync is in flight, and the restores to come. */
+ * used since the data fsync, whether that fsync is in flight, and the restores to come; not
+ * bytes_written (a metric). */
 static void dw_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 {
 	const struct dw_state *d = pc->state;
@@ -352,11 +355,13 @@ static void dw_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 	h->feed(h->ctx, d->restore, sizeof(uint32_t) * d->restore_len);
 }
 
-/* Space: the area's entries are slots beside the data file's. */
+/* Space: the area's entries are slots beside the data file's; its figure: the bytes written
+ * to the area. */
 static void dw_finish_metrics(struct pn_proto_ctx *pc)
 {
 	PN_ASSERT(pc->m->slots_used >= pc->store->heap_pages);
 	pc->m->slots_used += DW_SLOTS;
+	pn_figure_u64(&pc->m->row, DW_FIGURE_BYTES, dw_of(pc)->bytes_written);
 }
 
 static void dw_check(struct pn_proto_ctx *pc)
@@ -381,10 +386,16 @@ const struct pn_protocol_ops pn_protocol_doublewrite = {
  * protocol/list.h names it ---- */
 #include "protocols.h"
 
+static const struct pn_figure_decl dw_figures[DW_FIGURES] = {
+	[DW_FIGURE_BYTES] = {"dw_bytes_written", "doublewrite bytes", NULL, PN_FIGURE_WRITTEN},
+};
+
 const struct pn_protocol_decl pn_decl_doublewrite = {
 	.mode = PN_MODE_DOUBLEWRITE,
 	.policy = PN_POLICY_PROTOTYPE,
 	.keys = 0,
 	.caps = PN_CAP_TRUNCATE,
 	.mutants = PN_MUT_DOUBLEWRITE_NO_FSYNC,
+	.figures = dw_figures,
+	.nfigures = DW_FIGURES,
 };

@@ -37,6 +37,24 @@ enum pn_protocol_cap {
 	PN_CAP_PAGE_SERVER = 1u << 2,
 };
 
+/* One of a row's own figures (its counters, metrics.h struct pn_row_figures): what the CLI
+ * prints it as. The list's order is the figures' index, and their order in JSON and text. */
+enum pn_figure_place {
+	/* a section of the row's own: JSON object `section` of its results, text rows at the
+	 * end of the table (after "WAL vs fpw"), "-" in the other results' columns */
+	PN_FIGURE_SECTION,
+	/* bytes the row writes besides the data file's pages: a figure every result carries
+	 * (0 where its row has no such figure), after "shifts" in JSON and after "data bytes
+	 * written" in text, and part of write amplification */
+	PN_FIGURE_WRITTEN,
+};
+struct pn_figure_decl {
+	const char *key;   /* its JSON key */
+	const char *label; /* its text row; NULL: JSON only */
+	const char *fmt;   /* NULL: an integer (u); else a real (v) printed with fmt */
+	enum pn_figure_place place;
+};
+
 /* A row's declaration: data, appended to its file and named by its line in list.h. */
 struct pn_protocol_decl {
 	/* the scenario value's protocol.mode and .policy of the row (what hooks, the simulator
@@ -50,6 +68,10 @@ struct pn_protocol_decl {
 	bool interleaved_only;    /* protocol.layout must be interleaved */
 	unsigned caps;            /* enum pn_protocol_cap bits */
 	uint32_t mutants;         /* enum pn_mutation bits its own rules own (protocol.md 5) */
+	/* its own figures (at most PN_ROW_FIGURES_MAX), set by its metrics.finish hook */
+	const struct pn_figure_decl *figures;
+	uint32_t nfigures;
+	const char *section; /* the JSON object of its PN_FIGURE_SECTION figures */
 };
 
 /* The rows and their declarations, each defined in its own file. */

@@ -7,7 +7,7 @@
  * (Neon's safekeepers). The compute never writes a data page: a dirty buffer is dropped when
  * evicted (pn_ps_drop), remembering its last-written LSN, and a buffer miss asks the page
  * server for the page at that LSN (GetPage@LSN). The page server is its own process
- * (proc_ps), stepped like the others through the seam:
+ * (proc_row), stepped like the others through the seam:
  *
  *   ingest     read the durable WAL (up to wal.flushed) from the WAL file; every block
  *              reference of a record becomes a delta on that page's chain;
@@ -178,8 +178,8 @@ void pn_ps_ingest_record(struct pn_proto_ctx *pc, const struct pn_wal_record *r,
 		chain_append(pg, ps->enc, len, start, end);
 		if (pg->hold == 0)
 			pg->hold = start;
-		pc->m->ps_delta_records++;
-		pc->m->ps_delta_bytes += len;
+		ps->count.delta_records++;
+		ps->count.delta_bytes += len;
 		maybe_queue(pc, page);
 	}
 	ps->ingested = end;
@@ -250,7 +250,7 @@ bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 	 * durable WAL (P3). */
 	if (!pn_wal_flush_request(pc->wal, lsn, proc))
 		return false;
-	pn_svc_wake(pc->svc, pc->proc_ps, 0);
+	pn_svc_wake(pc->svc, pc->proc_row, 0);
 	pn_svc_wake(pc->svc, proc, PS_POLL_NS);
 	return false;
 }
@@ -260,7 +260,7 @@ void pn_ps_request(struct pn_proto_ctx *pc, uint32_t frame, uint32_t page, uint3
 	struct pn_pageserver *ps = pn_ps_of(pc);
 	PN_ASSERT(ps->nreq < pn_proto_buf(pc)->nframes); /* one read in flight per frame at most */
 	ps->req[ps->nreq++] = (struct ps_request){frame, page, proc, ps->last_written[page]};
-	pn_svc_wake(pc->svc, pc->proc_ps, PS_GETPAGE_NS);
+	pn_svc_wake(pc->svc, pc->proc_row, PS_GETPAGE_NS);
 }
 
 static void serve(struct pn_proto_ctx *pc)
@@ -275,9 +275,9 @@ static void serve(struct pn_proto_ctx *pc)
 		/* Every change of the page is at or before its last-written LSN. */
 		PN_ASSERT(n == ps->pages[q->page].ndeltas || pc->svc->failed);
 		ps->hist[PN_MIN(n, HIST_LEN - 1)]++;
-		pc->m->ps_reads++;
-		pc->m->ps_deltas_replayed += n;
-		pc->m->ps_replay_max = PN_MAX(pc->m->ps_replay_max, n);
+		ps->count.reads++;
+		ps->count.deltas_replayed += n;
+		ps->count.replay_max = PN_MAX(ps->count.replay_max, n);
 		bool headerless = pn_store_is_slru(pc->store, q->page) &&
 				  !pc->sc->protocol.slru_headers;
 		pn_buf_set_read_done(pn_proto_buf(pc), q->frame,
@@ -327,11 +327,12 @@ static void round_io(struct pn_proto_ctx *pc, enum pn_io_op op, uint64_t off, co
 		io->buf = (uint8_t *)buf;
 	io->done = round_io_done;
 	io->ctx = pc;
+	struct pn_pageserver *ps = pn_ps_of(pc);
 	if (op == PN_IO_FSYNC)
-		pc->m->ps_fsyncs++;
+		ps->count.fsyncs++;
 	else
-		pc->m->ps_meta_bytes += len;
-	pn_ps_of(pc)->io_pending = true;
+		ps->count.meta_bytes += len;
+	ps->io_pending = true;
 	pn_io_issue(pc->svc, io);
 }
 
@@ -386,7 +387,7 @@ static void image_done(void *ctx, struct pn_io *io)
 		return;
 	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
 	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
-	pn_svc_wake(pc->svc, pc->proc_ps, 0);
+	pn_svc_wake(pc->svc, pc->proc_row, 0);
 }
 
 /* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
@@ -397,7 +398,7 @@ static void round_begin(struct pn_proto_ctx *pc)
 	choose_batch(pc);
 	if (ps->batch_len == 0)
 		return;
-	pc->m->ps_rounds++;
+	ps->count.rounds++;
 	ps->round = PS_WRITING;
 	ps->writes = ps->batch_len;
 	for (uint32_t i = 0; i < ps->batch_len; i++) {
@@ -418,8 +419,8 @@ static void round_begin(struct pn_proto_ctx *pc)
 		io->lsn = pg->new_lsn;
 		io->done = image_done;
 		io->ctx = pc;
-		pc->m->ps_images++;
-		pc->m->ps_image_bytes += pc->store->page_size;
+		ps->count.images++;
+		ps->count.image_bytes += pc->store->page_size;
 		pn_io_issue(pc->svc, io);
 	}
 }
@@ -481,7 +482,7 @@ static void round_io_done(void *ctx, struct pn_io *io)
 	case PS_META_FSYNC: round_commit(pc); break;
 	default: PN_ASSERT(!"unexpected page server I/O");
 	}
-	pn_svc_wake(pc->svc, pc->proc_ps, 0);
+	pn_svc_wake(pc->svc, pc->proc_row, 0);
 }
 
 static void round_advance(struct pn_proto_ctx *pc)
@@ -518,7 +519,7 @@ void pn_ps_start(struct pn_proto_ctx *pc)
 {
 	if (pushdown(pc)) {
 		pn_ps_of(pc)->running = true;
-		pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS);
+		pn_svc_wake(pc->svc, pc->proc_row, PS_TICK_NS);
 	}
 }
 
@@ -530,7 +531,7 @@ void pn_ps_step(struct pn_proto_ctx *pc)
 	round_advance(pc);
 	/* After the workload, it goes on until what it ingested has its images. */
 	if (!*pc->stopping || !pn_ps_idle(pc))
-		pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS);
+		pn_svc_wake(pc->svc, pc->proc_row, PS_TICK_NS);
 }
 
 /*
@@ -546,8 +547,8 @@ void pn_ps_rearm(struct pn_proto_ctx *pc)
 	if (!pushdown(pc) || pn_ps_idle(pc) || *pc->recovering || pc->svc->failed)
 		return;
 	PN_TESTCASE("a stopping page server is woken by WAL flushed after it slept",
-		    !pn_svc_scheduled(pc->svc, pc->proc_ps));
-	pn_svc_wake(pc->svc, pc->proc_ps, PS_TICK_NS); /* a no-op while its tick is pending */
+		    !pn_svc_scheduled(pc->svc, pc->proc_row));
+	pn_svc_wake(pc->svc, pc->proc_row, PS_TICK_NS); /* a no-op while its tick is pending */
 }
 
 bool pn_ps_idle(const struct pn_proto_ctx *pc)
@@ -656,24 +657,56 @@ void pn_ps_recovery_end(struct pn_proto_ctx *pc, pn_lsn end, pn_lsn last_start)
 	ps->ingested = PN_MAX(ps->ingested, end);
 }
 
-void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
+/* Deltas replayed per read at the two percentiles, from the histogram (n reads, n > 0). */
+static void replay_percentiles(const struct pn_pageserver *ps, uint64_t *p50, uint64_t *p99)
 {
-	if (!pushdown(pc) || pc->m->ps_reads == 0)
-		return;
-	const uint64_t *h = pn_ps_of(pc)->hist;
-	uint64_t n = pc->m->ps_reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
+	uint64_t n = ps->count.reads, r50 = n / 2, r99 = (n * 99) / 100, seen = 0;
 	bool got50 = false;
+	PN_ASSERT(n > 0);
 	for (uint32_t v = 0; v < HIST_LEN; v++) {
-		seen += h[v];
+		seen += ps->hist[v];
 		if (!got50 && seen > r50) {
-			pc->m->ps_replay_p50 = v;
+			*p50 = v;
 			got50 = true;
 		}
 		if (seen > r99) {
-			pc->m->ps_replay_p99 = v;
+			*p99 = v;
 			break;
 		}
 	}
+}
+
+/* The figures (enum pn_ps_figure, the declaration's list): the per-read ones have no value
+ * without a read; what the page server writes (images, metadata) and, with the deltas, what
+ * Neon's page server would also write as delta layers (ours keep them in the WAL:
+ * docs/protocol.md 7). */
+void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
+{
+	if (!pushdown(pc))
+		return;
+	const struct pn_pageserver *ps = pn_ps_of(pc);
+	const struct ps_counters *c = &ps->count;
+	struct pn_row_figures *f = &pc->m->row;
+	uint64_t p50 = 0, p99 = 0, written = c->image_bytes + c->meta_bytes;
+	bool read = c->reads != 0;
+	if (read)
+		replay_percentiles(ps, &p50, &p99);
+	pn_figure_u64(f, PN_PS_READS, c->reads);
+	pn_figure_u64(f, PN_PS_DELTAS_REPLAYED, c->deltas_replayed);
+	pn_figure_real(f, PN_PS_REPLAY_MEAN,
+		       read ? (double)c->deltas_replayed / (double)c->reads : 0.0, read);
+	pn_figure_real(f, PN_PS_REPLAY_P50, (double)p50, read);
+	pn_figure_real(f, PN_PS_REPLAY_P99, (double)p99, read);
+	pn_figure_real(f, PN_PS_REPLAY_MAX, (double)c->replay_max, read);
+	pn_figure_u64(f, PN_PS_DELTA_RECORDS, c->delta_records);
+	pn_figure_u64(f, PN_PS_DELTA_BYTES, c->delta_bytes);
+	pn_figure_u64(f, PN_PS_IMAGES, c->images);
+	pn_figure_u64(f, PN_PS_IMAGE_BYTES, c->image_bytes);
+	pn_figure_u64(f, PN_PS_META_BYTES, c->meta_bytes);
+	pn_figure_u64(f, PN_PS_BYTES_WRITTEN, written);
+	pn_figure_u64(f, PN_PS_BYTES_WITH_DELTAS, written + c->delta_bytes);
+	pn_figure_u64(f, PN_PS_FSYNCS, c->fsyncs);
+	pn_figure_u64(f, PN_PS_ROUNDS, c->rounds);
 }
 
 /* ---- the row ---- */
@@ -682,7 +715,7 @@ void pn_ps_finish_metrics(struct pn_proto_ctx *pc)
  * and the next metadata, the round and its batch, the queue, the requests waiting, every
  * page's images, hold and chain (its length and newest LSN: the bytes are the WAL's, which
  * the fingerprint has) and the compute's last-written LSNs. Not the histogram (a metric) nor
- * the scratch buffers a round encodes from this state. */
+ * the scratch buffers a round encodes from this state, nor the counters (metrics). */
 static void ps_memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 {
 	const struct pn_pageserver *ps = pc->state;
@@ -769,6 +802,32 @@ const struct pn_protocol_ops pn_protocol_pushdown = {
  * protocol/list.h names it ---- */
 #include "protocols.h"
 
+/* The page server's figures, in enum pn_ps_figure's order (the JSON object "pushdown"). */
+static const struct pn_figure_decl ps_figures[PN_PS_FIGURES] = {
+	[PN_PS_READS] = {"reads", "page server reads", NULL, PN_FIGURE_SECTION},
+	[PN_PS_DELTAS_REPLAYED] = {"deltas_replayed", NULL, NULL, PN_FIGURE_SECTION},
+	[PN_PS_REPLAY_MEAN] = {"deltas_per_read_mean", "deltas replayed/read mean", "%.2f",
+			       PN_FIGURE_SECTION},
+	[PN_PS_REPLAY_P50] = {"deltas_per_read_p50", "deltas replayed/read p50", "%.0f",
+			      PN_FIGURE_SECTION},
+	[PN_PS_REPLAY_P99] = {"deltas_per_read_p99", "deltas replayed/read p99", "%.0f",
+			      PN_FIGURE_SECTION},
+	[PN_PS_REPLAY_MAX] = {"deltas_per_read_max", "deltas replayed/read max", "%.0f",
+			      PN_FIGURE_SECTION},
+	[PN_PS_DELTA_RECORDS] = {"delta_records", "page server deltas", NULL, PN_FIGURE_SECTION},
+	[PN_PS_DELTA_BYTES] = {"delta_bytes", "page server delta bytes", NULL, PN_FIGURE_SECTION},
+	[PN_PS_IMAGES] = {"images", "page server images", NULL, PN_FIGURE_SECTION},
+	[PN_PS_IMAGE_BYTES] = {"image_bytes", "page server image bytes", NULL, PN_FIGURE_SECTION},
+	[PN_PS_META_BYTES] = {"metadata_bytes", "page server metadata bytes", NULL,
+			      PN_FIGURE_SECTION},
+	[PN_PS_BYTES_WRITTEN] = {"bytes_written", "page server bytes written", NULL,
+				 PN_FIGURE_SECTION},
+	[PN_PS_BYTES_WITH_DELTAS] = {"bytes_written_with_deltas", "  with the deltas", NULL,
+				     PN_FIGURE_SECTION},
+	[PN_PS_FSYNCS] = {"fsyncs", "page server fsyncs", NULL, PN_FIGURE_SECTION},
+	[PN_PS_ROUNDS] = {"rounds", NULL, NULL, PN_FIGURE_SECTION},
+};
+
 const struct pn_protocol_decl pn_decl_pushdown = {
 	.mode = PN_MODE_PUSHDOWN,
 	.policy = PN_POLICY_PROTOTYPE,
@@ -776,4 +835,7 @@ const struct pn_protocol_decl pn_decl_pushdown = {
 	.caps = PN_CAP_PAGE_SERVER,
 	.mutants = PN_MUT_PUSHDOWN_IMAGE_UNSYNCED | PN_MUT_PUSHDOWN_HORIZON_EARLY |
 		   PN_MUT_PUSHDOWN_INGEST_UNFLUSHED,
+	.figures = ps_figures,
+	.nfigures = PN_PS_FIGURES,
+	.section = "pushdown",
 };

@@ -41,6 +41,26 @@ void pn_ps_check(struct pn_proto_ctx *pc);
 pn_lsn pn_ps_ingested(const struct pn_proto_ctx *pc);
 /* The oldest WAL LSN the page server still needs (UINT64_MAX when it needs none). */
 pn_lsn pn_ps_horizon(const struct pn_proto_ctx *pc);
+/* The row's figures (metrics.h struct pn_row_figures), by index: its declaration's list
+ * (pn_decl_pushdown) in this order. */
+enum pn_ps_figure {
+	PN_PS_READS,
+	PN_PS_DELTAS_REPLAYED,
+	PN_PS_REPLAY_MEAN,
+	PN_PS_REPLAY_P50,
+	PN_PS_REPLAY_P99,
+	PN_PS_REPLAY_MAX,
+	PN_PS_DELTA_RECORDS,
+	PN_PS_DELTA_BYTES,
+	PN_PS_IMAGES,
+	PN_PS_IMAGE_BYTES,
+	PN_PS_META_BYTES,
+	PN_PS_BYTES_WRITTEN,
+	PN_PS_BYTES_WITH_DELTAS,
+	PN_PS_FSYNCS,
+	PN_PS_ROUNDS,
+	PN_PS_FIGURES
+};
 void pn_ps_finish_metrics(struct pn_proto_ctx *pc);
 
 #endif

@@ -68,6 +68,16 @@ struct ps_request {
 	pn_lsn lsn;
 };
 
+/* The page server's work, counted for its figures (pushdown.c pn_ps_finish_metrics; metrics,
+ * not in the fingerprint): GetPage@LSN requests served, the deltas applied to serve them
+ * (most in one read), (record, page) deltas ingested and their bytes, images written and
+ * their bytes, metadata bytes, fsyncs, rounds. */
+struct ps_counters {
+	uint64_t reads, deltas_replayed, replay_max;
+	uint64_t delta_records, delta_bytes;
+	uint64_t images, image_bytes, meta_bytes, fsyncs, rounds;
+};
+
 struct pn_pageserver {
 	struct ps_page *pages;
 	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
@@ -90,6 +100,7 @@ struct pn_pageserver {
 	uint8_t *images;                /* decode scratch: PN_WAL_MAX_BLOCKS pages */
 	size_t enc_bytes, images_bytes; /* their sizes (pn_big_free) */
 	uint64_t hist[HIST_LEN];
+	struct ps_counters count;
 	uint32_t check_next; /* pn_ps_check's rotation */
 };
 
