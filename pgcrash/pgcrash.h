@@ -134,8 +134,15 @@ struct pn_pgc_script {
 /* Loads and checks path; false with why (a missing file, no marker, no transaction). */
 bool pn_pgc_script_load(const char *path, struct pn_pgc_script *s, char *why, size_t len);
 void pn_pgc_script_free(struct pn_pgc_script *s);
-/* Whether path is a regular file that can be read (a pgbench script); false with why. */
-bool pn_pgc_script_readable(const char *path, char *why, size_t len);
+/* Whether path is a pgbench script that can be read and that pn_pgc_pgbench_check passes;
+ * false with why. */
+bool pn_pgc_pgbench_load(const char *path, char *why, size_t len);
+
+/* ---- script_check.c: a workload checked before initdb (SC1-SC4) ---- */
+/* An SQL workload's text (path names it in why as PATH:LINE:COL: ...). */
+bool pn_pgc_sql_check(const char *path, const char *text, char *why, size_t len);
+/* A pgbench script's text, as pgbench 15 parses it, its variables defined. */
+bool pn_pgc_pgbench_check(const char *path, const char *text, char *why, size_t len);
 /* Whether name is one of pgbench's built-in scripts. */
 bool pn_pgc_pgbench_builtin(const char *name);
 /* The setup of a user's workload on the running server at sock (the digest function, the

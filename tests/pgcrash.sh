@@ -8,8 +8,10 @@
 #            a server that never starts, a full disk: each ends with a clear error and
 #            exit 2, within its bound, no server process left;
 #            a workload users bring that is not one (a missing file, an SQL file without
-#            its marker or transactions, a folder, --sql with --pgbench), --recording of
-#            a folder without one or with a workload of its own: exit 2 at once;
+#            its marker or transactions, a folder, --sql with --pgbench, a script that
+#            script_check.c refuses, with FILE:LINE:COL), --recording of a folder without
+#            one or with a workload of its own: exit 2 at once, no work folder made;
+#            pgbench's own scripts and one with \gset, \if, casts pass that check;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
@@ -18,7 +20,7 @@
 #            (slow);
 #   workload an SQL workload (tests/pgcrash/transfer.sql) passes every state with fpw on,
 #            JUnit a testcase per class; a transaction that fails ends with its error and
-#            exit 2; a pgbench script that does not parse too (slow);
+#            exit 2 (slow);
 #   fpw      full_page_writes=on: every distinct state of a small workload recovers (slow);
 #   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
@@ -84,6 +86,38 @@ hostile)
 	expect_exit2 sql-folder "not a regular file" --sql "$work"
 	expect_exit2 pgbench-missing "$work/none: No such file" --pgbench "$work/none"
 	expect_exit2 two-workloads "two workloads" --sql "$work/empty.sql" --pgbench tpcb-like
+	# scripts refused before initdb (script_check.c SC1-SC4), FILE:LINE:COL (. for a backslash: grep)
+	bad() { # NAME WANT OPTION TEXT
+		printf '%s' "$4" >"$work/$1"
+		expect_exit2 "$1" "$work/$1$2" "$3" "$work/$1" --work "$work/a"
+	}
+	bad empty.pgb ": empty" --pgbench $' \n\n'
+	bad meta.pgb ":2:1: invalid command .sett" --pgbench $'SELECT 1;\n\\sett x 1\n'
+	bad undef.pgb ":2:28: undefined variable ':bid'" --pgbench \
+		$'\\set aid random(1, 10)\nSELECT :aid::int + 1 AS x, :bid;\n'
+	bad func.pgb ":1:8: function 'rand'" --pgbench $'\\set x rand(1, 2)\nSELECT :x;\n'
+	bad expr.pgb ":1:16: '(' not closed" --pgbench $'\\set aid random(1,\nSELECT 1;\n'
+	bad if.pgb ":2:1: .if without its .endif" --pgbench $'SELECT 1;\n\\if :scale > 1\nSELECT 2;\n'
+	bad gset.pgb ":1:1: .gset must follow" --pgbench $'\\gset\nSELECT 1;\n'
+	bad quote.pgb ":2:8: ' not closed" --pgbench $'SELECT 1;\nSELECT \'a;\n'
+	bad pipe.pgb ":1:1: .startpipeline: pgcrash" --pgbench $'\\startpipeline\nSELECT 1;\n\\endpipeline\n'
+	bad sleep.pgb ":1:1: .sleep takes" --pgbench $'\\sleep 1 min\nSELECT 1;\n'
+	bad paren.sql ":4:22: '(' not closed on its line" --sql \
+		$'CREATE TABLE t (a int);\n-- transactions\nINSERT INTO t VALUES (1);\nINSERT INTO t VALUES (2;\n'
+	bad dollar.sql ":2:4: \\$ not closed" --sql \
+		$'CREATE TABLE t (a int);\nDO $x$ BEGIN NULL; END $y$;\n-- transactions\nINSERT INTO t VALUES (1);\n'
+	bad empty.sql ": empty" --sql ''
+	# no false alarm: pgbench's own scripts, and one with \gset, \if and a cast, pass the check
+	# (the error is then the bindir's)
+	for b in tpcb-like simple-update select-only; do
+		"$pgbin/pgbench" --show-script=$b 2>"$work/$b.pgb"
+		expect_exit2 "good-$b" "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a" \
+			--pgbench "$work/$b.pgb"
+	done
+	printf '%s\n' '\set n random(1, 3) * :scale' 'SELECT count(*) AS c, $q$:x$q$ FROM pg_class \gset' \
+		'\if :c > 0 and :n <> 2' "SELECT ':y', (:n)::int, E'\\\\' || ARRAY[1,2][1:2]::text;" \
+		'\else' '\sleep :n ms' '\endif' >"$work/good.pgb"
+	expect_exit2 good "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a" --pgbench "$work/good.pgb"
 	[[ ! -e $work/a ]] || fail "a bad workload made a work folder"
 	expect_exit2 recording-none "$work/none/recording.conf: No such file" --recording "$work/none"
 	expect_exit2 recording-sql "not with --work, --record-only, --sql" --recording "$work" \
@@ -179,9 +213,6 @@ workload)
 	printf 'CREATE TABLE t (a int);\n-- transactions\nINSERT INTO t VALUES (1);\nINSERT INTO nosuch VALUES (2);\n' >"$work/bad.sql"
 	expect_exit2 sql-fails 'transaction 2 failed (status 1): ERROR:  relation "nosuch"' \
 		--work "$work/b" --sql "$work/bad.sql"
-	printf '\\set aid random(1,\nSELECT 1;\n' >"$work/bad.pgbench"
-	expect_exit2 pgbench-bad 'syntax error' --work "$work/c" --pgbench "$work/bad.pgbench" \
-		--transactions 1
 	;;
 fpw | atomic)
 	args=(--fpw on --tear halves --max-unsynced 0)
