@@ -98,13 +98,17 @@ bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len);
 /* Starts the server on dir with its socket in sock: PN_PGC_STARTED, or PN_PGC_EXITED (it
  * ended: the log's FATAL line in why) or PN_PGC_LATE (not ready within the timeout; not a
  * verdict on PostgreSQL: a loaded machine is slow too). pn_pgc_stop stops it whatever
- * happened. */
+ * happened. judging: a crash state's server, started with fsync=off (G4). */
 enum pn_pgc_start { PN_PGC_STARTED, PN_PGC_EXITED, PN_PGC_LATE };
 enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
-			       char *why, size_t len);
+			       bool judging, char *why, size_t len);
 void pn_pgc_stop(const struct pn_pgc *pg, const char *dir);
 /* One SQL command through psql on the server at sock; exit status, output in out. */
 int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len);
+/* psql with each of sql[0..n) as its own -c, in one session, stopping at the first error. */
+#define PN_PGC_STEPS_MAX 8u
+int pn_pgc_sql_steps(const struct pn_pgc *pg, const char *sock, const char *const *sql, uint32_t n,
+		     char *out, size_t len);
 /* The oracle: the value column of ids 1..rows+transactions after `commits` commits (-1:
  * no row), computed from the seed alone. */
 void pn_pgc_oracle(const struct pn_pgc_config *cfg, uint32_t commits, int64_t *v);
@@ -115,6 +119,8 @@ void pn_pgc_txn_sql(const struct pn_pgc_config *cfg, uint32_t k, char *out, size
 bool pn_pgc_copy_tree(const struct pn_pgc *pg, const char *from, const char *to, char *why,
 		      size_t len);
 bool pn_pgc_remove_tree(const char *dir);
+/* The bytes of the regular files under dir. */
+uint64_t pn_pgc_tree_bytes(const char *dir);
 /* XXH64 of the n files paths (relative to dir): each one's path and bytes or absence
  * (fs.c F2). */
 uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n);

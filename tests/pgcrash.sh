@@ -15,6 +15,7 @@
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
+#            penumbra report draws the trace (its ops, state, and the block PostgreSQL names);
 #   jobs     one recording checked with --jobs 1 and --jobs 2 (--recording): the same
 #            verdicts and counts; SIGINT stops it with exit 130, no server or state left
 #            (slow);
@@ -22,12 +23,16 @@
 #            JUnit a testcase per class; a transaction that fails ends with its error and
 #            exit 2 (slow);
 #   fpw      full_page_writes=on: every distinct state of a small workload recovers (slow);
-#   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow).
+#   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow);
+#   source   --pg-bindir on PostgreSQL 15 built from Debian's source by
+#            scripts/pg-from-source.sh into pg15/ beside the binary (once: the first run
+#            builds it, tens of minutes on two cores): the torn workload above gives
+#            Debian's verdict, and its trace replays with the source build (slow).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|jobs|workload|fpw|atomic" >&2
+	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|jobs|workload|fpw|atomic|source" >&2
 	exit 2
 fi
 pn=$1
@@ -170,6 +175,21 @@ torn)
 	"$pn" replay "$trace" >"$work/replay2" 2>&1 || rc=$?
 	[[ $rc -eq 1 ]] && grep -q ": $verdict: " "$work/replay2" ||
 		fail "penumbra replay: exit $rc: $(cat "$work/replay2")"
+	# the report draws it: the ops before the crash, the state, the block PostgreSQL names
+	"$pn" report "$trace" -o "$work/report.html" 2>"$work/report.err" ||
+		fail "report: $(cat "$work/report.err")"
+	python3 - "$work/report.html" "$trace" <<-'PY' || fail "report: the pgcrash section"
+		import re, sys
+		page, trace = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+		sec = page[page.index('data-kind="pgcrash"'):]
+		wants = ["The operations before the crash", "The crash state", "torn: units",
+		         "The page that differs", "pgcrash --replay " + sys.argv[2]]
+		missing = [w for w in wants if w not in sec]
+		assert not missing, missing
+		m = re.search(r"block (\d+) of relation ([\w/.]+)", trace)
+		assert m, "the detail names no block"
+		assert "<p>Block %s of <code>%s</code>" % m.groups() in sec, m.groups()
+	PY
 	no_leftover torn
 	;;
 jobs)
@@ -185,16 +205,19 @@ jobs)
 		import json, sys
 		a, b = (json.load(open(p)) for p in sys.argv[1:])
 		for d in a, b:
-		    del d["seconds"], d["jobs"]
+		    del d["seconds"], d["jobs"], d["penumbra"]
 		assert a == b, (a, b)
 		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
 	PY
 	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
-	timeout --preserve-status -s INT 20 "$pn" pgcrash --recording "$work/r" --jobs 2 \
-		--max-unsynced 0 --tear none --json "$work/ji" >"$work/outi" 2>&1 || rc=$?
+	mkdir "$work/shm" # the states' folder (run.h W5) in a parent of this test's own
+	PN_PGCRASH_SCRATCH=$work/shm timeout --preserve-status -s INT 20 "$pn" pgcrash \
+		--recording "$work/r" --jobs 2 --max-unsynced 0 --tear none --json "$work/ji" \
+		>"$work/outi" 2>&1 || rc=$?
 	[[ $rc -eq 130 ]] || fail "interrupted: exit $rc, not 130: $(cat "$work/outi")"
 	grep -q '"interrupted": true' "$work/ji" || fail "interrupted: not in the JSON"
 	compgen -G "$work/r/st*" >/dev/null && fail "interrupted: states left: $(ls "$work/r")"
+	compgen -G "$work/shm/*" >/dev/null && fail "interrupted: states left: $(ls -R "$work/shm")"
 	no_leftover jobs
 	;;
 workload)
@@ -224,6 +247,36 @@ fpw | atomic)
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] == "pass" and d["judged"] > 10 and d["judged"] == d["verdicts"]["pass"], d' "$work/j" ||
 		fail "$part: the JSON is not a pass of more than 10 judged states"
 	no_leftover "$part"
+	;;
+source)
+	bindir=$("$(dirname "$0")/../scripts/pg-from-source.sh" "$(dirname "$pn")/pg15") || {
+		echo "FAIL: scripts/pg-from-source.sh failed" >&2
+		exit 1
+	}
+	torn=(--fpw off --tear halves --max-unsynced 0 --fail-fast --jobs 1 --transactions 2
+		--rows 40 --updates 2 --checkpoint-every 1)
+	for side in debian source; do
+		args=()
+		[[ $side == source ]] && args=(--pg-bindir "$bindir")
+		rc=0
+		"$pn" pgcrash --work "$work/$side" "${args[@]}" "${torn[@]}" >"$work/$side.out" 2>&1 ||
+			rc=$?
+		[[ $rc -eq 1 ]] || fail "$side: exit $rc, not 1: $(cat "$work/$side.out")"
+	done
+	grep -q "^bindir: $bindir$" "$work/source/recording.conf" ||
+		fail "the recording is not of $bindir: $(cat "$work/source/recording.conf")"
+	verdict() { sed -n 's/^verdict: //p' "$(sed -n 's/^trace: //p' "$work/$1.out")"; }
+	debian=$(verdict debian)
+	source=$(verdict source)
+	echo "verdicts: Debian's $debian, the source build's $source"
+	[[ -n $debian && $debian == "$source" ]] ||
+		fail "the source build's verdict '$source' is not Debian's '$debian'"
+	trace=$(sed -n 's/^trace: //p' "$work/source.out")
+	rc=0
+	"$pn" pgcrash --replay "$trace" >"$work/replay" 2>&1 || rc=$?
+	[[ $rc -eq 1 ]] && grep -q ": $source: " "$work/replay" ||
+		fail "the source build's trace does not replay to $source (exit $rc): $(cat "$work/replay")"
+	no_leftover source
 	;;
 *)
 	echo "$0: unknown part '$part'" >&2
