@@ -11,7 +11,8 @@
 # (/etc/apt/sources.list.d/penumbra-deb-src.sources, written once), then `apt-get update` and
 # `apt-get source`: only the Debian archive is needed. Writing the sources file needs root;
 # without root and without that file, the script says so and exits 2.
-# The server is minimal: no readline, ICU, zlib, SSL or LLVM; it installs what pgcrash runs
+# The server is minimal: no readline, ICU, zlib, SSL or LLVM, and only the parts pgcrash
+# needs are built; it installs what pgcrash runs
 # (postgres, initdb, pg_ctl, psql, pgbench, pg_waldump) and the extensions its setup creates
 # (amcheck, pg_prewarm). It needs a C compiler, make and perl; the release tarball holds the
 # generated parser, so no bison or flex.
@@ -72,11 +73,26 @@ if [[ ! -f config.status ]]; then
 	"$src/configure" --prefix="$prefix" --without-readline --without-icu --without-zlib \
 		--without-openssl --without-llvm >>"$log" 2>&1 || fail "configure failed (see $log)"
 fi
-echo "pg-from-source: building with make -j$jobs" >&2
-make -j"$jobs" >>"$log" 2>&1 || fail "make failed (see $log)"
-make install >>"$log" 2>&1 || fail "make install failed (see $log)"
-for ext in amcheck pg_prewarm; do
-	make -C contrib/$ext -j"$jobs" install >>"$log" 2>&1 || fail "$ext's install failed (see $log)"
+# Debian's 50-per-version-dirs.patch sends the server's modules (plpgsql, amcheck...) to
+# /usr/lib/postgresql/15/lib, over the installed package's, when the prefix names neither
+# pgsql nor postgres: keep them under the prefix (pg_config_paths.h follows, being made from
+# this file)
+sed -i 's|^override pkglibdir := /usr/lib/postgresql/.*|override pkglibdir := $(libdir)/postgresql|' \
+	src/Makefile.global
+! grep -q '/usr/lib/postgresql' src/Makefile.global ||
+	fail "$obj/src/Makefile.global still installs into /usr/lib/postgresql"
+# only what a server and pgcrash need (not ecpg, pg_dump, pg_upgrade...): the server and its
+# data (catalog, snowball, time zones, encoding conversions), libpq for the clients, the
+# programs, plpgsql (initdb creates it), the two extensions
+parts=(src/backend src/backend/utils/mb/conversion_procs src/backend/snowball src/timezone
+	src/interfaces/libpq src/bin/initdb src/bin/pg_ctl src/bin/psql src/bin/pgbench
+	src/bin/pg_waldump src/pl/plpgsql contrib/amcheck contrib/pg_prewarm)
+echo "pg-from-source: building ${parts[*]} with make -j$jobs" >&2
+for part in "${parts[@]}"; do
+	make -C "$part" -j"$jobs" >>"$log" 2>&1 || fail "make -C $part failed (see $log)"
+done
+for part in "${parts[@]}"; do
+	make -C "$part" install >>"$log" 2>&1 || fail "make -C $part install failed (see $log)"
 done
 for p in postgres initdb pg_ctl psql pgbench pg_waldump; do
 	[[ -x $prefix/bin/$p ]] || fail "$prefix/bin/$p was not installed"
