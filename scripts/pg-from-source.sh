@@ -27,8 +27,8 @@ prefix=$top/prefix
 log=$top/build.log
 fail() { echo "pg-from-source: $*" >&2; exit 2; }
 
-if [[ -x $prefix/bin/postgres && -f $prefix/share/extension/amcheck.control &&
-	-f $prefix/share/extension/pg_prewarm.control ]]; then
+if [[ -x $prefix/bin/postgres && -f $prefix/share/postgresql/extension/amcheck.control &&
+	-f $prefix/share/postgresql/extension/pg_prewarm.control ]]; then
 	echo "$prefix/bin"
 	exit 0
 fi
