@@ -27,7 +27,8 @@
 #   source   --pg-bindir on PostgreSQL 15 built from Debian's source by
 #            scripts/pg-from-source.sh into pg15/ beside the binary (once: the first run
 #            builds it, tens of minutes on two cores): the torn workload above gives
-#            Debian's verdict, and its trace replays with the source build (slow).
+#            Debian's verdict (a violation: a torn page, by its checksum), and its trace
+#            replays with the source build (slow).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
@@ -265,13 +266,16 @@ source)
 	done
 	grep -q "^bindir: $bindir$" "$work/source/recording.conf" ||
 		fail "the recording is not of $bindir: $(cat "$work/source/recording.conf")"
-	verdict() { sed -n 's/^verdict: //p' "$(sed -n 's/^trace: //p' "$work/$1.out")"; }
-	debian=$(verdict debian)
-	source=$(verdict source)
-	echo "verdicts: Debian's $debian, the source build's $source"
-	[[ -n $debian && $debian == "$source" ]] ||
-		fail "the source build's verdict '$source' is not Debian's '$debian'"
+	# the two recordings differ (another binary writes its pages at other times), so the
+	# first violation may be another state: the verdict asked is the command's (a violation)
+	# and what was found (a torn page: a checksum failure, at start-up or on a read)
+	for side in debian source; do
+		head -n 3 "$work/$side.out"
+		grep -q "^violation: " "$work/$side.out" && grep -q "checksum\|invalid page" "$work/$side.out" ||
+			fail "$side: not a torn page found: $(cat "$work/$side.out")"
+	done
 	trace=$(sed -n 's/^trace: //p' "$work/source.out")
+	source=$(sed -n 's/^verdict: //p' "$trace")
 	rc=0
 	"$pn" pgcrash --replay "$trace" >"$work/replay" 2>&1 || rc=$?
 	[[ $rc -eq 1 ]] && grep -q ": $source: " "$work/replay" ||
