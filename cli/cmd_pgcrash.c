@@ -266,7 +266,7 @@ static bool workload(struct args *a, const struct pgcrash_opts *g)
 	a->cfg.workload = g->sql ? PN_PGC_SQL : PN_PGC_PGBENCH;
 	bool builtin = g->pgbench && pn_pgc_pgbench_builtin(g->pgbench);
 	bool ok = builtin || (g->sql ? pn_pgc_script_load(g->sql, &s, why, sizeof(why))
-				     : pn_pgc_script_readable(g->pgbench, why, sizeof(why)));
+				     : pn_pgc_pgbench_load(g->pgbench, why, sizeof(why)));
 	if (ok && g->sql) {
 		a->cfg.transactions = s.nlines;
 		pn_pgc_script_free(&s);

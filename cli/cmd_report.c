@@ -166,6 +166,8 @@ static int one_input(FILE *page, char **paths, int src, const struct input *inpu
 		note->hash = XXH3_64bits(input->text, input->len);
 		note->made_by = rc == 0 ? made_by(input->text, input->len) : NULL;
 	}
+	if (rc == PN_REP_NOT_JSON && pn_report_is_pgcrash(path))
+		return pn_report_pgcrash(page, path, src);
 	return rc == PN_REP_NOT_JSON ? pn_report_trace(page, path, src) : rc;
 }
 

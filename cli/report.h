@@ -65,6 +65,9 @@ int pn_report_json(FILE *page, struct pn_rep_in *in, const char *text, size_t le
 int pn_report_costs(FILE *f, struct pn_rep_in *in, const json_t *doc);
 int pn_report_check(FILE *f, struct pn_rep_in *in, const json_t *doc);
 int pn_report_trace(FILE *f, const char *path, int src);
+/* report_pgcrash.c: a trace of `penumbra pgcrash` (its first line "pgcrash: 1"). */
+bool pn_report_is_pgcrash(const char *path);
+int pn_report_pgcrash(FILE *f, const char *path, int src);
 
 /* ---- the readers (R2); KEY is a printf format of the value's path, for the message ---- */
 /* A number: NULL when absent or null, else v when an integer from lo to hi (whole) or any

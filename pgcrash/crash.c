@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -304,6 +305,26 @@ static void paths_at(const struct pn_pgc_log *l, uint32_t p, char (*path_of)[256
 	}
 }
 
+/* S5's conditions at pt: no link before it, no durable write over an unsynced one's bytes
+ * after it. */
+static bool overlay_holds(const struct pn_pgc_log *l, const struct pn_pgc_point *pt)
+{
+	for (uint32_t i = 0; i < pt->point; i++)
+		if (l->log.ops[i].kind == PN_FOP_LINK)
+			return false;
+	for (uint32_t k = 0; k < pt->nunsynced; k++) {
+		const struct pn_fop *a = &l->log.ops[pt->unsynced[k]];
+		for (uint32_t i = pt->unsynced[k] + 1; i < pt->point; i++) {
+			const struct pn_fop *b = &l->log.ops[i];
+			if (b->kind == PN_FOP_WRITE && pt->w[i] == PN_W_APPLY &&
+			    l->id[i] == l->id[pt->unsynced[k]] && b->off < a->off + a->len &&
+			    a->off < b->off + b->len)
+				return false;
+		}
+	}
+	return true;
+}
+
 bool pn_pgc_point_begin(const struct pn_pgc *pg, const struct pn_pgc_log *l,
 			const struct pn_scenario *sc, uint32_t p, struct pn_pgc_point *pt,
 			const char *dur, char *why, size_t len)
@@ -333,7 +354,8 @@ bool pn_pgc_point_begin(const struct pn_pgc *pg, const struct pn_pgc_log *l,
 	}
 	free(head);
 	free(next);
-	free(path_of);
+	pt->path_of = path_of;
+	pt->overlay = ok && overlay_holds(l, pt);
 	return ok;
 }
 
@@ -343,5 +365,90 @@ void pn_pgc_point_end(struct pn_pgc_point *pt)
 	pn_device_free(&pt->dev);
 	free(pt->w);
 	free(pt->unsynced);
+	free(pt->path_of);
 	memset(pt, 0, sizeof(*pt));
+}
+
+/* The whole of file fd (size bytes at least cap) into *out; false when a read fails (a
+ * folder, say). */
+static bool read_all(int fd, uint64_t cap, uint8_t **out, uint64_t *size)
+{
+	struct stat st;
+	*out = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	*size = (uint64_t)st.st_size;
+	*out = calloc(1, (cap > *size ? cap : *size) + 1);
+	for (uint64_t done = 0; *out && done < *size;) {
+		ssize_t n = pread(fd, *out + done, *size - done, (off_t)done);
+		if (n <= 0)
+			return false;
+		done += (uint64_t)n;
+	}
+	return *out != NULL;
+}
+
+/* S5's bytes of one file, as fs.c's hash_file would read them: dur's, then each unsynced
+ * write at path by its fate. false when this cannot be answered without the directory. */
+static bool overlaid(const struct pn_pgc_log *l, const struct pn_pgc_point *pt,
+		     const struct pn_write_fate *fates, const char *dur, const char *path,
+		     XXH64_state_t *st)
+{
+	char full[1024];
+	uint64_t size = 0, cap = 0;
+	bool any = false;
+	for (uint32_t k = 0; k < pt->nunsynced; k++) {
+		const struct pn_fop *op = &l->log.ops[pt->unsynced[k]];
+		if (strcmp(pt->path_of[l->id[pt->unsynced[k]]], path) == 0) {
+			any = true;
+			cap = op->off + op->len > cap ? op->off + op->len : cap;
+		}
+	}
+	snprintf(full, sizeof(full), "%s/%s", dur, path);
+	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) /* a file an unsynced write is on is in dur (its create is durable) */
+		return !any && (XXH64_update(st, "\1absent", 8), true);
+	uint8_t *b;
+	bool ok = read_all(fd, cap, &b, &size);
+	close(fd);
+	for (uint32_t k = 0; ok && k < pt->nunsynced; k++) {
+		uint32_t i = pt->unsynced[k], nunits, at;
+		const struct pn_fop *op = &l->log.ops[i];
+		uint64_t at_dev = (uint64_t)l->id[i] * PN_PGC_STRIDE + op->off;
+		if (fates[k].fate == PN_FATE_LOST || strcmp(pt->path_of[l->id[i]], path) != 0)
+			continue;
+		pn_device_unit(&pt->dev, at_dev, (uint32_t)op->len, &nunits);
+		for (uint32_t u = 0; u < nunits; u++) {
+			if (fates[k].fate == PN_FATE_TORN && !(fates[k].sectors >> u & 1))
+				continue;
+			uint32_t n = pn_device_unit_span(&pt->dev, at_dev, (uint32_t)op->len, u,
+							 &at);
+			memcpy(b + op->off + at, op->data + at, n);
+			size = op->off + at + n > size ? op->off + at + n : size;
+		}
+	}
+	if (ok) {
+		XXH64_update(st, b, size);
+		XXH64_update(st, "\1", 2);
+	} else if (!any) { /* not a regular file (a folder): what hash_file says of it */
+		XXH64_update(st, "\1unreadable", 12);
+		ok = true;
+	}
+	free(b);
+	return ok;
+}
+
+bool pn_pgc_state_hash(const struct pn_pgc_log *l, const struct pn_pgc_point *pt,
+		       const struct pn_write_fate *fates, const char *dur, char (*const paths)[256],
+		       uint32_t npaths, uint64_t *hash)
+{
+	XXH64_state_t st;
+	XXH64_reset(&st, 0);
+	bool ok = pt->overlay;
+	for (uint32_t i = 0; ok && i < npaths; i++) {
+		XXH64_update(&st, paths[i], strlen(paths[i]) + 1);
+		ok = overlaid(l, pt, fates, dur, paths[i], &st);
+	}
+	*hash = XXH64_digest(&st);
+	return ok;
 }

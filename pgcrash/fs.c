@@ -32,6 +32,24 @@ bool pn_pgc_copy_tree(const struct pn_pgc *pg, const char *from, const char *to,
 	return rc == 0;
 }
 
+static uint64_t tree_total;
+
+static int add_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (flag == FTW_F)
+		tree_total += (uint64_t)st->st_size;
+	return 0;
+}
+
+uint64_t pn_pgc_tree_bytes(const char *dir)
+{
+	tree_total = 0;
+	nftw(dir, add_one, 32, FTW_PHYS);
+	return tree_total;
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;

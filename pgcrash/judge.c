@@ -9,6 +9,9 @@
  *      client read after j commits for some j >= acked (P2, P3); an earlier one only is P2.
  *   J5 amcheck covers every table (verify_heapam) and B-tree index (bt_index_check with
  *      heapallindexed) of schema public, of either workload (P4).
+ *   J6 The structure checks (P4, P5) run in one psql session, each step announced by an
+ *      \echo marker: the last marker printed names the step that failed (their output is
+ *      a few lines, printed at psql's exit after any error text).
  */
 #define _GNU_SOURCE
 #include "pgcrash.h"
@@ -132,37 +135,64 @@ static void digest(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 	free(d);
 }
 
-/* P4, P5 on a running server: amcheck on every table and B-tree index of schema public,
- * every page of every relation read. */
+/* J6: how many steps psql began (the marker lines "pn-step K" in out), and out without
+ * them in text; what step 0 printed (its rows) into heap when step 1 began. */
+static uint32_t steps(const char *out, char *text, size_t len, char *heap, size_t heap_len)
+{
+	uint32_t reached = 0;
+	size_t n = 0, at0 = 0;
+	text[0] = heap[0] = '\0';
+	for (const char *p = out; *p;) {
+		uint32_t k;
+		int used = 0;
+		const char *nl = strchr(p, '\n');
+		size_t line = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		if (sscanf(p, "pn-step %" SCNu32 "%n", &k, &used) == 1 &&
+		    (size_t)used + 1 == line) {
+			reached = k + 1 > reached ? k + 1 : reached;
+			if (k == 0)
+				at0 = n;
+			else if (k == 1)
+				snprintf(heap, heap_len, "%.*s", (int)(n - at0), text + at0);
+		} else if (n + line < len) {
+			memcpy(text + n, p, line);
+			text[n += line] = '\0';
+		}
+		p += line;
+	}
+	return reached;
+}
+
+/* P4, P5 on a running server, in one psql session (J6): amcheck on every table and B-tree
+ * index of schema public, every page of every relation read. */
 static void structure(const struct pn_pgc *pg, const char *sock, struct pn_pgc_result *r, char *out,
 		      size_t len)
 {
-	int rc = pn_pgc_sql(pg, sock,
-			    "SELECT c.relname, v.blkno, v.offnum, v.msg FROM pg_class c JOIN "
-			    "pg_namespace n ON n.oid = c.relnamespace, verify_heapam(c.oid) v "
-			    "WHERE c.relkind = 'r' AND n.nspname = 'public' LIMIT 1",
-			    out, len);
-	if (rc != 0 || out[0]) {
-		say(r, rc != 0 && unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK,
-		    "verify_heapam: %.400s", out);
-		return;
+	static const char *const name[] = {"verify_heapam", "bt_index_check",
+					   "pg_prewarm of every relation"};
+	static const char *const sql[] = {
+		"\\echo pn-step 0",
+		"SELECT c.relname, v.blkno, v.offnum, v.msg FROM pg_class c JOIN pg_namespace n ON "
+		"n.oid = c.relnamespace, verify_heapam(c.oid) v WHERE c.relkind = 'r' AND "
+		"n.nspname = 'public' LIMIT 1",
+		"\\echo pn-step 1",
+		"SELECT count(bt_index_check(c.oid, true)) FROM pg_class c JOIN pg_am a ON a.oid = "
+		"c.relam JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'i' AND "
+		"a.amname = 'btree' AND n.nspname = 'public'",
+		"\\echo pn-step 2",
+		"SELECT count(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relkind IN "
+		"('r','i','t','m','S') AND c.relpersistence = 'p'"};
+	static char text[4096], heap[1024];
+	int rc = pn_pgc_sql_steps(pg, sock, sql, 6, out, len);
+	uint32_t reached = steps(out, text, sizeof(text), heap, sizeof(heap));
+	if (heap[0]) { /* rows of verify_heapam: corruption found (psql goes on) */
+		say(r, PN_PGC_AMCHECK, "verify_heapam: %.400s", heap);
+	} else if (rc != 0) {
+		char what[640];
+		snprintf(what, sizeof(what), "%s: %.400s", reached ? name[reached - 1] : "amcheck",
+			 text);
+		say(r, reached == 3 || unreadable(text) ? PN_PGC_READ : PN_PGC_AMCHECK, "%s", what);
 	}
-	rc = pn_pgc_sql(pg, sock,
-			"SELECT count(bt_index_check(c.oid, true)) FROM pg_class c JOIN pg_am a ON "
-			"a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace WHERE "
-			"c.relkind = 'i' AND a.amname = 'btree' AND n.nspname = 'public'",
-			out, len);
-	if (rc != 0) {
-		say(r, unreadable(out) ? PN_PGC_READ : PN_PGC_AMCHECK, "bt_index_check: %.400s",
-		    out);
-		return;
-	}
-	rc = pn_pgc_sql(pg, sock,
-			"SELECT count(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relkind IN "
-			"('r','i','t','m','S') AND c.relpersistence = 'p'",
-			out, len);
-	if (rc != 0)
-		say(r, PN_PGC_READ, "pg_prewarm of every relation: %.400s", out);
 }
 
 /* P2-P5 on a running server. */
@@ -188,7 +218,7 @@ void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, ui
 	 * PostgreSQL then refuses to start until someone removes it, as an operator does */
 	snprintf(pid, sizeof(pid), "%s/postmaster.pid", dir);
 	unlink(pid);
-	enum pn_pgc_start st = pn_pgc_start(pg, dir, sock, why, sizeof(why));
+	enum pn_pgc_start st = pn_pgc_start(pg, dir, sock, true, why, sizeof(why));
 	if (st != PN_PGC_STARTED) {
 		say(r, st == PN_PGC_LATE ? PN_PGC_ERROR : PN_PGC_NO_START,
 		    "the server did not start: %.480s", why);

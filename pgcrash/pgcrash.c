@@ -10,6 +10,10 @@
  *      its postmaster.pid when pg_ctl cannot stop it (pn_pgc_stop).
  *   G3 The oracle is the seed: transaction k's statements and the table after any prefix of
  *      the commits come from the same PRNG stream, never from PostgreSQL.
+ *   G4 A server judging a crash state runs with fsync=off: nothing crashes it again, so its
+ *      own flushes are never needed, and PostgreSQL then skips the fsync of every file of
+ *      the data directory it does before crash recovery and the flushes of its end-of-
+ *      recovery checkpoint. Recovery reads and replays exactly as with fsync=on.
  */
 #define _GNU_SOURCE
 #include "pgcrash.h"
@@ -239,10 +243,11 @@ static void log_tail(const char *dir, char *why, size_t len)
 }
 
 enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
-			       char *why, size_t len)
+			       bool judging, char *why, size_t len)
 {
 	char out[2048], extra[700], log[600];
-	snprintf(extra, sizeof(extra), "-k %s", sock);
+	/* G4: a judging server's own durability is never asked for */
+	snprintf(extra, sizeof(extra), "-k %s%s", sock, judging ? " -c fsync=off" : "");
 	snprintf(log, sizeof(log), "%s.log", dir);
 	unlink(log); /* this start's log alone (pg_ctl -l appends) */
 	int rc = pg_ctl(pg, dir, "start", "fast", extra, NULL, out, sizeof(out));
@@ -312,14 +317,28 @@ void pn_pgc_stop(const struct pn_pgc *pg, const char *dir)
 	kill_strays(pg, dir);
 }
 
-int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len)
+int pn_pgc_sql_steps(const struct pn_pgc *pg, const char *sock, const char *const *sql, uint32_t n,
+		     char *out, size_t len)
 {
 	char prog[600];
+	char *argv[14 + 2 * PN_PGC_STEPS_MAX + 1] = {prog, "-X",         "-At",
+						     "-q", "-v",         "ON_ERROR_STOP=1",
+						     "-h", (char *)sock, "-p",
+						     PORT, "-U",         "postgres",
+						     "-d", "postgres"};
+	size_t k = 14;
 	snprintf(prog, sizeof(prog), "%s/psql", pg->cfg.bindir);
-	char *argv[] = {prog, "-X",         "-At", "-q",        "-v", "ON_ERROR_STOP=1",
-			"-h", (char *)sock, "-p",  PORT,        "-U", "postgres",
-			"-d", "postgres",   "-c",  (char *)sql, NULL};
+	for (uint32_t i = 0; i < n && i < PN_PGC_STEPS_MAX; i++) {
+		argv[k++] = "-c";
+		argv[k++] = (char *)sql[i];
+	}
+	argv[k] = NULL;
 	return pn_pgc_exec(pg, argv, NULL, pg->cfg.timeout_s, out, len);
+}
+
+int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len)
+{
+	return pn_pgc_sql_steps(pg, sock, &sql, 1, out, len);
 }
 
 /* ---- the workload and its oracle (G3) ---- */
@@ -482,7 +501,7 @@ static bool setup(const struct pn_pgc *pg, const char *data, const char *sock, c
 {
 	static char out[4096];
 	out[0] = '\0';
-	if (pn_pgc_start(pg, data, sock, why, len) != PN_PGC_STARTED) {
+	if (pn_pgc_start(pg, data, sock, false, why, len) != PN_PGC_STARTED) {
 		pn_pgc_stop(pg, data);
 		return false;
 	}

@@ -98,13 +98,17 @@ bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len);
 /* Starts the server on dir with its socket in sock: PN_PGC_STARTED, or PN_PGC_EXITED (it
  * ended: the log's FATAL line in why) or PN_PGC_LATE (not ready within the timeout; not a
  * verdict on PostgreSQL: a loaded machine is slow too). pn_pgc_stop stops it whatever
- * happened. */
+ * happened. judging: a crash state's server, started with fsync=off (G4). */
 enum pn_pgc_start { PN_PGC_STARTED, PN_PGC_EXITED, PN_PGC_LATE };
 enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
-			       char *why, size_t len);
+			       bool judging, char *why, size_t len);
 void pn_pgc_stop(const struct pn_pgc *pg, const char *dir);
 /* One SQL command through psql on the server at sock; exit status, output in out. */
 int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char *out, size_t len);
+/* psql with each of sql[0..n) as its own -c, in one session, stopping at the first error. */
+#define PN_PGC_STEPS_MAX 8u
+int pn_pgc_sql_steps(const struct pn_pgc *pg, const char *sock, const char *const *sql, uint32_t n,
+		     char *out, size_t len);
 /* The oracle: the value column of ids 1..rows+transactions after `commits` commits (-1:
  * no row), computed from the seed alone. */
 void pn_pgc_oracle(const struct pn_pgc_config *cfg, uint32_t commits, int64_t *v);
@@ -115,6 +119,8 @@ void pn_pgc_txn_sql(const struct pn_pgc_config *cfg, uint32_t k, char *out, size
 bool pn_pgc_copy_tree(const struct pn_pgc *pg, const char *from, const char *to, char *why,
 		      size_t len);
 bool pn_pgc_remove_tree(const char *dir);
+/* The bytes of the regular files under dir. */
+uint64_t pn_pgc_tree_bytes(const char *dir);
 /* XXH64 of the n files paths (relative to dir): each one's path and bytes or absence
  * (fs.c F2). */
 uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n);
@@ -134,8 +140,15 @@ struct pn_pgc_script {
 /* Loads and checks path; false with why (a missing file, no marker, no transaction). */
 bool pn_pgc_script_load(const char *path, struct pn_pgc_script *s, char *why, size_t len);
 void pn_pgc_script_free(struct pn_pgc_script *s);
-/* Whether path is a regular file that can be read (a pgbench script); false with why. */
-bool pn_pgc_script_readable(const char *path, char *why, size_t len);
+/* Whether path is a pgbench script that can be read and that pn_pgc_pgbench_check passes;
+ * false with why. */
+bool pn_pgc_pgbench_load(const char *path, char *why, size_t len);
+
+/* ---- script_check.c: a workload checked before initdb (SC1-SC4) ---- */
+/* An SQL workload's text (path names it in why as PATH:LINE:COL: ...). */
+bool pn_pgc_sql_check(const char *path, const char *text, char *why, size_t len);
+/* A pgbench script's text, as pgbench 15 parses it, its variables defined. */
+bool pn_pgc_pgbench_check(const char *path, const char *text, char *why, size_t len);
 /* Whether name is one of pgbench's built-in scripts. */
 bool pn_pgc_pgbench_builtin(const char *name);
 /* The setup of a user's workload on the running server at sock (the digest function, the

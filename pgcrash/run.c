@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +59,8 @@ struct ctx {
 	uint32_t npaths;
 	uint64_t *seen;
 	uint64_t nseen, capseen;
-	uint32_t serial; /* states materialized so far: the next unit id */
+	uint32_t serial;   /* states materialized so far: the next unit id */
+	char scratch[600]; /* W5: where states are made */
 	const uint32_t *pts;
 	uint32_t ipt; /* the point being enumerated */
 	bool open;    /* pt is begun */
@@ -84,9 +86,39 @@ static bool seen_before(struct ctx *c, uint64_t h)
 	return false;
 }
 
-static void state_dir(const struct pn_pgc *pg, uint32_t id, char *out, size_t len)
+static void state_dir(const struct ctx *c, uint32_t id, char *out, size_t len)
 {
-	snprintf(out, len, "%s/st%" PRIu32, pg->work, id);
+	snprintf(out, len, "%s/st%" PRIu32, c->scratch, id);
+}
+
+/* W5: the folder states are made in: one of this check's own on /dev/shm (a tmpfs; the
+ * environment's PN_PGCRASH_SCRATCH names another parent) when it has room for jobs + 2
+ * copies of the base image, else the work folder. On ext4, creating
+ * a state's few hundred files right after the last state's were deleted is slow (the inode
+ * allocator passes over recently deleted inodes): it was half of a state's time. */
+static void scratch_open(struct ctx *c)
+{
+	const char *env = getenv("PN_PGCRASH_SCRATCH"), *parent = env ? env : "/dev/shm";
+	char base[640], dir[600];
+	struct statvfs fs;
+	snprintf(c->scratch, sizeof(c->scratch), "%s", c->pg->work);
+	snprintf(base, sizeof(base), "%s/base", c->pg->work);
+	snprintf(dir, sizeof(dir), "%.500s/pn-pgcrash.XXXXXX", parent);
+	uint64_t need = (uint64_t)(c->o->jobs + 2) * pn_pgc_tree_bytes(base);
+	if (statvfs(parent, &fs) != 0 || (uint64_t)fs.f_bavail * fs.f_frsize < need ||
+	    !mkdtemp(dir))
+		return;
+	if (c->pg->as_user && chown(dir, c->pg->uid, c->pg->gid) != 0) {
+		rmdir(dir);
+		return;
+	}
+	snprintf(c->scratch, sizeof(c->scratch), "%s", dir);
+}
+
+static void scratch_close(const struct ctx *c)
+{
+	if (strcmp(c->scratch, c->pg->work) != 0)
+		pn_pgc_remove_tree(c->scratch);
 }
 
 /* The configuration's lines (the head of recording.conf and of a trace). */
@@ -171,7 +203,7 @@ static struct job *job_of(struct ctx *c, uint32_t id)
 static void job_end(struct ctx *c, struct job *j, bool stop_server)
 {
 	char dir[640], path[700];
-	state_dir(c->pg, j->id, dir, sizeof(dir));
+	state_dir(c, j->id, dir, sizeof(dir));
 	if (stop_server)
 		pn_pgc_stop(c->pg, dir);
 	pn_pgc_remove_tree(dir);
@@ -215,6 +247,12 @@ static double now_s(void)
 
 /* ---- the work list's callbacks (model/exec.h E1) ---- */
 
+/* The point's durable folder (crash.h S5), kept while the point is open. */
+static void durable_dir(const struct ctx *c, char *out, size_t len)
+{
+	snprintf(out, len, "%s/durable", c->scratch);
+}
+
 /* One state of the point being enumerated: materialized, deduplicated (W1); true when it
  * is a new one, handed out as u. */
 static bool one_state(struct ctx *c, struct pn_exec_unit *u)
@@ -230,13 +268,23 @@ static bool one_state(struct ctx *c, struct pn_exec_unit *u)
 			j->cls = PN_PGC_TORN;
 	pn_crash_enum_encode(&pt->ce, j->state, sizeof(j->state));
 	c->s->states++;
-	char dir[640];
-	state_dir(c->pg, j->id, dir, sizeof(dir));
+	char dir[640], dur[600];
+	uint64_t hash = 0;
+	state_dir(c, j->id, dir, sizeof(dir));
+	durable_dir(c, dur, sizeof(dur));
+	/* W1 without a directory where crash.h S5 holds: a state seen before costs no copy */
+	bool known = pn_pgc_state_hash(c->l, pt, pt->ce.fates, dur, c->paths, c->npaths, &hash);
+	if (known && seen_before(c, hash)) {
+		c->s->deduped++;
+		return false;
+	}
 	if (!pn_pgc_materialize(c->pg, c->l, pt, pt->ce.fates, dir, c->why, c->why_len)) {
 		pn_pgc_remove_tree(dir);
 		return false;
 	}
-	if (seen_before(c, pn_pgc_hash_paths(dir, c->paths, c->npaths))) {
+	uint64_t made = pn_pgc_hash_paths(dir, c->paths, c->npaths);
+	PN_ASSERT(!known || made == hash); /* S5: the directory is the one hashed */
+	if (!known && seen_before(c, made)) {
 		c->s->deduped++;
 		pn_pgc_remove_tree(dir);
 		return false;
@@ -251,14 +299,15 @@ static bool next(void *arg, struct pn_exec_unit *u)
 {
 	struct ctx *c = arg;
 	char dur[600];
-	snprintf(dur, sizeof(dur), "%s/durable", c->pg->work);
+	durable_dir(c, dur, sizeof(dur));
 	while (!c->why[0] && !stopped(c)) {
 		if (!c->open && c->ipt == c->s->points)
 			return false;
 		if (!c->open) {
 			c->open = pn_pgc_point_begin(c->pg, c->l, &c->o->sc, c->pts[c->ipt], &c->pt,
 						     dur, c->why, c->why_len);
-			pn_pgc_remove_tree(dur);
+			if (!c->open)
+				pn_pgc_remove_tree(dur);
 			continue;
 		}
 		if (pn_crash_enum_next(&c->pt.ce)) {
@@ -267,6 +316,7 @@ static bool next(void *arg, struct pn_exec_unit *u)
 			continue;
 		}
 		pn_pgc_point_end(&c->pt);
+		pn_pgc_remove_tree(dur);
 		c->open = false;
 		c->ipt++;
 	}
@@ -284,7 +334,7 @@ static uint8_t *run_unit(void *arg, const struct pn_exec_unit *u, const struct p
 	(void)x;
 	PN_ASSERT(r != NULL);
 	memcpy(&acked, u->desc, sizeof(acked));
-	state_dir(c->pg, u->id, dir, sizeof(dir));
+	state_dir(c, u->id, dir, sizeof(dir));
 	snprintf(sock, sizeof(sock), "%s.s", dir);
 	mkdir(sock, 0700);
 	if (chown(sock, c->pg->uid, c->pg->gid) != 0) {
@@ -405,8 +455,12 @@ static void walk(struct ctx *c)
 	for (uint32_t i = 0; i < JOBS_MAX; i++)
 		if (c->jobs[i].used)
 			job_end(c, &c->jobs[i], true); /* W2: dropped by the executor (E5) */
-	if (c->open)
+	if (c->open) {
+		char dur[600];
+		durable_dir(c, dur, sizeof(dur));
 		pn_pgc_point_end(&c->pt);
+		pn_pgc_remove_tree(dur);
+	}
 	if (c->o->progress)
 		fputc('\n', stderr);
 }
@@ -456,7 +510,9 @@ bool pn_pgc_check(const struct pn_pgc *pg, const struct pn_pgc_opts *o, struct p
 	sigaction(SIGTERM, &sa, &old_term);
 	stop_flag = 0;
 	c->t0 = now_s();
+	scratch_open(c);
 	walk(c);
+	scratch_close(c);
 	s->seconds = now_s() - c->t0;
 	s->interrupted = stop_flag != 0;
 	sigaction(SIGINT, &old_int, NULL);
@@ -612,56 +668,74 @@ static bool read_trace(const char *t, const char *trace, struct pn_pgc *pg, stru
 	return true;
 }
 
-bool pn_pgc_replay(const char *trace, struct pn_pgc_result *r, char *dir_out, size_t dir_len,
-		   char *why, size_t len)
+bool pn_pgc_trace_open(const char *trace, struct pn_pgc_trace *tr, char *why, size_t len)
 {
 	static char t[16384];
-	struct pn_pgc pg = {0};
-	struct pn_scenario sc;
 	uint64_t v[4];
-	char state[256], hash[32], path[700];
+	char hash[32], path[700], dur[700];
+	*tr = (struct pn_pgc_trace){0};
 	if (!slurp(trace, t, sizeof(t), why, len))
 		return false;
 	if (!strstr(t, "pgcrash: 1")) {
 		snprintf(why, len, "%s: not a pgcrash trace", trace);
 		return false;
 	}
-	if (!read_trace(t, trace, &pg, &sc, v, why, len) ||
-	    !key(t, "state", state, sizeof(state)) || !key(t, "log_xxh64", hash, sizeof(hash)))
+	if (!read_trace(t, trace, &tr->pg, &tr->sc, v, why, len) ||
+	    !key(t, "state", tr->state, sizeof(tr->state)) ||
+	    !key(t, "log_xxh64", hash, sizeof(hash)))
 		return why[0] ? false : (snprintf(why, len, "%s: no state", trace), false);
-	struct pn_pgc_log l;
-	snprintf(path, sizeof(path), "%s/ops.log", pg.work);
-	if (!pn_pgc_log_load(&l, path, why, len))
+	key(t, "verdict", tr->verdict, sizeof(tr->verdict));
+	key(t, "detail", tr->detail, sizeof(tr->detail));
+	tr->point = (uint32_t)v[3];
+	snprintf(path, sizeof(path), "%s/ops.log", tr->pg.work);
+	if (!pn_pgc_log_load(&tr->l, path, why, len))
 		return false;
 	char h[32];
-	snprintf(h, sizeof(h), "%016" PRIx64, XXH64(l.log.buf, l.log.size, 0));
-	bool ok = strcmp(h, hash) == 0 && v[3] <= l.log.n;
+	snprintf(h, sizeof(h), "%016" PRIx64, XXH64(tr->l.log.buf, tr->l.log.size, 0));
+	bool ok = strcmp(h, hash) == 0 && v[3] <= tr->l.log.n;
 	if (!ok)
 		snprintf(why, len, "%s: the log %s is not the one the trace was taken of", trace,
 			 path);
-	struct pn_pgc_point pt;
-	char dur[700];
-	snprintf(dur, sizeof(dur), "%s/durable", pg.work);
-	snprintf(dir_out, dir_len, "%s/replay-%" PRIu64, pg.work, v[3]);
-	pn_pgc_remove_tree(dir_out);
-	ok = ok && pn_pgc_point_begin(&pg, &l, &sc, (uint32_t)v[3], &pt, dur, why, len);
+	snprintf(dur, sizeof(dur), "%s/durable", tr->pg.work);
+	ok = ok && pn_pgc_point_begin(&tr->pg, &tr->l, &tr->sc, tr->point, &tr->pt, dur, why, len);
 	pn_pgc_remove_tree(dur);
-	if (ok) {
-		char reason[256];
-		ok = pn_crash_fates_decode(&pt.dev, state, pt.ce.fates, reason, sizeof(reason));
-		if (!ok)
-			snprintf(why, len, "%s: state \"%s\": %s", trace, state, reason);
-		ok = ok && pn_pgc_materialize(&pg, &l, &pt, pt.ce.fates, dir_out, why, len);
-		if (ok) {
-			char sock[720];
-			snprintf(sock, sizeof(sock), "%s.s", dir_out);
-			mkdir(sock, 0700);
-			ok = chown(sock, pg.uid, pg.gid) == 0;
-			pn_pgc_judge(&pg, dir_out, sock, pt.acked, r);
-			rmdir(sock);
-		}
-		pn_pgc_point_end(&pt);
+	tr->open = ok;
+	char reason[256];
+	if (ok && !pn_crash_fates_decode(&tr->pt.dev, tr->state, tr->pt.ce.fates, reason,
+					 sizeof(reason))) {
+		snprintf(why, len, "%s: state \"%s\": %s", trace, tr->state, reason);
+		ok = false;
 	}
-	pn_pgc_log_free(&l);
+	if (!ok)
+		pn_pgc_trace_close(tr);
+	return ok;
+}
+
+void pn_pgc_trace_close(struct pn_pgc_trace *tr)
+{
+	if (tr->open)
+		pn_pgc_point_end(&tr->pt);
+	pn_pgc_log_free(&tr->l);
+	tr->open = false;
+}
+
+bool pn_pgc_replay(const char *trace, struct pn_pgc_result *r, char *dir_out, size_t dir_len,
+		   char *why, size_t len)
+{
+	static struct pn_pgc_trace tr;
+	if (!pn_pgc_trace_open(trace, &tr, why, len))
+		return false;
+	snprintf(dir_out, dir_len, "%s/replay-%" PRIu32, tr.pg.work, tr.point);
+	pn_pgc_remove_tree(dir_out);
+	bool ok = pn_pgc_materialize(&tr.pg, &tr.l, &tr.pt, tr.pt.ce.fates, dir_out, why, len);
+	if (ok) {
+		char sock[720];
+		snprintf(sock, sizeof(sock), "%s.s", dir_out);
+		mkdir(sock, 0700);
+		ok = chown(sock, tr.pg.uid, tr.pg.gid) == 0;
+		pn_pgc_judge(&tr.pg, dir_out, sock, tr.pt.acked, r);
+		rmdir(sock);
+	}
+	pn_pgc_trace_close(&tr);
 	return ok;
 }

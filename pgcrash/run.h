@@ -16,6 +16,8 @@
  *      stops at a time, so its counts may differ.)
  *   W4 A state's class is whether any unsynced write is torn in it: JUnit has one testcase
  *      per class of the cluster setting (cmd_pgcrash.c).
+ *   W5 States are made in a folder of the check's own on /dev/shm when it has room (else in
+ *      the work folder), removed with it at the end.
  */
 #ifndef PN_PGC_RUN_H
 #define PN_PGC_RUN_H
@@ -63,6 +65,21 @@ bool pn_pgc_config_read(struct pn_pgc *pg, const char *work, char *why, size_t l
 /* Runs the check of pg's recording; false with why when it could not (exit 2). */
 bool pn_pgc_check(const struct pn_pgc *pg, const struct pn_pgc_opts *o, struct pn_pgc_summary *s,
 		  char *why, size_t len);
+/* A trace opened: its configuration and crash model, its recording's log, its point
+ * prepared (pt.dev: the unsynced writes over their durable bytes) and its state's fates in
+ * pt.ce.fates. */
+struct pn_pgc_trace {
+	struct pn_pgc pg;
+	struct pn_scenario sc;
+	struct pn_pgc_log l;
+	struct pn_pgc_point pt;
+	uint32_t point;
+	bool open; /* pt prepared */
+	char state[256], verdict[32], detail[1200];
+};
+/* Opens trace into tr (large: static or heap); false with why (tr then closed). */
+bool pn_pgc_trace_open(const char *trace, struct pn_pgc_trace *tr, char *why, size_t len);
+void pn_pgc_trace_close(struct pn_pgc_trace *tr);
 /* Replays a trace: the state rebuilt, judged again; false with why when the trace is bad. */
 bool pn_pgc_replay(const char *trace, struct pn_pgc_result *r, char *dir_out, size_t dir_len,
 		   char *why, size_t len);

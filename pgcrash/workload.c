@@ -16,8 +16,9 @@
  *      it as line k of work/digests. A recovered database passes P2/P3 when its digest is
  *      one of those of k >= acknowledged commits. The query is part of the recorded run
  *      (it reads pages, and may set hint bits, as any reader does).
- *   WL2 A script is checked before anything runs: a file that cannot be read, or an SQL
- *      file without its marker or without a transaction, is an error naming it (exit 2).
+ *   WL2 A script is checked before anything runs: a file that cannot be read, an empty
+ *      one, an SQL file without its marker or without a transaction, or a script that
+ *      script_check.c refuses (SC1-SC4, FILE:LINE:COL) is an error naming it (exit 2).
  */
 #define _GNU_SOURCE
 #include "pgcrash.h"
@@ -67,11 +68,24 @@ static char *read_whole(const char *path, char *why, size_t len)
 	return t;
 }
 
-bool pn_pgc_script_readable(const char *path, char *why, size_t len)
+/* read_whole, and NULL with why when the text is only blanks. */
+static char *read_script(const char *path, char *why, size_t len)
 {
 	char *t = read_whole(path, why, len);
+	if (t && !t[strspn(t, " \t\r\n")]) {
+		snprintf(why, len, "%s: empty", path);
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+bool pn_pgc_pgbench_load(const char *path, char *why, size_t len)
+{
+	char *t = read_script(path, why, len);
+	bool ok = t && pn_pgc_pgbench_check(path, t, why, len);
 	free(t);
-	return t != NULL;
+	return ok;
 }
 
 /* Whether line (NUL-terminated, no newline) is blank or a "--" comment. */
@@ -84,8 +98,11 @@ static bool blank(const char *line)
 bool pn_pgc_script_load(const char *path, struct pn_pgc_script *s, char *why, size_t len)
 {
 	*s = (struct pn_pgc_script){0};
-	if (!(s->text = read_whole(path, why, len)))
+	if (!(s->text = read_script(path, why, len)) ||
+	    !pn_pgc_sql_check(path, s->text, why, len)) {
+		pn_pgc_script_free(s);
 		return false;
+	}
 	s->lines = calloc(SCRIPT_LINES_MAX, sizeof(char *));
 	bool marker = false;
 	for (char *p = s->text, *nl; s->lines && p && *p; p = nl ? nl + 1 : NULL) {

@@ -8,24 +8,32 @@
 #            a server that never starts, a full disk: each ends with a clear error and
 #            exit 2, within its bound, no server process left;
 #            a workload users bring that is not one (a missing file, an SQL file without
-#            its marker or transactions, a folder, --sql with --pgbench), --recording of
-#            a folder without one or with a workload of its own: exit 2 at once;
+#            its marker or transactions, a folder, --sql with --pgbench, a script that
+#            script_check.c refuses, with FILE:LINE:COL), --recording of a folder without
+#            one or with a workload of its own: exit 2 at once, no work folder made;
+#            pgbench's own scripts and one with \gset, \if, casts pass that check;
 #   torn     full_page_writes=off, checksums, 512-byte sectors torn in halves: a real torn
 #            page is found (the server refuses to start on a checksum failure), its trace
 #            replays to the same verdict with real recovery; the JUnit failure says how;
+#            penumbra report draws the trace (its ops, state, and the block PostgreSQL names);
 #   jobs     one recording checked with --jobs 1 and --jobs 2 (--recording): the same
 #            verdicts and counts; SIGINT stops it with exit 130, no server or state left
 #            (slow);
 #   workload an SQL workload (tests/pgcrash/transfer.sql) passes every state with fpw on,
 #            JUnit a testcase per class; a transaction that fails ends with its error and
-#            exit 2; a pgbench script that does not parse too (slow);
+#            exit 2 (slow);
 #   fpw      full_page_writes=on: every distinct state of a small workload recovers (slow);
-#   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow).
+#   atomic   full_page_writes=off with 8 KiB atomic writes: every state recovers (slow);
+#   source   --pg-bindir on PostgreSQL 15 built from Debian's source by
+#            scripts/pg-from-source.sh into pg15/ beside the binary (once: the first run
+#            builds it, tens of minutes on two cores): the torn workload above gives
+#            Debian's verdict (a violation: a torn page, by its checksum), and its trace
+#            replays with the source build (slow).
 # PostgreSQL not found is a failure, not a skip: CI installs it (scripts/deps.sh).
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|jobs|workload|fpw|atomic" >&2
+	echo "usage: $0 PENUMBRA_BINARY record|hostile|torn|jobs|workload|fpw|atomic|source" >&2
 	exit 2
 fi
 pn=$1
@@ -84,6 +92,38 @@ hostile)
 	expect_exit2 sql-folder "not a regular file" --sql "$work"
 	expect_exit2 pgbench-missing "$work/none: No such file" --pgbench "$work/none"
 	expect_exit2 two-workloads "two workloads" --sql "$work/empty.sql" --pgbench tpcb-like
+	# scripts refused before initdb (script_check.c SC1-SC4), FILE:LINE:COL (. for a backslash: grep)
+	bad() { # NAME WANT OPTION TEXT
+		printf '%s' "$4" >"$work/$1"
+		expect_exit2 "$1" "$work/$1$2" "$3" "$work/$1" --work "$work/a"
+	}
+	bad empty.pgb ": empty" --pgbench $' \n\n'
+	bad meta.pgb ":2:1: invalid command .sett" --pgbench $'SELECT 1;\n\\sett x 1\n'
+	bad undef.pgb ":2:28: undefined variable ':bid'" --pgbench \
+		$'\\set aid random(1, 10)\nSELECT :aid::int + 1 AS x, :bid;\n'
+	bad func.pgb ":1:8: function 'rand'" --pgbench $'\\set x rand(1, 2)\nSELECT :x;\n'
+	bad expr.pgb ":1:16: '(' not closed" --pgbench $'\\set aid random(1,\nSELECT 1;\n'
+	bad if.pgb ":2:1: .if without its .endif" --pgbench $'SELECT 1;\n\\if :scale > 1\nSELECT 2;\n'
+	bad gset.pgb ":1:1: .gset must follow" --pgbench $'\\gset\nSELECT 1;\n'
+	bad quote.pgb ":2:8: ' not closed" --pgbench $'SELECT 1;\nSELECT \'a;\n'
+	bad pipe.pgb ":1:1: .startpipeline: pgcrash" --pgbench $'\\startpipeline\nSELECT 1;\n\\endpipeline\n'
+	bad sleep.pgb ":1:1: .sleep takes" --pgbench $'\\sleep 1 min\nSELECT 1;\n'
+	bad paren.sql ":4:22: '(' not closed on its line" --sql \
+		$'CREATE TABLE t (a int);\n-- transactions\nINSERT INTO t VALUES (1);\nINSERT INTO t VALUES (2;\n'
+	bad dollar.sql ":2:4: \\$ not closed" --sql \
+		$'CREATE TABLE t (a int);\nDO $x$ BEGIN NULL; END $y$;\n-- transactions\nINSERT INTO t VALUES (1);\n'
+	bad empty.sql ": empty" --sql ''
+	# no false alarm: pgbench's own scripts, and one with \gset, \if and a cast, pass the check
+	# (the error is then the bindir's)
+	for b in tpcb-like simple-update select-only; do
+		"$pgbin/pgbench" --show-script=$b 2>"$work/$b.pgb"
+		expect_exit2 "good-$b" "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a" \
+			--pgbench "$work/$b.pgb"
+	done
+	printf '%s\n' '\set n random(1, 3) * :scale' 'SELECT count(*) AS c, $q$:x$q$ FROM pg_class \gset' \
+		'\if :c > 0 and :n <> 2' "SELECT ':y', (:n)::int, E'\\\\' || ARRAY[1,2][1:2]::text;" \
+		'\else' '\sleep :n ms' '\endif' >"$work/good.pgb"
+	expect_exit2 good "/usr/bin/initdb" --pg-bindir /usr/bin --work "$work/a" --pgbench "$work/good.pgb"
 	[[ ! -e $work/a ]] || fail "a bad workload made a work folder"
 	expect_exit2 recording-none "$work/none/recording.conf: No such file" --recording "$work/none"
 	expect_exit2 recording-sql "not with --work, --record-only, --sql" --recording "$work" \
@@ -136,6 +176,21 @@ torn)
 	"$pn" replay "$trace" >"$work/replay2" 2>&1 || rc=$?
 	[[ $rc -eq 1 ]] && grep -q ": $verdict: " "$work/replay2" ||
 		fail "penumbra replay: exit $rc: $(cat "$work/replay2")"
+	# the report draws it: the ops before the crash, the state, the block PostgreSQL names
+	"$pn" report "$trace" -o "$work/report.html" 2>"$work/report.err" ||
+		fail "report: $(cat "$work/report.err")"
+	python3 - "$work/report.html" "$trace" <<-'PY' || fail "report: the pgcrash section"
+		import re, sys
+		page, trace = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+		sec = page[page.index('data-kind="pgcrash"'):]
+		wants = ["The operations before the crash", "The crash state", "torn: units",
+		         "The page that differs", "pgcrash --replay " + sys.argv[2]]
+		missing = [w for w in wants if w not in sec]
+		assert not missing, missing
+		m = re.search(r"block (\d+) of relation ([\w/.]+)", trace)
+		assert m, "the detail names no block"
+		assert "<p>Block %s of <code>%s</code>" % m.groups() in sec, m.groups()
+	PY
 	no_leftover torn
 	;;
 jobs)
@@ -151,16 +206,19 @@ jobs)
 		import json, sys
 		a, b = (json.load(open(p)) for p in sys.argv[1:])
 		for d in a, b:
-		    del d["seconds"], d["jobs"]
+		    del d["seconds"], d["jobs"], d["penumbra"]
 		assert a == b, (a, b)
 		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
 	PY
 	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
-	timeout --preserve-status -s INT 20 "$pn" pgcrash --recording "$work/r" --jobs 2 \
-		--max-unsynced 0 --tear none --json "$work/ji" >"$work/outi" 2>&1 || rc=$?
+	mkdir "$work/shm" # the states' folder (run.h W5) in a parent of this test's own
+	PN_PGCRASH_SCRATCH=$work/shm timeout --preserve-status -s INT 20 "$pn" pgcrash \
+		--recording "$work/r" --jobs 2 --max-unsynced 0 --tear none --json "$work/ji" \
+		>"$work/outi" 2>&1 || rc=$?
 	[[ $rc -eq 130 ]] || fail "interrupted: exit $rc, not 130: $(cat "$work/outi")"
 	grep -q '"interrupted": true' "$work/ji" || fail "interrupted: not in the JSON"
 	compgen -G "$work/r/st*" >/dev/null && fail "interrupted: states left: $(ls "$work/r")"
+	compgen -G "$work/shm/*" >/dev/null && fail "interrupted: states left: $(ls -R "$work/shm")"
 	no_leftover jobs
 	;;
 workload)
@@ -179,9 +237,6 @@ workload)
 	printf 'CREATE TABLE t (a int);\n-- transactions\nINSERT INTO t VALUES (1);\nINSERT INTO nosuch VALUES (2);\n' >"$work/bad.sql"
 	expect_exit2 sql-fails 'transaction 2 failed (status 1): ERROR:  relation "nosuch"' \
 		--work "$work/b" --sql "$work/bad.sql"
-	printf '\\set aid random(1,\nSELECT 1;\n' >"$work/bad.pgbench"
-	expect_exit2 pgbench-bad 'syntax error' --work "$work/c" --pgbench "$work/bad.pgbench" \
-		--transactions 1
 	;;
 fpw | atomic)
 	args=(--fpw on --tear halves --max-unsynced 0)
@@ -193,6 +248,39 @@ fpw | atomic)
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] == "pass" and d["judged"] > 10 and d["judged"] == d["verdicts"]["pass"], d' "$work/j" ||
 		fail "$part: the JSON is not a pass of more than 10 judged states"
 	no_leftover "$part"
+	;;
+source)
+	bindir=$("$(dirname "$0")/../scripts/pg-from-source.sh" "$(dirname "$pn")/pg15") || {
+		echo "FAIL: scripts/pg-from-source.sh failed" >&2
+		exit 1
+	}
+	torn=(--fpw off --tear halves --max-unsynced 0 --fail-fast --jobs 1 --transactions 2
+		--rows 40 --updates 2 --checkpoint-every 1)
+	for side in debian source; do
+		args=()
+		[[ $side == source ]] && args=(--pg-bindir "$bindir")
+		rc=0
+		"$pn" pgcrash --work "$work/$side" "${args[@]}" "${torn[@]}" >"$work/$side.out" 2>&1 ||
+			rc=$?
+		[[ $rc -eq 1 ]] || fail "$side: exit $rc, not 1: $(cat "$work/$side.out")"
+	done
+	grep -q "^bindir: $bindir$" "$work/source/recording.conf" ||
+		fail "the recording is not of $bindir: $(cat "$work/source/recording.conf")"
+	# the two recordings differ (another binary writes its pages at other times), so the
+	# first violation may be another state: the verdict asked is the command's (a violation)
+	# and what was found (a torn page: a checksum failure, at start-up or on a read)
+	for side in debian source; do
+		head -n 3 "$work/$side.out"
+		grep -q "^violation: " "$work/$side.out" && grep -q "checksum\|invalid page" "$work/$side.out" ||
+			fail "$side: not a torn page found: $(cat "$work/$side.out")"
+	done
+	trace=$(sed -n 's/^trace: //p' "$work/source.out")
+	source=$(sed -n 's/^verdict: //p' "$trace")
+	rc=0
+	"$pn" pgcrash --replay "$trace" >"$work/replay" 2>&1 || rc=$?
+	[[ $rc -eq 1 ]] && grep -q ": $source: " "$work/replay" ||
+		fail "the source build's trace does not replay to $source (exit $rc): $(cat "$work/replay")"
+	no_leftover source
 	;;
 *)
 	echo "$0: unknown part '$part'" >&2
