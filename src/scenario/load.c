@@ -91,6 +91,7 @@ static bool run_pass(struct loader *L, bool (*pass)(struct loader *L))
 	yaml_parser_set_encoding(&L->parser, YAML_UTF8_ENCODING);
 	yaml_parser_set_input_string(&L->parser, (const unsigned char *)L->text, L->len);
 	ok = pass(L);
+	PN_ASSERT(ok != L->failed); /* LD1: a pass fails only through a message */
 	if (L->has_ev)
 		yaml_event_delete(&L->ev);
 	L->has_ev = false;
@@ -127,8 +128,10 @@ bool pn_scenario_load_string(const char *name, const char *text, size_t len,
 	L.err_len = err_len;
 	ok = load_check_encoding(&L) && run_pass(&L, load_check_syntax) &&
 	     run_pass(&L, load_document) && validate(&L);
+	PN_ASSERT(ok != L.failed);
 	if (!ok)
-		pn_scenario_free(out);
+		pn_scenario_free(out); /* LD4 */
+	PN_ASSERT(ok || (out->workload.script == NULL && out->crash.list == NULL));
 	return ok;
 }
 
@@ -192,6 +195,7 @@ out:
 		free(buf);
 		return e;
 	}
+	PN_ASSERT(len <= MAX_FILE_BYTES && (buf != NULL || len == 0)); /* LD5 */
 	*out = buf;
 	*out_len = len;
 	return 0;

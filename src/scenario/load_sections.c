@@ -52,6 +52,7 @@ bool load_read_mutations(struct loader *L, const struct field *f, void *base, co
 					 "unknown mutation '%s' in %s%s; expected one of %s",
 					 load_show(L, text), path, hint, list);
 		}
+		PN_ASSERT(k >= 0 && k < PN_MUT_COUNT && PN_MUT_COUNT <= 32);
 		if (*bits & 1u << k)
 			return load_fail(L, L->ev.start_mark,
 					 "mutation '%s' is listed twice in %s; expected each once",
@@ -104,6 +105,9 @@ static bool read_point_list(struct loader *L, const char *path)
 		if (n == 0 || s->crash.list[i] != s->crash.list[n - 1])
 			s->crash.list[n++] = s->crash.list[i];
 	}
+	PN_ASSERT(n >= 1 && n <= s->crash.list_len);
+	for (uint32_t i = 1; i < n; i++)
+		PN_ASSERT(s->crash.list[i - 1] < s->crash.list[i]); /* sorted, no repeats */
 	s->crash.list_len = n;
 	s->crash.points = PN_POINTS_LIST;
 	return true;
@@ -199,10 +203,12 @@ bool load_read_spelling(struct loader *L, const struct field *f, void *base, con
 			n++;
 		}
 	}
+	PN_ASSERT(n >= 1 && n <= PN_PROTOCOL_COUNT);
 	names[n] = NULL;
 	struct field e = {.key = f->key, .type = V_ENUM, .names = names};
 	if (!load_read_enum(L, &e, &v, path))
 		return false;
+	PN_ASSERT(v < n);
 	snprintf(mode ? L->mode : L->policy, sizeof L->mode, "%s", names[v]);
 	return true;
 }
@@ -229,6 +235,7 @@ bool load_key_positions(struct loader *L)
 		if (!load_given(L, keys[i].field, &m))
 			continue;
 		struct pos p = load_position(L, m);
+		PN_ASSERT(p.line <= UINT32_MAX && p.col <= UINT32_MAX);
 		keys[i].at[0] = (uint32_t)p.line;
 		keys[i].at[1] = (uint32_t)p.col;
 	}
@@ -361,6 +368,7 @@ bool load_validate_protocol(struct loader *L)
 			"protocol.mode %s has no policy %s; expected one of the protocols %s",
 			L->mode, L->policy, rows);
 	}
+	PN_ASSERT((unsigned)row < PN_PROTOCOL_COUNT);
 	pn_protocol_set(s, row);
 	unsigned given_keys = 0;
 	for (unsigned k = 0; k < PN_KEY_COUNT; k++)

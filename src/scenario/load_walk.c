@@ -119,6 +119,8 @@ bool load_read_number(struct loader *L, const struct field *f, void *dst, const 
 	if (f->pow2 && (v & (v - 1)) != 0)
 		return load_fail(L, L->ev.start_mark, "%s is %s, not a power of two; expected %s",
 				 path, load_show(L, text), want);
+	PN_ASSERT(v >= f->min && v <= f->max);
+	PN_ASSERT((f->type != V_U32 && f->type != V_SIZE32) || v <= UINT32_MAX);
 	if (f->type == V_U32 || f->type == V_SIZE32)
 		*(uint32_t *)dst = (uint32_t)v;
 	else
@@ -197,6 +199,7 @@ bool load_read_enum(struct loader *L, const struct field *f, void *dst, const ch
 	size_t n = load_count_names(f->names);
 	const char *text;
 
+	PN_ASSERT(f->type == V_ENUM && n > 0);
 	expected(f, want, sizeof want);
 	if (!load_scalar(L, path, want, &text))
 		return false;
@@ -241,6 +244,7 @@ static bool read_string(struct loader *L, const struct field *f, void *dst, cons
 				"%s contains a line break or control character; expected one line of text",
 				path);
 	}
+	PN_ASSERT(n >= f->min && n < f->max); /* f->max is the buffer's size */
 	memcpy(dst, text, n);
 	((char *)dst)[n] = '\0';
 	return true;
@@ -267,6 +271,7 @@ static int find_key(struct loader *L, const struct table *t, const char *where)
 	const char *key = (const char *)L->ev.data.scalar.value;
 	char hint[80], in[PATH_LEN + 20], list[WANT_LEN];
 
+	PN_ASSERT(t->count <= PN_ARRAY_LEN(names) && L->ev.type == YAML_SCALAR_EVENT);
 	for (size_t i = 0; i < t->count; i++) {
 		names[i] = t->fields[i].key;
 		if (strcmp(key, names[i]) == 0 && strlen(key) == L->ev.data.scalar.length)
@@ -331,6 +336,7 @@ static bool read_section(struct loader *L, const struct table *t, void *base, co
 {
 	struct seen seen;
 
+	PN_ASSERT(!t->has_present || base == L->s);
 	if (t->has_present)
 		*(bool *)((char *)base + t->present) = true;
 	if (load_is_null(L))
@@ -369,6 +375,7 @@ bool load_grow(struct loader *L, void **array, size_t *cap, size_t len, size_t s
 	size_t want;
 	void *p;
 
+	PN_ASSERT(len <= *cap && size > 0);
 	if (len < *cap)
 		return true;
 	want = *cap ? *cap * 2 : 16;
@@ -377,5 +384,6 @@ bool load_grow(struct loader *L, void **array, size_t *cap, size_t len, size_t s
 		return load_fail(L, L->ev.start_mark, "out of memory");
 	*array = p;
 	*cap = want;
+	PN_ASSERT(len < *cap);
 	return true;
 }

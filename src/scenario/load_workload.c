@@ -52,6 +52,8 @@ static bool validate_hold(struct loader *L, uint32_t i)
 {
 	const struct pn_scenario *s = L->s;
 	const struct pn_step *st = &s->workload.script[i], *o;
+
+	PN_ASSERT(i < s->workload.script_len && st->line >= 1 && st->column >= 1);
 	/* the row runs these steps: validate_protocol */
 	if (st->op == PN_OP_UPDATE_HOLD && (!(o = client_step(s, i, 1)) || o->op != PN_OP_RELEASE))
 		return load_fail_at(
@@ -77,6 +79,7 @@ static bool check_step(struct loader *L, const struct pn_step *st, const struct 
 		load_join_names(list, sizeof list, pn_script_op_names, PN_OP_SCRIPT_COUNT);
 		return load_fail(L, m, "%s has no 'op'; expected op: one of %s", where, list);
 	}
+	PN_ASSERT(st->op < PN_OP_SCRIPT_COUNT); /* read_enum stored an index of the names */
 	op = pn_op_names[st->op];
 	if (op_has_page(st->op))
 		allowed |= 1u << STEP_PAGE;
@@ -138,6 +141,7 @@ bool load_read_script(struct loader *L, const struct field *f, void *base, const
 		if (!load_grow(L, (void **)&s->workload.script, &L->script_cap,
 			       s->workload.script_len, sizeof *s->workload.script))
 			return false;
+		PN_ASSERT(s->workload.script_len < L->script_cap);
 		snprintf(where, sizeof where, "%s[%u]", path, s->workload.script_len);
 		if (!read_step(L, &s->workload.script[s->workload.script_len++], where))
 			return false;

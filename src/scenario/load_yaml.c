@@ -60,6 +60,7 @@ __attribute__((format(printf, 4, 5))) bool load_fail_at(struct loader *L, size_t
 {
 	va_list ap;
 
+	PN_ASSERT(line >= 1 && col >= 1 && fmt != NULL);
 	if (L->failed)
 		return false;
 	L->failed = true;
@@ -92,6 +93,7 @@ struct pos load_position(struct loader *L, yaml_mark_t m)
 		L->at.off += PN_MIN(n, L->len - L->at.off);
 		L->at.index++;
 	}
+	PN_ASSERT(L->at.line >= 1 && L->at.col >= 1 && L->at.off <= L->len);
 	return (struct pos){L->at.line, L->at.col};
 }
 
@@ -99,6 +101,7 @@ bool load_fail_pos(struct loader *L, struct pos p, const char *fmt, ...)
 {
 	va_list ap;
 
+	PN_ASSERT(p.line >= 1 && p.col >= 1 && fmt != NULL);
 	if (L->failed)
 		return false;
 	L->failed = true;
@@ -114,6 +117,8 @@ const char *load_show(struct loader *L, const char *s)
 	char *out = L->show[L->show_next++ % PN_ARRAY_LEN(L->show)];
 	size_t n = 0;
 
+	PN_ASSERT(s != NULL);
+
 	for (; s[n] && n < SHOW_MAX; n++) {
 		unsigned char c = (unsigned char)s[n];
 		out[n] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
@@ -124,6 +129,7 @@ const char *load_show(struct loader *L, const char *s)
 	}
 	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
 		n--; /* do not cut a UTF-8 sequence */
+	PN_ASSERT(n + sizeof "..." <= sizeof L->show[0]);
 	memcpy(out + n, "...", 4);
 	return out;
 }
@@ -132,6 +138,7 @@ bool load_is_null(const struct loader *L)
 {
 	const char *v = (const char *)L->ev.data.scalar.value;
 
+	PN_ASSERT(L->has_ev);
 	if (L->ev.type != YAML_SCALAR_EVENT || L->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return false;
 	return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
@@ -141,6 +148,7 @@ bool load_is_null(const struct loader *L)
 /* What the current event is, for "X is <found>; expected Y". */
 const char *load_found(struct loader *L)
 {
+	PN_ASSERT(L->has_ev);
 	switch (L->ev.type) {
 	case YAML_MAPPING_START_EVENT: return "a mapping";
 	case YAML_SEQUENCE_START_EVENT: return "a list";
@@ -182,6 +190,7 @@ void load_suggest(char *buf, size_t len, const char *s, const char *const *names
 {
 	size_t best = SIZE_MAX, at = 0;
 
+	PN_ASSERT(buf != NULL && len > 0 && s != NULL);
 	buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		size_t d = distance(s, names[i]);
@@ -190,14 +199,17 @@ void load_suggest(char *buf, size_t len, const char *s, const char *const *names
 			at = i;
 		}
 	}
-	if (best <= 2)
+	if (best <= 2) {
+		PN_ASSERT(at < n);
 		snprintf(buf, len, " (did you mean '%s'?)", names[at]);
+	}
 }
 
 void load_join_names(char *buf, size_t len, const char *const *names, size_t n)
 {
 	size_t used = 0;
 
+	PN_ASSERT(buf != NULL && len > 0);
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && used < len; i++) {
 		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
@@ -362,6 +374,7 @@ static bool raw_next(struct loader *L)
 		yaml_event_delete(&L->ev);
 		L->has_ev = false;
 	}
+	PN_ASSERT(!L->has_ev && !L->failed);
 	if (!yaml_parser_parse(&L->parser, &L->ev))
 		return syntax_error(L);
 	L->has_ev = true;
@@ -395,8 +408,10 @@ bool load_check_syntax(struct loader *L)
 		if (L->ev.type == YAML_MAPPING_START_EVENT ||
 		    L->ev.type == YAML_SEQUENCE_START_EVENT)
 			depth++;
-		if (L->ev.type == YAML_MAPPING_END_EVENT || L->ev.type == YAML_SEQUENCE_END_EVENT)
+		if (L->ev.type == YAML_MAPPING_END_EVENT || L->ev.type == YAML_SEQUENCE_END_EVENT) {
+			PN_ASSERT(depth > 0); /* libyaml closes only what it opened */
 			depth--;
+		}
 		if (depth > MAX_DEPTH)
 			return load_fail(
 				L, L->ev.start_mark,
@@ -417,6 +432,7 @@ bool load_scalar(struct loader *L, const char *path, const char *want, const cha
 	if (strlen(v) != L->ev.data.scalar.length)
 		return load_fail(L, L->ev.start_mark, "%s contains a NUL character; expected %s",
 				 path, want);
+	PN_ASSERT(v != NULL);
 	*text = v;
 	return true;
 }
@@ -428,6 +444,7 @@ bool load_plain(const struct loader *L)
 
 void load_remember(struct loader *L, const void *ptr, yaml_mark_t mark)
 {
+	PN_ASSERT(L->given_len <= MAX_GIVEN && ptr != NULL);
 	if (L->given_len < MAX_GIVEN) {
 		L->given[L->given_len].ptr = ptr;
 		L->given[L->given_len].mark = mark;
@@ -437,6 +454,7 @@ void load_remember(struct loader *L, const void *ptr, yaml_mark_t mark)
 
 bool load_given(const struct loader *L, const void *ptr, yaml_mark_t *mark)
 {
+	PN_ASSERT(L->given_len <= MAX_GIVEN);
 	for (size_t i = 0; i < L->given_len; i++) {
 		if (L->given[i].ptr == ptr) {
 			if (mark)
