@@ -1,18 +1,18 @@
 /*
  * crash.h: the model's crash states of a recorded log (pgcrash layer; docs/pgcrash.md
  * section 2). The adapter between the operation log and model/crashstate.h:
- *   S1 Files have identities: a rename moves one to its new path (the old one at that path
+ *   CS1 Files have identities: a rename moves one to its new path (the old one at that path
  *      dies), a link gives it a second path, an unlink kills it.
- *   S2 At crash point P (the operations before P happened), a write is durable when its
+ *   CS2 At crash point P (the operations before P happened), a write is durable when its
  *      descriptor was O_SYNC/O_DSYNC, or an fsync/fdatasync of its file came after it, or a
  *      truncate of its file came after it (the file systems' flush on truncate; fewer states,
  *      docs/pgcrash.md says so); a write of a file that died is gone; every other write is
  *      unsynced. Metadata (create, rename, unlink, truncate, mkdir) is durable in order.
- *   S3 The unsynced writes become a pn_device's unsynced writes on one device file, file
+ *   CS3 The unsynced writes become a pn_device's unsynced writes on one device file, file
  *      identity i at byte i * PN_PGC_STRIDE, over the durable bytes under them, so the
  *      model's own enumerator (pn_crash_enum_*) decides the states and their units
  *      (crash.atomic_unit: the sector size).
- *   S4 A state's data directory: the base image, then every operation before P in order,
+ *   CS4 A state's data directory: the base image, then every operation before P in order,
  *      each write durable, or by its fate (lost: skipped; persisted; torn: its new units).
  */
 #ifndef PN_PGC_CRASH_H
@@ -52,7 +52,7 @@ bool pn_pgc_point_begin(const struct pn_pgc *pg, const struct pn_pgc_log *l,
 			const struct pn_scenario *sc, uint32_t p, struct pn_pgc_point *pt,
 			const char *dur, char *why, size_t len);
 void pn_pgc_point_end(struct pn_pgc_point *pt);
-/* S4: the state of fates (NULL: every unsynced write lost) into dir (must not exist). */
+/* CS4: the state of fates (NULL: every unsynced write lost) into dir (must not exist). */
 bool pn_pgc_materialize(const struct pn_pgc *pg, const struct pn_pgc_log *l,
 			const struct pn_pgc_point *pt, const struct pn_write_fate *fates,
 			const char *dir, char *why, size_t len);

@@ -3,12 +3,12 @@
  * pgcrash.h says the phases, docs/pgcrash.md why they are so).
  *
  * Rules:
- *   G1 Every program of PostgreSQL runs through pn_pgc_exec: as the server's user, in its
+ *   PG1 Every program of PostgreSQL runs through pn_pgc_exec: as the server's user, in its
  *      own process group, with a timeout after which the whole group is killed. No call
  *      waits without a bound.
- *   G2 A server this file started is stopped (-m immediate) on every path out, and killed by
+ *   PG2 A server this file started is stopped (-m immediate) on every path out, and killed by
  *      its postmaster.pid when pg_ctl cannot stop it (pn_pgc_stop).
- *   G3 The oracle is the seed: transaction k's statements and the table after any prefix of
+ *   PG3 The oracle is the seed: transaction k's statements and the table after any prefix of
  *      the commits come from the same PRNG stream, never from PostgreSQL.
  */
 #define _GNU_SOURCE
@@ -277,7 +277,7 @@ static bool runs_on(pid_t pid, uint32_t uid, const char *dir)
 	return false;
 }
 
-/* G2: a server that never wrote its postmaster.pid (pg_ctl starts it in a session of its
+/* PG2: a server that never wrote its postmaster.pid (pg_ctl starts it in a session of its
  * own) is found by its -D argument, this data directory, and killed. */
 static void kill_strays(const struct pn_pgc *pg, const char *dir)
 {
@@ -304,7 +304,7 @@ void pn_pgc_stop(const struct pn_pgc *pg, const char *dir)
 			pid = 0;
 		fclose(f);
 	}
-	if (pid > 1 && kill((pid_t)pid, 0) == 0) { /* G2: pg_ctl could not stop it */
+	if (pid > 1 && kill((pid_t)pid, 0) == 0) { /* PG2: pg_ctl could not stop it */
 		kill((pid_t)pid, SIGKILL);
 		for (int i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
 			usleep(20000);
@@ -322,7 +322,7 @@ int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char 
 	return pn_pgc_exec(pg, argv, NULL, pg->cfg.timeout_s, out, len);
 }
 
-/* ---- the workload and its oracle (G3) ---- */
+/* ---- the workload and its oracle (PG3) ---- */
 
 /* Transaction k's statements, each as (kind, id, value): what both the SQL and the oracle
  * are made of. kind: 'u' update, 'i' insert, 'd' delete. */

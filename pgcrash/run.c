@@ -1,5 +1,5 @@
 /*
- * run.c: the check of a recording and the replay of a trace (pgcrash layer; rules W1-W2 in
+ * run.c: the check of a recording and the replay of a trace (pgcrash layer; rules RN1-RN2 in
  * run.h). A trace is key: value lines (YAML): the configuration, the log's identity
  * (its path and XXH64), the crash point and the state in model/crashstate.h's compact form.
  */
@@ -40,7 +40,7 @@ const char *pn_pgc_class_name(enum pn_pgc_class c)
 /* A state handed out and not yet back (the leader's record of it). */
 struct job {
 	bool used;
-	uint32_t id; /* the unit id: the state's number (W3) */
+	uint32_t id; /* the unit id: the state's number (RN3) */
 	uint32_t point;
 	enum pn_pgc_class cls;
 	char state[256];
@@ -54,7 +54,7 @@ struct ctx {
 	uint64_t log_hash;
 	struct pn_pgc_summary *s;
 	struct job jobs[JOBS_MAX];
-	char (*paths)[256]; /* every path the log names, sorted, once (fs.c F2) */
+	char (*paths)[256]; /* every path the log names, sorted, once (fs.c FD2) */
 	uint32_t npaths;
 	uint64_t *seen;
 	uint64_t nseen, capseen;
@@ -144,7 +144,7 @@ static void write_trace(const struct ctx *c, const struct job *j, const struct p
 	fclose(f);
 }
 
-/* W3: j's violation kept when it is its class's lowest-numbered so far. */
+/* RN3: j's violation kept when it is its class's lowest-numbered so far. */
 static void violation(struct ctx *c, const struct job *j, const struct pn_pgc_result *r)
 {
 	struct pn_pgc_class_sum *k = &c->s->cls[j->cls];
@@ -199,7 +199,7 @@ static void count(struct ctx *c, struct job *j, const struct pn_pgc_result *r)
 	}
 }
 
-/* W3, and --fail-fast after a violation. */
+/* RN3, and --fail-fast after a violation. */
 static bool stopped(const struct ctx *c)
 {
 	return stop_flag ||
@@ -215,7 +215,7 @@ static double now_s(void)
 
 /* ---- the work list's callbacks (model/exec.h E1) ---- */
 
-/* One state of the point being enumerated: materialized, deduplicated (W1); true when it
+/* One state of the point being enumerated: materialized, deduplicated (RN1); true when it
  * is a new one, handed out as u. */
 static bool one_state(struct ctx *c, struct pn_exec_unit *u)
 {
@@ -385,7 +385,7 @@ static bool named_paths(struct ctx *c)
 	return true;
 }
 
-/* Every point and state through the executor; W2's leftovers stopped and removed. */
+/* Every point and state through the executor; RN2's leftovers stopped and removed. */
 static void walk(struct ctx *c)
 {
 	struct pn_exec x;
@@ -404,14 +404,14 @@ static void walk(struct ctx *c)
 	pn_exec_end(&x, 0, false);
 	for (uint32_t i = 0; i < JOBS_MAX; i++)
 		if (c->jobs[i].used)
-			job_end(c, &c->jobs[i], true); /* W2: dropped by the executor (E5) */
+			job_end(c, &c->jobs[i], true); /* RN2: dropped by the executor (E5) */
 	if (c->open)
 		pn_pgc_point_end(&c->pt);
 	if (c->o->progress)
 		fputc('\n', stderr);
 }
 
-/* The summary's first violation and error: the lower class's (W3). */
+/* The summary's first violation and error: the lower class's (RN3). */
 static void summary_first(struct pn_pgc_summary *s)
 {
 	for (int k = PN_PGC_CLASSES - 1; k >= 0; k--) {

@@ -345,7 +345,7 @@ START_TEST(test_realdisk_refuses_truncate)
 }
 END_TEST
 
-/* C5: a violation of no page (R2: a commit acknowledged too early) used to say
+/* cli.h CL5: a violation of no page (R2: a commit acknowledged too early) used to say
  * "page 4294967295" in text and in JSON. */
 START_TEST(test_no_page)
 {
