@@ -8,7 +8,7 @@
 # one machine), crash states, states recovered, both per wall second, and for MPI the units,
 # those rank 0 checked itself, the messages and bytes through rank 0 (its "mpi:" line), with
 # bytes per unit sent to another rank, and the crash-state lookups between ranks (model/unit.h
-# U6, model/mpirank.h M4): keys asked, answered, states recovered twice (relearned), units run
+# U6, model/mpirank.h MR4): keys asked, answered, states recovered twice (relearned), units run
 # again, the lookups' messages and bytes.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -7,7 +7,7 @@
  *   3. scenarios and runs: loading, one simulated run
  * What a run's result looks like once it is there (the metrics table, the records table,
  * the JSON) is results.c's. The rules the commands keep (exit statuses, message form, JSON
- * determinism) are C1..C6 in cli.h.
+ * determinism) are CL1..CL6 in cli.h.
  */
 #include "cli.h"
 #include "files.h"

@@ -8,16 +8,16 @@
  * reference.
  *
  * Rules every command keeps:
- *   C1 Exit status: 0 ok; 1 the thing checked went wrong (a violation, a lost commit);
+ *   CL1 Exit status: 0 ok; 1 the thing checked went wrong (a violation, a lost commit);
  *      2 bad input or usage (unknown command or option, bad value, a scenario the loader or
  *      the engine refuses). Commands return it; only main() exits.
- *   C2 Usage errors are one line on stderr naming what was wrong, ending with
+ *   CL2 Usage errors are one line on stderr naming what was wrong, ending with
  *      "try 'penumbra --help'".
- *   C3 Machine-readable output is byte-identical across runs of the same input: JSON keys
+ *   CL3 Machine-readable output is byte-identical across runs of the same input: JSON keys
  *      are inserted in a fixed order and dumped with JSON_PRESERVE_ORDER.
- *   C4 When JSON goes to stdout (`--json -`), everything readable goes to stderr.
- *   C5 "No page" is JSON null and "-" in text (pn_cli_page_json, pn_cli_page_text).
- *   C6 Every result of run, compare and bench has product.md's keys, in its order, refused
+ *   CL4 When JSON goes to stdout (`--json -`), everything readable goes to stderr.
+ *   CL5 "No page" is JSON null and "-" in text (pn_cli_page_json, pn_cli_page_text).
+ *   CL6 Every result of run, compare and bench has product.md's keys, in its order, refused
  *      and failed runs included (null where there is no figure).
  */
 #ifndef PN_CLI_H
@@ -72,7 +72,7 @@ json_t *pn_cli_json_stamped(json_t *root);
 /* The command called `name`, or NULL. */
 const struct pn_command *pn_cli_find(const char *name);
 /* The whole command line: argv[0] is the program, argv[1] the command. Returns the exit
- * status (C1). */
+ * status (CL1). */
 int pn_cli_main(int argc, char **argv);
 
 int pn_cmd_run(int argc, char **argv);

@@ -9,7 +9,7 @@
  * counted. Every mode starts on freshly formatted files in DIR, which penumbra creates and
  * marks (refusing a directory that holds other files unless --force).
  *
- * --atomic sends the data file's page writes with RWF_ATOMIC (disk.h D6), where statx reports
+ * --atomic sends the data file's page writes with RWF_ATOMIC (disk.h DK6), where statx reports
  * an atomic write unit range that holds the page; where it does not, the first mode is
  * refused with what statx reported and what the kernel and file system need, and no mode
  * runs (exit 2).
@@ -173,7 +173,7 @@ static void collect(struct bench_result *res, struct bench_run *run, struct pn_d
 	res->r.sim.pages = geo.heap_pages;
 	res->r.sim.generations = geo.generations;
 	res->c = d->c;
-	if (run->nlat) { /* the engine's own log is drained at every step (disk.h D4) */
+	if (run->nlat) { /* the engine's own log is drained at every step (disk.h DK4) */
 		qsort(run->lat_ns, run->nlat, sizeof(uint64_t), cmp_u64);
 		m->commit_latency_ns_p50 = run->lat_ns[run->nlat / 2];
 		m->commit_latency_ns_p99 = run->lat_ns[run->nlat * 99 / 100];
@@ -430,11 +430,11 @@ int pn_cmd_bench(int argc, char **argv)
 	if (o.seed_set)
 		sc.seed = o.seed;
 	rc = 0;
-	for (int i = 0; i < o.nmodes; i++) { /* the directory stays locked between modes (D5) */
+	for (int i = 0; i < o.nmodes; i++) { /* the directory stays locked between modes (DK5) */
 		pn_cli_set_mode(&sc, o.modes[i]);
 		bench_mode(&sc, &o, &dir, &res[i]);
 		rc = pn_cli_worst(rc, res[i].r.sim.status);
-		if (o.atomic && res[i].r.sim.status == 2) { /* D6: every mode would be refused */
+		if (o.atomic && res[i].r.sim.status == 2) { /* DK6: every mode would be refused */
 			o.nmodes = i + 1;
 			break;
 		}

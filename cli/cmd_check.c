@@ -36,7 +36,7 @@
  *      child: its unit is run again once, then the scenario is an error). Test hook:
  *      PN_TEST_CROSS_FAULT (check_work.h).
  *   K9 Under MPI (--mpi, or started by mpirun / srun in a PN_MPI build; docs/cluster.md) the
- *      MPI executor (model/exec_mpi.h, the wire model/mpirank.h M1-M4) runs the units on the
+ *      MPI executor (model/exec_mpi.h, the wire model/mpirank.h MR1-MR4) runs the units on the
  *      ranks: every rank loads the same files and builds the same work list; rank 0 alone
  *      opens the outputs, writes the traces and prints, and gives what --jobs 1 gives but
  *      for the timings, plus "ranks" in the JSON, the rank count on the check: line and

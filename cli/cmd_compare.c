@@ -2,7 +2,7 @@
  * cmd_compare.c: `penumbra compare S.yaml --modes fpw,nofpw,...` (cli layer): the same
  * scenario, same seed, simulated once per protocol mode; the metrics side by side, one
  * column per mode in the order given, and a "WAL vs nofpw" row when nofpw is among them.
- * Exit status (cli.h C1): 0 every run ok, 1 a run broke an invariant, 2 bad input (usage,
+ * Exit status (cli.h CL1): 0 every run ok, 1 a run broke an invariant, 2 bad input (usage,
  * the loader, or the engine refused the scenario in some mode); the worst one wins.
  */
 #include "cli.h"

@@ -6,7 +6,7 @@
  *   1. the parent formats fresh files in DIR; the oracle's base is the formatted pages
  *      (the checker's pn_check_oracle_new), and the files must hold them (C2 as formatted);
  *   2. a child process runs the workload on them without end; over a pipe it reports every
- *      WAL record as inserted and every commit only after the engine acknowledged it (D4);
+ *      WAL record as inserted and every commit only after the engine acknowledged it (disk.h DK4);
  *   3. the parent SIGKILLs it at a moment drawn from a PRNG seeded by --seed (uniform in
  *      [0, --max-time] after the child started), and reads what was reported before it died;
  *   4. the parent recovers from the files through the same backend (the engine's recovery,
@@ -162,7 +162,7 @@ static int parse(int argc, char **argv, struct crash_opts *o)
 /* ---- the child ---- */
 
 static int child_fd = -1;
-static FILE *report; /* stdout, or stderr when JSON goes to stdout (cli.h C4) */
+static FILE *report; /* stdout, or stderr when JSON goes to stdout (cli.h CL4) */
 
 static void send_msg(uint32_t type, uint64_t a, uint64_t b, const void *data, uint32_t len)
 {
@@ -512,7 +512,7 @@ int pn_cmd_crashtest(int argc, char **argv)
 	if (o.nmodes == 0)
 		o.modes[o.nmodes++] = sc.protocol.mode;
 	rc = 0;
-	for (int i = 0; i < o.nmodes && rc != 2; i++) { /* locked throughout (disk.h D5) */
+	for (int i = 0; i < o.nmodes && rc != 2; i++) { /* locked throughout (disk.h DK5) */
 		pn_cli_set_mode(&sc, res[i].mode = o.modes[i]);
 		rc = pn_cli_worst(rc, crash_mode(&sc, &o, &dir, &res[i]));
 	}

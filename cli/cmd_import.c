@@ -18,7 +18,7 @@
  * records show them, F before the range's first record when records before it are replayed
  * (the run counts from there); and PostgreSQL's own figures for --from .. --to.
  *
- * Exit status (cli.h C1): 0 the range was read; 2 bad input (usage, no segment file, no
+ * Exit status (cli.h CL1): 0 the range was read; 2 bad input (usage, no segment file, no
  * record in the range, a corrupt record whose CRC is right (xlogread.h XR5), the WAL ends
  * before --to, no checkpoint to start a replay at, an output that cannot be written). Both
  * --stats and --out judge where the range ended with pn_import_end (xlogread.h XR6).

@@ -6,7 +6,7 @@
  *   applies a recording's whole log to its base image; --replay TRACE re-runs a violation.
  * Exit: 0 every state passed, 1 a violation (a trace written), 2 bad input or a check that
  * could not run (PostgreSQL not found, a server that never starts in the setup, no space),
- * 130 interrupted (run.h W2) before a violation.
+ * 130 interrupted (run.h RN2) before a violation.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -583,7 +583,7 @@ static int check(struct args *a)
 		goto out;
 	}
 	bool violation = s.trace[0] != '\0';
-	print_summary(json && strcmp(a->json, "-") == 0 ? stderr : stdout, &s); /* cli.h C4 */
+	print_summary(json && strcmp(a->json, "-") == 0 ? stderr : stdout, &s); /* cli.h CL4 */
 	rc = s.count[PN_PGC_ERROR] && !violation ? 2 : violation ? 1 : s.interrupted ? 130 : 0;
 	if (json)
 		rc = pn_cli_worst(rc, write_json(&pg.cfg, a, &s, json));

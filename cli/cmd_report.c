@@ -4,7 +4,7 @@
  * with a section per input, in order: a run or compare JSON (report_costs.c), a check JSON
  * (report_check.c), or a counterexample trace, re-run (report_trace.c). What an input is
  * follows from its content: a JSON object with "results" or "scenarios", else a YAML
- * scenario with a replay: section (report.h R1-R3: what an input may hold). Every input is
+ * scenario with a replay: section (report.h RP1-RP3: what an input may hold). Every input is
  * read first, so that a compare's section can say what a check JSON given with it found; the
  * page opens with its provenance (version.c: penumbra's version and commit, the command line)
  * and ends with each input's hash and the provenance it carries. The page is built
@@ -72,7 +72,7 @@ const struct pn_cmd_spec pn_report_spec = {
 		 "its range, a trace that does not replay) or an output that cannot be written",
 };
 
-/* The input's bytes, at most PN_REPORT_INPUT_MAX + 1 of them (one more than report.h R1
+/* The input's bytes, at most PN_REPORT_INPUT_MAX + 1 of them (one more than report.h RP1
  * allows, so that a larger file is seen to be larger); NULL when it cannot be read. */
 static char *read_input(const char *path, size_t *len)
 {

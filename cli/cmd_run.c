@@ -1,7 +1,7 @@
 /*
  * cmd_run.c: `penumbra run S.yaml` (cli layer): simulate one scenario once, in virtual
  * time, and print its metrics table and its WAL records by type. The seed and the protocol
- * mode may be overridden. Exit status (cli.h C1): 0 ok, 1 a runtime invariant broke (the
+ * mode may be overridden. Exit status (cli.h CL1): 0 ok, 1 a runtime invariant broke (the
  * table still shows the metrics up to that point), 2 bad input (usage, the loader, or the
  * engine refused the scenario).
  */

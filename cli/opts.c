@@ -184,7 +184,7 @@ int pn_opts_parse(const struct pn_cmd_spec *spec, int argc, char **argv, void *i
 	table_build(spec, &t);
 	apply_defaults(spec, into);
 	optind = 0; /* glibc: 0 also resets its internal state (a half-read "-abc") */
-	opterr = 0; /* the messages are ours (C2) */
+	opterr = 0; /* the messages are ours (cli.h CL2) */
 	while ((c = getopt_long(argc, argv, t.shorts, t.longs, NULL)) != -1) {
 		const struct pn_opt *o = c == 'h' ? NULL : row_of(spec, c);
 		if (c == 'h') {

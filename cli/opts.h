@@ -2,7 +2,7 @@
  * opts.h: the option spec of every command (cli layer). A command describes its options once,
  * as a table of struct pn_opt beside the struct they fill; from that table come
  *   - the parsing (pn_opts_parse: getopt_long underneath, every value checked as the spec
- *     says, the usage errors of cli.h C2),
+ *     says, the usage errors of cli.h CL2),
  *   - `penumbra CMD --help` (pn_opts_help),
  *   - the man page penumbra-CMD(1), docs/cli.md's option table and the bash and zsh
  *     completion (opts_doc.c: `penumbra help --man | --markdown | --completion`),
@@ -94,7 +94,7 @@ struct pn_cmd_spec {
  * Options may come before, between and after the arguments; "--" ends them. Returns -1 to go
  * on, with *args_at the index of the first argument (they are argv[*args_at..argc-1], their
  * count checked against args_min / args_max); 0 after --help (printed to stdout); 2 after a
- * usage error (printed, C2).
+ * usage error (printed, cli.h CL2).
  */
 int pn_opts_parse(const struct pn_cmd_spec *spec, int argc, char **argv, void *into, int *args_at);
 /* The usage line(s) that begin --help. */

@@ -10,7 +10,7 @@
 
 /* Loads the scenario (sc), refuses a script workload (it ends by itself: these commands run
  * a generated one until a duration or a kill), opens the JSON output when asked (*json), and
- * locks the directory for the whole command (disk.h D5: pn_disk_dir_lock's refusals).
+ * locks the directory for the whole command (disk.h DK5: pn_disk_dir_lock's refusals).
  * Returns -1 to go on (sc loaded and dir locked: the caller frees sc and unlocks dir once
  * the command is over), or 2 with the message printed. */
 int pn_realdisk_prepare(const char *cmd, const char *scenario, const char *path, bool force,

@@ -1,7 +1,7 @@
 /*
  * report.h: the sections of `penumbra report` (cli layer), one file each, all writing into
  * the one HTML page that cli/cmd_report.c opens and closes:
- *   report_json.c   a JSON input's bytes: its bounds (R1-R3 below), the kind it is, and the
+ *   report_json.c   a JSON input's bytes: its bounds (RP1-RP3 below), the kind it is, and the
  *                   readers through which the sections take every value from it;
  *   report_costs.c  a run or compare JSON: costs, WAL over time, record types, the FPI
  *                   sawtooth, side-by-side costs, published figures, Umbra's generations;
@@ -12,16 +12,16 @@
  * Each returns 0, or 2 with FILE: message on stderr.
  *
  * What an input may hold (docs/cli.md, `penumbra report`, "Bounds"):
- *   R1 A file of at most PN_REPORT_INPUT_MAX bytes; a UTF-8 byte-order mark at its start is
+ *   RP1 A file of at most PN_REPORT_INPUT_MAX bytes; a UTF-8 byte-order mark at its start is
  *      skipped; an empty or blank file is refused as such, not handed to the YAML loader.
- *   R2 Every value a section reads is read through pn_rep_*() below, which checks its type and
+ *   RP2 Every value a section reads is read through pn_rep_*() below, which checks its type and
  *      range where it is read: counts, sizes, times and event numbers are integers from 0 to
  *      2^63 - 1, other figures numbers from 0 below 2^63, a slot below `series.slots`, strings
  *      at most PN_REP_STRING_MAX bytes, arrays at most their bound (16 results, 16 sampled
  *      pages, PN_REP_ROWS_MAX scenarios or markers), a series column `samples` long and never
  *      falling. The first value out of range is refused with "FILE: KEY is V; expected ...",
  *      exit 2; nothing is clamped.
- *   R3 What is drawn is bounded whatever the input: a line through at most PN_REP_POINTS_MAX
+ *   RP3 What is drawn is bounded whatever the input: a line through at most PN_REP_POINTS_MAX
  *      of its samples and at most PN_REP_MARKS_MAX checkpoints per mode (evenly spaced, first
  *      and last kept; the page says so where it happens).
  */
@@ -33,11 +33,11 @@
 
 #include <jansson.h>
 
-#define PN_REPORT_INPUT_MAX (16u << 20) /* R1 */
-#define PN_REP_STRING_MAX 1024          /* R2 */
+#define PN_REPORT_INPUT_MAX (16u << 20) /* RP1 */
+#define PN_REP_STRING_MAX 1024          /* RP2 */
 #define PN_REP_ROWS_MAX 4096
-#define PN_REP_POINTS_MAX 256 /* R3: a run's own series never has more (sim/series.h SE1) */
-#define PN_REP_MARKS_MAX 128  /* R3: nor checkpoints (S2) */
+#define PN_REP_POINTS_MAX 256 /* RP3: a run's own series never has more (sim/series.h SE1) */
+#define PN_REP_MARKS_MAX 128  /* RP3: nor checkpoints (sim/series.h SE2) */
 
 /* An input being read: its name, its index, where its refusal goes, and whether it was made
  * (only the first value out of range is named; the readers then return values in range). */
@@ -69,7 +69,7 @@ int pn_report_trace(FILE *f, const char *path, int src);
 bool pn_report_is_pgcrash(const char *path);
 int pn_report_pgcrash(FILE *f, const char *path, int src);
 
-/* ---- the readers (R2); KEY is a printf format of the value's path, for the message ---- */
+/* ---- the readers (RP2); KEY is a printf format of the value's path, for the message ---- */
 /* A number: NULL when absent or null, else v when an integer from lo to hi (whole) or any
  * number from lo up to hi (not whole); refused otherwise (NULL). */
 const json_t *pn_rep_number(struct pn_rep_in *in, const json_t *v, bool whole, double lo, double hi,
@@ -96,7 +96,7 @@ bool pn_rep_bool(struct pn_rep_in *in, const json_t *v, const char *key, ...)
 void pn_rep_refuse(struct pn_rep_in *in, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* R3: how many of n are drawn (at most max), and which index the k-th drawn is (evenly
+/* RP3: how many of n are drawn (at most max), and which index the k-th drawn is (evenly
  * spaced, the first and the last kept). */
 size_t pn_rep_drawn(size_t n, size_t max);
 size_t pn_rep_pick(size_t n, size_t drawn, size_t k);

@@ -27,7 +27,7 @@ static const char *text_of(struct pn_rep_in *in, const json_t *s, size_t i, cons
 	return pn_rep_string(in, json_object_get(s, key), false, "scenarios[%zu].%s", i, key);
 }
 
-/* Scenario i's counts and figures, each checked (R2) before it is drawn. */
+/* Scenario i's counts and figures, each checked (RP2) before it is drawn. */
 static const json_t *counts_of(struct pn_rep_in *in, const json_t *s, size_t i, const char *key)
 {
 	if (strcmp(key, "seconds") == 0)

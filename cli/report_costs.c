@@ -50,7 +50,7 @@ struct costs {
 	const char *mode[MAX_RESULTS];
 	int idx[MAX_RESULTS]; /* its index in the JSON's results (refused runs are left out) */
 	int n;
-	bool thinned; /* a line or the checkpoints drawn through some of theirs (R3) */
+	bool thinned; /* a line or the checkpoints drawn through some of theirs (RP3) */
 };
 
 /* Result i's figure at key (a number from 0 below 2^63; 0 when absent or null). */
@@ -255,7 +255,7 @@ static double max_col(struct costs *c, const char *col, double scale)
 }
 
 /* Result i's checkpoint_marks (objects; NULL when none): *n of them, *drawn of those drawn
- * (R3). */
+ * (RP3). */
 static const json_t *marks_of(struct costs *c, int i, size_t *n, size_t *drawn)
 {
 	const json_t *s = series_of(c, i);
@@ -315,7 +315,7 @@ static struct pn_plot timeline(struct costs *c, int h)
 }
 
 /* Result i's column col (scaled) over virtual time through at most PN_REP_POINTS_MAX of its
- * samples (R3); returns how many, with x and y filled. */
+ * samples (RP3); returns how many, with x and y filled. */
 static size_t over_time(struct costs *c, int i, const char *col, double scale, double *x, double *y)
 {
 	size_t nt, n;
@@ -421,7 +421,7 @@ static size_t commits_per_second(struct costs *c, int i, double *x, double *y)
 	return k;
 }
 
-/* Result i's FPIs per commit between the samples drawn (R3: over the wider interval when
+/* Result i's FPIs per commit between the samples drawn (RP3: over the wider interval when
  * some are left out); returns how many points, with x and y filled. */
 static size_t fpis_per_commit(struct costs *c, int i, double *x, double *y)
 {

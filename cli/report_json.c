@@ -1,6 +1,6 @@
 /*
  * report_json.c: a JSON input of `penumbra report` (cli layer): from its bytes to a section,
- * and the readers through which the sections take every value from it (report.h R1-R3).
+ * and the readers through which the sections take every value from it (report.h RP1-RP3).
  * A refusal is one line on in->err: "FILE:LINE:COL: ..." where there is a position (the
  * bytes, jansson's parse), "FILE: KEY is V; expected ..." for a value (jansson keeps no
  * position of a value, its path names it).
@@ -196,7 +196,7 @@ size_t pn_rep_pick(size_t n, size_t drawn, size_t k)
 	return drawn == n ? k : k * (n - 1) / (drawn - 1);
 }
 
-/* R1: the byte-order mark skipped, an empty or blank file refused; *at is the first byte of
+/* RP1: the byte-order mark skipped, an empty or blank file refused; *at is the first byte of
  * the document. Returns false when refused. */
 static bool not_blank(struct pn_rep_in *in, const char *text, size_t len, size_t *at)
 {

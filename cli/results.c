@@ -6,7 +6,7 @@
  *   3. the metrics table, one column per result
  *   4. the per-record-type breakdown, in pg_waldump --stats=record's format
  *   5. the JSON document {"results": [...]}
- * It keeps cli.h's C3 (keys in a fixed order), C5 (no page) and C6 (product.md's keys).
+ * It keeps cli.h's CL3 (keys in a fixed order), CL5 (no page) and CL6 (product.md's keys).
  */
 #include "cli.h"
 
@@ -639,7 +639,7 @@ static json_t *violation_json(const struct pn_cli_result *r)
 	return o;
 }
 
-/* C6: the keys product.md promises, in its order; a run the engine refused has no figures. */
+/* CL6: the keys product.md promises, in its order; a run the engine refused has no figures. */
 static const char *const contract_figures[] = {
 	"transactions",        "commits",         "wal_bytes",
 	"wal_records",         "fpi_count",       "fpi_bytes",

@@ -5,10 +5,10 @@
  * print through the same tables.
  *
  * It keeps three of the rules every command keeps (cli.h):
- *   C3 JSON keys are inserted in a fixed order (pn_cli_result_json) and dumped with
+ *   cli.h CL3: JSON keys are inserted in a fixed order (pn_cli_result_json) and dumped with
  *      JSON_PRESERVE_ORDER (pn_cli_write_json);
- *   C5 "no page" is JSON null and "-" in text (pn_cli_page_json, pn_cli_page_text);
- *   C6 every result has product.md's keys, in its order, refused and failed runs included
+ *   cli.h CL5: "no page" is JSON null and "-" in text (pn_cli_page_json, pn_cli_page_text);
+ *   cli.h CL6: every result has product.md's keys, in its order, refused and failed runs included
  *      (null where there is no figure).
  * And its own:
  *   RS1 a result's status is one of ok, violation, stall, failed, refused, named in one
@@ -35,7 +35,7 @@ struct pn_cli_result {
 	const char *txn_names[PN_TXN_TYPES]; /* the workload's transaction types, or NULL */
 };
 
-/* C5 "No page" (a violation of the run as a whole: pn_svc_violation's UINT32_MAX) is
+/* CL5 "No page" (a violation of the run as a whole: pn_svc_violation's UINT32_MAX) is
  * JSON null and "-" in text, in every command. */
 #define PN_CLI_NO_PAGE PN_NO_PAGE
 json_t *pn_cli_page_json(uint32_t page);

@@ -1,11 +1,11 @@
 /*
  * disk.c: the real-disk backend (disk layer). See disk.h for the seam it fills and rules
- * D1-D5. In order: the directory (its marker and lock) and its files, the seam's functions, dispatch and
+ * DK1-DK5. In order: the directory (its marker and lock) and its files, the seam's functions, dispatch and
  * completion, the loop.
  *
  * The loop, single-threaded (the worker method's threads only run system calls):
  *
- *   +-> reap completions (no wait) --> pn_engine_io_done, dispatch a waiting I/O (D2)
+ *   +-> reap completions (no wait) --> pn_engine_io_done, dispatch a waiting I/O (DK2)
  *   |   fire every process whose timer is due (within SLACK_NS) --> pn_engine_fire
  *   |   submit what was dispatched
  *   +-- nothing happened: wait for a completion, or sleep, until the next timer is due
@@ -36,7 +36,7 @@
 #define WAIT_MAX_NS 100000000ull /* wake at least every 100 ms (ticks, deadlines) */
 #define TICK_NS 500000000ull
 #define ZERO_CHUNK (1u << 20)
-#define LOG_CAP 4096u /* acknowledged-commit log between two drains (D4) */
+#define LOG_CAP 4096u /* acknowledged-commit log between two drains (DK4) */
 #define MEM_ALIGN 4096u
 
 static uint64_t mono_ns(void)
@@ -405,7 +405,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	if (io->bind)
 		io->offset = io->bind(io->ctx, io);
 	d->inflight++;
-	if (io->op == PN_IO_FSYNC) { /* D3 */
+	if (io->op == PN_IO_FSYNC) { /* DK3 */
 		d->c.fsyncs++;
 		d->c.file_fsyncs[io->file]++;
 		pn_aio_prep(d->aio, PN_AIO_FDATASYNC, d->fd[io->file], NULL, 0, 0, io->index);
@@ -415,7 +415,7 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	bool aligned = d->direct && io->offset % d->align == 0 && io->len % d->align == 0;
 	int fd = aligned ? d->fd[io->file] : d->bfd[io->file];
 	if (io->op == PN_IO_WRITE) {
-		memcpy(buf, io->buf, io->len); /* D1 */
+		memcpy(buf, io->buf, io->len); /* DK1 */
 		d->c.writes++;
 		d->c.write_bytes += io->len;
 		d->c.file_writes[io->file]++;
@@ -426,14 +426,14 @@ static void dispatch(struct pn_disk *d, struct pn_io *io)
 	}
 	enum pn_aio_op op = io->op == PN_IO_WRITE ? PN_AIO_WRITE : PN_AIO_READ;
 	if (d->atomic && op == PN_AIO_WRITE && aligned && io->file == PN_FILE_DATA &&
-	    io->len == pn_engine_geometry(d->e).page_size && io->offset % io->len == 0) { /* D6 */
+	    io->len == pn_engine_geometry(d->e).page_size && io->offset % io->len == 0) { /* DK6 */
 		op = PN_AIO_WRITE_ATOMIC;
 		d->c.atomic_writes++;
 	}
 	pn_aio_prep(d->aio, op, fd, buf, io->len, io->offset, io->index);
 }
 
-/* D4: hands the commits the engine acknowledged to the observer, and empties its log. */
+/* DK4: hands the commits the engine acknowledged to the observer, and empties its log. */
 static void drain_acks(struct pn_disk *d) { pn_engine_drain_acks(d->e, d->on_ack, d->arg); }
 
 static bool complete(struct pn_disk *d, const struct pn_aio_done *c)
@@ -612,7 +612,7 @@ const char *pn_disk_method(const struct pn_disk *d)
 	return d->aio ? pn_aio_method_name(pn_aio_method_of(d->aio)) : NULL;
 }
 
-/* ---- atomic writes (D6) ---- */
+/* ---- atomic writes (DK6) ---- */
 
 /*
  * statx's atomic write fields (the kernel's UAPI, Linux 6.11). Debian 12's headers
@@ -722,13 +722,13 @@ static bool alloc_state(struct pn_disk *d)
 bool pn_disk_open(struct pn_disk *d, const struct pn_scenario *sc, const struct pn_disk_dir *dir,
 		  bool fresh, bool unbounded)
 {
-	PN_ASSERT(dir->fd >= 0 && dir->lock_fd >= 0); /* D5: the caller holds the lock */
+	PN_ASSERT(dir->fd >= 0 && dir->lock_fd >= 0); /* DK5: the caller holds the lock */
 	memset(d, 0, sizeof(*d));
 	for (int f = 0; f < PN_FILE_COUNT; f++)
 		d->fd[f] = d->bfd[f] = -1;
 	d->sc = *sc;
 	d->dir = dir;
-	if (unbounded) /* the log is drained at every event (D4): a small one is enough */
+	if (unbounded) /* the log is drained at every event (DK4): a small one is enough */
 		d->sc.workload.transactions = LOG_CAP;
 	struct pn_env env = {
 		.ctx = d,

@@ -27,17 +27,17 @@
  * a WAL segment, so that no later write allocates blocks.
  *
  * Rules:
- *   D1 A write's bytes are copied into the backend's own aligned buffer when it is
+ *   DK1 A write's bytes are copied into the backend's own aligned buffer when it is
  *      dispatched, as the simulated device applies a write at dispatch: later changes to the
  *      engine's buffer (the WAL ring page being filled) are never on disk by accident.
- *   D2 At most aio.queue_depth I/Os are dispatched; the rest wait in FIFO order.
- *   D3 An fsync is fdatasync of the file, dispatched after the writes it must cover have
+ *   DK2 At most aio.queue_depth I/Os are dispatched; the rest wait in FIFO order.
+ *   DK3 An fsync is fdatasync of the file, dispatched after the writes it must cover have
  *      completed (the engine issues it so); it covers them.
- *   D4 A commit is handed to the observer (on_ack) only after the engine acknowledged it.
- *   D5 One penumbra at a time uses a directory: the marker is flock'ed by pn_disk_dir_lock
+ *   DK4 A commit is handed to the observer (on_ack) only after the engine acknowledged it.
+ *   DK5 One penumbra at a time uses a directory: the marker is flock'ed by pn_disk_dir_lock
  *      for the whole command (every bench mode, every crash test run and recovery; a crash
  *      test's child shares its parent's lock), and pn_disk_open requires it held.
- *   D6 Atomic page writes (bench --atomic, pn_disk_use_atomic): taken only where statx
+ *   DK6 Atomic page writes (bench --atomic, pn_disk_use_atomic): taken only where statx
  *      (STATX_WRITE_ATOMIC, Linux 6.11+) reports for the data file an atomic write unit
  *      range that holds the page size, with O_DIRECT; then every page-sized, page-aligned
  *      write of the data file is sent with RWF_ATOMIC (aio.h A2), so no page can tear.
@@ -53,7 +53,7 @@
 #define PN_DISK_MARKER_MAGIC "penumbra-dir"
 #define PN_DISK_MARKER_VERSION 1
 
-/* D5: a directory locked for a whole command. */
+/* DK5: a directory locked for a whole command. */
 struct pn_disk_dir {
 	char path[512];
 	int fd;      /* O_DIRECTORY: the files are opened relative to it (openat, O_NOFOLLOW) */
@@ -63,12 +63,12 @@ struct pn_disk_dir {
 /* Device-level counters (every file, every I/O the backend dispatched). */
 struct pn_disk_counters {
 	uint64_t writes, write_bytes, reads, read_bytes, fsyncs;
-	uint64_t atomic_writes; /* D6: data page writes sent with RWF_ATOMIC */
+	uint64_t atomic_writes; /* DK6: data page writes sent with RWF_ATOMIC */
 	uint64_t file_writes[PN_FILE_COUNT], file_write_bytes[PN_FILE_COUNT],
 		file_fsyncs[PN_FILE_COUNT];
 };
 
-/* D6: what statx says of a file's atomic writes. */
+/* DK6: what statx says of a file's atomic writes. */
 struct pn_disk_atomic {
 	bool reported;           /* the kernel filled the fields (STATX_WRITE_ATOMIC in stx_mask) */
 	bool supported;          /* STATX_ATTR_WRITE_ATOMIC: this file takes RWF_ATOMIC */
@@ -90,14 +90,14 @@ struct pn_disk {
 	int bfd[PN_FILE_COUNT];        /* buffered: start-up reads and unaligned I/O */
 	bool direct;
 	uint32_t align;                    /* O_DIRECT alignment of offsets, lengths and memory */
-	bool atomic;                       /* D6: page writes of the data file with RWF_ATOMIC */
-	struct pn_disk_atomic atomic_unit; /* D6: what statx reported, when atomic */
+	bool atomic;                       /* DK6: page writes of the data file with RWF_ATOMIC */
+	struct pn_disk_atomic atomic_unit; /* DK6: what statx reported, when atomic */
 	struct pn_aio *aio;                /* opened at the first run (after a fork) */
 	char method_note[256];
 	struct pn_disk_timer *timers; /* one per engine process */
-	uint32_t *pending;            /* D2: I/O indexes waiting for a slot, FIFO */
+	uint32_t *pending;            /* DK2: I/O indexes waiting for a slot, FIFO */
 	uint32_t pending_head, pending_len, inflight, depth;
-	uint8_t **bounce; /* D1: one aligned buffer per engine I/O */
+	uint8_t **bounce; /* DK1: one aligned buffer per engine I/O */
 	uint32_t *bounce_cap;
 	uint64_t t0_ns, rng;
 	struct pn_disk_counters c;
@@ -111,7 +111,7 @@ struct pn_disk {
 };
 
 /*
- * D5: locks `path` for a command: creates the directory when absent, and the marker in it
+ * DK5: locks `path` for a command: creates the directory when absent, and the marker in it
  * when the directory is empty (or with force); refuses a path that is not a directory, a
  * directory holding files but no marker, a marker that is not ours or of another format
  * (unless force: then it is rewritten), a marker that is a symbolic link, and a directory
@@ -143,7 +143,7 @@ bool pn_disk_atomic_probe(int fd, struct pn_disk_atomic *a);
  * (direct: opened O_DIRECT); false with the reason, and what it needs, in why. Pure. */
 bool pn_disk_atomic_allows(const struct pn_disk_atomic *a, bool direct, uint32_t page_size,
 			   char *why, size_t why_len);
-/* D6: turns atomic page writes on for the opened d; false (d->error: the file, what statx
+/* DK6: turns atomic page writes on for the opened d; false (d->error: the file, what statx
  * reported, the kernel and what it needs) where they cannot be had. */
 bool pn_disk_use_atomic(struct pn_disk *d);
 /* The I/O method in use ("io_uring", "worker"), after the first run; NULL before. */

@@ -10,7 +10,7 @@
  *        or "fuzz.json:LINE:COL: ..." (LINE, COL >= 1);
  *   FR2. a section drawn holds no markup but the report's own: every element and attribute is
  *        one the report writes, no '<' or '>' inside a value or a text, every '&' starts a
- *        reference, and the whole is well-formed UTF-8 (report.h R2, report_svg.h pn_rep_esc).
+ *        reference, and the whole is well-formed UTF-8 (report.h RP2, report_svg.h pn_rep_esc).
  * Build: cmake --preset fuzz; run: build-fuzz/fuzz/fuzz_report -dict=fuzz/report.dict
  * fuzz/corpus/report (fuzz/README.md).
  */

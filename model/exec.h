@@ -124,7 +124,7 @@ struct pn_exec {
 	enum pn_exec_method method;
 	const struct pn_exec_ops *ops;
 	uint32_t workers;      /* processes: the children at once; MPI: ranks - 1 (at least 1) */
-	double rank_timeout_s; /* MPI: a rank silent this long in a unit is lost (mpirank.h M2) */
+	double rank_timeout_s; /* MPI: a rank silent this long in a unit is lost (mpirank.h MR2) */
 	const volatile sig_atomic_t *stop; /* E5 */
 	int rank, ranks;                   /* MPI: this process's rank, the job's (else 0, 0) */
 	bool whole_units;                  /* E3: the serial executor runs whole entries */

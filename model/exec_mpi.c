@@ -11,7 +11,7 @@
 #include "exec_serial.h"
 #include "mpirank.h"
 
-/* Rank 0's own unit's child talks to the ranks' lookups over this channel (mpirank.h M4). */
+/* Rank 0's own unit's child talks to the ranks' lookups over this channel (mpirank.h MR4). */
 static const struct pn_pool_channel lookups = {
 	.open = pn_mpi_chan_open,
 	.child = pn_mpi_chan_child,

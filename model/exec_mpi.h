@@ -1,7 +1,7 @@
 /*
  * exec_mpi.h: the MPI executor (model layer, compiled only with PN_MPI, into the module
- * libpn_exec_mpi.so that model/executor.c loads on demand: mpirank.h M3; exec.h E1-E6, the
- * wire in mpirank.h M1-M4, the user's view in docs/cluster.md).
+ * libpn_exec_mpi.so that model/executor.c loads on demand: mpirank.h MR3; exec.h E1-E6, the
+ * wire in mpirank.h MR1-MR4, the user's view in docs/cluster.md).
  *
  * `mpirun -np N penumbra check ...`: every rank builds the same work list; rank 0 leads,
  * handing units to the other ranks (each runs one at a time in a child of its own) and

@@ -231,7 +231,7 @@ static void reap(struct pn_pool *p, struct pn_pool_slot *s)
 	*s = (struct pn_pool_slot){.fd = -1};
 	p->running--;
 	if (p->chan && !was.unit.leader)
-		p->chan->close(); /* mpirank.h M4: the child's last frames */
+		p->chan->close(); /* mpirank.h MR4: the child's last frames */
 	bool whole = was.got;     /* a whole RESULT is the last thing a child does (EP2) */
 	char why[400], bad[256] = "";
 	if (was.cancelled ||

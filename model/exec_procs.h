@@ -32,7 +32,7 @@ extern const struct pn_exec_ops pn_exec_procs_ops;
 
 #define PN_POOL_PIPE_BYTES 4096 /* EP1: one page */
 
-/* MPI's lookups channel to rank 0's own unit's child (exec_mpi.c; mpirank.h M4). */
+/* MPI's lookups channel to rank 0's own unit's child (exec_mpi.c; mpirank.h MR4). */
 struct pn_pool_channel {
 	void (*open)(void);                                       /* before fork() */
 	bool (*child)(struct pn_unit_lookup *lk, uint32_t entry); /* in the child: lookups on */

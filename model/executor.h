@@ -32,7 +32,7 @@ bool pn_exec_leads(const struct pn_exec *x);
 /* The leader: every unit of w run (E1-E6); any other process: units served until the
  * leader is done. */
 void pn_exec_run(struct pn_exec *x, const struct pn_exec_work *w);
-/* The end of the job: the exit status (MPI may abort the job here, mpirank.h M2). */
+/* The end of the job: the exit status (MPI may abort the job here, mpirank.h MR2). */
 int pn_exec_end(struct pn_exec *x, int rc, bool aborted);
 
 #endif

@@ -4,9 +4,9 @@
  * A crash state is recovered in a fresh world (pn_judge_recover: the crash image of the run's
  * device under the state's fates, the engine's own recovery) and judged against the oracle
  * (oracle.h), by the conditions checker.h names:
- *   C1 every commit acknowledged before the crash is in the recovered WAL;
- *   C2 every page equals the oracle's page for the recovered WAL prefix (masked);
- *   C3 recovery completes (no checksum failure, missing baseline, replay error).
+ *   checker.h C1: every commit acknowledged before the crash is in the recovered WAL;
+ *   checker.h C2: every page equals the oracle's page for the recovered WAL prefix (masked);
+ *   checker.h C3: recovery completes (no checksum failure, missing baseline, replay error).
  *
  * Rules:
  *   J1 The judgement returns the violation's kind as data (struct pn_verdict's kind): C3 the
@@ -77,13 +77,13 @@ void pn_judge_acks(struct pn_judge *j, const struct pn_engine *run, struct pn_ve
  *   pn_check_oracle_new: the oracle of a freshly formatted engine, its base the pages as
  *      formatting writes them (pn_engine_initial_page), whichever file the mode keeps them
  *      in (pushdown: the page server's, never the data file);
- *   C2 pn_judge_pages: every page (its buffer if resident, else its current slot read
+ *   pn_judge_pages (C2): every page (its buffer if resident, else its current slot read
  *      through the engine's seam; pushdown: what the page server rebuilds from its own
  *      storage) verifies and equals the oracle's page for the records ending at or before
  *      `end`: PN_VIOL_NONE, or the kind (J1) with the page in *bad_page; expected and found
  *      are page-size scratch buffers (the crash test also runs it on its freshly formatted
  *      files, before the child starts); pn_check_recovered_pages is it as a bool;
- *   C1 pn_check_acked: every acknowledged commit (xid, end LSN of its record) ends at or
+ *   pn_check_acked (C1): every acknowledged commit (xid, end LSN of its record) ends at or
  *      before `end`, the end of the recovered WAL.
  * Each says what broke in detail.
  */

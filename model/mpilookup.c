@@ -1,6 +1,6 @@
 /*
  * mpilookup.c: the lookups between ranks (model layer, compiled only with PN_MPI;
- * mpilookup.h, the rule mpirank.h M4).
+ * mpilookup.h, the rule mpirank.h MR4).
  */
 #include "mpilookup.h"
 
@@ -26,7 +26,7 @@ double pn_mpi_clock_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- lookups (M4) ---- */
+/* ---- lookups (MR4) ---- */
 /* A send in flight: its buffer is kept until MPI is done with it. */
 struct sent {
 	MPI_Request req;

@@ -1,6 +1,6 @@
 /*
  * mpilookup.h: the lookups between the ranks of an MPI job (model layer, compiled only with
- * PN_MPI; the rule is mpirank.h M4, the messages are in its table): this rank's share of
+ * PN_MPI; the rule is mpirank.h MR4, the messages are in its table): this rank's share of
  * the key table (model/unit.h U6), the questions it holds and asks, and the channel between
  * a rank and its unit's child. mpirank.c calls it; it calls nothing of mpirank.c.
  */
@@ -18,14 +18,14 @@ enum {
 	PN_MPI_TAG_BEAT,
 	PN_MPI_TAG_RESULT,
 	PN_MPI_TAG_FAILED,
-	PN_MPI_TAG_KEYS, /* M4 from here on */
+	PN_MPI_TAG_KEYS, /* MR4 from here on */
 	PN_MPI_TAG_ASK,
 	PN_MPI_TAG_ANSWER,
 	PN_MPI_TAG_LOST,
 	PN_MPI_TAG_TALLY
 };
 
-/* What a job did: rank 0's messages and bytes, and the lookups of every rank (M4). */
+/* What a job did: rank 0's messages and bytes, and the lookups of every rank (MR4). */
 struct pn_mpi_tally {
 	uint64_t messages, bytes;       /* through rank 0, the lookups' aside */
 	uint64_t asked, answered;       /* keys asked for, of them answered */
@@ -56,7 +56,7 @@ void pn_mpi_lk_chan_poll(bool block);
 /* This rank's lookup counts so far. */
 const struct pn_mpi_tally *pn_mpi_lk_tally(void);
 
-/* ---- a unit's child and its channel (M4) ---- */
+/* ---- a unit's child and its channel (MR4) ---- */
 #define PN_MPI_ASK_WAIT_S 20 /* default; the environment's PN_MPI_ASK_WAIT_S overrides it */
 /* Rank 0, before it forks its own unit's child: the channel's pipes. */
 void pn_mpi_chan_open(void);

@@ -1,6 +1,6 @@
 /*
  * mpirank.c: the ranks of an MPI job and their messages (model layer, compiled only with
- * PN_MPI; mpirank.h has rules M1-M4 and the message table, docs/cluster.md the user's view).
+ * PN_MPI; mpirank.h has rules MR1-MR4 and the message table, docs/cluster.md the user's view).
  */
 #include "mpirank.h"
 
@@ -24,7 +24,7 @@
 struct rank {
 	bool busy, lost, hello, cancelled;
 	uint32_t item, unit;
-	double heard_s; /* when it was last heard from (M2) */
+	double heard_s; /* when it was last heard from (MR2) */
 	uint32_t pid;
 	char host[HOST_LEN];
 };
@@ -59,7 +59,7 @@ static void send_answer(int tag, uint32_t item, uint32_t unit, const void *body,
 	free(m);
 }
 
-/* ---- the end of the job (M4): the tally, then sends drained and a barrier ---- */
+/* ---- the end of the job (MR4): the tally, then sends drained and a barrier ---- */
 static void tally_bytes(const struct pn_mpi_tally *t, uint8_t out[48])
 {
 	const uint64_t v[6] = {t->asked,  t->answered,    t->relearned,
@@ -126,11 +126,11 @@ int pn_mpi_end(int rc, bool abort)
 {
 	struct pn_mpi_tally t;
 	if (lead.rank == 0 && !lead.stopped)
-		pn_mpi_stop(&t, false); /* rank 0 ended before its check (M1) */
+		pn_mpi_stop(&t, false); /* rank 0 ended before its check (MR1) */
 	fflush(NULL);
 	if (lead.lost_any || abort)
-		MPI_Abort(MPI_COMM_WORLD, rc); /* M2 */
-	quiesce();                             /* M4 */
+		MPI_Abort(MPI_COMM_WORLD, rc); /* MR2 */
+	quiesce();                             /* MR4 */
 	MPI_Finalize();
 	pn_mpi_lk_free();
 	free(lead.ranks);
@@ -194,7 +194,7 @@ static bool take(struct work *w)
 }
 
 /* While the child works: its pipe drained, a BEAT every PN_MPI_BEAT_MS, CANCEL obeyed, its
- * channel and the owners' messages served (M4). */
+ * channel and the owners' messages served (MR4). */
 static void watch(struct work *w, uint32_t item, uint32_t unit)
 {
 	double beat_s = pn_mpi_clock_s();
@@ -278,7 +278,7 @@ void pn_mpi_serve(const struct pn_exec_work *w)
 	for (;;) {
 		MPI_Status st;
 		int n, flag = 0;
-		pn_mpi_lk_pump(); /* M4: owners' messages while idle */
+		pn_mpi_lk_pump(); /* MR4: owners' messages while idle */
 		MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
 		if (!flag) {
 			usleep(pn_mpi_lk_on() ? 1000 : 10000);
@@ -370,7 +370,7 @@ void pn_mpi_name(int rank, char *out, size_t len)
 		snprintf(out, len, "rank %d", rank);
 }
 
-/* M2: the first busy rank silent for longer than the timeout. */
+/* MR2: the first busy rank silent for longer than the timeout. */
 static bool find_lost(struct pn_mpi_event *ev)
 {
 	double now = pn_mpi_clock_s();
@@ -390,7 +390,7 @@ static bool find_lost(struct pn_mpi_event *ev)
 		k->lost = true;
 		lead.lost_any = true;
 		pn_mpi_lk_lost(r);
-		for (int o = 1; o < lead.size; o++) { /* M4: its keys are unknown */
+		for (int o = 1; o < lead.size; o++) { /* MR4: its keys are unknown */
 			uint8_t *m = malloc(4);
 			PN_ASSERT(m != NULL);
 			pn_put32(m, (uint32_t)r);
@@ -417,7 +417,7 @@ static bool receive(int from, int tag, uint8_t *m, size_t n, struct pn_mpi_event
 		return false;
 	}
 	if ((tag != PN_MPI_TAG_RESULT && tag != PN_MPI_TAG_FAILED) || n < 8 || k->lost || !k->busy)
-		return false; /* a BEAT, or a lost rank's late word (M2) */
+		return false; /* a BEAT, or a lost rank's late word (MR2) */
 	uint32_t item = pn_get32(m), unit = pn_get32(m + 4);
 	if (item != k->item || unit != k->unit)
 		return false;
@@ -447,7 +447,7 @@ bool pn_mpi_next(struct pn_mpi_event *ev, int wait_ms)
 	do {
 		int flag = 0, n;
 		MPI_Status st;
-		pn_mpi_lk_chan_poll(false); /* M4: rank 0's own child's frames */
+		pn_mpi_lk_chan_poll(false); /* MR4: rank 0's own child's frames */
 		pn_mpi_lk_pump();
 		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
 		if (!flag) {
@@ -475,7 +475,7 @@ bool pn_mpi_next(struct pn_mpi_event *ev, int wait_ms)
 	return false;
 }
 
-/* M4: each rank's TALLY after STOP, at most 10 s (lookups served meanwhile). */
+/* MR4: each rank's TALLY after STOP, at most 10 s (lookups served meanwhile). */
 static void tallies(struct pn_mpi_tally *t)
 {
 	int left = pn_mpi_live();

@@ -9,17 +9,17 @@
  * with a heartbeat every PN_MPI_BEAT_MS while it works.
  *
  * Rules:
- *   M1 Every unit sent to a rank gets exactly one answer from it, a result or a failure
+ *   MR1 Every unit sent to a rank gets exactly one answer from it, a result or a failure
  *      (the unit's child died or was cancelled), unless the rank is lost. A rank is busy
  *      from the unit sent to its answer; rank 0 sends only to a rank that is not busy.
- *   M2 A busy rank that sent nothing for the rank timeout is lost: it died or hangs. Its unit
+ *   MR2 A busy rank that sent nothing for the rank timeout is lost: it died or hangs. Its unit
  *      is the caller's to hand out again (model/unit.h U5); nothing is sent to it again and
  *      anything it sends later is dropped. A job that lost a rank ends with MPI_Abort (the
  *      lost rank may never reach MPI_Finalize), with the check's exit status.
- *   M3 Without MPI (PN_MPI=OFF) nothing here is compiled; with it, this file, mpilookup.c and
+ *   MR3 Without MPI (PN_MPI=OFF) nothing here is compiled; with it, this file, mpilookup.c and
  *      exec_mpi.c are the module libpn_exec_mpi.so, the only code that links libmpi, loaded
  *      when MPI is asked for (model/executor.c): otherwise the table has no MPI row.
- *   M4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
+ *   MR4 Lookups (model/unit.h U6), with 2 ranks or more: the owner of a state key is rank
  *      1 + pn_unit_key_hash() mod (ranks - 1); it keeps a pn_unit_table. A unit's child talks
  *      to its rank over a channel (a pipe for its frames, a socket pair for the answers); the
  *      rank sends the child's recovered keys to their owners (one KEYS batch per owner) and
@@ -65,13 +65,13 @@
 
 /* MPI_Init; the rank and the number of ranks. */
 void pn_mpi_start(int *rank, int *size);
-/* MPI_Finalize, or MPI_Abort(rc) when a rank was lost (M2) or abort is set (rank 0 stopped
+/* MPI_Finalize, or MPI_Abort(rc) when a rank was lost (MR2) or abort is set (rank 0 stopped
  * by a signal: mpirun tears the job down). Returns rc. */
 int pn_mpi_end(int rc, bool abort);
 
 /* ---- a rank other than 0 ---- */
-/* Serves units (and, M4, owners' messages) until STOP: each run by w->run() in a child
- * process, with lookups (M4) when they are on. Test hooks: PN_TEST_MPI_KILL=R (rank
+/* Serves units (and, MR4, owners' messages) until STOP: each run by w->run() in a child
+ * process, with lookups (MR4) when they are on. Test hooks: PN_TEST_MPI_KILL=R (rank
  * R's first unit's child is killed, SIGKILL, before its result), PN_TEST_MPI_HANG=R (rank R
  * hangs, in pause(), on its first unit), PN_TEST_MPI_DIE=R (rank R kills itself, SIGKILL, on
  * its first unit), PN_TEST_MPI_WRONG_END=1 (every owner answers a WAL end one byte short). */
@@ -89,7 +89,7 @@ struct pn_mpi_event {
 	char why[320]; /* FAILED, LOST: why, naming the rank, its pid and host */
 };
 
-/* The rank table; timeout_s: M2's rank timeout. */
+/* The rank table; timeout_s: MR2's rank timeout. */
 void pn_mpi_lead(int size, double timeout_s);
 bool pn_mpi_idle(int rank); /* neither busy nor lost */
 int pn_mpi_live(void);      /* ranks other than 0 not lost */
@@ -98,7 +98,7 @@ void pn_mpi_cancel(int rank); /* the unit in work on a busy rank is no longer ne
 void pn_mpi_name(int rank, char *out, size_t len); /* "rank R (pid P on HOST)" */
 /* The busy rank's unit: false when the rank is not busy. */
 bool pn_mpi_busy(int rank, uint32_t *item, uint32_t *unit);
-/* Waits at most wait_ms for the next answer or lost rank (M1, M2): true with it. */
+/* Waits at most wait_ms for the next answer or lost rank (MR1, MR2): true with it. */
 bool pn_mpi_next(struct pn_mpi_event *ev, int wait_ms);
 /* Rank 0 was busy itself (a trace): every busy rank's silence restarts from now. */
 void pn_mpi_touch(void);

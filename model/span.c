@@ -11,10 +11,12 @@
 void pn_span_cover(struct pn_run *c)
 {
 	struct pn_unit_result *ur = c->ur;
+	PN_ASSERT(ur != NULL);
 	if (c->cov_taken)
 		return;
 	size_t n;
 	ur->cov = pn_cover_save(&n);
+	PN_ASSERT(n <= UINT32_MAX && (n == 0 || ur->cov != NULL));
 	ur->ncov = (uint32_t)n;
 	c->cov_taken = true;
 }
@@ -25,6 +27,8 @@ static void survey_point(struct pn_run *c, uint64_t point, bool record)
 {
 	struct pn_unit_result *ur = c->ur;
 	uint64_t states = 0, fresh = 0;
+	/* before the range, or past its cut (U3): never a point the unit judges */
+	PN_ASSERT(record ? c->surveying && point >= ur->end : point < c->unit->lo);
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	while (pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_crash_enum_key(&c->ce);
@@ -46,6 +50,7 @@ static void survey_point(struct pn_run *c, uint64_t point, bool record)
 	}
 	PN_ASSERT(ur->npoints == 0 || ur->points[ur->npoints - 1].event < point);
 	ur->points[ur->npoints++] = (struct pn_unit_point){point, states, fresh};
+	PN_ASSERT(ur->npoints != 0); /* the count did not wrap */
 }
 
 bool pn_span_edge(struct pn_run *c)
@@ -66,6 +71,7 @@ bool pn_span_edge(struct pn_run *c)
 		}
 	}
 	if (next == u->hi && !c->surveying) {
+		PN_ASSERT(c->new_states >= u->fresh_base);
 		c->ur->end = u->hi;
 		c->ur->fresh_end = c->new_states;
 		pn_span_cover(c);
@@ -84,7 +90,9 @@ bool pn_span_point(struct pn_run *c, uint64_t point)
 	PN_ASSERT(point < u->hi);
 	if (!pn_run_point(c, point))
 		return false;
+	PN_ASSERT(c->new_states >= u->fresh_base);
 	if (u->budget && c->new_states - u->fresh_base >= u->budget) { /* U3 */
+		PN_ASSERT(!c->surveying);
 		c->surveying = true;
 		c->ur->end = point + 1;
 		c->ur->fresh_end = c->new_states;

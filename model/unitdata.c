@@ -38,6 +38,7 @@ struct buf {
 
 static void put(struct buf *b, const void *src, size_t n)
 {
+	PN_ASSERT(src != NULL && b->len <= b->cap);
 	if (b->len + n > b->cap) {
 		b->cap = PN_MAX(b->cap * 2, b->len + n + 256);
 		b->p = realloc(b->p, b->cap);
@@ -45,6 +46,7 @@ static void put(struct buf *b, const void *src, size_t n)
 	}
 	memcpy(b->p + b->len, src, n);
 	b->len += n;
+	PN_ASSERT(b->len <= b->cap);
 }
 
 static void put_u64(struct buf *b, uint64_t v)
@@ -72,7 +74,9 @@ static void put_f64(struct buf *b, double d)
 
 static void put_str(struct buf *b, const char *s)
 {
-	uint32_t n = (uint32_t)strlen(s);
+	size_t len = strlen(s);
+	PN_ASSERT(len <= UINT32_MAX);
+	uint32_t n = (uint32_t)len;
 	put_u32(b, n);
 	put(b, s, n);
 }
@@ -86,6 +90,7 @@ struct rd {
 static uint64_t get_le(struct rd *r, int bytes)
 {
 	uint64_t v = 0;
+	PN_ASSERT((bytes == 4 || bytes == 8) && r->at <= r->len);
 	if (r->bad || r->len - r->at < (size_t)bytes) {
 		r->bad = true;
 		return 0;
@@ -110,6 +115,7 @@ static double get_f64(struct rd *r)
 static void get_str(struct rd *r, char *dst, size_t cap)
 {
 	uint32_t n = get_u32(r);
+	PN_ASSERT(cap > 0 && r->at <= r->len);
 	if (r->bad || n >= cap || r->len - r->at < n) {
 		r->bad = true;
 		dst[0] = '\0';
@@ -208,6 +214,8 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
 {
 	struct buf b = {0};
+	PN_ASSERT(u->npoints == 0 || u->points != NULL);
+	PN_ASSERT(u->ncov == 0 || u->cov != NULL);
 	put_u32(&b, UNIT_MAGIC);
 	put_u32(&b, RESULT_FIELDS);
 	put_u32(&b, (uint32_t)u->status);
@@ -231,6 +239,8 @@ uint8_t *pn_unit_result_encode(const struct pn_unit_result *u, size_t *len)
 		put_u64(&b, u->cov[i][0]);
 		put_u64(&b, u->cov[i][1]);
 	}
+	/* header, fields, the two counts and their entries: the layout above */
+	PN_ASSERT(b.p != NULL && b.len >= 16 + 24 * (size_t)u->npoints + 16 * (size_t)u->ncov);
 	*len = b.len;
 	return b.p;
 }
@@ -277,12 +287,14 @@ bool pn_unit_result_decode(const uint8_t *bytes, size_t len, struct pn_unit_resu
 		pn_unit_result_free(u);
 		return false;
 	}
+	PN_ASSERT(r.at == len && u->points != NULL && u->cov != NULL);
 	return true;
 }
 
 void pn_unit_encode(const struct pn_unit *u, uint8_t out[PN_UNIT_BYTES])
 {
 	struct buf b = {0};
+	PN_ASSERT(!(u->whole && u->search));
 	put_u32(&b, u->schedule);
 	put_u32(&b, u->whole ? 1 : u->search ? 2 : u->defaults ? 3 : 0);
 	put_u64(&b, u->lo);
@@ -310,6 +322,7 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 	u->fresh_lo = get_u64(&r);
 	u->lookups = false;
 	PN_ASSERT(!r.bad && r.at == PN_UNIT_BYTES);
+	PN_ASSERT(kind <= 2); /* the encoder's three kinds: this process's own bytes */
 }
 
 void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn)
@@ -334,4 +347,5 @@ void pn_unit_result_free(struct pn_unit_result *r)
 	r->points = NULL;
 	r->cov = NULL;
 	r->npoints = r->ncov = 0;
+	PN_ASSERT(r->recovered.n == 0 && r->asked.n == 0 && r->relearnt.n == 0);
 }

@@ -1,5 +1,5 @@
 /*
- * crash.c: crash points, crash states and their data directories (pgcrash layer; rules S1-S4
+ * crash.c: crash points, crash states and their data directories (pgcrash layer; rules CS1-CS4
  * in crash.h).
  */
 #define _GNU_SOURCE
@@ -36,7 +36,7 @@ static uint32_t slot_of(const struct paths *t, const char *p, bool *found)
 	return NONE;
 }
 
-/* S1: the identity now at p (a new one when none). */
+/* CS1: the identity now at p (a new one when none). */
 static uint32_t ident(struct paths *t, const char *p, uint32_t *nids)
 {
 	bool found;
@@ -138,7 +138,7 @@ void pn_pgc_log_free(struct pn_pgc_log *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* S2 over ops [0, p): w[i] for every op, the pending writes in order in pend (n), the
+/* CS2 over ops [0, p): w[i] for every op, the pending writes in order in pend (n), the
  * commits acknowledged. head/next: per identity, its pending writes (a chain). */
 static uint32_t walk(const struct pn_pgc_log *l, uint32_t p, uint8_t *w, uint32_t *head,
 		     uint32_t *next, uint32_t *acked)
@@ -202,7 +202,7 @@ uint32_t pn_pgc_points(const struct pn_pgc_log *l, bool all, uint32_t **out)
 	return pts ? k : 0;
 }
 
-/* S4: applies op i as the state says: whole, not at all, or the units fate keeps. */
+/* CS4: applies op i as the state says: whole, not at all, or the units fate keeps. */
 static bool apply_write(const struct pn_pgc_point *pt, const struct pn_fop *op, uint32_t id,
 			const struct pn_write_fate *f, const char *dir, char *why, size_t len)
 {
@@ -252,7 +252,7 @@ bool pn_pgc_materialize(const struct pn_pgc *pg, const struct pn_pgc_log *l,
 }
 
 /* The durable bytes under each unsynced write (read from dur, zeros past its end) laid into
- * the device, then the writes themselves (S3). path_of: each identity's path at the point. */
+ * the device, then the writes themselves (CS3). path_of: each identity's path at the point. */
 static bool fill_device(const struct pn_pgc_log *l, struct pn_pgc_point *pt, const char *dur,
 			char (*path_of)[256], char *why, size_t len)
 {
@@ -291,7 +291,7 @@ static bool fill_device(const struct pn_pgc_log *l, struct pn_pgc_point *pt, con
 	return true;
 }
 
-/* Each identity's path at point p (S1), for reading its durable bytes. */
+/* Each identity's path at point p (CS1), for reading its durable bytes. */
 static void paths_at(const struct pn_pgc_log *l, uint32_t p, char (*path_of)[256])
 {
 	for (uint32_t i = 0; i < p; i++) {
@@ -305,7 +305,7 @@ static void paths_at(const struct pn_pgc_log *l, uint32_t p, char (*path_of)[256
 	}
 }
 
-/* S5's conditions at pt: no link before it, no durable write over an unsynced one's bytes
+/* CS5's conditions at pt: no link before it, no durable write over an unsynced one's bytes
  * after it. */
 static bool overlay_holds(const struct pn_pgc_log *l, const struct pn_pgc_point *pt)
 {
@@ -388,7 +388,7 @@ static bool read_all(int fd, uint64_t cap, uint8_t **out, uint64_t *size)
 	return *out != NULL;
 }
 
-/* S5's bytes of one file, as fs.c's hash_file would read them: dur's, then each unsynced
+/* CS5's bytes of one file, as fs.c's hash_file would read them: dur's, then each unsynced
  * write at path by its fate. false when this cannot be answered without the directory. */
 static bool overlaid(const struct pn_pgc_log *l, const struct pn_pgc_point *pt,
 		     const struct pn_write_fate *fates, const char *dur, const char *path,

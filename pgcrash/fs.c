@@ -1,9 +1,9 @@
 /*
  * fs.c: data directories as trees of files (pgcrash layer): copy, remove, hash, and one
  * operation of the log applied to a tree.
- *   F1 A file or folder an operation creates is given the owner of the tree's root, so the
+ *   FD1 A file or folder an operation creates is given the owner of the tree's root, so the
  *      server's user can write every file of a materialized state whoever materializes it.
- *   F2 A state's hash covers the files the log names (every other file of a state is the
+ *   FD2 A state's hash covers the files the log names (every other file of a state is the
  *      base image's, the same in every state): each one's path and bytes, or that it is
  *      absent, in the order given.
  */
@@ -95,7 +95,7 @@ uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n
 	return XXH64_digest(&st);
 }
 
-/* F1 */
+/* FD1 */
 static void own(const char *dir, const char *path)
 {
 	struct stat s;

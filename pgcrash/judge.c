@@ -1,15 +1,15 @@
 /*
- * judge.c: real recovery of one crash state, judged (pgcrash layer; P1-P5 in pgcrash.h).
- *   J1 The oracle is the seed (pgcrash.c G3): the table must equal the oracle's table after
- *      j commits for some acked <= j <= transactions (P2, P3); a table that equals one after
- *      fewer commits lost an acknowledged commit (P2), one that equals none is P3.
- *   J2 The server is stopped on every path out (pgcrash.c G2).
- *   J3 postmaster.pid is removed before the start (not data; see pn_pgc_judge).
- *   J4 A user's workload (workload.c WL1): the database's pn_digest() must be the digest the
- *      client read after j commits for some j >= acked (P2, P3); an earlier one only is P2.
- *   J5 amcheck covers every table (verify_heapam) and B-tree index (bt_index_check with
- *      heapallindexed) of schema public, of either workload (P4).
- *   J6 The structure checks (P4, P5) run in one psql session, each step announced by an
+ * judge.c: real recovery of one crash state, judged (pgcrash layer; PC1-PC5 in pgcrash.h).
+ *   PJ1 The oracle is the seed (pgcrash.c PG3): the table must equal the oracle's table after
+ *      j commits for some acked <= j <= transactions (PC2, PC3); a table that equals one after
+ *      fewer commits lost an acknowledged commit (PC2), one that equals none is PC3.
+ *   PJ2 The server is stopped on every path out (pgcrash.c PG2).
+ *   PJ3 postmaster.pid is removed before the start (not data; see pn_pgc_judge).
+ *   PJ4 A user's workload (workload.c WL1): the database's pn_digest() must be the digest the
+ *      client read after j commits for some j >= acked (PC2, PC3); an earlier one only is PC2.
+ *   PJ5 amcheck covers every table (verify_heapam) and B-tree index (bt_index_check with
+ *      heapallindexed) of schema public, of either workload (PC4).
+ *   PJ6 The structure checks (PC4, PC5) run in one psql session, each step announced by an
  *      \echo marker: the last marker printed names the step that failed (their output is
  *      a few lines, printed at psql's exit after any error text).
  */
@@ -50,7 +50,7 @@ static bool parse_rows(const char *out, int64_t *v, uint32_t ids)
 	return true;
 }
 
-/* J1: which prefix the table is (or -1), and the first row that differs from acked's. */
+/* PJ1: which prefix the table is (or -1), and the first row that differs from acked's. */
 static void compare(const struct pn_pgc *pg, const int64_t *got, uint32_t acked,
 		    struct pn_pgc_result *r)
 {
@@ -87,7 +87,7 @@ static bool unreadable(const char *out)
 	       strstr(out, "could not read block");
 }
 
-/* P2, P3 of the built-in workload: the table against the seed's oracle (J1). */
+/* PC2, PC3 of the built-in workload: the table against the seed's oracle (PJ1). */
 static void table(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 		  struct pn_pgc_result *r, char *out, size_t len)
 {
@@ -102,7 +102,7 @@ static void table(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 	free(got);
 }
 
-/* P2, P3 of a user's workload: the database's digest against the client's (J4). */
+/* PC2, PC3 of a user's workload: the database's digest against the client's (PJ4). */
 static void digest(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 		   struct pn_pgc_result *r, char *out, size_t len)
 {
@@ -135,7 +135,7 @@ static void digest(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 	free(d);
 }
 
-/* J6: how many steps psql began (the marker lines "pn-step K" in out), and out without
+/* PJ6: how many steps psql began (the marker lines "pn-step K" in out), and out without
  * them in text; what step 0 printed (its rows) into heap when step 1 began. */
 static uint32_t steps(const char *out, char *text, size_t len, char *heap, size_t heap_len)
 {
@@ -163,7 +163,7 @@ static uint32_t steps(const char *out, char *text, size_t len, char *heap, size_
 	return reached;
 }
 
-/* P4, P5 on a running server, in one psql session (J6): amcheck on every table and B-tree
+/* PC4, PC5 on a running server, in one psql session (PJ6): amcheck on every table and B-tree
  * index of schema public, every page of every relation read. */
 static void structure(const struct pn_pgc *pg, const char *sock, struct pn_pgc_result *r, char *out,
 		      size_t len)
@@ -195,7 +195,7 @@ static void structure(const struct pn_pgc *pg, const char *sock, struct pn_pgc_r
 	}
 }
 
-/* P2-P5 on a running server. */
+/* PC2-PC5 on a running server. */
 static void checks(const struct pn_pgc *pg, const char *sock, uint32_t acked,
 		   struct pn_pgc_result *r)
 {
@@ -214,7 +214,7 @@ void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, ui
 	char why[512];
 	char pid[700];
 	memset(r, 0, sizeof(*r));
-	/* J3 the lock file is the runtime's, not data: a crash may leave it empty, and
+	/* PJ3 the lock file is the runtime's, not data: a crash may leave it empty, and
 	 * PostgreSQL then refuses to start until someone removes it, as an operator does */
 	snprintf(pid, sizeof(pid), "%s/postmaster.pid", dir);
 	unlink(pid);

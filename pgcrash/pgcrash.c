@@ -3,14 +3,14 @@
  * pgcrash.h says the phases, docs/pgcrash.md why they are so).
  *
  * Rules:
- *   G1 Every program of PostgreSQL runs through pn_pgc_exec: as the server's user, in its
+ *   PG1 Every program of PostgreSQL runs through pn_pgc_exec: as the server's user, in its
  *      own process group, with a timeout after which the whole group is killed. No call
  *      waits without a bound.
- *   G2 A server this file started is stopped (-m immediate) on every path out, and killed by
+ *   PG2 A server this file started is stopped (-m immediate) on every path out, and killed by
  *      its postmaster.pid when pg_ctl cannot stop it (pn_pgc_stop).
- *   G3 The oracle is the seed: transaction k's statements and the table after any prefix of
+ *   PG3 The oracle is the seed: transaction k's statements and the table after any prefix of
  *      the commits come from the same PRNG stream, never from PostgreSQL.
- *   G4 A server judging a crash state runs with fsync=off: nothing crashes it again, so its
+ *   PG4 A server judging a crash state runs with fsync=off: nothing crashes it again, so its
  *      own flushes are never needed, and PostgreSQL then skips the fsync of every file of
  *      the data directory it does before crash recovery and the flushes of its end-of-
  *      recovery checkpoint. Recovery reads and replays exactly as with fsync=on.
@@ -246,7 +246,7 @@ enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const c
 			       bool judging, char *why, size_t len)
 {
 	char out[2048], extra[700], log[600];
-	/* G4: a judging server's own durability is never asked for */
+	/* PG4: a judging server's own durability is never asked for */
 	snprintf(extra, sizeof(extra), "-k %s%s", sock, judging ? " -c fsync=off" : "");
 	snprintf(log, sizeof(log), "%s.log", dir);
 	unlink(log); /* this start's log alone (pg_ctl -l appends) */
@@ -282,7 +282,7 @@ static bool runs_on(pid_t pid, uint32_t uid, const char *dir)
 	return false;
 }
 
-/* G2: a server that never wrote its postmaster.pid (pg_ctl starts it in a session of its
+/* PG2: a server that never wrote its postmaster.pid (pg_ctl starts it in a session of its
  * own) is found by its -D argument, this data directory, and killed. */
 static void kill_strays(const struct pn_pgc *pg, const char *dir)
 {
@@ -309,7 +309,7 @@ void pn_pgc_stop(const struct pn_pgc *pg, const char *dir)
 			pid = 0;
 		fclose(f);
 	}
-	if (pid > 1 && kill((pid_t)pid, 0) == 0) { /* G2: pg_ctl could not stop it */
+	if (pid > 1 && kill((pid_t)pid, 0) == 0) { /* PG2: pg_ctl could not stop it */
 		kill((pid_t)pid, SIGKILL);
 		for (int i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
 			usleep(20000);
@@ -341,7 +341,7 @@ int pn_pgc_sql(const struct pn_pgc *pg, const char *sock, const char *sql, char 
 	return pn_pgc_sql_steps(pg, sock, &sql, 1, out, len);
 }
 
-/* ---- the workload and its oracle (G3) ---- */
+/* ---- the workload and its oracle (PG3) ---- */
 
 /* Transaction k's statements, each as (kind, id, value): what both the SQL and the oracle
  * are made of. kind: 'u' update, 'i' insert, 'd' delete. */

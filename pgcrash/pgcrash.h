@@ -12,14 +12,14 @@
  *            (crash.c: each file of the cluster is a 1 GiB window of one device file) and
  *            model/crashstate.c's enumerator gives their fates: the model's crash states.
  *   judge    a state's data directory, materialized from the base image and the log, is
- *            started with the real server and judged (judge.c): P1..P5 below.
+ *            started with the real server and judged (judge.c): PC1..PC5 below.
  *
  * Verdicts of one state (judge.c):
- *   P1 the server starts: recovery finishes within the timeout;
- *   P2 every commit acknowledged before the crash point is in the table;
- *   P3 the table equals the oracle's table after some prefix of the commits;
- *   P4 amcheck: verify_heapam finds nothing, bt_index_check (heapallindexed) passes;
- *   P5 every page of every relation of the database reads (pg_prewarm), so with checksums
+ *   PC1 the server starts: recovery finishes within the timeout;
+ *   PC2 every commit acknowledged before the crash point is in the table;
+ *   PC3 the table equals the oracle's table after some prefix of the commits;
+ *   PC4 amcheck: verify_heapam finds nothing, bt_index_check (heapallindexed) passes;
+ *   PC5 every page of every relation of the database reads (pg_prewarm), so with checksums
  *      no page fails its checksum.
  */
 #ifndef PN_PGCRASH_H
@@ -33,7 +33,7 @@
 #include "scenario.h"
 
 /* The workload's form (workload.c): the built-in one, whose oracle is the seed (pgcrash.c
- * G3), or one the user brings, whose oracle is the digest of the database the client read
+ * PG3), or one the user brings, whose oracle is the digest of the database the client read
  * after each acknowledged commit (workload.c WL1). */
 enum pn_pgc_workload {
 	PN_PGC_BUILTIN, /* the table pn: --rows, --updates, --pad, --seed */
@@ -70,18 +70,18 @@ struct pn_pgc {
 
 enum pn_pgc_verdict {
 	PN_PGC_PASS,
-	PN_PGC_NO_START, /* P1 */
-	PN_PGC_LOST,     /* P2 */
-	PN_PGC_PREFIX,   /* P3 */
-	PN_PGC_AMCHECK,  /* P4 */
-	PN_PGC_READ,     /* P5 */
+	PN_PGC_NO_START, /* PC1 */
+	PN_PGC_LOST,     /* PC2 */
+	PN_PGC_PREFIX,   /* PC3 */
+	PN_PGC_AMCHECK,  /* PC4 */
+	PN_PGC_READ,     /* PC5 */
 	PN_PGC_ERROR,    /* the judge itself failed (not a verdict on PostgreSQL) */
 };
 const char *pn_pgc_verdict_name(enum pn_pgc_verdict v);
 
 struct pn_pgc_result {
 	enum pn_pgc_verdict verdict;
-	uint32_t prefix; /* P3: the commits the table holds */
+	uint32_t prefix; /* PC3: the commits the table holds */
 	char detail[512];
 };
 
@@ -98,7 +98,7 @@ bool pn_pgc_record(struct pn_pgc *pg, char *why, size_t len);
 /* Starts the server on dir with its socket in sock: PN_PGC_STARTED, or PN_PGC_EXITED (it
  * ended: the log's FATAL line in why) or PN_PGC_LATE (not ready within the timeout; not a
  * verdict on PostgreSQL: a loaded machine is slow too). pn_pgc_stop stops it whatever
- * happened. judging: a crash state's server, started with fsync=off (G4). */
+ * happened. judging: a crash state's server, started with fsync=off (PG4). */
 enum pn_pgc_start { PN_PGC_STARTED, PN_PGC_EXITED, PN_PGC_LATE };
 enum pn_pgc_start pn_pgc_start(const struct pn_pgc *pg, const char *dir, const char *sock,
 			       bool judging, char *why, size_t len);
@@ -122,7 +122,7 @@ bool pn_pgc_remove_tree(const char *dir);
 /* The bytes of the regular files under dir. */
 uint64_t pn_pgc_tree_bytes(const char *dir);
 /* XXH64 of the n files paths (relative to dir): each one's path and bytes or absence
- * (fs.c F2). */
+ * (fs.c FD2). */
 uint64_t pn_pgc_hash_paths(const char *dir, char (*const paths)[256], uint32_t n);
 /* Applies op to dir (new files owned by the data directory's owner); why on failure. */
 bool pn_pgc_apply(const char *dir, const struct pn_fop *op, const uint8_t *data, uint64_t off,
@@ -166,7 +166,7 @@ bool pn_pgc_digest_log(const struct pn_pgc *pg, const char *sock, char *why, siz
 uint32_t pn_pgc_digests(const struct pn_pgc *pg, char (**out)[33]);
 
 /* ---- judge.c ---- */
-/* Starts the server on the state in dir (sock: its socket folder), judges P1..P5, stops it.
+/* Starts the server on the state in dir (sock: its socket folder), judges PC1..PC5, stops it.
  * acked: commits acknowledged before the crash point. The unit of work of --jobs. */
 void pn_pgc_judge(const struct pn_pgc *pg, const char *dir, const char *sock, uint32_t acked,
 		  struct pn_pgc_result *r);

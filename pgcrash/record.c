@@ -7,12 +7,12 @@
  * ftruncate, truncate, posix_fallocate, rename, link, unlink, mkdir, rmdir, fopen/fclose)
  * and appends a record (oplog.h) for each one on a path under PN_RECORD_DIR to the log
  * PN_RECORD_LOG. Unset, it records nothing.
- *   R1 One order: the log's fcntl() write lock is held from before the operation until its
+ *   RC1 One order: the log's fcntl() write lock is held from before the operation until its
  *      record is written (fcntl locks belong to a process, so forked children exclude each
  *      other), so the log's order is an order the operations really happened in (oplog.h O1).
- *   R2 The recording needs no durability of its own: fsync and fdatasync are logged and not
+ *   RC2 The recording needs no durability of its own: fsync and fdatasync are logged and not
  *      performed (PN_RECORD_SYNC=1 performs them). The log, not the disk, is the truth.
- *   R3 A stream from fopen() writes through libc's internal write, which no preload sees:
+ *   RC3 A stream from fopen() writes through libc's internal write, which no preload sees:
  *      at fclose() of a stream opened for writing, its file's whole content is logged as one
  *      write at 0 and a truncate to its size (PostgreSQL writes such files whole and renames
  *      them into place after fsyncing them by a new descriptor, which is logged).
@@ -484,7 +484,7 @@ FILE *fopen(const char *path, const char *mode)
 }
 FILE *fopen64(const char *path, const char *mode) __attribute__((alias("fopen")));
 
-/* R3: the file's whole content as one write and a truncate to its size. */
+/* RC3: the file's whole content as one write and a truncate to its size. */
 static void log_whole(const char *rel)
 {
 	char abs[PATH_MAX + 300];

@@ -1,5 +1,5 @@
 /*
- * run.c: the check of a recording and the replay of a trace (pgcrash layer; rules W1-W2 in
+ * run.c: the check of a recording and the replay of a trace (pgcrash layer; rules RN1-RN2 in
  * run.h). A trace is key: value lines (YAML): the configuration, the log's identity
  * (its path and XXH64), the crash point and the state in model/crashstate.h's compact form.
  */
@@ -41,7 +41,7 @@ const char *pn_pgc_class_name(enum pn_pgc_class c)
 /* A state handed out and not yet back (the leader's record of it). */
 struct job {
 	bool used;
-	uint32_t id; /* the unit id: the state's number (W3) */
+	uint32_t id; /* the unit id: the state's number (RN3) */
 	uint32_t point;
 	enum pn_pgc_class cls;
 	char state[256];
@@ -55,12 +55,12 @@ struct ctx {
 	uint64_t log_hash;
 	struct pn_pgc_summary *s;
 	struct job jobs[JOBS_MAX];
-	char (*paths)[256]; /* every path the log names, sorted, once (fs.c F2) */
+	char (*paths)[256]; /* every path the log names, sorted, once (fs.c FD2) */
 	uint32_t npaths;
 	uint64_t *seen;
 	uint64_t nseen, capseen;
 	uint32_t serial;   /* states materialized so far: the next unit id */
-	char scratch[600]; /* W5: where states are made */
+	char scratch[600]; /* RN5: where states are made */
 	const uint32_t *pts;
 	uint32_t ipt; /* the point being enumerated */
 	bool open;    /* pt is begun */
@@ -91,7 +91,7 @@ static void state_dir(const struct ctx *c, uint32_t id, char *out, size_t len)
 	snprintf(out, len, "%s/st%" PRIu32, c->scratch, id);
 }
 
-/* W5: the folder states are made in: one of this check's own on /dev/shm (a tmpfs; the
+/* RN5: the folder states are made in: one of this check's own on /dev/shm (a tmpfs; the
  * environment's PN_PGCRASH_SCRATCH names another parent) when it has room for jobs + 2
  * copies of the base image, else the work folder. On ext4, creating
  * a state's few hundred files right after the last state's were deleted is slow (the inode
@@ -176,7 +176,7 @@ static void write_trace(const struct ctx *c, const struct job *j, const struct p
 	fclose(f);
 }
 
-/* W3: j's violation kept when it is its class's lowest-numbered so far. */
+/* RN3: j's violation kept when it is its class's lowest-numbered so far. */
 static void violation(struct ctx *c, const struct job *j, const struct pn_pgc_result *r)
 {
 	struct pn_pgc_class_sum *k = &c->s->cls[j->cls];
@@ -231,7 +231,7 @@ static void count(struct ctx *c, struct job *j, const struct pn_pgc_result *r)
 	}
 }
 
-/* W3, and --fail-fast after a violation. */
+/* RN3, and --fail-fast after a violation. */
 static bool stopped(const struct ctx *c)
 {
 	return stop_flag ||
@@ -247,13 +247,13 @@ static double now_s(void)
 
 /* ---- the work list's callbacks (model/exec.h E1) ---- */
 
-/* The point's durable folder (crash.h S5), kept while the point is open. */
+/* The point's durable folder (crash.h CS5), kept while the point is open. */
 static void durable_dir(const struct ctx *c, char *out, size_t len)
 {
 	snprintf(out, len, "%s/durable", c->scratch);
 }
 
-/* One state of the point being enumerated: materialized, deduplicated (W1); true when it
+/* One state of the point being enumerated: materialized, deduplicated (RN1); true when it
  * is a new one, handed out as u. */
 static bool one_state(struct ctx *c, struct pn_exec_unit *u)
 {
@@ -272,7 +272,7 @@ static bool one_state(struct ctx *c, struct pn_exec_unit *u)
 	uint64_t hash = 0;
 	state_dir(c, j->id, dir, sizeof(dir));
 	durable_dir(c, dur, sizeof(dur));
-	/* W1 without a directory where crash.h S5 holds: a state seen before costs no copy */
+	/* RN1 without a directory where crash.h CS5 holds: a state seen before costs no copy */
 	bool known = pn_pgc_state_hash(c->l, pt, pt->ce.fates, dur, c->paths, c->npaths, &hash);
 	if (known && seen_before(c, hash)) {
 		c->s->deduped++;
@@ -283,7 +283,7 @@ static bool one_state(struct ctx *c, struct pn_exec_unit *u)
 		return false;
 	}
 	uint64_t made = pn_pgc_hash_paths(dir, c->paths, c->npaths);
-	PN_ASSERT(!known || made == hash); /* S5: the directory is the one hashed */
+	PN_ASSERT(!known || made == hash); /* CS5: the directory is the one hashed */
 	if (!known && seen_before(c, made)) {
 		c->s->deduped++;
 		pn_pgc_remove_tree(dir);
@@ -435,7 +435,7 @@ static bool named_paths(struct ctx *c)
 	return true;
 }
 
-/* Every point and state through the executor; W2's leftovers stopped and removed. */
+/* Every point and state through the executor; RN2's leftovers stopped and removed. */
 static void walk(struct ctx *c)
 {
 	struct pn_exec x;
@@ -454,7 +454,7 @@ static void walk(struct ctx *c)
 	pn_exec_end(&x, 0, false);
 	for (uint32_t i = 0; i < JOBS_MAX; i++)
 		if (c->jobs[i].used)
-			job_end(c, &c->jobs[i], true); /* W2: dropped by the executor (E5) */
+			job_end(c, &c->jobs[i], true); /* RN2: dropped by the executor (E5) */
 	if (c->open) {
 		char dur[600];
 		durable_dir(c, dur, sizeof(dur));
@@ -465,7 +465,7 @@ static void walk(struct ctx *c)
 		fputc('\n', stderr);
 }
 
-/* The summary's first violation and error: the lower class's (W3). */
+/* The summary's first violation and error: the lower class's (RN3). */
 static void summary_first(struct pn_pgc_summary *s)
 {
 	for (int k = PN_PGC_CLASSES - 1; k >= 0; k--) {

@@ -5,18 +5,18 @@
  * leader materializes and deduplicates states (next), a worker judges one (run:
  * pn_pgc_judge, the unit of work), the leader counts its result (done); --jobs 1 is the
  * serial executor, --jobs N the process executor.
- *   W1 Dedup: a state whose data directory hashes (fs.c F2) like one judged before is counted
+ *   RN1 Dedup: a state whose data directory hashes (fs.c FD2) like one judged before is counted
  *      and not judged again.
- *   W2 SIGINT/SIGTERM stop handing out states; the executor terminates the judges running
+ *   RN2 SIGINT/SIGTERM stop handing out states; the executor terminates the judges running
  *      (E5), the leader stops the servers they started and removes their directories, and
  *      the counts so far are the result, marked interrupted.
- *   W3 --jobs N gives the counts and verdicts of --jobs 1: states are numbered in the order
+ *   RN3 --jobs N gives the counts and verdicts of --jobs 1: states are numbered in the order
  *      the enumerator gives them (their unit id), and the violation reported for a class is
  *      the one with the lowest number, whatever order the results come in. (--fail-fast
  *      stops at a time, so its counts may differ.)
- *   W4 A state's class is whether any unsynced write is torn in it: JUnit has one testcase
+ *   RN4 A state's class is whether any unsynced write is torn in it: JUnit has one testcase
  *      per class of the cluster setting (cmd_pgcrash.c).
- *   W5 States are made in a folder of the check's own on /dev/shm when it has room (else in
+ *   RN5 States are made in a folder of the check's own on /dev/shm when it has room (else in
  *      the work folder), removed with it at the end.
  */
 #ifndef PN_PGC_RUN_H
@@ -32,10 +32,10 @@ struct pn_pgc_opts {
 	bool fail_fast; /* stop handing out states after the first violation */
 };
 
-enum pn_pgc_class { PN_PGC_WHOLE, PN_PGC_TORN, PN_PGC_CLASSES }; /* W4 */
+enum pn_pgc_class { PN_PGC_WHOLE, PN_PGC_TORN, PN_PGC_CLASSES }; /* RN4 */
 const char *pn_pgc_class_name(enum pn_pgc_class c);
 
-/* One class's results (W3, W4). */
+/* One class's results (RN3, RN4). */
 struct pn_pgc_class_sum {
 	uint64_t judged, violations, errors;
 	uint64_t first;    /* the unit id of the violation kept (UINT64_MAX: none) */

@@ -13,7 +13,7 @@
  *   WL1 The oracle of a user's workload is what the client read: after the setup and after
  *      each acknowledged commit, the client asks the recorded server for pn_digest(), an
  *      MD5 over every table of schema public (each table's rows as text, sorted), and keeps
- *      it as line k of work/digests. A recovered database passes P2/P3 when its digest is
+ *      it as line k of work/digests. A recovered database passes PC2/PC3 when its digest is
  *      one of those of k >= acknowledged commits. The query is part of the recorded run
  *      (it reads pages, and may set hint bits, as any reader does).
  *   WL2 A script is checked before anything runs: a file that cannot be read, an empty

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# rule-collisions.sh: numbered rules whose name means two things (issue 33 item 5). A rule is
-# defined where a comment line or a Markdown item starts with its name, "X1" or "X1.", then
-# text (` *   W1 LSN = ...`); the same name defined in two files is a collision, unless one
-# file restates the other's (judge.h restates checker.h's C1-C3: judge them by eye).
+# rule-collisions.sh: numbered rules whose name means two things (issue 33 item 5; CTest
+# rule_collisions). A rule is defined where a comment line starts with its name, "X1" or
+# "X1.", then text (` *   W1 LSN = ...`); the same name defined in two files is a collision.
+# Each file's rules carry a prefix of their own (WF, WR, XR, DK, CL, RP, PD, MR, ...); a file
+# that restates another's rules cites them ("checker.h C1: ...") rather than defining them.
 #
 #   scripts/rule-collisions.sh [ROOT]    prints "NAME FILE FILE ..." per collision; exit 0
 #                                        when there is none, 1 otherwise

@@ -36,7 +36,7 @@ static inline void assert_contract(json_t *results)
 	}
 }
 
-/* `--json -`: the captured stdout is one JSON document and nothing else (cli.h C4). */
+/* `--json -`: the captured stdout is one JSON document and nothing else (cli.h CL4). */
 static inline json_t *pure_json(const char *text)
 {
 	json_error_t error;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi_dedup.sh: crash-state lookups between ranks (CTest label mpi; docs/cluster.md
-# "Crash-state deduplication across ranks"; model/unit.h U6, model/mpirank.h M4).
+# "Crash-state deduplication across ranks"; model/unit.h U6, model/mpirank.h MR4).
 # Usage: mpi_dedup.sh PENUMBRA MPIEXEC NP CHECK_ARG... (CHECK_ARG: scenarios whose schedules
 # are cut into many units, e.g. a small --unit-states, so that units meet states first met
 # before their range).

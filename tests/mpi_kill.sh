@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi_kill.sh: a rank that dies or hangs mid-check (CTest label mpi; docs/cluster.md "Faults";
-# model/mpirank.h M1-M2). Usage: mpi_kill.sh PENUMBRA MPIEXEC CHECK_ARG...
+# model/mpirank.h MR1-MR2). Usage: mpi_kill.sh PENUMBRA MPIEXEC CHECK_ARG...
 #   1. PN_TEST_MPI_KILL=1: the process rank 1 checks its first unit in is killed (SIGKILL):
 #      the unit is checked again, the outputs are those of --jobs 1, and stderr says so.
 #   2. PN_TEST_MPI_HANG=2 with --rank-timeout 3: rank 2 hangs (pause()) on its first unit:

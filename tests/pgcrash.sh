@@ -211,7 +211,7 @@ jobs)
 		assert a["judged"] > 10 and a["verdicts"]["pass"] == a["judged"], a
 	PY
 	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
-	mkdir "$work/shm" # the states' folder (run.h W5) in a parent of this test's own
+	mkdir "$work/shm" # the states' folder (run.h RN5) in a parent of this test's own
 	PN_PGCRASH_SCRATCH=$work/shm timeout --preserve-status -s INT 20 "$pn" pgcrash \
 		--recording "$work/r" --jobs 2 --max-unsynced 0 --tear none --json "$work/ji" \
 		>"$work/outi" 2>&1 || rc=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# realdisk_lock.sh: one penumbra at a time on a bench / crashtest directory (disk/disk.h D5;
+# realdisk_lock.sh: one penumbra at a time on a bench / crashtest directory (disk/disk.h DK5;
 # CTest label disk).
 #
 # Usage: realdisk_lock.sh PENUMBRA_BINARY SCENARIO

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report_hostile.sh: `penumbra report` against hostile input (CTest report_hostile, label cli;
-# issue 31 items 2, 3, 9 and 10; cli/report.h R1-R3):
+# issue 31 items 2, 3, 9 and 10; cli/report.h RP1-RP3):
 #   markup     every string of a compare JSON, a check JSON (values at any depth, and the
 #              record types, which are keys) and a trace (name, description) gets live markup
 #              appended, <svg onload=alert(N)>"'&, each its own N: the page holds no markup but

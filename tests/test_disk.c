@@ -11,7 +11,7 @@
  *     the lock held across opens, no symbolic links or FIFOs);
  *   - crashtest: SIGKILLed runs pass with a sound engine, and fail with ack_before_flush,
  *     whose acknowledged commits are not in the WAL a crash leaves (the test can fail);
- *   - atomic writes (disk.h D6, aio.h A2): what statx reports decides, in each case, whether
+ *   - atomic writes (disk.h DK6, aio.h A2): what statx reports decides, in each case, whether
  *     RWF_ATOMIC page writes are allowed; an RWF_ATOMIC write reaches the kernel with its
  *     flag (refused where statx reports no unit, written where it does), with each method;
  *     bench --atomic refuses, naming the file, what statx reported and what the kernel and
@@ -168,7 +168,7 @@ START_TEST(test_aio_round_trip)
 }
 END_TEST
 
-/* D6: the decision from what statx reported, each way. */
+/* DK6: the decision from what statx reported, each way. */
 START_TEST(test_atomic_allows)
 {
 	static const struct {
@@ -429,7 +429,7 @@ START_TEST(test_disk_foreign_marker)
 }
 END_TEST
 
-/* D5: the lock is the command's, not one open's: between two opens (bench modes, crash test
+/* DK5: the lock is the command's, not one open's: between two opens (bench modes, crash test
  * runs and their recoveries) no other penumbra gets in. */
 START_TEST(test_disk_lock_held)
 {

@@ -199,7 +199,7 @@ static void growth_of(struct pn_engine *e, uint64_t *cycles, uint64_t *recycled)
 }
 
 /* The acknowledged commits, taken out of the engine's log after every event as the
- * real-disk loop does (disk.h D4): its log is sized for the transactions at init. */
+ * real-disk loop does (disk.h DK4): its log is sized for the transactions at init. */
 struct acks {
 	uint32_t *xids;
 	pn_lsn *lsns;

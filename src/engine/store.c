@@ -18,8 +18,8 @@
  *   always leave one free; two do not (the checker shows what that costs).
  *
  * Policies l3 and l4 (protocol/umbra_map.c) place slots and keep the selector their own way
- * (the placement their row installs, pn_store_set_placement); the prototype's baselines and
- * R3 do not apply to them.
+ * (the placement their row installs, pn_store_set_placement); neither the prototype's
+ * baselines nor engine.h's R3 apply to them.
  *
  * Relation size (nblocks, heap pages; heap_pages until a truncation): a Storage/TRUNCATE
  * to n resets the slot entries of pages n .. nblocks-1 to 0 (the selector reset on

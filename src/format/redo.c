@@ -54,10 +54,15 @@ static const uint8_t kind_of[PN_RM_MAX + 1][INFO_SLOTS] = {
 #undef PN_RECORD
 _Static_assert(PN_REC_COUNT < 255, "kind_of holds kind + 1 in a byte");
 
-const char *pn_rec_name(enum pn_rec r) { return rows[r].name; }
+const char *pn_rec_name(enum pn_rec r)
+{
+	PN_ASSERT((unsigned)r < PN_REC_COUNT);
+	return rows[r].name;
+}
 
 void pn_rec_ids(enum pn_rec r, uint8_t *rmid, uint8_t *info)
 {
+	PN_ASSERT((unsigned)r < PN_REC_COUNT);
 	*rmid = rows[r].rmid;
 	*info = rows[r].info;
 }
@@ -74,6 +79,7 @@ bool pn_rec_from_ids(uint8_t rmid, uint8_t info, enum pn_rec *out)
 	if (k == 0)
 		return false;
 	*out = (enum pn_rec)(k - 1);
+	PN_ASSERT(*out < PN_REC_COUNT && rows[*out].rmid == rmid && rows[*out].info == info);
 	return true;
 }
 
@@ -81,7 +87,9 @@ bool pn_redo_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_record
 		   const struct pn_wal_block *b)
 {
 	enum pn_rec kind;
+	PN_ASSERT(page != NULL && b != NULL && page_size != 0);
 	if (b->has_image && b->image_apply) {
+		PN_ASSERT(b->image != NULL);
 		memcpy(page, b->image, page_size);
 		return true;
 	}

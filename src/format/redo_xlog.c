@@ -93,6 +93,7 @@ bool pn_hint_delta_apply(uint8_t *page, uint32_t page_size, const struct pn_wal_
 			return false;
 		memcpy(page + off, b->data + at, len);
 		at += len;
+		PN_ASSERT(at <= b->data_len);
 	}
 	return at == b->data_len;
 }
@@ -159,6 +160,7 @@ bool pn_smgr_truncate_decode(const struct pn_wal_record *r, uint32_t *nblocks)
 	    pn_get32(m + 12) != SMGR_REL || !(pn_get32(m + 16) & SMGR_TRUNCATE_HEAP))
 		return false;
 	*nblocks = pn_get32(m);
+	PN_ASSERT(r->main_len >= PN_SMGR_TRUNCATE_BYTES); /* the fields read above */
 	return true;
 }
 

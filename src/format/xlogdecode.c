@@ -74,6 +74,7 @@ struct cursor {
 
 static bool take(struct cursor *c, void *dst, uint32_t n)
 {
+	PN_ASSERT(dst != NULL && c->p != NULL && n <= 4);
 	if (c->left < n)
 		return false;
 	memcpy(dst, c->p, n);
@@ -146,8 +147,11 @@ static bool image_fits(struct pn_xlr_decoder *d, uint8_t id, const struct pn_xlr
 		       "block %u: a compressed image of %u bytes, expected fewer than the %u "
 		       "bytes it stands for",
 		       id, b->bimg_len, PN_XLR_BLCKSZ - b->hole_length);
-	else
+	else {
+		/* what RestoreBlockImage relies on: the image and its hole within one page */
+		PN_ASSERT(b->bimg_len <= PN_XLR_BLCKSZ && hole_end <= PN_XLR_BLCKSZ);
 		return true;
+	}
 	return false;
 }
 
@@ -188,8 +192,10 @@ static bool data_fits(struct pn_xlr_decoder *d, uint8_t id, uint8_t rmid,
 	else if (b->fork > MAX_FORK)
 		refuse(d, "block %u: fork %u, expected 0..%u (main, fsm, vm, init)", id, b->fork,
 		       MAX_FORK);
-	else
+	else {
+		PN_ASSERT(b->data_len <= max && b->fork <= MAX_FORK);
 		return true;
+	}
 	return false;
 }
 
@@ -202,12 +208,14 @@ static int block_header(struct pn_xlr_decoder *d, struct cursor *c, uint8_t id,
 	uint8_t ff;
 	int rc;
 
+	PN_ASSERT(id <= PN_XLR_MAX_BLOCK_ID); /* headers() refused any other */
 	if ((int)id <= out->max_block_id) {
 		refuse(d, "out-of-order block_id %u, expected one above %d", id, out->max_block_id);
 		return -1;
 	}
 	out->max_block_id = id;
 	b = &out->blocks[id];
+	PN_ASSERT(!b->in_use); /* ids rise strictly: each block once */
 	b->in_use = true;
 	if (!take8(c, &ff) || !take16(c, &b->data_len))
 		return 0;
@@ -324,6 +332,7 @@ static bool images_fit(struct pn_xlr_decoder *d, const struct pn_xlr_record *rec
 		int64_t got;
 		if (!b->in_use)
 			continue;
+		PN_ASSERT(!b->has_image || b->hole_length <= PN_XLR_BLCKSZ); /* image_fits */
 		if (b->has_image && b->compress != PN_XLR_PLAIN) {
 			got = b->compress == PN_XLR_PGLZ  ? pglz_size(data, b->bimg_len, want)
 			      : b->compress == PN_XLR_LZ4 ? lz4_size(d, data, b->bimg_len, want)
@@ -417,6 +426,8 @@ bool pn_xlr_decode(struct pn_xlr_decoder *d, pn_lsn at, const uint8_t *buf, uint
 		       datatotal, c.left);
 		return false;
 	}
+	/* the data regions fill the record's rest exactly: the main data ends the record */
+	PN_ASSERT(out->main_len <= c.left && c.p + c.left == buf + len);
 	out->main_data = buf + len - out->main_len;
 	return images_fit(d, out, c.p);
 }

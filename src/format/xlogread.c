@@ -407,6 +407,7 @@ static void stop(struct pn_xlr *r, const char *fmt, ...)
 static void seg_name(const struct pn_xlr *r, uint32_t tli, uint64_t segno, char out[25])
 {
 	uint64_t per_id = ((uint64_t)1 << 32) / r->seg_size;
+	PN_ASSERT(r->seg_size != 0 && per_id != 0); /* pn_xlr_open kept a size PostgreSQL has */
 	snprintf(out, 25, "%08X%08X%08X", (unsigned)tli, (unsigned)(segno / per_id),
 		 (unsigned)(segno % per_id));
 }
@@ -421,6 +422,7 @@ static const struct pn_xlr_seg *find_seg(const struct pn_xlr *r, uint64_t segno,
 		else
 			hi = mid;
 	}
+	PN_ASSERT(lo <= r->nsegs && (lo == 0 || r->segs[lo - 1].segno < segno));
 	if (lo == r->nsegs || r->segs[lo].segno != segno)
 		return NULL;
 	*at = lo;
@@ -435,6 +437,7 @@ static bool load(struct pn_xlr *r, pn_lsn addr)
 	const struct pn_xlr_seg *s = find_seg(r, segno, &at);
 	char name[25];
 
+	PN_ASSERT(addr % PAGE == 0); /* pages only */
 	if (!s) {
 		seg_name(r, r->nsegs ? r->segs[r->nsegs - 1].tli : 1, segno, name);
 		stop(r, "could not find file \"%s\"", name);
@@ -450,6 +453,7 @@ static bool load(struct pn_xlr *r, pn_lsn addr)
 			return false;
 		}
 	}
+	PN_ASSERT(r->file_seg == at && s == &r->segs[at]);
 	if (fseeko(r->file, (off_t)(addr % r->seg_size), SEEK_SET) != 0 ||
 	    fread(r->page, 1, PAGE, r->file) != PAGE) {
 		stop(r, "could not read from file \"%s\", offset %" PRIu64 ": short read", s->path,
@@ -502,6 +506,7 @@ static bool validate(struct pn_xlr *r, pn_lsn addr)
 		     (unsigned)tli, (unsigned)r->latest_tli, name, off);
 		return false;
 	}
+	PN_ASSERT(addr % PAGE == 0 && pn_get64(p + 8) == addr);
 	r->latest_page = addr;
 	r->latest_tli = tli;
 	return true;
@@ -515,6 +520,7 @@ static bool get_page(struct pn_xlr *r, pn_lsn addr, uint32_t need)
 {
 	uint64_t segno = addr / r->seg_size;
 
+	PN_ASSERT(addr % PAGE == 0 && need <= PAGE);
 	if (r->limit && addr + need > r->limit) {
 		r->limit_reached = true;
 		r->why[0] = '\0';
@@ -532,6 +538,7 @@ static bool get_page(struct pn_xlr *r, pn_lsn addr, uint32_t need)
 		return false;
 	r->hdr_segno = segno;
 	r->page_addr = addr;
+	PN_ASSERT(r->page_addr == r->latest_page); /* the page held is the one validated last */
 	return true;
 }
 
@@ -551,6 +558,7 @@ static bool grow(struct pn_xlr *r, uint32_t len)
 		return true;
 	while (cap < len)
 		cap = cap > MAX_RECORD / 2 ? MAX_RECORD : 2 * cap;
+	PN_ASSERT(cap >= len && cap <= MAX_RECORD);
 	if (!(p = realloc(r->rec, cap)))
 		return false;
 	r->rec = p;
@@ -671,6 +679,7 @@ again:
 		stop(r, "record length %u at %X/%X too long", (unsigned)tot, LSN_ARGS(at));
 		return false;
 	}
+	PN_ASSERT(off >= hdr && off < PAGE && r->rec_cap >= PN_MIN(tot, PAGE));
 	here = PAGE - off;
 	if (tot <= here) {
 		if (!get_page(r, page, off + tot))
@@ -689,6 +698,7 @@ again:
 	}
 	if (!decode(r, at, r->rec, tot, out))
 		return false;
+	PN_ASSERT(end > at); /* a record takes room */
 	out->end = PN_ALIGN8(end);
 	if (out->rmid == PN_XLR_RM_XLOG && (out->info & 0xF0) == PN_XLR_XLOG_SWITCH)
 		out->end = (out->end + r->seg_size - 1) / r->seg_size * r->seg_size;
@@ -701,6 +711,7 @@ bool pn_xlr_read(struct pn_xlr *r, struct pn_xlr_record *out)
 	r->refused = false;
 	if (r->limit_reached || !read_at(r, r->next, out))
 		return false;
+	PN_ASSERT(out->end > out->start); /* reading moves forward */
 	r->prev = out->start;
 	r->next = out->end;
 	return true;

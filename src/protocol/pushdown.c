@@ -20,17 +20,17 @@
  * documents them byte by byte, with the page server's state both files share).
  *
  * Rules (docs/protocol.md section 7):
- *   P1 A round writes its images to the slot the durable metadata does not name, fsyncs
+ *   PD1 A round writes its images to the slot the durable metadata does not name, fsyncs
  *      them, and only then writes the metadata naming them and fsyncs it (the
  *      pushdown_image_unsynced mutant skips the first fsync).
- *   P2 The durable metadata's horizon is at or before the start of every delta that a page
+ *   PD2 The durable metadata's horizon is at or before the start of every delta that a page
  *      has after its durable image; the compute keeps WAL from min(redo, horizon) (W4), so
  *      recovery can re-ingest every delta an image lacks (the pushdown_horizon_early mutant
  *      puts the horizon at the ingest position).
- *   P3 Only durable WAL is ingested: an image never holds a change that a crash can lose
+ *   PD3 Only durable WAL is ingested: an image never holds a change that a crash can lose
  *      (the pushdown_ingest_unflushed mutant ingests WAL written but not fsynced; recovery
  *      reports a page server ahead of the end of the WAL).
- *   P4 One round at a time; the next image of a page goes to the other slot only after the
+ *   PD4 One round at a time; the next image of a page goes to the other slot only after the
  *      metadata naming its last image is durable.
  *
  * A round:
@@ -247,7 +247,7 @@ bool pn_ps_page_ready(struct pn_proto_ctx *pc, uint32_t page, uint32_t proc)
 	if (lsn <= pn_ps_of(pc)->ingested)
 		return true;
 	/* Neon flushes the WAL up to the request LSN first: the page server sees only
-	 * durable WAL (P3). */
+	 * durable WAL (PD3). */
 	if (!pn_wal_flush_request(pc->wal, lsn, proc))
 		return false;
 	pn_svc_wake(pc->svc, pc->proc_row, 0);
@@ -292,7 +292,7 @@ static void serve(struct pn_proto_ctx *pc)
 static void ingest(struct pn_proto_ctx *pc)
 {
 	struct pn_pageserver *ps = pn_ps_of(pc);
-	/* P3: durable WAL only; the mutant also takes what is written but not yet fsynced */
+	/* PD3: durable WAL only; the mutant also takes what is written but not yet fsynced */
 	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_INGEST_UNFLUSHED) != 0;
 	pn_lsn limit = mutant ? pn_wal_written(pc->wal) : pn_wal_flushed(pc->wal);
 	if (ps->next >= limit)
@@ -386,12 +386,12 @@ static void image_done(void *ctx, struct pn_io *io)
 	if (--ps->writes)
 		return;
 	bool mutant = (pc->sc->protocol.mutations & PN_MUT_PUSHDOWN_IMAGE_UNSYNCED) != 0;
-	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* P1; the mutant skips the fsync */
+	ps->round = mutant ? PS_META_WRITE : PS_FSYNC_IMAGES; /* PD1; the mutant skips the fsync */
 	pn_svc_wake(pc->svc, pc->proc_row, 0);
 }
 
 /* IDLE -> WRITING: each chosen page, rebuilt from everything ingested, goes to the slot the
- * durable metadata does not name (P1, P4). */
+ * durable metadata does not name (PD1, PD4). */
 static void round_begin(struct pn_proto_ctx *pc)
 {
 	struct pn_pageserver *ps = pn_ps_of(pc);
@@ -426,7 +426,7 @@ static void round_begin(struct pn_proto_ctx *pc)
 }
 
 /* The horizon of the metadata round `seq` writes: the oldest delta start any page still
- * needs once the round's images are durable (P2). The true value never decreases (holds are
+ * needs once the round's images are durable (PD2). The true value never decreases (holds are
  * set at the ingest position and only move forward), so the durable one is always safe: a
  * scan of every page is made for up to PS_SCAN_PAGES pages, else only at snapshots and when
  * the WAL held back calls for forced images. */
@@ -621,7 +621,7 @@ bool pn_ps_recover(struct pn_proto_ctx *pc, pn_lsn redo, pn_lsn *replay_from)
 	return true;
 }
 
-/* The page server's durable state must not be ahead of the durable WAL (P3): an image or a
+/* The page server's durable state must not be ahead of the durable WAL (PD3): an image or a
  * horizon past the end of the log holds changes that the crash took back. */
 static bool ahead_of_wal(struct pn_proto_ctx *pc, pn_lsn end)
 {

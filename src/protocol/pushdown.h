@@ -1,6 +1,6 @@
 /*
  * pushdown.h: the pushdown mode's page server (protocol layer, owned by pushdown.c, which keeps
- * P1-P4; its storage is pushdown_store.c's, documented byte by byte in pushdown_store.h;
+ * PD1-PD4; its storage is pushdown_store.c's, documented byte by byte in pushdown_store.h;
  * docs/protocol.md section 7): WAL ingestion,
  * per-page delta chains, image materialisation, GetPage@LSN, its crash-safe storage and
  * recovery. Its state is opaque (pc->state, struct pn_pageserver). The engine calls it

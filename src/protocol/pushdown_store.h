@@ -83,7 +83,7 @@ struct pn_pageserver {
 	struct pn_wal_reader reader; /* ingestion's, on the WAL file */
 	pn_lsn next, prev;           /* where ingestion continues */
 	pn_lsn ingested;             /* end LSN of the last record ingested */
-	pn_lsn horizon;              /* of the durable metadata (P2) */
+	pn_lsn horizon;              /* of the durable metadata (PD2) */
 	pn_lsn horizon_next;         /* of the metadata the round writes */
 	uint64_t seq;                /* of the durable metadata */
 	enum ps_round round;
