@@ -20,7 +20,7 @@
 # Three controls prove the checks can fail: the story removed from the page, the decoded
 # header hidden by CSS (in the markup still, not on the screen), and the drawing broken by
 # CSS (every bar, mark, line and swatch painted white), must each be caught.
-# Usage: report_items.sh PENUMBRA_BINARY SOURCE_DIR
+# Usage: report_items.sh PENUMBRA_BINARY SOURCE_DIR   (PN_REPORT_SHOTS=DIR: keep the screenshots)
 set -u
 source "$(dirname "$0")/report_lib.sh"
 report_setup "$0" "$@"
@@ -107,6 +107,10 @@ sys.stdout.write(html.unescape(m.group(1)) if m else "{}")' >"$page.targets.json
 		[[ $h -gt 0 && $h -le 16000 ]] || { echo "    the page did not lay out (height ${h:-none})"; return 1; }
 	done
 	chrome --window-size=1200,$h --screenshot="$tmp/$page.png" "file://$tmp/$page" >/dev/null 2>&1
+	# PN_REPORT_SHOTS=DIR keeps each page's screenshot (what a person sees) in DIR
+	if [[ -n ${PN_REPORT_SHOTS:-} ]]; then
+		mkdir -p "$PN_REPORT_SHOTS" && cp "$tmp/$page.png" "$PN_REPORT_SHOTS/"
+	fi
 	python3 "$src/tests/report_pixels.py" "$tmp/$page.png" "$page.targets.json" "$@" >"$page.pixels.txt"
 }
 
