@@ -322,7 +322,7 @@ void pn_unit_decode(const uint8_t in[PN_UNIT_BYTES], struct pn_unit *u)
 	u->fresh_lo = get_u64(&r);
 	u->lookups = false;
 	PN_ASSERT(!r.bad && r.at == PN_UNIT_BYTES);
-	PN_ASSERT(kind <= 2); /* the encoder's three kinds: this process's own bytes */
+	PN_ASSERT(kind <= 3); /* the encoder's four kinds: this process's own bytes */
 }
 
 void pn_unit_keys_add(struct pn_unit_keys *k, uint64_t key, uint64_t lsn)
