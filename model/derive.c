@@ -126,7 +126,8 @@ static struct pn_range *ranges_keep(struct pn_range_log *log, uint32_t *n)
 	*n = log->n ? m + 1 : 0;
 	struct pn_range *out = malloc((*n + 1) * sizeof(*out));
 	PN_ASSERT(out != NULL);
-	memcpy(out, log->r, *n * sizeof(*out));
+	if (*n > 0) /* an empty log may have no array yet (memcpy's source must not be NULL) */
+		memcpy(out, log->r, *n * sizeof(*out));
 	for (uint32_t i = 1; i < *n; i++) /* sorted, disjoint, not adjacent */
 		PN_ASSERT(out[i - 1].file < out[i].file ||
 			  out[i - 1].off + out[i - 1].len < out[i].off);
