@@ -7,6 +7,7 @@
 #ifndef PN_TEST_ORACLE_FIXTURE_H
 #define PN_TEST_ORACLE_FIXTURE_H
 
+#include "check_fixture.h"
 #include "oracle.h"
 #include "walfmt.h"
 
@@ -22,23 +23,7 @@
 #define LOWER (24u + 4u * NITEMS)
 #define LSN0 0x2000028ull
 
-/* For hot loops: ck_assert_* reports a mark point to the runner (a pipe write) per call. */
-#define EXPECT(cond)                                                                   \
-	do {                                                                           \
-		if (!(cond))                                                           \
-			ck_abort_msg("%s:%d: expected %s", __FILE__, __LINE__, #cond); \
-	} while (0)
-
 /* ---- deterministic data and hand-built pages -------------------------------------------- */
-
-static inline uint32_t next_rand(uint32_t *s)
-{
-	uint32_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
 
 static inline uint32_t below(uint32_t *s, uint32_t n) { return next_rand(s) % n; }
 

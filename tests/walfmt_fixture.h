@@ -7,6 +7,7 @@
 #ifndef PN_TEST_WALFMT_FIXTURE_H
 #define PN_TEST_WALFMT_FIXTURE_H
 
+#include "check_fixture.h"
 #include "checksum.h"
 #include "crc32c.h"
 #include "env.h"
@@ -24,23 +25,7 @@
 #define HI(l) (unsigned)((l) >> 32)
 #define LO(l) (unsigned)(l)
 
-/* For hot loops: ck_assert_* reports a mark point to the runner (a pipe write) per call. */
-#define EXPECT(cond)                                                                   \
-	do {                                                                           \
-		if (!(cond))                                                           \
-			ck_abort_msg("%s:%d: expected %s", __FILE__, __LINE__, #cond); \
-	} while (0)
-
 /* ---- deterministic data ---------------------------------------------------------------- */
-
-static inline uint32_t next_rand(uint32_t *s)
-{
-	uint32_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
 
 static inline void fill_random(uint8_t *p, size_t n, uint32_t seed)
 {
