@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack; the library's functions (inlined, GCC -O2 saw a false array-bounds error) */
 #include <xxhash.h>
 
 #define NONE UINT32_MAX

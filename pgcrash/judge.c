@@ -191,7 +191,8 @@ static void structure(const struct pn_pgc *pg, const char *sock, struct pn_pgc_r
 		char what[640];
 		snprintf(what, sizeof(what), "%s: %.400s", reached ? name[reached - 1] : "amcheck",
 			 text);
-		say(r, reached == 3 || unreadable(text) ? PN_PGC_READ : PN_PGC_AMCHECK, "%s", what);
+		say(r, reached == 3 || unreadable(text) ? PN_PGC_READ : PN_PGC_AMCHECK, "%.480s",
+		    what);
 	}
 }
 

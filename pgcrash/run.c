@@ -250,7 +250,8 @@ static double now_s(void)
 /* The point's durable folder (crash.h CS5), kept while the point is open. */
 static void durable_dir(const struct ctx *c, char *out, size_t len)
 {
-	snprintf(out, len, "%s/durable", c->scratch);
+	int n = snprintf(out, len, "%s/durable", c->scratch);
+	PN_ASSERT(n > 0 && (size_t)n < len); /* scratch is bounded below the callers' buffers */
 }
 
 /* One state of the point being enumerated: materialized, deduplicated (RN1); true when it

@@ -427,7 +427,7 @@ bool pn_pgc_pgbench_check(const char *path, const char *text, char *why, size_t 
 	struct chk c = {.path = path, .t = text, .why = why, .len = len};
 	struct block b = {0};
 	uint32_t commands = 0;
-	for (size_t i = 0, next; text[i]; i = next) {
+	for (size_t i = 0, next = 0; text[i]; i = next) {
 		size_t q = skip_quoted(text, i, strlen(text));
 		bool comment = q != i && (text[i] == '-' || text[i] == '/');
 		if (comment && q == SIZE_MAX)
