@@ -20,6 +20,7 @@ enum {
 	PH_TEARS,
 	PH_MIXED,
 	PH_PAIRS,
+	PH_SPACE,
 	PH_DONE,
 	PH_N_EDGES,
 	PH_N_TEARS,
@@ -34,6 +35,7 @@ void pn_crash_enum_free(struct pn_crash_enum *ce)
 	free(ce->diff);
 	free(ce->full);
 	free(ce->fates);
+	free(ce->radix);
 	memset(ce, 0, sizeof(*ce));
 }
 
@@ -46,7 +48,8 @@ static void reserve(struct pn_crash_enum *ce, uint32_t n)
 	ce->diff = realloc(ce->diff, ce->cap * sizeof(*ce->diff));
 	ce->full = realloc(ce->full, ce->cap * sizeof(*ce->full));
 	ce->fates = realloc(ce->fates, ce->cap * sizeof(*ce->fates));
-	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates);
+	ce->radix = realloc(ce->radix, ce->cap * sizeof(*ce->radix));
+	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates && ce->radix);
 }
 
 static bool overlaps(const struct pn_unsynced *a, const struct pn_unsynced *b)
@@ -109,6 +112,8 @@ static void relevant(struct pn_crash_enum *ce, const struct pn_device *dev,
 	ce->capped = false;
 }
 
+static uint64_t whole_space(struct pn_crash_enum *ce);
+
 void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 			 const struct pn_scenario *sc, uint64_t seed)
 {
@@ -116,6 +121,11 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
 	ce->exhaustive = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u);
 	ce->phase = ce->exhaustive ? PH_SUBSETS : PH_SINGLES;
+	ce->space = ce->exhaustive ? UINT64_MAX : whole_space(ce);
+	if (ce->space <= 3ull * ce->nrel + 1 + sc->crash.samples)
+		ce->phase = PH_SPACE; /* SP1: no sample where every state costs less */
+	else
+		ce->space = 0;
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
 }
 
@@ -231,6 +241,62 @@ static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_
 		out |= nth_unit(diff, p < d - 1 ? b : d - 1 - b);
 	PN_ASSERT((out & ~diff) == 0 && (uint32_t)__builtin_popcountll(out) == k);
 	return out;
+}
+
+/* The k-th tear pattern of write r that is a tear (neither none nor all of its differing
+ * units), as a unit mask; 0 when it has fewer. */
+static uint64_t nth_real_tear(const struct pn_crash_enum *ce, uint32_t r, uint64_t k)
+{
+	for (uint64_t p = 0, n = tear_patterns(ce, r); p < n; p++) {
+		uint64_t mask = tear_pattern(ce, r, p);
+		if (mask && mask != ce->diff[r] && k-- == 0)
+			return mask;
+	}
+	return 0;
+}
+
+/* SP1: the number of distinct states the crash model allows at this point, every write lost,
+ * persisted or torn in each pattern a sample could draw (radix[r] fates for write r), or
+ * UINT64_MAX when that is more than 2^32 or a sample could draw a tear the patterns do not
+ * list (sectors with more than 8 differing units: samples take any subset of them). */
+static uint64_t whole_space(struct pn_crash_enum *ce)
+{
+	uint64_t space = 1;
+	for (uint32_t r = 0; r < ce->nrel; r++) {
+		uint32_t d = (uint32_t)__builtin_popcountll(ce->diff[r]);
+		if (ce->sc->crash.tear == PN_TEAR_SECTORS && d > 8)
+			return UINT64_MAX;
+		uint64_t tears = 0;
+		while (ce->sc->crash.tear != PN_TEAR_NONE && nth_real_tear(ce, r, tears))
+			tears++;
+		ce->radix[r] = (uint32_t)(2 + tears);
+		space *= ce->radix[r];
+		if (space > (1ull << 32))
+			return UINT64_MAX;
+	}
+	return space;
+}
+
+/* SP1: state i of the whole space, write r's fate the r-th digit of i in radix[]: 0 lost, 1
+ * persisted, 2 + k torn in its k-th real pattern. */
+static bool next_space(struct pn_crash_enum *ce)
+{
+	if (ce->i >= ce->space)
+		return false;
+	uint64_t i = ce->i++;
+	set_all(ce, PN_FATE_LOST);
+	for (uint32_t r = 0; r < ce->nrel; r++) {
+		uint64_t v = i % ce->radix[r];
+		i /= ce->radix[r];
+		struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+		*f = (struct pn_write_fate){v == 0   ? PN_FATE_LOST
+					    : v == 1 ? PN_FATE_PERSISTED
+						     : PN_FATE_TORN,
+					    v >= 2 ? nth_real_tear(ce, r, v - 2) : 0};
+		PN_ASSERT(v < 2 || f->sectors != 0);
+	}
+	PN_ASSERT(i == 0); /* i < space: every digit consumed */
+	return true;
 }
 
 static bool next_tear(struct pn_crash_enum *ce)
@@ -406,6 +472,7 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 			break;
 		case PH_SINGLES: got = next_singles(ce); break;
 		case PH_SAMPLES: got = next_sample(ce); break;
+		case PH_SPACE: got = next_space(ce); break;
 		case PH_TEARS: got = next_tear(ce); break;
 		case PH_MIXED: got = next_mixed(ce); break;
 		case PH_PAIRS: got = next_pair(ce); break;

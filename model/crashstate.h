@@ -12,6 +12,10 @@
  *   2. tears (crash.tear): each write torn in each pattern (halves: either half new;
  *      sectors: every pattern when it has <= 8 differing sectors, else every prefix and
  *      suffix), with the other writes all lost and all persisted;
+ *   SP1. Beyond the bound, when the point's whole space (every write lost, persisted, or
+ *      torn in each pattern a sample could draw) has no more states than the singles and
+ *      the samples would take (3n + 1 + crash.samples), that whole space replaces 1 and 2,
+ *      each state once (a sample draws states again where they are few, and misses some).
  * A crash inside recovery (pn_crash_enum_begin_nested, docs/checker.md section 7) takes fewer
  * states, within the same crash model: all lost, all persisted, and each relevant write torn
  * in one pattern that crash.tear allows (none: no tears) with the others persisted.
@@ -35,6 +39,7 @@ struct pn_crash_enum {
 	uint32_t *rel;               /* indexes into dev->unsynced of the writes that matter */
 	uint64_t *diff;              /* per relevant write: its units that differ */
 	uint64_t *full;              /* per relevant write: all its units */
+	uint32_t *radix;             /* SP1: per relevant write, its fates in the whole space */
 	struct pn_write_fate *fates; /* per unsynced write */
 	uint32_t cap;
 	int phase;
@@ -42,6 +47,7 @@ struct pn_crash_enum {
 	struct pn_prng rng;
 	uint64_t produced;
 	bool exhaustive; /* phase 1 enumerated all 2^n subsets */
+	uint64_t space;  /* SP1: the whole space's states when it replaces phases 1-2, or 0 */
 	uint64_t mixed;  /* states of phase 3 so far */
 	bool capped;     /* phase 3 stopped at PN_CRASH_MIXED_MAX: states left out */
 };

@@ -54,9 +54,10 @@ static void device_with(struct pn_device *d, const uint32_t *units, uint32_t n)
 		write_units(d, (uint64_t)i * 65536, units[i], i + 1);
 }
 
-/* Every state of the device's crash point at torn_writes tw (0: not given). */
-static void enumerate(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
-		      enum pn_tear tear, struct states *out)
+/* Every state of the device's crash point at torn_writes tw (0: not given), with samples
+ * random states beyond the bound. */
+static void enumerate_sampled(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
+			      enum pn_tear tear, uint32_t samples, struct states *out)
 {
 	struct pn_scenario sc;
 	struct pn_crash_enum ce;
@@ -65,7 +66,7 @@ static void enumerate(const struct pn_device *d, uint32_t tw, uint32_t max_unsyn
 	sc.crash.torn_writes = tw;
 	sc.crash.max_unsynced = max_unsynced;
 	sc.crash.tear = tear;
-	sc.crash.samples = 16;
+	sc.crash.samples = samples;
 	memset(out, 0, sizeof(*out));
 	out->keys = malloc(cap * sizeof(*out->keys));
 	out->torn = malloc(cap * sizeof(*out->torn));
@@ -91,6 +92,12 @@ static void enumerate(const struct pn_device *d, uint32_t tw, uint32_t max_unsyn
 	out->capped = ce.capped;
 	pn_crash_enum_free(&ce);
 	pn_scenario_free(&sc);
+}
+
+static void enumerate(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
+		      enum pn_tear tear, struct states *out)
+{
+	enumerate_sampled(d, tw, max_unsynced, tear, 16, out);
 }
 
 static void states_free(struct states *s)
@@ -207,6 +214,57 @@ START_TEST(test_two_adds_nothing_outside_the_bound)
 	ck_assert_uint_eq(two.n, 32);
 	states_free(&one);
 	states_free(&two);
+	pn_device_free(&d);
+}
+END_TEST
+
+/* The number of distinct keys of s (sorts them). */
+static uint64_t distinct(struct states *s)
+{
+	qsort(s->keys, s->n, sizeof(*s->keys), cmp_u64);
+	uint64_t d = s->n ? 1 : 0;
+	for (uint64_t i = 1; i < s->n; i++)
+		d += s->keys[i] != s->keys[i - 1];
+	return d;
+}
+
+/* SP1: beyond the bound, a point whose whole space is no larger than the singles and samples
+ * (3n + 1 + samples) is enumerated whole, each state once: the 2^n subsets under tear none
+ * (the same keys the exhaustive bound gives), (2 + P_r) fates a write under sectors, 4 under
+ * halves; a larger space is sampled as before (3n + 1 singles and prefixes, then the
+ * samples, then the tears). */
+START_TEST(test_whole_space_replaces_samples)
+{
+	static const uint32_t ones[] = {1, 1, 1, 1, 1}, mixed[] = {3, 2}, fours[] = {4, 4, 4};
+	struct pn_device d;
+	struct states space, bound;
+	device_with(&d, ones, 5);
+	enumerate_sampled(&d, 1, 2, PN_TEAR_NONE, 1000, &space);
+	enumerate_sampled(&d, 1, 5, PN_TEAR_NONE, 1000, &bound); /* 5 <= bound: 2^5 subsets */
+	ck_assert_uint_eq(space.n, 32);
+	ck_assert_uint_eq(distinct(&space), 32);
+	ck_assert_uint_eq(distinct(&bound), 32);
+	ck_assert(!memcmp(space.keys, bound.keys, 32 * sizeof(*space.keys)));
+	states_free(&space);
+	states_free(&bound);
+	enumerate_sampled(&d, 1, 2, PN_TEAR_NONE, 15, &space); /* 3*5 + 1 + 15 < 32: sampled */
+	ck_assert_uint_eq(space.n, 3 * 5 + 1 + 15);
+	ck_assert_uint_lt(distinct(&space), 32);
+	states_free(&space);
+	pn_device_free(&d);
+
+	device_with(&d, mixed, 2);
+	enumerate_sampled(&d, 1, 1, PN_TEAR_SECTORS, 1000, &space);
+	ck_assert_uint_eq(space.n, (2 + patterns(3)) * (2 + patterns(2)));
+	ck_assert_uint_eq(distinct(&space), space.n);
+	states_free(&space);
+	pn_device_free(&d);
+
+	device_with(&d, fours, 3);
+	enumerate_sampled(&d, 1, 1, PN_TEAR_HALVES, 1000, &space);
+	ck_assert_uint_eq(space.n, 4 * 4 * 4);
+	ck_assert_uint_eq(distinct(&space), space.n);
+	states_free(&space);
 	pn_device_free(&d);
 }
 END_TEST
@@ -349,6 +407,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_counts_of_the_docs);
 	tcase_add_test(tc, test_two_adds_nothing_outside_the_bound);
 	tcase_add_test(tc, test_cap_is_reported);
+	tcase_add_test(tc, test_whole_space_replaces_samples);
 	tcase_add_test(tc, test_double_tear_round_trips);
 	tcase_add_test(tc, test_double_tear_replays);
 	suite_add_tcase(s, tc);
