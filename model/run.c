@@ -293,6 +293,8 @@ static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
 		c->res->recoveries++;
 		c->new_states++;
 		pn_cache_fill(&c->cache, slot, &v);
+		if (c->opt->list_states)
+			fprintf(c->opt->list_states, "%016llx\n", (unsigned long long)key);
 		if (c->unit && c->unit->lookups) /* U6: for the owners */
 			pn_unit_keys_add(&c->ur->recovered, key, v.end);
 	} else if (!slot->known && c->unit && c->unit->lookups) {
