@@ -92,7 +92,8 @@ static struct pn_check_options options(const struct check_settings *a,
 					 .cross_check_every = a->cross_check,
 					 .cross_check_fault = cross_fault(),
 					 .derive = a->derive,
-					 .explore_default = !a->seeded_only};
+					 .explore_default = !a->seeded_only,
+					 .list_states = a->list_states};
 }
 
 /* A whole scenario: pn_check_scenario(), then a violation's trace. */
@@ -107,7 +108,8 @@ static void check_whole(struct check_item *it, const struct check_settings *a,
 		snprintf(out->error, sizeof(out->error), "%s", out->res.detail);
 	else if (out->res.violation && out->rc != 3) {
 		o.progress = NULL;
-		o.twice = false; /* shrinking re-checks variants: once each */
+		o.twice = false;      /* shrinking re-checks variants: once each */
+		o.list_states = NULL; /* the scenario's states alone, not its variants' */
 		write_trace(it, a, &o);
 	}
 	out->res.seconds = pn_progress_clock_s() - t0; /* K6: shrinking included */

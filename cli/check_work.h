@@ -30,6 +30,7 @@ struct check_settings {
 	const char *traces; /* where traces go */
 	uint64_t nested, unit_states, cross_check;
 	bool twice, derive, no_shrink, seeded_only;
+	FILE *list_states; /* --list-states, opened (serial executor alone); NULL: none */
 };
 
 /* What checking one scenario produced; a worker sends it whole. */

@@ -51,6 +51,10 @@
  *      --modes.
  *   K12 A JUnit <failure> or <error> holds what the terminal shows of it: the error, or the
  *      whole counterexample report with its trace and `penumbra replay` line (junit_body).
+ *   K13 --list-states FILE: the key of every crash state recovered (new to the verdict
+ *      cache; model/run.c state_key), one per line, in the order recovered, the scenarios in
+ *      the order checked; shrinking's variants add none. Refused (exit 2) with --jobs N > 1
+ *      or MPI, whose units recover states in other processes.
  */
 #include "cli.h"
 
@@ -79,6 +83,8 @@
 
 struct check_args {
 	const char *json, *junit, *traces;
+	const char *list_states; /* K13: --list-states FILE, or NULL */
+	FILE *list_file;         /* K13: opened with the other outputs */
 	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
 	bool seed_set, coverage, quiet, no_shrink, twice, derive, seeded_only;
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
@@ -178,6 +184,14 @@ static const struct pn_opt check_opts[] = {
 	 .at = offsetof(struct check_args, junit),
 	 .complete = PN_COMPLETE_FILE,
 	 .help = "write the verdicts as JUnit XML to FILE, for CI systems"},
+	{.name = "list-states",
+	 .kind = PN_OPT_STRING,
+	 .value = "FILE",
+	 .at = offsetof(struct check_args, list_states),
+	 .complete = PN_COMPLETE_FILE,
+	 .help = "write the key of every distinct crash state recovered (new to the verdict "
+		 "cache) to FILE, one per line in 16 hex digits, in the order recovered; not with "
+		 "--jobs above 1 or MPI"},
 	{.name = "jobs",
 	 .kind = PN_OPT_UINT,
 	 .value = "N",
@@ -334,6 +348,11 @@ static int parse(int argc, char **argv, struct check_args *a)
 			"checks everything alone\n",
 			pn_exec_mpi_missing());
 	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
+	if (a->list_states && (a->mpi || a->jobs > 1))
+		return pn_cli_usage_error("check",
+					  "--list-states: not with %s (the units' states "
+					  "are recovered in other processes)",
+					  a->mpi ? "MPI" : "--jobs N > 1");
 	if (a->mpi && a->jobs_set)
 		return pn_cli_usage_error("check", "--jobs and MPI do not mix: under mpirun the "
 						   "ranks are the jobs (docs/cluster.md)");
@@ -380,8 +399,8 @@ static bool writable_dir(const char *dir, char *why, size_t why_len)
 	return ok;
 }
 
-/* Opens --json / --junit and checks --traces; false (message printed) when one is unusable. */
-static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
+/* Opens --json / --junit / --list-states and checks --traces; false (message printed) when one is unusable. */
+static bool open_outputs(struct check_args *a, FILE **json, FILE **junit)
 {
 	char why[512];
 	*json = *junit = NULL;
@@ -396,6 +415,11 @@ static bool open_outputs(const struct check_args *a, FILE **json, FILE **junit)
 		return false;
 	if (a->junit && !(*junit = pn_cli_open_output("check", a->junit))) {
 		pn_file_abort_out(*json);
+		return false;
+	}
+	if (a->list_states && !(a->list_file = pn_cli_open_output("check", a->list_states))) {
+		pn_file_abort_out(*json);
+		pn_file_abort_out(*junit);
 		return false;
 	}
 	return true;
@@ -866,7 +890,8 @@ static void run_init(struct run *r, const struct check_args *a, const struct pn_
 					  .twice = a->twice,
 					  .derive = a->derive,
 					  .no_shrink = a->no_shrink,
-					  .seeded_only = a->seeded_only},
+					  .seeded_only = a->seeded_only,
+					  .list_states = a->list_file},
 				  .n = a->npaths * (size_t)(a->nmodes ? a->nmodes : 1),
 				  .workers = x->workers,
 				  .whole = x->whole_units,
@@ -933,6 +958,10 @@ static int check_all(struct run *r, struct pn_exec *x, FILE *json, FILE *junit)
 		rc = pn_cli_worst(rc, write_json(r, json, r->a->json));
 	if (junit)
 		rc = pn_cli_worst(rc, write_junit(r, junit, r->a->junit));
+	if (r->a->list_file) /* K13 */
+		rc = pn_cli_worst(rc,
+				  pn_cli_close_output("check", r->a->list_file, r->a->list_states,
+						      !ferror(r->a->list_file)));
 	return stop_signal ? EXIT_INTERRUPTED : rc;
 }
 

@@ -42,7 +42,7 @@ static void hash_writes(struct pn_run *c)
 		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
 }
 
-/* A search's crash point whose device (durable image by history, every unsynced write by
+/* A search's crash point whose device (durable image by content, every unsynced write by
  * place and bytes, in order) and world (pn_world_fingerprint: what the oracle and the acks
  * judge by) an earlier point of the search had: its crash states were judged there. */
 static bool point_met(struct pn_run *c)
@@ -50,7 +50,7 @@ static bool point_met(struct pn_run *c)
 	if (!c->x->reduce)
 		return false;
 	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),
-					    c->w->dur_chain ^ pn_world_fingerprint(c->w));
+					    pn_world_dur_digest(c->w) ^ pn_world_fingerprint(c->w));
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
 	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
 		return false;

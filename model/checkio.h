@@ -71,6 +71,9 @@ struct pn_check_options {
 	 * that names no strategy: `check` sets it unless --seeded-only; false (every other
 	 * caller, and the zeroed options), its seeded schedules alone. */
 	bool explore_default;
+	/* --list-states: the key of every crash state recovered (new to the verdict cache), one
+	 * per line in 16 hex digits, in the order recovered (run.c). NULL: none written. */
+	FILE *list_states;
 };
 
 struct pn_check_result {

@@ -211,29 +211,55 @@ static void defer_acks(struct pn_run *c, uint64_t key)
 	pn_unit_keys_add(&c->ur->asked, key, need);
 }
 
+/* The units of relevant write r the current state keeps beyond the durable image (0: none, as
+ * lost: the enumeration's key counts it so too). */
+static uint64_t kept(const struct pn_run *c, uint32_t r)
+{
+	const struct pn_write_fate *f = &c->ce.fates[c->ce.rel[r]];
+	return f->fate == PN_FATE_PERSISTED ? c->ce.diff[r]
+	       : f->fate == PN_FATE_TORN    ? f->sectors & c->ce.diff[r]
+					    : 0;
+}
+
+/* Kept write r's part of a search's key: its place and bytes, the units it keeps, and the
+ * kept writes before it in the list that it meets (the crash image lays them in list order,
+ * so the order of two writes shows only where they meet). */
+static uint64_t kept_item(const struct pn_run *c, uint32_t r, uint64_t units)
+{
+	const struct pn_unsynced *u = &c->w->dev.unsynced[c->ce.rel[r]];
+	uint64_t item[3] = {c->write_hash[c->ce.rel[r]], units, 0};
+	for (uint32_t q = 0; q < r; q++) {
+		const struct pn_unsynced *v = &c->w->dev.unsynced[c->ce.rel[q]];
+		if (v->file == u->file && v->offset < u->offset + u->len &&
+		    u->offset < v->offset + v->len && kept(c, q))
+			item[2] += c->write_hash[c->ce.rel[q]];
+	}
+	return XXH3_64bits(item, sizeof(item));
+}
+
 /* H3: a crash state's key. The enumeration's names the durable image by its version and the
- * writes kept by their sequence numbers, which mean something within one run only; across
- * the schedules of a search the durable image's history by content (world.h, dur_chain) and
- * the place and bytes of every write kept join it, so one image is recovered once per
- * search whichever schedule meets it, and two that only share numbers never pass for one.
- * Within a run both are functions of what the enumeration's key holds: no state that was
- * one before becomes two. */
+ * writes kept by their sequence numbers, which mean something within one run only. Across
+ * the schedules of a search the key is the crash image's content: the durable image's bytes
+ * (pn_world_dur_digest) and the sum of the kept writes' parts (kept_item), so one image is
+ * recovered once per search whichever schedule meets it, whatever fsyncs built its durable
+ * image and in whichever order writes that do not meet were dispatched, and the states a
+ * search judges do not depend on the schedules the reduction cut. It is exact: recovery
+ * reads only the disk, and the crash image is the durable image with the kept units of the
+ * writes laid over it in list order (device.h DV6; a unit outside diff holds the durable
+ * bytes). Within a run it is a function of the enumeration's key (one dur_version, one
+ * durable image; one sequence number, one write): no state that was one before becomes two. */
 static uint64_t state_key(const struct pn_run *c)
 {
-	uint64_t key = pn_crash_enum_key(&c->ce);
 	if (!c->x)
-		return key;
+		return pn_crash_enum_key(&c->ce);
 	PN_ASSERT(c->write_hash != NULL || c->w->dev.nunsynced == 0);
-	key = XXH3_64bits_withSeed(&key, sizeof(key), c->w->dur_chain);
+	uint64_t sum = 0;
 	for (uint32_t r = 0; r < c->ce.nrel; r++) {
-		const struct pn_write_fate *f = &c->ce.fates[c->ce.rel[r]];
-		uint64_t units = f->fate == PN_FATE_PERSISTED ? c->ce.diff[r]
-				 : f->fate == PN_FATE_TORN    ? f->sectors & c->ce.diff[r]
-							      : 0;
-		if (units) /* a write the enumeration's key counts (no new unit: as lost) */
-			key = XXH3_64bits_withSeed(&c->write_hash[c->ce.rel[r]], sizeof(key), key);
+		uint64_t units = kept(c, r);
+		if (units)
+			sum += kept_item(c, r, units);
 	}
-	return key;
+	return XXH3_64bits_withSeed(&sum, sizeof(sum), pn_world_dur_digest(c->w));
 }
 
 /* The verdict of the current state, new to the cache: derived from a base (derive.h), or
@@ -267,6 +293,8 @@ static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
 		c->res->recoveries++;
 		c->new_states++;
 		pn_cache_fill(&c->cache, slot, &v);
+		if (c->opt->list_states)
+			fprintf(c->opt->list_states, "%016llx\n", (unsigned long long)key);
 		if (c->unit && c->unit->lookups) /* U6: for the owners */
 			pn_unit_keys_add(&c->ur->recovered, key, v.end);
 	} else if (!slot->known && c->unit && c->unit->lookups) {

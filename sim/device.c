@@ -478,3 +478,30 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	}
 	return h;
 }
+
+/* The durable image by content (a search's crash-state keys, model/run.c): every written chunk
+ * of dur with its file and index, in that order. Unsynced writes, sequence numbers and
+ * versions do not show, so two devices whose durable images hold the same bytes get the same
+ * digest, however their writes and fsyncs came. A removed chunk counts as unwritten (DV1: no
+ * reader reaches it); a chunk written with zeros is told from an unwritten one (a digest may
+ * tell apart what reads the same, never the reverse). A tracked device has no lazy extents
+ * (CK3, pn_device_set_lazy), so every chunk of dur holds its own bytes. */
+uint64_t pn_device_dur_digest(const struct pn_device *d)
+{
+	PN_ASSERT(d->track);
+	uint64_t h = 0;
+	for (int f = 0; f < PN_FILE_COUNT; f++) {
+		const struct pn_file_image *im = &d->dur[f];
+		PN_ASSERT(!d->lazy[f].end);
+		for (uint64_t c = 0; c < im->nleaves * PN_LEAF_CHUNKS; c++) {
+			const struct pn_chunk *ch = pn_image_chunk(im, c);
+			if (!ch || ch == PN_CHUNK_REMOVED)
+				continue;
+			PN_ASSERT(!ch->unbuilt && !ch->half);
+			uint64_t where[2] = {(uint64_t)f, c};
+			h = XXH3_64bits_withSeed(where, sizeof(where), h);
+			h = XXH3_64bits_withSeed(ch->data, PN_CHUNK_SIZE, h);
+		}
+	}
+	return h;
+}

@@ -164,6 +164,9 @@ void pn_device_set_sink(struct pn_device *d, enum pn_file f);
 void pn_device_free(struct pn_device *d);
 /* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);
+/* The durable image's bytes and where, as one hash: equal for equal durable images whatever
+ * writes and fsyncs led there (d tracks crashes; removed chunks count as unwritten). */
+uint64_t pn_device_dur_digest(const struct pn_device *d);
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out);
 /* DV8: the summary s of [off, off + len) of file f (cur), logged as a summary or a range. */

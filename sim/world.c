@@ -243,15 +243,13 @@ uint64_t pn_world_write_hash(const struct pn_unsynced *u)
 	return XXH3_64bits_withSeed(u->data, u->len, XXH3_64bits(v, sizeof(v)));
 }
 
-/* The unsynced writes by content (not their sequence numbers), for the durable chain. */
-static uint64_t unsynced_hash(const struct pn_device *d, uint64_t seed)
+uint64_t pn_world_dur_digest(struct pn_world *w)
 {
-	uint64_t h = seed;
-	for (uint32_t i = 0; i < d->nunsynced; i++) {
-		uint64_t v = pn_world_write_hash(&d->unsynced[i]);
-		h = XXH3_64bits_withSeed(&v, sizeof(v), h);
+	if (w->dur_content_version != w->dev.dur_version || !w->dur_content) {
+		w->dur_content = pn_device_dur_digest(&w->dev) | 1;
+		w->dur_content_version = w->dev.dur_version;
 	}
-	return h;
+	return w->dur_content;
 }
 
 static void env_wal_segment(void *ctx, uint64_t off, uint64_t len, bool remove)
@@ -364,15 +362,8 @@ static void on_complete(struct pn_world *w, uint32_t index)
 	PN_ASSERT(!w->lent || !w->lent[index]); /* CK4: the device took the lent half */
 	if (io->op == PN_IO_WRITE)
 		pn_device_write_done(&w->dev, index);
-	else if (io->op == PN_IO_FSYNC && !w->opt.choose)
+	else if (io->op == PN_IO_FSYNC)
 		pn_device_fsync_done(&w->dev, io->file, w->fsync_of_io[index]);
-	else if (io->op == PN_IO_FSYNC) {
-		uint64_t before = unsynced_hash(&w->dev, w->dur_chain),
-			 version = w->dev.dur_version;
-		pn_device_fsync_done(&w->dev, io->file, w->fsync_of_io[index]);
-		if (w->dev.dur_version != version)
-			w->dur_chain = unsynced_hash(&w->dev, before ^ 0x9e3779b97f4a7c15ull);
-	}
 	w->aio_inflight--;
 	if (w->aio_len) {
 		uint32_t next = w->aio_pending[w->aio_head];

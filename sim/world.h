@@ -141,12 +141,8 @@ struct pn_world {
 	 * blocks built and those that hold a page, one bit each; NULL: built at each read */
 	uint8_t *lazy_memo, *lazy_built, *lazy_page;
 	uint64_t lazy_memo_end;
-	/* The durable image's history by content (opt.choose set): a hash chained over every
-	 * change to dur, each fsync completion that changed it (the unsynced writes before and
-	 * after, by file, place and bytes; a WAL segment created or removed is not one: DV3 in
-	 * device.h). Two runs of one scenario with equal chains hold equal durable images,
-	 * whatever their schedules. */
-	uint64_t dur_chain;
+	/* The durable image by content as of dev.dur_version (pn_world_dur_digest). */
+	uint64_t dur_content, dur_content_version;
 	uint64_t hash_logged;     /* events whose hash the twin has taken */
 	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
@@ -217,6 +213,10 @@ uint64_t pn_world_poll_reads(const struct pn_world *w);
 bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b);
 /* An unsynced write by what it writes: file, offset, length and bytes (no sequence number). */
 uint64_t pn_world_write_hash(const struct pn_unsynced *u);
+/* The durable image by content (pn_device_dur_digest; crash tracking on), recomputed only
+ * when dev.dur_version moved since the last call: equal for two worlds whose durable images
+ * hold the same bytes, whatever their schedules. */
+uint64_t pn_world_dur_digest(struct pn_world *w);
 /* Prints the last events, oldest first. */
 void pn_world_print_trace(const struct pn_world *w, FILE *out);
 

@@ -15,7 +15,9 @@
 #   - the DELAY_CHKPT_START window: l4-window-seeded never brings a checkpoint to its
 #     selection while a backend is between its shift's WAL insert and its publication (the
 #     marker seen false only), l4-window-bounded does (seen both ways);
-#   - check --json reports strategy, preemption_bound and the schedule counts.
+#   - check --json reports strategy, preemption_bound and the schedule counts;
+#   - check --list-states writes one key of 16 hex digits per state recovered (with --nested
+#     0, as many as "recoveries"), and is refused with --jobs 2 (exit 2, no file).
 # Prints one line per case and "N passed, M failed"; exits 1 if any failed.
 set -u
 if [[ $# -ne 2 ]]; then
@@ -84,6 +86,19 @@ expect delay-window-reached-bounded 0 "both +$delay" \
 	"$bin" check "$dir/l4-window-bounded.yaml" --coverage
 expect json-counts 0 '"strategy": "bounded".*"preemption_bound": 1.*"schedules_explored": [1-9][0-9]+' \
 	bash -c "'$bin' check '$dir/umbra-race-bounded.yaml' --json - 2>/dev/null | tr -d '\n'"
+# --list-states (docs/cli.md): one line per recovery, each a key
+list_states() {
+	"$bin" check "$dir/crash-keys-bounded.yaml" --nested 0 --list-states "$tmp/keys" \
+		--json "$tmp/keys.json" >/dev/null 2>&1 || return 1
+	local n bad
+	n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scenarios"][0]["recoveries"])' "$tmp/keys.json")
+	bad=$(grep -cvE '^[0-9a-f]{16}$' "$tmp/keys")
+	echo "recoveries $n, lines $(wc -l <"$tmp/keys"), not a key $bad"
+}
+expect list-states-lines 0 'recoveries ([1-9][0-9]*), lines \1, not a key 0' list_states
+expect list-states-jobs 2 'list-states: not with --jobs' \
+	"$bin" check "$dir/crash-keys-bounded.yaml" --jobs 2 --list-states "$tmp/keys2"
+expect list-states-jobs-no-file 0 'absent' bash -c "test -e '$tmp/keys2' || echo absent"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

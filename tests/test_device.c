@@ -6,6 +6,8 @@
  *   fsync          an fsync makes durable the writes to its file that completed before it
  *                  was dispatched, no other; a crash keeps each unsynced write lost,
  *                  persisted or torn over the durable image;
+ *   dur digest     pn_device_dur_digest is the durable image's bytes and places alone:
+ *                  equal for devices that got there by other write and fsync orders;
  *   remove/create  DV1-DV3: removed chunks are freed in both images and in copies, a read
  *                  or a write of them aborts, a created range reads as zeros;
  *   held WAL       with a 1 TiB max_wal_size (a ring of 1.6 million segments) and many
@@ -68,6 +70,67 @@ static void two_unsynced(struct pn_device *d)
 	}
 	ck_assert_uint_eq(d->nunsynced, 2);
 }
+
+/* Writes len bytes of value v at off of file f, completed (I/O index idx), unsynced. */
+static void unsynced_at(struct pn_device *d, enum pn_file f, uint64_t off, uint8_t v, uint32_t idx)
+{
+	uint8_t page[8192];
+	memset(page, v, sizeof(page));
+	struct pn_io io = {.file = f,
+			   .offset = off,
+			   .len = sizeof(page),
+			   .buf = page,
+			   .index = idx};
+	pn_device_write(d, &io, idx);
+	pn_device_write_done(d, idx);
+}
+
+/* The durable image by content: two devices whose durable images hold the same bytes have
+ * one digest, whatever the order of their writes and how fsyncs grouped them (one device
+ * syncs each write on its own, the other writes in another order and syncs once, with a
+ * write to another file left unsynced); a byte of difference in dur, or the same bytes at
+ * another place, gives another; unsynced writes do not count. */
+START_TEST(test_dur_digest_by_content)
+{
+	struct pn_device a, b;
+	pn_device_init(&a, true, 512);
+	pn_device_init(&b, true, 512);
+	write_at(&a, 0, 0xAB, 4 * SEG);
+	write_at(&b, 0, 0xAB, 4 * SEG);
+	uint64_t base = pn_device_dur_digest(&a);
+	ck_assert_uint_eq(base, pn_device_dur_digest(&b));
+	unsynced_at(&a, PN_FILE_WAL, SEG, 0x11, 0);
+	pn_device_fsync_done(&a, PN_FILE_WAL, pn_device_fsync_start(&a));
+	unsynced_at(&a, PN_FILE_WAL, 2 * SEG, 0x22, 1);
+	pn_device_fsync_done(&a, PN_FILE_WAL, pn_device_fsync_start(&a));
+	unsynced_at(&b, PN_FILE_WAL, 2 * SEG, 0x22, 0);
+	unsynced_at(&b, PN_FILE_DATA, 0, 0x33, 1);
+	unsynced_at(&b, PN_FILE_WAL, SEG, 0x11, 2);
+	pn_device_fsync_done(&b, PN_FILE_WAL, pn_device_fsync_start(&b));
+	ck_assert_uint_eq(a.nunsynced, 0);
+	ck_assert_uint_eq(b.nunsynced, 1); /* the data write: not in dur */
+	ck_assert_uint_ne(pn_device_dur_digest(&a), base);
+	ck_assert_uint_eq(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
+	/* one byte more of difference in dur */
+	uint8_t one = 0x12;
+	pn_device_format_write(&b, PN_FILE_WAL, SEG + 100, &one, 1);
+	ck_assert_uint_ne(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
+	one = 0x11;
+	pn_device_format_write(&b, PN_FILE_WAL, SEG + 100, &one, 1);
+	ck_assert_uint_eq(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
+	/* the same bytes in another file */
+	struct pn_device c;
+	pn_device_init(&c, true, 512);
+	write_at(&c, 0, 0xAB, 4 * SEG);
+	unsynced_at(&c, PN_FILE_DATA, SEG, 0x11, 0);
+	pn_device_fsync_done(&c, PN_FILE_DATA, pn_device_fsync_start(&c));
+	ck_assert_uint_ne(pn_device_dur_digest(&c), base);
+	ck_assert_uint_ne(pn_device_dur_digest(&c), pn_device_dur_digest(&a));
+	pn_device_free(&a);
+	pn_device_free(&b);
+	pn_device_free(&c);
+}
+END_TEST
 
 /* The crash model's core, through the plain operations: an fsync makes durable exactly the
  * writes to its file that had completed when it was dispatched (not one completed after, not
@@ -730,6 +793,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("memory");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_fsync_covers_completed_writes);
+	tcase_add_test(tc, test_dur_digest_by_content);
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
 	tcase_add_test(tc, test_crash_read_is_the_crash_image);
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
