@@ -42,15 +42,28 @@ static void hash_writes(struct pn_run *c)
 		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
 }
 
-/* A search's crash point whose device (durable image by content, every unsynced write by
- * place and bytes, in order) and world (pn_world_fingerprint: what the oracle and the acks
- * judge by) an earlier point of the search had: its crash states were judged there. */
+/* RD2: a search's crash point whose device (durable image by content, every unsynced write
+ * by place and bytes, in order) and highest acknowledged commit an earlier point of the part
+ * had: its crash states are the same fates over the same bytes, whose verdicts are functions
+ * of those bytes (the verdict cache's H2), and C1 the same comparison; they were judged
+ * there. With prune (RD3) the world's fingerprint takes the acks' place, as before. */
 static bool point_met(struct pn_run *c)
 {
 	if (!c->x->reduce)
 		return false;
+	uint64_t seed = pn_world_dur_digest(c->w);
+	if (c->x->prune) { /* RD3: as before RD2, by the world's fingerprint too */
+		seed ^= pn_world_fingerprint(c->w);
+	} else { /* RD2: C1 passes for every state iff the highest acknowledged LSN does */
+		struct pn_acks_view acks;
+		pn_engine_acks(c->w->e, &acks);
+		pn_lsn need = 0;
+		for (uint64_t i = 0; i < acks.n; i++)
+			need = PN_MAX(need, acks.lsns[i]);
+		seed = XXH3_64bits_withSeed(&need, sizeof(need), seed);
+	}
 	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),
-					    pn_world_dur_digest(c->w) ^ pn_world_fingerprint(c->w));
+					    seed);
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
 	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
 		return false;

@@ -95,6 +95,7 @@ void pn_explore_init(struct pn_explore *x, const struct pn_scenario *sc, uint32_
 						 : PN_EXPLORE_BOUNDED,
 				 .bound = sc->schedules.preemption_bound,
 				 .reduce = sc->schedules.reduce,
+				 .prune = sc->schedules.reduce && sc->schedules.prune,
 				 .runs = sc->schedules.runs,
 				 .depth = PN_MIN(sc->schedules.depth, 16u)};
 	PN_ASSERT(sc->schedules.strategy != PN_STRATEGY_SEEDED);
@@ -360,12 +361,12 @@ static void bounded_frontier(struct pn_explore *x, struct pn_world *w, const str
 			     uint64_t event, uint32_t n)
 {
 	uint8_t left = (uint8_t)(x->bound - x->cur.n);
-	if (x->reduce && seen_before(x, pn_world_fingerprint(w), left, x->nlive == 0)) {
+	if (x->prune && seen_before(x, pn_world_fingerprint(w), left, x->nlive == 0)) {
 		x->stop = true;
 		x->pruned++;
 		return;
 	}
-	if (!x->reduce) {
+	if (!x->prune) { /* RD1: every schedule runs to its end */
 		if (x->cur.n < x->bound)
 			for (uint32_t i = 1; i < n; i++)
 				enqueue(x, &x->cur, event, i, NULL, 0);

@@ -9,14 +9,21 @@
  *   bounded  every schedule with at most schedules.preemption_bound preemptions, fewest
  *            first (iterative context bounding): a schedule's children add one preemption
  *            at an event after its last one, each candidate of that event in turn, so each
- *            list is generated once. With schedules.reduce, a run that reaches a state
- *            (pn_world_fingerprint) already reached with as many preemptions left is cut
- *            there: its continuations were explored from the first visit (pruned);
- *            and sleep sets: a child does not run, first or by preempting, an event that
- *            commutes with its preempting one and that an earlier sibling or the parent ran
- *            from the same state (pn_touch_independent), until an event that does not
- *            commute with it runs; a run whose next seeded event is asleep ends there
- *            (pruned), a child whose preempting event is asleep is never queued.
+ *            list is generated once.
+ *            RD1. Every schedule runs to its end (the default): the search is sound.
+ *            RD2. With schedules.reduce (the default), a crash point whose content (the
+ *                 durable image's digest, the unsynced writes by place and bytes in order,
+ *                 the highest acknowledged commit) an earlier point of the part had is
+ *                 skipped: its states and their verdicts are those judged there.
+ *            RD3. With schedules.prune (and reduce; never by default, not sound: it misses
+ *                 crash states, docs/checker.md section 13), a run that reaches a state
+ *                 (pn_world_fingerprint) already reached with as many preemptions left is
+ *                 cut there (pruned), and sleep sets: a child does not run, first or by
+ *                 preempting, an event that commutes with its preempting one and that an
+ *                 earlier sibling or the parent ran from the same state
+ *                 (pn_touch_independent), until an event that does not commute with it
+ *                 runs; a run whose next seeded event is asleep ends there (pruned), a
+ *                 child whose preempting event is asleep is never queued.
  *   pct      schedules.runs runs: the first the seeded one, then each with random actor
  *            priorities and depth - 1 priority change points (Burckhardt et al.), the
  *            highest-priority candidate running at each event (but never more than
@@ -47,7 +54,8 @@ struct pn_explore {
 	const struct pn_scenario *sc;
 	enum pn_explore_mode mode;
 	uint32_t bound; /* bounded: the preemption bound */
-	bool reduce;
+	bool reduce;    /* RD2: crash points met before skipped (check.c point_met) */
+	bool prune;     /* RD3: schedules cut by fingerprint and sleep sets (not sound) */
 	struct pn_schedule *queue; /* bounded: schedules still to run, FIFO */
 	uint64_t head, len, cap;
 	struct pn_schedule cur;   /* the schedule running (bounded, fixed) */

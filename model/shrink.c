@@ -203,9 +203,11 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 	write_workload(out, sc);
 	fprintf(out, "schedules: {runs: %u", sc->schedules.runs);
 	if (sc->schedules.strategy != PN_STRATEGY_SEEDED)
-		fprintf(out, ", strategy: %s, preemption_bound: %u, depth: %u, reduce: %s",
+		fprintf(out,
+			", strategy: %s, preemption_bound: %u, depth: %u, reduce: %s, prune: %s",
 			pn_strategy_name(sc->schedules.strategy), sc->schedules.preemption_bound,
-			sc->schedules.depth, sc->schedules.reduce ? "true" : "false");
+			sc->schedules.depth, sc->schedules.reduce ? "true" : "false",
+			sc->schedules.prune ? "true" : "false");
 	else if (sc->schedules.named) /* seeded only, as asked (explore_split.h D1) */
 		fprintf(out, ", strategy: seeded");
 	if (sc->schedules.budget)

@@ -148,14 +148,17 @@ START_TEST(test_bound_zero_checks_the_seeded_schedule)
 }
 END_TEST
 
+/* RD1: the default (reduce, no prune) runs every schedule to its end, as reduce: false does;
+ * RD3: prune cuts runs at states met before. */
 START_TEST(test_bound_one_counts)
 {
-	struct pn_scenario seeded, full, reduced;
-	struct pn_check_result a, b;
+	struct pn_scenario seeded, full, reduced, sound;
+	struct pn_check_result a, b, c;
 	uint64_t alternatives = 0;
 	load_tiny(&seeded, 3, "");
 	load_tiny(&full, 3, "schedules: {preemption_bound: 1, reduce: false}\n");
-	load_tiny(&reduced, 3, "schedules: {preemption_bound: 1}\n");
+	load_tiny(&reduced, 3, "schedules: {preemption_bound: 1, prune: true}\n");
+	load_tiny(&sound, 3, "schedules: {preemption_bound: 1}\n");
 	ck_assert_int_eq(full.schedules.strategy, PN_STRATEGY_BOUNDED); /* a bound asks for it */
 	ck_assert_int_eq(run_world(&seeded, NULL, &alternatives), 0);
 	ck_assert_int_eq(check(&full, &a), 0);
@@ -166,9 +169,14 @@ START_TEST(test_bound_one_counts)
 	ck_assert_uint_gt(b.schedules_pruned, 0);
 	ck_assert_uint_lt(b.events, a.events); /* the cut runs stopped early */
 	ck_assert_uint_gt(b.distinct_states, 0);
+	ck_assert_int_eq(check(&sound, &c), 0);
+	ck_assert_uint_eq(c.schedules_explored, a.schedules_explored);
+	ck_assert_uint_eq(c.schedules_pruned, 0);
+	ck_assert_uint_eq(c.events, a.events);
 	pn_scenario_free(&seeded);
 	pn_scenario_free(&full);
 	pn_scenario_free(&reduced);
+	pn_scenario_free(&sound);
 }
 END_TEST
 

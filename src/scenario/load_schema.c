@@ -72,6 +72,7 @@ static const struct field schedules_fields[] = {
 	NUM("preemption_bound", V_U32, schedules.preemption_bound, 0, 8),
 	NUM("depth", V_U32, schedules.depth, 1, 16),
 	FLAG("reduce", schedules.reduce),
+	FLAG("prune", schedules.prune),
 	NUM("choice_width", V_U32, schedules.choice_width, 2, 16),
 	NUM("budget", V_U32, schedules.budget, 1, 1000000),
 };
