@@ -17,6 +17,9 @@
 #include "waldir.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -501,4 +504,31 @@ int pn_cli_simulate_wal(const struct pn_scenario *sc, const struct pn_cli_mode *
 	}
 	free(d);
 	return out->sim.status;
+}
+
+bool pn_cli_writable_dir(const char *dir, char *why, size_t why_len)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			snprintf(why, why_len, "not a directory");
+		else if (access(dir, W_OK | X_OK) != 0)
+			snprintf(why, why_len, "%s", strerror(errno));
+		else
+			return true;
+		return false;
+	}
+	if (errno != ENOENT) {
+		snprintf(why, why_len, "%s", strerror(errno));
+		return false;
+	}
+	char *copy = strdup(dir);
+	PN_ASSERT(copy != NULL);
+	const char *parent = dirname(copy);
+	bool ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode) && access(parent, W_OK | X_OK) == 0;
+	if (!ok)
+		snprintf(why, why_len, "cannot be created in %s: %s", parent,
+			 errno ? strerror(errno) : "not a directory");
+	free(copy);
+	return ok;
 }

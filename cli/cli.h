@@ -161,6 +161,9 @@ void pn_cli_label(const struct pn_scenario *sc, const struct pn_cli_mode *m, cha
  * Opens an output file before the work starts ("-" = stdout); NULL (message printed:
  * "penumbra CMD: cannot write 'PATH': WHY") when it cannot be created or is one of the
  * command's inputs, so a long run does not end in an unwritable path. */
+/* Whether dir is a directory that can be written, or can be created (its parent is one);
+ * false with the reason in why. */
+bool pn_cli_writable_dir(const char *dir, char *why, size_t why_len);
 FILE *pn_cli_open_output(const char *cmd, const char *path);
 /* Closes f (from pn_cli_open_output(path)) and puts it in place when `written` (the caller's
  * writes all succeeded) and the flush, fsync and close succeed; else removes it. Returns 0,

@@ -372,32 +372,6 @@ static int parse(int argc, char **argv, struct check_args *a)
 }
 
 /* ---- K1: outputs ---- */
-static bool writable_dir(const char *dir, char *why, size_t why_len)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			snprintf(why, why_len, "not a directory");
-		else if (access(dir, W_OK | X_OK) != 0)
-			snprintf(why, why_len, "%s", strerror(errno));
-		else
-			return true;
-		return false;
-	}
-	if (errno != ENOENT) {
-		snprintf(why, why_len, "%s", strerror(errno));
-		return false;
-	}
-	char *copy = strdup(dir);
-	PN_ASSERT(copy != NULL);
-	const char *parent = dirname(copy);
-	bool ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode) && access(parent, W_OK | X_OK) == 0;
-	if (!ok)
-		snprintf(why, why_len, "cannot be created in %s: %s", parent,
-			 errno ? strerror(errno) : "not a directory");
-	free(copy);
-	return ok;
-}
 
 /* Opens --json / --junit / --list-states and checks --traces; false (message printed) when one is unusable. */
 static bool open_outputs(struct check_args *a, FILE **json, FILE **junit)
@@ -405,7 +379,7 @@ static bool open_outputs(struct check_args *a, FILE **json, FILE **junit)
 	char why[512];
 	*json = *junit = NULL;
 	errno = 0;
-	if (!writable_dir(a->traces, why, sizeof(why))) {
+	if (!pn_cli_writable_dir(a->traces, why, sizeof(why))) {
 		fprintf(stderr, "penumbra check: --traces %s: %s\n", a->traces, why);
 		return false;
 	}

@@ -228,8 +228,7 @@ struct pn_scenario {
 		enum pn_strategy strategy;
 		uint32_t preemption_bound; /* bounded: at most this many preemptions */
 		uint32_t depth;            /* pct: d (d - 1 priority change points a run) */
-		bool reduce; /* bounded: skip a crash point met before (its content, exact) */
-		bool prune;  /* bounded, with reduce: cut schedules by fingerprint (not sound) */
+		bool reduce, prune;    /* bounded: skip points met before (RD2); cut runs (RD3) */
 		uint32_t choice_width; /* candidates at a choice point (sim/world.h) */
 		bool named;            /* strategy or preemption_bound given (else: the default) */
 		uint32_t budget; /* the default's search: schedules at most (0: sized, model/) */
