@@ -55,11 +55,7 @@ static bool point_met(struct pn_run *c)
 	if (c->x->prune) { /* RD3: as before RD2, by the world's fingerprint too */
 		seed ^= pn_world_fingerprint(c->w);
 	} else { /* RD2: C1 passes for every state iff the highest acknowledged LSN does */
-		struct pn_acks_view acks;
-		pn_engine_acks(c->w->e, &acks);
-		pn_lsn need = 0;
-		for (uint64_t i = 0; i < acks.n; i++)
-			need = PN_MAX(need, acks.lsns[i]);
+		pn_lsn need = pn_run_acks_need(c);
 		seed = XXH3_64bits_withSeed(&need, sizeof(need), seed);
 	}
 	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),

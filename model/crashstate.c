@@ -52,7 +52,7 @@ static void reserve(struct pn_crash_enum *ce, uint32_t n)
 	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates && ce->radix);
 }
 
-static bool overlaps(const struct pn_unsynced *a, const struct pn_unsynced *b)
+bool pn_crash_writes_meet(const struct pn_unsynced *a, const struct pn_unsynced *b)
 {
 	return a->file == b->file && a->offset < b->offset + b->len &&
 	       b->offset < a->offset + a->len;
@@ -68,7 +68,7 @@ static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t 
 	pn_device_unit(d, u->offset, u->len, &nunits);
 	*full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1;
 	for (uint32_t j = 0; j < d->nunsynced; j++)
-		if (j != i && overlaps(u, &d->unsynced[j]))
+		if (j != i && pn_crash_writes_meet(u, &d->unsynced[j]))
 			return *full;
 	uint8_t buf[4096];
 	uint64_t mask = 0;
@@ -121,11 +121,11 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 	/* 2^n subsets: exhaustive up to max_unsynced, and never past 2^20 states a point */
 	ce->exhaustive = ce->nrel <= PN_MIN(sc->crash.max_unsynced, 20u);
 	ce->phase = ce->exhaustive ? PH_SUBSETS : PH_SINGLES;
-	ce->space = ce->exhaustive ? UINT64_MAX : whole_space(ce);
-	if (ce->space <= 3ull * ce->nrel + 1 + sc->crash.samples)
+	ce->space = ce->exhaustive ? 0 : whole_space(ce);
+	if (ce->space > 3ull * ce->nrel + 1 + sc->crash.samples)
+		ce->space = 0; /* SP1: sampled, as the space is larger */
+	if (ce->space)
 		ce->phase = PH_SPACE; /* SP1: no sample where every state costs less */
-	else
-		ce->space = 0;
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
 }
 
@@ -267,8 +267,11 @@ static uint64_t whole_space(struct pn_crash_enum *ce)
 		if (ce->sc->crash.tear == PN_TEAR_SECTORS && d > 8)
 			return UINT64_MAX;
 		uint64_t tears = 0;
-		while (ce->sc->crash.tear != PN_TEAR_NONE && nth_real_tear(ce, r, tears))
-			tears++;
+		uint64_t n = ce->sc->crash.tear == PN_TEAR_NONE ? 0 : tear_patterns(ce, r);
+		for (uint64_t p = 0; p < n; p++) {
+			uint64_t mask = tear_pattern(ce, r, p);
+			tears += mask && mask != ce->diff[r];
+		}
 		ce->radix[r] = (uint32_t)(2 + tears);
 		space *= ce->radix[r];
 		if (space > (1ull << 32))
@@ -489,7 +492,7 @@ bool pn_crash_enum_next(struct pn_crash_enum *ce)
 	}
 }
 
-static uint64_t effective(const struct pn_crash_enum *ce, uint32_t r)
+uint64_t pn_crash_enum_kept(const struct pn_crash_enum *ce, uint32_t r)
 {
 	const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
 	return f->fate == PN_FATE_PERSISTED ? ce->diff[r]
@@ -502,7 +505,7 @@ uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce)
 	XXH64_state_t st;
 	XXH64_reset(&st, ce->dev->dur_version);
 	for (uint32_t r = 0; r < ce->nrel; r++) {
-		uint64_t eff = effective(ce, r);
+		uint64_t eff = pn_crash_enum_kept(ce, r);
 		if (!eff)
 			continue;
 		uint64_t item[2] = {ce->dev->unsynced[ce->rel[r]].seq, eff};

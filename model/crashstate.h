@@ -63,6 +63,11 @@ void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device
 /* Fills ce->fates with the next state; false when there are no more. */
 bool pn_crash_enum_next(struct pn_crash_enum *ce);
 uint64_t pn_crash_enum_key(const struct pn_crash_enum *ce);
+/* The units of relevant write r (ce->rel[r]) the current state keeps beyond the durable
+ * image: all its differing units persisted, the torn ones of them, or 0 (lost). */
+uint64_t pn_crash_enum_kept(const struct pn_crash_enum *ce, uint32_t r);
+/* Whether two writes cover a byte in common (the same file, overlapping ranges). */
+bool pn_crash_writes_meet(const struct pn_unsynced *a, const struct pn_unsynced *b);
 /* "persisted #12 (data evict page 3 slot 1); torn #13 (wal) units 0x3 of 0xf; lost 2 more" */
 void pn_crash_enum_describe(const struct pn_crash_enum *ce, char *buf, size_t len);
 /* The compact form a trace's replay.state holds: "p12,t13:3" (seq numbers; others lost).

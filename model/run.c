@@ -203,22 +203,17 @@ static void relearn(struct pn_run *c, struct pn_verdict *slot)
  * needs (every acknowledged commit at or before it) kept for the unit's lookups. */
 static void defer_acks(struct pn_run *c, uint64_t key)
 {
+	pn_unit_keys_add(&c->ur->asked, key, pn_run_acks_need(c));
+}
+
+pn_lsn pn_run_acks_need(const struct pn_run *c)
+{
 	struct pn_acks_view acks;
 	pn_lsn need = 0;
 	pn_engine_acks(c->w->e, &acks);
 	for (uint64_t i = 0; i < acks.n; i++)
 		need = PN_MAX(need, acks.lsns[i]);
-	pn_unit_keys_add(&c->ur->asked, key, need);
-}
-
-/* The units of relevant write r the current state keeps beyond the durable image (0: none, as
- * lost: the enumeration's key counts it so too). */
-static uint64_t kept(const struct pn_run *c, uint32_t r)
-{
-	const struct pn_write_fate *f = &c->ce.fates[c->ce.rel[r]];
-	return f->fate == PN_FATE_PERSISTED ? c->ce.diff[r]
-	       : f->fate == PN_FATE_TORN    ? f->sectors & c->ce.diff[r]
-					    : 0;
+	return need;
 }
 
 /* Kept write r's part of a search's key: its place and bytes, the units it keeps, and the
@@ -230,8 +225,7 @@ static uint64_t kept_item(const struct pn_run *c, uint32_t r, uint64_t units)
 	uint64_t item[3] = {c->write_hash[c->ce.rel[r]], units, 0};
 	for (uint32_t q = 0; q < r; q++) {
 		const struct pn_unsynced *v = &c->w->dev.unsynced[c->ce.rel[q]];
-		if (v->file == u->file && v->offset < u->offset + u->len &&
-		    u->offset < v->offset + v->len && kept(c, q))
+		if (pn_crash_writes_meet(u, v) && pn_crash_enum_kept(&c->ce, q))
 			item[2] += c->write_hash[c->ce.rel[q]];
 	}
 	return XXH3_64bits(item, sizeof(item));
@@ -255,7 +249,7 @@ static uint64_t state_key(const struct pn_run *c)
 	PN_ASSERT(c->write_hash != NULL || c->w->dev.nunsynced == 0);
 	uint64_t sum = 0;
 	for (uint32_t r = 0; r < c->ce.nrel; r++) {
-		uint64_t units = kept(c, r);
+		uint64_t units = pn_crash_enum_kept(&c->ce, r);
 		if (units)
 			sum += kept_item(c, r, units);
 	}

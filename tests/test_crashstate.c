@@ -253,6 +253,13 @@ START_TEST(test_whole_space_replaces_samples)
 	states_free(&space);
 	pn_device_free(&d);
 
+	device_with(&d, fours, 3); /* writes that could tear, under tear: none: 2 fates each */
+	enumerate_sampled(&d, 1, 1, PN_TEAR_NONE, 1000, &space);
+	ck_assert_uint_eq(space.n, 8);
+	ck_assert_uint_eq(distinct(&space), 8);
+	states_free(&space);
+	pn_device_free(&d);
+
 	device_with(&d, mixed, 2);
 	enumerate_sampled(&d, 1, 1, PN_TEAR_SECTORS, 1000, &space);
 	ck_assert_uint_eq(space.n, (2 + patterns(3)) * (2 + patterns(2)));
