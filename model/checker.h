@@ -40,6 +40,13 @@
  *      record it with the same functions (run.h), so a trace replays with check's verdict.
  *   H6 --twice runs each seeded schedule twice from the same start (an empty cache, the same
  *      count of new states) and compares each event's hash and each verdict (world.h).
+ *   H7 Within one crash inside recovery (H5), a state whose crash image (by content,
+ *      sim/device.h DV10) was met before, at an earlier event of that recovery or as the
+ *      image it recovers from, is not recovered again: its recovery, its judgement against
+ *      the same first WAL end and C1 against the same acknowledgements are those of the
+ *      image met, which passed (a failure stops the check). It counts as a crash state, not
+ *      as a recovery, and is not cross-checked. The scope is one crash, so the count does
+ *      not depend on how --jobs or MPI cut the search.
  */
 #ifndef PN_CHECKER_H
 #define PN_CHECKER_H

@@ -152,17 +152,40 @@ static bool nested_state(struct pn_run *c, const struct pn_world *r, const struc
 	return false;
 }
 
+/* H7: the crash images one crash inside recovery has met, by content (a few dozen: a list). */
+struct met {
+	uint64_t *v;
+	uint32_t n, cap;
+};
+/* Adds image to m: true when it is new. */
+static bool met_add(struct met *m, uint64_t image)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->v[i] == image)
+			return false;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 32;
+		m->v = realloc(m->v, m->cap * sizeof(*m->v));
+		PN_ASSERT(m->v != NULL);
+	}
+	m->v[m->n++] = image;
+	return true;
+}
+
 /*
  * Crash inside recovery (H5): recover the same image again one event at a time; wherever the
  * recovering world's device changed, crash it in the states of the scenario's crash model
  * that pn_crash_enum_begin_nested() lists (all lost, all persisted, each write torn as
  * crash.tear allows), recover each, and judge it against the first recovery's expectations.
+ * H7 (checker.h): a state whose crash image this crash has met is not recovered again.
  */
 static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn first_end,
 		   uint64_t point)
 {
 	struct pn_world *r = pn_judge_crashed(&c->j, &c->w->dev, fates, c->schedule, true);
 	struct pn_crash_enum ce;
+	struct met met = {0};
+	met_add(&met, pn_world_dur_digest(r));           /* the image it starts from: passed */
 	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
@@ -171,9 +194,16 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 			continue;
 		version = r->dev.version;
 		pn_crash_enum_begin_nested(&ce, &r->dev, c->sc);
-		while (ok && pn_crash_enum_next(&ce))
-			ok = nested_state(c, r, &ce, first_end, point);
+		while (ok && pn_crash_enum_next(&ce)) {
+			uint64_t image = pn_device_crash_digest(&r->dev, ce.fates,
+								pn_world_dur_digest(r));
+			if (met_add(&met, image))
+				ok = nested_state(c, r, &ce, first_end, point);
+			else
+				c->res->crash_states++; /* H7 */
+		}
 	}
+	free(met.v);
 	pn_crash_enum_free(&ce);
 	pn_judge_world_free(r);
 	return ok;

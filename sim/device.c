@@ -479,13 +479,20 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	return h;
 }
 
-/* The durable image by content (a search's crash-state keys, model/run.c): every written chunk
- * of dur with its file and index, in that order. Unsynced writes, sequence numbers and
- * versions do not show, so two devices whose durable images hold the same bytes get the same
- * digest, however their writes and fsyncs came. A removed chunk counts as unwritten (DV1: no
- * reader reaches it); a chunk written with zeros is told from an unwritten one (a digest may
- * tell apart what reads the same, never the reverse). A tracked device has no lazy extents
- * (CK3, pn_device_set_lazy), so every chunk of dur holds its own bytes. */
+/* One written chunk's part of a digest by content (DV10): its file, its index and its bytes. */
+static uint64_t chunk_term(int f, uint64_t c, const uint8_t *data)
+{
+	uint64_t v[3] = {(uint64_t)f, c, XXH3_64bits(data, PN_CHUNK_SIZE)};
+	return XXH3_64bits(v, sizeof(v));
+}
+
+/* The durable image by content (a search's crash-state keys, model/run.c; DV10): the sum of
+ * every written chunk's chunk_term. Unsynced writes, sequence numbers and versions do not
+ * show, so two devices whose durable images hold the same bytes get the same digest, however
+ * their writes and fsyncs came. A removed chunk counts as unwritten (DV1: no reader reaches
+ * it); a chunk written with zeros is told from an unwritten one (a digest may tell apart what
+ * reads the same, never the reverse). A tracked device has no lazy extents (CK3,
+ * pn_device_set_lazy), so every chunk of dur holds its own bytes. */
 uint64_t pn_device_dur_digest(const struct pn_device *d)
 {
 	PN_ASSERT(d->track);
@@ -498,10 +505,60 @@ uint64_t pn_device_dur_digest(const struct pn_device *d)
 			if (!ch || ch == PN_CHUNK_REMOVED)
 				continue;
 			PN_ASSERT(!ch->unbuilt && !ch->half);
-			uint64_t where[2] = {(uint64_t)f, c};
-			h = XXH3_64bits_withSeed(where, sizeof(where), h);
-			h = XXH3_64bits_withSeed(ch->data, PN_CHUNK_SIZE, h);
+			h += chunk_term(f, c, ch->data);
 		}
 	}
 	return h;
+}
+
+/* DV10 the long way: the crash image built, and its durable image digested. */
+static uint64_t crash_digest_built(const struct pn_device *d, const struct pn_write_fate *fates)
+{
+	struct pn_device out;
+	pn_device_init(&out, true, d->atomic_unit);
+	pn_device_crash_image(d, fates, &out);
+	uint64_t h = pn_device_dur_digest(&out);
+	pn_device_free(&out);
+	return h;
+}
+
+/* DV10: the chunks the kept units of the writes touch (each once; the order does not matter
+ * to a sum) have their durable terms replaced by the crash image's. */
+uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write_fate *fates,
+				uint64_t dur_digest)
+{
+	PN_ASSERT(d->track);
+	enum { TOUCHED_MAX = 64 };
+	uint64_t touched[TOUCHED_MAX][2];
+	uint32_t nt = 0;
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		uint32_t s = 0, at, n;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0)
+			for (uint64_t c = (u->offset + at) / PN_CHUNK_SIZE;
+			     c <= (u->offset + at + n - 1) / PN_CHUNK_SIZE; c++) {
+				bool met = false;
+				for (uint32_t t = 0; t < nt && !met; t++)
+					met = touched[t][0] == u->file && touched[t][1] == c;
+				if (met)
+					continue;
+				if (nt == TOUCHED_MAX) /* too many to list: build the image */
+					return crash_digest_built(d, fates);
+				touched[nt][0] = u->file;
+				touched[nt++][1] = c;
+			}
+	}
+	uint8_t buf[PN_CHUNK_SIZE];
+	for (uint32_t t = 0; t < nt; t++) {
+		int f = (int)touched[t][0];
+		uint64_t c = touched[t][1];
+		const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], c);
+		PN_ASSERT(ch != PN_CHUNK_REMOVED); /* DV1: no write lies in a removed range */
+		if (ch)
+			dur_digest -= chunk_term(f, c, ch->data);
+		pn_device_crash_read(d, fates, (enum pn_file)f, c * PN_CHUNK_SIZE, PN_CHUNK_SIZE,
+				     buf);
+		dur_digest += chunk_term(f, c, buf);
+	}
+	return dur_digest;
 }

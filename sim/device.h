@@ -81,6 +81,12 @@
  *       bytes everywhere (umbra's redo reads back the pages it evicted to their shift
  *       targets).
  *
+ * Digests by content (the checker's crash-state keys):
+ *   DV10 pn_device_dur_digest is a sum over the written chunks of dur of a hash of (file,
+ *       chunk index, bytes), so a crash image's digest is the durable one with the terms of
+ *       the chunks its kept units touch replaced (pn_device_crash_digest): the cost is in the
+ *       chunks the writes touch, not in the device's size. Equal images, equal digests.
+ *
  * What the chunk store adds through the device: a tracked device's synced chunks are shared
  * by cur and dur (CK2); an untracked device (`penumbra run`'s) may take lazy extents
  * (pn_device_set_lazy, CK3) and lend a data write's bytes (pn_device_lend, CK4); a tracked
@@ -213,6 +219,11 @@ struct pn_write_fate {
  * of the unsynced writes (fates[i] for d->unsynced[i]). */
 void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate *fates,
 			   struct pn_device *out);
+/* DV10: the digest of the crash image pn_device_crash_image would build under fates, by
+ * content (pn_device_dur_digest of that image, equal for equal images), without building it;
+ * dur_digest: pn_device_dur_digest(d). */
+uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write_fate *fates,
+				uint64_t dur_digest);
 /* The bytes [off, off + len) of file f in the image pn_device_crash_image would build under
  * fates, without building it (d tracks crashes). */
 void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,

@@ -245,9 +245,10 @@ uint64_t pn_world_write_hash(const struct pn_unsynced *u)
 
 uint64_t pn_world_dur_digest(struct pn_world *w)
 {
-	if (w->dur_content_version != w->dev.dur_version || !w->dur_content) {
-		w->dur_content = pn_device_dur_digest(&w->dev) | 1;
+	if (w->dur_content_version != w->dev.dur_version || !w->dur_content_known) {
+		w->dur_content = pn_device_dur_digest(&w->dev);
 		w->dur_content_version = w->dev.dur_version;
+		w->dur_content_known = true;
 	}
 	return w->dur_content;
 }

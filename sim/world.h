@@ -143,6 +143,7 @@ struct pn_world {
 	uint64_t lazy_memo_end;
 	/* The durable image by content as of dev.dur_version (pn_world_dur_digest). */
 	uint64_t dur_content, dur_content_version;
+	bool dur_content_known;
 	uint64_t hash_logged;     /* events whose hash the twin has taken */
 	struct pn_series *series; /* sampled after every event (series.h); NULL: none */
 	char error[PN_ERROR_LEN];
