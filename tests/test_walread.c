@@ -43,6 +43,7 @@ static struct {
 	pn_lsn read_max; /* the highest end of a byte range read */
 	unsigned summaries;
 	struct pn_summary_value last; /* the last summary's value */
+	uint8_t *flip_after;          /* a byte flipped once the next summary is taken */
 } parts;
 
 static bool wal_read(void *arg, pn_lsn page_addr, uint8_t *out)
@@ -83,6 +84,10 @@ static bool wal_summarize(void *arg, pn_lsn addr, uint32_t len, const struct pn_
 	*out = s->fn(wal_at(w, addr), len, s->arg);
 	parts.summaries++;
 	parts.last = *out;
+	if (parts.flip_after) {
+		*parts.flip_after ^= 0x5A;
+		parts.flip_after = NULL;
+	}
 	return true;
 }
 
@@ -632,6 +637,43 @@ START_TEST(test_parts_tail_summarized)
 }
 END_TEST
 
+/* WR4: a record that a summarized read found valid is decoded without its CRC checked again.
+ * Its CRC's first byte is flipped just after the summary is taken (the bytes then read are no
+ * longer the bytes summarized, which the device never lets happen): read in parts, the record
+ * is still taken, the CRC checked once; read whole, the same damage ends the WAL there. */
+START_TEST(test_parts_crc_checked_once)
+{
+	struct wal *w = wal_new(KIB64);
+	struct layout l = wal_build(w);
+	char why[160];
+	unsigned k = 1; /* a record after the first, inside one page */
+	while (w->start[k] % PAGE + w->len[k] > PAGE)
+		k++;
+	ck_assert_uint_lt(k, l.last);
+	uint8_t *crc = wal_at(w, w->start[k] + 20);
+	struct pn_wal_reader r;
+	ck_assert(pn_wal_reader_init(&r, w->start[0], 0, w->seg_size, PAGE, 65536, SYSID, wal_read,
+				     w));
+	memset(&parts, 0, sizeof(parts));
+	pn_wal_reader_parts(&r, wal_part, wal_summarize);
+	struct pn_wal_record rec;
+	pn_lsn start, end;
+	for (unsigned i = 0; i < k; i++)
+		ck_assert_msg(pn_wal_read_next(&r, &rec, &start, &end), "%s", r.why);
+	pn_wal_reader_seek(&r, w->start[k], w->start[k - 1]); /* a fresh summary of its page */
+	parts.flip_after = crc;
+	ck_assert_msg(pn_wal_read_next(&r, &rec, &start, &end), "%s", r.why);
+	ck_assert_uint_eq(start, w->start[k]);
+	ck_assert(parts.flip_after == NULL); /* the summary was taken, then the byte flipped */
+	pn_wal_reader_free(&r);
+	ck_assert_uint_eq(read_mode(w, 65536, SYSID, why, false), k);
+	ck_assert_str_eq(why, fmt("incorrect resource manager data checksum in record at %X/%08X",
+				  w->start[k], 0));
+	*crc ^= 0x5A;
+	wal_free(w);
+}
+END_TEST
+
 START_TEST(test_reader_positions)
 {
 	struct wal *w = wal_new(KIB64);
@@ -682,6 +724,7 @@ static Suite *walread_suite(void)
 	tcase_add_test(wal, test_end_page_header_errors);
 	tcase_add_test(wal, test_end_record_header_errors);
 	tcase_add_test(wal, test_parts_tail_summarized);
+	tcase_add_test(wal, test_parts_crc_checked_once);
 	tcase_add_test(wal, test_reader_positions);
 	TCase *all[] = {wal};
 	for (size_t i = 0; i < PN_ARRAY_LEN(all); i++) {

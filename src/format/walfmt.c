@@ -459,8 +459,9 @@ static void parse_payloads(struct decoder *d)
 	}
 }
 
-bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
-			  struct pn_wal_record *out, char *why, size_t why_len)
+/* Both decoders: crc, whether to check the record's CRC. */
+static bool decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
+		   struct pn_wal_record *out, char *why, size_t why_len, bool crc)
 {
 	struct decoder d = {
 		.out = out,
@@ -473,7 +474,7 @@ bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, 
 	memset(out, 0, sizeof(*out));
 	if (len < PN_WAL_RECORD_HEADER || pn_get32(buf) != len)
 		return reject(&d, "record with invalid length");
-	if (pn_get32(buf + 20) != pn_wal_record_crc(buf, len))
+	if (crc && pn_get32(buf + 20) != pn_wal_record_crc(buf, len))
 		return reject(&d, "incorrect resource manager data checksum in record");
 	out->xid = pn_get32(buf + 4);
 	out->prev = pn_get64(buf + 8);
@@ -486,6 +487,19 @@ bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, 
 	parse_payloads(&d);
 	PN_ASSERT(d.p == buf + len);
 	return true;
+}
+
+bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
+			  struct pn_wal_record *out, char *why, size_t why_len)
+{
+	return decode(buf, len, page_size, image_buf, out, why, why_len, true);
+}
+
+bool pn_wal_record_decode_checked(const uint8_t *buf, uint32_t len, uint32_t page_size,
+				  uint8_t *image_buf, struct pn_wal_record *out, char *why,
+				  size_t why_len)
+{
+	return decode(buf, len, page_size, image_buf, out, why, why_len, false);
 }
 
 /* ---- position arithmetic --------------------------------------------------------------- */

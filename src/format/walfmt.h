@@ -106,6 +106,11 @@ uint32_t pn_wal_record_encode(const struct pn_wal_record *r, uint32_t page_size,
  */
 bool pn_wal_record_decode(const uint8_t *buf, uint32_t len, uint32_t page_size, uint8_t *image_buf,
 			  struct pn_wal_record *out, char *why, size_t why_len);
+/* pn_wal_record_decode without the CRC check, for bytes whose CRC the caller has checked
+ * (walread.c WR4: a record a summarized read found valid). */
+bool pn_wal_record_decode_checked(const uint8_t *buf, uint32_t len, uint32_t page_size,
+				  uint8_t *image_buf, struct pn_wal_record *out, char *why,
+				  size_t why_len);
 
 /* Position arithmetic (seg_size: a power of two, a multiple of PN_XLOG_BLCKSZ). */
 pn_lsn pn_wal_bytepos_to_recptr(uint64_t bytepos, uint32_t seg_size);

@@ -46,6 +46,8 @@ struct pn_wal_reader {
 	 * on page_addr's page, and what ends it (run_end 0: none). */
 	pn_lsn run_start, run_end;
 	struct pn_summary_value run_stop;
+	/* WR4: the start of the last record a summarized read found valid (0: none). */
+	pn_lsn crc_checked;
 };
 
 /* Prepares a reader at `start`; max_record bounds xl_tot_len. Returns false on no memory. */
