@@ -129,8 +129,9 @@ void *pn_big_alloc(size_t bytes)
 
 void *pn_big_zalloc(size_t bytes)
 {
-	if (bytes < PN_BIG_MIN)
-		return calloc(1, bytes);
+	/* malloc and memset, not calloc: jemalloc hands a calloc of a large size class (16 KiB
+	 * and up) zeroed pages by giving a dirty extent's pages back to the kernel first
+	 * (madvise), and every page of it then faults in again when written */
 	void *p = pn_big_alloc(bytes);
 	if (p)
 		memset(p, 0, bytes);

@@ -80,7 +80,7 @@ void pn_huge_free(void *p, size_t bytes);
 #define PN_BIG_MIN ((size_t)64 << 10)
 #define PN_BIG_KEPT 64
 void *pn_big_alloc(size_t bytes);
-void *pn_big_zalloc(size_t bytes); /* zeroed, as calloc's */
+void *pn_big_zalloc(size_t bytes); /* zeroed, as calloc's, but never by calloc (pn.c) */
 void pn_big_free(void *p, size_t bytes);
 
 #define PN_TESTCASE(name_, cond)                                                         \
