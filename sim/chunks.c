@@ -9,6 +9,8 @@
 
 #include "pn.h"
 
+#include <xxhash.h>
+
 /* The removed marks (device.h DV1): a chunk entry, and a whole leaf of them. Compared by
  * identity only, never ordered. */
 struct pn_chunk pn_chunk_removed_mark;
@@ -95,6 +97,28 @@ static void half_put(uint8_t *slot, uint32_t h)
 	pool.half_free[h] = slot;
 }
 
+/* CK5: the last serial given (one counter per process, as the pool). */
+static uint64_t serial_last;
+
+/* CK5: chunk c's bytes may be about to change: a serial of their own. */
+static void renamed(struct pn_chunk *c)
+{
+	c->serial = ++serial_last;
+	c->hash_serial = 0;
+}
+
+uint64_t pn_chunk_hash(const struct pn_chunk *c)
+{
+	PN_ASSERT(c != NULL && c != REMOVED && !c->unbuilt && !c->half);
+	if (c->hash_serial != c->serial) {
+		/* a cache of a function of the bytes, which the serial names: not a change */
+		struct pn_chunk *m = (struct pn_chunk *)c;
+		m->hash = XXH3_64bits(c->data, PN_CHUNK_SIZE);
+		m->hash_serial = c->serial;
+	}
+	return c->hash;
+}
+
 static void chunk_put(struct pn_chunk *c)
 {
 	if (is_real(c) && --c->refs == 0) {
@@ -127,6 +151,7 @@ static struct pn_chunk *chunk_new_but(const uint8_t *from, uint32_t skip, uint32
 	c->refs = 1;
 	c->unbuilt = 0;
 	c->half = 0;
+	renamed(c);
 	return c;
 }
 
@@ -211,6 +236,7 @@ static uint8_t *chunk_for(struct pn_file_image *im, uint64_t idx, uint32_t in, u
 		(*slot)->refs--;
 		*slot = copy;
 	}
+	renamed(*slot); /* CK5: about to be written */
 	return (*slot)->data;
 }
 
@@ -275,6 +301,7 @@ static struct pn_chunk *chunk_unbuilt(uint32_t in, uint32_t end)
 	c->refs = 1;
 	c->unbuilt = ALL_PARTS;
 	c->half = (uint16_t)h;
+	renamed(c);
 	return c;
 }
 
@@ -290,6 +317,7 @@ static void chunk_whole(struct pn_chunk *c)
 	half_put(c->data, h);
 	c->data = b;
 	c->half = 0;
+	renamed(c);
 }
 
 /* CK3: [in, in + n) of real chunk c of lazy file f (at chunk index idx), as readers see it:
@@ -365,6 +393,7 @@ void pn_lazy_fill(const struct pn_lazy *lz, struct pn_file_image *im, uint64_t o
 				(void)lz->fn(lz->ctx, lz->f, at + p * PART, PART,
 					     c->data + p * PART);
 		c->unbuilt = (uint16_t)(c->unbuilt & ~parts_meeting(in, end));
+		renamed(c); /* CK5: parts built, and about to be written */
 	}
 }
 
@@ -456,6 +485,7 @@ bool pn_chunks_take_lent(const struct pn_lazy *lz, struct pn_file_image *im, uin
 	if (*at) { /* a half chunk of this half: the lent half replaces its bytes */
 		half_put((*at)->data, half - 1);
 		(*at)->data = slot;
+		renamed(*at);
 	} else { /* as pn_lazy_fill makes it (chunk_unbuilt), holding the lent half */
 		struct pn_chunk *c = malloc(sizeof(*c));
 		PN_ASSERT(c != NULL);
@@ -463,6 +493,7 @@ bool pn_chunks_take_lent(const struct pn_lazy *lz, struct pn_file_image *im, uin
 		c->refs = 1;
 		c->unbuilt = ALL_PARTS;
 		c->half = (uint16_t)half;
+		renamed(c);
 		*at = c;
 		l->real++;
 		im->chunks++;

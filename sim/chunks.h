@@ -42,6 +42,12 @@
  *       caller copies the bytes and gives the half back (pn_chunks_lend_back). Either way
  *       the chunk holds the same bytes at the same offsets and the same unbuilt parts as
  *       after a copied write.
+ *   CK5 Serials: a chunk's `serial` is a number no chunk of the process had before, given
+ *       whenever its bytes may change (made, copied for a write, written, built, lent), so
+ *       two reads of chunks of one serial see the same bytes. pn_chunk_hash keeps the hash
+ *       of a whole chunk's bytes with the serial it was taken at: a durable chunk's bytes
+ *       are hashed once for all the crash images and digests that share it (device.h
+ *       DV10), and what is keyed by serials (device.h DV11) needs no bytes compared.
  */
 #ifndef PN_CHUNKS_H
 #define PN_CHUNKS_H
@@ -58,6 +64,9 @@ struct pn_chunk {
 	uint16_t unbuilt; /* CK3: bit i set = part i (PN_CHUNK_SIZE / 16 bytes) not yet built */
 	uint16_t half;    /* CK3: 1 or 2 = data holds only the low or high half's bytes */
 	uint8_t *data;
+	uint64_t serial;      /* CK5: names the bytes data holds now */
+	uint64_t hash_serial; /* CK5: the serial whose bytes `hash` is of (0: none) */
+	uint64_t hash;
 };
 
 struct pn_leaf {
@@ -88,6 +97,9 @@ struct pn_lazy {
 };
 
 void pn_image_free(struct pn_file_image *im);
+/* CK5: XXH3 of the bytes of chunk c (whole: no unbuilt part, not a half chunk), taken once
+ * per serial. */
+uint64_t pn_chunk_hash(const struct pn_chunk *c);
 /* The entry at chunk index idx: NULL (unwritten), PN_CHUNK_REMOVED, or a chunk. */
 const struct pn_chunk *pn_image_chunk(const struct pn_file_image *im, uint64_t idx);
 /* Reads as zeros where unwritten; a read of a removed chunk is a broken invariant. */

@@ -5,6 +5,7 @@
  */
 #include "device.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,42 @@ static void summary_log(struct pn_summary_log *log, const struct pn_summary_read
 	log->r[log->n++] = *r;
 }
 
+/* DV11: a summary taken, by what names its bytes (the serials of the chunks the range lies
+ * in, where in the first it starts, its length) and the summary asked (function, arguments). */
+#define MEMO_CHUNKS 4u
+#define MEMO_SLOTS 4096u
+struct summary_memo {
+	struct pn_summary s;
+	uint64_t serial[MEMO_CHUNKS];
+	uint32_t in, len;
+	struct pn_summary_value v; /* last: the key is what precedes it */
+};
+static struct summary_memo summary_memo[MEMO_SLOTS]; /* one per process, as the chunk pool */
+
+/* DV11: the memo slot of summary s of [off, off + len) of file f of cur, and its key in *key
+ * (zeroed first: compared as bytes); NULL where the bytes are not named by serials alone (a
+ * lazy or write-only file, a removed chunk, a range over more than MEMO_CHUNKS chunks). */
+static struct summary_memo *summary_memo_of(const struct pn_device *d, enum pn_file f, uint64_t off,
+					    uint32_t len, const struct pn_summary *s,
+					    struct summary_memo *key)
+{
+	uint64_t first = off / PN_CHUNK_SIZE, last = (off + len - 1) / PN_CHUNK_SIZE;
+	if (d->lazy[f].end || d->sink[f] || last - first >= MEMO_CHUNKS)
+		return NULL;
+	memset(key, 0, sizeof(*key));
+	key->s = *s;
+	key->in = (uint32_t)(off % PN_CHUNK_SIZE);
+	key->len = len;
+	for (uint64_t c = first; c <= last; c++) {
+		const struct pn_chunk *ch = pn_image_chunk(&d->cur[f], c);
+		if (ch == PN_CHUNK_REMOVED || (ch && (ch->unbuilt || ch->half)))
+			return NULL; /* the read's own assertion, or bytes not the chunk's alone */
+		key->serial[c - first] = ch ? ch->serial : 0; /* 0: unwritten, zeros */
+	}
+	uint64_t h = XXH3_64bits(key, offsetof(struct summary_memo, v));
+	return &summary_memo[h % MEMO_SLOTS];
+}
+
 struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file f, uint64_t off,
 					       uint32_t len, const struct pn_summary *s)
 {
@@ -150,9 +187,19 @@ struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file
 		PN_ASSERT(d->summary_buf != NULL);
 		d->summary_cap = len;
 	}
-	cur_read(d, f, off, len, d->summary_buf);
 	struct pn_summary_read r = {.file = (uint32_t)f, .len = len, .off = off, .s = *s};
-	r.v = s->fn(d->summary_buf, len, s->arg);
+	struct summary_memo key;
+	struct summary_memo *m = summary_memo_of(d, f, off, len, s, &key);
+	if (m && memcmp(m, &key, offsetof(struct summary_memo, v)) == 0) {
+		r.v = m->v; /* DV11 */
+	} else {
+		cur_read(d, f, off, len, d->summary_buf);
+		r.v = s->fn(d->summary_buf, len, s->arg);
+		if (m) {
+			*m = key;
+			m->v = r.v;
+		}
+	}
 	if (d->summaries && d->reads && d->writes && !written(d->writes, f, off, len))
 		summary_log(d->summaries, &r);
 	else if (d->reads)
@@ -479,10 +526,11 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	return h;
 }
 
-/* One written chunk's part of a digest by content (DV10): its file, its index and its bytes. */
-static uint64_t chunk_term(int f, uint64_t c, const uint8_t *data)
+/* One written chunk's part of a digest by content (DV10): its file, its index and the hash of
+ * its bytes (pn_chunk_hash's, or XXH3 of a built chunk's bytes). */
+static uint64_t chunk_term(int f, uint64_t c, uint64_t hash)
 {
-	uint64_t v[3] = {(uint64_t)f, c, XXH3_64bits(data, PN_CHUNK_SIZE)};
+	uint64_t v[3] = {(uint64_t)f, c, hash};
 	return XXH3_64bits(v, sizeof(v));
 }
 
@@ -504,8 +552,7 @@ uint64_t pn_device_dur_digest(const struct pn_device *d)
 			const struct pn_chunk *ch = pn_image_chunk(im, c);
 			if (!ch || ch == PN_CHUNK_REMOVED)
 				continue;
-			PN_ASSERT(!ch->unbuilt && !ch->half);
-			h += chunk_term(f, c, ch->data);
+			h += chunk_term(f, c, pn_chunk_hash(ch)); /* CK5: whole chunks */
 		}
 	}
 	return h;
@@ -555,10 +602,10 @@ uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write
 		const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], c);
 		PN_ASSERT(ch != PN_CHUNK_REMOVED); /* DV1: no write lies in a removed range */
 		if (ch)
-			dur_digest -= chunk_term(f, c, ch->data);
+			dur_digest -= chunk_term(f, c, pn_chunk_hash(ch));
 		pn_device_crash_read(d, fates, (enum pn_file)f, c * PN_CHUNK_SIZE, PN_CHUNK_SIZE,
 				     buf);
-		dur_digest += chunk_term(f, c, buf);
+		dur_digest += chunk_term(f, c, XXH3_64bits(buf, PN_CHUNK_SIZE));
 	}
 	return dur_digest;
 }

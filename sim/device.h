@@ -86,6 +86,17 @@
  *       chunk index, bytes), so a crash image's digest is the durable one with the terms of
  *       the chunks its kept units touch replaced (pn_device_crash_digest): the cost is in the
  *       chunks the writes touch, not in the device's size. Equal images, equal digests.
+ *       A durable chunk's hash is taken once for its serial (chunks.h CK5).
+ *
+ * Summaries taken once (the checker's recoveries read the same WAL again and again):
+ *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
+ *       keyed by the summary (function and arguments), where the range starts in its first
+ *       chunk, its length and the serials of the chunks it lies in (CK5; 0 for an
+ *       unwritten one); a later summary with the same key takes the value kept, without a
+ *       byte read. Serials name bytes, so the value is the one the bytes give: only the
+ *       work changes, never a value, a log entry (DV8) or a read the log shows. Lazy and
+ *       write-only files, removed chunks and ranges over more than four chunks are not
+ *       kept.
  *
  * What the chunk store adds through the device: a tracked device's synced chunks are shared
  * by cur and dur (CK2); an untracked device (`penumbra run`'s) may take lazy extents

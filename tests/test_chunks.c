@@ -26,6 +26,7 @@
 #include "world.h"
 
 #include <check.h>
+#include <xxhash.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,38 @@ START_TEST(test_big_blocks_kept)
 	for (int i = 0; i < PN_BIG_KEPT - 1; i++) /* the store's blocks, back to malloc's */
 		free(pn_big_alloc(big + 16));
 	pn_big_free(c, other);
+}
+END_TEST
+
+/* CK5: a copy shares its chunk's serial; a write, in place or to a shared chunk, gives a
+ * serial never given before; pn_chunk_hash is the hash of the bytes now, whichever way they
+ * changed. */
+START_TEST(test_serials_name_bytes)
+{
+	struct pn_device d, img;
+	pn_device_init(&d, false, 512);
+	write_at(&d, 0, 0xAB, SEG);
+	const struct pn_chunk *c = pn_image_chunk(&d.cur[PN_FILE_WAL], 1);
+	uint64_t first = c->serial, h = pn_chunk_hash(c);
+	ck_assert_uint_eq(h, XXH3_64bits(c->data, PN_CHUNK_SIZE));
+	write_at(&d, PN_CHUNK_SIZE + 7, 0x11, 1); /* in place (refs 1) */
+	ck_assert_ptr_eq(pn_image_chunk(&d.cur[PN_FILE_WAL], 1), c);
+	ck_assert_uint_gt(c->serial, first);
+	ck_assert_uint_ne(pn_chunk_hash(c), h);
+	ck_assert_uint_eq(pn_chunk_hash(c), XXH3_64bits(c->data, PN_CHUNK_SIZE));
+	pn_device_init(&img, false, 512);
+	pn_device_copy(&d, &img);
+	const struct pn_chunk *shared = pn_image_chunk(&img.cur[PN_FILE_WAL], 1);
+	ck_assert_ptr_eq(shared, c);
+	uint64_t serial = c->serial;
+	write_at(&img, PN_CHUNK_SIZE + 7, 0xAB, 1); /* back to the first bytes, in a copy */
+	const struct pn_chunk *copy = pn_image_chunk(&img.cur[PN_FILE_WAL], 1);
+	ck_assert_ptr_ne(copy, c);
+	ck_assert_uint_eq(c->serial, serial); /* the original is untouched */
+	ck_assert_uint_gt(copy->serial, serial);
+	ck_assert_uint_eq(pn_chunk_hash(copy), h); /* the same bytes as at first */
+	pn_device_free(&img);
+	pn_device_free(&d);
 }
 END_TEST
 
@@ -625,6 +658,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_fresh_chunk_zero_around_write);
 	tcase_add_test(tc, test_big_blocks_kept);
 	tcase_add_test(tc, test_cur_dur_share_synced);
+	tcase_add_test(tc, test_serials_name_bytes);
 	tcase_add_test(tc, test_partial_write_keeps_the_rest);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lazy");

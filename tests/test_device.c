@@ -325,6 +325,69 @@ static struct pn_summary_value any_old(const uint8_t *bytes, uint32_t len, const
 	return (struct pn_summary_value){{old, arg[0]}};
 }
 
+/* A summary for DV11's test: the sum of the range's bytes and the count of calls so far. */
+static uint64_t sum_calls;
+static struct pn_summary_value byte_sum(const uint8_t *bytes, uint32_t len, const uint64_t *arg)
+{
+	uint64_t sum = arg[0];
+	for (uint32_t i = 0; i < len; i++)
+		sum += bytes[i];
+	sum_calls++;
+	return (struct pn_summary_value){{sum, 0}};
+}
+
+/* DV11 and CK5: a summary is taken again only when the bytes may have changed, and whatever
+ * changed them (a write in place, a write to a shared chunk, a chunk removed and created, a
+ * write to the second of two chunks a range lies in), the value is that of the bytes now. */
+START_TEST(test_summary_memo_sees_every_change)
+{
+	struct pn_device d, img;
+	pn_device_init(&d, true, 512);
+	write_at(&d, 0, 0x01, 4 * SEG);
+	const struct pn_summary s = {.fn = byte_sum, .arg = {1000}};
+	const uint64_t off = SEG + 100, two = SEG + PN_CHUNK_SIZE - 50; /* two: over 2 chunks */
+	uint64_t calls = sum_calls;
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1064);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1064);
+	ck_assert_uint_eq(sum_calls, calls + 1); /* the same bytes: taken once */
+	struct pn_summary other = s;
+	other.arg[0] = 2000; /* another summary of the same bytes: taken */
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &other).v[0], 2064);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 32, &s).v[0], 1032);
+	ck_assert_uint_eq(sum_calls, calls + 3);
+	write_at(&d, off + 10, 0x03, 1); /* in place */
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1066);
+	pn_device_init(&img, false, 512); /* shares every chunk of d's durable image */
+	struct pn_write_fate none[1] = {{.fate = PN_FATE_LOST}};
+	pn_device_crash_image(&d, none, &img);
+	calls = sum_calls;
+	ck_assert_uint_eq(pn_device_read_summary(&img, PN_FILE_WAL, off, 64, &s).v[0], 1066);
+	ck_assert_uint_eq(sum_calls, calls); /* the same chunk: the value d's read took */
+	uint8_t b = 0x05;
+	struct pn_io io = {.file = PN_FILE_WAL, .offset = off, .len = 1, .buf = &b, .index = 0};
+	pn_device_write(&img, &io, 1); /* a write to a shared chunk: copied */
+	ck_assert_uint_eq(pn_device_read_summary(&img, PN_FILE_WAL, off, 64, &s).v[0], 1070);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1066);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, two, 100, &s).v[0], 1100);
+	write_at(&d, two + 90, 0x02, 1); /* in the second chunk */
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, two, 100, &s).v[0], 1101);
+	struct pn_device own; /* untracked: its chunks are its own (refs 1), written in place */
+	pn_device_init(&own, false, 512);
+	write_at(&own, 0, 0x01, 2 * SEG);
+	ck_assert_uint_eq(pn_device_read_summary(&own, PN_FILE_WAL, off, 64, &s).v[0], 1064);
+	write_at(&own, off + 63, 0x07, 1);
+	ck_assert_uint_eq(pn_device_read_summary(&own, PN_FILE_WAL, off, 64, &s).v[0], 1070);
+	pn_device_free(&own);
+	pn_device_remove(&d, PN_FILE_WAL, SEG, SEG); /* removed, then created: zeros */
+	pn_device_create(&d, PN_FILE_WAL, SEG, SEG);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1000);
+	write_at(&d, off, 0x01, 64);
+	ck_assert_uint_eq(pn_device_read_summary(&d, PN_FILE_WAL, off, 64, &s).v[0], 1064);
+	pn_device_free(&img);
+	pn_device_free(&d);
+}
+END_TEST
+
 START_TEST(test_summary_logged_and_compared)
 {
 	struct pn_device d, img;
@@ -851,6 +914,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
 	tcase_add_test(tc, test_reads_same_agrees_with_every_byte);
 	tcase_add_test(tc, test_summary_logged_and_compared);
+	tcase_add_test(tc, test_summary_memo_sees_every_change);
 	tcase_add_test(tc, test_read_log_skips_own_writes);
 	tcase_add_test(tc, test_umbra_reads_back_derived);
 	tcase_add_test(tc, test_read_back_not_logged);
