@@ -39,10 +39,12 @@
  *      `run`'s instructions); every other build asserts that it passes.
  *   B9 a write's completion clears run r's need of the frame (bit r of ckpt_needed; in a
  *      slotted row only for a write to ckpt_slot[r]) when its image holds every WAL-logged
- *      change run r needs: every change made before r began (its redo pointer). So it
- *      counts unless a logged change reached the frame after the image was copied and
- *      before r began (redirtied_seq); a later change, or an unlogged hint, does not
- *      matter to r. Crediting only writes issued after r began, or a frame not changed
+ *      change run r needs. One checkpoint at a time (PostgreSQL's case) it counts unless
+ *      it was issued before r began and the frame changed while it was in flight, as
+ *      before. With checkpoint.overlap it counts unless a logged change reached the frame
+ *      after the image was copied and before r began (redirtied_seq): every change made
+ *      before r began (its redo pointer) is what r needs; a later change, or an unlogged
+ *      hint, does not matter to r. Crediting only writes issued after r began, or a frame not changed
  *      until the write completed, left run r to write the frame again even when its
  *      image had all r needs; with two checkpoints at once (checkpoint.overlap) that
  *      second write went to a slot the older run's control file names by then, and a
@@ -411,8 +413,12 @@ static void write_done(void *ctx, struct pn_io *io)
 		/* bit r is set only while run r runs (pn_engine_check asserts it) */
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		/* B9: it misses a logged change made before run r began. */
-		if (f->redirtied_seq && f->redirtied_seq <= f->ckpt_run_seq[r])
+		/* B9: with overlapping runs, not when it misses a logged change made before run
+		 * r began; one run at a time, not when issued before r began and changed since */
+		bool misses = b->h.sc->checkpoint.overlap
+				      ? f->redirtied_seq && f->redirtied_seq <= f->ckpt_run_seq[r]
+				      : io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied;
+		if (misses)
 			continue;
 		if (!slotted || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t) ~(1u << r);
