@@ -5,7 +5,8 @@
  * it; no engine. A miss reads the page's slot and a hit pins it; the clock sweep's eviction
  * order; a dirty victim's write-out waits for the WAL flush and holds its frame meanwhile
  * (B1, B7), then goes to the page's slot and leaves the frame clean; R1 is reported when the
- * mutant skips the flush; a read that fails verification is reported; an unpin without a
+ * mutant skips the flush; a read that fails verification is reported; a write in flight
+ * counts for a checkpoint run begun before the changes it misses (B9); an unpin without a
  * pin aborts.
  */
 #include "bufpool.h"
@@ -268,6 +269,91 @@ START_TEST(test_zeroed_pin_reads_nothing)
 }
 END_TEST
 
+/* Checkpoint run r, begun as the latest (seq), flags frame fi as pn_ckpt_select does. */
+static void flag(uint32_t fi, int r, uint64_t seq)
+{
+	struct pn_frame *f = pn_buf_frame(&bp, fi);
+	seq_begun = seq;
+	f->ckpt_needed |= (uint8_t)(1u << r);
+	f->ckpt_run_seq[r] = seq;
+}
+
+/* Frame fi's write-out, issued once the WAL is flushed; its I/O, not completed. */
+static struct pn_io *write_out(uint32_t fi)
+{
+	if (pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL) == PN_WRITE_WAL)
+		stub_complete_file(PN_FILE_WAL);
+	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
+	int w = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(w, 0);
+	return stub_take((uint32_t)w);
+}
+
+/* A backend changes `page` (resident): a WAL-logged change, or an unlogged hint. */
+static void change(uint32_t page, bool logged)
+{
+	uint32_t fi = pn_buf_pin(&bp, page, 0, false);
+	ck_assert_uint_ne(fi, PN_NO_FRAME);
+	if (logged) {
+		static uint8_t main[64];
+		struct pn_wal_record r = {.xid = 3, .main_data = main, .main_len = sizeof(main)};
+		pn_lsn start, end = pn_wal_insert(&stub.wal, &r, PN_REC_XACT_COMMIT, &start);
+		pn_buf_set_dirty(&bp, fi);
+		pn_page_set_lsn(pn_frame_page(&bp, fi), end);
+		pn_buf_set_last_lsn(&bp, fi, end);
+	} else {
+		pn_buf_set_hint_dirty(&bp, fi);
+	}
+	pn_buf_unpin(&bp, fi);
+}
+
+/* B9: with overlapping runs, a write in flight when a second run begins holds every logged
+ * change of before that begin unless one came after its image was copied; a change after
+ * the begin, or a hint, leaves the write good for the run (it cleared the run's need) and the
+ * frame dirty. Before B9 the run kept its need and wrote the frame again: with two runs at
+ * once, onto the slot the older run's control file names (docs/umbra-findings.md section
+ * 10). One run at a time the rule is as before: a write issued before the run began and
+ * changed while in flight does not count for it. */
+START_TEST(test_write_in_flight_counts_for_a_run_begun_before_a_change)
+{
+	struct {
+		bool before; /* the change comes before run 1 begins */
+		bool logged;
+		uint8_t needed[2]; /* run 0 flagged the frame before the write, run 1 during it;
+				    * [0] one run at a time, [1] checkpoint.overlap */
+	} cases[] = {
+		{false, true, {2, 0}}, /* after: the write has all run 1 needs */
+		{true, true, {2, 2}},  /* before: run 1 still needs the frame */
+		{true, false, {2, 0}}, /* a hint before: no run needs it */
+	};
+	for (uint32_t overlap = 0; overlap < 2; overlap++) {
+		open_pool(0, false);
+		stub.sc.checkpoint.overlap = overlap;
+		uint64_t seq = 0;
+		for (uint32_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			uint32_t fi = resident(c);
+			dirty(fi);
+			flag(fi, 0, ++seq);
+			struct pn_io *io = write_out(fi);
+			if (cases[c].before)
+				change(c, cases[c].logged);
+			flag(fi, 1, ++seq);
+			if (!cases[c].before)
+				change(c, cases[c].logged);
+			pn_io_complete(&stub.svc, io);
+			const struct pn_frame *f = pn_buf_frame(&bp, fi);
+			ck_assert_msg(f->ckpt_needed == cases[c].needed[overlap],
+				      "overlap %u, case %u: needed %x, expected %x", overlap, c,
+				      f->ckpt_needed, cases[c].needed[overlap]);
+			ck_assert(f->dirty); /* changed while written: still dirty */
+			ck_assert(f->redirtied);
+		}
+		ck_assert(!stub.svc.failed);
+		close_pool();
+	}
+}
+END_TEST
+
 START_TEST(test_unpin_unpinned_aborts)
 {
 	open_pool(0, false);
@@ -286,6 +372,7 @@ static Suite *bufpool_suite(void)
 	tcase_add_test(tc, test_r1_reported_under_mutant);
 	tcase_add_test(tc, test_torn_read_reported);
 	tcase_add_test(tc, test_zeroed_pin_reads_nothing);
+	tcase_add_test(tc, test_write_in_flight_counts_for_a_run_begun_before_a_change);
 	tcase_add_test_raise_signal(tc, test_unpin_unpinned_aborts, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;

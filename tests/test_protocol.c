@@ -301,6 +301,7 @@ START_TEST(test_frame_memory)
 	MOVE(ckpt_run_seq[1], 6);
 	MOVE(last_lsn, 99);
 	MOVE(shift_epoch, 4);
+	MOVE(redirtied_seq, 3);
 	MOVE(valid, true); /* and its bytes with it */
 #undef MOVE
 	pn_frame_page(b, 1)[100] ^= 1;

@@ -37,6 +37,18 @@
  *      checksum of exactly those bytes and nothing changes a frame while its read is in
  *      flight, so the verification cannot fail. Release builds skip it (it was a tenth of
  *      `run`'s instructions); every other build asserts that it passes.
+ *   B9 a write's completion clears run r's need of the frame (bit r of ckpt_needed; in a
+ *      slotted row only for a write to ckpt_slot[r]) when its image holds every WAL-logged
+ *      change run r needs. One checkpoint at a time (PostgreSQL's case) it counts unless
+ *      it was issued before r began and the frame changed while it was in flight, as
+ *      before. With checkpoint.overlap it counts unless a logged change reached the frame
+ *      after the image was copied and before r began (redirtied_seq): every change made
+ *      before r began (its redo pointer) is what r needs; a later change, or an unlogged
+ *      hint, does not matter to r. Crediting only writes issued after r began, or a frame not changed
+ *      until the write completed, left run r to write the frame again even when its
+ *      image had all r needs; with two checkpoints at once (checkpoint.overlap) that
+ *      second write went to a slot the older run's control file names by then, and a
+ *      tear of it broke recovery from that checkpoint (docs/umbra-findings.md section 10).
  * Umbra-like rows (PN_STORE_SLOTTED) write a heap page to the slot each write binds (B3,
  * B4 below); the protocol's hooks are protocol.h's.
  */
@@ -401,8 +413,12 @@ static void write_done(void *ctx, struct pn_io *io)
 		/* bit r is set only while run r runs (pn_engine_check asserts it) */
 		if (!(f->ckpt_needed & (1u << r)))
 			continue;
-		/* Issued after the run began, or carrying the frame's current bytes. */
-		if (io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied)
+		/* B9: with overlapping runs, not when it misses a logged change made before run
+		 * r began; one run at a time, not when issued before r began and changed since */
+		bool misses = b->h.sc->checkpoint.overlap
+				      ? f->redirtied_seq && f->redirtied_seq <= f->ckpt_run_seq[r]
+				      : io->ckpt_seq < f->ckpt_run_seq[r] && f->redirtied;
+		if (misses)
 			continue;
 		if (!slotted || active_only || io->slot == f->ckpt_slot[r])
 			f->ckpt_needed &= (uint8_t) ~(1u << r);
@@ -440,6 +456,13 @@ static void hold_release(struct pn_bufpool *b, struct pn_frame *f, uint32_t proc
 	PN_ASSERT(!f->locked && f->io_writes == 0);
 	f->held = false;
 	pn_buf_touch(b, (uint32_t)(f - b->frames));
+}
+
+/* The frame's bytes were copied for a write: no change since. */
+static void image_copied(struct pn_frame *f)
+{
+	f->redirtied = false;
+	f->redirtied_seq = 0;
 }
 
 static void prepare_image(struct pn_bufpool *b, uint32_t frame, uint8_t *out)
@@ -497,12 +520,12 @@ enum pn_write_result pn_buf_write(struct pn_bufpool *b, uint32_t frame, enum pn_
 	    !b->h.proto->buffer.write_image) { /* one write: its image straight into its buffer */
 		struct pn_io *io = write_io(b, frame, 0, why, proc, f->last_lsn, then);
 		prepare_image(b, frame, pn_io_buffer(b->h.svc, io));
-		f->redirtied = false;
+		image_copied(f);
 		write_issue(b, io);
 		return PN_WRITE_STARTED;
 	}
 	prepare_image(b, frame, img);
-	f->redirtied = false;
+	image_copied(f);
 	if (b->h.proto->buffer.write_image &&
 	    b->h.proto->buffer.write_image(b->h.pctx, frame, why, proc, img, then))
 		return PN_WRITE_STARTED; /* B5: through the doublewrite area */
@@ -541,12 +564,22 @@ static struct pn_frame *pinned_frame(struct pn_bufpool *b, uint32_t frame)
 	return f;
 }
 
+/* A change of f while its write is in flight; logged: WAL covers it (B9). */
+static void changed_in_write(const struct pn_bufpool *b, struct pn_frame *f, bool logged)
+{
+	if (!f->io_writes)
+		return;
+	f->redirtied = true;
+	if (logged && !f->redirtied_seq)
+		f->redirtied_seq = *b->h.ckpt_seq_begun + 1;
+}
+
 void pn_buf_set_dirty(struct pn_bufpool *b, uint32_t frame)
 {
 	struct pn_frame *f = pinned_frame(b, frame);
 	f->dirty = true;
 	f->dirty_hint_only = false;
-	f->redirtied |= f->io_writes > 0;
+	changed_in_write(b, f, true);
 }
 
 void pn_buf_set_last_lsn(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn)
@@ -562,14 +595,14 @@ void pn_buf_set_hint_dirty(struct pn_bufpool *b, uint32_t frame)
 	if (!f->dirty)
 		f->dirty_hint_only = true;
 	f->dirty = true;
-	f->redirtied |= f->io_writes > 0;
+	changed_in_write(b, f, false);
 }
 
 void pn_buf_set_redo_dirty(struct pn_bufpool *b, uint32_t frame)
 {
 	struct pn_frame *f = pinned_frame(b, frame);
 	f->dirty = true;
-	f->redirtied |= f->io_writes > 0;
+	changed_in_write(b, f, true);
 }
 
 void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame)
@@ -579,7 +612,8 @@ void pn_buf_set_clean(struct pn_bufpool *b, uint32_t frame)
 	pn_buf_touch(b, frame);
 	PN_ASSERT(f->valid && f->dirty);
 	PN_ASSERT(f->io_writes == 0 && !f->locked);
-	f->dirty = f->dirty_hint_only = f->redirtied = false;
+	f->dirty = f->dirty_hint_only = false;
+	image_copied(f); /* no write in flight left to miss a change */
 }
 
 void pn_buf_set_read_done(struct pn_bufpool *b, uint32_t frame, pn_lsn lsn)

@@ -746,7 +746,7 @@ enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 
 /* Every field of struct pn_frame is fed below: a new one changes its size and stops the build
  * here until it is fed too (and changed alone in test_protocol's test_frame_memory). */
-_Static_assert(sizeof(struct pn_frame) == 48 + 8 * PN_MAX_CKPT_RUNS,
+_Static_assert(sizeof(struct pn_frame) == 56 + 8 * PN_MAX_CKPT_RUNS,
 	       "a field of struct pn_frame is not in pn_engine_memory");
 
 /* The buffer pool's whole state: each frame's fields and, when it holds a page, its bytes;
@@ -755,7 +755,7 @@ static void memory_buffers(const struct pn_bufpool *b, const struct pn_hasher *h
 {
 	for (uint32_t i = 0; i < b->nframes; i++) {
 		const struct pn_frame *f = pn_buf_frame(b, i);
-		uint64_t v[6 + PN_MAX_CKPT_RUNS] =
+		uint64_t v[7 + PN_MAX_CKPT_RUNS] =
 			{(uint64_t)f->page << 32 | (uint64_t)f->built << 8 |
 				 (uint64_t)f->valid << 7 | (uint64_t)f->dirty << 6 |
 				 (uint64_t)f->dirty_hint_only << 5 | (uint64_t)f->redirtied << 4 |
@@ -767,10 +767,11 @@ static void memory_buffers(const struct pn_bufpool *b, const struct pn_hasher *h
 			 f->last_lsn,
 			 (uint64_t)f->holder,
 			 f->held_lsn,
-			 f->shift_epoch};
+			 f->shift_epoch,
+			 f->redirtied_seq};
 		_Static_assert(PN_MAX_CKPT_RUNS == 2, "ckpt_slot fed as two bytes above");
 		for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
-			v[6 + r] = f->ckpt_run_seq[r];
+			v[7 + r] = f->ckpt_run_seq[r];
 		h->feed(h->ctx, v, sizeof(v));
 		if (f->valid)
 			h->feed(h->ctx, b->frame_data + (size_t)i * b->h.page_size, b->h.page_size);

@@ -33,6 +33,10 @@ struct pn_frame {
 	pn_lsn last_lsn; /* LSN of the last WAL-logged change (SLRU pages have none) */
 	uint64_t
 		shift_epoch; /* Umbra l4: seq of the checkpoint epoch it last shifted in (0: none) */
+	/* 1 + the checkpoint seq begun when a WAL-logged change first reached the frame while its
+	 * write was in flight (0: none since the write's image was copied): the write misses
+	 * that change, which a run begun after it does not need (bufpool.c B9). */
+	uint64_t redirtied_seq;
 };
 
 #endif

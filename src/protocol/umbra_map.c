@@ -254,12 +254,17 @@ static bool selecting(const struct pn_ckpt_run *run)
 }
 
 /* BufferCheckpointSourceSlotCaptureIsPossible: a running checkpoint has selected the
- * buffer and not written it yet. */
+ * buffer and not written it yet, and will write it to the shift's source (the current
+ * slot). With two checkpoints at once a page may shift twice while the older one still
+ * holds the buffer: that run writes the first shift's source, and the second shift's
+ * source, which no run wrote, needs the image (docs/umbra-findings.md section 10). */
 static int capture_run(const struct pn_proto_ctx *pc, const struct pn_frame *f)
 {
+	uint32_t source = pn_store_slot(pc->store, f->page);
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		const struct pn_ckpt_run *run = &pn_proto_ckpt(pc)->runs[r];
-		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)))
+		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)) &&
+		    f->ckpt_slot[r] == source)
 			return r;
 	}
 	return -1;
