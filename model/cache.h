@@ -5,11 +5,10 @@
  *   V1 One verdict per key: pn_cache_slot gives the slot of a key, used (the key's verdict or
  *      a survey's mark) or free (the caller fills it and counts it in with pn_cache_fill);
  *      a key is never stored twice.
- *   V2 A verdict is a function of the state its key names (the durable image and the writes
- *      kept): a state met again is not recovered again (checker.h H2). Keys name versions
- *      of one run, so the driver empties the cache at each seeded schedule run
- *      (pn_cache_clear); a search's keys also hash the history of the image (checker.h H3)
- *      and live across its schedules.
+ *   V2 A verdict is a function of the state its key names (its crash image, by content:
+ *      checker.h H3): a state met again is not recovered again (checker.h H2). The driver
+ *      empties the cache at each seeded schedule run (pn_cache_clear: a unit of --jobs
+ *      rebuilds one run's cache, unit.h U2); a search's cache lives across its schedules.
  *   V3 A slot marked by a unit's survey (known false: unit.h U2) holds a key only: its verdict
  *      is relearned or deferred (U6) before anything reads it.
  *   V4 The table is open addressing, its capacity a power of two, at most half full.

@@ -29,7 +29,7 @@ static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn
 	}
 }
 
-/* At a crash point of a search: the content hash of each unsynced write (state_key). */
+/* At a crash point of a search: the content hash of each unsynced write (point_met). */
 static void hash_writes(struct pn_run *c)
 {
 	const struct pn_device *d = &c->w->dev;
@@ -39,7 +39,7 @@ static void hash_writes(struct pn_run *c)
 		PN_ASSERT(c->write_hash != NULL);
 	}
 	for (uint32_t i = 0; i < d->nunsynced; i++)
-		c->write_hash[i] = pn_world_write_hash(&d->unsynced[i]);
+		c->write_hash[i] = d->unsynced[i].hash; /* its place and bytes (DV12) */
 }
 
 /* RD2: a search's crash point whose device (durable image by content, every unsynced write
@@ -535,7 +535,7 @@ int pn_check_scenario(const struct pn_scenario *sc, const struct pn_check_option
 	uint32_t first = opt->replay || opt->choices ? opt->replay_schedule : 0;
 	uint32_t last = opt->replay || opt->choices ? first + 1 : pct ? 1 : sc->schedules.runs;
 	for (c.schedule = first; c.schedule < last && rc == 0; c.schedule++) {
-		/* keys name durable-image versions of one run: a new run starts a new cache */
+		/* V2: a seeded run's cache is its own (a unit rebuilds one run's, U2) */
 		pn_cache_clear(&c.cache);
 		if (search) {
 			rc = split ? run_parts(&c, 0, PN_SPLIT_PARTS)

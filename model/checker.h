@@ -27,10 +27,10 @@
  *   H2 A state is recovered once per cache scope (cache.h V2): a state met again takes its
  *      cached verdict, then C1 against the acknowledgements of this point (a cached verdict
  *      passed C2/C3: a failing one stopped the check).
- *   H3 Keys: the enumeration's within one seeded run; in a search the durable image's
- *      history and the place and bytes of every write kept join it (run.c, state_key), so
- *      an image is recovered once per part of a search whichever schedule meets it (a
- *      bounded search is cut into parts, explore_split.h S1).
+ *   H3 Keys: the crash image's digest by content (sim/device.h DV10; run.c, pn_run_state_key), so
+ *      an image is recovered once per cache scope (a seeded run; a part of a search, which
+ *      a bounded search is cut into, explore_split.h S1) whichever schedule, point and
+ *      fates give it.
  *   H4 Counts and coverage are those of the states checked: crash_states every state met,
  *      recoveries every new one (derived ones too, also counted in derived). A cross-check
  *      counts nothing, a relearned state (unit.h U2) no recovery; both undo their coverage

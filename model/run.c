@@ -246,44 +246,15 @@ pn_lsn pn_run_acks_need(const struct pn_run *c)
 	return need;
 }
 
-/* Kept write r's part of a search's key: its place and bytes, the units it keeps, and the
- * kept writes before it in the list that it meets (the crash image lays them in list order,
- * so the order of two writes shows only where they meet). */
-static uint64_t kept_item(const struct pn_run *c, uint32_t r, uint64_t units)
-{
-	const struct pn_unsynced *u = &c->w->dev.unsynced[c->ce.rel[r]];
-	uint64_t item[3] = {c->write_hash[c->ce.rel[r]], units, 0};
-	for (uint32_t q = 0; q < r; q++) {
-		const struct pn_unsynced *v = &c->w->dev.unsynced[c->ce.rel[q]];
-		if (pn_crash_writes_meet(u, v) && pn_crash_enum_kept(&c->ce, q))
-			item[2] += c->write_hash[c->ce.rel[q]];
-	}
-	return XXH3_64bits(item, sizeof(item));
-}
 
-/* H3: a crash state's key. The enumeration's names the durable image by its version and the
- * writes kept by their sequence numbers, which mean something within one run only. Across
- * the schedules of a search the key is the crash image's content: the durable image's bytes
- * (pn_world_dur_digest) and the sum of the kept writes' parts (kept_item), so one image is
- * recovered once per search whichever schedule meets it, whatever fsyncs built its durable
- * image and in whichever order writes that do not meet were dispatched, and the states a
- * search judges do not depend on the schedules the reduction cut. It is exact: recovery
- * reads only the disk, and the crash image is the durable image with the kept units of the
- * writes laid over it in list order (device.h DV6; a unit outside diff holds the durable
- * bytes). Within a run it is a function of the enumeration's key (one dur_version, one
- * durable image; one sequence number, one write): no state that was one before becomes two. */
-static uint64_t state_key(const struct pn_run *c)
+/* H3: a crash state's key: the crash image's content (sim/device.h DV10: the digest of the
+ * image the state would build, by its bytes alone), so one image is recovered once per cache
+ * scope whichever schedule, crash point and fates give it: a write persisted before an fsync
+ * and the same write durable after it, a write whose bytes the durable image already holds
+ * and the same write lost. It is exact: recovery reads only the disk. */
+uint64_t pn_run_state_key(const struct pn_run *c)
 {
-	if (!c->x)
-		return pn_crash_enum_key(&c->ce);
-	PN_ASSERT(c->write_hash != NULL || c->w->dev.nunsynced == 0);
-	uint64_t sum = 0;
-	for (uint32_t r = 0; r < c->ce.nrel; r++) {
-		uint64_t units = pn_crash_enum_kept(&c->ce, r);
-		if (units)
-			sum += kept_item(c, r, units);
-	}
-	return XXH3_64bits_withSeed(&sum, sizeof(sum), pn_world_dur_digest(c->w));
+	return pn_device_crash_digest(&c->w->dev, c->ce.fates, pn_world_dur_digest(c->w));
 }
 
 /* The verdict of the current state, new to the cache: derived from a base (derive.h), or
@@ -308,7 +279,7 @@ static void recover_state(struct pn_run *c, struct pn_verdict *v)
  * unit's lookup deferred its C1 check, U6). *fresh: the state is new. */
 static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
 {
-	uint64_t key = state_key(c);
+	uint64_t key = pn_run_state_key(c);
 	struct pn_verdict *slot = pn_cache_slot(&c->cache, key);
 	*fresh = !slot->used;
 	if (!slot->used) {

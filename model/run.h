@@ -63,6 +63,8 @@ void pn_run_report(struct pn_run *c, enum pn_violation_kind kind, uint32_t page,
 void pn_run_nested_found(struct pn_run *c, uint64_t event, const char *state);
 /* The end C1 needs of every state now: the highest LSN of an acknowledged commit (0: none). */
 pn_lsn pn_run_acks_need(const struct pn_run *c);
+/* H3: the key of the current crash state (c->ce at c->w's point): its crash image by content. */
+uint64_t pn_run_state_key(const struct pn_run *c);
 /* All crash states of the current point (H1-H5). Returns false at the first violation (or
  * when stopped: c->interrupted). */
 bool pn_run_point(struct pn_run *c, uint64_t point);

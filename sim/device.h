@@ -88,6 +88,13 @@
  *       chunks the writes touch, not in the device's size. Equal images, equal digests.
  *       A durable chunk's hash is taken once for its serial (chunks.h CK5).
  *
+ *   DV12 A crash image's term for a chunk that kept writes touch is kept, per process, by
+ *       the durable chunk's serial (CK5) and each touching write's place and bytes (`hash`,
+ *       taken at dispatch) and kept units in list order (DV6: two fates that keep the same
+ *       units lay the same bytes), so the states of a point, and of the points after it
+ *       until an fsync, build and hash each chunk configuration once. Chunks touched by
+ *       more than four kept writes are built each time.
+ *
  * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
  *       keyed by the summary (function and arguments), where the range starts in its first
@@ -121,6 +128,7 @@ struct pn_unsynced {
 	uint64_t completed_seq; /* device sequence number of its completion */
 	uint32_t why;           /* enum pn_io_why, for traces */
 	uint32_t page, slot;
+	uint64_t hash; /* DV12: its place and bytes, taken at dispatch */
 };
 
 /* DV5: ranges read from or written to cur. */

@@ -237,12 +237,6 @@ static void env_wal_inserted(void *ctx, const uint8_t *rec, uint32_t len, pn_lsn
 		w->on_wal(w->on_wal_arg, rec, len, start, end);
 }
 
-uint64_t pn_world_write_hash(const struct pn_unsynced *u)
-{
-	uint64_t v[3] = {u->file, u->offset, u->len};
-	return XXH3_64bits_withSeed(u->data, u->len, XXH3_64bits(v, sizeof(v)));
-}
-
 uint64_t pn_world_dur_digest(struct pn_world *w)
 {
 	if (w->dur_content_version != w->dev.dur_version || !w->dur_content_known) {

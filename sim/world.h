@@ -212,8 +212,6 @@ uint64_t pn_world_poll_reads(const struct pn_world *w);
 /* Two events commute: other actors, not both the engine's memory, no byte of a file in
  * common. Up to timing: either order draws the same delays, for other events. */
 bool pn_touch_independent(const struct pn_touch *a, const struct pn_touch *b);
-/* An unsynced write by what it writes: file, offset, length and bytes (no sequence number). */
-uint64_t pn_world_write_hash(const struct pn_unsynced *u);
 /* The durable image by content (pn_device_dur_digest; crash tracking on), recomputed only
  * when dev.dur_version moved since the last call: equal for two worlds whose durable images
  * hold the same bytes, whatever their schedules. */
