@@ -246,7 +246,6 @@ pn_lsn pn_run_acks_need(const struct pn_run *c)
 	return need;
 }
 
-
 /* H3: a crash state's key: the crash image's content (sim/device.h DV10: the digest of the
  * image the state would build, by its bytes alone), so one image is recovered once per cache
  * scope whichever schedule, crash point and fates give it: a write persisted before an fsync

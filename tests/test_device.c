@@ -154,7 +154,8 @@ START_TEST(test_crash_digest_is_the_built_images)
 			 pn_image_chunk(&dev[0].dur[PN_FILE_WAL], 4));
 	for (uint32_t k = 0; k < 2; k++) {
 		for (uint32_t i = 0; i < 5; i++)
-			unsynced_at(&dev[k], i == 3 ? PN_FILE_DATA : PN_FILE_WAL, off[i], val[i], i);
+			unsynced_at(&dev[k], i == 3 ? PN_FILE_DATA : PN_FILE_WAL, off[i], val[i],
+				    i);
 		ck_assert_uint_eq(dev[k].nunsynced, 5);
 	}
 	const struct pn_write_fate kinds[3] = {{.fate = PN_FATE_LOST},
@@ -530,7 +531,7 @@ START_TEST(test_umbra_reads_back_derived)
 	int rc = pn_check_scenario(&sc, &opt, res);
 	ck_assert_msg(rc == 0 && !res->violation, "rc %d: %s", rc, res->detail);
 	ck_assert_uint_eq(res->crash_states, 56833); /* docs/performance.md */
-	ck_assert_uint_eq(res->recoveries, 43018); /* 45,878 before keys by image (H3) */
+	ck_assert_uint_eq(res->recoveries, 43018);   /* 45,878 before keys by image (H3) */
 	ck_assert_msg(res->derived * 100 >= res->recoveries * 99, "%llu of %llu derived",
 		      (unsigned long long)res->derived, (unsigned long long)res->recoveries);
 	free(res);
