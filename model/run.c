@@ -177,7 +177,7 @@ static bool met_add(struct met *m, uint64_t image)
  * recovering world's device changed, crash it in the states of the scenario's crash model
  * that pn_crash_enum_begin_nested() lists (all lost, all persisted, each write torn as
  * crash.tear allows), recover each, and judge it against the first recovery's expectations.
- * H7 (checker.h): a state whose crash image this crash has met is not recovered again.
+ * As checker.h H7 says, a state whose crash image this crash has met is not recovered again.
  */
 static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn first_end,
 		   uint64_t point)
