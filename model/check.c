@@ -104,7 +104,8 @@ static int run_schedule(struct pn_run *c)
 				     .schedule = c->schedule,
 				     .twin = c->twin,
 				     .choose = c->x ? pn_explore_choose : NULL,
-				     .choose_arg = c->x};
+				     .choose_arg = c->x,
+				     .lazy = c->x ? &c->lazy : NULL};
 	PN_ASSERT(c->w == NULL && c->j.oracle == NULL); /* the last run's were freed */
 	c->w = calloc(1, sizeof(*c->w));
 	PN_ASSERT(c->w != NULL);
@@ -278,6 +279,7 @@ static void checker_open(struct pn_run *c, const struct pn_scenario *sc,
 
 static void checker_close(struct pn_run *c)
 {
+	pn_world_lazy_free(&c->lazy);
 	pn_derive_free(c->derive);
 	pn_crash_enum_free(&c->ce);
 	free(c->write_hash);

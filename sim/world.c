@@ -471,31 +471,40 @@ static void format_write(void *ctx, enum pn_file f, uint64_t off, const uint8_t 
 }
 
 /* CK3 (chunks.h): the data file's pages as formatting writes them, built when read. Under a
- * search (opt.choose) each block of a page's size is built once per world and kept
- * (lazy_memo): the fingerprint reads and hashes every page at every event, and a page as
- * formatting writes it depends on its place alone (pn_engine_lazy_read: page_init_fixed). */
+ * search (opt.choose) each block of a page's size is built once and kept (w->lazy, which the
+ * worlds of one search share through opt.lazy): the fingerprint reads and hashes every page
+ * at every event, and a page as formatting writes it depends on its place alone
+ * (pn_engine_lazy_read: page_init_fixed). */
 static bool lazy_read(void *ctx, enum pn_file f, uint64_t off, uint32_t len, uint8_t *out)
 {
 	struct pn_world *w = ctx;
+	struct pn_world_lazy *l = w->lazy;
 	PN_ASSERT(f == PN_FILE_DATA);
 	/* past the memo (a file grown beyond the formatted pages: slots, a page server's
 	 * areas): built each time, as without a search */
-	if (!w->lazy_memo || off + len > w->lazy_memo_end)
+	if (!l || off + len > l->end)
 		return pn_engine_lazy_read(w->e, off, len, out);
 	uint32_t size = pn_engine_geometry(w->e).page_size;
 	PN_ASSERT(len > 0);
 	bool any = false;
 	for (uint64_t b = off / size; b * size < off + len; b++) {
-		if (!(w->lazy_built[b / 8] >> (b % 8) & 1)) {
-			bool page = pn_engine_lazy_read(w->e, b * size, size,
-							w->lazy_memo + b * size);
-			w->lazy_built[b / 8] |= (uint8_t)(1u << (b % 8));
-			w->lazy_page[b / 8] |= (uint8_t)((unsigned)page << (b % 8));
+		if (!(l->built[b / 8] >> (b % 8) & 1)) {
+			bool page = pn_engine_lazy_read(w->e, b * size, size, l->memo + b * size);
+			l->built[b / 8] |= (uint8_t)(1u << (b % 8));
+			l->page[b / 8] |= (uint8_t)((unsigned)page << (b % 8));
 		}
-		any |= w->lazy_page[b / 8] >> (b % 8) & 1;
+		any |= l->page[b / 8] >> (b % 8) & 1;
 	}
-	memcpy(out, w->lazy_memo + off, len);
+	memcpy(out, l->memo + off, len);
 	return any;
+}
+
+void pn_world_lazy_free(struct pn_world_lazy *l)
+{
+	free(l->memo);
+	free(l->built);
+	free(l->page);
+	memset(l, 0, sizeof(*l));
 }
 
 /* The largest data file whose pages a search's world keeps as built (lazy_read). */
@@ -514,11 +523,15 @@ static void format(struct pn_world *w)
 	if (w->opt.choose && end <= LAZY_MEMO_MAX) {
 		uint32_t size = pn_engine_geometry(w->e).page_size;
 		uint64_t blocks = (end + size - 1) / size;
-		w->lazy_memo_end = blocks * size;
-		w->lazy_memo = malloc(w->lazy_memo_end);
-		w->lazy_built = calloc(blocks / 8 + 1, 1);
-		w->lazy_page = calloc(blocks / 8 + 1, 1);
-		PN_ASSERT(w->lazy_memo && w->lazy_built && w->lazy_page);
+		w->lazy = w->opt.lazy ? w->opt.lazy : &w->own_lazy;
+		if (!w->lazy->memo) {
+			w->lazy->end = blocks * size;
+			w->lazy->memo = malloc(w->lazy->end);
+			w->lazy->built = calloc(blocks / 8 + 1, 1);
+			w->lazy->page = calloc(blocks / 8 + 1, 1);
+			PN_ASSERT(w->lazy->memo && w->lazy->built && w->lazy->page);
+		}
+		PN_ASSERT(w->lazy->end == blocks * size); /* one search, one scenario */
 	}
 	pn_device_set_lazy(&w->dev, PN_FILE_DATA, end, lazy_read, w);
 	pn_engine_format_lazy(w->e, format_write, w);
@@ -601,9 +614,7 @@ void pn_world_free(struct pn_world *w)
 	free(w->fsync_of_io);
 	free(w->fp_order);
 	free(w->fp_page);
-	free(w->lazy_memo);
-	free(w->lazy_built);
-	free(w->lazy_page);
+	pn_world_lazy_free(&w->own_lazy);
 }
 
 /* ---- choice points (world.h) ---- */

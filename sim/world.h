@@ -100,7 +100,19 @@ struct pn_world_options {
 	bool plain;      /* fill no env extension (env.h pn_env_fast): the engine's fallbacks */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
+	/* a search's pages as built, shared by its worlds (NULL: the world's own; world.c
+	 * lazy_read) */
+	struct pn_world_lazy *lazy;
 };
+
+/* CK3 under a search: the data file's blocks as built (world.c lazy_read), the blocks built
+ * and those that hold a page, one bit each. A page as formatting writes it depends on its
+ * place alone, so the worlds of one search share one (opt.lazy); memo NULL: none yet. */
+struct pn_world_lazy {
+	uint8_t *memo, *built, *page;
+	uint64_t end;
+};
+void pn_world_lazy_free(struct pn_world_lazy *l);
 
 struct pn_world {
 	const struct pn_scenario *sc;
@@ -137,10 +149,9 @@ struct pn_world {
 	struct pn_event *fp_order; /* fingerprint scratch: the pending events, fp_cap of them */
 	uint32_t fp_cap;
 	uint8_t *fp_page; /* fingerprint scratch: one page */
-	/* CK3 under a search: the lazy data file's blocks as built (world.c lazy_read), the
-	 * blocks built and those that hold a page, one bit each; NULL: built at each read */
-	uint8_t *lazy_memo, *lazy_built, *lazy_page;
-	uint64_t lazy_memo_end;
+	/* CK3 under a search: the pages as built, opt.lazy or its own (NULL: built at each
+	 * read) */
+	struct pn_world_lazy own_lazy, *lazy;
 	/* The durable image by content as of dev.dur_version (pn_world_dur_digest). */
 	uint64_t dur_content, dur_content_version;
 	bool dur_content_known;

@@ -593,6 +593,54 @@ static void lazy_same_as_eager(const char *workload, const char *mode, uint32_t 
 	pn_scenario_free(&sc);
 }
 
+/* A chooser that runs the seeded order: a world under it formats lazily with a memo. */
+static uint32_t seeded_choice(void *arg, struct pn_world *w, const struct pn_event *cand,
+			      uint32_t n)
+{
+	(void)arg, (void)w, (void)cand, (void)n;
+	return 0;
+}
+
+/* The worlds of one search share one memo of the pages as built (world.h pn_world_lazy): a
+ * world that starts with the memo another filled ends as an eager world does, event for
+ * event and byte for byte. */
+START_TEST(test_search_worlds_share_built_pages)
+{
+	const char *yaml = "name: shared\nseed: 3\n"
+			   "storage: {pages: 64, buffers: 8, wal_segment_size: 1MiB}\n"
+			   "protocol: {mode: umbra, checksums: true}\n"
+			   "checkpoint: {interval: 20ms, max_wal_size: 8MiB}\n"
+			   "workload: {kind: random, clients: 2, transactions: 40}\n";
+	char err[256];
+	struct pn_scenario sc;
+	ck_assert_msg(pn_scenario_load_string("shared.yaml", yaml, strlen(yaml), &sc, err,
+					      sizeof(err)),
+		      "%s", err);
+	struct pn_world_lazy memo = {0};
+	struct pn_world w[3];
+	for (int i = 0; i < 3; i++) {
+		struct pn_world_options o = {.check_each_event = true,
+					     .eager = i == 2,
+					     .choose = seeded_choice,
+					     .lazy = &memo};
+		ck_assert_msg(pn_world_init(&w[i], &sc, &o, NULL), "%s", w[i].error);
+		ck_assert(i == 2 ? w[i].lazy == NULL : w[i].lazy == &memo);
+		pn_engine_start(w[i].e);
+		ck_assert_int_eq(pn_world_run(&w[i]), 0);
+		if (i == 0)
+			ck_assert_ptr_nonnull(memo.memo); /* the first world filled it */
+	}
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(w[i].events, w[2].events);
+		ck_assert_uint_eq(pn_world_device_hash(&w[i].dev), pn_world_device_hash(&w[2].dev));
+	}
+	for (int i = 0; i < 3; i++)
+		pn_world_free(&w[i]);
+	pn_world_lazy_free(&memo);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 /* The seam's extension (env.h pn_env_fast) changes no result: a run whose world fills none
  * (opt.plain: the engine's fallbacks, its own write buffers, summaries through read_sync, WAL
  * built and never removed) ends with the events, metrics and data bytes of one that does. */
@@ -667,6 +715,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_unbuilt_parts);
 	tcase_add_test_raise_signal(tc, test_lazy_refused_when_tracked, SIGABRT);
 	tcase_add_test(tc, test_lazy_runs_same_as_eager);
+	tcase_add_test(tc, test_search_worlds_share_built_pages);
 	tcase_add_test(tc, test_plain_env_same_as_fast);
 	tcase_add_test(tc, test_lent_writes_same_as_copied);
 	tcase_add_test(tc, test_lent_refused_when_tracked);
