@@ -29,19 +29,6 @@ static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn
 	}
 }
 
-/* At a crash point of a search: the content hash of each unsynced write (point_met). */
-static void hash_writes(struct pn_run *c)
-{
-	const struct pn_device *d = &c->w->dev;
-	if (d->nunsynced >= c->write_hash_cap) {
-		c->write_hash_cap = 2 * d->nunsynced + 16;
-		c->write_hash = realloc(c->write_hash, c->write_hash_cap * sizeof(uint64_t));
-		PN_ASSERT(c->write_hash != NULL);
-	}
-	for (uint32_t i = 0; i < d->nunsynced; i++)
-		c->write_hash[i] = d->unsynced[i].hash; /* its place and bytes (DV12) */
-}
-
 /* RD2: a search's crash point whose device (durable image by content, every unsynced write
  * by place and bytes, in order) and highest acknowledged commit an earlier point of the part
  * had: its crash states are the same fates over the same bytes, whose verdicts are functions
@@ -58,8 +45,10 @@ static bool point_met(struct pn_run *c)
 		pn_lsn need = pn_run_acks_need(c);
 		seed = XXH3_64bits_withSeed(&need, sizeof(need), seed);
 	}
-	uint64_t key = XXH3_64bits_withSeed(c->write_hash, c->w->dev.nunsynced * sizeof(uint64_t),
-					    seed);
+	/* every unsynced write by place and bytes, in order (its hash, taken at dispatch) */
+	uint64_t key = seed;
+	for (uint32_t i = 0; i < c->w->dev.nunsynced; i++)
+		key = XXH3_64bits_withSeed(&c->w->dev.unsynced[i].hash, sizeof(uint64_t), key);
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
 	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
 		return false;
@@ -162,8 +151,6 @@ static int run_schedule(struct pn_run *c)
 		if (c->sc->crash.present && changed && point_selected(c->sc, point)) {
 			version = c->w->dev.version;
 			acked = acks.n;
-			if (c->x && point >= from)
-				hash_writes(c);
 			if (point >= from && !(c->x && point_met(c)) &&
 			    !(c->unit ? pn_span_point(c, point) : pn_run_point(c, point)))
 				return c->interrupted ? 3 : 1;
@@ -282,7 +269,6 @@ static void checker_close(struct pn_run *c)
 	pn_world_lazy_free(&c->lazy);
 	pn_derive_free(c->derive);
 	pn_crash_enum_free(&c->ce);
-	free(c->write_hash);
 	pn_cache_free(&c->cache);
 	pn_judge_free(&c->j);
 	c->res->seconds = pn_run_wall_seconds() - c->t0;

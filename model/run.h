@@ -45,8 +45,6 @@ struct pn_run {
 	bool cov_taken; /* ur->cov holds the range's coverage hits (U4) */
 	/* the search over schedules (explore.h); NULL: the seeded schedule alone */
 	struct pn_explore *x;
-	uint64_t *write_hash; /* x set: each unsynced write's place and bytes, at this point */
-	uint32_t write_hash_cap;
 	bool search_survey; /* a split search's part surveying the seeded run (explore_split.h) */
 	uint64_t part_cap;  /* the default's search: schedules a part runs at most (D2; 0: all) */
 };
