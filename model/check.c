@@ -106,6 +106,8 @@ static int run_schedule(struct pn_run *c)
 	}
 	if (c->sc->crash.present)
 		oracle_start(c);
+	if (c->derive)
+		pn_derive_point(c->derive, NULL, UINT64_MAX); /* DR6: a new world carries no base */
 	pn_engine_start(c->w->e);
 	if (c->opt->replay) {
 		int rc = pn_replay_point(c);
@@ -261,6 +263,7 @@ static void checker_open(struct pn_run *c, const struct pn_scenario *sc,
 	c->t0 = pn_run_wall_seconds();
 	pn_judge_init(&c->j, sc);
 	c->derive = opt->derive ? pn_derive_new(sc) : NULL;
+	c->derive_nested = opt->derive ? pn_derive_new(sc) : NULL;
 	pn_crash_enum_init(&c->ce);
 }
 
@@ -268,6 +271,7 @@ static void checker_close(struct pn_run *c)
 {
 	pn_world_lazy_free(&c->lazy);
 	pn_derive_free(c->derive);
+	pn_derive_free(c->derive_nested);
 	pn_crash_enum_free(&c->ce);
 	pn_cache_free(&c->cache);
 	pn_judge_free(&c->j);

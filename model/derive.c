@@ -41,7 +41,13 @@ struct pn_derive {
 	const struct pn_scenario *sc;
 	struct base bases[DERIVE_BASES_MAX];
 	uint32_t nbases, base_next;
-	uint32_t refused;           /* states of this point no base fitted, in a row (DR5) */
+	uint32_t refused; /* states of this point no base fitted, in a row (DR5) */
+	/* DR6: the point the bases' fates index (valid: a run that carries is under way) */
+	bool valid;
+	pn_lsn upto; /* the point's states are judged up to it (judge.h; UINT64_MAX: no bound) */
+	uint64_t dur_version;
+	uint64_t *seqs; /* its unsynced writes' dispatch seqs, nseqs of them */
+	uint32_t nseqs, seqs_cap;
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
 	struct pn_summary_log slog; /* a base's recovery summarized reads (DV8) */
 	/* the state being derived: the run's device and the state's fates */
@@ -58,6 +64,7 @@ struct pn_derive *pn_derive_new(const struct pn_scenario *sc)
 	struct pn_derive *d = calloc(1, sizeof(*d));
 	PN_ASSERT(d != NULL && sc != NULL);
 	d->sc = sc;
+	d->upto = UINT64_MAX;
 	return d;
 }
 
@@ -75,20 +82,76 @@ static void base_free(struct base *b)
 	*b = (struct base){0};
 }
 
-void pn_derive_point(struct pn_derive *d)
+/* DR6: whether the bases' point and dev's current one are points of one run with the same
+ * durable image, dev's unsynced writes beginning with the bases' point's. */
+static bool carries(const struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
+{
+	if (!d->valid || upto != d->upto || dev->dur_version != d->dur_version ||
+	    dev->nunsynced < d->nseqs)
+		return false;
+	for (uint32_t i = 0; i < d->nseqs; i++)
+		if (dev->unsynced[i].seq != d->seqs[i])
+			return false;
+	return true;
+}
+
+/* DR6: each base's fates over dev's unsynced writes, the ones dispatched since lost. */
+static void bases_carry(struct pn_derive *d, const struct pn_device *dev)
+{
+	uint32_t nf = dev->nunsynced;
+	for (uint32_t k = 0; k < d->nbases; k++) {
+		struct base *b = &d->bases[k];
+		PN_ASSERT(b->nfates == d->nseqs);
+		if (nf == b->nfates)
+			continue;
+		b->fates = realloc(b->fates, (nf + 1) * sizeof(*b->fates));
+		PN_ASSERT(b->fates != NULL);
+		for (uint32_t i = b->nfates; i < nf; i++)
+			b->fates[i] = (struct pn_write_fate){.fate = PN_FATE_LOST};
+		b->nfates = nf;
+	}
+}
+
+/* The point dev is at, for DR6's next test. */
+static void point_note(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
+{
+	d->valid = true;
+	d->upto = upto;
+	d->dur_version = dev->dur_version;
+	if (dev->nunsynced > d->seqs_cap) {
+		d->seqs_cap = 2 * dev->nunsynced;
+		d->seqs = realloc(d->seqs, d->seqs_cap * sizeof(*d->seqs));
+		PN_ASSERT(d->seqs != NULL);
+	}
+	for (uint32_t i = 0; i < dev->nunsynced; i++)
+		d->seqs[i] = dev->unsynced[i].seq;
+	d->nseqs = dev->nunsynced;
+}
+
+void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
 {
 	PN_ASSERT(d->nbases <= DERIVE_BASES_MAX && d->npatch == 0);
+	d->refused = 0;
+	if (dev && carries(d, dev, upto)) {
+		bases_carry(d, dev);
+		point_note(d, dev, upto);
+		return;
+	}
 	for (uint32_t i = 0; i < d->nbases; i++)
 		base_free(&d->bases[i]);
 	d->nbases = d->base_next = 0;
-	d->refused = 0;
+	d->valid = false;
+	d->upto = upto;
+	if (dev)
+		point_note(d, dev, upto);
 }
 
 void pn_derive_free(struct pn_derive *d)
 {
 	if (!d)
 		return;
-	pn_derive_point(d);
+	pn_derive_point(d, NULL, UINT64_MAX);
+	free(d->seqs);
 	for (int i = 0; i < 3; i++)
 		free(d->log[i].r);
 	free(d->slog.r);
@@ -296,7 +359,7 @@ bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_de
 			v->kind = PN_VIOL_NONE;
 		} else {
 			patches_apply(d, b, true);
-			pn_judge_recovered(j, b->r, b->rc, UINT64_MAX, v, true);
+			pn_judge_recovered(j, b->r, b->rc, d->upto, v, true);
 			patches_apply(d, b, false);
 		}
 		patches_drop(d);
@@ -348,7 +411,7 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 	int rc;
 	if (d->refused >= DERIVE_REFUSED_MAX) { /* DR5 */
 		struct pn_world *r = pn_judge_recover(j, dev, fates, schedule, false, &rc);
-		pn_judge_recovered(j, r, rc, UINT64_MAX, v, true);
+		pn_judge_recovered(j, r, rc, d->upto, v, true);
 		pn_judge_world_free(r);
 		return;
 	}
@@ -364,7 +427,7 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 	free(before);
 	before = pn_cover_save(&n0);
 	device_logs(&r->dev, &d->log[2], NULL, NULL); /* J */
-	pn_judge_recovered(j, r, rc, UINT64_MAX, v, true);
+	pn_judge_recovered(j, r, rc, d->upto, v, true);
 	device_logs(&r->dev, NULL, NULL, NULL);
 	uint64_t(*jcov)[2] = pn_cover_since(before, n0, &nj);
 	free(before);

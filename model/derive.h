@@ -2,7 +2,8 @@
  * derive.h: derived crash states, verdicts without recovery (model layer; docs/checker.md
  * "Derived crash states"; `check --derive on`).
  *
- * A fully recovered state of the current crash point is kept as a base: its recovered world
+ * A fully recovered state of the current crash point (and, within a search's schedule, of
+ * the points before it that DR6 carries) is kept as a base: its recovered world
  * (judged, otherwise untouched), its fates, the ranges its recovery read from the crash image
  * and wrote (R and W, sorted and merged), its summarized reads (sim/device.h DV8), the ranges
  * its judgement read (J), recovery's outcome and coverage hits, and when its judgement passed
@@ -11,7 +12,7 @@
  *
  * Rules:
  *   DR1 Bases hold for one crash point (their fates index its unsynced writes): the driver
- *      calls pn_derive_point at each point, which drops them.
+ *      calls pn_derive_point at each point, which drops them unless DR6 carries them.
  *   DR2 A base fits a state when the state's crash image holds the base's bytes over every
  *      range recovery read and gives every summarized read its value (pn_check_reads_same,
  *      DV6, DV8, DV9): recovery of the state would compute what the base's computed.
@@ -26,6 +27,16 @@
  *      states of a point in a row that no base fitted, the point's other states are recovered
  *      without keeping bases. Both depend on the point's states alone: deterministic. A
  *      recovery whose C2 failed is not kept (J stops at the failing page).
+ *   DR6 Carried bases: at a point of the same run of one world whose durable image has not
+ *      changed (the device's dur_version) and whose unsynced writes begin with the previous
+ *      point's, the same writes (dispatch seq) at the same indices, the bases stay, each
+ *      write dispatched since given the fate lost: that is the base's crash image exactly,
+ *      now expressed over this point's writes, so DR2 and DR3 hold as stated. A base's
+ *      verdict reused without a patch stays right: the oracle's page at WAL end E is a
+ *      function of the records ending at or before E (oracle.h), and a run only appends
+ *      records. Only a search's runs carry (the driver passes its world's device): their
+ *      parts run whole under --jobs and MPI, so which states are derived does not depend on
+ *      the split; a seeded run's units start at arbitrary points and do not carry.
  */
 #ifndef PN_DERIVE_H
 #define PN_DERIVE_H
@@ -38,8 +49,13 @@
 struct pn_derive;
 struct pn_derive *pn_derive_new(const struct pn_scenario *sc);
 void pn_derive_free(struct pn_derive *d);
-/* DR1: a new crash point; its bases so far are dropped. */
-void pn_derive_point(struct pn_derive *d);
+/* DR1, DR6: a new crash point of the run whose device is dev (its unsynced writes index the
+ * fates from here on), whose states are judged up to upto (judge.h pn_judge_recovered;
+ * UINT64_MAX: each up to its own WAL end; a crash inside recovery: the first recovery's
+ * end): the bases are carried when DR6 allows it and upto is the same, else dropped. dev
+ * NULL: dropped, and the next point carries nothing (a new run, or one that does not
+ * carry). */
+void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto);
 /* The verdict of the state of dev under fates from a base that fits (DR2, DR3): true, v's end,
  * kind and page set; false: no base fits. */
 bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,

@@ -136,9 +136,17 @@ static bool nested_state(struct pn_run *c, const struct pn_world *r, const struc
 {
 	int rc;
 	struct pn_verdict v;
-	struct pn_world *r2 = pn_judge_recover(&c->j, &r->dev, ce->fates, c->schedule, false, &rc);
-	pn_judge_recovered(&c->j, r2, rc, first_end, &v, true);
-	pn_judge_world_free(r2);
+	struct pn_derive *dn = c->derive_nested; /* its point's upto: first_end */
+	if (dn && pn_derive_state(dn, &c->j, &r->dev, ce->fates, &v)) {
+		c->res->derived++;
+	} else if (dn) {
+		pn_derive_recover(dn, &c->j, &r->dev, ce->fates, c->schedule, &v);
+	} else {
+		struct pn_world *r2 = pn_judge_recover(&c->j, &r->dev, ce->fates, c->schedule,
+						       false, &rc);
+		pn_judge_recovered(&c->j, r2, rc, first_end, &v, true);
+		pn_judge_world_free(r2);
+	}
 	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
 	c->res->crash_states++;
 	c->res->recoveries++;
@@ -189,11 +197,15 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
+	if (c->derive_nested) /* DR6: this recovery's bases are its own */
+		pn_derive_point(c->derive_nested, NULL, first_end);
 	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
 		if (r->dev.version == version)
 			continue;
 		version = r->dev.version;
 		pn_crash_enum_begin_nested(&ce, &r->dev, c->sc);
+		if (c->derive_nested) /* DR1, DR6: a point of r, its states judged to first_end */
+			pn_derive_point(c->derive_nested, &r->dev, first_end);
 		while (ok && pn_crash_enum_next(&ce)) {
 			uint64_t image = pn_device_crash_digest(&r->dev, ce.fates,
 								pn_world_dur_digest(r));
@@ -316,8 +328,8 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
 	pn_judge_point(&c->j); /* the oracle took records since the last point */
-	if (c->derive)
-		pn_derive_point(c->derive); /* DR1: bases hold for one point */
+	if (c->derive)         /* DR1: bases hold for one point; DR6: a search's run carries them */
+		pn_derive_point(c->derive, c->x ? &c->w->dev : NULL, UINT64_MAX);
 	bool between = pn_engine_ckpt_phase(c->w->e) == PN_CKPT_PHASE_AFTER_FSYNC;
 	PN_TESTCASE("crash between a checkpoint's data fsync and its control-file update", between);
 	while (!pn_run_stopping(c) && pn_crash_enum_next(&c->ce)) {

@@ -28,10 +28,11 @@ struct pn_run {
 	struct pn_world *w; /* the schedule run; NULL between runs */
 	struct pn_crash_enum ce;
 	struct pn_cache cache;
-	struct pn_judge j;         /* j.oracle: the run's oracle; j.detail: what broke */
-	struct pn_derive *derive;  /* opt->derive */
-	struct pn_world_lazy lazy; /* a search's pages as built, shared by its worlds */
-	uint64_t cross_checked;    /* states judged twice (--cross-check) */
+	struct pn_judge j;               /* j.oracle: the run's oracle; j.detail: what broke */
+	struct pn_derive *derive;        /* opt->derive */
+	struct pn_derive *derive_nested; /* opt->derive, for crashes inside recovery (H5) */
+	struct pn_world_lazy lazy;       /* a search's pages as built, shared by its worlds */
+	uint64_t cross_checked;          /* states judged twice (--cross-check) */
 	double t0;
 	uint32_t schedule;
 	uint64_t new_states;        /* distinct states met, over the scenario (H5) */
