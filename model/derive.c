@@ -46,8 +46,9 @@ struct pn_derive {
 	bool valid;
 	pn_lsn upto; /* the point's states are judged up to it (judge.h; UINT64_MAX: no bound) */
 	uint64_t dur_version;
-	uint64_t *seqs; /* its unsynced writes' dispatch seqs, nseqs of them */
-	uint32_t nseqs, seqs_cap;
+	struct pn_unsynced *old; /* its unsynced writes (place and seq), nold of them */
+	uint32_t *map;           /* carries(): where each is now */
+	uint32_t nold, old_cap;
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
 	struct pn_summary_log slog; /* a base's recovery summarized reads (DV8) */
 	/* the state being derived: the run's device and the state's fates */
@@ -82,34 +83,72 @@ static void base_free(struct base *b)
 	*b = (struct base){0};
 }
 
-/* DR6: whether the bases' point and dev's current one are points of one run with the same
- * durable image, dev's unsynced writes beginning with the bases' point's. */
-static bool carries(const struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
+/* DR6, DR7: maps the bases' point's writes onto dev's unsynced ones (d->map[i]: dev's index,
+ * or UINT32_MAX for a write made durable since). False when dev's point cannot take the
+ * bases: not the same run and bound, a durable change other than those writes, a write
+ * neither kept nor made durable, or (DR7) one made durable that an earlier write still
+ * unsynced overlaps (the durable image lays it first, the bases' images last). */
+static bool carries(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
 {
-	if (!d->valid || upto != d->upto || dev->dur_version != d->dur_version ||
-	    dev->nunsynced < d->nseqs)
+	if (!d->valid || upto != d->upto)
 		return false;
-	for (uint32_t i = 0; i < d->nseqs; i++)
-		if (dev->unsynced[i].seq != d->seqs[i])
+	uint32_t j = 0, synced = 0;
+	for (uint32_t i = 0; i < d->nold; i++) {
+		bool kept = j < dev->nunsynced && dev->unsynced[j].seq == d->old[i].seq;
+		d->map[i] = kept ? j++ : UINT32_MAX;
+		synced += !kept;
+	}
+	for (uint32_t k = j; k < dev->nunsynced; k++) /* the rest: dispatched since */
+		if (d->nold && dev->unsynced[k].seq <= d->old[d->nold - 1].seq)
 			return false;
+	if (dev->dur_version - d->dur_version != synced) /* one step a write made durable */
+		return false;
+	for (uint32_t i = 0; i < d->nold && synced; i++) {
+		const struct pn_unsynced *g = &d->old[i];
+		for (uint32_t r = 0; r < i && d->map[i] == UINT32_MAX; r++) {
+			const struct pn_unsynced *e = &d->old[r];
+			if (d->map[r] != UINT32_MAX && e->file == g->file &&
+			    e->offset < g->offset + g->len && g->offset < e->offset + e->len)
+				return false;
+		}
+	}
 	return true;
 }
 
-/* DR6: each base's fates over dev's unsynced writes, the ones dispatched since lost. */
+/* DR6, DR7: each base's fates over dev's unsynced writes: a kept write's fate as it was, the
+ * ones dispatched since lost; a base that did not persist a write made durable since is
+ * dropped (its image is no crash image of dev). */
 static void bases_carry(struct pn_derive *d, const struct pn_device *dev)
 {
-	uint32_t nf = dev->nunsynced;
+	uint32_t nf = dev->nunsynced, kept = 0;
 	for (uint32_t k = 0; k < d->nbases; k++) {
 		struct base *b = &d->bases[k];
-		PN_ASSERT(b->nfates == d->nseqs);
-		if (nf == b->nfates)
+		PN_ASSERT(b->nfates == d->nold);
+		bool fits = true;
+		for (uint32_t i = 0; i < d->nold && fits; i++)
+			fits = d->map[i] != UINT32_MAX || b->fates[i].fate == PN_FATE_PERSISTED;
+		if (!fits) {
+			base_free(b);
 			continue;
-		b->fates = realloc(b->fates, (nf + 1) * sizeof(*b->fates));
-		PN_ASSERT(b->fates != NULL);
-		for (uint32_t i = b->nfates; i < nf; i++)
-			b->fates[i] = (struct pn_write_fate){.fate = PN_FATE_LOST};
+		}
+		struct pn_write_fate *f = malloc((nf + 1) * sizeof(*f));
+		PN_ASSERT(f != NULL);
+		for (uint32_t i = 0; i < nf; i++)
+			f[i] = (struct pn_write_fate){.fate = PN_FATE_LOST};
+		for (uint32_t i = 0; i < d->nold; i++)
+			if (d->map[i] != UINT32_MAX)
+				f[d->map[i]] = b->fates[i];
+		free(b->fates);
+		b->fates = f;
 		b->nfates = nf;
+		if (kept != k) {
+			d->bases[kept] = *b;
+			*b = (struct base){0};
+		}
+		kept++;
 	}
+	d->nbases = kept;
+	d->base_next = kept % DERIVE_BASES_MAX;
 }
 
 /* The point dev is at, for DR6's next test. */
@@ -118,14 +157,17 @@ static void point_note(struct pn_derive *d, const struct pn_device *dev, pn_lsn 
 	d->valid = true;
 	d->upto = upto;
 	d->dur_version = dev->dur_version;
-	if (dev->nunsynced > d->seqs_cap) {
-		d->seqs_cap = 2 * dev->nunsynced;
-		d->seqs = realloc(d->seqs, d->seqs_cap * sizeof(*d->seqs));
-		PN_ASSERT(d->seqs != NULL);
+	if (dev->nunsynced > d->old_cap) {
+		d->old_cap = 2 * dev->nunsynced;
+		d->old = realloc(d->old, d->old_cap * sizeof(*d->old));
+		d->map = realloc(d->map, d->old_cap * sizeof(*d->map));
+		PN_ASSERT(d->old != NULL && d->map != NULL);
 	}
-	for (uint32_t i = 0; i < dev->nunsynced; i++)
-		d->seqs[i] = dev->unsynced[i].seq;
-	d->nseqs = dev->nunsynced;
+	for (uint32_t i = 0; i < dev->nunsynced; i++) {
+		d->old[i] = dev->unsynced[i];
+		d->old[i].data = NULL; /* place and order only: the bytes stay the device's */
+	}
+	d->nold = dev->nunsynced;
 }
 
 void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto)
@@ -151,7 +193,8 @@ void pn_derive_free(struct pn_derive *d)
 	if (!d)
 		return;
 	pn_derive_point(d, NULL, UINT64_MAX);
-	free(d->seqs);
+	free(d->old);
+	free(d->map);
 	for (int i = 0; i < 3; i++)
 		free(d->log[i].r);
 	free(d->slog.r);

@@ -28,8 +28,8 @@
  *      without keeping bases. Both depend on the point's states alone: deterministic. A
  *      recovery whose C2 failed is not kept (J stops at the failing page).
  *   DR6 Carried bases: at a point of the same run of one world whose durable image has not
- *      changed (the device's dur_version) and whose unsynced writes begin with the previous
- *      point's, the same writes (dispatch seq) at the same indices, the bases stay, each
+ *      changed (the device's dur_version; DR7 for writes made durable) and whose unsynced
+ *      writes begin with the previous point's, the same writes (dispatch seq) at the same indices, the bases stay, each
  *      write dispatched since given the fate lost: that is the base's crash image exactly,
  *      now expressed over this point's writes, so DR2 and DR3 hold as stated. A base's
  *      verdict reused without a patch stays right: the oracle's page at WAL end E is a
@@ -37,6 +37,12 @@
  *      records. Only a search's runs carry (the driver passes its world's device): their
  *      parts run whole under --jobs and MPI, so which states are derived does not depend on
  *      the split; a seeded run's units start at arbitrary points and do not carry.
+ *   DR7 Across an fsync: writes of the bases' point made durable since (each moves
+ *      dur_version one step, and nothing else moved it) leave the list; a base that kept
+ *      every one of them persisted is carried with the other writes' fates, as its image is
+ *      the new durable image with those fates; a base that lost or tore one is dropped. Not
+ *      when a write made durable is overlapped by an earlier write still unsynced (the
+ *      durable image now lays it under that write, the base's image over it).
  */
 #ifndef PN_DERIVE_H
 #define PN_DERIVE_H
