@@ -75,7 +75,8 @@ struct pn_world_twin {
  * completion behind another. Candidate 0 is the seeded order's next event; running
  * candidate i > 0 instead is a preemption. A chooser (opt.choose), when set, picks the
  * index; the chosen event runs at max(now, its time), the rest stay pending. Without a
- * chooser the world never looks past candidate 0 (the seeded schedule, as before).
+ * chooser the world never looks past candidate 0 (the seeded schedule, as before), nor at an
+ * event where the chooser says it needs no candidates (opt.choice_needed).
  */
 #define PN_CHOICE_WIDTH 3
 #define PN_CHOICE_WIDTH_MAX 16
