@@ -94,6 +94,7 @@ static int run_schedule(struct pn_run *c)
 				     .twin = c->twin,
 				     .choose = c->x ? pn_explore_choose : NULL,
 				     .choose_arg = c->x,
+				     .choice_needed = c->x ? pn_explore_choice_needed : NULL,
 				     .lazy = c->x ? &c->lazy : NULL};
 	PN_ASSERT(c->w == NULL && c->j.oracle == NULL); /* the last run's were freed */
 	c->w = calloc(1, sizeof(*c->w));

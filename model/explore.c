@@ -461,6 +461,23 @@ uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event 
 	return pick;
 }
 
+/* Where pn_explore_choose does nothing but take candidate 0: in a bounded search, before the
+ * schedule's next preemption (no fingerprint, sleep set or child: those are the frontier's,
+ * past the last preemption; no mismatch: that is the preemption's own event), and past the
+ * last when the schedule has all its preemptions and nothing is pruned (RD1: no child to
+ * queue, no state to record). pct draws or keeps its horizon at every event, and a fixed
+ * list is left to ask at every event. */
+bool pn_explore_choice_needed(void *arg, const struct pn_world *w, uint64_t event)
+{
+	const struct pn_explore *x = arg;
+	(void)w;
+	if (x->mode != PN_EXPLORE_BOUNDED)
+		return true;
+	if (x->next < x->cur.n)
+		return x->cur.c[x->next].event <= event;
+	return x->prune || x->cur.n < x->bound; /* bounded_frontier's work */
+}
+
 /* ---- a split search's part (explore_split.h): the roots queued, and one share kept ---- */
 uint64_t pn_explore_queued(const struct pn_explore *x) { return x->len; }
 

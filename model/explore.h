@@ -102,6 +102,11 @@ void pn_explore_free(struct pn_explore *x);
 bool pn_explore_next(struct pn_explore *x);
 /* The chooser to give the world (world.h, pn_world_choose_fn; arg: the explorer). */
 uint32_t pn_explore_choose(void *arg, struct pn_world *w, const struct pn_event *cand, uint32_t n);
+/* Its opt.choice_needed (world.h, pn_world_needed_fn): false only in a bounded search, for
+ * the events before the running schedule's next preemption, and past its last when it has
+ * schedules.preemption_bound of them and prune is off: there pn_explore_choose takes
+ * candidate 0 and does nothing else. */
+bool pn_explore_choice_needed(void *arg, const struct pn_world *w, uint64_t event);
 /* The first crash point that the running schedule can reach differently from the one it
  * was derived from: its last preemption's event (1 when it has none). */
 uint64_t pn_explore_first_new_point(const struct pn_explore *x);

@@ -666,10 +666,16 @@ static bool choose_event(struct pn_world *w, struct pn_event *out)
 	return true;
 }
 
-/* The next event in the seeded order, or the chooser's; false when none is pending. */
+/* The next event in the seeded order, or the chooser's; false when none is pending. Where the
+ * chooser needs no candidates (opt.choice_needed) it would take candidate 0, the seeded
+ * order's next event: the first event by (time, seq) that is not stale, which this pops too.
+ * The stale events choose_event would have dropped below it stay until they come up (the
+ * fingerprint skips them), and the event's first push takes the open top, as without a
+ * chooser. */
 static bool next_event(struct pn_world *w, struct pn_event *out)
 {
-	if (w->opt.choose)
+	if (w->opt.choose &&
+	    (!w->opt.choice_needed || w->opt.choice_needed(w->opt.choose_arg, w, w->events + 1)))
 		return choose_event(w, out);
 	while (w->heap_len) {
 		if (stale(w, &w->heap[0])) {

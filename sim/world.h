@@ -75,7 +75,8 @@ struct pn_world_twin {
  * completion behind another. Candidate 0 is the seeded order's next event; running
  * candidate i > 0 instead is a preemption. A chooser (opt.choose), when set, picks the
  * index; the chosen event runs at max(now, its time), the rest stay pending. Without a
- * chooser the world never looks past candidate 0 (the seeded schedule, as before).
+ * chooser the world never looks past candidate 0 (the seeded schedule, as before), nor at an
+ * event where the chooser says it needs no candidates (opt.choice_needed).
  */
 #define PN_CHOICE_WIDTH 3
 #define PN_CHOICE_WIDTH_MAX 16
@@ -86,6 +87,11 @@ struct pn_choice {
 /* Returns the candidate to run, below n (n >= 1; w->events + 1 is the event it will be). */
 typedef uint32_t (*pn_world_choose_fn)(void *arg, struct pn_world *w, const struct pn_event *cand,
 				       uint32_t n);
+/* Whether the chooser needs the candidates of event number `event` (w->events + 1). False
+ * promises that the chooser would take candidate 0 and do nothing else (read nothing of the
+ * world, change nothing of its own): the world then runs the seeded order's next event without
+ * gathering the candidates or calling the chooser (the same event: candidate 0 is it). */
+typedef bool (*pn_world_needed_fn)(void *arg, const struct pn_world *w, uint64_t event);
 
 struct pn_world_options {
 	struct pn_world_twin *twin; /* the determinism self-check; NULL: off */
@@ -100,6 +106,7 @@ struct pn_world_options {
 	bool plain;      /* fill no env extension (env.h pn_env_fast): the engine's fallbacks */
 	pn_world_choose_fn choose; /* NULL: the seeded order, no choice points */
 	void *choose_arg;
+	pn_world_needed_fn choice_needed; /* NULL: every event asks the chooser (arg: choose_arg) */
 	/* a search's pages as built, shared by its worlds (NULL: the world's own; world.c
 	 * lazy_read) */
 	struct pn_world_lazy *lazy;

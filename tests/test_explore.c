@@ -20,7 +20,10 @@
  *     (hundreds of preemptions) replays;
  *   - the fingerprint sees the engine's memory inside a phase: no_delay_chkpt's selection
  *     before a shift's publication and after it are two states, and two orders of
- *     commuting events one.
+ *     commuting events one;
+ *   - the chooser skipped where it is not needed (opt.choice_needed): a bounded search runs
+ *     the same events and queues the same children as one that asks it at every event, and
+ *     a hook that skips the preemptions is caught.
  */
 #include <check.h>
 #include <stdio.h>
@@ -493,6 +496,103 @@ START_TEST(test_fingerprint_sees_select_before_publish)
 }
 END_TEST
 
+/* A wrong opt.choice_needed, for the test below to catch: it asks the chooser only past the
+ * schedule's last preemption, so the preemptions themselves are never taken. */
+static bool needed_past_the_last(void *arg, const struct pn_world *w, uint64_t event)
+{
+	const struct pn_explore *x = arg;
+	(void)w;
+	(void)event;
+	return x->next >= x->cur.n;
+}
+
+/* Runs the explorer's schedule as check.c does (to its end, or until the explorer stops it)
+ * with `needed` as the world's opt.choice_needed; returns the fingerprint where it stopped. */
+static uint64_t run_schedule(const struct pn_scenario *sc, struct pn_explore *x,
+			     pn_world_needed_fn needed, struct pn_world_twin *twin, bool *same,
+			     char *msg, size_t len)
+{
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.twin = twin,
+				     .check_each_event = true,
+				     .choose = pn_explore_choose,
+				     .choose_arg = x,
+				     .choice_needed = needed};
+	ck_assert(w != NULL);
+	ck_assert(pn_world_init(w, sc, &o, NULL));
+	pn_engine_start(w->e);
+	while (pn_world_step(w) == PN_STEP_EVENT && !x->stop && !x->mismatch)
+		;
+	ck_assert(!x->mismatch);
+	uint64_t fp = pn_world_fingerprint(w);
+	*same = pn_world_twin_end(twin, w, msg, len);
+	pn_world_free(w);
+	free(w);
+	return fp;
+}
+
+/* Two searches of sc in step, one asking the chooser at every event, the other with `needed`:
+ * each schedule's two runs are compared event by event (the twin) and by the fingerprint
+ * where they stop, and the explorers by the preemptions taken and the children queued.
+ * Returns the schedules run, 0 at the first that differs (why in msg). */
+static uint64_t search_both_ways(const struct pn_scenario *sc, pn_world_needed_fn needed, char *msg,
+				 size_t len)
+{
+	struct pn_explore every, fast;
+	struct pn_world_twin twin = {0};
+	uint64_t ran = 0;
+	bool same = true;
+	char a[256], b[256];
+	pn_explore_init(&every, sc, 0);
+	pn_explore_init(&fast, sc, 0);
+	while (same && pn_explore_next(&every)) {
+		ck_assert(pn_explore_next(&fast));
+		pn_world_twin_reset(&twin);
+		uint64_t fp = run_schedule(sc, &every, NULL, &twin, &same, msg, len);
+		ck_assert(same); /* the first run of a twin only logs */
+		uint64_t fast_fp = run_schedule(sc, &fast, needed, &twin, &same, msg, len);
+		ck_assert(pn_schedule_format(&every.taken, a, sizeof(a)));
+		ck_assert(pn_schedule_format(&fast.taken, b, sizeof(b)));
+		if (same && (fp != fast_fp || strcmp(a, b) || every.len != fast.len ||
+			     every.stop != fast.stop || every.pruned != fast.pruned ||
+			     pn_explore_states(&every) != pn_explore_states(&fast))) {
+			snprintf(msg, len, "schedule %llu: took %s and %s, queued %llu and %llu",
+				 (unsigned long long)every.explored, a, b,
+				 (unsigned long long)every.len, (unsigned long long)fast.len);
+			same = false;
+		}
+		ran += same;
+	}
+	same = same && !pn_explore_next(&fast);
+	pn_explore_free(&every);
+	pn_explore_free(&fast);
+	pn_world_twin_free(&twin);
+	return same ? ran : 0;
+}
+
+/* opt.choice_needed (pn_explore_choice_needed): a bounded search that skips the chooser before
+ * each schedule's next preemption runs the same events, reaches the same states and queues
+ * the same children as one that asks it at every event, with fingerprints and sleep sets
+ * (prune) and without; a hook that skips the preemptions' events is caught. */
+START_TEST(test_choice_needed_keeps_the_search)
+{
+	struct pn_scenario full, pruned;
+	char msg[512];
+	load_tiny(&full, 2, "schedules: {preemption_bound: 2, reduce: false}\n");
+	load_tiny(&pruned, 2, "schedules: {preemption_bound: 2, prune: true}\n");
+	uint64_t n = search_both_ways(&full, pn_explore_choice_needed, msg, sizeof(msg));
+	ck_assert_msg(n > 0, "%s", msg);
+	ck_assert_uint_gt(n, 100); /* schedules of two preemptions among them */
+	n = search_both_ways(&pruned, pn_explore_choice_needed, msg, sizeof(msg));
+	ck_assert_msg(n > 0, "%s", msg);
+	ck_assert_uint_gt(n, 20);
+	ck_assert_uint_eq(search_both_ways(&full, needed_past_the_last, msg, sizeof(msg)), 0);
+	ck_assert_msg(strstr(msg, "diverge") != NULL, "%s", msg);
+	pn_scenario_free(&full);
+	pn_scenario_free(&pruned);
+}
+END_TEST
+
 static Suite *explore_suite(void)
 {
 	Suite *s = suite_create("explore");
@@ -511,6 +611,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_pct_is_deterministic);
 	tcase_add_test(tc, test_pct_finds_and_replays);
 	tcase_add_test(tc, test_fingerprint_sees_select_before_publish);
+	tcase_add_test(tc, test_choice_needed_keeps_the_search);
 	suite_add_tcase(s, tc);
 	return s;
 }
