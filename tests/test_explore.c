@@ -556,7 +556,8 @@ static uint64_t search_both_ways(const struct pn_scenario *sc, pn_world_needed_f
 		if (same && (fp != fast_fp || strcmp(a, b) || every.len != fast.len ||
 			     every.stop != fast.stop || every.pruned != fast.pruned ||
 			     pn_explore_states(&every) != pn_explore_states(&fast))) {
-			snprintf(msg, len, "schedule %llu: took %.60s and %.60s, queued %llu and %llu",
+			snprintf(msg, len,
+				 "schedule %llu: took %.60s and %.60s, queued %llu and %llu",
 				 (unsigned long long)every.explored, a, b,
 				 (unsigned long long)every.len, (unsigned long long)fast.len);
 			same = false;
