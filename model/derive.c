@@ -49,6 +49,7 @@ struct pn_derive {
 	struct pn_unsynced *old; /* its unsynced writes (place and seq), nold of them */
 	uint32_t *map;           /* carries(): where each is now */
 	uint32_t nold, old_cap;
+	uint32_t synced;            /* carries(): how many of them were made durable since */
 	struct pn_range_log log[3]; /* a base's recovery reads, writes, judgement reads */
 	struct pn_summary_log slog; /* a base's recovery summarized reads (DV8) */
 	/* the state being derived: the run's device and the state's fates */
@@ -103,9 +104,12 @@ static bool carries(struct pn_derive *d, const struct pn_device *dev, pn_lsn upt
 			return false;
 	if (dev->dur_version - d->dur_version != synced) /* one step a write made durable */
 		return false;
+	d->synced = synced;
 	for (uint32_t i = 0; i < d->nold && synced; i++) {
-		const struct pn_unsynced *g = &d->old[i];
-		for (uint32_t r = 0; r < i && d->map[i] == UINT32_MAX; r++) {
+		if (d->map[i] != UINT32_MAX)
+			continue;
+		const struct pn_unsynced *g = &d->old[i]; /* made durable since */
+		for (uint32_t r = 0; r < i; r++) {
 			const struct pn_unsynced *e = &d->old[r];
 			if (d->map[r] != UINT32_MAX && e->file == g->file &&
 			    e->offset < g->offset + g->len && g->offset < e->offset + e->len)
@@ -131,14 +135,17 @@ static void bases_carry(struct pn_derive *d, const struct pn_device *dev)
 			base_free(b);
 			continue;
 		}
-		struct pn_write_fate *f = malloc((nf + 1) * sizeof(*f));
+		/* none made durable: every write keeps its index, the new ones follow */
+		struct pn_write_fate *f = d->synced ? malloc((nf + 1) * sizeof(*f))
+						    : realloc(b->fates, (nf + 1) * sizeof(*f));
 		PN_ASSERT(f != NULL);
-		for (uint32_t i = 0; i < nf; i++)
+		for (uint32_t i = d->synced ? 0 : d->nold; i < nf; i++)
 			f[i] = (struct pn_write_fate){.fate = PN_FATE_LOST};
-		for (uint32_t i = 0; i < d->nold; i++)
+		for (uint32_t i = 0; i < d->nold && d->synced; i++)
 			if (d->map[i] != UINT32_MAX)
 				f[d->map[i]] = b->fates[i];
-		free(b->fates);
+		if (d->synced)
+			free(b->fates);
 		b->fates = f;
 		b->nfates = nf;
 		if (kept != k) {

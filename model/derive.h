@@ -29,8 +29,8 @@
  *      recovery whose C2 failed is not kept (J stops at the failing page).
  *   DR6 Carried bases: at a point of the same run of one world whose durable image has not
  *      changed (the device's dur_version; DR7 for writes made durable) and whose unsynced
- *      writes begin with the previous point's, the same writes (dispatch seq) at the same indices, the bases stay, each
- *      write dispatched since given the fate lost: that is the base's crash image exactly,
+ *      writes begin with the previous point's (the same dispatch seqs at the same indices),
+ *      the bases stay, each write dispatched since given the fate lost: that is the base's crash image exactly,
  *      now expressed over this point's writes, so DR2 and DR3 hold as stated. A base's
  *      verdict reused without a patch stays right: the oracle's page at WAL end E is a
  *      function of the records ending at or before E (oracle.h), and a run only appends

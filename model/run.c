@@ -129,24 +129,31 @@ static void cross_check(struct pn_run *c, const struct pn_device *dev,
 	free(saved);
 }
 
+/* The verdict of the state of dev under fates, judged up to upto (judge.h): derived from a
+ * base of d (derive.h; d's point was given the same upto), or recovered (and kept as a base
+ * of d), or with d NULL (derivation off) recovered. */
+static void recover_state(struct pn_run *c, struct pn_derive *d, const struct pn_device *dev,
+			  const struct pn_write_fate *fates, pn_lsn upto, struct pn_verdict *v)
+{
+	if (d && pn_derive_state(d, &c->j, dev, fates, v)) {
+		c->res->derived++;
+	} else if (d) {
+		pn_derive_recover(d, &c->j, dev, fates, c->schedule, v);
+	} else {
+		int rc;
+		struct pn_world *r = pn_judge_recover(&c->j, dev, fates, c->schedule, false, &rc);
+		pn_judge_recovered(&c->j, r, rc, upto, v, true);
+		pn_judge_world_free(r);
+	}
+}
+
 /* One crash state inside recovery (r: the recovering world, stopped after an event): recover
  * it, judge it against the first recovery's end. Returns false at a violation (reported). */
 static bool nested_state(struct pn_run *c, const struct pn_world *r, const struct pn_crash_enum *ce,
 			 pn_lsn first_end, uint64_t point)
 {
-	int rc;
 	struct pn_verdict v;
-	struct pn_derive *dn = c->derive_nested; /* its point's upto: first_end */
-	if (dn && pn_derive_state(dn, &c->j, &r->dev, ce->fates, &v)) {
-		c->res->derived++;
-	} else if (dn) {
-		pn_derive_recover(dn, &c->j, &r->dev, ce->fates, c->schedule, &v);
-	} else {
-		struct pn_world *r2 = pn_judge_recover(&c->j, &r->dev, ce->fates, c->schedule,
-						       false, &rc);
-		pn_judge_recovered(&c->j, r2, rc, first_end, &v, true);
-		pn_judge_world_free(r2);
-	}
+	recover_state(c, c->derive_nested, &r->dev, ce->fates, first_end, &v);
 	cross_check(c, &r->dev, ce->fates, first_end, &v, point, r->events);
 	c->res->crash_states++;
 	c->res->recoveries++;
@@ -268,24 +275,6 @@ uint64_t pn_run_state_key(const struct pn_run *c)
 	return pn_device_crash_digest(&c->w->dev, c->ce.fates, pn_world_dur_digest(c->w));
 }
 
-/* The verdict of the current state, new to the cache: derived from a base (derive.h), or
- * recovered (and kept as a base when derivation is on), and judged. */
-static void recover_state(struct pn_run *c, struct pn_verdict *v)
-{
-	const struct pn_device *dev = &c->w->dev;
-	if (c->derive && pn_derive_state(c->derive, &c->j, dev, c->ce.fates, v)) {
-		c->res->derived++;
-	} else if (c->derive) {
-		pn_derive_recover(c->derive, &c->j, dev, c->ce.fates, c->schedule, v);
-	} else {
-		int rc;
-		struct pn_world *r = pn_judge_recover(&c->j, dev, c->ce.fates, c->schedule, false,
-						      &rc);
-		pn_judge_recovered(&c->j, r, rc, UINT64_MAX, v, true);
-		pn_judge_world_free(r);
-	}
-}
-
 /* The current state's verdict: the cache's (H2) or a new one. False: none to judge here (a
  * unit's lookup deferred its C1 check, U6). *fresh: the state is new. */
 static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
@@ -295,7 +284,7 @@ static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
 	*fresh = !slot->used;
 	if (!slot->used) {
 		struct pn_verdict v = {.key = key, .used = true, .known = true};
-		recover_state(c, &v);
+		recover_state(c, c->derive, &c->w->dev, c->ce.fates, UINT64_MAX, &v);
 		c->res->recoveries++;
 		c->new_states++;
 		pn_cache_fill(&c->cache, slot, &v);
