@@ -4,7 +4,8 @@
  * defaults) and a stub world that holds each submitted I/O until the test completes it; no
  * engine. A run's I/O comes in R5's order (the flagged frames, the data fsync, the
  * checkpoint record's WAL flush, the control file, its fsync) and only then has the
- * checkpoint happened; a request made during a run waits for it; the control codec and its
+ * checkpoint happened; a request made during a run waits for it; the record's oldestActiveXid
+ * online and at the end of recovery; the control codec and its
  * CRC; an illegal edge and a run numbered past the last begun abort.
  */
 #include "ckpt.h"
@@ -181,6 +182,46 @@ START_TEST(test_request_during_run_waits)
 }
 END_TEST
 
+/* The main data of the run's checkpoint record, from the WAL's buffers (the record fits its
+ * page here: its header, then the short data header, then CheckPoint's 88 bytes). */
+static const uint8_t *record_main(const struct pn_ckpt_run *run)
+{
+	pn_lsn at = run->record, page = at - at % PN_XLOG_BLCKSZ;
+	const uint8_t *p = pn_wal_ring_page(&stub.wal, page) + (at - page);
+	ck_assert_uint_le(at - page + 26 + 88, PN_XLOG_BLCKSZ);
+	ck_assert_uint_eq(p[24], 0xFF); /* XLR_BLOCK_ID_DATA_SHORT */
+	ck_assert_uint_eq(p[25], 88);
+	return p + 26;
+}
+
+/* CheckPoint.oldestActiveXid: an online checkpoint's is the oldest xid a backend runs, or the
+ * next to be assigned when none runs; an end-of-recovery one's is 0, so their records differ
+ * (a torn rewrite of the WAL tail cannot splice one onto the history after the other). */
+START_TEST(test_record_oldest_active)
+{
+	open_ckpt(false);
+	struct seen s[16];
+	pn_ckpt_request(&ck, PN_CKPT_REQUEST, true);
+	drive(s, 16);
+	const uint8_t *m = record_main(&ck.runs[0]);
+	ck_assert_uint_eq(pn_get32(m + 80), next_xid + 1); /* none runs */
+	ck_assert_uint_eq(pn_get64(m + 24), next_xid);
+	ck_assert_uint_eq(pn_get32(m + 84), 1); /* the checkpoint's number, in the padding */
+	procs[0].xid = 70;
+	pn_ckpt_request(&ck, PN_CKPT_REQUEST, true);
+	drive(s, 16);
+	ck_assert_uint_eq(pn_get32(record_main(&ck.runs[0]) + 80), 70);
+	ck_assert_uint_eq(stub.m.rec_count[PN_REC_XLOG_CHECKPOINT_ONLINE], 2);
+	recovering = true;
+	pn_ckpt_request(&ck, PN_CKPT_REQUEST, true);
+	drive(s, 16);
+	ck_assert_uint_eq(pn_get32(record_main(&ck.runs[0]) + 80), 0);
+	ck_assert_uint_eq(stub.m.rec_count[PN_REC_XLOG_CHECKPOINT_SHUTDOWN], 1);
+	procs[0].xid = 0;
+	close_ckpt();
+}
+END_TEST
+
 START_TEST(test_control_codec)
 {
 	open_ckpt(false);
@@ -233,6 +274,7 @@ static Suite *ckpt_suite(void)
 	TCase *tc = tcase_create("checkpointer");
 	tcase_add_test(tc, test_run_in_r5_order);
 	tcase_add_test(tc, test_request_during_run_waits);
+	tcase_add_test(tc, test_record_oldest_active);
 	tcase_add_test(tc, test_control_codec);
 	tcase_add_test_raise_signal(tc, test_control_before_its_fsync_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_run_past_begun_aborts, SIGABRT);

@@ -183,6 +183,23 @@ static void count_cause(struct pn_ckpt *k, enum pn_ckpt_cause c)
 	}
 }
 
+/* CheckPoint.oldestActiveXid as CreateCheckPoint sets it (wal_level replica, the default):
+ * for an online checkpoint the oldest xid a backend is running, or the next one to be
+ * assigned when none runs (GetOldestActiveTransactionId); 0 (InvalidTransactionId) for a
+ * shutdown or end-of-recovery one. So an online checkpoint's record never equals an
+ * end-of-recovery one's, which a torn write of the rewritten WAL tail could otherwise splice
+ * onto the lost history's records after it. */
+static uint32_t oldest_active(const struct pn_ckpt *k)
+{
+	if (*k->h.recovering)
+		return 0;
+	uint32_t oldest = *k->h.next_xid + 1;
+	for (uint32_t i = 0; i < k->h.nprocs; i++)
+		if (k->h.procs[i].xid != 0 && k->h.procs[i].xid < oldest)
+			oldest = k->h.procs[i].xid;
+	return oldest;
+}
+
 static void ckpt_begin(struct pn_ckpt *k, struct pn_ckpt_run *run)
 {
 	PN_ASSERT(run->state == PN_C_IDLE);
@@ -193,6 +210,7 @@ static void ckpt_begin(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	run->paused = k->pause_next;
 	k->pause_next = false;
 	run->redo = pn_wal_insert_start(k->h.wal);
+	run->oldest_active = oldest_active(k);
 	run->sized = k->h.store->nblocks < k->h.store->heap_pages;
 	run->rel_blocks = run->sized ? k->h.store->nblocks : 0;
 	run->start_ns = k->h.svc->env.now_ns(k->h.svc->env.ctx);
@@ -457,7 +475,8 @@ static void insert_record(struct pn_ckpt *k, struct pn_ckpt_run *run)
 	pn_put32(main + 12, 1); /* PrevTimeLineID */
 	main[16] = k->h.proto->fpw_byte;
 	pn_put64(main + 24, *k->h.next_xid);
-	pn_put64(main + 80, run->seq); /* the checkpoint's number, in CheckPoint's padding */
+	pn_put32(main + 80, run->oldest_active);
+	pn_put32(main + 84, (uint32_t)run->seq); /* the checkpoint's number, in the padding */
 	struct pn_wal_record rec = {.main_data = main, .main_len = sizeof(main)};
 	enum pn_rec kind = *k->h.recovering ? PN_REC_XLOG_CHECKPOINT_SHUTDOWN
 					    : PN_REC_XLOG_CHECKPOINT_ONLINE;

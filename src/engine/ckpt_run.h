@@ -57,7 +57,8 @@ struct pn_ckpt_run {
 	pn_lsn redo;
 	bool sized; /* the store's size at redo (pn_control's), when truncated */
 	uint32_t rel_blocks;
-	pn_lsn record; /* start LSN of its checkpoint record */
+	pn_lsn record;          /* start LSN of its checkpoint record */
+	uint32_t oldest_active; /* CheckPoint.oldestActiveXid, taken when it begins (ckpt.c) */
 	uint64_t start_ns;
 	uint64_t start_commits; /* commits when it began (the count interval's start) */
 	uint64_t nap_until_ns;  /* CheckpointWriteDelay's nap: no write before then */
