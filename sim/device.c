@@ -39,8 +39,10 @@ void pn_device_free(struct pn_device *d)
 		pn_image_free(&d->cur[f]);
 		pn_image_free(&d->dur[f]);
 	}
-	for (uint32_t i = 0; i < d->nunsynced; i++)
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		free(d->unsynced[i].data);
+		free(d->unsynced[i].delta);
+	}
 	free(d->unsynced);
 	free(d->summary_buf);
 	memset(d, 0, sizeof(*d));
@@ -315,6 +317,7 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 			pn_image_write(&d->dur[u->file], u->offset, u->data, u->len);
 			pn_image_share(&d->cur[u->file], &d->dur[u->file], u->offset, u->len);
 			free(u->data);
+			free(u->delta);
 			continue;
 		}
 		d->unsynced[keep++] = *u;
@@ -528,21 +531,78 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	return h;
 }
 
-/* One written chunk's part of a digest by content (DV10): its file, its index and the hash of
- * its bytes (pn_chunk_hash's, or XXH3 of a built chunk's bytes). */
-static uint64_t chunk_term(int f, uint64_t c, uint64_t hash)
+/* DV10's cells: 512 bytes, the smallest atomic unit, so no unit of any device splits one. */
+#define CELL 512u
+#define CHUNK_CELLS (PN_CHUNK_SIZE / CELL)
+
+/* A cell's part of a digest by content: its file, its place (cell index g in the file) and the
+ * hash h of its bytes; 0 for a cell of zeros, so a chunk's unwritten cells and written zeros
+ * weigh the same. */
+static uint64_t cell_term(int f, uint64_t g, uint64_t h)
 {
-	uint64_t v[3] = {(uint64_t)f, c, hash};
+	static uint64_t zeros_hash;
+	if (!zeros_hash) { /* a function of a constant: the same in every process */
+		static const uint8_t zeros[CELL];
+		zeros_hash = XXH3_64bits(zeros, CELL);
+	}
+	if (h == zeros_hash)
+		return 0;
+	uint64_t v[3] = {(uint64_t)f, g, h};
 	return XXH3_64bits(v, sizeof(v));
 }
 
+/* A written chunk's own part (besides its cells'), telling it from an unwritten one (a digest
+ * may tell apart what reads the same, never the reverse): of four words, so never a cell's. */
+static uint64_t chunk_mark(int f, uint64_t c)
+{
+	uint64_t v[4] = {(uint64_t)f, c, 0x4b4e554843ull, 0}; /* "CHUNK" */
+	return XXH3_64bits(v, sizeof(v));
+}
+
+/* The terms of durable chunks, by place and serial (chunks.h CK5: a serial names the bytes):
+ * each cell's and the whole chunk's (its mark and its cells'), one per process. */
+#define DUR_SLOTS 2048u
+struct dur_terms {
+	uint64_t file, chunk, serial; /* serial 0: the slot is empty */
+	uint64_t chunk_term;
+	uint64_t cell[CHUNK_CELLS];
+};
+static struct dur_terms dur_memo[DUR_SLOTS];
+
+static const struct dur_terms *dur_terms(int f, uint64_t c, const struct pn_chunk *ch)
+{
+	PN_ASSERT(ch != NULL && ch != PN_CHUNK_REMOVED && ch->serial != 0);
+	PN_ASSERT(!ch->unbuilt && !ch->half); /* a tracked device has no lazy chunks (CK3) */
+	uint64_t key[3] = {(uint64_t)f, c, ch->serial};
+	struct dur_terms *m = &dur_memo[XXH3_64bits(key, sizeof(key)) % DUR_SLOTS];
+	if (m->file == key[0] && m->chunk == c && m->serial == ch->serial)
+		return m;
+	m->file = key[0];
+	m->chunk = c;
+	m->serial = ch->serial;
+	m->chunk_term = chunk_mark(f, c);
+	for (uint32_t k = 0; k < CHUNK_CELLS; k++) {
+		uint64_t h = XXH3_64bits(ch->data + (size_t)k * CELL, CELL);
+		m->cell[k] = cell_term(f, c * CHUNK_CELLS + k, h);
+		m->chunk_term += m->cell[k];
+	}
+	return m;
+}
+
+/* The durable term of cell g of file f (0: in no written chunk, or zeros). */
+static uint64_t dur_cell(const struct pn_device *d, int f, uint64_t g)
+{
+	const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], g / CHUNK_CELLS);
+	PN_ASSERT(ch != PN_CHUNK_REMOVED); /* DV1: no write lies in a removed range */
+	return ch ? dur_terms(f, g / CHUNK_CELLS, ch)->cell[g % CHUNK_CELLS] : 0;
+}
+
 /* The durable image by content (a search's crash-state keys, model/run.c; DV10): the sum of
- * every written chunk's chunk_term. Unsynced writes, sequence numbers and versions do not
+ * every written chunk's mark and cells. Unsynced writes, sequence numbers and versions do not
  * show, so two devices whose durable images hold the same bytes get the same digest, however
  * their writes and fsyncs came. A removed chunk counts as unwritten (DV1: no reader reaches
- * it); a chunk written with zeros is told from an unwritten one (a digest may tell apart what
- * reads the same, never the reverse). A tracked device has no lazy extents (CK3,
- * pn_device_set_lazy), so every chunk of dur holds its own bytes. */
+ * it); a chunk written with zeros is told from an unwritten one by its mark. A tracked device
+ * has no lazy extents (CK3, pn_device_set_lazy), so every chunk of dur holds its own bytes. */
 uint64_t pn_device_dur_digest(const struct pn_device *d)
 {
 	PN_ASSERT(d->track);
@@ -552,9 +612,8 @@ uint64_t pn_device_dur_digest(const struct pn_device *d)
 		PN_ASSERT(!d->lazy[f].end);
 		for (uint64_t c = 0; c < im->nleaves * PN_LEAF_CHUNKS; c++) {
 			const struct pn_chunk *ch = pn_image_chunk(im, c);
-			if (!ch || ch == PN_CHUNK_REMOVED)
-				continue;
-			h += chunk_term(f, c, pn_chunk_hash(ch)); /* CK5: whole chunks */
+			if (ch && ch != PN_CHUNK_REMOVED)
+				h += dur_terms(f, c, ch)->chunk_term;
 		}
 	}
 	return h;
@@ -571,89 +630,127 @@ static uint64_t crash_digest_built(const struct pn_device *d, const struct pn_wr
 	return h;
 }
 
-/* DV12: a crash image's terms of chunks, kept by what names their bytes. */
-#define TERM_WRITES 4u
-#define TERM_SLOTS 8192u
-struct term_memo {
-	uint64_t file, chunk, dur_serial; /* dur_serial 0: the chunk is unwritten in dur */
-	uint64_t unit;                    /* the device's atomic unit: what a kept unit is */
-	uint64_t writes[TERM_WRITES][2];  /* each touching kept write's hash and kept units */
-	uint64_t term;                    /* last: the key is what precedes it */
-};
-static struct term_memo term_memo[TERM_SLOTS]; /* one per process, as the chunk pool */
-
-/* The crash image's term of chunk c of file f under fates (DV10), through DV12's memo. */
-static uint64_t crash_term(const struct pn_device *d, const struct pn_write_fate *fates, int f,
-			   uint64_t c, const struct pn_chunk *dur)
+/* DV12: write u's cells' change to the digest over dur (its term minus dur's; a cell it fills
+ * in part: dur's bytes with its own laid over), kept with the write until dur changes. A
+ * cache of a function of the write's bytes and of dur, which dur_version names. */
+static const uint64_t *write_deltas(const struct pn_device *d, const struct pn_unsynced *cu)
 {
-	struct term_memo key;
-	memset(&key, 0, sizeof(key));
-	key.file = (uint64_t)f;
-	key.chunk = c;
-	key.dur_serial = dur ? dur->serial : 0;
-	key.unit = d->atomic_unit;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < d->nunsynced && n <= TERM_WRITES; i++) {
-		const struct pn_unsynced *u = &d->unsynced[i];
-		uint64_t units = kept_units(d, u, &fates[i]);
-		if (!units || (int)u->file != f || u->offset >= (c + 1) * PN_CHUNK_SIZE ||
-		    u->offset + u->len <= c * PN_CHUNK_SIZE)
-			continue;
-		if (n < TERM_WRITES) {
-			key.writes[n][0] = u->hash;
-			key.writes[n][1] = units;
+	struct pn_unsynced *u = (struct pn_unsynced *)cu;
+	if (u->delta && u->delta_dur == d->dur_version + 1)
+		return u->delta;
+	uint64_t first = u->offset / CELL, last = (u->offset + u->len - 1) / CELL;
+	if (!u->delta)
+		u->delta = malloc((last - first + 1) * sizeof(*u->delta));
+	PN_ASSERT(u->delta != NULL);
+	uint8_t buf[CELL];
+	for (uint64_t g = first; g <= last; g++) {
+		uint64_t lo = PN_MAX(g * CELL, u->offset);
+		uint64_t hi = PN_MIN((g + 1) * CELL, u->offset + u->len);
+		const uint8_t *bytes = u->data + (lo - u->offset);
+		if (hi - lo < CELL) { /* in part: over dur's bytes */
+			pn_image_read(&d->dur[u->file], g * CELL, CELL, buf);
+			memcpy(buf + (lo - g * CELL), bytes, hi - lo);
+			bytes = buf;
 		}
-		n++;
+		uint64_t term = cell_term((int)u->file, g, XXH3_64bits(bytes, CELL));
+		u->delta[g - first] = term - dur_cell(d, (int)u->file, g);
 	}
-	struct term_memo *m = NULL;
-	if (n <= TERM_WRITES) {
-		uint64_t h = XXH3_64bits(&key, offsetof(struct term_memo, term));
-		m = &term_memo[h % TERM_SLOTS];
-		if (memcmp(m, &key, offsetof(struct term_memo, term)) == 0)
-			return m->term;
-	}
-	uint8_t buf[PN_CHUNK_SIZE];
-	pn_device_crash_read(d, fates, (enum pn_file)f, c * PN_CHUNK_SIZE, PN_CHUNK_SIZE, buf);
-	key.term = chunk_term(f, c, XXH3_64bits(buf, PN_CHUNK_SIZE));
-	if (m)
-		*m = key;
-	return key.term;
+	u->delta_dur = d->dur_version + 1;
+	return u->delta;
 }
 
-/* DV10: the chunks the kept units of the writes touch (each once; the order does not matter
- * to a sum) have their durable terms replaced by the crash image's. */
+/* Whether write u under fate keeps bytes of cell g (a cell lies in one unit of it: DV4). */
+static bool keeps_cell(const struct pn_device *d, const struct pn_unsynced *u,
+		       const struct pn_write_fate *fate, enum pn_file f, uint64_t g)
+{
+	if (u->file != f || fate->fate == PN_FATE_LOST || u->offset >= (g + 1) * CELL ||
+	    g * CELL >= u->offset + u->len)
+		return false;
+	if (fate->fate == PN_FATE_PERSISTED)
+		return true;
+	uint32_t per;
+	blocks_of(d, u->offset, u->len, &per);
+	uint64_t block = PN_MAX(g * CELL, u->offset) / d->atomic_unit;
+	uint64_t unit = (block - u->offset / d->atomic_unit) / per;
+	return (fate->sectors >> unit) & 1;
+}
+
+/* Whether some write of d before (dir -1) or after (+1) write i keeps bytes of cell g. */
+static bool others_keep(const struct pn_device *d, const struct pn_write_fate *fates, uint32_t i,
+			int dir, uint64_t g)
+{
+	const struct pn_unsynced *u = &d->unsynced[i];
+	for (uint32_t k = dir < 0 ? 0 : i + 1; k < (dir < 0 ? i : d->nunsynced); k++)
+		if (keeps_cell(d, &d->unsynced[k], &fates[k], u->file, g))
+			return true;
+	return false;
+}
+
+/* Whether another write than i of d shares bytes of its file with it (a cell's latest keeper
+ * then needs looking for). */
+static bool overlapped(const struct pn_device *d, uint32_t i, int dir)
+{
+	const struct pn_unsynced *u = &d->unsynced[i];
+	uint64_t lo = u->offset / CELL * CELL, hi = (u->offset + u->len + CELL - 1) / CELL * CELL;
+	for (uint32_t k = dir < 0 ? 0 : i + 1; k < (dir < 0 ? i : d->nunsynced); k++) {
+		const struct pn_unsynced *o = &d->unsynced[k];
+		if (o->file == u->file && o->offset < hi && lo < o->offset + o->len)
+			return true;
+	}
+	return false;
+}
+
+/* DV10, DV12: the durable digest with the terms of every cell a kept unit touches replaced,
+ * each by its latest keeper (the crash image lays writes in list order), plus the mark of each
+ * chunk that only the kept writes create. A cell kept whole by its latest keeper, or in part
+ * by one and by no other write, takes that write's delta (write_deltas); a cell two writes
+ * share in part is built. */
 uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write_fate *fates,
 				uint64_t dur_digest)
 {
 	PN_ASSERT(d->track);
-	enum { TOUCHED_MAX = 64 };
-	uint64_t touched[TOUCHED_MAX][2];
-	uint32_t nt = 0;
+	enum { CREATED_MAX = 64 };
+	uint64_t created[CREATED_MAX][2];
+	uint32_t nc = 0;
+	uint8_t buf[CELL];
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
+		if (fates[i].fate == PN_FATE_LOST)
+			continue;
+		int f = (int)u->file;
+		bool later = overlapped(d, i, 1), earlier = overlapped(d, i, -1);
+		const uint64_t *delta = write_deltas(d, u);
+		uint64_t first = u->offset / CELL;
 		uint32_t s = 0, at, n;
-		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0)
-			for (uint64_t c = (u->offset + at) / PN_CHUNK_SIZE;
-			     c <= (u->offset + at + n - 1) / PN_CHUNK_SIZE; c++) {
-				bool met = false;
-				for (uint32_t t = 0; t < nt && !met; t++)
-					met = touched[t][0] == u->file && touched[t][1] == c;
+		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0) {
+			uint64_t lo = u->offset + at, hi = lo + n;
+			for (uint64_t g = lo / CELL; g <= (hi - 1) / CELL; g++) {
+				if (later && others_keep(d, fates, i, 1, g))
+					continue; /* a later write lays it: its part */
+				bool whole = g * CELL >= u->offset &&
+					     (g + 1) * CELL <= u->offset + u->len;
+				if (whole || !earlier || !others_keep(d, fates, i, -1, g)) {
+					dur_digest += delta[g - first];
+				} else {
+					pn_device_crash_read(d, fates, u->file, g * CELL, CELL,
+							     buf);
+					dur_digest += cell_term(f, g, XXH3_64bits(buf, CELL)) -
+						      dur_cell(d, f, g);
+				}
+			}
+			for (uint64_t c = lo / PN_CHUNK_SIZE; c <= (hi - 1) / PN_CHUNK_SIZE; c++) {
+				bool met = pn_image_chunk(&d->dur[f], c) != NULL;
+				for (uint32_t t = 0; t < nc && !met; t++)
+					met = created[t][0] == (uint64_t)f && created[t][1] == c;
 				if (met)
 					continue;
-				if (nt == TOUCHED_MAX) /* too many to list: build the image */
+				if (nc == CREATED_MAX) /* too many to list: build the image */
 					return crash_digest_built(d, fates);
-				touched[nt][0] = u->file;
-				touched[nt++][1] = c;
+				created[nc][0] = (uint64_t)f;
+				created[nc++][1] = c;
+				dur_digest += chunk_mark(f, c);
 			}
-	}
-	for (uint32_t t = 0; t < nt; t++) {
-		int f = (int)touched[t][0];
-		uint64_t c = touched[t][1];
-		const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], c);
-		PN_ASSERT(ch != PN_CHUNK_REMOVED); /* DV1: no write lies in a removed range */
-		if (ch)
-			dur_digest -= chunk_term(f, c, pn_chunk_hash(ch));
-		dur_digest += crash_term(d, fates, f, c, ch);
+		}
 	}
 	return dur_digest;
 }

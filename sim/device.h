@@ -82,18 +82,19 @@
  *       targets).
  *
  * Digests by content (the checker's crash-state keys):
- *   DV10 pn_device_dur_digest is a sum over the written chunks of dur of a hash of (file,
- *       chunk index, bytes), so a crash image's digest is the durable one with the terms of
- *       the chunks its kept units touch replaced (pn_device_crash_digest): the cost is in the
- *       chunks the writes touch, not in the device's size. Equal images, equal digests.
- *       A durable chunk's hash is taken once for its serial (chunks.h CK5).
+ *   DV10 pn_device_dur_digest is a sum over the written chunks of dur of a mark of the chunk's
+ *       place and a term per 512-byte cell of a hash of (file, cell index, bytes), 0 for a
+ *       cell of zeros; so a crash image's digest is the durable one with the terms of the
+ *       cells its kept units touch replaced, and the marks of the chunks only they create
+ *       added (pn_device_crash_digest): the cost is in the cells the kept units touch, not
+ *       in the device's size. Equal images, equal digests. A durable chunk's terms are taken
+ *       once for its place and serial (chunks.h CK5).
  *
- *   DV12 A crash image's term for a chunk that kept writes touch is kept, per process, by
- *       the durable chunk's serial (CK5) and each touching write's place and bytes (`hash`,
- *       taken at dispatch) and kept units in list order (DV6: two fates that keep the same
- *       units lay the same bytes), so the states of a point, and of the points after it
- *       until an fsync, build and hash each chunk configuration once. Chunks touched by
- *       more than four kept writes are built each time.
+ *   DV12 Each unsynced write keeps its cells' change to the digest over dur (its term minus
+ *       dur's; a cell it lays in part: dur's bytes with its own over them) until dur_version
+ *       moves, so a state's digest is a sum over its kept units (a cell lies in one unit of a
+ *       write, DV4) of kept changes; a cell is taken from its latest keeper in list order,
+ *       and one that two kept writes share in part is built.
  *
  * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
@@ -128,7 +129,9 @@ struct pn_unsynced {
 	uint64_t completed_seq; /* device sequence number of its completion */
 	uint32_t why;           /* enum pn_io_why, for traces */
 	uint32_t page, slot;
-	uint64_t hash; /* DV12: its place and bytes, taken at dispatch */
+	uint64_t hash;      /* its place and bytes, taken at dispatch (a search's point keys) */
+	uint64_t *delta;    /* DV12: its cells' change to the digest over dur, when */
+	uint64_t delta_dur; /* dur_version + 1 at which it was taken (0: not taken) */
 };
 
 /* DV5: ranges read from or written to cur. */

@@ -1,13 +1,12 @@
 /*
  * test_device.c: Check suite for the simulated device's crash model (sim/device.h DV1-DV9,
  * src/engine/wal.c W6; label unit), through the device's plain operations (write, complete,
- * fsync, read, crash image); the chunk store's tricks beneath it are test_chunks.c's:
+ * fsync, read, crash image); the chunk store's tricks beneath it are test_chunks.c's, the
+ * digests by content test_digest.c's:
  *
  *   fsync          an fsync makes durable the writes to its file that completed before it
  *                  was dispatched, no other; a crash keeps each unsynced write lost,
  *                  persisted or torn over the durable image;
- *   dur digest     pn_device_dur_digest is the durable image's bytes and places alone:
- *                  equal for devices that got there by other write and fsync orders;
  *   remove/create  DV1-DV3: removed chunks are freed in both images and in copies, a read
  *                  or a write of them aborts, a created range reads as zeros;
  *   held WAL       with a 1 TiB max_wal_size (a ring of 1.6 million segments) and many
@@ -70,141 +69,6 @@ static void two_unsynced(struct pn_device *d)
 	}
 	ck_assert_uint_eq(d->nunsynced, 2);
 }
-
-/* Writes len bytes of value v at off of file f, completed (I/O index idx), unsynced. */
-static void unsynced_at(struct pn_device *d, enum pn_file f, uint64_t off, uint8_t v, uint32_t idx)
-{
-	uint8_t page[8192];
-	memset(page, v, sizeof(page));
-	struct pn_io io = {.file = f,
-			   .offset = off,
-			   .len = sizeof(page),
-			   .buf = page,
-			   .index = idx};
-	pn_device_write(d, &io, idx);
-	pn_device_write_done(d, idx);
-}
-
-/* The durable image by content: two devices whose durable images hold the same bytes have
- * one digest, whatever the order of their writes and how fsyncs grouped them (one device
- * syncs each write on its own, the other writes in another order and syncs once, with a
- * write to another file left unsynced); a byte of difference in dur, or the same bytes at
- * another place, gives another; unsynced writes do not count. */
-START_TEST(test_dur_digest_by_content)
-{
-	struct pn_device a, b;
-	pn_device_init(&a, true, 512);
-	pn_device_init(&b, true, 512);
-	write_at(&a, 0, 0xAB, 4 * SEG);
-	write_at(&b, 0, 0xAB, 4 * SEG);
-	uint64_t base = pn_device_dur_digest(&a);
-	ck_assert_uint_eq(base, pn_device_dur_digest(&b));
-	unsynced_at(&a, PN_FILE_WAL, SEG, 0x11, 0);
-	pn_device_fsync_done(&a, PN_FILE_WAL, pn_device_fsync_start(&a));
-	unsynced_at(&a, PN_FILE_WAL, 2 * SEG, 0x22, 1);
-	pn_device_fsync_done(&a, PN_FILE_WAL, pn_device_fsync_start(&a));
-	unsynced_at(&b, PN_FILE_WAL, 2 * SEG, 0x22, 0);
-	unsynced_at(&b, PN_FILE_DATA, 0, 0x33, 1);
-	unsynced_at(&b, PN_FILE_WAL, SEG, 0x11, 2);
-	pn_device_fsync_done(&b, PN_FILE_WAL, pn_device_fsync_start(&b));
-	ck_assert_uint_eq(a.nunsynced, 0);
-	ck_assert_uint_eq(b.nunsynced, 1); /* the data write: not in dur */
-	ck_assert_uint_ne(pn_device_dur_digest(&a), base);
-	ck_assert_uint_eq(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
-	/* one byte more of difference in dur */
-	uint8_t one = 0x12;
-	pn_device_format_write(&b, PN_FILE_WAL, SEG + 100, &one, 1);
-	ck_assert_uint_ne(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
-	one = 0x11;
-	pn_device_format_write(&b, PN_FILE_WAL, SEG + 100, &one, 1);
-	ck_assert_uint_eq(pn_device_dur_digest(&a), pn_device_dur_digest(&b));
-	/* the same bytes in another file */
-	struct pn_device c;
-	pn_device_init(&c, true, 512);
-	write_at(&c, 0, 0xAB, 4 * SEG);
-	unsynced_at(&c, PN_FILE_DATA, SEG, 0x11, 0);
-	pn_device_fsync_done(&c, PN_FILE_DATA, pn_device_fsync_start(&c));
-	ck_assert_uint_ne(pn_device_dur_digest(&c), base);
-	ck_assert_uint_ne(pn_device_dur_digest(&c), pn_device_dur_digest(&a));
-	pn_device_free(&a);
-	pn_device_free(&b);
-	pn_device_free(&c);
-}
-END_TEST
-
-/* DV10: a crash image's digest, taken without building it, is the durable digest of the
- * image built, under every combination of fates of five unsynced writes: two that overlap in
- * one chunk, one across a chunk boundary, one into a chunk dur never held, and one whose bytes
- * are those already durable. Equal images (that last write lost or persisted) have one
- * digest; images that differ in a byte have two. */
-START_TEST(test_crash_digest_is_the_built_images)
-{
-	/* two devices alike but for their atomic unit: the tear's mask, unit 0 kept, is the
-	 * same mask on both and means other bytes (DV12 keys the unit); each pass of the second
-	 * round takes its terms from the memo */
-	struct pn_device dev[2];
-	const uint32_t unit[2] = {512, 4096};
-	const uint64_t off[5] = {SEG, SEG + 4096, 2 * SEG - 4096, 40 * SEG, 3 * SEG};
-	const uint8_t val[5] = {0x11, 0x22, 0x33, 0x44, 0xAB};
-	pn_device_init(&dev[0], true, unit[0]);
-	write_at(&dev[0], 0, 0xAB, 4 * SEG);
-	pn_device_init(&dev[1], true, unit[1]);
-	pn_device_crash_image(&dev[0], NULL, &dev[1]); /* the same durable chunks, shared */
-	ck_assert_ptr_eq(pn_image_chunk(&dev[1].dur[PN_FILE_WAL], 4),
-			 pn_image_chunk(&dev[0].dur[PN_FILE_WAL], 4));
-	for (uint32_t k = 0; k < 2; k++) {
-		for (uint32_t i = 0; i < 5; i++)
-			unsynced_at(&dev[k], i == 3 ? PN_FILE_DATA : PN_FILE_WAL, off[i], val[i],
-				    i);
-		ck_assert_uint_eq(dev[k].nunsynced, 5);
-	}
-	const struct pn_write_fate kinds[3] = {{.fate = PN_FATE_LOST},
-					       {.fate = PN_FATE_PERSISTED},
-					       {.fate = PN_FATE_TORN, .sectors = 0x1}};
-	enum { COMBOS = 243 };
-	static uint64_t seen[2][COMBOS], bytes[2][COMBOS];
-	static uint8_t buf[4 * SEG];
-	for (uint32_t round = 0; round < 2; round++)
-		for (uint32_t k = 0; k < 2; k++) {
-			struct pn_device *d = &dev[k];
-			uint64_t dur = pn_device_dur_digest(d);
-			for (uint32_t n = 0; n < COMBOS; n++) {
-				struct pn_write_fate fates[5];
-				for (uint32_t i = 0, q = n; i < 5; i++, q /= 3)
-					fates[i] = kinds[q % 3];
-				struct pn_device img;
-				pn_device_init(&img, true, unit[k]);
-				pn_device_crash_image(d, fates, &img);
-				uint64_t digest = pn_device_crash_digest(d, fates, dur);
-				ck_assert_uint_eq(digest, pn_device_dur_digest(&img));
-				ck_assert(round == 0 || digest == seen[k][n]);
-				seen[k][n] = digest;
-				/* the image's bytes where the writes lie, by a hash of their own */
-				uint64_t h = 14695981039346656037ull;
-				pn_device_read(&img, PN_FILE_WAL, 0, 4 * SEG, buf);
-				for (uint32_t at = 0; at < 4 * SEG; at++)
-					h = (h ^ buf[at]) * 1099511628211ull;
-				pn_device_read(&img, PN_FILE_DATA, 40 * SEG, 8192, buf);
-				for (uint32_t at = 0; at < 8192; at++)
-					h = (h ^ buf[at]) * 1099511628211ull;
-				bytes[k][n] = h;
-				pn_device_free(&img);
-			}
-		}
-	uint32_t equal = 0;
-	for (uint32_t a = 0; a < 2 * COMBOS; a++)
-		for (uint32_t b = a + 1; b < 2 * COMBOS; b++) {
-			uint32_t ka = a / COMBOS, na = a % COMBOS, kb = b / COMBOS, nb = b % COMBOS;
-			bool same = bytes[ka][na] == bytes[kb][nb];
-			ck_assert(same == (seen[ka][na] == seen[kb][nb]));
-			equal += same;
-		}
-	ck_assert_uint_gt(equal, 0); /* the last write's fates give equal images */
-	ck_assert(seen[0][2 * 81 + 2 * 27] != seen[1][2 * 81 + 2 * 27]); /* tears differ */
-	pn_device_free(&dev[0]);
-	pn_device_free(&dev[1]);
-}
-END_TEST
 
 /* The crash model's core, through the plain operations: an fsync makes durable exactly the
  * writes to its file that had completed when it was dispatched (not one completed after, not
@@ -930,8 +794,6 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("memory");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_fsync_covers_completed_writes);
-	tcase_add_test(tc, test_dur_digest_by_content);
-	tcase_add_test(tc, test_crash_digest_is_the_built_images);
 	tcase_add_test(tc, test_remove_frees_and_create_zeroes);
 	tcase_add_test(tc, test_crash_read_is_the_crash_image);
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
