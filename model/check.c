@@ -273,6 +273,7 @@ static void checker_close(struct pn_run *c)
 	pn_world_lazy_free(&c->lazy);
 	pn_derive_free(c->derive);
 	pn_derive_free(c->derive_nested);
+	free(c->point_met.v);
 	pn_crash_enum_free(&c->ce);
 	pn_cache_free(&c->cache);
 	pn_judge_free(&c->j);

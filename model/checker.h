@@ -47,6 +47,13 @@
  *      image met, which passed (a failure stops the check). It counts as a crash state, not
  *      as a recovery, and is not cross-checked. The scope is one crash, so the count does
  *      not depend on how --jobs or MPI cut the search.
+ *   H8 So too across the crashes inside recovery of one crash point: a state whose crash
+ *      image another crash of the point judged against the same first WAL end takes its
+ *      verdict (the recovery is the image's; the judgement is against the same oracle, as
+ *      the point's oracle takes no record while its states are judged, at the same end; C1
+ *      against the point's acknowledgements, the same), counted as H7 counts. Torn states of
+ *      one point meet the same images once recovery has rewritten what they tore. A unit
+ *      of --jobs or MPI holds whole points, so the count does not depend on the cut.
  */
 #ifndef PN_CHECKER_H
 #define PN_CHECKER_H

@@ -26,6 +26,7 @@ struct pn_check_options {
 	const volatile sig_atomic_t *stop;
 	const char *trace_dir; /* where counterexample traces go; NULL: none written */
 	uint32_t nested_every; /* crash inside recovery for every Nth new state (0: never) */
+	bool nested_alone;     /* test hook: checker.h H8 off (each crash inside recovery alone) */
 	/* Replay: only this schedule, this crash point, this state. */
 	bool replay;
 	uint32_t replay_schedule;

@@ -167,13 +167,9 @@ static bool nested_state(struct pn_run *c, const struct pn_world *r, const struc
 	return false;
 }
 
-/* H7: the crash images one crash inside recovery has met, by content (a few dozen: a list). */
-struct met {
-	uint64_t *v;
-	uint32_t n, cap;
-};
-/* Adds image to m: true when it is new. */
-static bool met_add(struct met *m, uint64_t image)
+/* Adds image to m (H7: one crash inside recovery's images, a few dozen; H8: one crash
+ * point's, a few hundred): true when it is new. */
+static bool met_add(struct pn_met *m, uint64_t image)
 {
 	for (uint32_t i = 0; i < m->n; i++)
 		if (m->v[i] == image)
@@ -199,7 +195,7 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 {
 	struct pn_world *r = pn_judge_crashed(&c->j, &c->w->dev, fates, c->schedule, true);
 	struct pn_crash_enum ce;
-	struct met met = {0};
+	struct pn_met met = {0};
 	met_add(&met, pn_world_dur_digest(r));           /* the image it starts from: passed */
 	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
@@ -216,10 +212,13 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 		while (ok && pn_crash_enum_next(&ce)) {
 			uint64_t image = pn_device_crash_digest(&r->dev, ce.fates,
 								pn_world_dur_digest(r));
-			if (met_add(&met, image))
+			uint64_t judged[2] = {image, first_end}; /* H8: what its verdict is of */
+			if (met_add(&met, image) &&
+			    (c->opt->nested_alone ||
+			     met_add(&c->point_met, XXH3_64bits(judged, sizeof(judged)))))
 				ok = nested_state(c, r, &ce, first_end, point);
 			else
-				c->res->crash_states++; /* H7 */
+				c->res->crash_states++; /* H7, H8 */
 		}
 	}
 	free(met.v);
@@ -316,6 +315,7 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 	PN_ASSERT(c->w != NULL && c->j.oracle != NULL);
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
 	res->crash_points++;
+	c->point_met.n = 0;    /* H8: a point's crashes inside recovery share their images */
 	pn_judge_point(&c->j); /* the oracle took records since the last point */
 	if (c->derive)         /* DR1: bases hold for one point; DR6: a search's run carries them */
 		pn_derive_point(c->derive, c->x ? &c->w->dev : NULL, UINT64_MAX);

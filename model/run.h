@@ -21,6 +21,12 @@
 #include "judge.h"
 #include "unitdata.h"
 
+/* Crash images met (checker.h H7, H8), by content: a short list. */
+struct pn_met {
+	uint64_t *v;
+	uint32_t n, cap;
+};
+
 struct pn_run {
 	const struct pn_scenario *sc;
 	const struct pn_check_options *opt;
@@ -31,6 +37,7 @@ struct pn_run {
 	struct pn_judge j;               /* j.oracle: the run's oracle; j.detail: what broke */
 	struct pn_derive *derive;        /* opt->derive */
 	struct pn_derive *derive_nested; /* opt->derive, for crashes inside recovery (H5) */
+	struct pn_met point_met;         /* H8: this point's states inside recovery judged */
 	struct pn_world_lazy lazy;       /* a search's pages as built, shared by its worlds */
 	uint64_t cross_checked;          /* states judged twice (--cross-check) */
 	double t0;

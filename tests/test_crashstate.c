@@ -10,7 +10,9 @@
  *   - PN_CRASH_MIXED_MAX stops the added states and sets ce.capped;
  *   - a state with two tears encodes and decodes to itself and is one the crash model allows;
  *   - the replay of fpw-off's violation (a torn page) in a state that also tears another
- *     write reproduces it: replay applies both tears.
+ *     write reproduces it: replay applies both tears;
+ *   - checker.h H8 (a point's crashes inside recovery judge an image once per first WAL
+ *     end) keeps the points, states and verdicts of each crash alone, with fewer recoveries.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -405,6 +407,63 @@ START_TEST(test_double_tear_replays)
 }
 END_TEST
 
+/* checker.h H8: the crashes inside recovery of one point judge an image once per first WAL
+ * end: torn states of a small Umbra run, every new state crashed inside its recovery, pass
+ * with the same points and states as with each crash alone, and fewer recoveries; a mutant
+ * caught by a crash inside recovery is caught at the same crash, event and state. */
+static const char h8_text[] =
+	"name: h8\n"
+	"seed: 2\n"
+	"protocol: {mode: umbra, generations: 3}\n"
+	"storage: {pages: 4, buffers: 3, wal_segment_size: 64KiB}\n"
+	"checkpoint: {interval: 0s, every_transactions: 2, max_wal_size: 0}\n"
+	"workload: {kind: random, clients: 1, transactions: 3, pages_per_transaction: 2}\n"
+	"crash: {points: all, max_unsynced: 4, tear: sectors}\n"
+	"schedules: {strategy: seeded}\n"
+	"expect: {verdict: pass}\n";
+
+static void check_both(struct pn_scenario *sc, struct pn_check_result *res)
+{
+	for (int alone = 0; alone < 2; alone++) {
+		struct pn_check_options o = {.nested_every = 1,
+					     .derive = true,
+					     .nested_alone = alone};
+		memset(&res[alone], 0, sizeof(res[alone]));
+		ck_assert_int_ne(pn_check_scenario(sc, &o, &res[alone]), 2);
+	}
+}
+
+START_TEST(test_point_shares_nested_images)
+{
+	struct pn_scenario sc;
+	struct pn_check_result *res = calloc(2, sizeof(*res));
+	char err[512];
+	ck_assert(res != NULL);
+	ck_assert_msg(pn_scenario_load_string("h8.yaml", h8_text, strlen(h8_text), &sc, err,
+					      sizeof(err)),
+		      "%s", err);
+	check_both(&sc, res);
+	ck_assert(!res[0].violation && !res[1].violation);
+	ck_assert_uint_eq(res[0].crash_points, res[1].crash_points);
+	ck_assert_uint_eq(res[0].crash_states, res[1].crash_states);
+	ck_assert_uint_lt(res[0].recoveries, res[1].recoveries);
+	pn_scenario_free(&sc);
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/scenarios/less-space/mutant-pool-map-unsynced.yaml",
+		 getenv("PN_SOURCE_DIR"));
+	ck_assert_msg(pn_scenario_load(path, &sc, err, sizeof(err)), "%s", err);
+	check_both(&sc, res);
+	ck_assert(res[0].violation && res[1].violation && res[0].in_recovery);
+	ck_assert_int_eq(res[0].kind, res[1].kind);
+	ck_assert_uint_eq(res[0].crash_point, res[1].crash_point);
+	ck_assert_str_eq(res[0].state, res[1].state);
+	ck_assert_uint_eq(res[0].recovery_point, res[1].recovery_point);
+	ck_assert_str_eq(res[0].recovery_state, res[1].recovery_state);
+	pn_scenario_free(&sc);
+	free(res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crashstate");
@@ -417,6 +476,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_whole_space_replaces_samples);
 	tcase_add_test(tc, test_double_tear_round_trips);
 	tcase_add_test(tc, test_double_tear_replays);
+	tcase_add_test(tc, test_point_shares_nested_images);
 	suite_add_tcase(s, tc);
 	return s;
 }
