@@ -63,27 +63,15 @@ bool pn_crash_writes_meet(const struct pn_unsynced *a, const struct pn_unsynced 
 static uint64_t differing_units(const struct pn_device *d, uint32_t i, uint64_t *full)
 {
 	const struct pn_unsynced *u = &d->unsynced[i];
-	uint32_t nunits, off;
+	uint32_t nunits;
 	PN_ASSERT(i < d->nunsynced);
 	pn_device_unit(d, u->offset, u->len, &nunits);
 	*full = nunits >= 64 ? UINT64_MAX : (1ull << nunits) - 1;
 	for (uint32_t j = 0; j < d->nunsynced; j++)
 		if (j != i && pn_crash_writes_meet(u, &d->unsynced[j]))
 			return *full;
-	uint8_t buf[4096];
-	uint64_t mask = 0;
-	for (uint32_t s = 0; s < nunits; s++) {
-		uint32_t len = pn_device_unit_span(d, u->offset, u->len, s, &off);
-		for (uint32_t done = 0; done < len; done += sizeof(buf)) {
-			uint32_t n = PN_MIN((uint32_t)sizeof(buf), len - done);
-			pn_device_read_dur(d, u->file, u->offset + off + done, n, buf);
-			if (memcmp(buf, u->data + off + done, n)) {
-				mask |= 1ull << s;
-				break;
-			}
-		}
-	}
-	PN_ASSERT((mask & ~*full) == 0); /* only units the write covers */
+	uint64_t mask = pn_device_units_differ(d, i); /* DV13: kept while dur stays */
+	PN_ASSERT((mask & ~*full) == 0);              /* only units the write covers */
 	return mask;
 }
 

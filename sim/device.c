@@ -357,6 +357,32 @@ uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t l
 	return (uint32_t)(to - from);
 }
 
+uint64_t pn_device_units_differ(const struct pn_device *d, uint32_t i)
+{
+	PN_ASSERT(d->track && i < d->nunsynced);
+	struct pn_unsynced *u = (struct pn_unsynced *)&d->unsynced[i];
+	if (u->differ_dur == d->dur_version + 1)
+		return u->differ;
+	uint32_t nunits, off;
+	pn_device_unit(d, u->offset, u->len, &nunits);
+	uint8_t buf[4096];
+	uint64_t mask = 0;
+	for (uint32_t s = 0; s < nunits; s++) {
+		uint32_t len = pn_device_unit_span(d, u->offset, u->len, s, &off);
+		for (uint32_t done = 0; done < len; done += sizeof(buf)) {
+			uint32_t n = PN_MIN((uint32_t)sizeof(buf), len - done);
+			pn_device_read_dur(d, u->file, u->offset + off + done, n, buf);
+			if (memcmp(buf, u->data + off + done, n)) {
+				mask |= 1ull << s;
+				break;
+			}
+		}
+	}
+	u->differ = mask;
+	u->differ_dur = d->dur_version + 1;
+	return mask;
+}
+
 /* The next run of write u's bytes that a crash under fate keeps, from unit *s on: its length
  * (0: none left) and its offset into the write (*at). PERSISTED: the whole write, once. */
 static uint32_t kept_span(const struct pn_device *d, const struct pn_unsynced *u,
@@ -639,10 +665,13 @@ static const uint64_t *write_deltas(const struct pn_device *d, const struct pn_u
 	if (u->delta && u->delta_dur == d->dur_version + 1)
 		return u->delta;
 	uint64_t first = u->offset / CELL, last = (u->offset + u->len - 1) / CELL;
-	if (!u->delta)
-		u->delta = malloc((last - first + 1) * sizeof(*u->delta));
+	uint64_t n = last - first + 1;
+	if (!u->delta) /* the cells' changes, then their sums from the first (DV12) */
+		u->delta = malloc((2 * n + 1) * sizeof(*u->delta));
 	PN_ASSERT(u->delta != NULL);
 	uint8_t buf[CELL];
+	uint64_t *sum = u->delta + n;
+	sum[0] = 0;
 	for (uint64_t g = first; g <= last; g++) {
 		uint64_t lo = PN_MAX(g * CELL, u->offset);
 		uint64_t hi = PN_MIN((g + 1) * CELL, u->offset + u->len);
@@ -654,7 +683,12 @@ static const uint64_t *write_deltas(const struct pn_device *d, const struct pn_u
 		}
 		uint64_t term = cell_term((int)u->file, g, XXH3_64bits(bytes, CELL));
 		u->delta[g - first] = term - dur_cell(d, (int)u->file, g);
+		sum[g - first + 1] = sum[g - first] + u->delta[g - first];
 	}
+	u->chunks_dur = true;
+	for (uint64_t c = u->offset / PN_CHUNK_SIZE;
+	     c <= (u->offset + u->len - 1) / PN_CHUNK_SIZE && u->chunks_dur; c++)
+		u->chunks_dur = pn_image_chunk(&d->dur[u->file], c) != NULL;
 	u->delta_dur = d->dur_version + 1;
 	return u->delta;
 }
@@ -700,6 +734,62 @@ static bool overlapped(const struct pn_device *d, uint32_t i, int dir)
 	return false;
 }
 
+/* The chunks of dur's file f that kept bytes at [lo, hi) create (DV10: each one's mark taken
+ * once, listed in created, *nc of them): false when more than CREATED_MAX would be listed. */
+enum { CREATED_MAX = 64 };
+static bool chunks_created(const struct pn_device *d, int f, uint64_t lo, uint64_t hi,
+			   uint64_t (*created)[2], uint32_t *nc, uint64_t *digest)
+{
+	for (uint64_t c = lo / PN_CHUNK_SIZE; c <= (hi - 1) / PN_CHUNK_SIZE; c++) {
+		bool met = pn_image_chunk(&d->dur[f], c) != NULL;
+		for (uint32_t t = 0; t < *nc && !met; t++)
+			met = created[t][0] == (uint64_t)f && created[t][1] == c;
+		if (met)
+			continue;
+		if (*nc == CREATED_MAX)
+			return false;
+		created[*nc][0] = (uint64_t)f;
+		created[(*nc)++][1] = c;
+		*digest += chunk_mark(f, c);
+	}
+	return true;
+}
+
+/* DV12 for write u alone (no cell shared with another unsynced write): its changes summed
+ * over the cells of each run of kept units (sum: their running sums; a cell lies in one unit,
+ * DV4, so a run's cells are its units'), and the marks of the chunks those runs create
+ * unless u->chunks_dur. False: too many chunks to list. */
+static bool kept_sum(const struct pn_device *d, const struct pn_unsynced *u,
+		     const struct pn_write_fate *fate, const uint64_t *sum, uint64_t (*created)[2],
+		     uint32_t *nc, uint64_t *digest)
+{
+	uint64_t first = u->offset / CELL, end = u->offset + u->len;
+	int f = (int)u->file;
+	if (fate->fate == PN_FATE_PERSISTED) {
+		*digest += sum[(end - 1) / CELL - first + 1] - sum[0];
+		return u->chunks_dur || chunks_created(d, f, u->offset, end, created, nc, digest);
+	}
+	PN_ASSERT(fate->fate == PN_FATE_TORN);
+	uint32_t per;
+	uint64_t blocks = blocks_of(d, u->offset, u->len, &per);
+	uint32_t nunits = (uint32_t)((blocks + per - 1) / per);
+	uint64_t unit = (uint64_t)per * d->atomic_unit;
+	uint64_t base = u->offset / d->atomic_unit * d->atomic_unit;
+	uint64_t bits = fate->sectors & (nunits >= 64 ? ~0ull : (1ull << nunits) - 1);
+	while (bits) {
+		uint32_t i = (uint32_t)__builtin_ctzll(bits);
+		uint64_t rest = ~(bits >> i);
+		uint32_t j = rest ? i + (uint32_t)__builtin_ctzll(rest) : 64;
+		uint64_t from = PN_MAX(u->offset, base + i * unit);
+		uint64_t to = PN_MIN(end, base + j * unit);
+		*digest += sum[(to - 1) / CELL - first + 1] - sum[from / CELL - first];
+		if (!u->chunks_dur && !chunks_created(d, f, from, to, created, nc, digest))
+			return false;
+		bits = j >= 64 ? 0 : bits & (~0ull << j);
+	}
+	return true;
+}
+
 /* DV10, DV12: the durable digest with the terms of every cell a kept unit touches replaced,
  * each by its latest keeper (the crash image lays writes in list order), plus the mark of each
  * chunk that only the kept writes create. A cell kept whole by its latest keeper, or in part
@@ -709,7 +799,6 @@ uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write
 				uint64_t dur_digest)
 {
 	PN_ASSERT(d->track);
-	enum { CREATED_MAX = 64 };
 	uint64_t created[CREATED_MAX][2];
 	uint32_t nc = 0;
 	uint8_t buf[CELL];
@@ -721,6 +810,12 @@ uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write
 		bool later = overlapped(d, i, 1), earlier = overlapped(d, i, -1);
 		const uint64_t *delta = write_deltas(d, u);
 		uint64_t first = u->offset / CELL;
+		if (!later && !earlier) { /* its own cells: a difference of running sums each */
+			const uint64_t *sum = delta + ((u->offset + u->len - 1) / CELL - first + 1);
+			if (!kept_sum(d, u, &fates[i], sum, created, &nc, &dur_digest))
+				return crash_digest_built(d, fates); /* too many chunks to list */
+			continue;
+		}
 		uint32_t s = 0, at, n;
 		while ((n = kept_span(d, u, &fates[i], &s, &at)) != 0) {
 			uint64_t lo = u->offset + at, hi = lo + n;
@@ -738,18 +833,8 @@ uint64_t pn_device_crash_digest(const struct pn_device *d, const struct pn_write
 						      dur_cell(d, f, g);
 				}
 			}
-			for (uint64_t c = lo / PN_CHUNK_SIZE; c <= (hi - 1) / PN_CHUNK_SIZE; c++) {
-				bool met = pn_image_chunk(&d->dur[f], c) != NULL;
-				for (uint32_t t = 0; t < nc && !met; t++)
-					met = created[t][0] == (uint64_t)f && created[t][1] == c;
-				if (met)
-					continue;
-				if (nc == CREATED_MAX) /* too many to list: build the image */
-					return crash_digest_built(d, fates);
-				created[nc][0] = (uint64_t)f;
-				created[nc++][1] = c;
-				dur_digest += chunk_mark(f, c);
-			}
+			if (!chunks_created(d, f, lo, hi, created, &nc, &dur_digest))
+				return crash_digest_built(d, fates); /* too many to list */
 		}
 	}
 	return dur_digest;

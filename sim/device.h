@@ -94,7 +94,13 @@
  *       dur's; a cell it lays in part: dur's bytes with its own over them) until dur_version
  *       moves, so a state's digest is a sum over its kept units (a cell lies in one unit of a
  *       write, DV4) of kept changes; a cell is taken from its latest keeper in list order,
- *       and one that two kept writes share in part is built.
+ *       and one that two kept writes share in part is built. A write that shares no cell
+ *       with another unsynced write adds, for each run of kept units, the difference of two
+ *       running sums of its changes (and the marks of the chunks the run creates, unless
+ *       every chunk it touches is one of dur's).
+ *   DV13 Each unsynced write keeps which of its units differ from dur's bytes
+ *       (pn_device_units_differ) until dur_version moves: a crash point's relevant writes
+ *       (model/crashstate.c) are taken without reading dur again.
  *
  * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
@@ -129,9 +135,12 @@ struct pn_unsynced {
 	uint64_t completed_seq; /* device sequence number of its completion */
 	uint32_t why;           /* enum pn_io_why, for traces */
 	uint32_t page, slot;
-	uint64_t hash;      /* its place and bytes, taken at dispatch (a search's point keys) */
-	uint64_t *delta;    /* DV12: its cells' change to the digest over dur, when */
-	uint64_t delta_dur; /* dur_version + 1 at which it was taken (0: not taken) */
+	uint64_t hash;       /* its place and bytes, taken at dispatch (a search's point keys) */
+	uint64_t *delta;     /* DV12: its cells' change to the digest over dur, then their sums */
+	uint64_t delta_dur;  /* dur_version + 1 at which it was taken (0: not taken) */
+	bool chunks_dur;     /* as of delta_dur: every chunk it touches is one of dur's */
+	uint64_t differ;     /* DV13: its units whose bytes differ from dur's, when */
+	uint64_t differ_dur; /* dur_version + 1 at which it was taken (0: not taken) */
 };
 
 /* DV5: ranges read from or written to cur. */
@@ -230,6 +239,9 @@ uint32_t pn_device_unit(const struct pn_device *d, uint64_t off, uint32_t len, u
 /* The bytes of unit i of that write, as an offset into the write (*at) and a length. */
 uint32_t pn_device_unit_span(const struct pn_device *d, uint64_t off, uint32_t len, uint32_t i,
 			     uint32_t *at);
+/* DV13: the units of unsynced write i whose bytes differ from the durable image's (bit s:
+ * unit s), taken once while dur_version stays (tracking on). */
+uint64_t pn_device_units_differ(const struct pn_device *d, uint32_t i);
 
 /* What happens to one unsynced write at a crash. */
 enum pn_fate { PN_FATE_LOST, PN_FATE_PERSISTED, PN_FATE_TORN };

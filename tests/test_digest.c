@@ -8,7 +8,9 @@
  *                  durable digest of the image built, for every combination of fates of
  *                  writes that overlap, cross chunks, create chunks or lay bytes already
  *                  durable, and for unaligned writes of odd lengths that share cells, at
- *                  atomic units of 512 and 4096; equal images have one digest.
+ *                  atomic units of 512 and 4096, and for writes of their own cells (the
+ *                  running sums), in chunks dur holds or not; equal images have one digest;
+ *   units differ   pn_device_units_differ follows dur as it moves (DV13).
  */
 #include "device.h"
 
@@ -90,15 +92,34 @@ START_TEST(test_dur_digest_by_content)
 }
 END_TEST
 
-/* DV10, DV12 where writes share cells: unaligned writes of odd lengths that overlap each
- * other in part (a cell two of them lay in part is built; a cell one lays whole takes its
- * delta), across an fsync that moves dur under the kept deltas, under random fates with random
- * tears, at atomic units of 512 and 4096: the digest taken without building is the built
+/* n draws of random fates (each write lost, persisted or torn, its tear the bits of the PRNG
+ * from shift up) of d's unsynced writes: the digest taken without building is the built
  * image's every time. */
-START_TEST(test_crash_digest_unaligned_writes)
+static void random_fates_match(const struct pn_device *d, uint64_t *rng, uint32_t n, uint32_t shift)
 {
-	uint64_t rng = 0x9E3779B97F4A7C15ull;
-	static uint8_t bytes[3 * 8192];
+	uint64_t dur = pn_device_dur_digest(d);
+	ck_assert_uint_le(d->nunsynced, 16);
+	for (uint32_t k = 0; k < n; k++) {
+		struct pn_write_fate fates[16];
+		for (uint32_t i = 0; i < d->nunsynced; i++) {
+			*rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+			fates[i] = (struct pn_write_fate){.fate = (*rng >> 40) % 3,
+							  .sectors = *rng >> shift};
+		}
+		ck_assert_uint_eq(pn_device_crash_digest(d, fates, dur),
+				  crash_digest_of_built(d, fates));
+	}
+}
+
+/* Two rounds of six completed writes at each of atomic units 512 and 4096, over a durable
+ * 128 KiB, each round checked under random fates (random_fates_match), the first round made
+ * durable between them. shared: writes at random places within 20 KB of each other, up to 24
+ * KiB long, that overlap in part, with a cell of mixed bytes each; else each write in a place
+ * of its own (i * 64 KiB, up to 48 KiB, a round's writes 16 KiB further on), so none shares
+ * a cell with another: two in dur's chunks, four past them. */
+static void random_writes_match(uint64_t rng, bool shared)
+{
+	static uint8_t bytes[48 * 1024];
 	for (uint32_t k = 0; k < 2; k++) {
 		struct pn_device d;
 		pn_device_init(&d, true, k ? 4096 : 512);
@@ -106,10 +127,17 @@ START_TEST(test_crash_digest_unaligned_writes)
 		for (uint32_t round = 0; round < 2; round++) {
 			for (uint32_t i = 0; i < 6; i++) {
 				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-				uint64_t off = SEG + (rng >> 33) % 20000;
-				uint32_t len = 1 + (uint32_t)((rng >> 17) % (sizeof(bytes) - 1));
-				memset(bytes, (int)(0x10 + 16 * round + i), len);
-				bytes[len / 2] = 0; /* a cell of mixed bytes */
+				uint32_t max = shared ? 3 * 8192 : (uint32_t)sizeof(bytes);
+				uint32_t len = 1 + (uint32_t)((rng >> 17) % (max - 1));
+				uint64_t off = shared ? SEG + (rng >> 33) % 20000
+						      : i * SEG + (rng >> 33) % 9000 +
+								round * SEG / 4;
+				if (!shared && off + len > (i + 1) * SEG)
+					len = (uint32_t)((i + 1) * SEG - off);
+				for (uint32_t b = 0; b < len; b++)
+					bytes[b] = (uint8_t)(0x10 + 16 * round + i + (b & 0x40));
+				if (shared)
+					memset(bytes + len / 2, 0, 1); /* a cell of mixed bytes */
 				struct pn_io io = {.file = PN_FILE_WAL,
 						   .offset = off,
 						   .len = len,
@@ -118,28 +146,52 @@ START_TEST(test_crash_digest_unaligned_writes)
 				pn_device_write(&d, &io, io.index);
 				pn_device_write_done(&d, io.index);
 			}
-			uint64_t dur = pn_device_dur_digest(&d);
-			for (uint32_t n = 0; n < 400; n++) {
-				struct pn_write_fate fates[16];
-				ck_assert_uint_le(d.nunsynced, 16);
-				for (uint32_t i = 0; i < d.nunsynced; i++) {
-					rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-					fates[i] = (struct pn_write_fate){.fate = (rng >> 40) % 3,
-									  .sectors = rng >> 13};
-				}
-				ck_assert_uint_eq(pn_device_crash_digest(&d, fates, dur),
-						  crash_digest_of_built(&d, fates));
-			}
-			/* the first three made durable: dur moves under the others' deltas */
-			if (round == 0) {
-				for (uint32_t i = 0; i < 3; i++)
+			random_fates_match(&d, &rng, shared ? 400 : 600, shared ? 13 : 7);
+			if (round == 0) { /* dur moves under the next round's deltas */
+				uint32_t n = shared ? 3 : d.nunsynced;
+				for (uint32_t i = 0; i < n; i++)
 					d.unsynced[i].completed_seq = 0;
 				pn_device_fsync_done(&d, PN_FILE_WAL, 1);
-				ck_assert_uint_eq(d.nunsynced, 3);
+				ck_assert_uint_eq(d.nunsynced, 6 - n);
 			}
 		}
 		pn_device_free(&d);
 	}
+}
+
+/* DV10, DV12 where writes share cells: unaligned writes of odd lengths that overlap each
+ * other in part (a cell two of them lay in part is built; a cell one lays whole takes its
+ * delta), across an fsync that moves dur under the kept deltas, under random fates with random
+ * tears, at atomic units of 512 and 4096: the digest taken without building is the built
+ * image's every time. */
+START_TEST(test_crash_digest_unaligned_writes) { random_writes_match(0x9E3779B97F4A7C15ull, true); }
+END_TEST
+
+/* DV12 where no two writes share a cell (each adds a difference of running sums per run of
+ * kept units): unaligned writes of odd lengths up to 48 KiB in places of their own, some in
+ * chunks dur holds and some past its end (their chunks' marks), some of more than 64 blocks
+ * (a unit of several blocks at 512), under random fates with random tears, at atomic units of
+ * 512 and 4096, across an fsync: the digest is the built image's every time. */
+START_TEST(test_crash_digest_disjoint_writes) { random_writes_match(0xD1B54A32D192ED03ull, false); }
+END_TEST
+
+/* DV13: a write's units that differ from dur are taken again once dur moves: a write of
+ * bytes B over dur's A differs in every unit; once an earlier write of the same B is made
+ * durable under it, in none. */
+START_TEST(test_units_differ_follow_dur)
+{
+	struct pn_device d;
+	pn_device_init(&d, true, 512);
+	write_at(&d, 0, 0xAB, SEG);
+	unsynced_at(&d, PN_FILE_WAL, 8192, 0x5C, 0); /* B, made durable below */
+	uint64_t mark = pn_device_fsync_start(&d);
+	unsynced_at(&d, PN_FILE_WAL, 8192, 0x5C, 1); /* B again, completed after the mark */
+	ck_assert_uint_eq(d.nunsynced, 2);
+	ck_assert_uint_eq(pn_device_units_differ(&d, 1), 0xFFFF); /* 16 sectors over A */
+	pn_device_fsync_done(&d, PN_FILE_WAL, mark);
+	ck_assert_uint_eq(d.nunsynced, 1);
+	ck_assert_uint_eq(pn_device_units_differ(&d, 0), 0);
+	pn_device_free(&d);
 }
 END_TEST
 
@@ -224,6 +276,8 @@ static Suite *digest_suite(void)
 	tcase_add_test(tc, test_dur_digest_by_content);
 	tcase_add_test(tc, test_crash_digest_is_the_built_images);
 	tcase_add_test(tc, test_crash_digest_unaligned_writes);
+	tcase_add_test(tc, test_crash_digest_disjoint_writes);
+	tcase_add_test(tc, test_units_differ_follow_dur);
 	suite_add_tcase(s, tc);
 	return s;
 }
