@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CACHE_CAP_MIN 4096u
 
@@ -17,11 +18,28 @@ static struct pn_verdict *probe(struct pn_verdict *v, uint64_t cap, uint64_t key
 	return &v[j];
 }
 
+#define HUGE_PAGE (2u << 20)
+
+/* A zeroed table of cap slots. From 2 MiB up it lies in whole huge pages and asks the kernel
+ * for them (a probe lands anywhere in it: one TLB entry per 2 MiB instead of per 4 KiB). */
+static struct pn_verdict *table_new(uint64_t cap)
+{
+	size_t bytes = cap * sizeof(struct pn_verdict);
+	if (bytes < HUGE_PAGE)
+		return calloc(cap, sizeof(struct pn_verdict));
+	void *p = NULL;
+	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the table is the same */
+	memset(p, 0, bytes);
+	return p;
+}
+
 /* V4: twice the capacity, every used slot moved over. */
 static void grow(struct pn_cache *c)
 {
 	uint64_t ncap = c->cap ? c->cap * 2 : CACHE_CAP_MIN;
-	struct pn_verdict *n = calloc(ncap, sizeof(*n));
+	struct pn_verdict *n = table_new(ncap);
 	PN_ASSERT(n != NULL && (ncap & (ncap - 1)) == 0);
 	for (uint64_t i = 0; i < c->cap; i++)
 		if (c->v[i].used)

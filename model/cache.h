@@ -11,7 +11,10 @@
  *      rebuilds one run's cache, unit.h U2); a search's cache lives across its schedules.
  *   V3 A slot marked by a unit's survey (known false: unit.h U2) holds a key only: its verdict
  *      is relearned or deferred (U6) before anything reads it.
- *   V4 The table is open addressing, its capacity a power of two, at most half full.
+ *   V4 The table is open addressing, its capacity a power of two, at most half full; from
+ *      2 MiB up it asks for huge pages (a probe lands anywhere in it). pn_cache_prefetch
+ *      asks early for the slot a probe begins at (the driver does it one crash state ahead,
+ *      run.c); a hint that changes nothing in the table.
  */
 #ifndef PN_CACHE_H
 #define PN_CACHE_H
@@ -40,6 +43,12 @@ struct pn_cache {
 struct pn_verdict *pn_cache_slot(struct pn_cache *c, uint64_t key);
 /* Fills the free slot s (from pn_cache_slot) with v, whose key it is. */
 void pn_cache_fill(struct pn_cache *c, struct pn_verdict *s, const struct pn_verdict *v);
+/* Asks the memory for the slot where a probe for key begins (a hint: the table unchanged). */
+static inline void pn_cache_prefetch(const struct pn_cache *c, uint64_t key)
+{
+	if (c->cap)
+		__builtin_prefetch(&c->v[key & (c->cap - 1)]);
+}
 void pn_cache_clear(struct pn_cache *c);
 void pn_cache_free(struct pn_cache *c);
 /* V4 and the count of used slots (every slot visited: for tests). */

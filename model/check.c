@@ -266,6 +266,7 @@ static void checker_open(struct pn_run *c, const struct pn_scenario *sc,
 	c->derive = opt->derive ? pn_derive_new(sc) : NULL;
 	c->derive_nested = opt->derive ? pn_derive_new(sc) : NULL;
 	pn_crash_enum_init(&c->ce);
+	pn_crash_enum_init(&c->ahead);
 }
 
 static void checker_close(struct pn_run *c)
@@ -275,6 +276,7 @@ static void checker_close(struct pn_run *c)
 	pn_derive_free(c->derive_nested);
 	free(c->point_met.v);
 	pn_crash_enum_free(&c->ce);
+	pn_crash_enum_free(&c->ahead);
 	pn_cache_free(&c->cache);
 	pn_judge_free(&c->j);
 	c->res->seconds = pn_run_wall_seconds() - c->t0;

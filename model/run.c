@@ -276,9 +276,11 @@ uint64_t pn_run_state_key(const struct pn_run *c)
 
 /* The current state's verdict: the cache's (H2) or a new one. False: none to judge here (a
  * unit's lookup deferred its C1 check, U6). *fresh: the state is new. */
-static bool state_verdict(struct pn_run *c, struct pn_verdict *out, bool *fresh)
+static bool state_verdict(struct pn_run *c, uint64_t key, struct pn_verdict *out, bool *fresh)
 {
-	uint64_t key = pn_run_state_key(c);
+#ifndef NDEBUG
+	PN_ASSERT(key == pn_run_state_key(c)); /* the key taken ahead is the state's */
+#endif
 	struct pn_verdict *slot = pn_cache_slot(&c->cache, key);
 	*fresh = !slot->used;
 	if (!slot->used) {
@@ -313,7 +315,15 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 {
 	struct pn_check_result *res = c->res;
 	PN_ASSERT(c->w != NULL && c->j.oracle != NULL);
-	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
+	uint64_t seed = point ^ ((uint64_t)c->schedule << 40);
+	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, seed);
+	/* the same states one ahead: the next key's slot is asked for while this one is judged */
+	pn_crash_enum_begin(&c->ahead, &c->w->dev, c->sc, seed);
+	uint64_t dur = pn_world_dur_digest(c->w), next = 0;
+	if (pn_crash_enum_next(&c->ahead)) {
+		next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
+		pn_cache_prefetch(&c->cache, next);
+	}
 	res->crash_points++;
 	c->point_met.n = 0;    /* H8: a point's crashes inside recovery share their images */
 	pn_judge_point(&c->j); /* the oracle took records since the last point */
@@ -328,8 +338,13 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
+		uint64_t key = next;
+		if (pn_crash_enum_next(&c->ahead)) {
+			next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
+			pn_cache_prefetch(&c->cache, next);
+		}
 		struct pn_verdict v;
-		if (!state_verdict(c, &v, &fresh))
+		if (!state_verdict(c, key, &v, &fresh))
 			continue;
 		cross_check(c, &c->w->dev, c->ce.fates, UINT64_MAX, &v, point, 0);
 		pn_judge_acks(&c->j, c->w->e, &v);
