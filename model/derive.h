@@ -15,7 +15,10 @@
  *      calls pn_derive_point at each point, which drops them unless DR6 carries them.
  *   DR2 A base fits a state when the state's crash image holds the base's bytes over every
  *      range recovery read and gives every summarized read its value (pn_check_reads_same,
- *      DV6, DV8, DV9): recovery of the state would compute what the base's computed.
+ *      DV6, DV8, DV9): recovery of the state would compute what the base's computed. The
+ *      state's value of a summarized read is taken once per point for each combination of
+ *      fates of the writes that meet its range (the point's device fixed, the bytes there
+ *      are a function of those), and kept for the point's other states and bases.
  *   DR3 The derived verdict is the judgement (judge.h) of the base's recovered world patched
  *      with the state's bytes wherever they differ, recovery did not write and the judgement
  *      reads (J), the patches undone after; with no patch and a base that passed, the base's

@@ -482,18 +482,26 @@ bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate 
 	return true;
 }
 
+bool pn_device_fates_differ_in(const struct pn_device *d, const struct pn_write_fate *a,
+			       const struct pn_write_fate *b, enum pn_file f, uint64_t off,
+			       uint64_t len)
+{
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		if (u->file == f && u->offset < off + len && off < u->offset + u->len &&
+		    !pn_device_fate_same(d, i, &a[i], &b[i]))
+			return true;
+	}
+	return false;
+}
+
 bool pn_device_crash_summary_same(const struct pn_device *d, const struct pn_write_fate *a,
 				  const struct pn_write_fate *b, const struct pn_summary_read *r,
 				  uint8_t *buf)
 {
 	enum pn_file f = (enum pn_file)r->file;
-	bool differ = false; /* DV6: the images differ only inside writes whose fates differ */
-	for (uint32_t i = 0; i < d->nunsynced && !differ; i++) {
-		const struct pn_unsynced *u = &d->unsynced[i];
-		differ = u->file == f && u->offset < r->off + r->len &&
-			 r->off < u->offset + u->len && !pn_device_fate_same(d, i, &a[i], &b[i]);
-	}
-	if (!differ)
+	/* DV6: the images differ only inside writes whose fates differ */
+	if (!pn_device_fates_differ_in(d, a, b, f, r->off, r->len))
 		return true;
 	pn_device_crash_read(d, a, f, r->off, r->len, buf); /* b's bytes gave r->v */
 	struct pn_summary_value v = r->s.fn(buf, r->len, r->s.arg);

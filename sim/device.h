@@ -271,6 +271,11 @@ bool pn_device_fate_same(const struct pn_device *d, uint32_t i, const struct pn_
 bool pn_device_crash_same(const struct pn_device *d, const struct pn_write_fate *a,
 			  const struct pn_write_fate *b, enum pn_file f, uint64_t off,
 			  uint64_t len);
+/* DV6: whether a write of d whose fates differ under a and b meets [off, off + len) of file f
+ * (else the two crash images hold the same bytes there). */
+bool pn_device_fates_differ_in(const struct pn_device *d, const struct pn_write_fate *a,
+			       const struct pn_write_fate *b, enum pn_file f, uint64_t off,
+			       uint64_t len);
 /* DV8: whether the crash image of d under fates a gives summarized read r the value it gave
  * in the crash image under fates b (where r was logged): the same bytes there (DV6), or the
  * same summary of a's bytes, taken in buf (r->len bytes). */
