@@ -41,7 +41,8 @@ struct patch {
 #define MEMO_CAP 4096u /* a point's summaries kept at most, half of the table */
 
 struct summary_memo {
-	uint64_t key;
+	uint64_t key; /* the read's place and arguments and the fates that meet it, hashed */
+	struct pn_summary_value (*fn)(const uint8_t *, uint32_t, const uint64_t *); /* compared */
 	uint32_t gen;
 	struct pn_summary_value v;
 };
@@ -196,12 +197,12 @@ void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn up
 {
 	PN_ASSERT(d->nbases <= DERIVE_BASES_MAX && d->npatch == 0);
 	d->refused = 0;
-	if (++d->memo_gen == 0 && d->memo) { /* wrapped: every entry freed, as at the start */
-		memset(d->memo, 0, 2 * MEMO_CAP * sizeof(*d->memo));
+	if (++d->memo_gen == 0) { /* wrapped: every entry freed, as at the start */
+		if (d->memo)
+			memset(d->memo, 0, 2 * MEMO_CAP * sizeof(*d->memo));
 		d->memo_gen = 1;
 	}
-	d->memo_gen += d->memo_gen == 0; /* a new device: the summaries kept are another point's */
-	d->memo_len = 0;
+	d->memo_len = 0; /* a new device: the summaries kept are another point's */
 	if (dev && carries(d, dev, upto)) {
 		bases_carry(d, dev);
 		point_note(d, dev, upto);
@@ -307,9 +308,8 @@ bool pn_check_reads_same(const struct pn_device *d, const struct pn_write_fate *
 static struct pn_summary_value my_summary(struct pn_derive *d, const struct pn_summary_read *r)
 {
 	const struct pn_device *dev = d->dev;
-	uint64_t place[3 + PN_SUMMARY_ARGS] = {((uint64_t)r->file << 32) | r->len, r->off,
-					       (uint64_t)(uintptr_t)r->s.fn};
-	memcpy(place + 3, r->s.arg, sizeof(r->s.arg));
+	uint64_t place[2 + PN_SUMMARY_ARGS] = {((uint64_t)r->file << 32) | r->len, r->off};
+	memcpy(place + 2, r->s.arg, sizeof(r->s.arg)); /* the function: compared, not hashed */
 	uint64_t key = XXH3_64bits(place, sizeof(place));
 	for (uint32_t i = 0; i < dev->nunsynced; i++) {
 		const struct pn_unsynced *u = &dev->unsynced[i];
@@ -325,7 +325,7 @@ static struct pn_summary_value my_summary(struct pn_derive *d, const struct pn_s
 		PN_ASSERT(d->memo != NULL);
 	}
 	uint32_t j = (uint32_t)key & (2 * MEMO_CAP - 1);
-	while (d->memo[j].gen == d->memo_gen && d->memo[j].key != key)
+	while (d->memo[j].gen == d->memo_gen && (d->memo[j].key != key || d->memo[j].fn != r->s.fn))
 		j = (j + 1) & (2 * MEMO_CAP - 1);
 	if (d->memo[j].gen == d->memo_gen)
 		return d->memo[j].v;
@@ -333,7 +333,10 @@ static struct pn_summary_value my_summary(struct pn_derive *d, const struct pn_s
 	pn_device_crash_read(dev, d->fates, (enum pn_file)r->file, r->off, r->len, d->cmp[0]);
 	struct pn_summary_value v = r->s.fn(d->cmp[0], r->len, r->s.arg);
 	if (d->memo_len < MEMO_CAP) { /* else the table stays at most half full: not kept */
-		d->memo[j] = (struct summary_memo){.key = key, .gen = d->memo_gen, .v = v};
+		d->memo[j] = (struct summary_memo){.key = key,
+						   .fn = r->s.fn,
+						   .gen = d->memo_gen,
+						   .v = v};
 		d->memo_len++;
 	}
 	return v;
@@ -341,7 +344,7 @@ static struct pn_summary_value my_summary(struct pn_derive *d, const struct pn_s
 
 /* DR2: whether recovery of the current state would read what base b's read: the same bytes,
  * and the same value of every summarized read (DV8: where a write whose fates differ meets
- * it, the state's own summary, taken once per state). */
+ * it, the state's own summary, kept for the point by my_summary). */
 static bool reads_same(struct pn_derive *d, const struct base *b)
 {
 	PN_ASSERT(b->nfates == d->dev->nunsynced); /* DR1 */
