@@ -778,10 +778,8 @@ static bool kept_sum(const struct pn_device *d, const struct pn_unsynced *u,
 		return u->chunks_dur || chunks_created(d, f, u->offset, end, created, nc, digest);
 	}
 	PN_ASSERT(fate->fate == PN_FATE_TORN);
-	uint32_t per;
-	uint64_t blocks = blocks_of(d, u->offset, u->len, &per);
-	uint32_t nunits = (uint32_t)((blocks + per - 1) / per);
-	uint64_t unit = (uint64_t)per * d->atomic_unit;
+	uint32_t nunits;
+	uint64_t unit = pn_device_unit(d, u->offset, u->len, &nunits);
 	uint64_t base = u->offset / d->atomic_unit * d->atomic_unit;
 	uint64_t bits = fate->sectors & (nunits >= 64 ? ~0ull : (1ull << nunits) - 1);
 	while (bits) {
