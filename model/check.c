@@ -90,6 +90,9 @@ static int run_schedule(struct pn_run *c)
 	struct pn_check_result *res = c->res;
 	struct pn_world_options o = {.track = c->sc->crash.present || c->opt->replay,
 				     .check_each_event = true,
+				     .check_from = c->x && !c->opt->check_prefix
+							   ? pn_explore_checked_before(c->x)
+							   : 0,
 				     .schedule = c->schedule,
 				     .twin = c->twin,
 				     .choose = c->x ? pn_explore_choose : NULL,

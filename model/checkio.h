@@ -27,6 +27,7 @@ struct pn_check_options {
 	const char *trace_dir; /* where counterexample traces go; NULL: none written */
 	uint32_t nested_every; /* crash inside recovery for every Nth new state (0: never) */
 	bool nested_alone;     /* test hook: checker.h H8 off (each crash inside recovery alone) */
+	bool check_prefix;     /* test hook: explore.h RD4 off (every event's invariants checked) */
 	/* Replay: only this schedule, this crash point, this state. */
 	bool replay;
 	uint32_t replay_schedule;

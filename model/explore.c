@@ -206,6 +206,13 @@ uint64_t pn_explore_first_new_point(const struct pn_explore *x)
 	return x->cur.n ? x->cur.c[x->cur.n - 1].event : 1;
 }
 
+uint64_t pn_explore_checked_before(const struct pn_explore *x)
+{
+	if (x->mode != PN_EXPLORE_BOUNDED || x->cur.n == 0)
+		return 0;
+	return x->cur.c[x->cur.n - 1].event;
+}
+
 uint64_t pn_explore_states(const struct pn_explore *x) { return x->seen_len; }
 
 static void take(struct pn_explore *x, uint64_t event, uint32_t pick)

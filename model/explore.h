@@ -24,6 +24,12 @@
  *                 (pn_touch_independent), until an event that does not commute with it
  *                 runs; a run whose next seeded event is asleep ends there (pruned), a
  *                 child whose preempting event is asleep is never queued.
+ *            RD4. A schedule's events before its last preemption are its parent's, from the
+ *                 same start: the parent (or, for a split search's roots, part 0's seeded
+ *                 run) checked the runtime invariants after each of them, and ended the
+ *                 search had one failed. They run again without the check
+ *                 (pn_explore_checked_before, world.h check_from), its rotation moved as
+ *                 if checked, so the events after are checked as before.
  *   pct      schedules.runs runs: the first the seeded one, then each with random actor
  *            priorities and depth - 1 priority change points (Burckhardt et al.), the
  *            highest-priority candidate running at each event (but never more than
@@ -110,6 +116,10 @@ bool pn_explore_choice_needed(void *arg, const struct pn_world *w, uint64_t even
 /* The first crash point that the running schedule can reach differently from the one it
  * was derived from: its last preemption's event (1 when it has none). */
 uint64_t pn_explore_first_new_point(const struct pn_explore *x);
+/* RD4: the running schedule's events numbered below this one are states an earlier run of
+ * the search checked: a bounded search's last preemption's event; 0 for pct and a fixed list
+ * (a replay, shrinking, --choices: no run checked their prefixes). */
+uint64_t pn_explore_checked_before(const struct pn_explore *x);
 /* Distinct state fingerprints met so far. */
 uint64_t pn_explore_states(const struct pn_explore *x);
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key);

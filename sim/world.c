@@ -861,14 +861,20 @@ int pn_world_step(struct pn_world *w)
 	w->now = ev.time;
 	record_trace(w, &ev, &proc);
 	w->events++;
+	if (w->opt.check_each_event && w->opt.check_from)
+		pn_engine_event_seen(e, w->events < w->opt.check_from);
 	switch (ev.kind) {
 	case PN_EV_STEP: pn_engine_fire(e, ev.arg, ev.token); break;
 	case PN_EV_DISPATCH: on_dispatch(w, ev.arg); break;
 	case PN_EV_COMPLETE: on_complete(w, ev.arg); break;
 	}
 	close_top(w);
-	if (w->opt.check_each_event && !pn_engine_failed(e))
-		pn_engine_check(e);
+	if (w->opt.check_each_event && !pn_engine_failed(e)) {
+		if (w->events >= w->opt.check_from)
+			pn_engine_check(e);
+		else
+			pn_engine_check_skip(e);
+	}
 	if (w->opt.twin)
 		hash_event(w, &ev);
 	if (w->series && series_due(w))

@@ -97,10 +97,14 @@ struct pn_world_options {
 	struct pn_world_twin *twin; /* the determinism self-check; NULL: off */
 	bool track;                 /* keep the crash model's durable image and unsynced writes */
 	bool check_each_event;      /* pn_engine_check() after every event */
-	uint32_t schedule;          /* schedule variation index (schedules.runs) */
-	uint64_t stop_at_event;     /* stop after this many events (a crash point); 0 = run out */
-	bool blank;      /* leave the device empty: the caller fills it (a crash image) */
-	bool eager;      /* format every page up front even when untracked (CK3 off) */
+	/* With check_each_event: the events numbered below it only move the check's rotation
+	 * (pn_engine_check_skip) and verify no read (pn_engine_event_seen), as an earlier run
+	 * checked those very states (0 or 1: none) */
+	uint64_t check_from;
+	uint32_t schedule;      /* schedule variation index (schedules.runs) */
+	uint64_t stop_at_event; /* stop after this many events (a crash point); 0 = run out */
+	bool blank;             /* leave the device empty: the caller fills it (a crash image) */
+	bool eager;             /* format every page up front even when untracked (CK3 off) */
 	bool wal_sink;   /* untracked: keep none of the WAL's bytes (DV7; nothing reads it) */
 	bool wal_unread; /* with wal_sink and no twin: nor build them (wal.c W7); no on_wal */
 	bool plain;      /* fill no env extension (env.h pn_env_fast): the engine's fallbacks */

@@ -34,6 +34,7 @@
 #include "checker.h"
 #include "explore.h"
 #include "load.h"
+#include "result_fixture.h"
 #include "trace.h"
 #include "world.h"
 
@@ -118,7 +119,7 @@ START_TEST(test_candidate_zero_is_the_seeded_history)
 	struct pn_scenario sc;
 	struct pn_world_twin twin = {0};
 	uint64_t alternatives = 0;
-	load_tiny(&sc, 6, "crash: {points: all, max_unsynced: 3, tear: halves}\n");
+	load_tiny(&sc, 4, "crash: {points: all, max_unsynced: 3, tear: halves}\n");
 	ck_assert_int_eq(run_world(&sc, &twin, NULL), 0);
 	ck_assert_int_eq(run_world(&sc, &twin, &alternatives), 0); /* compared event by event */
 	ck_assert_uint_gt(twin.events[1], 20);
@@ -344,7 +345,7 @@ START_TEST(test_touch_of_events)
 {
 	struct pn_scenario sc;
 	struct touch_count k = {0};
-	load_tiny(&sc, 6, "");
+	load_tiny(&sc, 4, "");
 	struct pn_world *w = calloc(1, sizeof(*w));
 	struct pn_world_options o = {.track = true, .choose = check_touches, .choose_arg = &k};
 	ck_assert(w != NULL);
@@ -405,6 +406,61 @@ START_TEST(test_reduction_keeps_the_verdict)
 	pn_scenario_free(&reduced);
 }
 END_TEST
+
+/* RD4: a bounded search whose schedules do not check the runtime invariants before their
+ * last preemption (their parents checked those states) finds what the search that checks
+ * every event finds, at the same event of the same schedule, with the same counts. Umbra's
+ * R4 hook over 8 frames checks 4 a call: the rotation's place at the first checked event
+ * decides which event a shifted frame is caught at. */
+static void search_checked_both_ways(struct pn_scenario *sc)
+{
+	static struct pn_check_result all, skipped;
+	struct pn_check_options every = {.check_prefix = true}, rd4 = {0};
+	int rc_all = pn_check_scenario(sc, &every, &all);
+	int rc_rd4 = pn_check_scenario(sc, &rd4, &skipped);
+	ck_assert_int_eq(rc_all, rc_rd4);
+	same_result(&all, &skipped);
+}
+
+START_TEST(test_prefix_unchecked_keeps_the_search)
+{
+	struct pn_scenario sc;
+	load_split(&sc, "schedules: {preemption_bound: 1}\nexpect: {verdict: violation}\n");
+	search_checked_both_ways(&sc);
+	pn_scenario_free(&sc);
+	load_tiny(&sc, 4,
+		  "protocol: {mode: umbra, generations: 3}\n"
+		  "crash: {points: all, max_unsynced: 2, tear: none}\n"
+		  "schedules: {preemption_bound: 1}\nexpect: {verdict: pass}\n");
+	search_checked_both_ways(&sc);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
+/* The schedule `choices` run by a world whose check starts at event check_from (world.h):
+ * pn_world_run's status, and the events it ran. */
+static int run_checked_from(const struct pn_scenario *sc, const char *choices, uint64_t check_from,
+			    uint64_t *events)
+{
+	struct pn_explore x;
+	ck_assert_msg(pn_explore_init_fixed(&x, sc, choices), "%s", x.error);
+	ck_assert(pn_explore_next(&x));
+	ck_assert_uint_eq(pn_explore_checked_before(&x), 0); /* nothing ran a fixed list before */
+	struct pn_world *w = calloc(1, sizeof(*w));
+	struct pn_world_options o = {.check_each_event = true,
+				     .check_from = check_from,
+				     .choose = pn_explore_choose,
+				     .choose_arg = &x};
+	ck_assert(w != NULL);
+	ck_assert(pn_world_init(w, sc, &o, NULL));
+	pn_engine_start(w->e);
+	int rc = pn_world_run(w);
+	*events = w->events;
+	pn_world_free(w);
+	free(w);
+	pn_explore_free(&x);
+	return rc;
+}
 
 START_TEST(test_pct_is_deterministic)
 {
@@ -575,6 +631,42 @@ static uint64_t search_both_ways(const struct pn_scenario *sc, pn_world_needed_f
  * each schedule's next preemption runs the same events, reaches the same states and queues
  * the same children as one that asks it at every event, with fingerprints and sleep sets
  * (prune) and without; a hook that skips the preemptions' events is caught. */
+/* check_from's edge: the event it names is checked, the one before it is not. The shifted
+ * page of the split scenario's counterexample is caught at event v; from v on it still is,
+ * from v + 1 it is caught later. And in a bounded search, a child's checks start at its
+ * preemption's event, the first that differs from its parent's run. */
+START_TEST(test_check_from_edge)
+{
+	struct pn_scenario sc;
+	static struct pn_check_result r;
+	load_split(&sc, "schedules: {preemption_bound: 1}\nexpect: {verdict: violation}\n");
+	ck_assert_int_eq(check(&sc, &r), 0);
+	ck_assert(r.violation && r.choices[0]);
+	uint64_t v = r.crash_point, events = 0;
+	ck_assert_int_eq(run_checked_from(&sc, r.choices, 0, &events), 1);
+	ck_assert_uint_eq(events, v);
+	ck_assert_int_eq(run_checked_from(&sc, r.choices, v, &events), 1);
+	ck_assert_uint_eq(events, v);
+	ck_assert_int_eq(run_checked_from(&sc, r.choices, v + 1, &events), 1);
+	ck_assert_uint_gt(events, v);
+
+	struct pn_explore x;
+	bool same;
+	char msg[512];
+	struct pn_world_twin twin = {0};
+	pn_explore_init(&x, &sc, 0);
+	ck_assert(pn_explore_next(&x));
+	ck_assert_uint_eq(pn_explore_checked_before(&x), 0); /* the seeded schedule */
+	run_schedule(&sc, &x, NULL, &twin, &same, msg, sizeof(msg));
+	ck_assert(pn_explore_next(&x));
+	ck_assert_uint_eq(x.cur.n, 1);
+	ck_assert_uint_eq(pn_explore_checked_before(&x), x.cur.c[0].event);
+	pn_explore_free(&x);
+	pn_world_twin_free(&twin);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_choice_needed_keeps_the_search)
 {
 	struct pn_scenario full, pruned;
@@ -609,6 +701,8 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_touch_of_events);
 	tcase_add_test(tc, test_points_met_are_skipped);
 	tcase_add_test(tc, test_reduction_keeps_the_verdict);
+	tcase_add_test(tc, test_prefix_unchecked_keeps_the_search);
+	tcase_add_test(tc, test_check_from_edge);
 	tcase_add_test(tc, test_pct_is_deterministic);
 	tcase_add_test(tc, test_pct_finds_and_replays);
 	tcase_add_test(tc, test_fingerprint_sees_select_before_publish);

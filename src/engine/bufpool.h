@@ -60,6 +60,7 @@ struct pn_bufpool {
 	struct pn_buf_victim *victims;    /* per process (pn_buf_pin) */
 	uint32_t touched[PN_BUF_TOUCHED]; /* frames changed since pn_buf_take_touched() */
 	uint32_t ntouched;
+	bool seen; /* B10: the event running now is one whose state an earlier run checked */
 };
 
 /* false when out of memory (pn_buf_free frees what was allocated). */
