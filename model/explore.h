@@ -28,8 +28,10 @@
  *                 same start: the parent (or, for a split search's roots, part 0's seeded
  *                 run) checked the runtime invariants after each of them, and ended the
  *                 search had one failed. They run again without the check
- *                 (pn_explore_checked_before, world.h check_from), its rotation moved as
- *                 if checked, so the events after are checked as before.
+ *                 (pn_explore_checked_before, world.h check_from), the frames' rotation
+ *                 moved as if checked, so each later event checks the frames it did and a
+ *                 violation is found at the same event. (The I/O table's and the store's
+ *                 own assertions, which report no violation, keep their own rotation.)
  *   pct      schedules.runs runs: the first the seeded one, then each with random actor
  *            priorities and depth - 1 priority change points (Burckhardt et al.), the
  *            highest-priority candidate running at each event (but never more than

@@ -511,8 +511,10 @@ static void check_frame(struct pn_engine *e, uint32_t i)
 }
 
 /* One call of the check: its rotation (the call count, the touched frames taken, the next
- * frame) moves the same whether `verify` or not, so the calls after a skipped one check what
- * they would have (pn_engine_check_skip). */
+ * frame) moves the same whether `verify` or not, so the calls after a skipped one check the
+ * frames they would have (pn_engine_check_skip). The modules' checks are not called when
+ * skipped: pn_svc_check's and pn_store_check's own rotations (pure assertions, no violation
+ * reported) then stay where they were. */
 static void check_turn(struct pn_engine *e, bool verify)
 {
 	PN_ASSERT(e->nbackends < e->nprocs);

@@ -158,9 +158,9 @@ bool pn_engine_finished(const struct pn_engine *e);
 /* Field relationships, asserted; O(1) a call: frames in rotation each time, the modules'
  * checks (pn_wal_check, pn_svc_check, pn_store_check, the protocol's) every 8th call. */
 void pn_engine_check(struct pn_engine *e);
-/* What pn_engine_check() does to its rotation, checking nothing: after an event whose state
- * an earlier run checked (the same events from the same start), so that the calls after it
- * check what they would have had every call checked. */
+/* What pn_engine_check() does to its frames' rotation, checking nothing: after an event
+ * whose state an earlier run checked (the same events from the same start), so that the calls
+ * after it check the frames they would have had every call checked. */
 void pn_engine_check_skip(struct pn_engine *e);
 /* Whether the event about to run is one whose state an earlier run checked (as for
  * pn_engine_check_skip): its reads' checksums are then not verified again (bufpool.c B10). */
