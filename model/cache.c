@@ -1,5 +1,5 @@
 /*
- * cache.c: the verdict cache (model layer; cache.h has rules V1-V4). Linear probing over a
+ * cache.c: the verdict cache (model layer; cache.h has rules V1-V5). Linear probing over a
  * power-of-two table keyed by the state's key (a hash: its low bits spread).
  */
 #include "cache.h"
@@ -51,6 +51,10 @@ static void grow(struct pn_cache *c)
 
 struct pn_verdict *pn_cache_slot(struct pn_cache *c, uint64_t key)
 {
+	if (c->limit && c->len >= c->limit) { /* V5 */
+		pn_cache_clear(c);
+		c->clears++;
+	}
 	if (c->len * 2 >= c->cap)
 		grow(c);
 	PN_ASSERT(c->len * 2 < c->cap); /* V4: a free slot ends every probe */

@@ -15,6 +15,13 @@
  *      2 MiB up it asks for huge pages (a probe lands anywhere in it). pn_cache_prefetch
  *      asks early for the slot a probe begins at (the driver does it one crash state ahead,
  *      run.c); a hint that changes nothing in the table.
+ *   V5 A bounded table (limit, which the driver sets for a search: PN_SEARCH_CACHE_LIMIT)
+ *      holds at most `limit` verdicts: a lookup that finds it full empties it first
+ *      (clears counts it). A verdict is a memo (V2): a state met again after is judged
+ *      again, to the same verdict, so only the work grows; the table stays at most
+ *      2 * limit slots (limit a power of two). When it empties is a function of the keys looked up in order,
+ *      so a search stays deterministic. A unit's survey marks (V3) live in seeded runs,
+ *      which set no limit.
  */
 #ifndef PN_CACHE_H
 #define PN_CACHE_H
@@ -37,7 +44,13 @@ struct pn_verdict {
 struct pn_cache {
 	struct pn_verdict *v;
 	uint64_t cap, len;
+	uint64_t limit;  /* V5: at most this many verdicts (0: no bound) */
+	uint64_t clears; /* V5: times it was emptied for the bound */
 };
+
+/* V5: a search's bound, 2^25 verdicts (a table of at most 2^26 slots, 2 GiB, per process);
+ * a search of hundreds of millions of distinct states otherwise outgrew the memory. */
+#define PN_SEARCH_CACHE_LIMIT (1ull << 25)
 
 /* The slot of key (V1): used when the key is in, else free and ready to fill. */
 struct pn_verdict *pn_cache_slot(struct pn_cache *c, uint64_t key);

@@ -401,6 +401,7 @@ static int run_search(struct pn_run *c, uint32_t part)
 	if (!given)
 		pn_explore_init(&x, c->sc, c->schedule);
 	c->x = &x;
+	c->cache.limit = c->opt->cache_limit ? c->opt->cache_limit : PN_SEARCH_CACHE_LIMIT; /* V5 */
 	if (part > PN_SPLIT_PARTS && part != PN_SPLIT_WHOLE)
 		pn_split_pct_stream(&x, part - PN_SPLIT_PARTS); /* a pct part of the default (D4) */
 	int rc = part > 0 && part != PN_SPLIT_WHOLE ? survey_roots(c, part) : 0;
@@ -430,6 +431,7 @@ static int run_search(struct pn_run *c, uint32_t part)
 		res->pct_events = PN_MAX(res->pct_events, x.horizon);
 	}
 	c->x = NULL;
+	c->cache.limit = 0; /* a seeded run's cache is unbounded (V5) */
 	pn_explore_free(&x);
 	return rc;
 }

@@ -422,6 +422,28 @@ static void search_checked_both_ways(struct pn_scenario *sc)
 	same_result(&all, &skipped);
 }
 
+/* cache.h V5: a search whose verdict cache empties itself every 512 verdicts judges the
+ * same crash states to the same verdict; it recovers more of them. */
+START_TEST(test_bounded_cache_keeps_the_search)
+{
+	struct pn_scenario sc;
+	static struct pn_check_result free_run, bounded;
+	struct pn_check_options deflt = {0}, small = {.cache_limit = 512};
+	load_tiny(&sc, 4,
+		  "protocol: {mode: umbra, generations: 3}\n"
+		  "crash: {points: all, max_unsynced: 2, tear: none}\n"
+		  "schedules: {preemption_bound: 1}\nexpect: {verdict: pass}\n");
+	ck_assert_int_eq(pn_check_scenario(&sc, &deflt, &free_run), 0);
+	ck_assert_int_eq(pn_check_scenario(&sc, &small, &bounded), 0);
+	ck_assert(!free_run.violation && !bounded.violation);
+	ck_assert_uint_eq(free_run.crash_states, bounded.crash_states);
+	ck_assert_uint_eq(free_run.crash_points, bounded.crash_points);
+	ck_assert_uint_eq(free_run.schedules_explored, bounded.schedules_explored);
+	ck_assert_uint_gt(bounded.recoveries, free_run.recoveries);
+	pn_scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_prefix_unchecked_keeps_the_search)
 {
 	struct pn_scenario sc;
@@ -702,6 +724,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_points_met_are_skipped);
 	tcase_add_test(tc, test_reduction_keeps_the_verdict);
 	tcase_add_test(tc, test_prefix_unchecked_keeps_the_search);
+	tcase_add_test(tc, test_bounded_cache_keeps_the_search);
 	tcase_add_test(tc, test_check_from_edge);
 	tcase_add_test(tc, test_pct_is_deterministic);
 	tcase_add_test(tc, test_pct_finds_and_replays);

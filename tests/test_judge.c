@@ -194,6 +194,27 @@ START_TEST(lost_commit_is_durability)
 }
 END_TEST
 
+/* V5: a bounded table empties itself when a lookup finds it full, and keeps V1 and V4. */
+START_TEST(cache_bound)
+{
+	struct pn_cache c = {.limit = 4096};
+	for (uint64_t k = 0; k < 10000; k++) {
+		uint64_t key = (k + 1) * 0x9E3779B97F4A7C15ull;
+		struct pn_verdict *s = pn_cache_slot(&c, key);
+		ck_assert(!s->used);
+		pn_cache_fill(&c, s, &(struct pn_verdict){.key = key, .used = true, .known = true});
+		ck_assert_uint_le(c.len, c.limit);
+		ck_assert_uint_le(c.cap, 2 * c.limit);
+	}
+	pn_cache_check(&c);
+	ck_assert_uint_eq(c.clears, 2);
+	ck_assert_uint_eq(c.len, 10000 - 2 * 4096);
+	ck_assert(pn_cache_slot(&c, 10000 * 0x9E3779B97F4A7C15ull)->used); /* kept since */
+	ck_assert(!pn_cache_slot(&c, 4096 * 0x9E3779B97F4A7C15ull)->used); /* emptied */
+	pn_cache_free(&c);
+}
+END_TEST
+
 /* V1-V4: one slot per key, filled once, found again after the table grows, emptied. */
 START_TEST(cache_keys)
 {
@@ -232,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, unfinished_recovery_is_recovery);
 	tcase_add_test(tc, lost_commit_is_durability);
 	tcase_add_test(tc, cache_keys);
+	tcase_add_test(tc, cache_bound);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
