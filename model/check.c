@@ -45,10 +45,12 @@ static bool point_met(struct pn_run *c)
 		pn_lsn need = pn_run_acks_need(c);
 		seed = XXH3_64bits_withSeed(&need, sizeof(need), seed);
 	}
-	/* every unsynced write by place and bytes, in order (its hash, taken at dispatch) */
+	/* every unsynced write by place and bytes, in order */
 	uint64_t key = seed;
-	for (uint32_t i = 0; i < c->w->dev.nunsynced; i++)
-		key = XXH3_64bits_withSeed(&c->w->dev.unsynced[i].hash, sizeof(uint64_t), key);
+	for (uint32_t i = 0; i < c->w->dev.nunsynced; i++) {
+		uint64_t h = pn_device_unsynced_hash(&c->w->dev, i);
+		key = XXH3_64bits_withSeed(&h, sizeof(h), key);
+	}
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
 	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
 		return false;

@@ -673,6 +673,8 @@ static uint16_t mask_infomask(uint16_t x)
 
 static int first_diff(const uint8_t *a, const uint8_t *b, uint32_t from, uint32_t to)
 {
+	if (from >= to || memcmp(a + from, b + from, to - from) == 0)
+		return -1; /* the common case, in one call */
 	while (from < to) {
 		uint32_t n = PN_MIN(64u, to - from);
 		if (memcmp(a + from, b + from, n) != 0)

@@ -48,13 +48,18 @@ void pn_device_free(struct pn_device *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static void dur_sum_drop(struct pn_device *d, enum pn_file f, uint64_t idx);
+
 static void mark_range(struct pn_device *d, enum pn_file f, uint64_t off, uint64_t len, bool remove)
 {
 	PN_ASSERT(off % PN_CHUNK_SIZE == 0 && len % PN_CHUNK_SIZE == 0);
 	for (uint64_t idx = off / PN_CHUNK_SIZE; idx < (off + len) / PN_CHUNK_SIZE; idx++) {
 		pn_image_mark(&d->cur[f], idx, remove);
-		if (d->track)
-			pn_image_mark(&d->dur[f], idx, remove);
+		if (!d->track)
+			continue;
+		if (remove)
+			dur_sum_drop(d, f, idx);
+		pn_image_mark(&d->dur[f], idx, remove);
 	}
 }
 
@@ -226,6 +231,7 @@ void pn_device_format_write(struct pn_device *d, enum pn_file f, uint64_t off, c
 	if (d->track) {
 		pn_image_write(&d->dur[f], off, buf, len);
 		pn_image_share(&d->cur[f], &d->dur[f], off, len);
+		d->dur_sum_ok = false; /* DV14: taken whole next time */
 	}
 	d->version++;
 	d->dur_version++;
@@ -261,8 +267,18 @@ void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event
 	u->why = io->why;
 	u->page = io->page;
 	u->slot = io->slot;
-	uint64_t place[3] = {u->file, u->offset, u->len}; /* DV12 */
-	u->hash = XXH3_64bits_withSeed(u->data, u->len, XXH3_64bits(place, sizeof(place)));
+}
+
+uint64_t pn_device_unsynced_hash(struct pn_device *d, uint32_t i)
+{
+	PN_ASSERT(i < d->nunsynced);
+	struct pn_unsynced *u = &d->unsynced[i];
+	if (!u->hashed) {
+		uint64_t place[3] = {u->file, u->offset, u->len};
+		u->hash = XXH3_64bits_withSeed(u->data, u->len, XXH3_64bits(place, sizeof(place)));
+		u->hashed = true;
+	}
+	return u->hash;
 }
 
 uint8_t *pn_device_lend(struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
@@ -306,16 +322,30 @@ void pn_device_write_done(struct pn_device *d, uint32_t io_index)
 
 uint64_t pn_device_fsync_start(struct pn_device *d) { return ++d->seq; }
 
+static void make_durable(struct pn_device *d, const struct pn_unsynced *u, bool fresh);
+
+/* Whether write u shares a cell with one of the n ranges made durable before it (DV14). */
+static bool shares_cell(const struct pn_unsynced *u, const uint64_t (*made)[3], uint32_t n);
+
 void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 {
-	uint32_t keep = 0;
+	enum { MADE_MAX = 32 };
+	uint64_t made[MADE_MAX][3]; /* DV14: the writes made durable so far: file, offset, len */
+	uint32_t nmade = 0, keep = 0;
+	uint64_t v0 = d->dur_version; /* the dur the kept DV12 changes were taken over */
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		struct pn_unsynced *u = &d->unsynced[i];
 		if (u->file == f && u->completed && u->completed_seq < mark) {
 			d->version++;
 			d->dur_version++;
-			pn_image_write(&d->dur[u->file], u->offset, u->data, u->len);
-			pn_image_share(&d->cur[u->file], &d->dur[u->file], u->offset, u->len);
+			bool fresh = u->delta && u->delta_dur == v0 + 1 && nmade < MADE_MAX &&
+				     !shares_cell(u, (const uint64_t(*)[3])made, nmade);
+			make_durable(d, u, fresh);
+			if (nmade < MADE_MAX) {
+				made[nmade][0] = u->file;
+				made[nmade][1] = u->offset;
+				made[nmade++][2] = u->len;
+			}
 			free(u->data);
 			free(u->delta);
 			continue;
@@ -417,6 +447,7 @@ void pn_device_crash_image(const struct pn_device *d, const struct pn_write_fate
 	if (out->track)
 		for (int f = 0; f < PN_FILE_COUNT; f++)
 			pn_image_copy(&out->cur[f], &out->dur[f]);
+	out->dur_sum_ok = false; /* DV14: taken whole first */
 }
 
 void pn_device_crash_read(const struct pn_device *d, const struct pn_write_fate *fates,
@@ -528,6 +559,7 @@ void pn_device_copy(const struct pn_device *src, struct pn_device *dst)
 					       PN_CHUNK_SIZE);
 		}
 	}
+	dst->dur_sum_ok = false; /* DV14: dur is cur's copy, taken whole first */
 }
 
 /* The whole device as one hash (the determinism self-check's end of run): every written chunk
@@ -603,15 +635,10 @@ struct dur_terms {
 };
 static struct dur_terms dur_memo[DUR_SLOTS];
 
-static const struct dur_terms *dur_terms(int f, uint64_t c, const struct pn_chunk *ch)
+/* The terms of chunk c of file f, from its bytes. */
+static void chunk_terms(int f, uint64_t c, const struct pn_chunk *ch, struct dur_terms *m)
 {
-	PN_ASSERT(ch != NULL && ch != PN_CHUNK_REMOVED && ch->serial != 0);
-	PN_ASSERT(!ch->unbuilt && !ch->half); /* a tracked device has no lazy chunks (CK3) */
-	uint64_t key[3] = {(uint64_t)f, c, ch->serial};
-	struct dur_terms *m = &dur_memo[XXH3_64bits(key, sizeof(key)) % DUR_SLOTS];
-	if (m->file == key[0] && m->chunk == c && m->serial == ch->serial)
-		return m;
-	m->file = key[0];
+	m->file = (uint64_t)f;
 	m->chunk = c;
 	m->serial = ch->serial;
 	m->chunk_term = chunk_mark(f, c);
@@ -620,6 +647,22 @@ static const struct dur_terms *dur_terms(int f, uint64_t c, const struct pn_chun
 		m->cell[k] = cell_term(f, c * CHUNK_CELLS + k, h);
 		m->chunk_term += m->cell[k];
 	}
+}
+
+static struct dur_terms *dur_slot(int f, uint64_t c, uint64_t serial)
+{
+	uint64_t key[3] = {(uint64_t)f, c, serial};
+	return &dur_memo[XXH3_64bits(key, sizeof(key)) % DUR_SLOTS];
+}
+
+static const struct dur_terms *dur_terms(int f, uint64_t c, const struct pn_chunk *ch)
+{
+	PN_ASSERT(ch != NULL && ch != PN_CHUNK_REMOVED && ch->serial != 0);
+	PN_ASSERT(!ch->unbuilt && !ch->half); /* a tracked device has no lazy chunks (CK3) */
+	struct dur_terms *m = dur_slot(f, c, ch->serial);
+	if (m->file == (uint64_t)f && m->chunk == c && m->serial == ch->serial)
+		return m;
+	chunk_terms(f, c, ch, m);
 	return m;
 }
 
@@ -637,7 +680,7 @@ static uint64_t dur_cell(const struct pn_device *d, int f, uint64_t g)
  * their writes and fsyncs came. A removed chunk counts as unwritten (DV1: no reader reaches
  * it); a chunk written with zeros is told from an unwritten one by its mark. A tracked device
  * has no lazy extents (CK3, pn_device_set_lazy), so every chunk of dur holds its own bytes. */
-uint64_t pn_device_dur_digest(const struct pn_device *d)
+static uint64_t dur_digest_whole(const struct pn_device *d, bool memo)
 {
 	PN_ASSERT(d->track);
 	uint64_t h = 0;
@@ -646,11 +689,86 @@ uint64_t pn_device_dur_digest(const struct pn_device *d)
 		PN_ASSERT(!d->lazy[f].end);
 		for (uint64_t c = 0; c < im->nleaves * PN_LEAF_CHUNKS; c++) {
 			const struct pn_chunk *ch = pn_image_chunk(im, c);
-			if (ch && ch != PN_CHUNK_REMOVED)
-				h += dur_terms(f, c, ch)->chunk_term;
+			if (!ch || ch == PN_CHUNK_REMOVED)
+				continue;
+			struct dur_terms t;
+			if (!memo)
+				chunk_terms(f, c, ch, &t);
+			h += memo ? dur_terms(f, c, ch)->chunk_term : t.chunk_term;
 		}
 	}
 	return h;
+}
+
+uint64_t pn_device_dur_digest(struct pn_device *d)
+{
+	if (!d->dur_sum_ok) {
+		d->dur_sum = dur_digest_whole(d, true);
+		d->dur_sum_ok = true;
+	}
+#ifndef NDEBUG
+	static uint32_t calls; /* DV14 held against the digest from the bytes now and then */
+	if (++calls % 16 == 0)
+		PN_ASSERT(d->dur_sum == dur_digest_whole(d, false));
+#endif
+	return d->dur_sum;
+}
+
+/* DV14: chunk idx of dur's file f is removed: its terms leave the kept digest. */
+static void dur_sum_drop(struct pn_device *d, enum pn_file f, uint64_t idx)
+{
+	const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], idx);
+	if (d->dur_sum_ok && ch && ch != PN_CHUNK_REMOVED)
+		d->dur_sum -= dur_terms((int)f, idx, ch)->chunk_term;
+}
+
+static bool shares_cell(const struct pn_unsynced *u, const uint64_t (*made)[3], uint32_t n)
+{
+	uint64_t lo = u->offset / CELL, hi = (u->offset + u->len - 1) / CELL;
+	for (uint32_t k = 0; k < n; k++)
+		if (made[k][0] == (uint64_t)u->file && made[k][1] / CELL <= hi &&
+		    lo <= (made[k][1] + made[k][2] - 1) / CELL)
+			return true;
+	return false;
+}
+
+/* Write u is laid in dur chunk by chunk (and each chunk shared with cur's where they hold the
+ * same bytes, CK2); while the digest is kept (DV14), each chunk's new terms are its old ones
+ * with the cells u lays replaced, by u's DV12 changes when fresh (taken over this dur, and no
+ * write made durable before it in this fsync shares a cell with it), else by their bytes. */
+static void make_durable(struct pn_device *d, const struct pn_unsynced *u, bool fresh)
+{
+	int f = (int)u->file;
+	uint64_t end = u->offset + u->len, first = u->offset / CELL;
+	for (uint64_t c = u->offset / PN_CHUNK_SIZE; c * PN_CHUNK_SIZE < end; c++) {
+		uint64_t lo = PN_MAX(u->offset, c * PN_CHUNK_SIZE);
+		uint64_t hi = PN_MIN(end, (c + 1) * PN_CHUNK_SIZE);
+		struct dur_terms old = {0};
+		const struct pn_chunk *was = pn_image_chunk(&d->dur[f], c);
+		PN_ASSERT(was != PN_CHUNK_REMOVED); /* DV1 */
+		if (d->dur_sum_ok && was)
+			old = *dur_terms(f, c, was);
+		pn_image_write(&d->dur[f], lo, u->data + (lo - u->offset), (uint32_t)(hi - lo));
+		pn_image_share(&d->cur[f], &d->dur[f], lo, hi - lo);
+		if (!d->dur_sum_ok)
+			continue;
+		const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], c);
+		struct dur_terms *m = dur_slot(f, c, ch->serial);
+		*m = old;
+		m->file = (uint64_t)f;
+		m->chunk = c;
+		m->serial = ch->serial;
+		for (uint64_t g = lo / CELL; g <= (hi - 1) / CELL; g++) {
+			uint64_t k = g - c * CHUNK_CELLS;
+			m->cell[k] = fresh ? old.cell[k] + u->delta[g - first]
+					   : cell_term(f, g,
+						       XXH3_64bits(ch->data + k * CELL, CELL));
+		}
+		m->chunk_term = chunk_mark(f, c);
+		for (uint32_t k = 0; k < CHUNK_CELLS; k++)
+			m->chunk_term += m->cell[k];
+		d->dur_sum += m->chunk_term - (was ? old.chunk_term : 0);
+	}
 }
 
 /* DV10 the long way: the crash image built, and its durable image digested. */

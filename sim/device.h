@@ -101,6 +101,15 @@
  *   DV13 Each unsynced write keeps which of its units differ from dur's bytes
  *       (pn_device_units_differ) until dur_version moves: a crash point's relevant writes
  *       (model/crashstate.c) are taken without reading dur again.
+ *   DV14 Once taken, the durable digest is kept (dur_sum) as dur moves: a write made
+ *       durable replaces the terms of the cells it lays (by its DV12 changes when they were
+ *       taken over this dur and no write made durable before it in the same fsync shares a
+ *       cell with it, else by hashing the cells' new bytes) and adds the marks of the chunks
+ *       it creates, and the new chunk's terms are kept for its serial; a removed chunk takes
+ *       its terms out. A format write (recovery's patches, model/derive.c) drops it: the
+ *       next digest is taken whole. Debug builds take every 16th digest whole too and
+ *       assert the two agree; tests/test_digest.c holds it over random writes, fsyncs and
+ *       removals.
  *
  * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
@@ -135,7 +144,8 @@ struct pn_unsynced {
 	uint64_t completed_seq; /* device sequence number of its completion */
 	uint32_t why;           /* enum pn_io_why, for traces */
 	uint32_t page, slot;
-	uint64_t hash;       /* its place and bytes, taken at dispatch (a search's point keys) */
+	uint64_t hash; /* its place and bytes (pn_device_unsynced_hash), once hashed */
+	bool hashed;
 	uint64_t *delta;     /* DV12: its cells' change to the digest over dur, then their sums */
 	uint64_t delta_dur;  /* dur_version + 1 at which it was taken (0: not taken) */
 	bool chunks_dur;     /* as of delta_dur: every chunk it touches is one of dur's */
@@ -188,6 +198,8 @@ struct pn_device {
 	uint64_t seq;
 	uint64_t version;     /* changes whenever a crash could leave a different state */
 	uint64_t dur_version; /* changes whenever the durable image changes */
+	uint64_t dur_sum;     /* DV14: pn_device_dur_digest, while dur_sum_ok */
+	bool dur_sum_ok;
 	uint64_t bytes_written[PN_FILE_COUNT];
 	uint64_t lent_taken, lent_copied; /* CK4: lent writes installed, and copied */
 };
@@ -202,13 +214,17 @@ void pn_device_free(struct pn_device *d);
 /* Every byte the device holds (cur, dur, unsynced writes) and where, mixed into seed. */
 uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed);
 /* The durable image's bytes and where, as one hash: equal for equal durable images whatever
- * writes and fsyncs led there (d tracks crashes; removed chunks count as unwritten). */
-uint64_t pn_device_dur_digest(const struct pn_device *d);
+ * writes and fsyncs led there (d tracks crashes; removed chunks count as unwritten). Taken
+ * whole once, then kept (DV14). */
+uint64_t pn_device_dur_digest(struct pn_device *d);
 void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 		    uint8_t *out);
 /* DV8: the summary s of [off, off + len) of file f (cur), logged as a summary or a range. */
 struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file f, uint64_t off,
 					       uint32_t len, const struct pn_summary *s);
+/* Unsynced write i by place and bytes, as one hash (a search's crash-point keys), taken the
+ * first time it is asked for. */
+uint64_t pn_device_unsynced_hash(struct pn_device *d, uint32_t i);
 /* Reads the durable image (crash tracking on). */
 void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 			uint8_t *out);

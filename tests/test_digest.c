@@ -10,7 +10,10 @@
  *                  durable, and for unaligned writes of odd lengths that share cells, at
  *                  atomic units of 512 and 4096, and for writes of their own cells (the
  *                  running sums), in chunks dur holds or not; equal images have one digest;
- *   units differ   pn_device_units_differ follows dur as it moves (DV13).
+ *   units differ   pn_device_units_differ follows dur as it moves (DV13);
+ *   kept digest    the durable digest kept as dur moves (DV14) is the one taken from the
+ *                  bytes, after every write, fsync, removal and creation of a random
+ *                  history.
  */
 #include "device.h"
 
@@ -95,7 +98,7 @@ END_TEST
 /* n draws of random fates (each write lost, persisted or torn, its tear the bits of the PRNG
  * from shift up) of d's unsynced writes: the digest taken without building is the built
  * image's every time. */
-static void random_fates_match(const struct pn_device *d, uint64_t *rng, uint32_t n, uint32_t shift)
+static void random_fates_match(struct pn_device *d, uint64_t *rng, uint32_t n, uint32_t shift)
 {
 	uint64_t dur = pn_device_dur_digest(d);
 	ck_assert_uint_le(d->nunsynced, 16);
@@ -269,6 +272,100 @@ START_TEST(test_crash_digest_is_the_built_images)
 }
 END_TEST
 
+/* The durable digest of d from its bytes: each chunk dur holds written anew, at its place,
+ * into a fresh device (new chunks, so no term of d's chunks is taken from the memo). */
+static uint64_t dur_digest_from_bytes(const struct pn_device *d)
+{
+	static uint8_t chunk[PN_CHUNK_SIZE];
+	struct pn_device ref;
+	pn_device_init(&ref, true, d->atomic_unit);
+	for (int f = 0; f < PN_FILE_COUNT; f++)
+		for (uint64_t c = 0; c < d->dur[f].nleaves * PN_LEAF_CHUNKS; c++) {
+			const struct pn_chunk *ch = pn_image_chunk(&d->dur[f], c);
+			if (!ch || ch == PN_CHUNK_REMOVED)
+				continue;
+			pn_device_read_dur(d, (enum pn_file)f, c * PN_CHUNK_SIZE, PN_CHUNK_SIZE,
+					   chunk);
+			pn_device_format_write(&ref, (enum pn_file)f, c * PN_CHUNK_SIZE, chunk,
+					       PN_CHUNK_SIZE);
+		}
+	uint64_t h = pn_device_dur_digest(&ref);
+	pn_device_free(&ref);
+	return h;
+}
+
+/* DV14: a random history of 400 steps on two files: completed and in-flight writes of 1 to
+ * 20,000 bytes at unaligned places, most of them over two segments (overlapping, so a write's
+ * DV12 changes may be taken before another under it is made durable), the rest over two
+ * segments dur never held (across chunks, into new chunks), some of zeros, crash digests taken before some fsyncs (so the
+ * writes made durable bring their DV12 changes) and not before others, fsyncs of either
+ * file, and a segment removed and created again. After every step the kept digest is the one
+ * taken from dur's bytes, and it moved with dur. */
+START_TEST(test_kept_dur_digest)
+{
+	static uint8_t bytes[20000];
+	uint64_t rng = 0x2545F4914F6CDD1Dull;
+	struct pn_device d;
+	pn_device_init(&d, true, 512);
+	write_at(&d, 0, 0xAB, 2 * SEG);
+	ck_assert_uint_eq(pn_device_dur_digest(&d), dur_digest_from_bytes(&d));
+	uint32_t index = 0, moves = 0, fresh_fsyncs = 0;
+	for (uint32_t step = 0; step < 400; step++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t op = (uint32_t)(rng >> 60);
+		uint64_t before = pn_device_dur_digest(&d);
+		if (op < 9 && d.nunsynced < 48) { /* a write, completed one time in two */
+			enum pn_file f = (rng >> 20) & 1 ? PN_FILE_DATA : PN_FILE_WAL;
+			uint32_t len = 1 + (uint32_t)((rng >> 24) % sizeof(bytes));
+			uint64_t off = op < 7 ? (rng >> 40) % (2 * SEG) /* most overlap */
+					      : 4 * SEG + (rng >> 40) % (2 * SEG - len);
+			for (uint32_t b = 0; b < len; b++)
+				bytes[b] = (rng >> 8) % 5 == 0 ? 0 : (uint8_t)(step + (b >> 9));
+			struct pn_io io = {.file = f,
+					   .offset = off,
+					   .len = len,
+					   .buf = bytes,
+					   .index = ++index};
+			pn_device_write(&d, &io, index);
+			if ((rng >> 4) % 2 != 0)
+				pn_device_write_done(&d, index);
+		} else if (op < 14) { /* an fsync, the DV12 changes taken first or not */
+			if ((rng >> 12) & 1 && d.nunsynced) {
+				struct pn_write_fate fates[64];
+				for (uint32_t i = 0; i < d.nunsynced; i++)
+					fates[i] = (struct pn_write_fate){
+						.fate = PN_FATE_PERSISTED};
+				(void)pn_device_crash_digest(&d, fates, before);
+				fresh_fsyncs++;
+			}
+			for (uint32_t i = 0; i < d.nunsynced; i++)
+				if (!d.unsynced[i].completed && (rng >> (16 + i % 32)) & 1)
+					pn_device_write_done(&d, d.unsynced[i].io_index);
+			enum pn_file f = (rng >> 14) & 1 ? PN_FILE_DATA : PN_FILE_WAL;
+			pn_device_fsync_done(&d, f, pn_device_fsync_start(&d));
+		} else { /* segment 5 of the WAL removed, then created again */
+			bool free_of_writes = true;
+			for (uint32_t i = 0; i < d.nunsynced; i++)
+				if (d.unsynced[i].file == PN_FILE_WAL &&
+				    d.unsynced[i].offset + d.unsynced[i].len > 5 * SEG)
+					free_of_writes = false;
+			if (free_of_writes) {
+				pn_device_remove(&d, PN_FILE_WAL, 5 * SEG, SEG);
+				ck_assert_uint_eq(pn_device_dur_digest(&d),
+						  dur_digest_from_bytes(&d));
+				pn_device_create(&d, PN_FILE_WAL, 5 * SEG, SEG);
+			}
+		}
+		uint64_t now = pn_device_dur_digest(&d);
+		ck_assert_uint_eq(now, dur_digest_from_bytes(&d));
+		moves += now != before;
+	}
+	ck_assert_uint_gt(moves, 50);
+	ck_assert_uint_gt(fresh_fsyncs, 20);
+	pn_device_free(&d);
+}
+END_TEST
+
 static Suite *digest_suite(void)
 {
 	Suite *s = suite_create("digest");
@@ -278,6 +375,7 @@ static Suite *digest_suite(void)
 	tcase_add_test(tc, test_crash_digest_unaligned_writes);
 	tcase_add_test(tc, test_crash_digest_disjoint_writes);
 	tcase_add_test(tc, test_units_differ_follow_dur);
+	tcase_add_test(tc, test_kept_dur_digest);
 	suite_add_tcase(s, tc);
 	return s;
 }
