@@ -155,9 +155,10 @@ void pn_check_work_mark_done(struct check_run *r, struct check_item *it)
 	PN_ASSERT(!it->done);
 	it->done = true;
 	r->done++;
-	if (r->whole)
-		r->states_done += it->out.res.crash_states; /* else counted per unit */
-	r->schedules_done += it->out.res.schedules_explored;
+	if (r->whole) { /* else counted per unit, as each is done */
+		r->states_done += it->out.res.crash_states;
+		r->schedules_done += it->out.res.schedules_explored;
+	}
 }
 
 /* An item whose plan is finished: its merged result; false when a violation still needs its
@@ -262,6 +263,7 @@ static bool work_done(void *arg, const struct pn_exec_unit *u, const uint8_t *by
 		if (!pn_unit_result_decode(bytes, len, &res, why, why_len))
 			return false;
 		r->states_done += res.res.crash_states;
+		r->schedules_done += res.res.schedules_explored;
 		it->units_done++;
 		pn_plan_done(it->plan, u->id, &res);
 		pn_unit_result_free(&res);

@@ -69,7 +69,7 @@ struct check_run {
 	const volatile sig_atomic_t *stop;
 	struct pn_progress prog;
 	uint64_t states_done;    /* crash states of the finished scenarios (or units) */
-	uint64_t schedules_done; /* schedules of the finished scenarios */
+	uint64_t schedules_done; /* schedules of the finished scenarios (or units) */
 	uint64_t (*cov)[2];      /* per pn_testcase_all() site: true, false hits */
 	size_t ncov;
 	/* The printer: the finished scenarios at the head of the list printed. */

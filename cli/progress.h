@@ -7,7 +7,8 @@
  * else to the terminal clears the line first (pn_progress_clear), and the next update draws it
  * again. Shape:
  *   check: 3/47 scenarios, 93780 states, 5353 states/s, 0:16 elapsed, ETA 2:05
- * and when `schedules` is set, ", 812 schedules" after the rate (docs/checker.md section 13);
+ * and when `schedules` is set, ", 812 schedules" after the rate (docs/checker.md section 13:
+ * the finished scenarios' or units' and the running units' reports, so it never falls);
  * when `parts_made` is set (a check cut into work units), ", 40/52 units" after the units.
  * Rate (P1, the one definition of check's rate; the summary prints the same,
  * pn_progress_rate()): the count (states judged) per second of wall time from init (checking

@@ -117,6 +117,23 @@ case_tty() {
 		fail "no ETA from the units done before the scenario finished: $(grep -a 'check: ' "$work/lines.txt" | head -5)"
 	grep -aEq "check: 1/1 scenarios, ([0-9]+)/\1 units, .*, done$" "$work/lines.txt" ||
 		fail "the last progress line does not count every unit done: $(grep -a 'check: ' "$work/lines.txt" | tail -2)"
+	# a bounded search cut into parts: the schedules of each part done count from then on, so
+	# the count never falls between two lines, shows before the search ends, and ends at the
+	# JSON's
+	{ sed 's/transactions: 4/transactions: 6/' "$src/bench/interleavings.yaml"
+	  echo "schedules: {strategy: bounded, preemption_bound: 2}"; } >"$work/search.yaml"
+	on_tty "'$bin' check '$work/search.yaml' --jobs 2 --json '$work/search.json'" >"$out" 2>&1
+	expect_rc 0 $? "a bounded search with --jobs 2 on a terminal"
+	local counts last
+	counts=$(tr '\r' '\n' <"$out" | grep -aE 'check: [0-9]+/1 scenarios, ' |
+		 sed -nE 's/.* ([0-9]+) schedules, .*/\1/p')
+	last=$(jq '.scenarios[0].schedules_explored' "$work/search.json")
+	[[ $(tail -n 1 <<<"$counts") == "$last" ]] ||
+		fail "the last progress line's schedules are not the JSON's $last: $(cat -v "$out" | tail -c 1500)"
+	sort -n -c <<<"$counts" 2>/dev/null ||
+		fail "the schedules fell between two progress lines: $(tr '\n' ' ' <<<"$counts")"
+	tr '\r' '\n' <"$out" | grep -aEq "check: 0/1 scenarios, .* [0-9]+ schedules, .*ETA" ||
+		fail "no schedules counted before the search ended: $(cat -v "$out" | tail -c 1500)"
 	"$bin" check "${big[@]}" --traces "$work/tr" >"$work/o.txt" 2>"$work/e.txt"
 	expect_rc 0 $? "check --jobs 2 of one scenario, piped"
 	if grep -q "units\|elapsed" "$work/o.txt" "$work/e.txt" || grep -q $'\r' "$work/o.txt" "$work/e.txt"; then
