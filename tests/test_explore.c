@@ -422,6 +422,12 @@ static void search_checked_both_ways(struct pn_scenario *sc)
 	same_result(&all, &skipped);
 }
 
+/* A tiny Umbra search with crash points at bound 1 (load_tiny's tail), which passes. */
+#define TINY_UMBRA_CRASH_K1                                   \
+	"protocol: {mode: umbra, generations: 3}\n"           \
+	"crash: {points: all, max_unsynced: 2, tear: none}\n" \
+	"schedules: {preemption_bound: 1}\nexpect: {verdict: pass}\n"
+
 /* cache.h V5: a search whose verdict cache empties itself every 512 verdicts judges the
  * same crash states to the same verdict; it recovers more of them. */
 START_TEST(test_bounded_cache_keeps_the_search)
@@ -429,10 +435,7 @@ START_TEST(test_bounded_cache_keeps_the_search)
 	struct pn_scenario sc;
 	static struct pn_check_result free_run, bounded;
 	struct pn_check_options deflt = {0}, small = {.cache_limit = 512};
-	load_tiny(&sc, 4,
-		  "protocol: {mode: umbra, generations: 3}\n"
-		  "crash: {points: all, max_unsynced: 2, tear: none}\n"
-		  "schedules: {preemption_bound: 1}\nexpect: {verdict: pass}\n");
+	load_tiny(&sc, 4, TINY_UMBRA_CRASH_K1);
 	ck_assert_int_eq(pn_check_scenario(&sc, &deflt, &free_run), 0);
 	ck_assert_int_eq(pn_check_scenario(&sc, &small, &bounded), 0);
 	ck_assert(!free_run.violation && !bounded.violation);
@@ -450,10 +453,7 @@ START_TEST(test_prefix_unchecked_keeps_the_search)
 	load_split(&sc, "schedules: {preemption_bound: 1}\nexpect: {verdict: violation}\n");
 	search_checked_both_ways(&sc);
 	pn_scenario_free(&sc);
-	load_tiny(&sc, 4,
-		  "protocol: {mode: umbra, generations: 3}\n"
-		  "crash: {points: all, max_unsynced: 2, tear: none}\n"
-		  "schedules: {preemption_bound: 1}\nexpect: {verdict: pass}\n");
+	load_tiny(&sc, 4, TINY_UMBRA_CRASH_K1);
 	search_checked_both_ways(&sc);
 	pn_scenario_free(&sc);
 }
