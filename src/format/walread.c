@@ -91,14 +91,18 @@ static bool check_page_header(struct pn_wal_reader *r, pn_lsn page_addr)
 	uint32_t magic = pn_get16(h), info = pn_get16(h + 2);
 	uint32_t seg_off = (uint32_t)(page_addr % r->seg_size);
 	pn_lsn addr = pn_get64(h + 8);
-	char seg[32];
+	char seg[32] = "";
+	bool bad_info = (info & ~XLP_ALL_FLAGS) != 0 ||
+			((info & PN_XLP_LONG_HEADER) != 0) != (seg_off == 0);
 
-	segment_name(seg, sizeof(seg), page_addr, r->seg_size);
+	if (magic != PN_WAL_PAGE_MAGIC || bad_info || addr != page_addr ||
+	    pn_get32(h + 4) != TIMELINE) /* a message names the segment: its name, only then */
+		segment_name(seg, sizeof(seg), page_addr, r->seg_size);
 	if (magic != PN_WAL_PAGE_MAGIC)
 		return fail(r, "invalid magic number %04X in log segment %s, offset %u", magic, seg,
 			    seg_off);
 	/* LONG_HEADER exactly on a segment's first page (PostgreSQL checks one direction). */
-	if ((info & ~XLP_ALL_FLAGS) != 0 || ((info & PN_XLP_LONG_HEADER) != 0) != (seg_off == 0))
+	if (bad_info)
 		return fail(r, "invalid info bits %04X in log segment %s, offset %u", info, seg,
 			    seg_off);
 	if ((info & PN_XLP_LONG_HEADER) && !check_long_header(r, h))
@@ -294,8 +298,9 @@ static uint32_t summarized_need(struct pn_wal_reader *r, pn_lsn start, uint32_t 
 	}
 	uint64_t detail = v.v[0] >> 16;
 	pn_lsn page = start + detail; /* a continuation page's address */
-	char seg[32];
-	segment_name(seg, sizeof(seg), page, r->seg_size);
+	char seg[32] = "";
+	if ((v.v[0] & 0xFFFFu) != REC_VALID) /* a message may name the segment */
+		segment_name(seg, sizeof(seg), page, r->seg_size);
 	switch ((enum rec_found)(v.v[0] & 0xFFFFu)) {
 	case REC_UNDECIDED: PN_ASSERT(false); return 0;
 	case REC_VALID:
