@@ -19,9 +19,9 @@
  *      holds at most `limit` verdicts: a lookup that finds it full empties it first
  *      (clears counts it). A verdict is a memo (V2): a state met again after is judged
  *      again, to the same verdict, so only the work grows; the table stays at most
- *      2 * limit slots (limit a power of two). When it empties is a function of the keys looked up in order,
- *      so a search stays deterministic. A unit's survey marks (V3) live in seeded runs,
- *      which set no limit.
+ *      2 * limit slots (limit a power of two). When it empties is a function of the keys
+ *      looked up in order, so a search stays deterministic. A unit's survey marks (V3) live
+ *      in seeded runs, which set no limit.
  */
 #ifndef PN_CACHE_H
 #define PN_CACHE_H

@@ -28,8 +28,8 @@ struct pn_check_options {
 	uint32_t nested_every; /* crash inside recovery for every Nth new state (0: never) */
 	bool nested_alone;     /* test hook: checker.h H8 off (each crash inside recovery alone) */
 	bool check_prefix;     /* test hook: explore.h RD4 off (every event's invariants checked) */
-	uint64_t
-		cache_limit; /* test hook: a search's verdict cache bound (cache.h V5; 0: its own) */
+	/* test hook: a search's verdict cache bound (cache.h V5; 0: PN_SEARCH_CACHE_LIMIT) */
+	uint64_t cache_limit;
 	/* Replay: only this schedule, this crash point, this state. */
 	bool replay;
 	uint32_t replay_schedule;

@@ -323,34 +323,37 @@ void pn_device_write_done(struct pn_device *d, uint32_t io_index)
 uint64_t pn_device_fsync_start(struct pn_device *d) { return ++d->seq; }
 
 static void make_durable(struct pn_device *d, const struct pn_unsynced *u, bool fresh);
+static bool overlapped(const struct pn_device *d, uint32_t i, int dir);
 
-/* Whether write u shares a cell with one of the n ranges made durable before it (DV14). */
-static bool shares_cell(const struct pn_unsynced *u, const uint64_t (*made)[3], uint32_t n);
+static bool made_durable(const struct pn_unsynced *u, enum pn_file f, uint64_t mark)
+{
+	return u->file == f && u->completed && u->completed_seq < mark;
+}
 
+/* The writes of f completed before mark become durable in list order, then leave the list.
+ * DV14: a write's DV12 changes are fresh when they were taken over dur as the fsync found it
+ * and no earlier write of the list shares a cell with it (one made durable before it here
+ * may have changed those cells). */
 void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 {
-	enum { MADE_MAX = 32 };
-	uint64_t made[MADE_MAX][3]; /* DV14: the writes made durable so far: file, offset, len */
-	uint32_t nmade = 0, keep = 0;
-	uint64_t v0 = d->dur_version; /* the dur the kept DV12 changes were taken over */
+	uint64_t v0 = d->dur_version;
+	for (uint32_t i = 0; i < d->nunsynced; i++) {
+		const struct pn_unsynced *u = &d->unsynced[i];
+		if (!made_durable(u, f, mark))
+			continue;
+		d->version++;
+		d->dur_version++;
+		make_durable(d, u, u->delta && u->delta_dur == v0 + 1 && !overlapped(d, i, -1));
+	}
+	uint32_t keep = 0;
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		struct pn_unsynced *u = &d->unsynced[i];
-		if (u->file == f && u->completed && u->completed_seq < mark) {
-			d->version++;
-			d->dur_version++;
-			bool fresh = u->delta && u->delta_dur == v0 + 1 && nmade < MADE_MAX &&
-				     !shares_cell(u, (const uint64_t(*)[3])made, nmade);
-			make_durable(d, u, fresh);
-			if (nmade < MADE_MAX) {
-				made[nmade][0] = u->file;
-				made[nmade][1] = u->offset;
-				made[nmade++][2] = u->len;
-			}
+		if (made_durable(u, f, mark)) {
 			free(u->data);
 			free(u->delta);
-			continue;
+		} else {
+			d->unsynced[keep++] = *u;
 		}
-		d->unsynced[keep++] = *u;
 	}
 	d->nunsynced = keep;
 }
@@ -722,20 +725,10 @@ static void dur_sum_drop(struct pn_device *d, enum pn_file f, uint64_t idx)
 		d->dur_sum -= dur_terms((int)f, idx, ch)->chunk_term;
 }
 
-static bool shares_cell(const struct pn_unsynced *u, const uint64_t (*made)[3], uint32_t n)
-{
-	uint64_t lo = u->offset / CELL, hi = (u->offset + u->len - 1) / CELL;
-	for (uint32_t k = 0; k < n; k++)
-		if (made[k][0] == (uint64_t)u->file && made[k][1] / CELL <= hi &&
-		    lo <= (made[k][1] + made[k][2] - 1) / CELL)
-			return true;
-	return false;
-}
-
 /* Write u is laid in dur chunk by chunk (and each chunk shared with cur's where they hold the
  * same bytes, CK2); while the digest is kept (DV14), each chunk's new terms are its old ones
- * with the cells u lays replaced, by u's DV12 changes when fresh (taken over this dur, and no
- * write made durable before it in this fsync shares a cell with it), else by their bytes. */
+ * with the cells u lays replaced, by u's DV12 changes when fresh (pn_device_fsync_done), else
+ * by their bytes. */
 static void make_durable(struct pn_device *d, const struct pn_unsynced *u, bool fresh)
 {
 	int f = (int)u->file;

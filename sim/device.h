@@ -103,8 +103,8 @@
  *       (model/crashstate.c) are taken without reading dur again.
  *   DV14 Once taken, the durable digest is kept (dur_sum) as dur moves: a write made
  *       durable replaces the terms of the cells it lays (by its DV12 changes when they were
- *       taken over this dur and no write made durable before it in the same fsync shares a
- *       cell with it, else by hashing the cells' new bytes) and adds the marks of the chunks
+ *       taken over dur as the fsync found it and no earlier unsynced write shares a cell with
+ *       it, else by hashing the cells' new bytes) and adds the marks of the chunks
  *       it creates, and the new chunk's terms are kept for its serial; a removed chunk takes
  *       its terms out. A format write (recovery's patches, model/derive.c) drops it: the
  *       next digest is taken whole. Debug builds take every 16th digest whole too and

@@ -55,14 +55,15 @@ __attribute__((format(printf, 2, 3))) static bool fail(struct pn_wal_reader *r, 
 	return false;
 }
 
-/* PostgreSQL's XLogFileName() for timeline 1. */
-static void segment_name(char *out, size_t out_len, pn_lsn addr, uint32_t seg_size)
+/* PostgreSQL's XLogFileName() for timeline 1, into out (taken only for a message: out). */
+static const char *segment_name(char out[32], pn_lsn addr, uint32_t seg_size)
 {
 	uint64_t segno = addr / seg_size;
 	uint64_t segs_per_id = 0x100000000ull / seg_size;
 
-	snprintf(out, out_len, "%08X%08X%08X", TIMELINE, (unsigned)(segno / segs_per_id),
+	snprintf(out, 32, "%08X%08X%08X", TIMELINE, (unsigned)(segno / segs_per_id),
 		 (unsigned)(segno % segs_per_id));
+	return out;
 }
 
 static bool check_long_header(struct pn_wal_reader *r, const uint8_t *h)
@@ -91,28 +92,23 @@ static bool check_page_header(struct pn_wal_reader *r, pn_lsn page_addr)
 	uint32_t magic = pn_get16(h), info = pn_get16(h + 2);
 	uint32_t seg_off = (uint32_t)(page_addr % r->seg_size);
 	pn_lsn addr = pn_get64(h + 8);
-	char seg[32] = "";
-	bool bad_info = (info & ~XLP_ALL_FLAGS) != 0 ||
-			((info & PN_XLP_LONG_HEADER) != 0) != (seg_off == 0);
+	char seg[32];
 
-	if (magic != PN_WAL_PAGE_MAGIC || bad_info || addr != page_addr ||
-	    pn_get32(h + 4) != TIMELINE) /* a message names the segment: its name, only then */
-		segment_name(seg, sizeof(seg), page_addr, r->seg_size);
 	if (magic != PN_WAL_PAGE_MAGIC)
-		return fail(r, "invalid magic number %04X in log segment %s, offset %u", magic, seg,
-			    seg_off);
+		return fail(r, "invalid magic number %04X in log segment %s, offset %u", magic,
+			    segment_name(seg, page_addr, r->seg_size), seg_off);
 	/* LONG_HEADER exactly on a segment's first page (PostgreSQL checks one direction). */
-	if (bad_info)
-		return fail(r, "invalid info bits %04X in log segment %s, offset %u", info, seg,
-			    seg_off);
+	if ((info & ~XLP_ALL_FLAGS) != 0 || ((info & PN_XLP_LONG_HEADER) != 0) != (seg_off == 0))
+		return fail(r, "invalid info bits %04X in log segment %s, offset %u", info,
+			    segment_name(seg, page_addr, r->seg_size), seg_off);
 	if ((info & PN_XLP_LONG_HEADER) && !check_long_header(r, h))
 		return false;
 	if (addr != page_addr)
 		return fail(r, "unexpected pageaddr " LSN_FMT " in log segment %s, offset %u",
-			    LSN_ARGS(addr), seg, seg_off);
+			    LSN_ARGS(addr), segment_name(seg, page_addr, r->seg_size), seg_off);
 	if (pn_get32(h + 4) != TIMELINE)
 		return fail(r, "unexpected timeline ID %u in log segment %s, offset %u",
-			    pn_get32(h + 4), seg, seg_off);
+			    pn_get32(h + 4), segment_name(seg, page_addr, r->seg_size), seg_off);
 	return true;
 }
 
@@ -298,9 +294,7 @@ static uint32_t summarized_need(struct pn_wal_reader *r, pn_lsn start, uint32_t 
 	}
 	uint64_t detail = v.v[0] >> 16;
 	pn_lsn page = start + detail; /* a continuation page's address */
-	char seg[32] = "";
-	if ((v.v[0] & 0xFFFFu) != REC_VALID) /* a message may name the segment */
-		segment_name(seg, sizeof(seg), page, r->seg_size);
+	char seg[32];
 	switch ((enum rec_found)(v.v[0] & 0xFFFFu)) {
 	case REC_UNDECIDED: PN_ASSERT(false); return 0;
 	case REC_VALID:
@@ -320,16 +314,20 @@ static uint32_t summarized_need(struct pn_wal_reader *r, pn_lsn start, uint32_t 
 			    LSN_ARGS(v.v[1]), LSN_ARGS(start));
 	case REC_MAGIC:
 		return fail(r, "invalid magic number %04X in log segment %s, offset %u",
-			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+			    (unsigned)v.v[1], segment_name(seg, page, r->seg_size),
+			    (unsigned)(page % r->seg_size));
 	case REC_INFO:
 		return fail(r, "invalid info bits %04X in log segment %s, offset %u",
-			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+			    (unsigned)v.v[1], segment_name(seg, page, r->seg_size),
+			    (unsigned)(page % r->seg_size));
 	case REC_PAGEADDR:
 		return fail(r, "unexpected pageaddr " LSN_FMT " in log segment %s, offset %u",
-			    LSN_ARGS(v.v[1]), seg, (unsigned)(page % r->seg_size));
+			    LSN_ARGS(v.v[1]), segment_name(seg, page, r->seg_size),
+			    (unsigned)(page % r->seg_size));
 	case REC_TIMELINE:
 		return fail(r, "unexpected timeline ID %u in log segment %s, offset %u",
-			    (unsigned)v.v[1], seg, (unsigned)(page % r->seg_size));
+			    (unsigned)v.v[1], segment_name(seg, page, r->seg_size),
+			    (unsigned)(page % r->seg_size));
 	case REC_CONTRECORD:
 		return fail(r, "there is no contrecord flag at " LSN_FMT, LSN_ARGS(start));
 	case REC_REM_LEN:
