@@ -33,7 +33,8 @@ if [[ ${#cases[@]} -eq 0 ]]; then
 		torn-fpw torn-doublewrite)
 fi
 pn_bench_tmp search_targets
-slow=$here/scenarios/interleavings/slow
+il=$here/scenarios/interleavings
+slow=$il/slow
 
 # make_case NAME FILE: writes the scenario of case NAME to FILE; false for an unknown name.
 make_case() {
@@ -44,26 +45,32 @@ make_case() {
 		grep -v '^schedules:' "$here/bench/interleavings.yaml" >"$out"
 		echo "schedules: {strategy: bounded, preemption_bound: 3}" >>"$out"
 		;;
-	torn-mutant) sed -e "$torn" "$slow/../ckpt-active-only-bounded.yaml" >"$out" ;;
+	torn-mutant) sed -e "$torn" "$il/ckpt-active-only-bounded.yaml" >"$out" ;;
 	torn-*) sed -e "$torn" "$slow/control-${name#torn-}-nodelay-k2.yaml" >"$out" ;;
 	forty) sed -e 's/transactions: 12/transactions: 40/' "$slow/control-umbra-nodelay-k2.yaml" >"$out" ;;
 	*) return 1 ;;
 	esac
 }
 
-# run_case BIN FILE TAG: one line; sets $wall.
+# run_case BIN FILE TAG: one line; sets $wall (empty when the run did not finish).
 run_case() {
-	local bin=$1 file=$2 tag=$3 t rc
+	local bin=$1 file=$2 tag=$3 t rc elapsed user
 	TIMEFORMAT='%R %U'
+	wall=
+	rm -f "$tmp/out.json" # a run that writes none must not show the case before it
 	t=$( { time timeout "$limit" "$bin" check "$file" --no-shrink --quiet --jobs "$jobs" \
 		--traces "$tmp/tr" --json "$tmp/out.json" >/dev/null 2>&1; } 2>&1 )
 	rc=$?
-	read -r wall user <<<"$t"
+	read -r elapsed user <<<"$t"
 	if [[ $rc -eq 124 ]]; then
 		printf '%-4s timeout after %s s\n' "$tag" "$limit"
-		wall=
 		return
 	fi
+	if [[ $rc -gt 1 || ! -s $tmp/out.json ]]; then
+		printf '%-4s could not check (exit %s)\n' "$tag" "$rc"
+		return
+	fi
+	wall=$elapsed
 	python3 - "$tmp/out.json" "$tag" "$wall" "$user" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["scenarios"][0]
