@@ -29,6 +29,8 @@ struct base {
 	pn_lsn end;
 	uint64_t (*jcov)[2];
 	size_t njcov;
+	bool lent; /* DR8: another object's base, lent for one crash inside recovery; only its
+		    * fates are this object's */
 };
 
 /* A range of a base's recovered image replaced by the derived state's bytes; saved holds
@@ -52,6 +54,7 @@ struct pn_derive {
 	struct base bases[DERIVE_BASES_MAX];
 	uint32_t nbases, base_next;
 	uint32_t refused; /* states of this point no base fitted, in a row (DR5) */
+	int stands;       /* DR8: the base whose recovery the last state's stands for, or -1 */
 	/* DR6: the point the bases' fates index (valid: a run that carries is under way) */
 	bool valid;
 	pn_lsn upto; /* the point's states are judged up to it (judge.h; UINT64_MAX: no bound) */
@@ -82,12 +85,18 @@ struct pn_derive *pn_derive_new(const struct pn_scenario *sc)
 	PN_ASSERT(d != NULL && sc != NULL);
 	d->sc = sc;
 	d->upto = UINT64_MAX;
+	d->stands = -1;
 	d->memo_gen = 1; /* the table's zeroed entries are generation 0's: free */
 	return d;
 }
 
 static void base_free(struct base *b)
 {
+	if (b->lent) { /* the lender's to free */
+		free(b->fates);
+		*b = (struct base){0};
+		return;
+	}
 	if (b->r)
 		pn_judge_world_free(b->r);
 	free(b->fates);
@@ -197,6 +206,7 @@ void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn up
 {
 	PN_ASSERT(d->nbases <= DERIVE_BASES_MAX && d->npatch == 0);
 	d->refused = 0;
+	d->stands = -1;           /* carrying moves the bases */
 	if (++d->memo_gen == 0) { /* wrapped: every entry freed, as at the start */
 		if (d->memo)
 			memset(d->memo, 0, 2 * MEMO_CAP * sizeof(*d->memo));
@@ -461,6 +471,7 @@ bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_de
 {
 	if (d->refused >= DERIVE_REFUSED_MAX)
 		return false;
+	d->stands = -1;
 	d->dev = dev;
 	d->fates = fates;
 	for (uint32_t i = 0; i < d->nbases; i++) {
@@ -479,6 +490,8 @@ bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_de
 			pn_judge_recovered(j, b->r, b->rc, d->upto, v, true);
 			patches_apply(d, b, false);
 		}
+		if (!d->npatch) /* DR8: the state's recovered world is the base's where judged */
+			d->stands = (int)i;
 		patches_drop(d);
 		d->refused = 0;
 		return true;
@@ -526,6 +539,7 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 		       const struct pn_write_fate *fates, uint32_t schedule, struct pn_verdict *v)
 {
 	int rc;
+	d->stands = -1;
 	if (d->refused >= DERIVE_REFUSED_MAX) { /* DR5 */
 		struct pn_world *r = pn_judge_recover(j, dev, fates, schedule, false, &rc);
 		pn_judge_recovered(j, r, rc, d->upto, v, true);
@@ -557,6 +571,7 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 		pn_judge_world_free(r);
 		return;
 	}
+	d->stands = (int)d->base_next;
 	struct base *b = &d->bases[d->base_next];
 	base_free(b);
 	d->base_next = (d->base_next + 1) % DERIVE_BASES_MAX;
@@ -566,4 +581,25 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 	b->ncov = n;
 	b->jcov = jcov;
 	b->njcov = nj;
+}
+
+void pn_derive_lend(struct pn_derive *d, const struct pn_derive *from, const struct pn_device *dev,
+		    pn_lsn upto)
+{
+	PN_ASSERT(d != from && dev->nunsynced == 0); /* a world crashed, not yet recovering */
+	pn_derive_point(d, NULL, upto);
+	if (!from || from->stands < 0)
+		return;
+	const struct base *b = &from->bases[from->stands];
+	PN_ASSERT(from->stands < (int)from->nbases && b->r != NULL);
+	if (!b->passed || b->end != upto)
+		return; /* judged to another end: its verdict is not this recovery's */
+	struct base *l = &d->bases[0];
+	*l = *b;
+	l->lent = true;
+	l->nfates = 0;
+	l->fates = malloc(sizeof(*l->fates)); /* none yet: recovery's writes come lost */
+	PN_ASSERT(l->fates != NULL);
+	d->nbases = d->base_next = 1;
+	point_note(d, dev, upto);
 }

@@ -46,6 +46,17 @@
  *      the new durable image with those fates; a base that lost or tore one is dropped. Not
  *      when a write made durable is overlapped by an earlier write still unsynced (the
  *      durable image now lays it under that write, the base's image over it).
+ *   DR8 Lent to a crash inside recovery: the crash inside the recovery of a state S starts
+ *      from a world whose durable image is S's crash image and which has no unsynced write
+ *      yet. The base B whose recovery S's stands for (S recovered in full and kept as B, or
+ *      derived from B with no patch) is lent to that crash's object as its base with no
+ *      write: its fates are all lost, its image taken as S's. That is exact where DR2 and
+ *      DR3 look: S's image holds B's bytes over R and gives B's summaries (DR2 held), and
+ *      where S's image differs from B's outside W the judgement does not read (no patch),
+ *      so a state of the crash that holds S's image over R derives from B as from a base of
+ *      S's own. Only a base that passed, judged to the end the crash judges to (S's WAL
+ *      end, which is B's). It is carried by DR6 and DR7 as any base, and given back (never
+ *      freed but by its lender) before the lender judges again.
  */
 #ifndef PN_DERIVE_H
 #define PN_DERIVE_H
@@ -65,6 +76,12 @@ void pn_derive_free(struct pn_derive *d);
  * NULL: dropped, and the next point carries nothing (a new run, or one that does not
  * carry). */
 void pn_derive_point(struct pn_derive *d, const struct pn_device *dev, pn_lsn upto);
+/* DR8: d's bases dropped, and the base of `from` whose recovery the state `from` judged last
+ * stands for (none when that state needed a patch, or was not kept) lent to d, for a crash
+ * inside that state's recovery judged to upto; dev: the crashed world's device, before
+ * recovery began (no unsynced write). pn_derive_point(d, NULL, ...) gives it back. */
+void pn_derive_lend(struct pn_derive *d, const struct pn_derive *from, const struct pn_device *dev,
+		    pn_lsn upto);
 /* The verdict of the state of dev under fates from a base that fits (DR2, DR3): true, v's end,
  * kind and page set; false: no base fits. */
 bool pn_derive_state(struct pn_derive *d, struct pn_judge *j, const struct pn_device *dev,

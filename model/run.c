@@ -196,12 +196,12 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 	struct pn_world *r = pn_judge_crashed(&c->j, &c->w->dev, fates, c->schedule, true);
 	struct pn_crash_enum ce;
 	struct pn_met met = {0};
-	met_add(&met, pn_world_dur_digest(r));           /* the image it starts from: passed */
+	met_add(&met, pn_world_dur_digest(r)); /* the image it starts from: passed */
+	if (c->derive_nested) /* DR8: the base the state's recovery stands for, then its own */
+		pn_derive_lend(c->derive_nested, c->derive, &r->dev, first_end);
 	bool ok = true, begun = pn_engine_recover(r->e); /* it began once: it does again */
 	uint64_t version = r->dev.version;
 	pn_crash_enum_init(&ce);
-	if (c->derive_nested) /* DR6: this recovery's bases are its own */
-		pn_derive_point(c->derive_nested, NULL, first_end);
 	while (begun && ok && pn_world_step(r) == PN_STEP_EVENT) {
 		if (r->dev.version == version)
 			continue;
@@ -221,6 +221,8 @@ static bool nested(struct pn_run *c, const struct pn_write_fate *fates, pn_lsn f
 				c->res->crash_states++; /* H7, H8 */
 		}
 	}
+	if (c->derive_nested) /* DR8: the lent base given back */
+		pn_derive_point(c->derive_nested, NULL, first_end);
 	free(met.v);
 	pn_crash_enum_free(&ce);
 	pn_judge_world_free(r);
