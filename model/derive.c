@@ -586,9 +586,9 @@ void pn_derive_recover(struct pn_derive *d, struct pn_judge *j, const struct pn_
 void pn_derive_lend(struct pn_derive *d, const struct pn_derive *from, const struct pn_device *dev,
 		    pn_lsn upto)
 {
-	PN_ASSERT(d != from && dev->nunsynced == 0); /* a world crashed, not yet recovering */
+	PN_ASSERT(from && d != from && dev->nunsynced == 0); /* crashed, not yet recovering */
 	pn_derive_point(d, NULL, upto);
-	if (!from || from->stands < 0)
+	if (from->stands < 0)
 		return;
 	const struct base *b = &from->bases[from->stands];
 	PN_ASSERT(from->stands < (int)from->nbases && b->r != NULL);
