@@ -86,10 +86,11 @@ struct check_args {
 	const char *list_states; /* K13: --list-states FILE, or NULL */
 	FILE *list_file;         /* K13: opened with the other outputs */
 	uint64_t jobs, seed, nested, points_every, unit_states, cross_check;
-	bool seed_set, coverage, quiet, no_shrink, twice, derive, seeded_only;
+	bool seed_set, coverage, quiet, no_shrink, twice, derive, seeded_only, search_samples_set;
 	bool jobs_set, mpi;      /* --jobs given; --mpi given or MPI detected (K9) */
 	uint64_t rank_timeout_s; /* K9 */
 	uint64_t torn_writes;    /* --torn-writes: 1 or 2; 0 = each scenario's own */
+	uint64_t search_samples; /* --search-samples, when search_samples_set */
 	bool verbose;            /* K10: every result printed, as expected or not */
 	const char *modes_arg;   /* K11: --modes, or NULL */
 	struct pn_cli_mode modes[PN_CLI_MAX_MODES];
@@ -301,6 +302,14 @@ static const struct pn_opt check_opts[] = {
 	 .help = "judge a new crash state without recovering it when its bytes equal a recovered "
 		 "state's over every range that recovery and its judgement read (the verdicts are "
 		 "the same either way)"},
+	{.name = "search-samples",
+	 .kind = PN_OPT_UINT,
+	 .value = "N",
+	 .at = offsetof(struct check_args, search_samples),
+	 .given = PN_OPT_GIVEN(struct check_args, search_samples_set),
+	 .max = 1000000000,
+	 .help = "override each scenario's crash.search_samples: the random crash states a sampled "
+		 "point draws once its schedule has taken a preemption"},
 	{.name = "torn-writes",
 	 .kind = PN_OPT_UINT,
 	 .value = "1|2",
@@ -845,6 +854,8 @@ static bool load_item(struct check_item *it, const struct check_args *a,
 		it->sc.seed = a->seed;
 	if (a->torn_writes) /* given: then written to its traces, which replay it */
 		it->sc.crash.torn_writes = (uint32_t)a->torn_writes;
+	if (a->search_samples_set) /* likewise, when not 0 */
+		it->sc.crash.search_samples = (uint32_t)a->search_samples;
 	if (a->points_every > 1 && it->sc.crash.points == PN_POINTS_ALL) {
 		it->sc.crash.points = PN_POINTS_EVERY;
 		it->sc.crash.every = a->points_every;

@@ -115,6 +115,13 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 	if (ce->space)
 		ce->phase = PH_SPACE; /* SP1: no sample where every state costs less */
 	pn_prng_seed(&ce->rng, sc->seed, PN_STREAM_CRASH, seed);
+	ce->samples = sc->crash.samples;
+}
+
+void pn_crash_enum_samples(struct pn_crash_enum *ce, uint32_t n)
+{
+	PN_ASSERT(ce->produced == 0 && ce->i == 0); /* SP2: before the point's first state */
+	ce->samples = n;
 }
 
 void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
@@ -166,7 +173,7 @@ static bool next_singles(struct pn_crash_enum *ce)
 
 static bool next_sample(struct pn_crash_enum *ce)
 {
-	if (ce->i++ >= ce->sc->crash.samples)
+	if (ce->i++ >= ce->samples)
 		return false;
 	set_all(ce, PN_FATE_LOST);
 	for (uint32_t r = 0; r < ce->nrel; r++) {

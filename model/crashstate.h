@@ -16,6 +16,10 @@
  *      torn in each pattern a sample could draw) has no more states than the singles and
  *      the samples would take (3n + 1 + crash.samples), that whole space replaces 1 and 2,
  *      each state once (a sample draws states again where they are few, and misses some).
+ *   SP2. A point draws crash.samples samples unless its caller sets another count before
+ *      the first state (pn_crash_enum_samples: a searched schedule's points draw
+ *      crash.search_samples, docs/checker.md section 13); SP1 decides by crash.samples
+ *      either way, so the exhaustive part of a point is the same whatever it samples.
  * A crash inside recovery (pn_crash_enum_begin_nested, docs/checker.md section 7) takes fewer
  * states, within the same crash model: all lost, all persisted, and each relevant write torn
  * in one pattern that crash.tear allows (none: no tears) with the others persisted.
@@ -46,10 +50,11 @@ struct pn_crash_enum {
 	uint64_t i, j, k;
 	struct pn_prng rng;
 	uint64_t produced;
-	bool exhaustive; /* phase 1 enumerated all 2^n subsets */
-	uint64_t space;  /* SP1: the whole space's states when it replaces phases 1-2, or 0 */
-	uint64_t mixed;  /* states of phase 3 so far */
-	bool capped;     /* phase 3 stopped at PN_CRASH_MIXED_MAX: states left out */
+	uint32_t samples; /* SP2: the random states this point draws */
+	bool exhaustive;  /* phase 1 enumerated all 2^n subsets */
+	uint64_t space;   /* SP1: the whole space's states when it replaces phases 1-2, or 0 */
+	uint64_t mixed;   /* states of phase 3 so far */
+	bool capped;      /* phase 3 stopped at PN_CRASH_MIXED_MAX: states left out */
 };
 
 void pn_crash_enum_init(struct pn_crash_enum *ce);
@@ -57,6 +62,8 @@ void pn_crash_enum_free(struct pn_crash_enum *ce);
 /* Prepares the states of `dev` now; seed varies the samples by crash point. */
 void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 			 const struct pn_scenario *sc, uint64_t seed);
+/* SP2: the point draws n random states instead of crash.samples (before its first state). */
+void pn_crash_enum_samples(struct pn_crash_enum *ce, uint32_t n);
 /* Prepares the states of a crash inside recovery (dev: the recovering world's device). */
 void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
 				const struct pn_scenario *sc);

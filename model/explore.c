@@ -215,6 +215,8 @@ uint64_t pn_explore_checked_before(const struct pn_explore *x)
 
 uint64_t pn_explore_states(const struct pn_explore *x) { return x->seen_len; }
 
+uint32_t pn_explore_preempted(const struct pn_explore *x) { return x->taken.n; }
+
 static void take(struct pn_explore *x, uint64_t event, uint32_t pick)
 {
 	if ((x->taken.n & (x->taken.n + 1)) == 0 || !x->taken.c) {

@@ -122,6 +122,9 @@ uint64_t pn_explore_first_new_point(const struct pn_explore *x);
  * the search checked: a bounded search's last preemption's event; 0 for pct and a fixed list
  * (a replay, shrinking, --choices: no run checked their prefixes). */
 uint64_t pn_explore_checked_before(const struct pn_explore *x);
+/* The preemptions the running schedule has taken so far (0: its events are the seeded
+ * order's; crash points draw crash.samples there, crash.search_samples after: SP2). */
+uint32_t pn_explore_preempted(const struct pn_explore *x);
 /* Distinct state fingerprints met so far. */
 uint64_t pn_explore_states(const struct pn_explore *x);
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key);

@@ -313,6 +313,13 @@ static void record_state(struct pn_run *c)
 	pn_crash_enum_describe(&c->ce, c->res->state_text, sizeof(c->res->state_text));
 }
 
+uint32_t pn_run_samples(const struct pn_run *c)
+{
+	if (c->x && pn_explore_preempted(c->x) > 0)
+		return c->sc->crash.search_samples;
+	return c->sc->crash.samples;
+}
+
 bool pn_run_point(struct pn_run *c, uint64_t point)
 {
 	struct pn_check_result *res = c->res;
@@ -321,6 +328,8 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, seed);
 	/* the same states one ahead: the next key's slot is asked for while this one is judged */
 	pn_crash_enum_begin(&c->ahead, &c->w->dev, c->sc, seed);
+	pn_crash_enum_samples(&c->ce, pn_run_samples(c));
+	pn_crash_enum_samples(&c->ahead, pn_run_samples(c));
 	uint64_t dur = pn_world_dur_digest(c->w), next = 0;
 	if (pn_crash_enum_next(&c->ahead)) {
 		next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);

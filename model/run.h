@@ -73,6 +73,10 @@ void pn_run_nested_found(struct pn_run *c, uint64_t event, const char *state);
 pn_lsn pn_run_acks_need(const struct pn_run *c);
 /* H3: the key of the current crash state (c->ce at c->w's point): its crash image by content. */
 uint64_t pn_run_state_key(const struct pn_run *c);
+/* SP2: the samples a sampled point of the run draws now: crash.samples until the run has
+ * taken a preemption (a seeded schedule, a pct run's seeded prefix), crash.search_samples
+ * after. */
+uint32_t pn_run_samples(const struct pn_run *c);
 /* All crash states of the current point (H1-H5). Returns false at the first violation (or
  * when stopped: c->interrupted). */
 bool pn_run_point(struct pn_run *c, uint64_t point);

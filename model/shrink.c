@@ -232,6 +232,8 @@ void pn_scenario_write(FILE *out, const struct pn_scenario *sc)
 			fprintf(out, ", atomic_unit: %u", sc->crash.atomic_unit);
 		if (sc->crash.torn_writes) /* likewise */
 			fprintf(out, ", torn_writes: %u", sc->crash.torn_writes);
+		if (sc->crash.search_samples) /* 0 is the default */
+			fprintf(out, ", search_samples: %u", sc->crash.search_samples);
 		fprintf(out, "}\n");
 	}
 	fprintf(out, "expect: {verdict: %s}\n", sc->expect.violation ? "violation" : "pass");

@@ -30,6 +30,7 @@ static void survey_point(struct pn_run *c, uint64_t point, bool record)
 	/* before the range, or past its cut (U3): never a point the unit judges */
 	PN_ASSERT(record ? c->surveying && point >= ur->end : point < c->unit->lo);
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, point ^ ((uint64_t)c->schedule << 40));
+	pn_crash_enum_samples(&c->ce, pn_run_samples(c));
 	while (pn_crash_enum_next(&c->ce)) {
 		uint64_t key = pn_run_state_key(c); /* the key the judging takes */
 		struct pn_verdict *slot = pn_cache_slot(&c->cache, key);

@@ -436,6 +436,18 @@ START_TEST(test_torn_writes_usage)
 }
 END_TEST
 
+/* check --search-samples takes 0 to 10^9 only. */
+START_TEST(test_search_samples_usage)
+{
+	cli("check", scenario, "--search-samples", "1000000001", NULL);
+	assert_usage_error("--search-samples takes 0 to 1000000000, not 1000000001");
+	cli("check", scenario, "--search-samples", "-1", NULL);
+	assert_usage_error("--search-samples '-1': negative");
+	cli("check", scenario, "--search-samples", "some", NULL);
+	assert_usage_error("--search-samples 'some': not a number");
+}
+END_TEST
+
 START_TEST(test_loader_error)
 {
 	char missing[320], want[340];
@@ -581,6 +593,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(usage, test_loader_error);
 	tcase_add_test(usage, test_check_and_replay);
 	tcase_add_test(usage, test_torn_writes_usage);
+	tcase_add_test(usage, test_search_samples_usage);
 	tcase_add_test(usage, test_value_parsers);
 	tcase_add_test(usage, test_records_format);
 	suite_add_tcase(s, usage);

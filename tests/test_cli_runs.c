@@ -2,7 +2,7 @@
  * test_cli_runs.c: Check suite for the command line (cli/; label unit), its runs half: run's
  * table and the pg_waldump-shaped breakdown, JSON keys, order and byte-identical output
  * across runs, the seed and mode overrides, compare's one result per mode, check's torn
- * writes. The usage half is test_cli.c; what both share: cli_fixture.h.
+ * writes and search samples. The usage half is test_cli.c; what both share: cli_fixture.h.
  */
 #include "cli_fixture.h"
 
@@ -17,37 +17,73 @@ static json_int_t scenario_count(const char *path, const char *key)
 	return v;
 }
 
+/* A mutant's check (src, its trace written to `trace` under traces) without `option` writes
+ * no `key` to the trace; with `option value` the trace ends its crash section with
+ * `key: value` and replays without the option. */
+static void trace_keeps(const char *src, const char *traces, const char *trace, const char *option,
+			const char *value, const char *key)
+{
+	char want[64];
+	ck_assert_int_eq(cli("check", src, "--quiet", "--traces", traces, NULL), 0);
+	slurp(trace, cap.err, sizeof cap.err);
+	ck_assert_ptr_null(strstr(cap.err, key));
+	ck_assert_int_eq(cli("check", src, "--quiet", option, value, "--traces", traces, NULL), 0);
+	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "%s", cap.out);
+	slurp(trace, cap.err, sizeof cap.err);
+	snprintf(want, sizeof want, "%s: %s}", key, value);
+	ck_assert_msg(strstr(cap.err, want) != NULL, "trace: %s", cap.err);
+	ck_assert_int_eq(cli("replay", trace, NULL), 1);
+	ck_assert_msg(strstr(cap.out, "the violation reproduces") != NULL, "replay: %s", cap.out);
+}
+
+/* The torn scenario checked without `option` and with `option value` (--nested 0), into
+ * tag0.json and tag1.json (j0, j1): the option's check judges more states. */
+static void torn_both_ways(const char *option, const char *value, const char *tag, char *j0,
+			   char *j1, size_t len)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s0.json", tag);
+	tmp_path(j0, len, name);
+	snprintf(name, sizeof name, "%s1.json", tag);
+	tmp_path(j1, len, name);
+	ck_assert_int_eq(cli("check", torn, "--nested", "0", "--json", j0, NULL), 0);
+	ck_assert_int_eq(cli("check", torn, "--nested", "0", option, value, "--json", j1, NULL), 0);
+	ck_assert_int_gt(scenario_count(j1, "crash_states"), scenario_count(j0, "crash_states"));
+}
+
 /* --torn-writes 2: more states, the same verdicts; a mutant's trace keeps the key and
  * replays without the option; a check without it writes no key. */
 START_TEST(test_torn_writes_check)
 {
-	char j1[320], j2[320], traces[320], trace[400], src[512];
+	char j0[320], j1[320], traces[320], trace[400], src[512];
 	const char *root = getenv("PN_SOURCE_DIR");
 
 	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
-	tmp_path(j1, sizeof j1, "tw1.json");
-	tmp_path(j2, sizeof j2, "tw2.json");
+	torn_both_ways("--torn-writes", "2", "tw", j0, j1, sizeof j0);
+	ck_assert_int_gt(scenario_count(j1, "recoveries"), scenario_count(j0, "recoveries"));
 	tmp_path(traces, sizeof traces, "traces-tw");
-	ck_assert_int_eq(cli("check", torn, "--nested", "0", "--json", j1, NULL), 0);
-	ck_assert_int_eq(cli("check", torn, "--nested", "0", "--torn-writes", "2", "--json", j2,
-			     NULL),
-			 0);
-	ck_assert_int_gt(scenario_count(j2, "crash_states"), scenario_count(j1, "crash_states"));
-	ck_assert_int_gt(scenario_count(j2, "recoveries"), scenario_count(j1, "recoveries"));
 	snprintf(src, sizeof src, "%s/scenarios/mutants/fpw-off.yaml", root);
 	snprintf(trace, sizeof trace, "%s/fpw-off.trace.yaml", traces);
-	ck_assert_int_eq(cli("check", src, "--quiet", "--traces", traces, NULL), 0);
-	slurp(trace, cap.err, sizeof cap.err);
-	ck_assert_ptr_null(strstr(cap.err, "torn_writes"));
-	ck_assert_int_eq(cli("check", src, "--quiet", "--torn-writes", "2", "--traces", traces,
-			     NULL),
-			 0);
-	ck_assert_msg(strstr(cap.out, "check: 1 passed, 0 failed") != NULL, "%s", cap.out);
-	slurp(trace, cap.err, sizeof cap.err);
-	ck_assert_msg(strstr(cap.err, "torn_writes: 2}") != NULL, "trace: %s", cap.err);
-	ck_assert_int_eq(cli("replay", trace, NULL), 1);
-	ck_assert_msg(strstr(cap.out, "the violation reproduces") != NULL, "replay: %s", cap.out);
-	ck_assert_ptr_null(strstr(cap.out, "EDITED TRACE"));
+	trace_keeps(src, traces, trace, "--torn-writes", "2", "torn_writes");
+}
+END_TEST
+
+/* --search-samples: a search (the default exploration of a torn scenario) judges more states
+ * drawing 1,000 past each preemption than none, over the same schedules; a search's trace
+ * keeps the value and replays without the option; a check without it writes no key. */
+START_TEST(test_search_samples_check)
+{
+	char j0[320], j1[320], traces[320], trace[400], src[512];
+	const char *root = getenv("PN_SOURCE_DIR");
+
+	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
+	torn_both_ways("--search-samples", "1000", "ss", j0, j1, sizeof j0);
+	ck_assert_int_eq(scenario_count(j1, "schedules_explored"),
+			 scenario_count(j0, "schedules_explored"));
+	tmp_path(traces, sizeof traces, "traces-ss");
+	snprintf(src, sizeof src, "%s/scenarios/interleavings/aio-late-bind-bounded.yaml", root);
+	snprintf(trace, sizeof trace, "%s/aio-late-bind-bounded.trace.yaml", traces);
+	trace_keeps(src, traces, trace, "--search-samples", "5", "search_samples");
 }
 END_TEST
 
@@ -429,6 +465,7 @@ static Suite *cli_runs_suite(void)
 	tcase_add_test(runs, test_realdisk_refuses_truncate);
 	tcase_add_test(runs, test_compare_labels);
 	tcase_add_test(runs, test_torn_writes_check);
+	tcase_add_test(runs, test_search_samples_check);
 	tcase_set_timeout(runs, 120);
 	suite_add_tcase(s, runs);
 	return s;

@@ -8,6 +8,8 @@
  *     + 2^(n-2) sum_{r<s} P_r P_s, every state distinct, at most two torn writes;
  *   - beyond crash.max_unsynced, or with tear: none, 2 adds nothing;
  *   - PN_CRASH_MIXED_MAX stops the added states and sets ce.capped;
+ *   - SP2: a point drawing fewer samples than crash.samples draws the same stream's first
+ *     ones and keeps its singles, tears and SP1's whole space;
  *   - a state with two tears encodes and decodes to itself and is one the crash model allows;
  *   - the replay of fpw-off's violation (a torn page) in a state that also tears another
  *     write reproduces it: replay applies both tears;
@@ -56,10 +58,10 @@ static void device_with(struct pn_device *d, const uint32_t *units, uint32_t n)
 		write_units(d, (uint64_t)i * 65536, units[i], i + 1);
 }
 
-/* Every state of the device's crash point at torn_writes tw (0: not given), with samples
- * random states beyond the bound. */
-static void enumerate_sampled(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
-			      enum pn_tear tear, uint32_t samples, struct states *out)
+/* Every state of the device's crash point at torn_writes tw (0: not given), with
+ * crash.samples `samples` and `drawn` random states drawn beyond the bound (SP2). */
+static void enumerate_drawn(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
+			    enum pn_tear tear, uint32_t samples, uint32_t drawn, struct states *out)
 {
 	struct pn_scenario sc;
 	struct pn_crash_enum ce;
@@ -74,6 +76,8 @@ static void enumerate_sampled(const struct pn_device *d, uint32_t tw, uint32_t m
 	out->torn = malloc(cap * sizeof(*out->torn));
 	pn_crash_enum_init(&ce);
 	pn_crash_enum_begin(&ce, d, &sc, 1);
+	if (drawn != samples)
+		pn_crash_enum_samples(&ce, drawn);
 	while (pn_crash_enum_next(&ce)) {
 		if (out->n == cap) {
 			cap *= 2;
@@ -94,6 +98,12 @@ static void enumerate_sampled(const struct pn_device *d, uint32_t tw, uint32_t m
 	out->capped = ce.capped;
 	pn_crash_enum_free(&ce);
 	pn_scenario_free(&sc);
+}
+
+static void enumerate_sampled(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
+			      enum pn_tear tear, uint32_t samples, struct states *out)
+{
+	enumerate_drawn(d, tw, max_unsynced, tear, samples, samples, out);
 }
 
 static void enumerate(const struct pn_device *d, uint32_t tw, uint32_t max_unsynced,
@@ -274,6 +284,45 @@ START_TEST(test_whole_space_replaces_samples)
 	ck_assert_uint_eq(space.n, 4 * 4 * 4);
 	ck_assert_uint_eq(distinct(&space), space.n);
 	states_free(&space);
+	pn_device_free(&d);
+}
+END_TEST
+
+/* SP2: a point told to draw another number of samples draws exactly that many, the same
+ * stream's first ones, and keeps everything else: the singles and prefixes, the tears, and
+ * SP1's whole space (decided by crash.samples, not by the samples drawn). */
+START_TEST(test_drawn_samples_change_only_the_samples)
+{
+	static const uint32_t ones[] = {1, 1, 1, 1, 1}, fours[] = {4, 4, 4};
+	struct pn_device d;
+	struct states all, none, some;
+	device_with(&d, ones, 5);
+	enumerate_drawn(&d, 1, 2, PN_TEAR_NONE, 1000, 0, &none); /* SP1: whole, 32 states */
+	ck_assert_uint_eq(none.n, 32);
+	ck_assert_uint_eq(distinct(&none), 32);
+	states_free(&none);
+	enumerate_drawn(&d, 1, 2, PN_TEAR_NONE, 12, 12, &all); /* 3*5 + 1 + 12 < 32: sampled */
+	enumerate_drawn(&d, 1, 2, PN_TEAR_NONE, 12, 0, &none);
+	enumerate_drawn(&d, 1, 2, PN_TEAR_NONE, 12, 7, &some);
+	ck_assert_uint_eq(all.n, 3 * 5 + 1 + 12);
+	ck_assert_uint_eq(none.n, 3 * 5 + 1);
+	ck_assert_uint_eq(some.n, 3 * 5 + 1 + 7);
+	ck_assert(!memcmp(all.keys, some.keys, some.n * sizeof(*all.keys))); /* a prefix */
+	ck_assert(!memcmp(all.keys, none.keys, none.n * sizeof(*all.keys)));
+	states_free(&all);
+	states_free(&none);
+	states_free(&some);
+	pn_device_free(&d);
+
+	device_with(&d, fours, 3); /* sectors: (2 + 14)^3 > 3*3 + 1 + 50, sampled; 3 * 14 tears */
+	enumerate_drawn(&d, 1, 1, PN_TEAR_SECTORS, 50, 50, &all);
+	enumerate_drawn(&d, 1, 1, PN_TEAR_SECTORS, 50, 0, &none);
+	ck_assert_uint_eq(all.n, 3 * 3 + 1 + 50 + 2 * 3 * patterns(4));
+	ck_assert_uint_eq(none.n, all.n - 50);
+	ck_assert(!memcmp(all.keys, none.keys, 10 * sizeof(*all.keys))); /* singles, prefixes */
+	ck_assert(!memcmp(all.keys + 60, none.keys + 10, (none.n - 10) * sizeof(*all.keys)));
+	states_free(&all);
+	states_free(&none);
 	pn_device_free(&d);
 }
 END_TEST
@@ -474,6 +523,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_two_adds_nothing_outside_the_bound);
 	tcase_add_test(tc, test_cap_is_reported);
 	tcase_add_test(tc, test_whole_space_replaces_samples);
+	tcase_add_test(tc, test_drawn_samples_change_only_the_samples);
 	tcase_add_test(tc, test_double_tear_round_trips);
 	tcase_add_test(tc, test_double_tear_replays);
 	tcase_add_test(tc, test_point_shares_nested_images);

@@ -16,6 +16,9 @@
  *     completions touch the engine's memory, the WAL writer polls only with the WAL flushed,
  *     and some pairs commute;
  *   - reduction keeps the verdict: shift_split at bound 1 with and without it;
+ *   - SP2: a sampled point draws crash.samples until its run has taken a preemption and
+ *     crash.search_samples after (bound 0 the same whatever it is; linear in it at bound 1
+ *     and in pct runs);
  *   - pct runs are deterministic and count as schedules; pct finds shift_split and its trace
  *     (hundreds of preemptions) replays;
  *   - the fingerprint sees the engine's memory inside a phase: no_delay_chkpt's selection
@@ -498,6 +501,48 @@ START_TEST(test_pct_is_deterministic)
 }
 END_TEST
 
+/* The crash states of the tiny scenario, 4 transactions, torn sectors, under `schedules`
+ * with crash.search_samples n. */
+static uint64_t states_drawing(const char *schedules, uint32_t n)
+{
+	struct pn_scenario sc;
+	struct pn_check_result r;
+	char tail[512];
+	snprintf(tail, sizeof(tail),
+		 "crash: {points: all, max_unsynced: 1, tear: sectors, samples: 40, "
+		 "search_samples: %u}\nschedules: %s\n",
+		 n, schedules);
+	load_tiny(&sc, 4, tail);
+	ck_assert_uint_eq(sc.crash.search_samples, n);
+	ck_assert_int_eq(check(&sc, &r), 0);
+	ck_assert_uint_gt(r.crash_states, 0);
+	pn_scenario_free(&sc);
+	return r.crash_states;
+}
+
+/* SP2: a sampled point draws crash.samples until its run has taken a preemption and
+ * crash.search_samples after. At bound 0 (the seeded schedule alone) the states are the same
+ * whatever search_samples; at bound 1 and in pct runs each sampled point past a preemption
+ * draws search_samples, so the states grow by the same number for each 10 more. */
+START_TEST(test_search_samples_past_a_preemption)
+{
+	static const char *const searches[] = {"{strategy: bounded, preemption_bound: 1}",
+					       "{strategy: pct, runs: 4, depth: 3}"};
+	ck_assert_uint_eq(states_drawing("{strategy: bounded, preemption_bound: 0}", 0),
+			  states_drawing("{strategy: bounded, preemption_bound: 0}", 40));
+	for (size_t i = 0; i < PN_ARRAY_LEN(searches); i++) {
+		uint64_t none = states_drawing(searches[i], 0),
+			 ten = states_drawing(searches[i], 10),
+			 twenty = states_drawing(searches[i], 20);
+		ck_assert_msg(ten > none, "%s: %llu states with 10, %llu with none", searches[i],
+			      (unsigned long long)ten, (unsigned long long)none);
+		ck_assert_uint_eq((ten - none) % 10, 0);
+		ck_assert_uint_eq(twenty - none, 2 * (ten - none));
+		ck_assert_uint_eq(states_drawing(searches[i], 40) - none, 4 * (ten - none));
+	}
+}
+END_TEST
+
 /* pct finds what the seeded schedule misses, and its many preemptions replay from the trace */
 START_TEST(test_pct_finds_and_replays)
 {
@@ -727,6 +772,7 @@ static Suite *explore_suite(void)
 	tcase_add_test(tc, test_bounded_cache_keeps_the_search);
 	tcase_add_test(tc, test_check_from_edge);
 	tcase_add_test(tc, test_pct_is_deterministic);
+	tcase_add_test(tc, test_search_samples_past_a_preemption);
 	tcase_add_test(tc, test_pct_finds_and_replays);
 	tcase_add_test(tc, test_fingerprint_sees_select_before_publish);
 	tcase_add_test(tc, test_choice_needed_keeps_the_search);

@@ -243,6 +243,7 @@ struct pn_scenario {
 		uint32_t max_unsynced;
 		enum pn_tear tear;
 		uint32_t samples;
+		uint32_t search_samples; /* past the run's first preemption (crashstate.h SP2) */
 		/* crash.atomic_unit: bytes the device writes atomically at aligned offsets (a
 		 * torn write is cut only between such blocks); 0 = storage.sector_size */
 		uint32_t atomic_unit;
@@ -289,7 +290,6 @@ struct pn_scenario_memory {
 void pn_scenario_memory(const struct pn_scenario *s, struct pn_scenario_memory *m);
 /* Bytes of the device and oracle per heap page, for "at most N pages". */
 uint64_t pn_scenario_page_bytes(const struct pn_scenario *s);
-
 void pn_scenario_defaults(struct pn_scenario *s);
 /* The device's atomic write unit (DV4): crash.atomic_unit when given, else the sector size. */
 uint32_t pn_scenario_atomic_unit(const struct pn_scenario *s);

@@ -81,6 +81,7 @@ static const struct field crash_fields[] = {
 	NUM("max_unsynced", V_U32, crash.max_unsynced, 0, 64),
 	ENUM("tear", crash.tear, pn_tear_names),
 	NUM("samples", V_U32, crash.samples, 0, 1000000000),
+	NUM("search_samples", V_U32, crash.search_samples, 0, 1000000000),
 	POW2("atomic_unit", crash.atomic_unit, 512, 32768),
 	NUM("torn_writes", V_U32, crash.torn_writes, 1, 2),
 };
