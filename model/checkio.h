@@ -92,6 +92,9 @@ struct pn_check_result {
 	uint64_t derived; /* of the recoveries, states judged from a base without recovery */
 	/* crash points whose states crash.torn_writes: 2 cut at PN_CRASH_MIXED_MAX (crashstate.h) */
 	uint64_t capped_points;
+	/* crash points past a preemption that drew crash.search_samples random states where
+	 * crash.samples differs (crashstate.h SP2) */
+	uint64_t search_sampled;
 	/* schedules run (the seeded ones, or a search's: docs/checker.md section 13), those a
 	 * state met before cut short, and the distinct state fingerprints met */
 	uint64_t schedules_explored, schedules_pruned, distinct_states;

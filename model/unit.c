@@ -448,7 +448,8 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 	PN_ASSERT(pn_plan_finished(p) && p->n > 0);
 	PN_ASSERT(!p->stopped || p->stop < p->n);
 	const struct plan_unit *last = &p->units[p->stopped ? p->stop : 0];
-	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, events = 0;
+	uint64_t points = 0, states = 0, recoveries = 0, derived = 0, capped = 0, sampled = 0,
+		 events = 0;
 	struct pn_check_result parts = {0}; /* a split search's schedule counts (S2) */
 	uint64_t defaults = 0;              /* the default exploration's schedules (D3) */
 	bool cut = false, explored = false;
@@ -465,6 +466,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		recoveries += r->res.recoveries;
 		derived += r->res.derived;
 		capped += r->res.capped_points;
+		sampled += r->res.search_sampled;
 		if (r->finished || (p->stopped && i == p->stop))
 			events += r->events; /* a schedule's total, or where it stopped */
 		if (p->units[i].u.defaults) {
@@ -490,6 +492,7 @@ int pn_plan_result(const struct pn_plan *p, struct pn_check_result *res, uint64_
 		res->recoveries = recoveries;
 		res->derived = derived;
 		res->capped_points = capped;
+		res->search_sampled = sampled;
 		res->events = events;
 		res->seconds = 0;
 		/* units split seeded runs: those up to the one stopped, or all; then the default's */

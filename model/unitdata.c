@@ -8,7 +8,7 @@
  *   u64 relearned, lookups, hits, reruns (U6);
  *   the check result: u32 flags (violation, expected_violation, ok, error, interrupted,
  *     in_recovery, diverged, budget_cut: bits 0-7), u64 crash_points, crash_states, recoveries, derived,
- *     capped_points, events,
+ *     capped_points, search_sampled, events,
  *     f64 seconds, seconds_to_violation (their IEEE-754 bits as u64), u32 kind, page,
  *     schedule, u64 crash_point, recovery_point, u64 schedules_explored, schedules_pruned,
  *     distinct_states, points_met, u32 strategy, preemption_bound,
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC 0x32554e50u
-#define RESULT_FIELDS 41u
+#define RESULT_FIELDS 42u
 
 /* ---- bytes ---- */
 struct buf {
@@ -137,6 +137,7 @@ static void put_check_result(struct buf *b, const struct pn_check_result *c)
 	put_u64(b, c->recoveries);
 	put_u64(b, c->derived);
 	put_u64(b, c->capped_points);
+	put_u64(b, c->search_sampled);
 	put_u64(b, c->events);
 	put_f64(b, c->seconds);
 	put_f64(b, c->seconds_to_violation);
@@ -179,6 +180,7 @@ static void get_check_result(struct rd *r, struct pn_check_result *c)
 	c->recoveries = get_u64(r);
 	c->derived = get_u64(r);
 	c->capped_points = get_u64(r);
+	c->search_sampled = get_u64(r);
 	c->events = get_u64(r);
 	c->seconds = get_f64(r);
 	c->seconds_to_violation = get_f64(r);

@@ -78,6 +78,8 @@ START_TEST(test_search_samples_check)
 
 	ck_assert_msg(root != NULL, "PN_SOURCE_DIR is not set");
 	torn_both_ways("--search-samples", "1000", "ss", j0, j1, sizeof j0);
+	ck_assert_int_gt(scenario_count(j0, "search_sampled_points"), 0); /* they drew none */
+	ck_assert_int_eq(scenario_count(j1, "search_sampled_points"), 0); /* absent: as many */
 	ck_assert_int_eq(scenario_count(j1, "schedules_explored"),
 			 scenario_count(j0, "schedules_explored"));
 	tmp_path(traces, sizeof traces, "traces-ss");
