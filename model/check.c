@@ -31,9 +31,10 @@ static void on_wal(void *arg, const uint8_t *rec, uint32_t len, pn_lsn start, pn
 
 /* RD2: a search's crash point whose device (durable image by content, every unsynced write
  * by place and bytes, in order) and highest acknowledged commit an earlier point of the part
- * had: its crash states are the same fates over the same bytes, whose verdicts are functions
- * of those bytes (the verdict cache's H2), and C1 the same comparison; they were judged
- * there. With prune (RD3) the world's fingerprint takes the acks' place, as before. */
+ * had, drawing at least as many samples (SP2: crash.samples, or this point's): its states
+ * are the same fates over the same bytes (or fewer of its samples), whose verdicts are
+ * functions of those bytes (the verdict cache's H2), and C1 the same comparison; they were
+ * judged there. With prune (RD3) the world's fingerprint takes the acks' place, as before. */
 static bool point_met(struct pn_run *c)
 {
 	if (!c->x->reduce)
@@ -51,8 +52,13 @@ static bool point_met(struct pn_run *c)
 		uint64_t h = pn_device_unsynced_hash(&c->w->dev, i);
 		key = XXH3_64bits_withSeed(&h, sizeof(h), key);
 	}
+	/* SP2: the samples it draws, so a point is skipped where one drew at least as many */
+	uint32_t samples = pn_run_samples(c), full = c->sc->crash.samples;
+	uint64_t own = XXH3_64bits_withSeed(&samples, sizeof(samples), key);
+	bool more = samples < full &&
+		    pn_explore_point_known(c->x, XXH3_64bits_withSeed(&full, sizeof(full), key));
 	/* the first schedule checks every point, as the seeded one does (bound 0 = seeded) */
-	if (!pn_explore_point_seen(c->x, key) || c->x->explored <= 1)
+	if ((!pn_explore_point_seen(c->x, own) && !more) || c->x->explored <= 1)
 		return false;
 	c->x->points_skipped++;
 	return true;

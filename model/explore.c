@@ -232,6 +232,17 @@ static void take(struct pn_explore *x, uint64_t event, uint32_t pick)
 /* A crash point's key met before in this search (and recorded if not): its crash states, a
  * function of what the key holds, were all judged then and passed (a violation ends the
  * search), so the caller skips them. */
+bool pn_explore_point_known(const struct pn_explore *x, uint64_t key)
+{
+	if (!x->point_cap)
+		return false;
+	key |= 1; /* as pn_explore_point_seen keeps it */
+	uint64_t j = key & (x->point_cap - 1);
+	while (x->point_key[j] && x->point_key[j] != key)
+		j = (j + 1) & (x->point_cap - 1);
+	return x->point_key[j] != 0;
+}
+
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key)
 {
 	if (x->point_len * 2 >= x->point_cap) {

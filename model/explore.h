@@ -13,8 +13,9 @@
  *            RD1. Every schedule runs to its end (the default): the search is sound.
  *            RD2. With schedules.reduce (the default), a crash point whose content (the
  *                 durable image's digest, the unsynced writes by place and bytes in order,
- *                 the highest acknowledged commit) an earlier point of the part had is
- *                 skipped: its states and their verdicts are those judged there.
+ *                 the highest acknowledged commit) an earlier point of the part had,
+ *                 drawing at least as many samples (SP2), is skipped: its states and
+ *                 their verdicts are those judged there.
  *            RD3. With schedules.prune (and reduce; never by default, not sound: it misses
  *                 crash states, docs/checker.md section 13), a run that reaches a state
  *                 (pn_world_fingerprint) already reached with as many preemptions left is
@@ -128,6 +129,8 @@ uint32_t pn_explore_preempted(const struct pn_explore *x);
 /* Distinct state fingerprints met so far. */
 uint64_t pn_explore_states(const struct pn_explore *x);
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key);
+/* Whether a crash point's key was recorded, recording nothing. */
+bool pn_explore_point_known(const struct pn_explore *x, uint64_t key);
 /* A split search's part (explore_split.h): the schedules queued now (after the seeded run:
  * the roots, one preemption each, in the order they run), the event of queued schedule i's
  * last preemption, and keeping only the queued lo .. hi - 1 (the others freed, never run). */

@@ -501,13 +501,12 @@ START_TEST(test_pct_is_deterministic)
 }
 END_TEST
 
-/* The crash states of the tiny scenario, 4 transactions, torn sectors, under `schedules`
- * with crash.search_samples n; *sampled: the points past a preemption that drew n samples
- * instead of crash.samples (40), none when n is 40. */
-static uint64_t states_drawing(const char *schedules, uint32_t n, uint64_t *sampled)
+/* The check of the tiny scenario, 4 transactions, torn sectors, under `schedules` with
+ * crash.samples 40 and crash.search_samples n, into *r: its crash states; r->search_sampled
+ * the points past a preemption that drew n samples instead of 40 (none when n is 40). */
+static uint64_t states_drawing(const char *schedules, uint32_t n, struct pn_check_result *r)
 {
 	struct pn_scenario sc;
-	struct pn_check_result r;
 	char tail[512];
 	snprintf(tail, sizeof(tail),
 		 "crash: {points: all, max_unsynced: 1, tear: sectors, samples: 40, "
@@ -515,37 +514,43 @@ static uint64_t states_drawing(const char *schedules, uint32_t n, uint64_t *samp
 		 n, schedules);
 	load_tiny(&sc, 4, tail);
 	ck_assert_uint_eq(sc.crash.search_samples, n);
-	ck_assert_int_eq(check(&sc, &r), 0);
-	ck_assert_uint_gt(r.crash_states, 0);
+	ck_assert_int_eq(check(&sc, r), 0);
+	ck_assert_uint_gt(r->crash_states, 0);
 	pn_scenario_free(&sc);
 	if (n == 40)
-		ck_assert_uint_eq(r.search_sampled, 0);
-	*sampled = r.search_sampled;
-	return r.crash_states;
+		ck_assert_uint_eq(r->search_sampled, 0);
+	return r->crash_states;
 }
 
 /* SP2: a sampled point draws crash.samples until its run has taken a preemption and
  * crash.search_samples after. At bound 0 (the seeded schedule alone) the states are the same
  * whatever search_samples; at bound 1 and in pct runs each sampled point past a preemption
  * draws search_samples, so the states grow by 10 for each such point and each 10 more (the
- * check crashes nothing inside recovery, whose count would follow the new states). */
+ * check crashes nothing inside recovery, whose count would follow the new states). RD2 skips
+ * a point met before with at least as many samples: at bound 1 the same points whatever
+ * search_samples (those met first in the seeded schedule, which drew 40, among them). */
 START_TEST(test_search_samples_past_a_preemption)
 {
 	static const char *const searches[] = {"{strategy: bounded, preemption_bound: 1}",
 					       "{strategy: pct, runs: 4, depth: 3}"};
-	uint64_t points, again;
-	ck_assert_uint_eq(states_drawing("{strategy: bounded, preemption_bound: 0}", 0, &points),
-			  states_drawing("{strategy: bounded, preemption_bound: 0}", 40, &again));
-	ck_assert_uint_eq(points, 0); /* the seeded schedule alone: no point past a preemption */
+	struct pn_check_result none, r;
+	ck_assert_uint_eq(states_drawing("{strategy: bounded, preemption_bound: 0}", 0, &none),
+			  states_drawing("{strategy: bounded, preemption_bound: 0}", 40, &r));
+	ck_assert_uint_eq(none.search_sampled, 0); /* the seeded schedule alone */
 	for (size_t i = 0; i < PN_ARRAY_LEN(searches); i++) {
-		uint64_t none = states_drawing(searches[i], 0, &points);
-		uint64_t ten = states_drawing(searches[i], 10, &again);
+		uint64_t points = 0;
+		states_drawing(searches[i], 0, &none);
+		points = none.search_sampled;
 		ck_assert_msg(points > 0, "%s: no sampled point past a preemption", searches[i]);
-		ck_assert_uint_eq(again, points);
-		ck_assert_uint_eq(ten - none, 10 * points);
-		ck_assert_uint_eq(states_drawing(searches[i], 20, &again) - none, 20 * points);
-		ck_assert_uint_eq(states_drawing(searches[i], 40, &again) - none, 40 * points);
+		for (uint32_t n = 10; n <= 40; n += 10) {
+			uint64_t states = states_drawing(searches[i], n, &r);
+			ck_assert_uint_eq(states - none.crash_states, n * points);
+			ck_assert_uint_eq(r.points_met, none.points_met);
+			ck_assert_uint_eq(r.search_sampled, n == 40 ? 0 : points);
+		}
 	}
+	states_drawing(searches[0], 0, &none);
+	ck_assert_uint_gt(none.points_met, 0); /* RD2 skipped points: the rule above was tried */
 }
 END_TEST
 
