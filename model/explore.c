@@ -226,12 +226,7 @@ static void take(struct pn_explore *x, uint64_t event, uint32_t pick)
 	x->taken.c[x->taken.n++] = (struct pn_choice){event, pick};
 }
 
-/* Whether an earlier run met fp with at least `left` preemptions to spare; records it
- * otherwise, when `record` (a run with events asleep has not explored all of the state's
- * continuations: it does not stand for them). */
-/* A crash point's key met before in this search (and recorded if not): its crash states, a
- * function of what the key holds, were all judged then and passed (a violation ends the
- * search), so the caller skips them. */
+/* Whether a crash point's key was recorded (pn_explore_point_seen), recording nothing. */
 bool pn_explore_point_known(const struct pn_explore *x, uint64_t key)
 {
 	if (!x->point_cap)
@@ -243,6 +238,9 @@ bool pn_explore_point_known(const struct pn_explore *x, uint64_t key)
 	return x->point_key[j] != 0;
 }
 
+/* A crash point's key met before in this search (and recorded if not): its crash states, a
+ * function of what the key holds, were all judged then and passed (a violation ends the
+ * search), so the caller skips them. */
 bool pn_explore_point_seen(struct pn_explore *x, uint64_t key)
 {
 	if (x->point_len * 2 >= x->point_cap) {
@@ -272,6 +270,9 @@ bool pn_explore_point_seen(struct pn_explore *x, uint64_t key)
 	return false;
 }
 
+/* Whether an earlier run met fp with at least `left` preemptions to spare; records it
+ * otherwise, when `record` (a run with events asleep has not explored all of the state's
+ * continuations: it does not stand for them). */
 static bool seen_before(struct pn_explore *x, uint64_t fp, uint8_t left, bool record)
 {
 	if (x->seen_len * 2 >= x->seen_cap) {
