@@ -124,6 +124,8 @@ void pn_crash_enum_samples(struct pn_crash_enum *ce, uint32_t n)
 	ce->samples = n;
 }
 
+bool pn_crash_enum_sampled(const struct pn_crash_enum *ce) { return !ce->exhaustive && !ce->space; }
+
 void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
 				const struct pn_scenario *sc)
 {

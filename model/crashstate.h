@@ -64,6 +64,8 @@ void pn_crash_enum_begin(struct pn_crash_enum *ce, const struct pn_device *dev,
 			 const struct pn_scenario *sc, uint64_t seed);
 /* SP2: the point draws n random states instead of crash.samples (before its first state). */
 void pn_crash_enum_samples(struct pn_crash_enum *ce, uint32_t n);
+/* Whether the point draws random samples: beyond the bound, and not SP1's whole space. */
+bool pn_crash_enum_sampled(const struct pn_crash_enum *ce);
 /* Prepares the states of a crash inside recovery (dev: the recovering world's device). */
 void pn_crash_enum_begin_nested(struct pn_crash_enum *ce, const struct pn_device *dev,
 				const struct pn_scenario *sc);

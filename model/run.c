@@ -328,11 +328,11 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, seed);
 	/* the same states one ahead: the next key's slot is asked for while this one is judged */
 	pn_crash_enum_begin(&c->ahead, &c->w->dev, c->sc, seed);
-	pn_crash_enum_samples(&c->ce, pn_run_samples(c));
-	pn_crash_enum_samples(&c->ahead, pn_run_samples(c));
-	/* SP2: a sampled point (beyond the bound, not SP1's whole space) drawing other samples */
-	res->search_sampled += !c->ce.exhaustive && !c->ce.space &&
-			       c->ce.samples != c->sc->crash.samples;
+	uint32_t samples = pn_run_samples(c);
+	pn_crash_enum_samples(&c->ce, samples);
+	pn_crash_enum_samples(&c->ahead, samples);
+	/* SP2: a sampled point drawing other samples than crash.samples */
+	res->search_sampled += pn_crash_enum_sampled(&c->ce) && samples != c->sc->crash.samples;
 	uint64_t dur = pn_world_dur_digest(c->w), next = 0;
 	if (pn_crash_enum_next(&c->ahead)) {
 		next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);

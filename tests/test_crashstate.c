@@ -76,8 +76,7 @@ static void enumerate_drawn(const struct pn_device *d, uint32_t tw, uint32_t max
 	out->torn = malloc(cap * sizeof(*out->torn));
 	pn_crash_enum_init(&ce);
 	pn_crash_enum_begin(&ce, d, &sc, 1);
-	if (drawn != samples)
-		pn_crash_enum_samples(&ce, drawn);
+	pn_crash_enum_samples(&ce, drawn);
 	while (pn_crash_enum_next(&ce)) {
 		if (out->n == cap) {
 			cap *= 2;
