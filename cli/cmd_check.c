@@ -55,6 +55,10 @@
  *      cache; model/run.c state_key), one per line, in the order recovered, the scenarios in
  *      the order checked; shrinking's variants add none. Refused (exit 2) with --jobs N > 1
  *      or MPI, whose units recover states in other processes.
+ *   K14 Without --jobs, check uses every CPU this process may run on (pn_exec_cpus, at most
+ *      PN_CHECK_JOBS_MAX): --jobs N for that many, which by K7 gives what --jobs 1 gives;
+ *      with --list-states (K13) or under MPI, this process alone. The JSON says how many
+ *      processes checked ("jobs"; "ranks" under MPI).
  */
 #include "cli.h"
 
@@ -81,6 +85,7 @@
 #include "trace.h"
 
 #define EXIT_INTERRUPTED 130
+#define PN_CHECK_JOBS_MAX 256u /* --jobs at most (K14) */
 
 struct check_args {
 	const char *json, *junit, *traces;
@@ -192,18 +197,19 @@ static const struct pn_opt check_opts[] = {
 	 .at = offsetof(struct check_args, list_states),
 	 .complete = PN_COMPLETE_FILE,
 	 .help = "write the key of every distinct crash state recovered (new to the verdict "
-		 "cache) to FILE, one per line in 16 hex digits, in the order recovered; not with "
-		 "--jobs above 1 or MPI"},
+		 "cache) to FILE, one per line in 16 hex digits, in the order recovered; checks in "
+		 "this process, not with --jobs above 1 or MPI"},
 	{.name = "jobs",
 	 .kind = PN_OPT_UINT,
 	 .value = "N",
 	 .at = offsetof(struct check_args, jobs),
 	 .given = PN_OPT_GIVEN(struct check_args, jobs_set),
 	 .min = 1,
-	 .max = 256,
-	 .def = "1",
+	 .max = PN_CHECK_JOBS_MAX,
 	 .help = "check in N child processes: the crash points of each scenario are cut into "
-		 "units spread over them; the results are those of --jobs 1 but for the timings"},
+		 "units spread over them; the results are those of --jobs 1 but for the timings. "
+		 "Default: one for each CPU this process may run on (at most 256), one with "
+		 "--list-states; --jobs 1 checks in this process"},
 	{.name = "unit-states",
 	 .kind = PN_OPT_UINT,
 	 .value = "N",
@@ -358,6 +364,8 @@ static int parse(int argc, char **argv, struct check_args *a)
 			"checks everything alone\n",
 			pn_exec_mpi_missing());
 	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
+	if (!a->jobs_set) /* K14 */
+		a->jobs = a->list_states || a->mpi ? 1 : PN_MIN(pn_exec_cpus(), PN_CHECK_JOBS_MAX);
 	if (a->list_states && (a->mpi || a->jobs > 1))
 		return pn_cli_usage_error("check",
 					  "--list-states: not with %s (the units' states "
@@ -642,6 +650,8 @@ static int write_json(const struct run *r, FILE *f, const char *path)
 	json_object_set_new(root, "not_finished", left);
 	if (r->ranks)
 		json_object_set_new(root, "ranks", json_integer(r->ranks));
+	else /* K14 */
+		json_object_set_new(root, "jobs", json_integer((json_int_t)r->a->jobs));
 	if (r->a->coverage)
 		json_object_set_new(root, "coverage", coverage_json(r));
 	root = pn_cli_json_stamped(root);
@@ -872,8 +882,7 @@ static enum pn_exec_method method(const struct check_args *a)
 
 int pn_cmd_check(int argc, char **argv)
 {
-	struct check_args a = {.jobs = 1,
-			       .nested = 64,
+	struct check_args a = {.nested = 64,
 			       .derive = true,
 			       .traces = "penumbra-traces",
 			       .unit_states = 2048,

@@ -9,6 +9,7 @@
 #include "executor.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,15 @@ bool pn_exec_method_parse(const char *name, enum pn_exec_method *m)
 		}
 	}
 	return false;
+}
+
+uint32_t pn_exec_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (uint32_t)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (uint32_t)n : 1;
 }
 
 bool pn_exec_method_built(enum pn_exec_method m)

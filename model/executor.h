@@ -24,6 +24,10 @@ bool pn_exec_mpi_detected(void);
  * not installed (where it was looked for); or there and not loadable (dlerror's words). */
 const char *pn_exec_mpi_missing(void);
 
+/* The CPUs this process may run on (its affinity mask, sched_getaffinity; the online CPUs
+ * when that fails), at least 1: what `check` takes for --jobs when none is given. */
+uint32_t pn_exec_cpus(void);
+
 /* Fills x for the method (built: pn_exec_method_built) and runs its start. */
 void pn_exec_start(struct pn_exec *x, enum pn_exec_method m, uint32_t workers,
 		   const volatile sig_atomic_t *stop, double rank_timeout_s);

@@ -9,7 +9,8 @@
 #              the summary, and the one progress line (issue 10 items 1, 20); with --jobs,
 #              its work units and an ETA from them (issue 36); none when piped
 #   jobs       --jobs 2 over violating scenarios (results bigger than a pipe page) ends, and
-#              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21)
+#              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21);
+#              with no --jobs, one process per CPU the affinity mask allows (issue 35, K14)
 #   shrunk     a shrunk violation: JSON, report and trace name the same crash point and
 #              state; seconds include the shrinking (item 10)
 #   json       --json - is pure JSON on stdout; an error verdict has violation null and an
@@ -147,7 +148,7 @@ case_jobs() {
 	timeout 120 "$bin" check "${list[@]}" --jobs 2 --nested 0 --traces "$work/tr2" \
 		--json "$work/j2.json" --coverage >"$work/o2.txt" 2>&1
 	expect_rc 0 $? "check --jobs 2 (a hang here is the parent not draining its children)"
-	timeout 600 "$bin" check "${list[@]}" --nested 0 --traces "$work/tr1" \
+	timeout 600 "$bin" check "${list[@]}" --jobs 1 --nested 0 --traces "$work/tr1" \
 		--json "$work/j1.json" --coverage >"$work/o1.txt" 2>&1
 	expect_rc 0 $? "check --jobs 1"
 	local v1 v2
@@ -163,6 +164,29 @@ case_jobs() {
 	expect_grep "NEVER\|ONLY" "$work/o2.txt" "--coverage names markers not seen both ways"
 	diff <(grep -E '^  (both|ONLY|NEVER)' "$work/o1.txt") <(grep -E '^  (both|ONLY|NEVER)' "$work/o2.txt") \
 		>/dev/null || fail "--coverage differs between --jobs 1 and --jobs 2"
+	# K14: without --jobs, one process per CPU this process may run on (nproc reads the same
+	# affinity mask), one under taskset -c 0 and with --list-states; the JSON says how many
+	local one=$src/scenarios/interleavings/umbra-bounded.yaml cpus
+	cpus=$(nproc)
+	"$bin" check "$one" --json "$work/d.json" --traces "$work/tr3" >/dev/null 2>&1
+	expect_rc 0 $? "check with no --jobs"
+	json_is "$work/d.json" ".jobs == $cpus" "no --jobs: one process per CPU ($cpus)"
+	json_is "$work/d.json" 'has("ranks") | not' "no --jobs: no MPI ranks"
+	taskset -c 0 "$bin" check "$one" --json "$work/t.json" --traces "$work/tr3" >/dev/null 2>&1
+	expect_rc 0 $? "check under taskset -c 0"
+	json_is "$work/t.json" '.jobs == 1' "under taskset -c 0: one process"
+	"$bin" check "$one" --list-states "$work/keys.txt" --json "$work/l.json" --traces "$work/tr3" \
+		>/dev/null 2>&1
+	expect_rc 0 $? "--list-states with no --jobs"
+	json_is "$work/l.json" '.jobs == 1' "--list-states with no --jobs: this process"
+	"$bin" check "$one" --jobs 1 --list-states "$work/keys1.txt" --traces "$work/tr3" >/dev/null 2>&1
+	[[ -s $work/keys.txt ]] && cmp -s "$work/keys.txt" "$work/keys1.txt" ||
+		fail "--list-states with no --jobs: not the keys of --jobs 1"
+	"$bin" check "$one" --jobs 3 --json "$work/3.json" --traces "$work/tr3" >/dev/null 2>&1
+	json_is "$work/3.json" '.jobs == 3' "--jobs 3"
+	v1=$(jq -c '[.scenarios[] | [.verdict, .crash_states, .recoveries, .derived]]' "$work/l.json")
+	v2=$(jq -c '[.scenarios[] | [.verdict, .crash_states, .recoveries, .derived]]' "$work/d.json")
+	[[ $v1 == "$v2" ]] || fail "no --jobs gave $v2, one process $v1"
 }
 
 case_shrunk() {

@@ -17,7 +17,9 @@ rc=$?
 	{ echo "FAIL: check $s: exit $rc"; cat "$tmp/out"; exit 1; }
 echo "ok: check $s writes a trace that replays"
 
-PN_TEST_TRACE_FAULT=1 "$bin" check "$s" --traces "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
+# one process (--jobs 1): under --jobs N the child that fails is run again, then the scenario
+# is an error, exit 2 (cli/cmd_check.c K7, K8)
+PN_TEST_TRACE_FAULT=1 "$bin" check "$s" --jobs 1 --traces "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 grep -q "^penumbra check: internal error: the trace $tmp/bad/fpw-off.trace.yaml that check wrote for fpw-off does not reproduce its violation: it replays to no violation" "$tmp/err" ||
 	{ echo "FAIL: no internal error for a trace that does not replay:"; cat "$tmp/err"; exit 1; }
