@@ -10,7 +10,8 @@
 #              its work units and an ETA from them (issue 36); none when piped
 #   jobs       --jobs 2 over violating scenarios (results bigger than a pipe page) ends, and
 #              gives the verdicts of --jobs 1 (item 3); --coverage lists every marker (21);
-#              with no --jobs, one process per CPU the affinity mask allows (issue 35, K14)
+#              with no --jobs, PENUMBRA_JOBS or one process per CPU the affinity mask
+#              allows (issue 35, K14)
 #   shrunk     a shrunk violation: JSON, report and trace name the same crash point and
 #              state; seconds include the shrinking (item 10)
 #   json       --json - is pure JSON on stdout; an error verdict has violation null and an
@@ -164,9 +165,11 @@ case_jobs() {
 	expect_grep "NEVER\|ONLY" "$work/o2.txt" "--coverage names markers not seen both ways"
 	diff <(grep -E '^  (both|ONLY|NEVER)' "$work/o1.txt") <(grep -E '^  (both|ONLY|NEVER)' "$work/o2.txt") \
 		>/dev/null || fail "--coverage differs between --jobs 1 and --jobs 2"
-	# K14: without --jobs, one process per CPU this process may run on (nproc reads the same
-	# affinity mask), one under taskset -c 0 and with --list-states; the JSON says how many
+	# K14: without --jobs, PENUMBRA_JOBS, else one process per CPU this process may run on
+	# (nproc reads the same affinity mask), one under taskset -c 0 and with --list-states;
+	# the JSON says how many (the sanitizer preset sets PENUMBRA_JOBS: unset here)
 	local one=$src/scenarios/interleavings/umbra-bounded.yaml cpus
+	unset PENUMBRA_JOBS
 	cpus=$(nproc)
 	"$bin" check "$one" --json "$work/d.json" --traces "$work/tr3" >/dev/null 2>&1
 	expect_rc 0 $? "check with no --jobs"
@@ -184,6 +187,19 @@ case_jobs() {
 		fail "--list-states with no --jobs: not the keys of --jobs 1"
 	"$bin" check "$one" --jobs 3 --json "$work/3.json" --traces "$work/tr3" >/dev/null 2>&1
 	json_is "$work/3.json" '.jobs == 3' "--jobs 3"
+	PENUMBRA_JOBS=3 "$bin" check "$one" --json "$work/e.json" --traces "$work/tr3" >/dev/null 2>&1
+	json_is "$work/e.json" '.jobs == 3' "PENUMBRA_JOBS=3"
+	PENUMBRA_JOBS=3 "$bin" check "$one" --jobs 1 --json "$work/e1.json" --traces "$work/tr3" \
+		>/dev/null 2>&1
+	json_is "$work/e1.json" '.jobs == 1' "--jobs 1 over PENUMBRA_JOBS=3"
+	PENUMBRA_JOBS= "$bin" check "$one" --json "$work/e0.json" --traces "$work/tr3" >/dev/null 2>&1
+	json_is "$work/e0.json" ".jobs == $cpus" "an empty PENUMBRA_JOBS is unset"
+	local bad
+	for bad in 0 257 two; do
+		PENUMBRA_JOBS=$bad "$bin" check "$one" --traces "$work/tr3" >/dev/null 2>"$work/bad.txt"
+		expect_rc 2 $? "PENUMBRA_JOBS=$bad"
+		expect_grep "PENUMBRA_JOBS" "$work/bad.txt" "PENUMBRA_JOBS=$bad names the variable"
+	done
 	v1=$(jq -c '[.scenarios[] | [.verdict, .crash_states, .recoveries, .derived]]' "$work/l.json")
 	v2=$(jq -c '[.scenarios[] | [.verdict, .crash_states, .recoveries, .derived]]' "$work/d.json")
 	[[ $v1 == "$v2" ]] || fail "no --jobs gave $v2, one process $v1"
