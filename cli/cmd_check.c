@@ -55,7 +55,7 @@
  *      cache; model/run.c state_key), one per line, in the order recovered, the scenarios in
  *      the order checked; shrinking's variants add none. Refused (exit 2) with --jobs N > 1
  *      or MPI, whose units recover states in other processes.
- *   K14 Without --jobs, check takes PENUMBRA_JOBS from the environment (1 to
+ *   K14 Without --jobs, check takes PENUMBRA_JOBS from the environment (cli/opts.h OP5: 1 to
  *      PN_CHECK_JOBS_MAX, else exit 2), or else every CPU this process may run on
  *      (pn_exec_cpus, at most PN_CHECK_JOBS_MAX): --jobs N for that many, which by K7 gives
  *      what --jobs 1 gives; with --list-states (K13) or under MPI, this process alone. The
@@ -207,6 +207,7 @@ static const struct pn_opt check_opts[] = {
 	 .given = PN_OPT_GIVEN(struct check_args, jobs_set),
 	 .min = 1,
 	 .max = PN_CHECK_JOBS_MAX,
+	 .env = "PENUMBRA_JOBS",
 	 .help = "check in N child processes: the crash points of each scenario are cut into "
 		 "units spread over them; the results are those of --jobs 1 but for the timings. "
 		 "Default: PENUMBRA_JOBS from the environment, else one for each CPU this process "
@@ -350,25 +351,6 @@ const struct pn_cmd_spec pn_check_spec = {
 		 "not be written, 3 a cross-check failed, 130 interrupted",
 };
 
-/* K14: --jobs when the line names none: PENUMBRA_JOBS (empty: as unset), else one process
- * per CPU; one with --list-states or under MPI. False (the usage error printed) for a
- * PENUMBRA_JOBS that is not 1 to PN_CHECK_JOBS_MAX. */
-static bool default_jobs(struct check_args *a)
-{
-	const char *env = getenv("PENUMBRA_JOBS");
-	a->jobs = PN_MIN(pn_exec_cpus(), PN_CHECK_JOBS_MAX);
-	if (env && *env && !pn_cli_parse_uint("check", "PENUMBRA_JOBS", env, &a->jobs))
-		return false;
-	if (a->jobs < 1 || a->jobs > PN_CHECK_JOBS_MAX) {
-		pn_cli_usage_error("check", "PENUMBRA_JOBS takes 1 to %u, not %s",
-				   PN_CHECK_JOBS_MAX, env);
-		return false;
-	}
-	if (a->list_states || a->mpi)
-		a->jobs = 1;
-	return true;
-}
-
 static int parse(int argc, char **argv, struct check_args *a)
 {
 	int at, rc = pn_opts_parse(&pn_check_spec, argc, argv, a, &at);
@@ -385,8 +367,10 @@ static int parse(int argc, char **argv, struct check_args *a)
 			"checks everything alone\n",
 			pn_exec_mpi_missing());
 	a->mpi |= pn_exec_mpi_detected() && pn_exec_method_built(PN_EXEC_MPI);
-	if (!a->jobs_set && !default_jobs(a)) /* K14 */
-		return 2;
+	if (!a->jobs_set && (a->list_states || a->mpi)) /* K14: over PENUMBRA_JOBS too */
+		a->jobs = 1;
+	else if (!a->jobs) /* K14: neither the line nor PENUMBRA_JOBS (opts.h OP5) */
+		a->jobs = PN_MIN(pn_exec_cpus(), PN_CHECK_JOBS_MAX);
 	if (a->list_states && (a->mpi || a->jobs > 1))
 		return pn_cli_usage_error("check",
 					  "--list-states: not with %s (the units' states "

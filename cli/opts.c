@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROW_VAL_BASE 256
@@ -105,14 +106,14 @@ static bool uint_in_range(const char *cmd, const char *opt, const struct pn_opt 
 	return false;
 }
 
-/* OP2: one value, checked by its kind, stored at the row's offset. */
-static bool apply(const char *cmd, const struct pn_opt *o, const char *s, void *into)
+/* OP2: one value, checked by its kind, stored at the row's offset; `opt` names where it came
+ * from in a message ("--jobs", or OP5's variable). */
+static bool apply_from(const char *cmd, const struct pn_opt *o, const char *opt, const char *s,
+		       void *into)
 {
-	char opt[48];
 	void *at = (char *)into + o->at;
 	uint64_t *u = at;
 
-	snprintf(opt, sizeof opt, "--%s", o->name);
 	switch (o->kind) {
 	case PN_OPT_FLAG: *(bool *)at = true; return true;
 	case PN_OPT_STRING: *(const char **)at = s; return true;
@@ -138,6 +139,13 @@ static bool apply(const char *cmd, const struct pn_opt *o, const char *s, void *
 	}
 	PN_ASSERT(!"unknown option kind");
 	return false;
+}
+
+static bool apply(const char *cmd, const struct pn_opt *o, const char *s, void *into)
+{
+	char opt[48];
+	snprintf(opt, sizeof opt, "--%s", o->name);
+	return apply_from(cmd, o, opt, s, into);
 }
 
 static void mark_given(const struct pn_opt *o, void *into)
@@ -197,6 +205,12 @@ int pn_opts_parse(const struct pn_cmd_spec *spec, int argc, char **argv, void *i
 			return 2;
 		mark_given(o, into);
 		seen[o - spec->opts] = true;
+	}
+	for (size_t i = 0; i < spec->nopts; i++) { /* OP5: after --help, under the line */
+		const struct pn_opt *o = &spec->opts[i];
+		const char *v = o->env && !seen[i] ? getenv(o->env) : NULL;
+		if (v && *v && !apply_from(spec->name, o, o->env, v, into))
+			return 2;
 	}
 	rc = check_line(spec, argc, argv, seen);
 	*args_at = optind;

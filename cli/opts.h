@@ -21,6 +21,10 @@
  *       "{rows}" and "{alone}" in it stand for the modes, the rows of a mode with a policy,
  *       every row (src/protocol/list.h) and the modes that are no row's name
  *       (pn_cli_mode_names), never written out.
+ *   OP5 A row may name an environment variable (`env`): where the line does not give the
+ *       option and the variable is set and not empty, its value is parsed as OP2 parses a
+ *       value given (a bad one is exit 2, the message naming the variable), over `def`; the
+ *       row's help says so. --help is answered whatever the variable holds.
  */
 #ifndef PN_OPTS_H
 #define PN_OPTS_H
@@ -64,6 +68,7 @@ struct pn_opt {
 	size_t given;         /* PN_OPT_GIVEN(): a bool set when the option is given; 0: none */
 	uint64_t min, max;    /* PN_OPT_UINT's bounds; PN_OPT_DURATION's least (0 or 1 ns) */
 	const char *def;      /* OP3: the default as it would be given, or NULL */
+	const char *env;      /* OP5: an environment variable whose value is the default, or NULL */
 	const char *required; /* NULL, or the usage error when it is not given */
 	enum pn_opt_complete complete;
 	pn_opt_parse_fn parse; /* PN_OPT_CUSTOM */

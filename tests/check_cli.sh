@@ -194,6 +194,8 @@ case_jobs() {
 	json_is "$work/e1.json" '.jobs == 1' "--jobs 1 over PENUMBRA_JOBS=3"
 	PENUMBRA_JOBS= "$bin" check "$one" --json "$work/e0.json" --traces "$work/tr3" >/dev/null 2>&1
 	json_is "$work/e0.json" ".jobs == $cpus" "an empty PENUMBRA_JOBS is unset"
+	PENUMBRA_JOBS=two "$bin" check --help >"$work/help.txt" 2>&1
+	expect_rc 0 $? "check --help whatever PENUMBRA_JOBS holds (opts.h OP5)"
 	local bad
 	for bad in 0 257 two; do
 		PENUMBRA_JOBS=$bad "$bin" check "$one" --traces "$work/tr3" >/dev/null 2>"$work/bad.txt"
