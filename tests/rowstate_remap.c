@@ -35,6 +35,8 @@ void rowstate_remap(struct pn_engine *e, rowstate_moved_fn moved)
 	moved(e, "runs[1].seq");
 	rr->step = 2;
 	moved(e, "runs[1].step");
+	rr->writing = 0;
+	moved(e, "runs[1].writing");
 	rr->snap_h[last] = 2;
 	moved(e, "runs[1].snap_h[last]");
 	rr->snap_pblk[0] = 9;

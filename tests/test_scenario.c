@@ -377,6 +377,7 @@ START_TEST(test_names)
 		"remap_map_torn",
 		"remap_next_free_unlogged",
 		"remap_compact_unsafe",
+		"remap_meta_concurrent",
 	};
 	char text[1024];
 	struct pn_scenario s;
@@ -401,7 +402,7 @@ START_TEST(test_names)
 	ck_assert_ptr_null(pn_mutation_name(-1));
 	ck_assert(load(text, &s));
 	ck_assert_uint_eq(s.protocol.mutations, (1u << PN_MUT_COUNT) - 1);
-	ck_assert_uint_eq(PN_MUT_REMAP_COMPACT_UNSAFE, 1u << (PN_MUT_COUNT - 1));
+	ck_assert_uint_eq(PN_MUT_REMAP_META_CONCURRENT, 1u << (PN_MUT_COUNT - 1));
 	pn_scenario_free(&s);
 	/* protocol.spare_slots: a count or a percentage up to 200% */
 	ck_assert(load("name: m\nprotocol: {mode: umbra, policy: pool, spare_slots: 35%}\n", &s));

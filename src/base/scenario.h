@@ -57,7 +57,7 @@ enum pn_policy { PN_POLICY_LIST(PN_ENUM_VALUE) PN_POLICY_COUNT };
 	/* umbra remap: protocol/umbra_remap.c */                                         \
 	X(REMAP_EARLY_RECLAIM, "remap_early_reclaim") X(REMAP_MAP_BEFORE_WAL, "remap_map_before_wal") \
 	X(REMAP_MAP_TORN, "remap_map_torn") X(REMAP_NEXT_FREE_UNLOGGED, "remap_next_free_unlogged") \
-	X(REMAP_COMPACT_UNSAFE, "remap_compact_unsafe")
+	X(REMAP_COMPACT_UNSAFE, "remap_compact_unsafe") X(REMAP_META_CONCURRENT, "remap_meta_concurrent")
 /* clang-format on */
 #define PN_MUT_BIT_(e, name) PN_MUT_BIT_##e,
 #define PN_MUT_MASK_(e, name) PN_MUT_##e = 1u << PN_MUT_BIT_##e,

@@ -39,6 +39,13 @@
  *   M5 compaction (a freed block taken before the frontier grows) takes only blocks no
  *      possible recovery names: not a running checkpoint's snapshot (remap_compact_unsafe
  *      frees an old block at once unless the completed checkpoint names it)
+ *   M6 one write of a metadata block (the superblock, a MAP page) in flight at a time: a
+ *      checkpoint waits while another running checkpoint's write of the same block is in
+ *      flight, as a buffer's I/O lock makes PostgreSQL do (remap_meta_concurrent writes at
+ *      once: with overlapping checkpoints, the first one's superblock, encoded before the
+ *      second one's remaps and held in the I/O queue, lands after the second one's and takes
+ *      the frontier back behind a block the durable MAP names, past the redo pointer that
+ *      would have replayed it)
  * Runtime check: an allocated block is no page's current block, completed baseline or
  * running snapshot (protected_slot), which M1 and M5's mutants break before any crash.
  * Compaction is modelled as the allocation order (the lowest freed block first, then the
@@ -66,6 +73,7 @@
 #define EXT_SLIM 12u /* remap_next_free_unlogged: without next_free */
 #define IN_USE UINT64_MAX
 #define POLL_NS 20000u
+#define NO_WRITE UINT32_MAX /* remap_run.writing: no metadata write in flight */
 
 /* A block's uses, for the runtime check (derived from the rest of the state). */
 enum { USE_CURRENT = 1, USE_BASE = 2, USE_SNAP = 4 };
@@ -74,8 +82,9 @@ enum { USE_CURRENT = 1, USE_BASE = 2, USE_SNAP = 4 };
 struct remap_run {
 	bool valid;
 	uint64_t seq;
-	uint32_t step;   /* MAP page k, then the superblock, then the fsync */
-	uint8_t *snap_h; /* page -> handle at begin */
+	uint32_t step;    /* MAP page k, then the superblock, then the fsync */
+	uint32_t writing; /* M6: the metadata block its write in flight lays, or NO_WRITE */
+	uint8_t *snap_h;  /* page -> handle at begin */
 	uint32_t *snap_pblk;
 	uint8_t *buf; /* the write in flight (scratch) */
 };
@@ -343,6 +352,7 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	rr->valid = true;
 	rr->seq = run->seq;
 	rr->step = 0;
+	rr->writing = NO_WRITE;
 	for (uint32_t p = 0; p < r->heap_pages; p++) {
 		rr->snap_h[p] = (uint8_t)pn_store_slot(pc->store, p);
 		rr->snap_pblk[p] = current(pc, p);
@@ -352,13 +362,37 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	pn_ckpt_select(pn_proto_ckpt(pc), run);
 }
 
+/* M6: whether a running checkpoint other than rr has a write of metadata block `block`
+ * (0 the superblock, 1 + k MAP page k) in flight. */
+static bool meta_busy(const struct pn_proto_ctx *pc, const struct remap_run *rr, uint32_t block)
+{
+	const struct remap *r = remap_of(pc);
+	if (mut(pc) & PN_MUT_REMAP_META_CONCURRENT)
+		return false;
+	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++)
+		if (&r->runs[i] != rr && r->runs[i].valid && r->runs[i].writing == block)
+			return true;
+	return false;
+}
+
+/* Writes metadata block `block` of rr's checkpoint from rr->buf (len bytes; M6: marked in
+ * flight until its completion, ckpt_io_done). */
+static void meta_write(struct pn_proto_ctx *pc, struct pn_ckpt_run *run, struct remap_run *rr,
+		       uint32_t block, uint32_t len)
+{
+	PN_ASSERT(rr->writing == NO_WRITE);
+	rr->writing = block;
+	pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_WRITE, PN_FILE_SELECTOR,
+		       (uint64_t)block * pc->store->page_size, rr->buf, len);
+}
+
 /* After the data fsync: each dirty MAP page once its WAL is flushed (M2), the superblock,
- * one fsync; then the checkpoint record. */
+ * one fsync; then the checkpoint record. A block another checkpoint is writing waits for
+ * that write to complete (M6). */
 static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	struct remap *r = remap_of(pc);
 	struct remap_run *rr = run_of(pc, run);
-	uint32_t ps = pc->store->page_size;
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
 	while (rr->step < r->npages && !r->dirty[rr->step])
 		rr->step++;
@@ -369,16 +403,18 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 			pn_wal_start_flush(pc->wal, r->lsn[k]);
 			return POLL_NS;
 		}
+		if (meta_busy(pc, rr, 1 + k))
+			return POLL_NS;
 		encode_map(pc, k, rr->buf);
 		r->dirty[k] = 0;
 		rr->step++;
-		pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_WRITE, PN_FILE_SELECTOR,
-			       (uint64_t)(1 + k) * ps, rr->buf, ps);
+		meta_write(pc, run, rr, 1 + k, pc->store->page_size);
 	} else if (rr->step == r->npages) {
+		if (meta_busy(pc, rr, 0))
+			return POLL_NS;
 		encode_super(r, rr->buf);
 		rr->step++;
-		pn_ckpt_run_io(pn_proto_ckpt(pc), run, PN_IO_WRITE, PN_FILE_SELECTOR, 0, rr->buf,
-			       SB_BYTES);
+		meta_write(pc, run, rr, 0, SB_BYTES);
 	} else {
 		PN_ASSERT(rr->step == r->npages + 1);
 		rr->step++;
@@ -390,6 +426,7 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 static void ckpt_io_done(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 {
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
+	run_of(pc, run)->writing = NO_WRITE; /* M6: its write, or its fsync, completed */
 	if (run_of(pc, run)->step == remap_of(pc)->npages + 2)
 		pn_ckpt_set_state(run, PN_C_RECORD);
 }
@@ -462,8 +499,10 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *ctl
 		if (!read_map_page(pc, k, buf))
 			return false;
 	r->seq_begun = r->seq_done = ctl->ckpt_seq;
-	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++)
+	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++) {
 		r->runs[i].valid = false;
+		r->runs[i].writing = NO_WRITE;
+	}
 	memset(r->dirty, 0, r->npages);
 	memset(r->lsn, 0, sizeof(pn_lsn) * r->npages);
 	for (uint32_t b = 0; b < r->cap; b++)
@@ -553,6 +592,7 @@ static bool init(struct pn_proto_ctx *pc)
 		    !(rr->snap_pblk = calloc(n, sizeof(uint32_t))) ||
 		    !(rr->buf = calloc(1, ps > SB_BYTES ? ps : SB_BYTES)))
 			return false;
+		rr->writing = NO_WRITE;
 	}
 	for (uint32_t p = 0; p < n; p++) {
 		r->pblk[p * HANDLES] = r->base_pblk[p] = p;
@@ -587,7 +627,8 @@ static void remap_free(struct pn_proto_ctx *pc)
 
 /* The fingerprint's share (protocol.h memory): the handles' blocks, the baselines, each
  * block's release, the MAP pages' dirt and WAL-before-MAP LSNs, the frontier, the
- * checkpoint sequence numbers and each running checkpoint's snapshot and step. Not needed:
+ * checkpoint sequence numbers and each running checkpoint's snapshot, step and metadata write
+ * in flight (M6). Not needed:
  * uses[], nfree and low (derived from those), high (a metric), the runs' buffers (scratch). */
 static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 {
@@ -608,6 +649,7 @@ static void memory(const struct pn_proto_ctx *pc, const struct pn_hasher *h)
 			continue;
 		h->feed(h->ctx, &rr->seq, sizeof rr->seq);
 		h->feed(h->ctx, &rr->step, sizeof rr->step);
+		h->feed(h->ctx, &rr->writing, sizeof rr->writing);
 		h->feed(h->ctx, rr->snap_h, r->heap_pages);
 		h->feed(h->ctx, rr->snap_pblk, sizeof(uint32_t) * r->heap_pages);
 	}
@@ -649,5 +691,5 @@ const struct pn_protocol_decl pn_decl_umbra_remap = {
 	.caps = 0,
 	.mutants = PN_MUT_REMAP_EARLY_RECLAIM | PN_MUT_REMAP_MAP_BEFORE_WAL |
 		   PN_MUT_REMAP_MAP_TORN | PN_MUT_REMAP_NEXT_FREE_UNLOGGED |
-		   PN_MUT_REMAP_COMPACT_UNSAFE,
+		   PN_MUT_REMAP_COMPACT_UNSAFE | PN_MUT_REMAP_META_CONCURRENT,
 };
