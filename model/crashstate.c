@@ -36,6 +36,8 @@ void pn_crash_enum_free(struct pn_crash_enum *ce)
 	free(ce->full);
 	free(ce->fates);
 	free(ce->radix);
+	free(ce->digit);
+	free(ce->pat);
 	memset(ce, 0, sizeof(*ce));
 }
 
@@ -49,7 +51,10 @@ static void reserve(struct pn_crash_enum *ce, uint32_t n)
 	ce->full = realloc(ce->full, ce->cap * sizeof(*ce->full));
 	ce->fates = realloc(ce->fates, ce->cap * sizeof(*ce->fates));
 	ce->radix = realloc(ce->radix, ce->cap * sizeof(*ce->radix));
-	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates && ce->radix);
+	ce->digit = realloc(ce->digit, ce->cap * sizeof(*ce->digit));
+	ce->pat = realloc(ce->pat, ce->cap * sizeof(*ce->pat));
+	PN_ASSERT(ce->rel && ce->diff && ce->full && ce->fates && ce->radix && ce->digit &&
+		  ce->pat);
 }
 
 bool pn_crash_writes_meet(const struct pn_unsynced *a, const struct pn_unsynced *b)
@@ -240,18 +245,6 @@ static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_
 	return out;
 }
 
-/* The k-th tear pattern of write r that is a tear (neither none nor all of its differing
- * units), as a unit mask; 0 when it has fewer. */
-static uint64_t nth_real_tear(const struct pn_crash_enum *ce, uint32_t r, uint64_t k)
-{
-	for (uint64_t p = 0, n = tear_patterns(ce, r); p < n; p++) {
-		uint64_t mask = tear_pattern(ce, r, p);
-		if (mask && mask != ce->diff[r] && k-- == 0)
-			return mask;
-	}
-	return 0;
-}
-
 /* SP1: the number of distinct states the crash model allows at this point, every write lost,
  * persisted or torn in each pattern a sample could draw (radix[r] fates for write r), or
  * UINT64_MAX when that is more than 2^32 or a sample could draw a tear the patterns do not
@@ -277,25 +270,98 @@ static uint64_t whole_space(struct pn_crash_enum *ce)
 	return space;
 }
 
-/* SP1: state i of the whole space, write r's fate the r-th digit of i in radix[]: 0 lost, 1
- * persisted, 2 + k torn in its k-th real pattern. */
+#ifndef NDEBUG /* the reference of next_space: Debug builds */
+/* The k-th tear pattern of write r that is a tear (neither none nor all of its differing
+ * units), as a unit mask; 0 when it has fewer. */
+static uint64_t nth_real_tear(const struct pn_crash_enum *ce, uint32_t r, uint64_t k)
+{
+	for (uint64_t p = 0, n = tear_patterns(ce, r); p < n; p++) {
+		uint64_t mask = tear_pattern(ce, r, p);
+		if (mask && mask != ce->diff[r] && k-- == 0)
+			return mask;
+	}
+	return 0;
+}
+
+/* SP1: write r's fate for digit v of its radix: 0 lost, 1 persisted, 2 + k torn in its k-th
+ * real pattern. */
+static struct pn_write_fate space_fate(const struct pn_crash_enum *ce, uint32_t r, uint64_t v)
+{
+	struct pn_write_fate f = {v == 0   ? PN_FATE_LOST
+				  : v == 1 ? PN_FATE_PERSISTED
+					   : PN_FATE_TORN,
+				  v >= 2 ? nth_real_tear(ce, r, v - 2) : 0};
+	PN_ASSERT(v < 2 || f.sectors != 0);
+	return f;
+}
+
+/* SP1, the slow path kept as the reference: whether ce->fates is state i of the whole
+ * space, write r's fate the r-th digit of i in radix[] (space_fate), every other write lost. */
+static bool space_state_is(const struct pn_crash_enum *ce, uint64_t i)
+{
+	uint32_t kept = 0;
+	for (uint32_t w = 0; w < ce->dev->nunsynced; w++)
+		kept += ce->fates[w].fate != PN_FATE_LOST;
+	for (uint32_t r = 0; r < ce->nrel; r++) {
+		struct pn_write_fate want = space_fate(ce, r, i % ce->radix[r]);
+		const struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+		if (f->fate != want.fate || f->sectors != want.sectors)
+			return false;
+		kept -= f->fate != PN_FATE_LOST;
+		i /= ce->radix[r];
+	}
+	return i == 0 && kept == 0; /* no write but the relevant ones kept */
+}
+#endif
+
+/* SP1: write r's digit one up (its next fate); false when it wrapped to 0 (lost), which
+ * carries into write r + 1. A torn digit takes the next real tear pattern after its last,
+ * so a state costs the digits it moves, not a division and a pattern search a write. */
+static bool space_digit_up(struct pn_crash_enum *ce, uint32_t r)
+{
+	PN_ASSERT(r < ce->nrel); /* the state before the last wraps no digit past the top */
+	struct pn_write_fate *f = &ce->fates[ce->rel[r]];
+	uint32_t v = ++ce->digit[r];
+	if (v == ce->radix[r]) {
+		ce->digit[r] = 0;
+		*f = (struct pn_write_fate){PN_FATE_LOST, 0};
+		return false;
+	}
+	if (v == 1) {
+		*f = (struct pn_write_fate){PN_FATE_PERSISTED, 0};
+		return true;
+	}
+	uint64_t n = tear_patterns(ce, r), p = v == 2 ? 0 : ce->pat[r] + 1, mask = 0;
+	for (; p < n; p++) {
+		mask = tear_pattern(ce, r, p);
+		if (mask && mask != ce->diff[r])
+			break;
+	}
+	PN_ASSERT(p < n); /* radix[r] counted the real tears (whole_space) */
+	ce->pat[r] = p;
+	*f = (struct pn_write_fate){PN_FATE_TORN, mask};
+	return true;
+}
+
+/* SP1: state i of the whole space (space_state_is), in the order of i, as an odometer:
+ * state 0 every write lost, each next one the lowest digit up with its carries. Debug
+ * builds check every state against the division's. */
 static bool next_space(struct pn_crash_enum *ce)
 {
 	if (ce->i >= ce->space)
 		return false;
-	uint64_t i = ce->i++;
-	set_all(ce, PN_FATE_LOST);
-	for (uint32_t r = 0; r < ce->nrel; r++) {
-		uint64_t v = i % ce->radix[r];
-		i /= ce->radix[r];
-		struct pn_write_fate *f = &ce->fates[ce->rel[r]];
-		*f = (struct pn_write_fate){v == 0   ? PN_FATE_LOST
-					    : v == 1 ? PN_FATE_PERSISTED
-						     : PN_FATE_TORN,
-					    v >= 2 ? nth_real_tear(ce, r, v - 2) : 0};
-		PN_ASSERT(v < 2 || f->sectors != 0);
+	if (ce->i == 0) {
+		set_all(ce, PN_FATE_LOST);
+		memset(ce->digit, 0, ce->nrel * sizeof(*ce->digit));
+	} else {
+		uint32_t r = 0;
+		while (!space_digit_up(ce, r))
+			r++;
 	}
-	PN_ASSERT(i == 0); /* i < space: every digit consumed */
+#ifndef NDEBUG
+	PN_ASSERT(space_state_is(ce, ce->i));
+#endif
+	ce->i++;
 	return true;
 }
 

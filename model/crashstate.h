@@ -44,6 +44,8 @@ struct pn_crash_enum {
 	uint64_t *diff;              /* per relevant write: its units that differ */
 	uint64_t *full;              /* per relevant write: all its units */
 	uint32_t *radix;             /* SP1: per relevant write, its fates in the whole space */
+	uint32_t *digit;             /* SP1: per relevant write, its digit of the current state */
+	uint64_t *pat;               /* SP1: per relevant write torn, its tear pattern's index */
 	struct pn_write_fate *fates; /* per unsynced write */
 	uint32_t cap;
 	int phase;
