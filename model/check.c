@@ -88,6 +88,7 @@ static void progress(struct pn_run *c)
 static void oracle_start(struct pn_run *c)
 {
 	c->j.oracle = pn_check_oracle_new(c->w->e);
+	c->j.history = &c->w->dev; /* J5 */
 	c->w->on_wal = on_wal;
 	c->w->on_wal_arg = c;
 }
@@ -194,6 +195,7 @@ static void checker_free(struct pn_run *c)
 	if (c->j.oracle)
 		pn_oracle_free(c->j.oracle);
 	c->j.oracle = NULL;
+	c->j.history = NULL;
 }
 
 /* One schedule run's outcome, as --twice compares it. */

@@ -244,6 +244,29 @@ static enum pn_violation_kind compare_pages(struct pn_judge *j, struct pn_world 
 	return kind;
 }
 
+/* J5: the end r is judged to, upto for a crash inside recovery unless r's recovery went past
+ * it on the crashed run's own WAL bytes (end: r's recovered WAL end). */
+static pn_lsn judged_end(const struct pn_judge *j, const struct pn_world *r, pn_lsn upto,
+			 pn_lsn end)
+{
+	if (end <= upto)
+		return end;
+	PN_ASSERT(j->history != NULL); /* a bound is set for a crash inside recovery only */
+	uint64_t seg = pn_engine_wal_seg_size(r->e);
+	uint8_t a[4096], b[4096];
+	for (pn_lsn at = upto; at < end;) {
+		uint64_t n = PN_MIN(PN_MIN(end - at, sizeof(a)), seg - at % seg);
+		uint64_t off = pn_engine_wal_file_offset(r->e, at);
+		if (!pn_device_peek(&r->dev, PN_FILE_WAL, off, (uint32_t)n, a) ||
+		    !pn_device_peek(j->history, PN_FILE_WAL, off, (uint32_t)n, b) ||
+		    memcmp(a, b, n) != 0)
+			return upto; /* the first recovery's own record, or the run's recycled: the
+				      * bound holds */
+		at += n;
+	}
+	return end;
+}
+
 void pn_judge_recovered(struct pn_judge *j, struct pn_world *r, int rc, pn_lsn upto,
 			struct pn_verdict *v, bool fast)
 {
@@ -260,10 +283,11 @@ void pn_judge_recovered(struct pn_judge *j, struct pn_world *r, int rc, pn_lsn u
 		v->page = UINT32_MAX;
 		snprintf(j->detail, sizeof(j->detail), "recovery did not finish: %s", r->error);
 	} else if (fast) {
-		v->kind = compare_pages(j, r, PN_MIN(upto, v->end), &v->page);
+		v->kind = compare_pages(j, r, judged_end(j, r, upto, v->end), &v->page);
 	} else {
-		v->kind = pn_judge_pages(r->e, j->oracle, PN_MIN(upto, v->end), j->expected,
-					 j->found, j->detail, sizeof(j->detail), &v->page);
+		v->kind = pn_judge_pages(r->e, j->oracle, judged_end(j, r, upto, v->end),
+					 j->expected, j->found, j->detail, sizeof(j->detail),
+					 &v->page);
 	}
 	PN_ASSERT(v->kind < PN_VIOL_COUNT);
 }

@@ -23,6 +23,14 @@
  *      it), and a page whose bytes equal bytes that already passed C2 at the same end passes
  *      (judge.c, compare_pages). --cross-check holds the two to each other.
  *   J4 Judging reads the recovered world and changes none of its bytes.
+ *   J5 A crash inside recovery is judged to the first recovery's WAL end (upto), past which
+ *      the first recovery wrote records of its own, unless its own recovery replayed further
+ *      on the crashed run's WAL: when the WAL bytes it recovered between upto and its end are
+ *      the bytes the run (history, its device at the crash) wrote there, it replayed the
+ *      run's own records, and it is judged to its end (a torn write of the first recovery's
+ *      record at upto, whose first sector matches the run's record there, lets the second
+ *      recovery read the run's record again, and the run's records after it: the run's
+ *      history to a later point, docs/checker.md section 7).
  */
 #ifndef PN_JUDGE_H
 #define PN_JUDGE_H
@@ -45,7 +53,8 @@ struct pn_judge {
 	uint32_t npages;
 	pn_lsn exp_end;
 	bool exp_valid;
-	char detail[2048]; /* what broke, for the last verdict that failed */
+	const struct pn_device *history; /* J5: the crashed run's device (the driver sets it) */
+	char detail[2048];               /* what broke, for the last verdict that failed */
 };
 
 void pn_judge_init(struct pn_judge *j, const struct pn_scenario *sc);

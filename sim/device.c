@@ -130,6 +130,18 @@ void pn_device_read(const struct pn_device *d, enum pn_file f, uint64_t off, uin
 	cur_read(d, f, off, len, out);
 }
 
+bool pn_device_peek(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out)
+{
+	if (d->sink[f])
+		return false;
+	for (uint64_t c = off / PN_CHUNK_SIZE; len && c <= (off + len - 1) / PN_CHUNK_SIZE; c++)
+		if (pn_image_chunk(&d->cur[f], c) == PN_CHUNK_REMOVED)
+			return false;
+	cur_read(d, f, off, len, out);
+	return true;
+}
+
 /* DV8: whether a write of the log meets [off, off + len) of file f. */
 static bool written(const struct pn_range_log *log, enum pn_file f, uint64_t off, uint32_t len)
 {

@@ -225,6 +225,11 @@ struct pn_summary_value pn_device_read_summary(struct pn_device *d, enum pn_file
 /* Unsynced write i by place and bytes, as one hash (a search's crash-point keys), taken the
  * first time it is asked for. */
 uint64_t pn_device_unsynced_hash(struct pn_device *d, uint32_t i);
+/* Reads cur as pn_device_read does, logged nowhere (DV5 logs recovery's reads; this is for
+ * the checker's own comparisons, model/judge.h J5); false, nothing read, when the range
+ * touches a removed (recycled) chunk (DV1) or a write-only file (DV7). */
+bool pn_device_peek(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
+		    uint8_t *out);
 /* Reads the durable image (crash tracking on). */
 void pn_device_read_dur(const struct pn_device *d, enum pn_file f, uint64_t off, uint32_t len,
 			uint8_t *out);

@@ -686,6 +686,11 @@ bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p)
 
 uint32_t pn_engine_wal_seg_size(const struct pn_engine *e) { return pn_wal_seg_size(&e->wal); }
 
+uint64_t pn_engine_wal_file_offset(const struct pn_engine *e, pn_lsn lsn)
+{
+	return pn_wal_file_offset(&e->wal, lsn);
+}
+
 const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_addr)
 {
 	return pn_wal_ring_page(&e->wal, page_addr);

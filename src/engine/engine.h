@@ -233,6 +233,8 @@ bool pn_engine_is_slru(const struct pn_engine *e, uint32_t p);
 /* The WAL's segment size; the in-memory WAL page at page_addr (held: not yet recycled); the
  * redo pointer the format's checkpoint record set (where the WAL of a run begins). */
 uint32_t pn_engine_wal_seg_size(const struct pn_engine *e);
+/* The offset in the WAL file (PN_FILE_WAL) of the byte at lsn. */
+uint64_t pn_engine_wal_file_offset(const struct pn_engine *e, pn_lsn lsn);
 const uint8_t *pn_engine_wal_ring_page(const struct pn_engine *e, pn_lsn page_addr);
 pn_lsn pn_engine_format_redo(const struct pn_engine *e);
 /* Checkpoints begun and completed so far (their sequence numbers). */
