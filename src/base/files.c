@@ -257,6 +257,14 @@ FILE *pn_file_open_out(const char *path, char *why, size_t why_len)
 		release(o);
 		return NULL;
 	}
+	/* F5: a signal between the temporary's creation and its entry in the table (o->f, which
+	 * on_fatal_signal looks for) would leave it behind; they wait until it is entered */
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
 	o->fd = direct ? open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY) : create_tmp(o);
 	if (o->fd < 0 || !(o->f = fopencookie(o, "w", io))) {
 		snprintf(why, why_len, "%s", strerror(errno));
@@ -265,8 +273,10 @@ FILE *pn_file_open_out(const char *path, char *why, size_t why_len)
 		if (o->tmp)
 			unlink(o->tmp);
 		release(o);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return NULL;
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return o->f;
 }
 

@@ -26,7 +26,9 @@
  *   F5 Signals: a file size limit (RLIMIT_FSIZE) must surface as EFBIG on a write, so the
  *      program ignores SIGXFSZ before it writes (pn_file_catch_signals, from pn_cli_main):
  *      then F3 applies. SIGINT, SIGTERM and SIGHUP remove the temporaries before the
- *      process ends; only SIGKILL (or a crash) can leave a PATH.tmp<pid>_<n> behind.
+ *      process ends (they wait while a temporary is created and entered in the table of
+ *      outputs, so none slips between the two); only SIGKILL (or a crash) can leave a
+ *      PATH.tmp<pid>_<n> behind.
  * One thread opens and closes files (the table of open outputs is not locked).
  */
 #ifndef PN_FILES_H
