@@ -499,10 +499,8 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *ctl
 		if (!read_map_page(pc, k, buf))
 			return false;
 	r->seq_begun = r->seq_done = ctl->ckpt_seq;
-	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++) {
+	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++)
 		r->runs[i].valid = false;
-		r->runs[i].writing = NO_WRITE;
-	}
 	memset(r->dirty, 0, r->npages);
 	memset(r->lsn, 0, sizeof(pn_lsn) * r->npages);
 	for (uint32_t b = 0; b < r->cap; b++)
