@@ -6,8 +6,9 @@
  * order; a dirty victim's write-out waits for the WAL flush and holds its frame meanwhile
  * (B1, B7), then goes to the page's slot and leaves the frame clean; R1 is reported when the
  * mutant skips the flush; a read that fails verification is reported; a write in flight
- * counts for a checkpoint run begun before the changes it misses (B9); an unpin without a
- * pin aborts.
+ * counts for a checkpoint run begun before the changes it misses (B9); a write of a slotted
+ * page's home slot leaves it dirty while an older run still needs its source (B11); an unpin
+ * without a pin aborts.
  */
 #include "bufpool.h"
 
@@ -26,7 +27,9 @@ static struct pn_bufpool bp;
 static uint64_t seq_begun, seq_done;
 static bool recovering;
 
-static void open_pool(uint32_t mutations, bool checksums)
+/* A pool over row's hooks and a store of `generations` slots a page (store flags: flags). */
+static void open_pool_row(const struct pn_protocol_ops *row, uint32_t mutations, bool checksums,
+			  uint32_t generations, unsigned flags)
 {
 	seq_begun = seq_done = 0;
 	recovering = false;
@@ -34,8 +37,18 @@ static void open_pool(uint32_t mutations, bool checksums)
 	stub.sc.protocol.mutations = mutations;
 	stub.sc.protocol.checksums = checksums;
 	stub_open(4 * FRAMES + 16);
-	struct pn_buf_handles h = stub_buf_handles(&stub_row, &seq_begun, &seq_done, &recovering);
+	if (generations != 1 || flags) {
+		pn_store_free(&stub.st);
+		ck_assert(pn_store_init(&stub.st, &stub.sc, &stub.svc, STUB_HEAP, STUB_PAGES,
+					generations, flags));
+	}
+	struct pn_buf_handles h = stub_buf_handles(row, &seq_begun, &seq_done, &recovering);
 	ck_assert(pn_buf_init(&bp, &h, FRAMES));
+}
+
+static void open_pool(uint32_t mutations, bool checksums)
+{
+	open_pool_row(&stub_row, mutations, checksums, 1, 0);
 }
 
 static void close_pool(void)
@@ -354,6 +367,64 @@ START_TEST(test_write_in_flight_counts_for_a_run_begun_before_a_change)
 }
 END_TEST
 
+/* Run r's checkpoint write of frame fi (to the slot its selection bound), completed. */
+static void ckpt_write(uint32_t fi, int r, uint32_t slot)
+{
+	enum pn_write_result w0 = pn_buf_write(&bp, fi, PN_WHY_CKPT, 0, r, NULL);
+	if (w0 == PN_WRITE_WAL) {
+		stub_complete_file(PN_FILE_WAL);
+		w0 = pn_buf_write(&bp, fi, PN_WHY_CKPT, 0, r, NULL);
+	}
+	ck_assert_int_eq(w0, PN_WRITE_STARTED);
+	int w = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(w, 0);
+	struct pn_io *io = stub_take((uint32_t)w);
+	ck_assert_uint_eq(io->slot, slot);
+	pn_io_complete(&stub.svc, io);
+}
+
+/* B11: with overlapping checkpoints, run 0 selects a slotted page at slot 1, the page shifts
+ * to slot 2, run 1 selects it there and writes it first. That write of the page's home
+ * slot leaves the frame dirty, because run 0 still needs slot 1 (the source it must
+ * persist), so run 0's write still goes out. Before B11 the frame was left clean, run 0's
+ * checkpointer found nothing to write (PN_WRITE_NONE) and dropped its need: its control
+ * file named a slot never written. */
+START_TEST(test_home_write_keeps_an_older_runs_source_owed)
+{
+	static const struct pn_protocol_ops slotted = {.name = "slotted",
+						       .store_flags = PN_STORE_SLOTTED,
+						       .write = {.decide = stub_decide}};
+	open_pool_row(&slotted, 0, false, 3, PN_STORE_SLOTTED);
+	stub.sc.checkpoint.overlap = true;
+	pn_store_set_slot(&stub.st, 1, 1); /* slot 0 stays the completed baseline (R3) */
+	ck_assert_uint_eq(pn_buf_pin(&bp, 1, 0, false), PN_NO_FRAME);
+	int rd = stub_find(PN_FILE_DATA);
+	ck_assert_int_ge(rd, 0);
+	struct pn_io *io = stub_take((uint32_t)rd);
+	pn_page_init(io->buf, PS, 1, false);
+	pn_io_complete(&stub.svc, io);
+	uint32_t fi = pn_buf_pin(&bp, 1, 0, false);
+	ck_assert_uint_ne(fi, PN_NO_FRAME);
+	pn_buf_unpin(&bp, fi);
+	change(1, true);
+	struct pn_frame *f = pn_buf_frame(&bp, fi);
+	flag(fi, 0, 1);
+	f->ckpt_slot[0] = 1;
+	pn_store_set_slot(&stub.st, 1, 2); /* the shift, after run 0's selection */
+	change(1, true);
+	flag(fi, 1, 2);
+	f->ckpt_slot[1] = 2;
+	ckpt_write(fi, 1, 2); /* run 1's write of the home slot completes first */
+	ck_assert_uint_eq(f->ckpt_needed, 1u);
+	ck_assert_msg(f->dirty, "a home write left the frame clean while run 0 owes slot 1");
+	ckpt_write(fi, 0, 1); /* run 0's write still goes out, to its source */
+	ck_assert_uint_eq(f->ckpt_needed, 0u);
+	ck_assert(f->dirty); /* the home slot is not known to hold this image: written again */
+	ck_assert_msg(!stub.svc.failed, "%s", stub.svc.viol.detail);
+	close_pool();
+}
+END_TEST
+
 START_TEST(test_unpin_unpinned_aborts)
 {
 	open_pool(0, false);
@@ -373,6 +444,7 @@ static Suite *bufpool_suite(void)
 	tcase_add_test(tc, test_torn_read_reported);
 	tcase_add_test(tc, test_zeroed_pin_reads_nothing);
 	tcase_add_test(tc, test_write_in_flight_counts_for_a_run_begun_before_a_change);
+	tcase_add_test(tc, test_home_write_keeps_an_older_runs_source_owed);
 	tcase_add_test_raise_signal(tc, test_unpin_unpinned_aborts, SIGABRT);
 	suite_add_tcase(s, tc);
 	return s;

@@ -54,6 +54,12 @@
  *      preemption: model/explore.h RD4) is not verified: the verification only reports a
  *      violation, and that run verified the same bytes and found none (it would have ended
  *      the search). Release builds skip it; every other build asserts that it passes.
+ *   B11 a write of a slotted frame's home slot leaves it dirty while a running checkpoint
+ *      still needs it written to another slot (source_owed): that run's write is still
+ *      to come. The newer of two overlapping runs selected the frame at the page's new
+ *      slot and its write completed first; the frame, taken as clean, made the older run's
+ *      checkpointer drop its need (PN_WRITE_NONE), and its control file named a source
+ *      slot never written (docs/umbra-findings.md 9.2).
  * Umbra-like rows (PN_STORE_SLOTTED) write a heap page to the slot each write binds (B3,
  * B4 below); the protocol's hooks are protocol.h's.
  */
@@ -407,6 +413,21 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
 	return io;
 }
 
+/* B11: whether a running checkpoint still needs f written to a slot other than home (a
+ * shifted page's source, B3): the frame stays dirty until it is, or the checkpointer would
+ * find it clean and take its need as met. With overlapping checkpoints the newer run's
+ * write of home completes first when the page shifted after the older run selected it. */
+static bool source_owed(const struct pn_bufpool *b, const struct pn_frame *f, uint32_t home,
+			bool active_only)
+{
+	if (active_only || !is_slotted_heap(b, f->page))
+		return false;
+	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
+		if ((f->ckpt_needed & (1u << r)) && f->ckpt_slot[r] != home)
+			return true;
+	return false;
+}
+
 static void write_done(void *ctx, struct pn_io *io)
 {
 	struct pn_bufpool *b = ctx;
@@ -432,7 +453,8 @@ static void write_done(void *ctx, struct pn_io *io)
 			f->ckpt_needed &= (uint8_t) ~(1u << r);
 	}
 	uint32_t home = slotted ? pn_store_slot(b->h.store, io->page) : 0;
-	if (io->slot == home && !f->redirtied && f->io_writes == 0) {
+	if (io->slot == home && !f->redirtied && f->io_writes == 0 &&
+	    !source_owed(b, f, home, active_only)) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
 	}
