@@ -30,7 +30,9 @@
  *      run's own records, and it is judged to its end (a torn write of the first recovery's
  *      record at upto, whose first sector matches the run's record there, lets the second
  *      recovery read the run's record again, and the run's records after it: the run's
- *      history to a later point, docs/checker.md section 7).
+ *      history to a later point, docs/checker.md section 7). The record at upto may differ
+ *      when both are checkpoint records of one length (the first recovery's in the run's
+ *      place, the rest the run's): a checkpoint record changes no page.
  */
 #ifndef PN_JUDGE_H
 #define PN_JUDGE_H

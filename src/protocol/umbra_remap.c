@@ -16,10 +16,12 @@
  * as the RFC's redo does: it reads the page through the old physical block, applies the
  * record, and publishes the new one (redo_ext, then the engine's shift to the target).
  *
- * The model's runtime names a page's physical blocks through three handles (the engine's
- * slots: the current one, the completed checkpoint's baseline, a running checkpoint's
- * snapshot), each bound to a physical block; a remap binds a free handle to the block it
- * allocates. Handles are the model's, not the RFC's: recovery rebuilds them from the map.
+ * The model's runtime names a page's physical blocks through 2 + PN_MAX_CKPT_RUNS handles
+ * (the engine's slots: the current one, the completed checkpoint's baseline, each running
+ * checkpoint's snapshot), each bound to a physical block; a remap binds a free handle to the
+ * block it allocates, so a remap never lacks a handle (with one fewer, two running
+ * checkpoints made it take an image where the RFC remaps). Handles are the model's, not the
+ * RFC's: recovery rebuilds them from the map.
  *
  * Rules (each names the mutant that breaks it; the scenarios are scenarios/mutants/remap-*):
  *   M1 an old physical block is reclaimed one checkpoint later: when a checkpoint that
@@ -63,7 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HANDLES 3u
+/* A page's handles: its current block, the completed baseline, each running snapshot. */
+#define HANDLES (2u + PN_MAX_CKPT_RUNS)
 #define UNBOUND UINT32_MAX
 #define SB_MAGIC 0x42534E50u  /* "PNSB" */
 #define MAP_MAGIC 0x504D4E50u /* "PNMP" */
@@ -478,7 +481,8 @@ static bool read_map_page(struct pn_proto_ctx *pc, uint32_t k, uint8_t *buf)
 		if (b >= r->cap)
 			return fork_broken(pc, "MAP entry of page", p);
 		r->pblk[p * HANDLES] = r->base_pblk[p] = b;
-		r->pblk[p * HANDLES + 1] = r->pblk[p * HANDLES + 2] = UNBOUND;
+		for (uint32_t h = 1; h < HANDLES; h++)
+			r->pblk[p * HANDLES + h] = UNBOUND;
 		r->base_h[p] = 0;
 		pn_store_set_slot(pc->store, p, 0);
 	}
@@ -512,8 +516,26 @@ static bool recovery_begin(struct pn_proto_ctx *pc, const struct pn_control *ctl
 	return true;
 }
 
+/* Whether replay has published a remap of page p in this recovery: read_map_page binds
+ * handle 0 only, and each replayed remap binds two handles (the old block and the new). */
+static bool replayed(const struct remap *r, uint32_t p)
+{
+	for (uint32_t h = 1; h < HANDLES; h++)
+		if (r->pblk[p * HANDLES + h] != UNBOUND)
+			return true;
+	return false;
+}
+
 /* A replayed remap (WAL_AND_REDO 7.2-7.4): the page is read through the old block, the
- * engine then moves it to the target handle, bound here to the new block. */
+ * engine then moves it to the target handle, bound here to the new block. A page already
+ * in a buffer is not read again: its bytes are what replay made of them.
+ *
+ * RR1 (the remap chain): once a remap of the page has been replayed, the next one's old
+ * block is the block that one published. Before the first, the MAP's entry is not
+ * compared: it may name a block newer than the record (a MAP page written by a checkpoint
+ * that did not complete, after M2's WAL flush), which is harmless when the page is in a
+ * buffer already, restored there from an earlier record's image (a hint's
+ * XLOG_FPI_FOR_HINT after the redo pointer), and not read otherwise. */
 static void redo_ext(struct pn_proto_ctx *pc, const struct pn_wal_block *b)
 {
 	struct remap *r = remap_of(pc);
@@ -528,11 +550,11 @@ static void redo_ext(struct pn_proto_ctx *pc, const struct pn_wal_block *b)
 				 nb, r->cap);
 		return;
 	}
-	if (pn_buf_frame_of(pn_proto_buf(pc), p) != PN_NO_FRAME &&
-	    r->pblk[p * HANDLES + cur] != old)
+	if (replayed(r, p) && r->pblk[p * HANDLES + cur] != old)
 		pn_svc_violation(pc->svc, PN_VIOL_MAPPING, p,
-				 "redo of page %u's remap from block %u finds it in block %u", p,
-				 old, r->pblk[p * HANDLES + cur]);
+				 "redo of page %u's remap from block %u, but the remap replayed "
+				 "before it moved the page to block %u (RR1)",
+				 p, old, r->pblk[p * HANDLES + cur]);
 	uint32_t src = cur != t ? cur : (t + 1) % HANDLES;
 	r->pblk[p * HANDLES + src] = old;
 	if (src != cur)
@@ -594,7 +616,8 @@ static bool init(struct pn_proto_ctx *pc)
 	}
 	for (uint32_t p = 0; p < n; p++) {
 		r->pblk[p * HANDLES] = r->base_pblk[p] = p;
-		r->pblk[p * HANDLES + 1] = r->pblk[p * HANDLES + 2] = UNBOUND;
+		for (uint32_t h = 1; h < HANDLES; h++)
+			r->pblk[p * HANDLES + h] = UNBOUND;
 		r->release[p] = IN_USE;
 		r->uses[p] = USE_CURRENT | USE_BASE;
 	}
