@@ -257,10 +257,16 @@ static bool selecting(const struct pn_ckpt_run *run)
  * buffer and not written it yet, and will write it to the shift's source (the current
  * slot). With two checkpoints at once a page may shift twice while the older one still
  * holds the buffer: that run writes the first shift's source, and the second shift's
- * source, which no run wrote, needs the image (docs/umbra-findings.md section 10). */
+ * source, which no run wrote, needs the image (docs/umbra-findings.md section 10). Not
+ * while a write of the buffer is in flight: its image was copied before the changes since,
+ * and the run it completes for need not write again (bufpool.c B9), so the source would
+ * miss a change made before a newer run's redo pointer, which recovery from that run does
+ * not replay (section 10, 2026-12-07). */
 static int capture_run(const struct pn_proto_ctx *pc, const struct pn_frame *f)
 {
 	uint32_t source = pn_store_slot(pc->store, f->page);
+	if (f->io_writes)
+		return -1;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++) {
 		const struct pn_ckpt_run *run = &pn_proto_ckpt(pc)->runs[r];
 		if (run->state != PN_C_IDLE && !selecting(run) && (f->ckpt_needed & (1u << r)) &&

@@ -48,6 +48,12 @@
  *      second one's remaps and held in the I/O queue, lands after the second one's and takes
  *      the frontier back behind a block the durable MAP names, past the redo pointer that
  *      would have replayed it)
+ *   M7 a MAP page another running checkpoint is writing counts as written for this one only
+ *      once that write completes: then this run's fsync covers it. A page is clean for
+ *      every run once one run has written it (dirty[] is shared), so the older of two
+ *      overlapping checkpoints skipped a MAP page the newer one had in flight, fsynced
+ *      without it, and wrote its control file over the format's MAP (no mutant: the
+ *      wait is the rule; docs/umbra-findings.md 9.2)
  * Runtime check: an allocated block is no page's current block, completed baseline or
  * running snapshot (protected_slot), which M1 and M5's mutants break before any crash.
  * Compaction is modelled as the allocation order (the lowest freed block first, then the
@@ -365,17 +371,22 @@ static void ckpt_begin(struct pn_proto_ctx *pc, struct pn_ckpt_run *run)
 	pn_ckpt_select(pn_proto_ckpt(pc), run);
 }
 
-/* M6: whether a running checkpoint other than rr has a write of metadata block `block`
- * (0 the superblock, 1 + k MAP page k) in flight. */
-static bool meta_busy(const struct pn_proto_ctx *pc, const struct remap_run *rr, uint32_t block)
+/* Whether a running checkpoint other than rr has a write of metadata block `block` (0 the
+ * superblock, 1 + k MAP page k) in flight. */
+static bool meta_in_flight(const struct pn_proto_ctx *pc, const struct remap_run *rr,
+			   uint32_t block)
 {
 	const struct remap *r = remap_of(pc);
-	if (mut(pc) & PN_MUT_REMAP_META_CONCURRENT)
-		return false;
 	for (int i = 0; i < PN_MAX_CKPT_RUNS; i++)
 		if (&r->runs[i] != rr && r->runs[i].valid && r->runs[i].writing == block)
 			return true;
 	return false;
+}
+
+/* M6: rr waits to write `block` while another checkpoint's write of it is in flight. */
+static bool meta_busy(const struct pn_proto_ctx *pc, const struct remap_run *rr, uint32_t block)
+{
+	return !(mut(pc) & PN_MUT_REMAP_META_CONCURRENT) && meta_in_flight(pc, rr, block);
 }
 
 /* Writes metadata block `block` of rr's checkpoint from rr->buf (len bytes; M6: marked in
@@ -397,8 +408,11 @@ static uint64_t ckpt_durable_step(struct pn_proto_ctx *pc, struct pn_ckpt_run *r
 	struct remap *r = remap_of(pc);
 	struct remap_run *rr = run_of(pc, run);
 	PN_ASSERT(run->state == PN_C_PROTO_DURABLE);
-	while (rr->step < r->npages && !r->dirty[rr->step])
+	while (rr->step < r->npages && !r->dirty[rr->step]) {
+		if (meta_in_flight(pc, rr, 1 + rr->step))
+			return POLL_NS; /* M7: its write must complete before this run's fsync */
 		rr->step++;
+	}
 	if (rr->step < r->npages) {
 		uint32_t k = rr->step;
 		if (r->lsn[k] > pn_wal_flushed(pc->wal) &&
