@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "redo.h"
 #include "walfmt.h"
 
 enum exp_state {
@@ -245,18 +246,24 @@ static enum pn_violation_kind compare_pages(struct pn_judge *j, struct pn_world 
 	return kind;
 }
 
+/* Whether the record header at rec (xl_info at 16, xl_rmid at 17) is a checkpoint record's. */
+static bool is_checkpoint(const uint8_t *rec)
+{
+	enum pn_rec kind;
+	return pn_rec_from_ids(rec[17], rec[16], &kind) &&
+	       (kind == PN_REC_XLOG_CHECKPOINT_ONLINE || kind == PN_REC_XLOG_CHECKPOINT_SHUTDOWN);
+}
+
 /* Whether the WAL bytes a (r's) and b (the run's), n bytes read at upto, each begin with a
- * checkpoint record (XLOG, CHECKPOINT_SHUTDOWN or _ONLINE) of the same length, inside one
- * WAL page; *len is its MAXALIGNed length. */
+ * checkpoint record of the same length, inside one WAL page; *len is its MAXALIGNed
+ * length. */
 static bool checkpoint_pair(const uint8_t *a, const uint8_t *b, uint64_t n, pn_lsn upto,
 			    uint64_t *len)
 {
 	if (n < 24)
 		return false;
 	uint32_t tot = pn_get32(a);
-	bool ckpt_a = a[17] == PN_RM_XLOG && (a[16] & 0xF0) <= 0x10;
-	bool ckpt_b = b[17] == PN_RM_XLOG && (b[16] & 0xF0) <= 0x10;
-	if (!ckpt_a || !ckpt_b || pn_get32(b) != tot || tot < 24 ||
+	if (!is_checkpoint(a) || !is_checkpoint(b) || pn_get32(b) != tot || tot < 24 ||
 	    upto % PN_XLOG_BLCKSZ + tot > PN_XLOG_BLCKSZ)
 		return false;
 	*len = PN_ALIGN8(tot);

@@ -65,7 +65,12 @@ static void complete_read(uint32_t page, bool garbage)
 	struct pn_io *io = stub_take((uint32_t)i);
 	ck_assert_int_eq(io->op, PN_IO_READ);
 	ck_assert_uint_eq(io->page, page);
-	ck_assert_uint_eq(io->offset, (uint64_t)page * PS); /* in place: slot 0, page order */
+	if (stub.st.slotted) /* the page's current slot, where the store places it */
+		ck_assert_uint_eq(io->offset,
+				  pn_store_offset(&stub.st, page, pn_store_slot(&stub.st, page)));
+	else
+		ck_assert_uint_eq(io->offset,
+				  (uint64_t)page * PS); /* in place: slot 0, page order */
 	ck_assert_uint_eq(io->len, PS);
 	if (garbage)
 		memset(io->buf, 0x5a, PS);
@@ -291,16 +296,23 @@ static void flag(uint32_t fi, int r, uint64_t seq)
 	f->ckpt_run_seq[r] = seq;
 }
 
-/* Frame fi's write-out, issued once the WAL is flushed; its I/O, not completed. */
-static struct pn_io *write_out(uint32_t fi)
+/* Frame fi's write for `why` (run: the checkpoint run of PN_WHY_CKPT, else -1), issued once
+ * the WAL is flushed; its I/O, not completed. */
+static struct pn_io *write_for(uint32_t fi, enum pn_io_why why, int run)
 {
-	if (pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL) == PN_WRITE_WAL)
+	enum pn_write_result w0 = pn_buf_write(&bp, fi, why, 0, run, NULL);
+	if (w0 == PN_WRITE_WAL) {
 		stub_complete_file(PN_FILE_WAL);
-	ck_assert_int_eq(pn_buf_write(&bp, fi, PN_WHY_EVICT, 0, -1, NULL), PN_WRITE_STARTED);
+		w0 = pn_buf_write(&bp, fi, why, 0, run, NULL);
+	}
+	ck_assert_int_eq(w0, PN_WRITE_STARTED);
 	int w = stub_find(PN_FILE_DATA);
 	ck_assert_int_ge(w, 0);
 	return stub_take((uint32_t)w);
 }
+
+/* Frame fi's write-out (an eviction's write), not completed. */
+static struct pn_io *write_out(uint32_t fi) { return write_for(fi, PN_WHY_EVICT, -1); }
 
 /* A backend changes `page` (resident): a WAL-logged change, or an unlogged hint. */
 static void change(uint32_t page, bool logged)
@@ -370,15 +382,7 @@ END_TEST
 /* Run r's checkpoint write of frame fi (to the slot its selection bound), completed. */
 static void ckpt_write(uint32_t fi, int r, uint32_t slot)
 {
-	enum pn_write_result w0 = pn_buf_write(&bp, fi, PN_WHY_CKPT, 0, r, NULL);
-	if (w0 == PN_WRITE_WAL) {
-		stub_complete_file(PN_FILE_WAL);
-		w0 = pn_buf_write(&bp, fi, PN_WHY_CKPT, 0, r, NULL);
-	}
-	ck_assert_int_eq(w0, PN_WRITE_STARTED);
-	int w = stub_find(PN_FILE_DATA);
-	ck_assert_int_ge(w, 0);
-	struct pn_io *io = stub_take((uint32_t)w);
+	struct pn_io *io = write_for(fi, PN_WHY_CKPT, r);
 	ck_assert_uint_eq(io->slot, slot);
 	pn_io_complete(&stub.svc, io);
 }
@@ -397,15 +401,7 @@ START_TEST(test_home_write_keeps_an_older_runs_source_owed)
 	open_pool_row(&slotted, 0, false, 3, PN_STORE_SLOTTED);
 	stub.sc.checkpoint.overlap = true;
 	pn_store_set_slot(&stub.st, 1, 1); /* slot 0 stays the completed baseline (R3) */
-	ck_assert_uint_eq(pn_buf_pin(&bp, 1, 0, false), PN_NO_FRAME);
-	int rd = stub_find(PN_FILE_DATA);
-	ck_assert_int_ge(rd, 0);
-	struct pn_io *io = stub_take((uint32_t)rd);
-	pn_page_init(io->buf, PS, 1, false);
-	pn_io_complete(&stub.svc, io);
-	uint32_t fi = pn_buf_pin(&bp, 1, 0, false);
-	ck_assert_uint_ne(fi, PN_NO_FRAME);
-	pn_buf_unpin(&bp, fi);
+	uint32_t fi = resident(1);
 	change(1, true);
 	struct pn_frame *f = pn_buf_frame(&bp, fi);
 	flag(fi, 0, 1);

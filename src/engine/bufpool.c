@@ -417,11 +417,8 @@ struct pn_io *pn_buf_issue_write(struct pn_bufpool *b, uint32_t frame, uint32_t 
  * shifted page's source, B3): the frame stays dirty until it is, or the checkpointer would
  * find it clean and take its need as met. With overlapping checkpoints the newer run's
  * write of home completes first when the page shifted after the older run selected it. */
-static bool source_owed(const struct pn_bufpool *b, const struct pn_frame *f, uint32_t home,
-			bool active_only)
+static bool source_owed(const struct pn_frame *f, uint32_t home)
 {
-	if (active_only || !is_slotted_heap(b, f->page))
-		return false;
 	for (int r = 0; r < PN_MAX_CKPT_RUNS; r++)
 		if ((f->ckpt_needed & (1u << r)) && f->ckpt_slot[r] != home)
 			return true;
@@ -454,7 +451,7 @@ static void write_done(void *ctx, struct pn_io *io)
 	}
 	uint32_t home = slotted ? pn_store_slot(b->h.store, io->page) : 0;
 	if (io->slot == home && !f->redirtied && f->io_writes == 0 &&
-	    !source_owed(b, f, home, active_only)) {
+	    !(slotted && !active_only && source_owed(f, home))) {
 		f->dirty = false;
 		f->dirty_hint_only = false;
 	}
