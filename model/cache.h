@@ -13,7 +13,7 @@
  *      is relearned or deferred (U6) before anything reads it.
  *   V4 The table is open addressing, its capacity a power of two, at most half full; from
  *      2 MiB up it asks for huge pages (a probe lands anywhere in it). pn_cache_prefetch
- *      asks early for the slot a probe begins at (the driver does it one crash state ahead,
+ *      asks early for the slot a probe begins at (the driver does it eight crash states ahead,
  *      run.c); a hint that changes nothing in the table.
  *   V5 A bounded table (limit, which the driver sets for a search: PN_SEARCH_CACHE_LIMIT)
  *      holds at most `limit` verdicts: a lookup that finds it full empties it first
@@ -22,6 +22,14 @@
  *      2 * limit slots (limit a power of two). When it empties is a function of the keys
  *      looked up in order, so a search stays deterministic. A unit's survey marks (V3) live
  *      in seeded runs, which set no limit.
+ *   V6 Emptying is one step: the cache's generation moves on, and a slot filled in an
+ *      earlier one is free (pn_cache_slot zeroes it before handing it out), so a probe
+ *      sees the table as if every slot had been zeroed. The table keeps its capacity; a
+ *      lookup's slot and verdict do not depend on the capacity, only on the keys filled in
+ *      this generation, so counts and verdicts are those of a table made anew (test_judge).
+ *      So too a big table a freed cache leaves to the process's next one (its first lookup
+ *      takes it over in the table's next generation): a search's parts are units with a
+ *      cache each, and growing each one's table anew had the kernel zero its pages again.
  */
 #ifndef PN_CACHE_H
 #define PN_CACHE_H
@@ -37,6 +45,7 @@ struct pn_verdict {
 	pn_lsn end;    /* end of the recovered valid WAL */
 	uint32_t kind; /* enum pn_violation_kind; PN_VIOL_NONE if it passed C2/C3 */
 	uint32_t page;
+	uint32_t gen; /* V6: the table's generation it was filled in */
 	bool used;
 	bool known; /* verdict computed (false: key met in a unit's survey only, V3) */
 };
@@ -46,6 +55,8 @@ struct pn_cache {
 	uint64_t cap, len;
 	uint64_t limit;  /* V5: at most this many verdicts (0: no bound) */
 	uint64_t clears; /* V5: times it was emptied for the bound */
+	uint32_t gen;    /* V6: slots of another generation are free */
+	size_t mapped;   /* bytes of v when the kernel mapped it (V4's huge pages), else 0 */
 };
 
 /* V5: a search's bound, 2^25 verdicts (a table of at most 2^26 slots, 2 GiB, per process);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
+#include "xxh.h"
 
 #include "cover.h"
 #include "explore_split.h"

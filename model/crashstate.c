@@ -212,6 +212,7 @@ static uint64_t tear_patterns(const struct pn_crash_enum *ce, uint32_t r)
 	return d <= 8 ? (1ull << d) - 2 : 2ull * (d - 1);
 }
 
+#ifndef NDEBUG /* the reference of tear_pattern: Debug builds */
 static uint64_t nth_unit(uint64_t mask, uint32_t n)
 {
 	PN_ASSERT(n < (uint32_t)__builtin_popcountll(mask));
@@ -221,27 +222,62 @@ static uint64_t nth_unit(uint64_t mask, uint32_t n)
 	return 0;
 }
 
-static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_t p)
+/* Pattern p of a write whose differing units are diff (d of them), unit by unit. */
+static uint64_t tear_pattern_ref(uint64_t diff, uint32_t d, uint64_t p)
 {
-	uint64_t diff = ce->diff[r];
-	uint32_t d = (uint32_t)__builtin_popcountll(diff);
 	uint64_t out = 0;
-	if (ce->sc->crash.tear == PN_TEAR_HALVES) {
-		uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]), half = (n + 1) / 2;
-		uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
-		return (p == 0 ? lower : ce->full[r] & ~lower) & diff;
-	}
 	if (d <= 8) {
 		for (uint32_t b = 0; b < d; b++)
 			if ((p + 1) & (1ull << b))
 				out |= nth_unit(diff, b);
 		return out;
 	}
-	uint32_t k = (uint32_t)(p % (d - 1)) + 1; /* 1..d-1 units */
-	PN_ASSERT(p < 2ull * (d - 1));            /* tear_patterns: prefixes, then suffixes */
+	uint32_t k = (uint32_t)(p % (d - 1)) + 1;
 	for (uint32_t b = 0; b < k; b++)
 		out |= nth_unit(diff, p < d - 1 ? b : d - 1 - b);
-	PN_ASSERT((out & ~diff) == 0 && (uint32_t)__builtin_popcountll(out) == k);
+	return out;
+}
+#endif
+
+/* The units of mask laid out by the bits of x: the b-th unit of mask (lowest first) when bit
+ * b of x is set (a parallel bit deposit). */
+static uint64_t deposit(uint64_t x, uint64_t mask)
+{
+	uint64_t out = 0;
+	for (; mask && x; x >>= 1, mask &= mask - 1)
+		if (x & 1)
+			out |= mask & -mask;
+	return out;
+}
+
+/* mask less its lowest n units. */
+static uint64_t drop_low(uint64_t mask, uint32_t n)
+{
+	for (; n && mask; n--)
+		mask &= mask - 1;
+	return mask;
+}
+
+static uint64_t tear_pattern(const struct pn_crash_enum *ce, uint32_t r, uint64_t p)
+{
+	uint64_t diff = ce->diff[r], out;
+	uint32_t d = (uint32_t)__builtin_popcountll(diff);
+	if (ce->sc->crash.tear == PN_TEAR_HALVES) {
+		uint32_t n = (uint32_t)__builtin_popcountll(ce->full[r]), half = (n + 1) / 2;
+		uint64_t lower = half >= 64 ? UINT64_MAX : (1ull << half) - 1;
+		return (p == 0 ? lower : ce->full[r] & ~lower) & diff;
+	}
+	if (d <= 8) {
+		out = deposit(p + 1, diff); /* every subset but none and all */
+	} else {
+		uint32_t k = (uint32_t)(p % (d - 1)) + 1; /* 1..d-1 units */
+		PN_ASSERT(p < 2ull * (d - 1)); /* tear_patterns: prefixes, then suffixes */
+		out = p < d - 1 ? diff & ~drop_low(diff, k) : drop_low(diff, d - k);
+		PN_ASSERT((out & ~diff) == 0 && (uint32_t)__builtin_popcountll(out) == k);
+	}
+#ifndef NDEBUG
+	PN_ASSERT(out == tear_pattern_ref(diff, d, p));
+#endif
 	return out;
 }
 
@@ -512,9 +548,8 @@ static bool next_nested_tear(struct pn_crash_enum *ce)
 		uint64_t mask = 0;
 		if (ce->sc->crash.tear == PN_TEAR_HALVES)
 			mask = tear_pattern(ce, r, 0);
-		else
-			for (uint32_t b = 0; b < (d + 1) / 2; b++)
-				mask |= nth_unit(ce->diff[r], b);
+		else /* the lowest (d + 1) / 2 units */
+			mask = ce->diff[r] & ~drop_low(ce->diff[r], (d + 1) / 2);
 		if (!mask || mask == ce->diff[r])
 			continue;
 		set_all(ce, PN_FATE_PERSISTED);

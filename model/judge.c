@@ -227,19 +227,25 @@ static enum pn_violation_kind compare_pages(struct pn_judge *j, struct pn_world 
 			continue; /* truncated: no page to compare */
 		const uint8_t *exp = expected_page(j, p, end);
 		uint8_t *passed = j->pass_pages + p * size;
-		bool resident;
-		pn_engine_read_page(r->e, p, end, j->found, &resident);
+		const uint8_t *found = pn_engine_page_view(r->e, p); /* a buffer's, not copied */
+		bool resident = found != NULL;
+		if (!found) {
+			pn_engine_read_page(r->e, p, end, j->found, &resident);
+			found = j->found;
+		}
 		uint8_t st = j->have[p];
 		if ((st == EXP_PASSED_VERIFIED || (st == EXP_PASSED && resident)) &&
-		    memcmp(j->found, passed, size) == 0)
+		    memcmp(found, passed, size) == 0)
 			continue;
-		kind = judge_page(r->e, j->oracle, p, end, exp, j->found, resident, j->detail,
+		kind = judge_page(r->e, j->oracle, p, end, exp, found, resident, j->detail,
 				  sizeof(j->detail));
 		if (kind != PN_VIOL_NONE) {
 			memcpy(j->expected, exp, size);
+			if (found != j->found) /* the report's copy (replay.c) */
+				memcpy(j->found, found, size);
 			*bad_page = p;
 		} else if (st != EXP_PASSED_VERIFIED) {
-			memcpy(passed, j->found, size);
+			memcpy(passed, found, size);
 			j->have[p] = resident ? EXP_PASSED : EXP_PASSED_VERIFIED;
 		}
 	}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <xxhash.h>
+#include "xxh.h"
 
 #include "cover.h"
 
@@ -320,23 +320,28 @@ uint32_t pn_run_samples(const struct pn_run *c)
 	return c->sc->crash.samples;
 }
 
+#define AHEAD 8u /* states whose keys are taken before they are judged */
+
 bool pn_run_point(struct pn_run *c, uint64_t point)
 {
 	struct pn_check_result *res = c->res;
 	PN_ASSERT(c->w != NULL && c->j.oracle != NULL);
 	uint64_t seed = point ^ ((uint64_t)c->schedule << 40);
 	pn_crash_enum_begin(&c->ce, &c->w->dev, c->sc, seed);
-	/* the same states one ahead: the next key's slot is asked for while this one is judged */
+	/* the same states AHEAD on: their keys' slots are asked for while this one is judged */
 	pn_crash_enum_begin(&c->ahead, &c->w->dev, c->sc, seed);
 	uint32_t samples = pn_run_samples(c);
 	pn_crash_enum_samples(&c->ce, samples);
 	pn_crash_enum_samples(&c->ahead, samples);
 	/* SP2: a sampled point drawing other samples than crash.samples */
 	res->search_sampled += pn_crash_enum_sampled(&c->ce) && samples != c->sc->crash.samples;
-	uint64_t dur = pn_world_dur_digest(c->w), next = 0;
-	if (pn_crash_enum_next(&c->ahead)) {
-		next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
-		pn_cache_prefetch(&c->cache, next);
+	/* the keys of the next AHEAD states, their slots asked for (a slot is a miss of the
+	 * memory in a big table: asked for several states early, the misses overlap) */
+	uint64_t dur = pn_world_dur_digest(c->w), ring[AHEAD];
+	uint32_t head = 0;
+	for (uint32_t i = 0; i < AHEAD && pn_crash_enum_next(&c->ahead); i++) {
+		ring[i] = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
+		pn_cache_prefetch(&c->cache, ring[i]);
 	}
 	res->crash_points++;
 	c->point_met.n = 0;    /* H8: a point's crashes inside recovery share their images */
@@ -352,11 +357,12 @@ bool pn_run_point(struct pn_run *c, uint64_t point)
 				    c->w->dev.unsynced[c->ce.rel[r]].file == PN_FILE_WAL;
 		PN_TESTCASE("a crash state tears a WAL write (torn WAL tail)", torn_wal);
 		res->crash_states++;
-		uint64_t key = next;
+		uint64_t key = ring[head]; /* ce's state: ahead enumerates the same ones */
 		if (pn_crash_enum_next(&c->ahead)) {
-			next = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
-			pn_cache_prefetch(&c->cache, next);
+			ring[head] = pn_device_crash_digest(&c->w->dev, c->ahead.fates, dur);
+			pn_cache_prefetch(&c->cache, ring[head]);
 		}
+		head = (head + 1) % AHEAD;
 		struct pn_verdict v;
 		if (!state_verdict(c, key, &v, &fresh))
 			continue;

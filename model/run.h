@@ -33,7 +33,7 @@ struct pn_run {
 	struct pn_check_result *res;
 	struct pn_world *w; /* the schedule run; NULL between runs */
 	struct pn_crash_enum ce;
-	struct pn_crash_enum ahead; /* ce one state on: its key's slot asked for early */
+	struct pn_crash_enum ahead; /* ce some states on: their keys' slots asked for early */
 	struct pn_cache cache;
 	struct pn_judge j;               /* j.oracle: the run's oracle; j.detail: what broke */
 	struct pn_derive *derive;        /* opt->derive */

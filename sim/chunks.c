@@ -9,7 +9,7 @@
 
 #include "pn.h"
 
-#include <xxhash.h>
+#include "xxh.h"
 
 /* The removed marks (device.h DV1): a chunk entry, and a whole leaf of them. Compared by
  * identity only, never ordered. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "pn.h"
-#include <xxhash.h>
+#include "xxh.h"
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit)
 {

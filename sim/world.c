@@ -17,7 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
+#include "xxh.h"
 
 /* ---- event heap, ordered by (time, seq) ---- */
 

@@ -242,6 +242,70 @@ START_TEST(cache_keys)
 }
 END_TEST
 
+/* Fills keys first .. first + n - 1 (key k: k * step, its verdict's end k); each key new. */
+static void cache_fill_keys(struct pn_cache *c, uint64_t first, uint64_t n, uint64_t step)
+{
+	for (uint64_t k = first; k < first + n; k++) {
+		struct pn_verdict *s = pn_cache_slot(c, k * step);
+		ck_assert(!s->used);
+		pn_cache_fill(c, s, &(struct pn_verdict){.key = k * step, .end = k, .used = true});
+	}
+}
+
+/* V6: a cache emptied by its generation answers as a table made anew: a big table (mapped,
+ * V4) full of one generation's keys, emptied, then filled with keys whose probes run through
+ * the old ones' slots (the same low bits), against a fresh cache given the same keys; the
+ * generation's wrap; and the big table taken over by the next cache. */
+START_TEST(cache_generations)
+{
+	const uint64_t step = 0x9E3779B97F4A7C15ull, near = 1ull << 32; /* near: low bits 0 */
+	struct pn_cache old = {0}, fresh = {0};
+	cache_fill_keys(&old, 1, 40000, step);
+	ck_assert_uint_gt(old.mapped, 0);
+	for (int round = 0; round < 3; round++) {
+		if (round == 2)
+			old.gen = UINT32_MAX; /* the next clear wraps */
+		pn_cache_clear(&old);
+		pn_cache_clear(&fresh);
+		pn_cache_check(&old);
+		ck_assert_uint_eq(old.len, 0);
+		cache_fill_keys(&old, 1, 300, near); /* one probe chain from slot 0 */
+		cache_fill_keys(&old, 50000, 1000, step);
+		cache_fill_keys(&fresh, 1, 300, near);
+		cache_fill_keys(&fresh, 50000, 1000, step);
+		pn_cache_check(&old);
+		ck_assert_uint_eq(old.len, fresh.len);
+		for (uint64_t k = 1; k <= 40000; k += 7) { /* the earlier generation's: gone */
+			ck_assert(!pn_cache_slot(&old, k * step)->used);
+			ck_assert(!pn_cache_slot(&fresh, k * step)->used);
+		}
+		for (uint64_t k = 1; k <= 300; k++) {
+			const struct pn_verdict *a = pn_cache_slot(&old, k * near);
+			ck_assert(a->used && a->end == k);
+		}
+		for (uint64_t k = 50000; k < 51000; k++) {
+			const struct pn_verdict *a = pn_cache_slot(&old, k * step);
+			ck_assert(a->used && a->end == k);
+		}
+	}
+	ck_assert_uint_eq(old.gen, 0);
+	/* a big table freed is the next cache's: its keys all free there */
+	struct pn_verdict *table = old.v;
+	pn_cache_free(&old);
+	struct pn_cache next = {0};
+	cache_fill_keys(&next, 60000, 10, step);
+	ck_assert_ptr_eq(next.v, table);
+	for (uint64_t k = 50000; k < 51000; k++)
+		ck_assert(!pn_cache_slot(&next, k * step)->used);
+	for (uint64_t k = 1; k <= 300; k++)
+		ck_assert(!pn_cache_slot(&next, k * near)->used);
+	pn_cache_check(&next);
+	ck_assert_uint_eq(next.len, 10);
+	pn_cache_free(&next);
+	pn_cache_free(&fresh);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("judge");
@@ -254,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, lost_commit_is_durability);
 	tcase_add_test(tc, cache_keys);
 	tcase_add_test(tc, cache_bound);
+	tcase_add_test(tc, cache_generations);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

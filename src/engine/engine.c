@@ -761,6 +761,13 @@ bool pn_engine_page_in_buffer(const struct pn_engine *e, uint32_t page)
 	       pn_buf_frame(&e->buf, fi)->valid;
 }
 
+const uint8_t *pn_engine_page_view(struct pn_engine *e, uint32_t page)
+{
+	if (!pn_engine_page_in_buffer(e, page))
+		return NULL;
+	return pn_frame_page(&e->buf, e->buf.page_frame[page]);
+}
+
 enum pn_ckpt_phase pn_engine_ckpt_phase(const struct pn_engine *e)
 {
 	enum pn_ckpt_phase phase = PN_CKPT_PHASE_IDLE;

@@ -254,6 +254,9 @@ void pn_engine_read_page(struct pn_engine *e, uint32_t page, pn_lsn lsn, uint8_t
 /* Whether pn_engine_read_page(page) would copy a buffer's bytes (resident, no row reads it
  * otherwise): bytes pn_engine_memory feeds whole. */
 bool pn_engine_page_in_buffer(const struct pn_engine *e, uint32_t page);
+/* The bytes pn_engine_read_page(page) would copy when pn_engine_page_in_buffer(page), read in
+ * place (valid until the engine's next event); NULL otherwise. */
+const uint8_t *pn_engine_page_view(struct pn_engine *e, uint32_t page);
 /* Feeds into h the engine memory a state's future depends on that the accessors above do not
  * show (sim/world.c pn_world_fingerprint takes it): the checkpointer's request and each run's
  * state, protocol sub-state, number, redo pointer, progress and flags (not its times); the
