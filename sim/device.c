@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pn.h"
+#include "spans.h"
 #include "xxh.h"
 
 void pn_device_init(struct pn_device *d, bool track, uint32_t atomic_unit)
@@ -279,6 +280,7 @@ void pn_device_write(struct pn_device *d, const struct pn_io *io, uint64_t event
 	u->why = io->why;
 	u->page = io->page;
 	u->slot = io->slot;
+	pn_spans_join(d, d->nunsynced - 1);
 }
 
 uint64_t pn_device_unsynced_hash(struct pn_device *d, uint32_t i)
@@ -357,9 +359,12 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 		d->dur_version++;
 		make_durable(d, u, u->delta && u->delta_dur == v0 + 1 && !overlapped(d, i, -1));
 	}
-	uint32_t keep = 0;
-	for (uint32_t i = 0; i < d->nunsynced; i++) {
+	uint32_t keep = 0, n = d->nunsynced;
+	uint32_t *kept_before = malloc((n + 1) * sizeof(*kept_before)); /* DV15: old -> new index */
+	PN_ASSERT(kept_before != NULL);
+	for (uint32_t i = 0; i < n; i++) {
 		struct pn_unsynced *u = &d->unsynced[i];
+		kept_before[i] = keep;
 		if (made_durable(u, f, mark)) {
 			free(u->data);
 			free(u->delta);
@@ -367,7 +372,10 @@ void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 			d->unsynced[keep++] = *u;
 		}
 	}
+	kept_before[n] = keep;
 	d->nunsynced = keep;
+	pn_spans_after_fsync(d, f, kept_before);
+	free(kept_before);
 }
 
 /* DV4: the aligned blocks [off, off + len) touches, and how many of them make one unit. */
@@ -612,8 +620,7 @@ uint64_t pn_device_hash(const struct pn_device *d, uint64_t seed)
 	return h;
 }
 
-/* DV10's cells: 512 bytes, the smallest atomic unit, so no unit of any device splits one. */
-#define CELL 512u
+#define CELL PN_DEVICE_CELL
 #define CHUNK_CELLS (PN_CHUNK_SIZE / CELL)
 
 /* A cell's part of a digest by content: its file, its place (cell index g in the file) and the
@@ -824,6 +831,14 @@ static const uint64_t *write_deltas(const struct pn_device *d, const struct pn_u
 	return u->delta;
 }
 
+/* Whether another write than i of d, before (dir -1) or after (+1) it, shares bytes of its
+ * file with its cells (a cell's latest keeper then needs looking for): DV15. */
+static bool overlapped(const struct pn_device *d, uint32_t i, int dir)
+{
+	const uint32_t *span = pn_spans_of(d, i, dir);
+	return span[0] != span[1];
+}
+
 /* Whether write u under fate keeps bytes of cell g (a cell lies in one unit of it: DV4). */
 static bool keeps_cell(const struct pn_device *d, const struct pn_unsynced *u,
 		       const struct pn_write_fate *fate, enum pn_file f, uint64_t g)
@@ -845,23 +860,10 @@ static bool others_keep(const struct pn_device *d, const struct pn_write_fate *f
 			int dir, uint64_t g)
 {
 	const struct pn_unsynced *u = &d->unsynced[i];
-	for (uint32_t k = dir < 0 ? 0 : i + 1; k < (dir < 0 ? i : d->nunsynced); k++)
+	const uint32_t *span = pn_spans_of(d, i, dir); /* DV15: no keeper of g outside it */
+	for (uint32_t k = span[0]; k < span[1]; k++)
 		if (keeps_cell(d, &d->unsynced[k], &fates[k], u->file, g))
 			return true;
-	return false;
-}
-
-/* Whether another write than i of d shares bytes of its file with it (a cell's latest keeper
- * then needs looking for). */
-static bool overlapped(const struct pn_device *d, uint32_t i, int dir)
-{
-	const struct pn_unsynced *u = &d->unsynced[i];
-	uint64_t lo = u->offset / CELL * CELL, hi = (u->offset + u->len + CELL - 1) / CELL * CELL;
-	for (uint32_t k = dir < 0 ? 0 : i + 1; k < (dir < 0 ? i : d->nunsynced); k++) {
-		const struct pn_unsynced *o = &d->unsynced[k];
-		if (o->file == u->file && o->offset < hi && lo < o->offset + o->len)
-			return true;
-	}
 	return false;
 }
 

@@ -112,6 +112,14 @@
  *       removals.
  *
  * Summaries taken once (the checker's recoveries read the same WAL again and again):
+ *   DV15 Each unsynced write knows the span of list indices within which the writes
+ *       before it, and those after it, that meet the cells it touches (CELL-aligned) lie:
+ *       set as each write joins the list (against the writes of its file); after an fsync
+ *       of one file, the other files' spans move to the new indices (only writes of one file
+ *       meet, and none of theirs left) and that file's writes are spanned again among
+ *       themselves. The crash digest asks it for every kept write of every state and looks
+ *       for a cell's other keepers within it, where it scanned the whole list (test_device
+ *       checks the spans against the scan). sim/spans.h keeps them.
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
  *       keyed by the summary (function and arguments), where the range starts in its first
  *       chunk, its length and the serials of the chunks it lies in (CK5; 0 for an
@@ -132,6 +140,9 @@
 
 #include "chunks.h"
 
+/* DV10's cells: 512 bytes, the smallest atomic unit, so no unit of any device splits one. */
+#define PN_DEVICE_CELL 512u
+
 struct pn_unsynced {
 	enum pn_file file;
 	uint64_t offset;
@@ -151,6 +162,9 @@ struct pn_unsynced {
 	bool chunks_dur;     /* as of delta_dur: every chunk it touches is one of dur's */
 	uint64_t differ;     /* DV13: its units whose bytes differ from dur's, when */
 	uint64_t differ_dur; /* dur_version + 1 at which it was taken (0: not taken) */
+	uint32_t earlier[2]; /* DV15: the list indices [from, to) of the writes before it that
+			      * meet its cells lie within (none: from == to) */
+	uint32_t later[2];   /* DV15: the same of the writes after it */
 };
 
 /* DV5: ranges read from or written to cur. */

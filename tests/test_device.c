@@ -40,6 +40,7 @@
 #include "crashstate.h"
 #include "device.h"
 #include "load.h"
+#include "spans.h"
 #include "world.h"
 
 #include <check.h>
@@ -788,6 +789,53 @@ START_TEST(test_reads_same_agrees_with_every_byte)
 }
 END_TEST
 
+/* DV15: each write's spans (of the writes before it, after it, that meet its cells) agree with
+ * a scan of the list and hold every such write, after every write joins and after every fsync
+ * takes some out: random writes in two files, some completed, fsyncs of either file. */
+START_TEST(test_shares_spans_agree_with_scan)
+{
+	struct pn_device d;
+	pn_device_init(&d, true, 512);
+	uint8_t buf[9000];
+	memset(buf, 0x5A, sizeof(buf));
+	uint64_t s = 0x2545F4914F6CDD1Dull;
+	uint32_t shared = 0;
+	for (uint32_t n = 1; n <= 600; n++) {
+		uint64_t r = rnd(&s);
+		enum pn_file f = r & 1 ? PN_FILE_WAL : PN_FILE_DATA;
+		if (r % 7 == 0) {
+			pn_device_fsync_done(&d, f, pn_device_fsync_start(&d));
+		} else {
+			struct pn_io io = {.file = f,
+					   .offset = rnd(&s) % 40000,
+					   .len = 1 + (uint32_t)(rnd(&s) % sizeof(buf)),
+					   .buf = buf,
+					   .index = n};
+			pn_device_write(&d, &io, n);
+			if (r % 3)
+				pn_device_write_done(&d, n);
+		}
+		for (uint32_t i = 0; i < d.nunsynced; i++) {
+			const struct pn_unsynced *u = &d.unsynced[i];
+			ck_assert((u->earlier[0] != u->earlier[1]) == pn_spans_scan(&d, i, -1));
+			ck_assert((u->later[0] != u->later[1]) == pn_spans_scan(&d, i, 1));
+			ck_assert(u->earlier[1] <= i &&
+				  (u->later[0] > i || u->later[0] == u->later[1]));
+			ck_assert(u->later[1] <= d.nunsynced);
+			for (uint32_t k = 0; k < d.nunsynced;
+			     k++) { /* every meeting write inside */
+				const uint32_t *span = k < i ? u->earlier : u->later;
+				bool meets = k != i && pn_spans_meet(u, &d.unsynced[k]);
+				ck_assert(!meets || (span[0] <= k && k < span[1]));
+			}
+			shared += u->later[0] != u->later[1];
+		}
+	}
+	ck_assert_uint_gt(shared, 100); /* both answers met */
+	pn_device_free(&d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("device");
@@ -798,6 +846,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_crash_read_is_the_crash_image);
 	tcase_add_test(tc, test_derive_refuses_read_bytes);
 	tcase_add_test(tc, test_reads_same_agrees_with_every_byte);
+	tcase_add_test(tc, test_shares_spans_agree_with_scan);
 	tcase_add_test(tc, test_summary_logged_and_compared);
 	tcase_add_test(tc, test_summary_memo_sees_every_change);
 	tcase_add_test(tc, test_read_log_skips_own_writes);
