@@ -351,14 +351,18 @@ static bool made_durable(const struct pn_unsynced *u, enum pn_file f, uint64_t m
 void pn_device_fsync_done(struct pn_device *d, enum pn_file f, uint64_t mark)
 {
 	uint64_t v0 = d->dur_version;
+	uint32_t gone = 0;
 	for (uint32_t i = 0; i < d->nunsynced; i++) {
 		const struct pn_unsynced *u = &d->unsynced[i];
 		if (!made_durable(u, f, mark))
 			continue;
 		d->version++;
 		d->dur_version++;
+		gone++;
 		make_durable(d, u, u->delta && u->delta_dur == v0 + 1 && !overlapped(d, i, -1));
 	}
+	if (gone == 0)
+		return; /* the list and its spans (DV15) as they were */
 	uint32_t keep = 0, n = d->nunsynced;
 	uint32_t *kept_before = malloc((n + 1) * sizeof(*kept_before)); /* DV15: old -> new index */
 	PN_ASSERT(kept_before != NULL);

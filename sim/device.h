@@ -110,8 +110,6 @@
  *       next digest is taken whole. Debug builds take every 16th digest whole too and
  *       assert the two agree; tests/test_digest.c holds it over random writes, fsyncs and
  *       removals.
- *
- * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV15 Each unsynced write knows the span of list indices within which the writes
  *       before it, and those after it, that meet the cells it touches (CELL-aligned) lie:
  *       set as each write joins the list (against the writes of its file); after an fsync
@@ -120,6 +118,8 @@
  *       themselves. The crash digest asks it for every kept write of every state and looks
  *       for a cell's other keepers within it, where it scanned the whole list (test_device
  *       checks the spans against the scan). sim/spans.h keeps them.
+ *
+ * Summaries taken once (the checker's recoveries read the same WAL again and again):
  *   DV11 pn_device_read_summary keeps, per process, the value of each summary it took,
  *       keyed by the summary (function and arguments), where the range starts in its first
  *       chunk, its length and the serials of the chunks it lies in (CK5; 0 for an
