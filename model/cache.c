@@ -42,41 +42,65 @@ static void table_free(struct pn_verdict *v, size_t mapped)
 		free(v);
 }
 
-/* V6: the big table of the last cache freed, with its generation, for the next cache's first
- * lookup (a search's parts are units, each with a cache of its own: a process that runs
- * several takes one table over instead of growing each anew). A process's own. */
-static struct {
+/* V6: big tables (mapped) that caches left, freed or grown out of: at most one per capacity,
+ * each with the generation it was left in, for the next cache of this process that grows to
+ * that capacity (a search's parts are units, each with a cache of its own, and a worker runs
+ * part after part: each would grow its table anew, which the kernel zeroes page by page). A
+ * part's table grows through the same capacities as the one before, so each is taken over
+ * where it grew; a small part keeps a small table (a probe's miss in a table of a gigabyte is
+ * a walk of the page tables). A process's own; at most twice the biggest table's bytes. */
+#define SPARE_CAPS 64
+static struct spare {
 	struct pn_verdict *v;
-	uint64_t cap;
 	size_t mapped;
 	uint32_t gen;
-} spare;
+} spares[SPARE_CAPS];
 
-/* V4: twice the capacity, every slot of this generation moved over; or, for an empty cache
- * with no table, the spare table of a cache freed before, in a generation of its own. */
+static struct spare *spare_of(uint64_t cap) { return &spares[__builtin_ctzll(cap)]; }
+
+/* The table v of cap slots, left in generation gen: kept as its capacity's spare when it is
+ * mapped and none is kept, else freed. */
+static void table_leave(struct pn_verdict *v, uint64_t cap, size_t mapped, uint32_t gen)
+{
+	struct spare *sp = cap ? spare_of(cap) : NULL;
+	if (mapped && !sp->v)
+		*sp = (struct spare){.v = v, .mapped = mapped, .gen = gen};
+	else
+		table_free(v, mapped);
+}
+
+/* V4: twice the capacity (the spare of that capacity in its next generation, V6, or a new
+ * table), every slot of this generation moved over. */
 static void grow(struct pn_cache *c)
 {
-	if (!c->v && spare.v) {
-		PN_ASSERT(c->len == 0);
-		c->v = spare.v;
-		c->cap = spare.cap;
-		c->mapped = spare.mapped;
-		c->gen = spare.gen;
-		spare.v = NULL;
-		pn_cache_clear(c); /* every slot of the table's earlier generations free */
-		return;
-	}
 	uint64_t ncap = c->cap ? c->cap * 2 : CACHE_CAP_MIN;
 	size_t mapped;
-	struct pn_verdict *n = table_new(ncap, &mapped);
+	uint32_t gen = c->gen;
+	struct pn_verdict *n;
+	struct spare *sp = spare_of(ncap);
+	if (sp->v) {
+		n = sp->v;
+		mapped = sp->mapped;
+		gen = sp->gen + 1;
+		if (gen == 0) /* its generations wrapped: zeroed once */
+			memset(n, 0, ncap * sizeof(*n));
+		*sp = (struct spare){0};
+	} else {
+		n = table_new(ncap, &mapped);
+	}
 	PN_ASSERT(n != NULL && (ncap & (ncap - 1)) == 0);
-	for (uint64_t i = 0; i < c->cap; i++)
-		if (live(&c->v[i], c->gen))
-			*probe(n, ncap, c->v[i].key, c->gen) = c->v[i];
-	table_free(c->v, c->mapped);
+	for (uint64_t i = 0; i < c->cap; i++) {
+		if (live(&c->v[i], c->gen)) {
+			struct pn_verdict *t = probe(n, ncap, c->v[i].key, gen);
+			*t = c->v[i];
+			t->gen = gen;
+		}
+	}
+	table_leave(c->v, c->cap, c->mapped, c->gen);
 	c->v = n;
 	c->cap = ncap;
 	c->mapped = mapped;
+	c->gen = gen;
 }
 
 struct pn_verdict *pn_cache_slot(struct pn_cache *c, uint64_t key)
@@ -113,15 +137,7 @@ void pn_cache_clear(struct pn_cache *c)
 
 void pn_cache_free(struct pn_cache *c)
 {
-	if (c->mapped && (!spare.v || spare.cap <= c->cap)) { /* V6: kept for the next cache */
-		table_free(spare.v, spare.mapped);
-		spare.v = c->v;
-		spare.cap = c->cap;
-		spare.mapped = c->mapped;
-		spare.gen = c->gen;
-	} else {
-		table_free(c->v, c->mapped);
-	}
+	table_leave(c->v, c->cap, c->mapped, c->gen); /* V6: kept for the next cache */
 	*c = (struct pn_cache){0};
 }
 

@@ -27,9 +27,11 @@
  *      sees the table as if every slot had been zeroed. The table keeps its capacity; a
  *      lookup's slot and verdict do not depend on the capacity, only on the keys filled in
  *      this generation, so counts and verdicts are those of a table made anew (test_judge).
- *      So too a big table a freed cache leaves to the process's next one (its first lookup
- *      takes it over in the table's next generation): a search's parts are units with a
- *      cache each, and growing each one's table anew had the kernel zero its pages again.
+ *      So too a big table a cache leaves (freed, or grown out of) to the process's next
+ *      cache that grows to its capacity (taken over in the table's next generation; one kept
+ *      per capacity): a search's parts are units with a cache each, a worker process runs
+ *      part after part (exec_procs.h EP5), and growing each one's table anew had the kernel
+ *      zero its pages again.
  */
 #ifndef PN_CACHE_H
 #define PN_CACHE_H

@@ -1,6 +1,7 @@
 /*
- * exec_procs.c: the process executor (model layer; exec_procs.h EP1-EP4, exec.h E1-E6): a
- * pool of child processes, one unit each, every pipe drained with one poll().
+ * exec_procs.c: the process executor (model layer; exec_procs.h EP1-EP5, exec.h E1-E6): a
+ * pool of child processes, each a worker that runs unit after unit (EP5), every pipe drained
+ * with one poll().
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include "exec_procs.h"
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,12 +67,46 @@ static void child_progress(void *arg, const struct pn_check_result *res)
 	send_msg(cc->fd, MSG_PROGRESS, m, sizeof(m));
 }
 
-/* A child: the unit run, its bytes sent (EP2), exit. SIGINT stays ignored when the leader
- * ignored it (a background job); else SIGINT and SIGTERM kill the child (E5). They are
+/* The next unit from the leader's request socket (EP5): false when the leader closed it. */
+static bool next_unit(int req, struct pn_exec_unit *u)
+{
+	uint8_t *at = (uint8_t *)u;
+	size_t len = sizeof(*u);
+	while (len) {
+		ssize_t n = read(req, at, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && len == sizeof(*u))
+			return false;
+		if (n <= 0)
+			_exit(2); /* half a unit: the leader is gone */
+		at += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* One unit run in this child, its bytes sent (EP2). */
+static void run_unit(struct pn_pool *p, const struct pn_exec_unit *u, int fd)
+{
+	struct child_ctx cc = {.fd = fd, .last_s = clock_s()};
+	struct pn_unit_lookup lk;
+	struct pn_exec_ctx ctx = {.progress = child_progress, .progress_arg = &cc, .stop = p->stop};
+	if (p->chan && !u->leader && p->chan->child(&lk, u->entry))
+		ctx.lookup = &lk;
+	size_t len = 0;
+	uint8_t *bytes = p->w->run(p->w->arg, u, &ctx, &len);
+	send_msg(fd, MSG_RESULT, bytes, len);
+	free(bytes);
+}
+
+/* A child: its unit run and its bytes sent (EP2); a worker (req >= 0, EP5) then runs the
+ * units the leader sends until the leader closes req; exit. SIGINT stays ignored when the
+ * leader ignored it (a background job); else SIGINT and SIGTERM kill the child (E5). They are
  * blocked from before the fork until the child's own dispositions are set (mask: the
  * leader's), so that a stop sent at once never runs a handler the child inherited. */
-static _Noreturn void child(struct pn_pool *p, const struct pn_exec_unit *u, int fd, pid_t parent,
-			    const sigset_t *mask)
+static _Noreturn void child(struct pn_pool *p, const struct pn_exec_unit *u, int fd, int req,
+			    pid_t parent, const sigset_t *mask)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	sigaction(SIGINT, NULL, &old);
@@ -81,17 +117,17 @@ static _Noreturn void child(struct pn_pool *p, const struct pn_exec_unit *u, int
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(2);
-	for (uint32_t i = 0; i < p->n; i++)
-		if (p->slots[i].pid > 0)
+	for (uint32_t i = 0; i < p->n; i++) { /* the other children's ends (EP5: their EOF) */
+		if (p->slots[i].pid > 0) {
 			close(p->slots[i].fd);
-	struct child_ctx cc = {.fd = fd, .last_s = clock_s()};
-	struct pn_unit_lookup lk;
-	struct pn_exec_ctx ctx = {.progress = child_progress, .progress_arg = &cc, .stop = p->stop};
-	if (p->chan && !u->leader && p->chan->child(&lk, u->entry))
-		ctx.lookup = &lk;
-	size_t len = 0;
-	uint8_t *bytes = p->w->run(p->w->arg, u, &ctx, &len);
-	send_msg(fd, MSG_RESULT, bytes, len);
+			if (p->slots[i].req >= 0)
+				close(p->slots[i].req);
+		}
+	}
+	struct pn_exec_unit cur = *u;
+	do
+		run_unit(p, &cur, fd);
+	while (req >= 0 && next_unit(req, &cur));
 	_exit(0);
 }
 
@@ -111,6 +147,8 @@ static bool killed_by_test(const struct pn_exec_unit *u)
 }
 
 /* ---- the leader ---- */
+static bool drain(struct pn_pool_slot *s);
+
 void pn_pool_init(struct pn_pool *p, uint32_t n, const struct pn_exec_work *w,
 		  const volatile sig_atomic_t *stop, const struct pn_pool_channel *chan)
 {
@@ -120,25 +158,88 @@ void pn_pool_init(struct pn_pool *p, uint32_t n, const struct pn_exec_work *w,
 	p->pfd = calloc(n, sizeof(*p->pfd));
 	p->who = calloc(n, sizeof(*p->who));
 	PN_ASSERT(p->slots != NULL && p->pfd != NULL && p->who != NULL);
+	for (uint32_t i = 0; i < n; i++)
+		p->slots[i].req = -1;
 }
 
 void pn_pool_free(struct pn_pool *p)
 {
-	PN_ASSERT(p->running == 0);
+	PN_ASSERT(p->running == 0 && p->busy == 0);
 	free(p->slots);
 	free(p->pfd);
 	free(p->who);
 	p->slots = NULL;
 }
 
+/* The slot's process is gone or going (its pipe at EOF, or killed): reaped, its ends closed.
+ * Returns its exit status. */
+static int reap_process(struct pn_pool *p, struct pn_pool_slot *s)
+{
+	int status = s->status;
+	while (!s->exited && waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(s->fd);
+	if (s->req >= 0)
+		close(s->req);
+	free(s->buf);
+	p->running--;
+	return status;
+}
+
+/* EP5: slot i's idle worker ends (its request socket closed, its pipe read to EOF). */
+static void retire(struct pn_pool *p, uint32_t i)
+{
+	struct pn_pool_slot *s = &p->slots[i];
+	PN_ASSERT(s->pid > 0 && !s->busy && s->req >= 0);
+	shutdown(s->req, SHUT_WR);
+	while (drain(s))
+		;
+	(void)reap_process(p, s);
+	*s = (struct pn_pool_slot){.fd = -1, .req = -1};
+}
+
+/* EP5: u handed to slot i's idle worker; false when the worker is gone (reaped here). */
+static bool hand_to_worker(struct pn_pool *p, uint32_t i, const struct pn_exec_unit *u)
+{
+	struct pn_pool_slot *s = &p->slots[i];
+	const uint8_t *at = (const uint8_t *)u;
+	size_t len = sizeof(*u);
+	while (len) {
+		ssize_t n = send(s->req, at, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) { /* it died idle: reaped, and the unit goes to a new child */
+			kill(s->pid, SIGKILL);
+			while (drain(s))
+				;
+			(void)reap_process(p, s);
+			*s = (struct pn_pool_slot){.fd = -1, .req = -1};
+			return false;
+		}
+		at += n;
+		len -= (size_t)n;
+	}
+	s->unit = *u;
+	s->busy = true;
+	p->busy++;
+	return true;
+}
+
 void pn_pool_spawn(struct pn_pool *p, uint32_t i, const struct pn_exec_unit *u)
 {
 	struct pn_pool_slot *s = &p->slots[i];
 	bool die = killed_by_test(u), chan = p->chan && !u->leader;
-	int fds[2];
-	PN_ASSERT(i < p->n && s->pid == 0);
+	bool worker = !die && !u->leader && !p->chan; /* EP5 */
+	PN_ASSERT(i < p->n && !s->busy);
+	if (s->pid > 0 && worker && hand_to_worker(p, i, u))
+		return;
+	if (s->pid > 0)
+		retire(p, i); /* u needs a child of its own (EP5) */
+	int fds[2], req[2] = {-1, -1};
 	PN_ASSERT(pipe(fds) == 0);
 	(void)fcntl(fds[1], F_SETPIPE_SZ, PN_POOL_PIPE_BYTES); /* EP1; the kernel may round up */
+	if (worker)
+		PN_ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, req) == 0);
 	if (chan)
 		p->chan->open();
 	fflush(NULL);
@@ -151,16 +252,25 @@ void pn_pool_spawn(struct pn_pool *p, uint32_t i, const struct pn_exec_unit *u)
 	PN_ASSERT(pid >= 0);
 	if (pid == 0) {
 		close(fds[0]);
+		if (worker)
+			close(req[0]);
 		if (die)
 			raise(SIGKILL);
-		child(p, u, fds[1], parent, &mask);
+		child(p, u, fds[1], req[1], parent, &mask);
 	}
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	close(fds[1]);
+	if (worker)
+		close(req[1]);
 	if (chan)
 		p->chan->parent();
-	*s = (struct pn_pool_slot){.unit = *u, .pid = pid, .fd = fds[0]};
+	*s = (struct pn_pool_slot){.unit = *u,
+				   .pid = pid,
+				   .fd = fds[0],
+				   .req = req[0],
+				   .busy = true};
 	p->running++;
+	p->busy++;
 }
 
 static void handle_msg(struct pn_pool_slot *s, uint32_t type, const uint8_t *body, uint32_t len)
@@ -219,20 +329,19 @@ static void no_result(int status, char *why, size_t len)
 			 WEXITSTATUS(status));
 }
 
-/* The child closed its pipe: reap it, hand its unit back (E2). */
-static void reap(struct pn_pool *p, struct pn_pool_slot *s)
+/* The unit of slot s comes back (E2): merged, dropped or failed; the slot runs none after. */
+static void hand_back(struct pn_pool *p, struct pn_pool_slot *s, int status)
 {
-	int status = s->status;
-	while (!s->exited && waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	close(s->fd);
-	free(s->buf);
+	PN_ASSERT(s->busy);
 	struct pn_pool_slot was = *s;
-	*s = (struct pn_pool_slot){.fd = -1};
-	p->running--;
+	s->busy = s->got = s->cancelled = false;
+	s->result = NULL;
+	s->result_len = 0;
+	s->states_live = s->schedules_live = 0;
+	p->busy--;
 	if (p->chan && !was.unit.leader)
 		p->chan->close(); /* mpirank.h MR4: the child's last frames */
-	bool whole = was.got;     /* a whole RESULT is the last thing a child does (EP2) */
+	bool whole = was.got;     /* a whole RESULT is the last thing a unit sends (EP2) */
 	char why[400], bad[256] = "";
 	if (was.cancelled ||
 	    (!was.unit.leader && p->w->cancelled(p->w->arg, was.unit.entry, was.unit.id)) ||
@@ -253,11 +362,24 @@ static void reap(struct pn_pool *p, struct pn_pool_slot *s)
 	p->w->failed(p->w->arg, &was.unit, why);
 }
 
+/* The child closed its pipe: reap it, hand its unit back (E2). */
+static void reap(struct pn_pool *p, struct pn_pool_slot *s)
+{
+	int status = reap_process(p, s);
+	s->pid = 0;
+	s->fd = s->req = -1;
+	s->buf = NULL;
+	s->len = s->cap = 0;
+	s->exited = false;
+	if (s->busy)
+		hand_back(p, s, status);
+}
+
 void pn_pool_cancel(struct pn_pool *p)
 {
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct pn_pool_slot *s = &p->slots[i];
-		if (s->pid > 0 && !s->cancelled && !s->unit.leader &&
+		if (s->pid > 0 && s->busy && !s->cancelled && !s->unit.leader &&
 		    p->w->cancelled(p->w->arg, s->unit.entry, s->unit.id)) {
 			s->cancelled = true;
 			kill(s->pid, SIGKILL); /* not reaped yet: the pid is still its own */
@@ -282,8 +404,14 @@ int pn_pool_collect(struct pn_pool *p, int wait_ms)
 		return 0;
 	}
 	for (uint32_t i = 0; i < m; i++) {
-		if (pfd[i].revents && !drain(&p->slots[who[i]])) {
-			reap(p, &p->slots[who[i]]);
+		struct pn_pool_slot *s = &p->slots[who[i]];
+		if (!pfd[i].revents)
+			continue;
+		if (!drain(s)) {
+			reap(p, s);
+			pn_pool_cancel(p);
+		} else if (s->busy && s->got && s->req >= 0) {
+			hand_back(p, s, 0); /* EP5: a worker's unit done, the worker idle */
 			pn_pool_cancel(p);
 		}
 	}
@@ -320,11 +448,18 @@ void pn_pool_stop(struct pn_pool *p)
 	}
 }
 
+void pn_pool_retire(struct pn_pool *p)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (p->slots[i].pid > 0 && !p->slots[i].busy)
+			retire(p, i);
+}
+
 void pn_pool_live(const struct pn_pool *p, uint64_t *states, uint64_t *schedules)
 {
 	*states = *schedules = 0;
 	for (uint32_t i = 0; i < p->n; i++) {
-		if (p->slots[i].pid > 0 && !p->slots[i].unit.leader) {
+		if (p->slots[i].busy && !p->slots[i].unit.leader) {
 			*states += p->slots[i].states_live;
 			*schedules += p->slots[i].schedules_live;
 		}
@@ -347,17 +482,19 @@ static void procs_lead(struct pn_exec *x, const struct pn_exec_work *w)
 	for (;;) {
 		for (uint32_t i = 0; i < p.n && !*x->stop; i++) {
 			struct pn_exec_unit u;
-			if (p.slots[i].pid == 0 && w->next(w->arg, &u))
+			if (!p.slots[i].busy && w->next(w->arg, &u))
 				pn_pool_spawn(&p, i, &u);
 		}
 		tick(w, &p);
-		if (p.running == 0 || *x->stop)
+		if (p.busy == 0 || *x->stop)
 			break;
 		pn_pool_collect(&p, PN_EXEC_TICK_MS);
 		tick(w, &p);
 	}
 	if (*x->stop)
 		pn_pool_stop(&p);
+	else
+		pn_pool_retire(&p);
 	pn_pool_free(&p);
 }
 

@@ -289,18 +289,33 @@ START_TEST(cache_generations)
 		}
 	}
 	ck_assert_uint_eq(old.gen, 0);
-	/* a big table freed is the next cache's: its keys all free there */
+	/* a big table freed is the table of the next cache that grows to its capacity, and
+	 * the one it grew out of is the next's at that one: their keys all free there; a
+	 * small cache keeps a small table */
 	struct pn_verdict *table = old.v;
+	uint64_t cap = old.cap;
 	pn_cache_free(&old);
-	struct pn_cache next = {0};
-	cache_fill_keys(&next, 60000, 10, step);
+	struct pn_cache small = {0}, next = {0};
+	cache_fill_keys(&small, 60000, 10, step);
+	ck_assert_ptr_ne(small.v, table);
+	ck_assert_uint_eq(small.mapped, 0);
+	cache_fill_keys(&next, 60000, 30000, step);
+	ck_assert_uint_eq(next.cap, cap / 2);
+	ck_assert_uint_gt(next.mapped, 0); /* the table old grew out of */
+	cache_fill_keys(&next, 100000, 10000, step);
 	ck_assert_ptr_eq(next.v, table);
+	ck_assert_uint_eq(next.cap, cap);
 	for (uint64_t k = 50000; k < 51000; k++)
 		ck_assert(!pn_cache_slot(&next, k * step)->used);
 	for (uint64_t k = 1; k <= 300; k++)
 		ck_assert(!pn_cache_slot(&next, k * near)->used);
+	for (uint64_t k = 60000; k < 60000 + 30000; k += 11) {
+		const struct pn_verdict *a = pn_cache_slot(&next, k * step);
+		ck_assert(a->used && a->end == k);
+	}
 	pn_cache_check(&next);
-	ck_assert_uint_eq(next.len, 10);
+	ck_assert_uint_eq(next.len, 40000);
+	pn_cache_free(&small);
 	pn_cache_free(&next);
 	pn_cache_free(&fresh);
 }
