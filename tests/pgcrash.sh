@@ -212,9 +212,18 @@ jobs)
 	PY
 	rc=0 # SIGINT: the judges running are stopped, their servers and folders gone, exit 130
 	mkdir "$work/shm" # the states' folder (run.h RN5) in a parent of this test's own
-	PN_PGCRASH_SCRATCH=$work/shm timeout --preserve-status -s INT 20 "$pn" pgcrash \
+	# in a process group of its own, as a terminal's ^C reaches one: sent once a state's
+	# folder is there (a judge at work), not after a fixed time the whole run may take less
+	PN_PGCRASH_SCRATCH=$work/shm setsid "$pn" pgcrash \
 		--recording "$work/r" --jobs 2 --max-unsynced 0 --tear none --json "$work/ji" \
-		>"$work/outi" 2>&1 || rc=$?
+		>"$work/outi" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		compgen -G "$work/shm/*/*" >/dev/null && break
+		sleep 0.05
+	done
+	kill -INT -- "-$pid" 2>/dev/null || fail "interrupted: the run ended before a judge began"
+	wait "$pid" || rc=$?
 	[[ $rc -eq 130 ]] || fail "interrupted: exit $rc, not 130: $(cat "$work/outi")"
 	grep -q '"interrupted": true' "$work/ji" || fail "interrupted: not in the JSON"
 	compgen -G "$work/r/st*" >/dev/null && fail "interrupted: states left: $(ls "$work/r")"
