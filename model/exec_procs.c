@@ -149,6 +149,19 @@ static bool killed_by_test(const struct pn_exec_unit *u)
 /* ---- the leader ---- */
 static bool drain(struct pn_pool_slot *s);
 
+/* The one place a slot's unit comes and goes, its edge asserted (EP5): a slot with a process
+ * and no unit takes one (a new child, or an idle worker), a slot with one hands it back (its
+ * process done with it, or gone); the pool's count of busy slots moves with it. */
+static void slot_busy(struct pn_pool *p, struct pn_pool_slot *s, bool busy)
+{
+	PN_ASSERT(s->pid > 0 && s->busy != busy);
+	s->busy = busy;
+	if (busy)
+		p->busy++;
+	else
+		p->busy--;
+}
+
 void pn_pool_init(struct pn_pool *p, uint32_t n, const struct pn_exec_work *w,
 		  const volatile sig_atomic_t *stop, const struct pn_pool_channel *chan)
 {
@@ -220,8 +233,7 @@ static bool hand_to_worker(struct pn_pool *p, uint32_t i, const struct pn_exec_u
 		len -= (size_t)n;
 	}
 	s->unit = *u;
-	s->busy = true;
-	p->busy++;
+	slot_busy(p, s, true);
 	return true;
 }
 
@@ -264,13 +276,9 @@ void pn_pool_spawn(struct pn_pool *p, uint32_t i, const struct pn_exec_unit *u)
 		close(req[1]);
 	if (chan)
 		p->chan->parent();
-	*s = (struct pn_pool_slot){.unit = *u,
-				   .pid = pid,
-				   .fd = fds[0],
-				   .req = req[0],
-				   .busy = true};
+	*s = (struct pn_pool_slot){.unit = *u, .pid = pid, .fd = fds[0], .req = req[0]};
 	p->running++;
-	p->busy++;
+	slot_busy(p, s, true);
 }
 
 static void handle_msg(struct pn_pool_slot *s, uint32_t type, const uint8_t *body, uint32_t len)
@@ -332,13 +340,12 @@ static void no_result(int status, char *why, size_t len)
 /* The unit of slot s comes back (E2): merged, dropped or failed; the slot runs none after. */
 static void hand_back(struct pn_pool *p, struct pn_pool_slot *s, int status)
 {
-	PN_ASSERT(s->busy);
 	struct pn_pool_slot was = *s;
-	s->busy = s->got = s->cancelled = false;
+	slot_busy(p, s, false);
+	s->got = s->cancelled = false;
 	s->result = NULL;
 	s->result_len = 0;
 	s->states_live = s->schedules_live = 0;
-	p->busy--;
 	if (p->chan && !was.unit.leader)
 		p->chan->close(); /* mpirank.h MR4: the child's last frames */
 	bool whole = was.got;     /* a whole RESULT is the last thing a unit sends (EP2) */
@@ -366,13 +373,9 @@ static void hand_back(struct pn_pool *p, struct pn_pool_slot *s, int status)
 static void reap(struct pn_pool *p, struct pn_pool_slot *s)
 {
 	int status = reap_process(p, s);
-	s->pid = 0;
-	s->fd = s->req = -1;
-	s->buf = NULL;
-	s->len = s->cap = 0;
-	s->exited = false;
 	if (s->busy)
 		hand_back(p, s, status);
+	*s = (struct pn_pool_slot){.fd = -1, .req = -1};
 }
 
 void pn_pool_cancel(struct pn_pool *p)
