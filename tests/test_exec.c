@@ -1,9 +1,10 @@
 /*
- * test_exec.c: the executors (model/exec.h E1-E6, model/exec_procs.h EP1-EP4) over a toy work
+ * test_exec.c: the executors (model/exec.h E1-E6, model/exec_procs.h EP1-EP5) over a toy work
  * list, with no checker in it: every unit handed back once, in any order but merged by index
  * to the serial executor's result; a worker that dies or sends bytes that do not decode is
  * failed(); a unit the list cancels is killed and never handed back; the stop flag ends the
- * run at once. The table: one row per method, named.
+ * run at once; a child runs unit after unit, and one that died is replaced. The table: one row
+ * per method, named.
  */
 #include <check.h>
 #include <stdio.h>
@@ -110,6 +111,19 @@ static struct pn_exec_work toy_work(struct toy *t)
 				     .name = toy_name};
 }
 
+/* How many processes ran t's units that were done. */
+static int processes(const struct toy *t)
+{
+	int n = 0;
+	for (int i = 0; i < ALL; i++) {
+		bool first = t->done[i] > 0;
+		for (int j = 0; j < i && first; j++)
+			first = !(t->done[j] > 0 && t->pid[j] == t->pid[i]);
+		n += first;
+	}
+	return n;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -155,6 +169,7 @@ START_TEST(processes_same_as_serial)
 		ck_assert_int_ne(p.pid[i], getpid()); /* in a child */
 		ck_assert_uint_eq(p.value[i], s.value[i]);
 	}
+	ck_assert_int_le(processes(&p), 3); /* EP5: a child per slot, not per unit */
 }
 END_TEST
 
@@ -172,6 +187,8 @@ START_TEST(processes_failures)
 	}
 	ck_assert_str_eq(t.why[4], "the checking process exited with status 5 before its result");
 	ck_assert_str_eq(t.why[7], "its result does not decode: 3 bytes");
+	/* EP5: the worker that died is replaced once; the one whose bytes did not decode goes on */
+	ck_assert_int_le(processes(&t), 3);
 }
 END_TEST
 
