@@ -49,6 +49,15 @@ static void table_free(struct pn_verdict *v, size_t mapped)
  * part's table grows through the same capacities as the one before, so each is taken over
  * where it grew; a small part keeps a small table (a probe's miss in a table of a gigabyte is
  * a walk of the page tables). A process's own; at most twice the biggest table's bytes. */
+/* V6: the generation after gen of table v (cap slots): a slot of an earlier one is free; when
+ * the count wraps, the table is zeroed once. */
+static uint32_t gen_next(struct pn_verdict *v, uint64_t cap, uint32_t gen)
+{
+	if (++gen == 0 && v)
+		memset(v, 0, cap * sizeof(*v));
+	return gen;
+}
+
 #define SPARE_CAPS 64
 static struct spare {
 	struct pn_verdict *v;
@@ -62,9 +71,8 @@ static struct spare *spare_of(uint64_t cap) { return &spares[__builtin_ctzll(cap
  * mapped and none is kept, else freed. */
 static void table_leave(struct pn_verdict *v, uint64_t cap, size_t mapped, uint32_t gen)
 {
-	struct spare *sp = cap ? spare_of(cap) : NULL;
-	if (mapped && !sp->v)
-		*sp = (struct spare){.v = v, .mapped = mapped, .gen = gen};
+	if (mapped && !spare_of(cap)->v) /* mapped: a big table, so cap is not 0 */
+		*spare_of(cap) = (struct spare){.v = v, .mapped = mapped, .gen = gen};
 	else
 		table_free(v, mapped);
 }
@@ -81,9 +89,7 @@ static void grow(struct pn_cache *c)
 	if (sp->v) {
 		n = sp->v;
 		mapped = sp->mapped;
-		gen = sp->gen + 1;
-		if (gen == 0) /* its generations wrapped: zeroed once */
-			memset(n, 0, ncap * sizeof(*n));
+		gen = gen_next(n, ncap, sp->gen);
 		*sp = (struct spare){0};
 	} else {
 		n = table_new(ncap, &mapped);
@@ -130,8 +136,7 @@ void pn_cache_fill(struct pn_cache *c, struct pn_verdict *s, const struct pn_ver
 
 void pn_cache_clear(struct pn_cache *c)
 {
-	if (++c->gen == 0 && c->v) /* V6's generations wrapped: zero the table once */
-		memset(c->v, 0, c->cap * sizeof(*c->v));
+	c->gen = gen_next(c->v, c->cap, c->gen);
 	c->len = 0;
 }
 

@@ -199,16 +199,22 @@ static int reap_process(struct pn_pool *p, struct pn_pool_slot *s)
 	return status;
 }
 
-/* EP5: slot i's idle worker ends (its request socket closed, its pipe read to EOF). */
-static void retire(struct pn_pool *p, uint32_t i)
+/* EP5: an idle worker that was told to end or killed: its pipe read to EOF, reaped, the slot
+ * emptied. */
+static void worker_gone(struct pn_pool *p, struct pn_pool_slot *s)
 {
-	struct pn_pool_slot *s = &p->slots[i];
 	PN_ASSERT(s->pid > 0 && !s->busy && s->req >= 0);
-	shutdown(s->req, SHUT_WR);
 	while (drain(s))
 		;
 	(void)reap_process(p, s);
 	*s = (struct pn_pool_slot){.fd = -1, .req = -1};
+}
+
+/* EP5: slot i's idle worker ends (its request socket shut). */
+static void retire(struct pn_pool *p, uint32_t i)
+{
+	shutdown(p->slots[i].req, SHUT_WR);
+	worker_gone(p, &p->slots[i]);
 }
 
 /* EP5: u handed to slot i's idle worker; false when the worker is gone (reaped here). */
@@ -223,10 +229,7 @@ static bool hand_to_worker(struct pn_pool *p, uint32_t i, const struct pn_exec_u
 			continue;
 		if (n <= 0) { /* it died idle: reaped, and the unit goes to a new child */
 			kill(s->pid, SIGKILL);
-			while (drain(s))
-				;
-			(void)reap_process(p, s);
-			*s = (struct pn_pool_slot){.fd = -1, .req = -1};
+			worker_gone(p, s);
 			return false;
 		}
 		at += n;
